@@ -1,0 +1,8 @@
+//! Corral's pure core.
+//!
+//! Everything here is a plain function over plain data: no I/O, no async, no clock
+//! (time is passed in). That keeps it testable, deterministic and compilable to wasm,
+//! so the browser can run the same solver the server runs.
+
+pub mod layout;
+pub mod names;

@@ -1,0 +1,5 @@
+//! Corral's engine: everything with I/O behind the pure `domain` crate.
+//!
+//! The store (SQLite or PostgreSQL through one query layer), and in time the task
+//! queue, workers, SSH sessions, providers and automators. Every entry point (server
+//! functions, the JSON API, the CLI) goes through this crate's `service` layer.

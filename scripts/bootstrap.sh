@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Installs everything Corral's build and tests need on Debian 12, idempotently.
+# A second run takes about a second: every step checks before it acts.
+set -euo pipefail
+export DEBIAN_FRONTEND=noninteractive
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+
+# Debian packages: the wasm-capable rustc-web toolchain, chromium for browser tests,
+# OpenSSH server for the `local` provider's nodes.
+PKGS=(rustc-web cargo-web rust-web-src rust-web-llvm rust-web-clippy rustfmt-web lld-22
+      chromium chromium-driver openssh-server openssh-client pkg-config)
+missing=()
+for p in "${PKGS[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "bootstrap: installing ${missing[*]}"
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+# openssh-server's postinst may start a system sshd; Corral runs its own unprivileged ones.
+
+# wasm32 std built from Debian's sources, rebuilt only when Debian's rustc changes.
+LIB=/usr/lib/rustlib/wasm32-unknown-unknown/lib
+VER=$(/usr/bin/rustc -vV | sed -n 's/^commit-hash: //p')
+if [ "$(cat "$LIB/.stamp" 2>/dev/null)" != "$VER" ]; then
+  echo "bootstrap: building the wasm32 std (about 40 s)"
+  tmp=$(mktemp -d)
+  (cd "$tmp" && /usr/bin/cargo new -q --lib sysroot-builder)
+  (cd "$tmp/sysroot-builder" && RUSTC=/usr/bin/rustc RUSTC_BOOTSTRAP=1 RUSTFLAGS=-Cembed-bitcode=yes \
+     /usr/bin/cargo build -q --release --target wasm32-unknown-unknown \
+     -Zbuild-std=std,panic_abort,panic_unwind,proc_macro)
+  $SUDO rm -rf "$LIB"; $SUDO mkdir -p "$LIB"
+  $SUDO cp "$tmp"/sysroot-builder/target/wasm32-unknown-unknown/release/deps/*.rlib "$LIB/"
+  $SUDO rm -f "$LIB"/libsysroot_builder-*.rlib
+  echo "$VER" | $SUDO tee "$LIB/.stamp" >/dev/null
+  rm -rf "$tmp"
+fi
+
+# rustup sees Debian's toolchain as "web" (used for the wasm build only).
+rustup toolchain list | grep -q '^web' || rustup toolchain link web /usr
+
+# The wasm-bindgen CLI must equal the wasm-bindgen crate pinned in Cargo.toml.
+WB=$(sed -n 's/^wasm-bindgen = "=\([0-9.]*\)".*/\1/p' "$ROOT/Cargo.toml")
+if [ "$(wasm-bindgen --version 2>/dev/null)" != "wasm-bindgen $WB" ]; then
+  echo "bootstrap: installing wasm-bindgen-cli $WB (about 4 min)"
+  cargo install -q --force wasm-bindgen-cli --version "$WB"
+fi
+
+# wasm-opt from npm's binaryen (Debian's wasm-opt 108 writes modules browsers reject).
+[ -x /opt/binaryen/bin/wasm-opt ] || $SUDO npm install -g --silent --prefix /opt/binaryen binaryen@132
+
+# Browser-test driver: playwright-core only (it never downloads a browser).
+if [ ! -d "$ROOT/end2end/node_modules/playwright-core" ]; then
+  (cd "$ROOT/end2end" && npm ci --silent --no-audit --no-fund)
+fi
+echo "bootstrap: ok"
