@@ -1,0 +1,80 @@
+//! Tenants: the unit of isolation. Every other row belongs to exactly one.
+
+use sqlx::Row;
+
+use super::{conflict_on_unique, now_ms, Store, StoreError};
+
+/// Id of the `default` tenant created by the first migration.
+pub const DEFAULT_TENANT_ID: &str = "00000000-0000-0000-0000-000000000001";
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tenant {
+    pub id: String,
+    pub name: String,
+    pub max_clusters: Option<i64>,
+    pub max_nodes: Option<i64>,
+    pub created_at_ms: i64,
+}
+
+/// What a superadmin gives to create a tenant.
+#[derive(Debug, Clone)]
+pub struct NewTenant {
+    pub name: String,
+    pub max_clusters: Option<i64>,
+    pub max_nodes: Option<i64>,
+}
+
+const COLUMNS: &str = "id, name, max_clusters, max_nodes, created_at_ms";
+
+fn from_row(row: &sqlx::any::AnyRow) -> Result<Tenant, StoreError> {
+    Ok(Tenant {
+        id: row.try_get("id")?,
+        name: row.try_get("name")?,
+        max_clusters: row.try_get("max_clusters")?,
+        max_nodes: row.try_get("max_nodes")?,
+        created_at_ms: row.try_get("created_at_ms")?,
+    })
+}
+
+impl Store {
+    pub async fn create_tenant(&self, new: &NewTenant) -> Result<Tenant, StoreError> {
+        let tenant = Tenant {
+            id: uuid::Uuid::new_v4().to_string(),
+            name: new.name.clone(),
+            max_clusters: new.max_clusters,
+            max_nodes: new.max_nodes,
+            created_at_ms: now_ms(),
+        };
+        let result = sqlx::query(
+            "INSERT INTO tenants (id, name, max_clusters, max_nodes, created_at_ms) \
+             VALUES ($1, $2, $3, $4, $5)",
+        )
+        .bind(&tenant.id)
+        .bind(&tenant.name)
+        .bind(tenant.max_clusters)
+        .bind(tenant.max_nodes)
+        .bind(tenant.created_at_ms)
+        .execute(&self.pool)
+        .await;
+        conflict_on_unique(result, || format!("tenant {:?}", new.name))?;
+        Ok(tenant)
+    }
+
+    pub async fn tenant_by_name(&self, name: &str) -> Result<Tenant, StoreError> {
+        let row = sqlx::query(&format!("SELECT {COLUMNS} FROM tenants WHERE name = $1"))
+            .bind(name)
+            .fetch_optional(&self.pool)
+            .await?
+            .ok_or_else(|| StoreError::NotFound(format!("tenant {name:?}")))?;
+        from_row(&row)
+    }
+
+    pub async fn list_tenants(&self) -> Result<Vec<Tenant>, StoreError> {
+        sqlx::query(&format!("SELECT {COLUMNS} FROM tenants ORDER BY name"))
+            .fetch_all(&self.pool)
+            .await?
+            .iter()
+            .map(from_row)
+            .collect()
+    }
+}

@@ -1,0 +1,144 @@
+//! Users and their roles. Passwords arrive here already hashed; hashing belongs to
+//! the access layer, so this module never sees a plain password.
+
+use std::fmt;
+
+use sqlx::Row;
+
+use super::{conflict_on_unique, now_ms, Store, StoreError};
+
+/// What a user may do. Superadmins span tenants; the others act inside their own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Superadmin,
+    TenantAdmin,
+    User,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Superadmin => "superadmin",
+            Role::TenantAdmin => "tenant-admin",
+            Role::User => "user",
+        }
+    }
+
+    pub fn parse(raw: &str) -> Option<Self> {
+        match raw {
+            "superadmin" => Some(Role::Superadmin),
+            "tenant-admin" => Some(Role::TenantAdmin),
+            "user" => Some(Role::User),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Clone, PartialEq, Eq)]
+pub struct User {
+    pub id: String,
+    pub tenant_id: String,
+    pub username: String,
+    pub role: Role,
+    pub password_hash: String,
+    pub created_at_ms: i64,
+}
+
+impl fmt::Debug for User {
+    // The hash is a secret too: keep it out of logs and panics.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("User")
+            .field("id", &self.id)
+            .field("tenant_id", &self.tenant_id)
+            .field("username", &self.username)
+            .field("role", &self.role)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A user to create; `password_hash` is a PHC string (argon2id).
+#[derive(Clone)]
+pub struct NewUser {
+    pub tenant_id: String,
+    pub username: String,
+    pub role: Role,
+    pub password_hash: String,
+}
+
+const COLUMNS: &str = "id, tenant_id, username, role, password_hash, created_at_ms";
+
+fn from_row(row: &sqlx::any::AnyRow) -> Result<User, StoreError> {
+    let role: String = row.try_get("role")?;
+    Ok(User {
+        id: row.try_get("id")?,
+        tenant_id: row.try_get("tenant_id")?,
+        username: row.try_get("username")?,
+        role: Role::parse(&role).ok_or_else(|| StoreError::CorruptRow {
+            table: "users",
+            reason: format!("unknown role {role:?}"),
+        })?,
+        password_hash: row.try_get("password_hash")?,
+        created_at_ms: row.try_get("created_at_ms")?,
+    })
+}
+
+impl Store {
+    pub async fn create_user(&self, new: &NewUser) -> Result<User, StoreError> {
+        let user = User {
+            id: uuid::Uuid::new_v4().to_string(),
+            tenant_id: new.tenant_id.clone(),
+            username: new.username.clone(),
+            role: new.role,
+            password_hash: new.password_hash.clone(),
+            created_at_ms: now_ms(),
+        };
+        let result = sqlx::query(
+            "INSERT INTO users (id, tenant_id, username, role, password_hash, created_at_ms) \
+             VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .bind(&user.id)
+        .bind(&user.tenant_id)
+        .bind(&user.username)
+        .bind(user.role.as_str())
+        .bind(&user.password_hash)
+        .bind(user.created_at_ms)
+        .execute(&self.pool)
+        .await;
+        conflict_on_unique(result, || format!("user {:?}", new.username))?;
+        Ok(user)
+    }
+
+    pub async fn user_by_username(&self, username: &str) -> Result<User, StoreError> {
+        let row = sqlx::query(&format!("SELECT {COLUMNS} FROM users WHERE username = $1"))
+            .bind(username)
+            .fetch_optional(&self.pool)
+            .await?
+            .ok_or_else(|| StoreError::NotFound(format!("user {username:?}")))?;
+        from_row(&row)
+    }
+
+    /// Users of one tenant, by name.
+    pub async fn list_users(&self, tenant_id: &str) -> Result<Vec<User>, StoreError> {
+        sqlx::query(&format!(
+            "SELECT {COLUMNS} FROM users WHERE tenant_id = $1 ORDER BY username"
+        ))
+        .bind(tenant_id)
+        .fetch_all(&self.pool)
+        .await?
+        .iter()
+        .map(from_row)
+        .collect()
+    }
+
+    pub async fn count_users(&self) -> Result<i64, StoreError> {
+        Ok(sqlx::query_scalar("SELECT COUNT(*) FROM users")
+            .fetch_one(&self.pool)
+            .await?)
+    }
+}

@@ -1,0 +1,98 @@
+//! Throwaway databases for tests (feature `test-support`).
+//!
+//! Every test that needs a database gets its own: a SQLite file in a temp dir, or a
+//! fresh PostgreSQL database that is dropped when the guard goes out of scope. The
+//! PostgreSQL server comes from `CORRAL_TEST_POSTGRES_URL`, by default the one every
+//! machine of this project runs at 127.0.0.1:5432 with trust auth.
+
+use std::path::PathBuf;
+
+use sqlx::{Connection, Executor, PgConnection};
+
+use crate::store::{Backend, DatabaseUrl};
+
+const DEFAULT_ADMIN_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
+
+fn admin_url() -> String {
+    std::env::var("CORRAL_TEST_POSTGRES_URL").unwrap_or_else(|_| DEFAULT_ADMIN_URL.to_owned())
+}
+
+/// A database that exists for one test and is removed afterwards.
+pub struct TestDatabase {
+    pub url: DatabaseUrl,
+    backend: Backend,
+    pg_name: Option<String>,
+    // Held so the SQLite file's directory lives as long as the database.
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl TestDatabase {
+    pub async fn new(backend: Backend) -> Self {
+        match backend {
+            Backend::Sqlite => Self::sqlite(),
+            Backend::Postgres => Self::postgres().await,
+        }
+    }
+
+    pub fn sqlite() -> Self {
+        let dir = tempfile::tempdir().expect("temp dir for a test database");
+        let path: PathBuf = dir.path().join("corral.db");
+        Self {
+            url: DatabaseUrl::sqlite_file(&path),
+            backend: Backend::Sqlite,
+            pg_name: None,
+            _dir: Some(dir),
+        }
+    }
+
+    pub async fn postgres() -> Self {
+        let admin = admin_url();
+        let name = format!("corral_test_{}", uuid::Uuid::new_v4().simple());
+        let mut conn = PgConnection::connect(&admin)
+            .await
+            .unwrap_or_else(|err| panic!("PostgreSQL for tests at {admin}: {err}"));
+        conn.execute(format!("CREATE DATABASE {name}").as_str())
+            .await
+            .expect("create test database");
+        let mut url = url::Url::parse(&admin).expect("admin URL parses");
+        url.set_path(&name);
+        Self {
+            url: DatabaseUrl::parse(url.as_str()).expect("test database URL"),
+            backend: Backend::Postgres,
+            pg_name: Some(name),
+            _dir: None,
+        }
+    }
+
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+}
+
+impl Drop for TestDatabase {
+    fn drop(&mut self) {
+        let Some(name) = self.pg_name.take() else {
+            return;
+        };
+        // Drop runs outside any async context we can rely on, so use a short-lived
+        // runtime on its own thread; FORCE ends connections a pool may still hold.
+        let admin = admin_url();
+        let joined = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("runtime for dropping a test database");
+            runtime.block_on(async move {
+                if let Ok(mut conn) = PgConnection::connect(&admin).await {
+                    let _ = conn
+                        .execute(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)").as_str())
+                        .await;
+                }
+            });
+        })
+        .join();
+        if joined.is_err() {
+            eprintln!("warning: could not drop a test database");
+        }
+    }
+}
