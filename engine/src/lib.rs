@@ -3,3 +3,8 @@
 //! The store (SQLite or PostgreSQL through one query layer), and in time the task
 //! queue, workers, SSH sessions, providers and automators. Every entry point (server
 //! functions, the JSON API, the CLI) goes through this crate's `service` layer.
+
+pub mod store;
+
+#[cfg(feature = "test-support")]
+pub mod testing;
