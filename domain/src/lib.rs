@@ -6,3 +6,4 @@
 
 pub mod layout;
 pub mod names;
+pub mod solver;

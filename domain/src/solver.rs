@@ -1,0 +1,139 @@
+//! The layout solver: template constraints + a cluster size → which services run on
+//! which node, on which hardware and image (§4 of COOPR-FORMAT.md).
+//!
+//! It follows Coopr's three stages and preference order, so it returns Coopr's
+//! layout wherever Coopr succeeds with every service placed, minus the Coopr
+//! behaviour Corral does not copy: every requested service gets a node, default
+//! types are preferences rather than the only candidates, and feasible sizes are
+//! never refused by a greedy pre-check. Instead of Coopr's exponential walk over
+//! count vectors it computes the same answer layout by layout with an exact
+//! feasibility test (see [`pack`] and [`search`]), so its cost depends on the
+//! number of constrained services, not on the node count.
+
+mod contract;
+mod diagnose;
+mod error;
+mod existing;
+mod model;
+mod order;
+mod pack;
+mod problem;
+mod search;
+
+use crate::layout::{Layout, NodeLayout, FIRST_NODE_NUMBER};
+use crate::names::{HardwareTypeName, ImageTypeName};
+
+pub use contract::{ContractLayout, ContractNode};
+pub use error::{NearestSizes, Reason, TypeKind, Unsatisfiable};
+pub use problem::{
+    Existing, LayoutGroups, Problem, ServiceConstraint, SizeBounds, TypeCandidates, Unusable,
+    UnusableType,
+};
+
+use model::{Model, Phase};
+use order::Position;
+use pack::{Packer, StepLimit, STEP_LIMIT};
+use search::{assign, Remaining};
+
+/// Solves a new cluster: `problem.size` nodes numbered from [`FIRST_NODE_NUMBER`].
+pub fn solve(problem: &Problem) -> Result<Layout, Unsatisfiable> {
+    let mut last_reasons = Vec::new();
+    for phase in phases(problem) {
+        let model = match Model::build(problem, phase) {
+            Ok(model) => model,
+            Err(reasons) => {
+                last_reasons = reasons;
+                continue;
+            }
+        };
+        if !problem.size_bounds.contains(problem.size) {
+            break;
+        }
+        let mut packer = Packer::new(&model);
+        let used = vec![0; model.units.len()];
+        let Some(remaining) = Remaining::after(&model, &used) else {
+            continue;
+        };
+        match assign(&model, &mut packer, remaining, problem.size) {
+            Ok(Some(counts)) => {
+                return Ok(Layout {
+                    template: problem.template.clone(),
+                    nodes: new_nodes(&model, &counts, FIRST_NODE_NUMBER),
+                })
+            }
+            Ok(None) => {}
+            Err(StepLimit) => return Err(Unsatisfiable::one(step_limit())),
+        }
+    }
+    Err(diagnose::explain(problem, last_reasons))
+}
+
+/// Solves a change to a live cluster whose nodes stay where they are: new services
+/// go onto existing nodes when `existing.extend_nodes` (add services), new nodes are
+/// numbered after the highest existing one (add nodes, or growth the request allows).
+pub fn solve_with_existing(
+    problem: &Problem,
+    existing: &Existing,
+) -> Result<Layout, Unsatisfiable> {
+    if existing.nodes.is_empty() {
+        return solve(problem);
+    }
+    existing::solve(problem, existing)
+}
+
+/// The CLI/API JSON of a layout (see [`ContractLayout`]), with its `size`.
+pub fn to_contract_json(layout: &Layout) -> serde_json::Value {
+    ContractLayout::json(layout)
+}
+
+/// Coopr's candidates first; the wider set only if they cannot do it.
+fn phases(problem: &Problem) -> Vec<Phase> {
+    let widens = |preferred: bool, candidates: usize| preferred && candidates > 1;
+    if widens(
+        problem.hardware.preferred.is_some(),
+        problem.hardware.candidates.len(),
+    ) || widens(
+        problem.images.preferred.is_some(),
+        problem.images.candidates.len(),
+    ) {
+        vec![Phase::Preferred, Phase::All]
+    } else {
+        vec![Phase::All]
+    }
+}
+
+fn step_limit() -> Reason {
+    Reason::SearchLimit { limit: STEP_LIMIT }
+}
+
+/// Nodes for `counts`, numbered from `first` in layout order.
+fn new_nodes(model: &Model, counts: &[(Position, u32)], first: u32) -> Vec<NodeLayout> {
+    let mut nodes = Vec::new();
+    let mut number = first;
+    for (position, count) in counts {
+        let (hr, ir) = position.ranks(model);
+        let services = model.services_of(position.units);
+        let hardwaretype = type_name::<HardwareTypeName>(&model.hardware, hr);
+        let imagetype = type_name::<ImageTypeName>(&model.images, ir);
+        let (Some(hardwaretype), Some(imagetype)) = (hardwaretype, imagetype) else {
+            continue;
+        };
+        for _ in 0..*count {
+            nodes.push(NodeLayout {
+                number,
+                hardwaretype: hardwaretype.clone(),
+                imagetype: imagetype.clone(),
+                services: services.clone(),
+            });
+            number += 1;
+        }
+    }
+    nodes
+}
+
+fn type_name<T: std::str::FromStr>(names: &[String], rank: u32) -> Option<T> {
+    names.get(rank as usize).and_then(|name| name.parse().ok())
+}
+
+#[cfg(test)]
+mod tests;

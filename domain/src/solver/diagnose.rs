@@ -1,0 +1,143 @@
+//! Turning a failed solve into named constraints and the nearest sizes that work.
+//!
+//! The feasible cluster sizes form one interval: at least the covering number of
+//! the minimum quantities, at most what the maximum quantities can fill (see
+//! [`super::pack`]). Intersected with the template's size bounds, its ends are the
+//! nearest satisfiable sizes; whichever end the request misses names the reason.
+
+use super::error::{NearestSizes, Reason, Unsatisfiable};
+use super::model::{units_of, Model, Phase, UNBOUNDED};
+use super::pack::{Packer, StepLimit};
+use super::problem::Problem;
+use super::step_limit;
+
+/// Sizes from `fewest` to `most` work (before the template's bounds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Feasible {
+    pub fewest: u32,
+    pub most: u32,
+}
+
+impl Feasible {
+    pub fn of(
+        packer: &mut Packer<'_>,
+        need: &[u32],
+        headroom: &[u32],
+    ) -> Result<Feasible, StepLimit> {
+        Ok(Feasible {
+            fewest: packer.min_nodes(need)?.max(1),
+            most: packer.max_nodes(headroom),
+        })
+    }
+
+    /// The closest sizes to `size` inside both this interval and `[min, max]`.
+    pub fn nearest(&self, size: u32, min: u32, max: Option<u32>) -> NearestSizes {
+        let low = self.fewest.max(min);
+        let high = self.most.min(max.unwrap_or(UNBOUNDED));
+        if low > high {
+            return NearestSizes::default();
+        }
+        NearestSizes {
+            below: (size > high).then_some(high),
+            above: (size < low).then_some(low),
+        }
+    }
+}
+
+/// Why `problem` has no layout. `model_reasons` are the reasons the last phase's
+/// model could not be built, if it could not.
+pub(crate) fn explain(problem: &Problem, model_reasons: Vec<Reason>) -> Unsatisfiable {
+    let bounds = problem.size_bounds;
+    let mut reasons = Vec::new();
+    if !bounds.contains(problem.size) {
+        reasons.push(Reason::SizeOutOfBounds {
+            size: problem.size,
+            min: bounds.min,
+            max: bounds.max,
+        });
+    }
+    let model = match Model::build(problem, Phase::All) {
+        Ok(model) => model,
+        Err(build_reasons) => {
+            let mut all = if build_reasons.is_empty() {
+                model_reasons
+            } else {
+                build_reasons
+            };
+            reasons.append(&mut all);
+            return Unsatisfiable::new(reasons);
+        }
+    };
+    let mut packer = Packer::new(&model);
+    let need: Vec<u32> = model.units.iter().map(|unit| unit.lo).collect();
+    let headroom: Vec<u32> = model.units.iter().map(|unit| unit.hi).collect();
+    let feasible = match Feasible::of(&mut packer, &need, &headroom) {
+        Ok(feasible) => feasible,
+        Err(StepLimit) => {
+            reasons.push(step_limit());
+            return Unsatisfiable::new(reasons);
+        }
+    };
+    reasons.extend(size_reasons(&model, &packer, &need, feasible, problem.size));
+    if reasons.is_empty() {
+        // The interval says the size works, so the search itself gave up.
+        reasons.push(step_limit());
+    }
+    Unsatisfiable {
+        reasons,
+        nearest: feasible.nearest(problem.size, bounds.min, bounds.max),
+    }
+}
+
+/// Reasons `size` falls outside `feasible`, naming the constraints responsible.
+pub(crate) fn size_reasons(
+    model: &Model,
+    packer: &Packer<'_>,
+    need: &[u32],
+    feasible: Feasible,
+    size: u32,
+) -> Vec<Reason> {
+    let mut reasons = Vec::new();
+    if size < feasible.fewest {
+        for (unit, count) in model.units.iter().zip(need) {
+            if *count > size {
+                if let Some(service) = unit.members.first().cloned() {
+                    reasons.push(Reason::QuantityTooHigh {
+                        service,
+                        min: *count,
+                        size,
+                    });
+                }
+            }
+        }
+        if reasons.is_empty() {
+            let witness = packer.lower_bound(need);
+            if witness.needed > size && witness.units.count_ones() > 1 {
+                reasons.push(Reason::Separation {
+                    services: units_of(witness.units)
+                        .flat_map(|index| model.units[index].members.iter().cloned())
+                        .collect(),
+                    needed: witness.needed,
+                    size,
+                });
+            } else {
+                reasons.push(Reason::TooFewNodes {
+                    needed: feasible.fewest,
+                    size,
+                });
+            }
+        }
+    }
+    if size > feasible.most {
+        reasons.push(Reason::TooManyNodes {
+            services: model
+                .units
+                .iter()
+                .flat_map(|unit| unit.members.iter().cloned())
+                .collect(),
+            at_most: feasible.most,
+            size,
+        });
+    }
+    reasons
+}

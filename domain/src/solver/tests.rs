@@ -1,0 +1,434 @@
+//! Unit tests for the solver on hand-made problems.
+
+use std::collections::BTreeMap;
+
+use super::*;
+use crate::names::{ServiceName, TemplateName};
+
+fn svc(name: &str) -> ServiceName {
+    ServiceName::parse(name).expect("valid name")
+}
+
+fn names(list: &[&str]) -> Vec<ServiceName> {
+    list.iter().map(|name| svc(name)).collect()
+}
+
+fn hw(name: &str) -> HardwareTypeName {
+    HardwareTypeName::parse(name).expect("valid name")
+}
+
+fn img(name: &str) -> ImageTypeName {
+    ImageTypeName::parse(name).expect("valid name")
+}
+
+fn problem(services: &[&str], size: u32) -> Problem {
+    Problem {
+        template: TemplateName::parse("t").expect("valid name"),
+        size,
+        size_bounds: SizeBounds::default(),
+        services: names(services),
+        hardware: TypeCandidates::any_of(vec![hw("small")]),
+        images: TypeCandidates::any_of(vec![img("debian")]),
+        layout: LayoutGroups::default(),
+        service_constraints: BTreeMap::new(),
+    }
+}
+
+fn quantity(problem: &mut Problem, service: &str, min: u32, max: Option<u32>) {
+    let entry = problem.service_constraints.entry(svc(service)).or_default();
+    entry.min = min;
+    entry.max = max;
+}
+
+fn node_services(layout: &Layout) -> Vec<Vec<String>> {
+    layout
+        .nodes
+        .iter()
+        .map(|node| {
+            node.services
+                .iter()
+                .map(|s| s.as_str().to_owned())
+                .collect()
+        })
+        .collect()
+}
+
+fn hadoop(size: u32) -> Problem {
+    let mut p = problem(
+        &[
+            "base",
+            "namenode",
+            "datanode",
+            "resourcemanager",
+            "nodemanager",
+            "zookeeper",
+            "hbase-master",
+            "regionserver",
+        ],
+        size,
+    );
+    p.size_bounds.min = 3;
+    p.layout.must_coexist = vec![
+        names(&["datanode", "nodemanager", "regionserver"]),
+        names(&[
+            "namenode",
+            "resourcemanager",
+            "historyserver",
+            "hbase-master",
+            "zookeeper",
+        ]),
+    ];
+    p.layout.cant_coexist = vec![
+        names(&["resourcemanager", "nodemanager"]),
+        names(&["namenode", "datanode"]),
+        names(&["hbase-master", "regionserver"]),
+    ];
+    for master in ["namenode", "resourcemanager", "zookeeper", "hbase-master"] {
+        quantity(&mut p, master, 1, Some(1));
+    }
+    quantity(&mut p, "datanode", 2, None);
+    p
+}
+
+#[test]
+fn hadoop_gets_one_master_and_workers() {
+    let layout = solve(&hadoop(5)).expect("solvable");
+    let nodes = node_services(&layout);
+    assert_eq!(nodes.len(), 5);
+    assert_eq!(
+        nodes[0],
+        vec![
+            "base",
+            "hbase-master",
+            "namenode",
+            "resourcemanager",
+            "zookeeper"
+        ]
+    );
+    for worker in &nodes[1..] {
+        assert_eq!(
+            worker,
+            &vec!["base", "datanode", "nodemanager", "regionserver"]
+        );
+    }
+    let numbers: Vec<u32> = layout.nodes.iter().map(|node| node.number).collect();
+    assert_eq!(numbers, vec![1000, 1001, 1002, 1003, 1004]);
+}
+
+#[test]
+fn hadoop_below_minimum_names_size_and_nearest() {
+    let err = solve(&hadoop(2)).expect_err("too small");
+    assert!(
+        err.reasons
+            .iter()
+            .any(|r| matches!(r, Reason::SizeOutOfBounds { .. })),
+        "{err}"
+    );
+    assert_eq!(err.nearest.above, Some(3));
+    assert_eq!(err.nearest.below, None);
+}
+
+#[test]
+fn coopr_greedy_counterexample_succeeds() {
+    let mut p = problem(&["a", "b"], 2);
+    quantity(&mut p, "a", 0, Some(1));
+    quantity(&mut p, "b", 0, Some(1));
+    let layout = solve(&p).expect("feasible: {a} and {b}");
+    assert_eq!(node_services(&layout), vec![vec!["a"], vec!["b"]]);
+}
+
+#[test]
+fn greedy_start_takes_the_big_layout_when_it_fits() {
+    let mut p = problem(&["a", "b"], 1);
+    quantity(&mut p, "a", 0, Some(1));
+    quantity(&mut p, "b", 0, Some(1));
+    let layout = solve(&p).expect("feasible");
+    assert_eq!(node_services(&layout), vec![vec!["a", "b"]]);
+}
+
+#[test]
+fn min_zero_and_group_only_services_are_still_placed() {
+    let mut p = problem(&["a", "b", "c"], 2);
+    quantity(&mut p, "a", 0, None);
+    p.layout.cant_coexist = vec![names(&["a", "b"]), names(&["a", "c"])];
+    let layout = solve(&p).expect("feasible");
+    let services = layout.services();
+    for name in ["a", "b", "c"] {
+        assert!(
+            services.contains(&svc(name)),
+            "{name} missing from {layout:?}"
+        );
+    }
+}
+
+#[test]
+fn unconstrained_services_run_everywhere() {
+    let mut p = problem(&["base", "db"], 3);
+    quantity(&mut p, "db", 1, Some(1));
+    let layout = solve(&p).expect("feasible");
+    assert_eq!(
+        node_services(&layout),
+        vec![vec!["base", "db"], vec!["base"], vec!["base"]]
+    );
+}
+
+#[test]
+fn default_hardware_is_a_preference() {
+    let mut p = problem(&["base", "gpu-job"], 3);
+    p.hardware = TypeCandidates {
+        candidates: vec![hw("small"), hw("gpu")],
+        preferred: Some(hw("small")),
+        unusable: Vec::new(),
+    };
+    let entry = p.service_constraints.entry(svc("gpu-job")).or_default();
+    entry.max = Some(1);
+    entry.hardware = vec![hw("gpu")];
+    let layout = solve(&p).expect("gpu is a compatible type");
+    let types: Vec<&str> = layout
+        .nodes
+        .iter()
+        .map(|n| n.hardwaretype.as_str())
+        .collect();
+    assert_eq!(types, vec!["small", "small", "gpu"]);
+    assert_eq!(node_services(&layout)[2], vec!["base", "gpu-job"]);
+}
+
+#[test]
+fn requested_hardware_is_binding() {
+    let mut p = problem(&["base", "gpu-job"], 2);
+    p.hardware = TypeCandidates {
+        candidates: vec![hw("small")],
+        preferred: None,
+        unusable: vec![UnusableType {
+            name: hw("gpu"),
+            why: Unusable::NotCompatible,
+        }],
+    };
+    p.service_constraints
+        .entry(svc("gpu-job"))
+        .or_default()
+        .hardware = vec![hw("gpu")];
+    let err = solve(&p).expect_err("gpu excluded by the request");
+    assert!(
+        matches!(&err.reasons[0], Reason::HardwareWhitelist { service, .. } if service.as_str() == "gpu-job"),
+        "{err}"
+    );
+    assert!(
+        err.to_string()
+            .contains("gpu is not in the template's compatibility list"),
+        "{err}"
+    );
+}
+
+#[test]
+fn preferred_types_alone_give_coopr_answer() {
+    // Both types fit every service: the preferred one is used throughout.
+    let mut p = problem(&["a", "b"], 2);
+    p.hardware = TypeCandidates {
+        candidates: vec![hw("medium"), hw("large")],
+        preferred: Some(hw("medium")),
+        unusable: Vec::new(),
+    };
+    quantity(&mut p, "a", 1, Some(1));
+    let layout = solve(&p).expect("feasible");
+    assert!(layout
+        .nodes
+        .iter()
+        .all(|n| n.hardwaretype.as_str() == "medium"));
+}
+
+#[test]
+fn quantity_above_size_is_named() {
+    let mut p = problem(&["a", "b"], 3);
+    quantity(&mut p, "a", 5, None);
+    let err = solve(&p).expect_err("a needs 5");
+    assert_eq!(
+        err.reasons,
+        vec![Reason::QuantityTooHigh {
+            service: svc("a"),
+            min: 5,
+            size: 3
+        }]
+    );
+    assert_eq!(
+        err.nearest,
+        NearestSizes {
+            below: None,
+            above: Some(5)
+        }
+    );
+}
+
+#[test]
+fn separated_services_name_the_group() {
+    let mut p = problem(&["a", "b", "c"], 2);
+    p.layout.cant_coexist = vec![names(&["a", "b"]), names(&["b", "c"]), names(&["a", "c"])];
+    let err = solve(&p).expect_err("three pairwise apart services need three nodes");
+    assert_eq!(
+        err.reasons,
+        vec![Reason::Separation {
+            services: names(&["a", "b", "c"]),
+            needed: 3,
+            size: 2
+        }]
+    );
+    assert_eq!(err.nearest.above, Some(3));
+}
+
+#[test]
+fn too_many_nodes_for_bounded_services() {
+    let mut p = problem(&["a", "b"], 4);
+    quantity(&mut p, "a", 1, Some(1));
+    quantity(&mut p, "b", 1, Some(2));
+    let err = solve(&p).expect_err("at most 3 nodes");
+    assert!(
+        matches!(err.reasons[0], Reason::TooManyNodes { at_most: 3, .. }),
+        "{err}"
+    );
+    assert_eq!(
+        err.nearest,
+        NearestSizes {
+            below: Some(3),
+            above: None
+        }
+    );
+}
+
+#[test]
+fn cant_inside_must_is_a_contradiction() {
+    let mut p = problem(&["a", "b"], 2);
+    p.layout.must_coexist = vec![names(&["a", "b"])];
+    p.layout.cant_coexist = vec![names(&["a", "b"])];
+    let err = solve(&p).expect_err("contradiction");
+    assert!(
+        matches!(err.reasons[0], Reason::GroupContradiction { .. }),
+        "{err}"
+    );
+}
+
+#[test]
+fn must_coexist_chains() {
+    let mut p = problem(&["a", "b", "c", "d"], 2);
+    p.layout.must_coexist = vec![names(&["a", "b"]), names(&["b", "c"])];
+    p.layout.cant_coexist = vec![names(&["a", "d"])];
+    let layout = solve(&p).expect("feasible");
+    assert_eq!(node_services(&layout), vec![vec!["a", "b", "c"], vec!["d"]]);
+}
+
+#[test]
+fn add_nodes_numbers_after_highest() {
+    let base = solve(&hadoop(3)).expect("solvable");
+    let mut p = hadoop(5);
+    p.size = 5;
+    let existing = Existing {
+        nodes: base.nodes.clone(),
+        extend_nodes: false,
+        grow_up_to: None,
+    };
+    let grown = solve_with_existing(&p, &existing).expect("solvable");
+    assert_eq!(grown.nodes[..3], base.nodes[..]);
+    let numbers: Vec<u32> = grown.nodes.iter().map(|n| n.number).collect();
+    assert_eq!(numbers, vec![1000, 1001, 1002, 1003, 1004]);
+    for worker in &node_services(&grown)[3..] {
+        assert_eq!(
+            worker,
+            &vec!["base", "datanode", "nodemanager", "regionserver"]
+        );
+    }
+}
+
+#[test]
+fn add_services_places_on_existing_nodes() {
+    let base = solve(&hadoop(4)).expect("solvable");
+    let mut p = hadoop(4);
+    p.services.push(svc("historyserver"));
+    p.services.push(svc("metrics"));
+    let existing = Existing {
+        nodes: base.nodes.clone(),
+        extend_nodes: true,
+        grow_up_to: None,
+    };
+    let layout = solve_with_existing(&p, &existing).expect("solvable");
+    assert_eq!(layout.nodes.len(), 4);
+    // historyserver must coexist with the master; metrics is unconstrained.
+    assert!(layout.nodes[0].services.contains(&svc("historyserver")));
+    assert!(layout
+        .nodes
+        .iter()
+        .all(|n| n.services.contains(&svc("metrics"))));
+    for (old, new) in base.nodes.iter().zip(&layout.nodes) {
+        assert_eq!(old.number, new.number);
+        assert_eq!(old.hardwaretype, new.hardwaretype);
+        assert!(old.services.is_subset(&new.services));
+    }
+}
+
+#[test]
+fn add_services_grows_only_when_allowed() {
+    let mut p = problem(&["a"], 2);
+    quantity(&mut p, "a", 1, None);
+    let base = solve(&p).expect("solvable");
+    p.services.push(svc("loner"));
+    p.layout.cant_coexist = vec![names(&["a", "loner"])];
+    let fixed = Existing {
+        nodes: base.nodes.clone(),
+        extend_nodes: true,
+        grow_up_to: None,
+    };
+    let err = solve_with_existing(&p, &fixed).expect_err("no room for loner");
+    assert!(
+        matches!(err.reasons[0], Reason::CannotPlaceOnExisting { .. }),
+        "{err}"
+    );
+    let growing = Existing {
+        grow_up_to: Some(5),
+        ..fixed
+    };
+    let layout = solve_with_existing(&p, &growing).expect("one more node");
+    assert_eq!(layout.nodes.len(), 3);
+    assert_eq!(layout.nodes[2].number, 1002);
+    assert_eq!(node_services(&layout)[2], vec!["loner"]);
+}
+
+#[test]
+fn existing_over_maximum_is_named() {
+    let mut p = problem(&["a"], 3);
+    let base = solve(&p).expect("solvable");
+    quantity(&mut p, "a", 1, Some(2));
+    let existing = Existing {
+        nodes: base.nodes,
+        extend_nodes: false,
+        grow_up_to: None,
+    };
+    let err = solve_with_existing(&p, &existing).expect_err("three a's");
+    assert!(
+        matches!(
+            err.reasons[0],
+            Reason::ExistingOverMax {
+                count: 3,
+                max: 2,
+                ..
+            }
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn contract_json_has_size_and_nodes() {
+    let layout = solve(&hadoop(3)).expect("solvable");
+    let json = to_contract_json(&layout);
+    assert_eq!(json["template"], "t");
+    assert_eq!(json["size"], 3);
+    assert_eq!(json["nodes"][0]["hardwaretype"], "small");
+    assert_eq!(json["nodes"][1]["services"][0], "base");
+    let parsed: ContractLayout = serde_json::from_value(json).expect("round trip");
+    assert_eq!(Layout::from(parsed), layout);
+}
+
+#[test]
+fn large_cluster_is_solved() {
+    let layout = solve(&hadoop(1000)).expect("solvable");
+    assert_eq!(layout.nodes.len(), 1000);
+    assert_eq!(layout.nodes[999].number, 1999);
+}
