@@ -6,4 +6,5 @@
 
 pub mod layout;
 pub mod names;
+pub mod plan;
 pub mod solver;

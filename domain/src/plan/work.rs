@@ -1,0 +1,435 @@
+//! What each operation asks of each node: node steps before and after, and one
+//! chain of service steps per service. Dependencies between services are added
+//! later, by the builder; this module only decides *what* runs *where*.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::layout::{Layout, NodeLayout};
+use crate::names::ServiceName;
+
+use super::graph::{ResolvedDeps, ServiceAction, ServiceGraph};
+use super::{Action, Operation, PlanError, TaskDag, TaskId};
+
+/// Steps of a service being added, in chain order.
+const BUILD: [ServiceAction; 4] = [
+    ServiceAction::Install,
+    ServiceAction::Configure,
+    ServiceAction::Initialize,
+    ServiceAction::Start,
+];
+/// Steps of a service going away, in chain order.
+const TEAR_DOWN: [ServiceAction; 2] = [ServiceAction::Stop, ServiceAction::Remove];
+const NEW_NODE: [Action; 3] = [Action::Create, Action::Confirm, Action::Bootstrap];
+
+/// The work on one node.
+#[derive(Debug, Default)]
+pub(crate) struct NodeWork {
+    pub number: u32,
+    /// Node steps, in order, before any service step.
+    pub before: Vec<Action>,
+    /// Per service (index into the resolved service list): its steps in order,
+    /// following the last `before` step. Steps the service does not define are
+    /// skipped by the builder.
+    pub chains: Vec<(usize, Vec<ServiceAction>)>,
+    /// Node steps, in order, after every service step.
+    pub after: Vec<Action>,
+}
+
+impl NodeWork {
+    fn is_empty(&self) -> bool {
+        self.before.is_empty() && self.chains.is_empty() && self.after.is_empty()
+    }
+}
+
+/// Every service name the plan may meet: dependencies resolve against these.
+pub(crate) fn cluster_services(
+    old: &Layout,
+    new: &Layout,
+    operation: &Operation,
+) -> BTreeSet<ServiceName> {
+    let mut out: BTreeSet<ServiceName> = old.services().into_iter().cloned().collect();
+    out.extend(new.services().into_iter().cloned());
+    if let Operation::Rollback { failed, .. } = operation {
+        out.extend(
+            failed
+                .tasks()
+                .iter()
+                .filter_map(|task| task.service.clone()),
+        );
+    }
+    out
+}
+
+/// Which layout changes an operation accepts.
+#[derive(Debug, Clone, Copy, Default)]
+struct Allowed {
+    add_nodes: bool,
+    remove_nodes: bool,
+    add_services: bool,
+    remove_services: bool,
+}
+
+pub(crate) fn for_operation(
+    old: &Layout,
+    new: &Layout,
+    operation: &Operation,
+    deps: &ResolvedDeps,
+    graph: &ServiceGraph,
+) -> Result<Vec<NodeWork>, PlanError> {
+    let name = operation.name();
+    match operation {
+        Operation::Create => {
+            if !old.nodes.is_empty() {
+                return Err(mismatch(
+                    name,
+                    format!("the cluster already has {} nodes", old.size()),
+                ));
+            }
+            diff(old, new, name, deps, allow(|a| a.add_nodes = true))
+        }
+        Operation::Delete => {
+            let empty = Layout {
+                template: old.template.clone(),
+                nodes: Vec::new(),
+            };
+            diff(old, &empty, name, deps, allow(|a| a.remove_nodes = true))
+        }
+        Operation::AddServices => diff(old, new, name, deps, allow(|a| a.add_services = true)),
+        Operation::RemoveServices => {
+            diff(old, new, name, deps, allow(|a| a.remove_services = true))
+        }
+        Operation::AddNodes => diff(old, new, name, deps, allow(|a| a.add_nodes = true)),
+        Operation::RemoveNodes => diff(old, new, name, deps, allow(|a| a.remove_nodes = true)),
+        Operation::Update => diff(
+            old,
+            new,
+            name,
+            deps,
+            Allowed {
+                add_nodes: true,
+                remove_nodes: true,
+                add_services: true,
+                remove_services: true,
+            },
+        ),
+        Operation::Reconfigure { restart } => {
+            let steps: &[ServiceAction] = if *restart {
+                &[
+                    ServiceAction::Stop,
+                    ServiceAction::Configure,
+                    ServiceAction::Start,
+                ]
+            } else {
+                &[ServiceAction::Configure]
+            };
+            Ok(on_services(new, deps, None, vec![Action::Bootstrap], steps))
+        }
+        Operation::Start { services } => {
+            let targets = selected(services.as_ref(), deps, graph, false)?;
+            Ok(on_services(
+                new,
+                deps,
+                targets.as_ref(),
+                Vec::new(),
+                &[ServiceAction::Start],
+            ))
+        }
+        Operation::Stop { services } => {
+            let targets = selected(services.as_ref(), deps, graph, true)?;
+            Ok(on_services(
+                new,
+                deps,
+                targets.as_ref(),
+                Vec::new(),
+                &[ServiceAction::Stop],
+            ))
+        }
+        Operation::Restart { services } => {
+            let targets = selected(services.as_ref(), deps, graph, true)?;
+            Ok(on_services(
+                new,
+                deps,
+                targets.as_ref(),
+                Vec::new(),
+                &[ServiceAction::Stop, ServiceAction::Start],
+            ))
+        }
+        Operation::Rollback { failed, completed } => rollback(failed, completed, deps),
+    }
+}
+
+fn allow(set: impl FnOnce(&mut Allowed)) -> Allowed {
+    let mut allowed = Allowed::default();
+    set(&mut allowed);
+    allowed
+}
+
+fn mismatch(operation: &'static str, detail: String) -> PlanError {
+    PlanError::LayoutMismatch { operation, detail }
+}
+
+fn indices(services: impl IntoIterator<Item = impl AsRef<str>>, deps: &ResolvedDeps) -> Vec<usize> {
+    services
+        .into_iter()
+        .filter_map(|name| deps.index_of(name.as_ref()))
+        .collect()
+}
+
+fn build_node(node: &NodeLayout, deps: &ResolvedDeps) -> NodeWork {
+    NodeWork {
+        number: node.number,
+        before: NEW_NODE.to_vec(),
+        chains: indices(&node.services, deps)
+            .into_iter()
+            .map(|service| (service, BUILD.to_vec()))
+            .collect(),
+        after: Vec::new(),
+    }
+}
+
+fn tear_down_node(node: &NodeLayout, deps: &ResolvedDeps) -> NodeWork {
+    NodeWork {
+        number: node.number,
+        before: Vec::new(),
+        chains: indices(&node.services, deps)
+            .into_iter()
+            .map(|service| (service, TEAR_DOWN.to_vec()))
+            .collect(),
+        after: vec![Action::Delete],
+    }
+}
+
+/// Plans the difference between two layouts, refusing changes `allowed` excludes.
+fn diff(
+    old: &Layout,
+    new: &Layout,
+    operation: &'static str,
+    deps: &ResolvedDeps,
+    allowed: Allowed,
+) -> Result<Vec<NodeWork>, PlanError> {
+    let mut pairs: BTreeMap<u32, (Option<&NodeLayout>, Option<&NodeLayout>)> = BTreeMap::new();
+    for node in &old.nodes {
+        pairs.entry(node.number).or_default().0 = Some(node);
+    }
+    for node in &new.nodes {
+        pairs.entry(node.number).or_default().1 = Some(node);
+    }
+    let mut out = Vec::new();
+    for (number, pair) in pairs {
+        match pair {
+            (None, Some(added)) => {
+                if !allowed.add_nodes {
+                    return Err(mismatch(operation, format!("node {number} would be added")));
+                }
+                out.push(build_node(added, deps));
+            }
+            (Some(dropped), None) => {
+                if !allowed.remove_nodes {
+                    return Err(mismatch(
+                        operation,
+                        format!("node {number} would be removed"),
+                    ));
+                }
+                out.push(tear_down_node(dropped, deps));
+            }
+            (Some(before), Some(after)) => {
+                let added: Vec<&ServiceName> =
+                    after.services.difference(&before.services).collect();
+                let removed: Vec<&ServiceName> =
+                    before.services.difference(&after.services).collect();
+                if let Some(first) = added.first().filter(|_| !allowed.add_services) {
+                    return Err(mismatch(
+                        operation,
+                        format!("service {first} would be added to node {number}"),
+                    ));
+                }
+                if let Some(first) = removed.first().filter(|_| !allowed.remove_services) {
+                    return Err(mismatch(
+                        operation,
+                        format!("service {first} would be removed from node {number}"),
+                    ));
+                }
+                let mut work = NodeWork {
+                    number,
+                    ..NodeWork::default()
+                };
+                if !added.is_empty() {
+                    work.before.push(Action::Bootstrap);
+                }
+                // Removals first in the list, so a node trading one service for
+                // another tears the old one down before building the new one.
+                for service in indices(&removed, deps) {
+                    work.chains.push((service, TEAR_DOWN.to_vec()));
+                }
+                for service in indices(&added, deps) {
+                    work.chains.push((service, BUILD.to_vec()));
+                }
+                if !work.is_empty() {
+                    out.push(work);
+                }
+            }
+            (None, None) => {}
+        }
+    }
+    Ok(out)
+}
+
+/// The services a start/stop/restart acts on: `None` means all; otherwise the named
+/// services (or aliases) plus their runtime dependencies (for start) or their runtime
+/// dependents (for stop and restart).
+fn selected(
+    names: Option<&BTreeSet<ServiceName>>,
+    deps: &ResolvedDeps,
+    graph: &ServiceGraph,
+    dependents: bool,
+) -> Result<Option<BTreeSet<usize>>, PlanError> {
+    let Some(names) = names else {
+        return Ok(None);
+    };
+    let mut roots = BTreeSet::new();
+    for name in names {
+        let found = deps.resolve_name(graph, name.as_str());
+        if found.is_empty() {
+            return Err(PlanError::NotOnCluster(name.clone()));
+        }
+        roots.extend(found);
+    }
+    Ok(Some(if dependents {
+        deps.runtime_dependents_closure(&roots)
+    } else {
+        deps.runtime_closure(&roots)
+    }))
+}
+
+/// The same steps for the selected services (all if `None`) on every node of `layout`.
+fn on_services(
+    layout: &Layout,
+    deps: &ResolvedDeps,
+    targets: Option<&BTreeSet<usize>>,
+    before: Vec<Action>,
+    steps: &[ServiceAction],
+) -> Vec<NodeWork> {
+    layout
+        .nodes
+        .iter()
+        .filter_map(|node| {
+            let chains: Vec<(usize, Vec<ServiceAction>)> = indices(&node.services, deps)
+                .into_iter()
+                .filter(|service| targets.is_none_or(|set| set.contains(service)))
+                .map(|service| (service, steps.to_vec()))
+                .collect();
+            if chains.is_empty() && targets.is_some() {
+                return None;
+            }
+            Some(NodeWork {
+                number: node.number,
+                before: before.clone(),
+                chains,
+                after: Vec::new(),
+            })
+        })
+        .collect()
+}
+
+/// Net effect of a failed job on one service of one node.
+#[derive(Debug, Default)]
+struct ServiceEffect {
+    installed: bool,
+    /// First and last completed start/stop, in task order.
+    first_run_change: Option<Action>,
+    last_run_change: Option<Action>,
+}
+
+/// Undoes the completed tasks of a failed job, newest effects first: a node the job
+/// created is torn down and deleted; on other nodes, a service it installed is
+/// stopped and removed, one it left started is stopped, one it left stopped is
+/// started. What cannot be undone (a deleted node, a removed service) is left.
+fn rollback(
+    failed: &TaskDag,
+    completed: &BTreeSet<TaskId>,
+    deps: &ResolvedDeps,
+) -> Result<Vec<NodeWork>, PlanError> {
+    if let Some(&unknown) = completed.iter().find(|id| failed.get(**id).is_none()) {
+        return Err(PlanError::UnknownTask(unknown));
+    }
+    let mut created = BTreeSet::new();
+    let mut deleted = BTreeSet::new();
+    let mut effects: BTreeMap<u32, BTreeMap<usize, ServiceEffect>> = BTreeMap::new();
+    for id in completed {
+        let Some(task) = failed.get(*id) else {
+            continue;
+        };
+        let service = task
+            .service
+            .as_ref()
+            .and_then(|s| deps.index_of(s.as_str()));
+        match (task.action, service) {
+            (Action::Create, _) => {
+                created.insert(task.node);
+            }
+            (Action::Delete, _) => {
+                deleted.insert(task.node);
+            }
+            (Action::Install, Some(service)) => {
+                effect(&mut effects, task.node, service).installed = true;
+            }
+            (Action::Remove, Some(service)) => {
+                effect(&mut effects, task.node, service).installed = false;
+            }
+            (Action::Start | Action::Stop, Some(service)) => {
+                let entry = effect(&mut effects, task.node, service);
+                entry.first_run_change.get_or_insert(task.action);
+                entry.last_run_change = Some(task.action);
+            }
+            _ => {}
+        }
+    }
+    let mut nodes: BTreeSet<u32> = created.clone();
+    nodes.extend(effects.keys().copied());
+    let mut out = Vec::new();
+    for number in nodes {
+        if deleted.contains(&number) {
+            continue;
+        }
+        let mut work = NodeWork {
+            number,
+            ..NodeWork::default()
+        };
+        for (&service, effect) in effects.get(&number).into_iter().flatten() {
+            let left_changed = effect.first_run_change.is_some()
+                && effect.first_run_change == effect.last_run_change;
+            let mut steps = Vec::new();
+            if left_changed && effect.last_run_change == Some(Action::Start) {
+                steps.push(ServiceAction::Stop);
+            }
+            if effect.installed {
+                if !steps.contains(&ServiceAction::Stop)
+                    && effect.last_run_change == Some(Action::Start)
+                {
+                    steps.push(ServiceAction::Stop);
+                }
+                steps.push(ServiceAction::Remove);
+            } else if left_changed && effect.last_run_change == Some(Action::Stop) {
+                steps.push(ServiceAction::Start);
+            }
+            if !steps.is_empty() {
+                work.chains.push((service, steps));
+            }
+        }
+        if created.contains(&number) {
+            work.after.push(Action::Delete);
+        }
+        if !work.is_empty() {
+            out.push(work);
+        }
+    }
+    Ok(out)
+}
+
+fn effect(
+    effects: &mut BTreeMap<u32, BTreeMap<usize, ServiceEffect>>,
+    node: u32,
+    service: usize,
+) -> &mut ServiceEffect {
+    effects.entry(node).or_default().entry(service).or_default()
+}
