@@ -4,6 +4,7 @@
 //! (time is passed in). That keeps it testable, deterministic and compilable to wasm,
 //! so the browser can run the same solver the server runs.
 
+pub mod catalog;
 pub mod layout;
 pub mod names;
 pub mod plan;
