@@ -1,0 +1,510 @@
+//! Property tests for the solver against an independent brute force.
+//!
+//! The brute force is a direct transcription of COOPR-FORMAT.md §4 with Corral's
+//! changes: enumerate every valid service set, give each its preferred types, sort
+//! layouts by the preference comparator on sorted name lists, and walk count vectors
+//! in decreasing lexicographic order for the first that meets every quantity (every
+//! service at least once). It shares no code with the solver, so agreement on random
+//! small problems checks the solver's answers, not just their validity.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use domain::layout::Layout;
+use domain::names::{HardwareTypeName, ImageTypeName, ServiceName, TemplateName};
+use domain::solver::{
+    solve, solve_with_existing, Existing, LayoutGroups, Problem, ServiceConstraint, SizeBounds,
+    TypeCandidates,
+};
+use proptest::prelude::*;
+
+const SERVICES: [&str; 6] = ["a", "b", "c", "d", "e", "f"];
+const HARDWARE: [&str; 3] = ["h0", "h1", "h2"];
+const IMAGES: [&str; 2] = ["i0", "i1"];
+
+fn svc(name: &str) -> ServiceName {
+    ServiceName::parse(name).expect("valid")
+}
+
+fn pick<T: Clone>(pool: &[T], mask: u32) -> Vec<T> {
+    pool.iter()
+        .enumerate()
+        .filter(|(index, _)| mask & (1 << index) != 0)
+        .map(|(_, item)| item.clone())
+        .collect()
+}
+
+prop_compose! {
+    fn constraint()(
+        min in 0u32..3,
+        max in prop::option::of(1u32..4),
+        hw in 0u32..8,
+        img in 0u32..4,
+        whitelist in any::<bool>(),
+    ) -> ServiceConstraint {
+        ServiceConstraint {
+            min,
+            max,
+            hardware: if whitelist { pick(&HARDWARE, hw).iter().map(|h| HardwareTypeName::parse(*h).expect("valid")).collect() } else { Vec::new() },
+            images: if whitelist { pick(&IMAGES, img).iter().map(|i| ImageTypeName::parse(*i).expect("valid")).collect() } else { Vec::new() },
+        }
+    }
+}
+
+prop_compose! {
+    fn problem(max_services: usize, max_size: u32)(
+        count in 1..=max_services,
+        size in 1..=max_size,
+        groups in prop::collection::vec((any::<bool>(), 1u32..64), 0..4),
+        constraints in prop::collection::vec(prop::option::of(constraint()), 6),
+        hw_mask in 1u32..8,
+        img_mask in 1u32..4,
+        hw_pref in any::<bool>(),
+        img_pref in any::<bool>(),
+    ) -> Problem {
+        let services: Vec<ServiceName> = SERVICES[..count].iter().map(|s| svc(s)).collect();
+        let mut layout = LayoutGroups::default();
+        for (must, mask) in groups {
+            // Groups may name services outside the cluster, as real templates do.
+            let group: Vec<ServiceName> = pick(&SERVICES, mask).iter().map(|s| svc(s)).collect();
+            if group.len() < 2 { continue; }
+            if must { layout.must_coexist.push(group) } else { layout.cant_coexist.push(group) }
+        }
+        let service_constraints: BTreeMap<ServiceName, ServiceConstraint> = SERVICES
+            .iter()
+            .zip(constraints)
+            .filter_map(|(name, constraint)| constraint.map(|c| (svc(name), c)))
+            .collect();
+        let hardware: Vec<HardwareTypeName> = pick(&HARDWARE, hw_mask).iter().map(|h| HardwareTypeName::parse(*h).expect("valid")).collect();
+        let images: Vec<ImageTypeName> = pick(&IMAGES, img_mask).iter().map(|i| ImageTypeName::parse(*i).expect("valid")).collect();
+        Problem {
+            template: TemplateName::parse("t").expect("valid"),
+            size,
+            size_bounds: SizeBounds::default(),
+            services,
+            hardware: TypeCandidates { preferred: hw_pref.then(|| hardware[0].clone()), candidates: hardware, unusable: Vec::new() },
+            images: TypeCandidates { preferred: img_pref.then(|| images[0].clone()), candidates: images, unusable: Vec::new() },
+            layout,
+            service_constraints,
+        }
+    }
+}
+
+/// One brute-force node layout.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct BruteLayout {
+    band: u8,
+    services: Vec<String>,
+    hardware: usize,
+    image: usize,
+}
+
+fn constrained(problem: &Problem, service: &ServiceName) -> bool {
+    problem.service_constraints.contains_key(service)
+        || problem
+            .layout
+            .must_coexist
+            .iter()
+            .chain(&problem.layout.cant_coexist)
+            .any(|group| group.contains(service))
+}
+
+fn allows(list: &[String], name: &str) -> bool {
+    list.is_empty() || list.iter().any(|item| item == name)
+}
+
+/// Every valid layout of one phase, in preference order.
+fn brute_layouts(problem: &Problem, wide: bool) -> Vec<BruteLayout> {
+    let cluster: Vec<&ServiceName> = problem.services.iter().collect();
+    let cons: Vec<&ServiceName> = cluster
+        .iter()
+        .copied()
+        .filter(|s| constrained(problem, s))
+        .collect();
+    let free: Vec<&ServiceName> = cluster
+        .iter()
+        .copied()
+        .filter(|s| !constrained(problem, s))
+        .collect();
+    let hw: Vec<String> = problem
+        .hardware
+        .candidates
+        .iter()
+        .map(|h| h.as_str().to_owned())
+        .collect();
+    let im: Vec<String> = problem
+        .images
+        .candidates
+        .iter()
+        .map(|i| i.as_str().to_owned())
+        .collect();
+    let hw: Vec<String> = if wide || problem.hardware.preferred.is_none() {
+        hw
+    } else {
+        hw[..1].to_vec()
+    };
+    let im: Vec<String> = if wide || problem.images.preferred.is_none() {
+        im
+    } else {
+        im[..1].to_vec()
+    };
+    let mut layouts = Vec::new();
+    for mask in 0u32..(1 << cons.len()) {
+        let set: BTreeSet<&ServiceName> = pick(&cons, mask).into_iter().collect();
+        if set.is_empty() && free.is_empty() {
+            continue;
+        }
+        let in_cluster = |s: &ServiceName| cluster.contains(&s);
+        let cant_ok = problem
+            .layout
+            .cant_coexist
+            .iter()
+            .all(|g| !g.iter().all(|s| set.contains(s)));
+        let must_ok = problem.layout.must_coexist.iter().all(|g| {
+            let members: Vec<&ServiceName> = g.iter().filter(|s| in_cluster(s)).collect();
+            members.iter().all(|s| set.contains(*s)) || members.iter().all(|s| !set.contains(*s))
+        });
+        if !cant_ok || !must_ok {
+            continue;
+        }
+        let hw_ok = |h: &String| {
+            set.iter().all(|s| {
+                problem.service_constraints.get(*s).is_none_or(|c| {
+                    allows(
+                        &c.hardware
+                            .iter()
+                            .map(|x| x.as_str().to_owned())
+                            .collect::<Vec<_>>(),
+                        h,
+                    )
+                })
+            })
+        };
+        let im_ok = |i: &String| {
+            set.iter().all(|s| {
+                problem.service_constraints.get(*s).is_none_or(|c| {
+                    allows(
+                        &c.images
+                            .iter()
+                            .map(|x| x.as_str().to_owned())
+                            .collect::<Vec<_>>(),
+                        i,
+                    )
+                })
+            })
+        };
+        let (Some(hardware), Some(image)) = (hw.iter().position(hw_ok), im.iter().position(im_ok))
+        else {
+            continue;
+        };
+        let mut services: Vec<String> = set
+            .iter()
+            .chain(free.iter())
+            .map(|s| s.as_str().to_owned())
+            .collect();
+        services.sort();
+        let off_hw = problem.hardware.preferred.is_some() && hardware != 0;
+        let off_im = problem.images.preferred.is_some() && image != 0;
+        layouts.push(BruteLayout {
+            band: u8::from(off_hw || off_im),
+            services,
+            hardware,
+            image,
+        });
+    }
+    layouts.sort_by(|x, y| {
+        x.band
+            .cmp(&y.band)
+            .then(y.services.len().cmp(&x.services.len()))
+            .then(x.hardware.cmp(&y.hardware))
+            .then(x.image.cmp(&y.image))
+            .then(x.services.cmp(&y.services))
+    });
+    layouts
+}
+
+fn bounds_of(problem: &Problem, service: &ServiceName) -> (u32, u32) {
+    let c = problem.service_constraints.get(service);
+    (
+        c.map_or(0, |c| c.min).max(1),
+        c.and_then(|c| c.max).unwrap_or(u32::MAX),
+    )
+}
+
+/// Coopr's walk: count vectors in decreasing lexicographic order, first that fits.
+fn walk(
+    problem: &Problem,
+    layouts: &[BruteLayout],
+    index: usize,
+    left: u32,
+    counts: &mut Vec<u32>,
+) -> bool {
+    if index == layouts.len() {
+        if left != 0 {
+            return false;
+        }
+        return problem.services.iter().all(|service| {
+            let (min, max) = bounds_of(problem, service);
+            let on: u32 = layouts
+                .iter()
+                .zip(counts.iter())
+                .filter(|(l, _)| l.services.iter().any(|s| s == service.as_str()))
+                .map(|(_, c)| *c)
+                .sum();
+            on >= min && on <= max
+        });
+    }
+    for count in (0..=left).rev() {
+        counts.push(count);
+        let over = problem.services.iter().any(|service| {
+            let (_, max) = bounds_of(problem, service);
+            let on: u32 = layouts
+                .iter()
+                .zip(counts.iter())
+                .filter(|(l, _)| l.services.iter().any(|s| s == service.as_str()))
+                .map(|(_, c)| *c)
+                .sum();
+            on > max
+        });
+        if !over && walk(problem, layouts, index + 1, left - count, counts) {
+            return true;
+        }
+        counts.pop();
+    }
+    false
+}
+
+/// The brute-force answer as (hardware, image, services) per node.
+fn brute(problem: &Problem) -> Option<Vec<(String, String, Vec<String>)>> {
+    let wides: Vec<bool> =
+        if problem.hardware.preferred.is_some() || problem.images.preferred.is_some() {
+            vec![false, true]
+        } else {
+            vec![true]
+        };
+    for wide in wides {
+        let layouts = brute_layouts(problem, wide);
+        let mut counts = Vec::new();
+        if walk(problem, &layouts, 0, problem.size, &mut counts) {
+            let mut nodes = Vec::new();
+            for (layout, count) in layouts.iter().zip(&counts) {
+                for _ in 0..*count {
+                    nodes.push((
+                        problem.hardware.candidates[layout.hardware]
+                            .as_str()
+                            .to_owned(),
+                        problem.images.candidates[layout.image].as_str().to_owned(),
+                        layout.services.clone(),
+                    ));
+                }
+            }
+            return Some(nodes);
+        }
+    }
+    None
+}
+
+fn shape(layout: &Layout) -> Vec<(String, String, Vec<String>)> {
+    layout
+        .nodes
+        .iter()
+        .map(|node| {
+            (
+                node.hardwaretype.as_str().to_owned(),
+                node.imagetype.as_str().to_owned(),
+                node.services
+                    .iter()
+                    .map(|s| s.as_str().to_owned())
+                    .collect(),
+            )
+        })
+        .collect()
+}
+
+/// Independent check of every constraint on a layout.
+fn check(problem: &Problem, layout: &Layout) -> Result<(), String> {
+    if layout.nodes.len() != problem.size as usize {
+        return Err(format!(
+            "{} nodes, asked {}",
+            layout.nodes.len(),
+            problem.size
+        ));
+    }
+    for (offset, node) in layout.nodes.iter().enumerate() {
+        if node.number != 1000 + offset as u32 {
+            return Err(format!("node {offset} numbered {}", node.number));
+        }
+        if !problem.hardware.candidates.contains(&node.hardwaretype)
+            || !problem.images.candidates.contains(&node.imagetype)
+        {
+            return Err(format!(
+                "node {} uses a type that is not a candidate",
+                node.number
+            ));
+        }
+        for group in &problem.layout.cant_coexist {
+            if group.iter().all(|s| node.services.contains(s)) {
+                return Err(format!(
+                    "node {} holds cantcoexist group {group:?}",
+                    node.number
+                ));
+            }
+        }
+        for group in &problem.layout.must_coexist {
+            let members: Vec<&ServiceName> = group
+                .iter()
+                .filter(|s| problem.services.contains(s))
+                .collect();
+            let held = members
+                .iter()
+                .filter(|s| node.services.contains(**s))
+                .count();
+            if held != 0 && held != members.len() {
+                return Err(format!(
+                    "node {} splits mustcoexist group {group:?}",
+                    node.number
+                ));
+            }
+        }
+        for service in &node.services {
+            if !problem.services.contains(service) {
+                return Err(format!("node {} holds unrequested {service}", node.number));
+            }
+            if let Some(c) = problem.service_constraints.get(service) {
+                if !c.hardware.is_empty() && !c.hardware.contains(&node.hardwaretype) {
+                    return Err(format!("{service} on disallowed hardware"));
+                }
+                if !c.images.is_empty() && !c.images.contains(&node.imagetype) {
+                    return Err(format!("{service} on disallowed image"));
+                }
+            }
+        }
+        for service in &problem.services {
+            if !constrained(problem, service) && !node.services.contains(service) {
+                return Err(format!(
+                    "unconstrained {service} missing from node {}",
+                    node.number
+                ));
+            }
+        }
+    }
+    for service in &problem.services {
+        let (min, max) = bounds_of(problem, service);
+        let on = layout.nodes_with(service).count() as u32;
+        if on < min || on > max {
+            return Err(format!("{service} on {on} nodes, allowed [{min}, {max}]"));
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(600))]
+
+    #[test]
+    fn agrees_with_brute_force(problem in problem(5, 5)) {
+        let expected = brute(&problem);
+        match (solve(&problem), expected) {
+            (Ok(layout), Some(nodes)) => {
+                prop_assert_eq!(shape(&layout), nodes);
+                prop_assert_eq!(check(&problem, &layout), Ok(()));
+            }
+            (Err(_), None) => {}
+            (Ok(layout), None) => prop_assert!(false, "brute force finds nothing, solver gave {:?}", shape(&layout)),
+            (Err(err), Some(nodes)) => prop_assert!(false, "solver says {} but {:?} works", err, nodes),
+        }
+    }
+
+    #[test]
+    fn nearest_sizes_are_the_closest_that_work(problem in problem(4, 6)) {
+        if let Err(err) = solve(&problem) {
+            let works = |size: u32| solve(&Problem { size, ..problem.clone() }).is_ok();
+            if let Some(above) = err.nearest.above {
+                prop_assert!(above > problem.size && works(above), "{err}");
+                for size in problem.size + 1..above { prop_assert!(!works(size), "{size} works, {err}"); }
+            }
+            if let Some(below) = err.nearest.below {
+                prop_assert!(below < problem.size && works(below), "{err}");
+                for size in below + 1..problem.size { prop_assert!(!works(size), "{size} works, {err}"); }
+            }
+            if err.nearest.above.is_none() {
+                for size in problem.size + 1..problem.size + 8 { prop_assert!(!works(size), "{size} works, {err}"); }
+            }
+            prop_assert!(!err.reasons.is_empty());
+            prop_assert!(!err.to_string().is_empty());
+        }
+    }
+
+    #[test]
+    fn larger_problems_are_valid_and_deterministic(problem in problem(6, 40)) {
+        let first = solve(&problem);
+        let second = solve(&problem);
+        prop_assert_eq!(&first, &second);
+        if let Ok(layout) = first {
+            prop_assert_eq!(check(&problem, &layout), Ok(()));
+        }
+    }
+
+    #[test]
+    fn adding_nodes_keeps_existing_ones(problem in problem(5, 8), extra in 1u32..5) {
+        if let Ok(layout) = solve(&problem) {
+            let grown_problem = Problem { size: problem.size + extra, ..problem.clone() };
+            let existing = Existing { nodes: layout.nodes.clone(), extend_nodes: false, grow_up_to: None };
+            match solve_with_existing(&grown_problem, &existing) {
+                Ok(grown) => {
+                    prop_assert_eq!(&grown.nodes[..layout.nodes.len()], &layout.nodes[..]);
+                    prop_assert_eq!(check(&grown_problem, &grown), Ok(()));
+                }
+                Err(err) => {
+                    // Only quantities can stop growth when nothing moves.
+                    prop_assert!(solve(&grown_problem).is_err() || !err.reasons.is_empty(), "{err}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn adding_services_keeps_existing_nodes(problem in problem(5, 8), added in 1usize..3) {
+        let keep = problem.services.len().saturating_sub(added).max(1);
+        let smaller = Problem { services: problem.services[..keep].to_vec(), ..problem.clone() };
+        if let Ok(layout) = solve(&smaller) {
+            let existing = Existing { nodes: layout.nodes.clone(), extend_nodes: true, grow_up_to: Some(problem.size + 4) };
+            if let Ok(result) = solve_with_existing(&problem, &existing) {
+                for (old, new) in layout.nodes.iter().zip(&result.nodes) {
+                    prop_assert_eq!(old.number, new.number);
+                    prop_assert_eq!(&old.hardwaretype, &new.hardwaretype);
+                    prop_assert!(old.services.is_subset(&new.services));
+                }
+                for service in &problem.services {
+                    prop_assert!(result.nodes_with(service).count() >= 1, "{} not placed", service);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn coopr_greedy_counterexample() {
+    let mut constraints = BTreeMap::new();
+    for name in ["a", "b"] {
+        constraints.insert(
+            svc(name),
+            ServiceConstraint {
+                min: 0,
+                max: Some(1),
+                ..Default::default()
+            },
+        );
+    }
+    let problem = Problem {
+        template: TemplateName::parse("t").expect("valid"),
+        size: 2,
+        size_bounds: SizeBounds::default(),
+        services: vec![svc("a"), svc("b")],
+        hardware: TypeCandidates::any_of(vec![HardwareTypeName::parse("h0").expect("valid")]),
+        images: TypeCandidates::any_of(vec![ImageTypeName::parse("i0").expect("valid")]),
+        layout: LayoutGroups::default(),
+        service_constraints: constraints,
+    };
+    let layout = solve(&problem).expect("{a},{b} works");
+    assert_eq!(brute(&problem).expect("brute force agrees"), shape(&layout));
+}
