@@ -6,6 +6,7 @@
 
 pub mod catalog;
 pub mod layout;
+pub mod macros;
 pub mod names;
 pub mod plan;
 pub mod solver;

@@ -1,0 +1,202 @@
+//! Evaluating parsed macros against a [`MacroContext`].
+
+use super::parse::{self, Expr, Piece, Reference};
+use super::shell::shell_quote;
+use super::{MacroContext, MacroNode, MacroProblem, DEFAULT_ADDRESS_TYPE};
+
+/// How each macro's value is written into the result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Quoting {
+    None,
+    Shell,
+}
+
+/// A macro's value before it is written out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Value {
+    /// A service on no node (or, for `instance.self`, not on this node).
+    Nothing,
+    One(String),
+    Many(Vec<String>),
+}
+
+pub(crate) fn expand(
+    text: &str,
+    context: &MacroContext,
+    quoting: Quoting,
+) -> Result<String, MacroProblem> {
+    let mut out = String::with_capacity(text.len());
+    let mut macros = 0usize;
+    let mut produced = 0usize;
+    for piece in parse::pieces(text) {
+        match piece {
+            Piece::Text(literal) => out.push_str(literal),
+            Piece::Percent => out.push('%'),
+            Piece::Macro(raw) => {
+                macros += 1;
+                let expr = parse::parse(raw)?;
+                let rendered = match evaluate(&expr, context)? {
+                    Value::Nothing => None,
+                    Value::One(value) => Some(value),
+                    Value::Many(values) => Some(values.join(",")),
+                };
+                if rendered.is_some() {
+                    produced += 1;
+                }
+                match quoting {
+                    Quoting::None => out.push_str(rendered.as_deref().unwrap_or("")),
+                    Quoting::Shell => out.push_str(&shell_quote(rendered.as_deref().unwrap_or(""))),
+                }
+            }
+        }
+    }
+    // Coopr leaves a string whose macros all yielded nothing as it was.
+    if quoting == Quoting::None && macros > 0 && produced == 0 {
+        return Ok(text.to_owned());
+    }
+    Ok(out)
+}
+
+fn evaluate(expr: &Expr<'_>, context: &MacroContext) -> Result<Value, MacroProblem> {
+    let mut value = base_value(expr, context)?;
+    if let Some(index) = expr.index {
+        value = match value {
+            Value::Many(mut values) => {
+                if index >= values.len() {
+                    return Err(MacroProblem::IndexOutOfRange {
+                        name: expr.name.to_owned(),
+                        index,
+                        len: values.len(),
+                    });
+                }
+                Value::One(values.swap_remove(index))
+            }
+            other => other,
+        };
+    }
+    if let Some(format) = expr.map {
+        value = match value {
+            Value::Nothing => Value::Nothing,
+            Value::One(one) => Value::One(apply_format(format, &one)),
+            Value::Many(many) => {
+                Value::Many(many.iter().map(|one| apply_format(format, one)).collect())
+            }
+        };
+    }
+    if let Some(separator) = expr.join {
+        value = match value {
+            Value::Many(many) => Value::One(many.join(separator)),
+            other => other,
+        };
+    }
+    Ok(value)
+}
+
+/// `$` is the value, `$$` a literal `$`.
+fn apply_format(format: &str, value: &str) -> String {
+    let mut out = String::with_capacity(format.len() + value.len());
+    let mut chars = format.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '$' {
+            out.push(c);
+        } else if chars.peek() == Some(&'$') {
+            chars.next();
+            out.push('$');
+        } else {
+            out.push_str(value);
+        }
+    }
+    out
+}
+
+fn base_value(expr: &Expr<'_>, context: &MacroContext) -> Result<Value, MacroProblem> {
+    let name = expr.name;
+    Ok(match expr.reference {
+        Reference::Owner => Value::One(context.owner.clone()),
+        Reference::SelfHost => Value::One(this_node(context, name)?.host.clone()),
+        Reference::SelfIp { kind } => Value::One(address(this_node(context, name)?, kind, name)?),
+        Reference::ServiceHosts { service } => list(
+            carrying(context, service)
+                .into_iter()
+                .map(|node| Ok(node.host.clone())),
+        )?,
+        Reference::ServiceIps { kind, service } => list(
+            carrying(context, service)
+                .into_iter()
+                .map(|node| address(node, kind, name)),
+        )?,
+        Reference::ServiceCount { service } => {
+            Value::One(carrying(context, service).len().to_string())
+        }
+        Reference::SelfInstance { service } => {
+            let this = this_node(context, name)?;
+            carrying(context, service)
+                .iter()
+                .position(|node| node.number == this.number)
+                .map_or(Value::Nothing, |rank| Value::One((rank + 1).to_string()))
+        }
+        Reference::SelfServiceHost { service } => {
+            Value::One(this_carrying(context, service, name)?.host.clone())
+        }
+        Reference::SelfServiceIp { kind, service } => {
+            Value::One(address(this_carrying(context, service, name)?, kind, name)?)
+        }
+    })
+}
+
+fn list(values: impl Iterator<Item = Result<String, MacroProblem>>) -> Result<Value, MacroProblem> {
+    let values = values.collect::<Result<Vec<_>, _>>()?;
+    Ok(if values.is_empty() {
+        Value::Nothing
+    } else {
+        Value::Many(values)
+    })
+}
+
+/// Nodes carrying `service`, by node number.
+fn carrying<'a>(context: &'a MacroContext, service: &str) -> Vec<&'a MacroNode> {
+    let mut nodes: Vec<&MacroNode> = context
+        .nodes
+        .iter()
+        .filter(|node| node.services.contains(service))
+        .collect();
+    nodes.sort_by_key(|node| node.number);
+    nodes
+}
+
+fn this_node<'a>(context: &'a MacroContext, name: &str) -> Result<&'a MacroNode, MacroProblem> {
+    context
+        .this_node
+        .and_then(|number| context.nodes.iter().find(|node| node.number == number))
+        .ok_or_else(|| MacroProblem::NoThisNode {
+            name: name.to_owned(),
+        })
+}
+
+fn this_carrying<'a>(
+    context: &'a MacroContext,
+    service: &str,
+    name: &str,
+) -> Result<&'a MacroNode, MacroProblem> {
+    let this = this_node(context, name)?;
+    if this.services.contains(service) {
+        Ok(this)
+    } else {
+        Err(MacroProblem::NotOnThisNode {
+            name: name.to_owned(),
+            service: service.to_owned(),
+        })
+    }
+}
+
+fn address(node: &MacroNode, kind: Option<&str>, name: &str) -> Result<String, MacroProblem> {
+    let kind = kind.unwrap_or(DEFAULT_ADDRESS_TYPE);
+    node.ips
+        .get(kind)
+        .cloned()
+        .ok_or_else(|| MacroProblem::MissingAddress {
+            name: name.to_owned(),
+            node: node.number,
+            kind: kind.to_owned(),
+        })
+}
