@@ -7,6 +7,8 @@
 //! [`Catalog::resolved_template`] merges `extends`/`includes`, and [`validate`]
 //! reports every problem at once.
 
+pub mod coopr;
+
 mod common;
 mod lease;
 mod machine;
@@ -75,7 +77,10 @@ impl Catalog {
 
     /// Services answering to `name`: the service so named, if any, then every
     /// service that `provides` it, in catalog order.
-    pub fn providers_of<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a Service> + 'a {
+    pub fn providers_of<'a, 'n>(&'a self, name: &'n str) -> impl Iterator<Item = &'a Service> + 'n
+    where
+        'a: 'n,
+    {
         self.services
             .values()
             .filter(move |service| service.answers_to(name))

@@ -17,7 +17,6 @@ pub struct Service {
     pub meta: EntityMeta,
     pub dependencies: Dependencies,
     pub provisioner: Provisioner,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub links: Vec<Link>,
     #[serde(flatten)]
     pub extra: Extra,

@@ -21,7 +21,6 @@ pub struct ClusterTemplate {
     pub constraints: Option<Constraints>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub administration: Option<Administration>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub links: Vec<Link>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub extends: Option<TemplateRef>,

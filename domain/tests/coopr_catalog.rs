@@ -1,0 +1,161 @@
+//! Coopr's published catalog (/work/shared/coopr-catalog) through Corral: lossless
+//! import/export of every file, and validation naming exactly the known defects.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use domain::catalog::coopr::{
+    entity_to_value, export_bundle, export_files, import_bundle, import_files,
+};
+use domain::catalog::{Catalog, EntityKind};
+use serde_json::Value;
+
+fn catalog_root() -> PathBuf {
+    std::env::var_os("COOPR_CATALOG")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/work/shared/coopr-catalog"))
+}
+
+/// Every file under the catalog root, as `(relative path, text)`, sorted.
+fn catalog_files() -> Vec<(String, String)> {
+    let root = catalog_root();
+    let mut files = Vec::new();
+    collect(&root, &root, &mut files);
+    files.sort();
+    assert!(files.len() > 90, "catalog not found at {}", root.display());
+    files
+}
+
+fn collect(root: &Path, dir: &Path, files: &mut Vec<(String, String)>) {
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            collect(root, &path, files);
+        } else {
+            let relative = path
+                .strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            files.push((relative, fs::read_to_string(&path).unwrap()));
+        }
+    }
+}
+
+fn json_files() -> Vec<(String, Value)> {
+    catalog_files()
+        .into_iter()
+        .filter(|(path, _)| path.ends_with(".json"))
+        .map(|(path, text)| {
+            let value = serde_json::from_str(&text).unwrap();
+            (path, value)
+        })
+        .collect()
+}
+
+fn imported() -> Catalog {
+    import_files(&catalog_files()).unwrap_or_else(|err| panic!("{err}"))
+}
+
+#[test]
+fn imports_every_entity_of_the_published_catalog() {
+    let catalog = imported();
+    let count = |kind: &str| {
+        json_files()
+            .iter()
+            .filter(|(path, _)| path.starts_with(&format!("{kind}/")))
+            .count()
+    };
+    assert_eq!(catalog.providers.len(), count("providers"));
+    assert_eq!(catalog.hardwaretypes.len(), count("hardwaretypes"));
+    assert_eq!(catalog.imagetypes.len(), count("imagetypes"));
+    assert_eq!(catalog.services.len(), count("services"));
+    assert_eq!(catalog.clustertemplates.len(), count("clustertemplates"));
+    assert_eq!(catalog.clustertemplates.len(), 15);
+    assert!(catalog.partialtemplates.is_empty());
+}
+
+#[test]
+fn every_file_round_trips_to_the_identical_json_value() {
+    let catalog = imported();
+    let exported: std::collections::HashMap<String, String> =
+        export_files(&catalog).into_iter().collect();
+    let files = json_files();
+    assert_eq!(exported.len(), files.len());
+    for (path, original) in files {
+        let text = exported
+            .get(&path)
+            .unwrap_or_else(|| panic!("{path} not exported"));
+        let again: Value = serde_json::from_str(text).unwrap();
+        assert_eq!(again, original, "{path}");
+        // Value equality ignores key order; compare the serialised text for order.
+        assert_eq!(
+            serde_json::to_string(&again).unwrap(),
+            serde_json::to_string(&original).unwrap(),
+            "{path}: key order"
+        );
+    }
+}
+
+#[test]
+fn typed_form_alone_keeps_every_value_of_every_file() {
+    // Drop the remembered JSON: the typed model itself must hold everything.
+    for (path, original) in json_files() {
+        let kind = EntityKind::from_key(path.split('/').next().unwrap()).unwrap();
+        let rewritten = typed_only(kind, original.clone());
+        // The typed form may add empty defaults (Coopr's writer does too) but must
+        // lose and change nothing.
+        if let Err(at) = contained(&original, &rewritten, String::new()) {
+            panic!("{path}: typed form lost or changed {at}");
+        }
+    }
+}
+
+/// Checks every key and value of `original` is in `copy` at the same place.
+fn contained(original: &Value, copy: &Value, at: String) -> Result<(), String> {
+    match (original, copy) {
+        (Value::Object(a), Value::Object(b)) => a.iter().try_for_each(|(key, value)| {
+            let inner = b.get(key).ok_or_else(|| format!("{at}.{key}"))?;
+            contained(value, inner, format!("{at}.{key}"))
+        }),
+        (Value::Array(a), Value::Array(b)) if a.len() == b.len() => a
+            .iter()
+            .zip(b)
+            .enumerate()
+            .try_for_each(|(i, (x, y))| contained(x, y, format!("{at}[{i}]"))),
+        (a, b) if a == b => Ok(()),
+        _ => Err(at),
+    }
+}
+
+fn typed_only(kind: EntityKind, value: Value) -> Value {
+    use domain::catalog::coopr::entity_from_value as decode;
+    use domain::catalog::*;
+    fn strip<T: domain::catalog::coopr::CooprEntity + serde::Serialize>(entity: T) -> Value {
+        serde_json::to_value(&entity).unwrap()
+    }
+    match kind {
+        EntityKind::Provider => strip(decode::<Provider>(value).unwrap()),
+        EntityKind::HardwareType => strip(decode::<HardwareType>(value).unwrap()),
+        EntityKind::ImageType => strip(decode::<ImageType>(value).unwrap()),
+        EntityKind::Service => strip(decode::<Service>(value).unwrap()),
+        EntityKind::ClusterTemplate => strip(decode::<ClusterTemplate>(value).unwrap()),
+        EntityKind::PartialTemplate => strip(decode::<PartialTemplate>(value).unwrap()),
+    }
+}
+
+#[test]
+fn bundle_round_trips_through_text() {
+    let catalog = imported();
+    let bundle = export_bundle(&catalog);
+    let text = serde_json::to_string_pretty(&bundle).unwrap();
+    let again = import_bundle(&text).unwrap();
+    assert_eq!(again, catalog);
+    assert_eq!(export_bundle(&again), bundle);
+    for (name, service) in &catalog.services {
+        assert_eq!(
+            entity_to_value(service),
+            entity_to_value(&again.services[name])
+        );
+    }
+}
