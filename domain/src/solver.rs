@@ -10,6 +10,7 @@
 //! feasibility test (see [`pack`] and [`search`]), so its cost depends on the
 //! number of constrained services, not on the node count.
 
+mod catalog;
 mod contract;
 mod diagnose;
 mod error;
@@ -23,6 +24,7 @@ mod search;
 use crate::layout::{Layout, NodeLayout, FIRST_NODE_NUMBER};
 use crate::names::{HardwareTypeName, ImageTypeName};
 
+pub use catalog::SolveRequest;
 pub use contract::{ContractLayout, ContractNode};
 pub use error::{NearestSizes, Reason, TypeKind, Unsatisfiable};
 pub use problem::{

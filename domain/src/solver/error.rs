@@ -72,6 +72,10 @@ pub enum Reason {
         min: u32,
         max: Option<u32>,
     },
+    #[error("no provider: the request names none and the template has no default")]
+    NoProvider,
+    #[error("provider {provider:?} does not exist")]
+    UnknownProvider { provider: String },
     #[error("service {service:?} is not a known service or alias")]
     UnknownService { service: String },
     #[error("service {service} is not allowed by the template's compatibility list")]

@@ -1,0 +1,191 @@
+//! Solver speed on a realistic 30-service template at 10, 100 and 1,000 nodes.
+//!
+//! The template mixes what real catalogs use: unconstrained agents on every node,
+//! a master group with single-instance services, a worker group, quorum services
+//! with min/max, services kept apart by `cantcoexist`, and hardware/image
+//! whitelists that force some services off the default types.
+
+use std::collections::BTreeMap;
+use std::hint::black_box;
+use std::time::Instant;
+
+use criterion::{criterion_group, BenchmarkId, Criterion};
+use domain::names::{HardwareTypeName, ImageTypeName, ServiceName, TemplateName};
+use domain::solver::{solve, LayoutGroups, Problem, ServiceConstraint, SizeBounds, TypeCandidates};
+
+fn names(list: &[&str]) -> Vec<ServiceName> {
+    list.iter()
+        .map(|name| ServiceName::parse(*name).expect("valid name"))
+        .collect()
+}
+
+fn constraint(min: u32, max: Option<u32>) -> ServiceConstraint {
+    ServiceConstraint {
+        min,
+        max,
+        ..Default::default()
+    }
+}
+
+fn template(size: u32) -> Problem {
+    let services = names(&[
+        // Unconstrained: on every node.
+        "base",
+        "ntp",
+        "monitoring-agent",
+        "log-shipper",
+        // Masters.
+        "namenode",
+        "resourcemanager",
+        "historyserver",
+        "hbase-master",
+        "hive-metastore",
+        "hive-server2",
+        "mysql",
+        "spark-master",
+        "oozie",
+        // Workers.
+        "datanode",
+        "nodemanager",
+        "regionserver",
+        "spark-worker",
+        // Quorums and stores.
+        "zookeeper",
+        "kafka-broker",
+        "elasticsearch",
+        "cassandra",
+        "redis",
+        // Edge.
+        "kibana",
+        "nginx",
+        "haproxy",
+        "hue",
+        "gateway",
+        "ldap",
+        "kerberos-kdc",
+        "prometheus",
+    ]);
+    assert_eq!(services.len(), 30);
+    let hw = |name: &str| HardwareTypeName::parse(name).expect("valid name");
+    let img = |name: &str| ImageTypeName::parse(name).expect("valid name");
+    let mut constraints = BTreeMap::new();
+    for single in [
+        "namenode",
+        "resourcemanager",
+        "historyserver",
+        "hbase-master",
+        "hive-metastore",
+        "hive-server2",
+        "mysql",
+        "spark-master",
+        "oozie",
+        "kibana",
+        "hue",
+        "ldap",
+        "kerberos-kdc",
+        "prometheus",
+    ] {
+        constraints.insert(names(&[single])[0].clone(), constraint(1, Some(1)));
+    }
+    constraints.insert(names(&["datanode"])[0].clone(), constraint(3, None));
+    constraints.insert(names(&["zookeeper"])[0].clone(), constraint(3, Some(5)));
+    constraints.insert(names(&["kafka-broker"])[0].clone(), constraint(2, Some(9)));
+    constraints.insert(names(&["redis"])[0].clone(), constraint(1, Some(3)));
+    constraints.insert(names(&["nginx"])[0].clone(), constraint(1, Some(2)));
+    constraints.insert(names(&["haproxy"])[0].clone(), constraint(1, Some(2)));
+    constraints.insert(names(&["gateway"])[0].clone(), constraint(1, Some(4)));
+    constraints.insert(
+        names(&["elasticsearch"])[0].clone(),
+        ServiceConstraint {
+            min: 3,
+            max: Some(12),
+            hardware: vec![hw("large"), hw("xlarge")],
+            images: Vec::new(),
+        },
+    );
+    constraints.insert(
+        names(&["cassandra"])[0].clone(),
+        ServiceConstraint {
+            min: 3,
+            max: None,
+            hardware: Vec::new(),
+            images: vec![img("centos7")],
+        },
+    );
+    Problem {
+        template: TemplateName::parse("big-data").expect("valid name"),
+        size,
+        size_bounds: SizeBounds { min: 5, max: None },
+        services,
+        hardware: TypeCandidates {
+            candidates: vec![hw("medium"), hw("large"), hw("xlarge")],
+            preferred: Some(hw("medium")),
+            unusable: Vec::new(),
+        },
+        images: TypeCandidates {
+            candidates: vec![img("ubuntu14"), img("centos7")],
+            preferred: Some(img("ubuntu14")),
+            unusable: Vec::new(),
+        },
+        layout: LayoutGroups {
+            must_coexist: vec![
+                names(&["namenode", "resourcemanager", "historyserver"]),
+                names(&["hbase-master", "hive-metastore", "hive-server2", "mysql"]),
+                names(&["datanode", "nodemanager", "regionserver", "spark-worker"]),
+                names(&["kibana", "prometheus"]),
+            ],
+            cant_coexist: vec![
+                names(&["namenode", "datanode"]),
+                names(&["hbase-master", "regionserver"]),
+                names(&["zookeeper", "datanode"]),
+                names(&["kafka-broker", "namenode"]),
+                names(&["kafka-broker", "zookeeper"]),
+                names(&["nginx", "haproxy"]),
+                names(&["cassandra", "datanode"]),
+                names(&["cassandra", "elasticsearch"]),
+                names(&["ldap", "kerberos-kdc", "gateway"]),
+            ],
+        },
+        service_constraints: constraints,
+    }
+}
+
+const SIZES: [u32; 3] = [10, 100, 1000];
+
+fn bench_solve(c: &mut Criterion) {
+    let mut group = c.benchmark_group("solve");
+    for size in SIZES {
+        let problem = template(size);
+        group.bench_with_input(BenchmarkId::from_parameter(size), &problem, |b, problem| {
+            b.iter(|| solve(black_box(problem)).expect("solvable"))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench_solve);
+
+fn main() {
+    for size in SIZES {
+        let problem = template(size);
+        let layout = solve(&problem).expect("solvable");
+        assert_eq!(layout.nodes.len(), size as usize);
+        let runs = 20u32;
+        let start = Instant::now();
+        for _ in 0..runs {
+            black_box(solve(black_box(&problem)).expect("solvable"));
+        }
+        let ms = start.elapsed().as_secs_f64() * 1000.0 / f64::from(runs);
+        let distinct: std::collections::BTreeSet<_> = layout
+            .nodes
+            .iter()
+            .map(|node| (&node.hardwaretype, &node.imagetype, &node.services))
+            .collect();
+        println!(
+            "solve nodes={size} services=30 ms={ms:.3} layouts={}",
+            distinct.len()
+        );
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}
