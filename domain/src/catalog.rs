@@ -13,6 +13,7 @@ mod common;
 mod lease;
 mod machine;
 mod provider;
+mod resolve;
 mod service;
 mod template;
 
@@ -22,6 +23,7 @@ pub use common::{Count, EntityMeta, Extra, Link, Origin, TemplateRef, UNBOUNDED}
 pub use lease::{DurationMs, Lease, LeaseError};
 pub use machine::{HardwareType, ImageType, ProviderMap};
 pub use provider::{Provider, SUPPORTED_PROVIDER_TYPES};
+pub use resolve::ResolveError;
 pub use service::{ActionSpec, Dependencies, DependencyStage, Provisioner, Service, ServiceAction};
 pub use template::{
     Administration, ClusterTemplate, Compatibility, Constraints, DefaultService, Defaults,

@@ -1,6 +1,9 @@
 //! Coopr's published catalog (/work/shared/coopr-catalog) through Corral: lossless
 //! import/export of every file, and validation naming exactly the known defects.
 
+// Test helpers outside `#[test]` functions panic on unreadable fixtures, as tests do.
+#![allow(clippy::unwrap_used)]
+
 use std::fs;
 use std::path::{Path, PathBuf};
 

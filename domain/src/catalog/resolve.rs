@@ -1,0 +1,305 @@
+//! Template resolution (§2.5): a cluster template merged with its `extends` chain
+//! and its `includes` partials into one self-contained template.
+//!
+//! Merge order: the parent's resolved chain, then this template's includes in
+//! order, then the template itself. Lists are unioned, later non-blank scalars win,
+//! `constraints.services` is replaced per service, `size` comes from the last
+//! member with constraints and `administration` from the last that sets it; config
+//! merges per top-level key, except that keys of an immutable partial are final.
+
+use indexmap::IndexMap;
+
+use super::{
+    Catalog, ClusterTemplate, Compatibility, Constraints, DefaultService, Defaults, Extra, Origin,
+    PartialTemplate,
+};
+use crate::names::TemplateName;
+
+/// Why a template cannot be resolved; `path` says where, in validation's form.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ResolveError {
+    #[error("clustertemplates.{0}: unknown cluster template \"{0}\"")]
+    UnknownTemplate(String),
+    #[error("{path}: extends unknown cluster template \"{name}\"")]
+    MissingParent { path: String, name: TemplateName },
+    #[error("{path}: includes unknown partial template \"{name}\"")]
+    MissingPartial { path: String, name: TemplateName },
+    #[error("{path}: extends cycle {}", chain_text(.chain))]
+    Cycle {
+        path: String,
+        chain: Vec<TemplateName>,
+    },
+    #[error("{path}: config key \"{key}\" comes from immutable partial template \"{partial}\" and may not be set again")]
+    ImmutableOverride {
+        path: String,
+        key: String,
+        partial: TemplateName,
+    },
+    #[error("{path}: no default services")]
+    NoDefaultServices { path: String },
+    #[error("{path}: no default provider")]
+    NoDefaultProvider { path: String },
+}
+
+impl ResolveError {
+    /// Where the problem is, e.g. `clustertemplates.web.includes[1]`.
+    pub fn path(&self) -> String {
+        match self {
+            ResolveError::UnknownTemplate(name) => format!("clustertemplates.{name}"),
+            ResolveError::MissingParent { path, .. }
+            | ResolveError::MissingPartial { path, .. }
+            | ResolveError::Cycle { path, .. }
+            | ResolveError::ImmutableOverride { path, .. }
+            | ResolveError::NoDefaultServices { path }
+            | ResolveError::NoDefaultProvider { path } => path.clone(),
+        }
+    }
+
+    /// The message without the path.
+    pub fn message(&self) -> String {
+        let full = self.to_string();
+        let prefix = format!("{}: ", self.path());
+        full.strip_prefix(&prefix).unwrap_or(&full).to_owned()
+    }
+}
+
+fn chain_text(chain: &[TemplateName]) -> String {
+    chain
+        .iter()
+        .map(TemplateName::as_str)
+        .collect::<Vec<_>>()
+        .join(" -> ")
+}
+
+impl Catalog {
+    /// The template with `extends`/`includes` merged in (or as is, if it has
+    /// neither), checked to have default services and a default provider.
+    pub fn resolved_template(&self, name: &TemplateName) -> Result<ClusterTemplate, ResolveError> {
+        let (resolved, mut errors) = resolve_all(self, name.as_str());
+        match (resolved, errors.is_empty()) {
+            (Some(template), true) => Ok(template),
+            _ if !errors.is_empty() => Err(errors.remove(0)),
+            _ => Err(ResolveError::UnknownTemplate(name.to_string())),
+        }
+    }
+}
+
+/// Resolves `name`, collecting every problem. The template is returned whenever it
+/// exists, merged as far as possible, so validation can look at it regardless.
+pub(crate) fn resolve_all(
+    catalog: &Catalog,
+    name: &str,
+) -> (Option<ClusterTemplate>, Vec<ResolveError>) {
+    let Some(template) = catalog.clustertemplate(name) else {
+        return (None, vec![ResolveError::UnknownTemplate(name.to_owned())]);
+    };
+    let mut errors = Vec::new();
+    let resolved = if template.has_parents() {
+        let mut members = Vec::new();
+        collect_members(
+            catalog,
+            template,
+            &mut Vec::new(),
+            &mut members,
+            &mut errors,
+        );
+        merge(template, &members, &mut errors)
+    } else {
+        template.clone()
+    };
+    let path = format!("clustertemplates.{name}.defaults");
+    if resolved.defaults.services.is_empty() {
+        errors.push(ResolveError::NoDefaultServices {
+            path: format!("{path}.services"),
+        });
+    }
+    if resolved.defaults.provider.is_none() {
+        errors.push(ResolveError::NoDefaultProvider {
+            path: format!("{path}.provider"),
+        });
+    }
+    (Some(resolved), errors)
+}
+
+enum Member<'c> {
+    Template(&'c ClusterTemplate),
+    Partial(&'c PartialTemplate),
+}
+
+fn collect_members<'c>(
+    catalog: &'c Catalog,
+    template: &'c ClusterTemplate,
+    stack: &mut Vec<TemplateName>,
+    members: &mut Vec<Member<'c>>,
+    errors: &mut Vec<ResolveError>,
+) {
+    let base = format!("clustertemplates.{}", template.name);
+    stack.push(template.name.clone());
+    if let Some(parent) = &template.extends {
+        if let Some(at) = stack.iter().position(|seen| *seen == parent.name) {
+            let mut chain = stack[at..].to_vec();
+            chain.push(parent.name.clone());
+            errors.push(ResolveError::Cycle {
+                path: format!("{base}.extends"),
+                chain,
+            });
+        } else if let Some(parent_template) = catalog.clustertemplate(parent.name.as_str()) {
+            collect_members(catalog, parent_template, stack, members, errors);
+        } else {
+            errors.push(ResolveError::MissingParent {
+                path: format!("{base}.extends"),
+                name: parent.name.clone(),
+            });
+        }
+    }
+    for (index, include) in template.includes.iter().enumerate() {
+        match catalog.partialtemplate(include.name.as_str()) {
+            Some(partial) => members.push(Member::Partial(partial)),
+            None => errors.push(ResolveError::MissingPartial {
+                path: format!("{base}.includes[{index}]"),
+                name: include.name.clone(),
+            }),
+        }
+    }
+    members.push(Member::Template(template));
+    stack.pop();
+}
+
+fn merge(
+    target: &ClusterTemplate,
+    members: &[Member<'_>],
+    errors: &mut Vec<ResolveError>,
+) -> ClusterTemplate {
+    let mut merged = ClusterTemplate::new(target.name.clone());
+    merged.meta = target.meta.clone();
+    merged.extra = target.extra.clone();
+    merged.origin = Origin::none();
+    // Config keys fixed by an immutable partial, and which partial fixed them.
+    let mut locked: IndexMap<String, TemplateName> = IndexMap::new();
+    for member in members {
+        let (compatibility, defaults, path) = match member {
+            Member::Template(t) => (
+                &t.compatibility,
+                &t.defaults,
+                format!("clustertemplates.{}", t.name),
+            ),
+            Member::Partial(p) => (
+                &p.compatibility,
+                &p.defaults,
+                format!("partialtemplates.{}", p.name),
+            ),
+        };
+        merge_compatibility(&mut merged.compatibility, compatibility);
+        merge_defaults(&mut merged.defaults, defaults);
+        for (key, value) in &defaults.config {
+            if let Some(partial) = locked.get(key) {
+                errors.push(ResolveError::ImmutableOverride {
+                    path: format!("{path}.defaults.config.{key}"),
+                    key: key.clone(),
+                    partial: partial.clone(),
+                });
+                continue;
+            }
+            merged.defaults.config.insert(key.clone(), value.clone());
+        }
+        match member {
+            Member::Partial(partial) if partial.is_immutable() => {
+                for key in partial.defaults.config.keys() {
+                    locked.insert(key.clone(), partial.name.clone());
+                }
+            }
+            Member::Partial(_) => {}
+            Member::Template(template) => merge_template_only(&mut merged, template),
+        }
+    }
+    merged
+}
+
+fn merge_compatibility(into: &mut Compatibility, from: &Compatibility) {
+    union(&mut into.hardwaretypes, &from.hardwaretypes);
+    union(&mut into.imagetypes, &from.imagetypes);
+    union(&mut into.services, &from.services);
+    merge_extra(&mut into.extra, &from.extra);
+}
+
+fn merge_defaults(into: &mut Defaults, from: &Defaults) {
+    for service in &from.services {
+        if !into.service_names().any(|name| name == service.name()) {
+            into.services.push(service.clone());
+        } else if let DefaultService::Configured { .. } = service {
+            // A later object form carries config the bare name lacked.
+            if let Some(slot) = into
+                .services
+                .iter_mut()
+                .find(|s| s.name() == service.name())
+            {
+                *slot = service.clone();
+            }
+        }
+    }
+    later_wins(&mut into.provider, &from.provider);
+    later_wins(&mut into.hardwaretype, &from.hardwaretype);
+    later_wins(&mut into.imagetype, &from.imagetype);
+    if from
+        .dns_suffix
+        .as_deref()
+        .is_some_and(|s| !s.trim().is_empty())
+    {
+        into.dns_suffix.clone_from(&from.dns_suffix);
+    }
+    merge_extra(&mut into.extra, &from.extra);
+}
+
+/// What only chained cluster templates contribute: constraints, lease, links.
+fn merge_template_only(merged: &mut ClusterTemplate, template: &ClusterTemplate) {
+    if let Some(constraints) = &template.constraints {
+        let into = merged.constraints.get_or_insert_with(Constraints::default);
+        into.size.clone_from(&constraints.size);
+        for group in &constraints.layout.mustcoexist {
+            if !into.layout.mustcoexist.contains(group) {
+                into.layout.mustcoexist.push(group.clone());
+            }
+        }
+        for group in &constraints.layout.cantcoexist {
+            if !into.layout.cantcoexist.contains(group) {
+                into.layout.cantcoexist.push(group.clone());
+            }
+        }
+        merge_extra(&mut into.layout.extra, &constraints.layout.extra);
+        for (service, constraint) in &constraints.services {
+            into.services.insert(service.clone(), constraint.clone());
+        }
+        merge_extra(&mut into.extra, &constraints.extra);
+    }
+    if template.administration.is_some() {
+        merged.administration.clone_from(&template.administration);
+    }
+    for link in &template.links {
+        if !merged.links.contains(link) {
+            merged.links.push(link.clone());
+        }
+    }
+}
+
+fn union<T: PartialEq + Clone>(into: &mut Vec<T>, from: &[T]) {
+    for item in from {
+        if !into.contains(item) {
+            into.push(item.clone());
+        }
+    }
+}
+
+fn later_wins<T: Clone>(into: &mut Option<T>, from: &Option<T>) {
+    if from.is_some() {
+        into.clone_from(from);
+    }
+}
+
+fn merge_extra(into: &mut Extra, from: &Extra) {
+    for (key, value) in from {
+        into.insert(key.clone(), value.clone());
+    }
+}
+
+#[cfg(test)]
+mod tests;
