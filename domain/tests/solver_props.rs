@@ -508,3 +508,233 @@ fn coopr_greedy_counterexample() {
     let layout = solve(&problem).expect("{a},{b} works");
     assert_eq!(brute(&problem).expect("brute force agrees"), shape(&layout));
 }
+
+mod coopr_catalog {
+    //! `Problem::from_catalog` on Coopr's published catalog.
+
+    use std::fs;
+    use std::path::Path;
+
+    use domain::catalog::coopr::import_files;
+    use domain::catalog::{Catalog, ClusterTemplate};
+    use domain::names::{HardwareTypeName, ProviderName, TemplateName};
+    use domain::solver::{solve, Problem, Reason, SolveRequest};
+
+    use super::{check, shape};
+
+    const ROOT: &str = "/work/shared/coopr-catalog";
+
+    fn catalog() -> Catalog {
+        let mut files = Vec::new();
+        for kind in fs::read_dir(ROOT).expect("catalog present") {
+            let kind = kind.expect("readable").path();
+            if !kind.is_dir() {
+                continue;
+            }
+            for file in fs::read_dir(&kind).expect("readable") {
+                let path = file.expect("readable").path();
+                let relative = path.strip_prefix(Path::new(ROOT)).expect("under root");
+                let text = fs::read_to_string(&path).expect("readable");
+                files.push((relative.to_string_lossy().into_owned(), text));
+            }
+        }
+        files.sort();
+        import_files(&files).expect("Coopr's catalog imports")
+    }
+
+    fn template(catalog: &Catalog, name: &str) -> ClusterTemplate {
+        catalog
+            .resolved_template(&TemplateName::parse(name).expect("valid"))
+            .expect("resolvable")
+    }
+
+    fn request(size: u32, services: &[&str]) -> SolveRequest {
+        SolveRequest {
+            services: Some(services.iter().map(|s| s.to_string()).collect()),
+            ..SolveRequest::of_size(size)
+        }
+    }
+
+    fn strings(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn hadoop_distributed_defaults() {
+        let catalog = catalog();
+        let hadoop = template(&catalog, "hadoop-distributed");
+        let problem = Problem::from_catalog(&catalog, &hadoop, &SolveRequest::of_size(5))
+            .expect("defaults pass the pre-checks");
+        let layout = solve(&problem).expect("solvable");
+        check(&problem, &layout).expect("valid");
+        let master = strings(&[
+            "base",
+            "hadoop-hdfs-namenode",
+            "hadoop-yarn-resourcemanager",
+            "hbase-master",
+            "zookeeper-server",
+        ]);
+        let worker = strings(&[
+            "base",
+            "hadoop-hdfs-datanode",
+            "hadoop-yarn-nodemanager",
+            "hbase-regionserver",
+        ]);
+        let large = ("standard-large".to_owned(), "ubuntu12".to_owned());
+        let mut expected = vec![(large.0.clone(), large.1.clone(), master)];
+        expected.extend((0..4).map(|_| (large.0.clone(), large.1.clone(), worker.clone())));
+        assert_eq!(shape(&layout), expected);
+    }
+
+    #[test]
+    fn every_template_solves_at_its_minimum_or_names_its_defect() {
+        let catalog = catalog();
+        for name in catalog.clustertemplates.keys() {
+            let template = template(&catalog, name.as_str());
+            let size = template.size().min_nodes();
+            match Problem::from_catalog(&catalog, &template, &SolveRequest::of_size(size)) {
+                Ok(problem) => {
+                    let layout = solve(&problem).unwrap_or_else(|err| panic!("{name}: {err}"));
+                    check(&problem, &layout).unwrap_or_else(|err| panic!("{name}: {err}"));
+                }
+                Err(err) => assert!(
+                    err.reasons
+                        .iter()
+                        .all(|r| matches!(r, Reason::UnknownService { .. })),
+                    "{name}: {err}"
+                ),
+            }
+        }
+    }
+
+    #[test]
+    fn missing_requirements_are_named() {
+        let catalog = catalog();
+        let hadoop = template(&catalog, "hadoop-distributed");
+        let err = Problem::from_catalog(&catalog, &hadoop, &request(3, &["base", "hbase-master"]))
+            .expect_err("hbase-master needs HDFS and ZooKeeper");
+        let missing: Vec<String> = err
+            .reasons
+            .iter()
+            .filter_map(|reason| match reason {
+                Reason::MissingRequirement { service, requires }
+                    if service.as_str() == "hbase-master" =>
+                {
+                    Some(requires.to_string())
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            missing,
+            strings(&[
+                "hadoop-hdfs-datanode",
+                "hadoop-hdfs-namenode",
+                "zookeeper-server"
+            ])
+        );
+    }
+
+    #[test]
+    fn conflicts_incompatible_and_unknown_names_are_reported() {
+        let catalog = catalog();
+        let mut open = template(&catalog, "base");
+        open.compatibility.services.clear();
+        let err = Problem::from_catalog(
+            &catalog,
+            &open,
+            &request(1, &["cdap-sandbox-docker", "cdap", "nope"]),
+        )
+        .expect_err("cdap conflicts with the sandbox");
+        assert!(
+            err.reasons
+                .iter()
+                .any(|r| matches!(r, Reason::Conflict { .. })),
+            "{err}"
+        );
+        assert!(
+            err.reasons
+                .iter()
+                .any(|r| matches!(r, Reason::UnknownService { service } if service == "nope")),
+            "{err}"
+        );
+
+        let hadoop = template(&catalog, "hadoop-distributed");
+        let err = Problem::from_catalog(&catalog, &hadoop, &request(3, &["base", "nginx"]))
+            .expect_err("nginx is not compatible");
+        assert!(
+            matches!(&err.reasons[0], Reason::IncompatibleService { service } if service.as_str() == "nginx"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn aliases_resolve_to_a_providing_service() {
+        let catalog = catalog();
+        let lamp = template(&catalog, "lamp");
+        let problem = Problem::from_catalog(&catalog, &lamp, &request(1, &["base", "web-server"]))
+            .expect("web-server is apache-httpd's alias");
+        assert!(problem
+            .services
+            .iter()
+            .any(|s| s.as_str() == "apache-httpd"));
+    }
+
+    #[test]
+    fn provider_and_requested_types_are_checked() {
+        let catalog = catalog();
+        let hadoop = template(&catalog, "hadoop-distributed");
+        let nowhere = SolveRequest {
+            provider: Some(ProviderName::parse("nowhere").expect("valid")),
+            ..SolveRequest::of_size(3)
+        };
+        let err = Problem::from_catalog(&catalog, &hadoop, &nowhere).expect_err("unknown provider");
+        assert!(
+            matches!(err.reasons[0], Reason::UnknownProvider { .. }),
+            "{err}"
+        );
+
+        let small = SolveRequest {
+            hardwaretype: Some(HardwareTypeName::parse("standard-small").expect("valid")),
+            ..SolveRequest::of_size(3)
+        };
+        let err =
+            Problem::from_catalog(&catalog, &hadoop, &small).expect_err("small is not compatible");
+        assert!(
+            err.to_string()
+                .contains("standard-small is not in the template's compatibility list"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn default_hardware_yields_to_a_whitelist() {
+        let catalog = catalog();
+        let mut hadoop = template(&catalog, "hadoop-distributed");
+        let constraints = hadoop.constraints.as_mut().expect("has constraints");
+        let master = constraints
+            .services
+            .get_mut("hbase-master")
+            .expect("hbase-master constrained");
+        master.hardwaretypes = vec![HardwareTypeName::parse("standard-xlarge").expect("valid")];
+        let problem = Problem::from_catalog(&catalog, &hadoop, &SolveRequest::of_size(4))
+            .expect("pre-checks pass");
+        let layout = solve(&problem).expect("xlarge is compatible");
+        check(&problem, &layout).expect("valid");
+        let types: Vec<&str> = layout
+            .nodes
+            .iter()
+            .map(|n| n.hardwaretype.as_str())
+            .collect();
+        // Workers keep the default; the master group moves to the type its whitelist names.
+        assert_eq!(
+            types,
+            vec![
+                "standard-large",
+                "standard-large",
+                "standard-large",
+                "standard-xlarge"
+            ]
+        );
+    }
+}
