@@ -12,6 +12,8 @@
 
 mod build;
 mod graph;
+#[cfg(test)]
+mod proptests;
 mod schedule;
 #[cfg(test)]
 mod tests;
