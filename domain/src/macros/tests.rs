@@ -334,3 +334,42 @@ fn shell_quoting_round_trips_through_real_sh() {
         assert_eq!(String::from_utf8_lossy(&output.stdout), value, "{value:?}");
     }
 }
+
+#[test]
+fn every_macro_bearing_field_of_coopr_catalog_passes_the_syntax_check() {
+    let root = std::env::var_os("COOPR_CATALOG")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| "/work/shared/coopr-catalog".into());
+    let mut checked = 0;
+    let mut with_macros = 0;
+    for kind in ["clustertemplates", "services"] {
+        for entry in std::fs::read_dir(root.join(kind)).unwrap() {
+            let path = entry.unwrap().path();
+            let json: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            let name = json["name"].as_str().unwrap().to_owned();
+            let mut fields = vec![
+                (
+                    format!("{kind}.{name}.defaults.config"),
+                    json["defaults"]["config"].clone(),
+                ),
+                (format!("{kind}.{name}.links"), json["links"].clone()),
+            ];
+            if let Some(actions) = json["provisioner"]["actions"].as_object() {
+                for (action, spec) in actions {
+                    fields.push((
+                        format!("{kind}.{name}.provisioner.actions.{action}.fields"),
+                        spec["fields"].clone(),
+                    ));
+                }
+            }
+            for (field, value) in fields {
+                check_json_syntax(&value, &field).unwrap_or_else(|e| panic!("{e}"));
+                checked += 1;
+                with_macros += usize::from(value.to_string().contains("%"));
+            }
+        }
+    }
+    assert!(checked > 100, "catalog not found under {}", root.display());
+    assert!(with_macros >= 10, "{with_macros}");
+}

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use crate::names::ServiceName;
 
-use super::graph::{DepKind, ResolvedDeps, ServiceAction};
+use super::graph::{action_index, DepKind, ResolvedDeps, ServiceAction};
 use super::work::NodeWork;
 use super::{Action, PlanError, Task, TaskDag, TaskId};
 
@@ -32,7 +32,7 @@ impl Keys {
     }
 
     fn service(self, service: usize, action: ServiceAction) -> usize {
-        service * ServiceAction::ALL.len() + action.index()
+        service * ServiceAction::ALL.len() + action_index(action)
     }
 
     fn node(self, action: Action) -> usize {

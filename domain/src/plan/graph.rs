@@ -6,45 +6,25 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
+pub use crate::catalog::ServiceAction;
+use crate::catalog::{Catalog, DependencyStage, Service};
 use crate::names::ServiceName;
 
-/// A service step an automator can run; a service defines any subset of them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ServiceAction {
-    Install,
-    Configure,
-    Initialize,
-    Start,
-    Stop,
-    Remove,
-}
-
-impl ServiceAction {
-    pub const ALL: [ServiceAction; 6] = [
-        ServiceAction::Install,
-        ServiceAction::Configure,
-        ServiceAction::Initialize,
-        ServiceAction::Start,
-        ServiceAction::Stop,
-        ServiceAction::Remove,
-    ];
-
-    /// Position in [`ServiceAction::ALL`].
-    pub(crate) fn index(self) -> usize {
-        self as usize
-    }
+/// Position of an action in [`ServiceAction::ALL`], for dense per-action tables.
+pub(crate) fn action_index(action: ServiceAction) -> usize {
+    ServiceAction::ALL
+        .iter()
+        .position(|candidate| *candidate == action)
+        .unwrap_or(0)
 }
 
 /// `requires` (must be on the cluster) and `uses` (ordering only) of one stage.
 /// The planner treats both the same: a dependency not on the cluster is dropped.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct DependencyLists {
-    #[serde(default)]
     pub requires: BTreeSet<ServiceName>,
-    #[serde(default)]
     pub uses: BTreeSet<ServiceName>,
 }
 
@@ -56,19 +36,15 @@ impl DependencyLists {
 }
 
 /// What the planner needs to know about one service.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct ServiceNode {
     /// Aliases this service offers to dependents.
-    #[serde(default)]
     pub provides: BTreeSet<ServiceName>,
     /// Orders installs (and removals, reversed).
-    #[serde(default)]
     pub install: DependencyLists,
     /// Orders initialize and start (and stop, reversed).
-    #[serde(default)]
     pub runtime: DependencyLists,
     /// Actions with an automator spec; a step exists only if defined here.
-    #[serde(default)]
     pub actions: BTreeSet<ServiceAction>,
 }
 
@@ -76,10 +52,25 @@ impl ServiceNode {
     pub fn defines(&self, action: ServiceAction) -> bool {
         self.actions.contains(&action)
     }
+
+    /// The planner's view of a catalog service.
+    pub fn from_catalog(service: &Service) -> Self {
+        let names = |list: &[ServiceName]| list.iter().cloned().collect::<BTreeSet<_>>();
+        let lists = |stage: &DependencyStage| DependencyLists {
+            requires: names(&stage.requires),
+            uses: names(&stage.uses),
+        };
+        Self {
+            provides: names(&service.dependencies.provides),
+            install: lists(&service.dependencies.install),
+            runtime: lists(&service.dependencies.runtime),
+            actions: service.provisioner.actions.keys().copied().collect(),
+        }
+    }
 }
 
 /// Every service the planner may meet, by name.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(transparent)]
 pub struct ServiceGraph {
     services: BTreeMap<ServiceName, ServiceNode>,
@@ -101,6 +92,19 @@ impl ServiceGraph {
 
     pub fn iter(&self) -> impl Iterator<Item = (&ServiceName, &ServiceNode)> {
         self.services.iter()
+    }
+
+    /// Every service of a catalog.
+    pub fn from_catalog(catalog: &Catalog) -> Self {
+        Self::from_services(catalog.services.values())
+    }
+
+    /// The given catalog services (for example those a cluster pinned).
+    pub fn from_services<'a>(services: impl IntoIterator<Item = &'a Service>) -> Self {
+        services
+            .into_iter()
+            .map(|service| (service.name.clone(), ServiceNode::from_catalog(service)))
+            .collect()
     }
 }
 
@@ -195,7 +199,7 @@ impl ResolvedDeps {
     }
 
     pub fn defines(&self, service: usize, action: ServiceAction) -> bool {
-        self.defined[service][action.index()]
+        self.defined[service][action_index(action)]
     }
 
     pub fn direct(&self, service: usize, kind: DepKind) -> &[usize] {

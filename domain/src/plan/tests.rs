@@ -648,3 +648,79 @@ fn the_dag_schedule_beats_stage_barriers_when_nodes_are_uneven() {
         .sum();
     assert!(weighted.dag_critical_path >= node_1000);
 }
+
+fn coopr_catalog() -> crate::catalog::Catalog {
+    let root = std::env::var_os("COOPR_CATALOG")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| "/work/shared/coopr-catalog".into());
+    let mut files = Vec::new();
+    for kind in ["services", "clustertemplates"] {
+        for entry in std::fs::read_dir(root.join(kind)).unwrap() {
+            let path = entry.unwrap().path();
+            let text = std::fs::read_to_string(&path).unwrap();
+            let file = path.file_name().unwrap().to_string_lossy().into_owned();
+            files.push((format!("{kind}/{file}"), text));
+        }
+    }
+    crate::catalog::coopr::import_files(&files).unwrap()
+}
+
+#[test]
+fn the_service_graph_reads_catalog_services() {
+    let catalog = coopr_catalog();
+    let graph = ServiceGraph::from_catalog(&catalog);
+    let hbase = graph.get("hbase-master").unwrap();
+    assert_eq!(hbase.provides, names(&["hbase-client"]));
+    assert_eq!(hbase.install.requires, names(&["base", "zookeeper-server"]));
+    assert_eq!(hbase.install.uses, names(&["kerberos-client"]));
+    assert_eq!(
+        hbase.runtime.requires,
+        names(&[
+            "hadoop-hdfs-namenode",
+            "hadoop-hdfs-datanode",
+            "zookeeper-server"
+        ])
+    );
+    assert_eq!(
+        hbase.actions,
+        [Install, Configure, Initialize, Start, Stop].into()
+    );
+    assert!(graph.get("base").unwrap().actions == [Install, Configure].into());
+}
+
+#[test]
+fn coopr_hadoop_cluster_plans_with_namenode_before_its_dependents() {
+    let graph = ServiceGraph::from_catalog(&coopr_catalog());
+    let masters: &[&str] = &[
+        "base",
+        "hadoop-hdfs-namenode",
+        "hadoop-yarn-resourcemanager",
+        "zookeeper-server",
+        "hbase-master",
+    ];
+    let workers: &[&str] = &[
+        "base",
+        "hadoop-hdfs-datanode",
+        "hadoop-yarn-nodemanager",
+        "hbase-regionserver",
+    ];
+    let l = layout(&[(1000, masters), (1001, workers), (1002, workers)]);
+    let dag = plan(&empty(), &l, &Operation::Create, &graph).unwrap();
+    assert_nodes_serial(&dag);
+    let namenode = id(&dag, 1000, Some("hadoop-hdfs-namenode"), Action::Start);
+    for node in [1001, 1002] {
+        let datanode = id(&dag, node, Some("hadoop-hdfs-datanode"), Action::Start);
+        assert!(precedes(&dag, namenode, datanode));
+        // hbase-master needs the datanodes running before it initializes.
+        let hbase_init = id(&dag, 1000, Some("hbase-master"), Action::Initialize);
+        assert!(precedes(&dag, datanode, hbase_init));
+        let regionserver = id(&dag, node, Some("hbase-regionserver"), Action::Start);
+        assert!(precedes(
+            &dag,
+            id(&dag, 1000, Some("hbase-master"), Action::Start),
+            regionserver
+        ));
+    }
+    let schedules = dag.compare_schedules(unit_cost);
+    assert!(schedules.dag_critical_path <= schedules.staged_critical_path);
+}
