@@ -16,6 +16,7 @@ mod provider;
 mod resolve;
 mod service;
 mod template;
+pub mod validate;
 
 use indexmap::IndexMap;
 

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use domain::catalog::coopr::{
     entity_to_value, export_bundle, export_files, import_bundle, import_files,
 };
+use domain::catalog::validate::{validate, Severity};
 use domain::catalog::{Catalog, EntityKind};
 use serde_json::Value;
 
@@ -161,4 +162,117 @@ fn bundle_round_trips_through_text() {
             entity_to_value(&again.services[name])
         );
     }
+}
+
+#[test]
+fn validation_accepts_the_twelve_consistent_templates() {
+    let catalog = imported();
+    let report = validate(&catalog);
+    let broken = ["cdap-singlenode", "coopr-standalone-docker", "docker-base"];
+    let mut consistent = 0;
+    for name in catalog.clustertemplates.keys() {
+        if broken.contains(&name.as_str()) {
+            continue;
+        }
+        consistent += 1;
+        let prefix = format!("clustertemplates.{name}");
+        let errors: Vec<String> = report
+            .under(&prefix)
+            .filter(|p| p.severity == Severity::Error)
+            .map(ToString::to_string)
+            .collect();
+        assert!(errors.is_empty(), "{name}: {errors:#?}");
+        catalog
+            .resolved_template(name)
+            .unwrap_or_else(|err| panic!("{err}"));
+    }
+    assert_eq!(consistent, 12);
+}
+
+#[test]
+fn validation_names_every_defect_of_the_three_inconsistent_templates() {
+    let report = validate(&imported());
+    let found = |template: &str| -> Vec<(Severity, String, String)> {
+        report
+            .under(&format!("clustertemplates.{template}"))
+            .map(|p| (p.severity, p.path.clone(), p.message.clone()))
+            .collect()
+    };
+    let expect = |items: &[(Severity, &str, &str)]| -> Vec<(Severity, String, String)> {
+        items
+            .iter()
+            .map(|(s, p, m)| (*s, (*p).to_owned(), (*m).to_owned()))
+            .collect()
+    };
+    use Severity::{Error, Warning};
+    assert_eq!(
+        found("cdap-singlenode"),
+        expect(&[(
+            Error,
+            "clustertemplates.cdap-singlenode.compatibility.services[2]",
+            "unknown service \"hadoop-hdfs-secondarynamenode\""
+        )])
+    );
+    assert_eq!(
+        found("coopr-standalone-docker"),
+        expect(&[
+            (
+                Error,
+                "clustertemplates.coopr-standalone-docker.compatibility.services[0]",
+                "unknown service \"coopr-standalone\""
+            ),
+            (
+                Error,
+                "clustertemplates.coopr-standalone-docker.defaults.services[0]",
+                "unknown service \"coopr-standalone\""
+            ),
+            (
+                Warning,
+                "clustertemplates.coopr-standalone-docker.links[0].url",
+                "macro names service \"coopr\", which does not exist"
+            ),
+        ])
+    );
+    assert_eq!(
+        found("docker-base"),
+        expect(&[
+            (
+                Error,
+                "clustertemplates.docker-base.compatibility.imagetypes[2]",
+                "unknown image type \"ubuntu16\""
+            ),
+            (
+                Error,
+                "clustertemplates.docker-base.defaults.imagetype",
+                "default image type \"centos6\" is not in compatibility.imagetypes"
+            ),
+        ])
+    );
+}
+
+#[test]
+fn unsupported_provider_types_are_warnings_and_nothing_else_is_wrong() {
+    let catalog = imported();
+    let report = validate(&catalog);
+    let provider_problems: Vec<_> = report.under("providers").collect();
+    assert_eq!(provider_problems.len(), catalog.providers.len());
+    for problem in provider_problems {
+        assert_eq!(problem.severity, Severity::Warning, "{problem}");
+        assert!(problem.path.ends_with(".providertype"), "{problem}");
+        assert!(problem.message.contains("cannot be driven by Corral"));
+    }
+    // Services, hardware and image types of the published catalog are clean.
+    for kind in ["services", "hardwaretypes", "imagetypes"] {
+        assert_eq!(report.under(kind).count(), 0, "{kind}: {report}");
+    }
+    // Only the three inconsistent templates carry errors.
+    let mut with_errors: Vec<&str> = report
+        .errors()
+        .map(|p| p.path.split('.').nth(1).unwrap())
+        .collect();
+    with_errors.dedup();
+    assert_eq!(
+        with_errors,
+        ["cdap-singlenode", "coopr-standalone-docker", "docker-base"]
+    );
 }

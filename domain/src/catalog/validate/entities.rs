@@ -1,0 +1,118 @@
+//! Checks on single entities: providers, hardware and image types, services.
+
+use std::collections::HashSet;
+
+use super::Report;
+use crate::catalog::{Catalog, ProviderMap, SUPPORTED_PROVIDER_TYPES};
+use crate::names::ServiceName;
+
+/// A map key must be the entity's own name (only hand-built catalogs can differ).
+pub(super) fn check_key(report: &mut Report, kind: &str, key: &str, name: &str) {
+    if key != name {
+        report.error(
+            format!("{kind}.{key}"),
+            format!("entity is named \"{name}\" but filed under \"{key}\""),
+        );
+    }
+}
+
+pub(super) fn check_providers(catalog: &Catalog, report: &mut Report) {
+    for (key, provider) in &catalog.providers {
+        check_key(report, "providers", key.as_str(), provider.name.as_str());
+        if provider.providertype.trim().is_empty() {
+            report.error(
+                format!("providers.{key}.providertype"),
+                "provider type is empty",
+            );
+        } else if !provider.is_supported_type() {
+            report.warning(
+                format!("providers.{key}.providertype"),
+                format!(
+                    "provider type \"{}\" cannot be driven by Corral (supported: {})",
+                    provider.providertype,
+                    SUPPORTED_PROVIDER_TYPES.join(", ")
+                ),
+            );
+        }
+    }
+}
+
+pub(super) fn check_machine_types(catalog: &Catalog, report: &mut Report) {
+    for (key, hardware) in &catalog.hardwaretypes {
+        check_key(
+            report,
+            "hardwaretypes",
+            key.as_str(),
+            hardware.name.as_str(),
+        );
+        check_providermap(
+            catalog,
+            report,
+            &format!("hardwaretypes.{key}"),
+            &hardware.providermap,
+        );
+    }
+    for (key, image) in &catalog.imagetypes {
+        check_key(report, "imagetypes", key.as_str(), image.name.as_str());
+        check_providermap(
+            catalog,
+            report,
+            &format!("imagetypes.{key}"),
+            &image.providermap,
+        );
+    }
+}
+
+fn check_providermap(catalog: &Catalog, report: &mut Report, base: &str, map: &ProviderMap) {
+    for provider in map.keys() {
+        if catalog.provider(provider.as_str()).is_none() {
+            report.warning(
+                format!("{base}.providermap.{provider}"),
+                format!("unknown provider \"{provider}\""),
+            );
+        }
+    }
+}
+
+pub(super) fn check_services(catalog: &Catalog, report: &mut Report) {
+    for (key, service) in &catalog.services {
+        check_key(report, "services", key.as_str(), service.name.as_str());
+        let base = format!("services.{key}.dependencies");
+        let deps = &service.dependencies;
+        for (stage_name, stage) in [("install", &deps.install), ("runtime", &deps.runtime)] {
+            for (index, required) in stage.requires.iter().enumerate() {
+                if !catalog.is_service_or_alias(required.as_str()) {
+                    report.error(
+                        format!("{base}.{stage_name}.requires[{index}]"),
+                        format!("unknown service or alias \"{required}\""),
+                    );
+                }
+            }
+            warn_duplicates(
+                report,
+                &format!("{base}.{stage_name}.requires"),
+                &stage.requires,
+            );
+            warn_duplicates(report, &format!("{base}.{stage_name}.uses"), &stage.uses);
+        }
+        warn_duplicates(report, &format!("{base}.provides"), &deps.provides);
+        warn_duplicates(report, &format!("{base}.conflicts"), &deps.conflicts);
+    }
+}
+
+fn warn_duplicates(report: &mut Report, path: &str, names: &[ServiceName]) {
+    duplicates(report, path, names, "entry");
+}
+
+/// Warns at `path[i]` for every repeated entry of a list.
+pub(super) fn duplicates<T: AsRef<str>>(report: &mut Report, path: &str, items: &[T], what: &str) {
+    let mut seen = HashSet::new();
+    for (index, item) in items.iter().enumerate() {
+        if !seen.insert(item.as_ref()) {
+            report.warning(
+                format!("{path}[{index}]"),
+                format!("duplicate {what} \"{}\"", item.as_ref()),
+            );
+        }
+    }
+}
