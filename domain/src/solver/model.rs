@@ -58,6 +58,10 @@ pub(crate) struct Model {
     pub forbidden: Vec<u64>,
     /// Per unit: units it can never share a node with.
     pub pair_conflicts: Vec<u64>,
+    /// The `forbidden` groups of three or more units (pairs are in `pair_conflicts`).
+    pub wide_forbidden: Vec<u64>,
+    /// Units whose whitelists exclude some candidate type.
+    pub typed: u64,
     pub hardware: Vec<String>,
     pub images: Vec<String>,
     /// Layout order: bands of (hardware rank, image rank), each band walked whole
@@ -201,7 +205,20 @@ impl Model {
             .collect();
 
         let bands = bands(problem, phase, hardware.len(), images.len());
+        let wide_forbidden = minimal
+            .iter()
+            .copied()
+            .filter(|m| m.count_ones() >= 3)
+            .collect();
+        let (all_hw, all_img) = (low_bits(hardware.len()), low_bits(images.len()));
+        let typed = units
+            .iter()
+            .enumerate()
+            .filter(|(_, unit)| unit.hw_mask != all_hw || unit.img_mask != all_img)
+            .fold(0u64, |mask, (index, _)| mask | bit(index));
         Ok(Model {
+            wide_forbidden,
+            typed,
             empty_allowed: !unconstrained.is_empty(),
             unconstrained,
             units,
@@ -221,10 +238,26 @@ impl Model {
         low_bits(self.images.len())
     }
 
-    /// Whether `set` breaks no `cantcoexist` group and has a common type.
-    pub fn is_valid(&self, set: u64) -> bool {
-        let (hw, img) = self.type_masks(set);
-        hw != 0 && img != 0 && !self.forbidden.iter().any(|mask| mask & set == *mask)
+    /// Whether unit `index` can join the valid set `set`.
+    pub fn can_add(&self, set: u64, index: usize) -> bool {
+        let unit = bit(index);
+        let with = set | unit;
+        self.pair_conflicts[index] & set == 0
+            && !self
+                .wide_forbidden
+                .iter()
+                .any(|mask| mask & unit != 0 && mask & with == *mask)
+            && self.types_agree(with)
+    }
+
+    /// Whether the units of `set` share a hardware and an image type. Pairs are
+    /// covered by `pair_conflicts`, so only three or more typed units need the masks.
+    fn types_agree(&self, set: u64) -> bool {
+        if (set & self.typed).count_ones() < 3 {
+            return true;
+        }
+        let (hw, img) = self.type_masks(set & self.typed);
+        hw != 0 && img != 0
     }
 
     /// Hardware and image types every unit of `set` allows.

@@ -29,12 +29,14 @@ impl Position {
 }
 
 /// The first layout strictly after `after` (or the first of all) that uses only
-/// units in `available` and includes every unit in `required`.
+/// units in `available`, includes every unit in `required` and at least one unit
+/// of each mask in `hitting`.
 pub(crate) fn next_layout(
     model: &Model,
     after: Option<&Position>,
     available: u64,
     required: u64,
+    hitting: &[u64],
 ) -> Option<Position> {
     if required & !available != 0 {
         return None;
@@ -57,6 +59,7 @@ pub(crate) fn next_layout(
                     ir,
                     available,
                     required,
+                    hitting,
                     after: bound.map(|position| position.units),
                 };
                 if let Some(units) = walk.first() {
@@ -81,6 +84,7 @@ struct Walk<'m> {
     ir: u32,
     available: u64,
     required: u64,
+    hitting: &'m [u64],
     /// Only sets strictly after this one in the slice count.
     after: Option<u64>,
 }
@@ -90,6 +94,7 @@ impl Walk<'_> {
         if self.weight == 0 {
             let eligible = self.model.empty_allowed
                 && self.required == 0
+                && self.hitting.is_empty()
                 && self.after.is_none()
                 && (self.hr, self.ir) == (0, 0);
             return eligible.then_some(0);
@@ -110,7 +115,7 @@ impl Walk<'_> {
     fn search(&self, from: usize, set: u64, weight: u32, usable: u64, tight: bool) -> Option<u64> {
         let after = self.after.unwrap_or(0);
         if weight == self.weight {
-            if self.required & !set != 0 {
+            if self.required & !set != 0 || self.hitting.iter().any(|mask| mask & set == 0) {
                 return None;
             }
             // Excluding everything from here: equal to `after` only if it has no
@@ -124,7 +129,12 @@ impl Walk<'_> {
         let conflicts =
             units_of(set).fold(0u64, |mask, index| mask | self.model.pair_conflicts[index]);
         let open = usable & usable_from(from) & !conflicts;
-        if weight + self.model.weight_of(open) < self.weight {
+        if weight + self.model.weight_of(open) < self.weight
+            || self
+                .hitting
+                .iter()
+                .any(|mask| mask & set == 0 && mask & open == 0)
+        {
             return None;
         }
         let index = open.trailing_zeros() as usize;
@@ -144,7 +154,7 @@ impl Walk<'_> {
         let unit_weight = self.model.units[index].weight();
         let may_include = (!tight || after & unit != 0)
             && weight + unit_weight <= self.weight
-            && self.model.is_valid(set | unit);
+            && self.model.can_add(set, index);
         if may_include {
             if let Some(found) =
                 self.search(index + 1, set | unit, weight + unit_weight, usable, tight)

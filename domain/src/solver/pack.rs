@@ -56,7 +56,14 @@ impl<'m> Packer<'m> {
         if need.iter().any(|n| *n > remaining) || remaining > self.max_nodes(headroom) {
             return Ok(false);
         }
-        Ok(self.min_nodes(need)? <= remaining)
+        // Only "at most `remaining`?" matters: the bounds usually settle it.
+        if self.lower_bound(need).needed > remaining {
+            return Ok(false);
+        }
+        if self.greedy(need) <= remaining {
+            return Ok(true);
+        }
+        Ok(self.exact(need)? <= remaining)
     }
 
     /// Most nodes `headroom` can fill (each node needs a unit unless nodes may carry
@@ -94,22 +101,7 @@ impl<'m> Packer<'m> {
             }
         }
         // Mutually exclusive units each need their own nodes.
-        for start in 0..need.len() {
-            if need[start] == 0 {
-                continue;
-            }
-            let mut clique = bit(start);
-            let mut total = need[start];
-            let mut candidates: Vec<usize> = units_of(self.model.pair_conflicts[start])
-                .filter(|other| need[*other] > 0)
-                .collect();
-            candidates.sort_by_key(|other| (std::cmp::Reverse(need[*other]), *other));
-            for other in candidates {
-                if self.model.pair_conflicts[other] & clique == clique {
-                    clique |= bit(other);
-                    total = total.saturating_add(need[other]);
-                }
-            }
+        for (clique, total) in self.cliques(need) {
             if total > best.needed {
                 best = Witness {
                     needed: total,
@@ -135,6 +127,26 @@ impl<'m> Packer<'m> {
         best
     }
 
+    /// Greedy cliques of mutually exclusive units with their total need, one grown
+    /// from each unit with a need (largest needs joined first).
+    pub fn cliques(&self, need: &[u32]) -> Vec<(u64, u32)> {
+        let mut order: Vec<usize> = (0..need.len()).filter(|index| need[*index] > 0).collect();
+        order.sort_by_key(|index| (std::cmp::Reverse(need[*index]), *index));
+        let mut found = Vec::with_capacity(order.len());
+        for start in &order {
+            let mut clique = bit(*start);
+            let mut total = need[*start];
+            for other in &order {
+                if self.model.pair_conflicts[*other] & clique == clique {
+                    clique |= bit(*other);
+                    total = total.saturating_add(need[*other]);
+                }
+            }
+            found.push((clique, total));
+        }
+        found
+    }
+
     /// Largest-need-first packing, a batch of identical nodes at a time.
     pub fn greedy(&self, need: &[u32]) -> u32 {
         let mut left = need.to_vec();
@@ -147,7 +159,7 @@ impl<'m> Packer<'m> {
             }
             let mut set = 0u64;
             for index in &order {
-                if left[*index] > 0 && self.model.is_valid(set | bit(*index)) {
+                if left[*index] > 0 && self.model.can_add(set, *index) {
                     set |= bit(*index);
                 }
             }
@@ -216,14 +228,14 @@ impl<'m> Packer<'m> {
 
     fn extend(&self, set: u64, candidates: &[usize], from: usize, open: u64, found: &mut Vec<u64>) {
         if from == candidates.len() {
-            let maximal = units_of(open & !set).all(|index| !self.model.is_valid(set | bit(index)));
+            let maximal = units_of(open & !set).all(|index| !self.model.can_add(set, index));
             if maximal {
                 found.push(set);
             }
             return;
         }
         let index = candidates[from];
-        if self.model.is_valid(set | bit(index)) {
+        if self.model.can_add(set, index) {
             self.extend(set | bit(index), candidates, from + 1, open, found);
         }
         self.extend(set, candidates, from + 1, open, found);

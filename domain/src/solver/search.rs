@@ -68,7 +68,16 @@ pub(crate) fn assign(
     while left > 0 {
         let required = mask_where(&remaining.need, |need| need == left);
         let available = mask_where(&remaining.headroom, |room| room > 0);
-        let Some(position) = next_layout(model, cursor.as_ref(), available, required) else {
+        // Mutually exclusive units whose needs add up to every remaining node:
+        // each node must carry one of them.
+        let hitting: Vec<u64> = packer
+            .cliques(&remaining.need)
+            .into_iter()
+            .filter(|(clique, total)| *total == left && clique.count_ones() > 1)
+            .map(|(clique, _)| clique)
+            .collect();
+        let Some(position) = next_layout(model, cursor.as_ref(), available, required, &hitting)
+        else {
             // Unreachable when the feasibility test is exact; fail safe.
             return Ok(None);
         };
