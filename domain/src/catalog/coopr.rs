@@ -200,18 +200,18 @@ fn insert<T: CooprEntity>(
     value: Value,
     path: &str,
 ) {
-    let Some(entity) = decode_entity::<T>(ctx, value, path) else {
-        return;
-    };
-    let key = entity.key();
-    if map.contains_key(&key) {
-        let name = entity.entity_name().to_owned();
-        ctx.fail(
-            format!("{}.{name}", T::KIND.key()),
-            DecodeProblem::Duplicate(name),
-        );
-    } else {
-        map.insert(key, entity);
+    // Names are checked before decoding so a duplicate of a broken entity counts.
+    if let Some(name) = value.get("name").and_then(Value::as_str) {
+        if !ctx.seen.insert((T::KIND, name.to_owned())) {
+            ctx.fail(
+                format!("{}.{name}", T::KIND.key()),
+                DecodeProblem::Duplicate(name.to_owned()),
+            );
+            return;
+        }
+    }
+    if let Some(entity) = decode_entity::<T>(ctx, value, path) {
+        map.insert(entity.key(), entity);
     }
 }
 
@@ -236,3 +236,6 @@ deserialize_via_coopr!(
     ClusterTemplate,
     PartialTemplate
 );
+
+#[cfg(test)]
+mod tests;

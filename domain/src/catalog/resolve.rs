@@ -139,8 +139,10 @@ fn collect_members<'c>(
         if let Some(at) = stack.iter().position(|seen| *seen == parent.name) {
             let mut chain = stack[at..].to_vec();
             chain.push(parent.name.clone());
+            // Reported on the template being resolved: that is the one unusable.
+            let root = stack.first().unwrap_or(&template.name);
             errors.push(ResolveError::Cycle {
-                path: format!("{base}.extends"),
+                path: format!("clustertemplates.{root}.extends"),
                 chain,
             });
         } else if let Some(parent_template) = catalog.clustertemplate(parent.name.as_str()) {

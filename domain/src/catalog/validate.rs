@@ -57,3 +57,6 @@ pub fn validate(catalog: &Catalog) -> Report {
     }
     report
 }
+
+#[cfg(test)]
+mod tests;

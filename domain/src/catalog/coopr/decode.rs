@@ -5,13 +5,14 @@
 //! helper records its error in the [`Ctx`] and returns a neutral value, and the
 //! entity is refused at the end if anything was recorded.
 
+use std::collections::HashSet;
 use std::str::FromStr;
 
 use indexmap::IndexMap;
 use serde_json::{Map, Value};
 
 use super::error::{DecodeError, DecodeProblem};
-use crate::catalog::{Count, EntityMeta, Extra, Lease, Link, TemplateRef};
+use crate::catalog::{Count, EntityKind, EntityMeta, Extra, Lease, Link, TemplateRef};
 use crate::names::NameError;
 
 /// Collects problems while decoding.
@@ -19,6 +20,8 @@ use crate::names::NameError;
 pub struct Ctx {
     pub errors: Vec<DecodeError>,
     pub file: Option<String>,
+    /// Entity names met so far, to find duplicates.
+    pub seen: HashSet<(EntityKind, String)>,
 }
 
 impl Ctx {

@@ -144,7 +144,7 @@ fn reports_cycles_and_missing_targets_with_paths() {
         json!([]),
     );
     let err = catalog.resolved_template(&name("a")).unwrap_err();
-    assert_eq!(err.path(), "clustertemplates.b.extends");
+    assert_eq!(err.path(), "clustertemplates.a.extends");
     assert_eq!(err.message(), "extends cycle a -> b -> a");
 
     let (_, errors) = resolve_all(&catalog, "c");

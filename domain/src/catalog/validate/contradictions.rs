@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 
 use super::Report;
-use crate::catalog::{Catalog, ClusterTemplate};
+use crate::catalog::{Catalog, ClusterTemplate, Count};
 
 /// Chained must-coexist groups: the first group's index and the default services
 /// they hold together.
@@ -71,7 +71,9 @@ pub(super) fn check(
         check_quantities(template, &chain, &group_path, report);
         check_whitelists(template, &chain, &group_path, report);
     }
-    if let Some(size_max) = template.size().max_nodes() {
+    // A negative size max is reported on its own; comparing with it says nothing.
+    let size_max = template.size().max.and_then(Count::bounded);
+    if let Some(size_max) = size_max.and_then(|max| u32::try_from(max).ok()) {
         for (service, constraint) in &constraints.services {
             let min = constraint.min_nodes();
             if min > size_max {
