@@ -8,6 +8,7 @@
 //! reports every problem at once.
 
 pub mod coopr;
+pub mod corral;
 
 mod common;
 mod lease;

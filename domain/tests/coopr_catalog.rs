@@ -276,3 +276,32 @@ fn unsupported_provider_types_are_warnings_and_nothing_else_is_wrong() {
         ["cdap-singlenode", "coopr-standalone-docker", "docker-base"]
     );
 }
+
+#[test]
+fn corral_form_keeps_the_meaning_of_the_published_catalog() {
+    use domain::catalog::corral;
+    let catalog = imported();
+    let text = serde_json::to_string(&corral::export_bundle(&catalog)).unwrap();
+    let normalised = corral::import_bundle(&text).unwrap();
+    assert_eq!(normalised, corral::normalise(&catalog));
+    assert_eq!(validate(&normalised), validate(&catalog));
+    let back = corral::to_coopr_shape(&normalised);
+    assert_eq!(validate(&back), validate(&catalog));
+    for (name, template) in &catalog.clustertemplates {
+        let converted = &back.clustertemplates[name];
+        assert_eq!(converted.size(), template.size(), "{name}");
+        let before = template.lease().cloned().unwrap_or_default();
+        let after = converted.lease().cloned().unwrap_or_default();
+        assert_eq!(
+            after.initial_duration(),
+            before.initial_duration(),
+            "{name}"
+        );
+        assert_eq!(after.max_duration(), before.max_duration(), "{name}");
+        assert_eq!(after.step_duration(), before.step_duration(), "{name}");
+        assert_eq!(
+            converted.defaults.effective_config(),
+            template.defaults.effective_config()
+        );
+    }
+}

@@ -6,7 +6,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::common::{Count, EntityMeta, Extra, Link, Origin, TemplateRef};
-use super::lease::Lease;
+use super::lease::{DurationMs, Lease, LeaseError};
 use crate::names::{HardwareTypeName, ImageTypeName, ProviderName, ServiceName, TemplateName};
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -237,6 +237,27 @@ pub struct LeaseDuration {
     pub step: Option<Lease>,
     #[serde(flatten)]
     pub extra: Extra,
+}
+
+impl LeaseDuration {
+    /// The first lease; absent = unlimited.
+    pub fn initial_duration(&self) -> Result<DurationMs, LeaseError> {
+        duration_or_unlimited(self.initial.as_ref())
+    }
+
+    /// The longest total lease; absent = unlimited.
+    pub fn max_duration(&self) -> Result<DurationMs, LeaseError> {
+        duration_or_unlimited(self.max.as_ref())
+    }
+
+    /// How much one extension adds; absent = unlimited.
+    pub fn step_duration(&self) -> Result<DurationMs, LeaseError> {
+        duration_or_unlimited(self.step.as_ref())
+    }
+}
+
+fn duration_or_unlimited(lease: Option<&Lease>) -> Result<DurationMs, LeaseError> {
+    lease.map_or(Ok(DurationMs::UNLIMITED), Lease::duration)
 }
 
 fn clamp_u32(value: i64) -> u32 {
