@@ -166,10 +166,13 @@ pub fn format_lease(ms: u64) -> String {
     if ms == 0 {
         return "0".to_owned();
     }
-    UNITS.iter().find(|(unit, _)| ms % unit == 0).map_or_else(
-        || ms.to_string(),
-        |(unit, suffix)| format!("{}{suffix}", ms / unit),
-    )
+    UNITS
+        .iter()
+        .find(|(unit, _)| ms.is_multiple_of(*unit))
+        .map_or_else(
+            || ms.to_string(),
+            |(unit, suffix)| format!("{}{suffix}", ms / unit),
+        )
 }
 
 #[cfg(test)]
