@@ -123,8 +123,11 @@ pub struct Task {
     /// `None` for node tasks (create, confirm, bootstrap, delete).
     pub service: Option<ServiceName>,
     pub action: Action,
-    /// Tasks that must be done first: service dependencies, the task's own chain,
-    /// and the previous task on the same node.
+    /// Tasks that must be done first: the previous task on the same node, the
+    /// task's own chain, and service dependencies. A dependency already implied by
+    /// another listed one (through the node's chain or a chain of "every B before
+    /// every A" rules) is left out, so ordering is by reachability, not by direct
+    /// listing.
     pub after: Vec<TaskId>,
     /// The stage Coopr's barrier scheduler would run this task in (0-based).
     pub stage: u32,

@@ -73,15 +73,16 @@ pub(crate) fn build(work: &[NodeWork], deps: &ResolvedDeps) -> Result<TaskDag, P
     let drafted = draft(work, deps, keys);
     let group_edges = group_edges(deps, keys, &drafted.key_tasks);
     let key_order = key_topological_order(keys, &drafted, &group_edges, deps)?;
-    let sources = reduced_sources(keys, &group_edges, &key_order);
+    let rules = group_rules(keys, &group_edges, &key_order);
     let chain_preds = Csr::new(drafted.tasks.len(), &drafted.chain_edges);
-    let layers = layers(&drafted, &key_order, &sources, &chain_preds, keys);
-    let (order, stage_of) = staged_order(&drafted, &layers, keys);
+    let layers = layers(&drafted, &key_order, &rules.sources, &chain_preds, keys);
+    let bottom = bottom_levels(&drafted, &key_order, &rules.sources, keys);
+    let (order, stage_of) = staged_order(&drafted, &layers, &bottom, keys);
     Ok(assemble(
         &drafted,
         keys,
         deps,
-        &sources,
+        &rules,
         &chain_preds,
         &order,
         &stage_of,
@@ -279,14 +280,21 @@ fn cycle_error(
     PlanError::DependencyCycle { services: names }
 }
 
-/// Group sources per target key, dropping a rule implied by two others
-/// (every A before every B, and every B before every C, imply every A before every C;
-/// B has tasks, so nothing is lost).
-fn reduced_sources(
-    keys: Keys,
-    group_edges: &[(usize, usize)],
-    key_order: &[usize],
-) -> Vec<Vec<usize>> {
+/// The cross-service rules in the form the later passes use.
+struct GroupRules {
+    /// Source keys per target key, without rules implied by two others (every A
+    /// before every B, and every B before every C, imply every A before every C;
+    /// B has tasks, so nothing is lost).
+    sources: Vec<Vec<usize>>,
+    /// Per key K, a bit set of the keys S whose every task precedes every K task.
+    ancestors: Vec<Vec<u64>>,
+}
+
+fn has(bits: &[u64], key: usize) -> bool {
+    bits[key / 64] & (1 << (key % 64)) != 0
+}
+
+fn group_rules(keys: Keys, group_edges: &[(usize, usize)], key_order: &[usize]) -> GroupRules {
     let count = keys.count();
     let mut successors = vec![Vec::new(); count];
     for &(source, target) in group_edges {
@@ -307,14 +315,22 @@ fn reduced_sources(
     }
     let mut sources = vec![Vec::new(); count];
     for &(source, target) in group_edges {
-        let implied = successors[source].iter().any(|&middle| {
-            middle != target && reach[middle][target / 64] & (1 << (target % 64)) != 0
-        });
+        let implied = successors[source]
+            .iter()
+            .any(|&middle| middle != target && has(&reach[middle], target));
         if !implied {
             sources[target].push(source);
         }
     }
-    sources
+    let mut ancestors = vec![vec![0u64; words]; count];
+    for (source, row) in reach.iter().enumerate() {
+        for (target, ancestor_row) in ancestors.iter_mut().enumerate() {
+            if has(row, target) {
+                ancestor_row[source / 64] |= 1 << (source % 64);
+            }
+        }
+    }
+    GroupRules { sources, ancestors }
 }
 
 /// Compressed per-task predecessor lists.
@@ -378,35 +394,88 @@ fn layers(
     layer
 }
 
-/// Splits each layer so no node has two tasks in one stage (a node's tasks within a
-/// layer go to consecutive sub-stages, in action then service order), and returns
-/// the tasks in (stage, node) order with each task's stage.
-fn staged_order(drafted: &Drafted, layers: &[u32], keys: Keys) -> (Vec<u32>, Vec<u32>) {
-    let rank = |task: u32| {
-        let draft = drafted.tasks[task as usize];
-        let (service, action) = keys.decode(draft.key as usize);
-        (action, service)
-    };
-    let mut by_layer_node: Vec<u32> = (0..drafted.tasks.len() as u32).collect();
-    by_layer_node.sort_unstable_by_key(|&task| {
-        (
-            layers[task as usize],
-            drafted.tasks[task as usize].slot,
-            rank(task),
-        )
-    });
+/// Longest number of tasks from each task to the end of the plan (itself included),
+/// following dependency and chain edges: the tasks on the critical path go first.
+fn bottom_levels(
+    drafted: &Drafted,
+    key_order: &[usize],
+    sources: &[Vec<usize>],
+    keys: Keys,
+) -> Vec<u32> {
+    let reversed: Vec<(u32, u32)> = drafted
+        .chain_edges
+        .iter()
+        .map(|&(task, previous)| (previous, task))
+        .collect();
+    let chain_successors = Csr::new(drafted.tasks.len(), &reversed);
+    let mut targets = vec![Vec::new(); keys.count()];
+    for (target, key_sources) in sources.iter().enumerate() {
+        for &source in key_sources {
+            targets[source].push(target);
+        }
+    }
+    let mut bottom = vec![0u32; drafted.tasks.len()];
+    let mut key_max = vec![0u32; keys.count()];
+    for &key in key_order.iter().rev() {
+        let group_floor = targets[key]
+            .iter()
+            .map(|&target| key_max[target])
+            .max()
+            .unwrap_or(0);
+        let mut max = 0;
+        for &task in &drafted.key_tasks[key] {
+            let task = task as usize;
+            let value = 1 + chain_successors
+                .of(task)
+                .iter()
+                .map(|&next| bottom[next as usize])
+                .fold(group_floor, u32::max);
+            bottom[task] = value;
+            max = max.max(value);
+        }
+        key_max[key] = max;
+    }
+    bottom
+}
+
+/// Splits each layer so no node has two tasks in one stage and returns the tasks in
+/// (stage, node) order with each task's stage. A node's tasks within a layer go to
+/// consecutive sub-stages, longest remaining path first (then action, service).
+fn staged_order(
+    drafted: &Drafted,
+    layers: &[u32],
+    bottom: &[u32],
+    keys: Keys,
+) -> (Vec<u32>, Vec<u32>) {
+    // Packed sort keys: (layer, node slot) in the first word; (priority, action,
+    // service) in the second, so sorting compares plain integers.
+    let mut by_layer_node: Vec<(u64, u64, u32)> = drafted
+        .tasks
+        .iter()
+        .enumerate()
+        .map(|(task, draft)| {
+            let (service, action) = keys.decode(draft.key as usize);
+            let service = service.map_or(0, |service| service as u64 + 1);
+            let priority = u64::from(u32::MAX - bottom[task]);
+            let rank = (priority << 32) | ((action as u64) << 24) | (service % (1 << 24));
+            (
+                (u64::from(layers[task]) << 32) | u64::from(draft.slot),
+                rank,
+                task as u32,
+            )
+        })
+        .collect();
+    by_layer_node.sort_unstable();
     let layer_count = layers.iter().max().map_or(0, |max| *max as usize + 1);
     let mut sub = vec![0u32; drafted.tasks.len()];
     let mut substages = vec![0u32; layer_count];
-    let mut previous: Option<(u32, u32)> = None;
+    let mut previous: Option<u64> = None;
     let mut run = 0u32;
-    for &task in &by_layer_node {
-        let draft = drafted.tasks[task as usize];
-        let here = (layers[task as usize], draft.slot);
+    for &(here, _, task) in &by_layer_node {
         run = if previous == Some(here) { run + 1 } else { 0 };
         previous = Some(here);
         sub[task as usize] = run;
-        let count = &mut substages[here.0 as usize];
+        let count = &mut substages[(here >> 32) as usize];
         *count = (*count).max(run + 1);
     }
     let mut offsets = vec![0u32; layer_count];
@@ -416,19 +485,33 @@ fn staged_order(drafted: &Drafted, layers: &[u32], keys: Keys) -> (Vec<u32>, Vec
     let stage_of: Vec<u32> = (0..drafted.tasks.len())
         .map(|task| offsets[layers[task] as usize] + sub[task])
         .collect();
-    let mut order: Vec<u32> = (0..drafted.tasks.len() as u32).collect();
-    order
-        .sort_unstable_by_key(|&task| (stage_of[task as usize], drafted.tasks[task as usize].node));
+    let mut by_stage: Vec<(u64, u32)> = drafted
+        .tasks
+        .iter()
+        .enumerate()
+        .map(|(task, draft)| {
+            (
+                (u64::from(stage_of[task]) << 32) | u64::from(draft.node),
+                task as u32,
+            )
+        })
+        .collect();
+    by_stage.sort_unstable();
+    let order = by_stage.into_iter().map(|(_, task)| task).collect();
     (order, stage_of)
 }
 
 /// Assigns ids in staged order, chains each node's tasks in that order, and writes
 /// every task's `after` list.
+///
+/// A rule "every S task before this task" is left out when an earlier task on the
+/// same node already waits for every S task: the node chain carries it. On nodes
+/// running several services that share dependencies this removes most edges.
 fn assemble(
     drafted: &Drafted,
     keys: Keys,
     deps: &ResolvedDeps,
-    sources: &[Vec<usize>],
+    rules: &GroupRules,
     chain_preds: &Csr,
     order: &[u32],
     stage_of: &[u32],
@@ -437,6 +520,7 @@ fn assemble(
     for (position, &task) in order.iter().enumerate() {
         new_id[task as usize] = position as u32;
     }
+    let sources = &rules.sources;
     let mut key_ids: Vec<Vec<TaskId>> = vec![Vec::new(); keys.count()];
     for key_sources in sources {
         for &source in key_sources {
@@ -449,12 +533,23 @@ fn assemble(
         }
     }
     let mut last_on_node: Vec<Option<u32>> = vec![None; drafted.node_count];
+    let words = keys.count().div_ceil(64);
+    // covered[node]: keys whose every task precedes the node's latest task.
+    let mut covered: Vec<Vec<u64>> = vec![vec![0u64; words]; drafted.node_count];
+    let mut key_sources: Vec<usize> = Vec::new();
     let mut tasks = Vec::with_capacity(order.len());
     for (position, &task) in order.iter().enumerate() {
         let draft = drafted.tasks[task as usize];
         let key = draft.key as usize;
+        let slot = draft.slot as usize;
         let own_chain = chain_preds.of(task as usize);
-        let key_sources = &sources[key];
+        key_sources.clear();
+        key_sources.extend(
+            sources[key]
+                .iter()
+                .copied()
+                .filter(|&source| !has(&covered[slot], source)),
+        );
         let group_len: usize = key_sources.iter().map(|&s| key_ids[s].len()).sum();
         let mut after = Vec::with_capacity(own_chain.len() + 1 + group_len);
         after.extend(
@@ -462,17 +557,20 @@ fn assemble(
                 .iter()
                 .map(|&previous| TaskId(new_id[previous as usize])),
         );
-        if let Some(previous) = last_on_node[draft.slot as usize] {
+        if let Some(previous) = last_on_node[slot] {
             let previous_key = drafted.tasks[previous as usize].key as usize;
             let listed = own_chain.contains(&previous) || key_sources.contains(&previous_key);
             if !listed {
                 after.push(TaskId(new_id[previous as usize]));
             }
         }
-        for &source in key_sources {
+        for &source in &key_sources {
             after.extend_from_slice(&key_ids[source]);
         }
-        last_on_node[draft.slot as usize] = Some(task);
+        last_on_node[slot] = Some(task);
+        for (word, bits) in covered[slot].iter_mut().zip(&rules.ancestors[key]) {
+            *word |= bits;
+        }
         let (service, action) = keys.decode(key);
         tasks.push(Task {
             id: TaskId(position as u32),
