@@ -1,0 +1,53 @@
+//! Node providers: where nodes come from and where they go.
+//!
+//! A [`NodeProvider`] creates a node from a [`NodeSpec`] and returns a [`NodeRecord`]: plain
+//! serialisable data the engine stores before it runs anything on the node, so a crash or a
+//! retry can always find (and adopt or delete) what was made. `local` runs each node as its
+//! own OpenSSH `sshd` on a loopback port; cloud providers implement the same trait later.
+
+mod confirm;
+mod error;
+mod local;
+mod record;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+pub use confirm::wait_for_ssh;
+pub use error::ProviderError;
+pub use local::{LocalNodeState, LocalProvider, LOCAL_PROVIDER};
+pub use record::{NodeRecord, NodeSpec, ResourceLimits};
+
+use crate::ssh::SessionPool;
+
+/// What provider methods return: boxed so providers can be chosen at run time (`dyn`).
+pub type ProviderFuture<'a, T> =
+    Pin<Box<dyn Future<Output = Result<T, ProviderError>> + Send + 'a>>;
+
+/// Creates, confirms, deletes and re-adopts nodes. Every method is safe to retry.
+pub trait NodeProvider: Send + Sync {
+    /// The provider's name as stored in [`NodeRecord::provider`].
+    fn name(&self) -> &'static str;
+
+    /// Makes the node, or returns the existing one if a node with this id was already made
+    /// (a retried task must not make a second node).
+    fn create<'a>(&'a self, spec: &'a NodeSpec) -> ProviderFuture<'a, NodeRecord>;
+
+    /// Waits until the node accepts SSH with its pinned host key and the client key, leaving
+    /// the authenticated session in `pool` for the node's next tasks.
+    fn confirm<'a>(
+        &'a self,
+        record: &'a NodeRecord,
+        pool: &'a SessionPool,
+        timeout: Duration,
+    ) -> ProviderFuture<'a, ()>;
+
+    /// Destroys the node and everything running on it. Deleting a deleted node succeeds.
+    fn delete<'a>(&'a self, record: &'a NodeRecord) -> ProviderFuture<'a, ()>;
+
+    /// Takes over a node recorded by an earlier process: checks it is still there and
+    /// running, restarting what it can. The returned record replaces the stored one (an
+    /// address may change).
+    fn adopt<'a>(&'a self, record: &'a NodeRecord) -> ProviderFuture<'a, NodeRecord>;
+}

@@ -1,0 +1,47 @@
+//! Waiting for a new node to accept SSH, shared by providers.
+
+use std::time::Duration;
+
+use super::{NodeRecord, ProviderError};
+use crate::ssh::{RunOptions, SessionPool};
+
+/// Runs `true` on the node through `pool` until it succeeds, retrying only failures that
+/// can heal (connection refused while the server starts). A changed host key or a refused
+/// client key fails at once. On success the session stays open in the pool.
+pub async fn wait_for_ssh(
+    record: &NodeRecord,
+    pool: &SessionPool,
+    timeout: Duration,
+) -> Result<(), ProviderError> {
+    let target = record
+        .ssh_target()
+        .map_err(|source| ProviderError::Confirm {
+            node: record.id.clone(),
+            source: Box::new(source),
+        })?;
+    let deadline = tokio::time::Instant::now() + timeout;
+    let mut pause = Duration::from_millis(10);
+    loop {
+        let options = RunOptions::with_timeout(timeout);
+        let last_error = match pool.run(&target, "true", options).await {
+            Ok(outcome) if outcome.exit.success() => return Ok(()),
+            Ok(outcome) => format!("`true` ended with {:?}", outcome.exit),
+            Err(error) if error.is_transient() => error.to_string(),
+            Err(source) => {
+                return Err(ProviderError::Confirm {
+                    node: record.id.clone(),
+                    source: Box::new(source),
+                })
+            }
+        };
+        if tokio::time::Instant::now() + pause > deadline {
+            return Err(ProviderError::ConfirmTimeout {
+                node: record.id.clone(),
+                seconds: timeout.as_secs(),
+                last_error,
+            });
+        }
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(Duration::from_millis(500));
+    }
+}

@@ -1,0 +1,64 @@
+//! Provider failures, each saying which node and what to do about it where that is known.
+
+use std::path::PathBuf;
+
+use crate::ssh::SshError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ProviderError {
+    #[error(
+        "the OpenSSH server (sshd) was not found (looked for {looked_for}); the local provider \
+         runs every node as its own sshd: install it with `apt-get install openssh-server`"
+    )]
+    SshdMissing { looked_for: String },
+    #[error("{tool} was not found; install it with `apt-get install openssh-client`")]
+    ToolMissing { tool: String },
+    #[error("{tool} failed for node {node}: {detail}")]
+    ToolFailed {
+        tool: String,
+        node: String,
+        detail: String,
+    },
+    #[error("invalid node id {id:?}: {reason}")]
+    InvalidNodeId { id: String, reason: &'static str },
+    #[error(
+        "the local provider's base directory {path} is not usable: {reason} \
+         (its path may only hold letters, digits and `/._+-`)"
+    )]
+    InvalidBaseDir { path: PathBuf, reason: String },
+    #[error("{action} {path}: {source}")]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("node {node} belongs to provider {found:?}, not {expected:?}")]
+    WrongProvider {
+        node: String,
+        expected: String,
+        found: String,
+    },
+    #[error("node {node}: its record is unusable: {reason}")]
+    BadRecord { node: String, reason: String },
+    #[error("node {node}: sshd did not start: {detail}")]
+    SshdStart { node: String, detail: String },
+    #[error(
+        "node {node}: the host key on disk ({on_disk}) is not the pinned one ({pinned}); \
+         refusing to adopt"
+    )]
+    HostKeyChanged {
+        node: String,
+        pinned: String,
+        on_disk: String,
+    },
+    #[error("node {node}: not reachable over SSH: {source}")]
+    Confirm { node: String, source: Box<SshError> },
+    #[error("node {node}: did not accept SSH within {seconds}s (last error: {last_error})")]
+    ConfirmTimeout {
+        node: String,
+        seconds: u64,
+        last_error: String,
+    },
+    #[error("node {node}: processes {pids:?} survived SIGKILL")]
+    Survivors { node: String, pids: Vec<i32> },
+}

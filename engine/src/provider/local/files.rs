@@ -1,0 +1,160 @@
+//! A local node's directory: where each file lives, the sshd config written into it, and
+//! the command line that starts its sshd.
+
+use std::path::{Path, PathBuf};
+
+use crate::provider::ResourceLimits;
+
+/// The paths inside one node's directory.
+#[derive(Debug, Clone)]
+pub(crate) struct NodeDir {
+    pub root: PathBuf,
+}
+
+impl NodeDir {
+    pub fn new(root: PathBuf) -> Self {
+        Self { root }
+    }
+    pub fn record(&self) -> PathBuf {
+        self.root.join("node.json")
+    }
+    pub fn host_key(&self) -> PathBuf {
+        self.root.join("ssh_host_ed25519_key")
+    }
+    pub fn host_key_pub(&self) -> PathBuf {
+        self.root.join("ssh_host_ed25519_key.pub")
+    }
+    pub fn client_key(&self) -> PathBuf {
+        self.root.join("client_ed25519_key")
+    }
+    pub fn client_key_pub(&self) -> PathBuf {
+        self.root.join("client_ed25519_key.pub")
+    }
+    pub fn authorized_keys(&self) -> PathBuf {
+        self.root.join("authorized_keys")
+    }
+    pub fn sshd_config(&self) -> PathBuf {
+        self.root.join("sshd_config")
+    }
+    pub fn pid_file(&self) -> PathBuf {
+        self.root.join("sshd.pid")
+    }
+    pub fn log_file(&self) -> PathBuf {
+        self.root.join("sshd.log")
+    }
+    pub fn home(&self) -> PathBuf {
+        self.root.join("home")
+    }
+
+    /// The environment entry every process started through this node's sshd carries; it is
+    /// how delete finds processes that left the session (nohup, setsid, double fork).
+    pub fn marker(&self) -> String {
+        format!("CORRAL_LOCAL_NODE={}", self.root.display())
+    }
+}
+
+/// Paths go into sshd_config and a shell script unquoted, so they are restricted to
+/// characters that mean nothing to either (and no `%`, which sshd expands).
+pub(crate) fn is_plain_path(path: &Path) -> bool {
+    path.to_str().is_some_and(|text| {
+        !text.is_empty()
+            && text
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '.' | '_' | '+' | '-'))
+    })
+}
+
+pub(crate) fn sshd_config(node_id: &str, dir: &NodeDir, port: u16, user: &str) -> String {
+    let root = dir.root.display();
+    format!(
+        "# Written by Corral for local node {node_id}.\n\
+         Port {port}\n\
+         ListenAddress 127.0.0.1\n\
+         HostKey {host_key}\n\
+         PidFile {pid_file}\n\
+         AuthorizedKeysFile {authorized_keys}\n\
+         AllowUsers {user}\n\
+         UsePAM no\n\
+         StrictModes no\n\
+         PubkeyAuthentication yes\n\
+         PasswordAuthentication no\n\
+         KbdInteractiveAuthentication no\n\
+         PermitRootLogin prohibit-password\n\
+         # Commands skip the login shell's rc files: with SHLVL=1 bash does not source\n\
+         # ~/.bashrc for ssh commands (root's may run pyenv, +0.34 s each), and HOME is the\n\
+         # node's own. No ForceCommand: sshd refuses to signal forced-command sessions.\n\
+         SetEnv HOME={home} {marker} SHLVL=1\n\
+         UseDNS no\n\
+         PrintMotd no\n\
+         PrintLastLog no\n\
+         X11Forwarding no\n\
+         AllowTcpForwarding no\n\
+         AllowAgentForwarding no\n\
+         PermitTunnel no\n\
+         MaxSessions 64\n\
+         MaxStartups 256\n\
+         LogLevel ERROR\n\
+         # node directory: {root}\n",
+        host_key = dir.host_key().display(),
+        pid_file = dir.pid_file().display(),
+        authorized_keys = dir.authorized_keys().display(),
+        home = dir.home().display(),
+        marker = dir.marker(),
+    )
+}
+
+/// The command line that starts the node's sshd under the node's limits, which every
+/// session and command then inherits: `sh -c 'ulimit -v N && exec nice -n M sshd …'`.
+pub(crate) fn sshd_command(sshd: &Path, dir: &NodeDir, limits: &ResourceLimits) -> Vec<String> {
+    let mut launch = String::new();
+    if let Some(kib) = limits.max_virtual_memory_kib {
+        launch.push_str(&format!("ulimit -v {kib} && "));
+    }
+    launch.push_str("exec ");
+    if let Some(level) = limits.nice {
+        launch.push_str(&format!("nice -n {} ", level.min(19)));
+    }
+    launch.push_str("\"$@\"");
+    vec![
+        "/bin/sh".to_owned(),
+        "-c".to_owned(),
+        launch,
+        "corral-sshd".to_owned(),
+        sshd.display().to_string(),
+        "-f".to_owned(),
+        dir.sshd_config().display().to_string(),
+        "-E".to_owned(),
+        dir.log_file().display().to_string(),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_paths_only() {
+        assert!(is_plain_path(Path::new("/tmp/.tmpAb12_x/nodes-1.0+x")));
+        assert!(!is_plain_path(Path::new("/tmp/with space")));
+        assert!(!is_plain_path(Path::new("/tmp/100%")));
+        assert!(!is_plain_path(Path::new("/tmp/quote\"")));
+    }
+
+    #[test]
+    fn sshd_starts_under_the_node_limits() {
+        let dir = NodeDir::new(PathBuf::from("/base/n1"));
+        let limits = ResourceLimits {
+            max_virtual_memory_kib: Some(1024),
+            nice: Some(30),
+        };
+        let command = sshd_command(Path::new("/usr/sbin/sshd"), &dir, &limits);
+        assert_eq!(command[2], "ulimit -v 1024 && exec nice -n 19 \"$@\"");
+        assert_eq!(command[4..6], ["/usr/sbin/sshd", "-f"]);
+        let plain = sshd_command(
+            Path::new("/usr/sbin/sshd"),
+            &dir,
+            &ResourceLimits::default(),
+        );
+        assert_eq!(plain[2], "exec \"$@\"");
+    }
+}

@@ -1,0 +1,73 @@
+//! The data a provider takes in and hands back: plain, serialisable, stored by the engine.
+
+use std::path::PathBuf;
+
+use domain::names::{HardwareTypeName, ImageTypeName};
+use serde::{Deserialize, Serialize};
+
+use crate::ssh::{ClientKey, HostKey, SshError, SshTarget};
+
+/// What to make. `id` is the node's stable key: creating the same id twice yields one node.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NodeSpec {
+    pub id: String,
+    #[serde(default)]
+    pub hardwaretype: Option<HardwareTypeName>,
+    #[serde(default)]
+    pub imagetype: Option<ImageTypeName>,
+    /// Limits derived from the hardware type; providers apply what they can.
+    #[serde(default)]
+    pub limits: ResourceLimits,
+}
+
+impl NodeSpec {
+    pub fn new(id: impl Into<String>) -> Self {
+        Self {
+            id: id.into(),
+            hardwaretype: None,
+            imagetype: None,
+            limits: ResourceLimits::default(),
+        }
+    }
+}
+
+/// Resource limits for every command run on a node.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResourceLimits {
+    /// `ulimit -v`, in KiB.
+    #[serde(default)]
+    pub max_virtual_memory_kib: Option<u64>,
+    /// `nice -n`: 0 (normal) to 19 (lowest priority).
+    #[serde(default)]
+    pub nice: Option<u8>,
+}
+
+/// A made node: how to reach it, which host key to expect, and the provider's own state
+/// (for `local`: its directory and sshd pid, see [`super::LocalNodeState`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NodeRecord {
+    pub id: String,
+    pub provider: String,
+    pub host: String,
+    pub port: u16,
+    pub user: String,
+    /// Pinned at creation; every connection must present exactly this key.
+    pub host_key: HostKey,
+    pub client_key_path: PathBuf,
+    #[serde(default)]
+    pub provider_state: serde_json::Value,
+}
+
+impl NodeRecord {
+    /// Everything [`crate::ssh::SessionPool`] needs to reach the node; loads the client key.
+    pub fn ssh_target(&self) -> Result<SshTarget, SshError> {
+        Ok(SshTarget {
+            node: self.id.clone(),
+            host: self.host.clone(),
+            port: self.port,
+            user: self.user.clone(),
+            host_key: self.host_key.clone(),
+            client_key: ClientKey::load(&self.client_key_path)?,
+        })
+    }
+}

@@ -1,0 +1,17 @@
+//! SSH to nodes through russh: one authenticated session per node, reused for all of its
+//! tasks, with pinned host keys, streamed output and per-step timeouts.
+//!
+//! [`SessionPool`] is what the engine uses; [`SshSession`] is one connection and is public
+//! for tools (benchmarks, diagnostics) that need to measure a fresh handshake.
+
+mod error;
+mod host_key;
+mod output;
+mod pool;
+mod session;
+
+pub use error::SshError;
+pub use host_key::HostKey;
+pub use output::{CommandOutcome, ExitStatus, OutputChunk, OutputStream};
+pub use pool::{PoolConfig, SessionPool};
+pub use session::{ClientKey, RunOptions, SshSession, SshTarget};

@@ -1,0 +1,148 @@
+//! Sessions kept open per node and shared by all of its tasks, with global and per-host caps.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use tokio::sync::Semaphore;
+
+use super::{CommandOutcome, RunOptions, SshError, SshSession, SshTarget};
+
+/// Limits for a [`SessionPool`].
+#[derive(Debug, Clone)]
+pub struct PoolConfig {
+    /// Handshakes in flight at once across all nodes; each costs both sides CPU, so a burst
+    /// of hundreds of new nodes is admitted a slice at a time.
+    pub max_concurrent_handshakes: usize,
+    /// Channels (commands) open at once to one host address.
+    pub max_channels_per_host: usize,
+    /// Time allowed for TCP connect, key exchange and authentication together.
+    pub handshake_timeout: Duration,
+}
+
+impl Default for PoolConfig {
+    fn default() -> Self {
+        Self {
+            max_concurrent_handshakes: 64,
+            max_channels_per_host: 8,
+            handshake_timeout: Duration::from_secs(20),
+        }
+    }
+}
+
+/// One node's slot: its live session, if any, and how many handshakes it has cost.
+#[derive(Default)]
+struct NodeSlot {
+    session: tokio::sync::Mutex<Option<Arc<SshSession>>>,
+    handshakes: AtomicU64,
+}
+
+/// Authenticated sessions keyed by node id, opened on first use and reused afterwards.
+pub struct SessionPool {
+    config: PoolConfig,
+    handshake_permits: Semaphore,
+    nodes: Mutex<HashMap<String, Arc<NodeSlot>>>,
+    hosts: Mutex<HashMap<String, Arc<Semaphore>>>,
+    handshakes: AtomicU64,
+}
+
+impl std::fmt::Debug for SessionPool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionPool")
+            .field("config", &self.config)
+            .field("handshakes", &self.handshakes())
+            .finish()
+    }
+}
+
+impl SessionPool {
+    pub fn new(config: PoolConfig) -> Self {
+        Self {
+            handshake_permits: Semaphore::new(config.max_concurrent_handshakes.max(1)),
+            config,
+            nodes: Mutex::new(HashMap::new()),
+            hosts: Mutex::new(HashMap::new()),
+            handshakes: AtomicU64::new(0),
+        }
+    }
+
+    /// Handshakes performed by this pool since it was made, over all nodes.
+    pub fn handshakes(&self) -> u64 {
+        self.handshakes.load(Ordering::Relaxed)
+    }
+
+    /// Handshakes performed for one node; stays at 1 while its session is reused.
+    pub fn handshakes_for(&self, node: &str) -> u64 {
+        lock(&self.nodes)
+            .get(node)
+            .map_or(0, |slot| slot.handshakes.load(Ordering::Relaxed))
+    }
+
+    /// Runs `command` on the node's session, connecting first if there is none or the
+    /// previous one has closed. At most `max_channels_per_host` commands run at once per host.
+    pub async fn run(
+        &self,
+        target: &SshTarget,
+        command: &str,
+        options: RunOptions,
+    ) -> Result<CommandOutcome, SshError> {
+        let session = self.session(target).await?;
+        let host = self.host_permits(&target.address());
+        let _channel = host.acquire().await.map_err(|_| SshError::NoExitStatus {
+            node: target.node.clone(),
+        })?;
+        session.run(command, options).await
+    }
+
+    /// The node's open session, connecting if needed; concurrent callers share one handshake.
+    pub async fn session(&self, target: &SshTarget) -> Result<Arc<SshSession>, SshError> {
+        let slot = lock(&self.nodes)
+            .entry(target.node.clone())
+            .or_default()
+            .clone();
+        let mut current = slot.session.lock().await;
+        if let Some(session) = current.as_ref() {
+            let same_target = session.target().host_key == target.host_key
+                && session.target().address() == target.address();
+            if !session.is_closed() && same_target {
+                return Ok(session.clone());
+            }
+        }
+        *current = None;
+        let _permit =
+            self.handshake_permits
+                .acquire()
+                .await
+                .map_err(|_| SshError::NoExitStatus {
+                    node: target.node.clone(),
+                })?;
+        slot.handshakes.fetch_add(1, Ordering::Relaxed);
+        self.handshakes.fetch_add(1, Ordering::Relaxed);
+        let session = Arc::new(SshSession::connect(target, self.config.handshake_timeout).await?);
+        *current = Some(session.clone());
+        Ok(session)
+    }
+
+    /// Closes and forgets the node's session (after the node is deleted).
+    pub async fn close(&self, node: &str) {
+        let slot = lock(&self.nodes).remove(node);
+        if let Some(slot) = slot {
+            if let Some(session) = slot.session.lock().await.take() {
+                session.disconnect().await;
+            }
+        }
+    }
+
+    fn host_permits(&self, address: &str) -> Arc<Semaphore> {
+        lock(&self.hosts)
+            .entry(address.to_owned())
+            .or_insert_with(|| Arc::new(Semaphore::new(self.config.max_channels_per_host.max(1))))
+            .clone()
+    }
+}
+
+/// The maps hold no invariants a panicking holder could break, so a poisoned lock is usable.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
