@@ -71,21 +71,31 @@ pub(crate) fn explain(problem: &Problem, model_reasons: Vec<Reason>) -> Unsatisf
     let mut packer = Packer::new(&model);
     let need: Vec<u32> = model.units.iter().map(|unit| unit.lo).collect();
     let headroom: Vec<u32> = model.units.iter().map(|unit| unit.hi).collect();
-    let feasible = match Feasible::of(&mut packer, &need, &headroom) {
-        Ok(feasible) => feasible,
-        Err(StepLimit) => {
-            reasons.push(step_limit());
-            return Unsatisfiable::new(reasons);
+    match Feasible::of(&mut packer, &need, &headroom) {
+        Ok(feasible) => {
+            reasons.extend(size_reasons(&model, &packer, &need, feasible, problem.size));
+            if reasons.is_empty() {
+                // The interval says the size works, so the search itself gave up.
+                reasons.push(step_limit());
+            }
+            Unsatisfiable {
+                reasons,
+                nearest: feasible.nearest(problem.size, bounds.min, bounds.max),
+            }
         }
-    };
-    reasons.extend(size_reasons(&model, &packer, &need, feasible, problem.size));
-    if reasons.is_empty() {
-        // The interval says the size works, so the search itself gave up.
-        reasons.push(step_limit());
-    }
-    Unsatisfiable {
-        reasons,
-        nearest: feasible.nearest(problem.size, bounds.min, bounds.max),
+        Err(StepLimit) => {
+            // The exact minimum is out of reach; the cheap bounds still name what
+            // cannot be met, but the nearest sizes are unknown.
+            let bounded = Feasible {
+                fewest: packer.lower_bound(&need).needed.max(1),
+                most: packer.max_nodes(&headroom),
+            };
+            reasons.extend(size_reasons(&model, &packer, &need, bounded, problem.size));
+            if reasons.is_empty() {
+                reasons.push(step_limit());
+            }
+            Unsatisfiable::new(reasons)
+        }
     }
 }
 

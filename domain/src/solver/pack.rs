@@ -6,17 +6,18 @@
 //! node by node (each split adds one node) down to single-unit nodes, and single-unit
 //! nodes can be added while headroom lasts. So feasibility costs one covering number,
 //! whatever the cluster size. The covering number (weighted colouring of the
-//! "cannot share a node" hypergraph) is NP-hard in general; it is computed from a
+//! "cannot share a node" hypergraph) is NP-hard in general; it is bracketed by a
 //! lower bound (cliques of mutually exclusive units, `cantcoexist` groups) and a
-//! greedy packing, which agree on realistic templates, and otherwise by a memoised
-//! branch and bound over maximal node sets with a step limit.
+//! greedy packing, which agree on realistic templates; otherwise a DSatur-style
+//! branch and bound decides "at most k nodes?" exactly, within a step limit, and
+//! the answers are remembered per need vector.
 
 use std::collections::HashMap;
 
 use super::model::{bit, units_of, Model, UNBOUNDED};
 
-/// Branch-and-bound steps before giving up.
-pub(crate) const STEP_LIMIT: u64 = 2_000_000;
+/// Branch-and-bound steps (over one whole solve) before giving up.
+pub(crate) const STEP_LIMIT: u64 = 300_000;
 
 /// The search needed more than [`STEP_LIMIT`] steps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,7 +33,8 @@ pub(crate) struct Witness {
 /// Computes covering numbers for one model, remembering exact answers.
 pub(crate) struct Packer<'m> {
     model: &'m Model,
-    memo: HashMap<Vec<u32>, u32>,
+    /// Per need vector: proven (lower, upper) bounds on its covering number.
+    memo: HashMap<Vec<u32>, (u32, u32)>,
     steps: u64,
 }
 
@@ -63,7 +65,7 @@ impl<'m> Packer<'m> {
         if self.greedy(need) <= remaining {
             return Ok(true);
         }
-        Ok(self.exact(need)? <= remaining)
+        self.at_most(need, remaining)
     }
 
     /// Most nodes `headroom` can fill (each node needs a unit unless nodes may carry
@@ -80,10 +82,14 @@ impl<'m> Packer<'m> {
     pub fn min_nodes(&mut self, need: &[u32]) -> Result<u32, StepLimit> {
         let lower = self.lower_bound(need).needed;
         let upper = self.greedy(need);
-        if lower >= upper {
-            return Ok(upper);
+        let mut nodes = lower;
+        while nodes < upper {
+            if self.at_most(need, nodes)? {
+                return Ok(nodes);
+            }
+            nodes += 1;
         }
-        self.exact(need)
+        Ok(upper)
     }
 
     /// The best of the cheap lower bounds, with the units behind it.
@@ -179,65 +185,119 @@ impl<'m> Packer<'m> {
         }
     }
 
-    fn exact(&mut self, need: &[u32]) -> Result<u32, StepLimit> {
-        if let Some(known) = self.memo.get(need) {
-            return Ok(*known);
+    /// Whether `need` fits on `nodes` nodes, remembering what was proven.
+    fn at_most(&mut self, need: &[u32], nodes: u32) -> Result<bool, StepLimit> {
+        let (mut lower, mut upper) = match self.memo.get(need) {
+            Some(known) => *known,
+            None => (self.lower_bound(need).needed, self.greedy(need)),
+        };
+        if nodes >= upper {
+            return Ok(true);
         }
-        self.steps += 1;
-        if self.steps > STEP_LIMIT {
+        if nodes < lower {
+            return Ok(false);
+        }
+        let mut search = Colouring::new(self.model, need, nodes, &mut self.steps);
+        let found = search.run()?;
+        match found {
+            Some(used) => upper = upper.min(used),
+            None => lower = lower.max(nodes + 1),
+        }
+        self.memo.insert(need.to_vec(), (lower, upper));
+        Ok(found.is_some())
+    }
+}
+
+/// Exact search for a packing of `need` on at most `limit` nodes: each unit's
+/// copies are placed one at a time, the most constrained unit first (fewest nodes
+/// it can still join), onto an open node or a new one. Copies of a unit go to
+/// nodes in increasing order, which removes the symmetric orderings.
+struct Colouring<'m, 's> {
+    model: &'m Model,
+    left: Vec<u32>,
+    /// Units on each open node.
+    nodes: Vec<u64>,
+    /// Per unit: the highest node index holding one of its copies, plus one.
+    floor: Vec<usize>,
+    limit: u32,
+    steps: &'s mut u64,
+}
+
+impl<'m, 's> Colouring<'m, 's> {
+    fn new(model: &'m Model, need: &[u32], limit: u32, steps: &'s mut u64) -> Self {
+        Self {
+            model,
+            left: need.to_vec(),
+            nodes: Vec::new(),
+            floor: vec![0; need.len()],
+            limit,
+            steps,
+        }
+    }
+
+    /// Nodes used by the packing found, if any.
+    fn run(&mut self) -> Result<Option<u32>, StepLimit> {
+        Ok(self
+            .place()?
+            .then(|| u32::try_from(self.nodes.len()).unwrap_or(u32::MAX)))
+    }
+
+    fn joinable(&self, unit: usize) -> impl Iterator<Item = usize> + '_ {
+        (self.floor[unit]..self.nodes.len()).filter(move |node| {
+            self.nodes[*node] & bit(unit) == 0 && self.model.can_add(self.nodes[*node], unit)
+        })
+    }
+
+    fn place(&mut self) -> Result<bool, StepLimit> {
+        *self.steps += 1;
+        if *self.steps > STEP_LIMIT {
             return Err(StepLimit);
         }
-        let lower = self.lower_bound(need).needed;
-        let mut best = self.greedy(need);
-        if lower < best {
-            // Some node carries the unit with the largest need; try each maximal
-            // node set that contains it.
-            let pivot = (0..need.len())
-                .max_by_key(|index| (need[*index], std::cmp::Reverse(*index)))
-                .unwrap_or(0);
-            let open = (0..need.len())
-                .filter(|index| need[*index] > 0)
-                .fold(0u64, |mask, index| mask | bit(index));
-            for set in self.maximal_sets(bit(pivot), open) {
-                let mut child = need.to_vec();
-                for index in units_of(set) {
-                    child[index] -= 1;
-                }
-                if 1 + self.lower_bound(&child).needed >= best {
-                    continue;
-                }
-                let value = 1 + self.exact(&child)?;
-                best = best.min(value);
-                if best <= lower {
-                    break;
-                }
+        let open_slots = self
+            .limit
+            .saturating_sub(u32::try_from(self.nodes.len()).unwrap_or(u32::MAX));
+        let can_open = open_slots > 0;
+        // The unit with the fewest places to go; a unit with none ends the branch.
+        let mut choice: Option<(usize, usize)> = None;
+        for unit in 0..self.left.len() {
+            if self.left[unit] == 0 {
+                continue;
+            }
+            let joinable = self.joinable(unit).count();
+            if joinable as u64 + u64::from(open_slots) < u64::from(self.left[unit]) {
+                // Copies need distinct nodes: not enough left for them.
+                return Ok(false);
+            }
+            let places = joinable + usize::from(can_open);
+            let better = choice.is_none_or(|(_, best)| places < best);
+            if better {
+                choice = Some((unit, places));
             }
         }
-        self.memo.insert(need.to_vec(), best);
-        Ok(best)
-    }
-
-    /// Valid sets within `open` that contain `base` and to which no unit of `open`
-    /// can be added.
-    fn maximal_sets(&self, base: u64, open: u64) -> Vec<u64> {
-        let mut found = Vec::new();
-        let candidates: Vec<usize> = units_of(open & !base).collect();
-        self.extend(base, &candidates, 0, open, &mut found);
-        found
-    }
-
-    fn extend(&self, set: u64, candidates: &[usize], from: usize, open: u64, found: &mut Vec<u64>) {
-        if from == candidates.len() {
-            let maximal = units_of(open & !set).all(|index| !self.model.can_add(set, index));
-            if maximal {
-                found.push(set);
+        let Some((unit, _)) = choice else {
+            return Ok(true);
+        };
+        let options: Vec<usize> = self.joinable(unit).collect();
+        let saved_floor = self.floor[unit];
+        self.left[unit] -= 1;
+        for node in options {
+            self.nodes[node] |= bit(unit);
+            self.floor[unit] = node + 1;
+            if self.place()? {
+                return Ok(true);
             }
-            return;
+            self.nodes[node] &= !bit(unit);
         }
-        let index = candidates[from];
-        if self.model.can_add(set, index) {
-            self.extend(set | bit(index), candidates, from + 1, open, found);
+        if can_open {
+            self.nodes.push(bit(unit));
+            self.floor[unit] = self.nodes.len();
+            if self.place()? {
+                return Ok(true);
+            }
+            self.nodes.pop();
         }
-        self.extend(set, candidates, from + 1, open, found);
+        self.floor[unit] = saved_floor;
+        self.left[unit] += 1;
+        Ok(false)
     }
 }

@@ -432,3 +432,107 @@ fn large_cluster_is_solved() {
     assert_eq!(layout.nodes.len(), 1000);
     assert_eq!(layout.nodes[999].number, 1999);
 }
+
+mod covering {
+    //! The covering number against a dynamic programme over need vectors.
+
+    use std::collections::HashMap;
+
+    use proptest::prelude::*;
+
+    use super::super::model::{bit, Model, Phase};
+    use super::super::pack::Packer;
+    use super::*;
+
+    /// Fewest valid unit sets covering `need`, by trying every valid set.
+    fn brute_min(model: &Model, need: &[u32], memo: &mut HashMap<Vec<u32>, u32>) -> u32 {
+        if need.iter().all(|n| *n == 0) {
+            return 0;
+        }
+        if let Some(known) = memo.get(need) {
+            return *known;
+        }
+        let units = need.len();
+        let mut best = u32::MAX;
+        for set in 1u64..(1 << units) {
+            let members: Vec<usize> = (0..units).filter(|i| set & bit(*i) != 0).collect();
+            if members.iter().any(|i| need[*i] == 0) {
+                continue;
+            }
+            let mut built = 0u64;
+            let valid = members.iter().all(|i| {
+                let ok = model.can_add(built, *i);
+                built |= bit(*i);
+                ok
+            });
+            if !valid {
+                continue;
+            }
+            let child: Vec<u32> = need
+                .iter()
+                .enumerate()
+                .map(|(i, n)| if set & bit(i) != 0 { n - 1 } else { *n })
+                .collect();
+            best = best.min(1 + brute_min(model, &child, memo));
+        }
+        memo.insert(need.to_vec(), best);
+        best
+    }
+
+    prop_compose! {
+        fn dense_problem()(
+            mins in prop::collection::vec(0u32..4, 6),
+            pairs in prop::collection::vec((0usize..6, 0usize..6), 0..12),
+            triples in prop::collection::vec((0usize..6, 0usize..6, 0usize..6), 0..3),
+            whitelists in prop::collection::vec(prop::option::of(1u32..4), 6),
+        ) -> Problem {
+            let all = ["a", "b", "c", "d", "e", "f"];
+            let mut p = problem(&all, 1);
+            p.hardware = TypeCandidates::any_of(vec![hw("h0"), hw("h1")]);
+            for (index, min) in mins.iter().enumerate() {
+                let entry = p.service_constraints.entry(svc(all[index])).or_default();
+                entry.min = *min;
+                if let Some(mask) = whitelists[index] {
+                    entry.hardware = ["h0", "h1"]
+                        .iter()
+                        .enumerate()
+                        .filter(|(bit, _)| mask & (1 << bit) != 0)
+                        .map(|(_, name)| hw(name))
+                        .collect();
+                }
+            }
+            for (a, b) in pairs {
+                if a != b {
+                    p.layout.cant_coexist.push(names(&[all[a], all[b]]));
+                }
+            }
+            for (a, b, c) in triples {
+                if a != b && b != c && a != c {
+                    p.layout.cant_coexist.push(names(&[all[a], all[b], all[c]]));
+                }
+            }
+            p
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(250))]
+
+        #[test]
+        fn min_nodes_is_exact(problem in dense_problem()) {
+            let Ok(model) = Model::build(&problem, Phase::All) else {
+                return Ok(());
+            };
+            let need: Vec<u32> = model.units.iter().map(|unit| unit.lo).collect();
+            let expected = brute_min(&model, &need, &mut HashMap::new());
+            let mut packer = Packer::new(&model);
+            prop_assert_eq!(packer.min_nodes(&need).expect("small search"), expected);
+            let headroom = vec![u32::MAX; need.len()];
+            for nodes in expected.saturating_sub(2)..expected + 2 {
+                let mut fresh = Packer::new(&model);
+                let fits = fresh.feasible(&need, &headroom, nodes).expect("small search");
+                prop_assert_eq!(fits, nodes >= expected, "nodes {}", nodes);
+            }
+        }
+    }
+}
