@@ -497,3 +497,72 @@ async fn records_survive_a_round_trip_through_json() {
     provider.delete(&loaded).await.unwrap();
     assert!(!Path::new(&state(&record).dir).exists());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_step_is_killed_on_the_node() {
+    let fixture = Fixture::new();
+    let provider = fixture.provider();
+    let pool = Arc::new(pool());
+    let record = create_confirmed(&provider, &pool, "cancelled").await;
+    let target = record.ssh_target().unwrap();
+    let running = {
+        let pool = pool.clone();
+        tokio::spawn(async move {
+            pool.run(
+                &target,
+                "sleep 4250; echo never",
+                RunOptions::with_timeout(STEP),
+            )
+            .await
+        })
+    };
+    let mut started = false;
+    for _ in 0..500 {
+        started = !pids_with_cmdline("sleep 4250").is_empty();
+        if started {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(started, "the step started");
+    running.abort();
+    assert!(running.await.unwrap_err().is_cancelled());
+    assert_eq!(wait_until_gone("sleep 4250").await, Vec::<i32>::new());
+    let (outcome, _, _) = run_collect(&pool, &record, "true").await;
+    assert!(outcome.exit.success());
+    provider.delete(&record).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_per_host_channel_cap_queues_commands() {
+    let fixture = Fixture::new();
+    let provider = fixture.provider();
+    let pool = Arc::new(SessionPool::new(PoolConfig {
+        max_channels_per_host: 1,
+        ..PoolConfig::default()
+    }));
+    let record = create_confirmed(&provider, &pool, "narrow").await;
+    let home = state(&record).dir.join("home");
+    let spawn_run = |command: &'static str| {
+        let pool = pool.clone();
+        let target = record.ssh_target().unwrap();
+        tokio::spawn(async move {
+            pool.run(&target, command, RunOptions::with_timeout(STEP))
+                .await
+        })
+    };
+    let first = spawn_run("touch first; while [ ! -e go ]; do sleep 0.01; done");
+    while !home.join("first").exists() {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let second = spawn_run("touch second");
+    // Had the cap let it through, the second command would have run by now.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!home.join("second").exists(), "the second command waited");
+    std::fs::write(home.join("go"), b"").unwrap();
+    assert!(first.await.unwrap().unwrap().exit.success());
+    assert!(second.await.unwrap().unwrap().exit.success());
+    assert!(home.join("second").exists());
+    assert_eq!(pool.handshakes_for("narrow"), 1);
+    provider.delete(&record).await.unwrap();
+}
