@@ -4,8 +4,13 @@
 //! Entities are typed views over Coopr's JSON that keep every unknown key (`extra`
 //! at each level) and the JSON they were imported from (`origin`), so Coopr
 //! catalogs go through Corral unchanged. [`coopr`] reads and writes that JSON,
-//! [`Catalog::resolved_template`] merges `extends`/`includes`, and [`validate`]
-//! reports every problem at once.
+//! [`corral`] is the same model normalised, [`Catalog::resolved_template`] merges
+//! `extends`/`includes`, and [`validate`] reports every problem at once.
+//!
+//! Persist entities with [`coopr::entity_to_value`] and read them back with
+//! [`coopr::entity_from_value`] (or serde's `Deserialize`, which does the same):
+//! that round trip is lossless. Serde's `Serialize` writes the typed form only
+//! (unknown keys included, original key order and spelling not).
 
 pub mod coopr;
 pub mod corral;

@@ -24,7 +24,7 @@ pub fn validate(catalog: &Catalog) -> Report {
     entities::check_providers(catalog, &mut report);
     entities::check_machine_types(catalog, &mut report);
     entities::check_services(catalog, &mut report);
-    macro_refs::check_service_links(catalog, &mut report);
+    macro_refs::check_services(catalog, &mut report);
     for (name, partial) in &catalog.partialtemplates {
         entities::check_key(
             &mut report,

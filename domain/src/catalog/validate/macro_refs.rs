@@ -65,12 +65,29 @@ pub(super) fn check_template(
     }
 }
 
-/// Link URLs of services may hold macros too; only their syntax can be checked.
-pub(super) fn check_service_links(catalog: &Catalog, report: &mut Report) {
+/// Corral expands macros in action fields and service link URLs too (§6), so
+/// their syntax is checked here rather than failing a task later.
+pub(super) fn check_services(catalog: &Catalog, report: &mut Report) {
     for (name, service) in &catalog.services {
+        let mut strings = Vec::new();
+        for (action, spec) in &service.provisioner.actions {
+            for (key, value) in &spec.fields {
+                collect_strings(
+                    value,
+                    format!("services.{name}.provisioner.actions.{action}.fields.{key}"),
+                    &mut strings,
+                );
+            }
+        }
         for (index, link) in service.links.iter().enumerate() {
-            if let Err(problem) = check_macro_syntax(&link.url) {
-                report.error(format!("services.{name}.links[{index}].url"), problem);
+            strings.push((
+                format!("services.{name}.links[{index}].url"),
+                link.url.as_str(),
+            ));
+        }
+        for (path, text) in strings {
+            if let Err(problem) = check_macro_syntax(text) {
+                report.error(path, problem);
             }
         }
     }

@@ -219,6 +219,13 @@ fn macros_must_parse_and_should_name_compatible_services() {
             .push(json!({"name": "cache"}));
     });
     assert_eq!(found.len(), 3, "{found:#?}");
+    let found_in_service = problems_after(|b| {
+        b["services"][0]["provisioner"] = json!({"actions": {"install": {"type": "shell",
+            "fields": {"script": "echo %host.service.db% 100%%", "args": "date +%Y-%m-%d"}}}});
+    });
+    assert_eq!(found_in_service.len(), 1, "{found_in_service:#?}");
+    assert!(found_in_service[0]
+        .starts_with("error: services.base.provisioner.actions.install.fields.args: "));
     assert!(found[0]
         .starts_with("error: clustertemplates.app.defaults.config.web.peers[1]: cannot parse"));
     assert_eq!(
