@@ -305,3 +305,83 @@ fn corral_form_keeps_the_meaning_of_the_published_catalog() {
         );
     }
 }
+
+/// JSON pointers of every object in `value` that may take an unknown key: all
+/// but the maps keyed by name or action, whose keys are data.
+fn object_pointers(value: &Value, at: String, out: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => {
+            let keyed = ["/providermap", "/constraints/services", "/actions"]
+                .iter()
+                .any(|suffix| at.ends_with(suffix));
+            if !keyed {
+                out.push(at.clone());
+            }
+            for (key, item) in map {
+                object_pointers(item, format!("{at}/{key}"), out);
+            }
+        }
+        Value::Array(items) => {
+            for (index, item) in items.iter().enumerate() {
+                object_pointers(item, format!("{at}/{index}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn any_leaf() -> impl proptest::strategy::Strategy<Value = Value> {
+    use proptest::prelude::*;
+    prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::from),
+        any::<i64>().prop_map(Value::from),
+        "[a-z0-9 %.]{0,12}".prop_map(Value::from),
+        proptest::collection::vec("[a-z]{1,4}", 0..3).prop_map(Value::from),
+    ]
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// Unknown keys anywhere in any published file survive import and export,
+    /// both untouched and after the entity is edited.
+    #[test]
+    fn unknown_keys_at_any_level_survive(
+        file_pick in proptest::prelude::any::<proptest::sample::Index>(),
+        injections in proptest::collection::vec(
+            (proptest::prelude::any::<proptest::sample::Index>(), "x-[a-z]{1,8}", any_leaf()),
+            1..6,
+        ),
+    ) {
+        use domain::catalog::coopr::{entity_from_value, entity_to_value};
+        use domain::catalog::ClusterTemplate;
+        let files: Vec<(String, Value)> = json_files()
+            .into_iter()
+            .filter(|(path, _)| path.starts_with("clustertemplates/"))
+            .collect();
+        let (path, mut value) = files[file_pick.index(files.len())].clone();
+        let mut pointers = Vec::new();
+        object_pointers(&value, String::new(), &mut pointers);
+        let mut injected = Vec::new();
+        for (pick, key, leaf) in injections {
+            let pointer = pointers[pick.index(pointers.len())].clone();
+            let target = value.pointer_mut(&pointer).unwrap().as_object_mut().unwrap();
+            target.insert(key.clone(), leaf.clone());
+            injected.push((format!("{pointer}/{key}"), leaf));
+        }
+        let mut template: ClusterTemplate = entity_from_value(value.clone())
+            .unwrap_or_else(|err| panic!("{path}: {err}"));
+        proptest::prop_assert_eq!(
+            serde_json::to_string(&entity_to_value(&template)).unwrap(),
+            serde_json::to_string(&value).unwrap()
+        );
+        template.meta.description = Some("edited".into());
+        let edited = entity_to_value(&template);
+        proptest::prop_assert_eq!(&edited["description"], &Value::from("edited"));
+        // Later injections may overwrite earlier ones at the same place.
+        for (pointer, _) in &injected {
+            proptest::prop_assert_eq!(edited.pointer(pointer), value.pointer(pointer), "{}", pointer);
+        }
+    }
+}
