@@ -233,11 +233,13 @@ fn bounds_of(problem: &Problem, service: &ServiceName) -> (u32, u32) {
 /// Coopr's walk: count vectors in decreasing lexicographic order, first that fits.
 fn walk(
     problem: &Problem,
+    existing: &BTreeMap<String, u32>,
     layouts: &[BruteLayout],
     index: usize,
     left: u32,
     counts: &mut Vec<u32>,
 ) -> bool {
+    let already = |service: &ServiceName| existing.get(service.as_str()).copied().unwrap_or(0);
     if index == layouts.len() {
         if left != 0 {
             return false;
@@ -249,7 +251,8 @@ fn walk(
                 .zip(counts.iter())
                 .filter(|(l, _)| l.services.iter().any(|s| s == service.as_str()))
                 .map(|(_, c)| *c)
-                .sum();
+                .sum::<u32>()
+                + already(service);
             on >= min && on <= max
         });
     }
@@ -262,10 +265,11 @@ fn walk(
                 .zip(counts.iter())
                 .filter(|(l, _)| l.services.iter().any(|s| s == service.as_str()))
                 .map(|(_, c)| *c)
-                .sum();
+                .sum::<u32>()
+                + already(service);
             on > max
         });
-        if !over && walk(problem, layouts, index + 1, left - count, counts) {
+        if !over && walk(problem, existing, layouts, index + 1, left - count, counts) {
             return true;
         }
         counts.pop();
@@ -275,6 +279,16 @@ fn walk(
 
 /// The brute-force answer as (hardware, image, services) per node.
 fn brute(problem: &Problem) -> Option<Vec<(String, String, Vec<String>)>> {
+    brute_adding(problem, &BTreeMap::new(), problem.size)
+}
+
+/// The brute-force choice of `new_nodes` more nodes when `existing` counts of
+/// each service are already placed.
+fn brute_adding(
+    problem: &Problem,
+    existing: &BTreeMap<String, u32>,
+    new_nodes: u32,
+) -> Option<Vec<(String, String, Vec<String>)>> {
     let wides: Vec<bool> =
         if problem.hardware.preferred.is_some() || problem.images.preferred.is_some() {
             vec![false, true]
@@ -284,7 +298,7 @@ fn brute(problem: &Problem) -> Option<Vec<(String, String, Vec<String>)>> {
     for wide in wides {
         let layouts = brute_layouts(problem, wide);
         let mut counts = Vec::new();
-        if walk(problem, &layouts, 0, problem.size, &mut counts) {
+        if walk(problem, existing, &layouts, 0, new_nodes, &mut counts) {
             let mut nodes = Vec::new();
             for (layout, count) in layouts.iter().zip(&counts) {
                 for _ in 0..*count {
@@ -333,6 +347,13 @@ fn check(problem: &Problem, layout: &Layout) -> Result<(), String> {
         if node.number != 1000 + offset as u32 {
             return Err(format!("node {offset} numbered {}", node.number));
         }
+    }
+    check_nodes(problem, layout)
+}
+
+/// Every layout and quantity constraint, whatever the size and numbering.
+fn check_nodes(problem: &Problem, layout: &Layout) -> Result<(), String> {
+    for node in &layout.nodes {
         if !problem.hardware.candidates.contains(&node.hardwaretype)
             || !problem.images.candidates.contains(&node.imagetype)
         {
@@ -449,15 +470,28 @@ proptest! {
         if let Ok(layout) = solve(&problem) {
             let grown_problem = Problem { size: problem.size + extra, ..problem.clone() };
             let existing = Existing { nodes: layout.nodes.clone(), extend_nodes: false, grow_up_to: None };
-            match solve_with_existing(&grown_problem, &existing) {
-                Ok(grown) => {
+            let mut counts: BTreeMap<String, u32> = BTreeMap::new();
+            for node in &layout.nodes {
+                for service in &node.services {
+                    *counts.entry(service.as_str().to_owned()).or_default() += 1;
+                }
+            }
+            let expected = brute_adding(&grown_problem, &counts, extra);
+            match (solve_with_existing(&grown_problem, &existing), expected) {
+                (Ok(grown), Some(new_nodes)) => {
                     prop_assert_eq!(&grown.nodes[..layout.nodes.len()], &layout.nodes[..]);
                     prop_assert_eq!(check(&grown_problem, &grown), Ok(()));
+                    let added = Layout { template: grown.template.clone(), nodes: grown.nodes[layout.nodes.len()..].to_vec() };
+                    prop_assert_eq!(shape(&added), new_nodes);
                 }
-                Err(err) => {
-                    // Only quantities can stop growth when nothing moves.
-                    prop_assert!(solve(&grown_problem).is_err() || !err.reasons.is_empty(), "{err}");
+                (Err(err), None) => {
+                    if let Some(above) = err.nearest.above {
+                        let bigger = Problem { size: above, ..problem.clone() };
+                        prop_assert!(solve_with_existing(&bigger, &existing).is_ok(), "{err}");
+                    }
                 }
+                (Ok(grown), None) => prop_assert!(false, "brute force finds nothing, solver gave {:?}", shape(&grown)),
+                (Err(err), Some(nodes)) => prop_assert!(false, "solver says {} but {:?} works", err, nodes),
             }
         }
     }
@@ -477,6 +511,10 @@ proptest! {
                 for service in &problem.services {
                     prop_assert!(result.nodes_with(service).count() >= 1, "{} not placed", service);
                 }
+                prop_assert_eq!(check_nodes(&problem, &result), Ok(()));
+                let numbers: Vec<u32> = result.nodes.iter().map(|n| n.number).collect();
+                let expected: Vec<u32> = (1000..1000 + numbers.len() as u32).collect();
+                prop_assert_eq!(numbers, expected);
             }
         }
     }

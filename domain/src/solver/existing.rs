@@ -63,7 +63,10 @@ pub(crate) fn solve(problem: &Problem, existing: &Existing) -> Result<Layout, Un
                 continue;
             }
         };
-        let fixed = Fixed::new(&model, &nodes, &present, existing.extend_nodes);
+        let fixed = match Fixed::new(&model, &problem, &nodes, &present, existing.extend_nodes) {
+            Ok(fixed) => fixed,
+            Err(reason) => return Err(Unsatisfiable::one(reason)),
+        };
         let Some(remaining) = Remaining::after(&model, &fixed.used) else {
             return Err(Unsatisfiable::new(over_max(&model, &fixed.used)));
         };
@@ -180,10 +183,11 @@ struct Fixed {
 impl Fixed {
     fn new(
         model: &Model,
+        problem: &Problem,
         nodes: &[NodeLayout],
         present: &BTreeSet<ServiceName>,
         extend: bool,
-    ) -> Fixed {
+    ) -> Result<Fixed, Reason> {
         let fresh = model
             .units
             .iter()
@@ -206,6 +210,9 @@ impl Fixed {
                 .fold(0u64, |mask, (index, _)| mask | bit(index));
             for index in units_of(carried) {
                 used[index] += 1;
+            }
+            if extend {
+                check_completion(model, problem, node, carried)?;
             }
             let takes = if extend {
                 units_of(fresh & !carried)
@@ -230,13 +237,67 @@ impl Fixed {
             }
             suffix[position] = counts;
         }
-        Fixed {
+        Ok(Fixed {
             base,
             eligible,
             used,
             suffix,
+        })
+    }
+}
+
+/// A node carrying part of a `mustcoexist` group gets the rest of it; that must not
+/// complete a `cantcoexist` group or break a whitelist. (Violations the node already
+/// had, say from an older template version, are left alone.)
+fn check_completion(
+    model: &Model,
+    problem: &Problem,
+    node: &NodeLayout,
+    carried: u64,
+) -> Result<(), Reason> {
+    let completed = model.services_of(carried);
+    let invalid = |detail: String| Reason::ExistingNodeInvalid {
+        number: node.number,
+        detail,
+    };
+    for index in units_of(carried) {
+        let unit = &model.units[index];
+        if unit
+            .members
+            .iter()
+            .all(|member| node.services.contains(member))
+        {
+            continue;
+        }
+        if !unit.allows_hardware(node.hardwaretype.as_str())
+            || !unit.allows_image(node.imagetype.as_str())
+        {
+            return Err(invalid(format!(
+                "services {} must coexist but do not all allow {} / {}",
+                join(&unit.members),
+                node.hardwaretype,
+                node.imagetype
+            )));
         }
     }
+    for group in &problem.layout.cant_coexist {
+        let now = group
+            .iter()
+            .all(|service| completed.contains(service) || node.services.contains(service));
+        let before = group.iter().all(|service| node.services.contains(service));
+        if now && !before {
+            return Err(invalid(format!(
+                "completing its mustcoexist groups would put cantcoexist group {} on it",
+                join(group)
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn join(names: &[ServiceName]) -> String {
+    let parts: Vec<&str> = names.iter().map(ServiceName::as_str).collect();
+    format!("[{}]", parts.join(", "))
 }
 
 /// Whether adding `extra` to a node carrying `base` completes no `cantcoexist`
