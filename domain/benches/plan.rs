@@ -12,6 +12,7 @@ use std::time::Instant;
 
 use criterion::{criterion_group, BenchmarkId, Criterion};
 use domain::layout::{Layout, NodeLayout, FIRST_NODE_NUMBER};
+use domain::macros::{expand_json, MacroContext, MacroNode};
 use domain::names::{HardwareTypeName, ImageTypeName, ServiceName, TemplateName};
 use domain::plan::{
     plan, unit_cost, ActionCosts, DependencyLists, Operation, ServiceAction, ServiceGraph,
@@ -377,9 +378,80 @@ fn report(graph: &ServiceGraph) {
     }
 }
 
+/// Part of Coopr's cdap-distributed template config, plus a list over every worker.
+fn template_config() -> serde_json::Value {
+    serde_json::json!({
+        "hadoop": {
+            "core_site": {"fs.defaultFS": "hdfs://%host.service.hadoop-hdfs-namenode%"},
+            "hdfs_site": {
+                "dfs.namenode.rpc-bind-host": "%ip.bind_v4.self%",
+                "dfs.replication": "2",
+                "dfs.datanodes": "%join(map(host.service.hadoop-hdfs-datanode,'$:50010'),',')%"
+            },
+            "mapred_site": {"mapreduce.jobhistory.address": "%ip.bind_v4.service.hadoop-mapreduce-historyserver%:10020"},
+            "yarn_site": {
+                "yarn.resourcemanager.hostname": "%host.service.hadoop-yarn-resourcemanager%",
+                "yarn.resourcemanager.scheduler.address": "%host.service.hadoop-yarn-resourcemanager%:8030",
+                "yarn.resourcemanager.address": "%host.service.hadoop-yarn-resourcemanager%:8032"
+            }
+        },
+        "hbase": {"hbase_site": {
+            "hbase.rootdir": "hdfs://%host.service.hadoop-hdfs-namenode%/hbase",
+            "hbase.zookeeper.quorum": "%join(map(host.service.zookeeper-server,'$:2181'),',')%"
+        }},
+        "hive": {"hive_site": {
+            "javax.jdo.option.ConnectionURL": "jdbc:mysql://%ip.bind_v4.service.mysql-server%:3306/hive",
+            "hive.metastore.uris": "%join(map(ip.bind_v4.service.hive-metastore,'thrift://$:9083'),',')%"
+        }},
+        "node": {"instance": "%instance.self.service.hadoop-hdfs-datanode%", "workers": "%num.service.hadoop-hdfs-datanode%"}
+    })
+}
+
+fn macro_context(layout: &Layout) -> MacroContext {
+    MacroContext {
+        owner: "alice".to_owned(),
+        nodes: layout
+            .nodes
+            .iter()
+            .map(|node| MacroNode {
+                number: node.number,
+                host: format!("hadoop-7-{}.corral.test", node.number),
+                ips: [
+                    (
+                        "bind_v4".to_owned(),
+                        format!("10.0.{}.{}", node.number / 256, node.number % 256),
+                    ),
+                    (
+                        "access_v4".to_owned(),
+                        format!("192.0.2.{}", node.number % 256),
+                    ),
+                ]
+                .into(),
+                services: node.services.clone(),
+            })
+            .collect(),
+        this_node: layout.nodes.last().map(|node| node.number),
+    }
+}
+
+fn report_macros() {
+    let config = template_config();
+    for size in [10, 1_000] {
+        let context = macro_context(&layout(size));
+        let rounds = 200;
+        let started = Instant::now();
+        for _ in 0..rounds {
+            black_box(expand_json(black_box(&config), &context, "config").expect("expands"));
+        }
+        let micros = started.elapsed().as_secs_f64() * 1e6 / f64::from(rounds);
+        println!("macros nodes={size} config_strings=14 us_per_config_expansion={micros:.1}");
+    }
+}
+
 fn bench_plan(c: &mut Criterion) {
     let graph = graph();
     report(&graph);
+    report_macros();
     let mut group = c.benchmark_group("plan_create");
     group.sample_size(10);
     for size in [10u32, 100, 1_000] {

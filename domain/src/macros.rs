@@ -117,10 +117,12 @@ pub fn check_syntax(text: &str) -> Result<(), MacroError> {
 /// As in Coopr, a macro about a service on no node yields nothing, and if no macro
 /// of the string yields anything the text is returned unchanged.
 pub fn expand(text: &str, context: &MacroContext, field: &str) -> Result<String, MacroError> {
-    eval::expand(text, context, eval::Quoting::None).map_err(|problem| MacroError {
-        field: Some(field.to_owned()),
-        problem,
-    })
+    eval::Evaluator::new(context)
+        .expand(text, eval::Quoting::None)
+        .map_err(|problem| MacroError {
+            field: Some(field.to_owned()),
+            problem,
+        })
 }
 
 /// Like [`expand`], for text that becomes a POSIX shell command: each macro's value
@@ -132,10 +134,12 @@ pub fn expand_for_shell(
     context: &MacroContext,
     field: &str,
 ) -> Result<String, MacroError> {
-    eval::expand(text, context, eval::Quoting::Shell).map_err(|problem| MacroError {
-        field: Some(field.to_owned()),
-        problem,
-    })
+    eval::Evaluator::new(context)
+        .expand(text, eval::Quoting::Shell)
+        .map_err(|problem| MacroError {
+            field: Some(field.to_owned()),
+            problem,
+        })
 }
 
 /// Expands every string value (not key) of a JSON value with [`expand`]. Field
@@ -155,8 +159,14 @@ pub fn expand_json_for_shell(
     context: &MacroContext,
     field: &str,
 ) -> Result<Value, MacroError> {
+    let mut evaluator = eval::Evaluator::new(context);
     map_strings(value, field, &mut |text, path| {
-        expand_for_shell(text, context, path)
+        evaluator
+            .expand(text, eval::Quoting::Shell)
+            .map_err(|problem| MacroError {
+                field: Some(path.to_owned()),
+                problem,
+            })
     })
 }
 

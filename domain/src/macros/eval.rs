@@ -1,5 +1,7 @@
 //! Evaluating parsed macros against a [`MacroContext`].
 
+use std::collections::BTreeMap;
+
 use super::parse::{self, Expr, Piece, Reference};
 use super::shell::shell_quote;
 use super::{MacroContext, MacroNode, MacroProblem, DEFAULT_ADDRESS_TYPE};
@@ -20,76 +22,141 @@ enum Value {
     Many(Vec<String>),
 }
 
-pub(crate) fn expand(
-    text: &str,
-    context: &MacroContext,
-    quoting: Quoting,
-) -> Result<String, MacroProblem> {
-    let mut out = String::with_capacity(text.len());
-    let mut macros = 0usize;
-    let mut produced = 0usize;
-    for piece in parse::pieces(text) {
-        match piece {
-            Piece::Text(literal) => out.push_str(literal),
-            Piece::Percent => out.push('%'),
-            Piece::Macro(raw) => {
-                macros += 1;
-                let expr = parse::parse(raw)?;
-                let rendered = match evaluate(&expr, context)? {
-                    Value::Nothing => None,
-                    Value::One(value) => Some(value),
-                    Value::Many(values) => Some(values.join(",")),
-                };
-                if rendered.is_some() {
-                    produced += 1;
-                }
-                match quoting {
-                    Quoting::None => out.push_str(rendered.as_deref().unwrap_or("")),
-                    Quoting::Shell => out.push_str(&shell_quote(rendered.as_deref().unwrap_or(""))),
+/// Expands strings against one context, remembering which nodes carry each service
+/// so expanding a whole config scans the node list once per service, not per macro.
+pub(crate) struct Evaluator<'a> {
+    context: &'a MacroContext,
+    carrying: BTreeMap<String, Vec<&'a MacroNode>>,
+}
+
+impl<'a> Evaluator<'a> {
+    pub fn new(context: &'a MacroContext) -> Self {
+        Self {
+            context,
+            carrying: BTreeMap::new(),
+        }
+    }
+
+    pub fn expand(&mut self, text: &str, quoting: Quoting) -> Result<String, MacroProblem> {
+        let mut out = String::with_capacity(text.len());
+        let mut macros = 0usize;
+        let mut produced = 0usize;
+        for piece in parse::pieces(text) {
+            match piece {
+                Piece::Text(literal) => out.push_str(literal),
+                Piece::Percent => out.push('%'),
+                Piece::Macro(raw) => {
+                    macros += 1;
+                    let expr = parse::parse(raw)?;
+                    let rendered = match self.evaluate(&expr)? {
+                        Value::Nothing => None,
+                        Value::One(value) => Some(value),
+                        Value::Many(values) => Some(values.join(",")),
+                    };
+                    if rendered.is_some() {
+                        produced += 1;
+                    }
+                    let rendered = rendered.as_deref().unwrap_or("");
+                    match quoting {
+                        Quoting::None => out.push_str(rendered),
+                        Quoting::Shell => out.push_str(&shell_quote(rendered)),
+                    }
                 }
             }
         }
+        // Coopr leaves a string whose macros all yielded nothing as it was.
+        if quoting == Quoting::None && macros > 0 && produced == 0 {
+            return Ok(text.to_owned());
+        }
+        Ok(out)
     }
-    // Coopr leaves a string whose macros all yielded nothing as it was.
-    if quoting == Quoting::None && macros > 0 && produced == 0 {
-        return Ok(text.to_owned());
-    }
-    Ok(out)
-}
 
-fn evaluate(expr: &Expr<'_>, context: &MacroContext) -> Result<Value, MacroProblem> {
-    let mut value = base_value(expr, context)?;
-    if let Some(index) = expr.index {
-        value = match value {
-            Value::Many(mut values) => {
-                if index >= values.len() {
-                    return Err(MacroProblem::IndexOutOfRange {
-                        name: expr.name.to_owned(),
-                        index,
-                        len: values.len(),
-                    });
+    fn evaluate(&mut self, expr: &Expr<'_>) -> Result<Value, MacroProblem> {
+        let mut value = self.base_value(expr)?;
+        if let Some(index) = expr.index {
+            value = match value {
+                Value::Many(mut values) => {
+                    if index >= values.len() {
+                        return Err(MacroProblem::IndexOutOfRange {
+                            name: expr.name.to_owned(),
+                            index,
+                            len: values.len(),
+                        });
+                    }
+                    Value::One(values.swap_remove(index))
                 }
-                Value::One(values.swap_remove(index))
+                other => other,
+            };
+        }
+        if let Some(format) = expr.map {
+            value = match value {
+                Value::Nothing => Value::Nothing,
+                Value::One(one) => Value::One(apply_format(format, &one)),
+                Value::Many(many) => {
+                    Value::Many(many.iter().map(|one| apply_format(format, one)).collect())
+                }
+            };
+        }
+        if let Some(separator) = expr.join {
+            value = match value {
+                Value::Many(many) => Value::One(many.join(separator)),
+                other => other,
+            };
+        }
+        Ok(value)
+    }
+
+    /// Nodes carrying `service`, by node number.
+    fn carrying(&mut self, service: &str) -> &[&'a MacroNode] {
+        let context = self.context;
+        self.carrying.entry(service.to_owned()).or_insert_with(|| {
+            let mut nodes: Vec<&MacroNode> = context
+                .nodes
+                .iter()
+                .filter(|node| node.services.contains(service))
+                .collect();
+            nodes.sort_by_key(|node| node.number);
+            nodes
+        })
+    }
+
+    fn base_value(&mut self, expr: &Expr<'_>) -> Result<Value, MacroProblem> {
+        let name = expr.name;
+        let context = self.context;
+        Ok(match expr.reference {
+            Reference::Owner => Value::One(context.owner.clone()),
+            Reference::SelfHost => Value::One(this_node(context, name)?.host.clone()),
+            Reference::SelfIp { kind } => {
+                Value::One(address(this_node(context, name)?, kind, name)?)
             }
-            other => other,
-        };
-    }
-    if let Some(format) = expr.map {
-        value = match value {
-            Value::Nothing => Value::Nothing,
-            Value::One(one) => Value::One(apply_format(format, &one)),
-            Value::Many(many) => {
-                Value::Many(many.iter().map(|one| apply_format(format, one)).collect())
+            Reference::ServiceHosts { service } => list(
+                self.carrying(service)
+                    .iter()
+                    .map(|node| Ok(node.host.clone())),
+            )?,
+            Reference::ServiceIps { kind, service } => list(
+                self.carrying(service)
+                    .iter()
+                    .map(|node| address(node, kind, name)),
+            )?,
+            Reference::ServiceCount { service } => {
+                Value::One(self.carrying(service).len().to_string())
             }
-        };
+            Reference::SelfInstance { service } => {
+                let this = this_node(context, name)?;
+                self.carrying(service)
+                    .iter()
+                    .position(|node| node.number == this.number)
+                    .map_or(Value::Nothing, |rank| Value::One((rank + 1).to_string()))
+            }
+            Reference::SelfServiceHost { service } => {
+                Value::One(this_carrying(context, service, name)?.host.clone())
+            }
+            Reference::SelfServiceIp { kind, service } => {
+                Value::One(address(this_carrying(context, service, name)?, kind, name)?)
+            }
+        })
     }
-    if let Some(separator) = expr.join {
-        value = match value {
-            Value::Many(many) => Value::One(many.join(separator)),
-            other => other,
-        };
-    }
-    Ok(value)
 }
 
 /// `$` is the value, `$$` a literal `$`.
@@ -109,41 +176,6 @@ fn apply_format(format: &str, value: &str) -> String {
     out
 }
 
-fn base_value(expr: &Expr<'_>, context: &MacroContext) -> Result<Value, MacroProblem> {
-    let name = expr.name;
-    Ok(match expr.reference {
-        Reference::Owner => Value::One(context.owner.clone()),
-        Reference::SelfHost => Value::One(this_node(context, name)?.host.clone()),
-        Reference::SelfIp { kind } => Value::One(address(this_node(context, name)?, kind, name)?),
-        Reference::ServiceHosts { service } => list(
-            carrying(context, service)
-                .into_iter()
-                .map(|node| Ok(node.host.clone())),
-        )?,
-        Reference::ServiceIps { kind, service } => list(
-            carrying(context, service)
-                .into_iter()
-                .map(|node| address(node, kind, name)),
-        )?,
-        Reference::ServiceCount { service } => {
-            Value::One(carrying(context, service).len().to_string())
-        }
-        Reference::SelfInstance { service } => {
-            let this = this_node(context, name)?;
-            carrying(context, service)
-                .iter()
-                .position(|node| node.number == this.number)
-                .map_or(Value::Nothing, |rank| Value::One((rank + 1).to_string()))
-        }
-        Reference::SelfServiceHost { service } => {
-            Value::One(this_carrying(context, service, name)?.host.clone())
-        }
-        Reference::SelfServiceIp { kind, service } => {
-            Value::One(address(this_carrying(context, service, name)?, kind, name)?)
-        }
-    })
-}
-
 fn list(values: impl Iterator<Item = Result<String, MacroProblem>>) -> Result<Value, MacroProblem> {
     let values = values.collect::<Result<Vec<_>, _>>()?;
     Ok(if values.is_empty() {
@@ -151,17 +183,6 @@ fn list(values: impl Iterator<Item = Result<String, MacroProblem>>) -> Result<Va
     } else {
         Value::Many(values)
     })
-}
-
-/// Nodes carrying `service`, by node number.
-fn carrying<'a>(context: &'a MacroContext, service: &str) -> Vec<&'a MacroNode> {
-    let mut nodes: Vec<&MacroNode> = context
-        .nodes
-        .iter()
-        .filter(|node| node.services.contains(service))
-        .collect();
-    nodes.sort_by_key(|node| node.number);
-    nodes
 }
 
 fn this_node<'a>(context: &'a MacroContext, name: &str) -> Result<&'a MacroNode, MacroProblem> {
