@@ -29,6 +29,13 @@ pub struct EntityMeta {
     pub version: Option<Count>,
 }
 
+impl EntityMeta {
+    /// The declared version; Coopr's default is 1.
+    pub fn version_number(&self) -> i64 {
+        self.version.map_or(1, |count| count.value)
+    }
+}
+
 /// Coopr's "unbounded" maximum.
 pub const UNBOUNDED: i64 = 2_147_483_647;
 

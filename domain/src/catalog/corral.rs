@@ -131,7 +131,7 @@ fn flatten_default_services(defaults: &mut super::Defaults) {
         if !extra.is_empty() {
             continue;
         }
-        if !config.is_null() {
+        if let Some(config) = config.as_ref().filter(|config| !config.is_null()) {
             defaults
                 .config
                 .entry(name.as_str().to_owned())

@@ -89,7 +89,8 @@ pub enum DefaultService {
     Name(ServiceName),
     Configured {
         name: ServiceName,
-        config: Value,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        config: Option<Value>,
         #[serde(flatten)]
         extra: Extra,
     },
@@ -115,7 +116,7 @@ impl Defaults {
         for service in &self.services {
             if let DefaultService::Configured {
                 name,
-                config: extra_config,
+                config: Some(extra_config),
                 ..
             } = service
             {

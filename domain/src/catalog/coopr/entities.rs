@@ -374,7 +374,7 @@ fn default_service(ctx: &mut Ctx, item: Value, path: &str) -> Option<DefaultServ
             None
         }
     }?;
-    let config = fields.take("config").unwrap_or(Value::Null);
+    let config = fields.take("config");
     Some(DefaultService::Configured {
         name,
         config,

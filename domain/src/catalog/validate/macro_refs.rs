@@ -25,7 +25,11 @@ pub(super) fn check_template(
         collect_strings(value, format!("{base}.defaults.config.{key}"), &mut strings);
     }
     for (index, service) in template.defaults.services.iter().enumerate() {
-        if let DefaultService::Configured { config, .. } = service {
+        if let DefaultService::Configured {
+            config: Some(config),
+            ..
+        } = service
+        {
             collect_strings(
                 config,
                 format!("{base}.defaults.services[{index}].config"),
