@@ -10,15 +10,8 @@ use std::collections::BTreeMap;
 use crate::names::ServiceName;
 
 use super::graph::{action_index, DepKind, ResolvedDeps, ServiceAction};
-use super::work::NodeWork;
+use super::work::{NodeStep, NodeWork};
 use super::{Action, PlanError, Task, TaskDag, TaskId};
-
-const NODE_ACTIONS: [Action; 4] = [
-    Action::Create,
-    Action::Confirm,
-    Action::Bootstrap,
-    Action::Delete,
-];
 
 /// Key numbering: service `s`, action `a` → `s * 6 + a`; node tasks after those.
 #[derive(Debug, Clone, Copy)]
@@ -28,19 +21,15 @@ struct Keys {
 
 impl Keys {
     fn count(self) -> usize {
-        self.services * ServiceAction::ALL.len() + NODE_ACTIONS.len()
+        self.services * ServiceAction::ALL.len() + NodeStep::ALL.len()
     }
 
     fn service(self, service: usize, action: ServiceAction) -> usize {
         service * ServiceAction::ALL.len() + action_index(action)
     }
 
-    fn node(self, action: Action) -> usize {
-        let position = NODE_ACTIONS
-            .iter()
-            .position(|candidate| *candidate == action)
-            .unwrap_or(0);
-        self.services * ServiceAction::ALL.len() + position
+    fn node(self, step: NodeStep) -> usize {
+        self.services * ServiceAction::ALL.len() + step as usize
     }
 
     /// (service index, action) of a key.
@@ -52,7 +41,10 @@ impl Keys {
                 Action::from(ServiceAction::ALL[key % per_service]),
             )
         } else {
-            (None, NODE_ACTIONS[key - self.services * per_service])
+            (
+                None,
+                Action::from(NodeStep::ALL[key - self.services * per_service]),
+            )
         }
     }
 }

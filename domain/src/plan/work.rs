@@ -19,20 +19,49 @@ const BUILD: [ServiceAction; 4] = [
 ];
 /// Steps of a service going away, in chain order.
 const TEAR_DOWN: [ServiceAction; 2] = [ServiceAction::Stop, ServiceAction::Remove];
-const NEW_NODE: [Action; 3] = [Action::Create, Action::Confirm, Action::Bootstrap];
+const NEW_NODE: [NodeStep; 3] = [NodeStep::Create, NodeStep::Confirm, NodeStep::Bootstrap];
+
+/// A node task, as opposed to a service step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NodeStep {
+    Create,
+    Confirm,
+    Bootstrap,
+    Delete,
+}
+
+impl NodeStep {
+    pub const ALL: [NodeStep; 4] = [
+        NodeStep::Create,
+        NodeStep::Confirm,
+        NodeStep::Bootstrap,
+        NodeStep::Delete,
+    ];
+}
+
+impl From<NodeStep> for Action {
+    fn from(step: NodeStep) -> Self {
+        match step {
+            NodeStep::Create => Action::Create,
+            NodeStep::Confirm => Action::Confirm,
+            NodeStep::Bootstrap => Action::Bootstrap,
+            NodeStep::Delete => Action::Delete,
+        }
+    }
+}
 
 /// The work on one node.
 #[derive(Debug, Default)]
 pub(crate) struct NodeWork {
     pub number: u32,
     /// Node steps, in order, before any service step.
-    pub before: Vec<Action>,
+    pub before: Vec<NodeStep>,
     /// Per service (index into the resolved service list): its steps in order,
     /// following the last `before` step. Steps the service does not define are
     /// skipped by the builder.
     pub chains: Vec<(usize, Vec<ServiceAction>)>,
     /// Node steps, in order, after every service step.
-    pub after: Vec<Action>,
+    pub after: Vec<NodeStep>,
 }
 
 impl NodeWork {
@@ -122,7 +151,13 @@ pub(crate) fn for_operation(
             } else {
                 &[ServiceAction::Configure]
             };
-            Ok(on_services(new, deps, None, vec![Action::Bootstrap], steps))
+            Ok(on_services(
+                new,
+                deps,
+                None,
+                vec![NodeStep::Bootstrap],
+                steps,
+            ))
         }
         Operation::Start { services } => {
             let targets = selected(services.as_ref(), deps, graph, false)?;
@@ -195,7 +230,7 @@ fn tear_down_node(node: &NodeLayout, deps: &ResolvedDeps) -> NodeWork {
             .into_iter()
             .map(|service| (service, TEAR_DOWN.to_vec()))
             .collect(),
-        after: vec![Action::Delete],
+        after: vec![NodeStep::Delete],
     }
 }
 
@@ -254,7 +289,7 @@ fn diff(
                     ..NodeWork::default()
                 };
                 if !added.is_empty() {
-                    work.before.push(Action::Bootstrap);
+                    work.before.push(NodeStep::Bootstrap);
                 }
                 // Removals first in the list, so a node trading one service for
                 // another tears the old one down before building the new one.
@@ -306,7 +341,7 @@ fn on_services(
     layout: &Layout,
     deps: &ResolvedDeps,
     targets: Option<&BTreeSet<usize>>,
-    before: Vec<Action>,
+    before: Vec<NodeStep>,
     steps: &[ServiceAction],
 ) -> Vec<NodeWork> {
     layout
@@ -417,7 +452,7 @@ fn rollback(
             }
         }
         if created.contains(&number) {
-            work.after.push(Action::Delete);
+            work.after.push(NodeStep::Delete);
         }
         if !work.is_empty() {
             out.push(work);
