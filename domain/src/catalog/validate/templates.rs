@@ -19,6 +19,21 @@ pub(super) fn check_partial(catalog: &Catalog, partial: &PartialTemplate, report
         &base,
         report,
     );
+    // Kept for export, but a merge never reads them (§2.5).
+    for key in [
+        "extends",
+        "includes",
+        "constraints",
+        "administration",
+        "links",
+    ] {
+        if partial.extra.contains_key(key) {
+            report.warning(
+                format!("{base}.{key}"),
+                format!("ignored: a partial template contributes only compatibility and defaults, not {key}"),
+            );
+        }
+    }
 }
 
 /// Every compatibility entry names an existing entity of its kind.

@@ -286,3 +286,18 @@ fn warnings_for_undrivable_providers_stray_providermap_keys_and_duplicates() {
     let catalog = import_bundle_value(bundle()).unwrap();
     assert!(!validate(&catalog).has_errors());
 }
+
+#[test]
+fn partial_templates_warn_about_sections_a_merge_ignores() {
+    let found = problems_after(|b| {
+        b["partialtemplates"] = json!([{"name": "p", "extends": {"name": "app"},
+            "constraints": {"size": {"min": 2}}, "defaults": {"services": ["base"]}}]);
+    });
+    assert_eq!(
+        found,
+        [
+            "warning: partialtemplates.p.extends: ignored: a partial template contributes only compatibility and defaults, not extends",
+            "warning: partialtemplates.p.constraints: ignored: a partial template contributes only compatibility and defaults, not constraints",
+        ]
+    );
+}
