@@ -152,6 +152,110 @@ fn template(size: u32) -> Problem {
 
 const SIZES: [u32; 3] = [10, 100, 1000];
 
+/// A deterministic xorshift step, so the random templates are the same every run.
+fn next(seed: &mut u64) -> u64 {
+    *seed ^= *seed << 13;
+    *seed ^= *seed >> 7;
+    *seed ^= *seed << 17;
+    *seed
+}
+
+/// A random template: `services` services, each pair kept apart with probability
+/// `density`%, two random must groups, random quantities and whitelists.
+fn random_template(seed: &mut u64, services: usize, density: u64, size: u32) -> Problem {
+    let names: Vec<ServiceName> = (0..services)
+        .map(|index| ServiceName::parse(format!("s{index:02}")).expect("valid name"))
+        .collect();
+    let mut cant = Vec::new();
+    for a in 0..services {
+        for b in a + 1..services {
+            if next(seed) % 100 < density {
+                cant.push(vec![names[a].clone(), names[b].clone()]);
+            }
+        }
+    }
+    let mut must = Vec::new();
+    for _ in 0..2 {
+        let a = (next(seed) % services as u64) as usize;
+        let b = (next(seed) % services as u64) as usize;
+        if a != b {
+            must.push(vec![names[a].clone(), names[b].clone()]);
+        }
+    }
+    let hardware = ["medium", "large", "xlarge"];
+    let mut constraints = BTreeMap::new();
+    for name in &names {
+        if next(seed) % 3 == 0 {
+            continue;
+        }
+        let min = (next(seed) % 4) as u32;
+        let max = (next(seed) % 2 == 0).then(|| min.max(1) + (next(seed) % 5) as u32);
+        let whitelist = if next(seed) % 5 == 0 {
+            vec![HardwareTypeName::parse(hardware[(next(seed) % 3) as usize]).expect("valid")]
+        } else {
+            Vec::new()
+        };
+        constraints.insert(
+            name.clone(),
+            ServiceConstraint {
+                min,
+                max,
+                hardware: whitelist,
+                images: Vec::new(),
+            },
+        );
+    }
+    Problem {
+        template: TemplateName::parse("random").expect("valid name"),
+        size,
+        size_bounds: SizeBounds::default(),
+        services: names,
+        hardware: TypeCandidates {
+            candidates: hardware
+                .iter()
+                .map(|h| HardwareTypeName::parse(*h).expect("valid"))
+                .collect(),
+            preferred: Some(HardwareTypeName::parse("medium").expect("valid")),
+            unusable: Vec::new(),
+        },
+        images: TypeCandidates::any_of(vec![ImageTypeName::parse("ubuntu14").expect("valid")]),
+        layout: LayoutGroups {
+            must_coexist: must,
+            cant_coexist: cant,
+        },
+        service_constraints: constraints,
+    }
+}
+
+/// Solve times over many random templates: (median ms, worst ms, failures, limit hits).
+fn random_run(density: (u64, u64), sizes: &[u32], cases: usize) -> (f64, f64, usize, usize) {
+    let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+    let mut times = Vec::with_capacity(cases);
+    let (mut failures, mut limits) = (0, 0);
+    for _ in 0..cases {
+        let services = 10 + (next(&mut seed) % 21) as usize;
+        let density = density.0 + next(&mut seed) % (density.1 - density.0);
+        let size = sizes[(next(&mut seed) % sizes.len() as u64) as usize];
+        let problem = random_template(&mut seed, services, density, size);
+        let start = Instant::now();
+        let result = solve(&problem);
+        times.push(start.elapsed().as_secs_f64() * 1000.0);
+        if let Err(err) = result {
+            failures += 1;
+            if err.to_string().contains("search steps") {
+                limits += 1;
+            }
+        }
+    }
+    times.sort_by(f64::total_cmp);
+    (
+        times[times.len() / 2],
+        times[times.len() - 1],
+        failures,
+        limits,
+    )
+}
+
 fn bench_solve(c: &mut Criterion) {
     let mut group = c.benchmark_group("solve");
     for size in SIZES {
@@ -184,6 +288,16 @@ fn main() {
         println!(
             "solve nodes={size} services=30 ms={ms:.3} layouts={}",
             distinct.len()
+        );
+    }
+    for (label, density, sizes) in [
+        ("sparse", (0, 25), &[10u32, 100, 1000][..]),
+        ("dense", (20, 80), &[3u32, 5, 8, 10, 12, 15][..]),
+    ] {
+        let cases = 500;
+        let (median, worst, failures, limits) = random_run(density, sizes, cases);
+        println!(
+            "solve random-{label} cases={cases} services=10..30 median_ms={median:.3} worst_ms={worst:.1} unsatisfiable={failures} search_limit={limits}"
         );
     }
     benches();

@@ -70,6 +70,16 @@ pub fn solve(problem: &Problem) -> Result<Layout, Unsatisfiable> {
     Err(diagnose::explain(problem, last_reasons))
 }
 
+/// Solves `request` on a (resolved) catalog template: [`Problem::from_catalog`]'s
+/// pre-checks, then [`solve`].
+pub fn solve_request(
+    catalog: &crate::catalog::Catalog,
+    template: &crate::catalog::ClusterTemplate,
+    request: &SolveRequest,
+) -> Result<Layout, Unsatisfiable> {
+    solve(&Problem::from_catalog(catalog, template, request)?)
+}
+
 /// Solves a change to a live cluster whose nodes stay where they are: new services
 /// go onto existing nodes when `existing.extend_nodes` (add services), new nodes are
 /// numbered after the highest existing one (add nodes, or growth the request allows).

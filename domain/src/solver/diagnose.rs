@@ -111,7 +111,7 @@ pub(crate) fn size_reasons(
     if size < feasible.fewest {
         for (unit, count) in model.units.iter().zip(need) {
             if *count > size {
-                if let Some(service) = unit.members.first().cloned() {
+                if let Some(service) = unit.members.get(unit.lo_from).cloned() {
                     reasons.push(Reason::QuantityTooHigh {
                         service,
                         min: *count,

@@ -23,6 +23,8 @@ pub(crate) struct Unit {
     /// Sorted; the first one orders units (Coopr's service-name tie-break).
     pub members: Vec<ServiceName>,
     pub lo: u32,
+    /// The member whose minimum sets `lo` (the first member when none does).
+    pub lo_from: usize,
     pub hi: u32,
     /// Allowed hardware and image names (`None` = any), to check fixed nodes.
     pub hardware_names: Option<BTreeSet<String>>,
@@ -412,10 +414,11 @@ fn build_unit(
 ) -> Result<Unit, Vec<Reason>> {
     let mut reasons = Vec::new();
     let mut lo = 1u32;
+    let mut lo_from = 0usize;
     let mut hi = UNBOUNDED;
     let mut hardware_names: Option<BTreeSet<String>> = None;
     let mut image_names: Option<BTreeSet<String>> = None;
-    for member in &members {
+    for (position, member) in members.iter().enumerate() {
         let Some(constraint) = problem.service_constraints.get(member) else {
             continue;
         };
@@ -427,7 +430,10 @@ fn build_unit(
                 max: constraint.max,
             });
         }
-        lo = lo.max(constraint.min);
+        if constraint.min > lo {
+            lo = constraint.min;
+            lo_from = position;
+        }
         hi = hi.min(max);
         if !constraint.hardware.is_empty() {
             let allowed: BTreeSet<String> = constraint
@@ -488,6 +494,7 @@ fn build_unit(
     Ok(Unit {
         members,
         lo,
+        lo_from,
         hi,
         hardware_names,
         image_names,

@@ -536,3 +536,19 @@ mod covering {
         }
     }
 }
+
+#[test]
+fn quantity_reason_names_the_member_that_sets_the_minimum() {
+    let mut p = problem(&["a", "b"], 2);
+    p.layout.must_coexist = vec![names(&["a", "b"])];
+    quantity(&mut p, "b", 4, None);
+    let err = solve(&p).expect_err("b needs 4 nodes");
+    assert_eq!(
+        err.reasons,
+        vec![Reason::QuantityTooHigh {
+            service: svc("b"),
+            min: 4,
+            size: 2
+        }]
+    );
+}
