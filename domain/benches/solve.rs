@@ -185,12 +185,14 @@ fn random_template(seed: &mut u64, services: usize, density: u64, size: u32) -> 
     let hardware = ["medium", "large", "xlarge"];
     let mut constraints = BTreeMap::new();
     for name in &names {
-        if next(seed) % 3 == 0 {
+        if next(seed).is_multiple_of(3) {
             continue;
         }
         let min = (next(seed) % 4) as u32;
-        let max = (next(seed) % 2 == 0).then(|| min.max(1) + (next(seed) % 5) as u32);
-        let whitelist = if next(seed) % 5 == 0 {
+        let max = next(seed)
+            .is_multiple_of(2)
+            .then(|| min.max(1) + (next(seed) % 5) as u32);
+        let whitelist = if next(seed).is_multiple_of(5) {
             vec![HardwareTypeName::parse(hardware[(next(seed) % 3) as usize]).expect("valid")]
         } else {
             Vec::new()
