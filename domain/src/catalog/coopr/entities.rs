@@ -174,9 +174,7 @@ impl CooprEntity for Service {
             extra: deps.extra(),
         });
         let provisioner = ctx.nested(&mut fields, "provisioner", |ctx, mut provisioner| {
-            let actions = ctx
-                .nested(&mut provisioner, "actions", actions)
-                .unwrap_or_default();
+            let actions = ctx.nested(&mut provisioner, "actions", actions);
             Provisioner {
                 actions,
                 extra: provisioner.extra(),
@@ -205,8 +203,7 @@ fn dependency_stage(ctx: &mut Ctx, mut stage: Fields) -> DependencyStage {
     }
 }
 
-/// `Option` only to satisfy [`Ctx::nested`]'s `Default` bound.
-fn actions(ctx: &mut Ctx, mut actions: Fields) -> Option<IndexMap<ServiceAction, ActionSpec>> {
+fn actions(ctx: &mut Ctx, mut actions: Fields) -> IndexMap<ServiceAction, ActionSpec> {
     let mut decoded = IndexMap::new();
     for (key, value) in actions.drain() {
         let path = format!("{}.{key}", actions.path);
@@ -230,7 +227,7 @@ fn actions(ctx: &mut Ctx, mut actions: Fields) -> Option<IndexMap<ServiceAction,
             );
         }
     }
-    Some(decoded)
+    decoded
 }
 
 impl CooprEntity for ClusterTemplate {
@@ -395,34 +392,30 @@ fn constraints(ctx: &mut Ctx, mut constraints: Fields) -> Constraints {
             extra: layout.extra(),
         }
     });
-    let services = ctx
-        .nested(&mut constraints, "services", |ctx, mut services| {
-            let mut decoded = IndexMap::new();
-            for (key, value) in services.drain() {
-                let path = format!("{}.{key}", services.path);
-                let Some(service) = ctx.name::<ServiceName>(Value::String(key), &path) else {
-                    continue;
-                };
-                let Some(mut fields) = ctx.object(value, &path) else {
-                    continue;
-                };
-                let constraint = ServiceConstraint {
-                    quantities: ctx.nested_opt(&mut fields, "quantities", |ctx, mut q| {
-                        Quantities {
-                            min: ctx.count(&mut q, "min"),
-                            max: ctx.count(&mut q, "max"),
-                            extra: q.extra(),
-                        }
-                    }),
-                    hardwaretypes: ctx.names(&mut fields, "hardwaretypes"),
-                    imagetypes: ctx.names(&mut fields, "imagetypes"),
-                    extra: fields.extra(),
-                };
-                decoded.insert(service, constraint);
-            }
-            Some(decoded)
-        })
-        .unwrap_or_default();
+    let services = ctx.nested(&mut constraints, "services", |ctx, mut services| {
+        let mut decoded = IndexMap::new();
+        for (key, value) in services.drain() {
+            let path = format!("{}.{key}", services.path);
+            let Some(service) = ctx.name::<ServiceName>(Value::String(key), &path) else {
+                continue;
+            };
+            let Some(mut fields) = ctx.object(value, &path) else {
+                continue;
+            };
+            let constraint = ServiceConstraint {
+                quantities: ctx.nested_opt(&mut fields, "quantities", |ctx, mut q| Quantities {
+                    min: ctx.count(&mut q, "min"),
+                    max: ctx.count(&mut q, "max"),
+                    extra: q.extra(),
+                }),
+                hardwaretypes: ctx.names(&mut fields, "hardwaretypes"),
+                imagetypes: ctx.names(&mut fields, "imagetypes"),
+                extra: fields.extra(),
+            };
+            decoded.insert(service, constraint);
+        }
+        decoded
+    });
     Constraints {
         size,
         layout,
