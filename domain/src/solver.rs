@@ -9,6 +9,21 @@
 //! count vectors it computes the same answer layout by layout with an exact
 //! feasibility test (see [`pack`] and [`search`]), so its cost depends on the
 //! number of constrained services, not on the node count.
+//!
+//! Choices made where Coopr gives no answer:
+//! - Types: the solver first tries the preferred (default) types alone, which is
+//!   Coopr's candidate set, and returns that answer if there is one. Only if that
+//!   fails does it widen to every candidate type; then layouts on the preferred
+//!   types come first in the order (as many nodes as possible keep the defaults),
+//!   and within each band Coopr's order applies. A set's type is the first
+//!   candidate every member allows (preferred first, then by name).
+//! - Quantities: a minimum of 0 is read as 1, for services in layout groups too.
+//! - Unsatisfiable requests name the constraints and the nearest feasible sizes
+//!   within the template's bounds; feasible sizes always form one interval.
+//! - The covering search is exact but NP-hard in general (it is graph colouring);
+//!   on pathological templates (dozens of services with dense `cantcoexist`
+//!   pairs) it stops after a fixed number of steps with [`Reason::SearchLimit`].
+//! - Requests above [`MAX_NODES`] nodes are refused rather than materialised.
 
 mod catalog;
 mod contract;
@@ -37,8 +52,14 @@ use order::Position;
 use pack::{Packer, StepLimit, STEP_LIMIT};
 use search::{assign, Remaining};
 
+/// Largest cluster the solver lays out.
+pub const MAX_NODES: u32 = 100_000;
+
 /// Solves a new cluster: `problem.size` nodes numbered from [`FIRST_NODE_NUMBER`].
 pub fn solve(problem: &Problem) -> Result<Layout, Unsatisfiable> {
+    if problem.size > MAX_NODES {
+        return Err(too_many_nodes(problem.size));
+    }
     let mut last_reasons = Vec::new();
     for phase in phases(problem) {
         let model = match Model::build(problem, phase) {
@@ -87,6 +108,13 @@ pub fn solve_with_existing(
     problem: &Problem,
     existing: &Existing,
 ) -> Result<Layout, Unsatisfiable> {
+    let largest = existing
+        .grow_up_to
+        .unwrap_or(problem.size)
+        .max(problem.size);
+    if largest > MAX_NODES || existing.nodes.len() > MAX_NODES as usize {
+        return Err(too_many_nodes(largest));
+    }
     if existing.nodes.is_empty() {
         return solve(problem);
     }
@@ -112,6 +140,14 @@ fn phases(problem: &Problem) -> Vec<Phase> {
     } else {
         vec![Phase::All]
     }
+}
+
+fn too_many_nodes(size: u32) -> Unsatisfiable {
+    Unsatisfiable::one(Reason::TooLarge {
+        what: "nodes".to_owned(),
+        count: size as usize,
+        limit: MAX_NODES as usize,
+    })
 }
 
 fn step_limit() -> Reason {

@@ -552,3 +552,9 @@ fn quantity_reason_names_the_member_that_sets_the_minimum() {
         }]
     );
 }
+
+#[test]
+fn huge_requests_are_refused_not_built() {
+    let err = solve(&problem(&["a"], MAX_NODES + 1)).expect_err("too large");
+    assert!(matches!(err.reasons[0], Reason::TooLarge { .. }), "{err}");
+}
