@@ -55,6 +55,7 @@ pub fn validate(catalog: &Catalog) -> Report {
         cycles::check(catalog, &resolved, &base, &mut report);
         macro_refs::check_template(catalog, &resolved, &base, &mut report);
     }
+    report.dedup();
     report
 }
 

@@ -1,5 +1,6 @@
 //! The validation report: problems with a severity, a path and a message.
 
+use std::collections::HashSet;
 use std::fmt;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -20,7 +21,7 @@ impl fmt::Display for Severity {
 }
 
 /// One finding: `clustertemplates.web.defaults.services[2]: unknown service "kv"`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Problem {
     pub severity: Severity,
     pub path: String,
@@ -49,15 +50,18 @@ impl Report {
     }
 
     fn push(&mut self, severity: Severity, path: String, message: String) {
-        let problem = Problem {
+        self.problems.push(Problem {
             severity,
             path,
             message,
-        };
-        // Inherited content can be reached twice (e.g. a partial included twice).
-        if !self.problems.contains(&problem) {
-            self.problems.push(problem);
-        }
+        });
+    }
+
+    /// Drops repeats, keeping first occurrences: inherited content can be reached
+    /// twice (a partial included twice, a cycle seen from each member).
+    pub(super) fn dedup(&mut self) {
+        let mut seen = HashSet::new();
+        self.problems.retain(|problem| seen.insert(problem.clone()));
     }
 
     pub fn errors(&self) -> impl Iterator<Item = &Problem> {
