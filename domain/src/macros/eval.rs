@@ -13,6 +13,12 @@ pub(crate) enum Quoting {
     Shell,
 }
 
+/// A piece of text after parsing.
+enum Parsed<'t> {
+    Text(&'t str),
+    Macro(Expr<'t>),
+}
+
 /// A macro's value before it is written out.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Value {
@@ -38,16 +44,24 @@ impl<'a> Evaluator<'a> {
     }
 
     pub fn expand(&mut self, text: &str, quoting: Quoting) -> Result<String, MacroProblem> {
+        // Parse every macro before evaluating any, so a malformed macro is reported
+        // the same way whatever the cluster looks like.
+        let pieces = parse::pieces(text)
+            .into_iter()
+            .map(|piece| match piece {
+                Piece::Macro(raw) => parse::parse(raw).map(Parsed::Macro),
+                Piece::Text(literal) => Ok(Parsed::Text(literal)),
+                Piece::Percent => Ok(Parsed::Text("%")),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         let mut out = String::with_capacity(text.len());
         let mut macros = 0usize;
         let mut produced = 0usize;
-        for piece in parse::pieces(text) {
+        for piece in pieces {
             match piece {
-                Piece::Text(literal) => out.push_str(literal),
-                Piece::Percent => out.push('%'),
-                Piece::Macro(raw) => {
+                Parsed::Text(literal) => out.push_str(literal),
+                Parsed::Macro(expr) => {
                     macros += 1;
-                    let expr = parse::parse(raw)?;
                     let rendered = match self.evaluate(&expr)? {
                         Value::Nothing => None,
                         Value::One(value) => Some(value),
