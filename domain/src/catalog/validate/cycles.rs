@@ -2,10 +2,13 @@
 //! together, `requires` ∪ `uses` of one stage, aliases expanded, must be acyclic
 //! or the planner cannot order install (or start) tasks.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use super::Report;
 use crate::catalog::{Catalog, ClusterTemplate, DependencyStage, Service};
+
+/// Picks one stage's dependencies out of a service.
+type StageOf = fn(&Service) -> &DependencyStage;
 
 pub(super) fn check(
     catalog: &Catalog,
@@ -19,26 +22,28 @@ pub(super) fn check(
     } else {
         format!("{base}.compatibility.services")
     };
-    for (stage_name, stage) in [
-        (
-            "install",
-            (|s: &Service| &s.dependencies.install) as fn(&Service) -> &DependencyStage,
-        ),
-        ("runtime", |s: &Service| &s.dependencies.runtime),
-    ] {
+    // Every name a service answers to (its own, its aliases) -> its index.
+    let mut answering: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (index, service) in allowed.iter().enumerate() {
+        let names = std::iter::once(&service.name).chain(&service.dependencies.provides);
+        for name in names {
+            answering.entry(name.as_str()).or_default().push(index);
+        }
+    }
+    let stages: [(&str, StageOf); 2] = [
+        ("install", |s| &s.dependencies.install),
+        ("runtime", |s| &s.dependencies.runtime),
+    ];
+    for (stage_name, stage) in stages {
         let edges: Vec<Vec<usize>> = allowed
             .iter()
             .enumerate()
             .map(|(from, service)| {
                 let mut targets: Vec<usize> = stage(service)
                     .all()
-                    .flat_map(|dep| {
-                        allowed
-                            .iter()
-                            .enumerate()
-                            .filter(move |(_, other)| other.answers_to(dep.as_str()))
-                            .map(|(to, _)| to)
-                    })
+                    .filter_map(|dep| answering.get(dep.as_str()))
+                    .flatten()
+                    .copied()
                     .filter(|&to| to != from)
                     .collect();
                 targets.sort_unstable();
