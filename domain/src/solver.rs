@@ -7,7 +7,7 @@
 //! types are preferences rather than the only candidates, and feasible sizes are
 //! never refused by a greedy pre-check. Instead of Coopr's exponential walk over
 //! count vectors it computes the same answer layout by layout with an exact
-//! feasibility test (see [`pack`] and [`search`]), so its cost depends on the
+//! feasibility test (modules `pack` and `search`), so its cost depends on the
 //! number of constrained services, not on the node count.
 //!
 //! Choices made where Coopr gives no answer:

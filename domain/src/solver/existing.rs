@@ -10,7 +10,7 @@
 use std::collections::BTreeSet;
 
 use super::diagnose::Feasible;
-use super::error::{NearestSizes, Reason, Unsatisfiable};
+use super::error::{Reason, Unsatisfiable};
 use super::model::{bit, units_of, Model};
 use super::pack::{Packer, StepLimit};
 use super::problem::{Existing, Problem};
@@ -142,13 +142,9 @@ fn add_nodes_failure(
         most: feasible.most.saturating_add(existing),
     };
     let bounds = problem.size_bounds;
-    let nearest = shifted.nearest(size, bounds.min.max(existing), bounds.max);
     Unsatisfiable {
         reasons,
-        nearest: NearestSizes {
-            below: nearest.below,
-            above: nearest.above,
-        },
+        nearest: shifted.nearest(size, bounds.min.max(existing), bounds.max),
     }
 }
 
