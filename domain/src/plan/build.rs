@@ -12,7 +12,7 @@ mod rules;
 use std::collections::BTreeMap;
 
 use super::graph::{action_index, ResolvedDeps, ServiceAction};
-use super::work::{NodeStep, NodeWork};
+use super::work::{Chain, NodeStep, NodeWork};
 use super::{Action, PlanError, TaskDag};
 
 use assemble::assemble;
@@ -117,46 +117,44 @@ fn draft(work: &[NodeWork], deps: &ResolvedDeps, keys: Keys) -> Drafted {
             out.key_tasks[key].push(id);
             id
         };
-        let mut last_before = None;
-        for &action in &node.before {
-            let task = push(&mut out, keys.node(action));
-            if let Some(previous) = last_before {
-                out.chain_edges.push((task, previous));
-            }
-            last_before = Some(task);
-        }
-        let mut chain_ends = Vec::new();
-        for (service, steps) in &node.chains {
-            let mut previous = last_before;
-            for &step in steps {
-                if !deps.defines(*service, step) {
-                    continue;
-                }
-                let task = push(&mut out, keys.service(*service, step));
-                if let Some(previous) = previous {
-                    out.chain_edges.push((task, previous));
-                }
-                previous = Some(task);
-            }
-            if previous != last_before {
-                chain_ends.extend(previous);
-            }
-        }
-        let mut last_after: Option<u32> = None;
-        for &action in &node.after {
-            let task = push(&mut out, keys.node(action));
-            match last_after {
-                Some(previous) => out.chain_edges.push((task, previous)),
-                None if chain_ends.is_empty() => {
+        // Each phase follows every task that ended the previous one: teardown
+        // chains, then node steps, then service chains, then closing node steps.
+        let mut frontier: Vec<u32> = Vec::new();
+        let service_phase = |out: &mut Drafted, frontier: &mut Vec<u32>, chains: &[Chain]| {
+            let mut ends = Vec::new();
+            for (service, steps) in chains {
+                let mut previous: Vec<u32> = frontier.clone();
+                let mut produced = false;
+                for &step in steps {
+                    if !deps.defines(*service, step) {
+                        continue;
+                    }
+                    let task = push(out, keys.service(*service, step));
                     out.chain_edges
-                        .extend(last_before.map(|before| (task, before)));
+                        .extend(previous.iter().map(|&before| (task, before)));
+                    previous = vec![task];
+                    produced = true;
                 }
-                None => out
-                    .chain_edges
-                    .extend(chain_ends.iter().map(|&end| (task, end))),
+                if produced {
+                    ends.extend(previous);
+                }
             }
-            last_after = Some(task);
-        }
+            if !ends.is_empty() {
+                *frontier = ends;
+            }
+        };
+        let node_phase = |out: &mut Drafted, frontier: &mut Vec<u32>, steps: &[NodeStep]| {
+            for &step in steps {
+                let task = push(out, keys.node(step));
+                out.chain_edges
+                    .extend(frontier.iter().map(|&before| (task, before)));
+                *frontier = vec![task];
+            }
+        };
+        service_phase(&mut out, &mut frontier, &node.teardown);
+        node_phase(&mut out, &mut frontier, &node.before);
+        service_phase(&mut out, &mut frontier, &node.chains);
+        node_phase(&mut out, &mut frontier, &node.after);
     }
     out.node_count = slots.len();
     out

@@ -421,15 +421,32 @@ fn check_plan(dag: &TaskDag, graph: &ServiceGraph, old: &Layout, new: &Layout) {
         }
     }
 
-    // A step runs only if the service defines it; node steps frame service steps.
+    // A step runs only if the service defines it; node steps frame service steps;
+    // on a node, what is torn down goes before what is built.
+    let building = |t: &&Task| {
+        matches!(
+            t.action,
+            Action::Install | Action::Configure | Action::Initialize | Action::Start
+        )
+    };
     for task in dag.tasks() {
         if let (Some(service), Some(action)) = (&task.service, task.action.service_action()) {
             assert!(graph.get(service.as_str()).unwrap().defines(action));
         }
         let same_node = dag.tasks().iter().filter(|t| t.node == task.node);
         match task.action {
-            Action::Create | Action::Confirm | Action::Bootstrap => {
+            Action::Create | Action::Confirm => {
                 for other in same_node.filter(|t| t.service.is_some()) {
+                    assert!(reach[other.id.index()][task.id.index()]);
+                }
+            }
+            Action::Bootstrap => {
+                for other in same_node.filter(building) {
+                    assert!(reach[other.id.index()][task.id.index()]);
+                }
+            }
+            Action::Remove => {
+                for other in same_node.filter(|t| t.action == Action::Install) {
                     assert!(reach[other.id.index()][task.id.index()]);
                 }
             }

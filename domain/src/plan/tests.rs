@@ -727,3 +727,27 @@ fn coopr_hadoop_cluster_plans_with_namenode_before_its_dependents() {
     let schedules = dag.compare_schedules(unit_cost);
     assert!(schedules.dag_critical_path <= schedules.staged_critical_path);
 }
+
+#[test]
+fn update_tears_a_traded_service_down_before_building_its_replacement() {
+    let old = cluster();
+    let mut new = cluster();
+    new.nodes[1].services = names(&["base", "client"]);
+    new.nodes
+        .push(layout(&[(1003, &["base", "datanode"])]).nodes.remove(0));
+    let err = plan(&old, &new, &Operation::AddServices, &hadoop()).unwrap_err();
+    assert!(matches!(err, PlanError::LayoutMismatch { .. }), "{err}");
+    let dag = plan(&old, &new, &Operation::Update, &hadoop()).unwrap();
+    assert_nodes_serial(&dag);
+    assert_eq!(
+        actions_on(&dag, 1001),
+        [
+            "1001-stop-datanode",
+            "1001-remove-datanode",
+            "1001-bootstrap",
+            "1001-install-client",
+            "1001-configure-client"
+        ]
+    );
+    assert_eq!(actions_on(&dag, 1003).len(), 9);
+}

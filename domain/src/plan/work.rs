@@ -1,5 +1,5 @@
-//! What each operation asks of each node: node steps before and after, and one
-//! chain of service steps per service. Dependencies between services are added
+//! What each operation asks of each node: services torn down, node steps, one chain
+//! of steps per service acted on, closing node steps. Dependencies between services are added
 //! later, by the builder; this module only decides *what* runs *where*.
 
 mod rollback;
@@ -52,23 +52,31 @@ impl From<NodeStep> for Action {
     }
 }
 
-/// The work on one node.
+/// One service's steps on one node, in order (index into the resolved services).
+pub(crate) type Chain = (usize, Vec<ServiceAction>);
+
+/// The work on one node, in four phases; each starts once the previous one is done
+/// on this node (an empty phase is skipped). Steps a service does not define are
+/// skipped by the builder.
 #[derive(Debug, Default)]
 pub(crate) struct NodeWork {
     pub number: u32,
-    /// Node steps, in order, before any service step.
+    /// Services going away (stop, remove), side by side.
+    pub teardown: Vec<Chain>,
+    /// Node steps, in order.
     pub before: Vec<NodeStep>,
-    /// Per service (index into the resolved service list): its steps in order,
-    /// following the last `before` step. Steps the service does not define are
-    /// skipped by the builder.
-    pub chains: Vec<(usize, Vec<ServiceAction>)>,
-    /// Node steps, in order, after every service step.
+    /// Services being built or acted on, side by side.
+    pub chains: Vec<Chain>,
+    /// Node steps, in order, last.
     pub after: Vec<NodeStep>,
 }
 
 impl NodeWork {
     fn is_empty(&self) -> bool {
-        self.before.is_empty() && self.chains.is_empty() && self.after.is_empty()
+        self.teardown.is_empty()
+            && self.before.is_empty()
+            && self.chains.is_empty()
+            && self.after.is_empty()
     }
 }
 
@@ -215,6 +223,7 @@ fn indices(services: impl IntoIterator<Item = impl AsRef<str>>, deps: &ResolvedD
 fn build_node(node: &NodeLayout, deps: &ResolvedDeps) -> NodeWork {
     NodeWork {
         number: node.number,
+        teardown: Vec::new(),
         before: NEW_NODE.to_vec(),
         chains: indices(&node.services, deps)
             .into_iter()
@@ -227,11 +236,12 @@ fn build_node(node: &NodeLayout, deps: &ResolvedDeps) -> NodeWork {
 fn tear_down_node(node: &NodeLayout, deps: &ResolvedDeps) -> NodeWork {
     NodeWork {
         number: node.number,
-        before: Vec::new(),
-        chains: indices(&node.services, deps)
+        teardown: indices(&node.services, deps)
             .into_iter()
             .map(|service| (service, TEAR_DOWN.to_vec()))
             .collect(),
+        before: Vec::new(),
+        chains: Vec::new(),
         after: vec![NodeStep::Delete],
     }
 }
@@ -293,10 +303,10 @@ fn diff(
                 if !added.is_empty() {
                     work.before.push(NodeStep::Bootstrap);
                 }
-                // Removals first in the list, so a node trading one service for
-                // another tears the old one down before building the new one.
+                // A node trading one service for another tears the old one down
+                // before building the new one (they may share ports or files).
                 for service in indices(&removed, deps) {
-                    work.chains.push((service, TEAR_DOWN.to_vec()));
+                    work.teardown.push((service, TEAR_DOWN.to_vec()));
                 }
                 for service in indices(&added, deps) {
                     work.chains.push((service, BUILD.to_vec()));
@@ -362,7 +372,7 @@ fn on_services(
                 number: node.number,
                 before: before.clone(),
                 chains,
-                after: Vec::new(),
+                ..NodeWork::default()
             })
         })
         .collect()

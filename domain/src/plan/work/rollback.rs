@@ -71,24 +71,21 @@ pub(super) fn rollback(
             ..NodeWork::default()
         };
         for (&service, effect) in effects.get(&number).into_iter().flatten() {
-            let left_changed = effect.first_run_change.is_some()
-                && effect.first_run_change == effect.last_run_change;
-            let mut steps = Vec::new();
-            if left_changed && effect.last_run_change == Some(Action::Start) {
-                steps.push(ServiceAction::Stop);
-            }
+            let net_run_change = match (effect.first_run_change, effect.last_run_change) {
+                (Some(first), Some(last)) if first == last => Some(last),
+                _ => None,
+            };
             if effect.installed {
-                if !steps.contains(&ServiceAction::Stop)
-                    && effect.last_run_change == Some(Action::Start)
-                {
+                let mut steps = Vec::new();
+                if effect.last_run_change == Some(Action::Start) {
                     steps.push(ServiceAction::Stop);
                 }
                 steps.push(ServiceAction::Remove);
-            } else if left_changed && effect.last_run_change == Some(Action::Stop) {
-                steps.push(ServiceAction::Start);
-            }
-            if !steps.is_empty() {
-                work.chains.push((service, steps));
+                work.teardown.push((service, steps));
+            } else if net_run_change == Some(Action::Start) {
+                work.teardown.push((service, vec![ServiceAction::Stop]));
+            } else if net_run_change == Some(Action::Stop) {
+                work.chains.push((service, vec![ServiceAction::Start]));
             }
         }
         if created.contains(&number) {
