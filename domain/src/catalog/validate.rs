@@ -1,7 +1,7 @@
 //! Catalog validation (§3): every problem at once, each an error or a warning with
 //! a path such as `clustertemplates.hadoop.constraints.layout.mustcoexist[1]`.
 //!
-//! Import refuses a catalog with any error; warnings are shown and accepted.
+//! Corral refuses an import with any error; warnings are shown and accepted.
 //! Templates with `extends`/`includes` are checked in resolved form, under their
 //! own path. Checks live in small submodules by subject.
 
@@ -51,7 +51,7 @@ pub fn validate(catalog: &Catalog) -> Report {
         };
         let mut checker = templates::TemplateChecker::new(catalog, &resolved, &base, &mut report);
         checker.check_all();
-        contradictions::check(catalog, &resolved, &base, &mut report);
+        contradictions::check(&resolved, &base, &mut report);
         cycles::check(catalog, &resolved, &base, &mut report);
         macro_refs::check_template(catalog, &resolved, &base, &mut report);
     }

@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 
 use super::Report;
-use crate::catalog::{Catalog, ClusterTemplate, Count};
+use crate::catalog::{ClusterTemplate, Count};
 
 /// Chained must-coexist groups: the first group's index and the default services
 /// they hold together.
@@ -42,12 +42,7 @@ fn chained_groups<'t>(
     chains
 }
 
-pub(super) fn check(
-    _catalog: &Catalog,
-    template: &ClusterTemplate,
-    base: &str,
-    report: &mut Report,
-) {
+pub(super) fn check(template: &ClusterTemplate, base: &str, report: &mut Report) {
     let Some(constraints) = &template.constraints else {
         return;
     };
