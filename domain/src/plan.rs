@@ -264,6 +264,10 @@ pub enum Operation {
     },
     /// Undo what the `completed` tasks of a `failed` job did: stop what it started,
     /// start what it stopped, remove what it installed, delete nodes it created.
+    /// Deleted nodes and removed services cannot be brought back and are left. A
+    /// node is deleted only if its create task is in `completed`: a caller whose
+    /// provider may have made the machine before a create failed should count that
+    /// create as completed (delete is safe to repeat).
     Rollback {
         failed: TaskDag,
         completed: BTreeSet<TaskId>,
