@@ -775,4 +775,43 @@ mod coopr_catalog {
             ]
         );
     }
+
+    #[test]
+    fn missing_flavors_and_images_are_named() {
+        let catalog = catalog();
+        let hadoop = template(&catalog, "hadoop-distributed");
+        let aws = ProviderName::parse("aws-us-east-1").expect("valid");
+        let big_on_aws = SolveRequest {
+            provider: Some(aws.clone()),
+            hardwaretype: Some(HardwareTypeName::parse("standard-2xlarge").expect("valid")),
+            ..SolveRequest::of_size(3)
+        };
+        let err =
+            Problem::from_catalog(&catalog, &hadoop, &big_on_aws).expect_err("no 2xlarge on AWS");
+        assert!(
+            err.to_string()
+                .contains("standard-2xlarge has no mapping for provider aws-us-east-1"),
+            "{err}"
+        );
+
+        // The master's whitelist names only a type AWS lacks.
+        let mut pinned = hadoop.clone();
+        let constraints = pinned.constraints.as_mut().expect("has constraints");
+        constraints
+            .services
+            .get_mut("hbase-master")
+            .expect("constrained")
+            .hardwaretypes = vec![HardwareTypeName::parse("standard-2xlarge").expect("valid")];
+        let on_aws = SolveRequest {
+            provider: Some(aws),
+            ..SolveRequest::of_size(3)
+        };
+        let problem = Problem::from_catalog(&catalog, &pinned, &on_aws).expect("pre-checks pass");
+        let err = solve(&problem).expect_err("hbase-master has nowhere to go");
+        assert!(
+            matches!(&err.reasons[0], Reason::HardwareWhitelist { service, detail, .. }
+                if service.as_str() == "hbase-master" && detail.contains("no mapping for provider aws-us-east-1")),
+            "{err}"
+        );
+    }
 }
