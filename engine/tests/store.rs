@@ -9,7 +9,9 @@ use engine::testing::TestDatabase;
 
 async fn open(backend: Backend) -> (TestDatabase, Store) {
     let db = TestDatabase::new(backend).await;
-    let store = Store::open(&db.url).await.expect("store opens and migrates");
+    let store = Store::open(&db.url)
+        .await
+        .expect("store opens and migrates");
     (db, store)
 }
 
@@ -64,10 +66,17 @@ async fn tenants_and_users_round_trip(backend: Backend) {
     let found = store.user_by_username("alice").await.unwrap();
     assert_eq!(found, alice);
     assert_eq!(found.role, Role::TenantAdmin);
-    assert!(!format!("{found:?}").contains("argon2"), "hash leaked into Debug");
+    assert!(
+        !format!("{found:?}").contains("argon2"),
+        "hash leaked into Debug"
+    );
 
     assert_eq!(store.list_users(&acme.id).await.unwrap().len(), 1);
-    assert!(store.list_users(DEFAULT_TENANT_ID).await.unwrap().is_empty());
+    assert!(store
+        .list_users(DEFAULT_TENANT_ID)
+        .await
+        .unwrap()
+        .is_empty());
     assert!(matches!(
         store.user_by_username("bob").await,
         Err(StoreError::NotFound(_))

@@ -43,7 +43,9 @@ pub struct DatabaseUrl {
 
 impl std::fmt::Debug for DatabaseUrl {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("DatabaseUrl").field(&self.redacted()).finish()
+        f.debug_tuple("DatabaseUrl")
+            .field(&self.redacted())
+            .finish()
     }
 }
 

@@ -34,22 +34,18 @@ pub(super) async fn status(store: &Store) -> Result<MigrationStatus, StoreError>
         .map(|m| m.version)
         .collect();
     let table_exists: bool = match store.backend {
-        Backend::Sqlite => {
-            sqlx::query_scalar::<_, i64>(
-                "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '_sqlx_migrations'",
-            )
-            .fetch_one(&store.pool)
-            .await?
-                > 0
-        }
-        Backend::Postgres => {
-            sqlx::query_scalar::<_, i64>(
-                "SELECT COUNT(*) FROM information_schema.tables WHERE table_name = '_sqlx_migrations'",
-            )
-            .fetch_one(&store.pool)
-            .await?
-                > 0
-        }
+        Backend::Sqlite => sqlx::query_scalar::<_, i64>(
+            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '_sqlx_migrations'",
+        )
+        .fetch_one(&store.pool)
+        .await?
+            > 0,
+        Backend::Postgres => sqlx::query_scalar::<_, i64>(
+            "SELECT COUNT(*) FROM information_schema.tables WHERE table_name = '_sqlx_migrations'",
+        )
+        .fetch_one(&store.pool)
+        .await?
+            > 0,
     };
     let applied_versions: Vec<i64> = if table_exists {
         sqlx::query_scalar("SELECT version FROM _sqlx_migrations WHERE success = TRUE")

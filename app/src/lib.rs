@@ -1,0 +1,53 @@
+//! Corral's user interface: Leptos components, pages and server functions.
+//!
+//! The same code renders on the server (feature `ssr`) and hydrates in the browser
+//! (feature `hydrate`, built to wasm by the `frontend` crate). Server functions are
+//! thin: they parse, call the engine, and map errors; rules live in `engine`/`domain`.
+
+pub mod components;
+pub mod pages;
+pub mod server_fns;
+
+use leptos::prelude::*;
+use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
+use leptos_router::components::{Route, Router, Routes};
+use leptos_router::StaticSegment;
+
+/// The wasm/JS/CSS bundle name the server announces and the build writes.
+pub const OUTPUT_NAME: &str = "corral";
+
+/// The HTML document around every page, rendered on the server only.
+pub fn shell(options: LeptosOptions) -> impl IntoView {
+    view! {
+        <!DOCTYPE html>
+        <html lang="en">
+            <head>
+                <meta charset="utf-8"/>
+                <meta name="viewport" content="width=device-width, initial-scale=1"/>
+                <link rel="icon" type="image/svg+xml" href="/pkg/favicon.svg"/>
+                <HydrationScripts options/>
+                <MetaTags/>
+            </head>
+            <body>
+                <App/>
+            </body>
+        </html>
+    }
+}
+
+/// The application root: routes to pages.
+#[component]
+pub fn App() -> impl IntoView {
+    provide_meta_context();
+    view! {
+        <Stylesheet id="corral" href="/pkg/corral.css"/>
+        <Title text="Corral"/>
+        <Router>
+            <components::layout::Layout>
+                <Routes fallback=pages::not_found::NotFound>
+                    <Route path=StaticSegment("") view=pages::home::HomePage/>
+                </Routes>
+            </components::layout::Layout>
+        </Router>
+    }
+}

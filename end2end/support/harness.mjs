@@ -1,0 +1,78 @@
+// Shared harness for Corral's browser tests: starts the real `corral serve` on a free
+// port with a fresh data dir, and Debian's chromium through playwright-core.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const here = dirname(fileURLToPath(import.meta.url));
+export const outputDir = join(here, '..', 'output');
+mkdirSync(outputDir, { recursive: true });
+
+const corralBin = process.env.CORRAL_BIN ?? join(here, '..', '..', 'target', 'debug', 'corral');
+
+async function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts `corral serve` and resolves once it prints the URL it serves. */
+export async function startCorral() {
+  const dataDir = mkdtempSync(join(tmpdir(), 'corral-e2e-'));
+  const port = await freePort();
+  const child = spawn(corralBin, ['serve', '--listen', `127.0.0.1:${port}`, '--data-dir', dataDir], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let logs = '';
+  child.stderr.on('data', (chunk) => { logs += chunk; });
+  const url = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`corral did not start in 60 s:\n${logs}`)), 60_000);
+    let out = '';
+    child.stdout.on('data', (chunk) => {
+      out += chunk;
+      const match = out.match(/Corral is running at (http:\/\/\S+)/);
+      if (match) { clearTimeout(timer); resolve(match[1]); }
+    });
+    child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`corral exited with ${code}:\n${logs}`)); });
+  });
+  return {
+    url,
+    logs: () => logs,
+    async stop() {
+      child.kill('SIGTERM');
+      await new Promise((resolve) => (child.exitCode !== null ? resolve() : child.on('exit', resolve)));
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Launches headless chromium with the flags this machine needs. */
+export async function launchBrowser() {
+  const userDataDir = mkdtempSync(join(tmpdir(), 'corral-chromium-'));
+  const context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    viewport: { width: 1280, height: 900 },
+    args: [
+      '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync',
+    ],
+  });
+  return {
+    context,
+    async close() {
+      await context.close();
+      rmSync(userDataDir, { recursive: true, force: true });
+    },
+  };
+}

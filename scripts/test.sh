@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs what is missing and runs every check and test: formatting, lints, unit and
+# integration tests on SQLite and PostgreSQL, the wasm build, and the browser tests.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
+"$ROOT/scripts/bootstrap.sh"
+cd "$ROOT"
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "cargo fmt --check"
+cargo fmt --all -- --check
+
+step "cargo clippy (native, all targets)"
+cargo clippy -q --all-targets -- -D warnings
+
+step "cargo clippy (frontend, wasm32)"
+RUSTUP_TOOLCHAIN=web CARGO_TARGET_DIR=$WASM_TARGET_DIR \
+  cargo clippy -q -p frontend --target wasm32-unknown-unknown -- -D warnings
+
+step "build (browser bundle + corral)"
+"$ROOT/scripts/build.sh"
+
+step "cargo test (SQLite and PostgreSQL)"
+cargo test --no-fail-fast 2>&1 | tee "$CARGO_TARGET_DIR/cargo-test.log"
+passed=$(grep -E '^test result:' "$CARGO_TARGET_DIR/cargo-test.log" | awk '{s+=$4} END {print s+0}')
+failed=$(grep -E '^test result:' "$CARGO_TARGET_DIR/cargo-test.log" | awk '{s+=$6} END {print s+0}')
+
+step "browser tests (chromium)"
+(cd end2end && CORRAL_BIN=$CORRAL_BIN node --test --test-reporter=spec tests/)
+
+printf '\ncargo: %s passed, %s failed\n' "$passed" "$failed"

@@ -1,0 +1,153 @@
+//! Server configuration: flags beat `CORRAL_*` environment variables, which beat the
+//! optional TOML file, which beats the built-in defaults.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use clap::{Args, ValueEnum};
+use engine::store::DatabaseUrl;
+use serde::Deserialize;
+
+/// How log lines are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    #[default]
+    Human,
+    Json,
+}
+
+/// Settings shared by every command that opens the database. All optional here so
+/// that a missing flag can fall back to the environment, the file, then the default.
+#[derive(Debug, Clone, Default, Args, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct ServerArgs {
+    /// TOML file with any of the settings below (kebab-case keys).
+    #[arg(long, env = "CORRAL_CONFIG")]
+    #[serde(skip)]
+    pub config: Option<PathBuf>,
+    /// Address to listen on [default: 127.0.0.1:8080].
+    #[arg(long, env = "CORRAL_LISTEN", value_name = "ADDR:PORT")]
+    pub listen: Option<SocketAddr>,
+    /// Directory for the SQLite database, nodes and uploads [default: ./corral-data].
+    #[arg(long, env = "CORRAL_DATA_DIR", value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// sqlite://PATH or postgres://USER@HOST/DB [default: SQLite in the data dir].
+    #[arg(long, env = "CORRAL_DATABASE_URL", value_name = "URL")]
+    pub database_url: Option<String>,
+    /// Log format.
+    #[arg(long, env = "CORRAL_LOG_FORMAT", value_enum)]
+    pub log_format: Option<LogFormat>,
+    /// Directory holding the built browser bundle (`pkg/`).
+    #[arg(long, env = "CORRAL_SITE_DIR", value_name = "DIR")]
+    pub site_dir: Option<PathBuf>,
+}
+
+/// The resolved configuration every command runs with.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub listen: SocketAddr,
+    pub data_dir: PathBuf,
+    pub database_url: DatabaseUrl,
+    pub log_format: LogFormat,
+    pub site_dir: PathBuf,
+}
+
+const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
+
+/// Where the build script writes the browser bundle, relative to the workspace.
+fn default_site_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/site")
+}
+
+impl Config {
+    /// Resolves flags/environment (already merged by clap) over the TOML file.
+    pub fn load(args: ServerArgs) -> anyhow::Result<Self> {
+        let file = match &args.config {
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .with_context(|| format!("cannot read config file {}", path.display()))?;
+                toml::from_str::<ServerArgs>(&text)
+                    .with_context(|| format!("invalid config file {}", path.display()))?
+            }
+            None => ServerArgs::default(),
+        };
+        Self::resolve(args, file)
+    }
+
+    fn resolve(args: ServerArgs, file: ServerArgs) -> anyhow::Result<Self> {
+        let listen = match args.listen.or(file.listen) {
+            Some(listen) => listen,
+            None => DEFAULT_LISTEN.parse()?,
+        };
+        let data_dir = args
+            .data_dir
+            .or(file.data_dir)
+            .unwrap_or_else(|| PathBuf::from("corral-data"));
+        let database_url = match args.database_url.or(file.database_url) {
+            Some(raw) => DatabaseUrl::parse(&raw)?,
+            None => DatabaseUrl::sqlite_file(&absolute(&data_dir)?.join("corral.db")),
+        };
+        Ok(Self {
+            listen,
+            data_dir,
+            database_url,
+            log_format: args.log_format.or(file.log_format).unwrap_or_default(),
+            site_dir: args
+                .site_dir
+                .or(file.site_dir)
+                .unwrap_or_else(default_site_dir),
+        })
+    }
+}
+
+fn absolute(path: &Path) -> anyhow::Result<PathBuf> {
+    if path.is_absolute() {
+        return Ok(path.to_owned());
+    }
+    Ok(std::env::current_dir()
+        .context("cannot read the current directory")?
+        .join(path))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_beat_the_file_which_beats_defaults() {
+        let flags = ServerArgs {
+            listen: Some("127.0.0.1:9000".parse().unwrap()),
+            ..Default::default()
+        };
+        let file: ServerArgs = toml::from_str(
+            "listen = \"0.0.0.0:1\"\ndata-dir = \"/srv/corral\"\nlog-format = \"json\"\n",
+        )
+        .unwrap();
+        let config = Config::resolve(flags, file).unwrap();
+        assert_eq!(config.listen.port(), 9000);
+        assert_eq!(config.data_dir, PathBuf::from("/srv/corral"));
+        assert_eq!(config.log_format, LogFormat::Json);
+        assert_eq!(
+            config.database_url.redacted(),
+            "sqlite:///srv/corral/corral.db"
+        );
+    }
+
+    #[test]
+    fn unknown_file_keys_are_refused() {
+        let err = toml::from_str::<ServerArgs>("listne = \"x\"").unwrap_err();
+        assert!(err.to_string().contains("listne"), "{err}");
+    }
+
+    #[test]
+    fn a_bad_database_url_names_the_problem() {
+        let flags = ServerArgs {
+            database_url: Some("mysql://x/y".into()),
+            ..Default::default()
+        };
+        let err = Config::resolve(flags, ServerArgs::default()).unwrap_err();
+        assert!(err.to_string().contains("mysql"), "{err}");
+    }
+}

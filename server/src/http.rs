@@ -1,0 +1,48 @@
+//! The HTTP surface: server-rendered pages, server functions, static assets, health.
+
+mod health;
+
+use std::path::Path;
+
+use axum::extract::FromRef;
+use axum::routing::get;
+use axum::Router;
+use engine::store::Store;
+use leptos::prelude::*;
+use leptos_axum::{generate_route_list, LeptosRoutes};
+use tower_http::services::ServeDir;
+
+/// What every handler can reach.
+#[derive(Clone, FromRef)]
+pub struct AppState {
+    pub leptos_options: LeptosOptions,
+    pub store: Store,
+}
+
+/// Leptos settings pointing at the bundle the build writes to `site_dir/pkg`.
+pub fn leptos_options(site_dir: &Path) -> LeptosOptions {
+    LeptosOptions::builder()
+        .output_name(app::OUTPUT_NAME)
+        .site_root(site_dir.to_string_lossy().into_owned())
+        .site_pkg_dir("pkg")
+        .build()
+}
+
+/// The whole application router.
+pub fn router(state: AppState) -> Router {
+    let routes = generate_route_list(app::App);
+    let pkg_dir = Path::new(state.leptos_options.site_root.as_ref()).join("pkg");
+    let store = state.store.clone();
+    Router::new()
+        .route("/healthz", get(health::healthz))
+        .route("/readyz", get(health::readyz))
+        .nest_service("/pkg", ServeDir::new(pkg_dir))
+        .leptos_routes_with_context(&state, routes, move || provide_context(store.clone()), {
+            let options = state.leptos_options.clone();
+            move || app::shell(options.clone())
+        })
+        .fallback(leptos_axum::file_and_error_handler::<AppState, _>(
+            app::shell,
+        ))
+        .with_state(state)
+}

@@ -1,0 +1,66 @@
+//! `corral serve`: open the store, migrate, listen, print where to go.
+
+use anyhow::Context;
+use engine::store::Store;
+use tokio::net::TcpListener;
+
+use crate::config::Config;
+use crate::http::{leptos_options, router, AppState};
+
+/// Opens (and migrates) the configured database, creating the data dir for SQLite.
+pub async fn open_store(config: &Config) -> anyhow::Result<Store> {
+    std::fs::create_dir_all(&config.data_dir).with_context(|| {
+        format!(
+            "cannot create the data directory {}",
+            config.data_dir.display()
+        )
+    })?;
+    let store = Store::open(&config.database_url).await?;
+    Ok(store)
+}
+
+pub async fn serve(config: Config) -> anyhow::Result<()> {
+    let store = open_store(&config).await?;
+    if !config.site_dir.join("pkg").join("corral.js").exists() {
+        tracing::warn!(
+            site_dir = %config.site_dir.display(),
+            "browser bundle not found: pages will render but not hydrate (run scripts/build.sh)"
+        );
+    }
+    let state = AppState {
+        leptos_options: leptos_options(&config.site_dir),
+        store,
+    };
+    let listener = TcpListener::bind(config.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", config.listen))?;
+    let addr = listener.local_addr()?;
+    tracing::info!(%addr, database = %config.database_url.redacted(), "corral is serving");
+    println!("Corral is running at http://{addr}/");
+    axum::serve(listener, router(state))
+        .with_graceful_shutdown(shutdown_signal())
+        .await
+        .context("server error")?;
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(term) => term,
+                Err(_) => {
+                    let _ = ctrl_c.await;
+                    return;
+                }
+            };
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = ctrl_c.await;
+}
