@@ -3,12 +3,14 @@
 //! A [`NodeProvider`] creates a node from a [`NodeSpec`] and returns a [`NodeRecord`]: plain
 //! serialisable data the engine stores before it runs anything on the node, so a crash or a
 //! retry can always find (and adopt or delete) what was made. `local` runs each node as its
-//! own OpenSSH `sshd` on a loopback port; cloud providers implement the same trait later.
+//! own OpenSSH `sshd` on a loopback port; `ssh-pool` lends out hosts an administrator runs;
+//! cloud providers implement the same trait later.
 
 mod confirm;
 mod error;
 mod local;
 mod record;
+mod ssh_pool;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -18,6 +20,7 @@ pub use confirm::wait_for_ssh;
 pub use error::ProviderError;
 pub use local::{LocalNodeState, LocalProvider, LOCAL_PROVIDER};
 pub use record::{NodeRecord, NodeSpec, ResourceLimits};
+pub use ssh_pool::{PoolHost, PoolNodeState, SshPoolProvider, SSH_POOL_PROVIDER};
 
 use crate::ssh::SessionPool;
 

@@ -10,7 +10,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use engine::provider::{
-    LocalNodeState, LocalProvider, NodeProvider, NodeRecord, NodeSpec, ProviderError,
+    LocalNodeState, LocalProvider, NodeProvider, NodeRecord, NodeSpec, PoolHost, ProviderError,
+    SshPoolProvider,
 };
 use engine::ssh::{
     CommandOutcome, ExitStatus, OutputChunk, OutputStream, PoolConfig, RunOptions, SessionPool,
@@ -565,4 +566,44 @@ async fn the_per_host_channel_cap_queues_commands() {
     assert!(home.join("second").exists());
     assert_eq!(pool.handshakes_for("narrow"), 1);
     provider.delete(&record).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_ssh_pool_lends_existing_hosts_as_nodes() {
+    let fixture = Fixture::new();
+    let local = fixture.provider();
+    let ssh = pool();
+    let mut hosts = Vec::new();
+    let mut machines = Vec::new();
+    for id in ["machine-1", "machine-2"] {
+        let machine = local.create(&NodeSpec::new(id)).await.unwrap();
+        hosts.push(PoolHost {
+            host: machine.host.clone(),
+            port: machine.port,
+            user: machine.user.clone(),
+            host_key: machine.host_key.clone(),
+            client_key_path: machine.client_key_path.clone(),
+        });
+        machines.push(machine);
+    }
+    let provider = SshPoolProvider::new(hosts);
+    let first = provider.create(&NodeSpec::new("pool-a")).await.unwrap();
+    let second = provider.create(&NodeSpec::new("pool-b")).await.unwrap();
+    assert_ne!(first.port, second.port);
+    provider.confirm(&first, &ssh, CONFIRM).await.unwrap();
+    let (_, stdout, _) = run_collect(&ssh, &second, "echo lent").await;
+    assert_eq!(stdout, "lent\n");
+    let error = provider.create(&NodeSpec::new("pool-c")).await.unwrap_err();
+    assert!(
+        matches!(error, ProviderError::PoolExhausted { .. }),
+        "{error}"
+    );
+
+    provider.delete(&first).await.unwrap();
+    let third = provider.create(&NodeSpec::new("pool-c")).await.unwrap();
+    assert_eq!(third.port, first.port);
+    provider.confirm(&third, &ssh, CONFIRM).await.unwrap();
+    for machine in &machines {
+        local.delete(machine).await.unwrap();
+    }
 }

@@ -43,13 +43,12 @@ pub enum ProviderError {
     #[error("node {node}: sshd did not start: {detail}")]
     SshdStart { node: String, detail: String },
     #[error(
-        "node {node}: the host key on disk ({on_disk}) is not the pinned one ({pinned}); \
-         refusing to adopt"
+        "node {node}: its host key is now {current}, not the pinned {pinned}; refusing to adopt"
     )]
     HostKeyChanged {
         node: String,
         pinned: String,
-        on_disk: String,
+        current: String,
     },
     #[error("node {node}: not reachable over SSH: {source}")]
     Confirm { node: String, source: Box<SshError> },
@@ -58,6 +57,14 @@ pub enum ProviderError {
         node: String,
         seconds: u64,
         last_error: String,
+    },
+    #[error("node {node}: all {hosts} hosts of the SSH pool are in use")]
+    PoolExhausted { node: String, hosts: usize },
+    #[error("node {node}: pool host {address} is checked out to node {owner}")]
+    HostInUse {
+        node: String,
+        address: String,
+        owner: String,
     },
     #[error("node {node}: processes {pids:?} survived SIGKILL")]
     Survivors { node: String, pids: Vec<i32> },

@@ -231,7 +231,7 @@ impl LocalProvider {
             return Err(ProviderError::HostKeyChanged {
                 node: record.id.clone(),
                 pinned: record.host_key.fingerprint(),
-                on_disk: on_disk.fingerprint(),
+                current: on_disk.fingerprint(),
             });
         }
         let mut record = record.clone();

@@ -305,23 +305,21 @@ impl SshSession {
 }
 
 /// The step runner. The login shell execs it as `/bin/sh`, which sshd has made a process
-/// group leader. It runs the command as a child (stdin /dev/null) and keeps a lifeline
-/// reading its own stdin, the SSH channel: when the client sends EOF or closes the channel
-/// (a timeout, a cancelled task) or the connection drops (the engine died), the lifeline
-/// kills the whole process group. A step that ends normally kills the lifeline only, so
-/// services it started in the background live on (until the node is deleted). OpenSSH's
-/// `signal` request would be simpler but is refused for root sessions and forced commands.
+/// group leader. It keeps a lifeline reading its own stdin, the SSH channel, and evaluates
+/// the command itself (stdin /dev/null). When the client sends EOF or closes the channel
+/// (a timeout, a cancelled task) or the connection drops (the engine died) while the step
+/// still runs, the lifeline kills the whole process group. A step that ends normally kills
+/// the lifeline on exit, so services it started in the background live on until the node
+/// is deleted. OpenSSH's `signal` request would be simpler but sshd refuses it for root
+/// sessions and forced commands. Evaluating in the runner rather than in a child shell
+/// saves a fork and exec per command (about 0.7 ms).
 const STEP_RUNNER: &str = r#"cd "$HOME" 2>/dev/null
 exec 3<&0 0</dev/null
-/bin/sh -c "$1" 3<&- &
-child=$!
-(while read -r _; do :; done; kill -KILL 0) <&3 >/dev/null 2>&1 &
+(while read -r _; do :; done; kill -0 "$$" 2>/dev/null && kill -KILL 0) <&3 >/dev/null 2>&1 &
 lifeline=$!
 exec 3<&-
-wait "$child"
-status=$?
-kill -KILL "$lifeline" 2>/dev/null
-exit "$status""#;
+trap 'status=$?; kill -KILL "$lifeline" 2>/dev/null; exit "$status"' EXIT
+eval "$1""#;
 
 fn step_command(command: &str) -> String {
     format!(
@@ -423,7 +421,7 @@ mod tests {
             .unwrap();
         let status = child.wait().unwrap();
         drop(lifeline);
-        assert_eq!(stdout, "/bin/sh|x'y|2|");
+        assert_eq!(stdout, "corral-step|x'y|2|");
         assert_eq!(status.code(), Some(3));
     }
 

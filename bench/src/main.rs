@@ -1,0 +1,54 @@
+//! Corral's benchmarks, run in release mode:
+//! `cargo run --release -p bench -- fanout --nodes 200` and `… -- latency --runs 50`.
+//!
+//! Each subcommand prints one `key=value` line so runs can be compared and tracked.
+
+mod fanout;
+mod latency;
+mod usage;
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("fanout") => fanout::Options::parse(&args[1..]).and_then(fanout::run),
+        Some("latency") => latency::Options::parse(&args[1..]).and_then(latency::run),
+        _ => Err(BenchError::Usage(
+            "usage: bench fanout [--nodes N] | bench latency [--runs N]".to_owned(),
+        )),
+    };
+    match result {
+        Ok(line) => {
+            println!("{line}");
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("bench: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Kills every node process under a base directory however a run ends.
+pub struct Sweep(pub std::path::PathBuf);
+
+impl Drop for Sweep {
+    fn drop(&mut self) {
+        engine::provider::LocalProvider::kill_everything_under(&self.0);
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    #[error("{0}")]
+    Usage(String),
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    #[error("{0}")]
+    Provider(#[from] engine::provider::ProviderError),
+    #[error("{0}")]
+    Ssh(#[from] engine::ssh::SshError),
+    #[error("{0}")]
+    Failed(String),
+}
