@@ -1,4 +1,4 @@
-//! Coopr's published catalog (/work/shared/coopr-catalog) through Corral: lossless
+//! Coopr's published catalog (testdata/coopr-catalog) through Corral: lossless
 //! import/export of every file, and validation naming exactly the known defects.
 
 // Test helpers outside `#[test]` functions panic on unreadable fixtures, as tests do.
@@ -17,7 +17,12 @@ use serde_json::Value;
 fn catalog_root() -> PathBuf {
     std::env::var_os("COOPR_CATALOG")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/work/shared/coopr-catalog"))
+        .unwrap_or_else(|| {
+            PathBuf::from(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../testdata/coopr-catalog"
+            ))
+        })
 }
 
 /// Every file under the catalog root, as `(relative path, text)`, sorted.

@@ -560,7 +560,7 @@ mod coopr_catalog {
 
     use super::{check, shape};
 
-    const ROOT: &str = "/work/shared/coopr-catalog";
+    const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata/coopr-catalog");
 
     fn catalog() -> Catalog {
         let mut files = Vec::new();

@@ -402,7 +402,9 @@ fn shell_quoting_round_trips_through_real_sh() {
 fn every_macro_bearing_field_of_coopr_catalog_passes_the_syntax_check() {
     let root = std::env::var_os("COOPR_CATALOG")
         .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| "/work/shared/coopr-catalog".into());
+        .unwrap_or_else(|| {
+            concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata/coopr-catalog").into()
+        });
     let mut checked = 0;
     let mut with_macros = 0;
     for kind in ["clustertemplates", "services"] {

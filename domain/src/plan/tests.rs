@@ -655,7 +655,9 @@ fn the_dag_schedule_beats_stage_barriers_when_nodes_are_uneven() {
 fn coopr_catalog() -> crate::catalog::Catalog {
     let root = std::env::var_os("COOPR_CATALOG")
         .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| "/work/shared/coopr-catalog".into());
+        .unwrap_or_else(|| {
+            concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata/coopr-catalog").into()
+        });
     let mut files = Vec::new();
     for kind in ["services", "clustertemplates"] {
         for entry in std::fs::read_dir(root.join(kind)).unwrap() {
