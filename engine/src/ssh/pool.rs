@@ -119,7 +119,11 @@ impl SessionPool {
                 })?;
         slot.handshakes.fetch_add(1, Ordering::Relaxed);
         self.handshakes.fetch_add(1, Ordering::Relaxed);
-        let session = Arc::new(SshSession::connect(target, self.config.handshake_timeout).await?);
+        tracing::debug!(node = %target.node, address = %target.address(), "ssh handshake");
+        let connecting = SshSession::connect(target, self.config.handshake_timeout);
+        let session = Arc::new(connecting.await.inspect_err(|error| {
+            tracing::warn!(node = %target.node, %error, "ssh connection failed");
+        })?);
         *current = Some(session.clone());
         Ok(session)
     }

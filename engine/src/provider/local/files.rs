@@ -80,6 +80,7 @@ pub(crate) fn sshd_config(node_id: &str, dir: &NodeDir, port: u16, user: &str) -
          PasswordAuthentication no\n\
          KbdInteractiveAuthentication no\n\
          PermitRootLogin prohibit-password\n\
+         PermitUserRC no\n\
          # Commands skip the login shell's rc files: with SHLVL=1 bash does not source\n\
          # ~/.bashrc for ssh commands (root's may run pyenv, +0.34 s each), and HOME is the\n\
          # node's own. No ForceCommand: sshd refuses to signal forced-command sessions.\n\
