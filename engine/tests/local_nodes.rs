@@ -607,3 +607,20 @@ async fn the_ssh_pool_lends_existing_hosts_as_nodes() {
         local.delete(machine).await.unwrap();
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_pool_reconnects_once_a_nodes_sshd_was_restarted() {
+    let fixture = Fixture::new();
+    let provider = fixture.provider();
+    let pool = pool();
+    let record = create_confirmed(&provider, &pool, "restarted").await;
+    // The node's sshd and the open connection's server side die (a host reboot, say).
+    LocalProvider::kill_everything_under(&fixture.base);
+    let restarted = provider.adopt(&record).await.unwrap();
+    assert_eq!(restarted.host_key, record.host_key);
+    let (outcome, stdout, _) = run_collect(&pool, &restarted, "echo again").await;
+    assert!(outcome.exit.success());
+    assert_eq!(stdout, "again\n");
+    assert_eq!(pool.handshakes_for("restarted"), 2);
+    provider.delete(&restarted).await.unwrap();
+}

@@ -30,6 +30,9 @@ pub enum SshError {
     AuthRefused { node: String, user: String },
     #[error("node {node}: SSH protocol error: {source}")]
     Protocol { node: String, source: russh::Error },
+    /// Nothing ran: safe to retry on a new connection.
+    #[error("node {node}: cannot open a channel (the connection may have dropped): {source}")]
+    ChannelOpen { node: String, source: russh::Error },
     #[error("node {node}: the server refused to run the command")]
     ExecRefused { node: String },
     #[error(
@@ -54,6 +57,7 @@ impl SshError {
             SshError::Connect { .. }
                 | SshError::HandshakeTimeout { .. }
                 | SshError::Protocol { .. }
+                | SshError::ChannelOpen { .. }
                 | SshError::NoExitStatus { .. }
         )
     }

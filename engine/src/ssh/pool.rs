@@ -81,18 +81,26 @@ impl SessionPool {
 
     /// Runs `command` on the node's session, connecting first if there is none or the
     /// previous one has closed. At most `max_channels_per_host` commands run at once per host.
+    /// A session that turns out dead before the command started (the node's sshd restarted)
+    /// is replaced once; a command that did start is never re-run.
     pub async fn run(
         &self,
         target: &SshTarget,
         command: &str,
         options: RunOptions,
     ) -> Result<CommandOutcome, SshError> {
-        let session = self.session(target).await?;
         let host = self.host_permits(&target.address());
         let _channel = host.acquire().await.map_err(|_| SshError::NoExitStatus {
             node: target.node.clone(),
         })?;
-        session.run(command, options).await
+        let session = self.session(target).await?;
+        match session.run(command, options.clone()).await {
+            Err(SshError::ChannelOpen { .. }) => {
+                self.discard(&target.node, &session).await;
+                self.session(target).await?.run(command, options).await
+            }
+            outcome => outcome,
+        }
     }
 
     /// The node's open session, connecting if needed; concurrent callers share one handshake.
@@ -126,6 +134,20 @@ impl SessionPool {
         })?);
         *current = Some(session.clone());
         Ok(session)
+    }
+
+    /// Forgets `stale` as the node's session, unless another caller already replaced it.
+    async fn discard(&self, node: &str, stale: &Arc<SshSession>) {
+        let slot = lock(&self.nodes).get(node).cloned();
+        if let Some(slot) = slot {
+            let mut current = slot.session.lock().await;
+            if current
+                .as_ref()
+                .is_some_and(|session| Arc::ptr_eq(session, stale))
+            {
+                *current = None;
+            }
+        }
     }
 
     /// Closes and forgets the node's session (after the node is deleted).

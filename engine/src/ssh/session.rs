@@ -246,7 +246,14 @@ impl SshSession {
             node: node(),
             source,
         };
-        let channel = self.handle.channel_open_session().await.map_err(protocol)?;
+        let channel =
+            self.handle
+                .channel_open_session()
+                .await
+                .map_err(|source| SshError::ChannelOpen {
+                    node: node(),
+                    source,
+                })?;
         let (mut reader, writer) = channel.split();
         let mut running = KillOnDrop(Some(writer));
         if let Some(writer) = &running.0 {
