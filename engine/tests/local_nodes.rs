@@ -624,3 +624,14 @@ async fn the_pool_reconnects_once_a_nodes_sshd_was_restarted() {
     assert_eq!(pool.handshakes_for("restarted"), 2);
     provider.delete(&restarted).await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn adopting_a_deleted_node_says_it_is_gone() {
+    let fixture = Fixture::new();
+    let provider = fixture.provider();
+    let record = provider.create(&NodeSpec::new("gone")).await.unwrap();
+    provider.delete(&record).await.unwrap();
+    let error = provider.adopt(&record).await.unwrap_err();
+    assert!(matches!(error, ProviderError::NodeGone { .. }), "{error}");
+    assert!(sshd_pids(&record).is_empty(), "adopt did not resurrect it");
+}

@@ -40,6 +40,8 @@ pub enum ProviderError {
     },
     #[error("node {node}: its record is unusable: {reason}")]
     BadRecord { node: String, reason: String },
+    #[error("node {node} no longer exists (its directory {} is gone); create it again", dir.display())]
+    NodeGone { node: String, dir: PathBuf },
     #[error("node {node}: sshd did not start: {detail}")]
     SshdStart { node: String, detail: String },
     #[error(

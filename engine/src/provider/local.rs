@@ -176,6 +176,7 @@ impl LocalProvider {
             }),
         };
         self.start_sshd(&mut record, &dir, None).await?;
+        tracing::info!(node = %record.id, port = record.port, "local node created");
         Ok(record)
     }
 
@@ -226,6 +227,12 @@ impl LocalProvider {
     async fn adopt_locked(&self, record: &NodeRecord) -> Result<NodeRecord, ProviderError> {
         let state = self.state_of(record)?;
         let dir = NodeDir::new(state.dir.clone());
+        if !dir.root.is_dir() {
+            return Err(ProviderError::NodeGone {
+                node: record.id.clone(),
+                dir: dir.root,
+            });
+        }
         let on_disk = read_host_key(&record.id, &dir)?;
         if on_disk != record.host_key {
             return Err(ProviderError::HostKeyChanged {
@@ -261,7 +268,9 @@ impl LocalProvider {
         let _guard = lock.lock().await;
         let dir = NodeDir::new(state.dir);
         kill_node_processes(&record.id, &dir).await?;
-        remove_dir(&dir.root)
+        remove_dir(&dir.root)?;
+        tracing::info!(node = %record.id, "local node deleted");
+        Ok(())
     }
 
     fn state_of(&self, record: &NodeRecord) -> Result<LocalNodeState, ProviderError> {
