@@ -64,7 +64,9 @@ pub fn run(options: Options) -> Result<String, BenchError> {
 
 async fn fanout(base: &Path, nodes: usize) -> Result<String, BenchError> {
     let provider = Arc::new(LocalProvider::new(base)?);
+    let started = Instant::now();
     let records = provision(&provider, nodes).await?;
+    let provision_s = started.elapsed().as_secs_f64();
     let targets = records
         .iter()
         .map(NodeRecord::ssh_target)
@@ -92,7 +94,13 @@ async fn fanout(base: &Path, nodes: usize) -> Result<String, BenchError> {
     for target in &targets {
         pool.close(&target.node).await;
     }
+    let started = Instant::now();
     deprovision(&provider, records).await?;
+    // Not part of the tracked line, whose keys are fixed; useful when tuning the provider.
+    eprintln!(
+        "fanout provision_s={provision_s:.3} deprovision_s={:.3}",
+        started.elapsed().as_secs_f64()
+    );
     let fresh_s = fresh.as_secs_f64();
     let openssh_s = openssh.as_secs_f64();
     Ok(format!(
