@@ -4,6 +4,7 @@
 //! queue, workers, SSH sessions, providers and automators. Every entry point (server
 //! functions, the JSON API, the CLI) goes through this crate's `service` layer.
 
+pub mod accounts;
 pub mod provider;
 pub mod ssh;
 pub mod store;

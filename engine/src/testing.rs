@@ -96,3 +96,23 @@ impl Drop for TestDatabase {
         }
     }
 }
+
+/// Runs each named `async fn(Backend)` scenario once per backend, as separate tests
+/// in modules `sqlite` and `postgres`.
+#[macro_export]
+macro_rules! on_both_backends {
+    ($($scenario:ident),* $(,)?) => {
+        mod sqlite {
+            $(#[tokio::test]
+            async fn $scenario() {
+                super::$scenario($crate::store::Backend::Sqlite).await;
+            })*
+        }
+        mod postgres {
+            $(#[tokio::test]
+            async fn $scenario() {
+                super::$scenario($crate::store::Backend::Postgres).await;
+            })*
+        }
+    };
+}

@@ -106,25 +106,7 @@ async fn a_user_needs_an_existing_tenant(backend: Backend) {
     assert_eq!(store.count_users().await.unwrap(), 0);
 }
 
-/// Runs each scenario once per backend, as a separate test.
-macro_rules! on_both_backends {
-    ($($scenario:ident),* $(,)?) => {
-        mod sqlite {
-            $(#[tokio::test]
-            async fn $scenario() {
-                super::$scenario(engine::store::Backend::Sqlite).await;
-            })*
-        }
-        mod postgres {
-            $(#[tokio::test]
-            async fn $scenario() {
-                super::$scenario(engine::store::Backend::Postgres).await;
-            })*
-        }
-    };
-}
-
-on_both_backends!(
+engine::on_both_backends!(
     migrations_are_applied_and_idempotent,
     default_tenant_exists_from_the_start,
     tenants_and_users_round_trip,
