@@ -14,33 +14,69 @@ pub mod users;
 use std::time::Duration;
 
 use sqlx::any::{AnyPoolOptions, AnyQueryResult};
-use sqlx::{AnyPool, Executor};
+use sqlx::{AnyConnection, AnyPool, Connection, Executor};
+
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 pub use database_url::{Backend, DatabaseUrl, DatabaseUrlError};
 pub use migrations::MigrationStatus;
 
 /// Everything that can go wrong talking to the database.
+///
+/// Variants wrapping sqlx errors print them through [`describe`] and do not chain
+/// them as `source`: sqlx repeats its message in its own source chain, which would
+/// otherwise show every cause twice in a one-line error report.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error(transparent)]
     Url(#[from] DatabaseUrlError),
-    #[error("cannot connect to {url}: {source}")]
+    #[error("cannot connect to {url}: {}", describe(.cause))]
     Connect {
         /// Redacted: never holds a password.
         url: String,
-        #[source]
-        source: sqlx::Error,
+        cause: sqlx::Error,
     },
-    #[error("database migration failed: {0}")]
-    Migrate(#[from] sqlx::migrate::MigrateError),
+    #[error("cannot connect to {url}: no answer within {seconds} s")]
+    ConnectTimeout { url: String, seconds: u64 },
+    #[error("database migration failed: {}", describe_migrate(.0))]
+    Migrate(sqlx::migrate::MigrateError),
     #[error("{0} not found")]
     NotFound(String),
     #[error("{0} already exists")]
     Conflict(String),
-    #[error("database error: {0}")]
-    Query(#[from] sqlx::Error),
+    #[error("database error: {}", describe(.0))]
+    Query(sqlx::Error),
     #[error("corrupt row in {table}: {reason}")]
     CorruptRow { table: &'static str, reason: String },
+}
+
+impl From<sqlx::Error> for StoreError {
+    fn from(err: sqlx::Error) -> Self {
+        StoreError::Query(err)
+    }
+}
+
+impl From<sqlx::migrate::MigrateError> for StoreError {
+    fn from(err: sqlx::migrate::MigrateError) -> Self {
+        StoreError::Migrate(err)
+    }
+}
+
+/// The most specific message of a sqlx error, once.
+pub fn describe(err: &sqlx::Error) -> String {
+    match err {
+        sqlx::Error::Database(db) => db.message().to_owned(),
+        sqlx::Error::Io(io) => io.to_string(),
+        other => other.to_string(),
+    }
+}
+
+fn describe_migrate(err: &sqlx::migrate::MigrateError) -> String {
+    match err {
+        sqlx::migrate::MigrateError::Execute(inner)
+        | sqlx::migrate::MigrateError::ExecuteMigration(inner, _) => describe(inner),
+        other => other.to_string(),
+    }
 }
 
 /// A connection pool plus the knowledge of which backend it talks to.
@@ -69,7 +105,7 @@ impl Store {
                 Backend::Sqlite => 4,
                 Backend::Postgres => 16,
             })
-            .acquire_timeout(Duration::from_secs(10))
+            .acquire_timeout(CONNECT_TIMEOUT)
             .after_connect(move |conn, _meta| {
                 Box::pin(async move {
                     if backend == Backend::Sqlite {
@@ -82,12 +118,28 @@ impl Store {
                     Ok(())
                 })
             });
+        // One direct connection first: a pool only reports "timed out" when the
+        // server refuses or does not exist, while a connection says why.
+        let probe = tokio::time::timeout(
+            CONNECT_TIMEOUT,
+            AnyConnection::connect(&url.connect_string()),
+        )
+        .await
+        .map_err(|_| StoreError::ConnectTimeout {
+            url: url.redacted(),
+            seconds: CONNECT_TIMEOUT.as_secs(),
+        })?
+        .map_err(|cause| StoreError::Connect {
+            url: url.redacted(),
+            cause,
+        })?;
+        probe.close().await.ok();
         let pool = options
             .connect(&url.connect_string())
             .await
-            .map_err(|source| StoreError::Connect {
+            .map_err(|cause| StoreError::Connect {
                 url: url.redacted(),
-                source,
+                cause,
             })?;
         Ok(Self { pool, backend })
     }

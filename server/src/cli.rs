@@ -1,4 +1,9 @@
-//! Command-line interface: `corral serve`, `corral migrate`, ...
+//! Command-line interface: `corral serve`, `corral migrate`, `corral admin ...`.
+//!
+//! Each command group lives in its own module under `cli/`; this file only parses
+//! and dispatches.
+
+mod admin;
 
 use std::process::ExitCode;
 
@@ -20,33 +25,43 @@ pub enum Command {
     Serve(ServerArgs),
     /// Apply pending database migrations and exit.
     Migrate(ServerArgs),
+    /// Administer users directly in the database (works while the server runs).
+    #[command(subcommand)]
+    Admin(admin::AdminCommand),
+}
+
+/// Runs an async command body on a fresh multi-threaded runtime.
+fn block_on<F: std::future::Future<Output = anyhow::Result<ExitCode>>>(
+    body: F,
+) -> anyhow::Result<ExitCode> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?
+        .block_on(body)
 }
 
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
-    runtime.block_on(async move {
-        match cli.command {
-            Command::Serve(args) => {
-                let config = Config::load(args)?;
-                crate::telemetry::init(config.log_format);
-                crate::serve::serve(config).await?;
-            }
-            Command::Migrate(args) => {
-                let config = Config::load(args)?;
-                crate::telemetry::init(config.log_format);
-                let store = crate::serve::open_store(&config).await?;
-                let status = store.migration_status().await?;
-                println!(
-                    "migrations: {} of {} applied on {}",
-                    status.applied,
-                    status.known,
-                    config.database_url.redacted()
-                );
-            }
-        }
-        Ok(ExitCode::SUCCESS)
-    })
+    match cli.command {
+        Command::Serve(args) => block_on(async move {
+            let config = Config::load(args)?;
+            crate::telemetry::init(config.log_format);
+            crate::serve::serve(config).await?;
+            Ok(ExitCode::SUCCESS)
+        }),
+        Command::Migrate(args) => block_on(async move {
+            let config = Config::load(args)?;
+            crate::telemetry::init(config.log_format);
+            let store = crate::serve::open_store(&config).await?;
+            let status = store.migration_status().await?;
+            println!(
+                "migrations: {} of {} applied on {}",
+                status.applied,
+                status.known,
+                config.database_url.redacted()
+            );
+            Ok(ExitCode::SUCCESS)
+        }),
+        Command::Admin(command) => block_on(admin::run(command)),
+    }
 }

@@ -1,6 +1,7 @@
 //! `corral serve`: open the store, migrate, listen, print where to go.
 
 use anyhow::Context;
+use engine::accounts::{ensure_first_admin, FIRST_ADMIN_USERNAME};
 use engine::store::Store;
 use tokio::net::TcpListener;
 
@@ -21,6 +22,7 @@ pub async fn open_store(config: &Config) -> anyhow::Result<Store> {
 
 pub async fn serve(config: Config) -> anyhow::Result<()> {
     let store = open_store(&config).await?;
+    let first_admin = ensure_first_admin(&store).await?;
     if !config.site_dir.join("pkg").join("corral.js").exists() {
         tracing::warn!(
             site_dir = %config.site_dir.display(),
@@ -36,6 +38,13 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         .with_context(|| format!("cannot listen on {}", config.listen))?;
     let addr = listener.local_addr()?;
     tracing::info!(%addr, database = %config.database_url.redacted(), "corral is serving");
+    if let Some(password) = first_admin {
+        // Shown once, on the terminal only: never logged.
+        println!(
+            "First start: sign in as {FIRST_ADMIN_USERNAME} with password {} (shown only now; change it after signing in)",
+            password.expose()
+        );
+    }
     println!("Corral is running at http://{addr}/");
     axum::serve(listener, router(state))
         .with_graceful_shutdown(shutdown_signal())

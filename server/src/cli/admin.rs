@@ -1,0 +1,76 @@
+//! `corral admin ...`: user administration straight against the database, for the
+//! first setup and for recovery when nobody can sign in.
+
+use std::io::Read;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::{Args, Subcommand, ValueEnum};
+use engine::accounts::{create_user, Password};
+use engine::store::users::Role;
+
+use crate::config::{Config, ServerArgs};
+
+#[derive(Debug, Subcommand)]
+pub enum AdminCommand {
+    /// Create a user. The password is read from standard input.
+    CreateUser(CreateUserArgs),
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum RoleArg {
+    Superadmin,
+    TenantAdmin,
+    User,
+}
+
+impl From<RoleArg> for Role {
+    fn from(role: RoleArg) -> Self {
+        match role {
+            RoleArg::Superadmin => Role::Superadmin,
+            RoleArg::TenantAdmin => Role::TenantAdmin,
+            RoleArg::User => Role::User,
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct CreateUserArgs {
+    /// Login name (a-z, 0-9, '.', '_', '-').
+    pub name: String,
+    #[arg(long, value_enum)]
+    pub role: RoleArg,
+    /// Tenant name [default: default].
+    #[arg(long)]
+    pub tenant: Option<String>,
+    /// Read the password from standard input (required: passwords never go on the command line).
+    #[arg(long, required = true)]
+    pub password_stdin: bool,
+    #[command(flatten)]
+    pub server: ServerArgs,
+}
+
+pub async fn run(command: AdminCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        AdminCommand::CreateUser(args) => {
+            let mut input = String::new();
+            std::io::stdin()
+                .read_to_string(&mut input)
+                .context("cannot read the password from standard input")?;
+            // One trailing newline is what `echo` and here-strings add; it is not part of it.
+            let password = Password::new(input.strip_suffix('\n').unwrap_or(&input));
+            let config = Config::load(args.server)?;
+            let store = crate::serve::open_store(&config).await?;
+            let user = create_user(
+                &store,
+                &args.name,
+                args.role.into(),
+                args.tenant.as_deref(),
+                &password,
+            )
+            .await?;
+            println!("created {} {}", user.role, user.username);
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}

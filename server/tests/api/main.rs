@@ -1,0 +1,8 @@
+//! HTTP-level tests of the server: each test spawns the real router on its own port
+//! with a fresh database (SQLite file or PostgreSQL database).
+
+#![allow(clippy::unwrap_used)] // Tests fail loudly by design.
+
+mod health;
+mod helpers;
+mod pages;

@@ -1,0 +1,156 @@
+//! The `corral` binary as a user runs it: errors, first start, user administration.
+
+#![allow(clippy::unwrap_used)] // Tests fail loudly by design.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, Command, Output, Stdio};
+
+const CORRAL: &str = env!("CARGO_BIN_EXE_corral");
+
+fn corral(args: &[&str]) -> Output {
+    Command::new(CORRAL).args(args).output().unwrap()
+}
+
+fn stderr_of(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// A one-line error naming the problem, exit 1, and no panic.
+fn assert_one_line_error(output: &Output, expected: &str) {
+    let stderr = stderr_of(output);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.starts_with("error: "), "{stderr}");
+    assert!(stderr.contains(expected), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn bad_database_urls_give_one_line_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().to_str().unwrap();
+    let cases = [
+        (
+            "mysql://db/corral",
+            "unsupported database URL scheme \"mysql\"",
+        ),
+        ("no-scheme-here", "invalid database URL"),
+        ("postgres://corral@127.0.0.1:1/corral", "Connection refused"),
+        (
+            "postgres://postgres:hunter2@127.0.0.1:5432/corral_no_such_db",
+            "does not exist",
+        ),
+    ];
+    for (url, expected) in cases {
+        let output = corral(&["serve", "--data-dir", data, "--database-url", url]);
+        assert_one_line_error(&output, expected);
+        assert!(!stderr_of(&output).contains("hunter2"), "password leaked");
+    }
+}
+
+#[test]
+fn a_bad_config_file_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("corral.toml");
+    std::fs::write(&file, "lisen = \"127.0.0.1:1\"\n").unwrap();
+    let output = corral(&["migrate", "--config", file.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = stderr_of(&output);
+    assert!(
+        stderr.contains("corral.toml") && stderr.contains("lisen"),
+        "{stderr}"
+    );
+}
+
+/// `corral serve` on a free port; returns the child and every line it printed up to
+/// and including the URL line (the first-admin line, when there is one, comes first).
+fn start_server(data: &str) -> (Child, Vec<String>) {
+    let mut child = Command::new(CORRAL)
+        .args(["serve", "--listen", "127.0.0.1:0", "--data-dir", data])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = Vec::new();
+    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+        let line = line.unwrap();
+        let done = line.starts_with("Corral is running at");
+        lines.push(line);
+        if done {
+            break;
+        }
+    }
+    (child, lines)
+}
+
+fn stop(mut child: Child) -> String {
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let mut logs = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut logs).unwrap();
+    logs
+}
+
+#[test]
+fn first_start_prints_the_admin_login_once_and_never_logs_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().to_str().unwrap();
+
+    let (child, lines) = start_server(data);
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert!(
+        lines[1].starts_with("Corral is running at http://127.0.0.1:"),
+        "{lines:?}"
+    );
+    let password = lines[0]
+        .strip_prefix("First start: sign in as admin with password ")
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap()
+        .to_owned();
+    assert_eq!(password.len(), 20);
+    let logs = stop(child);
+    assert!(!logs.contains(&password), "password in logs:\n{logs}");
+
+    let (child, lines) = start_server(data);
+    assert_eq!(lines.len(), 1, "a second start printed {lines:?}");
+    stop(child);
+}
+
+#[test]
+fn admin_create_user_reads_the_password_from_stdin() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().to_str().unwrap();
+    let create = |name: &str, password: &str| {
+        let mut child = Command::new(CORRAL)
+            .args([
+                "admin",
+                "create-user",
+                name,
+                "--role",
+                "tenant-admin",
+                "--password-stdin",
+                "--data-dir",
+                data,
+            ])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        writeln!(child.stdin.take().unwrap(), "{password}").unwrap();
+        child.wait_with_output().unwrap()
+    };
+
+    let output = create("alice", "a very long password");
+    assert!(output.status.success(), "{}", stderr_of(&output));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout).trim(),
+        "created tenant-admin alice"
+    );
+    assert_one_line_error(&create("alice", "another long password"), "already exists");
+    assert_one_line_error(&create("bob", "short"), "too short");
+    assert_one_line_error(
+        &create("Bob Smith", "a very long password"),
+        "invalid username",
+    );
+}
