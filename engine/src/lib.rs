@@ -6,6 +6,7 @@
 
 pub mod accounts;
 pub mod provider;
+pub mod queue;
 pub mod ssh;
 pub mod store;
 

@@ -6,6 +6,7 @@
 //! places where dialects differ branch on [`Backend`]. Portable column types only:
 //! ids are UUID strings, times are Unix milliseconds (`BIGINT`).
 
+pub mod clusters;
 mod database_url;
 mod migrations;
 pub mod tenants;

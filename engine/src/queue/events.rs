@@ -1,0 +1,99 @@
+//! A job's event stream (task output, state changes). The row id is the resumable
+//! offset a client sends back (SSE `Last-Event-ID`) to continue without gaps.
+
+use sqlx::Row;
+
+use super::{begin_write, QueueError};
+use crate::store::{Backend, Store};
+
+/// Namespace (first key) of the per-job advisory locks that order event ids.
+const EVENT_LOCK_CLASS: i32 = 0x6576;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewEvent {
+    pub job_id: String,
+    pub task_id: Option<String>,
+    pub attempt: Option<i64>,
+    /// What happened, e.g. `output`, `state`.
+    pub kind: String,
+    /// `stdout` or `stderr` for output.
+    pub stream: Option<String>,
+    pub data: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Event {
+    pub id: i64,
+    pub job_id: String,
+    pub task_id: Option<String>,
+    pub attempt: Option<i64>,
+    pub at_ms: i64,
+    pub kind: String,
+    pub stream: Option<String>,
+    pub data: String,
+}
+
+/// Appends an event and returns its id.
+///
+/// On PostgreSQL a sequence hands out ids before commit, so two appenders to one
+/// job could commit out of order and a reader could skip the smaller id; a per-job
+/// advisory lock held until commit keeps a job's ids in commit order.
+pub async fn append_event(store: &Store, event: &NewEvent, now_ms: i64) -> Result<i64, QueueError> {
+    let mut tx = begin_write(store).await?;
+    if store.backend() == Backend::Postgres {
+        sqlx::query_scalar::<_, i64>(
+            "SELECT COUNT(*) FROM (SELECT pg_advisory_xact_lock($1, hashtext($2))) AS event_lock",
+        )
+        .bind(EVENT_LOCK_CLASS)
+        .bind(&event.job_id)
+        .fetch_one(&mut *tx)
+        .await?;
+    }
+    let id: i64 = sqlx::query_scalar(
+        "INSERT INTO task_events (job_id, task_id, attempt, at_ms, kind, stream, data) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
+    )
+    .bind(&event.job_id)
+    .bind(&event.task_id)
+    .bind(event.attempt)
+    .bind(now_ms)
+    .bind(&event.kind)
+    .bind(&event.stream)
+    .bind(&event.data)
+    .fetch_one(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(id)
+}
+
+/// Up to `limit` events of `job_id` with ids above `after_id` (0 for the start), oldest first.
+pub async fn events_after(
+    store: &Store,
+    job_id: &str,
+    after_id: i64,
+    limit: i64,
+) -> Result<Vec<Event>, QueueError> {
+    sqlx::query(
+        "SELECT id, job_id, task_id, attempt, at_ms, kind, stream, data FROM task_events \
+         WHERE job_id = $1 AND id > $2 ORDER BY id LIMIT $3",
+    )
+    .bind(job_id)
+    .bind(after_id)
+    .bind(limit)
+    .fetch_all(store.pool())
+    .await?
+    .iter()
+    .map(|row| {
+        Ok(Event {
+            id: row.try_get("id")?,
+            job_id: row.try_get("job_id")?,
+            task_id: row.try_get("task_id")?,
+            attempt: row.try_get("attempt")?,
+            at_ms: row.try_get("at_ms")?,
+            kind: row.try_get("kind")?,
+            stream: row.try_get("stream")?,
+            data: row.try_get("data")?,
+        })
+    })
+    .collect()
+}

@@ -1,0 +1,134 @@
+//! Reading jobs and tasks back: for the UI, and for planning a rollback (the failed
+//! job's DAG and the tasks it completed).
+
+use std::collections::BTreeSet;
+
+use domain::plan::{TaskDag, TaskId};
+use sqlx::Row;
+
+use super::types::{parse_action, parse_service, to_u32};
+use super::{JobState, QueueError, TaskState};
+use crate::store::Store;
+use domain::names::ServiceName;
+use domain::plan::Action;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Job {
+    pub id: String,
+    pub tenant_id: String,
+    pub cluster_id: String,
+    pub operation: String,
+    pub state: JobState,
+    pub tasks_total: i64,
+    pub tasks_succeeded: i64,
+    pub created_at_ms: i64,
+    pub started_at_ms: Option<i64>,
+    pub finished_at_ms: Option<i64>,
+    pub error: Option<String>,
+}
+
+/// A task row as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskRecord {
+    pub id: String,
+    pub job_id: String,
+    pub number: TaskId,
+    pub node: u32,
+    pub service: Option<ServiceName>,
+    pub action: Action,
+    pub state: TaskState,
+    pub attempts: i64,
+    pub max_attempts: i64,
+    pub idempotent: bool,
+    pub not_before_ms: i64,
+    pub lease_owner: Option<String>,
+    pub lease_expires_ms: Option<i64>,
+    pub started_at_ms: Option<i64>,
+    pub finished_at_ms: Option<i64>,
+    pub error: Option<String>,
+}
+
+pub async fn job(store: &Store, job_id: &str) -> Result<Job, QueueError> {
+    let row = sqlx::query(
+        "SELECT id, tenant_id, cluster_id, operation, state, tasks_total, tasks_succeeded, \
+         created_at_ms, started_at_ms, finished_at_ms, error FROM jobs WHERE id = $1",
+    )
+    .bind(job_id)
+    .fetch_optional(store.pool())
+    .await?
+    .ok_or_else(|| QueueError::NotFound(format!("job {job_id}")))?;
+    Ok(Job {
+        id: row.try_get("id")?,
+        tenant_id: row.try_get("tenant_id")?,
+        cluster_id: row.try_get("cluster_id")?,
+        operation: row.try_get("operation")?,
+        state: JobState::parse(&row.try_get::<String, _>("state")?)?,
+        tasks_total: row.try_get("tasks_total")?,
+        tasks_succeeded: row.try_get("tasks_succeeded")?,
+        created_at_ms: row.try_get("created_at_ms")?,
+        started_at_ms: row.try_get("started_at_ms")?,
+        finished_at_ms: row.try_get("finished_at_ms")?,
+        error: row.try_get("error")?,
+    })
+}
+
+/// The job's tasks in plan order.
+pub async fn job_tasks(store: &Store, job_id: &str) -> Result<Vec<TaskRecord>, QueueError> {
+    sqlx::query(
+        "SELECT id, job_id, number, node, service, action, state, attempts, max_attempts, \
+         idempotent, not_before_ms, lease_owner, lease_expires_ms, started_at_ms, \
+         finished_at_ms, error FROM tasks WHERE job_id = $1 ORDER BY number",
+    )
+    .bind(job_id)
+    .fetch_all(store.pool())
+    .await?
+    .iter()
+    .map(|row| {
+        Ok(TaskRecord {
+            id: row.try_get("id")?,
+            job_id: row.try_get("job_id")?,
+            number: TaskId(to_u32("task number", row.try_get("number")?)?),
+            node: to_u32("node number", row.try_get("node")?)?,
+            service: parse_service(row.try_get("service")?)?,
+            action: parse_action(&row.try_get::<String, _>("action")?)?,
+            state: TaskState::parse(&row.try_get::<String, _>("state")?)?,
+            attempts: row.try_get("attempts")?,
+            max_attempts: row.try_get("max_attempts")?,
+            idempotent: row.try_get::<i64, _>("idempotent")? != 0,
+            not_before_ms: row.try_get("not_before_ms")?,
+            lease_owner: row.try_get("lease_owner")?,
+            lease_expires_ms: row.try_get("lease_expires_ms")?,
+            started_at_ms: row.try_get("started_at_ms")?,
+            finished_at_ms: row.try_get("finished_at_ms")?,
+            error: row.try_get("error")?,
+        })
+    })
+    .collect()
+}
+
+/// The DAG the job was submitted with (the `failed` input of a rollback plan).
+pub async fn job_plan(store: &Store, job_id: &str) -> Result<TaskDag, QueueError> {
+    let plan_json: String = sqlx::query_scalar("SELECT plan_json FROM jobs WHERE id = $1")
+        .bind(job_id)
+        .fetch_optional(store.pool())
+        .await?
+        .ok_or_else(|| QueueError::NotFound(format!("job {job_id}")))?;
+    serde_json::from_str(&plan_json).map_err(|err| QueueError::CorruptPlan {
+        job_id: job_id.to_owned(),
+        reason: err.to_string(),
+    })
+}
+
+/// Ids of the job's succeeded tasks (the `completed` input of a rollback plan).
+pub async fn completed_tasks(store: &Store, job_id: &str) -> Result<BTreeSet<TaskId>, QueueError> {
+    let numbers: Vec<i64> = sqlx::query_scalar(
+        "SELECT number FROM tasks WHERE job_id = $1 AND state = 'succeeded' ORDER BY number",
+    )
+    .bind(job_id)
+    .fetch_all(store.pool())
+    .await?;
+    numbers
+        .into_iter()
+        .map(|number| Ok(TaskId(to_u32("task number", number)?)))
+        .collect()
+}

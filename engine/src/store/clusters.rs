@@ -1,0 +1,168 @@
+//! Clusters: a tenant's named set of nodes built from a pinned template version.
+//!
+//! The layout and config are stored as JSON; the template is copied in (name,
+//! version, JSON) so a catalog edit never changes a running cluster under it.
+
+pub mod nodes;
+
+use sqlx::Row;
+
+use super::{conflict_on_unique, Store, StoreError};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cluster {
+    pub id: String,
+    pub tenant_id: String,
+    pub name: String,
+    pub template_name: String,
+    pub template_version: i64,
+    pub template_json: String,
+    pub owner_id: Option<String>,
+    pub state: String,
+    pub layout_json: String,
+    pub config_json: String,
+    pub lease_expires_ms: Option<i64>,
+    pub created_at_ms: i64,
+    pub updated_at_ms: i64,
+}
+
+/// What creating a cluster needs; ids and times are filled in by the store.
+#[derive(Debug, Clone)]
+pub struct NewCluster {
+    pub tenant_id: String,
+    pub name: String,
+    pub template_name: String,
+    pub template_version: i64,
+    pub template_json: String,
+    pub owner_id: Option<String>,
+    pub state: String,
+    pub layout_json: String,
+    pub config_json: String,
+    pub lease_expires_ms: Option<i64>,
+}
+
+const COLUMNS: &str = "id, tenant_id, name, template_name, template_version, template_json, \
+     owner_id, state, layout_json, config_json, lease_expires_ms, created_at_ms, updated_at_ms";
+
+fn from_row(row: &sqlx::any::AnyRow) -> Result<Cluster, StoreError> {
+    Ok(Cluster {
+        id: row.try_get("id")?,
+        tenant_id: row.try_get("tenant_id")?,
+        name: row.try_get("name")?,
+        template_name: row.try_get("template_name")?,
+        template_version: row.try_get("template_version")?,
+        template_json: row.try_get("template_json")?,
+        owner_id: row.try_get("owner_id")?,
+        state: row.try_get("state")?,
+        layout_json: row.try_get("layout_json")?,
+        config_json: row.try_get("config_json")?,
+        lease_expires_ms: row.try_get("lease_expires_ms")?,
+        created_at_ms: row.try_get("created_at_ms")?,
+        updated_at_ms: row.try_get("updated_at_ms")?,
+    })
+}
+
+impl Store {
+    pub async fn create_cluster(
+        &self,
+        new: &NewCluster,
+        now_ms: i64,
+    ) -> Result<Cluster, StoreError> {
+        let cluster = Cluster {
+            id: uuid::Uuid::new_v4().to_string(),
+            tenant_id: new.tenant_id.clone(),
+            name: new.name.clone(),
+            template_name: new.template_name.clone(),
+            template_version: new.template_version,
+            template_json: new.template_json.clone(),
+            owner_id: new.owner_id.clone(),
+            state: new.state.clone(),
+            layout_json: new.layout_json.clone(),
+            config_json: new.config_json.clone(),
+            lease_expires_ms: new.lease_expires_ms,
+            created_at_ms: now_ms,
+            updated_at_ms: now_ms,
+        };
+        let result = sqlx::query(&format!(
+            "INSERT INTO clusters ({COLUMNS}) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)"
+        ))
+        .bind(&cluster.id)
+        .bind(&cluster.tenant_id)
+        .bind(&cluster.name)
+        .bind(&cluster.template_name)
+        .bind(cluster.template_version)
+        .bind(&cluster.template_json)
+        .bind(&cluster.owner_id)
+        .bind(&cluster.state)
+        .bind(&cluster.layout_json)
+        .bind(&cluster.config_json)
+        .bind(cluster.lease_expires_ms)
+        .bind(cluster.created_at_ms)
+        .bind(cluster.updated_at_ms)
+        .execute(&self.pool)
+        .await;
+        conflict_on_unique(result, || format!("cluster {:?}", new.name))?;
+        Ok(cluster)
+    }
+
+    pub async fn cluster(&self, id: &str) -> Result<Cluster, StoreError> {
+        let row = sqlx::query(&format!("SELECT {COLUMNS} FROM clusters WHERE id = $1"))
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?
+            .ok_or_else(|| StoreError::NotFound(format!("cluster {id}")))?;
+        from_row(&row)
+    }
+
+    pub async fn cluster_by_name(
+        &self,
+        tenant_id: &str,
+        name: &str,
+    ) -> Result<Cluster, StoreError> {
+        let row = sqlx::query(&format!(
+            "SELECT {COLUMNS} FROM clusters WHERE tenant_id = $1 AND name = $2"
+        ))
+        .bind(tenant_id)
+        .bind(name)
+        .fetch_optional(&self.pool)
+        .await?
+        .ok_or_else(|| StoreError::NotFound(format!("cluster {name:?}")))?;
+        from_row(&row)
+    }
+
+    pub async fn list_clusters(&self, tenant_id: &str) -> Result<Vec<Cluster>, StoreError> {
+        sqlx::query(&format!(
+            "SELECT {COLUMNS} FROM clusters WHERE tenant_id = $1 ORDER BY name"
+        ))
+        .bind(tenant_id)
+        .fetch_all(&self.pool)
+        .await?
+        .iter()
+        .map(from_row)
+        .collect()
+    }
+
+    /// Records a new state and layout (after a job changed the cluster).
+    pub async fn update_cluster(
+        &self,
+        id: &str,
+        state: &str,
+        layout_json: &str,
+        now_ms: i64,
+    ) -> Result<(), StoreError> {
+        let done = sqlx::query(
+            "UPDATE clusters SET state = $2, layout_json = $3, updated_at_ms = $4 WHERE id = $1",
+        )
+        .bind(id)
+        .bind(state)
+        .bind(layout_json)
+        .bind(now_ms)
+        .execute(&self.pool)
+        .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::NotFound(format!("cluster {id}")));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,104 @@
+//! Nodes of a cluster, one row per layout node number.
+//!
+//! A node is recorded (with its provider record) as soon as the provider made it, so
+//! a retried create finds it instead of leaking a second machine.
+
+use sqlx::Row;
+
+use crate::store::{Store, StoreError};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Node {
+    pub id: String,
+    pub cluster_id: String,
+    pub number: i64,
+    pub hostname: Option<String>,
+    pub hardwaretype: String,
+    pub imagetype: String,
+    pub services_json: String,
+    pub provider_json: Option<String>,
+    pub state: String,
+    pub created_at_ms: i64,
+    pub updated_at_ms: i64,
+}
+
+/// A node's recorded facts; saving it again for the same number replaces them.
+#[derive(Debug, Clone)]
+pub struct NodeRecord {
+    pub cluster_id: String,
+    pub number: i64,
+    pub hostname: Option<String>,
+    pub hardwaretype: String,
+    pub imagetype: String,
+    pub services_json: String,
+    pub provider_json: Option<String>,
+    pub state: String,
+}
+
+const COLUMNS: &str = "id, cluster_id, number, hostname, hardwaretype, imagetype, services_json, \
+     provider_json, state, created_at_ms, updated_at_ms";
+
+fn from_row(row: &sqlx::any::AnyRow) -> Result<Node, StoreError> {
+    Ok(Node {
+        id: row.try_get("id")?,
+        cluster_id: row.try_get("cluster_id")?,
+        number: row.try_get("number")?,
+        hostname: row.try_get("hostname")?,
+        hardwaretype: row.try_get("hardwaretype")?,
+        imagetype: row.try_get("imagetype")?,
+        services_json: row.try_get("services_json")?,
+        provider_json: row.try_get("provider_json")?,
+        state: row.try_get("state")?,
+        created_at_ms: row.try_get("created_at_ms")?,
+        updated_at_ms: row.try_get("updated_at_ms")?,
+    })
+}
+
+impl Store {
+    /// Inserts the node or updates the one with the same cluster and number.
+    pub async fn save_node(&self, record: &NodeRecord, now_ms: i64) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO nodes (id, cluster_id, number, hostname, hardwaretype, imagetype, \
+             services_json, provider_json, state, created_at_ms, updated_at_ms) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10) \
+             ON CONFLICT (cluster_id, number) DO UPDATE SET hostname = excluded.hostname, \
+             hardwaretype = excluded.hardwaretype, imagetype = excluded.imagetype, \
+             services_json = excluded.services_json, provider_json = excluded.provider_json, \
+             state = excluded.state, updated_at_ms = excluded.updated_at_ms",
+        )
+        .bind(uuid::Uuid::new_v4().to_string())
+        .bind(&record.cluster_id)
+        .bind(record.number)
+        .bind(&record.hostname)
+        .bind(&record.hardwaretype)
+        .bind(&record.imagetype)
+        .bind(&record.services_json)
+        .bind(&record.provider_json)
+        .bind(&record.state)
+        .bind(now_ms)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    pub async fn list_nodes(&self, cluster_id: &str) -> Result<Vec<Node>, StoreError> {
+        sqlx::query(&format!(
+            "SELECT {COLUMNS} FROM nodes WHERE cluster_id = $1 ORDER BY number"
+        ))
+        .bind(cluster_id)
+        .fetch_all(&self.pool)
+        .await?
+        .iter()
+        .map(from_row)
+        .collect()
+    }
+
+    pub async fn delete_node(&self, cluster_id: &str, number: i64) -> Result<(), StoreError> {
+        sqlx::query("DELETE FROM nodes WHERE cluster_id = $1 AND number = $2")
+            .bind(cluster_id)
+            .bind(number)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,661 @@
+//! The durable task queue on both backends: ordering, node exclusivity, leases,
+//! retries, cancel/retry, event offsets and limits.
+
+#![allow(clippy::unwrap_used)] // Tests fail loudly by design.
+
+use std::collections::{BTreeSet, HashSet};
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
+
+use domain::plan::{Action, TaskDag, TaskId};
+use engine::queue::{
+    self, ClaimLimits, ClaimedTask, Heartbeat, JobState, NewEvent, Outcome, QueueError,
+    SubmitOptions, TaskState,
+};
+use engine::store::clusters::NewCluster;
+use engine::store::tenants::{NewTenant, DEFAULT_TENANT_ID};
+use engine::store::{Backend, Store};
+use engine::testing::TestDatabase;
+
+const LEASE_MS: i64 = 10_000;
+
+async fn open(backend: Backend) -> (TestDatabase, Store) {
+    let db = TestDatabase::new(backend).await;
+    let store = Store::open(&db.url).await.unwrap();
+    (db, store)
+}
+
+async fn cluster(store: &Store, tenant_id: &str, name: &str) -> String {
+    store
+        .create_cluster(
+            &NewCluster {
+                tenant_id: tenant_id.into(),
+                name: name.into(),
+                template_name: "hadoop".into(),
+                template_version: 1,
+                template_json: "{}".into(),
+                owner_id: None,
+                state: "pending".into(),
+                layout_json: "{}".into(),
+                config_json: "{}".into(),
+                lease_expires_ms: None,
+            },
+            0,
+        )
+        .await
+        .unwrap()
+        .id
+}
+
+/// A DAG from `(node, action, after)` triples; ids are positions.
+fn dag(tasks: &[(u32, Action, &[u32])]) -> TaskDag {
+    let tasks: Vec<serde_json::Value> = tasks
+        .iter()
+        .enumerate()
+        .map(|(id, (node, action, after))| {
+            serde_json::json!({
+                "id": id, "node": node, "service": null, "action": action,
+                "after": after, "stage": 0,
+            })
+        })
+        .collect();
+    serde_json::from_value(serde_json::json!({ "tasks": tasks })).unwrap()
+}
+
+/// `nodes` nodes, each a chain of `per_node` tasks; every task on a later node also
+/// waits for the same step on the first node (a service dependency across nodes).
+fn layered_dag(nodes: u32, per_node: u32) -> TaskDag {
+    let actions = [
+        Action::Create,
+        Action::Confirm,
+        Action::Bootstrap,
+        Action::Install,
+        Action::Configure,
+        Action::Initialize,
+        Action::Start,
+    ];
+    let mut tasks: Vec<(u32, Action, Vec<u32>)> = Vec::new();
+    for step in 0..per_node {
+        for node in 0..nodes {
+            let id = u32::try_from(tasks.len()).unwrap();
+            let mut after = Vec::new();
+            if step > 0 {
+                after.push(id - nodes); // previous step on this node
+            }
+            if node > 0 {
+                after.push(id - node); // same step on the first node
+            }
+            tasks.push((1000 + node, actions[step as usize % actions.len()], after));
+        }
+    }
+    let borrowed: Vec<(u32, Action, &[u32])> = tasks
+        .iter()
+        .map(|(n, a, after)| (*n, *a, after.as_slice()))
+        .collect();
+    dag(&borrowed)
+}
+
+async fn submit(store: &Store, cluster_id: &str, dag: &TaskDag, options: &SubmitOptions) -> String {
+    queue::submit_job(
+        store,
+        DEFAULT_TENANT_ID,
+        cluster_id,
+        "create",
+        dag,
+        options,
+        0,
+    )
+    .await
+    .unwrap()
+}
+
+async fn claim(store: &Store, worker: &str, now: i64) -> Option<ClaimedTask> {
+    queue::claim(store, worker, LEASE_MS, ClaimLimits::default(), now)
+        .await
+        .unwrap()
+}
+
+async fn task_state(store: &Store, job_id: &str, number: u32) -> TaskState {
+    queue::job_tasks(store, job_id).await.unwrap()[number as usize].state
+}
+
+async fn drain(store: &Store, worker: &str, now: i64) -> usize {
+    let mut done = 0;
+    while let Some(task) = claim(store, worker, now).await {
+        queue::complete(store, &task.lease(), &Outcome::succeeded(), now)
+            .await
+            .unwrap();
+        done += 1;
+    }
+    done
+}
+
+async fn two_claimers_drain_in_dependency_order(backend: Backend) {
+    let (_db, store) = open(backend).await;
+    let cluster_id = cluster(&store, DEFAULT_TENANT_ID, "c1").await;
+    let plan = layered_dag(4, 6);
+    let job_id = submit(&store, &cluster_id, &plan, &SubmitOptions::default()).await;
+    let clock = Arc::new(AtomicI64::new(1));
+    let claimed = Arc::new(std::sync::Mutex::new(Vec::new()));
+
+    let mut workers = Vec::new();
+    for worker in ["w1", "w2"] {
+        let (store, plan, clock, claimed, job_id) = (
+            store.clone(),
+            plan.clone(),
+            clock.clone(),
+            claimed.clone(),
+            job_id.clone(),
+        );
+        workers.push(tokio::spawn(async move {
+            loop {
+                let now = clock.fetch_add(1, Ordering::SeqCst);
+                let Some(task) = claim(&store, worker, now).await else {
+                    if queue::job(&store, &job_id).await.unwrap().state == JobState::Succeeded {
+                        break;
+                    }
+                    tokio::task::yield_now().await;
+                    continue;
+                };
+                // Checked after the claim committed: prerequisites stay succeeded once
+                // they are, so any other state means the claim came too early.
+                let tasks = queue::job_tasks(&store, &job_id).await.unwrap();
+                for prereq in &plan.get(task.number).unwrap().after {
+                    assert_eq!(
+                        tasks[prereq.index()].state,
+                        TaskState::Succeeded,
+                        "task {} claimed before prerequisite {prereq}",
+                        task.number
+                    );
+                }
+                let running_here = tasks
+                    .iter()
+                    .filter(|t| t.node == task.node && t.state == TaskState::Running)
+                    .count();
+                assert_eq!(running_here, 1, "two tasks running on node {}", task.node);
+                claimed.lock().unwrap().push((worker, task.number));
+                tokio::task::yield_now().await;
+                let now = clock.fetch_add(1, Ordering::SeqCst);
+                queue::complete(&store, &task.lease(), &Outcome::succeeded(), now)
+                    .await
+                    .unwrap();
+            }
+        }));
+    }
+    for worker in workers {
+        worker.await.unwrap();
+    }
+    let claimed = claimed.lock().unwrap().clone();
+    let unique: BTreeSet<TaskId> = claimed.iter().map(|(_, id)| *id).collect();
+    assert_eq!(claimed.len(), plan.len(), "every task claimed exactly once");
+    assert_eq!(unique.len(), plan.len());
+    let job = queue::job(&store, &job_id).await.unwrap();
+    assert_eq!(job.state, JobState::Succeeded);
+    assert_eq!(job.tasks_succeeded, 24);
+    assert!(queue::job_tasks(&store, &job_id)
+        .await
+        .unwrap()
+        .iter()
+        .all(|t| t.state == TaskState::Succeeded && t.attempts == 1));
+}
+
+async fn expired_lease_requeues_and_old_worker_is_refused(backend: Backend) {
+    let (_db, store) = open(backend).await;
+    let cluster_id = cluster(&store, DEFAULT_TENANT_ID, "c1").await;
+    let options = SubmitOptions {
+        max_attempts: 3,
+        backoff_ms: 1_000,
+        ..SubmitOptions::default()
+    };
+    let job_id = submit(
+        &store,
+        &cluster_id,
+        &dag(&[(1000, Action::Create, &[])]),
+        &options,
+    )
+    .await;
+
+    let first = claim(&store, "w1", 0).await.unwrap();
+    assert_eq!(first.attempt, 1);
+    assert!(claim(&store, "w2", 0).await.is_none(), "claimed twice");
+    // Not expired yet: a heartbeat extends it, a sweep leaves it alone.
+    assert!(matches!(
+        queue::heartbeat(&store, &first.lease(), LEASE_MS, 5_000)
+            .await
+            .unwrap(),
+        Heartbeat::Continue {
+            lease_expires_ms: 15_000
+        }
+    ));
+    assert!(queue::requeue_expired(&store, 14_999)
+        .await
+        .unwrap()
+        .is_empty());
+
+    // The server "dies": no heartbeat; the sweep after expiry requeues the task.
+    let expired = queue::requeue_expired(&store, 15_001).await.unwrap();
+    assert_eq!(expired.len(), 1);
+    assert_eq!(expired[0].task_state, TaskState::Ready);
+    assert_eq!(expired[0].worker_id, "w1");
+    // Backoff: not claimable before 15_001 + 1_000.
+    assert!(claim(&store, "w2", 16_000).await.is_none());
+    let second = claim(&store, "w2", 16_001).await.unwrap();
+    assert_eq!(second.attempt, 2);
+    assert_eq!(second.task_id, first.task_id);
+
+    // The first worker comes back: its heartbeat and completion are refused.
+    assert!(matches!(
+        queue::heartbeat(&store, &first.lease(), LEASE_MS, 16_002).await,
+        Err(QueueError::LeaseLost { .. })
+    ));
+    let refused = queue::complete(&store, &first.lease(), &Outcome::succeeded(), 16_003).await;
+    assert!(
+        matches!(refused, Err(QueueError::LeaseLost { attempt: 1, .. })),
+        "{refused:?}"
+    );
+    assert_eq!(task_state(&store, &job_id, 0).await, TaskState::Running);
+
+    let done = queue::complete(&store, &second.lease(), &Outcome::succeeded(), 16_004)
+        .await
+        .unwrap();
+    assert_eq!(done.job_state, JobState::Succeeded);
+    // Completing twice is refused too: the lease ended with the first completion.
+    assert!(matches!(
+        queue::complete(&store, &second.lease(), &Outcome::succeeded(), 16_005).await,
+        Err(QueueError::LeaseLost { .. })
+    ));
+}
+
+async fn failed_idempotent_task_is_retried_with_backoff(backend: Backend) {
+    let (_db, store) = open(backend).await;
+    let cluster_id = cluster(&store, DEFAULT_TENANT_ID, "c1").await;
+    let options = SubmitOptions {
+        max_attempts: 2,
+        backoff_ms: 100,
+        ..SubmitOptions::default()
+    };
+    let job_id = submit(
+        &store,
+        &cluster_id,
+        &dag(&[(1000, Action::Install, &[])]),
+        &options,
+    )
+    .await;
+    let task = claim(&store, "w1", 0).await.unwrap();
+    let done = queue::complete(&store, &task.lease(), &Outcome::failed("exit 1"), 10)
+        .await
+        .unwrap();
+    assert_eq!(done.task_state, TaskState::Ready);
+    assert_eq!(done.job_state, JobState::Running);
+    assert!(claim(&store, "w1", 109).await.is_none());
+    let again = claim(&store, "w1", 110).await.unwrap();
+    assert_eq!(again.attempt, 2);
+    // Attempts exhausted: the job fails and says which task and why.
+    let done = queue::complete(&store, &again.lease(), &Outcome::failed("exit 2"), 120)
+        .await
+        .unwrap();
+    assert_eq!(done.task_state, TaskState::Failed);
+    assert_eq!(done.job_state, JobState::Failed);
+    let job = queue::job(&store, &job_id).await.unwrap();
+    let error = job.error.unwrap();
+    assert!(
+        error.contains("1000-install") && error.contains("exit 2"),
+        "{error}"
+    );
+}
+
+async fn non_idempotent_task_is_not_retried(backend: Backend) {
+    let (_db, store) = open(backend).await;
+    let cluster_id = cluster(&store, DEFAULT_TENANT_ID, "c1").await;
+    let options = SubmitOptions {
+        max_attempts: 5,
+        backoff_ms: 0,
+        non_idempotent: BTreeSet::from([Action::Create]),
+    };
+    let plan = dag(&[
+        (1000, Action::Create, &[]),
+        (1000, Action::Confirm, &[0]),
+        (1001, Action::Create, &[]),
+    ]);
+    let job_id = submit(&store, &cluster_id, &plan, &options).await;
+    let first = claim(&store, "w1", 0).await.unwrap();
+    assert!(!first.idempotent);
+    let done = queue::complete(&store, &first.lease(), &Outcome::failed("quota"), 1)
+        .await
+        .unwrap();
+    assert_eq!(done.task_state, TaskState::Failed);
+    assert_eq!(done.job_state, JobState::Failed);
+    // Nothing else of the failed job starts, not even the other ready node.
+    assert!(claim(&store, "w1", 2).await.is_none());
+    assert_eq!(task_state(&store, &job_id, 2).await, TaskState::Pending);
+
+    // A lost lease on a non-idempotent task fails rather than re-running it.
+    let other = submit(
+        &store,
+        &cluster_id,
+        &dag(&[(1000, Action::Create, &[])]),
+        &options,
+    )
+    .await;
+    let task = claim(&store, "w1", 10).await.unwrap();
+    assert_eq!(task.job_id, other);
+    let expired = queue::requeue_expired(&store, 10 + LEASE_MS + 1)
+        .await
+        .unwrap();
+    assert_eq!(expired.len(), 1);
+    assert_eq!(expired[0].task_state, TaskState::Failed);
+    assert_eq!(
+        queue::job(&store, &other).await.unwrap().state,
+        JobState::Failed
+    );
+    assert!(claim(&store, "w1", 1_000_000).await.is_none());
+}
+
+async fn retry_after_failure_completes_the_job(backend: Backend) {
+    let (_db, store) = open(backend).await;
+    let cluster_id = cluster(&store, DEFAULT_TENANT_ID, "c1").await;
+    let options = SubmitOptions {
+        max_attempts: 1,
+        ..SubmitOptions::default()
+    };
+    let plan = layered_dag(2, 3);
+    let job_id = submit(&store, &cluster_id, &plan, &options).await;
+    // Tasks 0 and 1 (step 0 on both nodes) succeed, task 2 fails.
+    for _ in 0..2 {
+        let task = claim(&store, "w1", 1).await.unwrap();
+        queue::complete(&store, &task.lease(), &Outcome::succeeded(), 1)
+            .await
+            .unwrap();
+    }
+    let task = claim(&store, "w1", 2).await.unwrap();
+    assert_eq!(task.number, TaskId(2));
+    let done = queue::complete(&store, &task.lease(), &Outcome::failed("boom"), 3)
+        .await
+        .unwrap();
+    assert_eq!(done.job_state, JobState::Failed);
+    assert!(claim(&store, "w1", 4).await.is_none());
+
+    // What a rollback plan needs.
+    assert_eq!(queue::job_plan(&store, &job_id).await.unwrap(), plan);
+    assert_eq!(
+        queue::completed_tasks(&store, &job_id).await.unwrap(),
+        BTreeSet::from([TaskId(0), TaskId(1)])
+    );
+
+    assert_eq!(
+        queue::retry_job(&store, &job_id, 5).await.unwrap(),
+        JobState::Running
+    );
+    assert_eq!(
+        queue::retry_job(&store, &job_id, 5).await.unwrap(),
+        JobState::Running
+    );
+    assert_eq!(
+        drain(&store, "w2", 6).await,
+        4,
+        "only the unfinished tasks run"
+    );
+    let job = queue::job(&store, &job_id).await.unwrap();
+    assert_eq!(job.state, JobState::Succeeded);
+    assert_eq!(job.error, None);
+    let tasks = queue::job_tasks(&store, &job_id).await.unwrap();
+    assert_eq!(tasks[0].attempts, 1, "succeeded task not re-run");
+    assert_eq!(tasks[2].attempts, 2);
+}
+
+async fn cancel_twice_then_retry(backend: Backend) {
+    let (_db, store) = open(backend).await;
+    let cluster_id = cluster(&store, DEFAULT_TENANT_ID, "c1").await;
+    let plan = layered_dag(2, 2);
+    let job_id = submit(&store, &cluster_id, &plan, &SubmitOptions::default()).await;
+    let running = claim(&store, "w1", 1).await.unwrap();
+
+    assert_eq!(
+        queue::cancel_job(&store, &job_id, 2).await.unwrap(),
+        JobState::Cancelling
+    );
+    assert_eq!(
+        queue::cancel_job(&store, &job_id, 3).await.unwrap(),
+        JobState::Cancelling
+    );
+    assert!(
+        claim(&store, "w2", 4).await.is_none(),
+        "cancelled job handed out work"
+    );
+    assert!(matches!(
+        queue::retry_job(&store, &job_id, 4).await,
+        Err(QueueError::InvalidState { .. })
+    ));
+    assert!(matches!(
+        queue::heartbeat(&store, &running.lease(), LEASE_MS, 5)
+            .await
+            .unwrap(),
+        Heartbeat::Stop { .. }
+    ));
+    let done = queue::complete(&store, &running.lease(), &Outcome::stopped(), 6)
+        .await
+        .unwrap();
+    assert_eq!(done.task_state, TaskState::Cancelled);
+    assert_eq!(done.job_state, JobState::Cancelled);
+    assert_eq!(
+        queue::cancel_job(&store, &job_id, 7).await.unwrap(),
+        JobState::Cancelled
+    );
+
+    // A cancelled job with nothing running is cancelled at once.
+    let idle = submit(&store, &cluster_id, &plan, &SubmitOptions::default()).await;
+    assert_eq!(
+        queue::cancel_job(&store, &idle, 8).await.unwrap(),
+        JobState::Cancelled
+    );
+
+    assert_eq!(
+        queue::retry_job(&store, &job_id, 9).await.unwrap(),
+        JobState::Running
+    );
+    assert_eq!(drain(&store, "w1", 10).await, 4);
+    assert_eq!(
+        queue::job(&store, &job_id).await.unwrap().state,
+        JobState::Succeeded
+    );
+}
+
+async fn events_resume_from_an_offset(backend: Backend) {
+    let (_db, store) = open(backend).await;
+    let cluster_id = cluster(&store, DEFAULT_TENANT_ID, "c1").await;
+    let job_id = submit(
+        &store,
+        &cluster_id,
+        &layered_dag(1, 1),
+        &SubmitOptions::default(),
+    )
+    .await;
+    let other_job = submit(
+        &store,
+        &cluster_id,
+        &layered_dag(1, 1),
+        &SubmitOptions::default(),
+    )
+    .await;
+    const PER_WRITER: usize = 60;
+
+    // Two writers append while a reader follows with offsets, as an SSE client would.
+    let mut writers = Vec::new();
+    for writer in 0..2 {
+        let (store, job_id, other_job) = (store.clone(), job_id.clone(), other_job.clone());
+        writers.push(tokio::spawn(async move {
+            for n in 0..PER_WRITER {
+                let event = |job: &str| NewEvent {
+                    job_id: job.to_owned(),
+                    task_id: None,
+                    attempt: Some(1),
+                    kind: "output".into(),
+                    stream: Some("stdout".into()),
+                    data: format!("{writer}:{n}"),
+                };
+                queue::append_event(&store, &event(&job_id), 0)
+                    .await
+                    .unwrap();
+                queue::append_event(&store, &event(&other_job), 0)
+                    .await
+                    .unwrap();
+            }
+        }));
+    }
+    let mut seen = Vec::new();
+    let mut offset = 0;
+    while seen.len() < 2 * PER_WRITER {
+        let batch = queue::events_after(&store, &job_id, offset, 7)
+            .await
+            .unwrap();
+        if let Some(last) = batch.last() {
+            offset = last.id;
+        } else {
+            tokio::task::yield_now().await;
+        }
+        seen.extend(batch);
+    }
+    for writer in writers {
+        writer.await.unwrap();
+    }
+    assert!(queue::events_after(&store, &job_id, offset, 100)
+        .await
+        .unwrap()
+        .is_empty());
+    let data: HashSet<&str> = seen.iter().map(|e| e.data.as_str()).collect();
+    assert_eq!(data.len(), 2 * PER_WRITER, "duplicates or gaps");
+    assert!(seen.iter().all(|e| e.job_id == job_id));
+    assert!(seen.windows(2).all(|w| w[0].id < w[1].id));
+    // Each writer's events arrive in the order it wrote them.
+    for writer in 0..2 {
+        let mine: Vec<usize> = seen
+            .iter()
+            .filter_map(|e| e.data.strip_prefix(&format!("{writer}:")))
+            .map(|n| n.parse().unwrap())
+            .collect();
+        assert_eq!(mine, (0..PER_WRITER).collect::<Vec<_>>());
+    }
+    // Resuming from the middle returns exactly the rest.
+    let middle = seen[40].id;
+    let rest = queue::events_after(&store, &job_id, middle, 1_000)
+        .await
+        .unwrap();
+    assert_eq!(rest, seen[41..].to_vec());
+}
+
+async fn tenant_and_global_limits_are_respected(backend: Backend) {
+    let (_db, store) = open(backend).await;
+    let acme = store
+        .create_tenant(&NewTenant {
+            name: "acme".into(),
+            max_clusters: None,
+            max_nodes: None,
+        })
+        .await
+        .unwrap();
+    let busy = cluster(&store, DEFAULT_TENANT_ID, "big").await;
+    let small = cluster(&store, &acme.id, "small").await;
+    let four_nodes = dag(&[
+        (1000, Action::Create, &[]),
+        (1001, Action::Create, &[]),
+        (1002, Action::Create, &[]),
+        (1003, Action::Create, &[]),
+    ]);
+    let options = SubmitOptions::default();
+    queue::submit_job(
+        &store,
+        DEFAULT_TENANT_ID,
+        &busy,
+        "create",
+        &four_nodes,
+        &options,
+        0,
+    )
+    .await
+    .unwrap();
+    queue::submit_job(&store, &acme.id, &small, "create", &four_nodes, &options, 1)
+        .await
+        .unwrap();
+    let limits = ClaimLimits {
+        max_running: Some(5),
+        max_running_per_tenant: Some(3),
+    };
+    let mut claimed = Vec::new();
+    while let Some(task) = queue::claim(&store, "w", LEASE_MS, limits, 10)
+        .await
+        .unwrap()
+    {
+        claimed.push(task);
+    }
+    let per_tenant = |tenant: &str| claimed.iter().filter(|t| t.tenant_id == tenant).count();
+    assert_eq!(claimed.len(), 5, "global limit");
+    assert_eq!(per_tenant(DEFAULT_TENANT_ID), 3, "tenant limit");
+    assert_eq!(per_tenant(&acme.id), 2);
+
+    // Finishing one of the default tenant's tasks frees a slot, but that tenant is
+    // still at its limit only if it has more work: it has one task left.
+    let default_task = claimed
+        .iter()
+        .find(|t| t.tenant_id == DEFAULT_TENANT_ID)
+        .unwrap();
+    queue::complete(&store, &default_task.lease(), &Outcome::succeeded(), 11)
+        .await
+        .unwrap();
+    let next = queue::claim(&store, "w", LEASE_MS, limits, 12)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(queue::claim(&store, "w", LEASE_MS, limits, 12)
+        .await
+        .unwrap()
+        .is_none());
+    let running_default = claimed
+        .iter()
+        .filter(|t| t.tenant_id == DEFAULT_TENANT_ID && t.task_id != default_task.task_id)
+        .count()
+        + usize::from(next.tenant_id == DEFAULT_TENANT_ID);
+    assert!(running_default <= 3);
+}
+
+async fn large_dag_submits_in_one_transaction(backend: Backend) {
+    let (_db, store) = open(backend).await;
+    let cluster_id = cluster(&store, DEFAULT_TENANT_ID, "huge").await;
+    // 1,000 nodes x 30 steps with cross-node edges: 30,000 tasks, ~59,000 edges.
+    let plan = layered_dag(1_000, 30);
+    assert_eq!(plan.len(), 30_000);
+    let started = std::time::Instant::now();
+    let job_id = submit(&store, &cluster_id, &plan, &SubmitOptions::default()).await;
+    eprintln!(
+        "queue submit backend={backend:?} tasks={} edges={} ms={}",
+        plan.len(),
+        plan.edge_count(),
+        started.elapsed().as_millis()
+    );
+    let job = queue::job(&store, &job_id).await.unwrap();
+    assert_eq!(job.tasks_total, 30_000);
+    // Only the first node's first task is ready; the rest wait on it.
+    let first = claim(&store, "w", 1).await.unwrap();
+    assert_eq!(first.number, TaskId(0));
+    assert!(claim(&store, "w", 1).await.is_none());
+    queue::complete(&store, &first.lease(), &Outcome::succeeded(), 2)
+        .await
+        .unwrap();
+    // Now step 0 of the 999 other nodes and step 1 of the first node are ready.
+    let mut ready = 0;
+    while claim(&store, "w", 3).await.is_some() {
+        ready += 1;
+    }
+    assert_eq!(ready, 1_000);
+}
+
+engine::on_both_backends!(
+    two_claimers_drain_in_dependency_order,
+    expired_lease_requeues_and_old_worker_is_refused,
+    failed_idempotent_task_is_retried_with_backoff,
+    non_idempotent_task_is_not_retried,
+    retry_after_failure_completes_the_job,
+    cancel_twice_then_retry,
+    events_resume_from_an_offset,
+    tenant_and_global_limits_are_respected,
+    large_dag_submits_in_one_transaction,
+);
