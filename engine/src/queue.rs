@@ -21,7 +21,7 @@ mod submit;
 mod types;
 
 pub use events::{Event, NewEvent};
-pub use read::{Job, TaskRecord};
+pub use read::{Attempt, Job, TaskRecord};
 pub use types::{
     ClaimLimits, ClaimedTask, Completion, Heartbeat, JobState, Lease, Outcome, OutcomeKind,
     SubmitOptions, TaskState, OUTPUT_CAP_BYTES,
@@ -31,7 +31,7 @@ pub use claim::{claim, heartbeat};
 pub use complete::{complete, requeue_expired, Expired};
 pub use control::{cancel_job, retry_job};
 pub use events::{append_event, events_after};
-pub use read::{completed_tasks, job, job_plan, job_tasks};
+pub use read::{completed_tasks, job, job_plan, job_tasks, task_attempts};
 pub use submit::submit_job;
 
 use sqlx::{Any, Transaction};

@@ -255,10 +255,27 @@ async fn expired_lease_requeues_and_old_worker_is_refused(backend: Backend) {
     );
     assert_eq!(task_state(&store, &job_id, 0).await, TaskState::Running);
 
-    let done = queue::complete(&store, &second.lease(), &Outcome::succeeded(), 16_004)
+    let output = Outcome {
+        stdout: "x".repeat(queue::OUTPUT_CAP_BYTES + 10),
+        ..Outcome::succeeded()
+    };
+    let done = queue::complete(&store, &second.lease(), &output, 16_004)
         .await
         .unwrap();
     assert_eq!(done.job_state, JobState::Succeeded);
+    let attempts = queue::task_attempts(&store, &first.task_id).await.unwrap();
+    assert_eq!(attempts.len(), 2);
+    assert_eq!(
+        (attempts[0].attempt, attempts[0].worker_id.as_str()),
+        (1, "w1")
+    );
+    assert_eq!(attempts[0].outcome, "ready");
+    assert!(attempts[0].error.as_deref().unwrap().contains("expired"));
+    assert_eq!(
+        (attempts[1].attempt, attempts[1].outcome.as_str()),
+        (2, "succeeded")
+    );
+    assert_eq!(attempts[1].stdout.len(), queue::OUTPUT_CAP_BYTES);
     // Completing twice is refused too: the lease ended with the first completion.
     assert!(matches!(
         queue::complete(&store, &second.lease(), &Outcome::succeeded(), 16_005).await,
@@ -659,3 +676,75 @@ engine::on_both_backends!(
     tenant_and_global_limits_are_respected,
     large_dag_submits_in_one_transaction,
 );
+
+/// Throughput of no-op tasks with two workers, printed rather than asserted:
+/// `cargo test -p engine --release --test queue -- --ignored --nocapture throughput`.
+async fn throughput(backend: Backend) {
+    let tasks: u32 = std::env::var("QUEUE_BENCH_TASKS")
+        .ok()
+        .and_then(|raw| raw.parse().ok())
+        .unwrap_or(20_000);
+    let (_db, store) = open(backend).await;
+    let cluster_id = cluster(&store, DEFAULT_TENANT_ID, "bench").await;
+    // 500 nodes, each a chain: realistic per-node exclusivity with plenty of parallelism.
+    let nodes = 500.min(tasks);
+    let plan = layered_dag(nodes, tasks / nodes);
+    let submit_started = std::time::Instant::now();
+    let job_id = submit(&store, &cluster_id, &plan, &SubmitOptions::default()).await;
+    let submit_ms = submit_started.elapsed().as_millis();
+    let started = std::time::Instant::now();
+    let mut workers = Vec::new();
+    for worker in ["w1", "w2"] {
+        let store = store.clone();
+        let job_id = job_id.clone();
+        workers.push(tokio::spawn(async move {
+            let mut done = 0_u64;
+            loop {
+                match claim(&store, worker, 1).await {
+                    Some(task) => {
+                        queue::complete(&store, &task.lease(), &Outcome::succeeded(), 1)
+                            .await
+                            .unwrap();
+                        done += 1;
+                    }
+                    None => {
+                        let state = queue::job(&store, &job_id).await.unwrap().state;
+                        if state == JobState::Succeeded {
+                            return done;
+                        }
+                        tokio::task::yield_now().await;
+                    }
+                }
+            }
+        }));
+    }
+    let mut done = 0;
+    for worker in workers {
+        done += worker.await.unwrap();
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    assert_eq!(done, plan.len() as u64);
+    println!(
+        "queue backend={} tasks={} submit_ms={submit_ms} tasks_per_s={:.0}",
+        match backend {
+            Backend::Sqlite => "sqlite",
+            Backend::Postgres => "postgres",
+        },
+        plan.len(),
+        done as f64 / seconds
+    );
+}
+
+mod measured {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[ignore = "measurement; run with --ignored --nocapture"]
+    async fn throughput_sqlite() {
+        super::throughput(engine::store::Backend::Sqlite).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[ignore = "measurement; run with --ignored --nocapture"]
+    async fn throughput_postgres() {
+        super::throughput(engine::store::Backend::Postgres).await;
+    }
+}

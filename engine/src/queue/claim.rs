@@ -44,7 +44,7 @@ pub async fn claim(
              AND (SELECT COUNT(*) FROM tasks r WHERE r.state = 'running') < $5 \
            ORDER BY t.not_before_ms, t.number LIMIT 1{lock_rows}) \
          RETURNING id, job_id, tenant_id, cluster_id, number, node, service, action, attempts, \
-           idempotent, lease_expires_ms"
+           idempotent, lease_expires_ms, (SELECT state FROM jobs WHERE jobs.id = tasks.job_id) AS job_state"
     );
 
     let mut tx = begin_write(store).await?;
@@ -85,6 +85,9 @@ pub async fn claim(
         worker_id: worker_id.to_owned(),
         lease_expires_ms: row.try_get("lease_expires_ms")?,
     };
+    if row.try_get::<String, _>("job_state")? != JobState::Queued.as_str() {
+        return Ok(Some(claimed));
+    }
     // Outside the claim transaction: locking the job row there could wait in a
     // cycle with a cancel that holds the job and waits for this task row.
     sqlx::query(

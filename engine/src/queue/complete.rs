@@ -77,13 +77,11 @@ pub async fn complete(
     outcome: &Outcome,
     now_ms: i64,
 ) -> Result<Completion, QueueError> {
-    let job_id: String = sqlx::query_scalar("SELECT job_id FROM tasks WHERE id = $1")
-        .bind(&lease.task_id)
-        .fetch_optional(store.pool())
-        .await?
-        .ok_or_else(|| QueueError::NotFound(format!("task {}", lease.task_id)))?;
+    if outcome.kind == OutcomeKind::Succeeded {
+        return complete_succeeded(store, lease, outcome, now_ms).await;
+    }
     let mut tx = begin_write(store).await?;
-    let job_state = lock_job(store, &mut tx, &job_id).await?;
+    let job_state = lock_job(store, &mut tx, &lease.job_id).await?;
     let row = sqlx::query(&format!(
         "UPDATE tasks SET lease_owner = NULL, lease_expires_ms = NULL \
          WHERE id = $1 AND lease_owner = $2 AND attempts = $3 AND state = 'running' \
@@ -97,10 +95,58 @@ pub async fn complete(
     let Some(row) = row else {
         return Err(lease_lost(lease));
     };
-    let held = released(&row, &lease.task_id, &job_id, &lease.worker_id)?;
+    let held = released(&row, &lease.task_id, &lease.job_id, &lease.worker_id)?;
     let completion = settle(&mut tx, &held, job_state, outcome, now_ms).await?;
     tx.commit().await?;
     Ok(completion)
+}
+
+/// The common path in as few statements as possible: the job's success counter
+/// goes first (it locks the job row, as every writer does first), then the task is
+/// released and marked succeeded in one update. A lost lease rolls both back.
+async fn complete_succeeded(
+    store: &Store,
+    lease: &Lease,
+    outcome: &Outcome,
+    now_ms: i64,
+) -> Result<Completion, QueueError> {
+    let mut tx = begin_write(store).await?;
+    let job = sqlx::query(
+        "UPDATE jobs SET tasks_succeeded = tasks_succeeded + 1 WHERE id = $1 \
+         RETURNING state, tasks_succeeded, tasks_total",
+    )
+    .bind(&lease.job_id)
+    .fetch_optional(&mut *tx)
+    .await?
+    .ok_or_else(|| QueueError::NotFound(format!("job {}", lease.job_id)))?;
+    let job_state = JobState::parse(&job.try_get::<String, _>("state")?)?;
+    let counts = (
+        job.try_get::<i64, _>("tasks_succeeded")?,
+        job.try_get::<i64, _>("tasks_total")?,
+    );
+    let row = sqlx::query(&format!(
+        "UPDATE tasks SET lease_owner = NULL, lease_expires_ms = NULL, state = 'succeeded', \
+         finished_at_ms = $4, error = NULL \
+         WHERE id = $1 AND lease_owner = $2 AND attempts = $3 AND state = 'running' \
+         {RELEASE_RETURNING}"
+    ))
+    .bind(&lease.task_id)
+    .bind(&lease.worker_id)
+    .bind(lease.attempt)
+    .bind(now_ms)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let Some(row) = row else {
+        return Err(lease_lost(lease));
+    };
+    let held = released(&row, &lease.task_id, &lease.job_id, &lease.worker_id)?;
+    record_attempt(&mut tx, &held, TaskState::Succeeded, outcome, now_ms).await?;
+    let job_state = after_success(&mut tx, &held, job_state, counts, now_ms).await?;
+    tx.commit().await?;
+    Ok(Completion {
+        task_state: TaskState::Succeeded,
+        job_state,
+    })
 }
 
 /// Takes back every lease that expired before `now_ms`: idempotent tasks with
@@ -188,24 +234,7 @@ async fn settle(
     .bind(&outcome.error)
     .execute(&mut **tx)
     .await?;
-    sqlx::query(
-        "INSERT INTO task_attempts (id, task_id, attempt, worker_id, outcome, started_at_ms, \
-         finished_at_ms, exit_code, stdout, stderr, error) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
-    )
-    .bind(uuid::Uuid::new_v4().to_string())
-    .bind(&held.task_id)
-    .bind(held.attempt)
-    .bind(&held.worker_id)
-    .bind(task_state.as_str())
-    .bind(held.started_at_ms)
-    .bind(now_ms)
-    .bind(outcome.exit_code)
-    .bind(capped(&outcome.stdout, OUTPUT_CAP_BYTES))
-    .bind(capped(&outcome.stderr, OUTPUT_CAP_BYTES))
-    .bind(&outcome.error)
-    .execute(&mut **tx)
-    .await?;
+    record_attempt(tx, held, task_state, outcome, now_ms).await?;
 
     let mut next_job_state = job_state;
     match task_state {
@@ -217,27 +246,7 @@ async fn settle(
             .bind(&held.job_id)
             .fetch_one(&mut **tx)
             .await?;
-            // Successors of a stopped job wait as pending until it is retried.
-            let released_state = if job_state.is_active() {
-                TaskState::Ready
-            } else {
-                TaskState::Pending
-            };
-            sqlx::query(
-                "UPDATE tasks SET pending_prereqs = pending_prereqs - 1, \
-                 state = CASE WHEN pending_prereqs = 1 AND state = 'pending' THEN $3 ELSE state END \
-                 WHERE job_id = $1 AND number IN \
-                   (SELECT task FROM task_deps WHERE job_id = $1 AND prereq = $2)",
-            )
-            .bind(&held.job_id)
-            .bind(held.number)
-            .bind(released_state.as_str())
-            .execute(&mut **tx)
-            .await?;
-            if succeeded >= total && job_state.is_active() {
-                next_job_state = JobState::Succeeded;
-                set_job_state(tx, &held.job_id, next_job_state, None, now_ms).await?;
-            }
+            next_job_state = after_success(tx, held, job_state, (succeeded, total), now_ms).await?;
         }
         TaskState::Failed if job_state.is_active() => {
             next_job_state = JobState::Failed;
@@ -257,13 +266,77 @@ async fn settle(
         }
         _ => {}
     }
-    if job_state == JobState::Cancelling {
+    if job_state == JobState::Cancelling && task_state != TaskState::Succeeded {
         next_job_state = finish_cancel_if_idle(tx, &held.job_id, now_ms).await?;
     }
     Ok(Completion {
         task_state,
         job_state: next_job_state,
     })
+}
+
+async fn record_attempt(
+    tx: &mut Transaction<'static, Any>,
+    held: &Released,
+    task_state: TaskState,
+    outcome: &Outcome,
+    now_ms: i64,
+) -> Result<(), QueueError> {
+    sqlx::query(
+        "INSERT INTO task_attempts (id, task_id, attempt, worker_id, outcome, started_at_ms, \
+         finished_at_ms, exit_code, stdout, stderr, error) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+    )
+    .bind(uuid::Uuid::new_v4().to_string())
+    .bind(&held.task_id)
+    .bind(held.attempt)
+    .bind(&held.worker_id)
+    .bind(task_state.as_str())
+    .bind(held.started_at_ms)
+    .bind(now_ms)
+    .bind(outcome.exit_code)
+    .bind(capped(&outcome.stdout, OUTPUT_CAP_BYTES))
+    .bind(capped(&outcome.stderr, OUTPUT_CAP_BYTES))
+    .bind(&outcome.error)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// Releases the successors of a succeeded task; the job succeeds with its last
+/// task. `counts` are the job's succeeded and total tasks after this one.
+async fn after_success(
+    tx: &mut Transaction<'static, Any>,
+    held: &Released,
+    job_state: JobState,
+    (succeeded, total): (i64, i64),
+    now_ms: i64,
+) -> Result<JobState, QueueError> {
+    // Successors of a stopped job wait as pending until it is retried.
+    let released_state = if job_state.is_active() {
+        TaskState::Ready
+    } else {
+        TaskState::Pending
+    };
+    sqlx::query(
+        "UPDATE tasks SET pending_prereqs = pending_prereqs - 1, \
+         state = CASE WHEN pending_prereqs = 1 AND state = 'pending' THEN $3 ELSE state END \
+         WHERE job_id = $1 AND number IN \
+           (SELECT task FROM task_deps WHERE job_id = $1 AND prereq = $2)",
+    )
+    .bind(&held.job_id)
+    .bind(held.number)
+    .bind(released_state.as_str())
+    .execute(&mut **tx)
+    .await?;
+    if succeeded >= total && job_state.is_active() {
+        set_job_state(tx, &held.job_id, JobState::Succeeded, None, now_ms).await?;
+        return Ok(JobState::Succeeded);
+    }
+    if job_state == JobState::Cancelling {
+        return finish_cancel_if_idle(tx, &held.job_id, now_ms).await;
+    }
+    Ok(job_state)
 }
 
 fn label(held: &Released) -> String {

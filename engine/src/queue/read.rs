@@ -132,3 +132,44 @@ pub async fn completed_tasks(store: &Store, job_id: &str) -> Result<BTreeSet<Tas
         .map(|number| Ok(TaskId(to_u32("task number", number)?)))
         .collect()
 }
+
+/// One recorded attempt of a task.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attempt {
+    pub attempt: i64,
+    pub worker_id: String,
+    /// The task state the attempt left (`succeeded`, `failed`, `ready` for a retry, ...).
+    pub outcome: String,
+    pub started_at_ms: i64,
+    pub finished_at_ms: i64,
+    pub exit_code: Option<i64>,
+    pub stdout: String,
+    pub stderr: String,
+    pub error: Option<String>,
+}
+
+/// A task's attempts, first first: what failed and why.
+pub async fn task_attempts(store: &Store, task_id: &str) -> Result<Vec<Attempt>, QueueError> {
+    sqlx::query(
+        "SELECT attempt, worker_id, outcome, started_at_ms, finished_at_ms, exit_code, stdout, \
+         stderr, error FROM task_attempts WHERE task_id = $1 ORDER BY attempt",
+    )
+    .bind(task_id)
+    .fetch_all(store.pool())
+    .await?
+    .iter()
+    .map(|row| {
+        Ok(Attempt {
+            attempt: row.try_get("attempt")?,
+            worker_id: row.try_get("worker_id")?,
+            outcome: row.try_get("outcome")?,
+            started_at_ms: row.try_get("started_at_ms")?,
+            finished_at_ms: row.try_get("finished_at_ms")?,
+            exit_code: row.try_get("exit_code")?,
+            stdout: row.try_get("stdout")?,
+            stderr: row.try_get("stderr")?,
+            error: row.try_get("error")?,
+        })
+    })
+    .collect()
+}

@@ -104,6 +104,7 @@ pub struct ClaimLimits {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Lease {
     pub task_id: String,
+    pub job_id: String,
     pub worker_id: String,
     pub attempt: i64,
 }
@@ -130,6 +131,7 @@ impl ClaimedTask {
     pub fn lease(&self) -> Lease {
         Lease {
             task_id: self.task_id.clone(),
+            job_id: self.job_id.clone(),
             worker_id: self.worker_id.clone(),
             attempt: self.attempt,
         }
