@@ -319,6 +319,24 @@ async fn failed_idempotent_task_is_retried_with_backoff(backend: Backend) {
         error.contains("1000-install") && error.contains("exit 2"),
         "{error}"
     );
+
+    // A worker that stops a step nobody cancelled fails the job rather than leave it hanging.
+    let other = submit(
+        &store,
+        &cluster_id,
+        &dag(&[(1000, Action::Install, &[])]),
+        &options,
+    )
+    .await;
+    let task = claim(&store, "w1", 200).await.unwrap();
+    assert_eq!(task.job_id, other);
+    let done = queue::complete(&store, &task.lease(), &Outcome::stopped(), 201)
+        .await
+        .unwrap();
+    assert_eq!(
+        (done.task_state, done.job_state),
+        (TaskState::Failed, JobState::Failed)
+    );
 }
 
 async fn non_idempotent_task_is_not_retried(backend: Backend) {

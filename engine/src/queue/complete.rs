@@ -213,7 +213,10 @@ async fn settle(
     let retry = held.idempotent && held.tries < held.max_attempts && job_state.is_active();
     let task_state = match outcome.kind {
         OutcomeKind::Succeeded => TaskState::Succeeded,
-        OutcomeKind::Stopped => TaskState::Cancelled,
+        OutcomeKind::Stopped if !job_state.is_active() => TaskState::Cancelled,
+        // Stopped without a cancel (say, the worker shut down mid-step): the step's
+        // effect is unknown, so the job fails instead of waiting forever.
+        OutcomeKind::Stopped => TaskState::Failed,
         OutcomeKind::Failed if retry => TaskState::Ready,
         OutcomeKind::Failed => TaskState::Failed,
     };
