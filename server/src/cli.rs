@@ -4,6 +4,7 @@
 //! and dispatches.
 
 mod admin;
+mod catalog;
 
 use std::process::ExitCode;
 
@@ -28,6 +29,8 @@ pub enum Command {
     /// Administer users directly in the database (works while the server runs).
     #[command(subcommand)]
     Admin(admin::AdminCommand),
+    /// Work on catalog files offline: validate, convert, solve, plan.
+    Catalog(catalog::CatalogArgs),
 }
 
 /// Runs an async command body on a fresh multi-threaded runtime.
@@ -63,5 +66,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }),
         Command::Admin(command) => block_on(admin::run(command)),
+        Command::Catalog(args) => catalog::run(args),
     }
 }
