@@ -29,37 +29,16 @@ pub struct Options {
 
 impl Options {
     pub fn parse(args: &[String]) -> Result<Self, BenchError> {
-        let mut options = Options { nodes: 200 };
-        let mut args = args.iter();
-        while let Some(arg) = args.next() {
-            match arg.as_str() {
-                "--nodes" => {
-                    options.nodes = args
-                        .next()
-                        .and_then(|value| value.parse().ok())
-                        .filter(|nodes| *nodes > 0)
-                        .ok_or_else(|| {
-                            BenchError::Usage("--nodes needs a positive number".to_owned())
-                        })?;
-                }
-                other => return Err(BenchError::Usage(format!("unknown argument {other:?}"))),
-            }
-        }
-        Ok(options)
+        Ok(Options {
+            nodes: crate::parse_count(args, "--nodes", 200)?,
+        })
     }
 }
 
 pub fn run(options: Options) -> Result<String, BenchError> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
-    let base = tempfile::Builder::new()
-        .prefix("corral-fanout-")
-        .tempdir()?;
-    let base_path = base.path().canonicalize()?;
-    let _sweep = crate::Sweep(base_path.clone());
-    runtime.block_on(fanout(&base_path, options.nodes))
+    crate::run_in_scratch_dir("corral-fanout-", |base| async move {
+        fanout(&base, options.nodes).await
+    })
 }
 
 async fn fanout(base: &Path, nodes: usize) -> Result<String, BenchError> {

@@ -19,37 +19,18 @@ pub struct Options {
 
 impl Options {
     pub fn parse(args: &[String]) -> Result<Self, BenchError> {
-        let mut options = Options { runs: 50 };
-        let mut args = args.iter();
-        while let Some(arg) = args.next() {
-            match arg.as_str() {
-                "--runs" => {
-                    options.runs = args
-                        .next()
-                        .and_then(|value| value.parse().ok())
-                        .filter(|runs| *runs > 0)
-                        .ok_or_else(|| {
-                            BenchError::Usage("--runs needs a positive number".to_owned())
-                        })?;
-                }
-                other => return Err(BenchError::Usage(format!("unknown argument {other:?}"))),
-            }
-        }
-        Ok(options)
+        Ok(Options {
+            runs: crate::parse_count(args, "--runs", 50)?
+                .try_into()
+                .map_err(|_| BenchError::Usage("--runs is too large".to_owned()))?,
+        })
     }
 }
 
 pub fn run(options: Options) -> Result<String, BenchError> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
-    let base = tempfile::Builder::new()
-        .prefix("corral-latency-")
-        .tempdir()?;
-    let base_path = base.path().canonicalize()?;
-    let _sweep = crate::Sweep(base_path.clone());
-    runtime.block_on(latency(&base_path, options.runs))
+    crate::run_in_scratch_dir("corral-latency-", |base| async move {
+        latency(&base, options.runs).await
+    })
 }
 
 async fn latency(base: &Path, runs: u32) -> Result<String, BenchError> {

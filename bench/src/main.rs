@@ -30,6 +30,40 @@ fn main() -> ExitCode {
     }
 }
 
+/// Reads `FLAG N` pairs: the single positive-number option each subcommand takes.
+pub fn parse_count(args: &[String], flag: &str, default: usize) -> Result<usize, BenchError> {
+    let mut count = default;
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        if arg != flag {
+            return Err(BenchError::Usage(format!("unknown argument {arg:?}")));
+        }
+        count = args
+            .next()
+            .and_then(|value| value.parse().ok())
+            .filter(|count| *count > 0)
+            .ok_or_else(|| BenchError::Usage(format!("{flag} needs a positive number")))?;
+    }
+    Ok(count)
+}
+
+/// Runs `body` on a 2-thread runtime with a scratch directory for nodes, and kills
+/// every node process under it however the run ends.
+pub fn run_in_scratch_dir<F, Fut>(prefix: &str, body: F) -> Result<String, BenchError>
+where
+    F: FnOnce(std::path::PathBuf) -> Fut,
+    Fut: std::future::Future<Output = Result<String, BenchError>>,
+{
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let base = tempfile::Builder::new().prefix(prefix).tempdir()?;
+    let base_path = base.path().canonicalize()?;
+    let _sweep = Sweep(base_path.clone());
+    runtime.block_on(body(base_path))
+}
+
 /// Kills every node process under a base directory however a run ends.
 pub struct Sweep(pub std::path::PathBuf);
 
