@@ -27,6 +27,9 @@ passed=$(grep -E '^test result:' "$CARGO_TARGET_DIR/cargo-test.log" | awk '{s+=$
 failed=$(grep -E '^test result:' "$CARGO_TARGET_DIR/cargo-test.log" | awk '{s+=$6} END {print s+0}')
 
 step "browser tests (chromium)"
-(cd end2end && CORRAL_BIN=$CORRAL_BIN node --test --test-reporter=spec tests/)
+(cd end2end && CORRAL_BIN=$CORRAL_BIN node --test --test-reporter=spec tests/) \
+  2>&1 | tee "$CARGO_TARGET_DIR/browser-test.log"
+passed=$((passed + $(sed -n 's/^ℹ pass \([0-9]*\)$/\1/p' "$CARGO_TARGET_DIR/browser-test.log")))
+failed=$((failed + $(sed -n 's/^ℹ fail \([0-9]*\)$/\1/p' "$CARGO_TARGET_DIR/browser-test.log")))
 
-printf '\ncargo: %s passed, %s failed\n' "$passed" "$failed"
+printf '\ntotal: %s passed, %s failed\n' "$passed" "$failed"
