@@ -5,6 +5,7 @@
 //! functions, the JSON API, the CLI) goes through this crate's `service` layer.
 
 pub mod accounts;
+pub mod principal;
 pub mod provider;
 pub mod queue;
 pub mod ssh;
