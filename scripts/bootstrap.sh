@@ -28,7 +28,9 @@ if [ "$(cat "$LIB/.stamp" 2>/dev/null)" != "$VER" ]; then
   echo "bootstrap: building the wasm32 std (about 40 s)"
   tmp=$(mktemp -d)
   (cd "$tmp" && /usr/bin/cargo new -q --lib sysroot-builder)
-  (cd "$tmp/sysroot-builder" && RUSTC=/usr/bin/rustc RUSTC_BOOTSTRAP=1 RUSTFLAGS=-Cembed-bitcode=yes \
+  # Its own target dir: a CARGO_TARGET_DIR from the caller would send the rlibs elsewhere.
+  (cd "$tmp/sysroot-builder" && CARGO_TARGET_DIR="$tmp/sysroot-builder/target" \
+     RUSTC=/usr/bin/rustc RUSTC_BOOTSTRAP=1 RUSTFLAGS=-Cembed-bitcode=yes \
      /usr/bin/cargo build -q --release --target wasm32-unknown-unknown \
      -Zbuild-std=std,panic_abort,panic_unwind,proc_macro)
   $SUDO rm -rf "$LIB"; $SUDO mkdir -p "$LIB"
