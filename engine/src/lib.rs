@@ -5,11 +5,16 @@
 //! functions, the JSON API, the CLI) goes through this crate's `service` layer.
 
 pub mod accounts;
+pub mod catalog;
+pub mod execute;
+pub mod operations;
 pub mod principal;
 pub mod provider;
 pub mod queue;
+pub mod resources;
 pub mod ssh;
 pub mod store;
+pub mod worker;
 
 #[cfg(feature = "test-support")]
 pub mod testing;

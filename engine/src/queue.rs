@@ -15,11 +15,13 @@
 mod claim;
 mod complete;
 mod control;
+mod effects;
 mod events;
 mod read;
 mod submit;
 mod types;
 
+pub use effects::ClusterEffects;
 pub use events::{Event, NewEvent};
 pub use read::{Attempt, Job, TaskRecord};
 pub use types::{
@@ -32,7 +34,7 @@ pub use complete::{complete, requeue_expired, Expired};
 pub use control::{cancel_job, retry_job};
 pub use events::{append_event, events_after};
 pub use read::{completed_tasks, job, job_plan, job_tasks, task_attempts};
-pub use submit::submit_job;
+pub use submit::{submit_in, submit_job};
 
 use sqlx::{Any, Transaction};
 
@@ -72,7 +74,7 @@ impl From<sqlx::Error> for QueueError {
 
 /// Starts a transaction that may write. SQLite takes the write lock up front so a
 /// read-then-write transaction cannot fail on a stale snapshot.
-async fn begin_write(store: &Store) -> Result<Transaction<'static, Any>, QueueError> {
+pub(crate) async fn begin_write(store: &Store) -> Result<Transaction<'static, Any>, QueueError> {
     Ok(match store.backend() {
         Backend::Sqlite => store.pool().begin_with("BEGIN IMMEDIATE").await?,
         Backend::Postgres => store.pool().begin().await?,

@@ -6,6 +6,7 @@
 //! places where dialects differ branch on [`Backend`]. Portable column types only:
 //! ids are UUID strings, times are Unix milliseconds (`BIGINT`).
 
+pub mod catalog;
 pub mod clusters;
 mod database_url;
 mod migrations;
@@ -177,8 +178,8 @@ impl Store {
     }
 }
 
-/// Current time as Unix milliseconds, the store's time unit.
-pub(crate) fn now_ms() -> i64 {
+/// The wall clock in Unix milliseconds, for the few places that cannot take it as input.
+pub fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
 }
 

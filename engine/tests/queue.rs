@@ -38,6 +38,8 @@ async fn cluster(store: &Store, tenant_id: &str, name: &str) -> String {
                 state: "pending".into(),
                 layout_json: "{}".into(),
                 config_json: "{}".into(),
+                catalog_json: "{}".into(),
+                provider: "local".into(),
                 lease_expires_ms: None,
             },
             0,
@@ -346,6 +348,7 @@ async fn non_idempotent_task_is_not_retried(backend: Backend) {
         max_attempts: 5,
         backoff_ms: 0,
         non_idempotent: BTreeSet::from([Action::Create]),
+        ..SubmitOptions::default()
     };
     let plan = dag(&[
         (1000, Action::Create, &[]),

@@ -14,9 +14,11 @@ CREATE TABLE clusters (
     config_json      TEXT NOT NULL,
     lease_expires_ms BIGINT,
     created_at_ms    BIGINT NOT NULL,
-    updated_at_ms    BIGINT NOT NULL,
-    UNIQUE (tenant_id, name)
+    updated_at_ms    BIGINT NOT NULL
 );
+
+-- A deleted cluster stays for its history; its name is free for a new one.
+CREATE UNIQUE INDEX clusters_live_name ON clusters (tenant_id, name) WHERE state <> 'deleted';
 
 CREATE TABLE nodes (
     id            TEXT PRIMARY KEY,

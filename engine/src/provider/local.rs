@@ -5,11 +5,13 @@
 //! [`LocalProvider::adopt`] takes them over again from their records. Delete kills the
 //! node's sshd and every process started through it, found through /proc.
 
+mod addresses;
 mod files;
 mod procs;
 mod sshd;
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
+use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -125,6 +127,34 @@ impl LocalProvider {
         killed
     }
 
+    /// A loopback address of its own for a new node.
+    fn allocate_address(&self) -> Result<Ipv4Addr, ProviderError> {
+        addresses::allocate(&self.addresses_on_disk()).ok_or_else(|| ProviderError::SshdStart {
+            node: String::new(),
+            detail: "every loopback address in 127.1.0.0/16 is taken".to_owned(),
+        })
+    }
+
+    fn addresses_on_disk(&self) -> BTreeSet<Ipv4Addr> {
+        let Ok(entries) = std::fs::read_dir(&self.base_dir) else {
+            return BTreeSet::new();
+        };
+        entries
+            .filter_map(Result::ok)
+            .filter_map(|entry| read_record(&NodeDir::new(entry.path())).ok().flatten())
+            .filter_map(|record| record.host.parse().ok())
+            .collect()
+    }
+
+    /// Pids of every live process of every node under `base_dir` (sshd, sessions,
+    /// detached services): empty once all nodes there are deleted.
+    pub fn processes_under(base_dir: &Path) -> Vec<i32> {
+        let base_dir = base_dir
+            .canonicalize()
+            .unwrap_or_else(|_| base_dir.to_owned());
+        procs::processes_under(&base_dir).into_iter().collect()
+    }
+
     fn node_lock(&self, id: &str) -> Arc<tokio::sync::Mutex<()>> {
         self.node_locks
             .lock()
@@ -164,7 +194,7 @@ impl LocalProvider {
         let mut record = NodeRecord {
             id: spec.id.clone(),
             provider: LOCAL_PROVIDER.to_owned(),
-            host: "127.0.0.1".to_owned(),
+            host: self.allocate_address()?.to_string(),
             port: 0,
             user: self.user.clone(),
             host_key,
@@ -190,13 +220,13 @@ impl LocalProvider {
     ) -> Result<(), ProviderError> {
         let mut port = match preferred_port {
             Some(port) => port,
-            None => sshd::free_port()?,
+            None => sshd::free_port(&record.host)?,
         };
         for _ in 0..PORT_ATTEMPTS {
             record.port = port;
             write_file(
                 &dir.sshd_config(),
-                &files::sshd_config(&record.id, dir, port, &self.user),
+                &files::sshd_config(&record.id, dir, &record.host, port, &self.user),
             )?;
             set_pid(record, None);
             write_record(dir, record)?;
@@ -208,7 +238,7 @@ impl LocalProvider {
                     set_pid(record, Some(pid));
                     return write_record(dir, record);
                 }
-                Err(StartFailure::PortTaken) => port = sshd::free_port()?,
+                Err(StartFailure::PortTaken) => port = sshd::free_port(&record.host)?,
                 Err(StartFailure::Failed(error)) => return Err(error),
             }
         }
@@ -269,6 +299,7 @@ impl LocalProvider {
         let dir = NodeDir::new(state.dir);
         kill_node_processes(&record.id, &dir).await?;
         remove_dir(&dir.root)?;
+        addresses::release(&record.host);
         tracing::info!(node = %record.id, "local node deleted");
         Ok(())
     }

@@ -363,7 +363,7 @@ pub(super) async fn set_job_state(
         .bind(now_ms)
         .execute(&mut **tx)
         .await?;
-    Ok(())
+    super::effects::apply(tx, job_id, state, now_ms).await
 }
 
 /// A cancelling job becomes cancelled once none of its tasks runs.

@@ -66,6 +66,7 @@ pub async fn retry_job(store: &Store, job_id: &str, now_ms: i64) -> Result<JobSt
     .bind(job_id)
     .execute(&mut *tx)
     .await?;
+    super::effects::apply(&mut tx, job_id, JobState::Running, now_ms).await?;
     tx.commit().await?;
     Ok(JobState::Running)
 }

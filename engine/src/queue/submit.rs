@@ -7,6 +7,8 @@ use std::fmt::Write as _;
 use domain::plan::TaskDag;
 use domain::plan::TaskId;
 
+use sqlx::{Any, Transaction};
+
 use super::{begin_write, JobState, QueueError, SubmitOptions, TaskState};
 use crate::store::Store;
 
@@ -26,6 +28,26 @@ pub async fn submit_job(
     options: &SubmitOptions,
     now_ms: i64,
 ) -> Result<String, QueueError> {
+    let mut tx = begin_write(store).await?;
+    let job_id = submit_in(
+        &mut tx, tenant_id, cluster_id, operation, dag, options, now_ms,
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(job_id)
+}
+
+/// [`submit_job`] inside the caller's write transaction (so a cluster and its first job
+/// are stored together, or not at all).
+pub async fn submit_in(
+    tx: &mut Transaction<'static, Any>,
+    tenant_id: &str,
+    cluster_id: &str,
+    operation: &str,
+    dag: &TaskDag,
+    options: &SubmitOptions,
+    now_ms: i64,
+) -> Result<String, QueueError> {
     let job_id = uuid::Uuid::new_v4().to_string();
     let plan_json = serde_json::to_string(dag).map_err(|err| QueueError::CorruptPlan {
         job_id: job_id.clone(),
@@ -38,7 +60,6 @@ pub async fn submit_job(
         (JobState::Queued, None)
     };
 
-    let mut tx = begin_write(store).await?;
     sqlx::query(
         "INSERT INTO jobs (id, tenant_id, cluster_id, operation, state, plan_json, tasks_total, \
          tasks_succeeded, created_at_ms, started_at_ms, finished_at_ms, error) \
@@ -53,7 +74,7 @@ pub async fn submit_job(
     .bind(total)
     .bind(now_ms)
     .bind(finished)
-    .execute(&mut *tx)
+    .execute(&mut **tx)
     .await?;
 
     // Shared values are bound once per statement ($1..$6) and repeated in each row.
@@ -71,11 +92,17 @@ pub async fn submit_job(
             } else {
                 TaskState::Pending
             };
-            let (max_attempts, idempotent) = if options.non_idempotent.contains(&task.action) {
-                (1, 0)
-            } else {
-                (options.max_attempts.max(1), 1)
-            };
+            let declared_unsafe = task.service.as_ref().is_some_and(|service| {
+                options
+                    .non_idempotent_steps
+                    .contains(&(service.clone(), task.action))
+            });
+            let (max_attempts, idempotent) =
+                if declared_unsafe || options.non_idempotent.contains(&task.action) {
+                    (1, 0)
+                } else {
+                    (options.max_attempts.max(1), 1)
+                };
             let first = 7 + row * 3;
             if row > 0 {
                 sql.push_str(", ");
@@ -108,7 +135,7 @@ pub async fn submit_job(
                 .bind(task.service.as_ref().map(|s| s.as_str().to_owned()))
                 .bind(task.action.as_str());
         }
-        query.execute(&mut *tx).await?;
+        query.execute(&mut **tx).await?;
     }
 
     let edges: Vec<(u32, u32)> = dag
@@ -127,8 +154,24 @@ pub async fn submit_job(
             }
             let _ = write!(sql, "($1, {prereq}, {task})");
         }
-        sqlx::query(&sql).bind(&job_id).execute(&mut *tx).await?;
+        sqlx::query(&sql).bind(&job_id).execute(&mut **tx).await?;
     }
-    tx.commit().await?;
+    if let Some(effects) = &options.effects {
+        sqlx::query(
+            "UPDATE jobs SET cluster_state_running = $2, cluster_state_succeeded = $3, \
+             cluster_state_failed = $4, from_layout_json = $5, to_layout_json = $6, \
+             requested_by = $7 WHERE id = $1",
+        )
+        .bind(&job_id)
+        .bind(&effects.running)
+        .bind(&effects.succeeded)
+        .bind(&effects.failed)
+        .bind(&effects.from_layout_json)
+        .bind(&effects.to_layout_json)
+        .bind(&effects.requested_by)
+        .execute(&mut **tx)
+        .await?;
+        super::effects::apply(tx, &job_id, state, now_ms).await?;
+    }
     Ok(job_id)
 }

@@ -80,6 +80,10 @@ pub struct SubmitOptions {
     pub backoff_ms: i64,
     /// Actions that must never run twice: a failure or lost lease fails the job.
     pub non_idempotent: BTreeSet<Action>,
+    /// Service steps declared not safe to repeat (`"idempotent": false` on the action).
+    pub non_idempotent_steps: BTreeSet<(ServiceName, Action)>,
+    /// What the job does to its cluster's state and layout (none for plain queue use).
+    pub effects: Option<super::ClusterEffects>,
 }
 
 impl Default for SubmitOptions {
@@ -88,6 +92,8 @@ impl Default for SubmitOptions {
             max_attempts: 3,
             backoff_ms: 1_000,
             non_idempotent: BTreeSet::new(),
+            non_idempotent_steps: BTreeSet::new(),
+            effects: None,
         }
     }
 }

@@ -5,7 +5,7 @@
 
 pub mod nodes;
 
-use sqlx::Row;
+use sqlx::{Any, Row, Transaction};
 
 use super::{conflict_on_unique, Store, StoreError};
 
@@ -21,6 +21,10 @@ pub struct Cluster {
     pub state: String,
     pub layout_json: String,
     pub config_json: String,
+    /// The Coopr bundle of catalog entities the cluster was built from.
+    pub catalog_json: String,
+    /// The catalog provider's name.
+    pub provider: String,
     pub lease_expires_ms: Option<i64>,
     pub created_at_ms: i64,
     pub updated_at_ms: i64,
@@ -38,11 +42,14 @@ pub struct NewCluster {
     pub state: String,
     pub layout_json: String,
     pub config_json: String,
+    pub catalog_json: String,
+    pub provider: String,
     pub lease_expires_ms: Option<i64>,
 }
 
 const COLUMNS: &str = "id, tenant_id, name, template_name, template_version, template_json, \
-     owner_id, state, layout_json, config_json, lease_expires_ms, created_at_ms, updated_at_ms";
+     owner_id, state, layout_json, config_json, catalog_json, provider, lease_expires_ms, \
+     created_at_ms, updated_at_ms";
 
 fn from_row(row: &sqlx::any::AnyRow) -> Result<Cluster, StoreError> {
     Ok(Cluster {
@@ -56,6 +63,8 @@ fn from_row(row: &sqlx::any::AnyRow) -> Result<Cluster, StoreError> {
         state: row.try_get("state")?,
         layout_json: row.try_get("layout_json")?,
         config_json: row.try_get("config_json")?,
+        catalog_json: row.try_get("catalog_json")?,
+        provider: row.try_get("provider")?,
         lease_expires_ms: row.try_get("lease_expires_ms")?,
         created_at_ms: row.try_get("created_at_ms")?,
         updated_at_ms: row.try_get("updated_at_ms")?,
@@ -68,41 +77,9 @@ impl Store {
         new: &NewCluster,
         now_ms: i64,
     ) -> Result<Cluster, StoreError> {
-        let cluster = Cluster {
-            id: uuid::Uuid::new_v4().to_string(),
-            tenant_id: new.tenant_id.clone(),
-            name: new.name.clone(),
-            template_name: new.template_name.clone(),
-            template_version: new.template_version,
-            template_json: new.template_json.clone(),
-            owner_id: new.owner_id.clone(),
-            state: new.state.clone(),
-            layout_json: new.layout_json.clone(),
-            config_json: new.config_json.clone(),
-            lease_expires_ms: new.lease_expires_ms,
-            created_at_ms: now_ms,
-            updated_at_ms: now_ms,
-        };
-        let result = sqlx::query(&format!(
-            "INSERT INTO clusters ({COLUMNS}) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)"
-        ))
-        .bind(&cluster.id)
-        .bind(&cluster.tenant_id)
-        .bind(&cluster.name)
-        .bind(&cluster.template_name)
-        .bind(cluster.template_version)
-        .bind(&cluster.template_json)
-        .bind(&cluster.owner_id)
-        .bind(&cluster.state)
-        .bind(&cluster.layout_json)
-        .bind(&cluster.config_json)
-        .bind(cluster.lease_expires_ms)
-        .bind(cluster.created_at_ms)
-        .bind(cluster.updated_at_ms)
-        .execute(&self.pool)
-        .await;
-        conflict_on_unique(result, || format!("cluster {:?}", new.name))?;
+        let mut tx = self.pool.begin().await?;
+        let cluster = insert_cluster(&mut tx, new, now_ms).await?;
+        tx.commit().await?;
         Ok(cluster)
     }
 
@@ -165,4 +142,52 @@ impl Store {
         }
         Ok(())
     }
+}
+
+/// Inserts a new cluster inside the caller's transaction (with its first job, say).
+pub async fn insert_cluster(
+    tx: &mut Transaction<'static, Any>,
+    new: &NewCluster,
+    now_ms: i64,
+) -> Result<Cluster, StoreError> {
+    let cluster = Cluster {
+        id: uuid::Uuid::new_v4().to_string(),
+        tenant_id: new.tenant_id.clone(),
+        name: new.name.clone(),
+        template_name: new.template_name.clone(),
+        template_version: new.template_version,
+        template_json: new.template_json.clone(),
+        owner_id: new.owner_id.clone(),
+        state: new.state.clone(),
+        layout_json: new.layout_json.clone(),
+        config_json: new.config_json.clone(),
+        catalog_json: new.catalog_json.clone(),
+        provider: new.provider.clone(),
+        lease_expires_ms: new.lease_expires_ms,
+        created_at_ms: now_ms,
+        updated_at_ms: now_ms,
+    };
+    let result = sqlx::query(&format!(
+        "INSERT INTO clusters ({COLUMNS}) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"
+    ))
+    .bind(&cluster.id)
+    .bind(&cluster.tenant_id)
+    .bind(&cluster.name)
+    .bind(&cluster.template_name)
+    .bind(cluster.template_version)
+    .bind(&cluster.template_json)
+    .bind(&cluster.owner_id)
+    .bind(&cluster.state)
+    .bind(&cluster.layout_json)
+    .bind(&cluster.config_json)
+    .bind(&cluster.catalog_json)
+    .bind(&cluster.provider)
+    .bind(cluster.lease_expires_ms)
+    .bind(cluster.created_at_ms)
+    .bind(cluster.updated_at_ms)
+    .execute(&mut **tx)
+    .await;
+    conflict_on_unique(result, || format!("cluster {:?}", new.name))?;
+    Ok(cluster)
 }

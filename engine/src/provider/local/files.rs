@@ -64,12 +64,18 @@ pub(crate) fn is_plain_path(path: &Path) -> bool {
     })
 }
 
-pub(crate) fn sshd_config(node_id: &str, dir: &NodeDir, port: u16, user: &str) -> String {
+pub(crate) fn sshd_config(
+    node_id: &str,
+    dir: &NodeDir,
+    host: &str,
+    port: u16,
+    user: &str,
+) -> String {
     let root = dir.root.display();
     format!(
         "# Written by Corral for local node {node_id}.\n\
          Port {port}\n\
-         ListenAddress 127.0.0.1\n\
+         ListenAddress {host}\n\
          HostKey {host_key}\n\
          PidFile {pid_file}\n\
          AuthorizedKeysFile {authorized_keys}\n\

@@ -71,15 +71,16 @@ pub(crate) async fn generate_key(
     }
 }
 
-/// A loopback port that was free a moment ago (sshd binding it may still race with another
-/// process; [`start`] reports that as [`StartFailure::PortTaken`] so the caller can retry).
-pub(crate) fn free_port() -> Result<u16, ProviderError> {
-    std::net::TcpListener::bind(("127.0.0.1", 0))
+/// A port on `host` (a loopback address) that was free a moment ago (sshd binding it may
+/// still race with another process; [`start`] reports that as [`StartFailure::PortTaken`]
+/// so the caller can retry).
+pub(crate) fn free_port(host: &str) -> Result<u16, ProviderError> {
+    std::net::TcpListener::bind((host, 0))
         .and_then(|listener| listener.local_addr())
         .map(|address| address.port())
         .map_err(|source| ProviderError::Io {
             action: "finding a free port on",
-            path: PathBuf::from("127.0.0.1"),
+            path: PathBuf::from(host),
             source,
         })
 }

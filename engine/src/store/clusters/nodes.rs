@@ -93,6 +93,24 @@ impl Store {
         .collect()
     }
 
+    /// Nodes of clusters not yet deleted, across tenants (for re-adoption at start).
+    pub async fn live_nodes(&self) -> Result<Vec<Node>, StoreError> {
+        sqlx::query(&format!(
+            "SELECT {} FROM nodes n JOIN clusters c ON c.id = n.cluster_id \
+             WHERE c.state <> 'deleted' ORDER BY n.cluster_id, n.number",
+            COLUMNS
+                .split(", ")
+                .map(|column| format!("n.{column}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+        .fetch_all(&self.pool)
+        .await?
+        .iter()
+        .map(from_row)
+        .collect()
+    }
+
     pub async fn delete_node(&self, cluster_id: &str, number: i64) -> Result<(), StoreError> {
         sqlx::query("DELETE FROM nodes WHERE cluster_id = $1 AND number = $2")
             .bind(cluster_id)

@@ -1,0 +1,286 @@
+//! Running one claimed task on its node: the node steps (create, confirm, bootstrap,
+//! delete) through the cluster's provider, and service actions through an automator.
+//!
+//! Everything a step needs is read from the store when it starts (the cluster, the
+//! catalog snapshot it was built from, its nodes), so any worker process can run any
+//! task. A node is recorded the moment its provider made it, before anything runs on
+//! it, so a retried or re-claimed create finds it instead of making a second one.
+//! Output goes to the caller's channel as it arrives; the worker turns it into events.
+
+mod bootstrap;
+mod shell;
+mod view;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use domain::plan::Action;
+use tokio::sync::mpsc;
+
+use crate::provider::{NodeProvider, NodeRecord, NodeSpec, ProviderError};
+use crate::queue::ClaimedTask;
+use crate::resources::ResourceFiles;
+use crate::ssh::{OutputChunk, OutputStream, SessionPool, SshError};
+use crate::store::clusters::nodes::NodeRecord as NodeRow;
+use crate::store::{now_ms, Store, StoreError};
+
+pub(crate) use shell::is_resource_name;
+pub use shell::SHELL_AUTOMATOR;
+pub use view::node_id;
+use view::TaskView;
+
+/// Node states as the `nodes` table records them.
+pub mod node_state {
+    pub const CREATED: &str = "created";
+    pub const CONFIRMED: &str = "confirmed";
+    pub const READY: &str = "ready";
+}
+
+/// Why a step did not succeed. The message is what the user sees on the failed task.
+#[derive(Debug, thiserror::Error)]
+pub enum StepError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Provider(#[from] ProviderError),
+    #[error(transparent)]
+    Ssh(#[from] SshError),
+    /// The stored cluster, catalog snapshot or layout does not allow the step.
+    #[error("{0}")]
+    Setup(String),
+    /// The step ran and ended badly.
+    #[error("{what} on node {node} ({host}) {how}")]
+    Failed {
+        what: String,
+        node: u32,
+        host: String,
+        how: String,
+        exit_code: Option<i64>,
+    },
+}
+
+/// How a step that ran to its end finished.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StepOutcome {
+    pub exit_code: Option<i64>,
+}
+
+/// Tunables for every step.
+#[derive(Debug, Clone)]
+pub struct ExecutorSettings {
+    /// A service action running longer is killed and fails.
+    pub step_timeout: Duration,
+    /// How long a new node may take to accept SSH.
+    pub confirm_timeout: Duration,
+    /// How long a service step waits for the other nodes it refers to to have addresses.
+    pub address_wait: Duration,
+}
+
+impl Default for ExecutorSettings {
+    fn default() -> Self {
+        Self {
+            step_timeout: Duration::from_secs(600),
+            confirm_timeout: Duration::from_secs(60),
+            address_wait: Duration::from_secs(300),
+        }
+    }
+}
+
+/// Node providers by provider type (`local`, `ssh-pool`…).
+#[derive(Clone, Default)]
+pub struct Providers {
+    by_type: HashMap<String, Arc<dyn NodeProvider>>,
+}
+
+impl std::fmt::Debug for Providers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.by_type.keys()).finish()
+    }
+}
+
+impl Providers {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn with(mut self, provider: Arc<dyn NodeProvider>) -> Self {
+        self.by_type.insert(provider.name().to_owned(), provider);
+        self
+    }
+
+    pub fn get(&self, providertype: &str) -> Option<&Arc<dyn NodeProvider>> {
+        self.by_type.get(providertype)
+    }
+}
+
+/// Runs tasks; cheap to clone and share between workers.
+#[derive(Clone)]
+pub struct Executor {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    store: Store,
+    providers: Providers,
+    ssh: Arc<SessionPool>,
+    resources: ResourceFiles,
+    settings: ExecutorSettings,
+}
+
+impl std::fmt::Debug for Executor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Executor")
+            .field("providers", &self.inner.providers)
+            .field("settings", &self.inner.settings)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Executor {
+    pub fn new(
+        store: Store,
+        providers: Providers,
+        ssh: Arc<SessionPool>,
+        resources: ResourceFiles,
+        settings: ExecutorSettings,
+    ) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                store,
+                providers,
+                ssh,
+                resources,
+                settings,
+            }),
+        }
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.inner.store
+    }
+
+    pub fn ssh(&self) -> &Arc<SessionPool> {
+        &self.inner.ssh
+    }
+
+    pub fn providers(&self) -> &Providers {
+        &self.inner.providers
+    }
+
+    /// Runs `task` to its end. Dropping the future stops the step (a running remote
+    /// command is killed with its process group).
+    pub async fn run(
+        &self,
+        task: &ClaimedTask,
+        output: &mpsc::Sender<OutputChunk>,
+    ) -> Result<StepOutcome, StepError> {
+        let view = TaskView::load(&self.inner.store, task).await?;
+        match task.action {
+            Action::Create => self.create(&view).await,
+            Action::Confirm => self.confirm(&view).await,
+            Action::Bootstrap => bootstrap::run(self, &view, output).await,
+            Action::Delete => self.delete(&view, output).await,
+            Action::Install
+            | Action::Configure
+            | Action::Initialize
+            | Action::Start
+            | Action::Stop
+            | Action::Remove => shell::run(self, &view, task, output).await,
+        }
+    }
+
+    fn provider(&self, view: &TaskView) -> Result<&Arc<dyn NodeProvider>, StepError> {
+        let providertype = view.providertype();
+        self.inner.providers.get(providertype).ok_or_else(|| {
+            StepError::Setup(format!(
+                "provider type {providertype:?} is not available on this server"
+            ))
+        })
+    }
+
+    async fn create(&self, view: &TaskView) -> Result<StepOutcome, StepError> {
+        let layout_node = view.layout_node()?;
+        let spec = NodeSpec {
+            id: view.node_id(),
+            hardwaretype: Some(layout_node.hardwaretype.clone()),
+            imagetype: Some(layout_node.imagetype.clone()),
+            limits: view.limits(),
+        };
+        let record = self.provider(view)?.create(&spec).await?;
+        self.save_node(view, &record, node_state::CREATED).await?;
+        Ok(StepOutcome { exit_code: None })
+    }
+
+    async fn confirm(&self, view: &TaskView) -> Result<StepOutcome, StepError> {
+        let record = view.node_record()?;
+        self.provider(view)?
+            .confirm(
+                &record,
+                &self.inner.ssh,
+                self.inner.settings.confirm_timeout,
+            )
+            .await?;
+        self.save_node(view, &record, node_state::CONFIRMED).await?;
+        Ok(StepOutcome { exit_code: None })
+    }
+
+    async fn delete(
+        &self,
+        view: &TaskView,
+        output: &mpsc::Sender<OutputChunk>,
+    ) -> Result<StepOutcome, StepError> {
+        match view.node_record_if_made()? {
+            Some(record) => {
+                self.inner.ssh.close(&record.id).await;
+                self.provider(view)?.delete(&record).await?;
+            }
+            None => note(output, "the node was never created: nothing to delete\n").await,
+        }
+        self.inner
+            .store
+            .delete_node(&view.cluster.id, i64::from(view.node))
+            .await?;
+        Ok(StepOutcome { exit_code: None })
+    }
+
+    async fn save_node(
+        &self,
+        view: &TaskView,
+        record: &NodeRecord,
+        state: &str,
+    ) -> Result<(), StepError> {
+        let layout_node = view.layout_node()?;
+        let provider_json = serde_json::to_string(record)
+            .map_err(|error| StepError::Setup(format!("node record: {error}")))?;
+        let services_json = serde_json::to_string(&layout_node.services)
+            .map_err(|error| StepError::Setup(format!("node services: {error}")))?;
+        self.inner
+            .store
+            .save_node(
+                &NodeRow {
+                    cluster_id: view.cluster.id.clone(),
+                    number: i64::from(view.node),
+                    hostname: Some(record.host.clone()),
+                    hardwaretype: layout_node.hardwaretype.to_string(),
+                    imagetype: layout_node.imagetype.to_string(),
+                    services_json,
+                    provider_json: Some(provider_json),
+                    state: state.to_owned(),
+                },
+                now_ms(),
+            )
+            .await?;
+        Ok(())
+    }
+}
+
+/// A line of Corral's own in the task's output (as stderr, so it stands out).
+async fn note(output: &mpsc::Sender<OutputChunk>, text: &str) {
+    let _ = output
+        .send(OutputChunk {
+            stream: OutputStream::Stderr,
+            bytes: format!("corral: {text}").into_bytes(),
+        })
+        .await;
+}

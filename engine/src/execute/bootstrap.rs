@@ -1,0 +1,187 @@
+//! Bootstrap: prepares a confirmed node for service actions. Makes Corral's folders
+//! under the node's home, writes the node's facts (`$HOME/corral/node.json`) and copies
+//! the tenant's staged plugin resources, skipping those already there (by checksum), so
+//! a re-bootstrap (reconfigure) ships only what changed.
+
+use std::collections::BTreeMap;
+
+use domain::macros::shell_quote;
+use tokio::sync::mpsc;
+
+use super::view::TaskView;
+use super::{node_state, note, Executor, StepError, StepOutcome};
+use crate::resources::{ResourceKind, ResourceVersion};
+use crate::ssh::{OutputChunk, OutputStream, RunOptions, SshTarget};
+
+/// Raw bytes per upload command: 64 KiB of base64, well under the 128 KiB a single
+/// command-line argument may hold on Linux.
+const UPLOAD_CHUNK: usize = 48 * 1024;
+
+const PREPARE: &str = r#"set -e
+cd "$HOME"
+mkdir -p corral/services corral/resources/scripts corral/resources/archives \
+  corral/resources/files corral/resources/.sha
+printf '%s\n' "$1" > corral/node.json.partial && mv corral/node.json.partial corral/node.json
+for f in corral/resources/.sha/*; do
+  [ -f "$f" ] && printf '%s %s\n' "${f##*/}" "$(cat "$f")"
+done
+exit 0"#;
+
+pub(super) async fn run(
+    executor: &Executor,
+    view: &TaskView,
+    output: &mpsc::Sender<OutputChunk>,
+) -> Result<StepOutcome, StepError> {
+    let record = view.node_record()?;
+    let target = record.ssh_target()?;
+    let facts = serde_json::json!({
+        "cluster_id": view.cluster.id,
+        "cluster_name": view.cluster.name,
+        "node": view.node,
+        "host": record.host,
+        "services": view.layout_node()?.services,
+    });
+    let prepare = format!("set -- {}\n{PREPARE}", shell_quote(&facts.to_string()));
+    let listing = capture(executor, view, &target, &prepare).await?;
+    let on_node: BTreeMap<&str, &str> = listing
+        .lines()
+        .filter_map(|line| line.split_once(' '))
+        .collect();
+    let store = &executor.inner.store;
+    let staged = executor
+        .inner
+        .resources
+        .staged(store, &view.cluster.tenant_id)
+        .await
+        .map_err(|error| StepError::Setup(error.to_string()))?;
+    let mut copied = Vec::new();
+    for resource in &staged {
+        if on_node.get(sha_file(resource).as_str()) == Some(&resource.sha256.as_str()) {
+            continue;
+        }
+        let bytes = executor
+            .inner
+            .resources
+            .read(resource)
+            .map_err(|error| StepError::Setup(error.to_string()))?;
+        upload(executor, view, &target, resource, &bytes).await?;
+        copied.push(format!(
+            "{}/{} v{}",
+            resource.kind, resource.name, resource.version
+        ));
+    }
+    let summary = if copied.is_empty() {
+        format!(
+            "node ready; {} plugin resource(s) already current\n",
+            staged.len()
+        )
+    } else {
+        format!("node ready; copied {}\n", copied.join(", "))
+    };
+    note(output, &summary).await;
+    executor.save_node(view, &record, node_state::READY).await?;
+    Ok(StepOutcome { exit_code: Some(0) })
+}
+
+/// Writes the resource in chunks, then moves it into place (unpacking archives) and
+/// records its checksum.
+async fn upload(
+    executor: &Executor,
+    view: &TaskView,
+    target: &SshTarget,
+    resource: &ResourceVersion,
+    bytes: &[u8],
+) -> Result<(), StepError> {
+    use base64::Engine as _;
+    let dir = format!("\"$HOME\"/corral/resources/{}", resource.kind);
+    let name = shell_quote(&resource.name);
+    let encoded = format!("{dir}/.{}.b64", resource.name.replace('\'', ""));
+    let mut first = true;
+    // An empty resource still needs its (empty) upload file.
+    let chunks: Vec<&[u8]> = if bytes.is_empty() {
+        vec![&[]]
+    } else {
+        bytes.chunks(UPLOAD_CHUNK).collect()
+    };
+    for chunk in chunks {
+        let redirect = if first { ">" } else { ">>" };
+        first = false;
+        let text = base64::engine::general_purpose::STANDARD.encode(chunk);
+        capture(
+            executor,
+            view,
+            target,
+            &format!("printf %s '{text}' {redirect} {encoded}"),
+        )
+        .await?;
+    }
+    let install = match resource.kind {
+        ResourceKind::Scripts => format!("chmod 755 {dir}/{name}.partial && "),
+        ResourceKind::Archives => format!(
+            "rm -rf {dir}/{name}.d && mkdir -p {dir}/{name}.d && \
+             tar -xf {dir}/{name}.partial -C {dir}/{name}.d && "
+        ),
+        ResourceKind::Files => String::new(),
+    };
+    capture(
+        executor,
+        view,
+        target,
+        &format!(
+            "set -e\nbase64 -d {encoded} > {dir}/{name}.partial\nrm -f {encoded}\n\
+             {install}mv {dir}/{name}.partial {dir}/{name}\n\
+             printf %s {sha} > \"$HOME\"/corral/resources/.sha/{key}",
+            sha = shell_quote(&resource.sha256),
+            key = shell_quote(&sha_file(resource)),
+        ),
+    )
+    .await?;
+    Ok(())
+}
+
+fn sha_file(resource: &ResourceVersion) -> String {
+    format!("{}__{}", resource.kind, resource.name)
+}
+
+/// Runs a bootstrap command, returning its stdout; a non-zero exit fails the step with
+/// the command's stderr.
+async fn capture(
+    executor: &Executor,
+    view: &TaskView,
+    target: &SshTarget,
+    command: &str,
+) -> Result<String, StepError> {
+    let (sender, mut receiver) = mpsc::channel(64);
+    let options = RunOptions {
+        timeout: executor.inner.settings.step_timeout,
+        output: Some(sender),
+    };
+    let collect = async {
+        let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+        while let Some(chunk) = receiver.recv().await {
+            match chunk.stream {
+                OutputStream::Stdout => stdout.extend_from_slice(&chunk.bytes),
+                OutputStream::Stderr => stderr.extend_from_slice(&chunk.bytes),
+            }
+        }
+        (stdout, stderr)
+    };
+    let (outcome, (stdout, stderr)) =
+        tokio::join!(executor.inner.ssh.run(target, command, options), collect);
+    let outcome = outcome?;
+    if outcome.exit.success() {
+        Ok(String::from_utf8_lossy(&stdout).into_owned())
+    } else {
+        Err(StepError::Failed {
+            what: "bootstrap".to_owned(),
+            node: view.node,
+            host: view.host(),
+            how: format!(
+                "ended with {:?}: {}",
+                outcome.exit,
+                String::from_utf8_lossy(&stderr).trim()
+            ),
+            exit_code: None,
+        })
+    }
+}

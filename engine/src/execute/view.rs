@@ -1,0 +1,216 @@
+//! What a step sees: its cluster, the catalog snapshot the cluster was built from, the
+//! layout the job works towards, and the nodes made so far, read fresh for each task.
+
+use std::collections::BTreeMap;
+
+use domain::catalog::coopr::import_bundle;
+use domain::catalog::Catalog;
+use domain::layout::{Layout, NodeLayout};
+use domain::macros::{MacroContext, MacroNode, DEFAULT_ADDRESS_TYPE};
+use sqlx::Row;
+
+use super::StepError;
+use crate::provider::{NodeRecord, ResourceLimits, LOCAL_PROVIDER};
+use crate::queue::ClaimedTask;
+use crate::store::clusters::nodes::Node;
+use crate::store::clusters::Cluster;
+use crate::store::{Store, StoreError};
+
+/// The provider's id for a cluster node: stable across retries and processes.
+pub fn node_id(cluster_id: &str, number: u32) -> String {
+    format!("{cluster_id}-{number}")
+}
+
+pub(crate) struct TaskView {
+    pub cluster: Cluster,
+    pub catalog: Catalog,
+    /// The job's target layout, or the layout it started from when the target no longer
+    /// has the node (deletions).
+    pub layout: Layout,
+    pub nodes: BTreeMap<u32, Node>,
+    pub node: u32,
+    pub job_id: String,
+}
+
+impl TaskView {
+    pub async fn load(store: &Store, task: &ClaimedTask) -> Result<Self, StepError> {
+        let cluster = store.cluster(&task.cluster_id).await?;
+        let catalog = import_bundle(&cluster.catalog_json).map_err(|error| {
+            StepError::Setup(format!(
+                "the catalog snapshot of cluster {} is unreadable: {error}",
+                cluster.name
+            ))
+        })?;
+        let row = sqlx::query("SELECT from_layout_json, to_layout_json FROM jobs WHERE id = $1")
+            .bind(&task.job_id)
+            .fetch_optional(store.pool())
+            .await
+            .map_err(StoreError::from)?
+            .ok_or_else(|| StoreError::NotFound(format!("job {}", task.job_id)))?;
+        let from = parse_layout(row.try_get("from_layout_json").map_err(StoreError::from)?)?;
+        let to = parse_layout(row.try_get("to_layout_json").map_err(StoreError::from)?)?;
+        let has_node = |layout: &Option<Layout>| {
+            layout
+                .as_ref()
+                .is_some_and(|layout| layout.nodes.iter().any(|n| n.number == task.node))
+        };
+        let layout = match (has_node(&to), has_node(&from)) {
+            (true, _) => to,
+            (false, true) => from,
+            _ => to.or(from),
+        }
+        .ok_or_else(|| StepError::Setup(format!("job {} has no layout to work on", task.job_id)))?;
+        let nodes = store
+            .list_nodes(&cluster.id)
+            .await?
+            .into_iter()
+            .filter_map(|node| u32::try_from(node.number).ok().map(|number| (number, node)))
+            .collect();
+        Ok(Self {
+            cluster,
+            catalog,
+            layout,
+            nodes,
+            node: task.node,
+            job_id: task.job_id.clone(),
+        })
+    }
+
+    pub fn node_id(&self) -> String {
+        node_id(&self.cluster.id, self.node)
+    }
+
+    pub fn layout_node(&self) -> Result<&NodeLayout, StepError> {
+        self.layout
+            .nodes
+            .iter()
+            .find(|node| node.number == self.node)
+            .ok_or_else(|| {
+                StepError::Setup(format!(
+                    "node {} is not in the layout of cluster {}",
+                    self.node, self.cluster.name
+                ))
+            })
+    }
+
+    /// The provider type of the cluster's provider (`local` when the snapshot has none).
+    pub fn providertype(&self) -> &str {
+        self.catalog
+            .provider(&self.cluster.provider)
+            .map_or(LOCAL_PROVIDER, |provider| provider.providertype.as_str())
+    }
+
+    /// Limits the node's hardware type asks of the provider: `memory_mb` and `nice` in
+    /// its provider map entry.
+    pub fn limits(&self) -> ResourceLimits {
+        let Ok(node) = self.layout_node() else {
+            return ResourceLimits::default();
+        };
+        let Some(hardware) = self.catalog.hardwaretype(node.hardwaretype.as_str()) else {
+            return ResourceLimits::default();
+        };
+        let setting = |key: &str| {
+            hardware
+                .providermap
+                .get(self.cluster.provider.as_str())
+                .and_then(|fields| fields.get(key))
+                .and_then(|value| {
+                    value
+                        .as_u64()
+                        .or_else(|| value.as_str().and_then(|text| text.parse().ok()))
+                })
+        };
+        ResourceLimits {
+            max_virtual_memory_kib: setting("memory_mb").map(|mb| mb.saturating_mul(1024)),
+            nice: setting("nice").and_then(|nice| u8::try_from(nice.min(19)).ok()),
+        }
+    }
+
+    /// The node's provider record; an error if the node was never made.
+    pub fn node_record(&self) -> Result<NodeRecord, StepError> {
+        self.node_record_if_made()?.ok_or_else(|| {
+            StepError::Setup(format!(
+                "node {} of cluster {} has not been created",
+                self.node, self.cluster.name
+            ))
+        })
+    }
+
+    pub fn node_record_if_made(&self) -> Result<Option<NodeRecord>, StepError> {
+        let Some(json) = self
+            .nodes
+            .get(&self.node)
+            .and_then(|node| node.provider_json.as_deref())
+        else {
+            return Ok(None);
+        };
+        serde_json::from_str(json).map(Some).map_err(|error| {
+            StepError::Setup(format!(
+                "the stored record of node {} is unreadable: {error}",
+                self.node
+            ))
+        })
+    }
+
+    /// Nodes of the layout that have no address yet (not created).
+    pub fn nodes_without_address(&self) -> Vec<u32> {
+        self.layout
+            .nodes
+            .iter()
+            .filter(|node| {
+                self.nodes
+                    .get(&node.number)
+                    .and_then(|row| row.hostname.as_ref())
+                    .is_none()
+            })
+            .map(|node| node.number)
+            .collect()
+    }
+
+    /// The cluster as macros see it from this node.
+    pub fn macro_context(&self) -> MacroContext {
+        let nodes = self
+            .layout
+            .nodes
+            .iter()
+            .map(|node| {
+                let host = self
+                    .nodes
+                    .get(&node.number)
+                    .and_then(|row| row.hostname.clone())
+                    .unwrap_or_default();
+                let ips = [DEFAULT_ADDRESS_TYPE, "access_v4"]
+                    .into_iter()
+                    .filter(|_| !host.is_empty())
+                    .map(|kind| (kind.to_owned(), host.clone()))
+                    .collect();
+                MacroNode {
+                    number: node.number,
+                    host,
+                    ips,
+                    services: node.services.clone(),
+                }
+            })
+            .collect();
+        MacroContext {
+            owner: self.cluster.owner_id.clone().unwrap_or_default(),
+            nodes,
+            this_node: Some(self.node),
+        }
+    }
+
+    pub fn host(&self) -> String {
+        self.nodes
+            .get(&self.node)
+            .and_then(|row| row.hostname.clone())
+            .unwrap_or_else(|| "no address".to_owned())
+    }
+}
+
+fn parse_layout(json: Option<String>) -> Result<Option<Layout>, StepError> {
+    json.map(|json| {
+        serde_json::from_str(&json)
+            .map_err(|error| StepError::Setup(format!("stored layout is unreadable: {error}")))
+    })
+    .transpose()
+}

@@ -1,0 +1,84 @@
+//! Cluster operations as the engine performs them, without access checks: solve the
+//! layout, plan the tasks, and store the cluster and its job in one transaction.
+//!
+//! [`crate::service`] calls these after checking who asks; the janitor calls them for
+//! expired leases. Every operation can be previewed ([`preview_create`],
+//! [`preview_change`]) with exactly the computation its submit does, so a preview shows
+//! what will run. A cluster runs one job at a time.
+
+mod change;
+mod create;
+
+use domain::layout::Layout;
+use domain::plan::{PlanError, TaskDag};
+use domain::solver::Unsatisfiable;
+use sqlx::{Any, Transaction};
+
+use crate::catalog::CatalogError;
+use crate::queue::QueueError;
+use crate::store::StoreError;
+
+pub use change::{preview_change, submit_change, ClusterChange};
+pub use create::{create_cluster, preview_create, CreateRequest};
+
+/// Cluster states as stored.
+pub mod cluster_state {
+    pub const CREATING: &str = "creating";
+    pub const ACTIVE: &str = "active";
+    pub const UPDATING: &str = "updating";
+    pub const FAILED: &str = "failed";
+    pub const DELETING: &str = "deleting";
+    pub const DELETED: &str = "deleted";
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum OperationError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Queue(#[from] QueueError),
+    #[error(transparent)]
+    Catalog(#[from] CatalogError),
+    #[error("no cluster template named {0:?}")]
+    UnknownTemplate(String),
+    #[error("template {template}: {message}")]
+    BadTemplate { template: String, message: String },
+    #[error("{0}")]
+    Unsatisfiable(Unsatisfiable),
+    #[error("cannot plan: {0}")]
+    Plan(#[from] PlanError),
+    #[error("invalid request: {0}")]
+    Invalid(String),
+    #[error("cluster {name} is {state}: {hint}")]
+    Busy {
+        name: String,
+        state: String,
+        hint: String,
+    },
+}
+
+/// What an operation would do: the layout before and after, and the tasks.
+#[derive(Debug, Clone)]
+pub struct Preview {
+    pub from: Layout,
+    pub to: Layout,
+    pub dag: TaskDag,
+}
+
+/// Jobs of a cluster that are not finished, newest first: (id, state).
+pub(crate) async fn unfinished_jobs(
+    tx: &mut Transaction<'static, Any>,
+    cluster_id: &str,
+) -> Result<Vec<(String, String)>, StoreError> {
+    Ok(sqlx::query_as(
+        "SELECT id, state FROM jobs WHERE cluster_id = $1 \
+         AND state IN ('queued', 'running', 'cancelling') ORDER BY created_at_ms DESC",
+    )
+    .bind(cluster_id)
+    .fetch_all(&mut **tx)
+    .await?)
+}
+
+fn layout_json(layout: &Layout) -> String {
+    serde_json::to_string(layout).unwrap_or_else(|_| "{}".to_owned())
+}

@@ -1,0 +1,468 @@
+//! Changing a live cluster: add services or nodes, reconfigure, start/stop/restart,
+//! roll back a failed job, delete. Each is solved against the cluster's own catalog
+//! snapshot (plus, for added services, their current definitions) and planned from the
+//! cluster's committed layout.
+
+use std::collections::BTreeSet;
+
+use domain::catalog::coopr::{export_bundle, import_bundle};
+use domain::catalog::{Catalog, ServiceAction};
+use domain::layout::Layout;
+use domain::names::{ServiceName, TemplateName};
+use domain::plan::{plan, Action, Operation, ServiceGraph};
+use domain::solver::{solve_with_existing, Existing, Problem, SolveRequest};
+use serde_json::{Map, Value};
+use sqlx::Row;
+
+use super::{cluster_state, layout_json, unfinished_jobs, OperationError, Preview};
+use crate::queue::{self, submit_in, ClusterEffects, JobState, SubmitOptions, TaskState};
+use crate::store::clusters::Cluster;
+use crate::store::{Store, StoreError};
+
+/// A change to an existing cluster.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ClusterChange {
+    /// Services (or aliases) to add; they go onto existing nodes where the template allows.
+    AddServices {
+        services: Vec<String>,
+    },
+    /// Nodes to add, with the cluster's current services laid out by the solver.
+    AddNodes {
+        count: u32,
+    },
+    /// Re-run bootstrap and configure everywhere (after merging `config`), optionally
+    /// restarting each service around its configure.
+    Reconfigure {
+        restart: bool,
+        config: Option<Map<String, Value>>,
+    },
+    Start {
+        services: Option<BTreeSet<ServiceName>>,
+    },
+    Stop {
+        services: Option<BTreeSet<ServiceName>>,
+    },
+    Restart {
+        services: Option<BTreeSet<ServiceName>>,
+    },
+    /// Undo what a failed or cancelled job of this cluster did.
+    Rollback {
+        job_id: String,
+    },
+    Delete,
+}
+
+impl ClusterChange {
+    pub fn name(&self) -> &'static str {
+        match self {
+            ClusterChange::AddServices { .. } => "add services",
+            ClusterChange::AddNodes { .. } => "add nodes",
+            ClusterChange::Reconfigure { .. } => "reconfigure",
+            ClusterChange::Start { .. } => "start",
+            ClusterChange::Stop { .. } => "stop",
+            ClusterChange::Restart { .. } => "restart",
+            ClusterChange::Rollback { .. } => "rollback",
+            ClusterChange::Delete => "delete",
+        }
+    }
+}
+
+/// What a change would store besides its job.
+#[derive(Debug, Clone)]
+pub struct ChangePlan {
+    pub preview: Preview,
+    /// The snapshot grown by services the change brings in.
+    pub snapshot: Catalog,
+    /// The cluster config after the change.
+    pub config: Map<String, Value>,
+}
+
+/// The facts of the cluster's newest job, which decide where a change starts from.
+struct LastJob {
+    id: String,
+    state: JobState,
+    from: Option<Layout>,
+    to: Option<Layout>,
+}
+
+/// Plans `change` on `cluster` without storing anything.
+pub async fn preview_change(
+    store: &Store,
+    cluster: &Cluster,
+    change: &ClusterChange,
+) -> Result<ChangePlan, OperationError> {
+    let mut snapshot = import_bundle(&cluster.catalog_json).map_err(|error| {
+        OperationError::Invalid(format!(
+            "the catalog snapshot of cluster {} is unreadable: {error}",
+            cluster.name
+        ))
+    })?;
+    let template_name = TemplateName::parse(cluster.template_name.clone())
+        .map_err(|error| OperationError::Invalid(error.to_string()))?;
+    let template = snapshot
+        .resolved_template(&template_name)
+        .map_err(|error| OperationError::BadTemplate {
+            template: cluster.template_name.clone(),
+            message: error.message(),
+        })?;
+    let committed: Layout = serde_json::from_str(&cluster.layout_json).map_err(|error| {
+        OperationError::Invalid(format!("stored layout is unreadable: {error}"))
+    })?;
+    let mut config: Map<String, Value> =
+        serde_json::from_str(&cluster.config_json).map_err(|error| {
+            OperationError::Invalid(format!("stored config is unreadable: {error}"))
+        })?;
+    let last = last_job(store, &cluster.id).await?;
+    let solve_on = |snapshot: &Catalog, services: Vec<String>, size: u32| {
+        let request = SolveRequest {
+            size,
+            services: Some(services),
+            provider: domain::names::ProviderName::parse(cluster.provider.clone()).ok(),
+            hardwaretype: None,
+            imagetype: None,
+        };
+        Problem::from_catalog(snapshot, &template, &request).map_err(OperationError::Unsatisfiable)
+    };
+    let current_services = || -> Vec<String> {
+        committed
+            .nodes
+            .iter()
+            .flat_map(|node| node.services.iter().map(ToString::to_string))
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect()
+    };
+    let size = u32::try_from(committed.nodes.len()).unwrap_or(u32::MAX);
+    let (from, to, operation) = match change {
+        ClusterChange::AddServices { services } => {
+            if services.is_empty() {
+                return Err(OperationError::Invalid(
+                    "name at least one service to add".into(),
+                ));
+            }
+            let current = crate::catalog::load(store, &cluster.tenant_id).await?;
+            bring_in(&mut snapshot, &current, services);
+            let mut wanted = current_services();
+            wanted.extend(services.iter().cloned());
+            let problem = solve_on(&snapshot, wanted, size)?;
+            let to = solve_with_existing(
+                &problem,
+                &Existing {
+                    nodes: committed.nodes.clone(),
+                    extend_nodes: true,
+                    grow_up_to: None,
+                },
+            )
+            .map_err(OperationError::Unsatisfiable)?;
+            (committed.clone(), to, Operation::AddServices)
+        }
+        ClusterChange::AddNodes { count } => {
+            if *count == 0 {
+                return Err(OperationError::Invalid("add at least one node".into()));
+            }
+            let problem = solve_on(&snapshot, current_services(), size.saturating_add(*count))?;
+            let to = solve_with_existing(
+                &problem,
+                &Existing {
+                    nodes: committed.nodes.clone(),
+                    extend_nodes: false,
+                    grow_up_to: None,
+                },
+            )
+            .map_err(OperationError::Unsatisfiable)?;
+            (committed.clone(), to, Operation::AddNodes)
+        }
+        ClusterChange::Reconfigure {
+            restart,
+            config: changes,
+        } => {
+            for (key, value) in changes.iter().flatten() {
+                config.insert(key.clone(), value.clone());
+            }
+            (
+                committed.clone(),
+                committed.clone(),
+                Operation::Reconfigure { restart: *restart },
+            )
+        }
+        ClusterChange::Start { services } => (
+            committed.clone(),
+            committed.clone(),
+            Operation::Start {
+                services: services.clone(),
+            },
+        ),
+        ClusterChange::Stop { services } => (
+            committed.clone(),
+            committed.clone(),
+            Operation::Stop {
+                services: services.clone(),
+            },
+        ),
+        ClusterChange::Restart { services } => (
+            committed.clone(),
+            committed.clone(),
+            Operation::Restart {
+                services: services.clone(),
+            },
+        ),
+        ClusterChange::Rollback { job_id } => {
+            let Some(last) = last.filter(|last| &last.id == job_id) else {
+                return Err(OperationError::Invalid(format!(
+                    "job {job_id} is not the newest job of cluster {}: only the newest job \
+                     can be rolled back",
+                    cluster.name
+                )));
+            };
+            if !matches!(last.state, JobState::Failed | JobState::Cancelled) {
+                return Err(OperationError::Invalid(format!(
+                    "job {job_id} is {}: only a failed or cancelled job can be rolled back",
+                    last.state
+                )));
+            }
+            let failed = queue::job_plan(store, job_id).await?;
+            let completed = attempted_or_done(store, job_id).await?;
+            let (from, to) = (
+                last.from.unwrap_or_else(|| committed.clone()),
+                last.to.unwrap_or_else(|| committed.clone()),
+            );
+            (to, from, Operation::Rollback { failed, completed })
+        }
+        ClusterChange::Delete => {
+            // After a failed job, nodes of its target layout may exist: take them all down.
+            let from = match last {
+                Some(LastJob {
+                    state: JobState::Failed | JobState::Cancelled,
+                    to: Some(to),
+                    ..
+                }) => union(&committed, &to),
+                _ => committed.clone(),
+            };
+            let to = Layout {
+                template: from.template.clone(),
+                nodes: Vec::new(),
+            };
+            (from, to, Operation::Delete)
+        }
+    };
+    let dag = match &operation {
+        // Rollback plans from the failed job's own before/after layouts.
+        Operation::Rollback { .. } => plan(
+            &to,
+            &from,
+            &operation,
+            &ServiceGraph::from_catalog(&snapshot),
+        )?,
+        _ => plan(
+            &from,
+            &to,
+            &operation,
+            &ServiceGraph::from_catalog(&snapshot),
+        )?,
+    };
+    Ok(ChangePlan {
+        preview: Preview { from, to, dag },
+        snapshot,
+        config,
+    })
+}
+
+/// Submits `change` as the cluster's next job; refused while another job runs, and on
+/// a failed cluster for anything but rollback and delete.
+pub async fn submit_change(
+    store: &Store,
+    cluster_id: &str,
+    change: &ClusterChange,
+    requested_by: Option<&str>,
+    options: SubmitOptions,
+    now_ms: i64,
+) -> Result<String, OperationError> {
+    let cluster = store.cluster(cluster_id).await?;
+    let plan = preview_change(store, &cluster, change).await?;
+    let deleting = matches!(change, ClusterChange::Delete);
+    let options = SubmitOptions {
+        effects: Some(ClusterEffects {
+            running: if deleting {
+                cluster_state::DELETING
+            } else {
+                cluster_state::UPDATING
+            }
+            .to_owned(),
+            succeeded: if deleting {
+                cluster_state::DELETED
+            } else {
+                cluster_state::ACTIVE
+            }
+            .to_owned(),
+            failed: cluster_state::FAILED.to_owned(),
+            from_layout_json: Some(layout_json(&plan.preview.from)),
+            to_layout_json: Some(layout_json(&plan.preview.to)),
+            requested_by: requested_by.map(str::to_owned),
+        }),
+        non_idempotent_steps: non_idempotent_steps(&plan.snapshot),
+        ..options
+    };
+    let mut tx = store.begin_write().await?;
+    // Re-read under the write lock: the checks below must see the latest state.
+    let state: Option<String> = sqlx::query_scalar(&format!(
+        "SELECT state FROM clusters WHERE id = $1{}",
+        match store.backend() {
+            crate::store::Backend::Sqlite => "",
+            crate::store::Backend::Postgres => " FOR UPDATE",
+        }
+    ))
+    .bind(cluster_id)
+    .fetch_optional(&mut *tx)
+    .await
+    .map_err(StoreError::from)?;
+    let state = state.ok_or_else(|| StoreError::NotFound(format!("cluster {cluster_id}")))?;
+    let busy = |hint: String| OperationError::Busy {
+        name: cluster.name.clone(),
+        state: state.clone(),
+        hint,
+    };
+    if let Some((job_id, job_state)) = unfinished_jobs(&mut tx, cluster_id).await?.first() {
+        return Err(busy(format!(
+            "job {job_id} is {job_state}; wait for it to finish or cancel it first"
+        )));
+    }
+    match state.as_str() {
+        cluster_state::DELETED => return Err(busy("it no longer exists".into())),
+        cluster_state::FAILED
+            if !matches!(
+                change,
+                ClusterChange::Delete | ClusterChange::Rollback { .. }
+            ) =>
+        {
+            return Err(busy(
+                "retry or roll back its failed job, or delete the cluster".into(),
+            ))
+        }
+        _ => {}
+    }
+    sqlx::query("UPDATE clusters SET catalog_json = $2, config_json = $3 WHERE id = $1")
+        .bind(cluster_id)
+        .bind(export_bundle(&plan.snapshot).to_string())
+        .bind(Value::Object(plan.config.clone()).to_string())
+        .execute(&mut *tx)
+        .await
+        .map_err(StoreError::from)?;
+    let job_id = submit_in(
+        &mut tx,
+        &cluster.tenant_id,
+        cluster_id,
+        change.name(),
+        &plan.preview.dag,
+        &options,
+        now_ms,
+    )
+    .await?;
+    tx.commit().await.map_err(StoreError::from)?;
+    Ok(job_id)
+}
+
+/// Steps the catalog declares unsafe to repeat: `"idempotent": false` (or `"false"`)
+/// among an action's fields.
+pub(crate) fn non_idempotent_steps(catalog: &Catalog) -> BTreeSet<(ServiceName, Action)> {
+    let mut steps = BTreeSet::new();
+    for service in catalog.services.values() {
+        for (action, spec) in &service.provisioner.actions {
+            let declared = spec.fields.get("idempotent");
+            if matches!(declared, Some(Value::Bool(false)))
+                || declared.and_then(Value::as_str) == Some("false")
+            {
+                steps.insert((service.name.clone(), plan_action(*action)));
+            }
+        }
+    }
+    steps
+}
+
+fn plan_action(action: ServiceAction) -> Action {
+    match action {
+        ServiceAction::Install => Action::Install,
+        ServiceAction::Configure => Action::Configure,
+        ServiceAction::Initialize => Action::Initialize,
+        ServiceAction::Start => Action::Start,
+        ServiceAction::Stop => Action::Stop,
+        ServiceAction::Remove => Action::Remove,
+    }
+}
+
+/// Copies into `snapshot` the named services (and the services providing a named alias)
+/// from the tenant's current catalog, unless the snapshot has them already.
+fn bring_in(snapshot: &mut Catalog, current: &Catalog, names: &[String]) {
+    for name in names {
+        if snapshot.is_service_or_alias(name) {
+            continue;
+        }
+        let found: Vec<_> = current
+            .service(name)
+            .into_iter()
+            .chain(current.providers_of(name))
+            .cloned()
+            .collect();
+        for service in found {
+            snapshot.insert_service(service);
+        }
+    }
+}
+
+/// Succeeded tasks of the job, plus creates that were attempted at all: a provider may
+/// have made the machine before the create failed, and deleting is safe to repeat.
+async fn attempted_or_done(
+    store: &Store,
+    job_id: &str,
+) -> Result<BTreeSet<domain::plan::TaskId>, OperationError> {
+    Ok(queue::job_tasks(store, job_id)
+        .await?
+        .into_iter()
+        .filter(|task| {
+            task.state == TaskState::Succeeded
+                || (task.action == Action::Create && task.attempts > 0)
+        })
+        .map(|task| task.number)
+        .collect())
+}
+
+async fn last_job(store: &Store, cluster_id: &str) -> Result<Option<LastJob>, OperationError> {
+    let row = sqlx::query(
+        "SELECT id, state, from_layout_json, to_layout_json FROM jobs WHERE cluster_id = $1 \
+         ORDER BY created_at_ms DESC, id DESC LIMIT 1",
+    )
+    .bind(cluster_id)
+    .fetch_optional(store.pool())
+    .await
+    .map_err(StoreError::from)?;
+    let Some(row) = row else {
+        return Ok(None);
+    };
+    let layout = |column: &str| -> Result<Option<Layout>, OperationError> {
+        let json: Option<String> = row.try_get(column).map_err(StoreError::from)?;
+        Ok(json.and_then(|json| serde_json::from_str(&json).ok()))
+    };
+    Ok(Some(LastJob {
+        id: row.try_get("id").map_err(StoreError::from)?,
+        state: JobState::parse(
+            &row.try_get::<String, _>("state")
+                .map_err(StoreError::from)?,
+        )?,
+        from: layout("from_layout_json")?,
+        to: layout("to_layout_json")?,
+    }))
+}
+
+/// Every node of either layout (the first's description wins for shared numbers).
+fn union(first: &Layout, second: &Layout) -> Layout {
+    let mut nodes = first.nodes.clone();
+    for node in &second.nodes {
+        if !nodes.iter().any(|known| known.number == node.number) {
+            nodes.push(node.clone());
+        }
+    }
+    nodes.sort_by_key(|node| node.number);
+    Layout {
+        template: first.template.clone(),
+        nodes,
+    }
+}

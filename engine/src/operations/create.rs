@@ -1,0 +1,172 @@
+//! Creating a cluster: the template at a size becomes a solved layout, a create plan,
+//! and, on submit, the cluster row and its job stored together.
+
+use domain::catalog::coopr::export_bundle;
+use domain::catalog::{Catalog, ClusterTemplate};
+use domain::layout::Layout;
+use domain::names::{ClusterName, TemplateName};
+use domain::plan::{plan, Operation, ServiceGraph};
+use domain::solver::{solve_request, SolveRequest};
+use serde_json::{Map, Value};
+
+use super::{cluster_state, layout_json, OperationError, Preview};
+use crate::queue::{submit_in, ClusterEffects, SubmitOptions};
+use crate::store::clusters::{insert_cluster, Cluster, NewCluster};
+use crate::store::{Store, StoreError};
+
+const TEMPLATES: &str = "clustertemplates";
+
+/// A user's request for a new cluster.
+#[derive(Debug, Clone)]
+pub struct CreateRequest {
+    pub tenant_id: String,
+    pub owner_id: Option<String>,
+    pub name: ClusterName,
+    pub template: TemplateName,
+    /// Size, services, provider and machine types as the solver takes them.
+    pub solve: SolveRequest,
+    /// Merged over the template's default config, key by key.
+    pub config: Map<String, Value>,
+}
+
+/// Everything a create would store, computed without storing anything.
+#[derive(Debug, Clone)]
+pub struct CreatePlan {
+    pub preview: Preview,
+    pub template: ClusterTemplate,
+    pub template_version: i64,
+    pub provider: String,
+    pub snapshot: Catalog,
+    pub config: Map<String, Value>,
+    pub lease_expires_ms: Option<i64>,
+}
+
+/// Solves and plans `request` against the tenant's current catalog.
+pub async fn preview_create(
+    store: &Store,
+    request: &CreateRequest,
+    now_ms: i64,
+) -> Result<CreatePlan, OperationError> {
+    let catalog = crate::catalog::load(store, &request.tenant_id).await?;
+    let template = catalog
+        .resolved_template(&request.template)
+        .map_err(
+            |error| match catalog.clustertemplate(request.template.as_str()) {
+                None => OperationError::UnknownTemplate(request.template.to_string()),
+                Some(_) => OperationError::BadTemplate {
+                    template: request.template.to_string(),
+                    message: error.message(),
+                },
+            },
+        )?;
+    let template_version = match store
+        .catalog_entity(&request.tenant_id, TEMPLATES, request.template.as_str())
+        .await
+    {
+        Ok(revision) => revision.version,
+        Err(StoreError::NotFound(_)) => 0,
+        Err(error) => return Err(error.into()),
+    };
+    let layout = solve_request(&catalog, &template, &request.solve)
+        .map_err(OperationError::Unsatisfiable)?;
+    let provider = request
+        .solve
+        .provider
+        .as_ref()
+        .or(template.defaults.provider.as_ref())
+        .map(|name| name.as_str().to_owned())
+        .unwrap_or_default();
+    let empty = Layout {
+        template: request.template.clone(),
+        nodes: Vec::new(),
+    };
+    let dag = plan(
+        &empty,
+        &layout,
+        &Operation::Create,
+        &ServiceGraph::from_catalog(&catalog),
+    )?;
+    let mut config: Map<String, Value> = template.defaults.effective_config().into_iter().collect();
+    for (key, value) in &request.config {
+        config.insert(key.clone(), value.clone());
+    }
+    let lease = template
+        .lease()
+        .map(|lease| lease.initial_duration())
+        .transpose()
+        .map_err(|error| OperationError::BadTemplate {
+            template: request.template.to_string(),
+            message: error.to_string(),
+        })?;
+    let lease_expires_ms = lease
+        .filter(|duration| !duration.is_unlimited())
+        .map(|duration| now_ms.saturating_add(i64::try_from(duration.0).unwrap_or(i64::MAX)));
+    let snapshot = crate::catalog::snapshot(&catalog, &template, &provider, &layout);
+    Ok(CreatePlan {
+        preview: Preview {
+            from: empty,
+            to: layout,
+            dag,
+        },
+        template,
+        template_version,
+        provider,
+        snapshot,
+        config,
+        lease_expires_ms,
+    })
+}
+
+/// Creates the cluster and submits its create job in one transaction. Returns the
+/// cluster and the job id.
+pub async fn create_cluster(
+    store: &Store,
+    request: &CreateRequest,
+    options: SubmitOptions,
+    now_ms: i64,
+) -> Result<(Cluster, String), OperationError> {
+    let plan = preview_create(store, request, now_ms).await?;
+    let template_json =
+        serde_json::to_string(&domain::catalog::coopr::entity_to_value(&plan.template))
+            .unwrap_or_else(|_| "{}".to_owned());
+    let new = NewCluster {
+        tenant_id: request.tenant_id.clone(),
+        name: request.name.to_string(),
+        template_name: request.template.to_string(),
+        template_version: plan.template_version,
+        template_json,
+        owner_id: request.owner_id.clone(),
+        state: cluster_state::CREATING.to_owned(),
+        layout_json: layout_json(&plan.preview.from),
+        config_json: Value::Object(plan.config.clone()).to_string(),
+        catalog_json: export_bundle(&plan.snapshot).to_string(),
+        provider: plan.provider.clone(),
+        lease_expires_ms: plan.lease_expires_ms,
+    };
+    let options = SubmitOptions {
+        effects: Some(ClusterEffects {
+            running: cluster_state::CREATING.to_owned(),
+            succeeded: cluster_state::ACTIVE.to_owned(),
+            failed: cluster_state::FAILED.to_owned(),
+            from_layout_json: Some(layout_json(&plan.preview.from)),
+            to_layout_json: Some(layout_json(&plan.preview.to)),
+            requested_by: request.owner_id.clone(),
+        }),
+        non_idempotent_steps: super::change::non_idempotent_steps(&plan.snapshot),
+        ..options
+    };
+    let mut tx = store.begin_write().await?;
+    let cluster = insert_cluster(&mut tx, &new, now_ms).await?;
+    let job_id = submit_in(
+        &mut tx,
+        &cluster.tenant_id,
+        &cluster.id,
+        "create",
+        &plan.preview.dag,
+        &options,
+        now_ms,
+    )
+    .await?;
+    tx.commit().await.map_err(StoreError::from)?;
+    Ok((cluster, job_id))
+}

@@ -1,0 +1,68 @@
+//! What a job's progress does to its cluster: the cluster's state while the job runs,
+//! after it succeeds (with the layout it then has) and after it fails or is cancelled.
+//!
+//! Stored on the job at submit and applied inside the very transaction that moves the
+//! job, so a crash can never leave a finished job beside a cluster still "creating".
+
+use sqlx::{Any, Row, Transaction};
+
+use super::{JobState, QueueError};
+
+/// The cluster side of a job, given at submit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterEffects {
+    pub running: String,
+    pub succeeded: String,
+    pub failed: String,
+    /// The layout before the job (kept so a rollback knows where to go back to).
+    pub from_layout_json: Option<String>,
+    /// The layout the cluster has once the job succeeded.
+    pub to_layout_json: Option<String>,
+    /// The user who asked for the job.
+    pub requested_by: Option<String>,
+}
+
+/// Moves the job's cluster along with the job entering `state`; jobs without effects
+/// (plain queue use) leave clusters alone.
+pub(super) async fn apply(
+    tx: &mut Transaction<'static, Any>,
+    job_id: &str,
+    state: JobState,
+    now_ms: i64,
+) -> Result<(), QueueError> {
+    let row = sqlx::query(
+        "SELECT cluster_id, cluster_state_running, cluster_state_succeeded, \
+         cluster_state_failed, to_layout_json FROM jobs WHERE id = $1",
+    )
+    .bind(job_id)
+    .fetch_optional(&mut **tx)
+    .await?
+    .ok_or_else(|| QueueError::NotFound(format!("job {job_id}")))?;
+    let column = match state {
+        JobState::Queued | JobState::Running => "cluster_state_running",
+        JobState::Succeeded => "cluster_state_succeeded",
+        JobState::Failed | JobState::Cancelled => "cluster_state_failed",
+        // The job is still stopping; the cluster changes when it has stopped.
+        JobState::Cancelling => return Ok(()),
+    };
+    let Some(cluster_state) = row.try_get::<Option<String>, _>(column)? else {
+        return Ok(());
+    };
+    let cluster_id: String = row.try_get("cluster_id")?;
+    let layout: Option<String> = if state == JobState::Succeeded {
+        row.try_get("to_layout_json")?
+    } else {
+        None
+    };
+    sqlx::query(
+        "UPDATE clusters SET state = $2, layout_json = COALESCE($3, layout_json), \
+         updated_at_ms = $4 WHERE id = $1",
+    )
+    .bind(&cluster_id)
+    .bind(&cluster_state)
+    .bind(layout)
+    .bind(now_ms)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}

@@ -1,0 +1,352 @@
+//! Plugin resources: scripts, archives and files a tenant uploads for its services'
+//! actions, every upload a new version, one version per name staged for nodes.
+//!
+//! Rows (`plugin_resources`) say what exists; the bytes live in a [`BlobStore`] (the
+//! local file system today), addressed by tenant, kind, name and version, written before
+//! the row so a row never points at nothing. Bootstrap copies the staged versions onto
+//! each node under `$HOME/corral/resources/<kind>/<name>`.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use sha2::{Digest, Sha256};
+use sqlx::Row;
+
+use crate::store::{Store, StoreError};
+
+/// Largest resource accepted (archives of cookbooks or data, not images).
+pub const MAX_RESOURCE_BYTES: usize = 64 * 1024 * 1024;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ResourceKind {
+    /// Run by `shell` actions (`script` field); made executable on the node.
+    Scripts,
+    /// `.tar`, `.tar.gz`, `.tgz`: unpacked on the node next to the archive (`NAME.d/`).
+    Archives,
+    /// Copied as they are.
+    Files,
+}
+
+impl ResourceKind {
+    pub const ALL: [ResourceKind; 3] = [
+        ResourceKind::Scripts,
+        ResourceKind::Archives,
+        ResourceKind::Files,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ResourceKind::Scripts => "scripts",
+            ResourceKind::Archives => "archives",
+            ResourceKind::Files => "files",
+        }
+    }
+
+    pub fn parse(raw: &str) -> Result<Self, ResourceError> {
+        Self::ALL
+            .into_iter()
+            .find(|kind| kind.as_str() == raw)
+            .ok_or_else(|| ResourceError::UnknownKind(raw.to_owned()))
+    }
+}
+
+impl fmt::Display for ResourceKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ResourceError {
+    #[error("unknown resource kind {0:?}: use scripts, archives or files")]
+    UnknownKind(String),
+    #[error(
+        "invalid resource name {0:?}: use 1-128 letters, digits, '.', '_' or '-', not starting \
+         with '.'"
+    )]
+    InvalidName(String),
+    #[error("resource is {size} bytes; the limit is {MAX_RESOURCE_BYTES}")]
+    TooLarge { size: usize },
+    #[error("archive {0:?} must end in .tar, .tar.gz or .tgz")]
+    NotAnArchive(String),
+    #[error("{kind}/{name} version {version} not found")]
+    NotFound {
+        kind: ResourceKind,
+        name: String,
+        version: i64,
+    },
+    #[error("resource store: {0}")]
+    Blob(#[from] std::io::Error),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl From<sqlx::Error> for ResourceError {
+    fn from(error: sqlx::Error) -> Self {
+        ResourceError::Store(StoreError::from(error))
+    }
+}
+
+/// One stored version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourceVersion {
+    pub tenant_id: String,
+    pub kind: ResourceKind,
+    pub name: String,
+    pub version: i64,
+    pub sha256: String,
+    pub size_bytes: i64,
+    pub staged: bool,
+    pub created_at_ms: i64,
+}
+
+/// Who uploads what: the resource a new version is for.
+#[derive(Debug, Clone, Copy)]
+pub struct Upload<'a> {
+    pub tenant_id: &'a str,
+    pub kind: ResourceKind,
+    pub name: &'a str,
+    pub author_id: Option<&'a str>,
+}
+
+/// Where resource bytes are kept.
+pub trait BlobStore: Send + Sync {
+    fn put(&self, key: &str, bytes: &[u8]) -> std::io::Result<()>;
+    fn get(&self, key: &str) -> std::io::Result<Vec<u8>>;
+}
+
+/// Blobs as files under a directory (`<data dir>/resources`).
+#[derive(Debug, Clone)]
+pub struct DirectoryBlobs {
+    root: PathBuf,
+}
+
+impl DirectoryBlobs {
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        Self { root: root.into() }
+    }
+}
+
+impl BlobStore for DirectoryBlobs {
+    fn put(&self, key: &str, bytes: &[u8]) -> std::io::Result<()> {
+        let path = self.root.join(key);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        // Written aside and renamed: a crash never leaves half a resource under its name.
+        let partial = path.with_extension("partial");
+        std::fs::write(&partial, bytes)?;
+        std::fs::rename(partial, path)
+    }
+
+    fn get(&self, key: &str) -> std::io::Result<Vec<u8>> {
+        std::fs::read(self.root.join(key))
+    }
+}
+
+/// The resource rows plus their bytes.
+#[derive(Clone)]
+pub struct ResourceFiles {
+    blobs: Arc<dyn BlobStore>,
+}
+
+impl fmt::Debug for ResourceFiles {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ResourceFiles").finish_non_exhaustive()
+    }
+}
+
+const COLUMNS: &str = "tenant_id, kind, name, version, sha256, size_bytes, staged, created_at_ms";
+
+fn from_row(row: &sqlx::any::AnyRow) -> Result<ResourceVersion, ResourceError> {
+    Ok(ResourceVersion {
+        tenant_id: row.try_get("tenant_id")?,
+        kind: ResourceKind::parse(&row.try_get::<String, _>("kind")?)?,
+        name: row.try_get("name")?,
+        version: row.try_get("version")?,
+        sha256: row.try_get("sha256")?,
+        size_bytes: row.try_get("size_bytes")?,
+        staged: row.try_get::<i64, _>("staged")? != 0,
+        created_at_ms: row.try_get("created_at_ms")?,
+    })
+}
+
+impl ResourceFiles {
+    pub fn new(blobs: Arc<dyn BlobStore>) -> Self {
+        Self { blobs }
+    }
+
+    /// Resources in `<dir>` on the local file system.
+    pub fn in_directory(dir: impl Into<PathBuf>) -> Self {
+        Self::new(Arc::new(DirectoryBlobs::new(dir)))
+    }
+
+    /// Stores `bytes` as the next version of `upload.kind/name` (not staged).
+    pub async fn upload(
+        &self,
+        store: &Store,
+        upload: &Upload<'_>,
+        bytes: &[u8],
+        now_ms: i64,
+    ) -> Result<ResourceVersion, ResourceError> {
+        let Upload {
+            tenant_id,
+            kind,
+            name,
+            author_id,
+        } = *upload;
+        check_name(kind, name)?;
+        if bytes.len() > MAX_RESOURCE_BYTES {
+            return Err(ResourceError::TooLarge { size: bytes.len() });
+        }
+        let sha256 = hex(&Sha256::digest(bytes));
+        let mut tx = store.begin_write().await?;
+        let newest: Option<i64> = sqlx::query_scalar(
+            "SELECT MAX(version) FROM plugin_resources \
+             WHERE tenant_id = $1 AND kind = $2 AND name = $3",
+        )
+        .bind(tenant_id)
+        .bind(kind.as_str())
+        .bind(name)
+        .fetch_one(&mut *tx)
+        .await?;
+        let resource = ResourceVersion {
+            tenant_id: tenant_id.to_owned(),
+            kind,
+            name: name.to_owned(),
+            version: newest.unwrap_or(0) + 1,
+            sha256,
+            size_bytes: i64::try_from(bytes.len()).unwrap_or(i64::MAX),
+            staged: false,
+            created_at_ms: now_ms,
+        };
+        self.blobs.put(&blob_key(&resource), bytes)?;
+        let inserted = sqlx::query(&format!(
+            "INSERT INTO plugin_resources ({COLUMNS}, author_id) \
+             VALUES ($1, $2, $3, $4, $5, $6, 0, $7, $8)"
+        ))
+        .bind(&resource.tenant_id)
+        .bind(kind.as_str())
+        .bind(&resource.name)
+        .bind(resource.version)
+        .bind(&resource.sha256)
+        .bind(resource.size_bytes)
+        .bind(now_ms)
+        .bind(author_id)
+        .execute(&mut *tx)
+        .await;
+        crate::store::conflict_on_unique(inserted, || {
+            format!("version {} of {kind}/{name}", resource.version)
+        })?;
+        tx.commit().await?;
+        Ok(resource)
+    }
+
+    /// Makes `version` the one nodes get (unstaging any other). Staging the staged
+    /// version again changes nothing.
+    pub async fn stage(
+        &self,
+        store: &Store,
+        tenant_id: &str,
+        kind: ResourceKind,
+        name: &str,
+        version: i64,
+    ) -> Result<(), ResourceError> {
+        let mut tx = store.begin_write().await?;
+        let exists: Option<i64> = sqlx::query_scalar(
+            "SELECT version FROM plugin_resources \
+             WHERE tenant_id = $1 AND kind = $2 AND name = $3 AND version = $4",
+        )
+        .bind(tenant_id)
+        .bind(kind.as_str())
+        .bind(name)
+        .bind(version)
+        .fetch_optional(&mut *tx)
+        .await?;
+        if exists.is_none() {
+            return Err(ResourceError::NotFound {
+                kind,
+                name: name.to_owned(),
+                version,
+            });
+        }
+        sqlx::query(
+            "UPDATE plugin_resources SET staged = CASE WHEN version = $4 THEN 1 ELSE 0 END \
+             WHERE tenant_id = $1 AND kind = $2 AND name = $3 AND (staged = 1 OR version = $4)",
+        )
+        .bind(tenant_id)
+        .bind(kind.as_str())
+        .bind(name)
+        .bind(version)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Every version of every resource of the tenant.
+    pub async fn list(
+        &self,
+        store: &Store,
+        tenant_id: &str,
+    ) -> Result<Vec<ResourceVersion>, ResourceError> {
+        sqlx::query(&format!(
+            "SELECT {COLUMNS} FROM plugin_resources WHERE tenant_id = $1 \
+             ORDER BY kind, name, version"
+        ))
+        .bind(tenant_id)
+        .fetch_all(store.pool())
+        .await?
+        .iter()
+        .map(from_row)
+        .collect()
+    }
+
+    /// The staged version of each resource of the tenant: what nodes get.
+    pub async fn staged(
+        &self,
+        store: &Store,
+        tenant_id: &str,
+    ) -> Result<Vec<ResourceVersion>, ResourceError> {
+        sqlx::query(&format!(
+            "SELECT {COLUMNS} FROM plugin_resources WHERE tenant_id = $1 AND staged = 1 \
+             ORDER BY kind, name"
+        ))
+        .bind(tenant_id)
+        .fetch_all(store.pool())
+        .await?
+        .iter()
+        .map(from_row)
+        .collect()
+    }
+
+    pub fn read(&self, resource: &ResourceVersion) -> Result<Vec<u8>, ResourceError> {
+        Ok(self.blobs.get(&blob_key(resource))?)
+    }
+}
+
+fn check_name(kind: ResourceKind, name: &str) -> Result<(), ResourceError> {
+    if !crate::execute::is_resource_name(name) {
+        return Err(ResourceError::InvalidName(name.to_owned()));
+    }
+    if kind == ResourceKind::Archives
+        && ![".tar", ".tar.gz", ".tgz"]
+            .iter()
+            .any(|suffix| name.ends_with(suffix))
+    {
+        return Err(ResourceError::NotAnArchive(name.to_owned()));
+    }
+    Ok(())
+}
+
+fn blob_key(resource: &ResourceVersion) -> String {
+    format!(
+        "{}/{}/{}/{}",
+        resource.tenant_id, resource.kind, resource.name, resource.version
+    )
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}

@@ -1,0 +1,149 @@
+//! The janitor: the pool's housekeeping loop. At start it re-adopts the nodes an
+//! earlier process made (a restarted server must not leak or lose them); then, on a
+//! timer, it returns tasks whose leases expired to the queue and deletes clusters whose
+//! lease ran out, through an ordinary delete job.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{watch, Notify};
+
+use crate::execute::Executor;
+use crate::operations::{cluster_state, submit_change, ClusterChange, OperationError};
+use crate::provider::NodeRecord;
+use crate::queue::{self, SubmitOptions};
+use crate::store::clusters::nodes::NodeRecord as NodeRow;
+use crate::store::{now_ms, Store};
+
+pub(super) async fn run(
+    executor: Executor,
+    every: Duration,
+    wake: Arc<Notify>,
+    mut stopped: watch::Receiver<bool>,
+) {
+    adopt_nodes(&executor).await;
+    loop {
+        tokio::select! {
+            () = tokio::time::sleep(every) => {}
+            _ = stopped.changed() => {}
+        }
+        if *stopped.borrow() {
+            return;
+        }
+        sweep(executor.store(), &wake).await;
+    }
+}
+
+/// One round: expired task leases, then expired cluster leases.
+pub async fn sweep(store: &Store, wake: &Notify) {
+    match queue::requeue_expired(store, now_ms()).await {
+        Ok(expired) if !expired.is_empty() => {
+            for task in &expired {
+                tracing::warn!(
+                    task = %task.task_id,
+                    worker = %task.worker_id,
+                    attempt = task.attempt,
+                    now = %task.task_state,
+                    "task lease expired"
+                );
+            }
+            wake.notify_waiters();
+        }
+        Ok(_) => {}
+        Err(error) => tracing::warn!(%error, "requeueing expired leases failed"),
+    }
+    match delete_expired_clusters(store, now_ms()).await {
+        Ok(0) => {}
+        Ok(count) => {
+            tracing::info!(count, "deleting clusters whose lease expired");
+            wake.notify_waiters();
+        }
+        Err(error) => tracing::warn!(%error, "deleting expired clusters failed"),
+    }
+}
+
+/// Submits a delete job for every active cluster whose lease ended before `now_ms`;
+/// returns how many were submitted.
+pub async fn delete_expired_clusters(store: &Store, now_ms: i64) -> Result<usize, OperationError> {
+    let expired: Vec<String> = sqlx::query_scalar(
+        "SELECT id FROM clusters WHERE state = $1 AND lease_expires_ms IS NOT NULL \
+         AND lease_expires_ms < $2 ORDER BY lease_expires_ms LIMIT 100",
+    )
+    .bind(cluster_state::ACTIVE)
+    .bind(now_ms)
+    .fetch_all(store.pool())
+    .await
+    .map_err(crate::store::StoreError::from)?;
+    let mut submitted = 0;
+    for cluster_id in expired {
+        match submit_change(
+            store,
+            &cluster_id,
+            &ClusterChange::Delete,
+            None,
+            SubmitOptions::default(),
+            now_ms,
+        )
+        .await
+        {
+            Ok(job_id) => {
+                tracing::info!(cluster = %cluster_id, job = %job_id, "lease expired: deleting");
+                submitted += 1;
+            }
+            // Another process's janitor got there first, or a job is running.
+            Err(OperationError::Busy { .. }) => {}
+            Err(error) => return Err(error),
+        }
+    }
+    Ok(submitted)
+}
+
+/// Takes over every recorded node of a live cluster: checks it is there, restarts what
+/// it can (a local node's sshd after a reboot), and stores the refreshed record.
+async fn adopt_nodes(executor: &Executor) {
+    let store = executor.store();
+    let nodes = match store.live_nodes().await {
+        Ok(nodes) => nodes,
+        Err(error) => {
+            tracing::warn!(%error, "listing nodes to adopt failed");
+            return;
+        }
+    };
+    let mut adopted = 0;
+    for node in nodes {
+        let Some(record) = node
+            .provider_json
+            .as_deref()
+            .and_then(|json| serde_json::from_str::<NodeRecord>(json).ok())
+        else {
+            continue;
+        };
+        let Some(provider) = executor.providers().get(&record.provider) else {
+            continue;
+        };
+        match provider.adopt(&record).await {
+            Ok(fresh) => {
+                adopted += 1;
+                if fresh != record {
+                    let row = NodeRow {
+                        cluster_id: node.cluster_id.clone(),
+                        number: node.number,
+                        hostname: Some(fresh.host.clone()),
+                        hardwaretype: node.hardwaretype.clone(),
+                        imagetype: node.imagetype.clone(),
+                        services_json: node.services_json.clone(),
+                        provider_json: serde_json::to_string(&fresh).ok(),
+                        state: node.state.clone(),
+                    };
+                    if let Err(error) = store.save_node(&row, now_ms()).await {
+                        tracing::warn!(node = %record.id, %error, "saving an adopted node failed");
+                    }
+                }
+            }
+            Err(error) => tracing::warn!(node = %record.id, %error, "adopting a node failed"),
+        }
+    }
+    if adopted > 0 {
+        tracing::info!(nodes = adopted, "re-adopted nodes");
+    }
+}

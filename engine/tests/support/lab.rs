@@ -1,0 +1,241 @@
+//! A lab for end-to-end engine tests: a fresh database with the lifecycle test catalog
+//! and its plugin resource, a `local` provider under a temporary directory, and a worker
+//! pool running tasks. Dropping the lab kills every node process it made.
+
+// Each test file that includes the lab uses a different part of it.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use domain::catalog::coopr::import_bundle;
+use domain::names::{ClusterName, TemplateName};
+use domain::solver::SolveRequest;
+use engine::execute::{Executor, ExecutorSettings, Providers};
+use engine::operations::{create_cluster, submit_change, ClusterChange, CreateRequest};
+use engine::provider::LocalProvider;
+use engine::queue::{self, JobState, SubmitOptions};
+use engine::resources::{ResourceFiles, ResourceKind, Upload};
+use engine::ssh::{PoolConfig, SessionPool};
+use engine::store::clusters::Cluster;
+use engine::store::tenants::DEFAULT_TENANT_ID;
+use engine::store::{now_ms, Backend, Store};
+use engine::testing::TestDatabase;
+use engine::worker::{WorkerPool, WorkerSettings};
+
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/lifecycle");
+
+pub struct Lab {
+    pub store: Store,
+    pub nodes_dir: PathBuf,
+    pub executor: Executor,
+    pub pool: Option<WorkerPool>,
+    pub settings: WorkerSettings,
+    _nodes: tempfile::TempDir,
+    _resources: tempfile::TempDir,
+    _db: TestDatabase,
+}
+
+/// Worker settings with short leases so crash and fault tests finish quickly.
+pub fn quick_settings() -> WorkerSettings {
+    WorkerSettings {
+        slots: 8,
+        lease: Duration::from_secs(4),
+        heartbeat: Duration::from_millis(500),
+        idle_poll: Duration::from_millis(50),
+        janitor_every: Duration::from_millis(500),
+        shutdown_grace: Duration::from_secs(5),
+        ..WorkerSettings::default()
+    }
+}
+
+impl Lab {
+    pub async fn start(backend: Backend) -> Self {
+        Self::start_with(backend, quick_settings(), ExecutorSettings::default()).await
+    }
+
+    pub async fn start_with(
+        backend: Backend,
+        settings: WorkerSettings,
+        executor_settings: ExecutorSettings,
+    ) -> Self {
+        let db = TestDatabase::new(backend).await;
+        let store = Store::open(&db.url).await.unwrap();
+        let catalog =
+            import_bundle(&std::fs::read_to_string(format!("{FIXTURES}/catalog.json")).unwrap())
+                .unwrap();
+        let report = engine::catalog::import(&store, DEFAULT_TENANT_ID, &catalog, None, now_ms())
+            .await
+            .unwrap();
+        assert!(!report.has_errors(), "{report}");
+        let resources_dir = tempfile::tempdir().unwrap();
+        let resources = ResourceFiles::in_directory(resources_dir.path());
+        let script = std::fs::read(format!("{FIXTURES}/web.sh")).unwrap();
+        let version = resources
+            .upload(
+                &store,
+                &Upload {
+                    tenant_id: DEFAULT_TENANT_ID,
+                    kind: ResourceKind::Scripts,
+                    name: "web.sh",
+                    author_id: None,
+                },
+                &script,
+                now_ms(),
+            )
+            .await
+            .unwrap();
+        resources
+            .stage(
+                &store,
+                DEFAULT_TENANT_ID,
+                ResourceKind::Scripts,
+                "web.sh",
+                version.version,
+            )
+            .await
+            .unwrap();
+        let nodes = tempfile::Builder::new()
+            .prefix("corral-lab-")
+            .tempdir()
+            .unwrap();
+        let nodes_dir = nodes.path().canonicalize().unwrap();
+        let provider = Arc::new(LocalProvider::new(&nodes_dir).unwrap());
+        let executor = Executor::new(
+            store.clone(),
+            Providers::new().with(provider),
+            Arc::new(SessionPool::new(PoolConfig::default())),
+            resources,
+            executor_settings,
+        );
+        let pool = WorkerPool::start(executor.clone(), settings.clone());
+        Self {
+            store,
+            nodes_dir,
+            executor,
+            pool: Some(pool),
+            settings,
+            _nodes: nodes,
+            _resources: resources_dir,
+            _db: db,
+        }
+    }
+
+    /// Submits a create of the `lifecycle` template.
+    pub async fn create(&self, name: &str, size: u32) -> (Cluster, String) {
+        let request = CreateRequest {
+            tenant_id: DEFAULT_TENANT_ID.to_owned(),
+            owner_id: None,
+            name: ClusterName::parse(name).unwrap(),
+            template: TemplateName::parse("lifecycle").unwrap(),
+            solve: SolveRequest::of_size(size),
+            config: serde_json::Map::new(),
+        };
+        let created = create_cluster(&self.store, &request, SubmitOptions::default(), now_ms())
+            .await
+            .unwrap();
+        self.wake();
+        created
+    }
+
+    pub async fn change(&self, cluster_id: &str, change: ClusterChange) -> String {
+        let job = submit_change(
+            &self.store,
+            cluster_id,
+            &change,
+            None,
+            SubmitOptions::default(),
+            now_ms(),
+        )
+        .await
+        .unwrap();
+        self.wake();
+        job
+    }
+
+    pub fn wake(&self) {
+        if let Some(pool) = &self.pool {
+            pool.waker().notify_waiters();
+        }
+    }
+
+    /// Waits for the job to end and returns its state; prints the failed tasks' output.
+    pub async fn wait(&self, job_id: &str, limit: Duration) -> JobState {
+        let started = Instant::now();
+        loop {
+            let job = queue::job(&self.store, job_id).await.unwrap();
+            if !job.state.is_active() && job.state != JobState::Cancelling {
+                if job.state != JobState::Succeeded {
+                    self.print_failures(job_id, job.error.as_deref()).await;
+                }
+                return job.state;
+            }
+            if started.elapsed() >= limit {
+                for task in queue::job_tasks(&self.store, job_id).await.unwrap() {
+                    eprintln!(
+                        "task {} node {} {:?} {:?}: {} (attempts {})",
+                        task.number.0,
+                        task.node,
+                        task.action,
+                        task.service,
+                        task.state,
+                        task.attempts
+                    );
+                }
+                for event in queue::events_after(&self.store, job_id, 0, 10_000)
+                    .await
+                    .unwrap()
+                {
+                    eprintln!(
+                        "event {} {:?} {}: {}",
+                        event.id, event.task_id, event.kind, event.data
+                    );
+                }
+            }
+            assert!(
+                started.elapsed() < limit,
+                "job {job_id} still {} after {limit:?} ({}/{} tasks done)",
+                job.state,
+                job.tasks_succeeded,
+                job.tasks_total
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    pub async fn print_failures(&self, job_id: &str, error: Option<&str>) {
+        eprintln!("job {job_id} error: {error:?}");
+        for task in queue::job_tasks(&self.store, job_id).await.unwrap() {
+            if task.state == queue::TaskState::Failed {
+                for attempt in queue::task_attempts(&self.store, &task.id).await.unwrap() {
+                    eprintln!(
+                        "task {} attempt {}: {:?}\nstdout: {}\nstderr: {}",
+                        task.number.0,
+                        attempt.attempt,
+                        attempt.error,
+                        attempt.stdout,
+                        attempt.stderr
+                    );
+                }
+            }
+        }
+    }
+
+    /// Processes of this lab's nodes still alive.
+    pub fn live_processes(&self) -> Vec<i32> {
+        LocalProvider::processes_under(&self.nodes_dir)
+    }
+
+    pub async fn stop_workers(&mut self) {
+        if let Some(pool) = self.pool.take() {
+            pool.shutdown().await;
+        }
+    }
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        LocalProvider::kill_everything_under(&self.nodes_dir);
+    }
+}
