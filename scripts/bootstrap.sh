@@ -57,4 +57,11 @@ fi
 if [ ! -d "$ROOT/end2end/node_modules/playwright-core" ]; then
   (cd "$ROOT/end2end" && npm ci --silent --no-audit --no-fund)
 fi
+# schemathesis (API fuzzing against the OpenAPI document) in its own virtualenv.
+VENV=${CORRAL_VENV:-$HOME/.cache/corral/venv}
+if [ ! -x "$VENV/bin/st" ]; then
+  echo "bootstrap: installing schemathesis"
+  python3 -m venv "$VENV"
+  "$VENV/bin/pip" install -q --disable-pip-version-check "schemathesis==4.*"
+fi
 echo "bootstrap: ok"

@@ -8,3 +8,5 @@ WASM_TARGET_DIR=$CARGO_TARGET_DIR/wasm
 SITE_DIR=$ROOT/target/site
 CORRAL_BIN=$CARGO_TARGET_DIR/debug/corral
 export PATH=/opt/binaryen/bin:$HOME/.cargo/bin:$PATH
+# schemathesis lives in its own virtualenv (installed by bootstrap.sh).
+VENV=${CORRAL_VENV:-$HOME/.cache/corral/venv}

@@ -26,6 +26,13 @@ cargo test --no-fail-fast 2>&1 | tee "$CARGO_TARGET_DIR/cargo-test.log"
 passed=$(grep -E '^test result:' "$CARGO_TARGET_DIR/cargo-test.log" | awk '{s+=$4} END {print s+0}')
 failed=$(grep -E '^test result:' "$CARGO_TARGET_DIR/cargo-test.log" | awk '{s+=$6} END {print s+0}')
 
+step "API fuzzing (schemathesis against /api/v1/openapi.json)"
+if "$ROOT/scripts/api-fuzz.sh" 2>&1 | tee "$CARGO_TARGET_DIR/api-fuzz.log"; then
+  passed=$((passed + 1))
+else
+  failed=$((failed + 1))
+fi
+
 step "browser tests (chromium)"
 (cd end2end && CORRAL_BIN=$CORRAL_BIN node --test --test-reporter=spec tests/) \
   2>&1 | tee "$CARGO_TARGET_DIR/browser-test.log"
@@ -33,3 +40,4 @@ passed=$((passed + $(sed -n 's/^ℹ pass \([0-9]*\)$/\1/p' "$CARGO_TARGET_DIR/br
 failed=$((failed + $(sed -n 's/^ℹ fail \([0-9]*\)$/\1/p' "$CARGO_TARGET_DIR/browser-test.log")))
 
 printf '\ntotal: %s passed, %s failed\n' "$passed" "$failed"
+[ "$failed" -eq 0 ]

@@ -3,12 +3,14 @@
 //! the store only ever sees argon2id hashes.
 
 mod password;
+mod tokens;
 
 use crate::store::tenants::DEFAULT_TENANT_ID;
 use crate::store::users::{NewUser, Role, User};
 use crate::store::{Store, StoreError};
 
 pub use password::{generate_password, hash_password, verify_password, Password, PasswordError};
+pub use tokens::TokenSecret;
 
 /// The superadmin created on first start.
 pub const FIRST_ADMIN_USERNAME: &str = "admin";

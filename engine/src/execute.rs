@@ -49,6 +49,10 @@ pub enum StepError {
     /// The stored cluster, catalog snapshot or layout does not allow the step.
     #[error("{0}")]
     Setup(String),
+    /// The step cannot start yet (nodes it needs have no address); it is deferred,
+    /// not failed.
+    #[error("not ready: {0}")]
+    NotReady(String),
     /// The step ran and ended badly.
     #[error("{what} on node {node} ({host}) {how}")]
     Failed {
@@ -73,7 +77,8 @@ pub struct ExecutorSettings {
     pub step_timeout: Duration,
     /// How long a new node may take to accept SSH.
     pub confirm_timeout: Duration,
-    /// How long a service step waits for the other nodes it refers to to have addresses.
+    /// How long a service step waits for the other nodes it refers to to have addresses
+    /// before it is deferred (back to the queue, its slot freed).
     pub address_wait: Duration,
 }
 
@@ -82,20 +87,25 @@ impl Default for ExecutorSettings {
         Self {
             step_timeout: Duration::from_secs(600),
             confirm_timeout: Duration::from_secs(60),
-            address_wait: Duration::from_secs(300),
+            address_wait: Duration::from_secs(2),
         }
     }
 }
 
-/// Node providers by provider type (`local`, `ssh-pool`…).
+/// Node providers by provider type (`local`, `ssh-pool`…), and why a known type is
+/// unavailable on this server (no sshd, say), so steps that need it can say so.
 #[derive(Clone, Default)]
 pub struct Providers {
     by_type: HashMap<String, Arc<dyn NodeProvider>>,
+    unavailable: HashMap<String, String>,
 }
 
 impl std::fmt::Debug for Providers {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list().entries(self.by_type.keys()).finish()
+        f.debug_struct("Providers")
+            .field("available", &self.by_type.keys().collect::<Vec<_>>())
+            .field("unavailable", &self.unavailable)
+            .finish()
     }
 }
 
@@ -109,8 +119,27 @@ impl Providers {
         self
     }
 
+    /// Records that `providertype` cannot run here, and why.
+    pub fn without(mut self, providertype: &str, reason: impl Into<String>) -> Self {
+        self.unavailable
+            .insert(providertype.to_owned(), reason.into());
+        self
+    }
+
     pub fn get(&self, providertype: &str) -> Option<&Arc<dyn NodeProvider>> {
         self.by_type.get(providertype)
+    }
+
+    /// The provider, or an error saying why there is none.
+    pub fn require(&self, providertype: &str) -> Result<&Arc<dyn NodeProvider>, StepError> {
+        self.get(providertype).ok_or_else(|| {
+            StepError::Setup(match self.unavailable.get(providertype) {
+                Some(reason) => {
+                    format!("provider type {providertype:?} is not available here: {reason}")
+                }
+                None => format!("provider type {providertype:?} is not available on this server"),
+            })
+        })
     }
 }
 
@@ -191,12 +220,7 @@ impl Executor {
     }
 
     fn provider(&self, view: &TaskView) -> Result<&Arc<dyn NodeProvider>, StepError> {
-        let providertype = view.providertype();
-        self.inner.providers.get(providertype).ok_or_else(|| {
-            StepError::Setup(format!(
-                "provider type {providertype:?} is not available on this server"
-            ))
-        })
+        self.inner.providers.require(view.providertype())
     }
 
     async fn create(&self, view: &TaskView) -> Result<StepOutcome, StepError> {

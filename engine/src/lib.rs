@@ -12,6 +12,7 @@ pub mod principal;
 pub mod provider;
 pub mod queue;
 pub mod resources;
+pub mod service;
 pub mod ssh;
 pub mod store;
 pub mod worker;

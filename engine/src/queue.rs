@@ -26,14 +26,14 @@ pub use events::{Event, NewEvent};
 pub use read::{Attempt, Job, TaskRecord};
 pub use types::{
     ClaimLimits, ClaimedTask, Completion, Heartbeat, JobState, Lease, Outcome, OutcomeKind,
-    SubmitOptions, TaskState, OUTPUT_CAP_BYTES,
+    SubmitOptions, TaskState, DEFER_MS, OUTPUT_CAP_BYTES,
 };
 
 pub use claim::{claim, heartbeat};
 pub use complete::{complete, requeue_expired, Expired};
 pub use control::{cancel_job, retry_job};
 pub use events::{append_event, events_after};
-pub use read::{completed_tasks, job, job_plan, job_tasks, task_attempts};
+pub use read::{cluster_jobs, completed_tasks, job, job_plan, job_tasks, task_attempts};
 pub use submit::{submit_in, submit_job};
 
 use sqlx::{Any, Transaction};

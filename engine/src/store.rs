@@ -6,11 +6,13 @@
 //! places where dialects differ branch on [`Backend`]. Portable column types only:
 //! ids are UUID strings, times are Unix milliseconds (`BIGINT`).
 
+pub mod audit;
 pub mod catalog;
 pub mod clusters;
 mod database_url;
 mod migrations;
 pub mod tenants;
+pub mod tokens;
 pub mod users;
 
 use std::time::Duration;

@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use tokio::sync::{mpsc, watch, Notify};
 use tokio::task::JoinSet;
+use tracing::Instrument;
 
 use crate::execute::{Executor, StepError};
 use crate::queue::{
@@ -162,8 +163,6 @@ impl Worker {
     }
 
     async fn run_task(&self, task: ClaimedTask) {
-        let store = self.executor.store();
-        let lease = task.lease();
         let span = tracing::info_span!(
             "task",
             job = %task.job_id,
@@ -173,7 +172,14 @@ impl Worker {
             service = task.service.as_ref().map(|s| s.as_str()).unwrap_or(""),
             attempt = task.attempt,
         );
-        let _enter = span.enter();
+        // Instrumented, not entered: a guard held across awaits would leak the span
+        // into whatever else this thread polls.
+        self.run_task_in_span(task).instrument(span).await;
+    }
+
+    async fn run_task_in_span(&self, task: ClaimedTask) {
+        let store = self.executor.store();
+        let lease = task.lease();
         task_event(store, &task, format!("started (attempt {})", task.attempt)).await;
         let (sender, receiver) = mpsc::channel(256);
         let recorder = tokio::spawn(output::record(
@@ -192,6 +198,13 @@ impl Worker {
                 stdout: captured.stdout,
                 stderr: captured.stderr,
                 error: None,
+            },
+            Ended::Finished(Err(StepError::NotReady(reason))) => Outcome {
+                kind: OutcomeKind::Deferred,
+                exit_code: None,
+                stdout: captured.stdout,
+                stderr: captured.stderr,
+                error: Some(reason),
             },
             Ended::Finished(Err(error)) => Outcome {
                 kind: OutcomeKind::Failed,

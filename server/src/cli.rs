@@ -1,10 +1,15 @@
-//! Command-line interface: `corral serve`, `corral migrate`, `corral admin ...`.
+//! Command-line interface: `corral serve`, `corral worker`, `corral migrate`,
+//! `corral admin ...`, `corral catalog ...` (server-side and offline), and the API
+//! client commands `corral login`, `corral cluster ...`, `corral job ...`.
 //!
 //! Each command group lives in its own module under `cli/`; this file only parses
 //! and dispatches.
 
 mod admin;
 mod catalog;
+mod cluster;
+mod login;
+mod remote;
 
 use std::process::ExitCode;
 
@@ -24,17 +29,27 @@ pub struct Cli {
 pub enum Command {
     /// Run the web server (UI, API) with the in-process workers.
     Serve(ServerArgs),
+    /// Run only task workers (no web server) against a shared database.
+    Worker(ServerArgs),
     /// Apply pending database migrations and exit.
     Migrate(ServerArgs),
     /// Administer users directly in the database (works while the server runs).
     #[command(subcommand)]
     Admin(admin::AdminCommand),
-    /// Work on catalog files offline: validate, convert, solve, plan.
+    /// Catalogs: offline (validate, convert, solve, plan) or on the server (import, export).
     Catalog(catalog::CatalogArgs),
+    /// Sign in to a Corral server; later client commands use the saved token.
+    Login(login::LoginArgs),
+    /// Revoke the saved token and forget it.
+    Logout,
+    /// Create, inspect, change and delete clusters on the server.
+    Cluster(cluster::ClusterArgs),
+    /// Follow, cancel and retry jobs on the server.
+    Job(cluster::JobArgs),
 }
 
 /// Runs an async command body on a fresh multi-threaded runtime.
-fn block_on<F: std::future::Future<Output = anyhow::Result<ExitCode>>>(
+pub(crate) fn block_on<F: std::future::Future<Output = anyhow::Result<ExitCode>>>(
     body: F,
 ) -> anyhow::Result<ExitCode> {
     tokio::runtime::Builder::new_multi_thread()
@@ -52,6 +67,12 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             crate::serve::serve(config).await?;
             Ok(ExitCode::SUCCESS)
         }),
+        Command::Worker(args) => block_on(async move {
+            let config = Config::load(args)?;
+            crate::telemetry::init(config.log_format);
+            crate::workers::run_worker(config).await?;
+            Ok(ExitCode::SUCCESS)
+        }),
         Command::Migrate(args) => block_on(async move {
             let config = Config::load(args)?;
             crate::telemetry::init(config.log_format);
@@ -67,5 +88,9 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }),
         Command::Admin(command) => block_on(admin::run(command)),
         Command::Catalog(args) => catalog::run(args),
+        Command::Login(args) => block_on(login::login(args)),
+        Command::Logout => block_on(login::logout()),
+        Command::Cluster(args) => block_on(cluster::run(args)),
+        Command::Job(args) => block_on(cluster::run_job(args)),
     }
 }

@@ -3,6 +3,7 @@
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Args, ValueEnum};
@@ -42,6 +43,16 @@ pub struct ServerArgs {
     /// Directory holding the built browser bundle (`pkg/`).
     #[arg(long, env = "CORRAL_SITE_DIR", value_name = "DIR")]
     pub site_dir: Option<PathBuf>,
+    /// Mark session cookies Secure (set when users reach Corral over HTTPS).
+    #[arg(long, env = "CORRAL_SECURE_COOKIES")]
+    #[serde(default)]
+    pub secure_cookies: bool,
+    /// Tasks this process runs at once [default: 16].
+    #[arg(long, env = "CORRAL_WORKER_SLOTS", value_name = "N")]
+    pub worker_slots: Option<usize>,
+    /// Seconds before a task of a vanished worker goes back to the queue [default: 30].
+    #[arg(long, env = "CORRAL_WORKER_LEASE_SECS", value_name = "SECONDS")]
+    pub worker_lease_secs: Option<u64>,
 }
 
 /// The resolved configuration every command runs with.
@@ -52,7 +63,13 @@ pub struct Config {
     pub database_url: DatabaseUrl,
     pub log_format: LogFormat,
     pub site_dir: PathBuf,
+    pub worker_slots: usize,
+    pub worker_lease: Duration,
+    pub secure_cookies: bool,
 }
+
+const DEFAULT_WORKER_SLOTS: usize = 16;
+const DEFAULT_WORKER_LEASE_SECS: u64 = 30;
 
 const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
 
@@ -98,6 +115,18 @@ impl Config {
                 .site_dir
                 .or(file.site_dir)
                 .unwrap_or_else(default_site_dir),
+            secure_cookies: args.secure_cookies || file.secure_cookies,
+            worker_slots: args
+                .worker_slots
+                .or(file.worker_slots)
+                .unwrap_or(DEFAULT_WORKER_SLOTS)
+                .max(1),
+            worker_lease: Duration::from_secs(
+                args.worker_lease_secs
+                    .or(file.worker_lease_secs)
+                    .unwrap_or(DEFAULT_WORKER_LEASE_SECS)
+                    .max(2),
+            ),
         })
     }
 }

@@ -1,4 +1,5 @@
-//! The HTTP surface: server-rendered pages, server functions, static assets, health.
+//! The HTTP surface: server-rendered pages, server functions, the JSON API under
+//! `/api/v1`, static assets, health. Sessions (cookie + database store) wrap it all.
 
 mod health;
 
@@ -7,6 +8,7 @@ use std::path::Path;
 use axum::extract::FromRef;
 use axum::routing::get;
 use axum::Router;
+use engine::service::Service;
 use engine::store::Store;
 use leptos::prelude::*;
 use leptos_axum::{generate_route_list, LeptosRoutes};
@@ -17,6 +19,10 @@ use tower_http::services::ServeDir;
 pub struct AppState {
     pub leptos_options: LeptosOptions,
     pub store: Store,
+    pub service: Service,
+    pub sessions: crate::sessions::SessionBackend,
+    /// Whether cookies get the Secure flag (Corral is reached over TLS).
+    pub secure_cookies: bool,
 }
 
 /// Leptos settings pointing at the bundle the build writes to `site_dir/pkg`.
@@ -33,7 +39,9 @@ pub fn router(state: AppState) -> Router {
     let routes = generate_route_list(app::App);
     let pkg_dir = Path::new(state.leptos_options.site_root.as_ref()).join("pkg");
     let store = state.store.clone();
+    let sessions = state.sessions.clone().layer(state.secure_cookies);
     Router::new()
+        .nest("/api/v1", crate::api::router())
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
         .nest_service("/pkg", ServeDir::new(pkg_dir))
@@ -45,4 +53,5 @@ pub fn router(state: AppState) -> Router {
             app::shell,
         ))
         .with_state(state)
+        .layer(sessions)
 }

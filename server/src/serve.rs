@@ -1,12 +1,19 @@
-//! `corral serve`: open the store, migrate, listen, print where to go.
+//! `corral serve`: open the store, migrate, start the workers, listen, print where to go.
+
+use std::net::SocketAddr;
+use std::time::Duration;
 
 use anyhow::Context;
 use engine::accounts::{ensure_first_admin, FIRST_ADMIN_USERNAME};
+use engine::service::Service;
 use engine::store::Store;
 use tokio::net::TcpListener;
 
 use crate::config::Config;
 use crate::http::{leptos_options, router, AppState};
+use crate::sessions::SessionBackend;
+
+const SESSION_CLEANUP_EVERY: Duration = Duration::from_secs(600);
 
 /// Opens (and migrates) the configured database, creating the data dir for SQLite.
 pub async fn open_store(config: &Config) -> anyhow::Result<Store> {
@@ -29,9 +36,19 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
             "browser bundle not found: pages will render but not hydrate (run scripts/build.sh)"
         );
     }
+    let workers = crate::workers::start_pool(store.clone(), &config)?;
+    let service = Service::new(store.clone(), crate::workers::resource_files(&config)?)
+        .with_waker(workers.waker());
+    let sessions = SessionBackend::connect(&config.database_url)
+        .await
+        .context("cannot open the session store")?;
+    let _cleanup = sessions.clone().spawn_cleanup(SESSION_CLEANUP_EVERY);
     let state = AppState {
         leptos_options: leptos_options(&config.site_dir),
         store,
+        service,
+        sessions,
+        secure_cookies: config.secure_cookies,
     };
     let listener = TcpListener::bind(config.listen)
         .await
@@ -46,14 +63,20 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         );
     }
     println!("Corral is running at http://{addr}/");
-    axum::serve(listener, router(state))
-        .with_graceful_shutdown(shutdown_signal())
-        .await
-        .context("server error")?;
+    // Connection info gives the API each client's address (login throttling, audit).
+    axum::serve(
+        listener,
+        router(state).into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .with_graceful_shutdown(shutdown_signal())
+    .await
+    .context("server error")?;
+    workers.shutdown().await;
     Ok(())
 }
 
-async fn shutdown_signal() {
+/// Resolves on SIGINT or SIGTERM.
+pub async fn shutdown_signal() {
     let ctrl_c = tokio::signal::ctrl_c();
     #[cfg(unix)]
     {

@@ -116,8 +116,9 @@ pub(super) async fn run(
     }
 }
 
-/// Waits until every node of the layout has an address (macros may name any of them),
-/// giving up when the job stops or the wait runs out.
+/// Waits briefly until every node of the layout has an address (macros may name any
+/// of them). If they are still missing, the step is deferred rather than holding a
+/// worker slot: the slot may be exactly what the missing node's create needs.
 async fn wait_for_addresses(
     executor: &Executor,
     task: &ClaimedTask,
@@ -125,29 +126,23 @@ async fn wait_for_addresses(
 ) -> Result<TaskView, StepError> {
     let store = &executor.inner.store;
     let deadline = tokio::time::Instant::now() + executor.inner.settings.address_wait;
-    let mut told = false;
     loop {
         let view = TaskView::load(store, task).await?;
         let missing = view.nodes_without_address();
         if missing.is_empty() {
             return Ok(view);
         }
-        if !told {
+        if tokio::time::Instant::now() >= deadline {
             let list = missing.iter().map(u32::to_string).collect::<Vec<_>>();
             note(
                 output,
                 &format!("waiting for node(s) {} to be created\n", list.join(", ")),
             )
             .await;
-            told = true;
-        }
-        let job = crate::queue::job(store, &task.job_id)
-            .await
-            .map_err(|error| StepError::Setup(error.to_string()))?;
-        if !job.state.is_active() || tokio::time::Instant::now() > deadline {
-            return Err(StepError::Setup(format!(
-                "node(s) {missing:?} of cluster {} have no address yet (job {})",
-                view.cluster.name, job.state
+            return Err(StepError::NotReady(format!(
+                "node(s) {} of cluster {} have no address yet",
+                list.join(", "),
+                view.cluster.name
             )));
         }
         tokio::time::sleep(ADDRESS_POLL).await;

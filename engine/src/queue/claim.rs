@@ -32,7 +32,7 @@ pub async fn claim(
     };
     let sql = format!(
         "UPDATE tasks SET state = 'running', lease_owner = $1, lease_expires_ms = $2 + $3, \
-         attempts = attempts + 1, tries = tries + 1, started_at_ms = $2, finished_at_ms = NULL \
+         attempts = attempts + 1, tries = tries + 1, started_at_ms = $6, finished_at_ms = NULL \
          WHERE id = ( \
            SELECT t.id FROM tasks t JOIN jobs j ON j.id = t.job_id \
            WHERE t.state = 'ready' AND t.not_before_ms <= $2 \
@@ -58,12 +58,17 @@ pub async fn claim(
         .fetch_one(&mut *tx)
         .await?;
     }
+    // The start is stamped after the claim lock is held, so it is later than the end
+    // stamped by whichever attempt released the node before: the attempt log then
+    // orders attempts on a node as the lock did (never seemingly overlapping).
+    let started_ms = now_ms.max(crate::store::now_ms());
     let row = sqlx::query(&sql)
         .bind(worker_id)
         .bind(now_ms)
         .bind(lease_ms)
         .bind(per_tenant)
         .bind(max_running)
+        .bind(started_ms)
         .fetch_optional(&mut *tx)
         .await?;
     tx.commit().await?;

@@ -210,6 +210,9 @@ async fn settle(
     outcome: &Outcome,
     now_ms: i64,
 ) -> Result<Completion, QueueError> {
+    if outcome.kind == OutcomeKind::Deferred {
+        return defer(tx, held, job_state, now_ms).await;
+    }
     let retry = held.idempotent && held.tries < held.max_attempts && job_state.is_active();
     let task_state = match outcome.kind {
         OutcomeKind::Succeeded => TaskState::Succeeded,
@@ -218,7 +221,7 @@ async fn settle(
         // effect is unknown, so the job fails instead of waiting forever.
         OutcomeKind::Stopped => TaskState::Failed,
         OutcomeKind::Failed if retry => TaskState::Ready,
-        OutcomeKind::Failed => TaskState::Failed,
+        OutcomeKind::Failed | OutcomeKind::Deferred => TaskState::Failed,
     };
     let not_before = if task_state == TaskState::Ready {
         let doublings = u32::try_from(held.tries.saturating_sub(1).clamp(0, 20)).unwrap_or(20);
@@ -275,6 +278,28 @@ async fn settle(
     Ok(Completion {
         task_state,
         job_state: next_job_state,
+    })
+}
+
+/// Puts a deferred task back as if it had not been claimed: no attempt is used or
+/// recorded, and it may be claimed again after [`super::DEFER_MS`].
+async fn defer(
+    tx: &mut Transaction<'static, Any>,
+    held: &Released,
+    job_state: JobState,
+    now_ms: i64,
+) -> Result<Completion, QueueError> {
+    sqlx::query(
+        "UPDATE tasks SET state = 'ready', attempts = attempts - 1, tries = tries - 1, \
+         not_before_ms = $2, started_at_ms = NULL WHERE id = $1",
+    )
+    .bind(&held.task_id)
+    .bind(now_ms.saturating_add(super::DEFER_MS))
+    .execute(&mut **tx)
+    .await?;
+    Ok(Completion {
+        task_state: TaskState::Ready,
+        job_state,
     })
 }
 

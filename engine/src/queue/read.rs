@@ -48,15 +48,10 @@ pub struct TaskRecord {
     pub error: Option<String>,
 }
 
-pub async fn job(store: &Store, job_id: &str) -> Result<Job, QueueError> {
-    let row = sqlx::query(
-        "SELECT id, tenant_id, cluster_id, operation, state, tasks_total, tasks_succeeded, \
-         created_at_ms, started_at_ms, finished_at_ms, error FROM jobs WHERE id = $1",
-    )
-    .bind(job_id)
-    .fetch_optional(store.pool())
-    .await?
-    .ok_or_else(|| QueueError::NotFound(format!("job {job_id}")))?;
+const JOB_COLUMNS: &str = "id, tenant_id, cluster_id, operation, state, tasks_total, \
+     tasks_succeeded, created_at_ms, started_at_ms, finished_at_ms, error";
+
+fn job_from_row(row: &sqlx::any::AnyRow) -> Result<Job, QueueError> {
     Ok(Job {
         id: row.try_get("id")?,
         tenant_id: row.try_get("tenant_id")?,
@@ -70,6 +65,28 @@ pub async fn job(store: &Store, job_id: &str) -> Result<Job, QueueError> {
         finished_at_ms: row.try_get("finished_at_ms")?,
         error: row.try_get("error")?,
     })
+}
+
+pub async fn job(store: &Store, job_id: &str) -> Result<Job, QueueError> {
+    let row = sqlx::query(&format!("SELECT {JOB_COLUMNS} FROM jobs WHERE id = $1"))
+        .bind(job_id)
+        .fetch_optional(store.pool())
+        .await?
+        .ok_or_else(|| QueueError::NotFound(format!("job {job_id}")))?;
+    job_from_row(&row)
+}
+
+/// A cluster's jobs, newest first.
+pub async fn cluster_jobs(store: &Store, cluster_id: &str) -> Result<Vec<Job>, QueueError> {
+    sqlx::query(&format!(
+        "SELECT {JOB_COLUMNS} FROM jobs WHERE cluster_id = $1 ORDER BY created_at_ms DESC, id"
+    ))
+    .bind(cluster_id)
+    .fetch_all(store.pool())
+    .await?
+    .iter()
+    .map(job_from_row)
+    .collect()
 }
 
 /// The job's tasks in plan order.

@@ -159,7 +159,14 @@ pub enum OutcomeKind {
     Failed,
     /// Stopped on request (cancel); the task ends `cancelled`.
     Stopped,
+    /// The step could not start yet (another node it needs is not there): the task
+    /// goes back to the queue after [`DEFER_MS`] without using up an attempt, and its
+    /// worker slot is free for the task it waits for.
+    Deferred,
 }
+
+/// How long a deferred task waits before it may be claimed again.
+pub const DEFER_MS: i64 = 500;
 
 /// What one attempt did.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -144,6 +144,25 @@ impl Store {
     }
 }
 
+impl Store {
+    /// Sets (or clears) when the cluster's lease ends.
+    pub async fn set_cluster_lease(
+        &self,
+        id: &str,
+        lease_expires_ms: Option<i64>,
+    ) -> Result<(), StoreError> {
+        let done = sqlx::query("UPDATE clusters SET lease_expires_ms = $2 WHERE id = $1")
+            .bind(id)
+            .bind(lease_expires_ms)
+            .execute(&self.pool)
+            .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::NotFound(format!("cluster {id}")));
+        }
+        Ok(())
+    }
+}
+
 /// Inserts a new cluster inside the caller's transaction (with its first job, say).
 pub async fn insert_cluster(
     tx: &mut Transaction<'static, Any>,

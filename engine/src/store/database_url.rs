@@ -110,7 +110,7 @@ impl DatabaseUrl {
     }
 
     /// What the driver is given: SQLite files are created when missing.
-    pub(crate) fn connect_string(&self) -> String {
+    pub fn connect_string(&self) -> String {
         match self.backend {
             Backend::Sqlite if !self.raw.contains("mode=") => {
                 let sep = if self.raw.contains('?') { '&' } else { '?' };

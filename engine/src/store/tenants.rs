@@ -77,4 +77,33 @@ impl Store {
             .map(from_row)
             .collect()
     }
+
+    pub async fn tenant(&self, id: &str) -> Result<Tenant, StoreError> {
+        let row = sqlx::query(&format!("SELECT {COLUMNS} FROM tenants WHERE id = $1"))
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?
+            .ok_or_else(|| StoreError::NotFound(format!("tenant {id:?}")))?;
+        from_row(&row)
+    }
+
+    /// Sets the tenant's quotas (`None` = no limit).
+    pub async fn set_tenant_quotas(
+        &self,
+        id: &str,
+        max_clusters: Option<i64>,
+        max_nodes: Option<i64>,
+    ) -> Result<(), StoreError> {
+        let done =
+            sqlx::query("UPDATE tenants SET max_clusters = $2, max_nodes = $3 WHERE id = $1")
+                .bind(id)
+                .bind(max_clusters)
+                .bind(max_nodes)
+                .execute(&self.pool)
+                .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::NotFound(format!("tenant {id:?}")));
+        }
+        Ok(())
+    }
 }

@@ -141,4 +141,81 @@ impl Store {
             .fetch_one(&self.pool)
             .await?)
     }
+
+    pub async fn user(&self, id: &str) -> Result<User, StoreError> {
+        let row = sqlx::query(&format!("SELECT {COLUMNS} FROM users WHERE id = $1"))
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?
+            .ok_or_else(|| StoreError::NotFound(format!("user {id:?}")))?;
+        from_row(&row)
+    }
+
+    /// Every user, by name (superadmins list across tenants).
+    pub async fn list_all_users(&self) -> Result<Vec<User>, StoreError> {
+        sqlx::query(&format!("SELECT {COLUMNS} FROM users ORDER BY username"))
+            .fetch_all(&self.pool)
+            .await?
+            .iter()
+            .map(from_row)
+            .collect()
+    }
+
+    /// The user's session epoch: sessions made under an older one are void.
+    pub async fn session_epoch(&self, id: &str) -> Result<i64, StoreError> {
+        sqlx::query_scalar("SELECT session_epoch FROM users WHERE id = $1")
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?
+            .ok_or_else(|| StoreError::NotFound(format!("user {id:?}")))
+    }
+
+    /// Ends every session of the user at once.
+    pub async fn bump_session_epoch(&self, id: &str) -> Result<(), StoreError> {
+        sqlx::query("UPDATE users SET session_epoch = session_epoch + 1 WHERE id = $1")
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// Replaces the password hash and ends the user's sessions.
+    pub async fn set_password_hash(&self, id: &str, password_hash: &str) -> Result<(), StoreError> {
+        let done = sqlx::query(
+            "UPDATE users SET password_hash = $2, session_epoch = session_epoch + 1 WHERE id = $1",
+        )
+        .bind(id)
+        .bind(password_hash)
+        .execute(&self.pool)
+        .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::NotFound(format!("user {id:?}")));
+        }
+        Ok(())
+    }
+
+    pub async fn set_role(&self, id: &str, role: Role) -> Result<(), StoreError> {
+        let done = sqlx::query(
+            "UPDATE users SET role = $2, session_epoch = session_epoch + 1 WHERE id = $1",
+        )
+        .bind(id)
+        .bind(role.as_str())
+        .execute(&self.pool)
+        .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::NotFound(format!("user {id:?}")));
+        }
+        Ok(())
+    }
+
+    pub async fn delete_user(&self, id: &str) -> Result<(), StoreError> {
+        let done = sqlx::query("DELETE FROM users WHERE id = $1")
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::NotFound(format!("user {id:?}")));
+        }
+        Ok(())
+    }
 }

@@ -24,7 +24,7 @@ use engine::store::{now_ms, Backend, Store};
 use engine::testing::TestDatabase;
 use engine::worker::{WorkerPool, WorkerSettings};
 
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/lifecycle");
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata/lifecycle");
 
 pub struct Lab {
     pub store: Store,

@@ -1,8 +1,11 @@
 //! `corral catalog ...`: offline commands over catalog files — validate, convert
-//! between Coopr's JSON and Corral's normalised form, solve a layout, plan a create.
+//! between Coopr's JSON and Corral's normalised form, solve a layout, plan a create —
+//! and `import`/`export`, which send a bundle to or fetch one from the signed-in
+//! server (`corral login`).
 //!
-//! They read files only: no runtime, database or server. Exit codes: 0 ok, 1 for an
-//! invalid catalog or an unsatisfiable request, 2 for usage errors (clap's).
+//! The offline ones read files only: no runtime, database or server. Exit codes: 0
+//! ok, 1 for an invalid catalog or an unsatisfiable request, 2 for usage errors
+//! (clap's).
 
 mod convert;
 mod input;
@@ -43,6 +46,19 @@ pub enum CatalogCommand {
     Solve(SolveArgs),
     /// Print the task DAG that creates the solved cluster, as JSON.
     Plan(SolveArgs),
+    /// Replace your tenant's catalog on the server with a Coopr bundle file.
+    Import {
+        path: PathBuf,
+        /// Only check the bundle and print the report.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Write your tenant's catalog on the server as a Coopr bundle.
+    Export {
+        /// File to write (default: standard output).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
 }
 
 /// The two catalog formats (see docs/catalog.md).
@@ -83,7 +99,55 @@ pub fn run(args: CatalogArgs) -> anyhow::Result<ExitCode> {
         CatalogCommand::Convert { path, to, out } => convert::run(&path, to, &out),
         CatalogCommand::Solve(args) => solve::run_solve(&args),
         CatalogCommand::Plan(args) => solve::run_plan(&args),
+        CatalogCommand::Import { path, dry_run } => super::block_on(import(path, dry_run)),
+        CatalogCommand::Export { out } => super::block_on(export(out)),
     }
+}
+
+async fn import(path: PathBuf, dry_run: bool) -> anyhow::Result<ExitCode> {
+    let text = std::fs::read_to_string(&path)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    let bundle: serde_json::Value =
+        serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))?;
+    let client = super::remote::Client::signed_in()?;
+    let report = client
+        .post(
+            &format!("/api/v1/catalog/import?dry_run={dry_run}"),
+            &bundle,
+        )
+        .await?;
+    for warning in report["warnings"].as_array().into_iter().flatten() {
+        println!(
+            "warning: {}: {}",
+            warning["path"].as_str().unwrap_or_default(),
+            warning["message"].as_str().unwrap_or_default()
+        );
+    }
+    let counts: Vec<String> = report["counts"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(kind, count)| format!("{count} {kind}"))
+        .collect();
+    let verdict = if report["applied"] == true {
+        "imported"
+    } else {
+        "valid (nothing saved)"
+    };
+    println!("{}: {verdict}: {}", path.display(), counts.join(", "));
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn export(out: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+    let client = super::remote::Client::signed_in()?;
+    let bundle = client.get("/api/v1/catalog").await?;
+    let text = serde_json::to_string_pretty(&bundle)? + "\n";
+    match out {
+        Some(path) => std::fs::write(&path, text)
+            .with_context(|| format!("cannot write {}", path.display()))?,
+        None => print_out(&text)?,
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Writes command output; a closed pipe (`corral catalog plan ... | head`) ends

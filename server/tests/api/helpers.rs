@@ -1,8 +1,17 @@
 //! `spawn_app()`: the real router on a free port over a fresh, migrated database.
 
+use std::net::SocketAddr;
+
+use engine::accounts::Password;
+use engine::principal::Principal;
+use engine::resources::ResourceFiles;
+use engine::service::{Caller, Service, TokenRequest};
+use engine::store::tenants::NewTenant;
+use engine::store::users::Role;
 use engine::store::{Backend, Store};
 use engine::testing::TestDatabase;
 use server::http::{leptos_options, router, AppState};
+use server::sessions::SessionBackend;
 
 pub struct TestApp {
     pub address: String,
@@ -34,18 +43,31 @@ pub async fn spawn_app(backend: Backend) -> TestApp {
 pub async fn spawn_with_store(db: TestDatabase, store: Store) -> TestApp {
     // Pages render without the browser bundle; these tests do not hydrate.
     let site = tempfile::tempdir().expect("site dir");
+    let service = Service::new(
+        store.clone(),
+        ResourceFiles::in_directory(site.path().join("resources")),
+    );
+    let sessions = SessionBackend::connect(&db.url)
+        .await
+        .expect("session store opens");
     let state = AppState {
         leptos_options: leptos_options(site.path()),
         store: store.clone(),
+        service,
+        sessions,
+        secure_cookies: false,
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("free port");
     let address = format!("http://{}", listener.local_addr().expect("bound address"));
     tokio::spawn(async move {
-        axum::serve(listener, router(state))
-            .await
-            .expect("test server runs");
+        axum::serve(
+            listener,
+            router(state).into_make_service_with_connect_info::<SocketAddr>(),
+        )
+        .await
+        .expect("test server runs");
     });
     TestApp {
         address,
@@ -53,5 +75,101 @@ pub async fn spawn_with_store(db: TestDatabase, store: Store) -> TestApp {
         store,
         _db: db,
         _site: site,
+    }
+}
+
+/// A user of the test server with an API token.
+pub struct ApiUser {
+    pub id: String,
+    pub tenant_id: String,
+    pub token: String,
+}
+
+pub const PASSWORD: &str = "correct horse battery staple";
+
+impl TestApp {
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.address)
+    }
+
+    /// Creates a tenant (unless it is `default`) and a user in it with a token.
+    pub async fn user(&self, username: &str, role: Role, tenant: &str) -> ApiUser {
+        if tenant != "default" && self.store.tenant_by_name(tenant).await.is_err() {
+            self.store
+                .create_tenant(&NewTenant {
+                    name: tenant.to_owned(),
+                    max_clusters: None,
+                    max_nodes: None,
+                })
+                .await
+                .unwrap();
+        }
+        let user = engine::accounts::create_user(
+            &self.store,
+            username,
+            role,
+            Some(tenant),
+            &Password::new(PASSWORD),
+        )
+        .await
+        .unwrap();
+        let service = Service::new(
+            self.store.clone(),
+            ResourceFiles::in_directory(self._site.path().join("resources")),
+        );
+        let caller = Caller::new(Principal::from_user(&user), None);
+        let token = service
+            .create_token(
+                &caller,
+                &TokenRequest {
+                    name: "tests".to_owned(),
+                    expires_in_seconds: None,
+                },
+            )
+            .await
+            .unwrap();
+        ApiUser {
+            id: user.id,
+            tenant_id: user.tenant_id,
+            token: token.secret,
+        }
+    }
+
+    pub async fn call(
+        &self,
+        user: &ApiUser,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<&serde_json::Value>,
+    ) -> reqwest::Response {
+        let mut request = self
+            .client
+            .request(method, self.url(path))
+            .bearer_auth(&user.token);
+        if let Some(body) = body {
+            request = request.json(body);
+        }
+        request
+            .send()
+            .await
+            .expect("request reaches the test server")
+    }
+
+    /// A browser-like client signed in as `username`, and its CSRF token.
+    pub async fn browser(&self, username: &str) -> (reqwest::Client, String) {
+        let client = reqwest::Client::builder()
+            .cookie_store(true)
+            .build()
+            .unwrap();
+        let response = client
+            .post(self.url("/api/v1/session"))
+            .json(&serde_json::json!({"username": username, "password": PASSWORD}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200);
+        let body: serde_json::Value = response.json().await.unwrap();
+        let csrf = body["csrf_token"].as_str().unwrap().to_owned();
+        (client, csrf)
     }
 }

@@ -3,6 +3,8 @@
 
 #![allow(clippy::unwrap_used)] // Tests fail loudly by design.
 
+mod auth;
 mod health;
 mod helpers;
+mod isolation;
 mod pages;

@@ -1,0 +1,431 @@
+//! The service layer: the one door every entry point (the JSON API, server functions,
+//! the CLI through the API) goes through.
+//!
+//! Each call takes the [`Caller`] (an authenticated [`Principal`] and where the request
+//! came from) and checks role and tenant before it touches anything. A caller asking
+//! for another tenant's object gets [`ServiceError::NotFound`], exactly as if it did not
+//! exist, so ids leak nothing; a tenant user asking for an admin operation gets
+//! [`ServiceError::Forbidden`]. Quotas and template size limits are enforced here, and
+//! every change is written to the audit log.
+//!
+//! One module per resource; they share the error type, paging and the audit helper
+//! defined here.
+
+mod audit;
+mod auth;
+mod catalog;
+mod clusters;
+mod jobs;
+mod resources;
+mod tenants;
+mod tokens;
+mod users;
+mod views;
+
+use std::sync::Arc;
+
+use tokio::sync::Notify;
+
+use crate::accounts::AccountError;
+use crate::catalog::CatalogError;
+use crate::operations::OperationError;
+use crate::principal::Principal;
+use crate::queue::QueueError;
+use crate::resources::{ResourceError, ResourceFiles};
+use crate::store::audit::AuditEntry;
+use crate::store::{Store, StoreError};
+
+pub use audit::AuditQuery;
+pub use auth::{LoginThrottle, SessionUser, ThrottleSettings};
+pub use catalog::parse_kind;
+pub use catalog::ImportReport;
+pub use clusters::{ClusterChangeRequest, ClusterCreateRequest, LeaseExtension};
+pub use jobs::AttemptView;
+pub use tenants::{QuotaUpdate, TenantRequest};
+pub use tokens::{CreatedToken, TokenRequest};
+pub use users::{PasswordChange, UserRequest, UserUpdate};
+pub use views::*;
+
+/// Why a service call did not happen. Each variant maps to one HTTP status at the
+/// edge; the message is safe to show (it never holds a secret or another tenant's
+/// data), while [`ServiceError::Internal`] keeps its cause for the log only.
+#[derive(Debug, thiserror::Error)]
+pub enum ServiceError {
+    #[error("authentication required")]
+    Unauthenticated,
+    #[error("{0}")]
+    Forbidden(String),
+    #[error("{0} not found")]
+    NotFound(String),
+    /// Bad input: the message says what is wrong, `details` lists every problem.
+    #[error("{message}")]
+    Invalid {
+        message: String,
+        details: Vec<Problem>,
+    },
+    #[error("{0}")]
+    Conflict(String),
+    #[error("{0}")]
+    QuotaExceeded(String),
+    #[error("{0}")]
+    TooManyAttempts(String),
+    /// Something broke inside; `cause` goes to the log, never to the client.
+    #[error("internal error")]
+    Internal { cause: String },
+}
+
+/// One problem with a request, at a JSON path when there is one.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
+pub struct Problem {
+    pub path: String,
+    pub message: String,
+}
+
+impl ServiceError {
+    pub fn invalid(message: impl Into<String>) -> Self {
+        ServiceError::Invalid {
+            message: message.into(),
+            details: Vec::new(),
+        }
+    }
+
+    pub fn internal(cause: impl std::fmt::Display) -> Self {
+        ServiceError::Internal {
+            cause: cause.to_string(),
+        }
+    }
+
+    /// A stable machine-readable code for clients (`error` in API responses).
+    pub fn code(&self) -> &'static str {
+        match self {
+            ServiceError::Unauthenticated => "unauthenticated",
+            ServiceError::Forbidden(_) => "forbidden",
+            ServiceError::NotFound(_) => "not_found",
+            ServiceError::Invalid { .. } => "invalid",
+            ServiceError::Conflict(_) => "conflict",
+            ServiceError::QuotaExceeded(_) => "quota_exceeded",
+            ServiceError::TooManyAttempts(_) => "too_many_attempts",
+            ServiceError::Internal { .. } => "internal",
+        }
+    }
+}
+
+impl From<StoreError> for ServiceError {
+    fn from(error: StoreError) -> Self {
+        match error {
+            StoreError::NotFound(what) => ServiceError::NotFound(what),
+            StoreError::Conflict(what) => ServiceError::Conflict(format!("{what} already exists")),
+            other => ServiceError::internal(other),
+        }
+    }
+}
+
+impl From<QueueError> for ServiceError {
+    fn from(error: QueueError) -> Self {
+        match error {
+            QueueError::Store(store) => store.into(),
+            QueueError::NotFound(what) => ServiceError::NotFound(what),
+            QueueError::InvalidState { .. } => ServiceError::Conflict(error.to_string()),
+            other => ServiceError::internal(other),
+        }
+    }
+}
+
+impl From<CatalogError> for ServiceError {
+    fn from(error: CatalogError) -> Self {
+        match error {
+            CatalogError::Store(store) => store.into(),
+            CatalogError::Invalid(report) => {
+                let details: Vec<Problem> = report
+                    .errors()
+                    .map(|problem| Problem {
+                        path: problem.path.clone(),
+                        message: problem.message.clone(),
+                    })
+                    .collect();
+                ServiceError::Invalid {
+                    message: format!("the catalog has {} error(s)", details.len()),
+                    details,
+                }
+            }
+            CatalogError::Import(error) => ServiceError::Invalid {
+                message: format!("the catalog JSON has {} problem(s)", error.problems.len()),
+                details: error
+                    .problems
+                    .iter()
+                    .map(|problem| Problem {
+                        path: problem.path.clone(),
+                        message: problem.problem.to_string(),
+                    })
+                    .collect(),
+            },
+        }
+    }
+}
+
+impl From<OperationError> for ServiceError {
+    fn from(error: OperationError) -> Self {
+        match error {
+            OperationError::Store(store) => store.into(),
+            OperationError::Queue(queue) => queue.into(),
+            OperationError::Catalog(catalog) => catalog.into(),
+            OperationError::Busy { .. } => ServiceError::Conflict(error.to_string()),
+            OperationError::Unsatisfiable(ref unsatisfiable) => ServiceError::Invalid {
+                message: error.to_string(),
+                details: unsatisfiable
+                    .reasons
+                    .iter()
+                    .map(|reason| Problem {
+                        path: "size".to_owned(),
+                        message: reason.to_string(),
+                    })
+                    .collect(),
+            },
+            OperationError::UnknownTemplate(_)
+            | OperationError::BadTemplate { .. }
+            | OperationError::Plan(_)
+            | OperationError::Invalid(_) => ServiceError::invalid(error.to_string()),
+        }
+    }
+}
+
+impl From<AccountError> for ServiceError {
+    fn from(error: AccountError) -> Self {
+        match error {
+            AccountError::Store(store) => store.into(),
+            AccountError::UnknownTenant(name) => ServiceError::NotFound(format!("tenant {name:?}")),
+            other => ServiceError::invalid(other.to_string()),
+        }
+    }
+}
+
+impl From<ResourceError> for ServiceError {
+    fn from(error: ResourceError) -> Self {
+        match error {
+            ResourceError::Store(store) => store.into(),
+            ResourceError::NotFound {
+                kind,
+                name,
+                version,
+            } => ServiceError::NotFound(format!("{kind}/{name} version {version}")),
+            ResourceError::Blob(_) => ServiceError::internal(error),
+            other => ServiceError::invalid(other.to_string()),
+        }
+    }
+}
+
+/// Who is calling and from where (for the audit log).
+#[derive(Debug, Clone)]
+pub struct Caller {
+    pub principal: Principal,
+    /// The client address, when the call came over the network.
+    pub address: Option<String>,
+}
+
+impl Caller {
+    pub fn new(principal: Principal, address: Option<String>) -> Self {
+        Self { principal, address }
+    }
+
+    pub fn tenant_id(&self) -> &str {
+        &self.principal.tenant_id
+    }
+
+    /// Refuses callers who are not admins of `tenant_id`.
+    fn require_tenant_admin(&self, tenant_id: &str) -> Result<(), ServiceError> {
+        if self.principal.can_administer_tenant(tenant_id) {
+            Ok(())
+        } else {
+            Err(ServiceError::Forbidden(
+                "this needs a tenant admin or superadmin".to_owned(),
+            ))
+        }
+    }
+
+    fn require_superadmin(&self) -> Result<(), ServiceError> {
+        if self.principal.is_superadmin() {
+            Ok(())
+        } else {
+            Err(ServiceError::Forbidden(
+                "this needs a superadmin".to_owned(),
+            ))
+        }
+    }
+
+    /// `Ok` when the caller may see an object of `tenant_id`; otherwise the object
+    /// does not exist as far as they can tell.
+    fn require_visible(
+        &self,
+        tenant_id: &str,
+        what: impl FnOnce() -> String,
+    ) -> Result<(), ServiceError> {
+        if self.principal.can_see_tenant(tenant_id) {
+            Ok(())
+        } else {
+            Err(ServiceError::NotFound(what()))
+        }
+    }
+}
+
+/// A page of a list: `offset` and `limit` in, `total` out so clients can page on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct PageRequest {
+    /// Items to skip (default 0).
+    #[serde(default)]
+    pub offset: u32,
+    /// Items to return, 1-500 (default 50).
+    #[serde(default = "default_limit")]
+    pub limit: u32,
+}
+
+fn default_limit() -> u32 {
+    50
+}
+
+impl Default for PageRequest {
+    fn default() -> Self {
+        Self {
+            offset: 0,
+            limit: default_limit(),
+        }
+    }
+}
+
+pub const MAX_PAGE: u32 = 500;
+
+impl PageRequest {
+    fn check(&self) -> Result<(), ServiceError> {
+        if self.limit == 0 || self.limit > MAX_PAGE {
+            return Err(ServiceError::Invalid {
+                message: format!("limit must be between 1 and {MAX_PAGE}"),
+                details: vec![Problem {
+                    path: "limit".to_owned(),
+                    message: format!("{} is out of range", self.limit),
+                }],
+            });
+        }
+        Ok(())
+    }
+
+    /// Cuts `items` (already in list order) down to this page.
+    fn slice<T>(&self, items: Vec<T>) -> Result<Page<T>, ServiceError> {
+        self.check()?;
+        let total = items.len() as u64;
+        let items = items
+            .into_iter()
+            .skip(self.offset as usize)
+            .take(self.limit as usize)
+            .collect();
+        Ok(Page {
+            items,
+            total,
+            offset: self.offset,
+            limit: self.limit,
+        })
+    }
+}
+
+/// One page of a list.
+#[derive(Debug, Clone, serde::Serialize, utoipa::ToSchema)]
+pub struct Page<T> {
+    pub items: Vec<T>,
+    /// How many items the whole list has.
+    pub total: u64,
+    pub offset: u32,
+    pub limit: u32,
+}
+
+/// The service: cheap to clone, shared by every handler.
+#[derive(Clone)]
+pub struct Service {
+    store: Store,
+    resources: ResourceFiles,
+    throttle: Arc<LoginThrottle>,
+    /// Wakes local workers when a job is submitted, so they do not wait for a poll.
+    waker: Option<Arc<Notify>>,
+}
+
+impl std::fmt::Debug for Service {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Service")
+            .field("store", &self.store)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Service {
+    pub fn new(store: Store, resources: ResourceFiles) -> Self {
+        Self {
+            store,
+            resources,
+            throttle: Arc::new(LoginThrottle::new(ThrottleSettings::default())),
+            waker: None,
+        }
+    }
+
+    /// Wakes `waker` whenever a job is submitted.
+    pub fn with_waker(mut self, waker: Arc<Notify>) -> Self {
+        self.waker = Some(waker);
+        self
+    }
+
+    pub fn with_throttle(mut self, settings: ThrottleSettings) -> Self {
+        self.throttle = Arc::new(LoginThrottle::new(settings));
+        self
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    fn wake_workers(&self) {
+        if let Some(waker) = &self.waker {
+            waker.notify_waiters();
+        }
+    }
+
+    /// Writes an audit entry. A failed write is logged and does not undo the action
+    /// it records (which has already happened).
+    async fn audit(&self, caller: &Caller, record: AuditRecord<'_>) {
+        let entry = AuditEntry {
+            id: uuid::Uuid::new_v4().to_string(),
+            tenant_id: record.tenant_id.to_owned(),
+            actor_id: Some(caller.principal.user_id.clone()),
+            actor_name: caller.principal.username.clone(),
+            action: record.action.to_owned(),
+            target_kind: record.target_kind.to_owned(),
+            target: record.target.to_owned(),
+            address: caller.address.clone(),
+            before_json: record.before,
+            after_json: record.after,
+            at_ms: crate::store::now_ms(),
+        };
+        if let Err(error) = self.store.append_audit(&entry).await {
+            tracing::error!(%error, action = record.action, "audit entry not written");
+        }
+    }
+}
+
+/// What [`Service::audit`] records.
+struct AuditRecord<'a> {
+    tenant_id: &'a str,
+    action: &'a str,
+    target_kind: &'a str,
+    target: &'a str,
+    before: Option<String>,
+    after: Option<String>,
+}
+
+impl<'a> AuditRecord<'a> {
+    fn new(tenant_id: &'a str, action: &'a str, target_kind: &'a str, target: &'a str) -> Self {
+        Self {
+            tenant_id,
+            action,
+            target_kind,
+            target,
+            before: None,
+            after: None,
+        }
+    }
+}

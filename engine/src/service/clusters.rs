@@ -1,0 +1,505 @@
+//! Clusters: create (or preview), list, show, plan and submit changes, extend the
+//! lease, delete. Every user of a tenant sees and changes the tenant's clusters; the
+//! tenant's quotas (live clusters, live nodes) are checked before a create or a grow.
+
+use std::collections::BTreeSet;
+
+use domain::layout::Layout;
+use domain::names::{ClusterName, ServiceName, TemplateName};
+use domain::plan::TaskDag;
+use domain::solver::SolveRequest;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+use utoipa::ToSchema;
+
+use super::{
+    AuditRecord, Caller, ClusterDetail, ClusterView, JobView, Page, PageRequest, PlanView, Problem,
+    Service, ServiceError, SubmittedJob,
+};
+use crate::operations::{self, cluster_state, ClusterChange, CreateRequest, Preview};
+use crate::queue::SubmitOptions;
+use crate::store::clusters::Cluster;
+use crate::store::now_ms;
+
+/// What a user asks for.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ClusterCreateRequest {
+    pub name: String,
+    pub template: String,
+    pub size: u32,
+    /// Services or aliases; absent means the template's defaults.
+    #[serde(default)]
+    pub services: Option<Vec<String>>,
+    #[serde(default)]
+    pub provider: Option<String>,
+    #[serde(default)]
+    pub hardwaretype: Option<String>,
+    #[serde(default)]
+    pub imagetype: Option<String>,
+    /// Merged over the template's default config, key by key.
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub config: Option<Map<String, Value>>,
+}
+
+/// A change to a running cluster, as the API takes it.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(tag = "operation", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum ClusterChangeRequest {
+    AddServices {
+        services: Vec<String>,
+    },
+    AddNodes {
+        count: u32,
+    },
+    Reconfigure {
+        #[serde(default)]
+        restart: bool,
+        #[serde(default)]
+        #[schema(value_type = Option<Object>)]
+        config: Option<Map<String, Value>>,
+    },
+    Start {
+        #[serde(default)]
+        services: Option<Vec<String>>,
+    },
+    Stop {
+        #[serde(default)]
+        services: Option<Vec<String>>,
+    },
+    Restart {
+        #[serde(default)]
+        services: Option<Vec<String>>,
+    },
+    Rollback {
+        job_id: String,
+    },
+}
+
+/// How much longer the cluster may live.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LeaseExtension {
+    /// Seconds from now; 1 to 10 years' worth.
+    pub seconds: u64,
+}
+
+const MAX_LEASE_SECONDS: u64 = 10 * 365 * 24 * 3600;
+
+fn field_problem(path: &str, message: impl Into<String>) -> ServiceError {
+    let message = message.into();
+    ServiceError::Invalid {
+        message: format!("{path}: {message}"),
+        details: vec![Problem {
+            path: path.to_owned(),
+            message,
+        }],
+    }
+}
+
+fn parse_names<T>(
+    path: &str,
+    names: &Option<String>,
+    parse: impl Fn(&str) -> Result<T, domain::names::NameError>,
+) -> Result<Option<T>, ServiceError> {
+    names
+        .as_deref()
+        .map(|name| parse(name).map_err(|error| field_problem(path, error.to_string())))
+        .transpose()
+}
+
+fn parse_services(
+    services: &Option<Vec<String>>,
+) -> Result<Option<BTreeSet<ServiceName>>, ServiceError> {
+    services
+        .as_ref()
+        .map(|names| {
+            names
+                .iter()
+                .map(|name| {
+                    ServiceName::parse(name)
+                        .map_err(|error| field_problem("services", error.to_string()))
+                })
+                .collect()
+        })
+        .transpose()
+}
+
+impl ClusterCreateRequest {
+    fn to_operation(&self, caller: &Caller) -> Result<CreateRequest, ServiceError> {
+        let name = ClusterName::parse(&self.name)
+            .map_err(|error| field_problem("name", error.to_string()))?;
+        let template = TemplateName::parse(&self.template)
+            .map_err(|error| field_problem("template", error.to_string()))?;
+        if self.size == 0 {
+            return Err(field_problem("size", "a cluster needs at least one node"));
+        }
+        Ok(CreateRequest {
+            tenant_id: caller.tenant_id().to_owned(),
+            owner_id: Some(caller.principal.user_id.clone()),
+            name,
+            template,
+            solve: SolveRequest {
+                size: self.size,
+                services: self.services.clone(),
+                provider: parse_names("provider", &self.provider, |raw| {
+                    domain::names::ProviderName::parse(raw)
+                })?,
+                hardwaretype: parse_names("hardwaretype", &self.hardwaretype, |raw| {
+                    domain::names::HardwareTypeName::parse(raw)
+                })?,
+                imagetype: parse_names("imagetype", &self.imagetype, |raw| {
+                    domain::names::ImageTypeName::parse(raw)
+                })?,
+            },
+            config: self.config.clone().unwrap_or_default(),
+        })
+    }
+}
+
+impl ClusterChangeRequest {
+    fn to_change(&self) -> Result<ClusterChange, ServiceError> {
+        Ok(match self {
+            ClusterChangeRequest::AddServices { services } => {
+                if services.is_empty() {
+                    return Err(field_problem("services", "name at least one service"));
+                }
+                ClusterChange::AddServices {
+                    services: services.clone(),
+                }
+            }
+            ClusterChangeRequest::AddNodes { count } => {
+                if *count == 0 {
+                    return Err(field_problem("count", "add at least one node"));
+                }
+                ClusterChange::AddNodes { count: *count }
+            }
+            ClusterChangeRequest::Reconfigure { restart, config } => ClusterChange::Reconfigure {
+                restart: *restart,
+                config: config.clone(),
+            },
+            ClusterChangeRequest::Start { services } => ClusterChange::Start {
+                services: parse_services(services)?,
+            },
+            ClusterChangeRequest::Stop { services } => ClusterChange::Stop {
+                services: parse_services(services)?,
+            },
+            ClusterChangeRequest::Restart { services } => ClusterChange::Restart {
+                services: parse_services(services)?,
+            },
+            ClusterChangeRequest::Rollback { job_id } => ClusterChange::Rollback {
+                job_id: job_id.clone(),
+            },
+        })
+    }
+}
+
+pub(super) fn plan_view(preview: &Preview) -> PlanView {
+    PlanView {
+        from: serde_json::to_value(&preview.from).unwrap_or(Value::Null),
+        to: serde_json::to_value(&preview.to).unwrap_or(Value::Null),
+        tasks: preview.dag.len(),
+        steps: step_labels(&preview.dag),
+    }
+}
+
+fn step_labels(dag: &TaskDag) -> Vec<String> {
+    dag.tasks()
+        .iter()
+        .map(|task| match &task.service {
+            Some(service) => format!("{}-{}-{service}", task.node, task.action),
+            None => format!("{}-{}", task.node, task.action),
+        })
+        .collect()
+}
+
+fn live(cluster: &Cluster) -> bool {
+    cluster.state != cluster_state::DELETED
+}
+
+fn size_of(cluster: &Cluster) -> usize {
+    serde_json::from_str::<Layout>(&cluster.layout_json).map_or(0, |layout| layout.size())
+}
+
+impl Service {
+    /// The cluster `id` if the caller may see it; otherwise `NotFound`, the same
+    /// answer as for an id that does not exist.
+    pub(super) async fn visible_cluster(
+        &self,
+        caller: &Caller,
+        id: &str,
+    ) -> Result<Cluster, ServiceError> {
+        let what = || format!("cluster {id:?}");
+        let cluster = self.store.cluster(id).await.map_err(|error| match error {
+            crate::store::StoreError::NotFound(_) => ServiceError::NotFound(what()),
+            other => other.into(),
+        })?;
+        caller.require_visible(&cluster.tenant_id, what)?;
+        if !live(&cluster) {
+            return Err(ServiceError::NotFound(what()));
+        }
+        Ok(cluster)
+    }
+
+    /// Refuses growth past the tenant's quotas: `new_clusters` more clusters and
+    /// `new_nodes` more nodes than it has live now.
+    async fn check_quota(
+        &self,
+        tenant_id: &str,
+        new_clusters: u64,
+        new_nodes: u64,
+    ) -> Result<(), ServiceError> {
+        let tenant = self.store.tenant(tenant_id).await?;
+        if tenant.max_clusters.is_none() && tenant.max_nodes.is_none() {
+            return Ok(());
+        }
+        let clusters: Vec<Cluster> = self
+            .store
+            .list_clusters(tenant_id)
+            .await?
+            .into_iter()
+            .filter(live)
+            .collect();
+        if let Some(max) = tenant.max_clusters {
+            let wanted = clusters.len() as u64 + new_clusters;
+            if new_clusters > 0 && wanted > max.max(0) as u64 {
+                return Err(ServiceError::QuotaExceeded(format!(
+                    "tenant {} may have at most {max} cluster(s) and has {}",
+                    tenant.name,
+                    clusters.len()
+                )));
+            }
+        }
+        if let Some(max) = tenant.max_nodes {
+            let nodes: u64 = clusters.iter().map(|cluster| size_of(cluster) as u64).sum();
+            if new_nodes > 0 && nodes + new_nodes > max.max(0) as u64 {
+                return Err(ServiceError::QuotaExceeded(format!(
+                    "tenant {} may have at most {max} node(s): it has {nodes} and this needs \
+                     {new_nodes} more",
+                    tenant.name
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// What creating would do, without doing it (the dry run).
+    pub async fn preview_cluster(
+        &self,
+        caller: &Caller,
+        request: &ClusterCreateRequest,
+    ) -> Result<PlanView, ServiceError> {
+        let operation = request.to_operation(caller)?;
+        let plan = operations::preview_create(&self.store, &operation, now_ms()).await?;
+        self.check_quota(caller.tenant_id(), 1, plan.preview.to.size() as u64)
+            .await?;
+        Ok(plan_view(&plan.preview))
+    }
+
+    pub async fn create_cluster(
+        &self,
+        caller: &Caller,
+        request: &ClusterCreateRequest,
+    ) -> Result<SubmittedJob, ServiceError> {
+        let operation = request.to_operation(caller)?;
+        self.check_quota(caller.tenant_id(), 1, u64::from(request.size))
+            .await?;
+        let (cluster, job_id) =
+            operations::create_cluster(&self.store, &operation, SubmitOptions::default(), now_ms())
+                .await
+                .map_err(|error| match error {
+                    operations::OperationError::Store(crate::store::StoreError::Conflict(_)) => {
+                        ServiceError::Conflict(format!(
+                            "a cluster named {:?} already exists",
+                            request.name
+                        ))
+                    }
+                    other => other.into(),
+                })?;
+        self.wake_workers();
+        let mut record = AuditRecord::new(
+            &cluster.tenant_id,
+            "cluster.create",
+            "cluster",
+            &cluster.name,
+        );
+        record.after = serde_json::to_string(&serde_json::json!({
+            "template": request.template, "size": request.size, "services": request.services,
+        }))
+        .ok();
+        self.audit(caller, record).await;
+        Ok(SubmittedJob {
+            cluster: cluster.into(),
+            job_id,
+        })
+    }
+
+    /// The caller's tenant's live clusters by name (a superadmin's own tenant too;
+    /// other tenants are not mixed in).
+    pub async fn list_clusters(
+        &self,
+        caller: &Caller,
+        page: PageRequest,
+    ) -> Result<Page<ClusterView>, ServiceError> {
+        let clusters = self
+            .store
+            .list_clusters(caller.tenant_id())
+            .await?
+            .into_iter()
+            .filter(live)
+            .map(ClusterView::from)
+            .collect();
+        page.slice(clusters)
+    }
+
+    pub async fn cluster(&self, caller: &Caller, id: &str) -> Result<ClusterDetail, ServiceError> {
+        let cluster = self.visible_cluster(caller, id).await?;
+        let nodes = self
+            .store
+            .list_nodes(&cluster.id)
+            .await?
+            .into_iter()
+            .map(Into::into)
+            .collect();
+        let jobs = crate::queue::cluster_jobs(&self.store, &cluster.id)
+            .await?
+            .into_iter()
+            .map(JobView::from)
+            .collect();
+        Ok(ClusterDetail {
+            cluster: cluster.into(),
+            nodes,
+            jobs,
+        })
+    }
+
+    /// What `change` would do to the cluster (layouts and tasks), without doing it.
+    pub async fn plan_change(
+        &self,
+        caller: &Caller,
+        id: &str,
+        change: &ClusterChangeRequest,
+    ) -> Result<PlanView, ServiceError> {
+        let cluster = self.visible_cluster(caller, id).await?;
+        let change = change.to_change()?;
+        self.check_rollback_target(&cluster, &change).await?;
+        let plan = operations::preview_change(&self.store, &cluster, &change).await?;
+        Ok(plan_view(&plan.preview))
+    }
+
+    pub async fn change_cluster(
+        &self,
+        caller: &Caller,
+        id: &str,
+        change: &ClusterChangeRequest,
+    ) -> Result<SubmittedJob, ServiceError> {
+        let cluster = self.visible_cluster(caller, id).await?;
+        let change = change.to_change()?;
+        self.check_rollback_target(&cluster, &change).await?;
+        if let ClusterChange::AddNodes { count } = change {
+            self.check_quota(&cluster.tenant_id, 0, u64::from(count))
+                .await?;
+        }
+        self.submit(caller, cluster, &change).await
+    }
+
+    pub async fn delete_cluster(
+        &self,
+        caller: &Caller,
+        id: &str,
+    ) -> Result<SubmittedJob, ServiceError> {
+        let cluster = self.visible_cluster(caller, id).await?;
+        if cluster.state == cluster_state::DELETING {
+            // Asked twice: the delete already under way is the answer.
+            if let Some(job) = crate::queue::cluster_jobs(&self.store, &cluster.id)
+                .await?
+                .into_iter()
+                .next()
+            {
+                return Ok(SubmittedJob {
+                    cluster: cluster.into(),
+                    job_id: job.id,
+                });
+            }
+        }
+        self.submit(caller, cluster, &ClusterChange::Delete).await
+    }
+
+    /// Sets the lease to end `seconds` from now.
+    pub async fn extend_lease(
+        &self,
+        caller: &Caller,
+        id: &str,
+        extension: &LeaseExtension,
+    ) -> Result<ClusterView, ServiceError> {
+        let cluster = self.visible_cluster(caller, id).await?;
+        if extension.seconds == 0 || extension.seconds > MAX_LEASE_SECONDS {
+            return Err(field_problem(
+                "seconds",
+                format!("must be between 1 and {MAX_LEASE_SECONDS}"),
+            ));
+        }
+        let until = now_ms().saturating_add((extension.seconds as i64).saturating_mul(1000));
+        self.store
+            .set_cluster_lease(&cluster.id, Some(until))
+            .await?;
+        let mut record = AuditRecord::new(
+            &cluster.tenant_id,
+            "cluster.lease",
+            "cluster",
+            &cluster.name,
+        );
+        record.before = cluster.lease_expires_ms.map(|at| at.to_string());
+        record.after = Some(until.to_string());
+        self.audit(caller, record).await;
+        Ok(self.store.cluster(&cluster.id).await?.into())
+    }
+
+    /// A rollback names a job; it must be one of this cluster's (else it does not exist).
+    async fn check_rollback_target(
+        &self,
+        cluster: &Cluster,
+        change: &ClusterChange,
+    ) -> Result<(), ServiceError> {
+        if let ClusterChange::Rollback { job_id } = change {
+            let owned = crate::queue::cluster_jobs(&self.store, &cluster.id)
+                .await?
+                .iter()
+                .any(|job| &job.id == job_id);
+            if !owned {
+                return Err(ServiceError::NotFound(format!("job {job_id:?}")));
+            }
+        }
+        Ok(())
+    }
+
+    async fn submit(
+        &self,
+        caller: &Caller,
+        cluster: Cluster,
+        change: &ClusterChange,
+    ) -> Result<SubmittedJob, ServiceError> {
+        let job_id = operations::submit_change(
+            &self.store,
+            &cluster.id,
+            change,
+            Some(&caller.principal.user_id),
+            SubmitOptions::default(),
+            now_ms(),
+        )
+        .await?;
+        self.wake_workers();
+        let action = format!("cluster.{}", change.name().replace(' ', "-"));
+        self.audit(
+            caller,
+            AuditRecord::new(&cluster.tenant_id, &action, "cluster", &cluster.name),
+        )
+        .await;
+        let cluster = self.store.cluster(&cluster.id).await?;
+        Ok(SubmittedJob {
+            cluster: cluster.into(),
+            job_id,
+        })
+    }
+}

@@ -1,0 +1,142 @@
+//! Jobs and their tasks: status, the event stream from an offset, each task's
+//! attempts with their output, cancel and retry. A job is visible to whoever sees its
+//! cluster's tenant.
+
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use super::{Caller, EventView, JobView, Service, ServiceError, TaskView};
+use crate::queue::{self, Job};
+use crate::store::now_ms;
+
+/// Most events one read returns.
+pub const MAX_EVENTS: i64 = 1_000;
+
+/// One attempt of a task, with its output (capped per attempt).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct AttemptView {
+    pub attempt: i64,
+    pub outcome: String,
+    pub started_at_ms: i64,
+    pub finished_at_ms: i64,
+    pub exit_code: Option<i64>,
+    pub stdout: String,
+    pub stderr: String,
+    pub error: Option<String>,
+}
+
+impl From<queue::Attempt> for AttemptView {
+    fn from(attempt: queue::Attempt) -> Self {
+        Self {
+            attempt: attempt.attempt,
+            outcome: attempt.outcome,
+            started_at_ms: attempt.started_at_ms,
+            finished_at_ms: attempt.finished_at_ms,
+            exit_code: attempt.exit_code,
+            stdout: attempt.stdout,
+            stderr: attempt.stderr,
+            error: attempt.error,
+        }
+    }
+}
+
+impl Service {
+    async fn visible_job(&self, caller: &Caller, id: &str) -> Result<Job, ServiceError> {
+        let what = || format!("job {id:?}");
+        let job = queue::job(&self.store, id)
+            .await
+            .map_err(|error| match error {
+                queue::QueueError::NotFound(_) => ServiceError::NotFound(what()),
+                other => other.into(),
+            })?;
+        caller.require_visible(&job.tenant_id, what)?;
+        Ok(job)
+    }
+
+    pub async fn job(&self, caller: &Caller, id: &str) -> Result<JobView, ServiceError> {
+        Ok(self.visible_job(caller, id).await?.into())
+    }
+
+    pub async fn job_tasks(
+        &self,
+        caller: &Caller,
+        id: &str,
+    ) -> Result<Vec<TaskView>, ServiceError> {
+        let job = self.visible_job(caller, id).await?;
+        Ok(queue::job_tasks(&self.store, &job.id)
+            .await?
+            .into_iter()
+            .map(TaskView::from)
+            .collect())
+    }
+
+    /// The attempts of one of the job's tasks.
+    pub async fn task_attempts(
+        &self,
+        caller: &Caller,
+        job_id: &str,
+        task_id: &str,
+    ) -> Result<Vec<AttemptView>, ServiceError> {
+        let job = self.visible_job(caller, job_id).await?;
+        let belongs = queue::job_tasks(&self.store, &job.id)
+            .await?
+            .iter()
+            .any(|task| task.id == task_id);
+        if !belongs {
+            return Err(ServiceError::NotFound(format!("task {task_id:?}")));
+        }
+        Ok(queue::task_attempts(&self.store, task_id)
+            .await?
+            .into_iter()
+            .map(AttemptView::from)
+            .collect())
+    }
+
+    /// Events after id `after` (0 = from the start), at most `limit`.
+    pub async fn job_events(
+        &self,
+        caller: &Caller,
+        id: &str,
+        after: i64,
+        limit: i64,
+    ) -> Result<Vec<EventView>, ServiceError> {
+        if !(1..=MAX_EVENTS).contains(&limit) {
+            return Err(ServiceError::invalid(format!(
+                "limit must be between 1 and {MAX_EVENTS}"
+            )));
+        }
+        let job = self.visible_job(caller, id).await?;
+        Ok(
+            queue::events_after(&self.store, &job.id, after.max(0), limit)
+                .await?
+                .into_iter()
+                .map(EventView::from)
+                .collect(),
+        )
+    }
+
+    /// Stops the job: running steps are killed, nothing new starts. Idempotent.
+    pub async fn cancel_job(&self, caller: &Caller, id: &str) -> Result<JobView, ServiceError> {
+        let job = self.visible_job(caller, id).await?;
+        queue::cancel_job(&self.store, &job.id, now_ms()).await?;
+        self.audit_job(caller, &job, "job.cancel").await;
+        Ok(queue::job(&self.store, &job.id).await?.into())
+    }
+
+    /// Runs a failed or cancelled job again from where it stopped. Idempotent.
+    pub async fn retry_job(&self, caller: &Caller, id: &str) -> Result<JobView, ServiceError> {
+        let job = self.visible_job(caller, id).await?;
+        queue::retry_job(&self.store, &job.id, now_ms()).await?;
+        self.wake_workers();
+        self.audit_job(caller, &job, "job.retry").await;
+        Ok(queue::job(&self.store, &job.id).await?.into())
+    }
+
+    async fn audit_job(&self, caller: &Caller, job: &Job, action: &str) {
+        self.audit(
+            caller,
+            super::AuditRecord::new(&job.tenant_id, action, "job", &job.id),
+        )
+        .await;
+    }
+}

@@ -1,0 +1,77 @@
+//! Plugin resources (scripts, archives, files): tenant members list them; admins
+//! upload new versions and choose the staged one nodes get.
+
+use super::{AuditRecord, Caller, ResourceView, Service, ServiceError};
+use crate::resources::{ResourceKind, Upload};
+use crate::store::now_ms;
+
+impl Service {
+    pub async fn list_resources(&self, caller: &Caller) -> Result<Vec<ResourceView>, ServiceError> {
+        Ok(self
+            .resources
+            .list(&self.store, caller.tenant_id())
+            .await?
+            .into_iter()
+            .map(ResourceView::from)
+            .collect())
+    }
+
+    /// Stores `bytes` as the next version of `kind/name` (not staged yet).
+    pub async fn upload_resource(
+        &self,
+        caller: &Caller,
+        kind: &str,
+        name: &str,
+        bytes: &[u8],
+    ) -> Result<ResourceView, ServiceError> {
+        caller.require_tenant_admin(caller.tenant_id())?;
+        let kind = ResourceKind::parse(kind)?;
+        let version = self
+            .resources
+            .upload(
+                &self.store,
+                &Upload {
+                    tenant_id: caller.tenant_id(),
+                    kind,
+                    name,
+                    author_id: Some(&caller.principal.user_id),
+                },
+                bytes,
+                now_ms(),
+            )
+            .await?;
+        let target = format!("{kind}/{name}");
+        let mut record =
+            AuditRecord::new(caller.tenant_id(), "resource.upload", "resource", &target);
+        record.after = Some(
+            serde_json::json!({"version": version.version, "sha256": version.sha256}).to_string(),
+        );
+        self.audit(caller, record).await;
+        Ok(version.into())
+    }
+
+    /// Makes `version` the one nodes get from now on.
+    pub async fn stage_resource(
+        &self,
+        caller: &Caller,
+        kind: &str,
+        name: &str,
+        version: i64,
+    ) -> Result<ResourceView, ServiceError> {
+        caller.require_tenant_admin(caller.tenant_id())?;
+        let kind = ResourceKind::parse(kind)?;
+        self.resources
+            .stage(&self.store, caller.tenant_id(), kind, name, version)
+            .await?;
+        let target = format!("{kind}/{name}");
+        let mut record =
+            AuditRecord::new(caller.tenant_id(), "resource.stage", "resource", &target);
+        record.after = Some(serde_json::json!({"version": version}).to_string());
+        self.audit(caller, record).await;
+        self.list_resources(caller)
+            .await?
+            .into_iter()
+            .find(|view| view.kind == kind.as_str() && view.name == name && view.version == version)
+            .ok_or_else(|| ServiceError::NotFound(format!("{kind}/{name} version {version}")))
+    }
+}

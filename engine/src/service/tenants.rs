@@ -1,0 +1,151 @@
+//! Tenants: superadmins create them (optionally seeded with a copy of another
+//! tenant's catalog) and set their quotas; everyone else sees only their own.
+
+use serde::Deserialize;
+use utoipa::ToSchema;
+
+use super::{AuditRecord, Caller, Page, PageRequest, Service, ServiceError, TenantView};
+use crate::store::now_ms;
+use crate::store::tenants::NewTenant;
+
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TenantRequest {
+    pub name: String,
+    #[serde(default)]
+    pub max_clusters: Option<i64>,
+    #[serde(default)]
+    pub max_nodes: Option<i64>,
+    /// Name of a tenant whose current catalog the new tenant starts with.
+    #[serde(default)]
+    pub seed_catalog_from: Option<String>,
+}
+
+/// New quotas; absent means no limit.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct QuotaUpdate {
+    #[serde(default)]
+    pub max_clusters: Option<i64>,
+    #[serde(default)]
+    pub max_nodes: Option<i64>,
+}
+
+fn check_quota_value(path: &str, value: Option<i64>) -> Result<(), ServiceError> {
+    match value {
+        Some(value) if value < 0 => Err(ServiceError::invalid(format!(
+            "{path} must be zero or more"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+fn check_tenant_name(name: &str) -> Result<(), ServiceError> {
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+    if ok {
+        Ok(())
+    } else {
+        Err(ServiceError::invalid(format!(
+            "invalid tenant name {name:?}: use 1-64 characters of a-z, 0-9 and '-'"
+        )))
+    }
+}
+
+impl Service {
+    pub async fn list_tenants(
+        &self,
+        caller: &Caller,
+        page: PageRequest,
+    ) -> Result<Page<TenantView>, ServiceError> {
+        let tenants = if caller.principal.is_superadmin() {
+            self.store.list_tenants().await?
+        } else {
+            vec![self.store.tenant(caller.tenant_id()).await?]
+        };
+        page.slice(tenants.into_iter().map(TenantView::from).collect())
+    }
+
+    pub async fn tenant(&self, caller: &Caller, id: &str) -> Result<TenantView, ServiceError> {
+        caller.require_visible(id, || format!("tenant {id:?}"))?;
+        Ok(self.store.tenant(id).await?.into())
+    }
+
+    pub async fn create_tenant(
+        &self,
+        caller: &Caller,
+        request: &TenantRequest,
+    ) -> Result<TenantView, ServiceError> {
+        caller.require_superadmin()?;
+        check_tenant_name(&request.name)?;
+        check_quota_value("max_clusters", request.max_clusters)?;
+        check_quota_value("max_nodes", request.max_nodes)?;
+        let seed = match &request.seed_catalog_from {
+            Some(name) => {
+                let source = self.store.tenant_by_name(name).await?;
+                let catalog = crate::catalog::load(&self.store, &source.id).await?;
+                // Checked before the tenant exists, so a refusal leaves nothing behind.
+                let report = domain::catalog::validate::validate(&catalog);
+                if report.has_errors() {
+                    return Err(crate::catalog::CatalogError::Invalid(report).into());
+                }
+                Some(catalog)
+            }
+            None => None,
+        };
+        let tenant = self
+            .store
+            .create_tenant(&NewTenant {
+                name: request.name.clone(),
+                max_clusters: request.max_clusters,
+                max_nodes: request.max_nodes,
+            })
+            .await?;
+        if let Some(catalog) = seed {
+            crate::catalog::import(
+                &self.store,
+                &tenant.id,
+                &catalog,
+                Some(&caller.principal.user_id),
+                now_ms(),
+            )
+            .await?;
+        }
+        self.audit(
+            caller,
+            AuditRecord::new(&tenant.id, "tenant.create", "tenant", &tenant.name),
+        )
+        .await;
+        Ok(tenant.into())
+    }
+
+    pub async fn update_quotas(
+        &self,
+        caller: &Caller,
+        id: &str,
+        update: &QuotaUpdate,
+    ) -> Result<TenantView, ServiceError> {
+        caller.require_visible(id, || format!("tenant {id:?}"))?;
+        caller.require_superadmin()?;
+        check_quota_value("max_clusters", update.max_clusters)?;
+        check_quota_value("max_nodes", update.max_nodes)?;
+        let before = self.store.tenant(id).await?;
+        self.store
+            .set_tenant_quotas(id, update.max_clusters, update.max_nodes)
+            .await?;
+        let mut record = AuditRecord::new(id, "tenant.quotas", "tenant", &before.name);
+        record.before = Some(
+            serde_json::json!({"max_clusters": before.max_clusters, "max_nodes": before.max_nodes})
+                .to_string(),
+        );
+        record.after = Some(
+            serde_json::json!({"max_clusters": update.max_clusters, "max_nodes": update.max_nodes})
+                .to_string(),
+        );
+        self.audit(caller, record).await;
+        Ok(self.store.tenant(id).await?.into())
+    }
+}

@@ -1,0 +1,114 @@
+//! API tokens: each user creates, lists and revokes their own. The secret is in the
+//! create response only; afterwards the token is known by id and name.
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use super::{AuditRecord, Caller, Page, PageRequest, Service, ServiceError, TokenView};
+use crate::accounts::TokenSecret;
+use crate::store::now_ms;
+use crate::store::tokens::ApiToken;
+
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TokenRequest {
+    /// What the token is for, e.g. `ci`.
+    pub name: String,
+    /// Lifetime in seconds; absent means until revoked.
+    #[serde(default)]
+    pub expires_in_seconds: Option<u64>,
+}
+
+/// A new token with its secret: shown once.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct CreatedToken {
+    #[serde(flatten)]
+    pub token: TokenView,
+    /// Send as `Authorization: Bearer <secret>`. Not retrievable later.
+    pub secret: String,
+}
+
+const MAX_TOKEN_NAME: usize = 100;
+
+impl Service {
+    pub async fn create_token(
+        &self,
+        caller: &Caller,
+        request: &TokenRequest,
+    ) -> Result<CreatedToken, ServiceError> {
+        let name = request.name.trim();
+        if name.is_empty()
+            || name.chars().count() > MAX_TOKEN_NAME
+            || name.chars().any(char::is_control)
+        {
+            return Err(ServiceError::invalid(format!(
+                "token name must be 1-{MAX_TOKEN_NAME} printable characters"
+            )));
+        }
+        let now = now_ms();
+        let expires_at_ms = match request.expires_in_seconds {
+            None => None,
+            Some(0) => return Err(ServiceError::invalid("expires_in_seconds must be positive")),
+            Some(seconds) => Some(
+                now.saturating_add(
+                    i64::try_from(seconds)
+                        .unwrap_or(i64::MAX)
+                        .saturating_mul(1000),
+                ),
+            ),
+        };
+        let secret = TokenSecret::generate();
+        let token = ApiToken {
+            id: uuid::Uuid::new_v4().to_string(),
+            user_id: caller.principal.user_id.clone(),
+            name: name.to_owned(),
+            created_at_ms: now,
+            last_used_at_ms: None,
+            expires_at_ms,
+            revoked_at_ms: None,
+        };
+        self.store
+            .insert_token(&token, &secret.sha256_hex())
+            .await?;
+        self.audit(
+            caller,
+            AuditRecord::new(caller.tenant_id(), "token.create", "token", &token.name),
+        )
+        .await;
+        Ok(CreatedToken {
+            token: token.into(),
+            secret: secret.expose().to_owned(),
+        })
+    }
+
+    pub async fn list_tokens(
+        &self,
+        caller: &Caller,
+        page: PageRequest,
+    ) -> Result<Page<TokenView>, ServiceError> {
+        let tokens = self
+            .store
+            .list_tokens(&caller.principal.user_id)
+            .await?
+            .into_iter()
+            .map(TokenView::from)
+            .collect();
+        page.slice(tokens)
+    }
+
+    /// Revokes one of the caller's tokens; revoking twice is fine.
+    pub async fn revoke_token(&self, caller: &Caller, id: &str) -> Result<TokenView, ServiceError> {
+        let not_found = || ServiceError::NotFound(format!("token {id:?}"));
+        let token = self.store.token(id).await.map_err(|_| not_found())?;
+        if token.user_id != caller.principal.user_id {
+            return Err(not_found());
+        }
+        self.store.revoke_token(&token.id, now_ms()).await?;
+        self.audit(
+            caller,
+            AuditRecord::new(caller.tenant_id(), "token.revoke", "token", &token.name),
+        )
+        .await;
+        Ok(self.store.token(&token.id).await?.into())
+    }
+}

@@ -1,0 +1,252 @@
+//! Users: admins manage the users of their tenant (superadmins of every tenant);
+//! everyone can read themselves and change their own password.
+
+use serde::Deserialize;
+use utoipa::ToSchema;
+
+use super::{AuditRecord, Caller, Page, PageRequest, Service, ServiceError, UserView};
+use crate::accounts::{self, hash_password, verify_password, Password};
+use crate::store::users::{Role, User};
+use crate::store::StoreError;
+
+#[derive(Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UserRequest {
+    pub username: String,
+    /// At least 12 characters.
+    pub password: String,
+    /// `superadmin`, `tenant-admin` or `user`.
+    pub role: String,
+    /// Tenant name; absent means the caller's tenant.
+    #[serde(default)]
+    pub tenant: Option<String>,
+}
+
+impl std::fmt::Debug for UserRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UserRequest")
+            .field("username", &self.username)
+            .field("role", &self.role)
+            .field("tenant", &self.tenant)
+            .finish_non_exhaustive()
+    }
+}
+
+/// An admin's change to a user; absent fields stay as they are.
+#[derive(Clone, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UserUpdate {
+    #[serde(default)]
+    pub role: Option<String>,
+    /// A new password; the user's sessions end.
+    #[serde(default)]
+    pub password: Option<String>,
+}
+
+impl std::fmt::Debug for UserUpdate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UserUpdate")
+            .field("role", &self.role)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A user changing their own password.
+#[derive(Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PasswordChange {
+    pub current_password: String,
+    pub new_password: String,
+}
+
+impl std::fmt::Debug for PasswordChange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PasswordChange(***)")
+    }
+}
+
+fn parse_role(raw: &str) -> Result<Role, ServiceError> {
+    Role::parse(raw).ok_or_else(|| {
+        ServiceError::invalid(format!(
+            "unknown role {raw:?}: use superadmin, tenant-admin or user"
+        ))
+    })
+}
+
+impl Service {
+    /// The user `id` if the caller administers its tenant; `NotFound` otherwise.
+    async fn administered_user(&self, caller: &Caller, id: &str) -> Result<User, ServiceError> {
+        let not_found = || ServiceError::NotFound(format!("user {id:?}"));
+        let user = match self.store.user(id).await {
+            Ok(user) => user,
+            Err(StoreError::NotFound(_)) => return Err(not_found()),
+            Err(error) => return Err(error.into()),
+        };
+        if !caller.principal.can_see_tenant(&user.tenant_id) {
+            return Err(not_found());
+        }
+        caller.require_tenant_admin(&user.tenant_id)?;
+        Ok(user)
+    }
+
+    /// Only superadmins grant superadmin; tenant admins grant the two tenant roles.
+    fn check_grant(caller: &Caller, role: Role) -> Result<(), ServiceError> {
+        if role == Role::Superadmin {
+            caller.require_superadmin()?;
+        }
+        Ok(())
+    }
+
+    pub async fn me(&self, caller: &Caller) -> Result<UserView, ServiceError> {
+        Ok(self.store.user(&caller.principal.user_id).await?.into())
+    }
+
+    pub async fn list_users(
+        &self,
+        caller: &Caller,
+        page: PageRequest,
+    ) -> Result<Page<UserView>, ServiceError> {
+        caller.require_tenant_admin(caller.tenant_id())?;
+        let users = if caller.principal.is_superadmin() {
+            self.store.list_all_users().await?
+        } else {
+            self.store.list_users(caller.tenant_id()).await?
+        };
+        page.slice(users.into_iter().map(UserView::from).collect())
+    }
+
+    pub async fn user(&self, caller: &Caller, id: &str) -> Result<UserView, ServiceError> {
+        if id == caller.principal.user_id {
+            return self.me(caller).await;
+        }
+        Ok(self.administered_user(caller, id).await?.into())
+    }
+
+    pub async fn create_user(
+        &self,
+        caller: &Caller,
+        request: &UserRequest,
+    ) -> Result<UserView, ServiceError> {
+        caller.require_tenant_admin(caller.tenant_id())?;
+        let role = parse_role(&request.role)?;
+        Self::check_grant(caller, role)?;
+        let tenant = match &request.tenant {
+            None => self.store.tenant(caller.tenant_id()).await?.name,
+            Some(name) => {
+                let tenant = self
+                    .store
+                    .tenant_by_name(name)
+                    .await
+                    .map_err(|_| ServiceError::NotFound(format!("tenant {name:?}")))?;
+                if !caller.principal.can_administer_tenant(&tenant.id) {
+                    return Err(ServiceError::NotFound(format!("tenant {name:?}")));
+                }
+                tenant.name
+            }
+        };
+        let user = accounts::create_user(
+            &self.store,
+            &request.username,
+            role,
+            Some(&tenant),
+            &Password::new(request.password.clone()),
+        )
+        .await?;
+        self.audit(
+            caller,
+            AuditRecord::new(&user.tenant_id, "user.create", "user", &user.username),
+        )
+        .await;
+        Ok(user.into())
+    }
+
+    pub async fn update_user(
+        &self,
+        caller: &Caller,
+        id: &str,
+        update: &UserUpdate,
+    ) -> Result<UserView, ServiceError> {
+        let user = self.administered_user(caller, id).await?;
+        let role = update.role.as_deref().map(parse_role).transpose()?;
+        if let Some(role) = role {
+            Self::check_grant(caller, role)?;
+            if user.role == Role::Superadmin && !caller.principal.is_superadmin() {
+                return Err(ServiceError::Forbidden(
+                    "this needs a superadmin".to_owned(),
+                ));
+            }
+            if user.id == caller.principal.user_id && role != user.role {
+                return Err(ServiceError::invalid("you cannot change your own role"));
+            }
+        }
+        let hash = match &update.password {
+            Some(password) => {
+                let password = Password::new(password.clone());
+                password
+                    .check_strength()
+                    .map_err(|error| ServiceError::invalid(error.to_string()))?;
+                Some(hash_password(&password).map_err(ServiceError::internal)?)
+            }
+            None => None,
+        };
+        if let Some(role) = role {
+            self.store.set_role(&user.id, role).await?;
+        }
+        if let Some(hash) = hash {
+            self.store.set_password_hash(&user.id, &hash).await?;
+        }
+        let mut record = AuditRecord::new(&user.tenant_id, "user.update", "user", &user.username);
+        record.before = Some(serde_json::json!({"role": user.role.as_str()}).to_string());
+        record.after = Some(
+            serde_json::json!({"role": role.unwrap_or(user.role).as_str(),
+                               "password_changed": update.password.is_some()})
+            .to_string(),
+        );
+        self.audit(caller, record).await;
+        Ok(self.store.user(&user.id).await?.into())
+    }
+
+    pub async fn delete_user(&self, caller: &Caller, id: &str) -> Result<(), ServiceError> {
+        let user = self.administered_user(caller, id).await?;
+        if user.id == caller.principal.user_id {
+            return Err(ServiceError::invalid("you cannot delete yourself"));
+        }
+        if user.role == Role::Superadmin && !caller.principal.is_superadmin() {
+            return Err(ServiceError::Forbidden(
+                "this needs a superadmin".to_owned(),
+            ));
+        }
+        self.store.delete_user(&user.id).await?;
+        self.audit(
+            caller,
+            AuditRecord::new(&user.tenant_id, "user.delete", "user", &user.username),
+        )
+        .await;
+        Ok(())
+    }
+
+    /// Changes the caller's password after checking the current one; every session
+    /// of the caller ends (the caller logs in again).
+    pub async fn change_password(
+        &self,
+        caller: &Caller,
+        change: &PasswordChange,
+    ) -> Result<(), ServiceError> {
+        let user = self.store.user(&caller.principal.user_id).await?;
+        let current = Password::new(change.current_password.clone());
+        if !verify_password(&current, &user.password_hash) {
+            return Err(ServiceError::invalid("the current password is wrong"));
+        }
+        let new = Password::new(change.new_password.clone());
+        new.check_strength()
+            .map_err(|error| ServiceError::invalid(error.to_string()))?;
+        let hash = hash_password(&new).map_err(ServiceError::internal)?;
+        self.store.set_password_hash(&user.id, &hash).await?;
+        self.audit(
+            caller,
+            AuditRecord::new(&user.tenant_id, "user.password", "user", &user.username),
+        )
+        .await;
+        Ok(())
+    }
+}

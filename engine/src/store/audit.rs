@@ -1,0 +1,103 @@
+//! The audit log: who did what to which thing, when and from where. Rows are only
+//! ever added.
+
+use sqlx::Row;
+
+use super::{Store, StoreError};
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct AuditEntry {
+    pub id: String,
+    pub tenant_id: String,
+    pub actor_id: Option<String>,
+    pub actor_name: String,
+    /// What was done, e.g. `cluster.create`, `catalog.services.update`.
+    pub action: String,
+    pub target_kind: String,
+    pub target: String,
+    /// The client address the request came from, when it came over HTTP.
+    pub address: Option<String>,
+    /// Catalog changes: the entity's JSON before and after.
+    pub before_json: Option<String>,
+    pub after_json: Option<String>,
+    pub at_ms: i64,
+}
+
+/// Which entries to read, newest first.
+#[derive(Debug, Clone, Default)]
+pub struct AuditFilter {
+    /// `None` reads every tenant (superadmins only; the service layer decides).
+    pub tenant_id: Option<String>,
+    pub actor_name: Option<String>,
+    /// Matches actions starting with this, e.g. `cluster.`.
+    pub action_prefix: Option<String>,
+    pub before_ms: Option<i64>,
+    pub limit: i64,
+}
+
+const COLUMNS: &str = "id, tenant_id, actor_id, actor_name, action, target_kind, target, \
+     address, before_json, after_json, at_ms";
+
+fn from_row(row: &sqlx::any::AnyRow) -> Result<AuditEntry, StoreError> {
+    Ok(AuditEntry {
+        id: row.try_get("id")?,
+        tenant_id: row.try_get("tenant_id")?,
+        actor_id: row.try_get("actor_id")?,
+        actor_name: row.try_get("actor_name")?,
+        action: row.try_get("action")?,
+        target_kind: row.try_get("target_kind")?,
+        target: row.try_get("target")?,
+        address: row.try_get("address")?,
+        before_json: row.try_get("before_json")?,
+        after_json: row.try_get("after_json")?,
+        at_ms: row.try_get("at_ms")?,
+    })
+}
+
+impl Store {
+    pub async fn append_audit(&self, entry: &AuditEntry) -> Result<(), StoreError> {
+        sqlx::query(&format!(
+            "INSERT INTO audit_log ({COLUMNS}) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
+        ))
+        .bind(&entry.id)
+        .bind(&entry.tenant_id)
+        .bind(&entry.actor_id)
+        .bind(&entry.actor_name)
+        .bind(&entry.action)
+        .bind(&entry.target_kind)
+        .bind(&entry.target)
+        .bind(&entry.address)
+        .bind(&entry.before_json)
+        .bind(&entry.after_json)
+        .bind(entry.at_ms)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    pub async fn audit_entries(&self, filter: &AuditFilter) -> Result<Vec<AuditEntry>, StoreError> {
+        // Unset filters compare a bound NULL, so one statement serves every combination.
+        sqlx::query(&format!(
+            "SELECT {COLUMNS} FROM audit_log \
+             WHERE ($1 IS NULL OR tenant_id = $1) AND ($2 IS NULL OR actor_name = $2) \
+               AND ($3 IS NULL OR action LIKE $3) AND ($4 IS NULL OR at_ms < $4) \
+             ORDER BY at_ms DESC, id DESC LIMIT $5"
+        ))
+        .bind(&filter.tenant_id)
+        .bind(&filter.actor_name)
+        .bind(
+            filter
+                .action_prefix
+                .as_ref()
+                .map(|prefix| format!("{prefix}%")),
+        )
+        .bind(filter.before_ms)
+        .bind(filter.limit)
+        .fetch_all(&self.pool)
+        .await?
+        .iter()
+        .map(from_row)
+        .collect()
+    }
+}

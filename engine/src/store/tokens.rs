@@ -1,0 +1,122 @@
+//! API tokens: rows keyed by the SHA-256 of the secret, never the secret itself.
+//!
+//! Minting and hashing the secret belongs to [`crate::accounts::tokens`]; this module
+//! stores and finds rows.
+
+use sqlx::Row;
+
+use super::{Store, StoreError};
+
+/// A token as listed: everything but the secret, which is not stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiToken {
+    pub id: String,
+    pub user_id: String,
+    pub name: String,
+    pub created_at_ms: i64,
+    pub last_used_at_ms: Option<i64>,
+    pub expires_at_ms: Option<i64>,
+    pub revoked_at_ms: Option<i64>,
+}
+
+impl ApiToken {
+    /// Whether the token authenticates at `now_ms`.
+    pub fn is_live(&self, now_ms: i64) -> bool {
+        self.revoked_at_ms.is_none() && self.expires_at_ms.is_none_or(|at| at > now_ms)
+    }
+}
+
+const COLUMNS: &str =
+    "id, user_id, name, created_at_ms, last_used_at_ms, expires_at_ms, revoked_at_ms";
+
+fn from_row(row: &sqlx::any::AnyRow) -> Result<ApiToken, StoreError> {
+    Ok(ApiToken {
+        id: row.try_get("id")?,
+        user_id: row.try_get("user_id")?,
+        name: row.try_get("name")?,
+        created_at_ms: row.try_get("created_at_ms")?,
+        last_used_at_ms: row.try_get("last_used_at_ms")?,
+        expires_at_ms: row.try_get("expires_at_ms")?,
+        revoked_at_ms: row.try_get("revoked_at_ms")?,
+    })
+}
+
+impl Store {
+    pub async fn insert_token(
+        &self,
+        token: &ApiToken,
+        secret_sha256: &str,
+    ) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO api_tokens (id, user_id, name, secret_sha256, created_at_ms, \
+             expires_at_ms) VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .bind(&token.id)
+        .bind(&token.user_id)
+        .bind(&token.name)
+        .bind(secret_sha256)
+        .bind(token.created_at_ms)
+        .bind(token.expires_at_ms)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// The token whose secret hashes to `secret_sha256`, revoked or not.
+    pub async fn token_by_secret(&self, secret_sha256: &str) -> Result<ApiToken, StoreError> {
+        let row = sqlx::query(&format!(
+            "SELECT {COLUMNS} FROM api_tokens WHERE secret_sha256 = $1"
+        ))
+        .bind(secret_sha256)
+        .fetch_optional(&self.pool)
+        .await?
+        .ok_or_else(|| StoreError::NotFound("token".to_owned()))?;
+        from_row(&row)
+    }
+
+    pub async fn list_tokens(&self, user_id: &str) -> Result<Vec<ApiToken>, StoreError> {
+        sqlx::query(&format!(
+            "SELECT {COLUMNS} FROM api_tokens WHERE user_id = $1 ORDER BY created_at_ms, id"
+        ))
+        .bind(user_id)
+        .fetch_all(&self.pool)
+        .await?
+        .iter()
+        .map(from_row)
+        .collect()
+    }
+
+    pub async fn token(&self, id: &str) -> Result<ApiToken, StoreError> {
+        let row = sqlx::query(&format!("SELECT {COLUMNS} FROM api_tokens WHERE id = $1"))
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?
+            .ok_or_else(|| StoreError::NotFound(format!("token {id:?}")))?;
+        from_row(&row)
+    }
+
+    /// Marks the token revoked (keeping the first revocation time); idempotent.
+    pub async fn revoke_token(&self, id: &str, now_ms: i64) -> Result<(), StoreError> {
+        sqlx::query(
+            "UPDATE api_tokens SET revoked_at_ms = COALESCE(revoked_at_ms, $2) WHERE id = $1",
+        )
+        .bind(id)
+        .bind(now_ms)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// Records use, at most once a minute per token so reads stay reads.
+    pub async fn touch_token(&self, id: &str, now_ms: i64) -> Result<(), StoreError> {
+        sqlx::query(
+            "UPDATE api_tokens SET last_used_at_ms = $2 WHERE id = $1 \
+             AND (last_used_at_ms IS NULL OR last_used_at_ms < $2 - 60000)",
+        )
+        .bind(id)
+        .bind(now_ms)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,105 @@
+//! Fault test: a node's sshd (and its sessions) killed in the middle of a step. The
+//! step is retried per policy, then the job fails naming the node and the step; once
+//! the node is restored, retry-from-failure completes the job.
+
+#![allow(clippy::unwrap_used)] // Tests fail loudly by design.
+
+#[path = "support/lab.rs"]
+mod lab;
+
+use std::time::{Duration, Instant};
+
+use engine::execute::node_id;
+use engine::operations::{cluster_state, ClusterChange};
+use engine::provider::{LocalProvider, NodeProvider, NodeRecord};
+use engine::queue::{self, JobState, TaskState};
+use engine::store::Backend;
+use lab::Lab;
+
+const JOB_LIMIT: Duration = Duration::from_secs(90);
+
+async fn a_node_lost_mid_step_fails_then_resumes(backend: Backend) {
+    let lab = Lab::start(backend).await;
+    let (cluster, job) = lab.create("faulty", 2).await;
+    assert_eq!(lab.wait(&job, JOB_LIMIT).await, JobState::Succeeded);
+
+    let job = lab
+        .change(
+            &cluster.id,
+            ClusterChange::AddServices {
+                services: vec!["slow".into()],
+            },
+        )
+        .await;
+    // Wait for the slow step to be running on its node, then take that node down.
+    let slow = wait_for_running_slow_step(&lab, &job).await;
+    let node_dir = lab.nodes_dir.join(node_id(&cluster.id, slow.node));
+    assert!(LocalProvider::kill_everything_under(&node_dir) > 0);
+
+    assert_eq!(lab.wait(&job, JOB_LIMIT).await, JobState::Failed);
+    let failed = queue::job(&lab.store, &job).await.unwrap();
+    let error = failed.error.unwrap();
+    let label = format!("{}-start-slow", slow.node);
+    assert!(
+        error.contains(&label),
+        "the error names node and step: {error}"
+    );
+    let attempts = queue::task_attempts(&lab.store, &slow.id).await.unwrap();
+    assert_eq!(
+        attempts.len(),
+        3,
+        "retried per policy (3 attempts): {attempts:?}"
+    );
+    let cluster_now = lab.store.cluster(&cluster.id).await.unwrap();
+    assert_eq!(cluster_now.state, cluster_state::FAILED);
+
+    // Restore the node (its sshd comes back with the same host key), then resume.
+    let row = lab
+        .store
+        .list_nodes(&cluster.id)
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|node| node.number == i64::from(slow.node))
+        .unwrap();
+    let record: NodeRecord = serde_json::from_str(row.provider_json.as_deref().unwrap()).unwrap();
+    LocalProvider::new(&lab.nodes_dir)
+        .unwrap()
+        .adopt(&record)
+        .await
+        .unwrap();
+    assert_eq!(
+        queue::retry_job(&lab.store, &job, engine::store::now_ms())
+            .await
+            .unwrap(),
+        JobState::Running
+    );
+    lab.wake();
+    assert_eq!(lab.wait(&job, JOB_LIMIT).await, JobState::Succeeded);
+    let tasks = queue::job_tasks(&lab.store, &job).await.unwrap();
+    assert!(tasks.iter().all(|task| task.state == TaskState::Succeeded));
+    assert_eq!(
+        lab.store.cluster(&cluster.id).await.unwrap().state,
+        cluster_state::ACTIVE
+    );
+}
+
+async fn wait_for_running_slow_step(lab: &Lab, job: &str) -> queue::TaskRecord {
+    let started = Instant::now();
+    loop {
+        let tasks = queue::job_tasks(&lab.store, job).await.unwrap();
+        if let Some(task) = tasks.into_iter().find(|task| {
+            task.service.as_ref().is_some_and(|s| s.as_str() == "slow")
+                && task.action == domain::plan::Action::Start
+                && task.state == TaskState::Running
+        }) {
+            // Let the step get going on the node before pulling the plug.
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            return task;
+        }
+        assert!(started.elapsed() < JOB_LIMIT, "the slow step never ran");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+engine::on_both_backends!(a_node_lost_mid_step_fails_then_resumes);

@@ -1,0 +1,136 @@
+//! `/api/v1/clusters`: create (or dry-run), list, show, plan and submit changes,
+//! extend the lease, delete.
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use engine::service::{
+    ClusterChangeRequest, ClusterCreateRequest, ClusterDetail, ClusterView, LeaseExtension, Page,
+    PageRequest, PlanView, SubmittedJob,
+};
+use serde::Deserialize;
+use utoipa::IntoParams;
+
+use super::error::{ApiError, ErrorBody};
+use super::extract::{ApiJson, ApiPath, ApiQuery, Authenticated};
+use crate::http::AppState;
+
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct DryRun {
+    /// Only show the layout and tasks; create nothing.
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
+/// The caller's tenant's clusters.
+#[utoipa::path(get, path = "/api/v1/clusters", tag = "clusters", params(PageRequest),
+    responses((status = 200, body = Page<ClusterView>), (status = 401, body = ErrorBody)))]
+pub async fn list(
+    State(state): State<AppState>,
+    Authenticated(caller): Authenticated,
+    ApiQuery(page): ApiQuery<PageRequest>,
+) -> Result<Json<Page<ClusterView>>, ApiError> {
+    Ok(Json(state.service.list_clusters(&caller, page).await?))
+}
+
+/// Create a cluster from a template, or preview it with `dry_run=true`.
+#[utoipa::path(post, path = "/api/v1/clusters", tag = "clusters", params(DryRun),
+    request_body = ClusterCreateRequest,
+    responses(
+        (status = 201, description = "Created; the job builds it", body = SubmittedJob),
+        (status = 200, description = "Dry run: what would be built", body = PlanView),
+        (status = 409, description = "Name taken or quota exceeded", body = ErrorBody),
+        (status = 422, description = "Invalid or unsatisfiable", body = ErrorBody),
+    ))]
+pub async fn create(
+    State(state): State<AppState>,
+    Authenticated(caller): Authenticated,
+    ApiQuery(dry): ApiQuery<DryRun>,
+    ApiJson(request): ApiJson<ClusterCreateRequest>,
+) -> Result<Response, ApiError> {
+    if dry.dry_run {
+        let plan = state.service.preview_cluster(&caller, &request).await?;
+        return Ok(Json(plan).into_response());
+    }
+    let submitted = state.service.create_cluster(&caller, &request).await?;
+    Ok((StatusCode::CREATED, Json(submitted)).into_response())
+}
+
+/// A cluster with its nodes and jobs.
+#[utoipa::path(get, path = "/api/v1/clusters/{id}", tag = "clusters",
+    params(("id" = String, Path, description = "Cluster id")),
+    responses((status = 200, body = ClusterDetail), (status = 404, body = ErrorBody)))]
+pub async fn show(
+    State(state): State<AppState>,
+    Authenticated(caller): Authenticated,
+    ApiPath(id): ApiPath<String>,
+) -> Result<Json<ClusterDetail>, ApiError> {
+    Ok(Json(state.service.cluster(&caller, &id).await?))
+}
+
+/// What a change would do (layouts and tasks), without doing it.
+#[utoipa::path(post, path = "/api/v1/clusters/{id}/plan", tag = "clusters",
+    params(("id" = String, Path, description = "Cluster id")),
+    request_body = ClusterChangeRequest,
+    responses((status = 200, body = PlanView), (status = 404, body = ErrorBody),
+              (status = 422, body = ErrorBody)))]
+pub async fn plan(
+    State(state): State<AppState>,
+    Authenticated(caller): Authenticated,
+    ApiPath(id): ApiPath<String>,
+    ApiJson(change): ApiJson<ClusterChangeRequest>,
+) -> Result<Json<PlanView>, ApiError> {
+    Ok(Json(
+        state.service.plan_change(&caller, &id, &change).await?,
+    ))
+}
+
+/// Submit a change: add services or nodes, reconfigure, start, stop, restart, roll back.
+#[utoipa::path(post, path = "/api/v1/clusters/{id}/changes", tag = "clusters",
+    params(("id" = String, Path, description = "Cluster id")),
+    request_body = ClusterChangeRequest,
+    responses((status = 202, description = "Submitted", body = SubmittedJob),
+              (status = 404, body = ErrorBody), (status = 409, body = ErrorBody),
+              (status = 422, body = ErrorBody)))]
+pub async fn change(
+    State(state): State<AppState>,
+    Authenticated(caller): Authenticated,
+    ApiPath(id): ApiPath<String>,
+    ApiJson(change): ApiJson<ClusterChangeRequest>,
+) -> Result<(StatusCode, Json<SubmittedJob>), ApiError> {
+    let submitted = state.service.change_cluster(&caller, &id, &change).await?;
+    Ok((StatusCode::ACCEPTED, Json(submitted)))
+}
+
+/// Set the lease to end the given number of seconds from now.
+#[utoipa::path(put, path = "/api/v1/clusters/{id}/lease", tag = "clusters",
+    params(("id" = String, Path, description = "Cluster id")),
+    request_body = LeaseExtension,
+    responses((status = 200, body = ClusterView), (status = 404, body = ErrorBody),
+              (status = 422, body = ErrorBody)))]
+pub async fn extend_lease(
+    State(state): State<AppState>,
+    Authenticated(caller): Authenticated,
+    ApiPath(id): ApiPath<String>,
+    ApiJson(extension): ApiJson<LeaseExtension>,
+) -> Result<Json<ClusterView>, ApiError> {
+    Ok(Json(
+        state.service.extend_lease(&caller, &id, &extension).await?,
+    ))
+}
+
+/// Delete the cluster: its nodes are stopped and removed by a delete job.
+#[utoipa::path(delete, path = "/api/v1/clusters/{id}", tag = "clusters",
+    params(("id" = String, Path, description = "Cluster id")),
+    responses((status = 202, description = "Delete submitted", body = SubmittedJob),
+              (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
+pub async fn delete(
+    State(state): State<AppState>,
+    Authenticated(caller): Authenticated,
+    ApiPath(id): ApiPath<String>,
+) -> Result<(StatusCode, Json<SubmittedJob>), ApiError> {
+    let submitted = state.service.delete_cluster(&caller, &id).await?;
+    Ok((StatusCode::ACCEPTED, Json(submitted)))
+}

@@ -1,0 +1,112 @@
+//! `ApiError`: the one error type at the HTTP edge. Clients get
+//! `{"error": code, "message": text, "details": [...]}` with the right status; the
+//! cause of an internal error goes to the log only, never into the response.
+
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use engine::service::{Problem, ServiceError};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// The body of every error response.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ErrorBody {
+    /// Stable code: unauthenticated, forbidden, not_found, invalid, bad_request,
+    /// conflict, quota_exceeded, too_many_attempts, payload_too_large,
+    /// unsupported_media_type, internal.
+    pub error: String,
+    /// What went wrong, for people.
+    pub message: String,
+    /// Every problem found, with the JSON path it is at.
+    pub details: Vec<Problem>,
+}
+
+#[derive(Debug)]
+pub struct ApiError {
+    pub status: StatusCode,
+    pub body: ErrorBody,
+    retry_after_secs: Option<u64>,
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, code: &str, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            body: ErrorBody {
+                error: code.to_owned(),
+                message: message.into(),
+                details: Vec::new(),
+            },
+            retry_after_secs: None,
+        }
+    }
+
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, "bad_request", message)
+    }
+
+    pub fn unauthenticated(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::UNAUTHORIZED, "unauthenticated", message)
+    }
+
+    pub fn forbidden(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::FORBIDDEN, "forbidden", message)
+    }
+
+    pub fn not_found(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::NOT_FOUND, "not_found", message)
+    }
+}
+
+impl From<ServiceError> for ApiError {
+    fn from(error: ServiceError) -> Self {
+        let status = match &error {
+            ServiceError::Unauthenticated => StatusCode::UNAUTHORIZED,
+            ServiceError::Forbidden(_) => StatusCode::FORBIDDEN,
+            ServiceError::NotFound(_) => StatusCode::NOT_FOUND,
+            ServiceError::Invalid { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+            ServiceError::Conflict(_) | ServiceError::QuotaExceeded(_) => StatusCode::CONFLICT,
+            ServiceError::TooManyAttempts(_) => StatusCode::TOO_MANY_REQUESTS,
+            ServiceError::Internal { cause } => {
+                tracing::error!(%cause, "internal error");
+                StatusCode::INTERNAL_SERVER_ERROR
+            }
+        };
+        let message = match &error {
+            ServiceError::Unauthenticated => {
+                "authentication required: sign in or send Authorization: Bearer <token>".to_owned()
+            }
+            other => other.to_string(),
+        };
+        let code = error.code();
+        let retry_after_secs = match &error {
+            ServiceError::TooManyAttempts(_) => Some(60),
+            _ => None,
+        };
+        let details = match error {
+            ServiceError::Invalid { details, .. } => details,
+            _ => Vec::new(),
+        };
+        let mut api = ApiError::new(status, code, message);
+        api.body.details = details;
+        api.retry_after_secs = retry_after_secs;
+        api
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let mut response = (self.status, Json(self.body)).into_response();
+        let headers = response.headers_mut();
+        if self.status == StatusCode::UNAUTHORIZED {
+            headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        if let Some(seconds) = self.retry_after_secs {
+            if let Ok(value) = HeaderValue::from_str(&seconds.to_string()) {
+                headers.insert(header::RETRY_AFTER, value);
+            }
+        }
+        response
+    }
+}

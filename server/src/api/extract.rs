@@ -1,0 +1,211 @@
+//! Request extractors of the API: who is calling ([`Authenticated`]), and JSON bodies
+//! and query strings whose rejections are [`ApiError`]s in the API's JSON shape.
+//!
+//! A caller is authenticated by `Authorization: Bearer <token>` or by the session
+//! cookie. Cookie-authenticated requests that change state must carry the session's
+//! CSRF token in `X-CSRF-Token`: a cross-site page can make the browser send the
+//! cookie, but it cannot read the token.
+
+use std::net::SocketAddr;
+
+use axum::extract::rejection::{JsonRejection, QueryRejection};
+use axum::extract::{ConnectInfo, FromRequest, FromRequestParts, Request};
+use axum::http::request::Parts;
+use axum::http::{header, StatusCode};
+use engine::service::{Caller, ServiceError, SessionUser};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use tower_sessions::Session;
+
+use super::error::ApiError;
+use crate::http::AppState;
+use crate::sessions::ABSOLUTE_EXPIRY_MS;
+
+/// The session key holding the signed-in user.
+pub const SESSION_USER: &str = "corral.user";
+/// The header cookie-authenticated, state-changing requests carry.
+pub const CSRF_HEADER: &str = "x-csrf-token";
+
+/// What a signed-in session stores.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SessionData {
+    pub user: SessionUser,
+    /// Compared with `X-CSRF-Token` (and the form field of server-rendered forms).
+    pub csrf: String,
+    pub signed_in_at_ms: i64,
+}
+
+/// The authenticated caller of a request.
+pub struct Authenticated(pub Caller);
+
+fn client_address(parts: &Parts) -> Option<String> {
+    parts
+        .extensions
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|info| info.0.ip().to_string())
+}
+
+impl FromRequestParts<AppState> for Authenticated {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        let address = client_address(parts);
+        if let Some(value) = parts.headers.get(header::AUTHORIZATION) {
+            let raw = value
+                .to_str()
+                .ok()
+                .and_then(|value| value.strip_prefix("Bearer "))
+                .ok_or_else(|| {
+                    ApiError::unauthenticated("use the header Authorization: Bearer <token>")
+                })?;
+            let principal =
+                state
+                    .service
+                    .token_principal(raw)
+                    .await
+                    .map_err(|error| match error {
+                        ServiceError::Unauthenticated => {
+                            ApiError::unauthenticated("the token is unknown, expired or revoked")
+                        }
+                        other => other.into(),
+                    })?;
+            return Ok(Authenticated(Caller::new(principal, address)));
+        }
+        let session = Session::from_request_parts(parts, state)
+            .await
+            .map_err(|(_, message)| {
+                ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", message)
+            })?;
+        let data: Option<SessionData> = session
+            .get(SESSION_USER)
+            .await
+            .map_err(|error| ApiError::from(ServiceError::internal(error)))?;
+        let Some(data) = data else {
+            return Err(ServiceError::Unauthenticated.into());
+        };
+        if engine::store::now_ms() - data.signed_in_at_ms > ABSOLUTE_EXPIRY_MS {
+            let _ = session.flush().await;
+            return Err(ApiError::unauthenticated(
+                "the session has expired; sign in again",
+            ));
+        }
+        if !parts.method.is_safe() {
+            let sent = parts
+                .headers
+                .get(CSRF_HEADER)
+                .and_then(|value| value.to_str().ok());
+            if sent != Some(data.csrf.as_str()) {
+                return Err(ApiError::forbidden(
+                    "missing or wrong CSRF token: send the X-CSRF-Token header from GET /api/v1/session",
+                ));
+            }
+        }
+        let principal = state
+            .service
+            .session_principal(&data.user)
+            .await
+            .map_err(|error| match error {
+                ServiceError::Unauthenticated => {
+                    ApiError::unauthenticated("the session has ended; sign in again")
+                }
+                other => other.into(),
+            })?;
+        Ok(Authenticated(Caller::new(principal, address)))
+    }
+}
+
+/// A JSON body; malformed JSON, a wrong content type or an oversized body is a
+/// JSON error naming the problem.
+pub struct ApiJson<T>(pub T);
+
+impl<T, S> FromRequest<S> for ApiJson<T>
+where
+    T: DeserializeOwned,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
+        match axum::Json::<T>::from_request(request, state).await {
+            Ok(axum::Json(value)) => Ok(ApiJson(value)),
+            Err(rejection) => Err(json_rejection(rejection)),
+        }
+    }
+}
+
+fn json_rejection(rejection: JsonRejection) -> ApiError {
+    match rejection {
+        JsonRejection::MissingJsonContentType(_) => ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_media_type",
+            "send the body as JSON with Content-Type: application/json",
+        ),
+        JsonRejection::JsonDataError(error) => ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid",
+            format!("the JSON does not fit: {}", error.body_text()),
+        ),
+        JsonRejection::JsonSyntaxError(error) => {
+            ApiError::bad_request(format!("malformed JSON: {}", error.body_text()))
+        }
+        other if other.status() == StatusCode::PAYLOAD_TOO_LARGE => ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "payload_too_large",
+            "the body is larger than this endpoint accepts",
+        ),
+        other => ApiError::bad_request(other.body_text()),
+    }
+}
+
+/// Query parameters; a malformed query string is a JSON 400.
+pub struct ApiQuery<T>(pub T);
+
+impl<T, S> FromRequestParts<S> for ApiQuery<T>
+where
+    T: DeserializeOwned,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        match axum::extract::Query::<T>::from_request_parts(parts, state).await {
+            Ok(axum::extract::Query(value)) => Ok(ApiQuery(value)),
+            Err(QueryRejection::FailedToDeserializeQueryString(error)) => Err(
+                ApiError::bad_request(format!("bad query string: {}", error.body_text())),
+            ),
+            Err(other) => Err(ApiError::bad_request(other.body_text())),
+        }
+    }
+}
+
+/// Path parameters; one that does not parse (a non-numeric version, say) is a JSON 400.
+pub struct ApiPath<T>(pub T);
+
+impl<T, S> FromRequestParts<S> for ApiPath<T>
+where
+    T: DeserializeOwned + Send,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        match axum::extract::Path::<T>::from_request_parts(parts, state).await {
+            Ok(axum::extract::Path(value)) => Ok(ApiPath(value)),
+            Err(rejection) => Err(ApiError::bad_request(format!(
+                "bad path parameter: {}",
+                rejection.body_text()
+            ))),
+        }
+    }
+}
+
+/// The client's IP address, when the server was started with connection info.
+pub struct ClientAddress(pub Option<String>);
+
+impl<S: Send + Sync> FromRequestParts<S> for ClientAddress {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        Ok(ClientAddress(client_address(parts)))
+    }
+}

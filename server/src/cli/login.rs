@@ -1,0 +1,92 @@
+//! `corral login` and `corral logout`: sign in with a password once, keep an API
+//! token for every later command.
+
+use std::io::Read;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Args;
+use serde_json::json;
+
+use super::remote::{Client, Credentials};
+
+#[derive(Debug, Args)]
+pub struct LoginArgs {
+    /// The server's base URL, e.g. http://127.0.0.1:8080.
+    #[arg(long)]
+    pub server: String,
+    #[arg(long)]
+    pub username: String,
+    /// Read the password from standard input (the only way: never on the command line).
+    #[arg(long, required = true)]
+    pub password_stdin: bool,
+}
+
+pub async fn login(args: LoginArgs) -> anyhow::Result<ExitCode> {
+    let mut password = String::new();
+    std::io::stdin()
+        .read_to_string(&mut password)
+        .context("cannot read the password from standard input")?;
+    let password = password.trim_end_matches(['\n', '\r']);
+    let client = Client::new(&args.server, None)?;
+    let session = client
+        .post(
+            "/api/v1/session",
+            &json!({"username": args.username, "password": password}),
+        )
+        .await?;
+    let csrf = session["csrf_token"]
+        .as_str()
+        .context("the server did not send a CSRF token")?
+        .to_owned();
+    let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "cli".to_owned());
+    let token = client
+        .send(
+            reqwest::Method::POST,
+            "/api/v1/tokens",
+            Some(&json!({"name": format!("corral CLI on {host}")})),
+            &[("x-csrf-token", &csrf)],
+        )
+        .await?;
+    // The browser-style session is not needed any more.
+    let _ = client
+        .send(
+            reqwest::Method::DELETE,
+            "/api/v1/session",
+            None,
+            &[("x-csrf-token", &csrf)],
+        )
+        .await;
+    let credentials = Credentials {
+        server: args.server.trim_end_matches('/').to_owned(),
+        username: args.username.clone(),
+        token_id: token["id"].as_str().unwrap_or_default().to_owned(),
+        token: token["secret"]
+            .as_str()
+            .context("the server did not send the token")?
+            .to_owned(),
+    };
+    let path = credentials.save()?;
+    println!(
+        "Signed in to {} as {} (token saved in {})",
+        credentials.server,
+        args.username,
+        path.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Revokes the saved token and forgets it.
+pub async fn logout() -> anyhow::Result<ExitCode> {
+    let credentials = Credentials::load()?;
+    let client = Client::new(&credentials.server, Some(credentials.token.clone()))?;
+    if let Err(error) = client
+        .delete(&format!("/api/v1/tokens/{}", credentials.token_id))
+        .await
+    {
+        eprintln!("warning: the token was not revoked on the server: {error}");
+    }
+    Credentials::remove()?;
+    println!("Signed out of {}", credentials.server);
+    Ok(ExitCode::SUCCESS)
+}

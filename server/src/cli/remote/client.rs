@@ -1,0 +1,178 @@
+//! A small HTTP client of the API: bearer authentication, JSON in and out, and API
+//! errors (`{error, message, details}`) turned into one readable message.
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Context};
+use reqwest::Method;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// What `corral login` saves.
+#[derive(Serialize, Deserialize)]
+pub struct Credentials {
+    pub server: String,
+    pub username: String,
+    pub token_id: String,
+    pub token: String,
+}
+
+impl std::fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Credentials")
+            .field("server", &self.server)
+            .field("username", &self.username)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Where the credentials live.
+pub fn config_dir() -> anyhow::Result<PathBuf> {
+    if let Some(dir) = std::env::var_os("CORRAL_CONFIG_DIR") {
+        return Ok(PathBuf::from(dir));
+    }
+    if let Some(dir) = std::env::var_os("XDG_CONFIG_HOME") {
+        return Ok(PathBuf::from(dir).join("corral"));
+    }
+    let home = std::env::var_os("HOME").context("neither CORRAL_CONFIG_DIR nor HOME is set")?;
+    Ok(PathBuf::from(home).join(".config").join("corral"))
+}
+
+fn credentials_path() -> anyhow::Result<PathBuf> {
+    Ok(config_dir()?.join("cli.toml"))
+}
+
+impl Credentials {
+    pub fn load() -> anyhow::Result<Self> {
+        let path = credentials_path()?;
+        let text = std::fs::read_to_string(&path).with_context(|| {
+            format!(
+                "not signed in ({} is missing): run `corral login --server URL --username NAME --password-stdin`",
+                path.display()
+            )
+        })?;
+        toml::from_str(&text).with_context(|| format!("{} is not valid", path.display()))
+    }
+
+    /// Writes the file readable by its owner only (0600), replacing any other.
+    pub fn save(&self) -> anyhow::Result<PathBuf> {
+        use std::io::Write;
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        let path = credentials_path()?;
+        let dir = path.parent().context("credentials path has no directory")?;
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        let text = toml::to_string(self)?;
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&path)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        // An existing file keeps its old mode through open(): set it explicitly.
+        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+        file.write_all(text.as_bytes())?;
+        Ok(path)
+    }
+
+    pub fn remove() -> anyhow::Result<()> {
+        let path = credentials_path()?;
+        match std::fs::remove_file(&path) {
+            Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
+                Err(error).with_context(|| format!("cannot remove {}", path.display()))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// An API client for one server, authenticated by a token (or not yet).
+pub struct Client {
+    http: reqwest::Client,
+    server: String,
+    token: Option<String>,
+}
+
+impl Client {
+    pub fn new(server: &str, token: Option<String>) -> anyhow::Result<Self> {
+        let server = server.trim_end_matches('/').to_owned();
+        if !(server.starts_with("http://") || server.starts_with("https://")) {
+            bail!("the server must be an http:// or https:// URL, not {server:?}");
+        }
+        let http = reqwest::Client::builder().cookie_store(true).build()?;
+        Ok(Self {
+            http,
+            server,
+            token,
+        })
+    }
+
+    pub fn signed_in() -> anyhow::Result<Self> {
+        let credentials = Credentials::load()?;
+        Self::new(&credentials.server, Some(credentials.token))
+    }
+
+    /// Sends a request and returns the JSON answer (`Null` for an empty one).
+    pub async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+        headers: &[(&str, &str)],
+    ) -> anyhow::Result<Value> {
+        let url = format!("{}{path}", self.server);
+        let mut request = self.http.request(method, &url);
+        if let Some(token) = &self.token {
+            request = request.bearer_auth(token);
+        }
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        if let Some(body) = body {
+            request = request.json(body);
+        }
+        let response = request
+            .send()
+            .await
+            .with_context(|| format!("cannot reach {}", self.server))?;
+        let status = response.status();
+        let text = response.text().await?;
+        if status.is_success() {
+            return Ok(if text.is_empty() {
+                Value::Null
+            } else {
+                serde_json::from_str(&text).context("the server sent invalid JSON")?
+            });
+        }
+        let error: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+        let mut message = error["message"].as_str().map_or_else(
+            || format!("{status}: {}", text.trim()),
+            |message| format!("{message} ({status})"),
+        );
+        if let Some(details) = error["details"].as_array() {
+            for detail in details {
+                message.push_str(&format!(
+                    "\n  {}: {}",
+                    detail["path"].as_str().unwrap_or_default(),
+                    detail["message"].as_str().unwrap_or_default()
+                ));
+            }
+        }
+        if status == reqwest::StatusCode::UNAUTHORIZED && self.token.is_some() {
+            message.push_str("\nsign in again with `corral login`");
+        }
+        bail!(message)
+    }
+
+    pub async fn get(&self, path: &str) -> anyhow::Result<Value> {
+        self.send(Method::GET, path, None, &[]).await
+    }
+
+    pub async fn post(&self, path: &str, body: &Value) -> anyhow::Result<Value> {
+        self.send(Method::POST, path, Some(body), &[]).await
+    }
+
+    pub async fn delete(&self, path: &str) -> anyhow::Result<Value> {
+        self.send(Method::DELETE, path, None, &[]).await
+    }
+}

@@ -1,0 +1,73 @@
+//! The worker side of the binary: the executor every worker pool runs tasks with, and
+//! `corral worker`, a process that only runs tasks (for several machines sharing one
+//! PostgreSQL; `corral serve` runs the same pool in-process).
+//!
+//! Nodes of the `local` provider live under `<data dir>/nodes`, plugin resources under
+//! `<data dir>/resources`.
+
+use std::sync::Arc;
+
+use anyhow::Context;
+use engine::execute::{Executor, ExecutorSettings, Providers};
+use engine::provider::{LocalProvider, LOCAL_PROVIDER};
+use engine::resources::ResourceFiles;
+use engine::ssh::{PoolConfig, SessionPool};
+use engine::store::Store;
+use engine::worker::{WorkerPool, WorkerSettings};
+
+use crate::config::Config;
+
+/// The executor for `config`'s data directory. Without sshd the `local` provider is
+/// recorded as unavailable (with how to install it) instead of stopping the server.
+pub fn executor(store: Store, config: &Config) -> anyhow::Result<Executor> {
+    let nodes = config.data_dir.join("nodes");
+    let providers = match LocalProvider::new(&nodes) {
+        Ok(local) => Providers::new().with(Arc::new(local)),
+        Err(error) => {
+            tracing::warn!(%error, "local nodes cannot be created on this machine");
+            Providers::new().without(LOCAL_PROVIDER, error.to_string())
+        }
+    };
+    Ok(Executor::new(
+        store,
+        providers,
+        Arc::new(SessionPool::new(PoolConfig::default())),
+        resource_files(config)?,
+        ExecutorSettings::default(),
+    ))
+}
+
+/// Plugin resource bytes under `<data dir>/resources`, shared by the API and workers.
+pub fn resource_files(config: &Config) -> anyhow::Result<ResourceFiles> {
+    let resources = config.data_dir.join("resources");
+    std::fs::create_dir_all(&resources)
+        .with_context(|| format!("cannot create {}", resources.display()))?;
+    Ok(ResourceFiles::in_directory(resources))
+}
+
+/// Starts the configured number of worker slots over `store`.
+pub fn start_pool(store: Store, config: &Config) -> anyhow::Result<WorkerPool> {
+    let settings = WorkerSettings {
+        slots: config.worker_slots,
+        lease: config.worker_lease,
+        // Three beats per lease: one lost beat never costs the lease.
+        heartbeat: config.worker_lease / 3,
+        ..WorkerSettings::default()
+    };
+    Ok(WorkerPool::start(executor(store, config)?, settings))
+}
+
+/// `corral worker`: runs tasks until SIGINT/SIGTERM, then lets running tasks finish
+/// for the grace period.
+pub async fn run_worker(config: Config) -> anyhow::Result<()> {
+    let store = crate::serve::open_store(&config).await?;
+    let pool = start_pool(store, &config)?;
+    println!(
+        "Corral worker running {} task slot(s) on {}",
+        config.worker_slots,
+        config.database_url.redacted()
+    );
+    crate::serve::shutdown_signal().await;
+    pool.shutdown().await;
+    Ok(())
+}

@@ -1,0 +1,341 @@
+//! Tenant isolation over the whole API, endpoint by endpoint.
+//!
+//! The list of endpoints comes from the OpenAPI document, and every one of them must
+//! have an entry in [`EXPECTATIONS`] (and no entry may be stale), so an endpoint added
+//! without deciding its access rules fails this test. For each endpoint:
+//! - `Scoped`: tenant B's admin using tenant A's ids gets exactly what an id that does
+//!   not exist gets (404), and the response names nothing of A's;
+//! - `AdminOnly`: tenant B's plain user gets 403 (with B's own ids);
+//! - `Listing`: tenant B's user gets 200 and nothing of A's in it;
+//! - `Personal`: about the caller only (sign-in, own tokens, own password).
+
+use std::collections::BTreeSet;
+
+use engine::store::users::Role;
+use engine::store::Backend;
+use reqwest::Method;
+use serde_json::{json, Value};
+
+use crate::helpers::{spawn_app, ApiUser, TestApp};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Check {
+    Scoped,
+    AdminOnly,
+    Listing,
+    Personal,
+}
+
+use Check::*;
+
+const EXPECTATIONS: &[(&str, &[Check])] = &[
+    ("POST /api/v1/session", &[Personal]),
+    ("GET /api/v1/session", &[Personal]),
+    ("DELETE /api/v1/session", &[Personal]),
+    ("POST /api/v1/session/logout-everywhere", &[Personal]),
+    ("GET /api/v1/clusters", &[Listing]),
+    ("POST /api/v1/clusters", &[Personal]),
+    ("GET /api/v1/clusters/{id}", &[Scoped]),
+    ("DELETE /api/v1/clusters/{id}", &[Scoped]),
+    ("POST /api/v1/clusters/{id}/plan", &[Scoped]),
+    ("POST /api/v1/clusters/{id}/changes", &[Scoped]),
+    ("PUT /api/v1/clusters/{id}/lease", &[Scoped]),
+    ("GET /api/v1/jobs/{id}", &[Scoped]),
+    ("GET /api/v1/jobs/{id}/tasks", &[Scoped]),
+    ("GET /api/v1/jobs/{id}/tasks/{task_id}/attempts", &[Scoped]),
+    ("GET /api/v1/jobs/{id}/events", &[Scoped]),
+    ("POST /api/v1/jobs/{id}/cancel", &[Scoped]),
+    ("POST /api/v1/jobs/{id}/retry", &[Scoped]),
+    ("GET /api/v1/catalog", &[Listing]),
+    ("POST /api/v1/catalog/import", &[AdminOnly]),
+    ("GET /api/v1/catalog/{kind}", &[Listing]),
+    ("GET /api/v1/catalog/{kind}/{name}", &[Scoped]),
+    ("PUT /api/v1/catalog/{kind}/{name}", &[AdminOnly]),
+    ("DELETE /api/v1/catalog/{kind}/{name}", &[Scoped, AdminOnly]),
+    ("GET /api/v1/catalog/{kind}/{name}/history", &[Scoped]),
+    ("GET /api/v1/resources", &[Listing]),
+    ("POST /api/v1/resources/{kind}/{name}", &[AdminOnly]),
+    (
+        "POST /api/v1/resources/{kind}/{name}/versions/{version}/stage",
+        &[Scoped, AdminOnly],
+    ),
+    ("GET /api/v1/me", &[Personal]),
+    ("POST /api/v1/me/password", &[Personal]),
+    ("GET /api/v1/users", &[AdminOnly]),
+    ("POST /api/v1/users", &[AdminOnly]),
+    ("GET /api/v1/users/{id}", &[Scoped, AdminOnly]),
+    ("PATCH /api/v1/users/{id}", &[Scoped, AdminOnly]),
+    ("DELETE /api/v1/users/{id}", &[Scoped, AdminOnly]),
+    ("GET /api/v1/tenants", &[Listing]),
+    ("POST /api/v1/tenants", &[AdminOnly]),
+    ("GET /api/v1/tenants/{id}", &[Scoped]),
+    ("PUT /api/v1/tenants/{id}/quotas", &[Scoped, AdminOnly]),
+    ("GET /api/v1/tokens", &[Listing]),
+    ("POST /api/v1/tokens", &[Personal]),
+    ("DELETE /api/v1/tokens/{id}", &[Scoped]),
+    ("GET /api/v1/audit", &[AdminOnly]),
+];
+
+/// The ids of one tenant's objects, to put into paths.
+struct Ids {
+    cluster: String,
+    job: String,
+    task: String,
+    user: String,
+    tenant: String,
+    token: String,
+    entity: (String, String),
+    resource: (String, String, i64),
+    /// Strings that must not appear in another tenant's responses.
+    secrets: Vec<String>,
+}
+
+impl Ids {
+    fn fill(&self, path: &str) -> String {
+        let id = if path.starts_with("/api/v1/clusters") {
+            &self.cluster
+        } else if path.starts_with("/api/v1/jobs") {
+            &self.job
+        } else if path.starts_with("/api/v1/users") {
+            &self.user
+        } else if path.starts_with("/api/v1/tenants") {
+            &self.tenant
+        } else {
+            &self.token
+        };
+        let (kind, name) = if path.starts_with("/api/v1/resources") {
+            (&self.resource.0, &self.resource.1)
+        } else {
+            (&self.entity.0, &self.entity.1)
+        };
+        path.replace("{id}", id)
+            .replace("{task_id}", &self.task)
+            .replace("{kind}", kind)
+            .replace("{name}", name)
+            .replace("{version}", &self.resource.2.to_string())
+    }
+
+    fn nonexistent() -> Self {
+        let none = "00000000-0000-4000-8000-000000000000".to_owned();
+        Ids {
+            cluster: none.clone(),
+            job: none.clone(),
+            task: none.clone(),
+            user: none.clone(),
+            tenant: none.clone(),
+            token: none,
+            entity: ("services".into(), "no-such-service".into()),
+            resource: ("scripts".into(), "no-such-script.sh".into(), 1),
+            secrets: Vec::new(),
+        }
+    }
+}
+
+fn body_for(operation: &str) -> Option<Value> {
+    let (method, path) = operation.split_once(' ').unwrap();
+    if method == "GET" || method == "DELETE" {
+        return None;
+    }
+    Some(match path {
+        "/api/v1/session" => json!({"username": "nobody", "password": "nothing at all"}),
+        "/api/v1/clusters" => json!({"name": "probe", "template": "lifecycle", "size": 2}),
+        p if p.ends_with("/plan") || p.ends_with("/changes") => json!({"operation": "restart"}),
+        p if p.ends_with("/lease") => json!({"seconds": 3600}),
+        p if p.ends_with("/quotas") => json!({"max_clusters": 1}),
+        "/api/v1/users" => {
+            json!({"username": "probe", "password": "a long enough password", "role": "user"})
+        }
+        p if p.starts_with("/api/v1/users/") => json!({"role": "user"}),
+        "/api/v1/tenants" => json!({"name": "probe"}),
+        "/api/v1/tokens" => json!({"name": "probe"}),
+        "/api/v1/me/password" => {
+            json!({"current_password": "wrong", "new_password": "another long password"})
+        }
+        "/api/v1/catalog/import" => json!({}),
+        p if p.starts_with("/api/v1/catalog/") => json!({"description": "probe"}),
+        _ => json!({}),
+    })
+}
+
+async fn call(app: &TestApp, user: &ApiUser, operation: &str, ids: &Ids) -> (u16, String) {
+    let (method, path) = operation.split_once(' ').unwrap();
+    let method = Method::from_bytes(method.as_bytes()).unwrap();
+    let response = app
+        .call(user, method, &ids.fill(path), body_for(operation).as_ref())
+        .await;
+    (response.status().as_u16(), response.text().await.unwrap())
+}
+
+fn documented_operations(doc: &Value) -> BTreeSet<String> {
+    let mut operations = BTreeSet::new();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for method in item.as_object().unwrap().keys() {
+            operations.insert(format!("{} {path}", method.to_ascii_uppercase()));
+        }
+    }
+    operations
+}
+
+/// Tenant A with a catalog, a cluster and its job, a resource, users and a token.
+async fn populate_tenant_a(app: &TestApp) -> Ids {
+    let admin = app.user("acme-admin", Role::TenantAdmin, "acme").await;
+    let catalog: Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../testdata/lifecycle/catalog.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    let imported = app
+        .call(
+            &admin,
+            Method::POST,
+            "/api/v1/catalog/import",
+            Some(&catalog),
+        )
+        .await;
+    assert_eq!(imported.status(), 200, "{}", imported.text().await.unwrap());
+    let created: Value = app
+        .call(
+            &admin,
+            Method::POST,
+            "/api/v1/clusters",
+            Some(&json!({"name": "acme-secret-cluster", "template": "lifecycle", "size": 2})),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    let cluster = created["cluster"]["id"].as_str().unwrap().to_owned();
+    let job = created["job_id"].as_str().unwrap().to_owned();
+    let tasks: Value = app
+        .call(
+            &admin,
+            Method::GET,
+            &format!("/api/v1/jobs/{job}/tasks"),
+            None,
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    let task = tasks[0]["id"].as_str().unwrap().to_owned();
+    let uploaded = app
+        .client
+        .post(app.url("/api/v1/resources/scripts/acme-setup.sh"))
+        .bearer_auth(&admin.token)
+        .body("echo acme\n")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(uploaded.status(), 201);
+    let tokens: Value = app
+        .call(&admin, Method::GET, "/api/v1/tokens", None)
+        .await
+        .json()
+        .await
+        .unwrap();
+    let token = tokens["items"][0]["id"].as_str().unwrap().to_owned();
+    Ids {
+        secrets: vec![
+            cluster.clone(),
+            job.clone(),
+            "acme-secret-cluster".into(),
+            "acme-admin".into(),
+            admin.tenant_id.clone(),
+        ],
+        cluster,
+        job,
+        task,
+        user: admin.id.clone(),
+        tenant: admin.tenant_id.clone(),
+        token,
+        entity: ("services".into(), "web".into()),
+        resource: ("scripts".into(), "acme-setup.sh".into(), 1),
+    }
+}
+
+async fn every_endpoint_keeps_tenants_apart(backend: Backend) {
+    let app = spawn_app(backend).await;
+    let doc: Value = app.get("/api/v1/openapi.json").await.json().await.unwrap();
+    let documented = documented_operations(&doc);
+    let expected: BTreeSet<String> = EXPECTATIONS
+        .iter()
+        .map(|(op, _)| (*op).to_owned())
+        .collect();
+    assert_eq!(
+        documented.difference(&expected).collect::<Vec<_>>(),
+        Vec::<&String>::new(),
+        "endpoints without isolation expectations"
+    );
+    assert_eq!(
+        expected.difference(&documented).collect::<Vec<_>>(),
+        Vec::<&String>::new(),
+        "expectations for endpoints that no longer exist"
+    );
+
+    let a = populate_tenant_a(&app).await;
+    let b_admin = app.user("bravo-admin", Role::TenantAdmin, "bravo").await;
+    let b_user = app.user("bravo-user", Role::User, "bravo").await;
+    let b_own = Ids {
+        user: b_admin.id.clone(),
+        tenant: b_admin.tenant_id.clone(),
+        ..Ids::nonexistent()
+    };
+    let missing = Ids::nonexistent();
+
+    for (operation, checks) in EXPECTATIONS {
+        for check in *checks {
+            match check {
+                Scoped => {
+                    let (status, body) = call(&app, &b_admin, operation, &a).await;
+                    let (missing_status, _) = call(&app, &b_admin, operation, &missing).await;
+                    assert_eq!(status, 404, "{operation} with tenant A's ids: {body}");
+                    assert_eq!(
+                        status, missing_status,
+                        "{operation}: foreign and missing ids differ"
+                    );
+                    let sent = a.fill(operation.split_once(' ').unwrap().1);
+                    // The id the caller sent may be echoed back; nothing else of A's.
+                    for secret in a
+                        .secrets
+                        .iter()
+                        .filter(|secret| !sent.contains(secret.as_str()))
+                    {
+                        assert!(
+                            !body.contains(secret.as_str()),
+                            "{operation} leaks {secret}: {body}"
+                        );
+                    }
+                }
+                AdminOnly => {
+                    let (status, body) = call(&app, &b_user, operation, &b_own).await;
+                    assert_eq!(status, 403, "{operation} as a plain user: {body}");
+                }
+                Listing => {
+                    let (status, body) = call(&app, &b_user, operation, &b_own).await;
+                    assert_eq!(status, 200, "{operation}: {body}");
+                    for secret in &a.secrets {
+                        assert!(
+                            !body.contains(secret.as_str()),
+                            "{operation} leaks {secret}: {body}"
+                        );
+                    }
+                }
+                Personal => {
+                    let (status, body) = call(&app, &b_user, operation, &b_own).await;
+                    assert!(status < 500, "{operation}: {status} {body}");
+                    for secret in &a.secrets {
+                        assert!(
+                            !body.contains(secret.as_str()),
+                            "{operation} leaks {secret}: {body}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+engine::on_both_backends!(every_endpoint_keeps_tenants_apart);

@@ -1,0 +1,313 @@
+//! Crash test: a 20-node create run by a real `corral serve` that is killed with SIGKILL
+//! at several points and restarted. Every job must complete, no task may have run twice
+//! at once (nor two tasks on one node), and none may be lost.
+
+#![allow(clippy::unwrap_used)] // Tests fail loudly by design.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use domain::catalog::coopr::import_bundle;
+use domain::names::{ClusterName, TemplateName};
+use domain::solver::SolveRequest;
+use engine::operations::{create_cluster, submit_change, ClusterChange, CreateRequest};
+use engine::provider::LocalProvider;
+use engine::queue::{self, JobState, SubmitOptions, TaskState};
+use engine::resources::{ResourceFiles, ResourceKind, Upload};
+use engine::store::tenants::DEFAULT_TENANT_ID;
+use engine::store::{now_ms, Backend, DatabaseUrl, Store};
+use engine::testing::TestDatabase;
+
+const CORRAL: &str = env!("CARGO_BIN_EXE_corral");
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata/lifecycle");
+const NODES: u32 = 20;
+
+/// A `corral serve` over the test's data directory and database.
+struct Server {
+    child: Option<Child>,
+    data: PathBuf,
+    url: DatabaseUrl,
+    starts: usize,
+}
+
+impl Server {
+    fn start(&mut self) {
+        self.starts += 1;
+        let log = File::create(self.data.join(format!("server-{}.log", self.starts))).unwrap();
+        let mut child = Command::new(CORRAL)
+            .args(["serve", "--listen", "127.0.0.1:0", "--worker-slots", "8"])
+            .args(["--worker-lease-secs", "3", "--data-dir"])
+            .arg(&self.data)
+            .arg("--database-url")
+            // Test databases have no password, so the redacted form is the URL itself.
+            .arg(self.url.redacted())
+            .stdout(Stdio::piped())
+            .stderr(log)
+            .spawn()
+            .unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut running = false;
+        for line in stdout.lines() {
+            if line.unwrap().starts_with("Corral is running at") {
+                running = true;
+                break;
+            }
+        }
+        if !running {
+            let status = child.wait().unwrap();
+            panic!(
+                "server start {} ended before it was running: {status}",
+                self.starts
+            );
+        }
+        self.child = Some(child);
+    }
+
+    /// SIGKILL: no shutdown code runs, leases are left to expire.
+    fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            child.kill().unwrap();
+            child.wait().unwrap();
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.kill();
+        LocalProvider::kill_everything_under(&self.data.join("nodes"));
+        if std::thread::panicking() {
+            for start in 1..=self.starts {
+                let log = std::fs::read_to_string(self.data.join(format!("server-{start}.log")))
+                    .unwrap_or_default();
+                let tail: Vec<&str> = log.lines().rev().take(40).collect();
+                eprintln!("--- server start {start} (last lines) ---");
+                for line in tail.into_iter().rev() {
+                    eprintln!("{line}");
+                }
+            }
+        }
+    }
+}
+
+async fn killed_server_loses_no_task(backend: Backend) {
+    let db = TestDatabase::new(backend).await;
+    let data = tempfile::Builder::new()
+        .prefix("corral-crash-")
+        .tempdir()
+        .unwrap();
+    let data_dir = data.path().canonicalize().unwrap();
+    let store = Store::open(&db.url).await.unwrap();
+    seed(&store, &data_dir).await;
+    let mut server = Server {
+        child: None,
+        data: data_dir.clone(),
+        url: db.url.clone(),
+        starts: 0,
+    };
+    server.start();
+
+    let request = CreateRequest {
+        tenant_id: DEFAULT_TENANT_ID.to_owned(),
+        owner_id: None,
+        name: ClusterName::parse("crash").unwrap(),
+        template: TemplateName::parse("lifecycle").unwrap(),
+        solve: SolveRequest::of_size(NODES),
+        config: serde_json::Map::new(),
+    };
+    let (cluster, create) = create_cluster(&store, &request, SubmitOptions::default(), now_ms())
+        .await
+        .unwrap();
+    for fraction in [0.15, 0.4, 0.7] {
+        wait_for_progress(&store, &create, fraction).await;
+        server.kill();
+        server.start();
+    }
+    assert_eq!(wait_for_end(&store, &create).await, JobState::Succeeded);
+    check_attempt_log(&store, &create).await;
+    assert_eq!(
+        store.list_nodes(&cluster.id).await.unwrap().len(),
+        NODES as usize
+    );
+
+    // The delete is killed once too, and still takes everything down.
+    let delete = submit_change(
+        &store,
+        &cluster.id,
+        &ClusterChange::Delete,
+        None,
+        SubmitOptions::default(),
+        now_ms(),
+    )
+    .await
+    .unwrap();
+    wait_for_progress(&store, &delete, 0.3).await;
+    server.kill();
+    server.start();
+    assert_eq!(wait_for_end(&store, &delete).await, JobState::Succeeded);
+    check_attempt_log(&store, &delete).await;
+    assert_eq!(
+        LocalProvider::processes_under(&data_dir.join("nodes")),
+        Vec::<i32>::new(),
+        "no node process is left"
+    );
+    server.kill();
+    store.close().await;
+    drop(server);
+    drop(data);
+}
+
+/// The lifecycle catalog and its script, as an administrator would have set them up.
+async fn seed(store: &Store, data_dir: &Path) {
+    let catalog =
+        import_bundle(&std::fs::read_to_string(format!("{FIXTURES}/catalog.json")).unwrap())
+            .unwrap();
+    engine::catalog::import(store, DEFAULT_TENANT_ID, &catalog, None, now_ms())
+        .await
+        .unwrap();
+    // The same place the server keeps resources: <data dir>/resources.
+    let resources = ResourceFiles::in_directory(data_dir.join("resources"));
+    let upload = Upload {
+        tenant_id: DEFAULT_TENANT_ID,
+        kind: ResourceKind::Scripts,
+        name: "web.sh",
+        author_id: None,
+    };
+    let script = std::fs::read(format!("{FIXTURES}/web.sh")).unwrap();
+    let version = resources
+        .upload(store, &upload, &script, now_ms())
+        .await
+        .unwrap();
+    resources
+        .stage(
+            store,
+            DEFAULT_TENANT_ID,
+            ResourceKind::Scripts,
+            "web.sh",
+            version.version,
+        )
+        .await
+        .unwrap();
+}
+
+async fn wait_for_progress(store: &Store, job_id: &str, fraction: f64) {
+    let started = Instant::now();
+    loop {
+        let job = queue::job(store, job_id).await.unwrap();
+        let done = job.tasks_succeeded as f64 / job.tasks_total.max(1) as f64;
+        if done >= fraction || !job.state.is_active() {
+            return;
+        }
+        if started.elapsed() > Duration::from_secs(120) {
+            let pending: Vec<String> = queue::job_tasks(store, job_id)
+                .await
+                .unwrap()
+                .into_iter()
+                .filter(|task| task.state != TaskState::Succeeded)
+                .map(|task| {
+                    format!(
+                        "{}-{}-{:?}: {} attempts={} lease={:?} not_before={} error={:?}",
+                        task.node,
+                        task.action,
+                        task.service,
+                        task.state,
+                        task.attempts,
+                        task.lease_owner,
+                        task.not_before_ms,
+                        task.error
+                    )
+                })
+                .collect();
+            panic!("no progress: {job:?}\n{}", pending.join("\n"));
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+async fn wait_for_end(store: &Store, job_id: &str) -> JobState {
+    let started = Instant::now();
+    loop {
+        let job = queue::job(store, job_id).await.unwrap();
+        if !job.state.is_active() && job.state != JobState::Cancelling {
+            if job.state != JobState::Succeeded {
+                eprintln!("job {job_id} ended {}: {:?}", job.state, job.error);
+            }
+            return job.state;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(240),
+            "job still {} ({}/{})",
+            job.state,
+            job.tasks_succeeded,
+            job.tasks_total
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Every task succeeded exactly once, and no two attempts overlapped in time, neither
+/// of one task nor of two tasks on one node.
+async fn check_attempt_log(store: &Store, job_id: &str) {
+    let tasks = queue::job_tasks(store, job_id).await.unwrap();
+    let mut by_node: std::collections::BTreeMap<u32, Vec<(i64, i64, u32)>> = Default::default();
+    let mut attempts_total = 0;
+    for task in &tasks {
+        assert_eq!(
+            task.state,
+            TaskState::Succeeded,
+            "task {:?} was lost",
+            task.number
+        );
+        let attempts = queue::task_attempts(store, &task.id).await.unwrap();
+        attempts_total += attempts.len();
+        let succeeded = attempts.iter().filter(|a| a.outcome == "succeeded").count();
+        assert_eq!(
+            succeeded, 1,
+            "task {} succeeded {succeeded} times",
+            task.number.0
+        );
+        for attempt in &attempts {
+            by_node.entry(task.node).or_default().push((
+                attempt.started_at_ms,
+                attempt.finished_at_ms,
+                task.number.0,
+            ));
+        }
+    }
+    for (node, mut spans) in by_node {
+        spans.sort();
+        for pair in spans.windows(2) {
+            assert!(
+                pair[0].1 <= pair[1].0,
+                "node {node}: task {} ran {}..{} while task {} started at {}",
+                pair[0].2,
+                pair[0].0,
+                pair[0].1,
+                pair[1].2,
+                pair[1].0
+            );
+        }
+    }
+    eprintln!(
+        "job {job_id}: {} tasks, {attempts_total} attempts ({} re-run after a crash)",
+        tasks.len(),
+        attempts_total - tasks.len()
+    );
+}
+
+mod sqlite {
+    #[tokio::test(flavor = "multi_thread")]
+    async fn killed_server_loses_no_task() {
+        super::killed_server_loses_no_task(engine::store::Backend::Sqlite).await;
+    }
+}
+
+mod postgres {
+    #[tokio::test(flavor = "multi_thread")]
+    async fn killed_server_loses_no_task() {
+        super::killed_server_loses_no_task(engine::store::Backend::Postgres).await;
+    }
+}
