@@ -23,6 +23,8 @@ pub struct AppState {
     pub sessions: crate::sessions::SessionBackend,
     /// Whether cookies get the Secure flag (Corral is reached over TLS).
     pub secure_cookies: bool,
+    /// A session older than this is refused however active it is.
+    pub session_max_age_ms: i64,
 }
 
 /// Leptos settings pointing at the bundle the build writes to `site_dir/pkg`.

@@ -49,6 +49,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         service,
         sessions,
         secure_cookies: config.secure_cookies,
+        session_max_age_ms: crate::sessions::ABSOLUTE_EXPIRY_MS,
     };
     let listener = TcpListener::bind(config.listen)
         .await

@@ -17,7 +17,8 @@ use tower_sessions_sqlx_store::{PostgresStore, SqliteStore};
 
 /// How long a session lives without requests.
 pub const IDLE_EXPIRY: time::Duration = time::Duration::hours(8);
-/// How long a session lives at most, in milliseconds.
+/// How long a session lives at most, in milliseconds (the default of
+/// `AppState::session_max_age_ms`).
 pub const ABSOLUTE_EXPIRY_MS: i64 = 7 * 24 * 3600 * 1000;
 /// The session cookie's name.
 pub const COOKIE_NAME: &str = "corral_session";

@@ -19,7 +19,6 @@ use tower_sessions::Session;
 
 use super::error::ApiError;
 use crate::http::AppState;
-use crate::sessions::ABSOLUTE_EXPIRY_MS;
 
 /// The session key holding the signed-in user.
 pub const SESSION_USER: &str = "corral.user";
@@ -83,7 +82,7 @@ impl FromRequestParts<AppState> for Authenticated {
         let Some(data) = data else {
             return Err(ServiceError::Unauthenticated.into());
         };
-        if engine::store::now_ms() - data.signed_in_at_ms > ABSOLUTE_EXPIRY_MS {
+        if engine::store::now_ms() - data.signed_in_at_ms > state.session_max_age_ms {
             let _ = session.flush().await;
             return Err(ApiError::unauthenticated(
                 "the session has expired; sign in again",

@@ -308,3 +308,26 @@ engine::on_both_backends!(
     tokens_are_shown_once_and_revocable,
     malformed_requests_get_clear_json_errors,
 );
+
+#[tokio::test]
+async fn a_session_past_its_absolute_age_is_refused() {
+    let db = engine::testing::TestDatabase::new(Backend::Sqlite).await;
+    let store = engine::store::Store::open(&db.url).await.unwrap();
+    let app = crate::helpers::spawn_with_session_age(db, store, 1_000).await;
+    app.user("gina", Role::User, "default").await;
+    let (browser, _) = app.browser("gina").await;
+    assert_eq!(
+        browser
+            .get(app.url("/api/v1/me"))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    // Real time: the absolute limit is checked against the wall clock at each request.
+    tokio::time::sleep(std::time::Duration::from_millis(1_100)).await;
+    let (status, body) = error_of(browser.get(app.url("/api/v1/me")).send().await.unwrap()).await;
+    assert_eq!(status, 401);
+    assert_eq!(body["message"], "the session has expired; sign in again");
+}

@@ -41,6 +41,15 @@ pub async fn spawn_app(backend: Backend) -> TestApp {
 
 /// A server over `store` exactly as given (e.g. not migrated).
 pub async fn spawn_with_store(db: TestDatabase, store: Store) -> TestApp {
+    spawn_with_session_age(db, store, server::sessions::ABSOLUTE_EXPIRY_MS).await
+}
+
+/// A server whose sessions end `session_max_age_ms` after sign-in.
+pub async fn spawn_with_session_age(
+    db: TestDatabase,
+    store: Store,
+    session_max_age_ms: i64,
+) -> TestApp {
     // Pages render without the browser bundle; these tests do not hydrate.
     let site = tempfile::tempdir().expect("site dir");
     let service = Service::new(
@@ -56,6 +65,7 @@ pub async fn spawn_with_store(db: TestDatabase, store: Store) -> TestApp {
         service,
         sessions,
         secure_cookies: false,
+        session_max_age_ms,
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await

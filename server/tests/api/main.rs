@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used)] // Tests fail loudly by design.
 
 mod auth;
+mod clusters;
 mod health;
 mod helpers;
 mod isolation;

@@ -1,0 +1,197 @@
+//! Cluster requests through the API: dry runs, refusals (unsatisfiable, duplicate
+//! name, quota) with clear errors and nothing stored, and the audit trail.
+
+use engine::store::users::Role;
+use engine::store::Backend;
+use reqwest::Method;
+use serde_json::{json, Value};
+
+use crate::helpers::{spawn_app, ApiUser, TestApp};
+
+const CATALOG: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../testdata/lifecycle/catalog.json"
+);
+
+async fn with_catalog(app: &TestApp, tenant: &str) -> ApiUser {
+    let admin = app
+        .user(&format!("{tenant}-admin"), Role::TenantAdmin, tenant)
+        .await;
+    let catalog: Value = serde_json::from_str(&std::fs::read_to_string(CATALOG).unwrap()).unwrap();
+    let response = app
+        .call(
+            &admin,
+            Method::POST,
+            "/api/v1/catalog/import",
+            Some(&catalog),
+        )
+        .await;
+    assert_eq!(response.status(), 200);
+    admin
+}
+
+async fn json_of(response: reqwest::Response) -> (u16, Value) {
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap())
+}
+
+async fn create(app: &TestApp, user: &ApiUser, body: Value) -> (u16, Value) {
+    json_of(
+        app.call(user, Method::POST, "/api/v1/clusters", Some(&body))
+            .await,
+    )
+    .await
+}
+
+async fn live_clusters(app: &TestApp, user: &ApiUser) -> u64 {
+    let (_, page) = json_of(app.call(user, Method::GET, "/api/v1/clusters", None).await).await;
+    page["total"].as_u64().unwrap()
+}
+
+async fn refusals_name_the_problem_and_store_nothing(backend: Backend) {
+    let app = spawn_app(backend).await;
+    let admin = with_catalog(&app, "acme").await;
+
+    let (status, plan) = json_of(
+        app.call(
+            &admin,
+            Method::POST,
+            "/api/v1/clusters?dry_run=true",
+            Some(&json!({"name": "web", "template": "lifecycle", "size": 3})),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert!(plan["tasks"].as_u64().unwrap() > 0);
+    assert_eq!(
+        live_clusters(&app, &admin).await,
+        0,
+        "a dry run stores nothing"
+    );
+
+    let (status, body) = create(
+        &app,
+        &admin,
+        json!({"name": "web", "template": "lifecycle", "size": 1}),
+    )
+    .await;
+    assert_eq!(status, 422);
+    assert!(
+        body["message"].as_str().unwrap().contains("size 1"),
+        "{body}"
+    );
+    assert!(!body["details"].as_array().unwrap().is_empty());
+
+    let (status, body) = create(
+        &app,
+        &admin,
+        json!({"name": "Bad Name!", "template": "lifecycle", "size": 2}),
+    )
+    .await;
+    assert_eq!(status, 422);
+    assert_eq!(body["details"][0]["path"], "name", "{body}");
+
+    let (status, body) = create(
+        &app,
+        &admin,
+        json!({"name": "web", "template": "nope", "size": 2}),
+    )
+    .await;
+    assert_eq!(status, 422);
+    assert!(body["message"].as_str().unwrap().contains("nope"), "{body}");
+    assert_eq!(live_clusters(&app, &admin).await, 0);
+
+    let (status, created) = create(
+        &app,
+        &admin,
+        json!({"name": "web", "template": "lifecycle", "size": 2}),
+    )
+    .await;
+    assert_eq!(status, 201, "{created}");
+    assert_eq!(created["cluster"]["state"], "creating");
+    let (status, body) = create(
+        &app,
+        &admin,
+        json!({"name": "web", "template": "lifecycle", "size": 2}),
+    )
+    .await;
+    assert_eq!(status, 409);
+    assert!(
+        body["message"].as_str().unwrap().contains("already exists"),
+        "{body}"
+    );
+    assert_eq!(live_clusters(&app, &admin).await, 1);
+
+    let id = created["cluster"]["id"].as_str().unwrap();
+    let (status, body) = json_of(
+        app.call(
+            &admin,
+            Method::POST,
+            &format!("/api/v1/clusters/{id}/changes"),
+            Some(&json!({"operation": "restart"})),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(status, 409, "one job at a time: {body}");
+}
+
+async fn quotas_stop_growth_with_a_clear_message(backend: Backend) {
+    let app = spawn_app(backend).await;
+    let admin = with_catalog(&app, "small").await;
+    let tenant = app.store.tenant_by_name("small").await.unwrap();
+    app.store
+        .set_tenant_quotas(&tenant.id, Some(1), Some(4))
+        .await
+        .unwrap();
+
+    let sized =
+        |name: &str, size: u32| json!({"name": name, "template": "lifecycle", "size": size});
+    let (status, body) = create(&app, &admin, sized("big", 5)).await;
+    assert_eq!(status, 409);
+    assert_eq!(body["error"], "quota_exceeded");
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap()
+            .contains("at most 4 node(s)"),
+        "{body}"
+    );
+
+    let (status, _) = create(&app, &admin, sized("first", 3)).await;
+    assert_eq!(status, 201);
+    let (status, body) = create(&app, &admin, sized("second", 2)).await;
+    assert_eq!(status, 409);
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap()
+            .contains("at most 1 cluster(s)"),
+        "{body}"
+    );
+    assert_eq!(
+        live_clusters(&app, &admin).await,
+        1,
+        "the refused create left nothing"
+    );
+
+    let (_, audit) = json_of(
+        app.call(&admin, Method::GET, "/api/v1/audit?action=cluster.", None)
+            .await,
+    )
+    .await;
+    let actions: Vec<&str> = audit
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["action"].as_str().unwrap())
+        .collect();
+    assert_eq!(actions, ["cluster.create"], "only what happened is audited");
+    assert_eq!(audit[0]["actor"], "small-admin");
+}
+
+engine::on_both_backends!(
+    refusals_name_the_problem_and_store_nothing,
+    quotas_stop_growth_with_a_clear_message,
+);
