@@ -29,8 +29,8 @@ pub use types::{
     SubmitOptions, TaskState, OUTPUT_CAP_BYTES,
 };
 
-pub use claim::{claim, heartbeat};
-pub use complete::{complete, requeue_expired, Expired};
+pub use claim::{claim, claim_batch, heartbeat};
+pub use complete::{complete, complete_batch, requeue_expired, Expired};
 pub use control::{cancel_job, retry_job};
 pub use events::{append_event, events_after};
 pub use read::{completed_tasks, job, job_plan, job_tasks, task_attempts};
@@ -106,4 +106,15 @@ async fn lock_job(
     .await?;
     let state = state.ok_or_else(|| QueueError::NotFound(format!("job {job_id}")))?;
     JobState::parse(&state)
+}
+
+/// Appends `count` numbered placeholders (`$first, $first+1, …`) for an `IN (…)` list.
+fn push_placeholders(sql: &mut String, first: usize, count: usize) {
+    for index in 0..count {
+        if index > 0 {
+            sql.push_str(", ");
+        }
+        sql.push('$');
+        sql.push_str(&(first + index).to_string());
+    }
 }
