@@ -10,8 +10,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use tokio::sync::{mpsc, Notify, OwnedSemaphorePermit, Semaphore};
+
 use domain::plan::TaskDag;
-use engine::queue::{self, ClaimLimits, Outcome, SubmitOptions};
+use engine::queue::{self, ClaimLimits, ClaimedTask, Outcome, SubmitOptions};
 use engine::store::clusters::NewCluster;
 use engine::store::tenants::DEFAULT_TENANT_ID;
 use engine::store::{now_ms, Backend, Store};
@@ -30,7 +32,7 @@ const NODES_PER_JOB: usize = 250;
 /// The one-task-per-transaction baseline runs this fraction of the tasks (it is slow).
 const BASELINE_DIVISOR: usize = 10;
 const LEASE_MS: i64 = 60_000;
-/// A worker that finds nothing to claim waits this long (the other one holds the rest).
+/// A worker that finds nothing to claim waits at most this long for news.
 const IDLE: Duration = Duration::from_millis(1);
 
 #[derive(Debug)]
@@ -99,7 +101,8 @@ pub fn run(options: Options) -> Result<String, BenchError> {
 
 #[derive(Debug, Clone, Copy)]
 enum Mode {
-    /// `claim_batch` up to the free slots, then `complete_batch`.
+    /// As the worker pool: `claim_batch` up to the free slots while `complete_batch`
+    /// records what ended.
     Batched,
     /// `claim` and `complete`, one task per transaction each.
     OneByOne,
@@ -118,19 +121,14 @@ async fn measure(backend: Backend, tasks: usize, mode: Mode) -> Result<f64, Benc
     for worker in 0..WORKERS {
         let (store, done) = (store.clone(), done.clone());
         let id = format!("bench-{worker}");
-        workers.spawn(async move {
-            while done.load(Ordering::SeqCst) < tasks {
-                let finished = match mode {
-                    Mode::Batched => batch(&store, &id, limits).await?,
-                    Mode::OneByOne => one(&store, &id, limits).await?,
-                };
-                if finished == 0 {
-                    tokio::time::sleep(IDLE).await;
-                }
-                done.fetch_add(finished, Ordering::SeqCst);
+        match mode {
+            Mode::Batched => {
+                workers.spawn(pool(store, id, limits, tasks, done));
             }
-            Ok::<_, BenchError>(())
-        });
+            Mode::OneByOne => {
+                workers.spawn(one_by_one(store, id, limits, tasks, done));
+            }
+        }
     }
     while let Some(joined) = workers.join_next().await {
         joined.map_err(|error| BenchError::Failed(format!("a worker died: {error}")))??;
@@ -141,27 +139,87 @@ async fn measure(backend: Backend, tasks: usize, mode: Mode) -> Result<f64, Benc
     Ok(tasks as f64 / seconds)
 }
 
-async fn batch(store: &Store, id: &str, limits: ClaimLimits) -> Result<usize, BenchError> {
-    let claimed = queue::claim_batch(store, id, LEASE_MS, limits, SLOTS, now_ms()).await?;
-    if claimed.is_empty() {
-        return Ok(0);
+/// A worker as the pool runs one: a claimer taking up to its free slots at once, and a
+/// recorder completing whatever finished while it wrote the previous batch.
+async fn pool(
+    store: Store,
+    id: String,
+    limits: ClaimLimits,
+    tasks: usize,
+    done: Arc<AtomicUsize>,
+) -> Result<(), BenchError> {
+    let slots = Arc::new(Semaphore::new(SLOTS));
+    let freed = Arc::new(Notify::new());
+    let (finished, mut ends) = mpsc::unbounded_channel::<(ClaimedTask, OwnedSemaphorePermit)>();
+    let recorder = {
+        let (store, freed, done) = (store.clone(), freed.clone(), done.clone());
+        tokio::spawn(async move {
+            while let Some(first) = ends.recv().await {
+                let mut batch = vec![first];
+                while let Ok(end) = ends.try_recv() {
+                    batch.push(end);
+                }
+                let entries: Vec<_> = batch
+                    .iter()
+                    .map(|(task, _)| (task.lease(), Outcome::succeeded()))
+                    .collect();
+                for answer in queue::complete_batch(&store, &entries, now_ms()).await? {
+                    answer?;
+                }
+                done.fetch_add(batch.len(), Ordering::SeqCst);
+                drop(batch);
+                freed.notify_one();
+            }
+            Ok::<_, BenchError>(())
+        })
+    };
+    'claiming: while done.load(Ordering::SeqCst) < tasks && !recorder.is_finished() {
+        let free = slots.available_permits();
+        let claimed = if free > 0 {
+            queue::claim_batch(&store, &id, LEASE_MS, limits, free, now_ms()).await?
+        } else {
+            Vec::new()
+        };
+        if claimed.is_empty() {
+            // Wait for slots or successors, or for the other worker to finish the rest.
+            let _ = tokio::time::timeout(IDLE, freed.notified()).await;
+            continue;
+        }
+        for task in claimed {
+            let slot = slots
+                .clone()
+                .try_acquire_owned()
+                .map_err(|error| BenchError::Failed(format!("slot: {error}")))?;
+            // The task's "work" is nothing: it ends as soon as it is claimed.
+            if finished.send((task, slot)).is_err() {
+                // The recorder stopped on an error, which it returns below.
+                break 'claiming;
+            }
+        }
     }
-    let finished: Vec<_> = claimed
-        .iter()
-        .map(|task| (task.lease(), Outcome::succeeded()))
-        .collect();
-    for answer in queue::complete_batch(store, &finished, now_ms()).await? {
-        answer?;
-    }
-    Ok(claimed.len())
+    drop(finished);
+    recorder
+        .await
+        .map_err(|error| BenchError::Failed(format!("the recorder died: {error}")))?
 }
 
-async fn one(store: &Store, id: &str, limits: ClaimLimits) -> Result<usize, BenchError> {
-    let Some(task) = queue::claim(store, id, LEASE_MS, limits, now_ms()).await? else {
-        return Ok(0);
-    };
-    queue::complete(store, &task.lease(), &Outcome::succeeded(), now_ms()).await?;
-    Ok(1)
+/// A worker on the one-task-per-transaction path: claim one, complete it, repeat.
+async fn one_by_one(
+    store: Store,
+    id: String,
+    limits: ClaimLimits,
+    tasks: usize,
+    done: Arc<AtomicUsize>,
+) -> Result<(), BenchError> {
+    while done.load(Ordering::SeqCst) < tasks {
+        let Some(task) = queue::claim(&store, &id, LEASE_MS, limits, now_ms()).await? else {
+            tokio::time::sleep(IDLE).await;
+            continue;
+        };
+        queue::complete(&store, &task.lease(), &Outcome::succeeded(), now_ms()).await?;
+        done.fetch_add(1, Ordering::SeqCst);
+    }
+    Ok(())
 }
 
 /// Jobs of independent tasks, each on its own cluster, numbered so neighbours in

@@ -187,6 +187,13 @@ impl Claimer {
                 {
                     Ok(tasks) => {
                         filled = tasks.len() == free;
+                        let started: Vec<NewEvent> = tasks
+                            .iter()
+                            .map(|task| {
+                                state_event(task, format!("started (attempt {})", task.attempt))
+                            })
+                            .collect();
+                        append_events(self.executor.store(), &started).await;
                         for task in tasks {
                             let Ok(slot) = self.slots.clone().try_acquire_owned() else {
                                 // Only this loop takes slots, so one is free per task.
@@ -246,9 +253,12 @@ async fn record_ends(
             .collect();
         match queue::complete_batch(&store, &entries, now_ms()).await {
             Ok(answers) => {
-                for (end, answer) in batch.iter().zip(answers) {
-                    report(&store, end, answer).await;
-                }
+                let verdicts: Vec<NewEvent> = batch
+                    .iter()
+                    .zip(answers)
+                    .filter_map(|(end, answer)| report(end, answer))
+                    .collect();
+                append_events(&store, &verdicts).await;
             }
             // Nothing was recorded; the leases expire and the janitor takes it from there.
             Err(error) => {
@@ -260,16 +270,11 @@ async fn record_ends(
     }
 }
 
-/// Logs a recorded (or refused) outcome and appends its verdict to the job's events.
-async fn report(store: &Store, end: &Finished, answer: Result<Completion, QueueError>) {
+/// Logs a recorded (or refused) outcome; returns the verdict event of a recorded one.
+fn report(end: &Finished, answer: Result<Completion, QueueError>) -> Option<NewEvent> {
     let task = &end.task;
     match answer {
         Ok(completion) => {
-            let verdict = match &end.outcome.error {
-                Some(error) => format!("{} ({error})", completion.task_state),
-                None => completion.task_state.to_string(),
-            };
-            task_event(store, task, verdict).await;
             tracing::info!(
                 job = %task.job_id,
                 task = task.number.0,
@@ -277,12 +282,19 @@ async fn report(store: &Store, end: &Finished, answer: Result<Completion, QueueE
                 job_state = %completion.job_state,
                 "task ended"
             );
+            let verdict = match &end.outcome.error {
+                Some(error) => format!("{} ({error})", completion.task_state),
+                None => completion.task_state.to_string(),
+            };
+            Some(state_event(task, verdict))
         }
         Err(QueueError::LeaseLost { .. }) => {
             tracing::warn!(job = %task.job_id, task = task.number.0, "lease lost before the outcome was recorded");
+            None
         }
         Err(error) => {
             tracing::error!(job = %task.job_id, task = task.number.0, %error, "recording the outcome failed");
+            None
         }
     }
 }
@@ -307,7 +319,6 @@ async fn run_task(
         attempt = task.attempt,
     );
     let _enter = span.enter();
-    task_event(store, &task, format!("started (attempt {})", task.attempt)).await;
     let (sender, receiver) = mpsc::channel(256);
     let recorder = tokio::spawn(output::record(
         store.clone(),
@@ -399,17 +410,21 @@ fn millis(duration: Duration) -> i64 {
     i64::try_from(duration.as_millis()).unwrap_or(i64::MAX)
 }
 
-/// Appends a `state` event for the task (best effort: the task row is the record).
-pub(crate) async fn task_event(store: &crate::store::Store, task: &ClaimedTask, data: String) {
-    let event = NewEvent {
+/// A `state` event of the task.
+fn state_event(task: &ClaimedTask, data: String) -> NewEvent {
+    NewEvent {
         job_id: task.job_id.clone(),
         task_id: Some(task.task_id.clone()),
         attempt: Some(task.attempt),
         kind: "state".to_owned(),
         stream: None,
         data,
-    };
-    if let Err(error) = queue::append_event(store, &event, now_ms()).await {
-        tracing::warn!(%error, "recording a task event failed");
+    }
+}
+
+/// Appends `state` events (best effort: the task rows are the record).
+async fn append_events(store: &Store, events: &[NewEvent]) {
+    if let Err(error) = queue::append_events(store, events, now_ms()).await {
+        tracing::warn!(%error, "recording task events failed");
     }
 }

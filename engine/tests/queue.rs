@@ -712,7 +712,11 @@ async fn assert_claim_rules(store: &Store, claimed: &[ClaimedTask]) {
         .iter()
         .map(|task| (task.cluster_id.as_str(), task.node))
         .collect();
-    assert_eq!(nodes.len(), claimed.len(), "two tasks on one node: {claimed:?}");
+    assert_eq!(
+        nodes.len(),
+        claimed.len(),
+        "two tasks on one node: {claimed:?}"
+    );
     for task in claimed {
         let plan = queue::job_plan(store, &task.job_id).await.unwrap();
         let tasks = queue::job_tasks(store, &task.job_id).await.unwrap();
@@ -791,7 +795,9 @@ async fn batch_claim_respects_nodes_limits_and_prerequisites(backend: Backend) {
     assert_eq!(first.len(), 5, "global limit");
     assert!(first.iter().all(|t| t.attempt == 1 && t.worker_id == "w"));
     assert!(
-        !first.iter().any(|t| t.job_id == busy_job && t.number == TaskId(4)),
+        !first
+            .iter()
+            .any(|t| t.job_id == busy_job && t.number == TaskId(4)),
         "task 4 waits for task 0"
     );
     assert_eq!(
@@ -873,7 +879,10 @@ async fn batch_claim_respects_nodes_limits_and_prerequisites(backend: Backend) {
     assert!(claim_batch(&store, "w", 100, 1_020).await.is_empty());
     let again = claim_batch(&store, "w", 100, 1_021).await;
     assert_eq!(again.len(), 1);
-    assert_eq!((again[0].task_id.as_str(), again[0].attempt), (task.task_id.as_str(), 2));
+    assert_eq!(
+        (again[0].task_id.as_str(), again[0].attempt),
+        (task.task_id.as_str(), 2)
+    );
 }
 
 async fn batch_completion_refuses_only_the_lost_lease(backend: Backend) {
@@ -948,7 +957,11 @@ async fn batch_completion_refuses_only_the_lost_lease(backend: Backend) {
     assert_eq!(tasks[0].state, TaskState::Succeeded);
     assert_eq!(tasks[1].state, TaskState::Succeeded);
     assert_eq!(
-        (tasks[2].state, tasks[2].attempts, tasks[2].lease_owner.as_deref()),
+        (
+            tasks[2].state,
+            tasks[2].attempts,
+            tasks[2].lease_owner.as_deref()
+        ),
         (TaskState::Running, 2, Some("w2")),
         "the lost lease did not touch the task's new attempt"
     );
@@ -1064,7 +1077,10 @@ async fn batch_completion_moves_jobs_and_their_clusters(backend: Backend) {
         .await
         .unwrap();
     assert!(matches!(answers[0], Err(QueueError::NotFound(_))));
-    assert!(queue::complete_batch(&store, &[], 4).await.unwrap().is_empty());
+    assert!(queue::complete_batch(&store, &[], 4)
+        .await
+        .unwrap()
+        .is_empty());
 }
 
 async fn two_batch_claimers_drain_in_dependency_order(backend: Backend) {
@@ -1115,11 +1131,64 @@ async fn two_batch_claimers_drain_in_dependency_order(backend: Backend) {
     }
     let claimed = claimed.lock().unwrap().clone();
     let unique: BTreeSet<(String, TaskId)> = claimed.iter().cloned().collect();
-    assert_eq!(claimed.len(), 2 * plan.len(), "every task claimed exactly once");
+    assert_eq!(
+        claimed.len(),
+        2 * plan.len(),
+        "every task claimed exactly once"
+    );
     assert_eq!(unique.len(), 2 * plan.len());
     for job in &jobs {
         let job = queue::job(&store, job).await.unwrap();
         assert_eq!((job.state, job.tasks_succeeded), (JobState::Succeeded, 48));
+    }
+}
+
+async fn batched_events_keep_their_order(backend: Backend) {
+    let (_db, store) = open(backend).await;
+    let cluster_id = cluster(&store, DEFAULT_TENANT_ID, "c1").await;
+    let plan = layered_dag(1, 1);
+    let jobs = [
+        submit(&store, &cluster_id, &plan, &SubmitOptions::default()).await,
+        submit(&store, &cluster_id, &plan, &SubmitOptions::default()).await,
+    ];
+    const BATCHES: usize = 20;
+    // Two writers append batches spanning both jobs (in opposite job order) at once.
+    let mut writers = Vec::new();
+    for writer in 0..2_usize {
+        let (store, jobs) = (store.clone(), jobs.clone());
+        writers.push(tokio::spawn(async move {
+            for batch in 0..BATCHES {
+                let events: Vec<NewEvent> = (0..4_usize)
+                    .map(|n| NewEvent {
+                        job_id: jobs[(n + writer) % 2].clone(),
+                        task_id: None,
+                        attempt: None,
+                        kind: "state".into(),
+                        stream: None,
+                        data: format!("{writer}:{}", batch * 4 + n),
+                    })
+                    .collect();
+                queue::append_events(&store, &events, 0).await.unwrap();
+            }
+        }));
+    }
+    for writer in writers {
+        writer.await.unwrap();
+    }
+    queue::append_events(&store, &[], 0).await.unwrap();
+    for job in &jobs {
+        let events = queue::events_after(&store, job, 0, 1_000).await.unwrap();
+        assert_eq!(events.len(), 2 * BATCHES * 2);
+        assert!(events.windows(2).all(|w| w[0].id < w[1].id));
+        for writer in 0..2 {
+            let mine: Vec<usize> = events
+                .iter()
+                .filter_map(|e| e.data.strip_prefix(&format!("{writer}:")))
+                .map(|n| n.parse().unwrap())
+                .collect();
+            assert_eq!(mine.len(), 2 * BATCHES);
+            assert!(mine.windows(2).all(|w| w[0] < w[1]), "{mine:?}");
+        }
     }
 }
 
@@ -1137,4 +1206,5 @@ engine::on_both_backends!(
     batch_completion_refuses_only_the_lost_lease,
     batch_completion_moves_jobs_and_their_clusters,
     two_batch_claimers_drain_in_dependency_order,
+    batched_events_keep_their_order,
 );

@@ -9,17 +9,18 @@ use sqlx::{Any, Row, Transaction};
 
 use super::types::{parse_action, parse_service, to_u32};
 use super::{
-    begin_write, push_placeholders, ClaimLimits, ClaimedTask, Heartbeat, JobState, Lease,
-    QueueError,
+    begin_write, padded_item, padded_len, push_placeholders, ClaimLimits, ClaimedTask, Heartbeat,
+    JobState, Lease, QueueError,
 };
 use crate::store::{Backend, Store};
 
 /// Namespace of the PostgreSQL advisory lock that serializes claims.
 const CLAIM_LOCK_KEY: i64 = 0x636f_7272_616c_0001;
 
-/// Ready tasks a batch claim looks at beyond twice the batch size, for the ones it
-/// skips because their node or tenant filled up within the batch.
-const CANDIDATE_SLACK: usize = 32;
+/// Ready tasks a batch claim looks at (and locks) beyond one and a half times the
+/// batch size, for the ones it skips because their node or tenant filled up within
+/// the batch.
+const CANDIDATE_SLACK: usize = 16;
 
 /// Hands `worker_id` the oldest ready task it may run now, leased until
 /// `now_ms + lease_ms`, or `None` if there is none.
@@ -120,19 +121,25 @@ pub async fn claim_batch(
         return Ok(Vec::new());
     }
 
+    // The picked rows are still ready: PostgreSQL's row locks (taken by `pick`) and
+    // SQLite's write lock keep everyone else off them. (Checking `state` again would
+    // tempt PostgreSQL into reading the whole `tasks_ready` index.)
     let mut sql = String::from(
         "UPDATE tasks SET state = 'running', lease_owner = $1, lease_expires_ms = $2 + $3, \
          attempts = attempts + 1, tries = tries + 1, started_at_ms = $2, finished_at_ms = NULL \
-         WHERE state = 'ready' AND id IN (",
+         WHERE id IN (",
     );
-    push_placeholders(&mut sql, 4, picked.len());
+    push_placeholders(&mut sql, 4, padded_len(picked.len()));
     sql.push_str(
         ") RETURNING id, job_id, tenant_id, cluster_id, number, node, service, action, \
          attempts, idempotent, lease_expires_ms",
     );
-    let mut query = sqlx::query(&sql).bind(worker_id).bind(now_ms).bind(lease_ms);
-    for candidate in &picked {
-        query = query.bind(candidate.id.as_str());
+    let mut query = sqlx::query(&sql)
+        .bind(worker_id)
+        .bind(now_ms)
+        .bind(lease_ms);
+    for index in 0..padded_len(picked.len()) {
+        query = query.bind(padded_item(&picked, index).id.as_str());
     }
     let rows = query.fetch_all(&mut *tx).await?;
     tx.commit().await?;
@@ -146,28 +153,33 @@ pub async fn claim_batch(
     let mut claimed = Vec::with_capacity(rows.len());
     for row in &rows {
         let task = claimed_task(row, worker_id)?;
-        let index = order.get(task.task_id.as_str()).copied().unwrap_or(usize::MAX);
+        let index = order
+            .get(task.task_id.as_str())
+            .copied()
+            .unwrap_or(usize::MAX);
         claimed.push((index, task));
     }
     claimed.sort_by_key(|(index, _)| *index);
 
     // Outside the claim transaction: locking the job row there could wait in a cycle
     // with a cancel that holds the job and waits for a task row this claim locked.
-    let queued: BTreeSet<&str> = picked
+    let queued: Vec<&str> = picked
         .iter()
         .filter(|candidate| candidate.job_queued)
         .map(|candidate| candidate.job_id.as_str())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
         .collect();
     if !queued.is_empty() {
         let mut sql = String::from(
             "UPDATE jobs SET state = 'running', started_at_ms = $1 \
              WHERE state = 'queued' AND id IN (",
         );
-        push_placeholders(&mut sql, 2, queued.len());
+        push_placeholders(&mut sql, 2, padded_len(queued.len()));
         sql.push(')');
         let mut query = sqlx::query(&sql).bind(now_ms);
-        for job_id in queued {
-            query = query.bind(job_id);
+        for index in 0..padded_len(queued.len()) {
+            query = query.bind(*padded_item(&queued, index));
         }
         query.execute(store.pool()).await?;
     }
@@ -224,7 +236,9 @@ async fn pick(
         .filter(|(_, count)| **count >= per_tenant)
         .map(|(tenant, _)| tenant.as_str())
         .collect();
-    let window = room.saturating_mul(2).saturating_add(CANDIDATE_SLACK);
+    let window = room
+        .saturating_add(room / 2)
+        .saturating_add(CANDIDATE_SLACK);
     let mut sql = String::from(
         "SELECT t.id, t.job_id, j.state AS job_state, t.tenant_id, t.cluster_id, t.node \
          FROM tasks t JOIN jobs j ON j.id = t.job_id \
@@ -233,23 +247,30 @@ async fn pick(
            AND NOT EXISTS (SELECT 1 FROM tasks r WHERE r.state = 'running' \
                            AND r.cluster_id = t.cluster_id AND r.node = t.node)",
     );
+    let mut limit_param = 2;
     if !full.is_empty() {
         sql.push_str(" AND t.tenant_id NOT IN (");
-        push_placeholders(&mut sql, 2, full.len());
+        push_placeholders(&mut sql, 2, padded_len(full.len()));
         sql.push(')');
+        limit_param += padded_len(full.len());
     }
+    // Locked rows (a cancel or a completion holds them) are skipped, never waited for,
+    // so a claim never waits while holding the claim lock.
     let lock_rows = match store.backend() {
         Backend::Sqlite => "",
         Backend::Postgres => " FOR UPDATE OF t SKIP LOCKED",
     };
     let _ = write!(
         sql,
-        " ORDER BY t.not_before_ms, t.number LIMIT {window}{lock_rows}"
+        " ORDER BY t.not_before_ms, t.number LIMIT ${limit_param}{lock_rows}"
     );
     let mut query = sqlx::query(&sql).bind(now_ms);
-    for tenant in &full {
-        query = query.bind(*tenant);
+    if !full.is_empty() {
+        for index in 0..padded_len(full.len()) {
+            query = query.bind(*padded_item(&full, index));
+        }
     }
+    let query = query.bind(i64::try_from(window).unwrap_or(i64::MAX));
     let rows = query.fetch_all(&mut **tx).await?;
 
     let mut busy_nodes: HashSet<(String, i64)> = HashSet::new();
@@ -285,9 +306,21 @@ async fn pick(
 
 /// Claims take turns so the running counts they check are exact; completions and
 /// heartbeats do not take this lock.
+///
+/// The same statement steers the planner for the rest of the transaction, because
+/// the statistics on `tasks` are often missing or stale (a fresh database, or a big
+/// job just submitted into a table of finished tasks), and the plans PostgreSQL then
+/// prefers cost tens of milliseconds a claim and grow with every task run:
+/// - no sorting: the claim must walk `tasks_ready` in index order and stop after a
+///   few rows, not fetch every ready task and sort them all;
+/// - no bitmap scans: the partial indexes on `running` and `ready` keep entries of
+///   rows that have moved on until a vacuum; a plain index scan marks them dead as it
+///   passes so the next claim skips them, a bitmap scan visits them all every time.
 async fn take_claim_lock(tx: &mut Transaction<'static, Any>) -> Result<(), QueueError> {
     sqlx::query_scalar::<_, i64>(
-        "SELECT COUNT(*) FROM (SELECT pg_advisory_xact_lock($1)) AS claim_lock",
+        "SELECT COUNT(*) FROM (SELECT pg_advisory_xact_lock($1), \
+         set_config('enable_sort', 'off', true), \
+         set_config('enable_bitmapscan', 'off', true)) AS claim_lock",
     )
     .bind(CLAIM_LOCK_KEY)
     .fetch_one(&mut **tx)

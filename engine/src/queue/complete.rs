@@ -11,17 +11,18 @@ use sqlx::{Any, Row, Transaction};
 use super::claim::lease_lost;
 use super::types::capped;
 use super::{
-    begin_write, for_update, lock_job, push_placeholders, Completion, JobState, Lease, Outcome,
-    OutcomeKind, QueueError, TaskState, OUTPUT_CAP_BYTES,
+    begin_write, for_update, lock_job, padded_item, padded_len, power_of_two_chunks,
+    push_placeholders, Completion, JobState, Lease, Outcome, OutcomeKind, QueueError, TaskState,
+    OUTPUT_CAP_BYTES,
 };
 use crate::store::Store;
 
 /// Expired leases handled per call; the rest wait for the next sweep.
 const EXPIRY_BATCH: i64 = 1_000;
 
-/// Tasks per batched statement: at most 11 bound values each, well under both
-/// backends' limits.
-const BATCH_ROWS: usize = 500;
+/// Tasks per batched statement (a power of two): at most 11 bound values each, well
+/// under both backends' limits.
+const BATCH_ROWS: usize = 256;
 
 /// A task whose lease ran out, and where it went.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -209,7 +210,10 @@ pub async fn complete_batch(
     let mut other_answers = Vec::with_capacity(others.len());
     for index in others {
         let (lease, outcome) = &finished[index];
-        let job_state = jobs.get(&lease.job_id).copied().unwrap_or(JobState::Running);
+        let job_state = jobs
+            .get(&lease.job_id)
+            .copied()
+            .unwrap_or(JobState::Running);
         let Some(held) = release_held(&mut tx, lease).await? else {
             continue;
         };
@@ -240,17 +244,19 @@ async fn lock_jobs(
     tx: &mut Transaction<'static, Any>,
     finished: &[(Lease, Outcome)],
 ) -> Result<BTreeMap<String, JobState>, QueueError> {
-    let ids: BTreeSet<&str> = finished
+    let ids: Vec<&str> = finished
         .iter()
         .map(|(lease, _)| lease.job_id.as_str())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
         .collect();
     let mut sql = String::from("SELECT id, state FROM jobs WHERE id IN (");
-    push_placeholders(&mut sql, 1, ids.len());
+    push_placeholders(&mut sql, 1, padded_len(ids.len()));
     sql.push_str(") ORDER BY id");
     sql.push_str(for_update(store));
     let mut query = sqlx::query(&sql);
-    for id in &ids {
-        query = query.bind(*id);
+    for index in 0..padded_len(ids.len()) {
+        query = query.bind(*padded_item(&ids, index));
     }
     let mut jobs = BTreeMap::new();
     for row in query.fetch_all(&mut **tx).await? {
@@ -270,27 +276,28 @@ async fn release_succeeded(
 ) -> Result<Vec<(usize, Released)>, QueueError> {
     let mut held = Vec::with_capacity(indexes.len());
     for chunk in indexes.chunks(BATCH_ROWS) {
-        let mut sql = String::from(
-            "UPDATE tasks SET lease_owner = NULL, lease_expires_ms = NULL, \
-             state = 'succeeded', finished_at_ms = $1, error = NULL \
-             WHERE state = 'running' AND (",
-        );
-        for row in 0..chunk.len() {
+        // Joined with the leases as a VALUES list, whose size the planner knows, so
+        // it looks each task up by id whatever the statistics on `tasks` say.
+        // Padding rows repeat the last lease: a task joined twice is updated once.
+        let mut leases = String::new();
+        for row in 0..padded_len(chunk.len()) {
             let first = 2 + row * 3;
             if row > 0 {
-                sql.push_str(" OR ");
+                leases.push_str(", ");
             }
-            let _ = write!(
-                sql,
-                "(id = ${first} AND lease_owner = ${} AND attempts = ${})",
-                first + 1,
-                first + 2
-            );
+            let _ = write!(leases, "(${first}, ${}, ${})", first + 1, first + 2);
         }
-        let _ = write!(sql, ") {RELEASE_RETURNING}, id");
+        let sql = format!(
+            "WITH held (id, owner, attempt) AS (VALUES {leases}) \
+             UPDATE tasks SET lease_owner = NULL, lease_expires_ms = NULL, \
+             state = 'succeeded', finished_at_ms = $1, error = NULL \
+             FROM held WHERE tasks.id = held.id AND tasks.lease_owner = held.owner \
+               AND tasks.attempts = held.attempt AND tasks.state = 'running' \
+             {RELEASE_RETURNING}, tasks.id"
+        );
         let mut query = sqlx::query(&sql).bind(now_ms);
-        for index in chunk {
-            let lease = &finished[*index].0;
+        for row in 0..padded_len(chunk.len()) {
+            let lease = &finished[*padded_item(chunk, row)].0;
             query = query
                 .bind(lease.task_id.as_str())
                 .bind(lease.worker_id.as_str())
@@ -361,29 +368,26 @@ async fn after_successes(
         TaskState::Pending
     };
     for chunk in numbers.chunks(BATCH_ROWS) {
-        // Task numbers are integers from the database, inlined like submit's edges.
-        let list = chunk
-            .iter()
-            .map(i64::to_string)
-            .collect::<Vec<_>>()
-            .join(", ");
+        let mut list = String::new();
+        push_placeholders(&mut list, 3, padded_len(chunk.len()));
         // A successor may wait on several tasks of the batch: it loses as many
         // pending prerequisites, and is ready only if those were all it had left.
         let done_here = format!(
             "(SELECT COUNT(*) FROM task_deps d WHERE d.job_id = $1 AND d.task = tasks.number \
              AND d.prereq IN ({list}))"
         );
-        sqlx::query(&format!(
+        let sql = format!(
             "UPDATE tasks SET pending_prereqs = pending_prereqs - {done_here}, \
              state = CASE WHEN pending_prereqs = {done_here} AND state = 'pending' \
                THEN $2 ELSE state END \
              WHERE job_id = $1 AND number IN \
                (SELECT task FROM task_deps WHERE job_id = $1 AND prereq IN ({list}))"
-        ))
-        .bind(job_id)
-        .bind(released_state.as_str())
-        .execute(&mut **tx)
-        .await?;
+        );
+        let mut query = sqlx::query(&sql).bind(job_id).bind(released_state.as_str());
+        for index in 0..padded_len(chunk.len()) {
+            query = query.bind(*padded_item(chunk, index));
+        }
+        query.execute(&mut **tx).await?;
     }
     if succeeded >= total && job_state.is_active() {
         set_job_state(tx, job_id, JobState::Succeeded, None, now_ms).await?;
@@ -541,7 +545,10 @@ async fn record_attempts(
     now_ms: i64,
 ) -> Result<(), QueueError> {
     const COLUMNS: usize = 11;
-    for chunk in attempts.chunks(BATCH_ROWS) {
+    let mut rest = attempts;
+    for size in power_of_two_chunks(attempts.len(), BATCH_ROWS) {
+        let (chunk, after) = rest.split_at(size);
+        rest = after;
         let mut sql = String::from(
             "INSERT INTO task_attempts (id, task_id, attempt, worker_id, outcome, \
              started_at_ms, finished_at_ms, exit_code, stdout, stderr, error) VALUES ",
