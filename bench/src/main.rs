@@ -1,10 +1,12 @@
 //! Corral's benchmarks, run in release mode:
-//! `cargo run --release -p bench -- fanout --nodes 200` and `… -- latency --runs 50`.
+//! `cargo run --release -p bench -- fanout --nodes 200`, `… -- latency --runs 50` and
+//! `… -- queue --backend sqlite|postgres --tasks 20000`.
 //!
 //! Each subcommand prints one `key=value` line so runs can be compared and tracked.
 
 mod fanout;
 mod latency;
+mod queue;
 mod usage;
 
 use std::process::ExitCode;
@@ -14,8 +16,11 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("fanout") => fanout::Options::parse(&args[1..]).and_then(fanout::run),
         Some("latency") => latency::Options::parse(&args[1..]).and_then(latency::run),
+        Some("queue") => queue::Options::parse(&args[1..]).and_then(queue::run),
         _ => Err(BenchError::Usage(
-            "usage: bench fanout [--nodes N] | bench latency [--runs N]".to_owned(),
+            "usage: bench fanout [--nodes N] | bench latency [--runs N] \
+             | bench queue [--backend sqlite|postgres] [--tasks N]"
+                .to_owned(),
         )),
     };
     match result {
@@ -83,6 +88,10 @@ pub enum BenchError {
     Provider(#[from] engine::provider::ProviderError),
     #[error("{0}")]
     Ssh(#[from] engine::ssh::SshError),
+    #[error("{0}")]
+    Store(#[from] engine::store::StoreError),
+    #[error("{0}")]
+    Queue(#[from] engine::queue::QueueError),
     #[error("{0}")]
     Failed(String),
 }

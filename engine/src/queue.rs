@@ -29,10 +29,10 @@ pub use types::{
     SubmitOptions, TaskState, DEFER_MS, OUTPUT_CAP_BYTES,
 };
 
-pub use claim::{claim, heartbeat};
-pub use complete::{complete, requeue_expired, Expired};
+pub use claim::{claim, claim_batch, heartbeat};
+pub use complete::{complete, complete_batch, requeue_expired, Expired};
 pub use control::{cancel_job, retry_job};
-pub use events::{append_event, events_after};
+pub use events::{append_event, append_events, events_after};
 pub use read::{cluster_jobs, completed_tasks, job, job_plan, job_tasks, task_attempts};
 pub use submit::{submit_in, submit_job};
 
@@ -106,4 +106,43 @@ async fn lock_job(
     .await?;
     let state = state.ok_or_else(|| QueueError::NotFound(format!("job {job_id}")))?;
     JobState::parse(&state)
+}
+
+/// Appends `count` numbered placeholders (`$first, $first+1, …`) for an `IN (…)` list.
+fn push_placeholders(sql: &mut String, first: usize, count: usize) {
+    for index in 0..count {
+        if index > 0 {
+            sql.push_str(", ");
+        }
+        sql.push('$');
+        sql.push_str(&(first + index).to_string());
+    }
+}
+
+/// Rows of a batched statement are padded up to a power of two (repeating a row where
+/// that changes nothing), so batches of any size share a few statement shapes that
+/// each connection keeps prepared, instead of preparing one shape per size.
+fn padded_len(len: usize) -> usize {
+    len.max(1).next_power_of_two()
+}
+
+/// Splits `len` rows into chunks of power-of-two sizes up to `max` (a power of two),
+/// for statements whose rows cannot be repeated (inserts): few shapes again.
+fn power_of_two_chunks(mut len: usize, max: usize) -> Vec<usize> {
+    let mut chunks = Vec::new();
+    while len > 0 {
+        let size = if len >= max {
+            max
+        } else {
+            1 << (usize::BITS - 1 - len.leading_zeros())
+        };
+        chunks.push(size);
+        len -= size;
+    }
+    chunks
+}
+
+/// The `index`th of `items`, or the last one for padding rows.
+fn padded_item<T>(items: &[T], index: usize) -> &T {
+    &items[index.min(items.len().saturating_sub(1))]
 }

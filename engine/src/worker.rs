@@ -2,6 +2,11 @@
 //! [`Executor`] under a heartbeated lease, streams its output into the job's events,
 //! and records the outcome.
 //!
+//! Claims and completions are batched: the pool claims as many tasks as it has free
+//! slots in one transaction, and records every outcome that arrived while the previous
+//! batch was being written in the next one, so a busy pool pays a transaction per
+//! batch rather than per task, and an idle one adds no delay.
+//!
 //! `corral serve` runs a pool in-process; `corral worker` runs one alone against a
 //! shared PostgreSQL. Pools in several processes cooperate through the queue only. A
 //! pool that dies mid-task loses nothing: its leases expire and any pool's janitor
@@ -13,15 +18,19 @@ mod output;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::{mpsc, watch, Notify};
+use tokio::sync::{mpsc, watch, Notify, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 use tracing::Instrument;
 
 use crate::execute::{Executor, StepError};
 use crate::queue::{
-    self, ClaimLimits, ClaimedTask, Heartbeat, NewEvent, Outcome, OutcomeKind, QueueError,
+    self, ClaimLimits, ClaimedTask, Completion, Heartbeat, Lease, NewEvent, Outcome, OutcomeKind,
+    QueueError,
 };
-use crate::store::now_ms;
+use crate::store::{now_ms, Store};
+
+/// Outcomes completed in one transaction at most.
+const RECORD_BATCH: usize = 256;
 
 /// How a pool runs.
 #[derive(Debug, Clone)]
@@ -70,33 +79,34 @@ pub struct WorkerPool {
 }
 
 impl WorkerPool {
-    /// Starts `settings.slots` worker loops and a janitor.
+    /// Starts a claimer for `settings.slots` tasks at once, and a janitor.
     pub fn start(executor: Executor, settings: WorkerSettings) -> Self {
         let wake = Arc::new(Notify::new());
         let (stop, stopped) = watch::channel(false);
-        let process = format!(
+        // One lease owner per pool: a lease names the process that holds it.
+        let id = format!(
             "{}-{}",
             std::process::id(),
             &uuid::Uuid::new_v4().simple().to_string()[..8]
         );
         let mut loops = JoinSet::new();
-        for slot in 0..settings.slots.max(1) {
-            let worker = Worker {
-                id: format!("{process}-{slot}"),
-                executor: executor.clone(),
-                settings: settings.clone(),
-                wake: wake.clone(),
-                stopped: stopped.clone(),
-            };
-            loops.spawn(worker.run());
-        }
+        let claimer = Claimer {
+            id: id.clone(),
+            executor: executor.clone(),
+            settings: settings.clone(),
+            wake: wake.clone(),
+            freed: Arc::new(Notify::new()),
+            slots: Arc::new(Semaphore::new(settings.slots.max(1))),
+            stopped: stopped.clone(),
+        };
+        loops.spawn(claimer.run());
         loops.spawn(janitor::run(
             executor,
             settings.janitor_every,
             wake.clone(),
             stopped,
         ));
-        tracing::info!(slots = settings.slots, worker = %process, "worker pool started");
+        tracing::info!(slots = settings.slots, worker = %id, "worker pool started");
         Self {
             wake,
             stop,
@@ -126,151 +136,286 @@ impl WorkerPool {
     }
 }
 
-struct Worker {
+/// A task's end on its way to the queue, holding the task's slot until recorded.
+struct Finished {
+    task: ClaimedTask,
+    outcome: Outcome,
+    _slot: OwnedSemaphorePermit,
+}
+
+/// The pool's claim loop: takes as many ready tasks as it has free slots in one
+/// claim, runs each in its own task, and hands their ends to one recorder that
+/// completes them in batches.
+struct Claimer {
     id: String,
     executor: Executor,
     settings: WorkerSettings,
+    /// Outside news: a job was submitted, or the janitor requeued tasks.
     wake: Arc<Notify>,
+    /// Inside news: outcomes were recorded (slots free, successors may be ready).
+    freed: Arc<Notify>,
+    slots: Arc<Semaphore>,
     stopped: watch::Receiver<bool>,
 }
 
-impl Worker {
+impl Claimer {
     async fn run(mut self) {
         let lease_ms = millis(self.settings.lease);
+        let (finished, ends) = mpsc::unbounded_channel();
+        let recorder = tokio::spawn(record_ends(
+            self.executor.store().clone(),
+            ends,
+            self.freed.clone(),
+        ));
+        let mut running = JoinSet::new();
         while !*self.stopped.borrow() {
-            let claimed = queue::claim(
-                self.executor.store(),
-                &self.id,
-                lease_ms,
-                self.settings.limits,
-                now_ms(),
-            )
-            .await;
-            match claimed {
-                Ok(Some(task)) => {
-                    self.run_task(task).await;
-                    continue;
+            // Registered before the claim, so a submit during it is not missed.
+            let woken = self.wake.notified();
+            tokio::pin!(woken);
+            woken.as_mut().enable();
+            let free = self.slots.available_permits();
+            let mut filled = false;
+            if free > 0 {
+                match queue::claim_batch(
+                    self.executor.store(),
+                    &self.id,
+                    lease_ms,
+                    self.settings.limits,
+                    free,
+                    now_ms(),
+                )
+                .await
+                {
+                    Ok(tasks) => {
+                        filled = tasks.len() == free;
+                        let started: Vec<NewEvent> = tasks
+                            .iter()
+                            .map(|task| {
+                                state_event(task, format!("started (attempt {})", task.attempt))
+                            })
+                            .collect();
+                        append_events(self.executor.store(), &started).await;
+                        for task in tasks {
+                            let Ok(slot) = self.slots.clone().try_acquire_owned() else {
+                                // Only this loop takes slots, so one is free per task.
+                                tracing::error!(worker = %self.id, "no free slot for a claimed task");
+                                break;
+                            };
+                            running.spawn(run_task(
+                                self.executor.clone(),
+                                self.settings.clone(),
+                                task,
+                                slot,
+                                finished.clone(),
+                                self.freed.clone(),
+                            ));
+                        }
+                    }
+                    Err(error) => tracing::warn!(worker = %self.id, %error, "claim failed"),
                 }
-                Ok(None) => {}
-                Err(error) => tracing::warn!(worker = %self.id, %error, "claim failed"),
+            }
+            while running.try_join_next().is_some() {}
+            if filled {
+                // Every slot is taken now; the next pass waits for one to free up.
+                continue;
             }
             tokio::select! {
-                () = self.wake.notified() => {}
+                () = &mut woken => {}
+                () = self.freed.notified() => {}
                 () = tokio::time::sleep(self.settings.idle_poll) => {}
                 _ = self.stopped.changed() => {}
             }
         }
+        while running.join_next().await.is_some() {}
+        drop(finished);
+        let _ = recorder.await;
     }
+}
 
-    async fn run_task(&self, task: ClaimedTask) {
-        let span = tracing::info_span!(
-            "task",
-            job = %task.job_id,
-            task = task.number.0,
-            node = task.node,
-            action = task.action.as_str(),
-            service = task.service.as_ref().map(|s| s.as_str()).unwrap_or(""),
-            attempt = task.attempt,
-        );
-        // Instrumented, not entered: a guard held across awaits would leak the span
-        // into whatever else this thread polls.
-        self.run_task_in_span(task).instrument(span).await;
+/// Completes ended tasks in batches: whatever ended while the previous batch was
+/// being written goes into the next, so a batch never waits for company and a busy
+/// pool still pays one transaction for many tasks.
+async fn record_ends(
+    store: Store,
+    mut ends: mpsc::UnboundedReceiver<Finished>,
+    freed: Arc<Notify>,
+) {
+    while let Some(first) = ends.recv().await {
+        let mut batch = vec![first];
+        while batch.len() < RECORD_BATCH {
+            match ends.try_recv() {
+                Ok(end) => batch.push(end),
+                Err(_) => break,
+            }
+        }
+        let entries: Vec<(Lease, Outcome)> = batch
+            .iter()
+            .map(|end| (end.task.lease(), end.outcome.clone()))
+            .collect();
+        match queue::complete_batch(&store, &entries, now_ms()).await {
+            Ok(answers) => {
+                let verdicts: Vec<NewEvent> = batch
+                    .iter()
+                    .zip(answers)
+                    .filter_map(|(end, answer)| report(end, answer))
+                    .collect();
+                append_events(&store, &verdicts).await;
+            }
+            // Nothing was recorded; the leases expire and the janitor takes it from there.
+            Err(error) => {
+                tracing::error!(tasks = batch.len(), %error, "recording outcomes failed");
+            }
+        }
+        drop(batch);
+        freed.notify_one();
     }
+}
 
-    async fn run_task_in_span(&self, task: ClaimedTask) {
-        let store = self.executor.store();
-        let lease = task.lease();
-        task_event(store, &task, format!("started (attempt {})", task.attempt)).await;
-        let (sender, receiver) = mpsc::channel(256);
-        let recorder = tokio::spawn(output::record(
-            store.clone(),
-            task.job_id.clone(),
-            task.task_id.clone(),
-            task.attempt,
-            receiver,
-        ));
-        let ended = self.run_with_heartbeats(&task, sender).await;
-        let captured = recorder.await.unwrap_or_default();
-        let outcome = match ended {
-            Ended::Finished(Ok(step)) => Outcome {
-                kind: OutcomeKind::Succeeded,
-                exit_code: step.exit_code,
-                stdout: captured.stdout,
-                stderr: captured.stderr,
-                error: None,
-            },
-            Ended::Finished(Err(StepError::NotReady(reason))) => Outcome {
-                kind: OutcomeKind::Deferred,
-                exit_code: None,
-                stdout: captured.stdout,
-                stderr: captured.stderr,
-                error: Some(reason),
-            },
-            Ended::Finished(Err(error)) => Outcome {
-                kind: OutcomeKind::Failed,
-                exit_code: match &error {
-                    StepError::Failed { exit_code, .. } => *exit_code,
-                    _ => None,
-                },
-                stdout: captured.stdout,
-                stderr: captured.stderr,
-                error: Some(error.to_string()),
-            },
-            Ended::Stopped => Outcome {
-                stdout: captured.stdout,
-                stderr: captured.stderr,
-                ..Outcome::stopped()
-            },
-            Ended::LeaseLost => {
-                tracing::warn!("lease lost while running; the queue has already moved on");
-                return;
-            }
-        };
-        match queue::complete(store, &lease, &outcome, now_ms()).await {
-            Ok(completion) => {
-                let verdict = match &outcome.error {
-                    Some(error) => format!("{} ({error})", completion.task_state),
-                    None => completion.task_state.to_string(),
-                };
-                task_event(store, &task, verdict).await;
-                tracing::info!(state = %completion.task_state, job_state = %completion.job_state, "task ended");
-                if completion.job_state.is_active() {
-                    // Successors may be ready now: let idle workers look.
-                    self.wake.notify_waiters();
-                }
-            }
-            Err(QueueError::LeaseLost { .. }) => {
-                tracing::warn!("lease lost before the outcome was recorded");
-            }
-            Err(error) => tracing::error!(%error, "recording the outcome failed"),
+/// Logs a recorded (or refused) outcome; returns the verdict event of a recorded one.
+fn report(end: &Finished, answer: Result<Completion, QueueError>) -> Option<NewEvent> {
+    let task = &end.task;
+    match answer {
+        Ok(completion) => {
+            tracing::info!(
+                job = %task.job_id,
+                task = task.number.0,
+                state = %completion.task_state,
+                job_state = %completion.job_state,
+                "task ended"
+            );
+            let verdict = match &end.outcome.error {
+                Some(error) => format!("{} ({error})", completion.task_state),
+                None => completion.task_state.to_string(),
+            };
+            Some(state_event(task, verdict))
+        }
+        Err(QueueError::LeaseLost { .. }) => {
+            tracing::warn!(job = %task.job_id, task = task.number.0, "lease lost before the outcome was recorded");
+            None
+        }
+        Err(error) => {
+            tracing::error!(job = %task.job_id, task = task.number.0, %error, "recording the outcome failed");
+            None
         }
     }
+}
 
-    /// Runs the step while heartbeating; the step is dropped (and its remote command
-    /// killed) when the job is cancelled or the lease is lost.
-    async fn run_with_heartbeats(
-        &self,
-        task: &ClaimedTask,
-        output: mpsc::Sender<crate::ssh::OutputChunk>,
-    ) -> Ended {
-        let store = self.executor.store();
-        let lease = task.lease();
-        let step = self.executor.run(task, &output);
-        tokio::pin!(step);
-        let mut beat = tokio::time::interval(self.settings.heartbeat);
-        beat.tick().await;
-        loop {
-            tokio::select! {
-                result = &mut step => return Ended::Finished(result),
-                _ = beat.tick() => {
-                    match queue::heartbeat(store, &lease, millis(self.settings.lease), now_ms()).await {
-                        Ok(Heartbeat::Continue { .. }) => {}
-                        Ok(Heartbeat::Stop { .. }) => return Ended::Stopped,
-                        Err(QueueError::LeaseLost { .. }) => return Ended::LeaseLost,
-                        // A database hiccup: keep running; the next beat may get through
-                        // before the lease runs out.
-                        Err(error) => tracing::warn!(%error, "heartbeat failed"),
-                    }
+/// Runs one claimed task to its end and hands the outcome to the recorder.
+async fn run_task(
+    executor: Executor,
+    settings: WorkerSettings,
+    task: ClaimedTask,
+    slot: OwnedSemaphorePermit,
+    finished: mpsc::UnboundedSender<Finished>,
+    freed: Arc<Notify>,
+) {
+    let span = tracing::info_span!(
+        "task",
+        job = %task.job_id,
+        task = task.number.0,
+        node = task.node,
+        action = task.action.as_str(),
+        service = task.service.as_ref().map(|s| s.as_str()).unwrap_or(""),
+        attempt = task.attempt,
+    );
+    // Instrumented, not entered: a guard held across awaits would leak the span into
+    // whatever else this thread polls.
+    run_task_in_span(executor, settings, task, slot, finished, freed)
+        .instrument(span)
+        .await;
+}
+
+async fn run_task_in_span(
+    executor: Executor,
+    settings: WorkerSettings,
+    task: ClaimedTask,
+    slot: OwnedSemaphorePermit,
+    finished: mpsc::UnboundedSender<Finished>,
+    freed: Arc<Notify>,
+) {
+    let store = executor.store();
+    let (sender, receiver) = mpsc::channel(256);
+    let recorder = tokio::spawn(output::record(
+        store.clone(),
+        task.job_id.clone(),
+        task.task_id.clone(),
+        task.attempt,
+        receiver,
+    ));
+    let ended = run_with_heartbeats(&executor, &settings, &task, sender).await;
+    let captured = recorder.await.unwrap_or_default();
+    let outcome = match ended {
+        Ended::Finished(Ok(step)) => Outcome {
+            kind: OutcomeKind::Succeeded,
+            exit_code: step.exit_code,
+            stdout: captured.stdout,
+            stderr: captured.stderr,
+            error: None,
+        },
+        Ended::Finished(Err(StepError::NotReady(reason))) => Outcome {
+            kind: OutcomeKind::Deferred,
+            exit_code: None,
+            stdout: captured.stdout,
+            stderr: captured.stderr,
+            error: Some(reason),
+        },
+        Ended::Finished(Err(error)) => Outcome {
+            kind: OutcomeKind::Failed,
+            exit_code: match &error {
+                StepError::Failed { exit_code, .. } => *exit_code,
+                _ => None,
+            },
+            stdout: captured.stdout,
+            stderr: captured.stderr,
+            error: Some(error.to_string()),
+        },
+        Ended::Stopped => Outcome {
+            stdout: captured.stdout,
+            stderr: captured.stderr,
+            ..Outcome::stopped()
+        },
+        Ended::LeaseLost => {
+            tracing::warn!("lease lost while running; the queue has already moved on");
+            drop(slot);
+            freed.notify_one();
+            return;
+        }
+    };
+    let end = Finished {
+        task,
+        outcome,
+        _slot: slot,
+    };
+    if finished.send(end).is_err() {
+        tracing::error!("the outcome recorder is gone; the lease will expire instead");
+    }
+}
+
+/// Runs the step while heartbeating; the step is dropped (and its remote command
+/// killed) when the job is cancelled or the lease is lost.
+async fn run_with_heartbeats(
+    executor: &Executor,
+    settings: &WorkerSettings,
+    task: &ClaimedTask,
+    output: mpsc::Sender<crate::ssh::OutputChunk>,
+) -> Ended {
+    let store = executor.store();
+    let lease = task.lease();
+    let step = executor.run(task, &output);
+    tokio::pin!(step);
+    let mut beat = tokio::time::interval(settings.heartbeat);
+    beat.tick().await;
+    loop {
+        tokio::select! {
+            result = &mut step => return Ended::Finished(result),
+            _ = beat.tick() => {
+                match queue::heartbeat(store, &lease, millis(settings.lease), now_ms()).await {
+                    Ok(Heartbeat::Continue { .. }) => {}
+                    Ok(Heartbeat::Stop { .. }) => return Ended::Stopped,
+                    Err(QueueError::LeaseLost { .. }) => return Ended::LeaseLost,
+                    // A database hiccup: keep running; the next beat may get through
+                    // before the lease runs out.
+                    Err(error) => tracing::warn!(%error, "heartbeat failed"),
                 }
             }
         }
@@ -287,17 +432,21 @@ fn millis(duration: Duration) -> i64 {
     i64::try_from(duration.as_millis()).unwrap_or(i64::MAX)
 }
 
-/// Appends a `state` event for the task (best effort: the task row is the record).
-pub(crate) async fn task_event(store: &crate::store::Store, task: &ClaimedTask, data: String) {
-    let event = NewEvent {
+/// A `state` event of the task.
+fn state_event(task: &ClaimedTask, data: String) -> NewEvent {
+    NewEvent {
         job_id: task.job_id.clone(),
         task_id: Some(task.task_id.clone()),
         attempt: Some(task.attempt),
         kind: "state".to_owned(),
         stream: None,
         data,
-    };
-    if let Err(error) = queue::append_event(store, &event, now_ms()).await {
-        tracing::warn!(%error, "recording a task event failed");
+    }
+}
+
+/// Appends `state` events (best effort: the task rows are the record).
+async fn append_events(store: &Store, events: &[NewEvent]) {
+    if let Err(error) = queue::append_events(store, events, now_ms()).await {
+        tracing::warn!(%error, "recording task events failed");
     }
 }

@@ -1,5 +1,5 @@
 //! The durable task queue on both backends: ordering, node exclusivity, leases,
-//! retries, cancel/retry, event offsets and limits.
+//! retries, cancel/retry, event offsets and limits, one task or a batch at a time.
 
 #![allow(clippy::unwrap_used)] // Tests fail loudly by design.
 
@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use domain::plan::{Action, TaskDag, TaskId};
 use engine::queue::{
-    self, ClaimLimits, ClaimedTask, Heartbeat, JobState, NewEvent, Outcome, QueueError,
-    SubmitOptions, TaskState,
+    self, ClaimLimits, ClaimedTask, ClusterEffects, Completion, Heartbeat, JobState, NewEvent,
+    Outcome, QueueError, SubmitOptions, TaskState,
 };
 use engine::store::clusters::NewCluster;
 use engine::store::tenants::{NewTenant, DEFAULT_TENANT_ID};
@@ -686,6 +686,512 @@ async fn large_dag_submits_in_one_transaction(backend: Backend) {
     assert_eq!(ready, 1_000);
 }
 
+async fn claim_batch(store: &Store, worker: &str, max: usize, now: i64) -> Vec<ClaimedTask> {
+    queue::claim_batch(store, worker, LEASE_MS, ClaimLimits::default(), max, now)
+        .await
+        .unwrap()
+}
+
+/// Completes every task as succeeded in one batch; all must be accepted.
+async fn succeed_all(store: &Store, tasks: &[ClaimedTask], now: i64) -> Vec<Completion> {
+    let finished: Vec<_> = tasks
+        .iter()
+        .map(|task| (task.lease(), Outcome::succeeded()))
+        .collect();
+    queue::complete_batch(store, &finished, now)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(Result::unwrap)
+        .collect()
+}
+
+/// No two claimed tasks share a node, and none is claimed before its prerequisites.
+async fn assert_claim_rules(store: &Store, claimed: &[ClaimedTask]) {
+    let nodes: HashSet<(&str, u32)> = claimed
+        .iter()
+        .map(|task| (task.cluster_id.as_str(), task.node))
+        .collect();
+    assert_eq!(
+        nodes.len(),
+        claimed.len(),
+        "two tasks on one node: {claimed:?}"
+    );
+    for task in claimed {
+        let plan = queue::job_plan(store, &task.job_id).await.unwrap();
+        let tasks = queue::job_tasks(store, &task.job_id).await.unwrap();
+        for prereq in &plan.get(task.number).unwrap().after {
+            assert_eq!(
+                tasks[prereq.index()].state,
+                TaskState::Succeeded,
+                "task {} claimed before prerequisite {prereq}",
+                task.number
+            );
+        }
+        let running_here = tasks
+            .iter()
+            .filter(|t| t.node == task.node && t.state == TaskState::Running)
+            .count();
+        assert_eq!(running_here, 1, "two tasks running on node {}", task.node);
+    }
+}
+
+async fn batch_claim_respects_nodes_limits_and_prerequisites(backend: Backend) {
+    let (_db, store) = open(backend).await;
+    let acme = store
+        .create_tenant(&NewTenant {
+            name: "acme".into(),
+            max_clusters: None,
+            max_nodes: None,
+        })
+        .await
+        .unwrap();
+    let busy = cluster(&store, DEFAULT_TENANT_ID, "big").await;
+    let small = cluster(&store, &acme.id, "small").await;
+    // Three tasks on node 1000, one on 1001, one on 1002 waiting for task 0.
+    let shared_node = dag(&[
+        (1000, Action::Create, &[]),
+        (1000, Action::Confirm, &[]),
+        (1000, Action::Bootstrap, &[]),
+        (1001, Action::Create, &[]),
+        (1002, Action::Create, &[0]),
+    ]);
+    let four_nodes = dag(&[
+        (1000, Action::Create, &[]),
+        (1001, Action::Create, &[]),
+        (1002, Action::Create, &[]),
+        (1003, Action::Create, &[]),
+    ]);
+    let options = SubmitOptions::default();
+    let busy_job = queue::submit_job(
+        &store,
+        DEFAULT_TENANT_ID,
+        &busy,
+        "create",
+        &shared_node,
+        &options,
+        0,
+    )
+    .await
+    .unwrap();
+    let small_job = queue::submit_job(&store, &acme.id, &small, "create", &four_nodes, &options, 1)
+        .await
+        .unwrap();
+    let limits = ClaimLimits {
+        max_running: Some(5),
+        max_running_per_tenant: Some(3),
+    };
+
+    let first = queue::claim_batch(&store, "w", LEASE_MS, limits, 100, 10)
+        .await
+        .unwrap();
+    assert_claim_rules(&store, &first).await;
+    let per_tenant = |tasks: &[ClaimedTask], tenant: &str| {
+        tasks.iter().filter(|t| t.tenant_id == tenant).count()
+    };
+    // The default tenant has only two free nodes with ready work; acme stops at its limit.
+    assert_eq!(per_tenant(&first, DEFAULT_TENANT_ID), 2);
+    assert_eq!(per_tenant(&first, &acme.id), 3, "tenant limit");
+    assert_eq!(first.len(), 5, "global limit");
+    assert!(first.iter().all(|t| t.attempt == 1 && t.worker_id == "w"));
+    assert!(
+        !first
+            .iter()
+            .any(|t| t.job_id == busy_job && t.number == TaskId(4)),
+        "task 4 waits for task 0"
+    );
+    assert_eq!(
+        queue::job(&store, &busy_job).await.unwrap().state,
+        JobState::Running
+    );
+    assert_eq!(
+        queue::job(&store, &small_job).await.unwrap().state,
+        JobState::Running
+    );
+    assert!(queue::claim_batch(&store, "w", LEASE_MS, limits, 100, 10)
+        .await
+        .unwrap()
+        .is_empty());
+
+    // Task 0 succeeds: node 1000 is free again and task 4 is ready, but one slot is
+    // left globally and acme is still at its limit.
+    let task0 = first
+        .iter()
+        .find(|t| t.job_id == busy_job && t.number == TaskId(0))
+        .unwrap();
+    succeed_all(&store, std::slice::from_ref(task0), 11).await;
+    let second = queue::claim_batch(&store, "w", LEASE_MS, limits, 100, 12)
+        .await
+        .unwrap();
+    assert_eq!(second.len(), 1);
+    assert_eq!(second[0].job_id, busy_job);
+    assert_claim_rules(&store, &second).await;
+
+    // Without limits, one batch takes one task per free node and nothing more.
+    let rest = claim_batch(&store, "w2", 100, 13).await;
+    assert_claim_rules(&store, &rest).await;
+    let running: Vec<ClaimedTask> = first
+        .iter()
+        .filter(|t| t.task_id != task0.task_id)
+        .chain(&second)
+        .chain(&rest)
+        .cloned()
+        .collect();
+    let nodes: HashSet<(&str, u32)> = running
+        .iter()
+        .map(|t| (t.cluster_id.as_str(), t.node))
+        .collect();
+    assert_eq!(nodes.len(), running.len(), "two running tasks on one node");
+    assert_eq!(running.len(), 7, "every free node of both clusters is busy");
+
+    // A cancelled job's ready tasks are never handed out.
+    succeed_all(&store, &running, 14).await;
+    let cancelled = submit(&store, &busy, &four_nodes, &options).await;
+    assert_eq!(
+        queue::cancel_job(&store, &cancelled, 15).await.unwrap(),
+        JobState::Cancelled
+    );
+    let last = claim_batch(&store, "w", 100, 16).await;
+    assert!(last.iter().all(|t| t.job_id != cancelled), "{last:?}");
+
+    // Backoff holds in a batch too: a retried task waits for its not-before time.
+    let options = SubmitOptions {
+        max_attempts: 2,
+        backoff_ms: 1_000,
+        ..SubmitOptions::default()
+    };
+    let retried = queue::submit_job(
+        &store,
+        &acme.id,
+        &small,
+        "create",
+        &dag(&[(2000, Action::Install, &[])]),
+        &options,
+        20,
+    )
+    .await
+    .unwrap();
+    let claimed = claim_batch(&store, "w", 100, 20).await;
+    let task = claimed.iter().find(|t| t.job_id == retried).unwrap();
+    queue::complete(&store, &task.lease(), &Outcome::failed("flaky"), 21)
+        .await
+        .unwrap();
+    assert!(claim_batch(&store, "w", 100, 1_020).await.is_empty());
+    let again = claim_batch(&store, "w", 100, 1_021).await;
+    assert_eq!(again.len(), 1);
+    assert_eq!(
+        (again[0].task_id.as_str(), again[0].attempt),
+        (task.task_id.as_str(), 2)
+    );
+}
+
+async fn batch_completion_refuses_only_the_lost_lease(backend: Backend) {
+    let (_db, store) = open(backend).await;
+    let cluster_id = cluster(&store, DEFAULT_TENANT_ID, "c1").await;
+    // Task 4 waits on 0 and 1 (both in the batch); task 5 on 0 and 2 (2's lease is lost).
+    let plan = dag(&[
+        (1000, Action::Create, &[]),
+        (1001, Action::Create, &[]),
+        (1002, Action::Create, &[]),
+        (1003, Action::Create, &[]),
+        (1004, Action::Install, &[0, 1]),
+        (1005, Action::Install, &[0, 2]),
+    ]);
+    let job_id = submit(&store, &cluster_id, &plan, &SubmitOptions::default()).await;
+    let claimed = claim_batch(&store, "w1", 10, 0).await;
+    assert_eq!(claimed.len(), 4);
+    let by_number = |n: u32| claimed.iter().find(|t| t.number == TaskId(n)).unwrap();
+
+    // Task 2's worker goes quiet: its lease expires and w2 takes the task over.
+    for n in [0, 1, 3] {
+        queue::heartbeat(&store, &by_number(n).lease(), LEASE_MS, 5_000)
+            .await
+            .unwrap();
+    }
+    let expired = queue::requeue_expired(&store, LEASE_MS + 1).await.unwrap();
+    assert_eq!(expired.len(), 1);
+    assert_eq!(expired[0].task_id, by_number(2).task_id);
+    let taken_over = claim_batch(&store, "w2", 10, 2 * LEASE_MS).await;
+    assert_eq!(taken_over.len(), 1);
+    assert_eq!(taken_over[0].attempt, 2);
+
+    let finished = vec![
+        (by_number(0).lease(), Outcome::succeeded()),
+        (by_number(2).lease(), Outcome::succeeded()),
+        (by_number(1).lease(), Outcome::succeeded()),
+        (by_number(3).lease(), Outcome::failed("exit 3")),
+        (by_number(0).lease(), Outcome::succeeded()),
+    ];
+    let answers = queue::complete_batch(&store, &finished, 2 * LEASE_MS + 1)
+        .await
+        .unwrap();
+    assert_eq!(answers.len(), 5);
+    let completed = |index: usize| match &answers[index] {
+        Ok(completion) => *completion,
+        Err(error) => panic!("entry {index} refused: {error}"),
+    };
+    assert_eq!(
+        completed(0),
+        Completion {
+            task_state: TaskState::Succeeded,
+            job_state: JobState::Running
+        }
+    );
+    assert!(
+        matches!(&answers[1], Err(QueueError::LeaseLost { attempt: 1, worker_id, .. }) if worker_id == "w1"),
+        "{:?}",
+        answers[1]
+    );
+    assert_eq!(completed(2).task_state, TaskState::Succeeded);
+    // An idempotent failure with attempts left goes back to the queue.
+    assert_eq!(completed(3).task_state, TaskState::Ready);
+    assert!(
+        matches!(answers[4], Err(QueueError::LeaseLost { .. })),
+        "a task reported twice in one batch is recorded once"
+    );
+
+    let job = queue::job(&store, &job_id).await.unwrap();
+    assert_eq!(job.tasks_succeeded, 2);
+    assert_eq!(job.state, JobState::Running);
+    let tasks = queue::job_tasks(&store, &job_id).await.unwrap();
+    assert_eq!(tasks[0].state, TaskState::Succeeded);
+    assert_eq!(tasks[1].state, TaskState::Succeeded);
+    assert_eq!(
+        (
+            tasks[2].state,
+            tasks[2].attempts,
+            tasks[2].lease_owner.as_deref()
+        ),
+        (TaskState::Running, 2, Some("w2")),
+        "the lost lease did not touch the task's new attempt"
+    );
+    assert_eq!(tasks[3].state, TaskState::Ready);
+    assert_eq!(tasks[4].state, TaskState::Ready, "both prerequisites done");
+    assert_eq!(tasks[5].state, TaskState::Pending, "task 2 is not done");
+    let attempts = queue::task_attempts(&store, &tasks[0].id).await.unwrap();
+    assert_eq!(attempts.len(), 1);
+    assert_eq!(
+        (attempts[0].outcome.as_str(), attempts[0].worker_id.as_str()),
+        ("succeeded", "w1")
+    );
+    assert_eq!(
+        queue::task_attempts(&store, &tasks[2].id)
+            .await
+            .unwrap()
+            .len(),
+        1,
+        "only the expiry was recorded for task 2"
+    );
+
+    // w2 finishes task 2: task 5 becomes ready; the rest drains in batches.
+    succeed_all(&store, &taken_over, 2 * LEASE_MS + 2).await;
+    assert_eq!(task_state(&store, &job_id, 5).await, TaskState::Ready);
+    let mut now = 3 * LEASE_MS;
+    let mut last = None;
+    loop {
+        let batch = claim_batch(&store, "w1", 10, now).await;
+        if batch.is_empty() {
+            break;
+        }
+        last = succeed_all(&store, &batch, now + 1).await.pop();
+        now += 10;
+    }
+    assert_eq!(last.unwrap().job_state, JobState::Succeeded);
+    let job = queue::job(&store, &job_id).await.unwrap();
+    assert_eq!((job.state, job.tasks_succeeded), (JobState::Succeeded, 6));
+}
+
+async fn batch_completion_moves_jobs_and_their_clusters(backend: Backend) {
+    let (_db, store) = open(backend).await;
+    let effects = |succeeded: &str| ClusterEffects {
+        running: "creating".into(),
+        succeeded: succeeded.into(),
+        failed: "broken".into(),
+        from_layout_json: None,
+        to_layout_json: Some(r#"{"nodes":2}"#.into()),
+        requested_by: None,
+    };
+    let with_effects = |succeeded: &str| SubmitOptions {
+        effects: Some(effects(succeeded)),
+        ..SubmitOptions::default()
+    };
+    let two = dag(&[(1000, Action::Create, &[]), (1001, Action::Create, &[])]);
+    let (a, b, c) = (
+        cluster(&store, DEFAULT_TENANT_ID, "a").await,
+        cluster(&store, DEFAULT_TENANT_ID, "b").await,
+        cluster(&store, DEFAULT_TENANT_ID, "c").await,
+    );
+    let finishing = submit(&store, &a, &two, &with_effects("active")).await;
+    let cancelling = submit(&store, &b, &two, &with_effects("active")).await;
+    let stopping = submit(&store, &c, &two, &with_effects("active")).await;
+    assert_eq!(store.cluster(&a).await.unwrap().state, "creating");
+    let claimed = claim_batch(&store, "w", 100, 1).await;
+    assert_eq!(claimed.len(), 6);
+    for job in [&cancelling, &stopping] {
+        assert_eq!(
+            queue::cancel_job(&store, job, 2).await.unwrap(),
+            JobState::Cancelling
+        );
+    }
+    // One batch: job a's last two tasks, job b's two tasks finishing anyway, and job
+    // c's tasks stopped by the cancel.
+    let finished: Vec<_> = claimed
+        .iter()
+        .map(|task| {
+            let outcome = if task.job_id == stopping {
+                Outcome::stopped()
+            } else {
+                Outcome::succeeded()
+            };
+            (task.lease(), outcome)
+        })
+        .collect();
+    let answers = queue::complete_batch(&store, &finished, 3).await.unwrap();
+    for (task, answer) in claimed.iter().zip(&answers) {
+        let completion = answer.as_ref().unwrap();
+        let expected = if task.job_id == finishing {
+            (TaskState::Succeeded, JobState::Succeeded)
+        } else if task.job_id == cancelling {
+            (TaskState::Succeeded, JobState::Cancelled)
+        } else {
+            (TaskState::Cancelled, JobState::Cancelled)
+        };
+        assert_eq!((completion.task_state, completion.job_state), expected);
+    }
+    let job = queue::job(&store, &finishing).await.unwrap();
+    assert_eq!((job.state, job.tasks_succeeded), (JobState::Succeeded, 2));
+    let finished_cluster = store.cluster(&a).await.unwrap();
+    assert_eq!(finished_cluster.state, "active");
+    assert_eq!(finished_cluster.layout_json, r#"{"nodes":2}"#);
+    for (job, cluster_id) in [(&cancelling, &b), (&stopping, &c)] {
+        assert_eq!(
+            queue::job(&store, job).await.unwrap().state,
+            JobState::Cancelled
+        );
+        assert_eq!(store.cluster(cluster_id).await.unwrap().state, "broken");
+    }
+    // Unknown jobs are refused entry by entry.
+    let mut stray = claimed[0].lease();
+    stray.job_id = "no-such-job".into();
+    let answers = queue::complete_batch(&store, &[(stray, Outcome::succeeded())], 4)
+        .await
+        .unwrap();
+    assert!(matches!(answers[0], Err(QueueError::NotFound(_))));
+    assert!(queue::complete_batch(&store, &[], 4)
+        .await
+        .unwrap()
+        .is_empty());
+}
+
+async fn two_batch_claimers_drain_in_dependency_order(backend: Backend) {
+    let (_db, store) = open(backend).await;
+    let cluster_id = cluster(&store, DEFAULT_TENANT_ID, "c1").await;
+    let other_cluster = cluster(&store, DEFAULT_TENANT_ID, "c2").await;
+    let plan = layered_dag(6, 8);
+    let jobs = [
+        submit(&store, &cluster_id, &plan, &SubmitOptions::default()).await,
+        submit(&store, &other_cluster, &plan, &SubmitOptions::default()).await,
+    ];
+    let clock = Arc::new(AtomicI64::new(1));
+    let claimed = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut workers = Vec::new();
+    for worker in ["w1", "w2"] {
+        let (store, clock, claimed, jobs) =
+            (store.clone(), clock.clone(), claimed.clone(), jobs.clone());
+        workers.push(tokio::spawn(async move {
+            loop {
+                let now = clock.fetch_add(1, Ordering::SeqCst);
+                let batch = claim_batch(&store, worker, 5, now).await;
+                if batch.is_empty() {
+                    let mut done = true;
+                    for job in &jobs {
+                        done &= queue::job(&store, job).await.unwrap().state == JobState::Succeeded;
+                    }
+                    if done {
+                        break;
+                    }
+                    tokio::task::yield_now().await;
+                    continue;
+                }
+                // Checked after the claim committed: prerequisites stay succeeded once
+                // they are, so any other state means the claim came too early.
+                assert_claim_rules(&store, &batch).await;
+                claimed
+                    .lock()
+                    .unwrap()
+                    .extend(batch.iter().map(|t| (t.job_id.clone(), t.number)));
+                tokio::task::yield_now().await;
+                let now = clock.fetch_add(1, Ordering::SeqCst);
+                succeed_all(&store, &batch, now).await;
+            }
+        }));
+    }
+    for worker in workers {
+        worker.await.unwrap();
+    }
+    let claimed = claimed.lock().unwrap().clone();
+    let unique: BTreeSet<(String, TaskId)> = claimed.iter().cloned().collect();
+    assert_eq!(
+        claimed.len(),
+        2 * plan.len(),
+        "every task claimed exactly once"
+    );
+    assert_eq!(unique.len(), 2 * plan.len());
+    for job in &jobs {
+        let job = queue::job(&store, job).await.unwrap();
+        assert_eq!((job.state, job.tasks_succeeded), (JobState::Succeeded, 48));
+    }
+}
+
+async fn batched_events_keep_their_order(backend: Backend) {
+    let (_db, store) = open(backend).await;
+    let cluster_id = cluster(&store, DEFAULT_TENANT_ID, "c1").await;
+    let plan = layered_dag(1, 1);
+    let jobs = [
+        submit(&store, &cluster_id, &plan, &SubmitOptions::default()).await,
+        submit(&store, &cluster_id, &plan, &SubmitOptions::default()).await,
+    ];
+    const BATCHES: usize = 20;
+    // Two writers append batches spanning both jobs (in opposite job order) at once.
+    let mut writers = Vec::new();
+    for writer in 0..2_usize {
+        let (store, jobs) = (store.clone(), jobs.clone());
+        writers.push(tokio::spawn(async move {
+            for batch in 0..BATCHES {
+                let events: Vec<NewEvent> = (0..4_usize)
+                    .map(|n| NewEvent {
+                        job_id: jobs[(n + writer) % 2].clone(),
+                        task_id: None,
+                        attempt: None,
+                        kind: "state".into(),
+                        stream: None,
+                        data: format!("{writer}:{}", batch * 4 + n),
+                    })
+                    .collect();
+                queue::append_events(&store, &events, 0).await.unwrap();
+            }
+        }));
+    }
+    for writer in writers {
+        writer.await.unwrap();
+    }
+    queue::append_events(&store, &[], 0).await.unwrap();
+    for job in &jobs {
+        let events = queue::events_after(&store, job, 0, 1_000).await.unwrap();
+        assert_eq!(events.len(), 2 * BATCHES * 2);
+        assert!(events.windows(2).all(|w| w[0].id < w[1].id));
+        for writer in 0..2 {
+            let mine: Vec<usize> = events
+                .iter()
+                .filter_map(|e| e.data.strip_prefix(&format!("{writer}:")))
+                .map(|n| n.parse().unwrap())
+                .collect();
+            assert_eq!(mine.len(), 2 * BATCHES);
+            assert!(mine.windows(2).all(|w| w[0] < w[1]), "{mine:?}");
+        }
+    }
+}
+
 engine::on_both_backends!(
     two_claimers_drain_in_dependency_order,
     expired_lease_requeues_and_old_worker_is_refused,
@@ -696,76 +1202,9 @@ engine::on_both_backends!(
     events_resume_from_an_offset,
     tenant_and_global_limits_are_respected,
     large_dag_submits_in_one_transaction,
+    batch_claim_respects_nodes_limits_and_prerequisites,
+    batch_completion_refuses_only_the_lost_lease,
+    batch_completion_moves_jobs_and_their_clusters,
+    two_batch_claimers_drain_in_dependency_order,
+    batched_events_keep_their_order,
 );
-
-/// Throughput of no-op tasks with two workers, printed rather than asserted:
-/// `cargo test -p engine --release --test queue -- --ignored --nocapture throughput`.
-async fn throughput(backend: Backend) {
-    let tasks: u32 = std::env::var("QUEUE_BENCH_TASKS")
-        .ok()
-        .and_then(|raw| raw.parse().ok())
-        .unwrap_or(20_000);
-    let (_db, store) = open(backend).await;
-    let cluster_id = cluster(&store, DEFAULT_TENANT_ID, "bench").await;
-    // 500 nodes, each a chain: realistic per-node exclusivity with plenty of parallelism.
-    let nodes = 500.min(tasks);
-    let plan = layered_dag(nodes, tasks / nodes);
-    let submit_started = std::time::Instant::now();
-    let job_id = submit(&store, &cluster_id, &plan, &SubmitOptions::default()).await;
-    let submit_ms = submit_started.elapsed().as_millis();
-    let started = std::time::Instant::now();
-    let mut workers = Vec::new();
-    for worker in ["w1", "w2"] {
-        let store = store.clone();
-        let job_id = job_id.clone();
-        workers.push(tokio::spawn(async move {
-            let mut done = 0_u64;
-            loop {
-                match claim(&store, worker, 1).await {
-                    Some(task) => {
-                        queue::complete(&store, &task.lease(), &Outcome::succeeded(), 1)
-                            .await
-                            .unwrap();
-                        done += 1;
-                    }
-                    None => {
-                        let state = queue::job(&store, &job_id).await.unwrap().state;
-                        if state == JobState::Succeeded {
-                            return done;
-                        }
-                        tokio::task::yield_now().await;
-                    }
-                }
-            }
-        }));
-    }
-    let mut done = 0;
-    for worker in workers {
-        done += worker.await.unwrap();
-    }
-    let seconds = started.elapsed().as_secs_f64();
-    assert_eq!(done, plan.len() as u64);
-    println!(
-        "queue backend={} tasks={} submit_ms={submit_ms} tasks_per_s={:.0}",
-        match backend {
-            Backend::Sqlite => "sqlite",
-            Backend::Postgres => "postgres",
-        },
-        plan.len(),
-        done as f64 / seconds
-    );
-}
-
-mod measured {
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    #[ignore = "measurement; run with --ignored --nocapture"]
-    async fn throughput_sqlite() {
-        super::throughput(engine::store::Backend::Sqlite).await;
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    #[ignore = "measurement; run with --ignored --nocapture"]
-    async fn throughput_postgres() {
-        super::throughput(engine::store::Backend::Postgres).await;
-    }
-}

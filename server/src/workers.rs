@@ -3,13 +3,16 @@
 //! PostgreSQL; `corral serve` runs the same pool in-process).
 //!
 //! Nodes of the `local` provider live under `<data dir>/nodes`, plugin resources under
-//! `<data dir>/resources`.
+//! `<data dir>/resources`; the `ssh-pool` provider lends the hosts listed in the
+//! `ssh-pool-hosts` file.
 
 use std::sync::Arc;
 
 use anyhow::Context;
 use engine::execute::{Executor, ExecutorSettings, Providers};
-use engine::provider::{LocalProvider, LOCAL_PROVIDER};
+use engine::provider::{
+    LocalProvider, PoolHost, SshPoolProvider, LOCAL_PROVIDER, SSH_POOL_PROVIDER,
+};
 use engine::resources::ResourceFiles;
 use engine::ssh::{PoolConfig, SessionPool};
 use engine::store::Store;
@@ -21,12 +24,19 @@ use crate::config::Config;
 /// recorded as unavailable (with how to install it) instead of stopping the server.
 pub fn executor(store: Store, config: &Config) -> anyhow::Result<Executor> {
     let nodes = config.data_dir.join("nodes");
-    let providers = match LocalProvider::new(&nodes) {
+    let mut providers = match LocalProvider::new(&nodes) {
         Ok(local) => Providers::new().with(Arc::new(local)),
         Err(error) => {
             tracing::warn!(%error, "local nodes cannot be created on this machine");
             Providers::new().without(LOCAL_PROVIDER, error.to_string())
         }
+    };
+    providers = match &config.ssh_pool_hosts {
+        Some(path) => providers.with(Arc::new(SshPoolProvider::new(pool_hosts(path)?))),
+        None => providers.without(
+            SSH_POOL_PROVIDER,
+            "no pool hosts are configured (start the server with --ssh-pool-hosts FILE)",
+        ),
     };
     Ok(Executor::new(
         store,
@@ -35,6 +45,14 @@ pub fn executor(store: Store, config: &Config) -> anyhow::Result<Executor> {
         resource_files(config)?,
         ExecutorSettings::default(),
     ))
+}
+
+/// The `ssh-pool` hosts an administrator listed in `path`.
+fn pool_hosts(path: &std::path::Path) -> anyhow::Result<Vec<PoolHost>> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read the ssh-pool hosts file {}", path.display()))?;
+    serde_json::from_str(&text)
+        .with_context(|| format!("{} is not a JSON list of pool hosts", path.display()))
 }
 
 /// Plugin resource bytes under `<data dir>/resources`, shared by the API and workers.

@@ -1,14 +1,26 @@
-//! Claiming a ready task under a lease, and keeping the lease alive.
+//! Claiming ready tasks under a lease, one ([`claim`]) or a batch at a time
+//! ([`claim_batch`]), and keeping the lease alive.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::fmt::Write as _;
 
 use domain::plan::TaskId;
-use sqlx::Row;
+use sqlx::{Any, Row, Transaction};
 
 use super::types::{parse_action, parse_service, to_u32};
-use super::{begin_write, ClaimLimits, ClaimedTask, Heartbeat, JobState, Lease, QueueError};
+use super::{
+    begin_write, padded_item, padded_len, push_placeholders, ClaimLimits, ClaimedTask, Heartbeat,
+    JobState, Lease, QueueError,
+};
 use crate::store::{Backend, Store};
 
 /// Namespace of the PostgreSQL advisory lock that serializes claims.
 const CLAIM_LOCK_KEY: i64 = 0x636f_7272_616c_0001;
+
+/// Ready tasks a batch claim looks at (and locks) beyond one and a half times the
+/// batch size, for the ones it skips because their node or tenant filled up within
+/// the batch.
+const CANDIDATE_SLACK: usize = 16;
 
 /// Hands `worker_id` the oldest ready task it may run now, leased until
 /// `now_ms + lease_ms`, or `None` if there is none.
@@ -49,14 +61,7 @@ pub async fn claim(
 
     let mut tx = begin_write(store).await?;
     if store.backend() == Backend::Postgres {
-        // Claims take turns so the running counts they check are exact; completions
-        // and heartbeats do not take this lock.
-        sqlx::query_scalar::<_, i64>(
-            "SELECT COUNT(*) FROM (SELECT pg_advisory_xact_lock($1)) AS claim_lock",
-        )
-        .bind(CLAIM_LOCK_KEY)
-        .fetch_one(&mut *tx)
-        .await?;
+        take_claim_lock(&mut tx).await?;
     }
     // The start is stamped after the claim lock is held, so it is later than the end
     // stamped by whichever attempt released the node before: the attempt log then
@@ -76,20 +81,7 @@ pub async fn claim(
         return Ok(None);
     };
 
-    let claimed = ClaimedTask {
-        task_id: row.try_get("id")?,
-        job_id: row.try_get("job_id")?,
-        tenant_id: row.try_get("tenant_id")?,
-        cluster_id: row.try_get("cluster_id")?,
-        number: TaskId(to_u32("task number", row.try_get("number")?)?),
-        node: to_u32("node number", row.try_get("node")?)?,
-        service: parse_service(row.try_get("service")?)?,
-        action: parse_action(&row.try_get::<String, _>("action")?)?,
-        attempt: row.try_get("attempts")?,
-        idempotent: row.try_get::<i64, _>("idempotent")? != 0,
-        worker_id: worker_id.to_owned(),
-        lease_expires_ms: row.try_get("lease_expires_ms")?,
-    };
+    let claimed = claimed_task(&row, worker_id)?;
     if row.try_get::<String, _>("job_state")? != JobState::Queued.as_str() {
         return Ok(Some(claimed));
     }
@@ -103,6 +95,263 @@ pub async fn claim(
     .execute(store.pool())
     .await?;
     Ok(Some(claimed))
+}
+
+/// Up to `max` ready tasks for `worker_id` in one transaction, leased until
+/// `now_ms + lease_ms`: the tasks `max` calls of [`claim`] would hand out one by
+/// one, by the same rules, in the same order.
+///
+/// One transaction instead of `max` is what makes a busy queue fast: the claim lock
+/// and the commit are paid once per batch. The rules are checked against the running
+/// counts read at the start plus the tasks this batch takes, which is exact because
+/// claims are serialized (see the module docs).
+pub async fn claim_batch(
+    store: &Store,
+    worker_id: &str,
+    lease_ms: i64,
+    limits: ClaimLimits,
+    max: usize,
+    now_ms: i64,
+) -> Result<Vec<ClaimedTask>, QueueError> {
+    if max == 0 {
+        return Ok(Vec::new());
+    }
+    let mut tx = begin_write(store).await?;
+    if store.backend() == Backend::Postgres {
+        take_claim_lock(&mut tx).await?;
+    }
+    let picked = pick(store, &mut tx, limits, max, now_ms).await?;
+    if picked.is_empty() {
+        tx.commit().await?;
+        return Ok(Vec::new());
+    }
+
+    // The picked rows are still ready: PostgreSQL's row locks (taken by `pick`) and
+    // SQLite's write lock keep everyone else off them. (Checking `state` again would
+    // tempt PostgreSQL into reading the whole `tasks_ready` index.)
+    let mut sql = String::from(
+        "UPDATE tasks SET state = 'running', lease_owner = $1, lease_expires_ms = $2 + $3, \
+         attempts = attempts + 1, tries = tries + 1, started_at_ms = $4, finished_at_ms = NULL \
+         WHERE id IN (",
+    );
+    push_placeholders(&mut sql, 5, padded_len(picked.len()));
+    sql.push_str(
+        ") RETURNING id, job_id, tenant_id, cluster_id, number, node, service, action, \
+         attempts, idempotent, lease_expires_ms",
+    );
+    // Stamped after the claim lock is held, as in `claim`: later than the end stamped
+    // by the attempt that freed each node before.
+    let started_ms = now_ms.max(crate::store::now_ms());
+    let mut query = sqlx::query(&sql)
+        .bind(worker_id)
+        .bind(now_ms)
+        .bind(lease_ms)
+        .bind(started_ms);
+    for index in 0..padded_len(picked.len()) {
+        query = query.bind(padded_item(&picked, index).id.as_str());
+    }
+    let rows = query.fetch_all(&mut *tx).await?;
+    tx.commit().await?;
+
+    // RETURNING has no order: put the tasks back in claim order.
+    let order: HashMap<&str, usize> = picked
+        .iter()
+        .enumerate()
+        .map(|(index, candidate)| (candidate.id.as_str(), index))
+        .collect();
+    let mut claimed = Vec::with_capacity(rows.len());
+    for row in &rows {
+        let task = claimed_task(row, worker_id)?;
+        let index = order
+            .get(task.task_id.as_str())
+            .copied()
+            .unwrap_or(usize::MAX);
+        claimed.push((index, task));
+    }
+    claimed.sort_by_key(|(index, _)| *index);
+
+    // Outside the claim transaction: locking the job row there could wait in a cycle
+    // with a cancel that holds the job and waits for a task row this claim locked.
+    let queued: Vec<&str> = picked
+        .iter()
+        .filter(|candidate| candidate.job_queued)
+        .map(|candidate| candidate.job_id.as_str())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    if !queued.is_empty() {
+        let mut sql = String::from(
+            "UPDATE jobs SET state = 'running', started_at_ms = $1 \
+             WHERE state = 'queued' AND id IN (",
+        );
+        push_placeholders(&mut sql, 2, padded_len(queued.len()));
+        sql.push(')');
+        let mut query = sqlx::query(&sql).bind(now_ms);
+        for index in 0..padded_len(queued.len()) {
+            query = query.bind(*padded_item(&queued, index));
+        }
+        query.execute(store.pool()).await?;
+    }
+    Ok(claimed.into_iter().map(|(_, task)| task).collect())
+}
+
+/// A ready task the batch may take.
+struct Candidate {
+    id: String,
+    job_id: String,
+    job_queued: bool,
+    tenant_id: String,
+    cluster_id: String,
+    node: i64,
+}
+
+/// Chooses the batch inside the claim transaction: the oldest ready tasks whose node
+/// is free, walking them in claim order and counting each one taken against its
+/// node, its tenant's limit and the global limit, as consecutive claims would.
+async fn pick(
+    store: &Store,
+    tx: &mut Transaction<'static, Any>,
+    limits: ClaimLimits,
+    max: usize,
+    now_ms: i64,
+) -> Result<Vec<Candidate>, QueueError> {
+    let unlimited = i64::MAX;
+    let max_running = limits.max_running.map_or(unlimited, i64::from);
+    let per_tenant = limits.max_running_per_tenant.map_or(unlimited, i64::from);
+    let mut running_by_tenant: HashMap<String, i64> = HashMap::new();
+    let mut running = 0_i64;
+    for row in sqlx::query(
+        "SELECT tenant_id, COUNT(*) AS running FROM tasks WHERE state = 'running' \
+         GROUP BY tenant_id",
+    )
+    .fetch_all(&mut **tx)
+    .await?
+    {
+        let count: i64 = row.try_get("running")?;
+        running = running.saturating_add(count);
+        running_by_tenant.insert(row.try_get("tenant_id")?, count);
+    }
+    let room = usize::try_from(max_running.saturating_sub(running).max(0))
+        .unwrap_or(usize::MAX)
+        .min(max);
+    if room == 0 {
+        return Ok(Vec::new());
+    }
+    // Tenants already at their limit are left out in SQL, so their backlog cannot
+    // crowd the window; the window is wider than the batch because tasks on one node
+    // or of one tenant may fill up within it.
+    let full: Vec<&str> = running_by_tenant
+        .iter()
+        .filter(|(_, count)| **count >= per_tenant)
+        .map(|(tenant, _)| tenant.as_str())
+        .collect();
+    let window = room
+        .saturating_add(room / 2)
+        .saturating_add(CANDIDATE_SLACK);
+    let mut sql = String::from(
+        "SELECT t.id, t.job_id, j.state AS job_state, t.tenant_id, t.cluster_id, t.node \
+         FROM tasks t JOIN jobs j ON j.id = t.job_id \
+         WHERE t.state = 'ready' AND t.not_before_ms <= $1 \
+           AND j.state IN ('queued', 'running') \
+           AND NOT EXISTS (SELECT 1 FROM tasks r WHERE r.state = 'running' \
+                           AND r.cluster_id = t.cluster_id AND r.node = t.node)",
+    );
+    let mut limit_param = 2;
+    if !full.is_empty() {
+        sql.push_str(" AND t.tenant_id NOT IN (");
+        push_placeholders(&mut sql, 2, padded_len(full.len()));
+        sql.push(')');
+        limit_param += padded_len(full.len());
+    }
+    // Locked rows (a cancel or a completion holds them) are skipped, never waited for,
+    // so a claim never waits while holding the claim lock.
+    let lock_rows = match store.backend() {
+        Backend::Sqlite => "",
+        Backend::Postgres => " FOR UPDATE OF t SKIP LOCKED",
+    };
+    let _ = write!(
+        sql,
+        " ORDER BY t.not_before_ms, t.number LIMIT ${limit_param}{lock_rows}"
+    );
+    let mut query = sqlx::query(&sql).bind(now_ms);
+    if !full.is_empty() {
+        for index in 0..padded_len(full.len()) {
+            query = query.bind(*padded_item(&full, index));
+        }
+    }
+    let query = query.bind(i64::try_from(window).unwrap_or(i64::MAX));
+    let rows = query.fetch_all(&mut **tx).await?;
+
+    let mut busy_nodes: HashSet<(String, i64)> = HashSet::new();
+    let mut picked = Vec::with_capacity(room);
+    for row in &rows {
+        let candidate = Candidate {
+            id: row.try_get("id")?,
+            job_id: row.try_get("job_id")?,
+            job_queued: row.try_get::<String, _>("job_state")? == JobState::Queued.as_str(),
+            tenant_id: row.try_get("tenant_id")?,
+            cluster_id: row.try_get("cluster_id")?,
+            node: row.try_get("node")?,
+        };
+        let tenant_running = running_by_tenant
+            .get(&candidate.tenant_id)
+            .copied()
+            .unwrap_or(0);
+        if tenant_running >= per_tenant
+            || !busy_nodes.insert((candidate.cluster_id.clone(), candidate.node))
+        {
+            continue;
+        }
+        *running_by_tenant
+            .entry(candidate.tenant_id.clone())
+            .or_insert(0) += 1;
+        picked.push(candidate);
+        if picked.len() == room {
+            break;
+        }
+    }
+    Ok(picked)
+}
+
+/// Claims take turns so the running counts they check are exact; completions and
+/// heartbeats do not take this lock.
+///
+/// The same statement steers the planner for the rest of the transaction, because
+/// the statistics on `tasks` are often missing or stale (a fresh database, or a big
+/// job just submitted into a table of finished tasks), and the plans PostgreSQL then
+/// prefers cost tens of milliseconds a claim and grow with every task run:
+/// - no sorting: the claim must walk `tasks_ready` in index order and stop after a
+///   few rows, not fetch every ready task and sort them all;
+/// - no bitmap scans: the partial indexes on `running` and `ready` keep entries of
+///   rows that have moved on until a vacuum; a plain index scan marks them dead as it
+///   passes so the next claim skips them, a bitmap scan visits them all every time.
+async fn take_claim_lock(tx: &mut Transaction<'static, Any>) -> Result<(), QueueError> {
+    sqlx::query_scalar::<_, i64>(
+        "SELECT COUNT(*) FROM (SELECT pg_advisory_xact_lock($1), \
+         set_config('enable_sort', 'off', true), \
+         set_config('enable_bitmapscan', 'off', true)) AS claim_lock",
+    )
+    .bind(CLAIM_LOCK_KEY)
+    .fetch_one(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+fn claimed_task(row: &sqlx::any::AnyRow, worker_id: &str) -> Result<ClaimedTask, QueueError> {
+    Ok(ClaimedTask {
+        task_id: row.try_get("id")?,
+        job_id: row.try_get("job_id")?,
+        tenant_id: row.try_get("tenant_id")?,
+        cluster_id: row.try_get("cluster_id")?,
+        number: TaskId(to_u32("task number", row.try_get("number")?)?),
+        node: to_u32("node number", row.try_get("node")?)?,
+        service: parse_service(row.try_get("service")?)?,
+        action: parse_action(&row.try_get::<String, _>("action")?)?,
+        attempt: row.try_get("attempts")?,
+        idempotent: row.try_get::<i64, _>("idempotent")? != 0,
+        worker_id: worker_id.to_owned(),
+        lease_expires_ms: row.try_get("lease_expires_ms")?,
+    })
 }
 
 /// Extends the lease to `now_ms + lease_ms`; tells the worker to stop if the job is

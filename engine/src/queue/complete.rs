@@ -1,19 +1,28 @@
-//! Ending an attempt: by the worker's report ([`complete`]) or by its lease running
-//! out ([`requeue_expired`]). Both settle the task the same way: record the attempt,
-//! retry or fail, release successors, and move the job on.
+//! Ending an attempt: by the worker's report ([`complete`], or [`complete_batch`] for
+//! many at once) or by its lease running out ([`requeue_expired`]). All settle the
+//! task the same way: record the attempt, retry or fail, release successors, and move
+//! the job on.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::fmt::Write as _;
 
 use sqlx::{Any, Row, Transaction};
 
 use super::claim::lease_lost;
 use super::types::capped;
 use super::{
-    begin_write, lock_job, Completion, JobState, Lease, Outcome, OutcomeKind, QueueError,
-    TaskState, OUTPUT_CAP_BYTES,
+    begin_write, for_update, lock_job, padded_item, padded_len, power_of_two_chunks,
+    push_placeholders, Completion, JobState, Lease, Outcome, OutcomeKind, QueueError, TaskState,
+    OUTPUT_CAP_BYTES,
 };
 use crate::store::Store;
 
 /// Expired leases handled per call; the rest wait for the next sweep.
 const EXPIRY_BATCH: i64 = 1_000;
+
+/// Tasks per batched statement (a power of two): at most 11 bound values each, well
+/// under both backends' limits.
+const BATCH_ROWS: usize = 256;
 
 /// A task whose lease ran out, and where it went.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -82,20 +91,9 @@ pub async fn complete(
     }
     let mut tx = begin_write(store).await?;
     let job_state = lock_job(store, &mut tx, &lease.job_id).await?;
-    let row = sqlx::query(&format!(
-        "UPDATE tasks SET lease_owner = NULL, lease_expires_ms = NULL \
-         WHERE id = $1 AND lease_owner = $2 AND attempts = $3 AND state = 'running' \
-         {RELEASE_RETURNING}"
-    ))
-    .bind(&lease.task_id)
-    .bind(&lease.worker_id)
-    .bind(lease.attempt)
-    .fetch_optional(&mut *tx)
-    .await?;
-    let Some(row) = row else {
+    let Some(held) = release_held(&mut tx, lease).await? else {
         return Err(lease_lost(lease));
     };
-    let held = released(&row, &lease.task_id, &lease.job_id, &lease.worker_id)?;
     let completion = settle(&mut tx, &held, job_state, outcome, now_ms).await?;
     tx.commit().await?;
     Ok(completion)
@@ -147,6 +145,258 @@ async fn complete_succeeded(
         task_state: TaskState::Succeeded,
         job_state,
     })
+}
+
+/// Records many attempts' outcomes in one transaction: for each, what [`complete`]
+/// does, with one commit for all (that commit is most of a completion's cost).
+///
+/// Every entry gets its own answer, in order: an entry whose lease was lost (or
+/// that repeats a task already in the batch) is refused with
+/// [`QueueError::LeaseLost`] and the others are still recorded. A completion's
+/// `job_state` is the job's state after the whole batch. The outer error means the
+/// transaction failed and nothing was recorded.
+pub async fn complete_batch(
+    store: &Store,
+    finished: &[(Lease, Outcome)],
+    now_ms: i64,
+) -> Result<Vec<Result<Completion, QueueError>>, QueueError> {
+    // Not recorded until shown otherwise.
+    let mut answers: Vec<Result<Completion, QueueError>> = finished
+        .iter()
+        .map(|(lease, _)| Err(lease_lost(lease)))
+        .collect();
+    if finished.is_empty() {
+        return Ok(answers);
+    }
+    let mut tx = begin_write(store).await?;
+    let mut jobs = lock_jobs(store, &mut tx, finished).await?;
+
+    let mut successes = Vec::new();
+    let mut others = Vec::new();
+    let mut seen = HashSet::new();
+    for (index, (lease, outcome)) in finished.iter().enumerate() {
+        if !jobs.contains_key(&lease.job_id) {
+            answers[index] = Err(QueueError::NotFound(format!("job {}", lease.job_id)));
+        } else if !seen.insert(lease.task_id.as_str()) {
+            // The first report of a task ends its lease; a second one finds it gone.
+        } else if outcome.kind == OutcomeKind::Succeeded {
+            successes.push(index);
+        } else {
+            others.push(index);
+        }
+    }
+
+    let held = release_succeeded(&mut tx, finished, &successes, now_ms).await?;
+    let attempts: Vec<(&Released, TaskState, &Outcome)> = held
+        .iter()
+        .map(|(index, held)| (held, TaskState::Succeeded, &finished[*index].1))
+        .collect();
+    record_attempts(&mut tx, &attempts, now_ms).await?;
+    let mut succeeded_by_job: BTreeMap<&str, Vec<i64>> = BTreeMap::new();
+    for (_, held) in &held {
+        succeeded_by_job
+            .entry(held.job_id.as_str())
+            .or_default()
+            .push(held.number);
+    }
+    for (job_id, numbers) in succeeded_by_job {
+        let job_state = jobs.get(job_id).copied().unwrap_or(JobState::Running);
+        let next = after_successes(&mut tx, job_id, &numbers, job_state, now_ms).await?;
+        jobs.insert(job_id.to_owned(), next);
+    }
+
+    // Failures and stops are rare and take the one-at-a-time path, after the
+    // successes and with the job state those left.
+    let mut other_answers = Vec::with_capacity(others.len());
+    for index in others {
+        let (lease, outcome) = &finished[index];
+        let job_state = jobs
+            .get(&lease.job_id)
+            .copied()
+            .unwrap_or(JobState::Running);
+        let Some(held) = release_held(&mut tx, lease).await? else {
+            continue;
+        };
+        let completion = settle(&mut tx, &held, job_state, outcome, now_ms).await?;
+        jobs.insert(lease.job_id.clone(), completion.job_state);
+        other_answers.push((index, completion.task_state));
+    }
+    tx.commit().await?;
+
+    let recorded = held
+        .iter()
+        .map(|(index, _)| (*index, TaskState::Succeeded))
+        .chain(other_answers);
+    for (index, task_state) in recorded {
+        let job_id = &finished[index].0.job_id;
+        answers[index] = Ok(Completion {
+            task_state,
+            job_state: jobs.get(job_id).copied().unwrap_or(JobState::Running),
+        });
+    }
+    Ok(answers)
+}
+
+/// Locks the batch's jobs in id order (so two batches never wait on each other in a
+/// cycle) and returns their states; unknown jobs are left out.
+async fn lock_jobs(
+    store: &Store,
+    tx: &mut Transaction<'static, Any>,
+    finished: &[(Lease, Outcome)],
+) -> Result<BTreeMap<String, JobState>, QueueError> {
+    let ids: Vec<&str> = finished
+        .iter()
+        .map(|(lease, _)| lease.job_id.as_str())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let mut sql = String::from("SELECT id, state FROM jobs WHERE id IN (");
+    push_placeholders(&mut sql, 1, padded_len(ids.len()));
+    sql.push_str(") ORDER BY id");
+    sql.push_str(for_update(store));
+    let mut query = sqlx::query(&sql);
+    for index in 0..padded_len(ids.len()) {
+        query = query.bind(*padded_item(&ids, index));
+    }
+    let mut jobs = BTreeMap::new();
+    for row in query.fetch_all(&mut **tx).await? {
+        let state = JobState::parse(&row.try_get::<String, _>("state")?)?;
+        jobs.insert(row.try_get("id")?, state);
+    }
+    Ok(jobs)
+}
+
+/// Ends the leases of the succeeding entries at `indexes` and marks their tasks
+/// succeeded, in statements of [`BATCH_ROWS`] tasks; returns what was held, by entry.
+async fn release_succeeded(
+    tx: &mut Transaction<'static, Any>,
+    finished: &[(Lease, Outcome)],
+    indexes: &[usize],
+    now_ms: i64,
+) -> Result<Vec<(usize, Released)>, QueueError> {
+    let mut held = Vec::with_capacity(indexes.len());
+    for chunk in indexes.chunks(BATCH_ROWS) {
+        // Joined with the leases as a VALUES list, whose size the planner knows, so
+        // it looks each task up by id whatever the statistics on `tasks` say.
+        // Padding rows repeat the last lease: a task joined twice is updated once.
+        let mut leases = String::new();
+        for row in 0..padded_len(chunk.len()) {
+            let first = 2 + row * 3;
+            if row > 0 {
+                leases.push_str(", ");
+            }
+            let _ = write!(leases, "(${first}, ${}, ${})", first + 1, first + 2);
+        }
+        let sql = format!(
+            "WITH held (id, owner, attempt) AS (VALUES {leases}) \
+             UPDATE tasks SET lease_owner = NULL, lease_expires_ms = NULL, \
+             state = 'succeeded', finished_at_ms = $1, error = NULL \
+             FROM held WHERE tasks.id = held.id AND tasks.lease_owner = held.owner \
+               AND tasks.attempts = held.attempt AND tasks.state = 'running' \
+             {RELEASE_RETURNING}, tasks.id"
+        );
+        let mut query = sqlx::query(&sql).bind(now_ms);
+        for row in 0..padded_len(chunk.len()) {
+            let lease = &finished[*padded_item(chunk, row)].0;
+            query = query
+                .bind(lease.task_id.as_str())
+                .bind(lease.worker_id.as_str())
+                .bind(lease.attempt);
+        }
+        let by_task: HashMap<&str, usize> = chunk
+            .iter()
+            .map(|index| (finished[*index].0.task_id.as_str(), *index))
+            .collect();
+        for row in query.fetch_all(&mut **tx).await? {
+            let task_id: String = row.try_get("id")?;
+            let Some(index) = by_task.get(task_id.as_str()).copied() else {
+                continue;
+            };
+            let lease = &finished[index].0;
+            held.push((
+                index,
+                released(&row, &lease.task_id, &lease.job_id, &lease.worker_id)?,
+            ));
+        }
+    }
+    held.sort_by_key(|(index, _)| *index);
+    Ok(held)
+}
+
+/// Releases the lease `lease` names (leaving the task's state to [`settle`]), or
+/// `None` if it is no longer held.
+async fn release_held(
+    tx: &mut Transaction<'static, Any>,
+    lease: &Lease,
+) -> Result<Option<Released>, QueueError> {
+    let row = sqlx::query(&format!(
+        "UPDATE tasks SET lease_owner = NULL, lease_expires_ms = NULL \
+         WHERE id = $1 AND lease_owner = $2 AND attempts = $3 AND state = 'running' \
+         {RELEASE_RETURNING}"
+    ))
+    .bind(&lease.task_id)
+    .bind(&lease.worker_id)
+    .bind(lease.attempt)
+    .fetch_optional(&mut **tx)
+    .await?;
+    row.map(|row| released(&row, &lease.task_id, &lease.job_id, &lease.worker_id))
+        .transpose()
+}
+
+/// The job side of tasks `numbers` of `job_id` having succeeded together: the
+/// success counter, successors whose last prerequisite this was, and the job's
+/// next state.
+async fn after_successes(
+    tx: &mut Transaction<'static, Any>,
+    job_id: &str,
+    numbers: &[i64],
+    job_state: JobState,
+    now_ms: i64,
+) -> Result<JobState, QueueError> {
+    let count = i64::try_from(numbers.len()).unwrap_or(i64::MAX);
+    let (succeeded, total): (i64, i64) = sqlx::query_as(
+        "UPDATE jobs SET tasks_succeeded = tasks_succeeded + $2 WHERE id = $1 \
+         RETURNING tasks_succeeded, tasks_total",
+    )
+    .bind(job_id)
+    .bind(count)
+    .fetch_one(&mut **tx)
+    .await?;
+    let released_state = if job_state.is_active() {
+        TaskState::Ready
+    } else {
+        TaskState::Pending
+    };
+    for chunk in numbers.chunks(BATCH_ROWS) {
+        let mut list = String::new();
+        push_placeholders(&mut list, 3, padded_len(chunk.len()));
+        // A successor may wait on several tasks of the batch: it loses as many
+        // pending prerequisites, and is ready only if those were all it had left.
+        let done_here = format!(
+            "(SELECT COUNT(*) FROM task_deps d WHERE d.job_id = $1 AND d.task = tasks.number \
+             AND d.prereq IN ({list}))"
+        );
+        let sql = format!(
+            "UPDATE tasks SET pending_prereqs = pending_prereqs - {done_here}, \
+             state = CASE WHEN pending_prereqs = {done_here} AND state = 'pending' \
+               THEN $2 ELSE state END \
+             WHERE job_id = $1 AND number IN \
+               (SELECT task FROM task_deps WHERE job_id = $1 AND prereq IN ({list}))"
+        );
+        let mut query = sqlx::query(&sql).bind(job_id).bind(released_state.as_str());
+        for index in 0..padded_len(chunk.len()) {
+            query = query.bind(*padded_item(chunk, index));
+        }
+        query.execute(&mut **tx).await?;
+    }
+    if succeeded >= total && job_state.is_active() {
+        set_job_state(tx, job_id, JobState::Succeeded, None, now_ms).await?;
+        return Ok(JobState::Succeeded);
+    }
+    if job_state == JobState::Cancelling {
+        return finish_cancel_if_idle(tx, job_id, now_ms).await;
+    }
+    Ok(job_state)
 }
 
 /// Takes back every lease that expired before `now_ms`: idempotent tasks with
@@ -310,24 +560,49 @@ async fn record_attempt(
     outcome: &Outcome,
     now_ms: i64,
 ) -> Result<(), QueueError> {
-    sqlx::query(
-        "INSERT INTO task_attempts (id, task_id, attempt, worker_id, outcome, started_at_ms, \
-         finished_at_ms, exit_code, stdout, stderr, error) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
-    )
-    .bind(uuid::Uuid::new_v4().to_string())
-    .bind(&held.task_id)
-    .bind(held.attempt)
-    .bind(&held.worker_id)
-    .bind(task_state.as_str())
-    .bind(held.started_at_ms)
-    .bind(now_ms)
-    .bind(outcome.exit_code)
-    .bind(capped(&outcome.stdout, OUTPUT_CAP_BYTES))
-    .bind(capped(&outcome.stderr, OUTPUT_CAP_BYTES))
-    .bind(&outcome.error)
-    .execute(&mut **tx)
-    .await?;
+    record_attempts(tx, &[(held, task_state, outcome)], now_ms).await
+}
+
+/// Inserts attempt records in multi-row statements.
+async fn record_attempts(
+    tx: &mut Transaction<'static, Any>,
+    attempts: &[(&Released, TaskState, &Outcome)],
+    now_ms: i64,
+) -> Result<(), QueueError> {
+    const COLUMNS: usize = 11;
+    let mut rest = attempts;
+    for size in power_of_two_chunks(attempts.len(), BATCH_ROWS) {
+        let (chunk, after) = rest.split_at(size);
+        rest = after;
+        let mut sql = String::from(
+            "INSERT INTO task_attempts (id, task_id, attempt, worker_id, outcome, \
+             started_at_ms, finished_at_ms, exit_code, stdout, stderr, error) VALUES ",
+        );
+        for row in 0..chunk.len() {
+            if row > 0 {
+                sql.push_str(", ");
+            }
+            sql.push('(');
+            push_placeholders(&mut sql, 1 + row * COLUMNS, COLUMNS);
+            sql.push(')');
+        }
+        let mut query = sqlx::query(&sql);
+        for (held, task_state, outcome) in chunk {
+            query = query
+                .bind(uuid::Uuid::new_v4().to_string())
+                .bind(held.task_id.as_str())
+                .bind(held.attempt)
+                .bind(held.worker_id.as_str())
+                .bind(task_state.as_str())
+                .bind(held.started_at_ms)
+                .bind(now_ms)
+                .bind(outcome.exit_code)
+                .bind(capped(&outcome.stdout, OUTPUT_CAP_BYTES))
+                .bind(capped(&outcome.stderr, OUTPUT_CAP_BYTES))
+                .bind(outcome.error.as_deref());
+        }
+        query.execute(&mut **tx).await?;
+    }
     Ok(())
 }
 

@@ -1,6 +1,9 @@
 //! A job's event stream (task output, state changes). The row id is the resumable
 //! offset a client sends back (SSE `Last-Event-ID`) to continue without gaps.
 
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+
 use sqlx::Row;
 
 use super::{begin_write, QueueError};
@@ -8,6 +11,8 @@ use crate::store::{Backend, Store};
 
 /// Namespace (first key) of the per-job advisory locks that order event ids.
 const EVENT_LOCK_CLASS: i32 = 0x6576;
+/// Events per INSERT in [`append_events`] (a power of two): seven bound values each.
+const EVENT_BATCH: usize = 512;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewEvent {
@@ -64,6 +69,73 @@ pub async fn append_event(store: &Store, event: &NewEvent, now_ms: i64) -> Resul
     .await?;
     tx.commit().await?;
     Ok(id)
+}
+
+/// Appends several events in one transaction, in order (what a worker pool does for
+/// the tasks it claims or completes together).
+///
+/// Takes the same per-job locks as [`append_event`], every job's at once in the order
+/// of their lock keys, so two batches never wait on each other in a cycle.
+pub async fn append_events(
+    store: &Store,
+    events: &[NewEvent],
+    now_ms: i64,
+) -> Result<(), QueueError> {
+    if events.is_empty() {
+        return Ok(());
+    }
+    let mut tx = begin_write(store).await?;
+    if store.backend() == Backend::Postgres {
+        let jobs: BTreeSet<&str> = events.iter().map(|event| event.job_id.as_str()).collect();
+        let mut values = String::new();
+        for index in 0..jobs.len() {
+            if index > 0 {
+                values.push_str(", ");
+            }
+            let _ = write!(values, "(${})", index + 2);
+        }
+        let sql = format!(
+            "SELECT COUNT(*) FROM (SELECT pg_advisory_xact_lock($1, key) FROM \
+               (SELECT DISTINCT hashtext(job) AS key FROM (VALUES {values}) AS jobs (job) \
+                ORDER BY key) AS keys) AS event_locks"
+        );
+        let mut lock = sqlx::query_scalar::<_, i64>(&sql).bind(EVENT_LOCK_CLASS);
+        for job in jobs {
+            lock = lock.bind(job);
+        }
+        lock.fetch_one(&mut *tx).await?;
+    }
+    const COLUMNS: usize = 7;
+    let mut rest = events;
+    for size in super::power_of_two_chunks(events.len(), EVENT_BATCH) {
+        let (chunk, after) = rest.split_at(size);
+        rest = after;
+        let mut sql = String::from(
+            "INSERT INTO task_events (job_id, task_id, attempt, at_ms, kind, stream, data) VALUES ",
+        );
+        for row in 0..chunk.len() {
+            if row > 0 {
+                sql.push_str(", ");
+            }
+            sql.push('(');
+            super::push_placeholders(&mut sql, 1 + row * COLUMNS, COLUMNS);
+            sql.push(')');
+        }
+        let mut query = sqlx::query(&sql);
+        for event in chunk {
+            query = query
+                .bind(event.job_id.as_str())
+                .bind(event.task_id.as_deref())
+                .bind(event.attempt)
+                .bind(now_ms)
+                .bind(event.kind.as_str())
+                .bind(event.stream.as_deref())
+                .bind(event.data.as_str());
+        }
+        query.execute(&mut *tx).await?;
+    }
+    tx.commit().await?;
+    Ok(())
 }
 
 /// Up to `limit` events of `job_id` with ids above `after_id` (0 for the start), oldest first.

@@ -10,7 +10,10 @@ use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
-use super::{AuditRecord, Caller, EntityView, Problem, RevisionView, Service, ServiceError};
+use super::{
+    AuditRecord, Caller, EntityView, Page, PageRequest, Problem, RevisionView, Service,
+    ServiceError,
+};
 use crate::catalog::CatalogError;
 use crate::store::catalog::{CatalogRevision, CatalogWrite};
 use crate::store::now_ms;
@@ -92,16 +95,18 @@ impl Service {
         &self,
         caller: &Caller,
         kind: &str,
-    ) -> Result<Vec<EntityView>, ServiceError> {
+        page: PageRequest,
+    ) -> Result<Page<EntityView>, ServiceError> {
         let kind = parse_kind(kind)?;
-        Ok(self
+        let entities = self
             .store
             .current_catalog(caller.tenant_id())
             .await?
             .into_iter()
             .filter(|revision| revision.kind == kind.key())
             .map(entity_view)
-            .collect())
+            .collect();
+        page.slice(entities)
     }
 
     pub async fn entity(

@@ -5,7 +5,7 @@
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::{Caller, EventView, JobView, Service, ServiceError, TaskView};
+use super::{Caller, EventView, JobView, Page, PageRequest, Service, ServiceError, TaskView};
 use crate::queue::{self, Job};
 use crate::store::now_ms;
 
@@ -57,17 +57,20 @@ impl Service {
         Ok(self.visible_job(caller, id).await?.into())
     }
 
+    /// The job's tasks in plan order.
     pub async fn job_tasks(
         &self,
         caller: &Caller,
         id: &str,
-    ) -> Result<Vec<TaskView>, ServiceError> {
+        page: PageRequest,
+    ) -> Result<Page<TaskView>, ServiceError> {
         let job = self.visible_job(caller, id).await?;
-        Ok(queue::job_tasks(&self.store, &job.id)
+        let tasks = queue::job_tasks(&self.store, &job.id)
             .await?
             .into_iter()
             .map(TaskView::from)
-            .collect())
+            .collect();
+        page.slice(tasks)
     }
 
     /// The attempts of one of the job's tasks.

@@ -1,12 +1,21 @@
 //! Plugin resources (scripts, archives, files): tenant members list them; admins
 //! upload new versions and choose the staged one nodes get.
 
-use super::{AuditRecord, Caller, ResourceView, Service, ServiceError};
+use super::{AuditRecord, Caller, Page, PageRequest, ResourceView, Service, ServiceError};
 use crate::resources::{ResourceKind, Upload};
 use crate::store::now_ms;
 
 impl Service {
-    pub async fn list_resources(&self, caller: &Caller) -> Result<Vec<ResourceView>, ServiceError> {
+    /// Every version of every resource of the caller's tenant, by kind, name, version.
+    pub async fn list_resources(
+        &self,
+        caller: &Caller,
+        page: PageRequest,
+    ) -> Result<Page<ResourceView>, ServiceError> {
+        page.slice(self.all_resources(caller).await?)
+    }
+
+    async fn all_resources(&self, caller: &Caller) -> Result<Vec<ResourceView>, ServiceError> {
         Ok(self
             .resources
             .list(&self.store, caller.tenant_id())
@@ -68,7 +77,7 @@ impl Service {
             AuditRecord::new(caller.tenant_id(), "resource.stage", "resource", &target);
         record.after = Some(serde_json::json!({"version": version}).to_string());
         self.audit(caller, record).await;
-        self.list_resources(caller)
+        self.all_resources(caller)
             .await?
             .into_iter()
             .find(|view| view.kind == kind.as_str() && view.name == name && view.version == version)

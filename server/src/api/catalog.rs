@@ -5,7 +5,9 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
-use engine::service::{EntityView, ImportReport, ResourceView, RevisionView, ServiceError};
+use engine::service::{
+    EntityView, ImportReport, Page, PageRequest, ResourceView, RevisionView, ServiceError,
+};
 use serde_json::Value;
 
 use super::clusters::DryRun;
@@ -56,14 +58,17 @@ pub async fn import(
 
 /// Current entities of one kind.
 #[utoipa::path(get, path = "/api/v1/catalog/{kind}", tag = "catalog",
-    params(("kind" = String, Path, description = "providers, hardwaretypes, imagetypes, services, clustertemplates or partialtemplates")),
-    responses((status = 200, body = Vec<EntityView>), (status = 404, body = ErrorBody)))]
+    params(("kind" = String, Path, description = "providers, hardwaretypes, imagetypes, services, clustertemplates or partialtemplates"), PageRequest),
+    responses((status = 200, body = Page<EntityView>), (status = 404, body = ErrorBody)))]
 pub async fn list(
     State(state): State<AppState>,
     Authenticated(caller): Authenticated,
     ApiPath(kind): ApiPath<String>,
-) -> Result<Json<Vec<EntityView>>, ApiError> {
-    Ok(Json(state.service.list_entities(&caller, &kind).await?))
+    ApiQuery(page): ApiQuery<PageRequest>,
+) -> Result<Json<Page<EntityView>>, ApiError> {
+    Ok(Json(
+        state.service.list_entities(&caller, &kind, page).await?,
+    ))
 }
 
 #[utoipa::path(get, path = "/api/v1/catalog/{kind}/{name}", tag = "catalog",
@@ -130,13 +135,14 @@ pub async fn delete(
 }
 
 /// Every version of every plugin resource of the tenant.
-#[utoipa::path(get, path = "/api/v1/resources", tag = "resources",
-    responses((status = 200, body = Vec<ResourceView>), (status = 401, body = ErrorBody)))]
+#[utoipa::path(get, path = "/api/v1/resources", tag = "resources", params(PageRequest),
+    responses((status = 200, body = Page<ResourceView>), (status = 401, body = ErrorBody)))]
 pub async fn resources(
     State(state): State<AppState>,
     Authenticated(caller): Authenticated,
-) -> Result<Json<Vec<ResourceView>>, ApiError> {
-    Ok(Json(state.service.list_resources(&caller).await?))
+    ApiQuery(page): ApiQuery<PageRequest>,
+) -> Result<Json<Page<ResourceView>>, ApiError> {
+    Ok(Json(state.service.list_resources(&caller, page).await?))
 }
 
 /// Upload the next version of a resource (the raw bytes are the body).

@@ -3,7 +3,7 @@
 
 use axum::extract::State;
 use axum::Json;
-use engine::service::{AttemptView, EventView, JobView, TaskView};
+use engine::service::{AttemptView, EventView, JobView, Page, PageRequest, TaskView};
 use serde::Deserialize;
 use utoipa::IntoParams;
 
@@ -37,15 +37,17 @@ pub async fn show(
     Ok(Json(state.service.job(&caller, &id).await?))
 }
 
+/// The job's tasks in plan order.
 #[utoipa::path(get, path = "/api/v1/jobs/{id}/tasks", tag = "jobs",
-    params(("id" = String, Path, description = "Job id")),
-    responses((status = 200, body = Vec<TaskView>), (status = 404, body = ErrorBody)))]
+    params(("id" = String, Path, description = "Job id"), PageRequest),
+    responses((status = 200, body = Page<TaskView>), (status = 404, body = ErrorBody)))]
 pub async fn tasks(
     State(state): State<AppState>,
     Authenticated(caller): Authenticated,
     ApiPath(id): ApiPath<String>,
-) -> Result<Json<Vec<TaskView>>, ApiError> {
-    Ok(Json(state.service.job_tasks(&caller, &id).await?))
+    ApiQuery(page): ApiQuery<PageRequest>,
+) -> Result<Json<Page<TaskView>>, ApiError> {
+    Ok(Json(state.service.job_tasks(&caller, &id, page).await?))
 }
 
 /// A task's attempts with their output: what failed and why.

@@ -273,7 +273,9 @@ pub async fn run_job(args: JobArgs) -> anyhow::Result<ExitCode> {
     let answer = match args.command {
         JobCommand::Show { id } => {
             let job = client.get(&format!("/api/v1/jobs/{id}")).await?;
-            let tasks = client.get(&format!("/api/v1/jobs/{id}/tasks")).await?;
+            let tasks = client
+                .get(&format!("/api/v1/jobs/{id}/tasks?limit=500"))
+                .await?;
             if !args.output.json {
                 println!(
                     "job {} ({}): {} — {}/{} tasks succeeded",
@@ -287,7 +289,7 @@ pub async fn run_job(args: JobArgs) -> anyhow::Result<ExitCode> {
                     println!("error: {error}");
                 }
                 print_table(
-                    tasks.as_array().map_or(&[], Vec::as_slice),
+                    tasks["items"].as_array().map_or(&[], Vec::as_slice),
                     &[
                         ("node", "node"),
                         ("action", "action"),

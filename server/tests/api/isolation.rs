@@ -220,7 +220,7 @@ async fn populate_tenant_a(app: &TestApp) -> Ids {
         .json()
         .await
         .unwrap();
-    let task = tasks[0]["id"].as_str().unwrap().to_owned();
+    let task = tasks["items"][0]["id"].as_str().unwrap().to_owned();
     let uploaded = app
         .client
         .post(app.url("/api/v1/resources/scripts/acme-setup.sh"))
