@@ -43,7 +43,7 @@ pub const MAX_JSON_BYTES: usize = 8 * 1024 * 1024;
         accounts::me, accounts::change_password,
         accounts::list_users, accounts::create_user, accounts::show_user, accounts::update_user,
         accounts::delete_user,
-        accounts::list_tenants, accounts::create_tenant, accounts::show_tenant,
+        accounts::list_tenants, accounts::create_tenant, accounts::show_tenant, accounts::delete_tenant,
         accounts::update_quotas,
         accounts::list_tokens, accounts::create_token, accounts::revoke_token,
         accounts::audit,
@@ -143,7 +143,10 @@ pub fn router() -> Router<AppState> {
             "/tenants",
             get(accounts::list_tenants).post(accounts::create_tenant),
         )
-        .route("/tenants/{id}", get(accounts::show_tenant))
+        .route(
+            "/tenants/{id}",
+            get(accounts::show_tenant).delete(accounts::delete_tenant),
+        )
         .route("/tenants/{id}/quotas", put(accounts::update_quotas))
         .route(
             "/tokens",

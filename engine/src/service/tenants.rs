@@ -5,8 +5,10 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::{AuditRecord, Caller, Page, PageRequest, Service, ServiceError, TenantView};
+use crate::operations::cluster_state;
 use crate::store::now_ms;
 use crate::store::tenants::NewTenant;
+use crate::store::tenants::DEFAULT_TENANT_ID;
 
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -147,5 +149,42 @@ impl Service {
         );
         self.audit(caller, record).await;
         Ok(self.store.tenant(id).await?.into())
+    }
+
+    /// Deletes a tenant with everything it owns. Refused for the default tenant and
+    /// while the tenant has clusters that are not deleted (they are listed).
+    pub async fn delete_tenant(&self, caller: &Caller, id: &str) -> Result<(), ServiceError> {
+        caller.require_visible(id, || format!("tenant {id:?}"))?;
+        caller.require_superadmin()?;
+        if id == DEFAULT_TENANT_ID {
+            return Err(ServiceError::invalid(
+                "the default tenant cannot be deleted",
+            ));
+        }
+        let tenant = self.store.tenant(id).await?;
+        let live: Vec<String> = self
+            .store
+            .list_clusters(id)
+            .await?
+            .into_iter()
+            .filter(|cluster| cluster.state != cluster_state::DELETED)
+            .map(|cluster| cluster.name)
+            .collect();
+        if !live.is_empty() {
+            return Err(ServiceError::Conflict(format!(
+                "tenant {} still has {} cluster(s): {}; delete them first",
+                tenant.name,
+                live.len(),
+                live.join(", ")
+            )));
+        }
+        self.store.delete_tenant(id).await?;
+        // Recorded under the caller's tenant: the deleted tenant's log goes with it.
+        self.audit(
+            caller,
+            AuditRecord::new(caller.tenant_id(), "tenant.delete", "tenant", &tenant.name),
+        )
+        .await;
+        Ok(())
     }
 }

@@ -106,4 +106,17 @@ impl Store {
         }
         Ok(())
     }
+
+    /// Deletes the tenant and, by cascade, its users, tokens, catalog, resources and
+    /// cluster records (the caller makes sure no cluster still runs).
+    pub async fn delete_tenant(&self, id: &str) -> Result<(), StoreError> {
+        let done = sqlx::query("DELETE FROM tenants WHERE id = $1")
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::NotFound(format!("tenant {id:?}")));
+        }
+        Ok(())
+    }
 }

@@ -134,6 +134,21 @@ pub async fn show_tenant(
     Ok(Json(state.service.tenant(&caller, &id).await?))
 }
 
+/// Delete a tenant and everything it owns (superadmins); refused while it has clusters.
+#[utoipa::path(delete, path = "/api/v1/tenants/{id}", tag = "tenants",
+    params(("id" = String, Path, description = "Tenant id")),
+    responses((status = 204, description = "Deleted"), (status = 403, body = ErrorBody),
+              (status = 404, body = ErrorBody), (status = 409, body = ErrorBody),
+              (status = 422, body = ErrorBody)))]
+pub async fn delete_tenant(
+    State(state): State<AppState>,
+    Authenticated(caller): Authenticated,
+    ApiPath(id): ApiPath<String>,
+) -> Result<StatusCode, ApiError> {
+    state.service.delete_tenant(&caller, &id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
 /// Set a tenant's quotas (superadmins).
 #[utoipa::path(put, path = "/api/v1/tenants/{id}/quotas", tag = "tenants",
     params(("id" = String, Path, description = "Tenant id")), request_body = QuotaUpdate,

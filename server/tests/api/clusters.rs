@@ -191,7 +191,41 @@ async fn quotas_stop_growth_with_a_clear_message(backend: Backend) {
     assert_eq!(audit[0]["actor"], "small-admin");
 }
 
+async fn a_tenant_goes_only_when_its_clusters_are_gone(backend: Backend) {
+    let app = spawn_app(backend).await;
+    let root = app.user("root", Role::Superadmin, "default").await;
+    let busy = with_catalog(&app, "busy").await;
+    let (status, _) = create(
+        &app,
+        &busy,
+        json!({"name": "keep", "template": "lifecycle", "size": 2}),
+    )
+    .await;
+    assert_eq!(status, 201);
+    let idle = app.user("idle-user", Role::User, "idle").await;
+
+    let delete = |id: &str| {
+        let path = format!("/api/v1/tenants/{id}");
+        let (app, root) = (&app, &root);
+        async move { app.call(root, Method::DELETE, &path, None).await }
+    };
+    let (status, body) = json_of(delete(&busy.tenant_id).await).await;
+    assert_eq!(status, 409);
+    assert!(
+        body["message"].as_str().unwrap().contains("keep"),
+        "names the cluster: {body}"
+    );
+    let (status, body) = json_of(delete(&root.tenant_id).await).await;
+    assert_eq!(status, 422, "{body}");
+
+    assert_eq!(delete(&idle.tenant_id).await.status(), 204);
+    let gone = app.call(&idle, Method::GET, "/api/v1/me", None).await;
+    assert_eq!(gone.status(), 401, "its users and tokens went with it");
+    assert_eq!(delete(&idle.tenant_id).await.status(), 404);
+}
+
 engine::on_both_backends!(
+    a_tenant_goes_only_when_its_clusters_are_gone,
     refusals_name_the_problem_and_store_nothing,
     quotas_stop_growth_with_a_clear_message,
 );

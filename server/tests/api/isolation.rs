@@ -69,6 +69,7 @@ const EXPECTATIONS: &[(&str, &[Check])] = &[
     ("GET /api/v1/tenants", &[Listing]),
     ("POST /api/v1/tenants", &[AdminOnly]),
     ("GET /api/v1/tenants/{id}", &[Scoped]),
+    ("DELETE /api/v1/tenants/{id}", &[Scoped, AdminOnly]),
     ("PUT /api/v1/tenants/{id}/quotas", &[Scoped, AdminOnly]),
     ("GET /api/v1/tokens", &[Listing]),
     ("POST /api/v1/tokens", &[Personal]),
