@@ -218,8 +218,8 @@ fn live(cluster: &Cluster) -> bool {
     cluster.state != cluster_state::DELETED
 }
 
-fn size_of(cluster: &Cluster) -> usize {
-    serde_json::from_str::<Layout>(&cluster.layout_json).map_or(0, |layout| layout.size())
+fn layout_size(json: &str) -> usize {
+    serde_json::from_str::<Layout>(json).map_or(0, |layout| layout.size())
 }
 
 impl Service {
@@ -272,7 +272,15 @@ impl Service {
             }
         }
         if let Some(max) = tenant.max_nodes {
-            let nodes: u64 = clusters.iter().map(|cluster| size_of(cluster) as u64).sum();
+            let mut nodes = 0u64;
+            for cluster in &clusters {
+                // A cluster being built or grown counts at the size it is heading for.
+                let planned = match self.store.planned_layout_json(&cluster.id).await? {
+                    Some(json) => layout_size(&json),
+                    None => 0,
+                };
+                nodes += layout_size(&cluster.layout_json).max(planned) as u64;
+            }
             if new_nodes > 0 && nodes + new_nodes > max.max(0) as u64 {
                 return Err(ServiceError::QuotaExceeded(format!(
                     "tenant {} may have at most {max} node(s): it has {nodes} and this needs \

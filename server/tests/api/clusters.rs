@@ -161,6 +161,21 @@ async fn quotas_stop_growth_with_a_clear_message(backend: Backend) {
 
     let (status, _) = create(&app, &admin, sized("first", 3)).await;
     assert_eq!(status, 201);
+    // Still being created, the cluster counts at its planned 3 nodes.
+    app.store
+        .set_tenant_quotas(&tenant.id, Some(2), Some(4))
+        .await
+        .unwrap();
+    let (status, body) = create(&app, &admin, sized("second", 2)).await;
+    assert_eq!(status, 409);
+    assert!(
+        body["message"].as_str().unwrap().contains("it has 3"),
+        "{body}"
+    );
+    app.store
+        .set_tenant_quotas(&tenant.id, Some(1), Some(4))
+        .await
+        .unwrap();
     let (status, body) = create(&app, &admin, sized("second", 2)).await;
     assert_eq!(status, 409);
     assert!(
