@@ -81,6 +81,32 @@ pub struct Problem {
     pub message: String,
 }
 
+impl Problem {
+    /// The problems of a validation report (errors or warnings).
+    pub fn from_report<'a>(
+        problems: impl Iterator<Item = &'a domain::catalog::validate::Problem>,
+    ) -> Vec<Problem> {
+        problems
+            .map(|problem| Problem {
+                path: problem.path.clone(),
+                message: problem.message.clone(),
+            })
+            .collect()
+    }
+
+    /// The problems that kept JSON from decoding as a catalog.
+    pub fn from_import(error: &domain::catalog::coopr::ImportError) -> Vec<Problem> {
+        error
+            .problems
+            .iter()
+            .map(|problem| Problem {
+                path: problem.path.clone(),
+                message: problem.problem.to_string(),
+            })
+            .collect()
+    }
+}
+
 impl ServiceError {
     pub fn invalid(message: impl Into<String>) -> Self {
         ServiceError::Invalid {
@@ -136,13 +162,7 @@ impl From<CatalogError> for ServiceError {
         match error {
             CatalogError::Store(store) => store.into(),
             CatalogError::Invalid(report) => {
-                let details: Vec<Problem> = report
-                    .errors()
-                    .map(|problem| Problem {
-                        path: problem.path.clone(),
-                        message: problem.message.clone(),
-                    })
-                    .collect();
+                let details = Problem::from_report(report.errors());
                 ServiceError::Invalid {
                     message: format!("the catalog has {} error(s)", details.len()),
                     details,
@@ -150,14 +170,7 @@ impl From<CatalogError> for ServiceError {
             }
             CatalogError::Import(error) => ServiceError::Invalid {
                 message: format!("the catalog JSON has {} problem(s)", error.problems.len()),
-                details: error
-                    .problems
-                    .iter()
-                    .map(|problem| Problem {
-                        path: problem.path.clone(),
-                        message: problem.problem.to_string(),
-                    })
-                    .collect(),
+                details: Problem::from_import(&error),
             },
         }
     }

@@ -30,17 +30,6 @@ pub struct ImportReport {
     pub counts: serde_json::Map<String, Value>,
 }
 
-fn problems<'a>(
-    items: impl Iterator<Item = &'a domain::catalog::validate::Problem>,
-) -> Vec<Problem> {
-    items
-        .map(|problem| Problem {
-            path: problem.path.clone(),
-            message: problem.message.clone(),
-        })
-        .collect()
-}
-
 pub fn parse_kind(raw: &str) -> Result<EntityKind, ServiceError> {
     EntityKind::from_key(raw).ok_or_else(|| {
         ServiceError::NotFound(format!(
@@ -292,14 +281,7 @@ impl Service {
             Err(error) => {
                 return Ok(ImportReport {
                     applied: false,
-                    errors: error
-                        .problems
-                        .iter()
-                        .map(|problem| Problem {
-                            path: problem.path.clone(),
-                            message: problem.problem.to_string(),
-                        })
-                        .collect(),
+                    errors: Problem::from_import(&error),
                     warnings: Vec::new(),
                     counts,
                 })
@@ -308,8 +290,8 @@ impl Service {
         let report = validate(&catalog);
         let mut result = ImportReport {
             applied: false,
-            errors: problems(report.errors()),
-            warnings: problems(report.warnings()),
+            errors: Problem::from_report(report.errors()),
+            warnings: Problem::from_report(report.warnings()),
             counts,
         };
         if dry_run || report.has_errors() {

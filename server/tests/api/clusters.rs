@@ -6,18 +6,13 @@ use engine::store::Backend;
 use reqwest::Method;
 use serde_json::{json, Value};
 
-use crate::helpers::{spawn_app, ApiUser, TestApp};
-
-const CATALOG: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../testdata/lifecycle/catalog.json"
-);
+use crate::helpers::{lifecycle_catalog, spawn_app, ApiUser, TestApp};
 
 async fn with_catalog(app: &TestApp, tenant: &str) -> ApiUser {
     let admin = app
         .user(&format!("{tenant}-admin"), Role::TenantAdmin, tenant)
         .await;
-    let catalog: Value = serde_json::from_str(&std::fs::read_to_string(CATALOG).unwrap()).unwrap();
+    let catalog = lifecycle_catalog();
     let response = app
         .call(
             &admin,

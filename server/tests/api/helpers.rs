@@ -183,3 +183,12 @@ impl TestApp {
         (client, csrf)
     }
 }
+
+/// The lifecycle test catalog (`testdata/lifecycle/catalog.json`) as JSON.
+pub fn lifecycle_catalog() -> serde_json::Value {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../testdata/lifecycle/catalog.json"
+    );
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}

@@ -16,7 +16,7 @@ use engine::store::Backend;
 use reqwest::Method;
 use serde_json::{json, Value};
 
-use crate::helpers::{spawn_app, ApiUser, TestApp};
+use crate::helpers::{lifecycle_catalog, spawn_app, ApiUser, TestApp};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Check {
@@ -180,14 +180,7 @@ fn documented_operations(doc: &Value) -> BTreeSet<String> {
 /// Tenant A with a catalog, a cluster and its job, a resource, users and a token.
 async fn populate_tenant_a(app: &TestApp) -> Ids {
     let admin = app.user("acme-admin", Role::TenantAdmin, "acme").await;
-    let catalog: Value = serde_json::from_str(
-        &std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../testdata/lifecycle/catalog.json"
-        ))
-        .unwrap(),
-    )
-    .unwrap();
+    let catalog = lifecycle_catalog();
     let imported = app
         .call(
             &admin,
