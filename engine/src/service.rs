@@ -67,8 +67,9 @@ pub enum ServiceError {
     Conflict(String),
     #[error("{0}")]
     QuotaExceeded(String),
-    #[error("{0}")]
-    TooManyAttempts(String),
+    /// Login throttled: try again after `wait_secs`.
+    #[error("too many failed logins; try again in {wait_secs} s")]
+    TooManyAttempts { wait_secs: u64 },
     /// Something broke inside; `cause` goes to the log, never to the client.
     #[error("internal error")]
     Internal { cause: String },
@@ -130,7 +131,7 @@ impl ServiceError {
             ServiceError::Invalid { .. } => "invalid",
             ServiceError::Conflict(_) => "conflict",
             ServiceError::QuotaExceeded(_) => "quota_exceeded",
-            ServiceError::TooManyAttempts(_) => "too_many_attempts",
+            ServiceError::TooManyAttempts { .. } => "too_many_attempts",
             ServiceError::Internal { .. } => "internal",
         }
     }

@@ -35,6 +35,9 @@ impl Default for ThrottleSettings {
     }
 }
 
+/// Counters kept before stale ones are swept.
+const MAX_COUNTERS: usize = 10_000;
+
 /// Failed-login counters per account and per client address, in memory: a restart
 /// forgets them, which costs an attacker a restart per window.
 #[derive(Debug)]
@@ -51,20 +54,13 @@ impl LoginThrottle {
         }
     }
 
-    fn keys(username: &str, address: Option<&str>) -> Vec<(String, u32)> {
-        let mut keys = vec![(format!("user:{username}"), 0)];
+    /// The counters a login attempt touches, each with its limit.
+    fn counters(&self, username: &str, address: Option<&str>) -> Vec<(String, u32)> {
+        let mut counters = vec![(format!("user:{username}"), self.settings.per_account)];
         if let Some(address) = address {
-            keys.push((format!("addr:{address}"), 1));
+            counters.push((format!("addr:{address}"), self.settings.per_address));
         }
-        keys
-    }
-
-    fn limit(&self, kind: u32) -> u32 {
-        if kind == 0 {
-            self.settings.per_account
-        } else {
-            self.settings.per_address
-        }
+        counters
     }
 
     /// `Err` with the seconds to wait when either counter is at its limit.
@@ -74,12 +70,12 @@ impl LoginThrottle {
             .failures
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        for (key, kind) in Self::keys(username, address) {
+        for (key, limit) in self.counters(username, address) {
             let Some(times) = failures.get_mut(&key) else {
                 continue;
             };
             times.retain(|at| now.duration_since(*at) < self.settings.window);
-            if times.len() >= self.limit(kind) as usize {
+            if times.len() >= limit as usize {
                 let oldest = times.first().copied().unwrap_or(now);
                 let wait = self
                     .settings
@@ -97,7 +93,13 @@ impl LoginThrottle {
             .failures
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        for (key, _) in Self::keys(username, address) {
+        // Many distinct names or addresses must not grow the map without bound:
+        // counters with nothing left in the window go first.
+        if failures.len() >= MAX_COUNTERS {
+            let window = self.settings.window;
+            failures.retain(|_, times| times.iter().any(|at| now.duration_since(*at) < window));
+        }
+        for (key, _) in self.counters(username, address) {
             failures.entry(key).or_default().push(now);
         }
     }
@@ -134,9 +136,7 @@ impl Service {
     ) -> Result<(Principal, SessionUser), ServiceError> {
         let username = username.trim().to_ascii_lowercase();
         if let Err(wait) = self.throttle.check(&username, address) {
-            return Err(ServiceError::TooManyAttempts(format!(
-                "too many failed logins; try again in {wait} s"
-            )));
+            return Err(ServiceError::TooManyAttempts { wait_secs: wait });
         }
         let user = match self.store.user_by_username(&username).await {
             Ok(user) => Some(user),

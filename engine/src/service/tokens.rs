@@ -6,8 +6,8 @@ use utoipa::ToSchema;
 
 use super::{AuditRecord, Caller, Page, PageRequest, Service, ServiceError, TokenView};
 use crate::accounts::TokenSecret;
-use crate::store::now_ms;
 use crate::store::tokens::ApiToken;
+use crate::store::{now_ms, StoreError};
 
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -99,7 +99,11 @@ impl Service {
     /// Revokes one of the caller's tokens; revoking twice is fine.
     pub async fn revoke_token(&self, caller: &Caller, id: &str) -> Result<TokenView, ServiceError> {
         let not_found = || ServiceError::NotFound(format!("token {id:?}"));
-        let token = self.store.token(id).await.map_err(|_| not_found())?;
+        let token = match self.store.token(id).await {
+            Ok(token) => token,
+            Err(StoreError::NotFound(_)) => return Err(not_found()),
+            Err(error) => return Err(error.into()),
+        };
         if token.user_id != caller.principal.user_id {
             return Err(not_found());
         }

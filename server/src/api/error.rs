@@ -67,7 +67,7 @@ impl From<ServiceError> for ApiError {
             ServiceError::NotFound(_) => StatusCode::NOT_FOUND,
             ServiceError::Invalid { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             ServiceError::Conflict(_) | ServiceError::QuotaExceeded(_) => StatusCode::CONFLICT,
-            ServiceError::TooManyAttempts(_) => StatusCode::TOO_MANY_REQUESTS,
+            ServiceError::TooManyAttempts { .. } => StatusCode::TOO_MANY_REQUESTS,
             ServiceError::Internal { cause } => {
                 tracing::error!(%cause, "internal error");
                 StatusCode::INTERNAL_SERVER_ERROR
@@ -81,7 +81,7 @@ impl From<ServiceError> for ApiError {
         };
         let code = error.code();
         let retry_after_secs = match &error {
-            ServiceError::TooManyAttempts(_) => Some(60),
+            ServiceError::TooManyAttempts { wait_secs } => Some(*wait_secs),
             _ => None,
         };
         let details = match error {
