@@ -8,6 +8,7 @@
 
 mod change;
 mod create;
+mod quota;
 
 use domain::layout::Layout;
 use domain::plan::{PlanError, TaskDag};
@@ -20,6 +21,7 @@ use crate::store::StoreError;
 
 pub use change::{preview_change, submit_change, ClusterChange};
 pub use create::{create_cluster, preview_create, CreateRequest};
+pub use quota::check_quota;
 
 /// Cluster states as stored.
 pub mod cluster_state {
@@ -49,6 +51,8 @@ pub enum OperationError {
     Plan(#[from] PlanError),
     #[error("invalid request: {0}")]
     Invalid(String),
+    #[error("{0}")]
+    QuotaExceeded(String),
     #[error("cluster {name} is {state}: {hint}")]
     Busy {
         name: String,

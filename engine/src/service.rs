@@ -184,6 +184,7 @@ impl From<OperationError> for ServiceError {
             OperationError::Queue(queue) => queue.into(),
             OperationError::Catalog(catalog) => catalog.into(),
             OperationError::Busy { .. } => ServiceError::Conflict(error.to_string()),
+            OperationError::QuotaExceeded(message) => ServiceError::QuotaExceeded(message),
             OperationError::Unsatisfiable(ref unsatisfiable) => ServiceError::Invalid {
                 message: error.to_string(),
                 details: unsatisfiable

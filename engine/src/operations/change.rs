@@ -340,6 +340,14 @@ pub async fn submit_change(
         }
         _ => {}
     }
+    let growth = plan
+        .preview
+        .to
+        .size()
+        .saturating_sub(plan.preview.from.size()) as u64;
+    if growth > 0 {
+        super::quota::check_growth(&mut tx, store.backend(), &cluster.tenant_id, 0, growth).await?;
+    }
     sqlx::query("UPDATE clusters SET catalog_json = $2, config_json = $3 WHERE id = $1")
         .bind(cluster_id)
         .bind(export_bundle(&plan.snapshot).to_string())

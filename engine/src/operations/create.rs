@@ -156,6 +156,14 @@ pub async fn create_cluster(
         ..options
     };
     let mut tx = store.begin_write().await?;
+    super::quota::check_growth(
+        &mut tx,
+        store.backend(),
+        &request.tenant_id,
+        1,
+        plan.preview.to.size() as u64,
+    )
+    .await?;
     let cluster = insert_cluster(&mut tx, &new, now_ms).await?;
     let job_id = submit_in(
         &mut tx,

@@ -4,7 +4,6 @@
 
 use std::collections::BTreeSet;
 
-use domain::layout::Layout;
 use domain::names::{ClusterName, ServiceName, TemplateName};
 use domain::plan::TaskDag;
 use domain::solver::SolveRequest;
@@ -218,10 +217,6 @@ fn live(cluster: &Cluster) -> bool {
     cluster.state != cluster_state::DELETED
 }
 
-fn layout_size(json: &str) -> usize {
-    serde_json::from_str::<Layout>(json).map_or(0, |layout| layout.size())
-}
-
 impl Service {
     /// The cluster `id` if the caller may see it; otherwise `NotFound`, the same
     /// answer as for an id that does not exist.
@@ -242,56 +237,6 @@ impl Service {
         Ok(cluster)
     }
 
-    /// Refuses growth past the tenant's quotas: `new_clusters` more clusters and
-    /// `new_nodes` more nodes than it has live now.
-    async fn check_quota(
-        &self,
-        tenant_id: &str,
-        new_clusters: u64,
-        new_nodes: u64,
-    ) -> Result<(), ServiceError> {
-        let tenant = self.store.tenant(tenant_id).await?;
-        if tenant.max_clusters.is_none() && tenant.max_nodes.is_none() {
-            return Ok(());
-        }
-        let clusters: Vec<Cluster> = self
-            .store
-            .list_clusters(tenant_id)
-            .await?
-            .into_iter()
-            .filter(live)
-            .collect();
-        if let Some(max) = tenant.max_clusters {
-            let wanted = clusters.len() as u64 + new_clusters;
-            if new_clusters > 0 && wanted > max.max(0) as u64 {
-                return Err(ServiceError::QuotaExceeded(format!(
-                    "tenant {} may have at most {max} cluster(s) and has {}",
-                    tenant.name,
-                    clusters.len()
-                )));
-            }
-        }
-        if let Some(max) = tenant.max_nodes {
-            let mut nodes = 0u64;
-            for cluster in &clusters {
-                // A cluster being built or grown counts at the size it is heading for.
-                let planned = match self.store.planned_layout_json(&cluster.id).await? {
-                    Some(json) => layout_size(&json),
-                    None => 0,
-                };
-                nodes += layout_size(&cluster.layout_json).max(planned) as u64;
-            }
-            if new_nodes > 0 && nodes + new_nodes > max.max(0) as u64 {
-                return Err(ServiceError::QuotaExceeded(format!(
-                    "tenant {} may have at most {max} node(s): it has {nodes} and this needs \
-                     {new_nodes} more",
-                    tenant.name
-                )));
-            }
-        }
-        Ok(())
-    }
-
     /// What creating would do, without doing it (the dry run).
     pub async fn preview_cluster(
         &self,
@@ -300,8 +245,13 @@ impl Service {
     ) -> Result<PlanView, ServiceError> {
         let operation = request.to_operation(caller)?;
         let plan = operations::preview_create(&self.store, &operation, now_ms()).await?;
-        self.check_quota(caller.tenant_id(), 1, plan.preview.to.size() as u64)
-            .await?;
+        operations::check_quota(
+            &self.store,
+            caller.tenant_id(),
+            1,
+            plan.preview.to.size() as u64,
+        )
+        .await?;
         Ok(plan_view(&plan.preview))
     }
 
@@ -311,8 +261,6 @@ impl Service {
         request: &ClusterCreateRequest,
     ) -> Result<SubmittedJob, ServiceError> {
         let operation = request.to_operation(caller)?;
-        self.check_quota(caller.tenant_id(), 1, u64::from(request.size))
-            .await?;
         let (cluster, job_id) =
             operations::create_cluster(&self.store, &operation, SubmitOptions::default(), now_ms())
                 .await
@@ -405,10 +353,6 @@ impl Service {
         let cluster = self.visible_cluster(caller, id).await?;
         let change = change.to_change()?;
         self.check_rollback_target(&cluster, &change).await?;
-        if let ClusterChange::AddNodes { count } = change {
-            self.check_quota(&cluster.tenant_id, 0, u64::from(count))
-                .await?;
-        }
         self.submit(caller, cluster, &change).await
     }
 

@@ -145,23 +145,6 @@ impl Store {
 }
 
 impl Store {
-    /// The layout the cluster's unfinished job is building, if one is under way (a
-    /// creating cluster's own layout is still empty until its job succeeds).
-    pub async fn planned_layout_json(
-        &self,
-        cluster_id: &str,
-    ) -> Result<Option<String>, StoreError> {
-        Ok(sqlx::query_scalar(
-            "SELECT to_layout_json FROM jobs WHERE cluster_id = $1 \
-             AND state IN ('queued', 'running', 'cancelling') \
-             ORDER BY created_at_ms DESC LIMIT 1",
-        )
-        .bind(cluster_id)
-        .fetch_optional(&self.pool)
-        .await?
-        .flatten())
-    }
-
     /// Sets (or clears) when the cluster's lease ends.
     pub async fn set_cluster_lease(
         &self,

@@ -234,7 +234,27 @@ async fn a_tenant_goes_only_when_its_clusters_are_gone(backend: Backend) {
     assert_eq!(delete(&idle.tenant_id).await.status(), 404);
 }
 
+async fn concurrent_creates_cannot_both_slip_under_the_quota(backend: Backend) {
+    let app = spawn_app(backend).await;
+    let admin = with_catalog(&app, "race").await;
+    let tenant = app.store.tenant_by_name("race").await.unwrap();
+    app.store
+        .set_tenant_quotas(&tenant.id, Some(1), None)
+        .await
+        .unwrap();
+    let body = |name: &str| json!({"name": name, "template": "lifecycle", "size": 2});
+    let (one, two) = tokio::join!(
+        create(&app, &admin, body("one")),
+        create(&app, &admin, body("two"))
+    );
+    let mut statuses = [one.0, two.0];
+    statuses.sort_unstable();
+    assert_eq!(statuses, [201, 409], "{one:?} {two:?}");
+    assert_eq!(live_clusters(&app, &admin).await, 1);
+}
+
 engine::on_both_backends!(
+    concurrent_creates_cannot_both_slip_under_the_quota,
     a_tenant_goes_only_when_its_clusters_are_gone,
     refusals_name_the_problem_and_store_nothing,
     quotas_stop_growth_with_a_clear_message,

@@ -1,0 +1,90 @@
+//! Tenant quotas (most live clusters, most live nodes), checked inside the
+//! transaction that grows the tenant, with the tenant's row locked, so two
+//! concurrent creates cannot both slip under the limit.
+
+use domain::layout::Layout;
+use sqlx::{Any, Row, Transaction};
+
+use super::OperationError;
+use crate::store::{Backend, Store, StoreError};
+
+fn layout_size(json: Option<&str>) -> u64 {
+    json.and_then(|json| serde_json::from_str::<Layout>(json).ok())
+        .map_or(0, |layout| layout.size() as u64)
+}
+
+/// Refuses growth by `new_clusters` clusters and `new_nodes` nodes past the tenant's
+/// quotas. A cluster being built or grown counts at the size its job is heading for.
+pub(crate) async fn check_growth(
+    tx: &mut Transaction<'static, Any>,
+    backend: Backend,
+    tenant_id: &str,
+    new_clusters: u64,
+    new_nodes: u64,
+) -> Result<(), OperationError> {
+    let lock = match backend {
+        Backend::Sqlite => "",
+        Backend::Postgres => " FOR UPDATE",
+    };
+    let tenant = sqlx::query(&format!(
+        "SELECT name, max_clusters, max_nodes FROM tenants WHERE id = $1{lock}"
+    ))
+    .bind(tenant_id)
+    .fetch_optional(&mut **tx)
+    .await
+    .map_err(StoreError::from)?
+    .ok_or_else(|| StoreError::NotFound(format!("tenant {tenant_id:?}")))?;
+    let name: String = tenant.try_get("name").map_err(StoreError::from)?;
+    let max_clusters: Option<i64> = tenant.try_get("max_clusters").map_err(StoreError::from)?;
+    let max_nodes: Option<i64> = tenant.try_get("max_nodes").map_err(StoreError::from)?;
+    if max_clusters.is_none() && max_nodes.is_none() {
+        return Ok(());
+    }
+    let clusters = sqlx::query(
+        "SELECT c.layout_json, (SELECT j.to_layout_json FROM jobs j WHERE j.cluster_id = c.id \
+           AND j.state IN ('queued', 'running', 'cancelling') \
+           ORDER BY j.created_at_ms DESC LIMIT 1) AS planned_json \
+         FROM clusters c WHERE c.tenant_id = $1 AND c.state <> 'deleted'",
+    )
+    .bind(tenant_id)
+    .fetch_all(&mut **tx)
+    .await
+    .map_err(StoreError::from)?;
+    if let Some(max) = max_clusters {
+        let have = clusters.len() as u64;
+        if new_clusters > 0 && have + new_clusters > max.max(0) as u64 {
+            return Err(OperationError::QuotaExceeded(format!(
+                "tenant {name} may have at most {max} cluster(s) and has {have}"
+            )));
+        }
+    }
+    if let Some(max) = max_nodes {
+        let mut have = 0u64;
+        for row in &clusters {
+            let current: Option<String> = row.try_get("layout_json").map_err(StoreError::from)?;
+            let planned: Option<String> = row.try_get("planned_json").map_err(StoreError::from)?;
+            have += layout_size(current.as_deref()).max(layout_size(planned.as_deref()));
+        }
+        if new_nodes > 0 && have + new_nodes > max.max(0) as u64 {
+            return Err(OperationError::QuotaExceeded(format!(
+                "tenant {name} may have at most {max} node(s): it has {have} and this needs \
+                 {new_nodes} more"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The same check without growing anything (for previews): a transaction that is
+/// rolled back.
+pub async fn check_quota(
+    store: &Store,
+    tenant_id: &str,
+    new_clusters: u64,
+    new_nodes: u64,
+) -> Result<(), OperationError> {
+    let mut tx = store.pool().begin().await.map_err(StoreError::from)?;
+    let checked = check_growth(&mut tx, store.backend(), tenant_id, new_clusters, new_nodes).await;
+    tx.rollback().await.map_err(StoreError::from)?;
+    checked
+}
