@@ -19,7 +19,7 @@ use crate::http::AppState;
 #[derive(Debug, Default, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct DryRun {
-    /// Only show the layout and tasks; create nothing.
+    /// Only check and show what would happen; change nothing.
     #[serde(default)]
     pub dry_run: bool,
 }

@@ -28,16 +28,37 @@ fn operations(item: &PathItem) -> Vec<(&'static str, &Operation)> {
     .collect()
 }
 
-fn schema_name<T>(schema: &RefOr<T>) -> String {
-    match schema {
-        RefOr::Ref(reference) => reference
-            .ref_location
-            .rsplit('/')
-            .next()
-            .unwrap_or_default()
-            .to_owned(),
-        RefOr::T(_) => "JSON".to_owned(),
+/// A schema as people name it: the referenced type, `list of` one, or plain JSON.
+fn schema_name<T: serde::Serialize>(schema: &RefOr<T>) -> String {
+    let value = serde_json::to_value(schema).unwrap_or_default();
+    let reference = |value: &serde_json::Value| {
+        value["$ref"]
+            .as_str()
+            .and_then(|location| location.rsplit('/').next())
+            .map(str::to_owned)
+    };
+    if let Some(name) = reference(&value) {
+        return name;
     }
+    match (value["type"].as_str(), reference(&value["items"])) {
+        (Some("array"), Some(item)) => format!("list of {item}"),
+        _ => "JSON".to_owned(),
+    }
+}
+
+/// Escapes `text` and shows its `code spans` as code.
+fn prose(text: &str) -> String {
+    escape(text)
+        .split('`')
+        .enumerate()
+        .map(|(index, part)| {
+            if index % 2 == 1 {
+                format!("<code>{part}</code>")
+            } else {
+                part.to_owned()
+            }
+        })
+        .collect()
 }
 
 fn render_operation(html: &mut String, method: &str, path: &str, operation: &Operation) {
@@ -50,7 +71,7 @@ fn render_operation(html: &mut String, method: &str, path: &str, operation: &Ope
         "<section class=\"endpoint\"><h3><span class=\"method {m}\">{method}</span> <code>{path}</code></h3><p>{summary}</p>",
         m = method.to_ascii_lowercase(),
         path = escape(path),
-        summary = escape(&summary),
+        summary = prose(&summary),
     ));
     if let Some(parameters) = &operation.parameters {
         html.push_str("<table><tr><th>Parameter</th><th>In</th><th>Description</th></tr>");
@@ -64,7 +85,7 @@ fn render_operation(html: &mut String, method: &str, path: &str, operation: &Ope
             html.push_str(&format!(
                 "<tr><td><code>{}</code></td><td>{place}</td><td>{}</td></tr>",
                 escape(&parameter.name),
-                escape(parameter.description.as_deref().unwrap_or_default())
+                prose(parameter.description.as_deref().unwrap_or_default())
             ));
         }
         html.push_str("</table>");
@@ -121,7 +142,7 @@ pub async fn page() -> Html<String> {
     html.push_str(&format!(
         "<h1>{}</h1><p>{}</p><p>Machine-readable: <a href=\"/api/v1/openapi.json\">/api/v1/openapi.json</a></p>",
         escape(&doc.info.title),
-        escape(doc.info.description.as_deref().unwrap_or_default())
+        prose(doc.info.description.as_deref().unwrap_or_default())
     ));
     let mut by_tag: std::collections::BTreeMap<String, Vec<(String, &'static str, Operation)>> =
         std::collections::BTreeMap::new();

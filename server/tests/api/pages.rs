@@ -25,3 +25,19 @@ async fn unknown_pages_are_404_with_a_way_back() {
     assert!(html.contains("Page not found"));
     assert!(html.contains("href=\"/\""));
 }
+
+#[tokio::test]
+async fn the_api_reference_lists_every_documented_path() {
+    let app = spawn_app(Backend::Sqlite).await;
+    let doc: serde_json::Value = app.get("/api/v1/openapi.json").await.json().await.unwrap();
+    let response = app.get("/api/v1/docs").await;
+    assert_eq!(response.status(), 200);
+    let html = response.text().await.unwrap();
+    for path in doc["paths"].as_object().unwrap().keys() {
+        assert!(
+            html.contains(&format!("<code>{path}</code>")),
+            "{path} missing"
+        );
+    }
+    assert!(html.contains("list of AuditView"));
+}
