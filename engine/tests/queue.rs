@@ -10,7 +10,7 @@ use std::sync::Arc;
 use domain::plan::{Action, TaskDag, TaskId};
 use engine::queue::{
     self, ClaimLimits, ClaimedTask, ClusterEffects, Completion, Heartbeat, JobState, NewEvent,
-    Outcome, QueueError, SubmitOptions, TaskState,
+    Outcome, OutcomeKind, QueueError, SubmitOptions, TaskState, DEFER_MS,
 };
 use engine::store::clusters::NewCluster;
 use engine::store::tenants::{NewTenant, DEFAULT_TENANT_ID};
@@ -1192,7 +1192,58 @@ async fn batched_events_keep_their_order(backend: Backend) {
     }
 }
 
+fn deferred() -> Outcome {
+    Outcome {
+        kind: OutcomeKind::Deferred,
+        error: Some("node 2 has no address yet".to_owned()),
+        ..Outcome::stopped()
+    }
+}
+
+async fn a_deferred_task_waits_without_using_an_attempt(backend: Backend) {
+    let (_db, store) = open(backend).await;
+    let cluster_id = cluster(&store, DEFAULT_TENANT_ID, "c1").await;
+    let job_id = submit(
+        &store,
+        &cluster_id,
+        &layered_dag(1, 1),
+        &SubmitOptions::default(),
+    )
+    .await;
+    let first = claim(&store, "w1", 1).await.unwrap();
+    let done = queue::complete(&store, &first.lease(), &deferred(), 2)
+        .await
+        .unwrap();
+    assert_eq!(done.task_state, TaskState::Ready);
+    assert_eq!(done.job_state, JobState::Running);
+    assert!(
+        claim(&store, "w1", 2 + DEFER_MS - 1).await.is_none(),
+        "claimed again before the deferral ran out"
+    );
+    let again = claim(&store, "w1", 2 + DEFER_MS).await.unwrap();
+    assert_eq!(again.number, first.number);
+    assert_eq!(again.attempt, first.attempt, "the deferral used no attempt");
+    assert!(
+        queue::task_attempts(&store, &again.task_id)
+            .await
+            .unwrap()
+            .is_empty(),
+        "a deferral is not an attempt"
+    );
+
+    // Deferred while the job is being cancelled: the task ends cancelled, and so does the job.
+    queue::cancel_job(&store, &job_id, 3 + DEFER_MS)
+        .await
+        .unwrap();
+    let done = queue::complete(&store, &again.lease(), &deferred(), 4 + DEFER_MS)
+        .await
+        .unwrap();
+    assert_eq!(done.task_state, TaskState::Cancelled);
+    assert_eq!(done.job_state, JobState::Cancelled);
+}
+
 engine::on_both_backends!(
+    a_deferred_task_waits_without_using_an_attempt,
     two_claimers_drain_in_dependency_order,
     expired_lease_requeues_and_old_worker_is_refused,
     failed_idempotent_task_is_retried_with_backoff,

@@ -460,13 +460,17 @@ async fn settle(
     outcome: &Outcome,
     now_ms: i64,
 ) -> Result<Completion, QueueError> {
-    if outcome.kind == OutcomeKind::Deferred {
+    // A deferral only makes sense while the job goes on; under a cancel it ends the
+    // task like a stop does.
+    if outcome.kind == OutcomeKind::Deferred && job_state.is_active() {
         return defer(tx, held, job_state, now_ms).await;
     }
     let retry = held.idempotent && held.tries < held.max_attempts && job_state.is_active();
     let task_state = match outcome.kind {
         OutcomeKind::Succeeded => TaskState::Succeeded,
-        OutcomeKind::Stopped if !job_state.is_active() => TaskState::Cancelled,
+        OutcomeKind::Stopped | OutcomeKind::Deferred if !job_state.is_active() => {
+            TaskState::Cancelled
+        }
         // Stopped without a cancel (say, the worker shut down mid-step): the step's
         // effect is unknown, so the job fails instead of waiting forever.
         OutcomeKind::Stopped => TaskState::Failed,
