@@ -14,7 +14,6 @@ use tokio::sync::{mpsc, Notify, OwnedSemaphorePermit, Semaphore};
 
 use domain::plan::TaskDag;
 use engine::queue::{self, ClaimLimits, ClaimedTask, Outcome, SubmitOptions};
-use engine::store::clusters::NewCluster;
 use engine::store::tenants::DEFAULT_TENANT_ID;
 use engine::store::{now_ms, Backend, Store};
 use engine::testing::TestDatabase;
@@ -232,20 +231,7 @@ async fn submit_jobs(store: &Store, tasks: usize) -> Result<(), BenchError> {
         left -= size;
         let cluster = store
             .create_cluster(
-                &NewCluster {
-                    tenant_id: DEFAULT_TENANT_ID.into(),
-                    name: format!("bench-{job}"),
-                    template_name: "bench".into(),
-                    template_version: 1,
-                    template_json: "{}".into(),
-                    owner_id: None,
-                    state: "pending".into(),
-                    layout_json: "{}".into(),
-                    config_json: "{}".into(),
-                    catalog_json: "{}".into(),
-                    provider: "local".into(),
-                    lease_expires_ms: None,
-                },
+                &engine::testing::bare_cluster(DEFAULT_TENANT_ID, &format!("bench-{job}")),
                 now_ms(),
             )
             .await?;

@@ -33,7 +33,9 @@ pub use claim::{claim, claim_batch, heartbeat};
 pub use complete::{complete, complete_batch, requeue_expired, Expired};
 pub use control::{cancel_job, retry_job};
 pub use events::{append_event, append_events, events_after};
-pub use read::{cluster_jobs, completed_tasks, job, job_plan, job_tasks, task_attempts};
+pub use read::{
+    cluster_jobs, completed_tasks, job, job_plan, job_tasks, task_attempts, task_job_id,
+};
 pub use submit::{submit_in, submit_job};
 
 use sqlx::{Any, Transaction};

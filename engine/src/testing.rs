@@ -97,6 +97,25 @@ impl Drop for TestDatabase {
     }
 }
 
+/// A cluster row with no template, layout or catalog behind it: enough for queue
+/// tests and benchmarks, which need jobs to hang off a cluster and nothing more.
+pub fn bare_cluster(tenant_id: &str, name: &str) -> crate::store::clusters::NewCluster {
+    crate::store::clusters::NewCluster {
+        tenant_id: tenant_id.into(),
+        name: name.into(),
+        template_name: "bare".into(),
+        template_version: 1,
+        template_json: "{}".into(),
+        owner_id: None,
+        state: "pending".into(),
+        layout_json: "{}".into(),
+        config_json: "{}".into(),
+        catalog_json: "{}".into(),
+        provider: "local".into(),
+        lease_expires_ms: None,
+    }
+}
+
 /// Runs each named `async fn(Backend)` scenario once per backend, as separate tests
 /// in modules `sqlite` and `postgres`.
 #[macro_export]

@@ -12,7 +12,6 @@ use engine::queue::{
     self, ClaimLimits, ClaimedTask, ClusterEffects, Completion, Heartbeat, JobState, NewEvent,
     Outcome, OutcomeKind, QueueError, SubmitOptions, TaskState, DEFER_MS,
 };
-use engine::store::clusters::NewCluster;
 use engine::store::tenants::{NewTenant, DEFAULT_TENANT_ID};
 use engine::store::{Backend, Store};
 use engine::testing::TestDatabase;
@@ -27,23 +26,7 @@ async fn open(backend: Backend) -> (TestDatabase, Store) {
 
 async fn cluster(store: &Store, tenant_id: &str, name: &str) -> String {
     store
-        .create_cluster(
-            &NewCluster {
-                tenant_id: tenant_id.into(),
-                name: name.into(),
-                template_name: "hadoop".into(),
-                template_version: 1,
-                template_json: "{}".into(),
-                owner_id: None,
-                state: "pending".into(),
-                layout_json: "{}".into(),
-                config_json: "{}".into(),
-                catalog_json: "{}".into(),
-                provider: "local".into(),
-                lease_expires_ms: None,
-            },
-            0,
-        )
+        .create_cluster(&engine::testing::bare_cluster(tenant_id, name), 0)
         .await
         .unwrap()
         .id

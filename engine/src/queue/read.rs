@@ -165,6 +165,15 @@ pub struct Attempt {
     pub error: Option<String>,
 }
 
+/// The id of the job `task_id` belongs to.
+pub async fn task_job_id(store: &Store, task_id: &str) -> Result<String, QueueError> {
+    sqlx::query_scalar("SELECT job_id FROM tasks WHERE id = $1")
+        .bind(task_id)
+        .fetch_optional(store.pool())
+        .await?
+        .ok_or_else(|| QueueError::NotFound(format!("task {task_id}")))
+}
+
 /// A task's attempts, first first: what failed and why.
 pub async fn task_attempts(store: &Store, task_id: &str) -> Result<Vec<Attempt>, QueueError> {
     sqlx::query(

@@ -154,12 +154,11 @@ impl Service {
         match user {
             Some(user) if matches => {
                 self.throttle.clear_account(&username);
-                let epoch = self.store.session_epoch(&user.id).await?;
                 Ok((
                     Principal::from_user(&user),
                     SessionUser {
+                        epoch: user.session_epoch,
                         user_id: user.id,
-                        epoch,
                     },
                 ))
             }
@@ -180,7 +179,7 @@ impl Service {
             Err(StoreError::NotFound(_)) => return Err(ServiceError::Unauthenticated),
             Err(error) => return Err(error.into()),
         };
-        if self.store.session_epoch(&user.id).await? != session.epoch {
+        if user.session_epoch != session.epoch {
             return Err(ServiceError::Unauthenticated);
         }
         Ok(Principal::from_user(&user))
@@ -203,7 +202,9 @@ impl Service {
             Err(StoreError::NotFound(_)) => return Err(ServiceError::Unauthenticated),
             Err(error) => return Err(error.into()),
         };
-        self.store.touch_token(&token.id, now).await?;
+        if token.needs_touch(now) {
+            self.store.touch_token(&token.id, now).await?;
+        }
         Ok(Principal::from_user(&user))
     }
 

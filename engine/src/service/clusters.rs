@@ -194,7 +194,7 @@ impl ClusterChangeRequest {
     }
 }
 
-pub(super) fn plan_view(preview: &Preview) -> PlanView {
+fn plan_view(preview: &Preview) -> PlanView {
     PlanView {
         from: serde_json::to_value(&preview.from).unwrap_or(Value::Null),
         to: serde_json::to_value(&preview.to).unwrap_or(Value::Null),

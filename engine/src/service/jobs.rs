@@ -81,10 +81,11 @@ impl Service {
         task_id: &str,
     ) -> Result<Vec<AttemptView>, ServiceError> {
         let job = self.visible_job(caller, job_id).await?;
-        let belongs = queue::job_tasks(&self.store, &job.id)
-            .await?
-            .iter()
-            .any(|task| task.id == task_id);
+        let belongs = match queue::task_job_id(&self.store, task_id).await {
+            Ok(owner) => owner == job.id,
+            Err(queue::QueueError::NotFound(_)) => false,
+            Err(error) => return Err(error.into()),
+        };
         if !belongs {
             return Err(ServiceError::NotFound(format!("task {task_id:?}")));
         }

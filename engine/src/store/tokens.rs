@@ -20,11 +20,20 @@ pub struct ApiToken {
 }
 
 impl ApiToken {
+    /// Whether a use at `now_ms` should be recorded (see [`Store::touch_token`]).
+    pub fn needs_touch(&self, now_ms: i64) -> bool {
+        self.last_used_at_ms
+            .is_none_or(|at| at < now_ms - TOUCH_INTERVAL_MS)
+    }
+
     /// Whether the token authenticates at `now_ms`.
     pub fn is_live(&self, now_ms: i64) -> bool {
         self.revoked_at_ms.is_none() && self.expires_at_ms.is_none_or(|at| at > now_ms)
     }
 }
+
+/// `last_used_at_ms` is kept to this precision, so most API calls stay reads.
+pub const TOUCH_INTERVAL_MS: i64 = 60_000;
 
 const COLUMNS: &str =
     "id, user_id, name, created_at_ms, last_used_at_ms, expires_at_ms, revoked_at_ms";
@@ -107,14 +116,16 @@ impl Store {
         Ok(())
     }
 
-    /// Records use, at most once a minute per token so reads stay reads.
+    /// Records use, at most once per [`TOUCH_INTERVAL_MS`] per token (also when two
+    /// requests race past [`ApiToken::needs_touch`]).
     pub async fn touch_token(&self, id: &str, now_ms: i64) -> Result<(), StoreError> {
         sqlx::query(
             "UPDATE api_tokens SET last_used_at_ms = $2 WHERE id = $1 \
-             AND (last_used_at_ms IS NULL OR last_used_at_ms < $2 - 60000)",
+             AND (last_used_at_ms IS NULL OR last_used_at_ms < $2 - $3)",
         )
         .bind(id)
         .bind(now_ms)
+        .bind(TOUCH_INTERVAL_MS)
         .execute(&self.pool)
         .await?;
         Ok(())

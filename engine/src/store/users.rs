@@ -48,6 +48,8 @@ pub struct User {
     pub role: Role,
     pub password_hash: String,
     pub created_at_ms: i64,
+    /// Sessions made under an older epoch are void (see `bump_session_epoch`).
+    pub session_epoch: i64,
 }
 
 impl fmt::Debug for User {
@@ -71,7 +73,7 @@ pub struct NewUser {
     pub password_hash: String,
 }
 
-const COLUMNS: &str = "id, tenant_id, username, role, password_hash, created_at_ms";
+const COLUMNS: &str = "id, tenant_id, username, role, password_hash, created_at_ms, session_epoch";
 
 fn from_row(row: &sqlx::any::AnyRow) -> Result<User, StoreError> {
     let role: String = row.try_get("role")?;
@@ -85,6 +87,7 @@ fn from_row(row: &sqlx::any::AnyRow) -> Result<User, StoreError> {
         })?,
         password_hash: row.try_get("password_hash")?,
         created_at_ms: row.try_get("created_at_ms")?,
+        session_epoch: row.try_get("session_epoch")?,
     })
 }
 
@@ -97,6 +100,7 @@ impl Store {
             role: new.role,
             password_hash: new.password_hash.clone(),
             created_at_ms: now_ms(),
+            session_epoch: 0,
         };
         let result = sqlx::query(
             "INSERT INTO users (id, tenant_id, username, role, password_hash, created_at_ms) \
@@ -159,15 +163,6 @@ impl Store {
             .iter()
             .map(from_row)
             .collect()
-    }
-
-    /// The user's session epoch: sessions made under an older one are void.
-    pub async fn session_epoch(&self, id: &str) -> Result<i64, StoreError> {
-        sqlx::query_scalar("SELECT session_epoch FROM users WHERE id = $1")
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await?
-            .ok_or_else(|| StoreError::NotFound(format!("user {id:?}")))
     }
 
     /// Ends every session of the user at once.

@@ -57,6 +57,11 @@ impl ApiError {
     pub fn not_found(message: impl Into<String>) -> Self {
         Self::new(StatusCode::NOT_FOUND, "not_found", message)
     }
+
+    /// A failure inside the server: `cause` is logged, the client sees "internal error".
+    pub fn internal(cause: impl std::fmt::Display) -> Self {
+        ServiceError::internal(cause).into()
+    }
 }
 
 impl From<ServiceError> for ApiError {

@@ -72,13 +72,11 @@ impl FromRequestParts<AppState> for Authenticated {
         }
         let session = Session::from_request_parts(parts, state)
             .await
-            .map_err(|(_, message)| {
-                ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", message)
-            })?;
+            .map_err(|(_, message)| ApiError::internal(message))?;
         let data: Option<SessionData> = session
             .get(SESSION_USER)
             .await
-            .map_err(|error| ApiError::from(ServiceError::internal(error)))?;
+            .map_err(ApiError::internal)?;
         let Some(data) = data else {
             return Err(ServiceError::Unauthenticated.into());
         };

@@ -54,10 +54,7 @@ pub async fn login(
             other => other.into(),
         })?;
     // A new id on every sign-in: an id planted before sign-in is worth nothing after.
-    session
-        .cycle_id()
-        .await
-        .map_err(|error| ApiError::from(ServiceError::internal(error)))?;
+    session.cycle_id().await.map_err(ApiError::internal)?;
     let data = SessionData {
         user,
         csrf: TokenSecret::generate().expose().to_owned(),
@@ -66,7 +63,7 @@ pub async fn login(
     session
         .insert(SESSION_USER, &data)
         .await
-        .map_err(|error| ApiError::from(ServiceError::internal(error)))?;
+        .map_err(ApiError::internal)?;
     let user = state
         .service
         .me(&engine::service::Caller::new(principal, address))
@@ -91,7 +88,7 @@ pub async fn current(
     let data: Option<SessionData> = session
         .get(SESSION_USER)
         .await
-        .map_err(|error| ApiError::from(ServiceError::internal(error)))?;
+        .map_err(ApiError::internal)?;
     let Some(data) = data else {
         return Err(ApiError::unauthenticated(
             "this needs a browser session, not a token",
@@ -110,10 +107,7 @@ pub async fn logout(
     session: Session,
     Authenticated(_caller): Authenticated,
 ) -> Result<StatusCode, ApiError> {
-    session
-        .flush()
-        .await
-        .map_err(|error| ApiError::from(ServiceError::internal(error)))?;
+    session.flush().await.map_err(ApiError::internal)?;
     Ok(StatusCode::NO_CONTENT)
 }
 
