@@ -1,3 +1,9 @@
 //! Building blocks shared by pages.
 
+pub mod dag;
+pub mod errors;
 pub mod layout;
+pub mod plan;
+pub mod session;
+pub mod state;
+pub mod time;

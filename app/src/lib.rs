@@ -2,16 +2,24 @@
 //!
 //! The same code renders on the server (feature `ssr`) and hydrates in the browser
 //! (feature `hydrate`, built to wasm by the `frontend` crate). Server functions are
-//! thin: they parse, call the engine, and map errors; rules live in `engine`/`domain`.
+//! thin: they parse, call `engine::service` as the signed-in user, and map errors;
+//! rules live in `engine`/`domain`. Every route renders completely on the server
+//! (`SsrMode::Async`), so each page works with JavaScript off and gets better with it.
 
 pub mod components;
+pub mod error;
+#[cfg(feature = "hydrate")]
+mod live;
+pub mod model;
 pub mod pages;
 pub mod server_fns;
+#[cfg(feature = "ssr")]
+pub mod session;
 
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
 use leptos_router::components::{Route, Router, Routes};
-use leptos_router::StaticSegment;
+use leptos_router::{path, SsrMode};
 
 /// The wasm/JS/CSS bundle name the server announces and the build writes.
 pub const OUTPUT_NAME: &str = "corral";
@@ -38,6 +46,10 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
 /// The application root: routes to pages.
 #[component]
 pub fn App() -> impl IntoView {
+    use pages::clusters::{
+        job::JobShowPage, list::ClusterListPage, new::NewClusterPage, show::ClusterShowPage,
+    };
+
     provide_meta_context();
     view! {
         <Stylesheet id="corral" href="/pkg/corral.css"/>
@@ -45,7 +57,11 @@ pub fn App() -> impl IntoView {
         <Router>
             <components::layout::Layout>
                 <Routes fallback=pages::not_found::NotFound>
-                    <Route path=StaticSegment("") view=pages::home::HomePage/>
+                    <Route path=path!("/login") view=pages::login::LoginPage ssr=SsrMode::Async/>
+                    <Route path=path!("/clusters") view=ClusterListPage ssr=SsrMode::Async/>
+                    <Route path=path!("/clusters/new") view=NewClusterPage ssr=SsrMode::Async/>
+                    <Route path=path!("/clusters/:id") view=ClusterShowPage ssr=SsrMode::Async/>
+                    <Route path=path!("/clusters/:id/jobs/:job") view=JobShowPage ssr=SsrMode::Async/>
                 </Routes>
             </components::layout::Layout>
         </Router>

@@ -1,4 +1,5 @@
 //! One module per route.
 
-pub mod home;
+pub mod clusters;
+pub mod login;
 pub mod not_found;

@@ -34,12 +34,15 @@ export async function startCorral() {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let logs = '';
+  let adminPassword = null;
   child.stderr.on('data', (chunk) => { logs += chunk; });
   const url = await new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`corral did not start in 60 s:\n${logs}`)), 60_000);
     let out = '';
     child.stdout.on('data', (chunk) => {
       out += chunk;
+      const first = out.match(/sign in as \S+ with password (\S+)/);
+      if (first) adminPassword = first[1];
       const match = out.match(/Corral is running at (http:\/\/\S+)/);
       if (match) { clearTimeout(timer); resolve(match[1]); }
     });
@@ -47,6 +50,7 @@ export async function startCorral() {
   });
   return {
     url,
+    adminPassword,
     logs: () => logs,
     async stop() {
       child.kill('SIGTERM');
@@ -57,12 +61,13 @@ export async function startCorral() {
 }
 
 /** Launches headless chromium with the flags this machine needs. */
-export async function launchBrowser() {
+export async function launchBrowser({ javaScriptEnabled = true } = {}) {
   const userDataDir = mkdtempSync(join(tmpdir(), 'corral-chromium-'));
   const context = await chromium.launchPersistentContext(userDataDir, {
     executablePath: '/usr/bin/chromium',
     headless: true,
     viewport: { width: 1280, height: 900 },
+    javaScriptEnabled,
     args: [
       '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
       '--disable-background-networking', '--disable-component-update', '--disable-sync',

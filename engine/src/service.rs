@@ -40,7 +40,7 @@ pub use auth::{LoginThrottle, SessionUser, ThrottleSettings};
 pub use catalog::parse_kind;
 pub use catalog::ImportReport;
 pub use clusters::{ClusterChangeRequest, ClusterCreateRequest, LeaseExtension};
-pub use jobs::AttemptView;
+pub use jobs::{AttemptView, MAX_EVENTS};
 pub use tenants::{QuotaUpdate, TenantRequest};
 pub use tokens::{CreatedToken, TokenRequest};
 pub use users::{PasswordChange, UserRequest, UserUpdate};

@@ -37,7 +37,7 @@ pub const MAX_JSON_BYTES: usize = 8 * 1024 * 1024;
         session::login, session::current, session::logout, session::logout_everywhere,
         clusters::list, clusters::create, clusters::show, clusters::plan, clusters::change,
         clusters::extend_lease, clusters::delete,
-        jobs::show, jobs::tasks, jobs::attempts, jobs::events, jobs::cancel, jobs::retry,
+        jobs::show, jobs::tasks, jobs::attempts, jobs::events, jobs::stream, jobs::cancel, jobs::retry,
         catalog::export, catalog::import, catalog::list, catalog::show, catalog::history,
         catalog::put, catalog::delete, catalog::resources, catalog::upload, catalog::stage,
         accounts::me, accounts::change_password,
@@ -106,6 +106,7 @@ pub fn router() -> Router<AppState> {
         .route("/jobs/{id}/tasks", get(jobs::tasks))
         .route("/jobs/{id}/tasks/{task_id}/attempts", get(jobs::attempts))
         .route("/jobs/{id}/events", get(jobs::events))
+        .route("/jobs/{id}/stream", get(jobs::stream))
         .route("/jobs/{id}/cancel", post(jobs::cancel))
         .route("/jobs/{id}/retry", post(jobs::retry))
         .route("/catalog", get(catalog::export))

@@ -2,6 +2,7 @@
 //! `/api/v1`, static assets, health. Sessions (cookie + database store) wrap it all.
 
 mod health;
+mod page_guard;
 
 use std::path::Path;
 
@@ -40,20 +41,34 @@ pub fn leptos_options(site_dir: &Path) -> LeptosOptions {
 pub fn router(state: AppState) -> Router {
     let routes = generate_route_list(app::App);
     let pkg_dir = Path::new(state.leptos_options.site_root.as_ref()).join("pkg");
-    let store = state.store.clone();
+    let context = {
+        let store = state.store.clone();
+        let service = state.service.clone();
+        let policy = app::session::SessionPolicy {
+            max_age_ms: state.session_max_age_ms,
+        };
+        // What every page and server function finds in its reactive context.
+        move || {
+            provide_context(store.clone());
+            provide_context(service.clone());
+            provide_context(policy);
+        }
+    };
     let sessions = state.sessions.clone().layer(state.secure_cookies);
     Router::new()
         .nest("/api/v1", crate::api::router())
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
         .nest_service("/pkg", ServeDir::new(pkg_dir))
-        .leptos_routes_with_context(&state, routes, move || provide_context(store.clone()), {
+        .leptos_routes_with_context(&state, routes, context.clone(), {
             let options = state.leptos_options.clone();
             move || app::shell(options.clone())
         })
-        .fallback(leptos_axum::file_and_error_handler::<AppState, _>(
-            app::shell,
-        ))
+        .fallback(leptos_axum::file_and_error_handler_with_context::<
+            AppState,
+            _,
+        >(context, app::shell))
+        .layer(axum::middleware::from_fn(page_guard::page_guard))
         .with_state(state)
         .layer(sessions)
 }

@@ -1,19 +1,73 @@
-//! The frame around every page: top bar with the product name and navigation.
+//! The frame around every page: the top bar (product, navigation by role, the
+//! signed-in user and "Sign out"), the page, and a footer naming the server.
 
 use leptos::prelude::*;
+use leptos_router::components::A;
+
+use super::session::{provide_me, session_changed, CsrfField};
+use crate::server_fns::session::logout::Logout;
+use crate::server_fns::status::get_server_status;
 
 #[component]
 pub fn Layout(children: Children) -> impl IntoView {
+    let me = provide_me();
+    let logout = ServerAction::<Logout>::new();
+    Effect::new(move |_| {
+        if logout.version().get() > 0 {
+            session_changed();
+        }
+    });
+    let status = Resource::new(|| (), |_| get_server_status());
     view! {
+        <a class="skip-link" href="#main">"Skip to content"</a>
         <header class="topbar">
-            <a class="brand" href="/">
+            <a class="brand" href="/clusters">
                 <span class="brand-mark" aria-hidden="true">"◆"</span>
                 " Corral"
             </a>
-            <nav class="topnav" aria-label="Main">
-                <a href="/">"Overview"</a>
-            </nav>
+            <Suspense>
+                {move || Suspend::new(async move {
+                    match me.await {
+                        Ok(Some(me)) => {
+                            let admin = me.is_admin();
+                            view! {
+                                <nav class="topnav" aria-label="Main">
+                                    <A href="/clusters" exact=true>"Clusters"</A>
+                                    <A href="/clusters/new">"New cluster"</A>
+                                    {admin.then(|| view! { <a href="/admin">"Admin"</a> })}
+                                </nav>
+                                <div class="usermenu">
+                                    <span class="who" data-testid="signed-in-as">
+                                        {me.username.clone()}
+                                        <span class="role">{me.role.clone()}</span>
+                                    </span>
+                                    <ActionForm action=logout>
+                                        <CsrfField/>
+                                        <button class="button button-quiet" type="submit">"Sign out"</button>
+                                    </ActionForm>
+                                </div>
+                            }
+                            .into_any()
+                        }
+                        _ => view! {
+                            <nav class="topnav" aria-label="Main">
+                                <a href="/login">"Sign in"</a>
+                            </nav>
+                        }
+                        .into_any(),
+                    }
+                })}
+            </Suspense>
         </header>
-        <main class="page">{children()}</main>
+        <main class="page" id="main">{children()}</main>
+        <footer class="footer">
+            <Suspense>
+                {move || Suspend::new(async move {
+                    status.await.ok().map(|status| view! {
+                        "Corral " {status.version} " · " {status.backend}
+                    })
+                })}
+            </Suspense>
+        </footer>
     }
 }

@@ -13,7 +13,7 @@ pub fn NotFound() -> impl IntoView {
     view! {
         <section class="card">
             <h1>"Page not found"</h1>
-            <p>"There is nothing at this address. " <a href="/">"Go to the overview"</a> "."</p>
+            <p>"There is nothing at this address. " <a href="/">"Go to your clusters"</a> "."</p>
         </section>
     }
 }

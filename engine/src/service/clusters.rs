@@ -200,6 +200,7 @@ fn plan_view(preview: &Preview) -> PlanView {
         to: serde_json::to_value(&preview.to).unwrap_or(Value::Null),
         tasks: preview.dag.len(),
         steps: step_labels(&preview.dag),
+        dag: serde_json::to_value(&preview.dag).unwrap_or(Value::Null),
     }
 }
 

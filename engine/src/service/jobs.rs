@@ -73,6 +73,17 @@ impl Service {
         page.slice(tasks)
     }
 
+    /// The task DAG the job runs: each task with the tasks it waits for (task
+    /// numbers match [`TaskView::number`]).
+    pub async fn job_plan(
+        &self,
+        caller: &Caller,
+        id: &str,
+    ) -> Result<domain::plan::TaskDag, ServiceError> {
+        let job = self.visible_job(caller, id).await?;
+        Ok(queue::job_plan(&self.store, &job.id).await?)
+    }
+
     /// The attempts of one of the job's tasks.
     pub async fn task_attempts(
         &self,

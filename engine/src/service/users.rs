@@ -97,6 +97,21 @@ impl Service {
         Ok(())
     }
 
+    /// Usernames of the caller's tenant by user id (for "owner" columns; names in
+    /// one's own tenant are not secret).
+    pub async fn usernames(
+        &self,
+        caller: &Caller,
+    ) -> Result<std::collections::HashMap<String, String>, ServiceError> {
+        Ok(self
+            .store
+            .list_users(caller.tenant_id())
+            .await?
+            .into_iter()
+            .map(|user| (user.id, user.username))
+            .collect())
+    }
+
     pub async fn me(&self, caller: &Caller) -> Result<UserView, ServiceError> {
         Ok(self.store.user(&caller.principal.user_id).await?.into())
     }

@@ -285,6 +285,9 @@ pub struct PlanView {
     pub tasks: usize,
     /// Each task as `node-action-service`, in plan order.
     pub steps: Vec<String>,
+    /// The task DAG: `{"tasks": [{"id", "node", "service", "action", "after", "stage"}]}`.
+    #[schema(value_type = Object)]
+    pub dag: Value,
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema)]

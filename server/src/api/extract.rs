@@ -8,31 +8,22 @@
 
 use std::net::SocketAddr;
 
+use app::session::{signed_in, SessionPolicy, SessionRejection};
 use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::extract::{ConnectInfo, FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
 use axum::http::{header, StatusCode};
-use engine::service::{Caller, ServiceError, SessionUser};
+use engine::service::{Caller, ServiceError};
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
 use tower_sessions::Session;
 
 use super::error::ApiError;
 use crate::http::AppState;
 
-/// The session key holding the signed-in user.
-pub const SESSION_USER: &str = "corral.user";
 /// The header cookie-authenticated, state-changing requests carry.
 pub const CSRF_HEADER: &str = "x-csrf-token";
 
-/// What a signed-in session stores.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct SessionData {
-    pub user: SessionUser,
-    /// Compared with `X-CSRF-Token` (and the form field of server-rendered forms).
-    pub csrf: String,
-    pub signed_in_at_ms: i64,
-}
+pub use app::session::{SessionData, SESSION_USER};
 
 /// The authenticated caller of a request.
 pub struct Authenticated(pub Caller);
@@ -73,40 +64,28 @@ impl FromRequestParts<AppState> for Authenticated {
         let session = Session::from_request_parts(parts, state)
             .await
             .map_err(|(_, message)| ApiError::internal(message))?;
-        let data: Option<SessionData> = session
-            .get(SESSION_USER)
-            .await
-            .map_err(ApiError::internal)?;
-        let Some(data) = data else {
-            return Err(ServiceError::Unauthenticated.into());
+        let policy = SessionPolicy {
+            max_age_ms: state.session_max_age_ms,
         };
-        if engine::store::now_ms() - data.signed_in_at_ms > state.session_max_age_ms {
-            let _ = session.flush().await;
-            return Err(ApiError::unauthenticated(
-                "the session has expired; sign in again",
-            ));
-        }
+        let signed_in = signed_in(&session, &state.service, policy)
+            .await
+            .map_err(|rejection| match rejection {
+                SessionRejection::SignedOut => ServiceError::Unauthenticated.into(),
+                SessionRejection::Service(error) => error.into(),
+                other => ApiError::unauthenticated(other.to_string()),
+            })?;
         if !parts.method.is_safe() {
             let sent = parts
                 .headers
                 .get(CSRF_HEADER)
                 .and_then(|value| value.to_str().ok());
-            if sent != Some(data.csrf.as_str()) {
+            if sent != Some(signed_in.data.csrf.as_str()) {
                 return Err(ApiError::forbidden(
                     "missing or wrong CSRF token: send the X-CSRF-Token header from GET /api/v1/session",
                 ));
             }
         }
-        let principal = state
-            .service
-            .session_principal(&data.user)
-            .await
-            .map_err(|error| match error {
-                ServiceError::Unauthenticated => {
-                    ApiError::unauthenticated("the session has ended; sign in again")
-                }
-                other => other.into(),
-            })?;
+        let principal = signed_in.principal;
         Ok(Authenticated(Caller::new(principal, address)))
     }
 }

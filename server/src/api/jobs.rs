@@ -1,5 +1,9 @@
 //! `/api/v1/jobs`: status, tasks, attempts with output, events from an offset,
-//! cancel and retry.
+//! cancel and retry, and the live event stream.
+
+mod stream;
+
+pub use stream::{__path_stream, stream};
 
 use axum::extract::State;
 use axum::Json;

@@ -6,24 +6,7 @@ use engine::store::Backend;
 use reqwest::Method;
 use serde_json::{json, Value};
 
-use crate::helpers::{lifecycle_catalog, spawn_app, ApiUser, TestApp};
-
-async fn with_catalog(app: &TestApp, tenant: &str) -> ApiUser {
-    let admin = app
-        .user(&format!("{tenant}-admin"), Role::TenantAdmin, tenant)
-        .await;
-    let catalog = lifecycle_catalog();
-    let response = app
-        .call(
-            &admin,
-            Method::POST,
-            "/api/v1/catalog/import",
-            Some(&catalog),
-        )
-        .await;
-    assert_eq!(response.status(), 200);
-    admin
-}
+use crate::helpers::{spawn_app, with_catalog, ApiUser, TestApp};
 
 async fn json_of(response: reqwest::Response) -> (u16, Value) {
     let status = response.status().as_u16();

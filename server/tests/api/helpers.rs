@@ -192,3 +192,25 @@ pub fn lifecycle_catalog() -> serde_json::Value {
     );
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
+
+/// A tenant admin of `tenant` (created if missing) who has imported the lifecycle
+/// catalog.
+pub async fn with_catalog(app: &TestApp, tenant: &str) -> ApiUser {
+    let admin = app
+        .user(
+            &format!("{tenant}-admin"),
+            engine::store::users::Role::TenantAdmin,
+            tenant,
+        )
+        .await;
+    let response = app
+        .call(
+            &admin,
+            reqwest::Method::POST,
+            "/api/v1/catalog/import",
+            Some(&lifecycle_catalog()),
+        )
+        .await;
+    assert_eq!(response.status(), 200);
+    admin
+}

@@ -44,6 +44,7 @@ const EXPECTATIONS: &[(&str, &[Check])] = &[
     ("GET /api/v1/jobs/{id}/tasks", &[Scoped]),
     ("GET /api/v1/jobs/{id}/tasks/{task_id}/attempts", &[Scoped]),
     ("GET /api/v1/jobs/{id}/events", &[Scoped]),
+    ("GET /api/v1/jobs/{id}/stream", &[Scoped]),
     ("POST /api/v1/jobs/{id}/cancel", &[Scoped]),
     ("POST /api/v1/jobs/{id}/retry", &[Scoped]),
     ("GET /api/v1/catalog", &[Listing]),

@@ -1,21 +1,330 @@
-//! Server-side rendering: pages come back as complete HTML with the hydration scripts.
+//! Server-side rendering of the portal: pages come back as complete HTML (so they
+//! work with JavaScript off), visitors are sent to sign in, forms post to server
+//! functions that check the CSRF token, another tenant's cluster is a 404, and the
+//! job event stream resumes exactly after the last event a client has.
 
+use std::time::Duration;
+
+use engine::queue::NewEvent;
+use engine::store::users::Role;
 use engine::store::Backend;
+use reqwest::redirect::Policy;
+use reqwest::{header, Method};
+use serde_json::{json, Value};
 
-use crate::helpers::spawn_app;
+use crate::helpers::{spawn_app, with_catalog, ApiUser, TestApp, PASSWORD};
 
-#[tokio::test]
-async fn home_page_renders_on_the_server() {
-    let app = spawn_app(Backend::Sqlite).await;
-    let response = app.get("/").await;
-    assert_eq!(response.status(), 200);
-    let html = response.text().await.unwrap();
-    assert!(html.contains("Self-service clusters"), "{html}");
-    assert!(html.contains("/pkg/corral.js"), "hydration script missing");
-    assert!(html.contains("/pkg/corral.css"), "stylesheet missing");
-    assert!(html.contains("data-testid=\"hydration-counter\""));
+/// A browser without JavaScript: keeps cookies, does not follow redirects.
+fn plain_browser() -> reqwest::Client {
+    reqwest::Client::builder()
+        .cookie_store(true)
+        .redirect(Policy::none())
+        .build()
+        .unwrap()
 }
 
+/// Signs `username` in through the login form, as a browser without JavaScript does.
+async fn form_sign_in(app: &TestApp, username: &str, password: &str) -> reqwest::Response {
+    plain_browser_sign_in(&plain_browser(), app, username, password).await
+}
+
+async fn plain_browser_sign_in(
+    browser: &reqwest::Client,
+    app: &TestApp,
+    username: &str,
+    password: &str,
+) -> reqwest::Response {
+    browser
+        .post(app.url("/sfn/login"))
+        .header(header::ACCEPT, "text/html")
+        .header(header::REFERER, app.url("/login?next=/clusters"))
+        .form(&[
+            ("username", username),
+            ("password", password),
+            ("next", "/clusters"),
+        ])
+        .send()
+        .await
+        .unwrap()
+}
+
+fn location(response: &reqwest::Response) -> String {
+    response.headers()[header::LOCATION]
+        .to_str()
+        .unwrap()
+        .to_owned()
+}
+
+async fn create_cluster(app: &TestApp, user: &ApiUser, name: &str) -> Value {
+    let response = app
+        .call(
+            user,
+            Method::POST,
+            "/api/v1/clusters",
+            Some(&json!({"name": name, "template": "lifecycle", "size": 3})),
+        )
+        .await;
+    assert_eq!(response.status(), 201);
+    response.json().await.unwrap()
+}
+
+#[tokio::test]
+async fn visitors_are_sent_to_sign_in_and_come_back() {
+    let app = spawn_app(Backend::Sqlite).await;
+    let browser = plain_browser();
+    let response = browser.get(app.url("/")).send().await.unwrap();
+    assert_eq!(response.status(), 303);
+    assert_eq!(location(&response), "/login");
+    let response = browser
+        .get(app.url("/clusters/new?template=web&size=3"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 303);
+    assert_eq!(
+        location(&response),
+        "/login?next=/clusters/new%3Ftemplate%3Dweb%26size%3D3"
+    );
+    let html = browser
+        .get(app.url("/login?next=/clusters"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(html.contains("action=\"/sfn/login\""), "{html}");
+    assert!(html.contains("method=\"post\""), "{html}");
+    assert!(html.contains("/pkg/corral.js"), "hydration script missing");
+    assert!(html.contains("/pkg/corral.css"), "stylesheet missing");
+}
+
+#[tokio::test]
+async fn the_login_form_works_without_javascript() {
+    let app = spawn_app(Backend::Sqlite).await;
+    app.user("erin", Role::User, "default").await;
+
+    let wrong = form_sign_in(&app, "erin", "not the password").await;
+    assert!(wrong.status().is_redirection(), "{}", wrong.status());
+    let back = location(&wrong);
+    assert!(back.starts_with(&app.url("/login")), "{back}");
+    let page = plain_browser().get(&back).send().await.unwrap();
+    let html = page.text().await.unwrap();
+    assert!(html.contains("wrong username or password"), "{html}");
+
+    let browser = plain_browser();
+    let right = plain_browser_sign_in(&browser, &app, "erin", PASSWORD).await;
+    assert!(right.status().is_redirection(), "{}", right.status());
+    assert_eq!(location(&right), "/clusters");
+    let response = browser.get(app.url("/clusters")).send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    let html = response.text().await.unwrap();
+    assert!(html.contains("No clusters yet"), "{html}");
+    assert!(html.contains("erin"), "the signed-in user is named: {html}");
+}
+
+#[tokio::test]
+async fn pages_render_the_tenants_clusters_on_the_server() {
+    let app = spawn_app(Backend::Sqlite).await;
+    let admin = with_catalog(&app, "acme").await;
+    let created = create_cluster(&app, &admin, "shop").await;
+    let browser = plain_browser();
+    plain_browser_sign_in(&browser, &app, "acme-admin", PASSWORD).await;
+
+    let html = browser
+        .get(app.url("/clusters"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(html.contains("data-cluster=\"shop\""), "{html}");
+    assert!(html.contains("acme-admin"), "owner shown: {html}");
+
+    let id = created["cluster"]["id"].as_str().unwrap();
+    let html = browser
+        .get(app.url(&format!("/clusters/{id}")))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(html.contains("data-testid=\"node-table\""), "{html}");
+
+    let job = created["job_id"].as_str().unwrap();
+    let html = browser
+        .get(app.url(&format!("/clusters/{id}/jobs/{job}")))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(html.contains("data-testid=\"task-table\""), "{html}");
+    assert!(html.contains("class=\"dag\""), "the DAG picture: {html}");
+    // Without JavaScript, an unfinished job's page refreshes itself.
+    assert!(html.contains("http-equiv=\"refresh\""), "{html}");
+
+    // The create form's preview renders on the server from the query string.
+    let html = browser
+        .get(app.url("/clusters/new?template=lifecycle&size=3&name=next"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(html.contains("data-testid=\"plan-preview\""), "{html}");
+    let html = browser
+        .get(app.url("/clusters/new?template=lifecycle&size=1"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(html.contains("data-testid=\"unsatisfiable\""), "{html}");
+}
+
+#[tokio::test]
+async fn another_tenants_cluster_is_not_found() {
+    let app = spawn_app(Backend::Sqlite).await;
+    let acme = with_catalog(&app, "acme").await;
+    let created = create_cluster(&app, &acme, "secret-shop").await;
+    app.user("bob", Role::TenantAdmin, "globex").await;
+    let browser = plain_browser();
+    plain_browser_sign_in(&browser, &app, "bob", PASSWORD).await;
+    let id = created["cluster"]["id"].as_str().unwrap();
+    let response = browser
+        .get(app.url(&format!("/clusters/{id}")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 404);
+    let html = response.text().await.unwrap();
+    assert!(!html.contains("secret-shop"), "{html}");
+    assert!(html.contains("not found"), "{html}");
+}
+
+#[tokio::test]
+async fn forms_without_the_sessions_csrf_token_change_nothing() {
+    let app = spawn_app(Backend::Sqlite).await;
+    let admin = with_catalog(&app, "acme").await;
+    let browser = plain_browser();
+    plain_browser_sign_in(&browser, &app, "acme-admin", PASSWORD).await;
+    let response = browser
+        .post(app.url("/sfn/create-cluster"))
+        .header(header::ACCEPT, "application/json")
+        .form(&[
+            ("csrf", "forged"),
+            ("name", "sneaky"),
+            ("template", "lifecycle"),
+            ("size", "3"),
+        ])
+        .send()
+        .await
+        .unwrap();
+    let body = response.text().await.unwrap();
+    assert!(body.contains("security token"), "{body}");
+    let list: Value = app
+        .call(&admin, Method::GET, "/api/v1/clusters", None)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(list["total"], 0);
+}
+
+async fn read_stream(response: reqwest::Response) -> String {
+    tokio::time::timeout(Duration::from_secs(20), response.text())
+        .await
+        .expect("the stream of a finished job ends")
+        .unwrap()
+}
+
+#[tokio::test]
+async fn the_event_stream_resumes_after_the_last_event_seen() {
+    let app = spawn_app(Backend::Sqlite).await;
+    let admin = with_catalog(&app, "acme").await;
+    let created = create_cluster(&app, &admin, "streamed").await;
+    let job = created["job_id"].as_str().unwrap().to_owned();
+    let lines: Vec<NewEvent> = (1..=5)
+        .map(|n| NewEvent {
+            job_id: job.clone(),
+            task_id: None,
+            attempt: None,
+            kind: "output".to_owned(),
+            stream: Some("stdout".to_owned()),
+            data: format!("line {n}"),
+        })
+        .collect();
+    engine::queue::append_events(&app.store, &lines, engine::store::now_ms())
+        .await
+        .unwrap();
+    let response = app
+        .call(
+            &admin,
+            Method::POST,
+            &format!("/api/v1/jobs/{job}/cancel"),
+            None,
+        )
+        .await;
+    assert_eq!(response.status(), 200);
+    let events: Vec<Value> = app
+        .call(
+            &admin,
+            Method::GET,
+            &format!("/api/v1/jobs/{job}/events"),
+            None,
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    let ids: Vec<i64> = events
+        .iter()
+        .filter(|event| event["kind"] == "output")
+        .map(|event| event["id"].as_i64().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 5);
+
+    let from_second = app
+        .client
+        .get(app.url(&format!("/api/v1/jobs/{job}/stream?after={}", ids[1])))
+        .bearer_auth(&admin.token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        from_second.headers()[header::CONTENT_TYPE],
+        "text/event-stream"
+    );
+    let body = read_stream(from_second).await;
+    assert!(
+        !body.contains("line 1") && !body.contains("line 2"),
+        "{body}"
+    );
+    for n in 3..=5 {
+        assert_eq!(body.matches(&format!("\"line {n}\"")).count(), 1, "{body}");
+    }
+    assert!(body.contains("event: end"), "{body}");
+    assert!(body.contains("cancelled"), "{body}");
+
+    // A reconnecting EventSource sends Last-Event-ID, which wins over `after`.
+    let reconnect = app
+        .client
+        .get(app.url(&format!("/api/v1/jobs/{job}/stream?after=0")))
+        .bearer_auth(&admin.token)
+        .header("last-event-id", ids[3].to_string())
+        .send()
+        .await
+        .unwrap();
+    let body = read_stream(reconnect).await;
+    assert!(body.contains("\"line 5\""), "{body}");
+    assert!(!body.contains("\"line 4\""), "{body}");
+}
 #[tokio::test]
 async fn unknown_pages_are_404_with_a_way_back() {
     let app = spawn_app(Backend::Sqlite).await;

@@ -1,0 +1,112 @@
+//! How a page shows a server function's error: what went wrong and what to do next
+//! (sign in again, go back to the list), with the matching HTTP status when the page
+//! is rendered on the server.
+
+use leptos::prelude::*;
+use leptos_router::hooks::use_location;
+
+use crate::error::UiError;
+
+/// Sets the response status of a server-rendered page.
+pub fn set_status(status: u16) {
+    #[cfg(feature = "ssr")]
+    {
+        if let (Some(response), Ok(status)) = (
+            use_context::<leptos_axum::ResponseOptions>(),
+            http::StatusCode::from_u16(status),
+        ) {
+            response.set_status(status);
+        }
+    }
+    #[cfg(not(feature = "ssr"))]
+    let _ = status;
+}
+
+fn status_of(error: &UiError) -> u16 {
+    match error {
+        UiError::Unauthenticated => 401,
+        UiError::Forbidden(_) => 403,
+        UiError::NotFound(_) => 404,
+        UiError::Invalid { .. } => 422,
+        UiError::Conflict(_) => 409,
+        UiError::QuotaExceeded(_) => 403,
+        UiError::TooManyAttempts(_) => 429,
+        UiError::Internal | UiError::Transport(_) => 500,
+    }
+}
+
+/// A whole-page error: the page could not load.
+#[component]
+pub fn PageError(error: UiError) -> impl IntoView {
+    set_status(status_of(&error));
+    let location = use_location();
+    let next = move || {
+        format!(
+            "/login?next={}",
+            js_encode(&format!(
+                "{}{}",
+                location.pathname.get(),
+                location.search.get()
+            ))
+        )
+    };
+    let hint = match &error {
+        UiError::Unauthenticated => {
+            view! { <p><a class="button" href=next>"Sign in again"</a></p> }.into_any()
+        }
+        UiError::NotFound(_) | UiError::Forbidden(_) => view! {
+            <p><a href="/clusters">"Back to your clusters"</a></p>
+        }
+        .into_any(),
+        _ => view! { <p class="muted">"Reload the page to try again."</p> }.into_any(),
+    };
+    view! {
+        <section class="card error-card" role="alert">
+            <h1>"This page could not be shown"</h1>
+            <p>{error.to_string()}</p>
+            {hint}
+        </section>
+    }
+}
+
+/// A form's error: the message, unless every problem is shown next to its field.
+#[component]
+pub fn FormError(#[prop(into)] error: Signal<Option<UiError>>) -> impl IntoView {
+    view! {
+        {move || error.get().map(|error| view! {
+            <p class="form-error" role="alert">{error.to_string()}</p>
+        })}
+    }
+}
+
+/// The messages for one field, under it.
+#[component]
+pub fn FieldError(
+    #[prop(into)] error: Signal<Option<UiError>>,
+    field: &'static str,
+) -> impl IntoView {
+    view! {
+        {move || {
+            error
+                .get()
+                .map(|error| error.problems_for(field))
+                .unwrap_or_default()
+                .into_iter()
+                .map(|message| view! { <p class="field-error" data-field=field>{message}</p> })
+                .collect_view()
+        }}
+    }
+}
+
+/// Percent-encodes a path for a query value.
+pub fn js_encode(raw: &str) -> String {
+    let mut encoded = String::with_capacity(raw.len());
+    for byte in raw.bytes() {
+        if byte.is_ascii_alphanumeric() || b"-._~/".contains(&byte) {
+            encoded.push(char::from(byte));
+        } else {
+            encoded.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    encoded
+}

@@ -1,0 +1,94 @@
+//! Times as people read them: "3 h 20 min", "in 2 d 4 h", "12.4 s".
+
+/// A duration in milliseconds as its two largest units.
+pub fn duration(ms: i64) -> String {
+    let ms = ms.max(0);
+    if ms < 60_000 {
+        return format!("{:.1} s", ms as f64 / 1000.0);
+    }
+    let minutes = ms / 60_000;
+    let (days, hours, minutes) = (minutes / 1440, minutes / 60 % 24, minutes % 60);
+    match (days, hours) {
+        (0, 0) => format!("{minutes} min"),
+        (0, _) => format!("{hours} h {minutes} min"),
+        _ => format!("{days} d {hours} h"),
+    }
+}
+
+/// What a lease ending at `expires_ms` looks like at `now_ms`.
+pub fn lease_left(expires_ms: Option<i64>, now_ms: i64) -> String {
+    match expires_ms {
+        None => "no lease limit".to_owned(),
+        Some(at) if at <= now_ms => "expired".to_owned(),
+        Some(at) => format!("ends in {}", duration(at - now_ms)),
+    }
+}
+
+/// Milliseconds since the epoch, on whichever side this runs.
+pub fn now_ms() -> i64 {
+    #[cfg(feature = "hydrate")]
+    {
+        js_sys::Date::now() as i64
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |since| {
+                i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
+            })
+    }
+}
+
+/// A UTC timestamp, `2026-11-23 17:04`.
+pub fn timestamp(ms: i64) -> String {
+    let secs = ms.div_euclid(1000);
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    let (year, month, day) = civil_from_days(days);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02} UTC",
+        rem / 3600,
+        rem / 60 % 60
+    )
+}
+
+/// Days since 1970-01-01 to a calendar date (Howard Hinnant's algorithm).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_naturally() {
+        assert_eq!(duration(12_400), "12.4 s");
+        assert_eq!(duration(5 * 60_000), "5 min");
+        assert_eq!(duration(200 * 60_000), "3 h 20 min");
+        assert_eq!(duration(52 * 3_600_000), "2 d 4 h");
+    }
+
+    #[test]
+    fn leases() {
+        assert_eq!(lease_left(None, 0), "no lease limit");
+        assert_eq!(lease_left(Some(10), 20), "expired");
+        assert_eq!(lease_left(Some(3_600_000), 0), "ends in 1 h 0 min");
+    }
+
+    #[test]
+    fn timestamps_are_utc_dates() {
+        assert_eq!(timestamp(0), "1970-01-01 00:00 UTC");
+        assert_eq!(timestamp(1_795_453_440_000), "2026-11-23 14:24 UTC");
+    }
+}

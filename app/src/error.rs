@@ -1,0 +1,123 @@
+//! `UiError`: what a server function tells a page when it cannot do what was asked.
+//!
+//! It travels to the browser (JSON, or encoded in the redirect URL when a form was
+//! posted without JavaScript), so it carries only what is safe to show: a message,
+//! and for bad input the field each problem belongs to, so forms can put the
+//! message next to the field. Internal causes stay in the server log.
+
+use leptos::server_fn::codec::JsonEncoding;
+use leptos::server_fn::error::{FromServerFnError, ServerFnErrorErr};
+use serde::{Deserialize, Serialize};
+
+/// One problem with one input, named by the form field (or JSON path) it is about.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FieldProblem {
+    pub field: String,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+pub enum UiError {
+    /// No session, or it ended: the page offers to sign in again.
+    #[error("you are not signed in (or your session ended); sign in again")]
+    Unauthenticated,
+    #[error("{0}")]
+    Forbidden(String),
+    #[error("{0} not found")]
+    NotFound(String),
+    /// Bad input: `message` for the whole form, `problems` per field.
+    #[error("{message}")]
+    Invalid {
+        message: String,
+        problems: Vec<FieldProblem>,
+    },
+    #[error("{0}")]
+    Conflict(String),
+    #[error("{0}")]
+    QuotaExceeded(String),
+    #[error("{0}")]
+    TooManyAttempts(String),
+    /// Something broke on the server; the cause is in its log.
+    #[error("something went wrong on the server; try again, and tell your admin if it persists")]
+    Internal,
+    /// The call itself failed (network, encoding).
+    #[error("the server could not be reached: {0}")]
+    Transport(String),
+}
+
+impl UiError {
+    pub fn invalid(message: impl Into<String>) -> Self {
+        UiError::Invalid {
+            message: message.into(),
+            problems: Vec::new(),
+        }
+    }
+
+    /// A bad value in one field.
+    pub fn field(field: &str, message: impl Into<String>) -> Self {
+        let message = message.into();
+        UiError::Invalid {
+            message: format!("{field}: {message}"),
+            problems: vec![FieldProblem {
+                field: field.to_owned(),
+                message,
+            }],
+        }
+    }
+
+    /// The messages about `field`, for showing next to it.
+    pub fn problems_for(&self, field: &str) -> Vec<String> {
+        match self {
+            UiError::Invalid { problems, .. } => problems
+                .iter()
+                .filter(|problem| problem.field == field)
+                .map(|problem| problem.message.clone())
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+impl FromServerFnError for UiError {
+    type Encoder = JsonEncoding;
+
+    fn from_server_fn_error(value: ServerFnErrorErr) -> Self {
+        match value {
+            ServerFnErrorErr::Args(message) | ServerFnErrorErr::MissingArg(message) => {
+                UiError::invalid(format!("the form was incomplete: {message}"))
+            }
+            other => UiError::Transport(other.to_string()),
+        }
+    }
+}
+
+#[cfg(feature = "ssr")]
+impl From<engine::service::ServiceError> for UiError {
+    fn from(error: engine::service::ServiceError) -> Self {
+        use engine::service::ServiceError;
+        match error {
+            ServiceError::Unauthenticated => UiError::Unauthenticated,
+            ServiceError::Forbidden(message) => UiError::Forbidden(message),
+            ServiceError::NotFound(what) => UiError::NotFound(what),
+            ServiceError::Invalid { message, details } => UiError::Invalid {
+                message,
+                problems: details
+                    .into_iter()
+                    .map(|problem| FieldProblem {
+                        field: problem.path,
+                        message: problem.message,
+                    })
+                    .collect(),
+            },
+            ServiceError::Conflict(message) => UiError::Conflict(message),
+            ServiceError::QuotaExceeded(message) => UiError::QuotaExceeded(message),
+            error @ ServiceError::TooManyAttempts { .. } => {
+                UiError::TooManyAttempts(error.to_string())
+            }
+            ServiceError::Internal { cause } => {
+                tracing::error!(%cause, "server function failed");
+                UiError::Internal
+            }
+        }
+    }
+}

@@ -1,0 +1,196 @@
+//! `/clusters`: the tenant's clusters with state, owner and lease, filterable by the
+//! query string (`?state=&template=&q=&mine=1`), so filters work without
+//! JavaScript and can be bookmarked.
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+use leptos_router::components::Form;
+use leptos_router::hooks::use_query_map;
+
+use crate::components::errors::{FormError, PageError};
+use crate::components::session::{use_me, CsrfField};
+use crate::components::state::StateBadge;
+use crate::components::time::{lease_left, now_ms};
+use crate::model::ClusterRow;
+use crate::server_fns::clusters::extend_lease::ExtendLease;
+use crate::server_fns::clusters::list::list_clusters;
+
+/// What the filter form asks for.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Filter {
+    state: String,
+    template: String,
+    text: String,
+    mine: bool,
+}
+
+impl Filter {
+    fn keeps(&self, cluster: &ClusterRow, me: &str) -> bool {
+        (self.state.is_empty() || cluster.state == self.state)
+            && (self.template.is_empty() || cluster.template == self.template)
+            && (self.text.is_empty()
+                || cluster
+                    .name
+                    .to_lowercase()
+                    .contains(&self.text.to_lowercase()))
+            && (!self.mine || cluster.owner.as_deref() == Some(me))
+    }
+}
+
+#[component]
+pub fn ClusterListPage() -> impl IntoView {
+    let extend = ServerAction::<ExtendLease>::new();
+    let clusters = Resource::new(move || extend.version().get(), |_| list_clusters());
+    let query = use_query_map();
+    let filter = Memo::new(move |_| {
+        query.with(|query| Filter {
+            state: query.get("state").unwrap_or_default(),
+            template: query.get("template").unwrap_or_default(),
+            text: query.get("q").unwrap_or_default(),
+            mine: query.get("mine").is_some_and(|mine| mine == "1"),
+        })
+    });
+    let me = use_me();
+    let extend_error = Signal::derive(move || extend.value().get().and_then(Result::err));
+    view! {
+        <Title text="Clusters · Corral"/>
+        <div class="page-head">
+            <h1>"Clusters"</h1>
+            <a class="button" href="/clusters/new">"New cluster"</a>
+        </div>
+        <FormError error=extend_error/>
+        <Suspense fallback=|| view! { <p class="muted">"Loading clusters…"</p> }>
+            {move || Suspend::new(async move {
+                let me = me.await.ok().flatten().map(|me| me.username).unwrap_or_default();
+                match clusters.await {
+                    Err(error) => view! { <PageError error/> }.into_any(),
+                    Ok(all) => {
+                        let templates = distinct(all.iter().map(|cluster| cluster.template.clone()));
+                        let states = distinct(all.iter().map(|cluster| cluster.state.clone()));
+                        let total = all.len();
+                        let shown: Vec<ClusterRow> = filter.with(|filter| {
+                            all.into_iter().filter(|cluster| filter.keeps(cluster, &me)).collect()
+                        });
+                        view! {
+                            <FilterForm filter=filter.get_untracked() templates states/>
+                            <ClusterTable clusters=shown total extend/>
+                        }
+                        .into_any()
+                    }
+                }
+            })}
+        </Suspense>
+    }
+}
+
+fn distinct(values: impl Iterator<Item = String>) -> Vec<String> {
+    let mut values: Vec<String> = values.collect();
+    values.sort();
+    values.dedup();
+    values
+}
+
+#[component]
+fn FilterForm(filter: Filter, templates: Vec<String>, states: Vec<String>) -> impl IntoView {
+    let option = |value: String, selected: &str| {
+        let is = value == selected;
+        let label = value.clone();
+        view! { <option value=value selected=is>{label}</option> }
+    };
+    let state_options = states
+        .into_iter()
+        .map(|state| option(state, &filter.state))
+        .collect_view();
+    let template_options = templates
+        .into_iter()
+        .map(|template| option(template, &filter.template))
+        .collect_view();
+    view! {
+        <Form method="GET" action="" attr:class="filters" attr:role="search">
+            <label>"Name " <input type="search" name="q" value=filter.text placeholder="part of a name"/></label>
+            <label>"State "
+                <select name="state">
+                    <option value="">"any"</option>
+                    {state_options}
+                </select>
+            </label>
+            <label>"Template "
+                <select name="template">
+                    <option value="">"any"</option>
+                    {template_options}
+                </select>
+            </label>
+            <label class="check"><input type="checkbox" name="mine" value="1" checked=filter.mine/> " Mine only"</label>
+            <button class="button button-quiet" type="submit">"Filter"</button>
+        </Form>
+    }
+}
+
+#[component]
+fn ClusterTable(
+    clusters: Vec<ClusterRow>,
+    total: usize,
+    extend: ServerAction<ExtendLease>,
+) -> impl IntoView {
+    if total == 0 {
+        return view! {
+            <section class="card empty">
+                <h2>"No clusters yet"</h2>
+                <p>"Pick a template and a size; you will see the layout and every step before anything runs."</p>
+                <a class="button" href="/clusters/new">"Create your first cluster"</a>
+            </section>
+        }
+        .into_any();
+    }
+    let shown = clusters.len();
+    let rows = clusters
+        .into_iter()
+        .map(|cluster| {
+            let href = format!("/clusters/{}", cluster.id);
+            let lease = lease_left(cluster.lease_expires_ms, now_ms());
+            // One click sets the lease to a day beyond what is left now.
+            let hours = cluster
+                .lease_expires_ms
+                .map(|at| ((at - now_ms()).max(0) + 3_599_999) / 3_600_000 + 24)
+                .unwrap_or(24)
+                .to_string();
+            let has_lease = cluster.lease_expires_ms.is_some();
+            let id = cluster.id.clone();
+            view! {
+                <tr data-cluster=cluster.name.clone()>
+                    <td><a href=href>{cluster.name.clone()}</a></td>
+                    <td>{cluster.template.clone()}</td>
+                    <td class="num">{cluster.size}</td>
+                    <td><StateBadge state=cluster.state.clone()/></td>
+                    <td>{cluster.owner.clone().unwrap_or_else(|| "—".to_owned())}</td>
+                    <td>
+                        <span class="lease">{lease}</span>
+                        {has_lease.then(|| view! {
+                            <ActionForm action=extend attr:class="inline">
+                                <CsrfField/>
+                                <input type="hidden" name="id" value=id.clone()/>
+                                <input type="hidden" name="hours" value=hours.clone()/>
+                                <button class="button button-small button-quiet" type="submit"
+                                    title="Keep the cluster one more day">"+1 day"</button>
+                            </ActionForm>
+                        })}
+                    </td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <p class="muted">{format!("{shown} of {total} cluster(s)")}</p>
+        <div class="table-scroll">
+            <table class="data" data-testid="cluster-table">
+                <thead><tr>
+                    <th scope="col">"Name"</th><th scope="col">"Template"</th>
+                    <th scope="col" class="num">"Nodes"</th><th scope="col">"State"</th>
+                    <th scope="col">"Owner"</th><th scope="col">"Lease"</th>
+                </tr></thead>
+                <tbody>{rows}</tbody>
+            </table>
+        </div>
+    }
+    .into_any()
+}

@@ -1,0 +1,281 @@
+//! `/clusters/new`: pick a template, a size and services; see the solved layout and
+//! every task before confirming. The inputs live in the query string, so the
+//! preview is rendered on the server for a plain form post (no JavaScript) and
+//! recomputed in place as inputs change (with JavaScript), and a preview can be
+//! bookmarked or shared.
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+use leptos_router::components::Form;
+use leptos_router::hooks::use_query_map;
+
+use crate::components::errors::{FieldError, FormError, PageError};
+use crate::components::plan::PlanView;
+use crate::components::session::CsrfField;
+use crate::error::UiError;
+use crate::model::{QuotaUse, TemplateChoice};
+use crate::server_fns::clusters::choices::create_choices;
+use crate::server_fns::clusters::create::CreateCluster;
+use crate::server_fns::clusters::preview::preview_create;
+
+/// The form's inputs as the query string holds them.
+#[derive(Debug, Clone, PartialEq, Default)]
+struct Request {
+    name: String,
+    template: String,
+    size: String,
+    /// As asked for; narrowed to the template's services before use.
+    services: Option<Vec<String>>,
+}
+
+impl Request {
+    /// The services to use with `template`: those asked for that it offers, or its
+    /// defaults when none are asked for.
+    fn services_for(&self, template: &TemplateChoice) -> Vec<String> {
+        let offered = |service: &String| {
+            template.default_services.contains(service)
+                || template.optional_services.contains(service)
+        };
+        match &self.services {
+            Some(asked) => asked
+                .iter()
+                .filter(|service| offered(service))
+                .cloned()
+                .collect(),
+            None => template.default_services.clone(),
+        }
+    }
+}
+
+#[component]
+pub fn NewClusterPage() -> impl IntoView {
+    let query = use_query_map();
+    let request = Memo::new(move |_| {
+        query.with(|query| Request {
+            name: query.get("name").unwrap_or_default(),
+            template: query.get("template").unwrap_or_default(),
+            size: query.get("size").unwrap_or_default(),
+            services: query.get_all("services"),
+        })
+    });
+    let choices = Resource::new(|| (), |_| create_choices());
+    view! {
+        <Title text="New cluster · Corral"/>
+        <div class="page-head"><h1>"New cluster"</h1></div>
+        <Suspense fallback=|| view! { <p class="muted">"Loading templates…"</p> }>
+            {move || Suspend::new(async move {
+                match choices.await {
+                    Err(error) => view! { <PageError error/> }.into_any(),
+                    Ok((templates, quota)) => {
+                        view! { <CreateForm templates quota request/> }.into_any()
+                    }
+                }
+            })}
+        </Suspense>
+    }
+}
+
+#[component]
+fn CreateForm(
+    templates: Vec<TemplateChoice>,
+    quota: QuotaUse,
+    request: Memo<Request>,
+) -> impl IntoView {
+    if templates.is_empty() {
+        return view! {
+            <section class="card empty">
+                <h2>"No templates yet"</h2>
+                <p>"An admin has to add cluster templates to the catalog before clusters can be created."</p>
+            </section>
+        }
+        .into_any();
+    }
+    let templates = StoredValue::new(templates);
+    let chosen = Memo::new(move |_| {
+        let request = request.get();
+        templates.with_value(|templates| {
+            templates
+                .iter()
+                .find(|template| template.name == request.template)
+                .or_else(|| templates.first())
+                .cloned()
+        })
+    });
+    let inputs = Memo::new(move |_| {
+        let request = request.get();
+        let template = chosen.get();
+        let services = template
+            .as_ref()
+            .map(|template| request.services_for(template))
+            .unwrap_or_default();
+        let size = if request.size.is_empty() {
+            template
+                .as_ref()
+                .and_then(|template| template.min_size)
+                .unwrap_or(1)
+                .to_string()
+        } else {
+            request.size.clone()
+        };
+        (
+            request.name.clone(),
+            template.map(|template| template.name).unwrap_or_default(),
+            size,
+            services,
+        )
+    });
+    let preview = Resource::new(
+        move || inputs.get(),
+        |(name, template, size, services)| preview_create(name, template, size, Some(services)),
+    );
+    let create = ServerAction::<CreateCluster>::new();
+    let create_error = Signal::derive(move || create.value().get().and_then(Result::err));
+    // With JavaScript the preview follows every change; without, "Preview" posts.
+    let resubmit = move |event: leptos::ev::Event| {
+        use leptos::wasm_bindgen::JsCast;
+        let form = event_target::<leptos::web_sys::Element>(&event)
+            .closest("form")
+            .ok()
+            .flatten()
+            .and_then(|form| form.dyn_into::<leptos::web_sys::HtmlFormElement>().ok());
+        if let Some(form) = form {
+            let _ = form.request_submit();
+        }
+    };
+    view! {
+        <div class="create-grid">
+            <section class="card" aria-labelledby="ask">
+                <h2 id="ask">"What you ask for"</h2>
+                <Form method="GET" action="" on:change=resubmit attr:class="stack">
+                    <div class="field">
+                        <label for="name">"Name"</label>
+                        <input id="name" name="name" placeholder="e.g. shop-staging"
+                            value=move || inputs.get().0 pattern="[a-z0-9][a-z0-9-]*"
+                            title="lower-case letters, digits and '-'"/>
+                        <FieldError error=create_error field="name"/>
+                    </div>
+                    <div class="field">
+                        <label for="template">"Template"</label>
+                        <select id="template" name="template">
+                            {move || templates.with_value(|templates| {
+                                let current = inputs.get().1;
+                                templates.iter().map(|template| {
+                                    let selected = template.name == current;
+                                    view! {
+                                        <option value=template.name.clone() selected=selected>
+                                            {template.name.clone()}
+                                        </option>
+                                    }
+                                }).collect_view()
+                            })}
+                        </select>
+                        <p class="hint">{move || chosen.get().map(|template| template.description).unwrap_or_default()}</p>
+                    </div>
+                    <div class="field">
+                        <label for="size">"Nodes"</label>
+                        <input id="size" name="size" type="number" min="1" max="1000" value=move || inputs.get().2/>
+                        <p class="hint">{move || chosen.get().map(size_hint).unwrap_or_default()}</p>
+                    </div>
+                    <fieldset class="field">
+                        <legend>"Services"</legend>
+                        {move || {
+                            let picked = inputs.get().3;
+                            chosen.get().map(|template| {
+                                template
+                                    .default_services
+                                    .iter()
+                                    .chain(template.optional_services.iter())
+                                    .map(|service| {
+                                        let checked = picked.contains(service);
+                                        let default = template.default_services.contains(service);
+                                        view! {
+                                            <label class="check">
+                                                <input type="checkbox" name="services" value=service.clone() checked=checked/>
+                                                " " {service.clone()}
+                                                {default.then(|| view! { <span class="muted">" (default)"</span> })}
+                                            </label>
+                                        }
+                                    })
+                                    .collect_view()
+                            })
+                        }}
+                    </fieldset>
+                    <noscript><button class="button button-quiet" type="submit">"Preview"</button></noscript>
+                </Form>
+                <QuotaBox quota/>
+            </section>
+            <section class="card" aria-labelledby="get">
+                <h2 id="get">"What you will get"</h2>
+                <Transition fallback=|| view! { <p class="muted">"Solving…"</p> }>
+                    {move || Suspend::new(async move {
+                        match preview.await {
+                            Ok(plan) => view! { <PlanView preview=plan/> }.into_any(),
+                            Err(error) => view! { <Unsatisfiable error/> }.into_any(),
+                        }
+                    })}
+                </Transition>
+                <ActionForm action=create attr:class="confirm">
+                    <CsrfField/>
+                    <input type="hidden" name="name" value=move || inputs.get().0/>
+                    <input type="hidden" name="template" value=move || inputs.get().1/>
+                    <input type="hidden" name="size" value=move || inputs.get().2/>
+                    {move || inputs.get().3.into_iter().map(|service| view! {
+                        <input type="hidden" name="services[]" value=service/>
+                    }).collect_view()}
+                    <FormError error=create_error/>
+                    <button class="button" type="submit" data-testid="create-cluster"
+                        disabled=move || create.pending().get()>
+                        {move || if create.pending().get() { "Creating…" } else { "Create cluster" }}
+                    </button>
+                    {move || inputs.get().0.is_empty().then(|| view! {
+                        <p class="hint">"Give the cluster a name to create it."</p>
+                    })}
+                </ActionForm>
+            </section>
+        </div>
+    }
+    .into_any()
+}
+
+fn size_hint(template: TemplateChoice) -> String {
+    match (template.min_size, template.max_size) {
+        (Some(min), Some(max)) => format!("This template takes {min} to {max} nodes."),
+        (Some(min), None) => format!("This template takes at least {min} nodes."),
+        (None, Some(max)) => format!("This template takes at most {max} nodes."),
+        (None, None) => String::new(),
+    }
+}
+
+#[component]
+fn QuotaBox(quota: QuotaUse) -> impl IntoView {
+    let limit = |used: u64, max: Option<i64>| match max {
+        Some(max) => format!("{used} of {max}"),
+        None => format!("{used} (no limit)"),
+    };
+    view! {
+        <dl class="quota" aria-label="Your team's quota">
+            <dt>"Clusters"</dt><dd>{limit(quota.clusters, quota.max_clusters)}</dd>
+            <dt>"Nodes"</dt><dd>{limit(quota.nodes, quota.max_nodes)}</dd>
+        </dl>
+    }
+}
+
+/// Why the request cannot be met, each reason on its own line (the solver names
+/// the nearest sizes that work).
+#[component]
+fn Unsatisfiable(error: UiError) -> impl IntoView {
+    let reasons = match &error {
+        UiError::Invalid { problems, .. } if !problems.is_empty() => problems
+            .iter()
+            .map(|problem| view! { <li>{problem.message.clone()}</li> })
+            .collect_view()
+            .into_any(),
+        _ => ().into_any(),
+    };
+    view! {
+        <div class="unsatisfiable" role="alert" data-testid="unsatisfiable">
+            <p><strong>"This cannot be built: "</strong>{error.to_string()}</p>
+            <ul>{reasons}</ul>
+        </div>
+    }
+}

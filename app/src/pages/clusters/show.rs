@@ -1,0 +1,359 @@
+//! `/clusters/{id}`: the cluster's nodes, services, config, lease, links and job
+//! history, and its day-2 operations. An operation is chosen in the query string
+//! (`?op=add-nodes&count=2`), previewed (layout diff and task DAG) and only then
+//! confirmed, with or without JavaScript.
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+use leptos_router::components::Form;
+use leptos_router::hooks::{use_params_map, use_query_map};
+
+use crate::components::errors::{FieldError, FormError, PageError};
+use crate::components::plan::PlanView;
+use crate::components::session::CsrfField;
+use crate::components::state::StateBadge;
+use crate::components::time::{duration, lease_left, now_ms, timestamp};
+use crate::model::{ClusterPage, JobRow};
+use crate::server_fns::clusters::change::ChangeCluster;
+use crate::server_fns::clusters::extend_lease::ExtendLease;
+use crate::server_fns::clusters::plan_change::plan_change;
+use crate::server_fns::clusters::show::load_cluster_page;
+use crate::server_fns::clusters::{ChangeForm, OPERATIONS};
+
+#[component]
+pub fn ClusterShowPage() -> impl IntoView {
+    let params = use_params_map();
+    let id = Memo::new(move |_| params.with(|params| params.get("id").unwrap_or_default()));
+    let extend = ServerAction::<ExtendLease>::new();
+    let page = Resource::new(
+        move || (id.get(), extend.version().get()),
+        |(id, _)| load_cluster_page(id),
+    );
+    view! {
+        <Suspense fallback=|| view! { <p class="muted">"Loading cluster…"</p> }>
+            {move || Suspend::new(async move {
+                match page.await {
+                    Err(error) => view! { <PageError error/> }.into_any(),
+                    Ok(page) => view! { <ClusterView page extend/> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+#[component]
+fn ClusterView(page: ClusterPage, extend: ServerAction<ExtendLease>) -> impl IntoView {
+    let cluster = page.cluster.clone();
+    let running = page.running_job().cloned();
+    let extend_error = Signal::derive(move || extend.value().get().and_then(Result::err));
+    let nodes = page
+        .nodes
+        .iter()
+        .map(|node| {
+            let services = node
+                .services
+                .iter()
+                .map(|service| view! { <span class="chip">{service.clone()}</span> " " })
+                .collect_view();
+            view! {
+                <tr>
+                    <td class="num">{node.number}</td>
+                    <td>{node.hostname.clone().unwrap_or_else(|| "—".to_owned())}</td>
+                    <td><code>{node.address.clone().unwrap_or_else(|| "not yet".to_owned())}</code></td>
+                    <td>{node.hardwaretype.clone()}</td>
+                    <td>{node.imagetype.clone()}</td>
+                    <td>{services}</td>
+                    <td><StateBadge state=node.state.clone()/></td>
+                </tr>
+            }
+        })
+        .collect_view();
+    let links = page
+        .links
+        .iter()
+        .map(|link| {
+            view! { <li><a href=link.url.clone() target="_blank" rel="noopener">{link.label.clone()}</a> " " <code>{link.url.clone()}</code></li> }
+        })
+        .collect_view();
+    let has_links = !page.links.is_empty();
+    let services = page.services().join(", ");
+    let jobs = page.jobs.clone();
+    let cluster_id = cluster.id.clone();
+    let lease_hours = cluster
+        .lease_expires_ms
+        .map(|at| ((at - now_ms()).max(0) + 3_599_999) / 3_600_000 + 24)
+        .unwrap_or(24)
+        .to_string();
+    view! {
+        <Title text=format!("{} · Corral", cluster.name)/>
+        <nav class="crumbs" aria-label="Breadcrumb"><a href="/clusters">"Clusters"</a> " / " {cluster.name.clone()}</nav>
+        <div class="page-head">
+            <h1>{cluster.name.clone()}</h1>
+            <StateBadge state=cluster.state.clone()/>
+        </div>
+        {running.map(|job| {
+            let href = format!("/clusters/{}/jobs/{}", cluster.id, job.id);
+            view! {
+                <p class="banner banner-busy" role="status">
+                    "A " {job.operation.clone()} " job is " {job.state.clone()} ": "
+                    <a href=href>"watch it live"</a>
+                </p>
+            }
+        })}
+        <div class="grid">
+            <section class="card">
+                <h2>"Overview"</h2>
+                <table class="kv"><tbody>
+                    <tr><th scope="row">"Template"</th><td>{cluster.template.clone()}</td></tr>
+                    <tr><th scope="row">"Nodes"</th><td>{cluster.size}</td></tr>
+                    <tr><th scope="row">"Services"</th><td>{services}</td></tr>
+                    <tr><th scope="row">"Owner"</th><td>{cluster.owner.clone().unwrap_or_else(|| "—".to_owned())}</td></tr>
+                    <tr><th scope="row">"Created"</th><td>{timestamp(cluster.created_at_ms)}</td></tr>
+                    <tr><th scope="row">"Lease"</th><td>
+                        {lease_left(cluster.lease_expires_ms, now_ms())}
+                        {cluster.lease_expires_ms.is_some().then(|| view! {
+                            <ActionForm action=extend attr:class="inline">
+                                <CsrfField/>
+                                <input type="hidden" name="id" value=cluster_id.clone()/>
+                                <label>" extend to " <input class="short" name="hours" type="number" min="1" value=lease_hours.clone()/> " h from now "</label>
+                                <button class="button button-small button-quiet" type="submit">"Extend"</button>
+                                <FieldError error=extend_error field="hours"/>
+                                <FormError error=extend_error/>
+                            </ActionForm>
+                        })}
+                    </td></tr>
+                </tbody></table>
+            </section>
+            <section class="card">
+                <h2>"Links"</h2>
+                {if has_links {
+                    view! { <ul class="links" data-testid="service-links">{links}</ul> }.into_any()
+                } else {
+                    view! { <p class="muted">"The template exposes no links."</p> }.into_any()
+                }}
+                <h2>"Config"</h2>
+                <pre class="config">{page.config.clone()}</pre>
+            </section>
+        </div>
+        <section class="card">
+            <h2>"Nodes"</h2>
+            <div class="table-scroll">
+                <table class="data" data-testid="node-table">
+                    <thead><tr>
+                        <th scope="col" class="num">"#"</th><th scope="col">"Hostname"</th>
+                        <th scope="col">"Address"</th><th scope="col">"Hardware"</th>
+                        <th scope="col">"Image"</th><th scope="col">"Services"</th>
+                        <th scope="col">"State"</th>
+                    </tr></thead>
+                    <tbody>{nodes}</tbody>
+                </table>
+            </div>
+        </section>
+        <Operations page=page.clone()/>
+        <section class="card">
+            <h2>"Jobs"</h2>
+            <JobHistory cluster_id=cluster.id.clone() jobs/>
+        </section>
+    }
+}
+
+#[component]
+fn JobHistory(cluster_id: String, jobs: Vec<JobRow>) -> impl IntoView {
+    let rows = jobs
+        .into_iter()
+        .map(|job| {
+            let href = format!("/clusters/{cluster_id}/jobs/{}", job.id);
+            let took = match (job.started_at_ms, job.finished_at_ms) {
+                (Some(start), Some(end)) => duration(end - start),
+                (Some(start), None) => format!("{} so far", duration(now_ms() - start)),
+                _ => "—".to_owned(),
+            };
+            view! {
+                <tr>
+                    <td><a href=href>{job.operation.clone()}</a></td>
+                    <td><StateBadge state=job.state.clone()/></td>
+                    <td class="num">{format!("{}/{}", job.tasks_succeeded, job.tasks_total)}</td>
+                    <td>{timestamp(job.created_at_ms)}</td>
+                    <td>{took}</td>
+                    <td class="error-text">{job.error.clone().unwrap_or_default()}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <div class="table-scroll">
+            <table class="data" data-testid="job-table">
+                <thead><tr>
+                    <th scope="col">"Operation"</th><th scope="col">"State"</th>
+                    <th scope="col" class="num">"Tasks"</th><th scope="col">"Started"</th>
+                    <th scope="col">"Took"</th><th scope="col">"Error"</th>
+                </tr></thead>
+                <tbody>{rows}</tbody>
+            </table>
+        </div>
+    }
+}
+
+/// The day-2 operations: choose one (a GET form), see its preview, confirm it.
+#[component]
+fn Operations(page: ClusterPage) -> impl IntoView {
+    let query = use_query_map();
+    let form = Memo::new(move |_| {
+        query.with(|query| {
+            query.get("op").map(|op| ChangeForm {
+                op,
+                services: query.get_all("services").unwrap_or_default(),
+                count: query.get("count"),
+                job_id: query.get("job_id"),
+                config: query.get("config"),
+            })
+        })
+    });
+    let id = page.cluster.id.clone();
+    let preview = Resource::new(
+        move || form.get().map(|form| (id.clone(), form)),
+        |request| async move {
+            match request {
+                Some((id, form)) => plan_change(id, form).await.map(Some),
+                None => Ok(None),
+            }
+        },
+    );
+    let change = ServerAction::<ChangeCluster>::new();
+    let change_error = Signal::derive(move || change.value().get().and_then(Result::err));
+    let busy = page.running_job().is_some();
+    let current = page.services();
+    let addable = page.addable_services.clone();
+    let tabs = OPERATIONS
+        .iter()
+        .map(|(op, label)| {
+            let href = format!("?op={op}");
+            let selected = move || form.with(|form| form.as_ref().is_some_and(|form| form.op == *op));
+            view! { <a href=href class="tab" class:tab-selected=selected aria-current=move || selected().then_some("true")>{*label}</a> }
+        })
+        .collect_view();
+    let cluster_id = page.cluster.id.clone();
+    view! {
+        <section class="card" aria-labelledby="ops" data-testid="operations">
+            <h2 id="ops">"Change this cluster"</h2>
+            {busy.then(|| view! { <p class="hint">"A job is running; changes can be previewed now and run once it ends."</p> })}
+            <nav class="tabs" aria-label="Operations">{tabs}</nav>
+            {move || form.get().map(|chosen| {
+                let current = current.clone();
+                let addable = addable.clone();
+                view! { <OperationInputs chosen current addable/> }
+            })}
+            <Transition>
+                {move || Suspend::new(async move {
+                    match preview.await {
+                        Ok(None) => ().into_any(),
+                        Ok(Some(Some(plan))) => view! { <PlanView preview=plan/> }.into_any(),
+                        Ok(Some(None)) => view! {
+                            <p class="banner banner-bad" role="status">
+                                "Deleting stops every service and removes every node of this cluster. This cannot be undone."
+                            </p>
+                        }.into_any(),
+                        Err(error) => view! {
+                            <div class="unsatisfiable" role="alert">
+                                <p><strong>"This change cannot be made: "</strong>{error.to_string()}</p>
+                            </div>
+                        }.into_any(),
+                    }
+                })}
+            </Transition>
+            {move || form.get().map(|chosen| {
+                let cluster_id = cluster_id.clone();
+                let danger = chosen.op == "delete";
+                let services = chosen.services.iter().map(|service| view! {
+                    <input type="hidden" name="form[services][]" value=service.clone()/>
+                }).collect_view();
+                view! {
+                    <ActionForm action=change attr:class="confirm">
+                        <CsrfField/>
+                        <input type="hidden" name="id" value=cluster_id/>
+                        <input type="hidden" name="form[op]" value=chosen.op.clone()/>
+                        {services}
+                        {chosen.count.clone().map(|count| view! { <input type="hidden" name="form[count]" value=count/> })}
+                        {chosen.job_id.clone().map(|job| view! { <input type="hidden" name="form[job_id]" value=job/> })}
+                        {chosen.config.clone().map(|config| view! { <input type="hidden" name="form[config]" value=config/> })}
+                        <FormError error=change_error/>
+                        <button class="button" class:button-danger=danger type="submit" data-testid="confirm-change"
+                            disabled=move || change.pending().get()>
+                            {if danger { "Delete cluster" } else { "Run this change" }}
+                        </button>
+                    </ActionForm>
+                }
+            })}
+        </section>
+    }
+}
+
+/// The inputs of the chosen operation, as a GET form that re-previews.
+#[component]
+fn OperationInputs(
+    chosen: ChangeForm,
+    current: Vec<String>,
+    addable: Vec<String>,
+) -> impl IntoView {
+    let checkboxes = |choices: &[String], picked: &[String]| {
+        choices
+            .iter()
+            .map(|service| {
+                let checked = picked.contains(service);
+                view! {
+                    <label class="check">
+                        <input type="checkbox" name="services" value=service.clone() checked=checked/>
+                        " " {service.clone()}
+                    </label>
+                }
+            })
+            .collect_view()
+    };
+    let inputs = match chosen.op.as_str() {
+        "add-services" if addable.is_empty() => view! {
+            <p class="muted">"Every service the template allows is already on this cluster."</p>
+        }
+        .into_any(),
+        "add-services" => view! {
+            <fieldset class="field"><legend>"Services to add"</legend>{checkboxes(&addable, &chosen.services)}</fieldset>
+        }
+        .into_any(),
+        "add-nodes" => view! {
+            <div class="field">
+                <label for="count">"Nodes to add"</label>
+                <input id="count" name="count" type="number" min="1" value=chosen.count.clone().unwrap_or_else(|| "1".to_owned())/>
+            </div>
+        }
+        .into_any(),
+        "start" | "stop" | "restart" => view! {
+            <fieldset class="field">
+                <legend>"Services (none picked: all)"</legend>
+                {checkboxes(&current, &chosen.services)}
+            </fieldset>
+        }
+        .into_any(),
+        "reconfigure" => view! {
+            <div class="field">
+                <label for="config">"Config to merge (JSON object); services are reconfigured and restarted"</label>
+                <textarea id="config" name="config" rows="5">{chosen.config.clone().unwrap_or_default()}</textarea>
+            </div>
+        }
+        .into_any(),
+        "rollback" => view! {
+            <input type="hidden" name="job_id" value=chosen.job_id.clone().unwrap_or_default()/>
+            <p>"Undo what the failed job did, as planned below."</p>
+        }
+        .into_any(),
+        _ => ().into_any(),
+    };
+    let needs_preview_button = !matches!(chosen.op.as_str(), "delete" | "rollback");
+    view! {
+        <Form method="GET" action="" attr:class="stack op-inputs">
+            <input type="hidden" name="op" value=chosen.op.clone()/>
+            {inputs}
+            {needs_preview_button.then(|| view! {
+                <button class="button button-quiet" type="submit">"Preview"</button>
+            })}
+        </Form>
+    }
+}

@@ -1,0 +1,50 @@
+//! `/login`: sign in, then go where the visitor was headed (`?next=`).
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+use leptos_router::hooks::use_query_map;
+
+use crate::components::errors::{FieldError, FormError};
+use crate::components::session::session_changed;
+use crate::server_fns::session::login::Login;
+
+#[component]
+pub fn LoginPage() -> impl IntoView {
+    let login = ServerAction::<Login>::new();
+    Effect::new(move |_| {
+        if matches!(login.value().get(), Some(Ok(()))) {
+            session_changed();
+        }
+    });
+    let query = use_query_map();
+    let next = move || query.with(|query| query.get("next").unwrap_or_default());
+    let error = Signal::derive(move || login.value().get().and_then(Result::err));
+    let only_field_errors = Signal::derive(move || {
+        error.get().filter(|error| {
+            error.problems_for("username").is_empty() && error.problems_for("password").is_empty()
+        })
+    });
+    view! {
+        <Title text="Sign in · Corral"/>
+        <section class="card narrow">
+            <h1>"Sign in"</h1>
+            <ActionForm action=login>
+                <input type="hidden" name="next" value=next/>
+                <div class="field">
+                    <label for="username">"Username"</label>
+                    <input id="username" name="username" autocomplete="username" required autofocus/>
+                    <FieldError error field="username"/>
+                </div>
+                <div class="field">
+                    <label for="password">"Password"</label>
+                    <input id="password" name="password" type="password" autocomplete="current-password" required/>
+                    <FieldError error field="password"/>
+                </div>
+                <FormError error=only_field_errors/>
+                <button class="button" type="submit" disabled=move || login.pending().get()>
+                    {move || if login.pending().get() { "Signing in…" } else { "Sign in" }}
+                </button>
+            </ActionForm>
+        </section>
+    }
+}

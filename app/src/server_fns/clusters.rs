@@ -1,0 +1,138 @@
+//! Clusters: list, the create form's choices, preview and create, the cluster page,
+//! day-2 changes (planned, then submitted), lease and delete.
+
+pub mod change;
+pub mod choices;
+pub mod create;
+pub mod extend_lease;
+pub mod list;
+pub mod plan_change;
+pub mod preview;
+pub mod show;
+
+use serde::{Deserialize, Serialize};
+
+/// A day-2 operation as the cluster page's forms name it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChangeForm {
+    /// add-services, add-nodes, start, stop, restart, reconfigure, rollback, delete.
+    pub op: String,
+    #[serde(default)]
+    pub services: Vec<String>,
+    #[serde(default)]
+    pub count: Option<String>,
+    #[serde(default)]
+    pub job_id: Option<String>,
+    /// Reconfigure: JSON object merged over the cluster's config.
+    #[serde(default)]
+    pub config: Option<String>,
+}
+
+/// The day-2 operations, as `(op, label)`.
+pub const OPERATIONS: &[(&str, &str)] = &[
+    ("add-services", "Add services"),
+    ("add-nodes", "Add nodes"),
+    ("restart", "Restart services"),
+    ("stop", "Stop services"),
+    ("start", "Start services"),
+    ("reconfigure", "Reconfigure"),
+    ("delete", "Delete cluster"),
+];
+
+#[cfg(feature = "ssr")]
+pub(crate) mod convert {
+    //! From form fields to the engine's requests, with per-field errors.
+
+    use engine::service::{ClusterChangeRequest, ClusterCreateRequest};
+
+    use super::ChangeForm;
+    use crate::error::UiError;
+
+    fn chosen(services: &[String]) -> Option<Vec<String>> {
+        let services: Vec<String> = services
+            .iter()
+            .map(|name| name.trim().to_owned())
+            .filter(|name| !name.is_empty())
+            .collect();
+        (!services.is_empty()).then_some(services)
+    }
+
+    pub fn create_request(
+        name: &str,
+        template: &str,
+        size: &str,
+        services: &[String],
+    ) -> Result<ClusterCreateRequest, UiError> {
+        if template.trim().is_empty() {
+            return Err(UiError::field("template", "pick a template"));
+        }
+        let size = size
+            .trim()
+            .parse::<u32>()
+            .map_err(|_| UiError::field("size", "enter a whole number of nodes"))?;
+        Ok(ClusterCreateRequest {
+            name: name.trim().to_owned(),
+            template: template.trim().to_owned(),
+            size,
+            services: chosen(services),
+            provider: None,
+            hardwaretype: None,
+            imagetype: None,
+            config: None,
+        })
+    }
+
+    /// The change a form asks for; `None` for a delete (not a change).
+    pub fn change_request(form: &ChangeForm) -> Result<Option<ClusterChangeRequest>, UiError> {
+        let services = chosen(&form.services);
+        Ok(Some(match form.op.as_str() {
+            "add-services" => ClusterChangeRequest::AddServices {
+                services: services
+                    .ok_or_else(|| UiError::field("services", "pick at least one service"))?,
+            },
+            "add-nodes" => ClusterChangeRequest::AddNodes {
+                count: form
+                    .count
+                    .as_deref()
+                    .unwrap_or("1")
+                    .trim()
+                    .parse()
+                    .map_err(|_| UiError::field("count", "enter a whole number of nodes"))?,
+            },
+            "start" => ClusterChangeRequest::Start { services },
+            "stop" => ClusterChangeRequest::Stop { services },
+            "restart" => ClusterChangeRequest::Restart { services },
+            "reconfigure" => {
+                let raw = form.config.as_deref().unwrap_or("").trim();
+                let config = if raw.is_empty() {
+                    None
+                } else {
+                    match serde_json::from_str::<serde_json::Value>(raw) {
+                        Ok(serde_json::Value::Object(map)) => Some(map),
+                        Ok(_) => {
+                            return Err(UiError::field(
+                                "config",
+                                "write a JSON object: {\"key\": value}",
+                            ))
+                        }
+                        Err(error) => {
+                            return Err(UiError::field("config", format!("not JSON: {error}")))
+                        }
+                    }
+                };
+                ClusterChangeRequest::Reconfigure {
+                    restart: true,
+                    config,
+                }
+            }
+            "rollback" => ClusterChangeRequest::Rollback {
+                job_id: form
+                    .job_id
+                    .clone()
+                    .ok_or_else(|| UiError::invalid("name the failed job to roll back"))?,
+            },
+            "delete" => return Ok(None),
+            other => return Err(UiError::invalid(format!("unknown operation {other:?}"))),
+        }))
+    }
+}

@@ -1,0 +1,83 @@
+//! What the create form offers: the tenant's templates, and its quota use.
+
+use leptos::prelude::*;
+
+use crate::error::UiError;
+use crate::model::{QuotaUse, TemplateChoice};
+
+#[server(prefix = "/sfn", endpoint = "create-choices")]
+pub async fn create_choices() -> Result<(Vec<TemplateChoice>, QuotaUse), UiError> {
+    use engine::service::{PageRequest, MAX_PAGE};
+
+    let caller = crate::session::caller().await?;
+    let service = crate::session::service()?;
+    let all = PageRequest {
+        offset: 0,
+        limit: MAX_PAGE,
+    };
+    let templates = service
+        .list_entities(&caller, "clustertemplates", all)
+        .await?
+        .items
+        .into_iter()
+        .map(|entity| template_choice(&entity.name, &entity.body))
+        .collect();
+    let tenant = service.tenant(&caller, caller.tenant_id()).await?;
+    let clusters = service.list_clusters(&caller, all).await?;
+    let quota = QuotaUse {
+        clusters: clusters.total,
+        max_clusters: tenant.max_clusters,
+        nodes: clusters
+            .items
+            .iter()
+            .map(|cluster| cluster.size as u64)
+            .sum(),
+        max_nodes: tenant.max_nodes,
+    };
+    Ok((templates, quota))
+}
+
+/// Reads what the form needs from a template's Coopr JSON.
+#[cfg(feature = "ssr")]
+fn template_choice(name: &str, body: &serde_json::Value) -> TemplateChoice {
+    use serde_json::Value;
+
+    let strings = |value: Option<&Value>| -> Vec<String> {
+        value
+            .and_then(Value::as_array)
+            .map(|items| {
+                items
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let default_services = strings(body.pointer("/defaults/services"));
+    let optional_services = strings(body.pointer("/compatibility/services"))
+        .into_iter()
+        .filter(|service| !default_services.contains(service))
+        .collect();
+    let bound = |key: &str| {
+        body.pointer(&format!("/constraints/size/{key}"))
+            .and_then(|value| {
+                value
+                    .as_u64()
+                    .or_else(|| value.as_str().and_then(|raw| raw.parse().ok()))
+            })
+            .and_then(|value| u32::try_from(value).ok())
+    };
+    TemplateChoice {
+        name: name.to_owned(),
+        description: body
+            .get("description")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned(),
+        default_services,
+        optional_services,
+        min_size: bound("min"),
+        max_size: bound("max"),
+    }
+}

@@ -1,0 +1,34 @@
+//! Create a cluster, then go to its first job.
+
+use leptos::prelude::*;
+
+use crate::error::UiError;
+
+#[server(prefix = "/sfn", endpoint = "create-cluster")]
+pub async fn create_cluster(
+    csrf: String,
+    name: String,
+    template: String,
+    size: String,
+    services: Option<Vec<String>>,
+) -> Result<String, UiError> {
+    let caller = crate::session::caller_checked(&csrf).await?;
+    if name.trim().is_empty() {
+        return Err(UiError::field("name", "give the cluster a name"));
+    }
+    let request = super::convert::create_request(
+        &name,
+        &template,
+        &size,
+        services.as_deref().unwrap_or_default(),
+    )?;
+    let submitted = crate::session::service()?
+        .create_cluster(&caller, &request)
+        .await?;
+    let url = format!(
+        "/clusters/{}/jobs/{}",
+        submitted.cluster.id, submitted.job_id
+    );
+    leptos_axum::redirect(&url);
+    Ok(url)
+}

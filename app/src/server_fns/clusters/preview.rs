@@ -1,0 +1,51 @@
+//! What creating a cluster would do: the solved layout and its tasks, or why the
+//! request cannot be met.
+
+use leptos::prelude::*;
+
+use crate::error::UiError;
+use crate::model::PlanPreview;
+
+#[server(prefix = "/sfn", endpoint = "preview-create")]
+pub async fn preview_create(
+    name: String,
+    template: String,
+    size: String,
+    services: Option<Vec<String>>,
+) -> Result<PlanPreview, UiError> {
+    let caller = crate::session::caller().await?;
+    let mut request = super::convert::create_request(
+        &name,
+        &template,
+        &size,
+        services.as_deref().unwrap_or_default(),
+    )?;
+    // The preview does not care about the name yet; the create checks it.
+    if request.name.is_empty() {
+        "preview".clone_into(&mut request.name);
+    }
+    let plan = crate::session::service()?
+        .preview_cluster(&caller, &request)
+        .await?;
+    plan_preview(plan)
+}
+
+/// The engine's plan view with its JSON read into the domain's types.
+#[cfg(feature = "ssr")]
+pub(crate) fn plan_preview(plan: engine::service::PlanView) -> Result<PlanPreview, UiError> {
+    fn read<T: serde::de::DeserializeOwned>(
+        what: &str,
+        value: serde_json::Value,
+    ) -> Result<T, UiError> {
+        serde_json::from_value(value).map_err(|error| {
+            tracing::error!(%error, what, "plan not readable");
+            UiError::Internal
+        })
+    }
+    let from: domain::layout::Layout = read("from", plan.from)?;
+    Ok(PlanPreview {
+        from: (!from.nodes.is_empty()).then_some(from),
+        to: read("to", plan.to)?,
+        dag: read("dag", plan.dag)?,
+    })
+}

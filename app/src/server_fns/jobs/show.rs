@@ -1,0 +1,85 @@
+//! Everything the job page shows when first rendered; the page then follows the
+//! job's event stream from the last event included here.
+
+use leptos::prelude::*;
+
+use crate::error::UiError;
+use crate::model::JobPage;
+
+/// Most output lines the first render includes; older ones are behind a link.
+pub const INITIAL_EVENTS: i64 = 5_000;
+
+#[server(prefix = "/sfn", endpoint = "job-page")]
+pub async fn load_job_page(cluster_id: String, job_id: String) -> Result<JobPage, UiError> {
+    use engine::service::{PageRequest, MAX_EVENTS, MAX_PAGE};
+
+    use crate::model::{EventRow, JobRow, TaskRow};
+
+    let caller = crate::session::caller().await?;
+    let service = crate::session::service()?;
+    let job = service.job(&caller, &job_id).await?;
+    if job.cluster_id != cluster_id {
+        return Err(UiError::NotFound(format!("job {job_id:?}")));
+    }
+    let cluster = service.cluster(&caller, &cluster_id).await?;
+    let mut tasks = Vec::new();
+    let mut offset = 0;
+    loop {
+        let page = service
+            .job_tasks(
+                &caller,
+                &job_id,
+                PageRequest {
+                    offset,
+                    limit: MAX_PAGE,
+                },
+            )
+            .await?;
+        let fetched = page.items.len() as u32;
+        tasks.extend(page.items.into_iter().map(TaskRow::from));
+        offset += fetched;
+        if fetched == 0 || u64::from(offset) >= page.total {
+            break;
+        }
+    }
+    let mut events = Vec::new();
+    let mut after = 0;
+    loop {
+        let batch = service
+            .job_events(&caller, &job_id, after, MAX_EVENTS)
+            .await?;
+        let Some(last) = batch.last() else { break };
+        after = last.id;
+        let full = batch.len() as i64 == MAX_EVENTS;
+        events.extend(batch.into_iter().map(EventRow::from));
+        if !full {
+            break;
+        }
+    }
+    let events_truncated = events.len() as i64 > INITIAL_EVENTS;
+    if events_truncated {
+        events.drain(..events.len() - INITIAL_EVENTS as usize);
+    }
+    let hostnames = cluster
+        .nodes
+        .iter()
+        .filter_map(|node| {
+            let number = u32::try_from(node.number).ok()?;
+            Some((number, node.hostname.clone()?))
+        })
+        .collect();
+    let can_roll_back = job.state == "failed" && job.operation != "delete";
+    Ok(JobPage {
+        cluster_id,
+        cluster_name: cluster.cluster.name.clone(),
+        cluster_state: cluster.cluster.state.clone(),
+        job: JobRow::from(job),
+        tasks,
+        dag: service.job_plan(&caller, &job_id).await?,
+        events,
+        events_truncated,
+        hostnames,
+        links: Vec::new(),
+        can_roll_back,
+    })
+}

@@ -1,0 +1,209 @@
+// The self-service portal, end to end in chromium against a real `corral serve`
+// with real local nodes (sshd processes): sign in, preview and create a cluster,
+// watch the job live, change it, delete it; a failing step, fixed and retried; a
+// reload in the middle of a job that neither loses nor repeats a log line.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startCorral, launchBrowser, outputDir } from '../support/harness.mjs';
+import { Api } from '../support/api.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const testdata = join(here, '..', '..', 'testdata', 'lifecycle');
+const gateFile = join(tmpdir(), `corral-e2e-gate-${process.pid}`);
+const USER = { username: 'dana', password: 'portal-test-password-1' };
+
+let corral;
+let browser;
+let admin;
+
+/** The engine tests' catalog, plus a service whose start fails until a file exists. */
+function catalog() {
+  const bundle = JSON.parse(readFileSync(join(testdata, 'catalog.json'), 'utf8'));
+  bundle.services.push({
+    name: 'gate',
+    description: 'starts only once the test opens the gate',
+    dependencies: { install: { requires: ['base'] } },
+    provisioner: {
+      actions: {
+        start: {
+          type: 'shell',
+          fields: { run: `echo checking the gate; test -e ${gateFile} || { echo "gate closed: ${gateFile} is missing" >&2; exit 1; }; echo gate open` },
+        },
+      },
+    },
+  });
+  bundle.clustertemplates.push({
+    name: 'gated',
+    description: 'one node behind a gate',
+    compatibility: { services: ['base', 'gate'], hardwaretypes: ['small'], imagetypes: ['debian'] },
+    defaults: { services: ['base', 'gate'], provider: 'local', hardwaretype: 'small', imagetype: 'debian', config: {} },
+  });
+  return bundle;
+}
+
+before(async () => {
+  rmSync(gateFile, { force: true });
+  corral = await startCorral();
+  admin = await Api.signIn(corral.url, 'admin', corral.adminPassword);
+  await admin.post('/api/v1/catalog/import', catalog());
+  await admin.uploadScript('web.sh', readFileSync(join(testdata, 'web.sh')));
+  const me = await admin.get('/api/v1/me');
+  await admin.post('/api/v1/users', { username: USER.username, password: USER.password, role: 'user', tenant: me.tenant_id });
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  rmSync(gateFile, { force: true });
+  await browser?.close();
+  await corral?.stop();
+});
+
+function watchErrors(page) {
+  const errors = [];
+  page.on('pageerror', (err) => errors.push(err.message));
+  page.on('console', (msg) => { if (msg.type() === 'error') errors.push(msg.text()); });
+  return errors;
+}
+
+async function shot(page, name) {
+  await page.screenshot({ path: join(outputDir, `${name}.png`), fullPage: true });
+}
+
+/** Waits until the page's wasm has taken over (hydration done). */
+async function hydrated(page) {
+  await page.waitForFunction(() => window.__corral_hydrated === true || document.querySelector('body[data-hydrated]'), null, { timeout: 30_000 });
+}
+
+async function signIn(page, next) {
+  await page.goto(`${corral.url}${next.slice(1)}`);
+  // A visitor is sent to the login page, which remembers where they were going.
+  assert.match(page.url(), /\/login\?next=/);
+  await page.getByLabel('Username').fill(USER.username);
+  await page.getByLabel('Password').fill(USER.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL((url) => url.pathname === next.split('?')[0]);
+}
+
+async function jobState(page) {
+  return page.locator('.page-head [data-state]').first().getAttribute('data-state');
+}
+
+test('a user previews, creates, watches, changes and deletes a cluster', async () => {
+  const page = await browser.context.newPage();
+  const errors = watchErrors(page);
+
+  // A wrong password is refused next to the field.
+  await page.goto(`${corral.url}login`);
+  await page.getByLabel('Username').fill(USER.username);
+  await page.getByLabel('Password').fill('not-the-password');
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByText('wrong username or password').waitFor();
+  await shot(page, 'portal-login-error');
+
+  await signIn(page, '/clusters');
+  await page.getByText('No clusters yet').waitFor();
+  await shot(page, 'portal-clusters-empty');
+
+  // The create form previews as the inputs change, and explains what cannot be built.
+  await page.getByRole('link', { name: 'New cluster' }).first().click();
+  await page.waitForURL(/\/clusters\/new/);
+  await hydrated(page);
+  await page.getByLabel('Template').selectOption('lifecycle');
+  await page.getByLabel('Nodes').fill('1');
+  await page.getByLabel('Nodes').dispatchEvent('change');
+  await page.getByTestId('unsatisfiable').waitFor();
+  await shot(page, 'portal-new-unsatisfiable');
+  await page.getByLabel('Nodes').fill('3');
+  await page.getByLabel('Nodes').dispatchEvent('change');
+  await page.getByTestId('plan-preview').waitFor();
+  const preview = await page.getByTestId('plan-preview').textContent();
+  assert.match(preview, /3 node\(s\)/);
+  await page.getByLabel('Name').fill('shop');
+  await page.getByLabel('Name').dispatchEvent('change');
+  await page.waitForURL(/name=shop/);
+  await shot(page, 'portal-new-preview');
+
+  // Create: the job page streams output while the job runs.
+  const started = Date.now();
+  await page.getByTestId('create-cluster').click();
+  await page.waitForURL(/\/clusters\/[^/]+\/jobs\/[^/]+$/);
+  await page.locator('[data-testid=job-log] .line').first().waitFor({ timeout: 60_000 });
+  const stateWhenFirstLine = await jobState(page);
+  assert.notEqual(stateWhenFirstLine, 'succeeded', 'log lines appear before the job ends');
+  await shot(page, 'portal-job-running');
+  await page.getByTestId('job-succeeded').waitFor({ timeout: 120_000 });
+  const createSeconds = (Date.now() - started) / 1000;
+  console.log(`portal create_to_running_s=${createSeconds.toFixed(1)} nodes=3`);
+  await shot(page, 'portal-job-succeeded');
+
+  // The cluster page: nodes with addresses; the web service answers.
+  await page.getByRole('link', { name: 'shop' }).first().click();
+  await page.getByTestId('node-table').waitFor();
+  const addresses = await page.locator('[data-testid=node-table] code').allTextContents();
+  assert.equal(addresses.length, 3);
+  await shot(page, 'portal-cluster');
+  const clusterUrl = page.url();
+
+  // Add a service: preview first, then run it.
+  await page.goto(`${clusterUrl}?op=add-services&services=extra`);
+  await page.getByTestId('plan-preview').waitFor();
+  await shot(page, 'portal-add-service-preview');
+  await page.getByTestId('confirm-change').click();
+  await page.waitForURL(/\/jobs\//);
+  await page.getByTestId('job-succeeded').waitFor({ timeout: 120_000 });
+
+  // Delete, previewed.
+  await page.goto(`${clusterUrl}?op=delete`);
+  await page.getByText('This cannot be undone').waitFor();
+  await page.getByTestId('confirm-change').click();
+  await page.waitForURL(/\/jobs\//);
+  await page.getByTestId('job-succeeded').waitFor({ timeout: 120_000 });
+  await page.goto(`${corral.url}clusters`);
+  await page.getByText('No clusters yet').waitFor();
+  assert.deepEqual(errors, [], `browser errors: ${errors.join('\n')}`);
+});
+
+test('a failed step shows what failed where, and retry from the failure succeeds', async () => {
+  const page = await browser.context.newPage();
+  await page.goto(`${corral.url}clusters/new?template=gated&size=1&name=gated-one`);
+  if (page.url().includes('/login')) await signIn(page, '/clusters/new?template=gated&size=1&name=gated-one');
+  await page.getByTestId('plan-preview').waitFor();
+  await page.getByTestId('create-cluster').click();
+  await page.waitForURL(/\/jobs\//);
+  const panel = page.getByTestId('failure-panel');
+  await panel.waitFor({ timeout: 120_000 });
+  const text = await panel.textContent();
+  assert.match(text, /start gate/);
+  assert.match(text, /gate closed/);
+  await shot(page, 'portal-job-failed');
+
+  writeFileSync(gateFile, 'open\n');
+  await page.getByTestId('retry-job').click();
+  await page.getByTestId('job-succeeded').waitFor({ timeout: 120_000 });
+  await shot(page, 'portal-job-retried');
+});
+
+test('a reload in the middle of a job loses and repeats no log line', async () => {
+  const page = await browser.context.newPage();
+  const user = await Api.signIn(corral.url, USER.username, USER.password);
+  const submitted = await user.post('/api/v1/clusters', { name: 'reloaded', template: 'lifecycle', size: 3 });
+  const jobUrl = `${corral.url}clusters/${submitted.cluster.id}/jobs/${submitted.job_id}`;
+  await page.goto(jobUrl);
+  if (page.url().includes('/login')) await signIn(page, `/clusters/${submitted.cluster.id}/jobs/${submitted.job_id}`);
+  await page.locator('[data-testid=job-log] .line').first().waitFor({ timeout: 60_000 });
+  await hydrated(page);
+  await page.reload();
+  await hydrated(page);
+  await page.getByTestId('job-succeeded').waitFor({ timeout: 120_000 });
+  const shown = (await page.locator('[data-testid=job-log] .line').evaluateAll(
+    (lines) => lines.map((line) => Number(line.dataset.event)),
+  ));
+  const events = await user.get(`/api/v1/jobs/${submitted.job_id}/events?limit=1000`);
+  const expected = events.filter((event) => event.kind === 'output').map((event) => event.id);
+  assert.deepEqual(shown, expected, 'the page shows every output event once, in order');
+  await user.call('DELETE', `/api/v1/clusters/${submitted.cluster.id}`);
+});

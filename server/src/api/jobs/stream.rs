@@ -1,0 +1,132 @@
+//! `GET /api/v1/jobs/{id}/stream`: a job's events as Server-Sent Events, live.
+//!
+//! Each event carries its id, so a client that reconnects (`EventSource` does so by
+//! itself, sending `Last-Event-ID`) or reloads (passing `?after=`) resumes exactly
+//! after the last event it has: no gap, no repeat. When the job has finished and
+//! every event has been sent, a final `end` event carries the job, and the stream
+//! closes.
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::time::Duration;
+
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use engine::service::{Caller, EventView, Service, MAX_EVENTS};
+use futures::stream::{self, Stream};
+use serde::Deserialize;
+use utoipa::IntoParams;
+
+use crate::api::error::{ApiError, ErrorBody};
+use crate::api::extract::{ApiPath, ApiQuery, Authenticated};
+use crate::http::AppState;
+
+/// How often an idle stream looks for new events.
+const POLL_EVERY: Duration = Duration::from_millis(250);
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct StreamQuery {
+    /// Id of the last event already seen (0 = from the start). The
+    /// `Last-Event-ID` header, when present, wins.
+    #[serde(default)]
+    pub after: i64,
+}
+
+/// The job's events from `after` on, live, as `text/event-stream`: each `message`
+/// event is an event object as `/events` returns it; a final `end` event carries the
+/// finished job.
+#[utoipa::path(get, path = "/api/v1/jobs/{id}/stream", tag = "jobs",
+    params(("id" = String, Path, description = "Job id"), StreamQuery),
+    responses(
+        (status = 200, description = "Server-Sent Events", content_type = "text/event-stream", body = String),
+        (status = 404, body = ErrorBody)))]
+pub async fn stream(
+    State(state): State<AppState>,
+    Authenticated(caller): Authenticated,
+    ApiPath(id): ApiPath<String>,
+    ApiQuery(query): ApiQuery<StreamQuery>,
+    headers: HeaderMap,
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
+    // Refused up front (not mid-stream) when the job is not the caller's.
+    state.service.job(&caller, &id).await?;
+    let after = headers
+        .get("last-event-id")
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.trim().parse::<i64>().ok())
+        .unwrap_or(query.after)
+        .max(0);
+    let follower = Follower {
+        service: state.service.clone(),
+        caller,
+        job_id: id,
+        after,
+        pending: VecDeque::new(),
+        finished: false,
+    };
+    Ok(Sse::new(stream::unfold(follower, Follower::next)).keep_alive(KeepAlive::default()))
+}
+
+/// Where one stream is: the last event sent and the events read but not yet sent.
+struct Follower {
+    service: Service,
+    caller: Caller,
+    job_id: String,
+    after: i64,
+    pending: VecDeque<EventView>,
+    finished: bool,
+}
+
+impl Follower {
+    async fn next(mut self) -> Option<(Result<Event, Infallible>, Self)> {
+        loop {
+            if let Some(event) = self.pending.pop_front() {
+                self.after = event.id;
+                return Some((Ok(message(&event)), self));
+            }
+            if self.finished {
+                return None;
+            }
+            // The job's state is read before its events, so events written before
+            // it finished are all read below before `end` is sent.
+            let job = match self.service.job(&self.caller, &self.job_id).await {
+                Ok(job) => job,
+                Err(error) => return Some((Ok(failure(&error.to_string())), self.end())),
+            };
+            let done = matches!(job.state.as_str(), "succeeded" | "failed" | "cancelled");
+            match self
+                .service
+                .job_events(&self.caller, &self.job_id, self.after, MAX_EVENTS)
+                .await
+            {
+                Ok(events) if !events.is_empty() => self.pending.extend(events),
+                Ok(_) if done => {
+                    let end = Event::default()
+                        .event("end")
+                        .data(serde_json::to_string(&job).unwrap_or_default());
+                    return Some((Ok(end), self.end()));
+                }
+                Ok(_) => tokio::time::sleep(POLL_EVERY).await,
+                Err(error) => return Some((Ok(failure(&error.to_string())), self.end())),
+            }
+        }
+    }
+
+    fn end(mut self) -> Self {
+        self.finished = true;
+        self.pending.clear();
+        self
+    }
+}
+
+fn message(event: &EventView) -> Event {
+    Event::default()
+        .id(event.id.to_string())
+        .data(serde_json::to_string(event).unwrap_or_default())
+}
+
+/// The stream cannot go on (the job vanished, the database is down): say so.
+fn failure(message: &str) -> Event {
+    Event::default().event("failure").data(message)
+}

@@ -1,0 +1,84 @@
+//! Pages that need a signed-in user send visitors to `/login?next=<where they were
+//! going>` before anything renders, so a bookmark works after signing in, with or
+//! without JavaScript. `/` sends signed-in users to their clusters.
+//!
+//! Only the presence of a signed-in session is checked here; whether it is still
+//! valid (absolute age, ended by a password change) is checked by every server
+//! function, which answers "sign in again" when it is not.
+
+use axum::extract::Request;
+use axum::http::{header, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use tower_sessions::Session;
+
+use app::session::{SessionData, SESSION_USER};
+
+/// Path prefixes of pages for signed-in users only.
+const PROTECTED: &[&str] = &["/clusters", "/admin"];
+
+fn is_protected(path: &str) -> bool {
+    PROTECTED.iter().any(|prefix| {
+        path == *prefix
+            || path
+                .strip_prefix(prefix)
+                .is_some_and(|rest| rest.starts_with('/'))
+    })
+}
+
+pub async fn page_guard(session: Session, request: Request, next: Next) -> Response {
+    let path = request.uri().path();
+    if path != "/" && !is_protected(path) {
+        return next.run(request).await;
+    }
+    let signed_in = matches!(session.get::<SessionData>(SESSION_USER).await, Ok(Some(_)));
+    let target = match (path, signed_in) {
+        ("/", true) => "/clusters".to_owned(),
+        ("/", false) => "/login".to_owned(),
+        (_, true) => return next.run(request).await,
+        (_, false) => {
+            let wanted = request
+                .uri()
+                .path_and_query()
+                .map_or(path, |path_and_query| path_and_query.as_str());
+            format!("/login?next={}", encode_component(wanted))
+        }
+    };
+    (StatusCode::SEE_OTHER, [(header::LOCATION, target)]).into_response()
+}
+
+/// Percent-encodes everything but unreserved characters (RFC 3986).
+fn encode_component(raw: &str) -> String {
+    let mut encoded = String::with_capacity(raw.len());
+    for byte in raw.bytes() {
+        if byte.is_ascii_alphanumeric() || b"-._~/".contains(&byte) {
+            encoded.push(char::from(byte));
+        } else {
+            encoded.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    encoded
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{encode_component, is_protected};
+
+    #[test]
+    fn protects_the_portal_and_admin_trees_only() {
+        assert!(is_protected("/clusters"));
+        assert!(is_protected("/clusters/new"));
+        assert!(is_protected("/admin/users"));
+        assert!(!is_protected("/clustersx"));
+        assert!(!is_protected("/login"));
+        assert!(!is_protected("/api/v1/clusters"));
+    }
+
+    #[test]
+    fn next_survives_query_strings() {
+        assert_eq!(
+            encode_component("/clusters/new?size=3&template=web"),
+            "/clusters/new%3Fsize%3D3%26template%3Dweb"
+        );
+    }
+}
