@@ -6,6 +6,9 @@
 //! rules live in `engine`/`domain`. Every route renders completely on the server
 //! (`SsrMode::Async`), so each page works with JavaScript off and gets better with it.
 
+// Hydrating the larger pages nests view types deeper than the default limit allows.
+#![recursion_limit = "256"]
+
 pub mod components;
 pub mod error;
 #[cfg(feature = "hydrate")]

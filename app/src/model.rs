@@ -34,6 +34,10 @@ pub struct ClusterRow {
     /// The owner's username (`None` for clusters made by the system).
     pub owner: Option<String>,
     pub lease_expires_ms: Option<i64>,
+    /// Where one click of "extend" takes the lease (`None`: it cannot be extended).
+    pub lease_next_end_ms: Option<i64>,
+    /// The latest the template lets the lease end (`None`: no limit).
+    pub lease_latest_end_ms: Option<i64>,
     pub created_at_ms: i64,
 }
 

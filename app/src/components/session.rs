@@ -35,19 +35,19 @@ pub fn use_me() -> MeResource {
     expect_context::<MeResource>()
 }
 
-/// `<input type="hidden" name="csrf">` with the session's token.
+/// `<input type="hidden" name="csrf">` with the session's token. Pages pass the
+/// token down from the user they awaited in their own suspense boundary: a
+/// boundary of its own here, nested in theirs, would not hydrate.
 #[component]
-pub fn CsrfField() -> impl IntoView {
-    let me = use_me();
-    view! {
-        <Suspense>
-            {move || Suspend::new(async move {
-                let token = match me.await {
-                    Ok(Some(me)) => me.csrf,
-                    _ => String::new(),
-                };
-                view! { <input type="hidden" name="csrf" value=token/> }
-            })}
-        </Suspense>
+pub fn CsrfField(#[prop(into)] token: String) -> impl IntoView {
+    view! { <input type="hidden" name="csrf" value=token/> }
+}
+
+/// The CSRF token of the signed-in user (empty for a visitor, whose forms the
+/// server refuses anyway).
+pub fn csrf_of(me: &Result<Option<Me>, UiError>) -> String {
+    match me {
+        Ok(Some(me)) => me.csrf.clone(),
+        _ => String::new(),
     }
 }

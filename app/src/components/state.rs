@@ -14,10 +14,34 @@ pub fn state_class(state: &str) -> &'static str {
     }
 }
 
+/// Node states (`planned`, `created`, `confirmed`, `ready`): a `ready` node is up,
+/// unlike a `ready` task, which is waiting to run.
+pub fn node_state_class(state: &str) -> &'static str {
+    match state {
+        "ready" => "state state-ok",
+        "created" | "confirmed" => "state state-busy",
+        other => state_class(other),
+    }
+}
+
 #[component]
-pub fn StateBadge(#[prop(into)] state: Signal<String>) -> impl IntoView {
+pub fn StateBadge(
+    #[prop(into)] state: Signal<String>,
+    /// The badge of a node rather than of a job or task.
+    #[prop(optional)]
+    node: bool,
+) -> impl IntoView {
+    let class = move || {
+        state.with(|state| {
+            if node {
+                node_state_class(state)
+            } else {
+                state_class(state)
+            }
+        })
+    };
     view! {
-        <span class=move || state.with(|state| state_class(state)) data-state=move || state.get()>
+        <span class=class data-state=move || state.get()>
             {move || state.get()}
         </span>
     }

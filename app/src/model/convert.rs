@@ -2,13 +2,18 @@
 
 use std::collections::HashMap;
 
-use engine::service::{ClusterView, EventView, JobView, NodeView, TaskView};
+use engine::service::{ClusterView, EventView, JobView, LeaseLimits, NodeView, TaskView};
 
 use super::{ClusterRow, EventRow, JobRow, NodeRow, TaskRow};
 
 impl ClusterRow {
-    /// `usernames` maps user ids to names, for the owner column.
-    pub fn from_view(view: ClusterView, usernames: &HashMap<String, String>) -> Self {
+    /// `usernames` maps user ids to names, for the owner column; `limits` are the
+    /// template's lease limits.
+    pub fn from_view(
+        view: ClusterView,
+        usernames: &HashMap<String, String>,
+        limits: LeaseLimits,
+    ) -> Self {
         let owner = view
             .owner_id
             .as_ref()
@@ -20,6 +25,8 @@ impl ClusterRow {
             template: view.template,
             size: view.size,
             owner,
+            lease_next_end_ms: limits.next_end(view.lease_expires_ms, engine::store::now_ms()),
+            lease_latest_end_ms: limits.latest_end_ms,
             lease_expires_ms: view.lease_expires_ms,
             created_at_ms: view.created_at_ms,
         }

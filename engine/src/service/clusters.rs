@@ -86,7 +86,7 @@ pub struct LeaseExtension {
 
 const MAX_LEASE_SECONDS: u64 = 10 * 365 * 24 * 3600;
 
-fn field_problem(path: &str, message: impl Into<String>) -> ServiceError {
+pub(super) fn field_problem(path: &str, message: impl Into<String>) -> ServiceError {
     let message = message.into();
     ServiceError::Invalid {
         message: format!("{path}: {message}"),
@@ -393,7 +393,9 @@ impl Service {
                 format!("must be between 1 and {MAX_LEASE_SECONDS}"),
             ));
         }
-        let until = now_ms().saturating_add((extension.seconds as i64).saturating_mul(1000));
+        let now = now_ms();
+        let until = now.saturating_add((extension.seconds as i64).saturating_mul(1000));
+        super::lease::limits_of(&cluster)?.check(&cluster, until, now)?;
         self.store
             .set_cluster_lease(&cluster.id, Some(until))
             .await?;

@@ -242,3 +242,52 @@ engine::on_both_backends!(
     refusals_name_the_problem_and_store_nothing,
     quotas_stop_growth_with_a_clear_message,
 );
+
+#[tokio::test]
+async fn leases_extend_by_the_templates_step_up_to_its_maximum() {
+    let app = spawn_app(Backend::Sqlite).await;
+    let admin = app.user("lease-admin", Role::TenantAdmin, "leases").await;
+    let mut catalog = crate::helpers::lifecycle_catalog();
+    catalog["clustertemplates"][0]["administration"] =
+        json!({"leaseduration": {"initial": "1h", "max": "3h", "step": "1h"}});
+    let response = app
+        .call(
+            &admin,
+            Method::POST,
+            "/api/v1/catalog/import",
+            Some(&catalog),
+        )
+        .await;
+    assert_eq!(response.status(), 200);
+    let (status, created) = create(
+        &app,
+        &admin,
+        json!({"name": "leased", "template": "lifecycle", "size": 2}),
+    )
+    .await;
+    assert_eq!(status, 201, "{created}");
+    let lease = format!(
+        "/api/v1/clusters/{}/lease",
+        created["cluster"]["id"].as_str().unwrap()
+    );
+    let extend = |hours: u64| {
+        let body = json!({"seconds": hours * 3600});
+        let app = &app;
+        let admin = &admin;
+        let lease = lease.clone();
+        async move { json_of(app.call(admin, Method::PUT, &lease, Some(&body)).await).await }
+    };
+    let (status, body) = extend(4).await;
+    assert_eq!(status, 422, "{body}");
+    assert!(
+        body["message"].as_str().unwrap().contains("maximum lease"),
+        "{body}"
+    );
+    let (status, body) = extend(3).await;
+    assert_eq!(status, 422, "{body}");
+    assert!(body["message"].as_str().unwrap().contains("step"), "{body}");
+    let (status, body) = extend(2).await;
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = extend(3).await;
+    assert_eq!(status, 200, "one more step, to the maximum: {body}");
+}

@@ -16,7 +16,7 @@ use leptos_router::hooks::use_params_map;
 
 use crate::components::dag::DagPicture;
 use crate::components::errors::{FormError, PageError};
-use crate::components::session::CsrfField;
+use crate::components::session::{csrf_of, use_me, CsrfField};
 use crate::components::state::StateBadge;
 use crate::components::time::{duration, now_ms};
 use crate::model::{EventRow, JobPage, JobRow, TaskRow};
@@ -50,12 +50,14 @@ pub fn JobShowPage() -> impl IntoView {
         },
         |((cluster, job), ..)| load_job_page(cluster, job),
     );
+    let me = use_me();
     view! {
         <Transition fallback=|| view! { <p class="muted">"Loading job…"</p> }>
             {move || Suspend::new(async move {
+                let csrf = csrf_of(&me.await);
                 match page.await {
                     Err(error) => view! { <PageError error/> }.into_any(),
-                    Ok(page) => view! { <LiveJob page retry cancel finished/> }.into_any(),
+                    Ok(page) => view! { <LiveJob page retry cancel finished csrf/> }.into_any(),
                 }
             })}
         </Transition>
@@ -81,6 +83,7 @@ fn LiveJob(
     retry: ServerAction<RetryJob>,
     cancel: ServerAction<CancelJob>,
     finished: RwSignal<u32>,
+    csrf: String,
 ) -> impl IntoView {
     let hostnames: HashMap<u32, String> = page.hostnames.iter().cloned().collect();
     let job = RwSignal::new(page.job.clone());
@@ -162,8 +165,11 @@ fn LiveJob(
     let links = page.links.clone();
     view! {
         <Title text=title/>
+        // Without JavaScript the page reloads itself until the job ends. (Inner HTML:
+        // with JavaScript on, browsers keep a <noscript>'s content as text, which
+        // hydration must not look into.)
         {move || (!job.get().finished()).then(|| view! {
-            <noscript><meta http-equiv="refresh" content="3"/></noscript>
+            <noscript inner_html=r#"<meta http-equiv="refresh" content="3">"#></noscript>
         })}
         <nav class="crumbs" aria-label="Breadcrumb">
             <a href="/clusters">"Clusters"</a> " / "
@@ -185,11 +191,13 @@ fn LiveJob(
             }}</p>
             {
                 let job_id = job_id.clone();
+                let csrf = csrf.clone();
                 move || {
                     let job_id = job_id.clone();
+                    let csrf = csrf.clone();
                     (!job.get().finished()).then(move || view! {
                         <ActionForm action=cancel attr:class="inline">
-                            <CsrfField/>
+                            <CsrfField token=csrf/>
                             <input type="hidden" name="job_id" value=job_id/>
                             <button class="button button-quiet button-small" type="submit">"Cancel job"</button>
                         </ActionForm>
@@ -203,7 +211,7 @@ fn LiveJob(
                 "failed" | "cancelled" => view! {
                     <FailurePanel job=current tasks=tasks.get() events=events.get()
                         hostnames=hostnames_for_failure.clone() cluster_id=cluster_id.clone()
-                        can_roll_back=page.can_roll_back retry/>
+                        can_roll_back=page.can_roll_back retry csrf=csrf.clone()/>
                 }.into_any(),
                 "succeeded" => {
                     let links = links.clone();
@@ -375,6 +383,7 @@ fn FailurePanel(
     cluster_id: String,
     can_roll_back: bool,
     retry: ServerAction<RetryJob>,
+    csrf: String,
 ) -> impl IntoView {
     let failed = tasks.iter().find(|task| task.state == "failed").cloned();
     let output: String = failed
@@ -402,7 +411,6 @@ fn FailurePanel(
         <section class="card failure" role="alert" data-testid="failure-panel">
             <h2>{headline}</h2>
             {job.error.clone().map(|error| view! { <p class="error-text">{error}</p> })}
-            {failed.as_ref().and_then(|task| task.error.clone()).map(|error| view! { <p>{error}</p> })}
             {(!output.is_empty()).then(|| view! {
                 <h3>"Its output"</h3>
                 <pre class="log log-short">{output}</pre>
@@ -410,7 +418,7 @@ fn FailurePanel(
             <h3>"What you can do"</h3>
             <div class="actions">
                 <ActionForm action=retry attr:class="inline">
-                    <CsrfField/>
+                    <CsrfField token=csrf/>
                     <input type="hidden" name="job_id" value=job.id.clone()/>
                     <button class="button" type="submit" data-testid="retry-job">"Retry from the failure"</button>
                 </ActionForm>

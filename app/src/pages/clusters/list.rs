@@ -8,9 +8,9 @@ use leptos_router::components::Form;
 use leptos_router::hooks::use_query_map;
 
 use crate::components::errors::{FormError, PageError};
-use crate::components::session::{use_me, CsrfField};
+use crate::components::session::{csrf_of, use_me, CsrfField};
 use crate::components::state::StateBadge;
-use crate::components::time::{lease_left, now_ms};
+use crate::components::time::{duration, lease_left, now_ms, timestamp};
 use crate::model::ClusterRow;
 use crate::server_fns::clusters::extend_lease::ExtendLease;
 use crate::server_fns::clusters::list::list_clusters;
@@ -61,7 +61,9 @@ pub fn ClusterListPage() -> impl IntoView {
         <FormError error=extend_error/>
         <Suspense fallback=|| view! { <p class="muted">"Loading clusters…"</p> }>
             {move || Suspend::new(async move {
-                let me = me.await.ok().flatten().map(|me| me.username).unwrap_or_default();
+                let me = me.await;
+                let csrf = csrf_of(&me);
+                let me = me.ok().flatten().map(|me| me.username).unwrap_or_default();
                 match clusters.await {
                     Err(error) => view! { <PageError error/> }.into_any(),
                     Ok(all) => {
@@ -73,7 +75,7 @@ pub fn ClusterListPage() -> impl IntoView {
                         });
                         view! {
                             <FilterForm filter=filter.get_untracked() templates states/>
-                            <ClusterTable clusters=shown total extend/>
+                            <ClusterTable clusters=shown total extend csrf/>
                         }
                         .into_any()
                     }
@@ -131,6 +133,7 @@ fn ClusterTable(
     clusters: Vec<ClusterRow>,
     total: usize,
     extend: ServerAction<ExtendLease>,
+    csrf: String,
 ) -> impl IntoView {
     if total == 0 {
         return view! {
@@ -148,13 +151,6 @@ fn ClusterTable(
         .map(|cluster| {
             let href = format!("/clusters/{}", cluster.id);
             let lease = lease_left(cluster.lease_expires_ms, now_ms());
-            // One click sets the lease to a day beyond what is left now.
-            let hours = cluster
-                .lease_expires_ms
-                .map(|at| ((at - now_ms()).max(0) + 3_599_999) / 3_600_000 + 24)
-                .unwrap_or(24)
-                .to_string();
-            let has_lease = cluster.lease_expires_ms.is_some();
             let id = cluster.id.clone();
             view! {
                 <tr data-cluster=cluster.name.clone()>
@@ -165,15 +161,7 @@ fn ClusterTable(
                     <td>{cluster.owner.clone().unwrap_or_else(|| "—".to_owned())}</td>
                     <td>
                         <span class="lease">{lease}</span>
-                        {has_lease.then(|| view! {
-                            <ActionForm action=extend attr:class="inline">
-                                <CsrfField/>
-                                <input type="hidden" name="id" value=id.clone()/>
-                                <input type="hidden" name="hours" value=hours.clone()/>
-                                <button class="button button-small button-quiet" type="submit"
-                                    title="Keep the cluster one more day">"+1 day"</button>
-                            </ActionForm>
-                        })}
+                        <ExtendButton id cluster=cluster.clone() extend csrf=csrf.clone()/>
                     </td>
                 </tr>
             }
@@ -191,6 +179,34 @@ fn ClusterTable(
                 <tbody>{rows}</tbody>
             </table>
         </div>
+    }
+    .into_any()
+}
+
+/// One click: the lease goes a template step further (up to its maximum).
+#[component]
+pub fn ExtendButton(
+    id: String,
+    cluster: ClusterRow,
+    extend: ServerAction<ExtendLease>,
+    csrf: String,
+) -> impl IntoView {
+    let Some(end) = cluster.lease_next_end_ms else {
+        return cluster
+            .lease_expires_ms
+            .map(|_| view! { <span class="muted" title="The template allows no longer lease">" (at maximum)"</span> })
+            .into_any();
+    };
+    let added = end - cluster.lease_expires_ms.unwrap_or(end).max(now_ms());
+    let label = format!("+{}", duration(added));
+    let title = format!("Extend the lease to {}", timestamp(end));
+    view! {
+        <ActionForm action=extend attr:class="inline">
+            <CsrfField token=csrf/>
+            <input type="hidden" name="id" value=id/>
+            <input type="hidden" name="until_ms" value=end.to_string()/>
+            <button class="button button-small button-quiet" type="submit" title=title data-testid="extend-lease">{label}</button>
+        </ActionForm>
     }
     .into_any()
 }

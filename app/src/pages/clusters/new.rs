@@ -11,9 +11,9 @@ use leptos_router::hooks::use_query_map;
 
 use crate::components::errors::{FieldError, FormError, PageError};
 use crate::components::plan::PlanView;
-use crate::components::session::CsrfField;
+use crate::components::session::{csrf_of, use_me, CsrfField};
 use crate::error::UiError;
-use crate::model::{QuotaUse, TemplateChoice};
+use crate::model::{PlanPreview, QuotaUse, TemplateChoice};
 use crate::server_fns::clusters::choices::create_choices;
 use crate::server_fns::clusters::create::CreateCluster;
 use crate::server_fns::clusters::preview::preview_create;
@@ -28,7 +28,50 @@ struct Request {
     services: Option<Vec<String>>,
 }
 
+/// What the form shows and the preview uses: the request with the template's
+/// defaults filled in.
+#[derive(Debug, Clone, PartialEq, Default)]
+struct Inputs {
+    name: String,
+    template: Option<TemplateChoice>,
+    size: String,
+    services: Vec<String>,
+}
+
+impl Inputs {
+    fn template_name(&self) -> String {
+        self.template
+            .as_ref()
+            .map(|template| template.name.clone())
+            .unwrap_or_default()
+    }
+}
+
 impl Request {
+    /// Fills in what the request leaves out: the first template, its smallest size,
+    /// its default services.
+    fn resolve(&self, templates: &[TemplateChoice]) -> Inputs {
+        let template = templates
+            .iter()
+            .find(|template| template.name == self.template)
+            .or_else(|| templates.first())
+            .cloned();
+        let size = match (&template, self.size.is_empty()) {
+            (Some(template), true) => template.min_size.unwrap_or(1).to_string(),
+            (None, true) => "1".to_owned(),
+            (_, false) => self.size.clone(),
+        };
+        Inputs {
+            name: self.name.clone(),
+            services: template
+                .as_ref()
+                .map(|template| self.services_for(template))
+                .unwrap_or_default(),
+            template,
+            size,
+        }
+    }
+
     /// The services to use with `template`: those asked for that it offers, or its
     /// defaults when none are asked for.
     fn services_for(&self, template: &TemplateChoice) -> Vec<String> {
@@ -58,28 +101,67 @@ pub fn NewClusterPage() -> impl IntoView {
             services: query.get_all("services"),
         })
     });
+    // Both resources are made here, before anything suspends: resources made
+    // inside a suspended view would not line up with the server's when hydrating.
     let choices = Resource::new(|| (), |_| create_choices());
+    let preview = Resource::new(
+        move || request.get(),
+        move |request| async move {
+            let (templates, _) = choices.await?;
+            let inputs = request.resolve(&templates);
+            preview_create(
+                inputs.name.clone(),
+                inputs.template_name(),
+                inputs.size,
+                Some(inputs.services),
+            )
+            .await
+        },
+    );
+    let create = ServerAction::<CreateCluster>::new();
+    let me = use_me();
+    // Two sibling boundaries, not nested ones (a boundary inside another's resolved
+    // view does not hydrate): the form needs only the templates, so typing in it
+    // is never interrupted by a new preview.
     view! {
         <Title text="New cluster · Corral"/>
         <div class="page-head"><h1>"New cluster"</h1></div>
-        <Suspense fallback=|| view! { <p class="muted">"Loading templates…"</p> }>
-            {move || Suspend::new(async move {
-                match choices.await {
-                    Err(error) => view! { <PageError error/> }.into_any(),
-                    Ok((templates, quota)) => {
-                        view! { <CreateForm templates quota request/> }.into_any()
+        <div class="create-grid">
+            <Suspense fallback=|| view! { <p class="muted">"Loading templates…"</p> }>
+                {move || Suspend::new(async move {
+                    match choices.await {
+                        Err(error) => view! { <PageError error/> }.into_any(),
+                        Ok((templates, quota)) => {
+                            view! { <AskCard templates quota request create/> }.into_any()
+                        }
                     }
-                }
-            })}
-        </Suspense>
+                })}
+            </Suspense>
+            <Transition fallback=|| view! { <p class="muted">"Solving…"</p> }>
+                {move || Suspend::new(async move {
+                    let csrf = csrf_of(&me.await);
+                    let Ok((templates, _)) = choices.await else {
+                        return ().into_any();
+                    };
+                    if templates.is_empty() {
+                        return ().into_any();
+                    }
+                    let inputs = request.get_untracked().resolve(&templates);
+                    let plan = preview.await;
+                    view! { <GetCard inputs plan create csrf/> }.into_any()
+                })}
+            </Transition>
+        </div>
     }
 }
 
+/// The left card: what the user asks for.
 #[component]
-fn CreateForm(
+fn AskCard(
     templates: Vec<TemplateChoice>,
     quota: QuotaUse,
     request: Memo<Request>,
+    create: ServerAction<CreateCluster>,
 ) -> impl IntoView {
     if templates.is_empty() {
         return view! {
@@ -91,44 +173,9 @@ fn CreateForm(
         .into_any();
     }
     let templates = StoredValue::new(templates);
-    let chosen = Memo::new(move |_| {
-        let request = request.get();
-        templates.with_value(|templates| {
-            templates
-                .iter()
-                .find(|template| template.name == request.template)
-                .or_else(|| templates.first())
-                .cloned()
-        })
-    });
-    let inputs = Memo::new(move |_| {
-        let request = request.get();
-        let template = chosen.get();
-        let services = template
-            .as_ref()
-            .map(|template| request.services_for(template))
-            .unwrap_or_default();
-        let size = if request.size.is_empty() {
-            template
-                .as_ref()
-                .and_then(|template| template.min_size)
-                .unwrap_or(1)
-                .to_string()
-        } else {
-            request.size.clone()
-        };
-        (
-            request.name.clone(),
-            template.map(|template| template.name).unwrap_or_default(),
-            size,
-            services,
-        )
-    });
-    let preview = Resource::new(
-        move || inputs.get(),
-        |(name, template, size, services)| preview_create(name, template, size, Some(services)),
-    );
-    let create = ServerAction::<CreateCluster>::new();
+    let inputs =
+        Memo::new(move |_| templates.with_value(|templates| request.get().resolve(templates)));
+    let chosen = Memo::new(move |_| inputs.with(|inputs| inputs.template.clone()));
     let create_error = Signal::derive(move || create.value().get().and_then(Result::err));
     // With JavaScript the preview follows every change; without, "Preview" posts.
     let resubmit = move |event: leptos::ev::Event| {
@@ -143,98 +190,117 @@ fn CreateForm(
         }
     };
     view! {
-        <div class="create-grid">
-            <section class="card" aria-labelledby="ask">
-                <h2 id="ask">"What you ask for"</h2>
-                <Form method="GET" action="" on:change=resubmit attr:class="stack">
-                    <div class="field">
-                        <label for="name">"Name"</label>
-                        <input id="name" name="name" placeholder="e.g. shop-staging"
-                            value=move || inputs.get().0 pattern="[a-z0-9][a-z0-9-]*"
-                            title="lower-case letters, digits and '-'"/>
-                        <FieldError error=create_error field="name"/>
-                    </div>
-                    <div class="field">
-                        <label for="template">"Template"</label>
-                        <select id="template" name="template">
-                            {move || templates.with_value(|templates| {
-                                let current = inputs.get().1;
-                                templates.iter().map(|template| {
-                                    let selected = template.name == current;
+        <section class="card" aria-labelledby="ask">
+            <h2 id="ask">"What you ask for"</h2>
+            <Form method="GET" action="" on:change=resubmit attr:class="stack">
+                <div class="field">
+                    <label for="name">"Name"</label>
+                    <input id="name" name="name" placeholder="e.g. shop-staging"
+                        value=move || inputs.with(|inputs| inputs.name.clone()) pattern="[a-z0-9][a-z0-9-]*"
+                        title="lower-case letters, digits and '-'"/>
+                    <FieldError error=create_error field="name"/>
+                </div>
+                <div class="field">
+                    <label for="template">"Template"</label>
+                    <select id="template" name="template">
+                        {move || templates.with_value(|templates| {
+                            let current = inputs.with(Inputs::template_name);
+                            templates.iter().map(|template| {
+                                let selected = template.name == current;
+                                view! {
+                                    <option value=template.name.clone() selected=selected>
+                                        {template.name.clone()}
+                                    </option>
+                                }
+                            }).collect_view()
+                        })}
+                    </select>
+                    <p class="hint">{move || chosen.get().map(|template| template.description).unwrap_or_default()}</p>
+                </div>
+                <div class="field">
+                    <label for="size">"Nodes"</label>
+                    <input id="size" name="size" type="number" min="1" max="1000" value=move || inputs.with(|inputs| inputs.size.clone())/>
+                    <p class="hint">{move || chosen.get().map(size_hint).unwrap_or_default()}</p>
+                </div>
+                <fieldset class="field">
+                    <legend>"Services"</legend>
+                    {move || {
+                        let picked = inputs.with(|inputs| inputs.services.clone());
+                        chosen.get().map(|template| {
+                            template
+                                .default_services
+                                .iter()
+                                .chain(template.optional_services.iter())
+                                .map(|service| {
+                                    let checked = picked.contains(service);
+                                    let default = template.default_services.contains(service);
                                     view! {
-                                        <option value=template.name.clone() selected=selected>
-                                            {template.name.clone()}
-                                        </option>
+                                        <label class="check">
+                                            <input type="checkbox" name="services" value=service.clone() checked=checked/>
+                                            " " {service.clone()}
+                                            {default.then(|| view! { <span class="muted">" (default)"</span> })}
+                                        </label>
                                     }
-                                }).collect_view()
-                            })}
-                        </select>
-                        <p class="hint">{move || chosen.get().map(|template| template.description).unwrap_or_default()}</p>
-                    </div>
-                    <div class="field">
-                        <label for="size">"Nodes"</label>
-                        <input id="size" name="size" type="number" min="1" max="1000" value=move || inputs.get().2/>
-                        <p class="hint">{move || chosen.get().map(size_hint).unwrap_or_default()}</p>
-                    </div>
-                    <fieldset class="field">
-                        <legend>"Services"</legend>
-                        {move || {
-                            let picked = inputs.get().3;
-                            chosen.get().map(|template| {
-                                template
-                                    .default_services
-                                    .iter()
-                                    .chain(template.optional_services.iter())
-                                    .map(|service| {
-                                        let checked = picked.contains(service);
-                                        let default = template.default_services.contains(service);
-                                        view! {
-                                            <label class="check">
-                                                <input type="checkbox" name="services" value=service.clone() checked=checked/>
-                                                " " {service.clone()}
-                                                {default.then(|| view! { <span class="muted">" (default)"</span> })}
-                                            </label>
-                                        }
-                                    })
-                                    .collect_view()
-                            })
-                        }}
-                    </fieldset>
-                    <noscript><button class="button button-quiet" type="submit">"Preview"</button></noscript>
-                </Form>
-                <QuotaBox quota/>
-            </section>
-            <section class="card" aria-labelledby="get">
-                <h2 id="get">"What you will get"</h2>
-                <Transition fallback=|| view! { <p class="muted">"Solving…"</p> }>
-                    {move || Suspend::new(async move {
-                        match preview.await {
-                            Ok(plan) => view! { <PlanView preview=plan/> }.into_any(),
-                            Err(error) => view! { <Unsatisfiable error/> }.into_any(),
-                        }
-                    })}
-                </Transition>
-                <ActionForm action=create attr:class="confirm">
-                    <CsrfField/>
-                    <input type="hidden" name="name" value=move || inputs.get().0/>
-                    <input type="hidden" name="template" value=move || inputs.get().1/>
-                    <input type="hidden" name="size" value=move || inputs.get().2/>
-                    {move || inputs.get().3.into_iter().map(|service| view! {
-                        <input type="hidden" name="services[]" value=service/>
-                    }).collect_view()}
-                    <FormError error=create_error/>
-                    <button class="button" type="submit" data-testid="create-cluster"
-                        disabled=move || create.pending().get()>
-                        {move || if create.pending().get() { "Creating…" } else { "Create cluster" }}
-                    </button>
-                    {move || inputs.get().0.is_empty().then(|| view! {
-                        <p class="hint">"Give the cluster a name to create it."</p>
-                    })}
-                </ActionForm>
-            </section>
-        </div>
+                                })
+                                .collect_view()
+                        })
+                    }}
+                </fieldset>
+                // Inner HTML: with JavaScript on, a <noscript>'s content is text.
+                <noscript inner_html=r#"<button class="button button-quiet" type="submit">Preview</button>"#></noscript>
+            </Form>
+            <QuotaBox quota/>
+        </section>
     }
     .into_any()
+}
+
+/// The right card: the preview, and the button that creates exactly that.
+#[component]
+fn GetCard(
+    inputs: Inputs,
+    plan: Result<PlanPreview, UiError>,
+    create: ServerAction<CreateCluster>,
+    csrf: String,
+) -> impl IntoView {
+    let create_error = Signal::derive(move || create.value().get().and_then(Result::err));
+    let unnamed = inputs.name.is_empty();
+    let template = inputs.template_name();
+    // Indexed names: the server function reads them as a list.
+    let services = inputs
+        .services
+        .iter()
+        .enumerate()
+        .map(|(index, service)| {
+            view! {
+                <input type="hidden" name=format!("services[{index}]") value=service.clone()/>
+            }
+        })
+        .collect_view();
+    view! {
+        <section class="card" aria-labelledby="get">
+            <h2 id="get">"What you will get"</h2>
+            {match plan {
+                Ok(plan) => view! { <PlanView preview=plan/> }.into_any(),
+                Err(error) => view! { <Unsatisfiable error/> }.into_any(),
+            }}
+            <ActionForm action=create attr:class="confirm">
+                <CsrfField token=csrf/>
+                <input type="hidden" name="name" value=inputs.name.clone()/>
+                <input type="hidden" name="template" value=template/>
+                <input type="hidden" name="size" value=inputs.size.clone()/>
+                {services}
+                <FormError error=create_error/>
+                <button class="button" type="submit" data-testid="create-cluster"
+                    disabled=move || create.pending().get()>
+                    {move || if create.pending().get() { "Creating…" } else { "Create cluster" }}
+                </button>
+                {unnamed.then(|| view! {
+                    <p class="hint">"Give the cluster a name to create it."</p>
+                })}
+            </ActionForm>
+        </section>
+    }
 }
 
 fn size_hint(template: TemplateChoice) -> String {

@@ -8,12 +8,14 @@ use leptos_meta::Title;
 use leptos_router::components::Form;
 use leptos_router::hooks::{use_params_map, use_query_map};
 
+use super::list::ExtendButton;
 use crate::components::errors::{FieldError, FormError, PageError};
 use crate::components::plan::PlanView;
-use crate::components::session::CsrfField;
+use crate::components::session::{csrf_of, use_me, CsrfField};
 use crate::components::state::StateBadge;
 use crate::components::time::{duration, lease_left, now_ms, timestamp};
-use crate::model::{ClusterPage, JobRow};
+use crate::error::UiError;
+use crate::model::{ClusterPage, JobRow, PlanPreview};
 use crate::server_fns::clusters::change::ChangeCluster;
 use crate::server_fns::clusters::extend_lease::ExtendLease;
 use crate::server_fns::clusters::plan_change::plan_change;
@@ -29,20 +31,61 @@ pub fn ClusterShowPage() -> impl IntoView {
         move || (id.get(), extend.version().get()),
         |(id, _)| load_cluster_page(id),
     );
+    // The chosen operation lives in the query string.
+    let query = use_query_map();
+    let form = Memo::new(move |_| {
+        query.with(|query| {
+            query.get("op").map(|op| ChangeForm {
+                op,
+                services: query.get_all("services").unwrap_or_default(),
+                count: query.get("count"),
+                job_id: query.get("job_id"),
+                config: query.get("config"),
+            })
+        })
+    });
+    // Made here, before anything suspends: resources made inside a suspended view
+    // would not line up with the server's when hydrating.
+    let preview = Resource::new(
+        move || form.get().map(|form| (id.get(), form)),
+        |request| async move {
+            match request {
+                Some((id, form)) => plan_change(id, form).await.map(Some),
+                None => Ok(None),
+            }
+        },
+    );
+    let change = ServerAction::<ChangeCluster>::new();
+    let me = use_me();
     view! {
+        // Sibling boundaries, not nested ones (a boundary inside another's resolved
+        // view does not hydrate): the cluster, then its operations with the preview.
         <Suspense fallback=|| view! { <p class="muted">"Loading cluster…"</p> }>
             {move || Suspend::new(async move {
+                let csrf = csrf_of(&me.await);
                 match page.await {
                     Err(error) => view! { <PageError error/> }.into_any(),
-                    Ok(page) => view! { <ClusterView page extend/> }.into_any(),
+                    Ok(page) => view! { <ClusterView page extend csrf/> }.into_any(),
                 }
             })}
         </Suspense>
+        <Transition>
+            {move || Suspend::new(async move {
+                let csrf = csrf_of(&me.await);
+                let Ok(page) = page.await else { return ().into_any() };
+                let preview = preview.await;
+                view! { <Operations page form preview change csrf/> }.into_any()
+            })}
+        </Transition>
     }
 }
 
 #[component]
-fn ClusterView(page: ClusterPage, extend: ServerAction<ExtendLease>) -> impl IntoView {
+fn ClusterView(
+    page: ClusterPage,
+    extend: ServerAction<ExtendLease>,
+    csrf: String,
+) -> impl IntoView {
     let cluster = page.cluster.clone();
     let running = page.running_job().cloned();
     let extend_error = Signal::derive(move || extend.value().get().and_then(Result::err));
@@ -63,7 +106,7 @@ fn ClusterView(page: ClusterPage, extend: ServerAction<ExtendLease>) -> impl Int
                     <td>{node.hardwaretype.clone()}</td>
                     <td>{node.imagetype.clone()}</td>
                     <td>{services}</td>
-                    <td><StateBadge state=node.state.clone()/></td>
+                    <td><StateBadge state=node.state.clone() node=true/></td>
                 </tr>
             }
         })
@@ -79,11 +122,6 @@ fn ClusterView(page: ClusterPage, extend: ServerAction<ExtendLease>) -> impl Int
     let services = page.services().join(", ");
     let jobs = page.jobs.clone();
     let cluster_id = cluster.id.clone();
-    let lease_hours = cluster
-        .lease_expires_ms
-        .map(|at| ((at - now_ms()).max(0) + 3_599_999) / 3_600_000 + 24)
-        .unwrap_or(24)
-        .to_string();
     view! {
         <Title text=format!("{} · Corral", cluster.name)/>
         <nav class="crumbs" aria-label="Breadcrumb"><a href="/clusters">"Clusters"</a> " / " {cluster.name.clone()}</nav>
@@ -111,16 +149,12 @@ fn ClusterView(page: ClusterPage, extend: ServerAction<ExtendLease>) -> impl Int
                     <tr><th scope="row">"Created"</th><td>{timestamp(cluster.created_at_ms)}</td></tr>
                     <tr><th scope="row">"Lease"</th><td>
                         {lease_left(cluster.lease_expires_ms, now_ms())}
-                        {cluster.lease_expires_ms.is_some().then(|| view! {
-                            <ActionForm action=extend attr:class="inline">
-                                <CsrfField/>
-                                <input type="hidden" name="id" value=cluster_id.clone()/>
-                                <label>" extend to " <input class="short" name="hours" type="number" min="1" value=lease_hours.clone()/> " h from now "</label>
-                                <button class="button button-small button-quiet" type="submit">"Extend"</button>
-                                <FieldError error=extend_error field="hours"/>
-                                <FormError error=extend_error/>
-                            </ActionForm>
+                        <ExtendButton id=cluster_id.clone() cluster=cluster.clone() extend csrf=csrf.clone()/>
+                        {cluster.lease_latest_end_ms.map(|latest| view! {
+                            <div class="hint">"The template's maximum: " {timestamp(latest)}</div>
                         })}
+                        <FieldError error=extend_error field="hours"/>
+                        <FormError error=extend_error/>
                     </td></tr>
                 </tbody></table>
             </section>
@@ -149,7 +183,6 @@ fn ClusterView(page: ClusterPage, extend: ServerAction<ExtendLease>) -> impl Int
                 </table>
             </div>
         </section>
-        <Operations page=page.clone()/>
         <section class="card">
             <h2>"Jobs"</h2>
             <JobHistory cluster_id=cluster.id.clone() jobs/>
@@ -196,30 +229,13 @@ fn JobHistory(cluster_id: String, jobs: Vec<JobRow>) -> impl IntoView {
 
 /// The day-2 operations: choose one (a GET form), see its preview, confirm it.
 #[component]
-fn Operations(page: ClusterPage) -> impl IntoView {
-    let query = use_query_map();
-    let form = Memo::new(move |_| {
-        query.with(|query| {
-            query.get("op").map(|op| ChangeForm {
-                op,
-                services: query.get_all("services").unwrap_or_default(),
-                count: query.get("count"),
-                job_id: query.get("job_id"),
-                config: query.get("config"),
-            })
-        })
-    });
-    let id = page.cluster.id.clone();
-    let preview = Resource::new(
-        move || form.get().map(|form| (id.clone(), form)),
-        |request| async move {
-            match request {
-                Some((id, form)) => plan_change(id, form).await.map(Some),
-                None => Ok(None),
-            }
-        },
-    );
-    let change = ServerAction::<ChangeCluster>::new();
+fn Operations(
+    page: ClusterPage,
+    form: Memo<Option<ChangeForm>>,
+    preview: Result<Option<Option<PlanPreview>>, UiError>,
+    change: ServerAction<ChangeCluster>,
+    csrf: String,
+) -> impl IntoView {
     let change_error = Signal::derive(move || change.value().get().and_then(Result::err));
     let busy = page.running_job().is_some();
     let current = page.services();
@@ -243,33 +259,31 @@ fn Operations(page: ClusterPage) -> impl IntoView {
                 let addable = addable.clone();
                 view! { <OperationInputs chosen current addable/> }
             })}
-            <Transition>
-                {move || Suspend::new(async move {
-                    match preview.await {
-                        Ok(None) => ().into_any(),
-                        Ok(Some(Some(plan))) => view! { <PlanView preview=plan/> }.into_any(),
-                        Ok(Some(None)) => view! {
-                            <p class="banner banner-bad" role="status">
-                                "Deleting stops every service and removes every node of this cluster. This cannot be undone."
-                            </p>
-                        }.into_any(),
-                        Err(error) => view! {
-                            <div class="unsatisfiable" role="alert">
-                                <p><strong>"This change cannot be made: "</strong>{error.to_string()}</p>
-                            </div>
-                        }.into_any(),
-                    }
-                })}
-            </Transition>
+            {match preview {
+                Ok(None) => ().into_any(),
+                Ok(Some(Some(plan))) => view! { <PlanView preview=plan/> }.into_any(),
+                Ok(Some(None)) => view! {
+                    <p class="banner banner-bad" role="status">
+                        "Deleting stops every service and removes every node of this cluster. This cannot be undone."
+                    </p>
+                }.into_any(),
+                Err(error) => view! {
+                    <div class="unsatisfiable" role="alert">
+                        <p><strong>"This change cannot be made: "</strong>{error.to_string()}</p>
+                    </div>
+                }.into_any(),
+            }}
             {move || form.get().map(|chosen| {
                 let cluster_id = cluster_id.clone();
+                let csrf = csrf.clone();
                 let danger = chosen.op == "delete";
-                let services = chosen.services.iter().map(|service| view! {
-                    <input type="hidden" name="form[services][]" value=service.clone()/>
+                // Indexed names: the server function reads them as a list.
+                let services = chosen.services.iter().enumerate().map(|(index, service)| view! {
+                    <input type="hidden" name=format!("form[services][{index}]") value=service.clone()/>
                 }).collect_view();
                 view! {
                     <ActionForm action=change attr:class="confirm">
-                        <CsrfField/>
+                        <CsrfField token=csrf/>
                         <input type="hidden" name="id" value=cluster_id/>
                         <input type="hidden" name="form[op]" value=chosen.op.clone()/>
                         {services}

@@ -14,11 +14,10 @@ pub async fn list_clusters() -> Result<Vec<ClusterRow>, UiError> {
         offset: 0,
         limit: engine::service::MAX_PAGE,
     };
-    Ok(service
-        .list_clusters(&caller, page)
-        .await?
-        .items
-        .into_iter()
-        .map(|view| ClusterRow::from_view(view, &usernames))
-        .collect())
+    let mut rows = Vec::new();
+    for view in service.list_clusters(&caller, page).await?.items {
+        let limits = service.lease_limits(&caller, &view.id).await?;
+        rows.push(ClusterRow::from_view(view, &usernames, limits));
+    }
+    Ok(rows)
 }

@@ -13,6 +13,7 @@ pub async fn load_cluster_page(id: String) -> Result<ClusterPage, UiError> {
     let service = crate::session::service()?;
     let detail = service.cluster(&caller, &id).await?;
     let usernames = service.usernames(&caller).await?;
+    let limits = service.lease_limits(&caller, &id).await?;
     let layout: Option<domain::layout::Layout> =
         serde_json::from_value(detail.cluster.layout.clone()).ok();
     let config = serde_json::to_string_pretty(&detail.cluster.config).unwrap_or_default();
@@ -43,7 +44,7 @@ pub async fn load_cluster_page(id: String) -> Result<ClusterPage, UiError> {
         Err(other) => return Err(other.into()),
     };
     Ok(ClusterPage {
-        cluster: ClusterRow::from_view(detail.cluster, &usernames),
+        cluster: ClusterRow::from_view(detail.cluster, &usernames, limits),
         layout,
         config,
         nodes: detail.nodes.into_iter().map(NodeRow::from).collect(),
