@@ -17,13 +17,11 @@ export MALLOC_ARENA_MAX=2
 
 port=""
 backends=""
-count=1
 prev=""
 for arg in "$@"; do
   case "$prev" in
     --port) port=$arg ;;
     --backends) backends=$arg ;;
-    --count) count=$arg ;;
   esac
   prev=$arg
 done
@@ -63,12 +61,6 @@ case "$action" in
     echo "$kind installed on $host"
     ;;
   configure)
-    if [ "$kind" = kv ] && [ $((count % 2)) -eq 0 ]; then
-      # Followers need a majority to agree on a new leader: an even count adds a node
-      # without adding a vote that can break a tie.
-      echo "kv runs on $count nodes; use an odd number (1, 3, 5, 7) so a majority exists" >&2
-      exit 1
-    fi
     if [ "$kind" = lb ]; then
       # The lb re-reads this file when it changes: a reconfigure needs no restart.
       printf '%s\n' "$backends" | tr ',' '\n' | sed '/^$/d' > backends.new

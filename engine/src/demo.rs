@@ -154,6 +154,103 @@ mod tests {
         }
     }
 
+    fn solve(template: &str, size: u32) -> Result<domain::layout::Layout, String> {
+        let catalog = catalog().unwrap();
+        let name = domain::names::TemplateName::parse(template).unwrap();
+        let template = catalog.resolved_template(&name).unwrap();
+        domain::solver::solve_request(
+            &catalog,
+            &template,
+            &domain::solver::SolveRequest::of_size(size),
+        )
+        .map_err(|error| error.to_string())
+    }
+
+    fn count(layout: &domain::layout::Layout, service: &str) -> usize {
+        layout
+            .nodes
+            .iter()
+            .filter(|node| node.services.iter().any(|s| s.as_str() == service))
+            .count()
+    }
+
+    #[test]
+    fn kv_cluster_takes_odd_sizes_only() {
+        for size in [1, 3, 5, 7] {
+            assert_eq!(
+                count(&solve("kv-cluster", size).unwrap(), "kv"),
+                size as usize
+            );
+        }
+        let even = solve("kv-cluster", 4).unwrap_err();
+        assert!(
+            even.contains("size 4 is not allowed") && even.contains("3 and 5"),
+            "{even}"
+        );
+        assert!(solve("kv-cluster", 9).is_err());
+    }
+
+    #[test]
+    fn web_stack_spreads_lb_kv_and_apps() {
+        assert!(solve("web-stack", 2)
+            .unwrap_err()
+            .contains("nearest size that works: 3"));
+        for size in 3..=12 {
+            let layout = solve("web-stack", size).unwrap();
+            assert_eq!(count(&layout, "lb"), 1);
+            assert_eq!(count(&layout, "kv"), 1);
+            assert_eq!(count(&layout, "app"), size as usize - 2);
+            assert_eq!(count(&layout, "base"), size as usize);
+        }
+    }
+
+    #[test]
+    fn paas_keeps_one_core_node_and_scales_routers_and_deas() {
+        for size in 1..=10 {
+            let layout = solve("paas", size).unwrap();
+            assert_eq!(count(&layout, "base"), size as usize);
+            for single in ["primary", "controller", "health-manager", "stager", "redis"] {
+                assert_eq!(count(&layout, single), 1, "{single} at {size}");
+            }
+            let core = layout
+                .nodes
+                .iter()
+                .find(|node| node.services.iter().any(|s| s.as_str() == "primary"))
+                .unwrap();
+            for role in ["controller", "health-manager"] {
+                assert!(core.services.iter().any(|s| s.as_str() == role));
+            }
+            assert!(count(&layout, "router") >= 1 && count(&layout, "dea") >= 1);
+        }
+        assert!(solve("paas", 11).is_err());
+    }
+
+    #[test]
+    fn every_action_is_valid_shell() {
+        // Action args are pasted into a shell command: a stray quote breaks the step.
+        for service in catalog().unwrap().services.values() {
+            for (action, spec) in &service.provisioner.actions {
+                let text = spec
+                    .fields
+                    .get("args")
+                    .or_else(|| spec.fields.get("run"))
+                    .and_then(|value| value.as_str())
+                    .unwrap_or_default();
+                // Each macro becomes one quoted word when expanded: stand in a plain one.
+                let plain: String = text
+                    .split('%')
+                    .enumerate()
+                    .map(|(index, piece)| if index % 2 == 0 { piece } else { "x" })
+                    .collect();
+                let status = std::process::Command::new("/bin/sh")
+                    .args(["-n", "-c", &format!("set -- {plain}")])
+                    .status()
+                    .unwrap();
+                assert!(status.success(), "{} {action}: {text}", service.name);
+            }
+        }
+    }
+
     #[test]
     fn every_script_a_service_names_is_embedded() {
         let catalog = catalog().unwrap();
