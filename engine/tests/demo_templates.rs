@@ -82,6 +82,41 @@ async fn links(lab: &Lab, cluster: &Cluster) -> BTreeMap<String, String> {
         .collect()
 }
 
+/// The `small` hardware type's limits reach the service's process: a 1 GiB address
+/// space (`memory_mb: 1024`) and nice 10.
+fn assert_small_limits(lab: &Lab, cluster: &Cluster, service: &str) {
+    let layout: domain::layout::Layout = serde_json::from_str(&cluster.layout_json).unwrap();
+    let node = layout
+        .nodes
+        .iter()
+        .find(|node| node.services.iter().any(|s| s.as_str() == service))
+        .unwrap();
+    assert_eq!(node.hardwaretype.as_str(), "small");
+    let pid_file = lab
+        .nodes_dir
+        .join(format!("{}-{}", cluster.id, node.number))
+        .join(format!("home/corral/services/{service}/pid"));
+    let pid = std::fs::read_to_string(&pid_file).unwrap();
+    let pid = pid.trim();
+    let limits = std::fs::read_to_string(format!("/proc/{pid}/limits")).unwrap();
+    let address_space = limits
+        .lines()
+        .find(|line| line.starts_with("Max address space"))
+        .unwrap();
+    assert!(address_space.contains("1073741824"), "{address_space}");
+    // `nice -n` adds to the caller's niceness (tests may run niced themselves).
+    let expected = (nice_of("self") + 10).min(19);
+    assert_eq!(nice_of(pid), expected);
+}
+
+/// A process's nice value: the 19th field of /proc/PID/stat.
+fn nice_of(pid: &str) -> i64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // Fields are counted after the command's closing parenthesis (names hold spaces).
+    let after = stat.rsplit_once(") ").unwrap().1;
+    after.split(' ').nth(16).unwrap().parse().unwrap()
+}
+
 struct Answer {
     status: u16,
     backend: Option<String>,
@@ -168,6 +203,7 @@ async fn web_stack_at_three_and_five_nodes(backend: Backend) {
         assert_eq!(backends, expected);
         let visits = get_ok(&format!("http://{}:7070/kv/visits", kv[0])).await;
         assert_eq!(visits.body, (apps.len() * 2).to_string());
+        assert_small_limits(&lab, cluster, "lb");
         let links = links(&lab, cluster).await;
         assert_eq!(links["web site"], format!("http://{}:8000/", lb[0]));
         assert_eq!(
