@@ -183,27 +183,24 @@ async fn apply_creates_does_nothing_twice_amends_and_deletes() {
     );
     assert_eq!(show(cfg, "shop")["jobs"].as_array().unwrap().len(), 1);
 
-    // Amend: one more node is one more app behind the same load balancer.
+    // Amend: one more node is one more app behind the same load balancer, and new
+    // config reaches the services (a reconfigure with restart).
     let grown = data.path().join("grown.yaml");
-    std::fs::write(
-        &grown,
-        std::fs::read_to_string(EXAMPLE)
-            .unwrap()
-            .replace("size: 3 ", "size: 4 "),
-    )
-    .unwrap();
-    let plan = ok(&corral(cfg, &["plan", grown.to_str().unwrap()], ""));
+    let text = std::fs::read_to_string(EXAMPLE).unwrap();
+    let text = text.replace("size: 3 ", "size: 4 ") + "    config:\n      app: {greeting: hello}\n";
+    std::fs::write(&grown, text).unwrap();
+    let grown = grown.to_str().unwrap();
+    let plan = ok(&corral(cfg, &["plan", grown], ""));
     assert!(
-        plan.contains("~ amend shop: add 1 node(s) (3 -> 4)"),
+        plan.contains("~ amend shop: add 1 node(s) (3 -> 4); reconfigure app"),
         "{plan}"
     );
-    ok(&corral(
-        cfg,
-        &["apply", grown.to_str().unwrap(), "--yes"],
-        "",
-    ));
+    ok(&corral(cfg, &["apply", grown, "--yes"], ""));
     let shop = show(cfg, "shop");
     assert_eq!(shop["size"], 4);
+    assert_eq!(shop["config"]["app"]["greeting"], "hello");
+    let again = ok(&corral(cfg, &["plan", grown], ""));
+    assert!(again.contains("1 unchanged"), "{again}");
     assert_eq!(backends(&site, 4).await.len(), 2, "the lb uses the new app");
 
     // Delete by leaving the cluster out.
