@@ -9,9 +9,11 @@ SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 
 # Debian packages: the wasm-capable rustc-web toolchain, chromium for browser tests,
-# OpenSSH server for the `local` provider's nodes.
+# OpenSSH server for the `local` provider's nodes, and the data services the demo
+# catalog's `paas` template runs on them (python3 runs the rest).
 PKGS=(rustc-web cargo-web rust-web-src rust-web-llvm rust-web-clippy rustfmt-web lld-22
-      chromium chromium-driver openssh-server openssh-client pkg-config)
+      chromium chromium-driver openssh-server openssh-client pkg-config
+      python3 redis-server memcached)
 missing=()
 for p in "${PKGS[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then
@@ -19,7 +21,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
-# openssh-server's postinst may start a system sshd; Corral runs its own unprivileged ones.
+# openssh-server's, redis-server's and memcached's postinst may start system daemons on
+# 127.0.0.1; Corral runs its own unprivileged ones on each node's 127.1.x.y address.
 
 # wasm32 std built from Debian's sources, rebuilt only when Debian's rustc changes.
 LIB=/usr/lib/rustlib/wasm32-unknown-unknown/lib

@@ -115,7 +115,10 @@ fn template(size: u32) -> Problem {
     Problem {
         template: TemplateName::parse("big-data").expect("valid name"),
         size,
-        size_bounds: SizeBounds { min: 5, max: None },
+        size_bounds: SizeBounds {
+            min: 5,
+            ..SizeBounds::default()
+        },
         services,
         hardware: TypeCandidates {
             candidates: vec![hw("medium"), hw("large"), hw("xlarge")],

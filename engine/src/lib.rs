@@ -6,7 +6,9 @@
 
 pub mod accounts;
 pub mod catalog;
+pub mod demo;
 pub mod execute;
+pub mod links;
 pub mod operations;
 pub mod principal;
 pub mod provider;

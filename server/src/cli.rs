@@ -1,11 +1,13 @@
 //! Command-line interface: `corral serve`, `corral worker`, `corral migrate`,
 //! `corral admin ...`, `corral catalog ...` (server-side and offline), and the API
-//! client commands `corral login`, `corral cluster ...`, `corral job ...`.
+//! client commands `corral login`, `corral cluster ...`, `corral job ...`,
+//! `corral apply FILE` and `corral plan FILE`.
 //!
 //! Each command group lives in its own module under `cli/`; this file only parses
 //! and dispatches.
 
 mod admin;
+mod apply;
 mod catalog;
 mod cluster;
 mod login;
@@ -46,6 +48,10 @@ pub enum Command {
     Cluster(cluster::ClusterArgs),
     /// Follow, cancel and retry jobs on the server.
     Job(cluster::JobArgs),
+    /// Converge your clusters on an environment file (YAML): create, amend, delete.
+    Apply(apply::ApplyArgs),
+    /// Show what `corral apply FILE` would change, changing nothing.
+    Plan(apply::PlanArgs),
 }
 
 /// Runs an async command body on a fresh multi-threaded runtime.
@@ -92,5 +98,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Logout => block_on(login::logout()),
         Command::Cluster(args) => block_on(cluster::run(args)),
         Command::Job(args) => block_on(cluster::run_job(args)),
+        Command::Apply(args) => block_on(apply::apply(args)),
+        Command::Plan(args) => block_on(apply::plan(args)),
     }
 }

@@ -5,8 +5,10 @@ use std::time::Duration;
 
 use anyhow::Context;
 use engine::accounts::{ensure_first_admin, FIRST_ADMIN_USERNAME};
+use engine::demo::Loaded;
 use engine::service::Service;
-use engine::store::Store;
+use engine::store::tenants::DEFAULT_TENANT_ID;
+use engine::store::{now_ms, Store};
 use tokio::net::TcpListener;
 
 use crate::config::Config;
@@ -36,9 +38,12 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
             "browser bundle not found: pages will render but not hydrate (run scripts/build.sh)"
         );
     }
+    let resources = crate::workers::resource_files(&config)?;
+    let demo = engine::demo::load_if_empty(&store, &resources, DEFAULT_TENANT_ID, now_ms())
+        .await
+        .context("cannot load the demo catalog")?;
     let workers = crate::workers::start_pool(store.clone(), &config)?;
-    let service = Service::new(store.clone(), crate::workers::resource_files(&config)?)
-        .with_waker(workers.waker());
+    let service = Service::new(store.clone(), resources).with_waker(workers.waker());
     let sessions = SessionBackend::connect(&config.database_url)
         .await
         .context("cannot open the session store")?;
@@ -61,6 +66,12 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         println!(
             "First start: sign in as {FIRST_ADMIN_USERNAME} with password {} (shown only now; change it after signing in)",
             password.expose()
+        );
+    }
+    if let Loaded::Loaded { templates } = demo {
+        println!(
+            "Loaded the demo catalog (templates {}); try: corral apply examples/web-stack.yaml",
+            templates.join(", ")
         );
     }
     println!("Corral is running at http://{addr}/");

@@ -92,14 +92,18 @@ fn stop(mut child: Child) -> String {
 }
 
 #[test]
-fn first_start_prints_the_admin_login_once_and_never_logs_it() {
+fn first_start_prints_the_admin_login_and_loads_the_demo_once() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().to_str().unwrap();
 
     let (child, lines) = start_server(data);
-    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert_eq!(lines.len(), 3, "{lines:?}");
     assert!(
-        lines[1].starts_with("Corral is running at http://127.0.0.1:"),
+        lines[1].starts_with("Loaded the demo catalog (templates web-stack, kv-cluster, paas)"),
+        "{lines:?}"
+    );
+    assert!(
+        lines[2].starts_with("Corral is running at http://127.0.0.1:"),
         "{lines:?}"
     );
     let password = lines[0]
@@ -111,6 +115,7 @@ fn first_start_prints_the_admin_login_once_and_never_logs_it() {
     let logs = stop(child);
     assert!(!logs.contains(&password), "password in logs:\n{logs}");
 
+    // The demo catalog is loaded once: the tenant's catalog is no longer empty.
     let (child, lines) = start_server(data);
     assert_eq!(lines.len(), 1, "a second start printed {lines:?}");
     stop(child);

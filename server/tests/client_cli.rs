@@ -223,3 +223,76 @@ fn login_then_manage_the_catalog_and_clusters() {
     );
     assert!(!log.contains(&token), "the API token is in the log");
 }
+
+/// `corral catalog import demo/catalog.json` brings the scripts beside the bundle:
+/// unchanged ones stay as they are, a changed one becomes a new staged version.
+#[test]
+fn catalog_import_uploads_the_scripts_beside_the_bundle() {
+    let data = tempfile::tempdir().unwrap();
+    let config = tempfile::tempdir().unwrap();
+    let server = serve(data.path());
+    let login = corral(
+        config.path(),
+        &[
+            "login",
+            "--server",
+            &server.url,
+            "--username",
+            "admin",
+            "--password-stdin",
+        ],
+        Some(&format!("{}\n", server.password)),
+    );
+    assert!(login.status.success(), "{}", text(&login.stderr));
+    let demo = concat!(env!("CARGO_MANIFEST_DIR"), "/../demo");
+
+    // The first start staged these very scripts.
+    let import = corral(
+        config.path(),
+        &["catalog", "import", &format!("{demo}/catalog.json")],
+        None,
+    );
+    let out = text(&import.stdout);
+    assert!(import.status.success(), "{}", text(&import.stderr));
+    assert!(out.contains("imported"), "{out}");
+    assert!(
+        out.contains("scripts/corral-demo.sh: staged already"),
+        "{out}"
+    );
+
+    let copy = tempfile::tempdir().unwrap();
+    std::fs::create_dir(copy.path().join("scripts")).unwrap();
+    std::fs::copy(
+        format!("{demo}/catalog.json"),
+        copy.path().join("catalog.json"),
+    )
+    .unwrap();
+    let script = std::fs::read_to_string(format!("{demo}/scripts/corral-demo.sh")).unwrap();
+    std::fs::write(
+        copy.path().join("scripts/corral-demo.sh"),
+        format!("{script}# changed\n"),
+    )
+    .unwrap();
+    let bundle = copy.path().join("catalog.json");
+    let dry = corral(
+        config.path(),
+        &["catalog", "import", bundle.to_str().unwrap(), "--dry-run"],
+        None,
+    );
+    assert!(
+        text(&dry.stdout).contains("scripts/corral-demo.sh: would be uploaded and staged"),
+        "{}",
+        text(&dry.stdout)
+    );
+    let import = corral(
+        config.path(),
+        &["catalog", "import", bundle.to_str().unwrap()],
+        None,
+    );
+    assert!(import.status.success(), "{}", text(&import.stderr));
+    assert!(
+        text(&import.stdout).contains("scripts/corral-demo.sh: version 2 uploaded and staged"),
+        "{}",
+        text(&import.stdout)
+    );
+}

@@ -105,6 +105,7 @@ fn plain(count: Count) -> Count {
 fn plain_size(size: &mut SizeConstraint) {
     size.min = size.min.map(plain);
     size.max = size.max.filter(|max| max.value != UNBOUNDED).map(plain);
+    size.step = size.step.map(plain);
 }
 
 fn plain_quantities(quantities: &mut Quantities) {

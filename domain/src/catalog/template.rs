@@ -150,11 +150,21 @@ pub struct SizeConstraint {
     pub min: Option<Count>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max: Option<Count>,
+    /// Corral's extension: only sizes `min + k * step` (`step: 2` from `min: 1` gives
+    /// the odd sizes a quorum needs). Coopr keeps it as an unknown key.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step: Option<Count>,
     #[serde(flatten)]
     pub extra: Extra,
 }
 
 impl SizeConstraint {
+    /// Distance between allowed sizes (default 1; below 1 reads as 1, validation
+    /// reports it).
+    pub fn step_nodes(&self) -> u32 {
+        self.step.map_or(1, |count| clamp_u32(count.value).max(1))
+    }
+
     /// Fewest nodes (default 1; negatives read as 0, validation reports them).
     pub fn min_nodes(&self) -> u32 {
         self.min.map_or(1, |count| clamp_u32(count.value))

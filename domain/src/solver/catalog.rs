@@ -144,6 +144,7 @@ impl Problem {
             size_bounds: SizeBounds {
                 min: size.min_nodes(),
                 max: size.max_nodes(),
+                step: size.step_nodes(),
             },
             services: services
                 .iter()

@@ -8,7 +8,7 @@
 use super::error::{NearestSizes, Reason, Unsatisfiable};
 use super::model::{units_of, Model, Phase, UNBOUNDED};
 use super::pack::{Packer, StepLimit};
-use super::problem::Problem;
+use super::problem::{Problem, SizeBounds};
 use super::step_limit;
 
 /// Sizes from `fewest` to `most` work (before the template's bounds).
@@ -30,16 +30,46 @@ impl Feasible {
         })
     }
 
-    /// The closest sizes to `size` inside both this interval and `[min, max]`.
-    pub fn nearest(&self, size: u32, min: u32, max: Option<u32>) -> NearestSizes {
-        let low = self.fewest.max(min);
-        let high = self.most.min(max.unwrap_or(UNBOUNDED));
+    /// The closest allowed sizes to `size` inside both this interval and `bounds`.
+    pub fn nearest(&self, size: u32, bounds: SizeBounds) -> NearestSizes {
+        let allowed = SizeBounds {
+            max: Some(self.most.min(bounds.max.unwrap_or(UNBOUNDED))),
+            ..bounds
+        };
+        let (Some(low), Some(high)) = (allowed.step_up(self.fewest), allowed.step_down(UNBOUNDED))
+        else {
+            return NearestSizes::default();
+        };
         if low > high {
             return NearestSizes::default();
+        }
+        if (low..=high).contains(&size) {
+            // Inside the interval but off the template's step.
+            return NearestSizes {
+                below: size.checked_sub(1).and_then(|s| allowed.step_down(s)),
+                above: size.checked_add(1).and_then(|s| allowed.step_up(s)),
+            };
         }
         NearestSizes {
             below: (size > high).then_some(high),
             above: (size < low).then_some(low),
+        }
+    }
+}
+
+/// Why `size` is not one the template's bounds allow.
+pub(crate) fn size_reason(bounds: SizeBounds, size: u32) -> Reason {
+    if size >= bounds.min && bounds.max.is_none_or(|max| size <= max) {
+        Reason::SizeOffStep {
+            size,
+            min: bounds.min,
+            step: bounds.step,
+        }
+    } else {
+        Reason::SizeOutOfBounds {
+            size,
+            min: bounds.min,
+            max: bounds.max,
         }
     }
 }
@@ -50,11 +80,7 @@ pub(crate) fn explain(problem: &Problem, model_reasons: Vec<Reason>) -> Unsatisf
     let bounds = problem.size_bounds;
     let mut reasons = Vec::new();
     if !bounds.contains(problem.size) {
-        reasons.push(Reason::SizeOutOfBounds {
-            size: problem.size,
-            min: bounds.min,
-            max: bounds.max,
-        });
+        reasons.push(size_reason(bounds, problem.size));
     }
     let model = match Model::build(problem, Phase::All) {
         Ok(model) => model,
@@ -80,7 +106,7 @@ pub(crate) fn explain(problem: &Problem, model_reasons: Vec<Reason>) -> Unsatisf
             }
             Unsatisfiable {
                 reasons,
-                nearest: feasible.nearest(problem.size, bounds.min, bounds.max),
+                nearest: feasible.nearest(problem.size, bounds),
             }
         }
         Err(StepLimit) => {

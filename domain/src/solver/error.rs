@@ -72,6 +72,8 @@ pub enum Reason {
         min: u32,
         max: Option<u32>,
     },
+    #[error("size {size} is not allowed: the template takes {min}, {}, {}, ... nodes (every {step})", min + step, min + 2 * step)]
+    SizeOffStep { size: u32, min: u32, step: u32 },
     #[error("no provider: the request names none and the template has no default")]
     NoProvider,
     #[error("provider {provider:?} does not exist")]

@@ -11,9 +11,9 @@ use std::collections::BTreeSet;
 
 use super::diagnose::Feasible;
 use super::error::{Reason, Unsatisfiable};
-use super::model::{bit, units_of, Model};
+use super::model::{bit, units_of, Model, UNBOUNDED};
 use super::pack::{Packer, StepLimit};
-use super::problem::{Existing, Problem};
+use super::problem::{Existing, Problem, SizeBounds};
 use super::search::{assign, Remaining};
 use super::{new_nodes, phases, step_limit};
 use crate::layout::{Layout, NodeLayout};
@@ -48,6 +48,16 @@ pub(crate) fn solve(problem: &Problem, existing: &Existing) -> Result<Layout, Un
             max: bounds.max,
         }));
     }
+    if low == high && !bounds.on_step(low) {
+        // Adding nodes asks for exactly this size; growth ranges are checked below.
+        let mut refused = Unsatisfiable::one(super::diagnose::size_reason(bounds, low));
+        refused.nearest = Feasible {
+            fewest: count,
+            most: UNBOUNDED,
+        }
+        .nearest(low, bounds);
+        return Err(refused);
+    }
     let next_number = nodes
         .last()
         .map_or(crate::layout::FIRST_NODE_NUMBER, |node| node.number + 1);
@@ -81,6 +91,11 @@ pub(crate) fn solve(problem: &Problem, existing: &Existing) -> Result<Layout, Un
             chosen: vec![0; nodes.len()],
         };
         match search.run(remaining.clone()) {
+            Ok(Some((new_count, _))) if !bounds.on_step(count + new_count) => {
+                // Growth ranges are searched without the step; such a size is refused.
+                failure =
+                    Unsatisfiable::one(super::diagnose::size_reason(bounds, count + new_count));
+            }
             Ok(Some((new_count, counts))) => {
                 let mut layout_nodes: Vec<NodeLayout> = nodes
                     .iter()
@@ -144,7 +159,13 @@ fn add_nodes_failure(
     let bounds = problem.size_bounds;
     Unsatisfiable {
         reasons,
-        nearest: shifted.nearest(size, bounds.min.max(existing), bounds.max),
+        nearest: shifted.nearest(
+            size,
+            SizeBounds {
+                min: bounds.min.max(existing),
+                ..bounds
+            },
+        ),
     }
 }
 

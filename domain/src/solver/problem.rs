@@ -34,17 +34,47 @@ pub struct SizeBounds {
     pub min: u32,
     /// `None` = unbounded.
     pub max: Option<u32>,
+    /// Only `min + k * step` (at least 1).
+    #[serde(default = "one")]
+    pub step: u32,
+}
+
+fn one() -> u32 {
+    1
 }
 
 impl Default for SizeBounds {
     fn default() -> Self {
-        Self { min: 1, max: None }
+        Self {
+            min: 1,
+            max: None,
+            step: 1,
+        }
     }
 }
 
 impl SizeBounds {
     pub fn contains(&self, size: u32) -> bool {
-        size >= self.min && self.max.is_none_or(|max| size <= max)
+        size >= self.min && self.max.is_none_or(|max| size <= max) && self.on_step(size)
+    }
+
+    /// Whether `size` is one of `min + k * step` (sizes below `min` are not).
+    pub fn on_step(&self, size: u32) -> bool {
+        size >= self.min && (size - self.min).is_multiple_of(self.step.max(1))
+    }
+
+    /// The largest allowed size at most `size`, if any.
+    pub fn step_down(&self, size: u32) -> Option<u32> {
+        let size = self.max.map_or(size, |max| size.min(max));
+        (size >= self.min).then(|| size - (size - self.min) % self.step.max(1))
+    }
+
+    /// The smallest allowed size at least `size`, if any.
+    pub fn step_up(&self, size: u32) -> Option<u32> {
+        let size = size.max(self.min);
+        let step = self.step.max(1);
+        let up = size.checked_add((step - (size - self.min) % step) % step)?;
+        self.max.is_none_or(|max| up <= max).then_some(up)
     }
 }
 

@@ -558,3 +558,71 @@ fn huge_requests_are_refused_not_built() {
     let err = solve(&problem(&["a"], MAX_NODES + 1)).expect_err("too large");
     assert!(matches!(err.reasons[0], Reason::TooLarge { .. }), "{err}");
 }
+
+fn odd_sizes(size: u32) -> Problem {
+    let mut p = problem(&["kv"], size);
+    p.size_bounds = SizeBounds {
+        min: 1,
+        max: Some(7),
+        step: 2,
+    };
+    p
+}
+
+#[test]
+fn a_size_step_allows_only_its_sizes() {
+    for size in [1, 3, 5, 7] {
+        let layout = solve(&odd_sizes(size)).expect("an odd size");
+        assert_eq!(layout.nodes.len(), size as usize);
+    }
+    let err = solve(&odd_sizes(4)).expect_err("even");
+    assert_eq!(
+        err.reasons,
+        vec![Reason::SizeOffStep {
+            size: 4,
+            min: 1,
+            step: 2
+        }]
+    );
+    assert_eq!((err.nearest.below, err.nearest.above), (Some(3), Some(5)));
+    assert_eq!(
+        err.to_string(),
+        "no layout satisfies the request: size 4 is not allowed: the template takes 1, 3, 5, ... \
+         nodes (every 2) (nearest sizes that work: 3 and 5)"
+    );
+    let err = solve(&odd_sizes(9)).expect_err("too big");
+    assert_eq!(err.nearest.below, Some(7));
+}
+
+#[test]
+fn adding_nodes_keeps_to_the_size_step() {
+    let three = solve(&odd_sizes(3)).expect("three");
+    let existing = Existing {
+        nodes: three.nodes.clone(),
+        extend_nodes: false,
+        grow_up_to: None,
+    };
+    let err = solve_with_existing(&odd_sizes(4), &existing).expect_err("four is even");
+    assert!(
+        matches!(err.reasons[..], [Reason::SizeOffStep { size: 4, .. }]),
+        "{err}"
+    );
+    assert_eq!(err.nearest.above, Some(5));
+    let five = solve_with_existing(&odd_sizes(5), &existing).expect("five");
+    assert_eq!(five.nodes.len(), 5);
+}
+
+#[test]
+fn size_bounds_step_up_and_down() {
+    let bounds = SizeBounds {
+        min: 1,
+        max: Some(7),
+        step: 2,
+    };
+    assert_eq!(bounds.step_up(4), Some(5));
+    assert_eq!(bounds.step_up(8), None);
+    assert_eq!(bounds.step_down(6), Some(5));
+    assert_eq!(bounds.step_down(100), Some(7));
+    assert_eq!(bounds.step_down(0), None);
+    assert!(bounds.contains(3) && !bounds.contains(2) && !bounds.contains(9));
+}

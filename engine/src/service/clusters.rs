@@ -219,16 +219,24 @@ fn live(cluster: &Cluster) -> bool {
 }
 
 impl Service {
-    /// The cluster `id` if the caller may see it; otherwise `NotFound`, the same
-    /// answer as for an id that does not exist.
+    /// The cluster `id` if the caller may see it, else the caller's tenant's live
+    /// cluster named `id` (scripts and `corral apply` know clusters by name);
+    /// otherwise `NotFound`, the same answer as for an id that does not exist.
     pub(super) async fn visible_cluster(
         &self,
         caller: &Caller,
         id: &str,
     ) -> Result<Cluster, ServiceError> {
+        use crate::store::StoreError;
         let what = || format!("cluster {id:?}");
-        let cluster = self.store.cluster(id).await.map_err(|error| match error {
-            crate::store::StoreError::NotFound(_) => ServiceError::NotFound(what()),
+        let found = match self.store.cluster(id).await {
+            Err(StoreError::NotFound(_)) => {
+                self.store.cluster_by_name(caller.tenant_id(), id).await
+            }
+            other => other,
+        };
+        let cluster = found.map_err(|error| match error {
+            StoreError::NotFound(_) => ServiceError::NotFound(what()),
             other => other.into(),
         })?;
         caller.require_visible(&cluster.tenant_id, what)?;
@@ -312,13 +320,9 @@ impl Service {
 
     pub async fn cluster(&self, caller: &Caller, id: &str) -> Result<ClusterDetail, ServiceError> {
         let cluster = self.visible_cluster(caller, id).await?;
-        let nodes = self
-            .store
-            .list_nodes(&cluster.id)
-            .await?
-            .into_iter()
-            .map(Into::into)
-            .collect();
+        let nodes = self.store.list_nodes(&cluster.id).await?;
+        let links = crate::links::cluster_links(&cluster, &nodes);
+        let nodes = nodes.into_iter().map(Into::into).collect();
         let jobs = crate::queue::cluster_jobs(&self.store, &cluster.id)
             .await?
             .into_iter()
@@ -328,6 +332,7 @@ impl Service {
             cluster: cluster.into(),
             nodes,
             jobs,
+            links,
         })
     }
 

@@ -180,6 +180,9 @@ pub struct ClusterDetail {
     pub nodes: Vec<NodeView>,
     /// The cluster's jobs, newest first.
     pub jobs: Vec<JobView>,
+    /// The template's and services' links, macros expanded against the live nodes
+    /// (links naming a node without an address yet are left out).
+    pub links: Vec<crate::links::ClusterLink>,
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema)]

@@ -92,13 +92,15 @@ impl Store {
         from_row(&row)
     }
 
+    /// The tenant's live (not deleted) cluster of that name; live names are unique.
     pub async fn cluster_by_name(
         &self,
         tenant_id: &str,
         name: &str,
     ) -> Result<Cluster, StoreError> {
         let row = sqlx::query(&format!(
-            "SELECT {COLUMNS} FROM clusters WHERE tenant_id = $1 AND name = $2"
+            "SELECT {COLUMNS} FROM clusters WHERE tenant_id = $1 AND name = $2 \
+             AND state <> 'deleted'"
         ))
         .bind(tenant_id)
         .bind(name)

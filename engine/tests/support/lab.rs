@@ -60,8 +60,45 @@ impl Lab {
         settings: WorkerSettings,
         executor_settings: ExecutorSettings,
     ) -> Self {
+        Self::start_fixture(backend, Fixture::Lifecycle, settings, executor_settings).await
+    }
+
+    /// A lab whose tenant has the demo catalog (`demo/`) as a first start loads it.
+    pub async fn start_demo(backend: Backend) -> Self {
+        Self::start_fixture(
+            backend,
+            Fixture::Demo,
+            quick_settings(),
+            ExecutorSettings::default(),
+        )
+        .await
+    }
+
+    async fn start_fixture(
+        backend: Backend,
+        fixture: Fixture,
+        settings: WorkerSettings,
+        executor_settings: ExecutorSettings,
+    ) -> Self {
         let db = TestDatabase::new(backend).await;
         let store = Store::open(&db.url).await.unwrap();
+        let resources_dir = tempfile::tempdir().unwrap();
+        let resources = ResourceFiles::in_directory(resources_dir.path());
+        if fixture == Fixture::Demo {
+            let loaded =
+                engine::demo::load_if_empty(&store, &resources, DEFAULT_TENANT_ID, now_ms())
+                    .await
+                    .unwrap();
+            assert!(matches!(loaded, engine::demo::Loaded::Loaded { .. }));
+            return Self::with_catalog(
+                store,
+                db,
+                resources,
+                resources_dir,
+                settings,
+                executor_settings,
+            );
+        }
         let catalog =
             import_bundle(&std::fs::read_to_string(format!("{FIXTURES}/catalog.json")).unwrap())
                 .unwrap();
@@ -69,8 +106,6 @@ impl Lab {
             .await
             .unwrap();
         assert!(!report.has_errors(), "{report}");
-        let resources_dir = tempfile::tempdir().unwrap();
-        let resources = ResourceFiles::in_directory(resources_dir.path());
         let script = std::fs::read(format!("{FIXTURES}/web.sh")).unwrap();
         let version = resources
             .upload(
@@ -96,6 +131,24 @@ impl Lab {
             )
             .await
             .unwrap();
+        Self::with_catalog(
+            store,
+            db,
+            resources,
+            resources_dir,
+            settings,
+            executor_settings,
+        )
+    }
+
+    fn with_catalog(
+        store: Store,
+        db: TestDatabase,
+        resources: ResourceFiles,
+        resources_dir: tempfile::TempDir,
+        settings: WorkerSettings,
+        executor_settings: ExecutorSettings,
+    ) -> Self {
         let nodes = tempfile::Builder::new()
             .prefix("corral-lab-")
             .tempdir()
@@ -124,11 +177,16 @@ impl Lab {
 
     /// Submits a create of the `lifecycle` template.
     pub async fn create(&self, name: &str, size: u32) -> (Cluster, String) {
+        self.create_from("lifecycle", name, size).await
+    }
+
+    /// Submits a create of `template` with its default services.
+    pub async fn create_from(&self, template: &str, name: &str, size: u32) -> (Cluster, String) {
         let request = CreateRequest {
             tenant_id: DEFAULT_TENANT_ID.to_owned(),
             owner_id: None,
             name: ClusterName::parse(name).unwrap(),
-            template: TemplateName::parse("lifecycle").unwrap(),
+            template: TemplateName::parse(template).unwrap(),
             solve: SolveRequest::of_size(size),
             config: serde_json::Map::new(),
         };
@@ -232,6 +290,15 @@ impl Lab {
             pool.shutdown().await;
         }
     }
+}
+
+/// Which catalog a lab's tenant starts with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fixture {
+    /// `testdata/lifecycle`: the engine tests' own catalog.
+    Lifecycle,
+    /// `demo/`: what a first start loads.
+    Demo,
 }
 
 impl Drop for Lab {

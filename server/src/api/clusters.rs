@@ -58,9 +58,9 @@ pub async fn create(
     Ok((StatusCode::CREATED, Json(submitted)).into_response())
 }
 
-/// A cluster with its nodes and jobs.
+/// A cluster with its nodes, jobs and links (URLs with the live nodes' addresses).
 #[utoipa::path(get, path = "/api/v1/clusters/{id}", tag = "clusters",
-    params(("id" = String, Path, description = "Cluster id")),
+    params(("id" = String, Path, description = "Cluster id, or the name of a live cluster of your tenant")),
     responses((status = 200, body = ClusterDetail), (status = 404, body = ErrorBody)))]
 pub async fn show(
     State(state): State<AppState>,
@@ -72,7 +72,7 @@ pub async fn show(
 
 /// What a change would do (layouts and tasks), without doing it.
 #[utoipa::path(post, path = "/api/v1/clusters/{id}/plan", tag = "clusters",
-    params(("id" = String, Path, description = "Cluster id")),
+    params(("id" = String, Path, description = "Cluster id, or the name of a live cluster of your tenant")),
     request_body = ClusterChangeRequest,
     responses((status = 200, body = PlanView), (status = 404, body = ErrorBody),
               (status = 422, body = ErrorBody)))]
@@ -89,7 +89,7 @@ pub async fn plan(
 
 /// Submit a change: add services or nodes, reconfigure, start, stop, restart, roll back.
 #[utoipa::path(post, path = "/api/v1/clusters/{id}/changes", tag = "clusters",
-    params(("id" = String, Path, description = "Cluster id")),
+    params(("id" = String, Path, description = "Cluster id, or the name of a live cluster of your tenant")),
     request_body = ClusterChangeRequest,
     responses((status = 202, description = "Submitted", body = SubmittedJob),
               (status = 404, body = ErrorBody), (status = 409, body = ErrorBody),
@@ -106,7 +106,7 @@ pub async fn change(
 
 /// Set the lease to end the given number of seconds from now.
 #[utoipa::path(put, path = "/api/v1/clusters/{id}/lease", tag = "clusters",
-    params(("id" = String, Path, description = "Cluster id")),
+    params(("id" = String, Path, description = "Cluster id, or the name of a live cluster of your tenant")),
     request_body = LeaseExtension,
     responses((status = 200, body = ClusterView), (status = 404, body = ErrorBody),
               (status = 422, body = ErrorBody)))]
@@ -123,7 +123,7 @@ pub async fn extend_lease(
 
 /// Delete the cluster: its nodes are stopped and removed by a delete job.
 #[utoipa::path(delete, path = "/api/v1/clusters/{id}", tag = "clusters",
-    params(("id" = String, Path, description = "Cluster id")),
+    params(("id" = String, Path, description = "Cluster id, or the name of a live cluster of your tenant")),
     responses((status = 202, description = "Delete submitted", body = SubmittedJob),
               (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
 pub async fn delete(

@@ -9,6 +9,7 @@
 
 mod convert;
 mod input;
+mod scripts;
 mod solve;
 mod validate;
 
@@ -46,12 +47,17 @@ pub enum CatalogCommand {
     Solve(SolveArgs),
     /// Print the task DAG that creates the solved cluster, as JSON.
     Plan(SolveArgs),
-    /// Replace your tenant's catalog on the server with a Coopr bundle file.
+    /// Replace your tenant's catalog on the server with a Coopr bundle file, and
+    /// upload the scripts its services run (from `scripts/` beside the file).
     Import {
         path: PathBuf,
         /// Only check the bundle and print the report.
         #[arg(long)]
         dry_run: bool,
+        /// Folder of scripts to upload and stage as plugin resources (default: the
+        /// `scripts` folder beside the bundle, if there is one).
+        #[arg(long)]
+        scripts: Option<PathBuf>,
     },
     /// Write your tenant's catalog on the server as a Coopr bundle.
     Export {
@@ -99,12 +105,20 @@ pub fn run(args: CatalogArgs) -> anyhow::Result<ExitCode> {
         CatalogCommand::Convert { path, to, out } => convert::run(&path, to, &out),
         CatalogCommand::Solve(args) => solve::run_solve(&args),
         CatalogCommand::Plan(args) => solve::run_plan(&args),
-        CatalogCommand::Import { path, dry_run } => super::block_on(import(path, dry_run)),
+        CatalogCommand::Import {
+            path,
+            dry_run,
+            scripts,
+        } => super::block_on(import(path, dry_run, scripts)),
         CatalogCommand::Export { out } => super::block_on(export(out)),
     }
 }
 
-async fn import(path: PathBuf, dry_run: bool) -> anyhow::Result<ExitCode> {
+async fn import(
+    path: PathBuf,
+    dry_run: bool,
+    scripts: Option<PathBuf>,
+) -> anyhow::Result<ExitCode> {
     let text = std::fs::read_to_string(&path)
         .with_context(|| format!("cannot read {}", path.display()))?;
     let bundle: serde_json::Value =
@@ -135,6 +149,13 @@ async fn import(path: PathBuf, dry_run: bool) -> anyhow::Result<ExitCode> {
         "valid (nothing saved)"
     };
     println!("{}: {verdict}: {}", path.display(), counts.join(", "));
+    let beside = path
+        .parent()
+        .map(|dir| dir.join("scripts"))
+        .filter(|dir| dir.is_dir());
+    if let Some(dir) = scripts.or(beside) {
+        scripts::upload(&client, &dir, dry_run).await?;
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -22,7 +22,7 @@ pub struct ClusterArgs {
 pub enum ClusterCommand {
     /// Your tenant's clusters.
     List,
-    /// One cluster with its nodes and jobs.
+    /// One cluster (by id or name) with its nodes, jobs and links.
     Show { id: String },
     /// Create a cluster (or only show the plan with --dry-run).
     Create(CreateArgs),
@@ -188,6 +188,11 @@ pub async fn run(args: ClusterArgs) -> anyhow::Result<ExitCode> {
                         ("error", "error"),
                     ],
                 );
+                let links = cluster["links"].as_array().map_or(&[][..], Vec::as_slice);
+                if !links.is_empty() {
+                    println!();
+                    print_table(links, &[("link", "label"), ("url", "url")]);
+                }
                 return Ok(ExitCode::SUCCESS);
             }
             cluster

@@ -236,7 +236,51 @@ async fn concurrent_creates_cannot_both_slip_under_the_quota(backend: Backend) {
     assert_eq!(live_clusters(&app, &admin).await, 1);
 }
 
+/// `corral apply` and scripts know clusters by name: every cluster path takes one, in
+/// the caller's tenant only.
+async fn clusters_are_found_by_name_in_their_tenant(backend: Backend) {
+    let app = spawn_app(backend).await;
+    let admin = with_catalog(&app, "acme").await;
+    let other = with_catalog(&app, "globex").await;
+    let (status, submitted) = create(
+        &app,
+        &admin,
+        json!({"name": "web", "template": "lifecycle", "size": 3}),
+    )
+    .await;
+    assert_eq!(status, 201, "{submitted}");
+    let (status, by_name) = json_of(
+        app.call(&admin, Method::GET, "/api/v1/clusters/web", None)
+            .await,
+    )
+    .await;
+    assert_eq!(status, 200, "{by_name}");
+    assert_eq!(by_name["id"], submitted["cluster"]["id"]);
+    assert_eq!(
+        by_name["links"],
+        json!([]),
+        "no links before the nodes have addresses"
+    );
+    let (status, _) = json_of(
+        app.call(&other, Method::GET, "/api/v1/clusters/web", None)
+            .await,
+    )
+    .await;
+    assert_eq!(status, 404, "another tenant's name is not found");
+    let (status, body) = json_of(
+        app.call(&admin, Method::GET, "/api/v1/clusters/nope", None)
+            .await,
+    )
+    .await;
+    assert_eq!(status, 404);
+    assert!(
+        body["message"].as_str().unwrap().contains("\"nope\""),
+        "{body}"
+    );
+}
+
 engine::on_both_backends!(
+    clusters_are_found_by_name_in_their_tenant,
     concurrent_creates_cannot_both_slip_under_the_quota,
     a_tenant_goes_only_when_its_clusters_are_gone,
     refusals_name_the_problem_and_store_nothing,

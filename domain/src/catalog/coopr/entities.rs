@@ -383,6 +383,7 @@ fn constraints(ctx: &mut Ctx, mut constraints: Fields) -> Constraints {
     let size = ctx.nested_opt(&mut constraints, "size", |ctx, mut size| SizeConstraint {
         min: ctx.count(&mut size, "min"),
         max: ctx.count(&mut size, "max"),
+        step: ctx.count(&mut size, "step"),
         extra: size.extra(),
     });
     let layout = ctx.nested(&mut constraints, "layout", |ctx, mut layout| {

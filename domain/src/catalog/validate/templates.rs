@@ -277,6 +277,12 @@ impl<'a> TemplateChecker<'a> {
                 }
             }
             self.check_range(&at, size.min, size.max);
+            if let Some(step) = size.step {
+                if step.value < 1 {
+                    self.report
+                        .error(format!("{at}.step"), format!("size step {step} is below 1"));
+                }
+            }
         }
         for (group_key, groups) in [
             ("mustcoexist", &constraints.layout.mustcoexist),

@@ -149,7 +149,7 @@ fn constraints_must_name_known_things_and_sane_numbers() {
     let found = problems_after(|b| {
         let t = template(b);
         t["constraints"] = json!({
-            "size": {"min": 0, "max": -2},
+            "size": {"min": 0, "max": -2, "step": 0},
             "layout": {"mustcoexist": [["base", "hdfs"]], "cantcoexist": [["db", "web", "legacy"]]},
             "services": {
                 "db": {"quantities": {"min": 3, "max": "2"}, "hardwaretypes": ["tiny"], "imagetypes": ["deb"]},
@@ -163,6 +163,7 @@ fn constraints_must_name_known_things_and_sane_numbers() {
         [
             "error: clustertemplates.app.constraints.size.min: size min 0 is below 1",
             "error: clustertemplates.app.constraints.size.max: max -2 is negative",
+            "error: clustertemplates.app.constraints.size.step: size step 0 is below 1",
             "error: clustertemplates.app.constraints.layout.mustcoexist[0]: unknown service \"hdfs\"",
             "warning: clustertemplates.app.constraints.layout.cantcoexist[0]: a cantcoexist group of 3 services only bars all of them together; any two may still share a node",
             "error: clustertemplates.app.constraints.services.db.hardwaretypes[0]: unknown hardware type \"tiny\"",

@@ -164,6 +164,33 @@ impl Client {
         bail!(message)
     }
 
+    /// POSTs raw bytes (a plugin resource upload) and returns the JSON answer.
+    pub async fn post_bytes(&self, path: &str, bytes: Vec<u8>) -> anyhow::Result<Value> {
+        let url = format!("{}{path}", self.server);
+        let mut request = self
+            .http
+            .post(&url)
+            .header(reqwest::header::CONTENT_TYPE, "application/octet-stream")
+            .body(bytes);
+        if let Some(token) = &self.token {
+            request = request.bearer_auth(token);
+        }
+        let response = request
+            .send()
+            .await
+            .with_context(|| format!("cannot reach {}", self.server))?;
+        let status = response.status();
+        let text = response.text().await?;
+        let answer: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+        if !status.is_success() {
+            bail!(
+                "{} ({status})",
+                answer["message"].as_str().unwrap_or(text.trim())
+            );
+        }
+        Ok(answer)
+    }
+
     pub async fn get(&self, path: &str) -> anyhow::Result<Value> {
         self.send(Method::GET, path, None, &[]).await
     }

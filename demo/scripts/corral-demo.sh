@@ -1,0 +1,132 @@
+#!/bin/sh
+# Runs one of the demo catalog's services on a local node: corral-demo.sh ACTION KIND [ARGS]
+#   ACTION  install | configure | start | stop | remove
+#   KIND    kv | app | lb | role (python3 servers in corral-demo.py) | redis | memcached
+# Corral runs it in the service's own directory ($HOME/corral/services/NAME), so the pid
+# file and log of each service live apart. start returns only once the service answers
+# its health check, and fails with the service's log otherwise.
+set -eu
+action=${1:?usage: corral-demo.sh ACTION KIND [ARGS]}
+kind=${2:?usage: corral-demo.sh ACTION KIND [ARGS]}
+shift 2
+demo="$HOME/corral/resources/scripts/corral-demo.py"
+host=${CORRAL_HOST:?CORRAL_HOST is not set}
+# Few malloc arenas: each reserves 64 MiB of address space, which counts against the
+# hardware type's memory cap (ulimit -v) though it is never used.
+export MALLOC_ARENA_MAX=2
+
+port=""
+backends=""
+prev=""
+for arg in "$@"; do
+  case "$prev" in
+    --port) port=$arg ;;
+    --backends) backends=$arg ;;
+  esac
+  prev=$arg
+done
+
+need() {
+  command -v "$1" > /dev/null 2>&1 && return 0
+  echo "$1 is not installed on this machine: $2" >&2
+  exit 1
+}
+
+running() {
+  [ -f pid ] && kill -0 "$(cat pid)" 2> /dev/null
+}
+
+stop() {
+  [ -f pid ] || return 0
+  pid=$(cat pid)
+  # setsid made the service its own process group: end it with its children.
+  kill -TERM -- "-$pid" 2> /dev/null || kill -TERM "$pid" 2> /dev/null || true
+  tries=0
+  while kill -0 "$pid" 2> /dev/null && [ "$tries" -lt 50 ]; do
+    sleep 0.1
+    tries=$((tries + 1))
+  done
+  kill -KILL -- "-$pid" 2> /dev/null || true
+  rm -f pid
+}
+
+case "$action" in
+  install)
+    need python3 "install python3 (apt-get install python3)"
+    case "$kind" in
+      redis) need redis-server "run scripts/bootstrap.sh (it installs redis-server)" ;;
+      memcached) need memcached "run scripts/bootstrap.sh (it installs memcached)" ;;
+    esac
+    mkdir -p data
+    echo "$kind installed on $host"
+    ;;
+  configure)
+    if [ "$kind" = lb ]; then
+      # The lb re-reads this file when it changes: a reconfigure needs no restart.
+      printf '%s\n' "$backends" | tr ',' '\n' | sed '/^$/d' > backends.new
+      mv backends.new backends
+      echo "lb backends: $(tr '\n' ' ' < backends)"
+    fi
+    ;;
+  start)
+    if running; then
+      echo "$kind already running (pid $(cat pid))"
+      exit 0
+    fi
+    : "${port:?start needs --port}"
+    case "$kind" in
+      kv | app | role)
+        setsid python3 "$demo" "$kind" "$@" > service.log 2>&1 < /dev/null &
+        check="--url http://$host:$port/health"
+        ;;
+      lb)
+        [ -f backends ] || : > backends
+        setsid python3 "$demo" lb --port "$port" --backends-file "$PWD/backends" \
+          > service.log 2>&1 < /dev/null &
+        check="--url http://$host:$port/lb/health"
+        ;;
+      redis)
+        need redis-server "run scripts/bootstrap.sh (it installs redis-server)"
+        mkdir -p data
+        setsid redis-server --bind "$host" --port "$port" --dir "$PWD/data" --save '' \
+          --appendonly no --daemonize no --protected-mode no > service.log 2>&1 < /dev/null &
+        check="--port $port --send PING\\r\\n --expect +PONG"
+        ;;
+      memcached)
+        need memcached "run scripts/bootstrap.sh (it installs memcached)"
+        user=""
+        # memcached refuses to run as root unless told which user to stay.
+        [ "$(id -u)" = 0 ] && user="-u root"
+        # shellcheck disable=SC2086
+        setsid memcached -l "$host" -p "$port" -U 0 -m 32 $user > service.log 2>&1 < /dev/null &
+        check="--port $port --send version\\r\\n --expect VERSION"
+        ;;
+      *)
+        echo "unknown kind $kind" >&2
+        exit 2
+        ;;
+    esac
+    echo $! > pid
+    # shellcheck disable=SC2086
+    if ! python3 "$demo" probe $check --timeout 20; then
+      echo "$kind did not become healthy on $host:$port; its log:" >&2
+      tail -n 30 service.log >&2 || true
+      stop
+      exit 1
+    fi
+    echo "$kind answering on $host:$port (pid $(cat pid))"
+    ;;
+  stop)
+    stop
+    echo "$kind stopped on $host"
+    ;;
+  remove)
+    stop
+    rm -rf data backends service.log
+    echo "$kind removed from $host"
+    ;;
+  *)
+    echo "unknown action $action: use install, configure, start, stop or remove" >&2
+    exit 2
+    ;;
+esac

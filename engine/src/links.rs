@@ -1,0 +1,214 @@
+//! The links of a live cluster: its template's and its services' link URLs with their
+//! macros (`http://%ip.access_v4.service.lb[0]%:8000/`) expanded against the cluster's
+//! layout and the addresses its nodes have now, so the UI and the CLI can point at what
+//! the cluster serves.
+//!
+//! A link that cannot be expanded yet (a node still being created, a service not on the
+//! cluster) is left out rather than shown half-built; links never fail a request.
+
+use std::collections::BTreeMap;
+
+use domain::catalog::coopr::import_bundle;
+use domain::catalog::Link;
+use domain::layout::Layout;
+use domain::macros::{expand, MacroContext, MacroNode, DEFAULT_ADDRESS_TYPE};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use crate::store::clusters::nodes::Node;
+use crate::store::clusters::Cluster;
+
+/// One expanded link.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+pub struct ClusterLink {
+    pub label: String,
+    pub url: String,
+}
+
+/// The template's links, then each of the cluster's services' links (services in name
+/// order), expanded; duplicates once.
+pub fn cluster_links(cluster: &Cluster, nodes: &[Node]) -> Vec<ClusterLink> {
+    let Ok(catalog) = import_bundle(&cluster.catalog_json) else {
+        return Vec::new();
+    };
+    let Ok(layout) = serde_json::from_str::<Layout>(&cluster.layout_json) else {
+        return Vec::new();
+    };
+    let mut links: Vec<&Link> = Vec::new();
+    if let Some(template) = catalog.clustertemplate(&cluster.template_name) {
+        links.extend(&template.links);
+    }
+    let mut services: Vec<&str> = layout
+        .nodes
+        .iter()
+        .flat_map(|node| node.services.iter().map(|name| name.as_str()))
+        .collect();
+    services.sort_unstable();
+    services.dedup();
+    for name in services {
+        if let Some(service) = catalog.service(name) {
+            links.extend(&service.links);
+        }
+    }
+    let context = context(cluster, &layout, nodes);
+    let mut expanded: Vec<ClusterLink> = Vec::new();
+    for (index, link) in links.into_iter().enumerate() {
+        let Some(url) = expand_url(&link.url, &context, index) else {
+            continue;
+        };
+        let link = ClusterLink {
+            label: link.label.clone(),
+            url,
+        };
+        if !expanded.contains(&link) {
+            expanded.push(link);
+        }
+    }
+    expanded
+}
+
+/// The cluster as link URLs see it: every node of the layout, from no node in
+/// particular. Nodes without an address yet get none, so macros naming them fail.
+fn context(cluster: &Cluster, layout: &Layout, nodes: &[Node]) -> MacroContext {
+    let hosts: BTreeMap<i64, &str> = nodes
+        .iter()
+        .filter_map(|node| node.hostname.as_deref().map(|host| (node.number, host)))
+        .collect();
+    let nodes = layout
+        .nodes
+        .iter()
+        .map(|node| {
+            let host = hosts
+                .get(&i64::from(node.number))
+                .copied()
+                .unwrap_or_default()
+                .to_owned();
+            let ips = [DEFAULT_ADDRESS_TYPE, "access_v4"]
+                .into_iter()
+                .filter(|_| !host.is_empty())
+                .map(|kind| (kind.to_owned(), host.clone()))
+                .collect();
+            MacroNode {
+                number: node.number,
+                host,
+                ips,
+                services: node.services.clone(),
+            }
+        })
+        .collect();
+    MacroContext {
+        owner: cluster.owner_id.clone().unwrap_or_default(),
+        nodes,
+        this_node: None,
+    }
+}
+
+/// The expanded URL, or `None` when a macro cannot be expanded or expanded to nothing
+/// (Coopr then returns the text unchanged, macros and all).
+fn expand_url(url: &str, context: &MacroContext, index: usize) -> Option<String> {
+    let expanded = expand(url, context, &format!("links[{index}].url")).ok()?;
+    let has_macros = url.matches('%').count() >= 2;
+    if has_macros && expanded == url {
+        return None;
+    }
+    if expanded.contains("://:") || expanded.contains("//,") {
+        // A host that expanded to nothing.
+        return None;
+    }
+    Some(expanded)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn cluster(layout: &str) -> Cluster {
+        let catalog = serde_json::json!({
+            "services": [
+                {"name": "lb", "links": [{"label": "balancer", "url": "http://%ip.service.lb[0]%:8000/"}]},
+                {"name": "app", "links": [{"label": "all apps", "url": "http://%host.service.nope%/"}]}
+            ],
+            "clustertemplates": [{"name": "web", "links": [
+                {"label": "site", "url": "http://%ip.access_v4.service.lb[0]%:8000/"},
+                {"label": "docs", "url": "https://example.org/100%25"}
+            ]}]
+        });
+        Cluster {
+            id: "c1".into(),
+            tenant_id: "t".into(),
+            name: "shop".into(),
+            template_name: "web".into(),
+            template_version: 1,
+            template_json: "{}".into(),
+            owner_id: None,
+            state: "active".into(),
+            layout_json: layout.into(),
+            config_json: "{}".into(),
+            catalog_json: catalog.to_string(),
+            provider: "local".into(),
+            lease_expires_ms: None,
+            created_at_ms: 0,
+            updated_at_ms: 0,
+        }
+    }
+
+    fn node(number: i64, host: Option<&str>) -> Node {
+        Node {
+            id: format!("n{number}"),
+            cluster_id: "c1".into(),
+            number,
+            hostname: host.map(str::to_owned),
+            hardwaretype: "small".into(),
+            imagetype: "debian".into(),
+            services_json: "[]".into(),
+            provider_json: None,
+            state: "active".into(),
+            created_at_ms: 0,
+            updated_at_ms: 0,
+        }
+    }
+
+    const LAYOUT: &str = r#"{"template": "web", "nodes": [
+        {"number": 1000, "hardwaretype": "small", "imagetype": "debian", "services": ["lb"]},
+        {"number": 1001, "hardwaretype": "small", "imagetype": "debian", "services": ["app"]}]}"#;
+
+    #[test]
+    fn template_and_service_links_expand_against_node_addresses() {
+        let links = cluster_links(
+            &cluster(LAYOUT),
+            &[node(1000, Some("127.1.0.7")), node(1001, Some("127.1.0.8"))],
+        );
+        let urls: Vec<(&str, &str)> = links
+            .iter()
+            .map(|link| (link.label.as_str(), link.url.as_str()))
+            .collect();
+        assert_eq!(
+            urls,
+            [
+                ("site", "http://127.1.0.7:8000/"),
+                ("docs", "https://example.org/100%25"),
+                ("balancer", "http://127.1.0.7:8000/"),
+            ],
+            "the link to a service on no node is left out"
+        );
+    }
+
+    #[test]
+    fn links_wait_for_addresses() {
+        let links = cluster_links(&cluster(LAYOUT), &[node(1000, None)]);
+        assert_eq!(
+            links,
+            [ClusterLink {
+                label: "docs".into(),
+                url: "https://example.org/100%25".into()
+            }]
+        );
+    }
+
+    #[test]
+    fn a_cluster_without_layout_has_no_links() {
+        assert!(cluster_links(&cluster("{}"), &[]).is_empty());
+    }
+}

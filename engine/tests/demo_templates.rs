@@ -1,0 +1,351 @@
+//! Acceptance for the demo catalog (`demo/`): each template built on `local` nodes at
+//! its smallest size and a larger one, every service answering on its node (HTTP or
+//! TCP), the template's constraints holding on the real layout, the cluster's links
+//! expanded to live addresses, and no process left after delete.
+
+#![allow(clippy::unwrap_used)] // Tests fail loudly by design.
+
+#[path = "support/lab.rs"]
+mod lab;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{Read, Write};
+use std::time::Duration;
+
+use engine::operations::ClusterChange;
+use engine::queue::JobState;
+use engine::store::clusters::Cluster;
+use engine::store::Backend;
+use lab::Lab;
+
+const JOB_LIMIT: Duration = Duration::from_secs(120);
+
+/// Each node's address and services, in node-number order.
+async fn layout(lab: &Lab, cluster: &Cluster) -> Vec<(String, BTreeSet<String>)> {
+    let mut nodes = lab.store.list_nodes(&cluster.id).await.unwrap();
+    nodes.sort_by_key(|node| node.number);
+    nodes
+        .into_iter()
+        .map(|node| {
+            let services: BTreeSet<String> = serde_json::from_str(&node.services_json).unwrap();
+            (node.hostname.unwrap(), services)
+        })
+        .collect()
+}
+
+fn carrying<'a>(nodes: &'a [(String, BTreeSet<String>)], service: &str) -> Vec<&'a str> {
+    nodes
+        .iter()
+        .filter(|(_, services)| services.contains(service))
+        .map(|(host, _)| host.as_str())
+        .collect()
+}
+
+/// Builds clusters of `template` at each size at once; returns them when all are up.
+async fn build(lab: &Lab, template: &str, sizes: &[u32]) -> Vec<Cluster> {
+    let mut jobs = Vec::new();
+    for size in sizes {
+        jobs.push(
+            lab.create_from(template, &format!("{template}-{size}"), *size)
+                .await,
+        );
+    }
+    let mut clusters = Vec::new();
+    for (cluster, job) in jobs {
+        assert_eq!(lab.wait(&job, JOB_LIMIT).await, JobState::Succeeded);
+        clusters.push(lab.store.cluster(&cluster.id).await.unwrap());
+    }
+    clusters
+}
+
+/// Deletes the clusters and checks that nothing of them still runs.
+async fn tear_down(lab: &Lab, clusters: &[Cluster]) {
+    let mut jobs = Vec::new();
+    for cluster in clusters {
+        jobs.push(lab.change(&cluster.id, ClusterChange::Delete).await);
+    }
+    for job in jobs {
+        assert_eq!(lab.wait(&job, JOB_LIMIT).await, JobState::Succeeded);
+    }
+    assert_eq!(
+        lab.live_processes(),
+        Vec::<i32>::new(),
+        "no process is left"
+    );
+}
+
+async fn links(lab: &Lab, cluster: &Cluster) -> BTreeMap<String, String> {
+    let nodes = lab.store.list_nodes(&cluster.id).await.unwrap();
+    engine::links::cluster_links(cluster, &nodes)
+        .into_iter()
+        .map(|link| (link.label, link.url))
+        .collect()
+}
+
+/// The `small` hardware type's limits reach the service's process: a 1 GiB address
+/// space (`memory_mb: 1024`) and nice 10.
+fn assert_small_limits(lab: &Lab, cluster: &Cluster, service: &str) {
+    let layout: domain::layout::Layout = serde_json::from_str(&cluster.layout_json).unwrap();
+    let node = layout
+        .nodes
+        .iter()
+        .find(|node| node.services.iter().any(|s| s.as_str() == service))
+        .unwrap();
+    assert_eq!(node.hardwaretype.as_str(), "small");
+    let pid_file = lab
+        .nodes_dir
+        .join(format!("{}-{}", cluster.id, node.number))
+        .join(format!("home/corral/services/{service}/pid"));
+    let pid = std::fs::read_to_string(&pid_file).unwrap();
+    let pid = pid.trim();
+    let limits = std::fs::read_to_string(format!("/proc/{pid}/limits")).unwrap();
+    let address_space = limits
+        .lines()
+        .find(|line| line.starts_with("Max address space"))
+        .unwrap();
+    assert!(address_space.contains("1073741824"), "{address_space}");
+    // `nice -n` adds to the caller's niceness (tests may run niced themselves).
+    let expected = (nice_of("self") + 10).min(19);
+    assert_eq!(nice_of(pid), expected);
+}
+
+/// A process's nice value: the 19th field of /proc/PID/stat.
+fn nice_of(pid: &str) -> i64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // Fields are counted after the command's closing parenthesis (names hold spaces).
+    let after = stat.rsplit_once(") ").unwrap().1;
+    after.split(' ').nth(16).unwrap().parse().unwrap()
+}
+
+struct Answer {
+    status: u16,
+    backend: Option<String>,
+    body: String,
+}
+
+async fn http(method: reqwest::Method, url: &str, body: Option<&str>) -> Answer {
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(5))
+        .build()
+        .unwrap();
+    let mut request = client.request(method, url);
+    if let Some(body) = body {
+        request = request.body(body.to_owned());
+    }
+    let response = request
+        .send()
+        .await
+        .unwrap_or_else(|error| panic!("{url}: {error}"));
+    let status = response.status().as_u16();
+    let backend = response
+        .headers()
+        .get("x-corral-backend")
+        .map(|value| value.to_str().unwrap().to_owned());
+    Answer {
+        status,
+        backend,
+        body: response.text().await.unwrap(),
+    }
+}
+
+async fn get_ok(url: &str) -> Answer {
+    let answer = http(reqwest::Method::GET, url, None).await;
+    assert_eq!(answer.status, 200, "{url}: {}", answer.body);
+    answer
+}
+
+/// Sends a line over TCP and returns the first answer.
+fn tcp_chat(host: &str, port: u16, line: &str) -> String {
+    let mut stream = std::net::TcpStream::connect((host, port))
+        .unwrap_or_else(|error| panic!("{host}:{port}: {error}"));
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    stream.write_all(line.as_bytes()).unwrap();
+    let mut buffer = [0u8; 256];
+    let read = stream.read(&mut buffer).unwrap();
+    String::from_utf8_lossy(&buffer[..read]).into_owned()
+}
+
+async fn web_stack_at_three_and_five_nodes(backend: Backend) {
+    let lab = Lab::start_demo(backend).await;
+    let clusters = build(&lab, "web-stack", &[3, 5]).await;
+    for (cluster, size) in clusters.iter().zip([3usize, 5]) {
+        let nodes = layout(&lab, cluster).await;
+        assert_eq!(nodes.len(), size);
+        // The constraints: one lb, one kv, lb, kv and each app on nodes of their own.
+        assert!(nodes.iter().all(|(_, s)| s.contains("base")), "{nodes:?}");
+        let (lb, kv, apps) = (
+            carrying(&nodes, "lb"),
+            carrying(&nodes, "kv"),
+            carrying(&nodes, "app"),
+        );
+        assert_eq!((lb.len(), kv.len(), apps.len()), (1, 1, size - 2));
+        for (_, services) in &nodes {
+            let roles = ["lb", "kv", "app"]
+                .iter()
+                .filter(|role| services.contains(**role))
+                .count();
+            assert_eq!(roles, 1, "{nodes:?}");
+        }
+        get_ok(&format!("http://{}:7070/health", kv[0])).await;
+        for app in &apps {
+            get_ok(&format!("http://{app}:8080/health")).await;
+        }
+        // The lb spreads requests over every app node; the visit count lives in kv.
+        let mut backends = BTreeSet::new();
+        for _ in 0..apps.len() * 2 {
+            let page = get_ok(&format!("http://{}:8000/", lb[0])).await;
+            assert!(page.body.contains("visits: "), "{}", page.body);
+            backends.insert(page.backend.unwrap());
+        }
+        let expected: BTreeSet<String> = apps.iter().map(|app| format!("{app}:8080")).collect();
+        assert_eq!(backends, expected);
+        let visits = get_ok(&format!("http://{}:7070/kv/visits", kv[0])).await;
+        assert_eq!(visits.body, (apps.len() * 2).to_string());
+        assert_small_limits(&lab, cluster, "lb");
+        let links = links(&lab, cluster).await;
+        assert_eq!(links["web site"], format!("http://{}:8000/", lb[0]));
+        assert_eq!(
+            links["kv leader health"],
+            format!("http://{}:7070/health", kv[0])
+        );
+    }
+    tear_down(&lab, &clusters).await;
+}
+
+async fn kv_cluster_at_one_and_three_nodes(backend: Backend) {
+    let lab = Lab::start_demo(backend).await;
+    let clusters = build(&lab, "kv-cluster", &[1, 3]).await;
+    for (cluster, size) in clusters.iter().zip([1usize, 3]) {
+        let nodes = layout(&lab, cluster).await;
+        let kv = carrying(&nodes, "kv");
+        assert_eq!(kv.len(), size, "kv on every node: {nodes:?}");
+        let leader = kv[0];
+        let mut roles = Vec::new();
+        for host in &kv {
+            let health = get_ok(&format!("http://{host}:7070/health")).await;
+            let health: serde_json::Value = serde_json::from_str(&health.body).unwrap();
+            roles.push(health["role"].as_str().unwrap().to_owned());
+        }
+        assert_eq!(roles[0], "leader");
+        assert!(
+            roles[1..].iter().all(|role| role == "follower"),
+            "{roles:?}"
+        );
+        // A write to the last node (a follower when there are several) reaches the
+        // leader and every follower.
+        let put = http(
+            reqwest::Method::PUT,
+            &format!("http://{}:7070/kv/greeting", kv[size - 1]),
+            Some("hello"),
+        )
+        .await;
+        assert_eq!(put.status, 200, "{}", put.body);
+        for host in &kv {
+            let mut value = String::new();
+            for _ in 0..50 {
+                let answer = http(
+                    reqwest::Method::GET,
+                    &format!("http://{host}:7070/kv/greeting"),
+                    None,
+                )
+                .await;
+                value = answer.body;
+                if answer.status == 200 {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            assert_eq!(value, "hello", "replicated to {host}");
+        }
+        let links = links(&lab, cluster).await;
+        assert_eq!(links["kv leader"], format!("http://{leader}:7070/health"));
+    }
+    tear_down(&lab, &clusters).await;
+}
+
+/// Each paas role and the port it answers on.
+const PAAS_HTTP_ROLES: &[(&str, u16)] = &[
+    ("primary", 9001),
+    ("controller", 9002),
+    ("health-manager", 9003),
+    ("stager", 9004),
+    ("filesystem", 9005),
+    ("mysql", 13306),
+    ("postgresql", 15432),
+    ("mongodb", 17017),
+    ("rabbit", 15672),
+];
+
+async fn paas_at_one_and_three_nodes(backend: Backend) {
+    let lab = Lab::start_demo(backend).await;
+    let clusters = build(&lab, "paas", &[1, 3]).await;
+    for (cluster, size) in clusters.iter().zip([1usize, 3]) {
+        let nodes = layout(&lab, cluster).await;
+        assert_eq!(nodes.len(), size);
+        assert!(nodes.iter().all(|(_, s)| s.contains("base")), "{nodes:?}");
+        // One core node: primary with the controller and health manager beside it.
+        let primary = carrying(&nodes, "primary");
+        assert_eq!(primary.len(), 1, "{nodes:?}");
+        assert_eq!(carrying(&nodes, "controller"), primary);
+        assert_eq!(carrying(&nodes, "health-manager"), primary);
+        assert!(!carrying(&nodes, "router").is_empty());
+        assert!(!carrying(&nodes, "dea").is_empty());
+        for single in [
+            "stager",
+            "mysql",
+            "postgresql",
+            "redis",
+            "mongodb",
+            "filesystem",
+        ] {
+            assert_eq!(carrying(&nodes, single).len(), 1, "{single}: {nodes:?}");
+        }
+        if size == 1 {
+            assert_eq!(nodes[0].1.len(), 14, "everything on one node: {nodes:?}");
+        } else {
+            assert!(
+                nodes[1..].iter().all(|(_, s)| s.contains("dea")),
+                "more nodes add DEAs: {nodes:?}"
+            );
+        }
+        for (role, port) in PAAS_HTTP_ROLES {
+            for host in carrying(&nodes, role) {
+                let answer = get_ok(&format!("http://{host}:{port}/")).await;
+                let answer: serde_json::Value = serde_json::from_str(&answer.body).unwrap();
+                assert_eq!(answer["role"], *role);
+                assert_eq!(answer["standin"], true, "stand-ins say so");
+            }
+        }
+        let deas: BTreeSet<String> = carrying(&nodes, "dea")
+            .iter()
+            .map(|host| format!("{host}:9100"))
+            .collect();
+        for host in carrying(&nodes, "router") {
+            let mut seen = BTreeSet::new();
+            for _ in 0..deas.len() * 2 {
+                let page = get_ok(&format!("http://{host}:9080/")).await;
+                assert!(page.body.contains("dea on cluster"), "{}", page.body);
+                seen.insert(page.backend.unwrap());
+            }
+            assert_eq!(seen, deas, "the router spreads over every DEA");
+        }
+        for host in carrying(&nodes, "redis") {
+            assert!(tcp_chat(host, 16379, "PING\r\n").starts_with("+PONG"));
+        }
+        for host in carrying(&nodes, "memcached") {
+            assert!(tcp_chat(host, 11211, "version\r\n").starts_with("VERSION"));
+        }
+        let links = links(&lab, cluster).await;
+        let router = carrying(&nodes, "router")[0];
+        assert_eq!(links["paas router"], format!("http://{router}:9080/"));
+    }
+    tear_down(&lab, &clusters).await;
+}
+
+engine::on_both_backends!(
+    web_stack_at_three_and_five_nodes,
+    kv_cluster_at_one_and_three_nodes,
+    paas_at_one_and_three_nodes
+);

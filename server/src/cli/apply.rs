@@ -1,0 +1,241 @@
+//! `corral apply FILE` and `corral plan FILE`: converge the signed-in tenant's clusters
+//! on an environment file (CloudARK-style YAML, see [`file`]). Plan prints the changes
+//! (create / amend / delete); apply prints them, asks (unless `--yes`), makes them one
+//! job at a time, waits for each, and prints every listed cluster's links. A second
+//! apply of the same file finds nothing to do.
+//!
+//! Creates are checked with the server's dry run before anything is asked or done, so
+//! an unsatisfiable entry is reported (with its line) while nothing has changed yet.
+
+mod diff;
+mod file;
+
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use clap::Args;
+use serde_json::{json, Map, Value};
+
+use super::remote::Client;
+use diff::{describe, Existing, Plan, Step};
+use file::EnvFile;
+
+/// How often a running job is polled.
+const POLL: Duration = Duration::from_millis(300);
+
+#[derive(Debug, Args)]
+pub struct ApplyArgs {
+    /// The environment file (YAML).
+    pub file: PathBuf,
+    /// Make the changes without asking.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    /// The environment file (YAML).
+    pub file: PathBuf,
+}
+
+/// The file, the plan for it, and the client that made it.
+struct Prepared {
+    file: EnvFile,
+    plan: Plan,
+    client: Client,
+}
+
+/// Reads the file (before signing in: a bad file needs no server), lists the
+/// clusters, diffs, and dry-runs each create.
+async fn prepare(path: &Path) -> anyhow::Result<Prepared> {
+    let origin = path.display().to_string();
+    let file = EnvFile::read(path)?;
+    let client = Client::signed_in()?;
+    let listed = client.get("/api/v1/clusters?limit=500").await?;
+    let existing: Vec<Existing> = listed["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(Existing::from_api)
+        .collect();
+    let plan = diff::diff(&file, &origin, &existing).map_err(|problems| {
+        anyhow::anyhow!("{origin} cannot be applied:\n{}", problems.join("\n"))
+    })?;
+    let mut problems = Vec::new();
+    for step in &plan.steps {
+        if let Step::Create { spec, config } = step {
+            let body = create_body(spec, config);
+            if let Err(error) = client.post("/api/v1/clusters?dry_run=true", &body).await {
+                problems.push(format!(
+                    "{origin}:{}: cluster {}: {error:#}",
+                    spec.line,
+                    spec.name.as_str()
+                ));
+            }
+        }
+    }
+    if !problems.is_empty() {
+        bail!("{origin} cannot be applied:\n{}", problems.join("\n"));
+    }
+    Ok(Prepared { file, plan, client })
+}
+
+fn create_body(spec: &file::ClusterSpec, config: &Map<String, Value>) -> Value {
+    json!({
+        "name": spec.name.as_str(),
+        "template": spec.template.as_str(),
+        "size": spec.size.0,
+        "services": spec.services,
+        "config": config,
+    })
+}
+
+pub async fn plan(args: PlanArgs) -> anyhow::Result<ExitCode> {
+    let prepared = prepare(&args.file).await?;
+    for line in describe(&prepared.plan, prepared.file.environment.as_str()) {
+        println!("{line}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub async fn apply(args: ApplyArgs) -> anyhow::Result<ExitCode> {
+    let Prepared { file, plan, client } = prepare(&args.file).await?;
+    for line in describe(&plan, file.environment.as_str()) {
+        println!("{line}");
+    }
+    if plan.steps.is_empty() {
+        println!("nothing to do");
+    } else {
+        if !args.yes && !confirm()? {
+            println!("nothing changed");
+            return Ok(ExitCode::from(1));
+        }
+        for step in &plan.steps {
+            converge(&client, step).await?;
+        }
+        println!("environment {} applied", file.environment);
+    }
+    for spec in &file.clusters {
+        print_links(&client, spec.name.as_str()).await?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Asks on the terminal; anything but y/yes is a no.
+fn confirm() -> anyhow::Result<bool> {
+    print!("Apply these changes? [y/N] ");
+    std::io::stdout().flush()?;
+    let mut answer = String::new();
+    std::io::stdin()
+        .lock()
+        .read_line(&mut answer)
+        .context("cannot read the answer (use --yes to apply without asking)")?;
+    Ok(matches!(
+        answer.trim().to_ascii_lowercase().as_str(),
+        "y" | "yes"
+    ))
+}
+
+/// Makes one step, waiting for each job it submits.
+async fn converge(client: &Client, step: &Step) -> anyhow::Result<()> {
+    let name = step.name();
+    match step {
+        Step::Create { spec, config } => {
+            let submitted = client
+                .post("/api/v1/clusters", &create_body(spec, config))
+                .await
+                .with_context(|| format!("cannot create cluster {name}"))?;
+            wait(client, name, "create", &submitted).await
+        }
+        Step::Amend {
+            id,
+            add_services,
+            add_nodes,
+            config,
+            ..
+        } => {
+            let changes = format!("/api/v1/clusters/{id}/changes");
+            if !add_services.is_empty() {
+                let body = json!({"operation": "add-services", "services": add_services});
+                let submitted = client.post(&changes, &body).await?;
+                wait(client, name, "add services", &submitted).await?;
+            }
+            if *add_nodes > 0 {
+                let body = json!({"operation": "add-nodes", "count": add_nodes});
+                let submitted = client.post(&changes, &body).await?;
+                wait(client, name, "add nodes", &submitted).await?;
+            }
+            // New nodes change what macros list (a load balancer's backends): configure
+            // everywhere again; changed config also restarts the services around it.
+            if !config.is_empty() || *add_nodes > 0 {
+                let body = json!({
+                    "operation": "reconfigure",
+                    "restart": !config.is_empty(),
+                    "config": (!config.is_empty()).then_some(config),
+                });
+                let submitted = client.post(&changes, &body).await?;
+                wait(client, name, "reconfigure", &submitted).await?;
+            }
+            Ok(())
+        }
+        Step::Delete { id, .. } => {
+            let submitted = client.delete(&format!("/api/v1/clusters/{id}")).await?;
+            wait(client, name, "delete", &submitted).await
+        }
+    }
+}
+
+/// Polls the submitted job until it ends, printing progress; a failed job is an error
+/// that says how to go on.
+async fn wait(client: &Client, cluster: &str, what: &str, submitted: &Value) -> anyhow::Result<()> {
+    let Some(job) = submitted["job_id"].as_str() else {
+        bail!("the server answered without a job id: {submitted}");
+    };
+    let mut shown = None;
+    loop {
+        let state = client.get(&format!("/api/v1/jobs/{job}")).await?;
+        let progress = (
+            state["tasks_succeeded"].as_i64().unwrap_or(0),
+            state["tasks_total"].as_i64().unwrap_or(0),
+        );
+        if shown != Some(progress) {
+            println!("  {cluster}: {what}: {}/{} tasks", progress.0, progress.1);
+            shown = Some(progress);
+        }
+        match state["state"].as_str().unwrap_or_default() {
+            "succeeded" => return Ok(()),
+            "failed" | "cancelled" => bail!(
+                "cluster {cluster}: {what} job {job} {}: {}\nsee `corral job show {job}`; \
+                 `corral job retry {job}` resumes it, then apply again",
+                state["state"].as_str().unwrap_or_default(),
+                state["error"].as_str().unwrap_or("no error recorded")
+            ),
+            _ => tokio::time::sleep(POLL).await,
+        }
+    }
+}
+
+async fn print_links(client: &Client, name: &str) -> anyhow::Result<()> {
+    let cluster = match client.get(&format!("/api/v1/clusters/{name}")).await {
+        Ok(cluster) => cluster,
+        // Deleted by this apply, or never made.
+        Err(_) => return Ok(()),
+    };
+    println!(
+        "{name}: {} ({} node(s), template {})",
+        cluster["state"].as_str().unwrap_or_default(),
+        cluster["size"],
+        cluster["template"].as_str().unwrap_or_default()
+    );
+    for link in cluster["links"].as_array().into_iter().flatten() {
+        println!(
+            "  {}: {}",
+            link["label"].as_str().unwrap_or_default(),
+            link["url"].as_str().unwrap_or_default()
+        );
+    }
+    Ok(())
+}
