@@ -15,6 +15,7 @@ pub mod error;
 mod live;
 pub mod model;
 pub mod pages;
+pub mod query;
 pub mod server_fns;
 #[cfg(feature = "ssr")]
 pub mod session;

@@ -20,9 +20,27 @@ let corral;
 let browser;
 let admin;
 
-/** The engine tests' catalog, plus a service whose start fails until a file exists. */
+/**
+ * The engine tests' catalog, plus: a service that prints a line every quarter second
+ * for a few seconds (so a job runs long enough to watch and to reload), a link to
+ * the web service, and a service whose start fails until a file exists.
+ */
 function catalog() {
   const bundle = JSON.parse(readFileSync(join(testdata, 'catalog.json'), 'utf8'));
+  bundle.services.push({
+    name: 'ticker',
+    description: 'prints for a few seconds',
+    dependencies: { install: { requires: ['base'] } },
+    provisioner: {
+      actions: {
+        start: { type: 'shell', fields: { run: 'for i in $(seq 1 16); do echo "tick $i"; sleep 0.25; done' } },
+      },
+    },
+  });
+  const lifecycle = bundle.clustertemplates.find((template) => template.name === 'lifecycle');
+  lifecycle.compatibility.services.push('ticker');
+  lifecycle.defaults.services.push('ticker');
+  lifecycle.links = [{ label: 'web page', url: 'http://%ip.access_v4.service.web[0]%:8080/' }];
   bundle.services.push({
     name: 'gate',
     description: 'starts only once the test opens the gate',
@@ -139,11 +157,19 @@ test('a user previews, creates, watches, changes and deletes a cluster', async (
   console.log(`portal create_to_running_s=${createSeconds.toFixed(1)} nodes=3`);
   await shot(page, 'portal-job-succeeded');
 
-  // The cluster page: nodes with addresses; the web service answers.
+  // The link the template exposes answers.
+  const link = await page.getByTestId('service-links').locator('a').first().getAttribute('href');
+  assert.match(link, /^http:\/\/127\.[0-9.]+:8080\/$/);
+  const answer = await fetch(link);
+  assert.equal(answer.status, 200);
+  assert.match(await answer.text(), /cluster=shop/);
+
+  // The cluster page: nodes with addresses, the link again.
   await page.getByRole('link', { name: 'shop' }).first().click();
   await page.getByTestId('node-table').waitFor();
   const addresses = await page.locator('[data-testid=node-table] code').allTextContents();
   assert.equal(addresses.length, 3);
+  assert.equal(await page.getByTestId('service-links').locator('a').first().getAttribute('href'), link);
   await shot(page, 'portal-cluster');
   const clusterUrl = page.url();
 
@@ -193,8 +219,9 @@ test('a reload in the middle of a job loses and repeats no log line', async () =
   const jobUrl = `${corral.url}clusters/${submitted.cluster.id}/jobs/${submitted.job_id}`;
   await page.goto(jobUrl);
   if (page.url().includes('/login')) await signIn(page, `/clusters/${submitted.cluster.id}/jobs/${submitted.job_id}`);
-  await page.locator('[data-testid=job-log] .line').first().waitFor({ timeout: 60_000 });
+  await page.locator('[data-testid=job-log] .line', { hasText: 'tick 2' }).first().waitFor({ timeout: 60_000 });
   await hydrated(page);
+  assert.notEqual(await jobState(page), 'succeeded', 'the reload happens while the job runs');
   await page.reload();
   await hydrated(page);
   await page.getByTestId('job-succeeded').waitFor({ timeout: 120_000 });

@@ -43,7 +43,7 @@ pub fn PageError(error: UiError) -> impl IntoView {
     let next = move || {
         format!(
             "/login?next={}",
-            js_encode(&format!(
+            encode_query_value(&format!(
                 "{}{}",
                 location.pathname.get(),
                 location.search.get()
@@ -98,8 +98,9 @@ pub fn FieldError(
     }
 }
 
-/// Percent-encodes a path for a query value.
-pub fn js_encode(raw: &str) -> String {
+/// Percent-encodes a value (a path, a name) for a query string: everything but
+/// unreserved characters (RFC 3986) and `/`.
+pub fn encode_query_value(raw: &str) -> String {
     let mut encoded = String::with_capacity(raw.len());
     for byte in raw.bytes() {
         if byte.is_ascii_alphanumeric() || b"-._~/".contains(&byte) {

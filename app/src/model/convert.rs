@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use engine::service::{ClusterView, EventView, JobView, LeaseLimits, NodeView, TaskView};
 
-use super::{ClusterRow, EventRow, JobRow, NodeRow, TaskRow};
+use super::{ClusterRow, EventRow, JobRow, NodeRow, ServiceLink, TaskRow};
 
 impl ClusterRow {
     /// `usernames` maps user ids to names, for the owner column; `limits` are the
@@ -90,6 +90,15 @@ impl From<EventView> for EventRow {
             kind: event.kind,
             stream: event.stream,
             data: event.data,
+        }
+    }
+}
+
+impl From<engine::links::ClusterLink> for ServiceLink {
+    fn from(link: engine::links::ClusterLink) -> Self {
+        Self {
+            label: link.label,
+            url: link.url,
         }
     }
 }

@@ -12,6 +12,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use tower_sessions::Session;
 
+use app::components::errors::encode_query_value;
 use app::session::{SessionData, SESSION_USER};
 
 /// Path prefixes of pages for signed-in users only.
@@ -41,28 +42,16 @@ pub async fn page_guard(session: Session, request: Request, next: Next) -> Respo
                 .uri()
                 .path_and_query()
                 .map_or(path, |path_and_query| path_and_query.as_str());
-            format!("/login?next={}", encode_component(wanted))
+            format!("/login?next={}", encode_query_value(wanted))
         }
     };
     (StatusCode::SEE_OTHER, [(header::LOCATION, target)]).into_response()
 }
 
-/// Percent-encodes everything but unreserved characters (RFC 3986).
-fn encode_component(raw: &str) -> String {
-    let mut encoded = String::with_capacity(raw.len());
-    for byte in raw.bytes() {
-        if byte.is_ascii_alphanumeric() || b"-._~/".contains(&byte) {
-            encoded.push(char::from(byte));
-        } else {
-            encoded.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    encoded
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{encode_component, is_protected};
+    use super::is_protected;
+    use app::components::errors::encode_query_value;
 
     #[test]
     fn protects_the_portal_and_admin_trees_only() {
@@ -77,7 +66,7 @@ mod tests {
     #[test]
     fn next_survives_query_strings() {
         assert_eq!(
-            encode_component("/clusters/new?size=3&template=web"),
+            encode_query_value("/clusters/new?size=3&template=web"),
             "/clusters/new%3Fsize%3D3%26template%3Dweb"
         );
     }

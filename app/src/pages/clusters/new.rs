@@ -9,7 +9,7 @@ use leptos_meta::Title;
 use leptos_router::components::Form;
 use leptos_router::hooks::use_query_map;
 
-use crate::components::errors::{FieldError, FormError, PageError};
+use crate::components::errors::{encode_query_value, FieldError, FormError, PageError};
 use crate::components::plan::PlanView;
 use crate::components::session::{csrf_of, use_me, CsrfField};
 use crate::error::UiError;
@@ -98,7 +98,7 @@ pub fn NewClusterPage() -> impl IntoView {
             name: query.get("name").unwrap_or_default(),
             template: query.get("template").unwrap_or_default(),
             size: query.get("size").unwrap_or_default(),
-            services: query.get_all("services"),
+            services: crate::query::list(query, "services"),
         })
     });
     // Both resources are made here, before anything suspends: resources made
@@ -189,6 +189,19 @@ fn AskCard(
             let _ = form.request_submit();
         }
     };
+    // A new template starts from its own defaults (size and services), not from
+    // what was picked for the previous one.
+    let navigate = leptos_router::hooks::use_navigate();
+    let switch_template = move |event: leptos::ev::Event| {
+        event.stop_propagation();
+        let name = inputs.with_untracked(|inputs| inputs.name.clone());
+        let url = format!(
+            "?name={}&template={}",
+            encode_query_value(&name),
+            encode_query_value(&event_target_value(&event))
+        );
+        navigate(&url, Default::default());
+    };
     view! {
         <section class="card" aria-labelledby="ask">
             <h2 id="ask">"What you ask for"</h2>
@@ -202,7 +215,7 @@ fn AskCard(
                 </div>
                 <div class="field">
                     <label for="template">"Template"</label>
-                    <select id="template" name="template">
+                    <select id="template" name="template" on:change=switch_template>
                         {move || templates.with_value(|templates| {
                             let current = inputs.with(Inputs::template_name);
                             templates.iter().map(|template| {
@@ -231,12 +244,13 @@ fn AskCard(
                                 .default_services
                                 .iter()
                                 .chain(template.optional_services.iter())
-                                .map(|service| {
+                                .enumerate()
+                                .map(|(index, service)| {
                                     let checked = picked.contains(service);
                                     let default = template.default_services.contains(service);
                                     view! {
                                         <label class="check">
-                                            <input type="checkbox" name="services" value=service.clone() checked=checked/>
+                                            <input type="checkbox" name=crate::query::item("services", index) value=service.clone() checked=checked/>
                                             " " {service.clone()}
                                             {default.then(|| view! { <span class="muted">" (default)"</span> })}
                                         </label>
@@ -273,7 +287,7 @@ fn GetCard(
         .enumerate()
         .map(|(index, service)| {
             view! {
-                <input type="hidden" name=format!("services[{index}]") value=service.clone()/>
+                <input type="hidden" name=crate::query::item("services", index) value=service.clone()/>
             }
         })
         .collect_view();

@@ -37,7 +37,7 @@ pub fn ClusterShowPage() -> impl IntoView {
         query.with(|query| {
             query.get("op").map(|op| ChangeForm {
                 op,
-                services: query.get_all("services").unwrap_or_default(),
+                services: crate::query::list(query, "services").unwrap_or_default(),
                 count: query.get("count"),
                 job_id: query.get("job_id"),
                 config: query.get("config"),
@@ -279,7 +279,7 @@ fn Operations(
                 let danger = chosen.op == "delete";
                 // Indexed names: the server function reads them as a list.
                 let services = chosen.services.iter().enumerate().map(|(index, service)| view! {
-                    <input type="hidden" name=format!("form[services][{index}]") value=service.clone()/>
+                    <input type="hidden" name=crate::query::item("form[services]", index) value=service.clone()/>
                 }).collect_view();
                 view! {
                     <ActionForm action=change attr:class="confirm">
@@ -312,11 +312,12 @@ fn OperationInputs(
     let checkboxes = |choices: &[String], picked: &[String]| {
         choices
             .iter()
-            .map(|service| {
+            .enumerate()
+            .map(|(index, service)| {
                 let checked = picked.contains(service);
                 view! {
                     <label class="check">
-                        <input type="checkbox" name="services" value=service.clone() checked=checked/>
+                        <input type="checkbox" name=crate::query::item("services", index) value=service.clone() checked=checked/>
                         " " {service.clone()}
                     </label>
                 }
@@ -358,16 +359,19 @@ fn OperationInputs(
             <p>"Undo what the failed job did, as planned below."</p>
         }
         .into_any(),
-        _ => ().into_any(),
+        _ => view! { <p>"Every node and service of this cluster goes, as shown below."</p> }.into_any(),
     };
-    let needs_preview_button = !matches!(chosen.op.as_str(), "delete" | "rollback");
+    // Every branch renders elements: empty views side by side do not hydrate.
+    let action = if matches!(chosen.op.as_str(), "delete" | "rollback") {
+        view! { <p class="hint">"Nothing to choose: confirm below."</p> }.into_any()
+    } else {
+        view! { <button class="button button-quiet" type="submit">"Preview"</button> }.into_any()
+    };
     view! {
         <Form method="GET" action="" attr:class="stack op-inputs">
             <input type="hidden" name="op" value=chosen.op.clone()/>
             {inputs}
-            {needs_preview_button.then(|| view! {
-                <button class="button button-quiet" type="submit">"Preview"</button>
-            })}
+            {action}
         </Form>
     }
 }

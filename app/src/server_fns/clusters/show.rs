@@ -7,7 +7,7 @@ use crate::model::ClusterPage;
 
 #[server(prefix = "/sfn", endpoint = "cluster-page")]
 pub async fn load_cluster_page(id: String) -> Result<ClusterPage, UiError> {
-    use crate::model::{ClusterRow, JobRow, NodeRow};
+    use crate::model::{ClusterRow, JobRow, NodeRow, ServiceLink};
 
     let caller = crate::session::caller().await?;
     let service = crate::session::service()?;
@@ -43,6 +43,12 @@ pub async fn load_cluster_page(id: String) -> Result<ClusterPage, UiError> {
         Err(engine::service::ServiceError::NotFound(_)) => Vec::new(),
         Err(other) => return Err(other.into()),
     };
+    let links = detail
+        .links
+        .iter()
+        .cloned()
+        .map(ServiceLink::from)
+        .collect();
     Ok(ClusterPage {
         cluster: ClusterRow::from_view(detail.cluster, &usernames, limits),
         layout,
@@ -50,6 +56,6 @@ pub async fn load_cluster_page(id: String) -> Result<ClusterPage, UiError> {
         nodes: detail.nodes.into_iter().map(NodeRow::from).collect(),
         jobs: detail.jobs.into_iter().map(JobRow::from).collect(),
         addable_services,
-        links: Vec::new(),
+        links,
     })
 }

@@ -13,7 +13,7 @@ pub const INITIAL_EVENTS: i64 = 5_000;
 pub async fn load_job_page(cluster_id: String, job_id: String) -> Result<JobPage, UiError> {
     use engine::service::{PageRequest, MAX_EVENTS, MAX_PAGE};
 
-    use crate::model::{EventRow, JobRow, TaskRow};
+    use crate::model::{EventRow, JobRow, ServiceLink, TaskRow};
 
     let caller = crate::session::caller().await?;
     let service = crate::session::service()?;
@@ -79,7 +79,12 @@ pub async fn load_job_page(cluster_id: String, job_id: String) -> Result<JobPage
         events,
         events_truncated,
         hostnames,
-        links: Vec::new(),
+        links: cluster
+            .links
+            .iter()
+            .cloned()
+            .map(ServiceLink::from)
+            .collect(),
         can_roll_back,
     })
 }
