@@ -1,8 +1,9 @@
 //! `corral apply FILE` and `corral plan FILE`: converge the signed-in tenant's clusters
 //! on an environment file (CloudARK-style YAML, see [`file`]). Plan prints the changes
-//! (create / amend / delete); apply prints them, asks (unless `--yes`), makes them one
-//! job at a time, waits for each, and prints every listed cluster's links. A second
-//! apply of the same file finds nothing to do.
+//! (create / amend / delete); apply prints them, asks (unless `--yes`), converges the
+//! clusters side by side (each cluster's jobs one after another, waiting for each), and
+//! prints every listed cluster's links. A second apply of the same file finds nothing
+//! to do.
 //!
 //! Creates are checked with the server's dry run before anything is asked or done, so
 //! an unsatisfiable entry is reported (with its line) while nothing has changed yet.
@@ -113,8 +114,26 @@ pub async fn apply(args: ApplyArgs) -> anyhow::Result<ExitCode> {
             println!("nothing changed");
             return Ok(ExitCode::from(1));
         }
-        for step in &plan.steps {
-            converge(&client, step).await?;
+        // Clusters are independent: converge them side by side, each one's jobs in turn.
+        let mut running = tokio::task::JoinSet::new();
+        for step in plan.steps {
+            let client = client.clone();
+            running.spawn(async move { converge(&client, &step).await });
+        }
+        let mut failures = Vec::new();
+        while let Some(done) = running.join_next().await {
+            match done {
+                Ok(Ok(())) => {}
+                Ok(Err(error)) => failures.push(format!("{error:#}")),
+                Err(error) => failures.push(format!("a step stopped: {error}")),
+            }
+        }
+        if !failures.is_empty() {
+            bail!(
+                "environment {} is not fully applied:\n{}",
+                file.environment,
+                failures.join("\n")
+            );
         }
         println!("environment {} applied", file.environment);
     }

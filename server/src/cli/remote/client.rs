@@ -86,7 +86,9 @@ impl Credentials {
     }
 }
 
-/// An API client for one server, authenticated by a token (or not yet).
+/// An API client for one server, authenticated by a token (or not yet). Clones share
+/// one connection pool.
+#[derive(Clone)]
 pub struct Client {
     http: reqwest::Client,
     server: String,
