@@ -46,6 +46,19 @@ pub enum UiError {
 }
 
 impl UiError {
+    /// The HTTP status that goes with the error, for pages and server functions.
+    pub fn status_code(&self) -> u16 {
+        match self {
+            UiError::Unauthenticated => 401,
+            UiError::Forbidden(_) | UiError::QuotaExceeded(_) => 403,
+            UiError::NotFound(_) => 404,
+            UiError::Conflict(_) => 409,
+            UiError::Invalid { .. } => 422,
+            UiError::TooManyAttempts(_) => 429,
+            UiError::Internal | UiError::Transport(_) => 500,
+        }
+    }
+
     pub fn invalid(message: impl Into<String>) -> Self {
         UiError::Invalid {
             message: message.into(),

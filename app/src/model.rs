@@ -156,7 +156,6 @@ pub struct EventRow {
 pub struct JobPage {
     pub cluster_id: String,
     pub cluster_name: String,
-    pub cluster_state: String,
     pub job: JobRow,
     pub tasks: Vec<TaskRow>,
     pub dag: TaskDag,
@@ -177,6 +176,16 @@ pub struct PlanPreview {
     pub from: Option<Layout>,
     pub to: Layout,
     pub dag: TaskDag,
+}
+
+/// What a day-2 operation would do. (An enum, not `Option`: a nested `Option`
+/// does not survive JSON, and the page must read back exactly what the server saw.)
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum ChangePreview {
+    /// The layout change and the tasks.
+    Plan(PlanPreview),
+    /// A delete: every node goes.
+    Delete,
 }
 
 /// A template as the create form offers it.

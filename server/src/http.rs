@@ -3,6 +3,7 @@
 
 mod health;
 mod page_guard;
+mod server_fn_status;
 
 use std::path::Path;
 
@@ -69,6 +70,9 @@ pub fn router(state: AppState) -> Router {
             _,
         >(context, app::shell))
         .layer(axum::middleware::from_fn(page_guard::page_guard))
+        .layer(axum::middleware::from_fn(
+            server_fn_status::server_fn_status,
+        ))
         .with_state(state)
         .layer(sessions)
 }

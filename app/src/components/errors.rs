@@ -22,23 +22,10 @@ pub fn set_status(status: u16) {
     let _ = status;
 }
 
-fn status_of(error: &UiError) -> u16 {
-    match error {
-        UiError::Unauthenticated => 401,
-        UiError::Forbidden(_) => 403,
-        UiError::NotFound(_) => 404,
-        UiError::Invalid { .. } => 422,
-        UiError::Conflict(_) => 409,
-        UiError::QuotaExceeded(_) => 403,
-        UiError::TooManyAttempts(_) => 429,
-        UiError::Internal | UiError::Transport(_) => 500,
-    }
-}
-
 /// A whole-page error: the page could not load.
 #[component]
 pub fn PageError(error: UiError) -> impl IntoView {
-    set_status(status_of(&error));
+    set_status(error.status_code());
     let location = use_location();
     let next = move || {
         format!(

@@ -226,6 +226,7 @@ async fn forms_without_the_sessions_csrf_token_change_nothing() {
         .send()
         .await
         .unwrap();
+    assert_eq!(response.status(), 403);
     let body = response.text().await.unwrap();
     assert!(body.contains("security token"), "{body}");
     let list: Value = app

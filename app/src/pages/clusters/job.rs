@@ -213,6 +213,12 @@ fn LiveJob(
                         hostnames=hostnames_for_failure.clone() cluster_id=cluster_id.clone()
                         can_roll_back=page.can_roll_back retry csrf=csrf.clone()/>
                 }.into_any(),
+                "succeeded" if current.operation == "delete" => view! {
+                    <section class="card banner-ok" role="status" data-testid="job-succeeded">
+                        <h2>"Deleted"</h2>
+                        <p>"Every node of the cluster is gone. " <a href="/clusters">"Back to your clusters"</a></p>
+                    </section>
+                }.into_any(),
                 "succeeded" => {
                     let links = links.clone();
                     let cluster_href = format!("/clusters/{}", cluster_id);

@@ -209,7 +209,7 @@ fn AskCard(
                 <div class="field">
                     <label for="name">"Name"</label>
                     <input id="name" name="name" placeholder="e.g. shop-staging"
-                        value=move || inputs.with(|inputs| inputs.name.clone()) pattern="[a-z0-9][a-z0-9-]*"
+                        value=move || inputs.with(|inputs| inputs.name.clone())
                         title="lower-case letters, digits and '-'"/>
                     <FieldError error=create_error field="name"/>
                 </div>

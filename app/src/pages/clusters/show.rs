@@ -15,7 +15,7 @@ use crate::components::session::{csrf_of, use_me, CsrfField};
 use crate::components::state::StateBadge;
 use crate::components::time::{duration, lease_left, now_ms, timestamp};
 use crate::error::UiError;
-use crate::model::{ClusterPage, JobRow, PlanPreview};
+use crate::model::{ChangePreview, ClusterPage, JobRow};
 use crate::server_fns::clusters::change::ChangeCluster;
 use crate::server_fns::clusters::extend_lease::ExtendLease;
 use crate::server_fns::clusters::plan_change::plan_change;
@@ -232,7 +232,7 @@ fn JobHistory(cluster_id: String, jobs: Vec<JobRow>) -> impl IntoView {
 fn Operations(
     page: ClusterPage,
     form: Memo<Option<ChangeForm>>,
-    preview: Result<Option<Option<PlanPreview>>, UiError>,
+    preview: Result<Option<ChangePreview>, UiError>,
     change: ServerAction<ChangeCluster>,
     csrf: String,
 ) -> impl IntoView {
@@ -261,8 +261,8 @@ fn Operations(
             })}
             {match preview {
                 Ok(None) => ().into_any(),
-                Ok(Some(Some(plan))) => view! { <PlanView preview=plan/> }.into_any(),
-                Ok(Some(None)) => view! {
+                Ok(Some(ChangePreview::Plan(plan))) => view! { <PlanView preview=plan/> }.into_any(),
+                Ok(Some(ChangePreview::Delete)) => view! {
                     <p class="banner banner-bad" role="status">
                         "Deleting stops every service and removes every node of this cluster. This cannot be undone."
                     </p>

@@ -4,21 +4,21 @@ use leptos::prelude::*;
 
 use super::ChangeForm;
 use crate::error::UiError;
-use crate::model::PlanPreview;
+use crate::model::ChangePreview;
 
 #[server(prefix = "/sfn", endpoint = "plan-change")]
-pub async fn plan_change(id: String, form: ChangeForm) -> Result<Option<PlanPreview>, UiError> {
+pub async fn plan_change(id: String, form: ChangeForm) -> Result<ChangePreview, UiError> {
     let caller = crate::session::caller().await?;
     let service = crate::session::service()?;
     match super::convert::change_request(&form)? {
         Some(change) => {
             let plan = service.plan_change(&caller, &id, &change).await?;
-            super::preview::plan_preview(plan).map(Some)
+            super::preview::plan_preview(plan).map(ChangePreview::Plan)
         }
         // A delete removes every node: the page says so without a plan.
         None => {
             service.cluster(&caller, &id).await?;
-            Ok(None)
+            Ok(ChangePreview::Delete)
         }
     }
 }

@@ -21,7 +21,13 @@ pub async fn load_job_page(cluster_id: String, job_id: String) -> Result<JobPage
     if job.cluster_id != cluster_id {
         return Err(UiError::NotFound(format!("job {job_id:?}")));
     }
-    let cluster = service.cluster(&caller, &cluster_id).await?;
+    // A delete's job outlives its cluster: its page still shows, without the
+    // cluster's details.
+    let cluster = match service.cluster(&caller, &cluster_id).await {
+        Ok(cluster) => Some(cluster),
+        Err(engine::service::ServiceError::NotFound(_)) if job.operation == "delete" => None,
+        Err(error) => return Err(error.into()),
+    };
     let mut tasks = Vec::new();
     let mut offset = 0;
     loop {
@@ -61,8 +67,8 @@ pub async fn load_job_page(cluster_id: String, job_id: String) -> Result<JobPage
         events.drain(..events.len() - INITIAL_EVENTS as usize);
     }
     let hostnames = cluster
-        .nodes
         .iter()
+        .flat_map(|cluster| &cluster.nodes)
         .filter_map(|node| {
             let number = u32::try_from(node.number).ok()?;
             Some((number, node.hostname.clone()?))
@@ -71,8 +77,10 @@ pub async fn load_job_page(cluster_id: String, job_id: String) -> Result<JobPage
     let can_roll_back = job.state == "failed" && job.operation != "delete";
     Ok(JobPage {
         cluster_id,
-        cluster_name: cluster.cluster.name.clone(),
-        cluster_state: cluster.cluster.state.clone(),
+        cluster_name: cluster.as_ref().map_or_else(
+            || "(deleted cluster)".to_owned(),
+            |cluster| cluster.cluster.name.clone(),
+        ),
         job: JobRow::from(job),
         tasks,
         dag: service.job_plan(&caller, &job_id).await?,
@@ -80,9 +88,8 @@ pub async fn load_job_page(cluster_id: String, job_id: String) -> Result<JobPage
         events_truncated,
         hostnames,
         links: cluster
-            .links
             .iter()
-            .cloned()
+            .flat_map(|cluster| cluster.links.iter().cloned())
             .map(ServiceLink::from)
             .collect(),
         can_roll_back,
