@@ -74,6 +74,15 @@ before(async () => {
 });
 
 after(async () => {
+  // Nodes outlive a stopped server (they are re-adopted on restart): delete every
+  // cluster first, so no sshd or service process is left behind.
+  if (admin) {
+    const clusters = await admin.get('/api/v1/clusters?limit=500');
+    const deletes = await Promise.all(
+      clusters.items.map((cluster) => admin.call('DELETE', `/api/v1/clusters/${cluster.id}`)),
+    );
+    await Promise.all(deletes.map((deleted) => waitForJob(admin, deleted.job_id)));
+  }
   rmSync(gateFile, { force: true });
   await browser?.close();
   await corral?.stop();
@@ -174,6 +183,9 @@ test('a user previews, creates, watches, changes and deletes a cluster', async (
   assert.equal(addresses.length, 3);
   assert.equal(await page.getByTestId('service-links').locator('a').first().getAttribute('href'), link);
   await shot(page, 'portal-cluster');
+  await page.setViewportSize({ width: 390, height: 844 });
+  await shot(page, 'portal-cluster-phone');
+  await page.setViewportSize({ width: 1280, height: 900 });
   const clusterUrl = page.url();
 
   // Add a service: preview first, then run it.
@@ -234,5 +246,38 @@ test('a reload in the middle of a job loses and repeats no log line', async () =
   const events = await user.get(`/api/v1/jobs/${submitted.job_id}/events?limit=1000`);
   const expected = events.filter((event) => event.kind === 'output').map((event) => event.id);
   assert.deepEqual(shown, expected, 'the page shows every output event once, in order');
-  await user.call('DELETE', `/api/v1/clusters/${submitted.cluster.id}`);
+  const deleted = await user.call('DELETE', `/api/v1/clusters/${submitted.cluster.id}`);
+  await waitForJob(user, deleted.job_id);
 });
+
+test('the demo web-stack, created from the form, answers at its link', async () => {
+  const page = await browser.context.newPage();
+  const path = '/clusters/new?template=web-stack&size=3&name=demo-shop';
+  await page.goto(`${corral.url}${path.slice(1)}`);
+  if (page.url().includes('/login')) await signIn(page, path);
+  await page.getByTestId('plan-preview').waitFor();
+  await hydrated(page);
+  const started = Date.now();
+  await page.getByTestId('create-cluster').click();
+  await page.waitForURL(/\/jobs\//);
+  await page.getByTestId('job-succeeded').waitFor({ timeout: 120_000 });
+  console.log(`portal template=web-stack nodes=3 create_to_running_s=${((Date.now() - started) / 1000).toFixed(1)}`);
+  await shot(page, 'portal-web-stack-running');
+  const link = await page.getByTestId('service-links').locator('a').first().getAttribute('href');
+  const answer = await fetch(link);
+  assert.equal(answer.status, 200, `${link} answers`);
+  const user = await Api.signIn(corral.url, USER.username, USER.password);
+  const clusters = await user.get('/api/v1/clusters');
+  const demo = clusters.items.find((cluster) => cluster.name === 'demo-shop');
+  const deleted = await user.call('DELETE', `/api/v1/clusters/${demo.id}`);
+  await waitForJob(user, deleted.job_id);
+});
+
+async function waitForJob(api, jobId) {
+  for (let i = 0; i < 600; i += 1) {
+    const job = await api.get(`/api/v1/jobs/${jobId}`);
+    if (['succeeded', 'failed', 'cancelled'].includes(job.state)) return job;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`job ${jobId} did not finish`);
+}

@@ -89,6 +89,6 @@ mod tests {
     #[test]
     fn timestamps_are_utc_dates() {
         assert_eq!(timestamp(0), "1970-01-01 00:00 UTC");
-        assert_eq!(timestamp(1_795_453_440_000), "2026-11-23 14:24 UTC");
+        assert_eq!(timestamp(1_795_443_840_000), "2026-11-23 14:24 UTC");
     }
 }

@@ -293,7 +293,7 @@ async fn leases_extend_by_the_templates_step_up_to_its_maximum() {
     let admin = app.user("lease-admin", Role::TenantAdmin, "leases").await;
     let mut catalog = crate::helpers::lifecycle_catalog();
     catalog["clustertemplates"][0]["administration"] =
-        json!({"leaseduration": {"initial": "1h", "max": "3h", "step": "1h"}});
+        json!({"leaseduration": {"initial": "1h", "max": "10h", "step": "2h"}});
     let response = app
         .call(
             &admin,
@@ -321,17 +321,18 @@ async fn leases_extend_by_the_templates_step_up_to_its_maximum() {
         let lease = lease.clone();
         async move { json_of(app.call(admin, Method::PUT, &lease, Some(&body)).await).await }
     };
-    let (status, body) = extend(4).await;
+    let (status, body) = extend(11).await;
     assert_eq!(status, 422, "{body}");
     assert!(
         body["message"].as_str().unwrap().contains("maximum lease"),
         "{body}"
     );
-    let (status, body) = extend(3).await;
+    // The lease ends in 1 h; 4 h from now adds 3 h, more than the 2 h step.
+    let (status, body) = extend(4).await;
     assert_eq!(status, 422, "{body}");
     assert!(body["message"].as_str().unwrap().contains("step"), "{body}");
     let (status, body) = extend(2).await;
     assert_eq!(status, 200, "{body}");
     let (status, body) = extend(3).await;
-    assert_eq!(status, 200, "one more step, to the maximum: {body}");
+    assert_eq!(status, 200, "one more step: {body}");
 }
