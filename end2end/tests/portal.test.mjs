@@ -63,25 +63,37 @@ function catalog() {
   return bundle;
 }
 
+/** The tenant of these tests (the default tenant keeps the demo catalog). */
+const TENANT = 'acme';
+const TENANT_ADMIN = { username: 'acme-admin', password: 'portal-test-password-2' };
+/** A user of the default tenant, for the demo catalog. */
+const DEMO_USER = { username: 'erin', password: 'portal-test-password-3' };
+
 before(async () => {
   rmSync(gateFile, { force: true });
   corral = await startCorral();
-  admin = await Api.signIn(corral.url, 'admin', corral.adminPassword);
+  const superadmin = await Api.signIn(corral.url, 'admin', corral.adminPassword);
+  await superadmin.post('/api/v1/tenants', { name: TENANT });
+  await superadmin.post('/api/v1/users', { ...TENANT_ADMIN, role: 'tenant-admin', tenant: TENANT });
+  await superadmin.post('/api/v1/users', { ...USER, role: 'user', tenant: TENANT });
+  await superadmin.post('/api/v1/users', { ...DEMO_USER, role: 'user', tenant: 'default' });
+  admin = await Api.signIn(corral.url, TENANT_ADMIN.username, TENANT_ADMIN.password);
   await admin.post('/api/v1/catalog/import', catalog());
   await admin.uploadScript('web.sh', readFileSync(join(testdata, 'web.sh')));
-  await admin.post('/api/v1/users', { username: USER.username, password: USER.password, role: 'user', tenant: 'default' });
   browser = await launchBrowser();
 });
 
 after(async () => {
   // Nodes outlive a stopped server (they are re-adopted on restart): delete every
   // cluster first, so no sshd or service process is left behind.
-  if (admin) {
-    const clusters = await admin.get('/api/v1/clusters?limit=500');
+  for (const who of [TENANT_ADMIN, DEMO_USER]) {
+    if (!corral) break;
+    const api = await Api.signIn(corral.url, who.username, who.password);
+    const clusters = await api.get('/api/v1/clusters?limit=500');
     const deletes = await Promise.all(
-      clusters.items.map((cluster) => admin.call('DELETE', `/api/v1/clusters/${cluster.id}`)),
+      clusters.items.map((cluster) => api.call('DELETE', `/api/v1/clusters/${cluster.id}`)),
     );
-    await Promise.all(deletes.map((deleted) => waitForJob(admin, deleted.job_id)));
+    await Promise.all(deletes.map((deleted) => waitForJob(api, deleted.job_id)));
   }
   rmSync(gateFile, { force: true });
   await browser?.close();
@@ -107,12 +119,12 @@ async function hydrated(page) {
   await page.waitForFunction(() => window.__corral_hydrated === true || document.querySelector('body[data-hydrated]'), null, { timeout: 30_000 });
 }
 
-async function signIn(page, next) {
+async function signIn(page, next, who = USER) {
   await page.goto(`${corral.url}${next.slice(1)}`);
   // A visitor is sent to the login page, which remembers where they were going.
   assert.match(page.url(), /\/login\?next=/);
-  await page.getByLabel('Username').fill(USER.username);
-  await page.getByLabel('Password').fill(USER.password);
+  await page.getByLabel('Username').fill(who.username);
+  await page.getByLabel('Password').fill(who.password);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.waitForURL((url) => url.pathname === next.split('?')[0]);
 }
@@ -250,11 +262,13 @@ test('a reload in the middle of a job loses and repeats no log line', async () =
   await waitForJob(user, deleted.job_id);
 });
 
-test('the demo web-stack, created from the form, answers at its link', async () => {
-  const page = await browser.context.newPage();
+test('the demo web-stack, created from the form, answers at its link', async (t) => {
+  // Another user, in the default tenant (which has the demo catalog): a browser of its own.
+  const demoBrowser = await launchBrowser();
+  t.after(() => demoBrowser.close());
+  const page = await demoBrowser.context.newPage();
   const path = '/clusters/new?template=web-stack&size=3&name=demo-shop';
-  await page.goto(`${corral.url}${path.slice(1)}`);
-  if (page.url().includes('/login')) await signIn(page, path);
+  await signIn(page, path, DEMO_USER);
   await page.getByTestId('plan-preview').waitFor();
   await hydrated(page);
   const started = Date.now();
@@ -266,7 +280,7 @@ test('the demo web-stack, created from the form, answers at its link', async () 
   const link = await page.getByTestId('service-links').locator('a').first().getAttribute('href');
   const answer = await fetch(link);
   assert.equal(answer.status, 200, `${link} answers`);
-  const user = await Api.signIn(corral.url, USER.username, USER.password);
+  const user = await Api.signIn(corral.url, DEMO_USER.username, DEMO_USER.password);
   const clusters = await user.get('/api/v1/clusters');
   const demo = clusters.items.find((cluster) => cluster.name === 'demo-shop');
   const deleted = await user.call('DELETE', `/api/v1/clusters/${demo.id}`);

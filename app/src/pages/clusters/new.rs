@@ -108,6 +108,14 @@ pub fn NewClusterPage() -> impl IntoView {
         move || request.get(),
         move |request| async move {
             let (templates, _) = choices.await?;
+            if !request.template.is_empty()
+                && !templates.iter().any(|template| template.name == request.template)
+            {
+                return Err(UiError::field(
+                    "template",
+                    format!("there is no template named {:?}; pick one from the list", request.template),
+                ));
+            }
             let inputs = request.resolve(&templates);
             preview_create(
                 inputs.name.clone(),
