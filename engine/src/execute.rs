@@ -9,7 +9,7 @@
 
 mod bootstrap;
 mod shell;
-mod view;
+pub(crate) mod view;
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use domain::catalog::coopr::import_bundle;
 use domain::catalog::Link;
 use domain::layout::Layout;
-use domain::macros::{expand, MacroContext, MacroNode, DEFAULT_ADDRESS_TYPE};
+use domain::macros::{expand, MacroContext};
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -76,33 +76,12 @@ fn context(cluster: &Cluster, layout: &Layout, nodes: &[Node]) -> MacroContext {
         .iter()
         .filter_map(|node| node.hostname.as_deref().map(|host| (node.number, host)))
         .collect();
-    let nodes = layout
-        .nodes
-        .iter()
-        .map(|node| {
-            let host = hosts
-                .get(&i64::from(node.number))
-                .copied()
-                .unwrap_or_default()
-                .to_owned();
-            let ips = [DEFAULT_ADDRESS_TYPE, "access_v4"]
-                .into_iter()
-                .filter(|_| !host.is_empty())
-                .map(|kind| (kind.to_owned(), host.clone()))
-                .collect();
-            MacroNode {
-                number: node.number,
-                host,
-                ips,
-                services: node.services.clone(),
-            }
-        })
-        .collect();
-    MacroContext {
-        owner: cluster.owner_id.clone().unwrap_or_default(),
-        nodes,
-        this_node: None,
-    }
+    crate::execute::view::cluster_macro_context(
+        cluster,
+        layout,
+        |number| hosts.get(&i64::from(number)).map(|host| (*host).to_owned()),
+        None,
+    )
 }
 
 /// The expanded URL, or `None` when a macro cannot be expanded or expanded to nothing

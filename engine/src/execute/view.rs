@@ -169,34 +169,12 @@ impl TaskView {
 
     /// The cluster as macros see it from this node.
     pub fn macro_context(&self) -> MacroContext {
-        let nodes = self
-            .layout
-            .nodes
-            .iter()
-            .map(|node| {
-                let host = self
-                    .nodes
-                    .get(&node.number)
-                    .and_then(|row| row.hostname.clone())
-                    .unwrap_or_default();
-                let ips = [DEFAULT_ADDRESS_TYPE, "access_v4"]
-                    .into_iter()
-                    .filter(|_| !host.is_empty())
-                    .map(|kind| (kind.to_owned(), host.clone()))
-                    .collect();
-                MacroNode {
-                    number: node.number,
-                    host,
-                    ips,
-                    services: node.services.clone(),
-                }
-            })
-            .collect();
-        MacroContext {
-            owner: self.cluster.owner_id.clone().unwrap_or_default(),
-            nodes,
-            this_node: Some(self.node),
-        }
+        cluster_macro_context(
+            &self.cluster,
+            &self.layout,
+            |number| self.nodes.get(&number).and_then(|row| row.hostname.clone()),
+            Some(self.node),
+        )
     }
 
     pub fn host(&self) -> String {
@@ -213,4 +191,38 @@ fn parse_layout(json: Option<String>) -> Result<Option<Layout>, StepError> {
             .map_err(|error| StepError::Setup(format!("stored layout is unreadable: {error}")))
     })
     .transpose()
+}
+
+/// The cluster as macros see it: every node of `layout` with its address (from
+/// `host_of`; none yet means no address, so macros naming it fail), seen from
+/// `this_node` (or from no node in particular).
+pub(crate) fn cluster_macro_context(
+    cluster: &Cluster,
+    layout: &Layout,
+    host_of: impl Fn(u32) -> Option<String>,
+    this_node: Option<u32>,
+) -> MacroContext {
+    let nodes = layout
+        .nodes
+        .iter()
+        .map(|node| {
+            let host = host_of(node.number).unwrap_or_default();
+            let ips = [DEFAULT_ADDRESS_TYPE, "access_v4"]
+                .into_iter()
+                .filter(|_| !host.is_empty())
+                .map(|kind| (kind.to_owned(), host.clone()))
+                .collect();
+            MacroNode {
+                number: node.number,
+                host,
+                ips,
+                services: node.services.clone(),
+            }
+        })
+        .collect();
+    MacroContext {
+        owner: cluster.owner_id.clone().unwrap_or_default(),
+        nodes,
+        this_node,
+    }
 }

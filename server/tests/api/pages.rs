@@ -48,6 +48,11 @@ async fn plain_browser_sign_in(
         .unwrap()
 }
 
+/// The HTML of the page at `url`.
+async fn page_html(browser: &reqwest::Client, url: String) -> String {
+    browser.get(url).send().await.unwrap().text().await.unwrap()
+}
+
 fn location(response: &reqwest::Response) -> String {
     response.headers()[header::LOCATION]
         .to_str()
@@ -85,14 +90,7 @@ async fn visitors_are_sent_to_sign_in_and_come_back() {
         location(&response),
         "/login?next=/clusters/new%3Ftemplate%3Dweb%26size%3D3"
     );
-    let html = browser
-        .get(app.url("/login?next=/clusters"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let html = page_html(&browser, app.url("/login?next=/clusters")).await;
     assert!(html.contains("action=\"/sfn/login\""), "{html}");
     assert!(html.contains("method=\"post\""), "{html}");
     assert!(html.contains("/pkg/corral.js"), "hydration script missing");
@@ -131,60 +129,29 @@ async fn pages_render_the_tenants_clusters_on_the_server() {
     let browser = plain_browser();
     plain_browser_sign_in(&browser, &app, "acme-admin", PASSWORD).await;
 
-    let html = browser
-        .get(app.url("/clusters"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let html = page_html(&browser, app.url("/clusters")).await;
     assert!(html.contains("data-cluster=\"shop\""), "{html}");
     assert!(html.contains("acme-admin"), "owner shown: {html}");
 
     let id = created["cluster"]["id"].as_str().unwrap();
-    let html = browser
-        .get(app.url(&format!("/clusters/{id}")))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let html = page_html(&browser, app.url(&format!("/clusters/{id}"))).await;
     assert!(html.contains("data-testid=\"node-table\""), "{html}");
 
     let job = created["job_id"].as_str().unwrap();
-    let html = browser
-        .get(app.url(&format!("/clusters/{id}/jobs/{job}")))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let html = page_html(&browser, app.url(&format!("/clusters/{id}/jobs/{job}"))).await;
     assert!(html.contains("data-testid=\"task-table\""), "{html}");
     assert!(html.contains("class=\"dag\""), "the DAG picture: {html}");
     // Without JavaScript, an unfinished job's page refreshes itself.
     assert!(html.contains("http-equiv=\"refresh\""), "{html}");
 
     // The create form's preview renders on the server from the query string.
-    let html = browser
-        .get(app.url("/clusters/new?template=lifecycle&size=3&name=next"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let html = page_html(
+        &browser,
+        app.url("/clusters/new?template=lifecycle&size=3&name=next"),
+    )
+    .await;
     assert!(html.contains("data-testid=\"plan-preview\""), "{html}");
-    let html = browser
-        .get(app.url("/clusters/new?template=lifecycle&size=1"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let html = page_html(&browser, app.url("/clusters/new?template=lifecycle&size=1")).await;
     assert!(html.contains("data-testid=\"unsatisfiable\""), "{html}");
 }
 

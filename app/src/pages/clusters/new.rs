@@ -109,11 +109,16 @@ pub fn NewClusterPage() -> impl IntoView {
         move |request| async move {
             let (templates, _) = choices.await?;
             if !request.template.is_empty()
-                && !templates.iter().any(|template| template.name == request.template)
+                && !templates
+                    .iter()
+                    .any(|template| template.name == request.template)
             {
                 return Err(UiError::field(
                     "template",
-                    format!("there is no template named {:?}; pick one from the list", request.template),
+                    format!(
+                        "there is no template named {:?}; pick one from the list",
+                        request.template
+                    ),
                 ));
             }
             let inputs = request.resolve(&templates);
