@@ -199,6 +199,22 @@ pub struct TemplateChoice {
     pub optional_services: Vec<String>,
     pub min_size: Option<u32>,
     pub max_size: Option<u32>,
+    /// Hardware types the template allows, and the one it picks by default.
+    pub hardwaretypes: Vec<String>,
+    pub default_hardwaretype: Option<String>,
+    /// Image types the template allows, and the one it picks by default.
+    pub imagetypes: Vec<String>,
+    pub default_imagetype: Option<String>,
+    pub default_provider: Option<String>,
+}
+
+/// Everything the create form offers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CreateFormChoices {
+    pub templates: Vec<TemplateChoice>,
+    /// The tenant's providers.
+    pub providers: Vec<String>,
+    pub quota: QuotaUse,
 }
 
 /// The tenant's limits and what is in use, shown before a create.

@@ -280,11 +280,27 @@ test('the demo web-stack, created from the form, answers at its link', async (t)
   const link = await page.getByTestId('service-links').locator('a').first().getAttribute('href');
   const answer = await fetch(link);
   assert.equal(answer.status, 200, `${link} answers`);
-  const user = await Api.signIn(corral.url, DEMO_USER.username, DEMO_USER.password);
-  const clusters = await user.get('/api/v1/clusters');
-  const demo = clusters.items.find((cluster) => cluster.name === 'demo-shop');
-  const deleted = await user.call('DELETE', `/api/v1/clusters/${demo.id}`);
-  await waitForJob(user, deleted.job_id);
+
+  // Add the template's optional service, previewed first.
+  await page.getByRole('link', { name: 'demo-shop' }).first().click();
+  await page.getByTestId('node-table').waitFor();
+  const clusterUrl = page.url();
+  await page.goto(`${clusterUrl}?op=add-services&services=memcached`);
+  await page.getByTestId('plan-preview').waitFor();
+  assert.match(await page.getByTestId('plan-preview').textContent(), /memcached/);
+  await shot(page, 'portal-web-stack-add-service');
+  await page.getByTestId('confirm-change').click();
+  await page.waitForURL(/\/jobs\//);
+  await page.getByTestId('job-succeeded').waitFor({ timeout: 120_000 });
+  assert.equal((await fetch(link)).status, 200, 'the site still answers');
+
+  // Delete it from the page, previewed.
+  await page.goto(`${clusterUrl}?op=delete`);
+  await page.getByText('This cannot be undone').waitFor();
+  await page.getByTestId('confirm-change').click();
+  await page.waitForURL(/\/jobs\//);
+  await page.getByTestId('job-succeeded').waitFor({ timeout: 120_000 });
+  await assert.rejects(fetch(link), 'nothing answers once the cluster is gone');
 });
 
 async function waitForJob(api, jobId) {

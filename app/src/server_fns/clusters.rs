@@ -28,6 +28,26 @@ pub struct ChangeForm {
     pub config: Option<String>,
 }
 
+/// A create request as the create form names it; empty choices mean the
+/// template's defaults.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CreateForm {
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub template: String,
+    #[serde(default)]
+    pub size: String,
+    #[serde(default)]
+    pub services: Vec<String>,
+    #[serde(default)]
+    pub provider: Option<String>,
+    #[serde(default)]
+    pub hardwaretype: Option<String>,
+    #[serde(default)]
+    pub imagetype: Option<String>,
+}
+
 /// The day-2 operations, as `(op, label)`.
 pub const OPERATIONS: &[(&str, &str)] = &[
     ("add-services", "Add services"),
@@ -45,7 +65,7 @@ pub(crate) mod convert {
 
     use engine::service::{ClusterChangeRequest, ClusterCreateRequest};
 
-    use super::ChangeForm;
+    use super::{ChangeForm, CreateForm};
     use crate::error::UiError;
 
     fn chosen(services: &[String]) -> Option<Vec<String>> {
@@ -57,27 +77,32 @@ pub(crate) mod convert {
         (!services.is_empty()).then_some(services)
     }
 
-    pub fn create_request(
-        name: &str,
-        template: &str,
-        size: &str,
-        services: &[String],
-    ) -> Result<ClusterCreateRequest, UiError> {
-        if template.trim().is_empty() {
+    /// A choice left empty means the template's default.
+    fn picked(value: &Option<String>) -> Option<String> {
+        value
+            .as_deref()
+            .map(str::trim)
+            .filter(|value| !value.is_empty())
+            .map(str::to_owned)
+    }
+
+    pub fn create_request(form: &CreateForm) -> Result<ClusterCreateRequest, UiError> {
+        if form.template.trim().is_empty() {
             return Err(UiError::field("template", "pick a template"));
         }
-        let size = size
+        let size = form
+            .size
             .trim()
             .parse::<u32>()
             .map_err(|_| UiError::field("size", "enter a whole number of nodes"))?;
         Ok(ClusterCreateRequest {
-            name: name.trim().to_owned(),
-            template: template.trim().to_owned(),
+            name: form.name.trim().to_owned(),
+            template: form.template.trim().to_owned(),
             size,
-            services: chosen(services),
-            provider: None,
-            hardwaretype: None,
-            imagetype: None,
+            services: chosen(&form.services),
+            provider: picked(&form.provider),
+            hardwaretype: picked(&form.hardwaretype),
+            imagetype: picked(&form.imagetype),
             config: None,
         })
     }

@@ -186,9 +186,9 @@ async fn forms_without_the_sessions_csrf_token_change_nothing() {
         .header(header::ACCEPT, "application/json")
         .form(&[
             ("csrf", "forged"),
-            ("name", "sneaky"),
-            ("template", "lifecycle"),
-            ("size", "3"),
+            ("form[name]", "sneaky"),
+            ("form[template]", "lifecycle"),
+            ("form[size]", "3"),
         ])
         .send()
         .await

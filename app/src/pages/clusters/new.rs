@@ -13,10 +13,11 @@ use crate::components::errors::{encode_query_value, FieldError, FormError, PageE
 use crate::components::plan::PlanView;
 use crate::components::session::{csrf_of, use_me, CsrfField};
 use crate::error::UiError;
-use crate::model::{PlanPreview, QuotaUse, TemplateChoice};
+use crate::model::{CreateFormChoices, PlanPreview, QuotaUse, TemplateChoice};
 use crate::server_fns::clusters::choices::create_choices;
 use crate::server_fns::clusters::create::CreateCluster;
 use crate::server_fns::clusters::preview::preview_create;
+use crate::server_fns::clusters::CreateForm;
 
 /// The form's inputs as the query string holds them.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -26,6 +27,10 @@ struct Request {
     size: String,
     /// As asked for; narrowed to the template's services before use.
     services: Option<Vec<String>>,
+    /// Empty: the template's default.
+    provider: String,
+    hardwaretype: String,
+    imagetype: String,
 }
 
 /// What the form shows and the preview uses: the request with the template's
@@ -36,9 +41,26 @@ struct Inputs {
     template: Option<TemplateChoice>,
     size: String,
     services: Vec<String>,
+    provider: String,
+    hardwaretype: String,
+    imagetype: String,
 }
 
 impl Inputs {
+    /// The request the server functions take.
+    fn form(&self) -> CreateForm {
+        let chosen = |value: &String| (!value.is_empty()).then(|| value.clone());
+        CreateForm {
+            name: self.name.clone(),
+            template: self.template_name(),
+            size: self.size.clone(),
+            services: self.services.clone(),
+            provider: chosen(&self.provider),
+            hardwaretype: chosen(&self.hardwaretype),
+            imagetype: chosen(&self.imagetype),
+        }
+    }
+
     fn template_name(&self) -> String {
         self.template
             .as_ref()
@@ -63,6 +85,9 @@ impl Request {
         };
         Inputs {
             name: self.name.clone(),
+            provider: self.provider.clone(),
+            hardwaretype: self.hardwaretype.clone(),
+            imagetype: self.imagetype.clone(),
             services: template
                 .as_ref()
                 .map(|template| self.services_for(template))
@@ -99,6 +124,9 @@ pub fn NewClusterPage() -> impl IntoView {
             template: query.get("template").unwrap_or_default(),
             size: query.get("size").unwrap_or_default(),
             services: crate::query::list(query, "services"),
+            provider: query.get("provider").unwrap_or_default(),
+            hardwaretype: query.get("hardwaretype").unwrap_or_default(),
+            imagetype: query.get("imagetype").unwrap_or_default(),
         })
     });
     // Both resources are made here, before anything suspends: resources made
@@ -107,7 +135,7 @@ pub fn NewClusterPage() -> impl IntoView {
     let preview = Resource::new(
         move || request.get(),
         move |request| async move {
-            let (templates, _) = choices.await?;
+            let templates = choices.await?.templates;
             if !request.template.is_empty()
                 && !templates
                     .iter()
@@ -121,14 +149,7 @@ pub fn NewClusterPage() -> impl IntoView {
                     ),
                 ));
             }
-            let inputs = request.resolve(&templates);
-            preview_create(
-                inputs.name.clone(),
-                inputs.template_name(),
-                inputs.size,
-                Some(inputs.services),
-            )
-            .await
+            preview_create(request.resolve(&templates).form()).await
         },
     );
     let create = ServerAction::<CreateCluster>::new();
@@ -144,8 +165,8 @@ pub fn NewClusterPage() -> impl IntoView {
                 {move || Suspend::new(async move {
                     match choices.await {
                         Err(error) => view! { <PageError error/> }.into_any(),
-                        Ok((templates, quota)) => {
-                            view! { <AskCard templates quota request create/> }.into_any()
+                        Ok(choices) => {
+                            view! { <AskCard choices request create/> }.into_any()
                         }
                     }
                 })}
@@ -153,7 +174,7 @@ pub fn NewClusterPage() -> impl IntoView {
             <Transition fallback=|| view! { <p class="muted">"Solving…"</p> }>
                 {move || Suspend::new(async move {
                     let csrf = csrf_of(&me.await);
-                    let Ok((templates, _)) = choices.await else {
+                    let Ok(CreateFormChoices { templates, .. }) = choices.await else {
                         return ().into_any();
                     };
                     if templates.is_empty() {
@@ -171,11 +192,15 @@ pub fn NewClusterPage() -> impl IntoView {
 /// The left card: what the user asks for.
 #[component]
 fn AskCard(
-    templates: Vec<TemplateChoice>,
-    quota: QuotaUse,
+    choices: CreateFormChoices,
     request: Memo<Request>,
     create: ServerAction<CreateCluster>,
 ) -> impl IntoView {
+    let CreateFormChoices {
+        templates,
+        providers,
+        quota,
+    } = choices;
     if templates.is_empty() {
         return view! {
             <section class="card empty">
@@ -273,6 +298,20 @@ fn AskCard(
                         })
                     }}
                 </fieldset>
+                <details class="field" open=move || inputs.with(|inputs| !(inputs.provider.is_empty() && inputs.hardwaretype.is_empty() && inputs.imagetype.is_empty()))>
+                    <summary>"Provider, hardware and image"</summary>
+                    <Choice label="Provider" name="provider" options=Signal::derive(move || providers.clone())
+                        default=Signal::derive(move || chosen.get().and_then(|template| template.default_provider))
+                        value=Signal::derive(move || inputs.with(|inputs| inputs.provider.clone()))/>
+                    <Choice label="Hardware" name="hardwaretype"
+                        options=Signal::derive(move || chosen.get().map(|template| template.hardwaretypes).unwrap_or_default())
+                        default=Signal::derive(move || chosen.get().and_then(|template| template.default_hardwaretype))
+                        value=Signal::derive(move || inputs.with(|inputs| inputs.hardwaretype.clone()))/>
+                    <Choice label="Image" name="imagetype"
+                        options=Signal::derive(move || chosen.get().map(|template| template.imagetypes).unwrap_or_default())
+                        default=Signal::derive(move || chosen.get().and_then(|template| template.default_imagetype))
+                        value=Signal::derive(move || inputs.with(|inputs| inputs.imagetype.clone()))/>
+                </details>
                 // Inner HTML: with JavaScript on, a <noscript>'s content is text.
                 <noscript inner_html=r#"<button class="button button-quiet" type="submit">Preview</button>"#></noscript>
             </Form>
@@ -292,18 +331,28 @@ fn GetCard(
 ) -> impl IntoView {
     let create_error = Signal::derive(move || create.value().get().and_then(Result::err));
     let unnamed = inputs.name.is_empty();
-    let template = inputs.template_name();
+    let form = inputs.form();
     // Indexed names: the server function reads them as a list.
-    let services = inputs
+    let services = form
         .services
         .iter()
         .enumerate()
         .map(|(index, service)| {
             view! {
-                <input type="hidden" name=crate::query::item("services", index) value=service.clone()/>
+                <input type="hidden" name=crate::query::item("form[services]", index) value=service.clone()/>
             }
         })
         .collect_view();
+    let optional = [
+        ("form[provider]", form.provider.clone()),
+        ("form[hardwaretype]", form.hardwaretype.clone()),
+        ("form[imagetype]", form.imagetype.clone()),
+    ]
+    .into_iter()
+    .filter_map(|(name, value)| {
+        value.map(|value| view! { <input type="hidden" name=name value=value/> })
+    })
+    .collect_view();
     view! {
         <section class="card" aria-labelledby="get">
             <h2 id="get">"What you will get"</h2>
@@ -313,10 +362,11 @@ fn GetCard(
             }}
             <ActionForm action=create attr:class="confirm">
                 <CsrfField token=csrf/>
-                <input type="hidden" name="name" value=inputs.name.clone()/>
-                <input type="hidden" name="template" value=template/>
-                <input type="hidden" name="size" value=inputs.size.clone()/>
+                <input type="hidden" name="form[name]" value=form.name.clone()/>
+                <input type="hidden" name="form[template]" value=form.template.clone()/>
+                <input type="hidden" name="form[size]" value=form.size.clone()/>
                 {services}
+                {optional}
                 <FormError error=create_error/>
                 <button class="button" type="submit" data-testid="create-cluster"
                     disabled=move || create.pending().get()>
@@ -369,6 +419,34 @@ fn Unsatisfiable(error: UiError) -> impl IntoView {
         <div class="unsatisfiable" role="alert" data-testid="unsatisfiable">
             <p><strong>"This cannot be built: "</strong>{error.to_string()}</p>
             <ul>{reasons}</ul>
+        </div>
+    }
+}
+
+/// A choice the template makes by default and the user may override.
+#[component]
+fn Choice(
+    label: &'static str,
+    name: &'static str,
+    #[prop(into)] options: Signal<Vec<String>>,
+    #[prop(into)] default: Signal<Option<String>>,
+    #[prop(into)] value: Signal<String>,
+) -> impl IntoView {
+    view! {
+        <div class="choice">
+            <label for=name>{label}</label>
+            <select id=name name=name>
+                <option value="" selected=move || value.with(String::is_empty)>
+                    {move || match default.get() {
+                        Some(default) => format!("template default ({default})"),
+                        None => "template default".to_owned(),
+                    }}
+                </option>
+                {move || options.get().into_iter().map(|option| {
+                    let selected = value.with(|value| *value == option);
+                    view! { <option value=option.clone() selected=selected>{option.clone()}</option> }
+                }).collect_view()}
+            </select>
         </div>
     }
 }

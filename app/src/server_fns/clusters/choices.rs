@@ -1,12 +1,13 @@
-//! What the create form offers: the tenant's templates, and its quota use.
+//! What the create form offers: the tenant's templates and providers, and its
+//! quota use.
 
 use leptos::prelude::*;
 
 use crate::error::UiError;
-use crate::model::{QuotaUse, TemplateChoice};
+use crate::model::{CreateFormChoices, QuotaUse, TemplateChoice};
 
 #[server(prefix = "/sfn", endpoint = "create-choices")]
-pub async fn create_choices() -> Result<(Vec<TemplateChoice>, QuotaUse), UiError> {
+pub async fn create_choices() -> Result<CreateFormChoices, UiError> {
     use engine::service::{PageRequest, MAX_PAGE};
 
     let caller = crate::session::caller().await?;
@@ -22,6 +23,13 @@ pub async fn create_choices() -> Result<(Vec<TemplateChoice>, QuotaUse), UiError
         .into_iter()
         .map(|entity| template_choice(&entity.name, &entity.body))
         .collect();
+    let providers = service
+        .list_entities(&caller, "providers", all)
+        .await?
+        .items
+        .into_iter()
+        .map(|entity| entity.name)
+        .collect();
     let tenant = service.tenant(&caller, caller.tenant_id()).await?;
     let clusters = service.list_clusters(&caller, all).await?;
     let quota = QuotaUse {
@@ -34,7 +42,11 @@ pub async fn create_choices() -> Result<(Vec<TemplateChoice>, QuotaUse), UiError
             .sum(),
         max_nodes: tenant.max_nodes,
     };
-    Ok((templates, quota))
+    Ok(CreateFormChoices {
+        templates,
+        providers,
+        quota,
+    })
 }
 
 /// Reads what the form needs from a template's Coopr JSON.
@@ -54,6 +66,7 @@ fn template_choice(name: &str, body: &serde_json::Value) -> TemplateChoice {
             })
             .unwrap_or_default()
     };
+    let text = |value: Option<&Value>| value.and_then(Value::as_str).map(str::to_owned);
     let default_services = strings(body.pointer("/defaults/services"));
     let optional_services = strings(body.pointer("/compatibility/services"))
         .into_iter()
@@ -79,5 +92,10 @@ fn template_choice(name: &str, body: &serde_json::Value) -> TemplateChoice {
         optional_services,
         min_size: bound("min"),
         max_size: bound("max"),
+        hardwaretypes: strings(body.pointer("/compatibility/hardwaretypes")),
+        default_hardwaretype: text(body.pointer("/defaults/hardwaretype")),
+        imagetypes: strings(body.pointer("/compatibility/imagetypes")),
+        default_imagetype: text(body.pointer("/defaults/imagetype")),
+        default_provider: text(body.pointer("/defaults/provider")),
     }
 }

@@ -2,26 +2,16 @@
 
 use leptos::prelude::*;
 
+use super::CreateForm;
 use crate::error::UiError;
 
 #[server(prefix = "/sfn", endpoint = "create-cluster")]
-pub async fn create_cluster(
-    csrf: String,
-    name: String,
-    template: String,
-    size: String,
-    services: Option<Vec<String>>,
-) -> Result<String, UiError> {
+pub async fn create_cluster(csrf: String, form: CreateForm) -> Result<String, UiError> {
     let caller = crate::session::caller_checked(&csrf).await?;
-    if name.trim().is_empty() {
+    if form.name.trim().is_empty() {
         return Err(UiError::field("name", "give the cluster a name"));
     }
-    let request = super::convert::create_request(
-        &name,
-        &template,
-        &size,
-        services.as_deref().unwrap_or_default(),
-    )?;
+    let request = super::convert::create_request(&form)?;
     let submitted = crate::session::service()?
         .create_cluster(&caller, &request)
         .await?;

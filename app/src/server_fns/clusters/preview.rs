@@ -3,23 +3,14 @@
 
 use leptos::prelude::*;
 
+use super::CreateForm;
 use crate::error::UiError;
 use crate::model::PlanPreview;
 
 #[server(prefix = "/sfn", endpoint = "preview-create")]
-pub async fn preview_create(
-    name: String,
-    template: String,
-    size: String,
-    services: Option<Vec<String>>,
-) -> Result<PlanPreview, UiError> {
+pub async fn preview_create(form: CreateForm) -> Result<PlanPreview, UiError> {
     let caller = crate::session::caller().await?;
-    let mut request = super::convert::create_request(
-        &name,
-        &template,
-        &size,
-        services.as_deref().unwrap_or_default(),
-    )?;
+    let mut request = super::convert::create_request(&form)?;
     // The preview does not care about the name yet; the create checks it.
     if request.name.is_empty() {
         "preview".clone_into(&mut request.name);
