@@ -331,6 +331,7 @@ fn GetCard(
 ) -> impl IntoView {
     let create_error = Signal::derive(move || create.value().get().and_then(Result::err));
     let unnamed = inputs.name.is_empty();
+    let buildable = plan.is_ok();
     let form = inputs.form();
     // Indexed names: the server function reads them as a list.
     let services = form
@@ -369,7 +370,7 @@ fn GetCard(
                 {optional}
                 <FormError error=create_error/>
                 <button class="button" type="submit" data-testid="create-cluster"
-                    disabled=move || create.pending().get()>
+                    disabled=move || !buildable || create.pending().get()>
                     {move || if create.pending().get() { "Creating…" } else { "Create cluster" }}
                 </button>
                 {unnamed.then(|| view! {
@@ -407,19 +408,28 @@ fn QuotaBox(quota: QuotaUse) -> impl IntoView {
 /// the nearest sizes that work).
 #[component]
 fn Unsatisfiable(error: UiError) -> impl IntoView {
-    let reasons = match &error {
-        UiError::Invalid { problems, .. } if !problems.is_empty() => problems
-            .iter()
-            .map(|problem| view! { <li>{problem.message.clone()}</li> })
-            .collect_view()
-            .into_any(),
-        _ => ().into_any(),
+    let message = error.to_string();
+    // The solver ends its message with the sizes that would work.
+    let nearest = message
+        .rsplit_once("(nearest")
+        .map(|(_, rest)| format!("Nearest{}", rest.trim_end_matches(')')));
+    let body = match &error {
+        UiError::Invalid { problems, .. } if !problems.is_empty() => {
+            let reasons = problems
+                .iter()
+                .map(|problem| view! { <li>{problem.message.clone()}</li> })
+                .collect_view();
+            view! {
+                <p><strong>"This cannot be built:"</strong></p>
+                <ul>{reasons}</ul>
+                {nearest.map(|nearest| view! { <p class="nearest">{nearest}</p> })}
+            }
+            .into_any()
+        }
+        _ => view! { <p><strong>"This cannot be built: "</strong>{message}</p> }.into_any(),
     };
     view! {
-        <div class="unsatisfiable" role="alert" data-testid="unsatisfiable">
-            <p><strong>"This cannot be built: "</strong>{error.to_string()}</p>
-            <ul>{reasons}</ul>
-        </div>
+        <div class="unsatisfiable" role="alert" data-testid="unsatisfiable">{body}</div>
     }
 }
 
