@@ -64,6 +64,14 @@ pub fn JobShowPage() -> impl IntoView {
     }
 }
 
+/// The attempt a `started (attempt 2)` event names.
+fn attempt_of(data: &str) -> Option<i64> {
+    data.strip_prefix("started (attempt ")?
+        .strip_suffix(')')?
+        .parse()
+        .ok()
+}
+
 /// What a `state` event says about its task: `started (attempt 2)` means running;
 /// otherwise the first word is the new state.
 fn state_from_event(data: &str) -> String {
@@ -99,32 +107,37 @@ fn LiveJob(
         })
     });
     let now = RwSignal::new(now_ms());
-    let on_event = {
-        move |event: EventRow| {
-            let last = events.with_untracked(|events| events.last().map_or(0, |event| event.id));
-            if event.id <= last {
-                return;
-            }
-            if event.kind == "state" {
-                if let Some(task_id) = &event.task_id {
-                    let state = state_from_event(&event.data);
-                    let at = event.at_ms;
-                    tasks.update(|tasks| {
-                        if let Some(task) = tasks.iter_mut().find(|task| &task.id == task_id) {
-                            if state == "running" {
-                                task.attempts = task.attempts.max(1);
-                                task.started_at_ms.get_or_insert(at);
-                            } else if matches!(state.as_str(), "succeeded" | "failed" | "cancelled")
-                            {
-                                task.finished_at_ms = Some(at);
-                            }
-                            task.state = state;
-                        }
-                    });
-                }
-            }
-            events.update(|events| events.push(event));
+    let on_event = move |event: EventRow| {
+        let last = events.with_untracked(|events| events.last().map_or(0, |event| event.id));
+        if event.id <= last {
+            return;
         }
+        if let (Some(task_id), true) = (&event.task_id, event.kind == "state") {
+            let state = state_from_event(&event.data);
+            let at = event.at_ms;
+            if state == "running" {
+                // The job runs from its first task on.
+                job.update(|job| {
+                    if job.state == "queued" {
+                        "running".clone_into(&mut job.state);
+                        job.started_at_ms.get_or_insert(at);
+                    }
+                });
+            }
+            tasks.update(|tasks| {
+                if let Some(task) = tasks.iter_mut().find(|task| &task.id == task_id) {
+                    if state == "running" {
+                        task.attempts = attempt_of(&event.data).unwrap_or(task.attempts + 1);
+                        task.started_at_ms = Some(at);
+                        task.finished_at_ms = None;
+                    } else if matches!(state.as_str(), "succeeded" | "failed" | "cancelled") {
+                        task.finished_at_ms = Some(at);
+                    }
+                    task.state = state;
+                }
+            });
+        }
+        events.update(|events| events.push(event));
     };
     if !page.job.finished() {
         follow_stream(page.job.id.clone(), events, on_event, job, finished, now);
@@ -451,4 +464,18 @@ fn follow_stream(
 ) {
     #[cfg(feature = "hydrate")]
     crate::live::follow(job_id, events, on_event, job, finished, now);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{attempt_of, state_from_event};
+
+    #[test]
+    fn state_events_read_as_states_and_attempts() {
+        assert_eq!(state_from_event("started (attempt 2)"), "running");
+        assert_eq!(state_from_event("failed (exit code 1)"), "failed");
+        assert_eq!(state_from_event("succeeded"), "succeeded");
+        assert_eq!(attempt_of("started (attempt 2)"), Some(2));
+        assert_eq!(attempt_of("succeeded"), None);
+    }
 }
