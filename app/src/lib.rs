@@ -18,7 +18,7 @@ pub mod session;
 
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
-use leptos_router::components::{Route, Router, Routes};
+use leptos_router::components::{ParentRoute, Route, Router, Routes};
 use leptos_router::{path, SsrMode};
 
 /// The wasm/JS/CSS bundle name the server announces and the build writes.
@@ -62,8 +62,56 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/clusters/new") view=NewClusterPage ssr=SsrMode::Async/>
                     <Route path=path!("/clusters/:id") view=ClusterShowPage ssr=SsrMode::Async/>
                     <Route path=path!("/clusters/:id/jobs/:job") view=JobShowPage ssr=SsrMode::Async/>
+                    <AdminRoutes/>
                 </Routes>
             </components::layout::Layout>
         </Router>
     }
+}
+
+/// The admin console's routes under `/admin`, inside its layout (role check,
+/// navigation).
+#[component(transparent)]
+fn AdminRoutes() -> impl leptos_router::MatchNestedRoutes + Clone {
+    use model::admin::Kind;
+    use pages::admin::{audit, import, layout, overview, resources, tenants, tokens, users};
+
+    view! {
+        <ParentRoute path=path!("/admin") view=layout::AdminLayout ssr=SsrMode::Async>
+            <Route path=path!("") view=overview::OverviewPage ssr=SsrMode::Async/>
+            <KindRoutes kind=Kind::Providers/>
+            <KindRoutes kind=Kind::Hardware/>
+            <KindRoutes kind=Kind::Images/>
+            <KindRoutes kind=Kind::Services/>
+            <KindRoutes kind=Kind::Templates/>
+            <Route path=path!("/catalog") view=import::CatalogPage ssr=SsrMode::Async/>
+            <Route path=path!("/resources") view=resources::ResourcesPage ssr=SsrMode::Async/>
+            <Route path=path!("/tenants") view=tenants::TenantsPage ssr=SsrMode::Async/>
+            <Route path=path!("/users") view=users::UsersPage ssr=SsrMode::Async/>
+            <Route path=path!("/tokens") view=tokens::TokensPage ssr=SsrMode::Async/>
+            <Route path=path!("/audit") view=audit::AuditPage ssr=SsrMode::Async/>
+        </ParentRoute>
+    }
+    .into_inner()
+}
+
+/// One catalog kind's pages: its list, `/new` (`?from=` clones), `/{name}` and
+/// `/{name}/edit`.
+#[component(transparent)]
+fn KindRoutes(kind: model::admin::Kind) -> impl leptos_router::MatchNestedRoutes + Clone {
+    use leptos_router::components::Outlet;
+    use leptos_router::{ParamSegment, StaticSegment};
+    use pages::admin::catalog::form::{EntityEditPage, EntityNewPage};
+    use pages::admin::catalog::list::EntityListPage;
+    use pages::admin::catalog::show::EntityShowPage;
+
+    view! {
+        <ParentRoute path=StaticSegment(kind.path()) view=Outlet ssr=SsrMode::Async>
+            <Route path=path!("") view=move || view! { <EntityListPage kind/> } ssr=SsrMode::Async/>
+            <Route path=path!("/new") view=move || view! { <EntityNewPage kind/> } ssr=SsrMode::Async/>
+            <Route path=(ParamSegment("name"),) view=move || view! { <EntityShowPage kind/> } ssr=SsrMode::Async/>
+            <Route path=(ParamSegment("name"), StaticSegment("edit")) view=move || view! { <EntityEditPage kind/> } ssr=SsrMode::Async/>
+        </ParentRoute>
+    }
+    .into_inner()
 }

@@ -199,3 +199,5 @@ pub struct QuotaUse {
 
 #[cfg(feature = "ssr")]
 mod convert;
+
+pub mod admin;
