@@ -6,6 +6,10 @@
 //! rules live in `engine`/`domain`. Every route renders completely on the server
 //! (`SsrMode::Async`), so each page works with JavaScript off and gets better with it.
 
+// The views' types are deeply nested; the hydrate build of the larger page set
+// needs more than the default depth to lay them out.
+#![recursion_limit = "256"]
+
 pub mod components;
 pub mod error;
 #[cfg(feature = "hydrate")]
@@ -18,7 +22,7 @@ pub mod session;
 
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
-use leptos_router::components::{ParentRoute, Route, Router, Routes};
+use leptos_router::components::{Route, Router, Routes};
 use leptos_router::{path, SsrMode};
 
 /// The wasm/JS/CSS bundle name the server announces and the build writes.
@@ -46,6 +50,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
 /// The application root: routes to pages.
 #[component]
 pub fn App() -> impl IntoView {
+    use pages::admin::sections::{AdminEditPage, AdminEntityPage, AdminHome, AdminSectionPage};
     use pages::clusters::{
         job::JobShowPage, list::ClusterListPage, new::NewClusterPage, show::ClusterShowPage,
     };
@@ -62,56 +67,15 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/clusters/new") view=NewClusterPage ssr=SsrMode::Async/>
                     <Route path=path!("/clusters/:id") view=ClusterShowPage ssr=SsrMode::Async/>
                     <Route path=path!("/clusters/:id/jobs/:job") view=JobShowPage ssr=SsrMode::Async/>
-                    <AdminRoutes/>
+                    // The admin console: four flat shapes whose first segment names
+                    // the section (see `pages::admin::sections`), flat like the
+                    // portal's so they render and hydrate in the same order.
+                    <Route path=path!("/admin") view=AdminHome ssr=SsrMode::Async/>
+                    <Route path=path!("/admin/:section") view=AdminSectionPage ssr=SsrMode::Async/>
+                    <Route path=path!("/admin/:section/:name") view=AdminEntityPage ssr=SsrMode::Async/>
+                    <Route path=path!("/admin/:section/:name/edit") view=AdminEditPage ssr=SsrMode::Async/>
                 </Routes>
             </components::layout::Layout>
         </Router>
     }
-}
-
-/// The admin console's routes under `/admin`, inside its layout (role check,
-/// navigation).
-#[component(transparent)]
-fn AdminRoutes() -> impl leptos_router::MatchNestedRoutes + Clone {
-    use model::admin::Kind;
-    use pages::admin::{audit, import, layout, overview, resources, tenants, tokens, users};
-
-    view! {
-        <ParentRoute path=path!("/admin") view=layout::AdminLayout ssr=SsrMode::Async>
-            <Route path=path!("") view=overview::OverviewPage ssr=SsrMode::Async/>
-            <KindRoutes kind=Kind::Providers/>
-            <KindRoutes kind=Kind::Hardware/>
-            <KindRoutes kind=Kind::Images/>
-            <KindRoutes kind=Kind::Services/>
-            <KindRoutes kind=Kind::Templates/>
-            <Route path=path!("/catalog") view=import::CatalogPage ssr=SsrMode::Async/>
-            <Route path=path!("/resources") view=resources::ResourcesPage ssr=SsrMode::Async/>
-            <Route path=path!("/tenants") view=tenants::TenantsPage ssr=SsrMode::Async/>
-            <Route path=path!("/users") view=users::UsersPage ssr=SsrMode::Async/>
-            <Route path=path!("/tokens") view=tokens::TokensPage ssr=SsrMode::Async/>
-            <Route path=path!("/audit") view=audit::AuditPage ssr=SsrMode::Async/>
-        </ParentRoute>
-    }
-    .into_inner()
-}
-
-/// One catalog kind's pages: its list, `/new` (`?from=` clones), `/{name}` and
-/// `/{name}/edit`.
-#[component(transparent)]
-fn KindRoutes(kind: model::admin::Kind) -> impl leptos_router::MatchNestedRoutes + Clone {
-    use leptos_router::components::Outlet;
-    use leptos_router::{ParamSegment, StaticSegment};
-    use pages::admin::catalog::form::{EntityEditPage, EntityNewPage};
-    use pages::admin::catalog::list::EntityListPage;
-    use pages::admin::catalog::show::EntityShowPage;
-
-    view! {
-        <ParentRoute path=StaticSegment(kind.path()) view=Outlet ssr=SsrMode::Async>
-            <Route path=path!("") view=move || view! { <EntityListPage kind/> } ssr=SsrMode::Async/>
-            <Route path=path!("/new") view=move || view! { <EntityNewPage kind/> } ssr=SsrMode::Async/>
-            <Route path=(ParamSegment("name"),) view=move || view! { <EntityShowPage kind/> } ssr=SsrMode::Async/>
-            <Route path=(ParamSegment("name"), StaticSegment("edit")) view=move || view! { <EntityEditPage kind/> } ssr=SsrMode::Async/>
-        </ParentRoute>
-    }
-    .into_inner()
 }

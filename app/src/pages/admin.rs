@@ -7,6 +7,7 @@ pub mod import;
 pub mod layout;
 pub mod overview;
 pub mod resources;
+pub mod sections;
 pub mod tenants;
 pub mod tokens;
 pub mod try_it;

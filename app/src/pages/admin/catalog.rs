@@ -2,9 +2,11 @@
 //! (definition, history with diff, delete; the try-it panel for templates) and the
 //! create/edit/clone form.
 
+pub mod fields;
 pub mod form;
 pub mod list;
 pub mod show;
+pub mod structured;
 
 /// A pretty-printed starting point for a new entity of each kind (the form's JSON
 /// field), showing the fields Coopr's format has.

@@ -2,35 +2,25 @@
 //! console's navigation, and a superadmin's tenant switcher.
 
 use leptos::prelude::*;
-use leptos_router::components::{Outlet, A};
+use leptos_router::components::A;
 use leptos_router::hooks::use_location;
 
 use crate::components::errors::{set_status, PageError};
-use crate::components::session::{use_me, CsrfField};
+use crate::components::session::CsrfField;
 use crate::error::UiError;
 use crate::model::admin::Kind;
-use crate::server_fns::admin::scope::current_admin_scope;
 use crate::server_fns::admin::switch_tenant::SwitchTenant;
 
 #[component]
-pub fn AdminLayout() -> impl IntoView {
-    let me = use_me();
-    // Created here, not inside a `Suspend`: resources made while an async render
-    // is being resolved can be missed by the server's wait for them.
-    let scope = Resource::new(|| (), |_| current_admin_scope());
+pub fn AdminLayout(children: Children) -> impl IntoView {
+    // No resources and no `Suspense` here: the frame renders the same on the
+    // server and in the browser whatever order the pages' data arrives in. The
+    // role check is the pages' own: their server functions refuse non-admins and
+    // the page shows that with [`admin_error`] (a 403 page).
     view! {
         <div class="admin">
-            <Suspense>
-                {move || Suspend::new(async move {
-                    match me.await {
-                        Ok(Some(me)) if me.is_admin() => view! { <AdminNav scope/> }.into_any(),
-                        _ => ().into_any(),
-                    }
-                })}
-            </Suspense>
-            // Each page loads through server functions that refuse non-admins, and
-            // shows that refusal with [`admin_error`] (a 403 page).
-            <div class="admin-main"><Outlet/></div>
+            <AdminNav/>
+            <div class="admin-main">{children()}</div>
         </div>
     }
 }
@@ -57,7 +47,7 @@ fn Forbidden() -> impl IntoView {
 }
 
 #[component]
-fn AdminNav(scope: Resource<Result<crate::model::admin::AdminScope, UiError>>) -> impl IntoView {
+fn AdminNav() -> impl IntoView {
     let catalog = Kind::ALL
         .into_iter()
         .map(|kind| {
@@ -66,11 +56,6 @@ fn AdminNav(scope: Resource<Result<crate::model::admin::AdminScope, UiError>>) -
         .collect_view();
     view! {
         <nav class="admin-nav" aria-label="Admin">
-            <Suspense>
-                {move || Suspend::new(async move {
-                    scope.await.ok().map(|scope| view! { <TenantSwitcher scope/> })
-                })}
-            </Suspense>
             <ul>
                 <li><A href="/admin" exact=true>"Overview"</A></li>
             </ul>
@@ -93,7 +78,7 @@ fn AdminNav(scope: Resource<Result<crate::model::admin::AdminScope, UiError>>) -
 
 /// The tenant being administered; a superadmin can switch to another.
 #[component]
-fn TenantSwitcher(scope: crate::model::admin::AdminScope) -> impl IntoView {
+pub fn TenantSwitcher(scope: crate::model::admin::AdminScope) -> impl IntoView {
     let location = use_location();
     if scope.tenants.is_empty() {
         return view! {

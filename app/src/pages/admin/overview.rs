@@ -5,19 +5,22 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 
 use crate::components::state::state_class;
-use crate::model::admin::Overview;
+use crate::model::admin::{AdminScope, Overview};
+use crate::pages::admin::layout::TenantSwitcher;
 use crate::server_fns::admin::overview::admin_overview;
+use crate::server_fns::admin::scope::current_admin_scope;
 
 #[component]
 pub fn OverviewPage() -> impl IntoView {
     let overview = Resource::new(|| (), |_| admin_overview());
+    let scope = Resource::new(|| (), |_| current_admin_scope());
     view! {
         <Title text="Admin · Corral"/>
         <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
             {move || Suspend::new(async move {
-                match overview.await {
-                    Ok(overview) => view! { <OverviewView overview/> }.into_any(),
-                    Err(error) => crate::pages::admin::layout::admin_error(error),
+                match (overview.await, scope.await) {
+                    (Ok(overview), Ok(scope)) => view! { <OverviewView overview scope/> }.into_any(),
+                    (Err(error), _) | (_, Err(error)) => crate::pages::admin::layout::admin_error(error),
                 }
             })}
         </Suspense>
@@ -32,7 +35,7 @@ fn limit(used: u64, max: Option<i64>) -> String {
 }
 
 #[component]
-fn OverviewView(overview: Overview) -> impl IntoView {
+fn OverviewView(overview: Overview, scope: AdminScope) -> impl IntoView {
     let clusters: u64 = overview
         .clusters_by_state
         .iter()
@@ -72,7 +75,7 @@ fn OverviewView(overview: Overview) -> impl IntoView {
     view! {
         <div class="page-head">
             <h1>"Overview"</h1>
-            <p class="muted">"Tenant " <strong>{overview.tenant.clone()}</strong></p>
+            <TenantSwitcher scope/>
         </div>
         <div class="stats" data-testid="overview">
             <section class="card stat">

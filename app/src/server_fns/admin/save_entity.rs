@@ -3,6 +3,9 @@
 //! with the change applied (by the service); every problem comes back next to the
 //! field it is about.
 
+// A server function's arguments are its form's fields, one each.
+#![allow(clippy::too_many_arguments)]
+
 use leptos::prelude::*;
 
 use crate::error::UiError;
@@ -18,7 +21,13 @@ pub async fn save_entity(
     name: String,
     description: String,
     body: String,
+    managed: Option<Vec<String>>,
+    picks: Option<Vec<String>>,
+    text_at: Option<Vec<String>>,
+    text: Option<Vec<String>>,
 ) -> Result<String, UiError> {
+    use crate::pages::admin::catalog::fields::{apply, Posted};
+
     let caller = super::caller::caller_checked(&csrf).await?;
     let service = crate::session::service()?;
     let name = name.trim().to_owned();
@@ -37,6 +46,22 @@ pub async fn save_entity(
         ));
     }
     let mut value = parse_body(&body)?;
+    let posted = Posted {
+        managed: managed.as_deref().unwrap_or_default(),
+        picks: picks.as_deref().unwrap_or_default(),
+        text_at: text_at.as_deref().unwrap_or_default(),
+        text: text.as_deref().unwrap_or_default(),
+    };
+    apply(&mut value, &posted).map_err(|problems| UiError::Invalid {
+        message: problems.join("; "),
+        problems: problems
+            .into_iter()
+            .map(|message| crate::error::FieldProblem {
+                field: "structured".to_owned(),
+                message,
+            })
+            .collect(),
+    })?;
     if let serde_json::Value::Object(fields) = &mut value {
         fields.insert("name".to_owned(), serde_json::Value::String(name.clone()));
         let description = description.trim();
@@ -66,7 +91,13 @@ fn check_name(name: &str) -> Result<(), UiError> {
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
-    if ok {
+    if name == "new" {
+        // `/admin/<kind>/new` is the create form.
+        Err(UiError::field(
+            "name",
+            "\"new\" is reserved; pick another name",
+        ))
+    } else if ok {
         Ok(())
     } else {
         Err(UiError::field(

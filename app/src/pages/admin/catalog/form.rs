@@ -8,6 +8,7 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::{use_params_map, use_query_map};
 
+use super::structured::StructuredFields;
 use crate::components::errors::{FieldError, FormError};
 use crate::components::session::CsrfField;
 use crate::error::UiError;
@@ -34,12 +35,12 @@ pub fn EntityNewPage(kind: Kind) -> impl IntoView {
         <Title text=format!("New {} · Admin · Corral", kind.singular())/>
         <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
             {move || Suspend::new(async move {
-                match source.await {
-                    Ok(source) => {
+                match (source.await, names.await) {
+                    (Ok(source), Ok(names)) => {
                         let clone_of = source.as_ref().map(|page| page.name.clone());
                         view! { <EntityForm kind source editing=false clone_of names/> }.into_any()
                     }
-                    Err(error) => crate::pages::admin::layout::admin_error(error),
+                    (Err(error), _) | (_, Err(error)) => crate::pages::admin::layout::admin_error(error),
                 }
             })}
         </Suspense>
@@ -56,9 +57,9 @@ pub fn EntityEditPage(kind: Kind) -> impl IntoView {
         <Title text=format!("Edit {} · Admin · Corral", kind.singular())/>
         <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
             {move || Suspend::new(async move {
-                match source.await {
-                    Ok(source) => view! { <EntityForm kind source editing=true clone_of=None names/> }.into_any(),
-                    Err(error) => crate::pages::admin::layout::admin_error(error),
+                match (source.await, names.await) {
+                    (Ok(source), Ok(names)) => view! { <EntityForm kind source editing=true clone_of=None names/> }.into_any(),
+                    (Err(error), _) | (_, Err(error)) => crate::pages::admin::layout::admin_error(error),
                 }
             })}
         </Suspense>
@@ -71,13 +72,13 @@ fn EntityForm(
     source: Option<EntityPage>,
     editing: bool,
     clone_of: Option<String>,
-    names: Resource<Result<CatalogNames, UiError>>,
+    names: CatalogNames,
 ) -> impl IntoView {
     let save = ServerAction::<SaveEntity>::new();
     let error = Signal::derive(move || save.value().get().and_then(Result::err));
     let general = Signal::derive(move || {
         error.get().filter(|error| {
-            ["name", "description", "body"]
+            ["name", "description", "body", "structured"]
                 .iter()
                 .all(|field| error.problems_for(field).is_empty())
         })
@@ -100,6 +101,14 @@ fn EntityForm(
         ),
     };
     let original = if editing { name.clone() } else { String::new() };
+    // The structured fields show (and own) part of the body; the JSON field the rest.
+    let full: serde_json::Value = serde_json::from_str(&body)
+        .unwrap_or_else(|_| serde_json::Value::Object(Default::default()));
+    let mut rest = full.clone();
+    super::fields::strip(&mut rest, &super::structured::pointers(kind, &names));
+    let body = serde_json::to_string_pretty(&rest).unwrap_or(body);
+    let structured = kind != Kind::Hardware && kind != Kind::Images;
+    let aside_names = names.clone();
     let heading = match (&clone_of, editing) {
         (_, true) => format!("Edit {} {name}", kind.singular()),
         (Some(from), false) => format!("Clone {} {from}", kind.singular()),
@@ -135,8 +144,10 @@ fn EntityForm(
                         <input id="description" name="description" value=description/>
                         <FieldError error field="description"/>
                     </div>
+                    <StructuredFields kind body=full names=names.clone()/>
+                    <FieldError error field="structured"/>
                     <div class="field">
-                        <label for="body">"Definition (Coopr JSON)"</label>
+                        <label for="body">{if structured { "Other fields (Coopr JSON)" } else { "Definition (Coopr JSON)" }}</label>
                         <textarea id="body" name="body" class="code" rows="22" spellcheck="false"
                             aria-describedby="body-hint">{body}</textarea>
                         <p class="hint" id="body-hint">{hint(kind)}</p>
@@ -154,11 +165,7 @@ fn EntityForm(
             </section>
             <aside class="card" aria-labelledby="names-head">
                 <h2 id="names-head">"In this catalog"</h2>
-                <Suspense>
-                    {move || Suspend::new(async move {
-                        names.await.ok().map(|names| view! { <NameLists names/> })
-                    })}
-                </Suspense>
+                <NameLists names=aside_names/>
             </aside>
         </div>
     }
@@ -166,11 +173,11 @@ fn EntityForm(
 
 fn hint(kind: Kind) -> &'static str {
     match kind {
-        Kind::Providers => "providertype: the plugin (local or ssh-pool); provisioner: its admin fields.",
+        Kind::Providers => "provisioner: the provider type's admin fields.",
         Kind::Hardware => "providermap: per provider, the flavor nodes of this type get.",
         Kind::Images => "providermap: per provider, the image (and sshuser) nodes of this type get.",
-        Kind::Services => "dependencies: provides, conflicts, install/runtime requires and uses (service names from the list); provisioner.actions: per stage (install, configure, initialize, start, stop, remove) an automator type (shell) and its fields (script, args).",
-        Kind::Templates => "compatibility and defaults name services, hardware and image types from the list; constraints: size min/max, layout mustcoexist/cantcoexist groups, per-service quantities and allowed types; administration.leaseduration: initial, max, step.",
+        Kind::Services => "Anything the fields above do not cover, e.g. links, or other fields of an action (provisioner.actions.<stage>.fields).",
+        Kind::Templates => "Anything the fields above do not cover, e.g. defaults.config, defaults.dnsSuffix, links, extends/includes.",
     }
 }
 
