@@ -1,6 +1,7 @@
 //! Building blocks shared by pages.
 
 pub mod dag;
+pub mod diff;
 pub mod errors;
 pub mod layout;
 pub mod plan;

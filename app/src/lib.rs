@@ -37,6 +37,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <meta charset="utf-8"/>
                 <meta name="viewport" content="width=device-width, initial-scale=1"/>
                 <link rel="icon" type="image/svg+xml" href="/pkg/favicon.svg"/>
+                <meta name="csrf-token" content=components::session::csrf_token()/>
                 <HydrationScripts options/>
                 <MetaTags/>
             </head>
@@ -50,6 +51,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
 /// The application root: routes to pages.
 #[component]
 pub fn App() -> impl IntoView {
+    use pages::admin::sections::{AdminEditPage, AdminEntityPage, AdminHome, AdminSectionPage};
     use pages::clusters::{
         job::JobShowPage, list::ClusterListPage, new::NewClusterPage, show::ClusterShowPage,
     };
@@ -66,6 +68,13 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/clusters/new") view=NewClusterPage ssr=SsrMode::Async/>
                     <Route path=path!("/clusters/:id") view=ClusterShowPage ssr=SsrMode::Async/>
                     <Route path=path!("/clusters/:id/jobs/:job") view=JobShowPage ssr=SsrMode::Async/>
+                    // The admin console: four flat shapes whose first segment names
+                    // the section (see `pages::admin::sections`), flat like the
+                    // portal's so they render and hydrate in the same order.
+                    <Route path=path!("/admin") view=AdminHome ssr=SsrMode::Async/>
+                    <Route path=path!("/admin/:section") view=AdminSectionPage ssr=SsrMode::Async/>
+                    <Route path=path!("/admin/:section/:name") view=AdminEntityPage ssr=SsrMode::Async/>
+                    <Route path=path!("/admin/:section/:name/edit") view=AdminEditPage ssr=SsrMode::Async/>
                 </Routes>
             </components::layout::Layout>
         </Router>

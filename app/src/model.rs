@@ -228,3 +228,5 @@ pub struct QuotaUse {
 
 #[cfg(feature = "ssr")]
 mod convert;
+
+pub mod admin;

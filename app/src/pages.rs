@@ -1,5 +1,6 @@
 //! One module per route.
 
+pub mod admin;
 pub mod clusters;
 pub mod login;
 pub mod not_found;

@@ -2,6 +2,7 @@
 //! input, calls `engine::service` as the signed-in user and maps errors for the page.
 //! State-changing ones take the session's CSRF token as their `csrf` argument.
 
+pub mod admin;
 pub mod clusters;
 pub mod jobs;
 pub mod session;

@@ -27,6 +27,11 @@ pub struct SessionData {
     pub signed_in_at_ms: i64,
 }
 
+/// The signed-in session's CSRF token, put into each page request's extensions
+/// by the server so pages can render it without waiting for anything.
+#[derive(Debug, Clone)]
+pub struct CsrfToken(pub String);
+
 /// Session rules the server decides and the pages follow.
 #[derive(Debug, Clone, Copy)]
 pub struct SessionPolicy {

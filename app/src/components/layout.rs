@@ -42,7 +42,7 @@ pub fn Layout(children: Children) -> impl IntoView {
                                         <span class="role">{me.role.clone()}</span>
                                     </span>
                                     <ActionForm action=logout>
-                                        <CsrfField token=me.csrf.clone()/>
+                                        <CsrfField/>
                                         <button class="button button-quiet" type="submit">"Sign out"</button>
                                     </ActionForm>
                                 </div>

@@ -35,19 +35,37 @@ pub fn use_me() -> MeResource {
     expect_context::<MeResource>()
 }
 
-/// `<input type="hidden" name="csrf">` with the session's token. Pages pass the
-/// token down from the user they awaited in their own suspense boundary: a
-/// boundary of its own here, nested in theirs, would not hydrate.
-#[component]
-pub fn CsrfField(#[prop(into)] token: String) -> impl IntoView {
-    view! { <input type="hidden" name="csrf" value=token/> }
+/// The session's CSRF token, the same on the server and in the browser without a
+/// resource or a suspense boundary: the server has it from the request (the
+/// session layer's middleware puts it there) and writes it into the page head;
+/// the browser reads it back from there. Signing in loads a new page, so the
+/// token in the head is always the session's.
+pub fn csrf_token() -> String {
+    #[cfg(feature = "ssr")]
+    {
+        use_context::<http::request::Parts>()
+            .and_then(|parts| {
+                parts
+                    .extensions
+                    .get::<crate::session::CsrfToken>()
+                    .map(|token| token.0.clone())
+            })
+            .unwrap_or_default()
+    }
+    #[cfg(not(feature = "ssr"))]
+    {
+        document()
+            .query_selector("meta[name=csrf-token]")
+            .ok()
+            .flatten()
+            .and_then(|meta| meta.get_attribute("content"))
+            .unwrap_or_default()
+    }
 }
 
-/// The CSRF token of the signed-in user (empty for a visitor, whose forms the
-/// server refuses anyway).
-pub fn csrf_of(me: &Result<Option<Me>, UiError>) -> String {
-    match me {
-        Ok(Some(me)) => me.csrf.clone(),
-        _ => String::new(),
-    }
+/// `<input type="hidden" name="csrf">` with the session's token, for every form
+/// that changes something.
+#[component]
+pub fn CsrfField() -> impl IntoView {
+    view! { <input type="hidden" name="csrf" value=csrf_token()/> }
 }

@@ -6,17 +6,20 @@ use leptos_router::hooks::use_query_map;
 
 use crate::components::errors::{FieldError, FormError};
 use crate::components::session::session_changed;
-use crate::server_fns::session::login::Login;
+use crate::server_fns::session::login::{landing, Login};
 
 #[component]
 pub fn LoginPage() -> impl IntoView {
     let login = ServerAction::<Login>::new();
+    let query = use_query_map();
     Effect::new(move |_| {
         if matches!(login.value().get(), Some(Ok(()))) {
             session_changed();
+            // A fresh page load: the new session's CSRF token is in its head.
+            let next = query.with_untracked(|query| query.get("next"));
+            let _ = window().location().set_href(&landing(next.as_deref()));
         }
     });
-    let query = use_query_map();
     let next = move || query.with(|query| query.get("next").unwrap_or_default());
     let error = Signal::derive(move || login.value().get().and_then(Result::err));
     let only_field_errors = Signal::derive(move || {

@@ -2,9 +2,10 @@
 //! going>` before anything renders, so a bookmark works after signing in, with or
 //! without JavaScript. `/` sends signed-in users to their clusters.
 //!
-//! Only the presence of a signed-in session is checked here; whether it is still
-//! valid (absolute age, ended by a password change) is checked by every server
-//! function, which answers "sign in again" when it is not.
+//! Every page request also gets the session's CSRF token in its extensions, for
+//! the forms the page renders. Only the presence of a signed-in session is checked
+//! here; whether it is still valid (absolute age, ended by a password change) is
+//! checked by every server function, which answers "sign in again" when it is not.
 
 use axum::extract::Request;
 use axum::http::{header, StatusCode};
@@ -13,7 +14,7 @@ use axum::response::{IntoResponse, Response};
 use tower_sessions::Session;
 
 use app::components::errors::encode_query_value;
-use app::session::{SessionData, SESSION_USER};
+use app::session::{CsrfToken, SessionData, SESSION_USER};
 
 /// Path prefixes of pages for signed-in users only.
 const PROTECTED: &[&str] = &["/clusters", "/admin"];
@@ -27,13 +28,28 @@ fn is_protected(path: &str) -> bool {
     })
 }
 
-pub async fn page_guard(session: Session, request: Request, next: Next) -> Response {
-    let path = request.uri().path();
-    if path != "/" && !is_protected(path) {
+pub async fn page_guard(session: Session, mut request: Request, next: Next) -> Response {
+    let path = request.uri().path().to_owned();
+    let is_page = !path.starts_with("/api/") && !path.starts_with("/pkg/");
+    let data = if is_page {
+        session
+            .get::<SessionData>(SESSION_USER)
+            .await
+            .ok()
+            .flatten()
+    } else {
+        None
+    };
+    if let Some(data) = &data {
+        // Pages render the session's CSRF token into their forms from here.
+        request
+            .extensions_mut()
+            .insert(CsrfToken(data.csrf.clone()));
+    }
+    if path != "/" && !is_protected(&path) {
         return next.run(request).await;
     }
-    let signed_in = matches!(session.get::<SessionData>(SESSION_USER).await, Ok(Some(_)));
-    let target = match (path, signed_in) {
+    let target = match (path.as_str(), data.is_some()) {
         ("/", true) => "/clusters".to_owned(),
         ("/", false) => "/login".to_owned(),
         (_, true) => return next.run(request).await,
@@ -41,7 +57,7 @@ pub async fn page_guard(session: Session, request: Request, next: Next) -> Respo
             let wanted = request
                 .uri()
                 .path_and_query()
-                .map_or(path, |path_and_query| path_and_query.as_str());
+                .map_or(path.as_str(), |path_and_query| path_and_query.as_str());
             format!("/login?next={}", encode_query_value(wanted))
         }
     };

@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used)] // Tests fail loudly by design.
 
+mod admin_pages;
 mod auth;
 mod clusters;
 mod health;

@@ -16,7 +16,7 @@ use leptos_router::hooks::use_params_map;
 
 use crate::components::dag::DagPicture;
 use crate::components::errors::{FormError, PageError};
-use crate::components::session::{csrf_of, use_me, CsrfField};
+use crate::components::session::CsrfField;
 use crate::components::state::StateBadge;
 use crate::components::time::{duration, now_ms};
 use crate::model::{EventRow, JobPage, JobRow, TaskRow};
@@ -50,14 +50,12 @@ pub fn JobShowPage() -> impl IntoView {
         },
         |((cluster, job), ..)| load_job_page(cluster, job),
     );
-    let me = use_me();
     view! {
         <Transition fallback=|| view! { <p class="muted">"Loading job…"</p> }>
             {move || Suspend::new(async move {
-                let csrf = csrf_of(&me.await);
                 match page.await {
                     Err(error) => view! { <PageError error/> }.into_any(),
-                    Ok(page) => view! { <LiveJob page retry cancel finished csrf/> }.into_any(),
+                    Ok(page) => view! { <LiveJob page retry cancel finished/> }.into_any(),
                 }
             })}
         </Transition>
@@ -91,7 +89,6 @@ fn LiveJob(
     retry: ServerAction<RetryJob>,
     cancel: ServerAction<CancelJob>,
     finished: RwSignal<u32>,
-    csrf: String,
 ) -> impl IntoView {
     let hostnames: HashMap<u32, String> = page.hostnames.iter().cloned().collect();
     let job = RwSignal::new(page.job.clone());
@@ -204,13 +201,11 @@ fn LiveJob(
             }}</p>
             {
                 let job_id = job_id.clone();
-                let csrf = csrf.clone();
                 move || {
                     let job_id = job_id.clone();
-                    let csrf = csrf.clone();
-                    (!job.get().finished()).then(move || view! {
+                        (!job.get().finished()).then(move || view! {
                         <ActionForm action=cancel attr:class="inline">
-                            <CsrfField token=csrf/>
+                            <CsrfField/>
                             <input type="hidden" name="job_id" value=job_id/>
                             <button class="button button-quiet button-small" type="submit">"Cancel job"</button>
                         </ActionForm>
@@ -224,7 +219,7 @@ fn LiveJob(
                 "failed" | "cancelled" => view! {
                     <FailurePanel job=current tasks=tasks.get() events=events.get()
                         hostnames=hostnames_for_failure.clone() cluster_id=cluster_id.clone()
-                        can_roll_back=page.can_roll_back retry csrf=csrf.clone()/>
+                        can_roll_back=page.can_roll_back retry/>
                 }.into_any(),
                 "succeeded" if current.operation == "delete" => view! {
                     <section class="card banner-ok" role="status" data-testid="job-succeeded">
@@ -402,7 +397,6 @@ fn FailurePanel(
     cluster_id: String,
     can_roll_back: bool,
     retry: ServerAction<RetryJob>,
-    csrf: String,
 ) -> impl IntoView {
     let failed = tasks.iter().find(|task| task.state == "failed").cloned();
     let output: String = failed
@@ -437,7 +431,7 @@ fn FailurePanel(
             <h3>"What you can do"</h3>
             <div class="actions">
                 <ActionForm action=retry attr:class="inline">
-                    <CsrfField token=csrf/>
+                    <CsrfField/>
                     <input type="hidden" name="job_id" value=job.id.clone()/>
                     <button class="button" type="submit" data-testid="retry-job">"Retry from the failure"</button>
                 </ActionForm>

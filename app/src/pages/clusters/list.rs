@@ -8,7 +8,7 @@ use leptos_router::components::Form;
 use leptos_router::hooks::use_query_map;
 
 use crate::components::errors::{FormError, PageError};
-use crate::components::session::{csrf_of, use_me, CsrfField};
+use crate::components::session::{use_me, CsrfField};
 use crate::components::state::StateBadge;
 use crate::components::time::{duration, lease_left, now_ms, timestamp};
 use crate::model::ClusterRow;
@@ -62,7 +62,6 @@ pub fn ClusterListPage() -> impl IntoView {
         <Suspense fallback=|| view! { <p class="muted">"Loading clusters…"</p> }>
             {move || Suspend::new(async move {
                 let me = me.await;
-                let csrf = csrf_of(&me);
                 let me = me.ok().flatten().map(|me| me.username).unwrap_or_default();
                 match clusters.await {
                     Err(error) => view! { <PageError error/> }.into_any(),
@@ -75,7 +74,7 @@ pub fn ClusterListPage() -> impl IntoView {
                         });
                         view! {
                             <FilterForm filter=filter.get_untracked() templates states/>
-                            <ClusterTable clusters=shown total extend csrf/>
+                            <ClusterTable clusters=shown total extend/>
                         }
                         .into_any()
                     }
@@ -133,7 +132,6 @@ fn ClusterTable(
     clusters: Vec<ClusterRow>,
     total: usize,
     extend: ServerAction<ExtendLease>,
-    csrf: String,
 ) -> impl IntoView {
     if total == 0 {
         return view! {
@@ -161,7 +159,7 @@ fn ClusterTable(
                     <td>{cluster.owner.clone().unwrap_or_else(|| "—".to_owned())}</td>
                     <td>
                         <span class="lease">{lease}</span>
-                        <ExtendButton id cluster=cluster.clone() extend csrf=csrf.clone()/>
+                        <ExtendButton id cluster=cluster.clone() extend/>
                     </td>
                 </tr>
             }
@@ -189,7 +187,6 @@ pub fn ExtendButton(
     id: String,
     cluster: ClusterRow,
     extend: ServerAction<ExtendLease>,
-    csrf: String,
 ) -> impl IntoView {
     let Some(end) = cluster.lease_next_end_ms else {
         return cluster
@@ -202,7 +199,7 @@ pub fn ExtendButton(
     let title = format!("Extend the lease to {}", timestamp(end));
     view! {
         <ActionForm action=extend attr:class="inline">
-            <CsrfField token=csrf/>
+            <CsrfField/>
             <input type="hidden" name="id" value=id/>
             <input type="hidden" name="until_ms" value=end.to_string()/>
             <button class="button button-small button-quiet" type="submit" title=title data-testid="extend-lease">{label}</button>

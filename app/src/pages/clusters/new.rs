@@ -11,7 +11,7 @@ use leptos_router::hooks::use_query_map;
 
 use crate::components::errors::{encode_query_value, FieldError, FormError, PageError};
 use crate::components::plan::PlanView;
-use crate::components::session::{csrf_of, use_me, CsrfField};
+use crate::components::session::CsrfField;
 use crate::error::UiError;
 use crate::model::{CreateFormChoices, PlanPreview, QuotaUse, TemplateChoice};
 use crate::server_fns::clusters::choices::create_choices;
@@ -153,7 +153,6 @@ pub fn NewClusterPage() -> impl IntoView {
         },
     );
     let create = ServerAction::<CreateCluster>::new();
-    let me = use_me();
     // Two sibling boundaries, not nested ones (a boundary inside another's resolved
     // view does not hydrate): the form needs only the templates, so typing in it
     // is never interrupted by a new preview.
@@ -173,7 +172,6 @@ pub fn NewClusterPage() -> impl IntoView {
             </Suspense>
             <Transition fallback=|| view! { <p class="muted">"Solving…"</p> }>
                 {move || Suspend::new(async move {
-                    let csrf = csrf_of(&me.await);
                     let Ok(CreateFormChoices { templates, .. }) = choices.await else {
                         return ().into_any();
                     };
@@ -182,7 +180,7 @@ pub fn NewClusterPage() -> impl IntoView {
                     }
                     let inputs = request.get_untracked().resolve(&templates);
                     let plan = preview.await;
-                    view! { <GetCard inputs plan create csrf/> }.into_any()
+                    view! { <GetCard inputs plan create/> }.into_any()
                 })}
             </Transition>
         </div>
@@ -327,7 +325,6 @@ fn GetCard(
     inputs: Inputs,
     plan: Result<PlanPreview, UiError>,
     create: ServerAction<CreateCluster>,
-    csrf: String,
 ) -> impl IntoView {
     let create_error = Signal::derive(move || create.value().get().and_then(Result::err));
     let unnamed = inputs.name.is_empty();
@@ -362,7 +359,7 @@ fn GetCard(
                 Err(error) => view! { <Unsatisfiable error/> }.into_any(),
             }}
             <ActionForm action=create attr:class="confirm">
-                <CsrfField token=csrf/>
+                <CsrfField/>
                 <input type="hidden" name="form[name]" value=form.name.clone()/>
                 <input type="hidden" name="form[template]" value=form.template.clone()/>
                 <input type="hidden" name="form[size]" value=form.size.clone()/>

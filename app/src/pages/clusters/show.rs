@@ -11,7 +11,7 @@ use leptos_router::hooks::{use_params_map, use_query_map};
 use super::list::ExtendButton;
 use crate::components::errors::{FieldError, FormError, PageError};
 use crate::components::plan::PlanView;
-use crate::components::session::{csrf_of, use_me, CsrfField};
+use crate::components::session::CsrfField;
 use crate::components::state::StateBadge;
 use crate::components::time::{duration, lease_left, now_ms, timestamp};
 use crate::error::UiError;
@@ -56,36 +56,29 @@ pub fn ClusterShowPage() -> impl IntoView {
         },
     );
     let change = ServerAction::<ChangeCluster>::new();
-    let me = use_me();
     view! {
         // Sibling boundaries, not nested ones (a boundary inside another's resolved
         // view does not hydrate): the cluster, then its operations with the preview.
         <Suspense fallback=|| view! { <p class="muted">"Loading cluster…"</p> }>
             {move || Suspend::new(async move {
-                let csrf = csrf_of(&me.await);
                 match page.await {
                     Err(error) => view! { <PageError error/> }.into_any(),
-                    Ok(page) => view! { <ClusterView page extend csrf/> }.into_any(),
+                    Ok(page) => view! { <ClusterView page extend/> }.into_any(),
                 }
             })}
         </Suspense>
         <Transition>
             {move || Suspend::new(async move {
-                let csrf = csrf_of(&me.await);
                 let Ok(page) = page.await else { return ().into_any() };
                 let preview = preview.await;
-                view! { <Operations page form preview change csrf/> }.into_any()
+                view! { <Operations page form preview change/> }.into_any()
             })}
         </Transition>
     }
 }
 
 #[component]
-fn ClusterView(
-    page: ClusterPage,
-    extend: ServerAction<ExtendLease>,
-    csrf: String,
-) -> impl IntoView {
+fn ClusterView(page: ClusterPage, extend: ServerAction<ExtendLease>) -> impl IntoView {
     let cluster = page.cluster.clone();
     let running = page.running_job().cloned();
     let extend_error = Signal::derive(move || extend.value().get().and_then(Result::err));
@@ -149,7 +142,7 @@ fn ClusterView(
                     <tr><th scope="row">"Created"</th><td>{timestamp(cluster.created_at_ms)}</td></tr>
                     <tr><th scope="row">"Lease"</th><td>
                         {lease_left(cluster.lease_expires_ms, now_ms())}
-                        <ExtendButton id=cluster_id.clone() cluster=cluster.clone() extend csrf=csrf.clone()/>
+                        <ExtendButton id=cluster_id.clone() cluster=cluster.clone() extend/>
                         {cluster.lease_latest_end_ms.map(|latest| view! {
                             <div class="hint">"The template's maximum: " {timestamp(latest)}</div>
                         })}
@@ -234,7 +227,6 @@ fn Operations(
     form: Memo<Option<ChangeForm>>,
     preview: Result<Option<ChangePreview>, UiError>,
     change: ServerAction<ChangeCluster>,
-    csrf: String,
 ) -> impl IntoView {
     let change_error = Signal::derive(move || change.value().get().and_then(Result::err));
     let busy = page.running_job().is_some();
@@ -275,7 +267,6 @@ fn Operations(
             }}
             {move || form.get().map(|chosen| {
                 let cluster_id = cluster_id.clone();
-                let csrf = csrf.clone();
                 let danger = chosen.op == "delete";
                 // Indexed names: the server function reads them as a list.
                 let services = chosen.services.iter().enumerate().map(|(index, service)| view! {
@@ -283,7 +274,7 @@ fn Operations(
                 }).collect_view();
                 view! {
                     <ActionForm action=change attr:class="confirm">
-                        <CsrfField token=csrf/>
+                        <CsrfField/>
                         <input type="hidden" name="id" value=cluster_id/>
                         <input type="hidden" name="form[op]" value=chosen.op.clone()/>
                         {services}

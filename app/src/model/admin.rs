@@ -1,0 +1,219 @@
+//! What the admin console's server functions hand to its pages: catalog entities
+//! with their history, tenants, users, tokens, audit entries and the overview's
+//! counts. Secrets never appear here, except a new token's secret, shown once.
+
+use serde::{Deserialize, Serialize};
+
+/// The five catalog kinds the console edits, with their URL segment and names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Kind {
+    Providers,
+    Hardware,
+    Images,
+    Services,
+    Templates,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 5] = [
+        Kind::Providers,
+        Kind::Hardware,
+        Kind::Images,
+        Kind::Services,
+        Kind::Templates,
+    ];
+
+    /// The catalog's (Coopr's) key for the kind.
+    pub fn key(self) -> &'static str {
+        match self {
+            Kind::Providers => "providers",
+            Kind::Hardware => "hardwaretypes",
+            Kind::Images => "imagetypes",
+            Kind::Services => "services",
+            Kind::Templates => "clustertemplates",
+        }
+    }
+
+    /// The console's URL segment: `/admin/<path>`.
+    pub fn path(self) -> &'static str {
+        match self {
+            Kind::Providers => "providers",
+            Kind::Hardware => "hardware",
+            Kind::Images => "images",
+            Kind::Services => "services",
+            Kind::Templates => "templates",
+        }
+    }
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Kind::Providers => "Providers",
+            Kind::Hardware => "Hardware types",
+            Kind::Images => "Image types",
+            Kind::Services => "Services",
+            Kind::Templates => "Cluster templates",
+        }
+    }
+
+    pub fn singular(self) -> &'static str {
+        match self {
+            Kind::Providers => "provider",
+            Kind::Hardware => "hardware type",
+            Kind::Images => "image type",
+            Kind::Services => "service",
+            Kind::Templates => "cluster template",
+        }
+    }
+
+    /// From the catalog key or the URL segment.
+    pub fn parse(raw: &str) -> Option<Kind> {
+        Kind::ALL
+            .into_iter()
+            .find(|kind| kind.key() == raw || kind.path() == raw)
+    }
+}
+
+/// One entity in a list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EntityRow {
+    pub name: String,
+    pub description: String,
+    /// What tells entities of this kind apart at a glance (provider type, flavors,
+    /// dependencies, size bounds).
+    pub summary: String,
+    pub version: i64,
+    pub updated_at_ms: i64,
+}
+
+/// One revision of an entity; `body` is pretty JSON, `None` for a deletion.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RevisionRow {
+    pub version: i64,
+    pub author: Option<String>,
+    pub at_ms: i64,
+    pub body: Option<String>,
+}
+
+/// An entity's page: its current body and every revision.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EntityPage {
+    pub kind: Kind,
+    pub name: String,
+    pub description: String,
+    pub version: i64,
+    /// The whole body, pretty JSON.
+    pub body: String,
+    /// The body without `name` and `description` (what the form's JSON field edits).
+    pub rest: String,
+    /// Oldest first.
+    pub history: Vec<RevisionRow>,
+}
+
+/// The names in the tenant's catalog, per kind, for pickers.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CatalogNames {
+    pub providers: Vec<String>,
+    pub hardware: Vec<String>,
+    pub images: Vec<String>,
+    pub services: Vec<String>,
+    pub templates: Vec<String>,
+}
+
+/// What the admin overview shows.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Overview {
+    pub tenant: String,
+    /// `(state, count)`, in a fixed order.
+    pub clusters_by_state: Vec<(String, u64)>,
+    pub nodes: u64,
+    /// Nodes per cluster state, for live clusters.
+    pub live_nodes: u64,
+    /// `(kind title, count)` for the catalog.
+    pub catalog: Vec<(String, u64)>,
+    pub users: u64,
+    pub max_clusters: Option<i64>,
+    pub max_nodes: Option<i64>,
+    /// Clusters whose last job is not finished: `(cluster id, name, state)`.
+    pub busy: Vec<(String, String, String)>,
+    /// Clusters in state `failed`: `(cluster id, name)`.
+    pub failed: Vec<(String, String)>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TenantRow {
+    pub id: String,
+    pub name: String,
+    pub max_clusters: Option<i64>,
+    pub max_nodes: Option<i64>,
+    pub created_at_ms: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UserRow {
+    pub id: String,
+    pub username: String,
+    pub tenant: String,
+    pub role: String,
+    pub created_at_ms: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TokenRow {
+    pub id: String,
+    pub name: String,
+    pub created_at_ms: i64,
+    pub last_used_at_ms: Option<i64>,
+    pub expires_at_ms: Option<i64>,
+    pub revoked_at_ms: Option<i64>,
+}
+
+/// A token just created: the only time its secret is shown.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NewToken {
+    pub name: String,
+    pub secret: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuditRow {
+    pub id: String,
+    pub tenant_id: String,
+    pub actor: String,
+    pub action: String,
+    pub target: String,
+    pub address: Option<String>,
+    pub at_ms: i64,
+    /// Whether before/after bodies were recorded.
+    pub has_change: bool,
+}
+
+/// The admin scope: the tenant being administered, and (superadmins) the others.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AdminScope {
+    pub tenant_id: String,
+    pub tenant_name: String,
+    /// `(id, name)` of every tenant, for a superadmin's switcher; empty otherwise.
+    pub tenants: Vec<(String, String)>,
+}
+
+/// What an import found; `applied` is false on a dry run or with errors.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImportOutcome {
+    pub applied: bool,
+    /// `(path, message)`.
+    pub errors: Vec<(String, String)>,
+    pub warnings: Vec<(String, String)>,
+    pub counts: Vec<(String, u64)>,
+}
+
+/// One version of a plugin resource.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResourceRow {
+    pub kind: String,
+    pub name: String,
+    pub version: i64,
+    pub sha256: String,
+    pub size_bytes: i64,
+    pub staged: bool,
+    pub created_at_ms: i64,
+}

@@ -1,0 +1,14 @@
+//! The admin console (`/admin/*`): for tenant admins and superadmins. Tenant users
+//! get a 403 page; visitors are sent to sign in by the server's page guard.
+
+pub mod audit;
+pub mod catalog;
+pub mod import;
+pub mod layout;
+pub mod overview;
+pub mod resources;
+pub mod sections;
+pub mod tenants;
+pub mod tokens;
+pub mod try_it;
+pub mod users;

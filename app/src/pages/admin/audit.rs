@@ -1,0 +1,74 @@
+//! `/admin/audit`: who changed what and when, newest first, filtered by user and
+//! action prefix (a GET form, so filters are bookmarkable).
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+use leptos_router::components::Form;
+use leptos_router::hooks::use_query_map;
+
+use crate::components::time::timestamp;
+use crate::server_fns::admin::audit::audit_log;
+
+#[component]
+pub fn AuditPage() -> impl IntoView {
+    let query = use_query_map();
+    let filters = Memo::new(move |_| {
+        query.with(|query| {
+            (
+                query.get("actor").unwrap_or_default(),
+                query.get("action").unwrap_or_default(),
+            )
+        })
+    });
+    let entries = Resource::new(
+        move || filters.get(),
+        |(actor, action)| audit_log(actor, action),
+    );
+    view! {
+        <Title text="Audit log · Admin · Corral"/>
+        <div class="page-head"><h1>"Audit log"</h1></div>
+        <Form method="GET" action="" attr:class="filters">
+            <div class="field">
+                <label for="audit-actor">"User"</label>
+                <input id="audit-actor" name="actor" value=move || filters.get().0/>
+            </div>
+            <div class="field">
+                <label for="audit-action">"Action starts with"</label>
+                <input id="audit-action" name="action" value=move || filters.get().1 placeholder="e.g. catalog. or cluster." list="audit-actions"/>
+                <datalist id="audit-actions">
+                    <option value="catalog."/><option value="cluster."/><option value="user."/>
+                    <option value="tenant."/><option value="token."/><option value="session."/>
+                </datalist>
+            </div>
+            <button class="button button-quiet" type="submit">"Filter"</button>
+        </Form>
+        <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                match entries.await {
+                    Ok(rows) if rows.is_empty() => view! { <p class="muted">"Nothing matches."</p> }.into_any(),
+                    Ok(rows) => {
+                        let rows = rows.into_iter().map(|row| view! {
+                            <tr>
+                                <td>{timestamp(row.at_ms)}</td>
+                                <td>{row.actor}</td>
+                                <td><code>{row.action}</code></td>
+                                <td>{row.target}</td>
+                                <td class="muted">{row.address.unwrap_or_default()}</td>
+                            </tr>
+                        }).collect_view();
+                        view! {
+                            <section class="card table-card"><div class="table-scroll">
+                                <table class="data" data-testid="audit-table">
+                                    <thead><tr><th scope="col">"When"</th><th scope="col">"User"</th><th scope="col">"Action"</th>
+                                        <th scope="col">"Target"</th><th scope="col">"From"</th></tr></thead>
+                                    <tbody>{rows}</tbody>
+                                </table>
+                            </div></section>
+                        }.into_any()
+                    }
+                    Err(error) => crate::pages::admin::layout::admin_error(error),
+                }
+            })}
+        </Suspense>
+    }
+}

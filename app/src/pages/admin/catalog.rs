@@ -1,0 +1,22 @@
+//! Catalog entity pages, one set for all five kinds: the list, an entity's page
+//! (definition, history with diff, delete; the try-it panel for templates) and the
+//! create/edit/clone form.
+
+pub mod fields;
+pub mod form;
+pub mod list;
+pub mod show;
+pub mod structured;
+
+/// A pretty-printed starting point for a new entity of each kind (the form's JSON
+/// field), showing the fields Coopr's format has.
+pub fn starter(kind: crate::model::admin::Kind) -> &'static str {
+    use crate::model::admin::Kind;
+    match kind {
+        Kind::Providers => "{\n  \"providertype\": \"local\",\n  \"provisioner\": {}\n}",
+        Kind::Hardware => "{\n  \"providermap\": {\n    \"local\": { \"flavor\": \"small\" }\n  }\n}",
+        Kind::Images => "{\n  \"providermap\": {\n    \"local\": { \"image\": \"debian-12\" }\n  }\n}",
+        Kind::Services => "{\n  \"dependencies\": {\n    \"provides\": [],\n    \"conflicts\": [],\n    \"install\": { \"requires\": [], \"uses\": [] },\n    \"runtime\": { \"requires\": [], \"uses\": [] }\n  },\n  \"provisioner\": {\n    \"actions\": {\n      \"install\": { \"type\": \"shell\", \"fields\": { \"script\": \"echo install\" } },\n      \"start\": { \"type\": \"shell\", \"fields\": { \"script\": \"echo start\" } }\n    }\n  }\n}",
+        Kind::Templates => "{\n  \"compatibility\": { \"services\": [], \"hardwaretypes\": [], \"imagetypes\": [] },\n  \"defaults\": { \"services\": [], \"provider\": \"local\", \"hardwaretype\": \"\", \"imagetype\": \"\", \"config\": {} },\n  \"constraints\": {\n    \"size\": { \"min\": 1, \"max\": 10 },\n    \"layout\": { \"mustcoexist\": [], \"cantcoexist\": [] },\n    \"services\": {}\n  },\n  \"administration\": { \"leaseduration\": { \"initial\": \"7d\", \"max\": \"30d\", \"step\": \"1d\" } }\n}",
+    }
+}

@@ -1,0 +1,207 @@
+//! `/admin/<kind>/new` (also `?from=<name>` to clone) and `/admin/<kind>/<name>/edit`:
+//! the entity form. Name and description are fields; the rest of the entity is its
+//! Coopr JSON, with the catalog's names listed beside it to pick from. The server
+//! validates the whole catalog with the change and puts each problem next to its
+//! field; nothing is saved while there is one.
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+use leptos_router::hooks::{use_params_map, use_query_map};
+
+use super::structured::StructuredFields;
+use crate::components::errors::{FieldError, FormError};
+use crate::components::session::CsrfField;
+use crate::error::UiError;
+use crate::model::admin::{CatalogNames, EntityPage, Kind};
+use crate::server_fns::admin::entity::entity;
+use crate::server_fns::admin::names::list_catalog_names;
+use crate::server_fns::admin::save_entity::SaveEntity;
+
+/// What the form starts from: an entity to edit or clone, or nothing (new).
+async fn load(kind: Kind, name: Option<String>) -> Result<Option<EntityPage>, UiError> {
+    match name {
+        Some(name) if !name.is_empty() => entity(kind, name).await.map(Some),
+        _ => Ok(None),
+    }
+}
+
+#[component]
+pub fn EntityNewPage(kind: Kind) -> impl IntoView {
+    let query = use_query_map();
+    let from = move || query.with(|query| query.get("from"));
+    let source = Resource::new(from, move |from| load(kind, from));
+    let names = Resource::new(|| (), |_| list_catalog_names());
+    view! {
+        <Title text=format!("New {} · Admin · Corral", kind.singular())/>
+        <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                match (source.await, names.await) {
+                    (Ok(source), Ok(names)) => {
+                        let clone_of = source.as_ref().map(|page| page.name.clone());
+                        view! { <EntityForm kind source editing=false clone_of names/> }.into_any()
+                    }
+                    (Err(error), _) | (_, Err(error)) => crate::pages::admin::layout::admin_error(error),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+#[component]
+pub fn EntityEditPage(kind: Kind) -> impl IntoView {
+    let params = use_params_map();
+    let name = move || params.with(|params| params.get("name"));
+    let source = Resource::new(name, move |name| load(kind, name));
+    let names = Resource::new(|| (), |_| list_catalog_names());
+    view! {
+        <Title text=format!("Edit {} · Admin · Corral", kind.singular())/>
+        <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                match (source.await, names.await) {
+                    (Ok(source), Ok(names)) => view! { <EntityForm kind source editing=true clone_of=None names/> }.into_any(),
+                    (Err(error), _) | (_, Err(error)) => crate::pages::admin::layout::admin_error(error),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+#[component]
+fn EntityForm(
+    kind: Kind,
+    source: Option<EntityPage>,
+    editing: bool,
+    clone_of: Option<String>,
+    names: CatalogNames,
+) -> impl IntoView {
+    let save = ServerAction::<SaveEntity>::new();
+    let error = Signal::derive(move || save.value().get().and_then(Result::err));
+    let general = Signal::derive(move || {
+        error.get().filter(|error| {
+            ["name", "description", "body", "structured"]
+                .iter()
+                .all(|field| error.problems_for(field).is_empty())
+        })
+    });
+    let (name, description, body) = match &source {
+        Some(page) if editing => (
+            page.name.clone(),
+            page.description.clone(),
+            page.rest.clone(),
+        ),
+        Some(page) => (
+            format!("{}-copy", page.name),
+            page.description.clone(),
+            page.rest.clone(),
+        ),
+        None => (
+            String::new(),
+            String::new(),
+            super::starter(kind).to_owned(),
+        ),
+    };
+    let original = if editing { name.clone() } else { String::new() };
+    // The structured fields show (and own) part of the body; the JSON field the rest.
+    let full: serde_json::Value = serde_json::from_str(&body)
+        .unwrap_or_else(|_| serde_json::Value::Object(Default::default()));
+    let mut rest = full.clone();
+    super::fields::strip(&mut rest, &super::structured::pointers(kind, &names));
+    let body = serde_json::to_string_pretty(&rest).unwrap_or(body);
+    let structured = kind != Kind::Hardware && kind != Kind::Images;
+    let aside_names = names.clone();
+    let heading = match (&clone_of, editing) {
+        (_, true) => format!("Edit {} {name}", kind.singular()),
+        (Some(from), false) => format!("Clone {} {from}", kind.singular()),
+        (None, false) => format!("New {}", kind.singular()),
+    };
+    let back = if editing {
+        format!("/admin/{}/{}", kind.path(), name)
+    } else {
+        format!("/admin/{}", kind.path())
+    };
+    view! {
+        <nav class="crumbs" aria-label="Breadcrumb">
+            <a href=format!("/admin/{}", kind.path())>{kind.title()}</a> " / " <span>{heading.clone()}</span>
+        </nav>
+        <div class="page-head"><h1>{heading}</h1></div>
+        <div class="form-grid">
+            <section class="card">
+                <ActionForm action=save attr:class="stack" attr:data-testid="entity-form">
+                    <CsrfField/>
+                    <input type="hidden" name="kind" value=format!("{kind:?}")/>
+                    <input type="hidden" name="original" value=original/>
+                    <div class="field">
+                        <label for="name">"Name"</label>
+                        <input id="name" name="name" value=name readonly=editing required
+                            aria-describedby="name-hint"/>
+                        <p class="hint" id="name-hint">
+                            {if editing { "Names cannot change; clone to use another name." } else { "Letters, digits, '_', '.' and '-'." }}
+                        </p>
+                        <FieldError error field="name"/>
+                    </div>
+                    <div class="field">
+                        <label for="description">"Description"</label>
+                        <input id="description" name="description" value=description/>
+                        <FieldError error field="description"/>
+                    </div>
+                    <StructuredFields kind body=full names=names.clone()/>
+                    <FieldError error field="structured"/>
+                    <div class="field">
+                        <label for="body">{if structured { "Other fields (Coopr JSON)" } else { "Definition (Coopr JSON)" }}</label>
+                        <textarea id="body" name="body" class="code" rows="22" spellcheck="false"
+                            aria-describedby="body-hint">{body}</textarea>
+                        <p class="hint" id="body-hint">{hint(kind)}</p>
+                        <FieldError error field="body"/>
+                    </div>
+                    <FormError error=general/>
+                    <div class="actions">
+                        <button class="button" type="submit" data-testid="save-entity"
+                            disabled=move || save.pending().get()>
+                            {move || if save.pending().get() { "Saving…" } else { "Save" }}
+                        </button>
+                        <a class="button button-quiet" href=back>"Cancel"</a>
+                    </div>
+                </ActionForm>
+            </section>
+            <aside class="card" aria-labelledby="names-head">
+                <h2 id="names-head">"In this catalog"</h2>
+                <NameLists names=aside_names/>
+            </aside>
+        </div>
+    }
+}
+
+fn hint(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Providers => "provisioner: the provider type's admin fields.",
+        Kind::Hardware => "providermap: per provider, the flavor nodes of this type get.",
+        Kind::Images => "providermap: per provider, the image (and sshuser) nodes of this type get.",
+        Kind::Services => "Anything the fields above do not cover, e.g. links, or other fields of an action (provisioner.actions.<stage>.fields).",
+        Kind::Templates => "Anything the fields above do not cover, e.g. defaults.config, defaults.dnsSuffix, links, extends/includes.",
+    }
+}
+
+/// The catalog's names, per kind, to pick from while writing references.
+#[component]
+fn NameLists(names: CatalogNames) -> impl IntoView {
+    let group = |title: &'static str, items: Vec<String>| {
+        let chips = if items.is_empty() {
+            view! { <span class="muted">"none yet"</span> }.into_any()
+        } else {
+            items
+                .into_iter()
+                .map(|item| view! { <code class="chip">{item}</code> " " })
+                .collect_view()
+                .into_any()
+        };
+        view! { <h3>{title}</h3><p>{chips}</p> }
+    };
+    view! {
+        <div class="name-lists">
+            {group("Providers", names.providers)}
+            {group("Hardware types", names.hardware)}
+            {group("Image types", names.images)}
+            {group("Services", names.services)}
+        </div>
+    }
+}

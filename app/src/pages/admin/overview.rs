@@ -1,0 +1,114 @@
+//! `/admin`: the administered tenant at a glance: clusters per state, nodes,
+//! busy and failed clusters, catalog size, users and quotas.
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+
+use crate::components::state::state_class;
+use crate::model::admin::{AdminScope, Overview};
+use crate::pages::admin::layout::TenantSwitcher;
+use crate::server_fns::admin::overview::admin_overview;
+use crate::server_fns::admin::scope::current_admin_scope;
+
+#[component]
+pub fn OverviewPage() -> impl IntoView {
+    let overview = Resource::new(|| (), |_| admin_overview());
+    let scope = Resource::new(|| (), |_| current_admin_scope());
+    view! {
+        <Title text="Admin · Corral"/>
+        <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                match (overview.await, scope.await) {
+                    (Ok(overview), Ok(scope)) => view! { <OverviewView overview scope/> }.into_any(),
+                    (Err(error), _) | (_, Err(error)) => crate::pages::admin::layout::admin_error(error),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+fn limit(used: u64, max: Option<i64>) -> String {
+    match max {
+        Some(max) => format!("{used} of {max}"),
+        None => format!("{used} (no limit)"),
+    }
+}
+
+#[component]
+fn OverviewView(overview: Overview, scope: AdminScope) -> impl IntoView {
+    let clusters: u64 = overview
+        .clusters_by_state
+        .iter()
+        .map(|(_, count)| count)
+        .sum();
+    let states = overview
+        .clusters_by_state
+        .iter()
+        .map(|(state, count)| {
+            view! {
+                <li><span class=state_class(state)>{state.clone()}</span>" "<strong>{*count}</strong></li>
+            }
+        })
+        .collect_view();
+    let catalog = overview
+        .catalog
+        .iter()
+        .map(|(kind, count)| view! { <dt>{kind.clone()}</dt><dd>{*count}</dd> })
+        .collect_view();
+    let attention = overview
+        .failed
+        .iter()
+        .map(|(id, name)| {
+            view! {
+                <li><span class=state_class("failed")>{"failed".to_owned()}</span>" "
+                    <a href=format!("/clusters/{id}")>{name.clone()}</a></li>
+            }
+        })
+        .chain(overview.busy.iter().map(|(id, name, state)| {
+            view! {
+                <li><span class=state_class(state)>{state.clone()}</span>" "
+                    <a href=format!("/clusters/{id}")>{name.clone()}</a></li>
+            }
+        }))
+        .collect_view();
+    let quiet = overview.failed.is_empty() && overview.busy.is_empty();
+    view! {
+        <div class="page-head">
+            <h1>"Overview"</h1>
+            <TenantSwitcher scope/>
+        </div>
+        <div class="stats" data-testid="overview">
+            <section class="card stat">
+                <h2>"Clusters"</h2>
+                <p class="stat-number">{clusters}</p>
+                <ul class="stat-states">{states}</ul>
+            </section>
+            <section class="card stat">
+                <h2>"Nodes"</h2>
+                <p class="stat-number">{overview.nodes}</p>
+                <p class="muted">{overview.live_nodes} " on active clusters"</p>
+            </section>
+            <section class="card stat">
+                <h2>"Quota"</h2>
+                <dl class="quota">
+                    <dt>"Clusters"</dt><dd>{limit(clusters, overview.max_clusters)}</dd>
+                    <dt>"Nodes"</dt><dd>{limit(overview.nodes, overview.max_nodes)}</dd>
+                    <dt>"Users"</dt><dd>{overview.users}</dd>
+                </dl>
+            </section>
+            <section class="card stat">
+                <h2>"Catalog"</h2>
+                <dl class="quota">{catalog}</dl>
+                <p><a href="/admin/catalog">"Import or export"</a></p>
+            </section>
+        </div>
+        <section class="card">
+            <h2>"Needs attention"</h2>
+            {if quiet {
+                view! { <p class="muted">"No failed clusters and no jobs running."</p> }.into_any()
+            } else {
+                view! { <ul class="plain-list">{attention}</ul> }.into_any()
+            }}
+        </section>
+    }
+}

@@ -1,0 +1,78 @@
+//! The admin console's routes, dispatched on their first segment: `/admin`,
+//! `/admin/<section>` (a catalog kind's list, `catalog`, `resources`, `tenants`,
+//! `users`, `tokens`, `audit`), `/admin/<kind>/<name>` (`new` for the create
+//! form) and `/admin/<kind>/<name>/edit`. Each shape is one flat route, and the
+//! page inside the admin frame follows the URL as it changes.
+
+use leptos::prelude::*;
+use leptos_router::hooks::use_params_map;
+
+use super::catalog::form::{EntityEditPage, EntityNewPage};
+use super::catalog::list::EntityListPage;
+use super::catalog::show::EntityShowPage;
+use super::layout::AdminLayout;
+use super::{audit, import, overview, resources, tenants, tokens, users};
+use crate::model::admin::Kind;
+use crate::pages::not_found::NotFound;
+
+fn param(name: &'static str) -> Memo<String> {
+    let params = use_params_map();
+    Memo::new(move |_| params.with(|params| params.get(name).unwrap_or_default()))
+}
+
+#[component]
+pub fn AdminHome() -> impl IntoView {
+    view! { <AdminLayout><overview::OverviewPage/></AdminLayout> }
+}
+
+#[component]
+pub fn AdminSectionPage() -> impl IntoView {
+    let section = param("section");
+    view! {
+        <AdminLayout>
+            {move || {
+                let section = section.get();
+                match section.as_str() {
+                    "catalog" => view! { <import::CatalogPage/> }.into_any(),
+                    "resources" => view! { <resources::ResourcesPage/> }.into_any(),
+                    "tenants" => view! { <tenants::TenantsPage/> }.into_any(),
+                    "users" => view! { <users::UsersPage/> }.into_any(),
+                    "tokens" => view! { <tokens::TokensPage/> }.into_any(),
+                    "audit" => view! { <audit::AuditPage/> }.into_any(),
+                    other => match Kind::parse(other) {
+                        Some(kind) => view! { <EntityListPage kind/> }.into_any(),
+                        None => view! { <NotFound/> }.into_any(),
+                    },
+                }
+            }}
+        </AdminLayout>
+    }
+}
+
+#[component]
+pub fn AdminEntityPage() -> impl IntoView {
+    let section = param("section");
+    let name = param("name");
+    view! {
+        <AdminLayout>
+            {move || match Kind::parse(&section.get()) {
+                Some(kind) if name.get() == "new" => view! { <EntityNewPage kind/> }.into_any(),
+                Some(kind) => view! { <EntityShowPage kind/> }.into_any(),
+                None => view! { <NotFound/> }.into_any(),
+            }}
+        </AdminLayout>
+    }
+}
+
+#[component]
+pub fn AdminEditPage() -> impl IntoView {
+    let section = param("section");
+    view! {
+        <AdminLayout>
+            {move || match Kind::parse(&section.get()) {
+                Some(kind) => view! { <EntityEditPage kind/> }.into_any(),
+                None => view! { <NotFound/> }.into_any(),
+            }}
+        </AdminLayout>
+    }
+}

@@ -1,0 +1,120 @@
+//! `/admin/tenants`: tenants with their quotas. A superadmin creates tenants and
+//! sets quotas; a tenant admin sees their own tenant.
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+
+use crate::components::errors::{FieldError, FormError};
+use crate::components::session::{use_me, CsrfField};
+use crate::components::time::timestamp;
+use crate::model::admin::TenantRow;
+use crate::server_fns::admin::create_tenant::CreateTenant;
+use crate::server_fns::admin::tenants::list_tenants;
+use crate::server_fns::admin::update_quotas::UpdateQuotas;
+
+fn limit(value: Option<i64>) -> String {
+    value.map(|value| value.to_string()).unwrap_or_default()
+}
+
+#[component]
+pub fn TenantsPage() -> impl IntoView {
+    let tenants = Resource::new(|| (), |_| list_tenants());
+    let me = use_me();
+    view! {
+        <Title text="Tenants · Admin · Corral"/>
+        <div class="page-head"><h1>"Tenants"</h1></div>
+        <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                let superadmin = matches!(me.await, Ok(Some(me)) if me.role == "superadmin");
+                match tenants.await {
+                    Ok(rows) => view! { <TenantTable rows superadmin/> {superadmin.then(|| view! { <NewTenant/> })} }.into_any(),
+                    Err(error) => crate::pages::admin::layout::admin_error(error),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+#[component]
+fn TenantTable(rows: Vec<TenantRow>, superadmin: bool) -> impl IntoView {
+    let update = ServerAction::<UpdateQuotas>::new();
+    let error = Signal::derive(move || update.value().get().and_then(Result::err));
+    let rows = rows
+        .into_iter()
+        .map(|row| {
+            let name = row.name.clone();
+            let quotas = if superadmin {
+                view! {
+                    <ActionForm action=update attr:class="inline quota-form">
+                        <CsrfField/>
+                        <input type="hidden" name="id" value=row.id.clone()/>
+                        <label>"Clusters " <input name="max_clusters" inputmode="numeric" size="5" value=limit(row.max_clusters) placeholder="no limit"/></label>
+                        <label>"Nodes " <input name="max_nodes" inputmode="numeric" size="5" value=limit(row.max_nodes) placeholder="no limit"/></label>
+                        <button class="button button-small button-quiet" type="submit">"Save quotas"</button>
+                    </ActionForm>
+                }
+                .into_any()
+            } else {
+                view! {
+                    <span>"Clusters: " {row.max_clusters.map_or("no limit".to_owned(), |v| v.to_string())}
+                    " · Nodes: " {row.max_nodes.map_or("no limit".to_owned(), |v| v.to_string())}</span>
+                }
+                .into_any()
+            };
+            view! {
+                <tr data-tenant=name>
+                    <th scope="row">{row.name}</th>
+                    <td>{quotas}</td>
+                    <td>{timestamp(row.created_at_ms)}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <section class="card table-card">
+            <FormError error/>
+            <FieldError error field="max_clusters"/>
+            <FieldError error field="max_nodes"/>
+            <div class="table-scroll">
+                <table class="data">
+                    <thead><tr><th scope="col">"Tenant"</th><th scope="col">"Quotas"</th><th scope="col">"Created"</th></tr></thead>
+                    <tbody>{rows}</tbody>
+                </table>
+            </div>
+        </section>
+    }
+}
+
+#[component]
+fn NewTenant() -> impl IntoView {
+    let create = ServerAction::<CreateTenant>::new();
+    let error = Signal::derive(move || create.value().get().and_then(Result::err));
+    view! {
+        <section class="card">
+            <h2>"New tenant"</h2>
+            <ActionForm action=create attr:class="stack narrow-form">
+                <CsrfField/>
+                <div class="field">
+                    <label for="tenant-name">"Name"</label>
+                    <input id="tenant-name" name="name" required pattern="[a-z0-9-]+"/>
+                    <FieldError error field="name"/>
+                </div>
+                <div class="field">
+                    <label for="tenant-clusters">"Most clusters"</label>
+                    <input id="tenant-clusters" name="max_clusters" inputmode="numeric" placeholder="no limit"/>
+                    <FieldError error field="max_clusters"/>
+                </div>
+                <div class="field">
+                    <label for="tenant-nodes">"Most nodes"</label>
+                    <input id="tenant-nodes" name="max_nodes" inputmode="numeric" placeholder="no limit"/>
+                    <FieldError error field="max_nodes"/>
+                </div>
+                <div class="field">
+                    <label for="tenant-seed">"Start with the catalog of (tenant name, optional)"</label>
+                    <input id="tenant-seed" name="seed"/>
+                </div>
+                <button class="button" type="submit">"Create tenant"</button>
+            </ActionForm>
+        </section>
+    }
+}

@@ -1,0 +1,95 @@
+//! `/admin/tokens`: the admin's API tokens (for the CLI and scripts); a new
+//! token's secret is shown once, right after it is created.
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+
+use crate::components::errors::FieldError;
+use crate::components::session::CsrfField;
+use crate::components::time::timestamp;
+use crate::server_fns::admin::create_token::CreateToken;
+use crate::server_fns::admin::revoke_token::RevokeToken;
+use crate::server_fns::admin::tokens::list_tokens;
+
+#[component]
+pub fn TokensPage() -> impl IntoView {
+    let create = ServerAction::<CreateToken>::new();
+    let revoke = ServerAction::<RevokeToken>::new();
+    let tokens = Resource::new(move || create.version().get(), |_| list_tokens());
+    let error = Signal::derive(move || create.value().get().and_then(Result::err));
+    let created = move || create.value().get().and_then(Result::ok);
+    let maybe = |ms: Option<i64>| ms.map_or_else(|| "—".to_owned(), timestamp);
+    view! {
+            <Title text="API tokens · Admin · Corral"/>
+            <div class="page-head"><h1>"API tokens"</h1></div>
+            {move || created().map(|token| view! {
+                <div class="banner banner-ok" role="status" data-testid="new-token">
+                    <p>"Token " <strong>{token.name}</strong> " created. Copy its secret now; it is not shown again:"</p>
+                    <p><code class="secret">{token.secret}</code></p>
+                </div>
+            })}
+            <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
+                {move || Suspend::new(async move {
+                    match tokens.await {
+                        Ok(rows) if rows.is_empty() => view! { <p class="muted">"No tokens yet."</p> }.into_any(),
+                        Ok(rows) => {
+                            let rows = rows.into_iter().map(|row| {
+                                let state = if row.revoked_at_ms.is_some() { ("state state-idle", "revoked") } else { ("state state-ok", "active") };
+                                let active = row.revoked_at_ms.is_none();
+                                view! {
+                                    <tr>
+                                        <th scope="row">{row.name}</th>
+                                        <td><span class=state.0>{state.1}</span></td>
+                                        <td>{timestamp(row.created_at_ms)}</td>
+                                        <td>{maybe(row.last_used_at_ms)}</td>
+                                        <td>{maybe(row.expires_at_ms)}</td>
+                                        <td>{active.then(|| view! {
+                                            <ActionForm action=revoke attr:class="inline">
+                                                <CsrfField/>
+                                                <input type="hidden" name="id" value=row.id.clone()/>
+                                                <button class="button button-small button-danger" type="submit">"Revoke"</button>
+                                            </ActionForm>
+                                        })}</td>
+                                    </tr>
+                                }
+                            }).collect_view();
+                            view! {
+                                <section class="card table-card"><div class="table-scroll">
+                                    <table class="data">
+                                        <thead><tr><th scope="col">"Name"</th><th scope="col">"State"</th><th scope="col">"Created"</th>
+                                            <th scope="col">"Last used"</th><th scope="col">"Expires"</th><th scope="col"></th></tr></thead>
+                                        <tbody>{rows}</tbody>
+                                    </table>
+                                </div></section>
+                            }.into_any()
+                        }
+                        Err(error) => crate::pages::admin::layout::admin_error(error),
+                    }
+                })}
+            </Suspense>
+            <Suspense>
+                {move || Suspend::new(async move {
+                    tokens.await.is_ok().then(|| view! {
+    <section class="card">
+                <h2>"New token"</h2>
+                <p class="muted">"Without JavaScript the secret cannot be shown after the form posts; use " <code>"corral login"</code> " or the API instead."</p>
+                <ActionForm action=create attr:class="stack narrow-form">
+                    <CsrfField/>
+                    <div class="field">
+                        <label for="token-name">"What it is for"</label>
+                        <input id="token-name" name="name" required placeholder="e.g. ci"/>
+                        <FieldError error field="name"/>
+                    </div>
+                    <div class="field">
+                        <label for="token-days">"Expires after (days)"</label>
+                        <input id="token-days" name="days" inputmode="numeric" placeholder="never"/>
+                        <FieldError error field="days"/>
+                    </div>
+                    <button class="button" type="submit">"Create token"</button>
+                </ActionForm>
+            </section>
+                    })
+                })}
+            </Suspense>
+        }
+}

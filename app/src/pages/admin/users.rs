@@ -1,0 +1,96 @@
+//! `/admin/users`: users with their roles, and a form to add one (the password is
+//! set here and never shown again).
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+
+use crate::components::errors::{FieldError, FormError};
+use crate::components::session::{use_me, CsrfField};
+use crate::components::time::timestamp;
+use crate::server_fns::admin::create_user::CreateUser;
+use crate::server_fns::admin::users::list_users;
+
+#[component]
+pub fn UsersPage() -> impl IntoView {
+    let users = Resource::new(|| (), |_| list_users());
+    let me = use_me();
+    let create = ServerAction::<CreateUser>::new();
+    let error = Signal::derive(move || create.value().get().and_then(Result::err));
+    let general = Signal::derive(move || {
+        error.get().filter(|error| {
+            error.problems_for("username").is_empty() && error.problems_for("password").is_empty()
+        })
+    });
+    view! {
+            <Title text="Users · Admin · Corral"/>
+            <div class="page-head"><h1>"Users"</h1></div>
+            <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
+                {move || Suspend::new(async move {
+                    match users.await {
+                        Ok(rows) => {
+                            let rows = rows.into_iter().map(|row| view! {
+                                <tr data-user=row.username.clone()>
+                                    <th scope="row">{row.username.clone()}</th>
+                                    <td><span class="chip">{row.role}</span></td>
+                                    <td>{row.tenant}</td>
+                                    <td>{timestamp(row.created_at_ms)}</td>
+                                </tr>
+                            }).collect_view();
+                            view! {
+                                <section class="card table-card"><div class="table-scroll">
+                                    <table class="data" data-testid="user-table">
+                                        <thead><tr><th scope="col">"User"</th><th scope="col">"Role"</th>
+                                            <th scope="col">"Tenant"</th><th scope="col">"Created"</th></tr></thead>
+                                        <tbody>{rows}</tbody>
+                                    </table>
+                                </div></section>
+                            }.into_any()
+                        }
+                        Err(error) => crate::pages::admin::layout::admin_error(error),
+                    }
+                })}
+            </Suspense>
+            <Suspense>
+                {move || Suspend::new(async move {
+                    users.await.is_ok().then(|| view! {
+    <section class="card">
+                <h2>"Add a user"</h2>
+                <ActionForm action=create attr:class="stack narrow-form">
+                    <CsrfField/>
+                    <div class="field">
+                        <label for="user-name">"Username"</label>
+                        <input id="user-name" name="username" required autocomplete="off"/>
+                        <FieldError error field="username"/>
+                    </div>
+                    <div class="field">
+                        <label for="user-password">"Password"</label>
+                        <input id="user-password" name="password" type="password" required minlength="12" autocomplete="new-password"/>
+                        <p class="hint">"At least 12 characters."</p>
+                        <FieldError error field="password"/>
+                    </div>
+                    <div class="field">
+                        <label for="user-role">"Role"</label>
+                        <select id="user-role" name="role">
+                            <option value="user">"user (creates clusters)"</option>
+                            <option value="tenant-admin">"tenant-admin (manages the catalog and users)"</option>
+                            <Suspense>
+                                {move || Suspend::new(async move {
+                                    matches!(me.await, Ok(Some(me)) if me.role == "superadmin")
+                                        .then(|| view! { <option value="superadmin">"superadmin"</option> })
+                                })}
+                            </Suspense>
+                        </select>
+                    </div>
+                    <div class="field">
+                        <label for="user-tenant">"Tenant"</label>
+                        <input id="user-tenant" name="tenant" placeholder="the administered tenant"/>
+                    </div>
+                    <FormError error=general/>
+                    <button class="button" type="submit">"Add user"</button>
+                </ActionForm>
+            </section>
+                    })
+                })}
+            </Suspense>
+        }
+}

@@ -1,0 +1,36 @@
+//! An admin creates a user (a superadmin in any tenant; a tenant admin in theirs,
+//! never a superadmin).
+
+use leptos::prelude::*;
+
+use crate::error::UiError;
+
+#[server(prefix = "/sfn", endpoint = "admin-create-user")]
+pub async fn create_user(
+    csrf: String,
+    username: String,
+    password: String,
+    role: String,
+    tenant: Option<String>,
+) -> Result<(), UiError> {
+    let caller = crate::session::caller_checked(&csrf).await?;
+    let username = username.trim().to_owned();
+    if username.is_empty() {
+        return Err(UiError::field("username", "give the user a name"));
+    }
+    if password.chars().count() < 12 {
+        return Err(UiError::field("password", "use at least 12 characters"));
+    }
+    let request = engine::service::UserRequest {
+        username,
+        password,
+        role,
+        tenant: tenant.filter(|tenant| !tenant.trim().is_empty()),
+    };
+    crate::session::service()?
+        .create_user(&caller, &request)
+        .await
+        .map_err(|error| super::quota::on_field(error.into(), "username"))?;
+    leptos_axum::redirect("/admin/users?created=1");
+    Ok(())
+}

@@ -1,0 +1,73 @@
+//! The admin overview's numbers for the administered tenant: clusters per state,
+//! nodes, busy and failed clusters, catalog size, users and quotas.
+
+use leptos::prelude::*;
+
+use crate::error::UiError;
+use crate::model::admin::Overview;
+
+#[server(prefix = "/sfn", endpoint = "admin-overview")]
+pub async fn admin_overview() -> Result<Overview, UiError> {
+    use std::collections::BTreeMap;
+
+    let caller = super::caller::caller().await?;
+    super::caller::require_admin(&caller)?;
+    let service = crate::session::service()?;
+    let all = super::caller::all();
+    let tenant = service.tenant(&caller, caller.tenant_id()).await?;
+    let clusters = service.list_clusters(&caller, all).await?.items;
+    let mut by_state: BTreeMap<String, u64> =
+        ["active", "creating", "updating", "deleting", "failed"]
+            .into_iter()
+            .map(|state| (state.to_owned(), 0))
+            .collect();
+    for cluster in &clusters {
+        *by_state.entry(cluster.state.clone()).or_default() += 1;
+    }
+    let order = |state: &str| {
+        ["active", "creating", "updating", "deleting", "failed"]
+            .iter()
+            .position(|known| *known == state)
+            .unwrap_or(usize::MAX)
+    };
+    let mut clusters_by_state: Vec<(String, u64)> = by_state.into_iter().collect();
+    clusters_by_state.sort_by_key(|(state, _)| order(state));
+    let mut catalog = Vec::new();
+    for kind in crate::model::admin::Kind::ALL {
+        let total = service.list_entities(&caller, kind.key(), all).await?.total;
+        catalog.push((kind.title().to_owned(), total));
+    }
+    let users = service.usernames(&caller).await?.len() as u64;
+    let busy = clusters
+        .iter()
+        .filter(|cluster| matches!(cluster.state.as_str(), "creating" | "updating" | "deleting"))
+        .map(|cluster| {
+            (
+                cluster.id.clone(),
+                cluster.name.clone(),
+                cluster.state.clone(),
+            )
+        })
+        .collect();
+    let failed = clusters
+        .iter()
+        .filter(|cluster| cluster.state == "failed")
+        .map(|cluster| (cluster.id.clone(), cluster.name.clone()))
+        .collect();
+    Ok(Overview {
+        tenant: tenant.name,
+        clusters_by_state,
+        nodes: clusters.iter().map(|cluster| cluster.size as u64).sum(),
+        live_nodes: clusters
+            .iter()
+            .filter(|cluster| cluster.state == "active")
+            .map(|cluster| cluster.size as u64)
+            .sum(),
+        catalog,
+        users,
+        max_clusters: tenant.max_clusters,
+        max_nodes: tenant.max_nodes,
+        busy,
+        failed,
+    })
+}
