@@ -137,6 +137,13 @@ pub struct Overview {
     pub busy: Vec<(String, String, String)>,
     /// Clusters in state `failed`: `(cluster id, name)`.
     pub failed: Vec<(String, String)>,
+    /// `(state, count)` of the tenant's jobs.
+    pub jobs_by_state: Vec<(String, i64)>,
+    pub running_tasks: i64,
+    /// Workers running the tenant's tasks now.
+    pub busy_workers: i64,
+    /// The latest failed tasks: `(cluster id, job id, what, error)`.
+    pub failed_tasks: Vec<(String, String, String, String)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

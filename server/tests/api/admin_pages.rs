@@ -141,6 +141,7 @@ async fn admin_pages_render_on_the_server() {
     let (browser, _) = signed_in(&app, "acme-admin").await;
     let checks = [
         ("/admin", "data-testid=\"overview\""),
+        ("/admin", "tasks running on"),
         ("/admin/providers", "data-entity=\"local\""),
         ("/admin/hardware", "data-entity=\"small\""),
         ("/admin/images", "data-entity=\"debian\""),

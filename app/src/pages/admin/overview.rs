@@ -71,7 +71,26 @@ fn OverviewView(overview: Overview, scope: AdminScope) -> impl IntoView {
             }
         }))
         .collect_view();
-    let quiet = overview.failed.is_empty() && overview.busy.is_empty();
+    let failed_tasks = overview
+        .failed_tasks
+        .iter()
+        .map(|(cluster, job, what, error)| {
+            view! {
+                <li><span class=state_class("failed")>{"failed task".to_owned()}</span>" "
+                    <a href=format!("/clusters/{cluster}/jobs/{job}")>{what.clone()}</a>
+                    " " <span class="muted">{error.clone()}</span></li>
+            }
+        })
+        .collect_view();
+    let jobs = overview
+        .jobs_by_state
+        .iter()
+        .map(|(state, count)| {
+            view! { <li><span class=state_class(state)>{state.clone()}</span>" "<strong>{*count}</strong></li> }
+        })
+        .collect_view();
+    let quiet =
+        overview.failed.is_empty() && overview.busy.is_empty() && overview.failed_tasks.is_empty();
     view! {
         <div class="page-head">
             <h1>"Overview"</h1>
@@ -87,6 +106,12 @@ fn OverviewView(overview: Overview, scope: AdminScope) -> impl IntoView {
                 <h2>"Nodes"</h2>
                 <p class="stat-number">{overview.nodes}</p>
                 <p class="muted">{overview.live_nodes} " on active clusters"</p>
+            </section>
+            <section class="card stat">
+                <h2>"Work"</h2>
+                <p class="stat-number">{overview.running_tasks}</p>
+                <p class="muted">"tasks running on " {overview.busy_workers} " worker(s)"</p>
+                <ul class="stat-states" aria-label="Jobs by state">{jobs}</ul>
             </section>
             <section class="card stat">
                 <h2>"Quota"</h2>
@@ -105,9 +130,9 @@ fn OverviewView(overview: Overview, scope: AdminScope) -> impl IntoView {
         <section class="card">
             <h2>"Needs attention"</h2>
             {if quiet {
-                view! { <p class="muted">"No failed clusters and no jobs running."</p> }.into_any()
+                view! { <p class="muted">"No failed clusters or tasks, and no jobs running."</p> }.into_any()
             } else {
-                view! { <ul class="plain-list">{attention}</ul> }.into_any()
+                view! { <ul class="plain-list">{attention}{failed_tasks}</ul> }.into_any()
             }}
         </section>
     }

@@ -1,5 +1,6 @@
 //! The admin overview's numbers for the administered tenant: clusters per state,
-//! nodes, busy and failed clusters, catalog size, users and quotas.
+//! nodes, jobs per state, running tasks and busy workers, failed clusters and
+//! tasks, catalog size, users and quotas.
 
 use leptos::prelude::*;
 
@@ -54,7 +55,28 @@ pub async fn admin_overview() -> Result<Overview, UiError> {
         .filter(|cluster| cluster.state == "failed")
         .map(|cluster| (cluster.id.clone(), cluster.name.clone()))
         .collect();
+    let activity = service.activity(&caller).await?;
+    let failed_tasks = activity
+        .failed_tasks
+        .into_iter()
+        .map(|task| {
+            let what = match &task.service {
+                Some(service) => format!("node {} · {} {service}", task.node, task.action),
+                None => format!("node {} · {}", task.node, task.action),
+            };
+            (
+                task.cluster_id,
+                task.job_id,
+                what,
+                task.error.unwrap_or_default(),
+            )
+        })
+        .collect();
     Ok(Overview {
+        jobs_by_state: activity.jobs_by_state,
+        running_tasks: activity.running_tasks,
+        busy_workers: activity.busy_workers,
+        failed_tasks,
         tenant: tenant.name,
         clusters_by_state,
         nodes: clusters.iter().map(|cluster| cluster.size as u64).sum(),

@@ -17,9 +17,16 @@ pub fn EntityListPage(kind: Kind) -> impl IntoView {
         <Title text=format!("{} · Admin · Corral", kind.title())/>
         <div class="page-head">
             <h1>{kind.title()}</h1>
-            <a class="button" href=format!("/admin/{}/new", kind.path()) data-testid="new-entity">
-                "New " {kind.singular()}
-            </a>
+            // Offered once the list loads, so a refused visitor is not offered it.
+            <Suspense>
+                {move || Suspend::new(async move {
+                    entities.await.is_ok().then(|| view! {
+                        <a class="button" href=format!("/admin/{}/new", kind.path()) data-testid="new-entity">
+                            "New " {kind.singular()}
+                        </a>
+                    })
+                })}
+            </Suspense>
         </div>
         {move || deleted().map(|name| view! {
             <p class="banner banner-ok" role="status">"Deleted " <strong>{name}</strong> "."</p>
