@@ -1,4 +1,6 @@
-//! Lists in query strings. A GET form's checkboxes are named `services[0]`,
+//! Query strings: lists in them, and values encoded for them.
+//!
+//! Lists: a GET form's checkboxes are named `services[0]`,
 //! `services[1]`, ... (by position, so unchecked ones leave gaps): the client-side
 //! router keeps only one value of a repeated key, but distinct keys survive. Plain
 //! repeated keys (`?services=a&services=b`, as in a hand-written link) work too.
@@ -25,6 +27,20 @@ pub fn list(query: &ParamsMap, name: &str) -> Option<Vec<String>> {
 /// The form field name of the `index`th entry of list `name`.
 pub fn item(name: &str, index: usize) -> String {
     format!("{name}[{index}]")
+}
+
+/// Percent-encodes a value (a path, a name) for a query string: everything but
+/// unreserved characters (RFC 3986) and `/`.
+pub fn encode_value(raw: &str) -> String {
+    let mut encoded = String::with_capacity(raw.len());
+    for byte in raw.bytes() {
+        if byte.is_ascii_alphanumeric() || b"-._~/".contains(&byte) {
+            encoded.push(char::from(byte));
+        } else {
+            encoded.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    encoded
 }
 
 #[cfg(test)]

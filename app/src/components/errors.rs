@@ -30,7 +30,7 @@ pub fn PageError(error: UiError) -> impl IntoView {
     let next = move || {
         format!(
             "/login?next={}",
-            encode_query_value(&format!(
+            crate::query::encode_value(&format!(
                 "{}{}",
                 location.pathname.get(),
                 location.search.get()
@@ -83,18 +83,4 @@ pub fn FieldError(
                 .collect_view()
         }}
     }
-}
-
-/// Percent-encodes a value (a path, a name) for a query string: everything but
-/// unreserved characters (RFC 3986) and `/`.
-pub fn encode_query_value(raw: &str) -> String {
-    let mut encoded = String::with_capacity(raw.len());
-    for byte in raw.bytes() {
-        if byte.is_ascii_alphanumeric() || b"-._~/".contains(&byte) {
-            encoded.push(char::from(byte));
-        } else {
-            encoded.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    encoded
 }

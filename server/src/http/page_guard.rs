@@ -13,7 +13,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use tower_sessions::Session;
 
-use app::components::errors::encode_query_value;
+use app::query::encode_value;
 use app::session::{CsrfToken, SessionData, SESSION_USER};
 
 /// Path prefixes of pages for signed-in users only.
@@ -58,7 +58,7 @@ pub async fn page_guard(session: Session, mut request: Request, next: Next) -> R
                 .uri()
                 .path_and_query()
                 .map_or(path.as_str(), |path_and_query| path_and_query.as_str());
-            format!("/login?next={}", encode_query_value(wanted))
+            format!("/login?next={}", encode_value(wanted))
         }
     };
     (StatusCode::SEE_OTHER, [(header::LOCATION, target)]).into_response()
@@ -67,7 +67,7 @@ pub async fn page_guard(session: Session, mut request: Request, next: Next) -> R
 #[cfg(test)]
 mod tests {
     use super::is_protected;
-    use app::components::errors::encode_query_value;
+    use app::query::encode_value;
 
     #[test]
     fn protects_the_portal_and_admin_trees_only() {
@@ -82,7 +82,7 @@ mod tests {
     #[test]
     fn next_survives_query_strings() {
         assert_eq!(
-            encode_query_value("/clusters/new?size=3&template=web"),
+            encode_value("/clusters/new?size=3&template=web"),
             "/clusters/new%3Fsize%3D3%26template%3Dweb"
         );
     }

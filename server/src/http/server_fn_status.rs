@@ -12,8 +12,9 @@ use app::error::UiError;
 
 /// Path prefix of the server functions.
 const PREFIX: &str = "/sfn/";
-/// Error bodies are a few hundred bytes; anything bigger is left alone.
-const MAX_ERROR_BYTES: usize = 64 * 1024;
+/// Error bodies are usually a few hundred bytes, but an import report lists every
+/// problem of a bundle; the bound only stops a runaway body.
+const MAX_ERROR_BYTES: usize = 16 * 1024 * 1024;
 
 pub async fn server_fn_status(request: Request, next: Next) -> Response {
     let is_server_fn = request.uri().path().starts_with(PREFIX);
@@ -23,6 +24,7 @@ pub async fn server_fn_status(request: Request, next: Next) -> Response {
     }
     let (mut parts, body) = response.into_parts();
     let Ok(bytes) = to_bytes(body, MAX_ERROR_BYTES).await else {
+        tracing::error!("a server function's error body could not be read");
         return Response::from_parts(parts, Body::empty());
     };
     if let Ok(error) = serde_json::from_slice::<UiError>(&bytes) {

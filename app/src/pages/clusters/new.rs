@@ -9,11 +9,12 @@ use leptos_meta::Title;
 use leptos_router::components::Form;
 use leptos_router::hooks::use_query_map;
 
-use crate::components::errors::{encode_query_value, FieldError, FormError, PageError};
+use crate::components::errors::{FieldError, FormError, PageError};
 use crate::components::plan::PlanView;
 use crate::components::session::CsrfField;
 use crate::error::UiError;
 use crate::model::{CreateFormChoices, PlanPreview, QuotaUse, TemplateChoice};
+use crate::query::encode_value;
 use crate::server_fns::clusters::choices::create_choices;
 use crate::server_fns::clusters::create::CreateCluster;
 use crate::server_fns::clusters::preview::preview_create;
@@ -233,8 +234,8 @@ fn AskCard(
         let name = inputs.with_untracked(|inputs| inputs.name.clone());
         let url = format!(
             "?name={}&template={}",
-            encode_query_value(&name),
-            encode_query_value(&event_target_value(&event))
+            encode_value(&name),
+            encode_value(&event_target_value(&event))
         );
         navigate(&url, Default::default());
     };

@@ -55,7 +55,7 @@ pub async fn import_catalog(
         } else {
             "checked"
         },
-        crate::components::errors::encode_query_value(&counts.join(", ")),
+        crate::query::encode_value(&counts.join(", ")),
         report.warnings.len()
     );
     leptos_axum::redirect(&url);
