@@ -7,4 +7,5 @@ pub mod layout;
 pub mod plan;
 pub mod session;
 pub mod state;
+pub mod table;
 pub mod time;

@@ -6,6 +6,7 @@ use leptos_meta::Title;
 use leptos_router::components::Form;
 use leptos_router::hooks::use_query_map;
 
+use crate::components::table::TableCard;
 use crate::components::time::timestamp;
 use crate::server_fns::admin::audit::audit_log;
 
@@ -57,13 +58,9 @@ pub fn AuditPage() -> impl IntoView {
                             </tr>
                         }).collect_view();
                         view! {
-                            <section class="card table-card"><div class="table-scroll">
-                                <table class="data" data-testid="audit-table">
-                                    <thead><tr><th scope="col">"When"</th><th scope="col">"User"</th><th scope="col">"Action"</th>
-                                        <th scope="col">"Target"</th><th scope="col">"From"</th></tr></thead>
-                                    <tbody>{rows}</tbody>
-                                </table>
-                            </div></section>
+                            <TableCard testid="audit-table" columns=&["When", "User", "Action", "Target", "From"]>
+                                {rows}
+                            </TableCard>
                         }.into_any()
                     }
                     Err(error) => crate::pages::admin::layout::admin_error(error),

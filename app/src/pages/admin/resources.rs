@@ -6,6 +6,7 @@ use leptos_meta::Title;
 
 use crate::components::errors::{FieldError, FormError};
 use crate::components::session::CsrfField;
+use crate::components::table::TableCard;
 use crate::components::time::timestamp;
 use crate::server_fns::admin::resources::list_resources;
 use crate::server_fns::admin::stage_resource::StageResource;
@@ -60,13 +61,11 @@ pub fn ResourcesPage() -> impl IntoView {
                                 }
                             }).collect_view();
                             view! {
-                                <section class="card table-card"><div class="table-scroll">
-                                    <table class="data" data-testid="resource-table">
-                                        <thead><tr><th scope="col">"Kind"</th><th scope="col">"Name"</th><th scope="col" class="num">"Version"</th>
-                                            <th scope="col">"State"</th><th scope="col" class="num">"Size"</th><th scope="col">"SHA-256"</th><th scope="col">"Uploaded"</th></tr></thead>
-                                        <tbody>{rows}</tbody>
-                                    </table>
-                                </div></section>
+                                <TableCard testid="resource-table"
+                                    columns=&["Kind", "Name", "Version", "State", "Size", "SHA-256", "Uploaded"]
+                                    numeric=&["Version", "Size"]>
+                                    {rows}
+                                </TableCard>
                             }.into_any()
                         }
                         Err(error) => crate::pages::admin::layout::admin_error(error),

@@ -6,6 +6,7 @@ use leptos_meta::Title;
 
 use crate::components::errors::FieldError;
 use crate::components::session::CsrfField;
+use crate::components::table::TableCard;
 use crate::components::time::timestamp;
 use crate::server_fns::admin::create_token::CreateToken;
 use crate::server_fns::admin::revoke_token::RevokeToken;
@@ -54,13 +55,9 @@ pub fn TokensPage() -> impl IntoView {
                                 }
                             }).collect_view();
                             view! {
-                                <section class="card table-card"><div class="table-scroll">
-                                    <table class="data">
-                                        <thead><tr><th scope="col">"Name"</th><th scope="col">"State"</th><th scope="col">"Created"</th>
-                                            <th scope="col">"Last used"</th><th scope="col">"Expires"</th><th scope="col"></th></tr></thead>
-                                        <tbody>{rows}</tbody>
-                                    </table>
-                                </div></section>
+                                <TableCard columns=&["Name", "State", "Created", "Last used", "Expires", ""]>
+                                    {rows}
+                                </TableCard>
                             }.into_any()
                         }
                         Err(error) => crate::pages::admin::layout::admin_error(error),

@@ -6,6 +6,7 @@ use leptos_meta::Title;
 
 use crate::components::errors::{FieldError, FormError};
 use crate::components::session::{use_me, CsrfField};
+use crate::components::table::TableCard;
 use crate::components::time::timestamp;
 use crate::server_fns::admin::create_user::CreateUser;
 use crate::server_fns::admin::users::list_users;
@@ -37,13 +38,9 @@ pub fn UsersPage() -> impl IntoView {
                                 </tr>
                             }).collect_view();
                             view! {
-                                <section class="card table-card"><div class="table-scroll">
-                                    <table class="data" data-testid="user-table">
-                                        <thead><tr><th scope="col">"User"</th><th scope="col">"Role"</th>
-                                            <th scope="col">"Tenant"</th><th scope="col">"Created"</th></tr></thead>
-                                        <tbody>{rows}</tbody>
-                                    </table>
-                                </div></section>
+                                <TableCard testid="user-table" columns=&["User", "Role", "Tenant", "Created"]>
+                                    {rows}
+                                </TableCard>
                             }.into_any()
                         }
                         Err(error) => crate::pages::admin::layout::admin_error(error),
