@@ -7,85 +7,30 @@
 #![allow(clippy::unwrap_used)] // Tests fail loudly by design.
 
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::path::Path;
+use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use engine::provider::LocalProvider;
 
-const CORRAL: &str = env!("CARGO_BIN_EXE_corral");
+#[path = "support/served.rs"]
+mod served;
+
+use served::{corral, text, Served, CORRAL};
+
 const EXAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/web-stack.yaml");
 
-struct Served {
-    child: Child,
-    url: String,
-    password: String,
-    nodes: PathBuf,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        // Node sshds daemonize: they outlive the server unless killed here.
-        LocalProvider::kill_everything_under(&self.nodes);
-    }
-}
-
-fn serve(data: &Path) -> Served {
-    let log = std::fs::File::create(data.join("server.log")).unwrap();
-    let mut child = Command::new(CORRAL)
-        .args(["serve", "--listen", "127.0.0.1:0", "--worker-slots", "4"])
-        .arg("--data-dir")
-        .arg(data)
-        .stdout(Stdio::piped())
-        .stderr(log)
-        .spawn()
-        .unwrap();
-    let mut password = String::new();
-    let mut url = String::new();
-    let mut demo = false;
-    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
-        let line = line.unwrap();
-        if let Some(rest) = line.split("with password ").nth(1) {
-            password = rest.split_whitespace().next().unwrap().to_owned();
-        }
-        demo |= line.starts_with("Loaded the demo catalog");
-        if let Some(rest) = line.strip_prefix("Corral is running at ") {
-            url = rest.trim_end_matches('/').to_owned();
-            break;
-        }
-    }
-    assert!(demo, "a first start loads the demo catalog");
-    Served {
-        child,
-        url,
-        password,
-        nodes: data.join("nodes"),
-    }
-}
-
-fn corral(config: &Path, args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(CORRAL)
-        .args(args)
-        .env("CORRAL_CONFIG_DIR", config)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
+/// The server with the demo catalog its first start loads.
+fn start(data: &Path) -> Served {
+    let server = served::serve(data, 4, &[]);
+    assert!(
+        server
+            .announced
+            .iter()
+            .any(|line| line.starts_with("Loaded the demo catalog")),
+        "a first start loads the demo catalog"
+    );
+    server
 }
 
 fn ok(output: &Output) -> String {
@@ -128,7 +73,7 @@ async fn backends(url: &str, tries: usize) -> BTreeSet<String> {
 async fn apply_creates_does_nothing_twice_amends_and_deletes() {
     let data = tempfile::tempdir().unwrap();
     let config = tempfile::tempdir().unwrap();
-    let server = serve(data.path());
+    let server = start(data.path());
     let cfg = config.path();
     ok(&corral(
         cfg,

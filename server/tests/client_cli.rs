@@ -4,87 +4,24 @@
 
 #![allow(clippy::unwrap_used)] // Tests fail loudly by design.
 
-use std::io::{BufRead, BufReader, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
 
-const CORRAL: &str = env!("CARGO_BIN_EXE_corral");
+#[path = "support/served.rs"]
+#[allow(dead_code)] // Shared with apply_cli.rs, which uses what this file does not.
+mod served;
+
+use served::{corral, text, Served};
+
 const CATALOG: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../testdata/lifecycle/catalog.json"
 );
 
-struct Served {
-    child: Child,
-    url: String,
-    password: String,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
+/// A server logging at debug level: whatever it logs about requests must still
+/// hold no secret.
 fn serve(data: &Path) -> Served {
-    let log = std::fs::File::create(data.join("server.log")).unwrap();
-    let mut child = Command::new(CORRAL)
-        .args([
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--worker-slots",
-            "1",
-            "--data-dir",
-        ])
-        .arg(data)
-        // Debug level: whatever the server logs about requests must still hold no secret.
-        .env("RUST_LOG", "debug")
-        .stdout(Stdio::piped())
-        .stderr(log)
-        .spawn()
-        .unwrap();
-    let mut password = String::new();
-    let mut url = String::new();
-    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
-        let line = line.unwrap();
-        if let Some(rest) = line.split("with password ").nth(1) {
-            password = rest.split_whitespace().next().unwrap().to_owned();
-        }
-        if let Some(rest) = line.strip_prefix("Corral is running at ") {
-            url = rest.trim_end_matches('/').to_owned();
-            break;
-        }
-    }
-    Served {
-        child,
-        url,
-        password,
-    }
-}
-
-fn corral(config: &Path, args: &[&str], stdin: Option<&str>) -> Output {
-    let mut child = Command::new(CORRAL)
-        .args(args)
-        .env("CORRAL_CONFIG_DIR", config)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.unwrap_or_default().as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
+    served::serve(data, 1, &[("RUST_LOG", "debug")])
 }
 
 #[test]
@@ -103,7 +40,7 @@ fn login_then_manage_the_catalog_and_clusters() {
             "admin",
             "--password-stdin",
         ],
-        Some("not the password\n"),
+        "not the password\n",
     );
     assert!(!wrong.status.success());
     assert!(
@@ -112,7 +49,7 @@ fn login_then_manage_the_catalog_and_clusters() {
         text(&wrong.stderr)
     );
 
-    let before = corral(config.path(), &["cluster", "list"], None);
+    let before = corral(config.path(), &["cluster", "list"], "");
     assert!(!before.status.success());
     assert!(
         text(&before.stderr).contains("corral login"),
@@ -130,7 +67,7 @@ fn login_then_manage_the_catalog_and_clusters() {
             "admin",
             "--password-stdin",
         ],
-        Some(&format!("{}\n", server.password)),
+        &format!("{}\n", server.password),
     );
     assert!(login.status.success(), "{}", text(&login.stderr));
     let file = config.path().join("cli.toml");
@@ -141,7 +78,7 @@ fn login_then_manage_the_catalog_and_clusters() {
         "the token is not printed"
     );
 
-    let import = corral(config.path(), &["catalog", "import", CATALOG], None);
+    let import = corral(config.path(), &["catalog", "import", CATALOG], "");
     assert!(import.status.success(), "{}", text(&import.stderr));
     assert!(
         text(&import.stdout).contains("imported"),
@@ -149,7 +86,7 @@ fn login_then_manage_the_catalog_and_clusters() {
         text(&import.stdout)
     );
 
-    let export = corral(config.path(), &["catalog", "export"], None);
+    let export = corral(config.path(), &["catalog", "export"], "");
     let bundle: serde_json::Value = serde_json::from_slice(&export.stdout).unwrap();
     assert_eq!(bundle["clustertemplates"][0]["name"], "lifecycle");
 
@@ -165,7 +102,7 @@ fn login_then_manage_the_catalog_and_clusters() {
             "3",
             "--dry-run",
         ],
-        None,
+        "",
     );
     assert!(plan.status.success(), "{}", text(&plan.stderr));
     assert!(
@@ -185,7 +122,7 @@ fn login_then_manage_the_catalog_and_clusters() {
             "--size",
             "1",
         ],
-        None,
+        "",
     );
     assert!(!too_small.status.success());
     assert!(
@@ -194,7 +131,7 @@ fn login_then_manage_the_catalog_and_clusters() {
         text(&too_small.stderr)
     );
 
-    let listed = corral(config.path(), &["cluster", "list", "--json"], None);
+    let listed = corral(config.path(), &["cluster", "list", "--json"], "");
     assert!(listed.status.success(), "{}", text(&listed.stderr));
     let page: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
     assert_eq!(page["total"], 0, "a dry run creates nothing");
@@ -208,7 +145,7 @@ fn login_then_manage_the_catalog_and_clusters() {
         .to_owned();
     assert!(token.starts_with("corral_"));
 
-    let logout = corral(config.path(), &["logout"], None);
+    let logout = corral(config.path(), &["logout"], "");
     assert!(logout.status.success(), "{}", text(&logout.stderr));
     assert!(!file.exists());
 
@@ -241,7 +178,7 @@ fn catalog_import_uploads_the_scripts_beside_the_bundle() {
             "admin",
             "--password-stdin",
         ],
-        Some(&format!("{}\n", server.password)),
+        &format!("{}\n", server.password),
     );
     assert!(login.status.success(), "{}", text(&login.stderr));
     let demo = concat!(env!("CARGO_MANIFEST_DIR"), "/../demo");
@@ -250,7 +187,7 @@ fn catalog_import_uploads_the_scripts_beside_the_bundle() {
     let import = corral(
         config.path(),
         &["catalog", "import", &format!("{demo}/catalog.json")],
-        None,
+        "",
     );
     let out = text(&import.stdout);
     assert!(import.status.success(), "{}", text(&import.stderr));
@@ -277,7 +214,7 @@ fn catalog_import_uploads_the_scripts_beside_the_bundle() {
     let dry = corral(
         config.path(),
         &["catalog", "import", bundle.to_str().unwrap(), "--dry-run"],
-        None,
+        "",
     );
     assert!(
         text(&dry.stdout).contains("scripts/corral-demo.sh: would be uploaded and staged"),
@@ -287,7 +224,7 @@ fn catalog_import_uploads_the_scripts_beside_the_bundle() {
     let import = corral(
         config.path(),
         &["catalog", "import", bundle.to_str().unwrap()],
-        None,
+        "",
     );
     assert!(import.status.success(), "{}", text(&import.stderr));
     assert!(

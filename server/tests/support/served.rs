@@ -1,0 +1,89 @@
+//! A real `corral serve` on a fresh data dir for the CLI tests, and the `corral`
+//! binary run as a client against it. Dropping the server also stops the local
+//! nodes it started: their sshds daemonize and would outlive it.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+
+use engine::provider::LocalProvider;
+
+pub const CORRAL: &str = env!("CARGO_BIN_EXE_corral");
+
+pub struct Served {
+    child: Child,
+    pub url: String,
+    /// The first admin's password, as the first start prints it.
+    pub password: String,
+    /// What the server printed before it said where it runs.
+    pub announced: Vec<String>,
+    pub nodes: PathBuf,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        LocalProvider::kill_everything_under(&self.nodes);
+    }
+}
+
+/// Starts `corral serve` on a free port with `worker_slots` workers and the extra
+/// environment `env`; its log goes to `server.log` in `data`.
+pub fn serve(data: &Path, worker_slots: u32, env: &[(&str, &str)]) -> Served {
+    let log = std::fs::File::create(data.join("server.log")).unwrap();
+    let mut child = Command::new(CORRAL)
+        .args(["serve", "--listen", "127.0.0.1:0", "--worker-slots"])
+        .arg(worker_slots.to_string())
+        .arg("--data-dir")
+        .arg(data)
+        .envs(env.iter().copied())
+        .stdout(Stdio::piped())
+        .stderr(log)
+        .spawn()
+        .unwrap();
+    let mut password = String::new();
+    let mut url = String::new();
+    let mut announced = Vec::new();
+    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+        let line = line.unwrap();
+        if let Some(rest) = line.split("with password ").nth(1) {
+            password = rest.split_whitespace().next().unwrap().to_owned();
+        }
+        if let Some(rest) = line.strip_prefix("Corral is running at ") {
+            url = rest.trim_end_matches('/').to_owned();
+            break;
+        }
+        announced.push(line);
+    }
+    Served {
+        child,
+        url,
+        password,
+        announced,
+        nodes: data.join("nodes"),
+    }
+}
+
+/// Runs `corral ARGS` with its config in `config`, feeding it `stdin`.
+pub fn corral(config: &Path, args: &[&str], stdin: &str) -> Output {
+    let mut child = Command::new(CORRAL)
+        .args(args)
+        .env("CORRAL_CONFIG_DIR", config)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
