@@ -10,14 +10,7 @@ use reqwest::redirect::Policy;
 use reqwest::{header, Method};
 use serde_json::Value;
 
-use crate::helpers::{spawn_app, with_catalog, TestApp, PASSWORD};
-
-/// These tests run one at a time. Run concurrently (each on its own tokio runtime
-/// in one process), a server-rendered admin page now and then never finishes;
-/// 40 concurrent requests to one server do not show it, so it looks like
-/// rendering work crossing the tests' runtimes rather than a server problem.
-/// Serialising keeps the suite deterministic until that is understood.
-static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+use crate::helpers::{spawn_app, with_catalog, TestApp, PAGE_RENDERING, PASSWORD};
 
 fn plain_browser() -> reqwest::Client {
     reqwest::Client::builder()
@@ -103,7 +96,7 @@ async fn post_form(
 
 #[tokio::test]
 async fn visitors_are_sent_to_sign_in_and_tenant_users_get_403() {
-    let _serial = SERIAL.lock().await;
+    let _serial = PAGE_RENDERING.lock().await;
     let app = spawn_app(Backend::Sqlite).await;
     with_catalog(&app, "acme").await;
     app.user("erin", Role::User, "acme").await;
@@ -135,7 +128,7 @@ async fn visitors_are_sent_to_sign_in_and_tenant_users_get_403() {
 
 #[tokio::test]
 async fn admin_pages_render_on_the_server() {
-    let _serial = SERIAL.lock().await;
+    let _serial = PAGE_RENDERING.lock().await;
     let app = spawn_app(Backend::Sqlite).await;
     with_catalog(&app, "acme").await;
     let (browser, _) = signed_in(&app, "acme-admin").await;
@@ -171,7 +164,7 @@ async fn admin_pages_render_on_the_server() {
 
 #[tokio::test]
 async fn a_bad_form_shows_the_error_next_to_its_field_and_saves_nothing() {
-    let _serial = SERIAL.lock().await;
+    let _serial = PAGE_RENDERING.lock().await;
     let app = spawn_app(Backend::Sqlite).await;
     let admin = with_catalog(&app, "acme").await;
     let (browser, csrf) = signed_in(&app, "acme-admin").await;
@@ -242,7 +235,7 @@ async fn a_bad_form_shows_the_error_next_to_its_field_and_saves_nothing() {
 
 #[tokio::test]
 async fn deleting_what_is_in_use_is_refused_with_the_list() {
-    let _serial = SERIAL.lock().await;
+    let _serial = PAGE_RENDERING.lock().await;
     let app = spawn_app(Backend::Sqlite).await;
     let admin = with_catalog(&app, "acme").await;
     let (browser, csrf) = signed_in(&app, "acme-admin").await;
@@ -267,7 +260,7 @@ async fn deleting_what_is_in_use_is_refused_with_the_list() {
 
 #[tokio::test]
 async fn admin_forms_without_the_csrf_token_change_nothing() {
-    let _serial = SERIAL.lock().await;
+    let _serial = PAGE_RENDERING.lock().await;
     let app = spawn_app(Backend::Sqlite).await;
     let admin = with_catalog(&app, "acme").await;
     let (browser, _) = signed_in(&app, "acme-admin").await;
@@ -316,7 +309,7 @@ async fn admin_forms_without_the_csrf_token_change_nothing() {
 
 #[tokio::test]
 async fn an_import_with_errors_lists_them_and_saves_nothing() {
-    let _serial = SERIAL.lock().await;
+    let _serial = PAGE_RENDERING.lock().await;
     let app = spawn_app(Backend::Sqlite).await;
     with_catalog(&app, "acme").await;
     let (browser, csrf) = signed_in(&app, "acme-admin").await;
@@ -345,7 +338,7 @@ async fn an_import_with_errors_lists_them_and_saves_nothing() {
 
 #[tokio::test]
 async fn a_superadmin_switches_the_administered_tenant() {
-    let _serial = SERIAL.lock().await;
+    let _serial = PAGE_RENDERING.lock().await;
     let app = spawn_app(Backend::Sqlite).await;
     with_catalog(&app, "acme").await;
     app.user("root", Role::Superadmin, "default").await;

@@ -13,6 +13,13 @@ use engine::testing::TestDatabase;
 use server::http::{leptos_options, router, AppState};
 use server::sessions::SessionBackend;
 
+/// Tests that render pages on the server take this first, so no two render at
+/// once. Run concurrently (each test on its own tokio runtime in one process), a
+/// server-rendered page now and then never finishes; 40 concurrent requests to
+/// one server do not show it, so it looks like rendering work crossing the tests'
+/// runtimes rather than a server problem. Not understood yet.
+pub static PAGE_RENDERING: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 pub struct TestApp {
     pub address: String,
     pub client: reqwest::Client,
