@@ -1,26 +1,47 @@
-//! `fanout`: N local nodes, `uname -a` on each over fresh connections, again over the open
-//! sessions, and the same through OpenSSH's client under `xargs -P N` for comparison.
+//! `fanout`: one step (`uname -a`) on N local nodes through the whole engine, on fresh
+//! connections and again on the open ones, against OpenSSH's client under `xargs -P N`.
 //!
-//! The engine's task queue does not exist yet, so this measures the SSH layer directly
-//! (`SessionPool::run`), not a queued job.
+//! The engine path is what a user's job takes: a start of the `probe` service is
+//! submitted as a job of N tasks, the worker pool claims them from the durable queue
+//! (SQLite, the embedded default), runs each over its node's SSH session, and records
+//! the result; a round ends when the job is recorded as succeeded and every task's
+//! recorded output is `uname`'s. The nodes come from a normal create job first (not
+//! timed); the fresh round runs on a new worker pool whose session pool has never
+//! connected, as after a restart.
 
+use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use engine::provider::{LocalProvider, NodeProvider, NodeRecord, NodeSpec};
-use engine::ssh::{OutputChunk, PoolConfig, RunOptions, SessionPool, SshTarget};
-use tokio::sync::{mpsc, Semaphore};
-use tokio::task::JoinSet;
+use domain::catalog::coopr::import_bundle;
+use domain::names::{ClusterName, ServiceName, TemplateName};
+use domain::solver::SolveRequest;
+use engine::execute::{Executor, ExecutorSettings, Providers};
+use engine::operations::{create_cluster, submit_change, ClusterChange, CreateRequest};
+use engine::provider::{LocalProvider, NodeRecord};
+use engine::queue::{self, ClaimLimits, JobState, SubmitOptions};
+use engine::resources::ResourceFiles;
+use engine::ssh::{PoolConfig, SessionPool};
+use engine::store::tenants::DEFAULT_TENANT_ID;
+use engine::store::{now_ms, Store};
+use engine::testing::TestDatabase;
+use engine::worker::{WorkerPool, WorkerSettings};
 
 use crate::usage::{cpu_ms, peak_rss_mb};
 use crate::BenchError;
 
-const STEP: Duration = Duration::from_secs(60);
-/// Nodes created or deleted at once: each start runs ssh-keygen twice and sshd once.
-const PROVISIONING_CONCURRENCY: usize = 8;
+/// The benchmark's catalog: local nodes without limits and one service whose start
+/// is the measured step.
+const CATALOG: &str = include_str!("fanout/catalog.json");
+const SERVICE: &str = "probe";
+/// Creating and deleting N nodes takes a while (each start runs ssh-keygen and sshd).
+const PROVISIONING_LIMIT: Duration = Duration::from_secs(600);
+const ROUND_LIMIT: Duration = Duration::from_secs(120);
+/// How often a round looks at its job; small next to the rounds measured.
+const JOB_POLL: Duration = Duration::from_millis(2);
 
 #[derive(Debug)]
 pub struct Options {
@@ -41,40 +62,108 @@ pub fn run(options: Options) -> Result<String, BenchError> {
     })
 }
 
-async fn fanout(base: &Path, nodes: usize) -> Result<String, BenchError> {
-    let provider = Arc::new(LocalProvider::new(base)?);
-    let started = Instant::now();
-    let records = provision(&provider, nodes).await?;
-    let provision_s = started.elapsed().as_secs_f64();
-    let targets = records
-        .iter()
-        .map(NodeRecord::ssh_target)
-        .collect::<Result<Vec<_>, _>>()?;
-    let pool = Arc::new(SessionPool::new(PoolConfig::default()));
+/// One engine over a database and a node directory; each [`Engine::start`] is a new
+/// worker pool with its own (empty) SSH session pool, as a restarted server has.
+struct Engine {
+    store: Store,
+    providers: Providers,
+    resources: ResourceFiles,
+}
 
+struct Running {
+    executor: Executor,
+    pool: WorkerPool,
+}
+
+impl Engine {
+    fn start(&self, settings: WorkerSettings) -> Running {
+        let executor = Executor::new(
+            self.store.clone(),
+            self.providers.clone(),
+            Arc::new(SessionPool::new(PoolConfig::default())),
+            self.resources.clone(),
+            ExecutorSettings::default(),
+        );
+        let pool = WorkerPool::start(executor.clone(), settings);
+        Running { executor, pool }
+    }
+}
+
+async fn fanout(base: &Path, nodes: usize) -> Result<String, BenchError> {
+    let db = TestDatabase::sqlite();
+    let store = Store::open(&db.url).await?;
+    let catalog = import_bundle(CATALOG)
+        .map_err(|error| BenchError::Failed(format!("bench catalog: {error}")))?;
+    engine::catalog::import(&store, DEFAULT_TENANT_ID, &catalog, None, now_ms())
+        .await
+        .map_err(|error| BenchError::Failed(format!("bench catalog import: {error}")))?;
+    let engine = Engine {
+        store: store.clone(),
+        providers: Providers::new().with(Arc::new(LocalProvider::new(base.join("nodes"))?)),
+        resources: ResourceFiles::in_directory(base.join("resources")),
+    };
+    let room = u32::try_from(nodes).unwrap_or(u32::MAX);
+    // The measured pool is sized for the fan-out: every node's step may run at once.
+    let fan_out = WorkerSettings {
+        slots: nodes,
+        limits: ClaimLimits {
+            max_running: Some(room),
+            max_running_per_tenant: Some(room),
+        },
+        ..WorkerSettings::default()
+    };
+
+    // Nodes are made as a server with the default pool makes them.
+    let started = Instant::now();
+    let provisioning = engine.start(WorkerSettings::default());
+    let cluster_id = create(&provisioning, nodes).await?;
+    let Running { executor, pool } = provisioning;
+    pool.shutdown().await;
+    close_sessions(&executor, &store, &cluster_id).await?;
+    drop(executor);
+    let provision_s = started.elapsed().as_secs_f64();
+
+    eprintln!(
+        "fanout: {nodes} nodes up in {provision_s:.1} s (peak RSS so far {:.1} MB); measuring",
+        peak_rss_mb()
+    );
+    let running = engine.start(fan_out);
     let cpu_before = cpu_ms();
-    let fresh = uname_everywhere(&pool, &targets).await?;
+    let fresh = step_everywhere(&running, &cluster_id, nodes).await?;
     let client_cpu_ms_per_node = (cpu_ms() - cpu_before) / nodes as f64;
-    if pool.handshakes() != nodes as u64 {
+    let handshakes = running.executor.ssh().handshakes();
+    if handshakes != nodes as u64 {
         return Err(BenchError::Failed(format!(
-            "expected {nodes} handshakes on fresh connections, saw {}",
-            pool.handshakes()
+            "expected {nodes} handshakes on fresh connections, saw {handshakes}"
         )));
     }
-    let reused = uname_everywhere(&pool, &targets).await?;
-    if pool.handshakes() != nodes as u64 {
+    let reused = step_everywhere(&running, &cluster_id, nodes).await?;
+    if running.executor.ssh().handshakes() != handshakes {
         return Err(BenchError::Failed(
             "the second round opened new connections".to_owned(),
         ));
     }
+    eprintln!("fanout: engine rounds done; OpenSSH next");
+    let records = node_records(&store, &cluster_id).await?;
     let openssh = openssh_fanout(base, &records)?;
     let peak_rss_mb = peak_rss_mb();
 
-    for target in &targets {
-        pool.close(&target.node).await;
-    }
     let started = Instant::now();
-    deprovision(&provider, records).await?;
+    let job = submit_change(
+        &store,
+        &cluster_id,
+        &ClusterChange::Delete,
+        None,
+        SubmitOptions::default(),
+        now_ms(),
+    )
+    .await
+    .map_err(|error| BenchError::Failed(format!("delete: {error}")))?;
+    running.pool.waker().notify_waiters();
+    wait_for(&store, &job, PROVISIONING_LIMIT).await?;
+    running.pool.shutdown().await;
+    store.close().await;
+    drop(db);
     // Not part of the tracked line, whose keys are fixed; useful when tuning the provider.
     eprintln!(
         "fanout provision_s={provision_s:.3} deprovision_s={:.3}",
@@ -90,86 +179,135 @@ async fn fanout(base: &Path, nodes: usize) -> Result<String, BenchError> {
     ))
 }
 
-async fn provision(
-    provider: &Arc<LocalProvider>,
-    nodes: usize,
-) -> Result<Vec<NodeRecord>, BenchError> {
-    let permits = Arc::new(Semaphore::new(PROVISIONING_CONCURRENCY));
-    let mut creating = JoinSet::new();
-    for index in 0..nodes {
-        let provider = provider.clone();
-        let permits = permits.clone();
-        creating.spawn(async move {
-            let _permit = permits.acquire_owned().await;
-            provider
-                .create(&NodeSpec::new(format!("node-{index:04}")))
-                .await
-        });
-    }
-    let mut records = Vec::with_capacity(nodes);
-    while let Some(created) = creating.join_next().await {
-        records.push(created.map_err(|error| BenchError::Failed(error.to_string()))??);
-    }
-    records.sort_by(|a, b| a.id.cmp(&b.id));
-    Ok(records)
+/// Creates the cluster of `nodes` nodes through a normal create job.
+async fn create(running: &Running, nodes: usize) -> Result<String, BenchError> {
+    let size =
+        u32::try_from(nodes).map_err(|_| BenchError::Usage("--nodes is too large".to_owned()))?;
+    let request = CreateRequest {
+        tenant_id: DEFAULT_TENANT_ID.to_owned(),
+        owner_id: None,
+        name: ClusterName::parse("fanout")
+            .map_err(|error| BenchError::Failed(error.to_string()))?,
+        template: TemplateName::parse("fanout")
+            .map_err(|error| BenchError::Failed(error.to_string()))?,
+        solve: SolveRequest::of_size(size),
+        config: serde_json::Map::new(),
+    };
+    let store = running.executor.store();
+    let (cluster, job) = create_cluster(store, &request, SubmitOptions::default(), now_ms())
+        .await
+        .map_err(|error| BenchError::Failed(format!("create: {error}")))?;
+    running.pool.waker().notify_waiters();
+    wait_for(store, &job, PROVISIONING_LIMIT).await?;
+    Ok(cluster.id)
 }
 
-async fn deprovision(
-    provider: &Arc<LocalProvider>,
-    records: Vec<NodeRecord>,
+/// Closes the provisioning pool's sessions so the next pool starts with none open.
+async fn close_sessions(
+    executor: &Executor,
+    store: &Store,
+    cluster_id: &str,
 ) -> Result<(), BenchError> {
-    let permits = Arc::new(Semaphore::new(PROVISIONING_CONCURRENCY));
-    let mut deleting = JoinSet::new();
-    for record in records {
-        let provider = provider.clone();
-        let permits = permits.clone();
-        deleting.spawn(async move {
-            let _permit = permits.acquire_owned().await;
-            provider.delete(&record).await
-        });
-    }
-    while let Some(deleted) = deleting.join_next().await {
-        deleted.map_err(|error| BenchError::Failed(error.to_string()))??;
+    for record in node_records(store, cluster_id).await? {
+        executor.ssh().close(&record.id).await;
     }
     Ok(())
 }
 
-/// `uname -a` on every node at once through the pool; checks every node answered.
-async fn uname_everywhere(
-    pool: &Arc<SessionPool>,
-    targets: &[SshTarget],
+/// One timed round: submit → claim → SSH → recorded result, for every node; checks
+/// every task ran once and recorded `uname`'s output.
+async fn step_everywhere(
+    running: &Running,
+    cluster_id: &str,
+    nodes: usize,
 ) -> Result<Duration, BenchError> {
+    let store = running.executor.store();
+    let services: BTreeSet<ServiceName> =
+        [ServiceName::parse(SERVICE).map_err(|error| BenchError::Failed(error.to_string()))?]
+            .into();
     let started = Instant::now();
-    let mut running = JoinSet::new();
-    for target in targets {
-        let pool = pool.clone();
-        let target = target.clone();
-        running.spawn(async move {
-            let (sender, mut receiver) = mpsc::channel::<OutputChunk>(4);
-            let options = RunOptions {
-                timeout: STEP,
-                output: Some(sender),
-            };
-            let outcome = pool.run(&target, "uname -a", options).await?;
-            let mut output = Vec::new();
-            while let Some(chunk) = receiver.recv().await {
-                output.extend(chunk.bytes);
-            }
-            if !outcome.exit.success() || !output.starts_with(b"Linux") {
+    let job = submit_change(
+        store,
+        cluster_id,
+        &ClusterChange::Start {
+            services: Some(services),
+        },
+        None,
+        SubmitOptions::default(),
+        now_ms(),
+    )
+    .await
+    .map_err(|error| BenchError::Failed(format!("start: {error}")))?;
+    running.pool.waker().notify_waiters();
+    wait_for(store, &job, ROUND_LIMIT).await?;
+    let elapsed = started.elapsed();
+
+    let tasks = queue::job_tasks(store, &job).await?;
+    if tasks.len() != nodes {
+        return Err(BenchError::Failed(format!(
+            "the start job has {} tasks for {nodes} nodes",
+            tasks.len()
+        )));
+    }
+    for task in &tasks {
+        let attempts = queue::task_attempts(store, &task.id).await?;
+        match attempts.as_slice() {
+            [attempt] if attempt.stdout.starts_with("Linux") => {}
+            _ => {
                 return Err(BenchError::Failed(format!(
-                    "node {}: uname -a ended {:?} printing {:?}",
-                    target.node,
-                    outcome.exit,
-                    String::from_utf8_lossy(&output)
-                )));
+                    "task {} on node {}: expected one attempt printing uname's line, found {:?}",
+                    task.number.0,
+                    task.node,
+                    attempts
+                        .iter()
+                        .map(|attempt| (&attempt.stdout, &attempt.error))
+                        .collect::<Vec<_>>()
+                )))
             }
-            Ok(())
-        });
+        }
     }
-    while let Some(ran) = running.join_next().await {
-        ran.map_err(|error| BenchError::Failed(error.to_string()))??;
+    Ok(elapsed)
+}
+
+/// Waits for `job` to end; anything but success fails the run with the job's error.
+async fn wait_for(store: &Store, job_id: &str, limit: Duration) -> Result<(), BenchError> {
+    let started = Instant::now();
+    loop {
+        let job = queue::job(store, job_id).await?;
+        match job.state {
+            JobState::Succeeded => return Ok(()),
+            JobState::Failed | JobState::Cancelled => {
+                return Err(BenchError::Failed(format!(
+                    "job {job_id} {}: {}",
+                    job.state,
+                    job.error.as_deref().unwrap_or("no error recorded")
+                )))
+            }
+            _ if started.elapsed() >= limit => {
+                return Err(BenchError::Failed(format!(
+                    "job {job_id} still {} after {limit:?} ({}/{} tasks done)",
+                    job.state, job.tasks_succeeded, job.tasks_total
+                )))
+            }
+            _ => tokio::time::sleep(JOB_POLL).await,
+        }
     }
-    Ok(started.elapsed())
+}
+
+/// The provider's records of the cluster's nodes, as the engine stored them.
+async fn node_records(store: &Store, cluster_id: &str) -> Result<Vec<NodeRecord>, BenchError> {
+    store
+        .list_nodes(cluster_id)
+        .await?
+        .into_iter()
+        .map(|node| {
+            let json = node.provider_json.ok_or_else(|| {
+                BenchError::Failed(format!("node {} has no provider record", node.number))
+            })?;
+            serde_json::from_str(&json)
+                .map_err(|error| BenchError::Failed(format!("node {}: {error}", node.number)))
+        })
+        .collect()
 }
 
 /// The same fan-out with OpenSSH's client: one `ssh` per node under `xargs -P N`, with the

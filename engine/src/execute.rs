@@ -155,6 +155,7 @@ struct Inner {
     ssh: Arc<SessionPool>,
     resources: ResourceFiles,
     settings: ExecutorSettings,
+    views: view::ViewCache,
 }
 
 impl std::fmt::Debug for Executor {
@@ -181,6 +182,7 @@ impl Executor {
                 ssh,
                 resources,
                 settings,
+                views: view::ViewCache::default(),
             }),
         }
     }
@@ -204,7 +206,7 @@ impl Executor {
         task: &ClaimedTask,
         output: &mpsc::Sender<OutputChunk>,
     ) -> Result<StepOutcome, StepError> {
-        let view = TaskView::load(&self.inner.store, task).await?;
+        let view = TaskView::load(&self.inner.store, &self.inner.views, task).await?;
         match task.action {
             Action::Create => self.create(&view).await,
             Action::Confirm => self.confirm(&view).await,

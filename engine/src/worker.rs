@@ -12,6 +12,7 @@
 //! pool that dies mid-task loses nothing: its leases expire and any pool's janitor
 //! returns the tasks to the queue (see [`janitor`]).
 
+mod events;
 pub mod janitor;
 mod output;
 
@@ -28,6 +29,7 @@ use crate::queue::{
     QueueError,
 };
 use crate::store::{now_ms, Store};
+use events::EventWriter;
 
 /// Outcomes completed in one transaction at most.
 const RECORD_BATCH: usize = 256;
@@ -162,8 +164,10 @@ impl Claimer {
     async fn run(mut self) {
         let lease_ms = millis(self.settings.lease);
         let (finished, ends) = mpsc::unbounded_channel();
+        let (events, event_writer) = EventWriter::start(self.executor.store().clone());
         let recorder = tokio::spawn(record_ends(
             self.executor.store().clone(),
+            events.clone(),
             ends,
             self.freed.clone(),
         ));
@@ -194,7 +198,7 @@ impl Claimer {
                                 state_event(task, format!("started (attempt {})", task.attempt))
                             })
                             .collect();
-                        append_events(self.executor.store(), &started).await;
+                        events.write(started).await;
                         for task in tasks {
                             let Ok(slot) = self.slots.clone().try_acquire_owned() else {
                                 // Only this loop takes slots, so one is free per task.
@@ -203,6 +207,7 @@ impl Claimer {
                             };
                             running.spawn(run_task(
                                 self.executor.clone(),
+                                events.clone(),
                                 self.settings.clone(),
                                 task,
                                 slot,
@@ -227,8 +232,9 @@ impl Claimer {
             }
         }
         while running.join_next().await.is_some() {}
-        drop(finished);
+        drop((finished, events));
         let _ = recorder.await;
+        let _ = event_writer.await;
     }
 }
 
@@ -237,6 +243,7 @@ impl Claimer {
 /// pool still pays one transaction for many tasks.
 async fn record_ends(
     store: Store,
+    events: EventWriter,
     mut ends: mpsc::UnboundedReceiver<Finished>,
     freed: Arc<Notify>,
 ) {
@@ -259,7 +266,7 @@ async fn record_ends(
                     .zip(answers)
                     .filter_map(|(end, answer)| report(end, answer))
                     .collect();
-                append_events(&store, &verdicts).await;
+                events.write(verdicts).await;
             }
             // Nothing was recorded; the leases expire and the janitor takes it from there.
             Err(error) => {
@@ -303,6 +310,7 @@ fn report(end: &Finished, answer: Result<Completion, QueueError>) -> Option<NewE
 /// Runs one claimed task to its end and hands the outcome to the recorder.
 async fn run_task(
     executor: Executor,
+    events: EventWriter,
     settings: WorkerSettings,
     task: ClaimedTask,
     slot: OwnedSemaphorePermit,
@@ -320,23 +328,23 @@ async fn run_task(
     );
     // Instrumented, not entered: a guard held across awaits would leak the span into
     // whatever else this thread polls.
-    run_task_in_span(executor, settings, task, slot, finished, freed)
+    run_task_in_span(executor, events, settings, task, slot, finished, freed)
         .instrument(span)
         .await;
 }
 
 async fn run_task_in_span(
     executor: Executor,
+    events: EventWriter,
     settings: WorkerSettings,
     task: ClaimedTask,
     slot: OwnedSemaphorePermit,
     finished: mpsc::UnboundedSender<Finished>,
     freed: Arc<Notify>,
 ) {
-    let store = executor.store();
     let (sender, receiver) = mpsc::channel(256);
     let recorder = tokio::spawn(output::record(
-        store.clone(),
+        events,
         task.job_id.clone(),
         task.task_id.clone(),
         task.attempt,
@@ -441,12 +449,5 @@ fn state_event(task: &ClaimedTask, data: String) -> NewEvent {
         kind: "state".to_owned(),
         stream: None,
         data,
-    }
-}
-
-/// Appends `state` events (best effort: the task rows are the record).
-async fn append_events(store: &Store, events: &[NewEvent]) {
-    if let Err(error) = queue::append_events(store, events, now_ms()).await {
-        tracing::warn!(%error, "recording task events failed");
     }
 }

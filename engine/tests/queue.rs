@@ -1225,8 +1225,89 @@ async fn a_deferred_task_waits_without_using_an_attempt(backend: Backend) {
     assert_eq!(done.job_state, JobState::Cancelled);
 }
 
+/// One sweep takes back a dead worker's leases across jobs in one pass: idempotent
+/// tasks go back to the queue, a non-idempotent one fails its job, and a lease a
+/// heartbeat renewed is left alone.
+async fn one_sweep_settles_every_expired_lease(backend: Backend) {
+    let (_db, store) = open(backend).await;
+    let retried = SubmitOptions {
+        max_attempts: 3,
+        backoff_ms: 0,
+        ..SubmitOptions::default()
+    };
+    let once = SubmitOptions {
+        non_idempotent: BTreeSet::from([Action::Create]),
+        ..retried.clone()
+    };
+    let first_cluster = cluster(&store, DEFAULT_TENANT_ID, "c1").await;
+    let second_cluster = cluster(&store, DEFAULT_TENANT_ID, "c2").await;
+    let nodes: Vec<(u32, Action, &[u32])> = (0..4)
+        .map(|node| (1000 + node, Action::Create, &[][..]))
+        .collect();
+    let idempotent_job = submit(&store, &first_cluster, &dag(&nodes), &retried).await;
+    let failing_job = submit(&store, &second_cluster, &dag(&nodes[..2]), &once).await;
+
+    let held = claim_batch(&store, "dead", 6, 0).await;
+    assert_eq!(held.len(), 6);
+    let renewed = held
+        .iter()
+        .find(|task| task.job_id == idempotent_job)
+        .unwrap();
+    queue::heartbeat(&store, &renewed.lease(), LEASE_MS, LEASE_MS)
+        .await
+        .unwrap();
+
+    let mut expired = queue::requeue_expired(&store, LEASE_MS + 1).await.unwrap();
+    expired.sort_by(|a, b| a.task_id.cmp(&b.task_id));
+    assert_eq!(expired.len(), 5, "every expired lease but the renewed one");
+    assert!(expired.iter().all(|gone| gone.worker_id == "dead"));
+    assert!(expired.iter().all(|gone| gone.task_id != renewed.task_id));
+    let states: Vec<(String, TaskState)> = held
+        .iter()
+        .filter(|task| task.task_id != renewed.task_id)
+        .map(|task| {
+            let gone = expired
+                .iter()
+                .find(|gone| gone.task_id == task.task_id)
+                .unwrap();
+            (task.job_id.clone(), gone.task_state)
+        })
+        .collect();
+    for (job_id, state) in &states {
+        let expected = if *job_id == idempotent_job {
+            TaskState::Ready
+        } else {
+            TaskState::Failed
+        };
+        assert_eq!(*state, expected, "task of job {job_id}");
+    }
+    assert_eq!(
+        queue::job(&store, &failing_job).await.unwrap().state,
+        JobState::Failed
+    );
+    assert_eq!(
+        queue::job(&store, &idempotent_job).await.unwrap().state,
+        JobState::Running
+    );
+    // Each expiry is on the attempt log once; a second sweep finds nothing.
+    for gone in &expired {
+        assert_eq!(
+            queue::task_attempts(&store, &gone.task_id)
+                .await
+                .unwrap()
+                .len(),
+            1
+        );
+    }
+    assert!(queue::requeue_expired(&store, LEASE_MS + 2)
+        .await
+        .unwrap()
+        .is_empty());
+}
+
 engine::on_both_backends!(
     a_deferred_task_waits_without_using_an_attempt,
+    one_sweep_settles_every_expired_lease,
     two_claimers_drain_in_dependency_order,
     expired_lease_requeues_and_old_worker_is_refused,
     failed_idempotent_task_is_retried_with_backoff,

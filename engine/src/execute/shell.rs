@@ -127,7 +127,7 @@ async fn wait_for_addresses(
     let store = &executor.inner.store;
     let deadline = tokio::time::Instant::now() + executor.inner.settings.address_wait;
     loop {
-        let view = TaskView::load(store, task).await?;
+        let view = TaskView::load(store, &executor.inner.views, task).await?;
         let missing = view.nodes_without_address();
         if missing.is_empty() {
             return Ok(view);
@@ -243,8 +243,10 @@ fn command(
     for (name, value) in env {
         command.push_str(&format!("export {name}={}\n", shell_quote(&value)));
     }
+    // `mkdir` only when the directory is missing: a process less per step after the first.
     command.push_str(&format!(
-        "mkdir -p {workdir} && cd {workdir} || exit 96\n{body}\n"
+        "cd {workdir} 2>/dev/null || {{ mkdir -p {workdir} && cd {workdir}; }} || exit 96\n\
+         {body}\n"
     ));
     Ok(command)
 }

@@ -1,7 +1,10 @@
 //! What a step sees: its cluster, the catalog snapshot the cluster was built from, the
-//! layout the job works towards, and the nodes made so far, read fresh for each task.
+//! layout the job works towards, and the nodes made so far, current when the task
+//! starts (the parsed parts shared between a job's tasks through [`ViewCache`]).
 
-use std::collections::BTreeMap;
+mod cache;
+
+use std::sync::Arc;
 
 use domain::catalog::coopr::import_bundle;
 use domain::catalog::Catalog;
@@ -12,9 +15,10 @@ use sqlx::Row;
 use super::StepError;
 use crate::provider::{NodeRecord, ResourceLimits, LOCAL_PROVIDER};
 use crate::queue::ClaimedTask;
-use crate::store::clusters::nodes::Node;
 use crate::store::clusters::Cluster;
 use crate::store::{Store, StoreError};
+pub(crate) use cache::ViewCache;
+use cache::{JobLayouts, NodeRows};
 
 /// The provider's id for a cluster node: stable across retries and processes.
 pub fn node_id(cluster_id: &str, number: u32) -> String {
@@ -23,49 +27,73 @@ pub fn node_id(cluster_id: &str, number: u32) -> String {
 
 pub(crate) struct TaskView {
     pub cluster: Cluster,
-    pub catalog: Catalog,
+    pub catalog: Arc<Catalog>,
     /// The job's target layout, or the layout it started from when the target no longer
     /// has the node (deletions).
-    pub layout: Layout,
-    pub nodes: BTreeMap<u32, Node>,
+    pub layout: Arc<Layout>,
+    pub nodes: NodeRows,
     pub node: u32,
     pub job_id: String,
 }
 
 impl TaskView {
-    pub async fn load(store: &Store, task: &ClaimedTask) -> Result<Self, StepError> {
+    pub async fn load(
+        store: &Store,
+        cache: &ViewCache,
+        task: &ClaimedTask,
+    ) -> Result<Self, StepError> {
         let cluster = store.cluster(&task.cluster_id).await?;
-        let catalog = import_bundle(&cluster.catalog_json).map_err(|error| {
-            StepError::Setup(format!(
-                "the catalog snapshot of cluster {} is unreadable: {error}",
-                cluster.name
-            ))
-        })?;
-        let row = sqlx::query("SELECT from_layout_json, to_layout_json FROM jobs WHERE id = $1")
-            .bind(&task.job_id)
-            .fetch_optional(store.pool())
-            .await
-            .map_err(StoreError::from)?
-            .ok_or_else(|| StoreError::NotFound(format!("job {}", task.job_id)))?;
-        let from = parse_layout(row.try_get("from_layout_json").map_err(StoreError::from)?)?;
-        let to = parse_layout(row.try_get("to_layout_json").map_err(StoreError::from)?)?;
-        let has_node = |layout: &Option<Layout>| {
+        // Read before the rows: rows newer than the version are harmless, older are not.
+        let nodes_version = store.nodes_version(&cluster.id).await?;
+        let catalog = match cache.catalog(&cluster.id, &cluster.catalog_json) {
+            Some(catalog) => catalog,
+            None => {
+                let catalog = Arc::new(import_bundle(&cluster.catalog_json).map_err(|error| {
+                    StepError::Setup(format!(
+                        "the catalog snapshot of cluster {} is unreadable: {error}",
+                        cluster.name
+                    ))
+                })?);
+                cache.keep_catalog(&cluster.id, &cluster.catalog_json, catalog.clone());
+                catalog
+            }
+        };
+        let layouts = match cache.layouts(&task.job_id) {
+            Some(layouts) => layouts,
+            None => {
+                let layouts = Arc::new(job_layouts(store, &task.job_id).await?);
+                cache.keep_layouts(&task.job_id, layouts.clone());
+                layouts
+            }
+        };
+        let has_node = |layout: &Option<Arc<Layout>>| {
             layout
                 .as_ref()
                 .is_some_and(|layout| layout.nodes.iter().any(|n| n.number == task.node))
         };
-        let layout = match (has_node(&to), has_node(&from)) {
-            (true, _) => to,
-            (false, true) => from,
-            _ => to.or(from),
+        let layout = match (has_node(&layouts.to), has_node(&layouts.from)) {
+            (true, _) => layouts.to.clone(),
+            (false, true) => layouts.from.clone(),
+            _ => layouts.to.clone().or_else(|| layouts.from.clone()),
         }
         .ok_or_else(|| StepError::Setup(format!("job {} has no layout to work on", task.job_id)))?;
-        let nodes = store
-            .list_nodes(&cluster.id)
-            .await?
-            .into_iter()
-            .filter_map(|node| u32::try_from(node.number).ok().map(|number| (number, node)))
-            .collect();
+        let nodes = match cache.nodes(&cluster.id, nodes_version) {
+            Some(nodes) => nodes,
+            None => {
+                let nodes: NodeRows = Arc::new(
+                    store
+                        .list_nodes(&cluster.id)
+                        .await?
+                        .into_iter()
+                        .filter_map(|node| {
+                            u32::try_from(node.number).ok().map(|number| (number, node))
+                        })
+                        .collect(),
+                );
+                cache.keep_nodes(&cluster.id, nodes_version, nodes.clone());
+                nodes
+            }
+        };
         Ok(Self {
             cluster,
             catalog,
@@ -183,6 +211,21 @@ impl TaskView {
             .and_then(|row| row.hostname.clone())
             .unwrap_or_else(|| "no address".to_owned())
     }
+}
+
+/// The layouts `job_id` was submitted with (they never change afterwards).
+async fn job_layouts(store: &Store, job_id: &str) -> Result<JobLayouts, StepError> {
+    let row = sqlx::query("SELECT from_layout_json, to_layout_json FROM jobs WHERE id = $1")
+        .bind(job_id)
+        .fetch_optional(store.pool())
+        .await
+        .map_err(StoreError::from)?
+        .ok_or_else(|| StoreError::NotFound(format!("job {job_id}")))?;
+    Ok(JobLayouts {
+        from: parse_layout(row.try_get("from_layout_json").map_err(StoreError::from)?)?
+            .map(Arc::new),
+        to: parse_layout(row.try_get("to_layout_json").map_err(StoreError::from)?)?.map(Arc::new),
+    })
 }
 
 fn parse_layout(json: Option<String>) -> Result<Option<Layout>, StepError> {

@@ -366,15 +366,29 @@ impl NodeProvider for LocalProvider {
 async fn kill_node_processes(node: &str, dir: &NodeDir) -> Result<(), ProviderError> {
     let config = dir.sshd_config();
     let marker = dir.marker();
+    // A scan reads every process under /proc: off the async workers, so a burst of
+    // deletes never stalls the steps and database writes sharing them.
+    let scan = || {
+        let (config, marker) = (config.clone(), marker.clone());
+        async move {
+            tokio::task::spawn_blocking(move || procs::node_processes(&config, &marker))
+                .await
+                // Only a panicking scan fails to join: nothing is known to be gone.
+                .map_err(|error| ProviderError::BadRecord {
+                    node: node.to_owned(),
+                    reason: format!("scanning the node's processes failed: {error}"),
+                })
+        }
+    };
     for _ in 0..KILL_ROUNDS {
-        let victims = procs::node_processes(&config, &marker);
+        let victims = scan().await?;
         if victims.is_empty() {
             return Ok(());
         }
         procs::kill_all(&victims);
         tokio::time::sleep(Duration::from_millis(2)).await;
     }
-    let survivors = procs::node_processes(&config, &marker);
+    let survivors = scan().await?;
     if survivors.is_empty() {
         Ok(())
     } else {

@@ -169,7 +169,12 @@ pub async fn complete_batch(
         return Ok(answers);
     }
     let mut tx = begin_write(store).await?;
-    let mut jobs = lock_jobs(store, &mut tx, finished).await?;
+    let mut jobs = lock_jobs(
+        store,
+        &mut tx,
+        finished.iter().map(|(lease, _)| lease.job_id.as_str()),
+    )
+    .await?;
 
     let mut successes = Vec::new();
     let mut others = Vec::new();
@@ -237,16 +242,15 @@ pub async fn complete_batch(
     Ok(answers)
 }
 
-/// Locks the batch's jobs in id order (so two batches never wait on each other in a
-/// cycle) and returns their states; unknown jobs are left out.
-async fn lock_jobs(
+/// Locks the jobs in id order (so two batches never wait on each other in a cycle)
+/// and returns their states; unknown jobs are left out.
+async fn lock_jobs<'a>(
     store: &Store,
     tx: &mut Transaction<'static, Any>,
-    finished: &[(Lease, Outcome)],
+    job_ids: impl IntoIterator<Item = &'a str>,
 ) -> Result<BTreeMap<String, JobState>, QueueError> {
-    let ids: Vec<&str> = finished
-        .iter()
-        .map(|(lease, _)| lease.job_id.as_str())
+    let ids: Vec<&str> = job_ids
+        .into_iter()
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();
@@ -402,45 +406,65 @@ async fn after_successes(
 /// Takes back every lease that expired before `now_ms`: idempotent tasks with
 /// attempts left go back to the queue as a new attempt, others fail their job (a
 /// step that must not run twice is never re-run on a guess).
+///
+/// One transaction settles the whole sweep (up to [`EXPIRY_BATCH`] leases): a worker
+/// process that died holding a hundred tasks costs one commit, not a hundred.
 pub async fn requeue_expired(store: &Store, now_ms: i64) -> Result<Vec<Expired>, QueueError> {
-    let candidates = sqlx::query(
-        "SELECT id, job_id, lease_owner, attempts FROM tasks \
-         WHERE state = 'running' AND lease_expires_ms < $1 ORDER BY lease_expires_ms LIMIT $2",
+    let job_ids: Vec<String> = sqlx::query_scalar(
+        "SELECT DISTINCT job_id FROM tasks WHERE state = 'running' AND lease_expires_ms < $1 \
+         ORDER BY job_id LIMIT $2",
     )
     .bind(now_ms)
     .bind(EXPIRY_BATCH)
     .fetch_all(store.pool())
     .await?;
-    let mut expired = Vec::with_capacity(candidates.len());
-    for candidate in candidates {
+    if job_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut tx = begin_write(store).await?;
+    let mut jobs = lock_jobs(store, &mut tx, job_ids.iter().map(String::as_str)).await?;
+    // Read again under the job locks, with the task rows locked too: a heartbeat (which
+    // takes no job lock) may have renewed a lease since the first look.
+    let mut sql = String::from(
+        "SELECT id, job_id, lease_owner, attempts FROM tasks \
+         WHERE state = 'running' AND lease_expires_ms < $1 AND job_id IN (",
+    );
+    push_placeholders(&mut sql, 2, padded_len(job_ids.len()));
+    let _ = write!(
+        sql,
+        ") ORDER BY lease_expires_ms, id LIMIT ${}{}",
+        2 + padded_len(job_ids.len()),
+        for_update(store)
+    );
+    let mut query = sqlx::query(&sql).bind(now_ms);
+    for index in 0..padded_len(job_ids.len()) {
+        query = query.bind(padded_item(&job_ids, index).as_str());
+    }
+    let expired_rows = query.bind(EXPIRY_BATCH).fetch_all(&mut *tx).await?;
+
+    let mut expired = Vec::with_capacity(expired_rows.len());
+    for candidate in expired_rows {
         let task_id: String = candidate.try_get("id")?;
         let job_id: String = candidate.try_get("job_id")?;
         let worker_id: String = candidate
             .try_get::<Option<String>, _>("lease_owner")?
             .unwrap_or_default();
         let attempt: i64 = candidate.try_get("attempts")?;
-        let mut tx = begin_write(store).await?;
-        let job_state = lock_job(store, &mut tx, &job_id).await?;
-        // Re-checked under the lock: a heartbeat or completion may have come first.
-        let row = sqlx::query(&format!(
-            "UPDATE tasks SET lease_owner = NULL, lease_expires_ms = NULL \
-             WHERE id = $1 AND attempts = $2 AND state = 'running' AND lease_expires_ms < $3 \
-             {RELEASE_RETURNING}"
-        ))
-        .bind(&task_id)
-        .bind(attempt)
-        .bind(now_ms)
-        .fetch_optional(&mut *tx)
-        .await?;
-        let Some(row) = row else {
+        let lease = Lease {
+            task_id: task_id.clone(),
+            job_id: job_id.clone(),
+            worker_id: worker_id.clone(),
+            attempt,
+        };
+        let Some(held) = release_held(&mut tx, &lease).await? else {
             continue;
         };
-        let held = released(&row, &task_id, &job_id, &worker_id)?;
+        let job_state = jobs.get(&job_id).copied().unwrap_or(JobState::Running);
         let outcome = Outcome::failed(format!(
             "lease of worker {worker_id:?} expired (attempt {attempt})"
         ));
         let completion = settle(&mut tx, &held, job_state, &outcome, now_ms).await?;
-        tx.commit().await?;
+        jobs.insert(job_id, completion.job_state);
         expired.push(Expired {
             task_id,
             worker_id,
@@ -448,6 +472,7 @@ pub async fn requeue_expired(store: &Store, now_ms: i64) -> Result<Vec<Expired>,
             task_state: completion.task_state,
         });
     }
+    tx.commit().await?;
     Ok(expired)
 }
 

@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use crate::queue::{self, NewEvent, OUTPUT_CAP_BYTES};
+use super::events::EventWriter;
+use crate::queue::{NewEvent, OUTPUT_CAP_BYTES};
 use crate::ssh::{OutputChunk, OutputStream};
-use crate::store::{now_ms, Store};
 
 /// Output waits at most this long before it is written as an event.
 const FLUSH_EVERY: Duration = Duration::from_millis(100);
@@ -24,7 +24,7 @@ pub(super) struct Captured {
 
 /// Reads chunks until the sender is gone, writing events as it goes.
 pub(super) async fn record(
-    store: Store,
+    events: EventWriter,
     job_id: String,
     task_id: String,
     attempt: i64,
@@ -52,25 +52,25 @@ pub(super) async fn record(
                         _ => pending.push((chunk.stream, chunk.bytes)),
                     }
                     if pending_bytes >= FLUSH_BYTES {
-                        flush(&store, &job_id, &task_id, attempt, &mut pending).await;
+                        flush(&events, &job_id, &task_id, attempt, &mut pending).await;
                         pending_bytes = 0;
                     }
                 }
                 None => break,
             },
             _ = tick.tick() => {
-                flush(&store, &job_id, &task_id, attempt, &mut pending).await;
+                flush(&events, &job_id, &task_id, attempt, &mut pending).await;
                 pending_bytes = 0;
             }
         }
     }
-    flush(&store, &job_id, &task_id, attempt, &mut pending).await;
+    flush(&events, &job_id, &task_id, attempt, &mut pending).await;
     // Whatever is still carried is a truncated character at the very end: keep it lossy.
     if !pending.is_empty() {
         for (_, bytes) in pending.iter_mut() {
             *bytes = String::from_utf8_lossy(bytes).into_owned().into_bytes();
         }
-        flush(&store, &job_id, &task_id, attempt, &mut pending).await;
+        flush(&events, &job_id, &task_id, attempt, &mut pending).await;
     }
     Captured {
         stdout: String::from_utf8_lossy(&captured.0).into_owned(),
@@ -79,7 +79,7 @@ pub(super) async fn record(
 }
 
 async fn flush(
-    store: &Store,
+    events: &EventWriter,
     job_id: &str,
     task_id: &str,
     attempt: i64,
@@ -88,6 +88,7 @@ async fn flush(
     // A character split between two chunks waits for its other half, so events never
     // hold a replacement character where the node sent valid UTF-8.
     let mut carried: Vec<(OutputStream, Vec<u8>)> = Vec::new();
+    let mut ready = Vec::with_capacity(pending.len());
     for (stream, mut bytes) in pending.drain(..) {
         if let Err(error) = std::str::from_utf8(&bytes) {
             if error.error_len().is_none() {
@@ -111,9 +112,8 @@ async fn flush(
             ),
             data: String::from_utf8_lossy(&bytes).into_owned(),
         };
-        if let Err(error) = queue::append_event(store, &event, now_ms()).await {
-            tracing::warn!(%error, "recording task output failed");
-        }
+        ready.push(event);
     }
     *pending = carried;
+    events.write(ready).await;
 }

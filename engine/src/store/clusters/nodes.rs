@@ -78,7 +78,27 @@ impl Store {
         .bind(now_ms)
         .execute(&self.pool)
         .await?;
+        self.bump_nodes_version(&record.cluster_id).await
+    }
+
+    /// Counts writes to the cluster's nodes; see [`Store::nodes_version`].
+    async fn bump_nodes_version(&self, cluster_id: &str) -> Result<(), StoreError> {
+        sqlx::query("UPDATE clusters SET nodes_version = nodes_version + 1 WHERE id = $1")
+            .bind(cluster_id)
+            .execute(&self.pool)
+            .await?;
         Ok(())
+    }
+
+    /// A number that grows after every write to the cluster's nodes (the write first,
+    /// then the number): node rows read after seeing version `v` are at least as new as
+    /// every write counted in `v`.
+    pub async fn nodes_version(&self, cluster_id: &str) -> Result<i64, StoreError> {
+        sqlx::query_scalar("SELECT nodes_version FROM clusters WHERE id = $1")
+            .bind(cluster_id)
+            .fetch_optional(&self.pool)
+            .await?
+            .ok_or_else(|| StoreError::NotFound(format!("cluster {cluster_id}")))
     }
 
     pub async fn list_nodes(&self, cluster_id: &str) -> Result<Vec<Node>, StoreError> {
@@ -117,6 +137,6 @@ impl Store {
             .bind(number)
             .execute(&self.pool)
             .await?;
-        Ok(())
+        self.bump_nodes_version(cluster_id).await
     }
 }
