@@ -218,6 +218,7 @@ test('an admin builds a catalog from scratch and tries the template', async () =
   await page.getByTestId('edit-entity').click();
   await page.waitForURL(/\/admin\/templates\/web-tier\/edit/);
   await hydrated(page);
+  await page.getByTestId('entity-form').waitFor();
   await shot(page, 'template-edit');
   await page.getByLabel('Description').fill('base everywhere, exactly one web node');
   await page.getByLabel("Can't coexist (one group per line: a, b)").fill('base, web');
