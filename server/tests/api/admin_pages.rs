@@ -706,7 +706,10 @@ async fn a_binary_file_uploads_as_the_next_resource_version_without_javascript()
     )
     .await;
     assert!(html.contains("data-testid=\"uploaded\""), "{html}");
-    assert!(html.contains("title=\"3003 bytes\""), "the exact size: {html}");
+    assert!(
+        html.contains("title=\"3003 bytes\""),
+        "the exact size: {html}"
+    );
 
     let listed: Value = app
         .call(&admin, Method::GET, "/api/v1/resources", None)
@@ -737,30 +740,26 @@ async fn a_binary_file_uploads_as_the_next_resource_version_without_javascript()
     assert!(versions.contains(&(2, sha(&second), false)), "{versions:?}");
 
     // Refusals: no file, an unknown kind, no CSRF token; nothing is stored.
-    let html = upload_file(
-        &browser,
-        &app,
-        &[("csrf", &csrf), ("kind", "files"), ("name", "")],
-        Some(("", b"")),
-    )
-    .await;
-    assert!(html.contains("data-field=\"file\""), "{html}");
-    let html = upload_file(
-        &browser,
-        &app,
-        &[("csrf", &csrf), ("kind", "binaries"), ("name", "x.bin")],
-        Some(("x.bin", b"\x00\x01")),
-    )
-    .await;
-    assert!(html.contains("binaries"), "the bad kind is named: {html}");
-    let html = upload_file(
-        &browser,
-        &app,
-        &[("csrf", "forged"), ("kind", "files"), ("name", "y.bin")],
-        Some(("y.bin", b"\x00\x01")),
-    )
-    .await;
-    assert!(html.contains("security token"), "{html}");
+    let refusals = [
+        (
+            csrf.as_str(),
+            "files",
+            ("", &b""[..]),
+            "data-field=\"file\"",
+        ),
+        (&csrf, "binaries", ("x.bin", b"\x00\x01"), "binaries"),
+        ("forged", "files", ("y.bin", b"\x00\x01"), "security token"),
+    ];
+    for (token, kind, file, says) in refusals {
+        let html = upload_file(
+            &browser,
+            &app,
+            &[("csrf", token), ("kind", kind), ("name", file.0)],
+            Some(file),
+        )
+        .await;
+        assert!(html.contains(says), "{kind} {file:?}: {html}");
+    }
     let listed: Value = app
         .call(&admin, Method::GET, "/api/v1/resources", None)
         .await

@@ -17,11 +17,13 @@ use crate::server_fns::admin::users::list_users;
 
 #[component]
 pub fn UsersPage() -> impl IntoView {
-    let users = Resource::new(|| (), |_| list_users());
+    let create = ServerAction::<CreateUser>::new();
+    // Reloads after an add: its redirect stays on this route, which a browser
+    // with JavaScript does not load again.
+    let users = Resource::new(move || create.version().get(), |_| list_users());
     let me = use_me();
     let query = use_query_map();
     let deleted = move || query.with(|query| query.get("deleted"));
-    let create = ServerAction::<CreateUser>::new();
     let error = Signal::derive(move || create.value().get().and_then(Result::err));
     let general = Signal::derive(move || {
         error.get().filter(|error| {
