@@ -2,8 +2,10 @@
 // builds a catalog from scratch through the forms (provider, hardware, image, two
 // services with a dependency, a template with constraints), sees the try-it panel
 // solve and reject sizes, sees a bad form and an in-use delete refused, imports a
-// Coopr bundle with errors and reads the report; a tenant user cannot reach the
-// console. Every page is screenshotted to end2end/output/admin-*.png.
+// Coopr bundle with errors and reads the report; a superadmin changes a user's role,
+// deletes a user, deletes an unused tenant and is refused a used one, uploads a
+// binary resource twice and writes a partial template; a tenant user cannot reach
+// the console. Every page is screenshotted to end2end/output/admin-*.png.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -13,6 +15,8 @@ import { Api } from '../support/api.mjs';
 const USER = { username: 'tim', password: 'tenant-user-password-1' };
 /** The admin of a tenant of its own: the default tenant starts with the demo catalog. */
 const BUILDER = { username: 'bea', password: 'tenant-admin-password-1' };
+/** A tenant admin whose tenant has a live cluster (so the tenant cannot be deleted). */
+const BUSY = { username: 'bo', password: 'busy-tenant-password-1' };
 
 let corral;
 let browser;
@@ -23,10 +27,34 @@ before(async () => {
   await admin.post('/api/v1/users', { username: USER.username, password: USER.password, role: 'user' });
   await admin.post('/api/v1/tenants', { name: 'builders' });
   await admin.post('/api/v1/users', { ...BUILDER, role: 'tenant-admin', tenant: 'builders' });
+  await admin.post('/api/v1/users', { username: 'dora', password: 'doomed-user-password-1', role: 'user' });
+  await admin.post('/api/v1/tenants', { name: 'spare' });
+  await admin.post('/api/v1/tenants', { name: 'busy', seed_catalog_from: 'default' });
+  await admin.post('/api/v1/users', { ...BUSY, role: 'tenant-admin', tenant: 'busy' });
+  const busy = await Api.signIn(corral.url, BUSY.username, BUSY.password);
+  await busy.post('/api/v1/clusters', { name: 'keep', template: 'kv-cluster', size: 1 });
   browser = await launchBrowser();
 });
 
+async function waitForJob(api, jobId) {
+  for (let i = 0; i < 600; i += 1) {
+    const job = await api.get(`/api/v1/jobs/${jobId}`);
+    if (['succeeded', 'failed', 'cancelled'].includes(job.state)) return job;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`job ${jobId} did not finish`);
+}
+
 after(async () => {
+  // Nodes outlive a stopped server: delete the busy tenant's cluster first.
+  if (corral) {
+    const busy = await Api.signIn(corral.url, BUSY.username, BUSY.password);
+    const clusters = await busy.get('/api/v1/clusters?limit=500');
+    for (const cluster of clusters.items) {
+      const deleted = await busy.call('DELETE', `/api/v1/clusters/${cluster.id}`);
+      await waitForJob(busy, deleted.job_id);
+    }
+  }
   await browser?.close();
   await corral?.stop();
 });
@@ -190,6 +218,7 @@ test('an admin builds a catalog from scratch and tries the template', async () =
   await page.getByTestId('edit-entity').click();
   await page.waitForURL(/\/admin\/templates\/web-tier\/edit/);
   await hydrated(page);
+  await page.getByTestId('entity-form').waitFor();
   await shot(page, 'template-edit');
   await page.getByLabel('Description').fill('base everywhere, exactly one web node');
   await page.getByLabel("Can't coexist (one group per line: a, b)").fill('base, web');
@@ -261,6 +290,104 @@ test('an import with errors shows the report and saves nothing', async () => {
   await page.setViewportSize({ width: 1280, height: 900 });
 });
 
+test('a superadmin manages users, tenants, resources, partials and template pickers', async () => {
+  const own = await launchBrowser();
+  try {
+  const page = await own.context.newPage();
+  const errors = watchErrors(page);
+  await signIn(page, 'admin', corral.adminPassword, '/admin');
+
+  // The tenant switcher sits in the sidebar of every admin page.
+  await page.goto(`${corral.url}admin/users`);
+  await hydrated(page);
+  await page.locator('.admin-side [data-testid=tenant-switcher]').waitFor();
+
+  // A user's role changes on their page.
+  await page.getByRole('link', { name: USER.username, exact: true }).click();
+  await page.waitForURL(new RegExp(`/admin/users/${USER.username}$`));
+  await hydrated(page);
+  await page.getByLabel('Role').selectOption('tenant-admin');
+  await page.getByRole('button', { name: 'Save role' }).click();
+  await page.getByTestId('user-saved').waitFor();
+  await page.waitForFunction(() => document.querySelector('[data-testid=user-summary]')?.textContent.includes('tenant-admin in tenant'));
+  await shot(page, 'user');
+  await page.getByLabel('Role').selectOption('user');
+  await page.getByRole('button', { name: 'Save role' }).click();
+  await page.waitForFunction(() => document.querySelector('[data-testid=user-summary]')?.textContent.includes('user in tenant'));
+
+  // A user is deleted.
+  await page.goto(`${corral.url}admin/users/dora`);
+  await hydrated(page);
+  await page.getByTestId('delete-user').click();
+  await page.getByTestId('user-deleted').waitFor();
+  assert.equal(await page.locator('[data-user=dora]').count(), 0);
+  await shot(page, 'users');
+
+  // Tenants: the busy one is refused with its cluster named, the spare one goes.
+  await page.goto(`${corral.url}admin/tenants`);
+  await hydrated(page);
+  assert.match(await page.locator('[data-tenant=busy]').textContent(), /keep/);
+  await page.locator('[data-tenant=busy] [data-testid=delete-tenant]').click();
+  await page.getByTestId('tenant-delete-refused').waitFor();
+  assert.match(await page.getByTestId('tenant-delete-refused').textContent(), /keep/);
+  await shot(page, 'tenant-delete-refused');
+  await page.locator('[data-tenant=spare] [data-testid=delete-tenant]').click();
+  await page.getByTestId('tenant-deleted').waitFor();
+  assert.equal(await page.locator('[data-tenant=spare]').count(), 0);
+  await shot(page, 'tenants');
+
+  // A binary file, twice: version 1 then version 2, each byte kept.
+  await page.goto(`${corral.url}admin/resources`);
+  await hydrated(page);
+  const bytes = Buffer.from(Array.from({ length: 2048 }, (_, i) => i % 256));
+  for (const version of [1, 2]) {
+    await page.locator('#file-kind').selectOption('files');
+    await page.locator('#file-file').setInputFiles({
+      name: 'tool.bin', mimeType: 'application/octet-stream', buffer: Buffer.concat([bytes, Buffer.from([version])]),
+    });
+    await page.getByTestId('upload-file').click();
+    await page.getByTestId('uploaded').waitFor();
+    assert.match(await page.getByTestId('uploaded').textContent(), new RegExp(`tool.bin version ${version}`));
+    await hydrated(page);
+  }
+  const rows = page.locator('[data-testid=resource-table] tr', { hasText: 'tool.bin' });
+  assert.equal(await rows.count(), 2);
+  assert.match(await rows.first().textContent(), /2\.0 KiB/);
+  await shot(page, 'resources');
+
+  // A partial template, like the other kinds.
+  await create(page, 'partials', 'monitoring', 'base on every node', async () => {
+    await pick(page, '/defaults/services', 'base');
+    await page.locator('#body').fill('{"immutable": true}');
+  });
+  assert.match(await page.getByTestId('entity-body').textContent(), /"immutable": true/);
+  await shot(page, 'partial');
+  await page.goto(`${corral.url}admin/partials`);
+  await page.getByTestId('entity-table').waitFor();
+  await shot(page, 'list-partials');
+
+  // A template limits a service to hardware and image types ticked in the table.
+  await page.goto(`${corral.url}admin/templates/web-stack/edit`);
+  await hydrated(page);
+  await page.getByLabel('app hardware small').check();
+  await page.getByLabel('app images debian').check();
+  await page.getByTestId('save-entity').click();
+  await page.waitForURL(/\/admin\/templates\/web-stack\?saved=1/);
+  const body = await page.getByTestId('entity-body').textContent();
+  assert.match(body, /"hardwaretypes": \[\s*"small"\s*\]/);
+  assert.match(body, /"imagetypes": \[\s*"debian"\s*\]/);
+  await page.goto(`${corral.url}admin/templates/web-stack/edit`);
+  await page.getByLabel('app hardware small').waitFor();
+  assert.ok(await page.getByLabel('app hardware small').isChecked());
+  await page.locator('.quantities-table').scrollIntoViewIfNeeded();
+  await shot(page, 'template-constraints');
+
+  assert.deepEqual(errors, [], 'no console errors');
+  } finally {
+    await own.close();
+  }
+});
+
 test('a tenant user cannot reach the admin console', async () => {
   const other = await launchBrowser();
   try {
@@ -270,6 +397,7 @@ test('a tenant user cannot reach the admin console', async () => {
     assert.equal(response.status(), 403);
     await page.getByTestId('forbidden').waitFor();
     assert.equal(await page.getByTestId('entity-table').count(), 0);
+    assert.equal(await page.locator('.admin-nav').count(), 0, 'no admin sidebar for a tenant user');
     await shot(page, 'forbidden');
   } finally {
     await other.close();

@@ -45,7 +45,7 @@ pub use clusters::{ClusterChangeRequest, ClusterCreateRequest, LeaseExtension};
 pub use jobs::{AttemptView, MAX_EVENTS};
 pub use lease::LeaseLimits;
 pub use overview::{ActivityView, FailedTaskView};
-pub use tenants::{QuotaUpdate, TenantRequest};
+pub use tenants::{QuotaUpdate, TenantRequest, TenantUsage};
 pub use tokens::{CreatedToken, TokenRequest};
 pub use users::{PasswordChange, UserRequest, UserUpdate};
 pub use views::*;

@@ -12,15 +12,18 @@ pub enum Kind {
     Images,
     Services,
     Templates,
+    /// Partial templates: compatibility and defaults that templates `includes`.
+    Partials,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 5] = [
+    pub const ALL: [Kind; 6] = [
         Kind::Providers,
         Kind::Hardware,
         Kind::Images,
         Kind::Services,
         Kind::Templates,
+        Kind::Partials,
     ];
 
     /// The catalog's (Coopr's) key for the kind.
@@ -31,6 +34,7 @@ impl Kind {
             Kind::Images => "imagetypes",
             Kind::Services => "services",
             Kind::Templates => "clustertemplates",
+            Kind::Partials => "partialtemplates",
         }
     }
 
@@ -42,6 +46,7 @@ impl Kind {
             Kind::Images => "images",
             Kind::Services => "services",
             Kind::Templates => "templates",
+            Kind::Partials => "partials",
         }
     }
 
@@ -52,6 +57,7 @@ impl Kind {
             Kind::Images => "Image types",
             Kind::Services => "Services",
             Kind::Templates => "Cluster templates",
+            Kind::Partials => "Partial templates",
         }
     }
 
@@ -62,6 +68,7 @@ impl Kind {
             Kind::Images => "image type",
             Kind::Services => "service",
             Kind::Templates => "cluster template",
+            Kind::Partials => "partial template",
         }
     }
 
@@ -117,6 +124,7 @@ pub struct CatalogNames {
     pub images: Vec<String>,
     pub services: Vec<String>,
     pub templates: Vec<String>,
+    pub partials: Vec<String>,
 }
 
 /// What the admin overview shows.
@@ -153,6 +161,12 @@ pub struct TenantRow {
     pub max_clusters: Option<i64>,
     pub max_nodes: Option<i64>,
     pub created_at_ms: i64,
+    /// Names of the tenant's live clusters: while there are any it cannot be deleted.
+    pub live_clusters: Vec<String>,
+    /// Usernames of the tenant's users (they go with it when it is deleted).
+    pub users: Vec<String>,
+    /// The default tenant, which is never deleted.
+    pub is_default: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -162,6 +176,16 @@ pub struct UserRow {
     pub tenant: String,
     pub role: String,
     pub created_at_ms: i64,
+}
+
+/// A user's admin page: who they are, and what the viewer may do to them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UserDetail {
+    pub user: UserRow,
+    /// The viewer themself: their own role and account cannot be changed here.
+    pub is_me: bool,
+    /// Whether the viewer may grant (and take away) superadmin.
+    pub viewer_is_superadmin: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -9,6 +9,8 @@ pub mod create_tenant;
 pub mod create_token;
 pub mod create_user;
 pub mod delete_entity;
+pub mod delete_tenant;
+pub mod delete_user;
 pub mod entities;
 pub mod entity;
 pub mod import_catalog;
@@ -16,16 +18,20 @@ pub mod names;
 pub mod overview;
 #[cfg(feature = "ssr")]
 mod quota;
+pub mod reset_user_password;
 pub mod resources;
 pub mod revoke_token;
 pub mod save_entity;
 pub mod scope;
+pub mod set_user_role;
 pub mod stage_resource;
 pub mod switch_tenant;
 pub mod tenants;
 pub mod tokens;
 pub mod update_quotas;
 pub mod upload_resource;
+pub mod upload_resource_file;
+pub mod user;
 pub mod users;
 
 #[cfg(feature = "ssr")]

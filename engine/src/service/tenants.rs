@@ -33,6 +33,14 @@ pub struct QuotaUpdate {
     pub max_nodes: Option<i64>,
 }
 
+/// What a tenant holds: its live clusters (while there are any it cannot be
+/// deleted) and its users (deleted with it).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TenantUsage {
+    pub live_clusters: Vec<String>,
+    pub users: Vec<String>,
+}
+
 fn check_quota_value(path: &str, value: Option<i64>) -> Result<(), ServiceError> {
     match value {
         Some(value) if value < 0 => Err(ServiceError::invalid(format!(
@@ -153,6 +161,37 @@ impl Service {
 
     /// Deletes a tenant with everything it owns. Refused for the default tenant and
     /// while the tenant has clusters that are not deleted (they are listed).
+    /// What the tenant `id` holds, for its admins (names sorted).
+    pub async fn tenant_usage(
+        &self,
+        caller: &Caller,
+        id: &str,
+    ) -> Result<TenantUsage, ServiceError> {
+        caller.require_visible(id, || format!("tenant {id:?}"))?;
+        caller.require_tenant_admin(id)?;
+        let mut live_clusters: Vec<String> = self
+            .store
+            .list_clusters(id)
+            .await?
+            .into_iter()
+            .filter(|cluster| cluster.state != cluster_state::DELETED)
+            .map(|cluster| cluster.name)
+            .collect();
+        live_clusters.sort();
+        let mut users: Vec<String> = self
+            .store
+            .list_users(id)
+            .await?
+            .into_iter()
+            .map(|user| user.username)
+            .collect();
+        users.sort();
+        Ok(TenantUsage {
+            live_clusters,
+            users,
+        })
+    }
+
     pub async fn delete_tenant(&self, caller: &Caller, id: &str) -> Result<(), ServiceError> {
         caller.require_visible(id, || format!("tenant {id:?}"))?;
         caller.require_superadmin()?;
@@ -162,14 +201,7 @@ impl Service {
             ));
         }
         let tenant = self.store.tenant(id).await?;
-        let live: Vec<String> = self
-            .store
-            .list_clusters(id)
-            .await?
-            .into_iter()
-            .filter(|cluster| cluster.state != cluster_state::DELETED)
-            .map(|cluster| cluster.name)
-            .collect();
+        let live = self.tenant_usage(caller, id).await?.live_clusters;
         if !live.is_empty() {
             return Err(ServiceError::Conflict(format!(
                 "tenant {} still has {} cluster(s): {}; delete them first",

@@ -118,11 +118,17 @@ async fn visitors_are_sent_to_sign_in_and_tenant_users_get_403() {
         "/admin/services",
         "/admin/templates/lifecycle",
         "/admin/users",
+        "/admin/users/erin",
+        "/admin/partials",
     ] {
         let (status, html) = page(&browser, &app, path).await;
         assert_eq!(status, 403, "{path}");
         assert!(html.contains("data-testid=\"forbidden\""), "{path}: {html}");
         assert!(!html.contains("data-testid=\"entity-table\""), "{path}");
+        assert!(
+            !html.contains("class=\"admin-nav\""),
+            "no admin sidebar for a tenant user: {path}: {html}"
+        );
     }
 }
 
@@ -144,7 +150,10 @@ async fn admin_pages_render_on_the_server() {
         ("/admin/services/new", "data-testid=\"entity-form\""),
         ("/admin/services/web/edit", "data-testid=\"entity-form\""),
         ("/admin/catalog", "data-testid=\"import-form\""),
-        ("/admin/resources", "Upload a version"),
+        ("/admin/resources", "Upload a file"),
+        ("/admin/partials", "href=\"/admin/partials/new\""),
+        ("/admin/partials/new", "data-testid=\"entity-form\""),
+        ("/admin/users/acme-admin", "data-testid=\"user-is-me\""),
         ("/admin/tenants", "data-tenant=\"acme\""),
         ("/admin/users", "data-user=\"acme-admin\""),
         ("/admin/tokens", "New token"),
@@ -359,4 +368,454 @@ async fn a_superadmin_switches_the_administered_tenant() {
     )
     .await;
     assert!(html.contains("data-entity=\"web\""), "{html}");
+    // The switcher is in the sidebar of every admin page, showing the choice.
+    for path in [
+        "/admin",
+        "/admin/users",
+        "/admin/services/web",
+        "/admin/audit",
+    ] {
+        let (_, html) = page(&browser, &app, path).await;
+        assert!(
+            html.contains("data-testid=\"tenant-switcher\""),
+            "{path}: {html}"
+        );
+        assert!(
+            html.contains(&format!("<option value=\"{acme}\" selected")),
+            "{path}: {html}"
+        );
+    }
+}
+
+/// Posts a form as JavaScript does (JSON back): the status the refusal carries.
+async fn post_json(
+    browser: &reqwest::Client,
+    app: &TestApp,
+    endpoint: &str,
+    fields: &[(&str, &str)],
+) -> (u16, String) {
+    let response = browser
+        .post(app.url(&format!("/sfn/{endpoint}")))
+        .header(header::ACCEPT, "application/json")
+        .form(fields)
+        .send()
+        .await
+        .unwrap();
+    let status = response.status().as_u16();
+    (status, response.text().await.unwrap())
+}
+
+#[tokio::test]
+async fn an_admin_changes_a_users_role_and_password_and_deletes_them() {
+    let _serial = PAGE_RENDERING.lock().await;
+    let app = spawn_app(Backend::Sqlite).await;
+    let admin = with_catalog(&app, "acme").await;
+    let erin = app.user("erin", Role::User, "acme").await;
+    let zed = app.user("zed", Role::User, "other").await;
+    let (browser, csrf) = signed_in(&app, "acme-admin").await;
+    let (erins_browser, _) = signed_in(&app, "erin").await;
+
+    let (status, html) = page(&browser, &app, "/admin/users").await;
+    assert_eq!(status, 200);
+    assert!(html.contains("href=\"/admin/users/erin\""), "{html}");
+    let (status, html) = page(&browser, &app, "/admin/users/erin").await;
+    assert_eq!(status, 200, "{html}");
+    assert!(html.contains("data-testid=\"role-form\""), "{html}");
+    assert!(
+        !html.contains("value=\"superadmin\""),
+        "a tenant admin is not offered superadmin: {html}"
+    );
+    // Another tenant's user does not exist for a tenant admin.
+    let (status, _) = page(&browser, &app, "/admin/users/zed").await;
+    assert_eq!(status, 404);
+    let (status, _) = post_json(
+        &browser,
+        &app,
+        "admin-delete-user",
+        &[("csrf", &csrf), ("id", &zed.id)],
+    )
+    .await;
+    assert_eq!(status, 404);
+
+    // Role: superadmin is refused to a tenant admin, one's own role too.
+    let (status, body) = post_json(
+        &browser,
+        &app,
+        "admin-set-user-role",
+        &[("csrf", &csrf), ("id", &erin.id), ("role", "superadmin")],
+    )
+    .await;
+    assert_eq!(status, 403, "{body}");
+    let (status, body) = post_json(
+        &browser,
+        &app,
+        "admin-set-user-role",
+        &[("csrf", &csrf), ("id", &admin.id), ("role", "user")],
+    )
+    .await;
+    assert_eq!(status, 422, "{body}");
+    assert!(body.contains("your own role"), "{body}");
+    let (_, html) = post_form(
+        &browser,
+        &app,
+        "admin-set-user-role",
+        "/admin/users/erin",
+        &[("csrf", &csrf), ("id", &erin.id), ("role", "tenant-admin")],
+    )
+    .await;
+    assert!(html.contains("data-testid=\"user-saved\""), "{html}");
+    let user = app.store.user(&erin.id).await.unwrap();
+    assert_eq!(user.role, Role::TenantAdmin);
+    // The role change ended erin's session.
+    let (status, _) = post_json(&erins_browser, &app, "admin-users", &[]).await;
+    assert_eq!(status, 401);
+
+    // Password: too short shows next to the field; a good one works for sign-in.
+    let (_, html) = post_form(
+        &browser,
+        &app,
+        "admin-reset-user-password",
+        "/admin/users/erin",
+        &[("csrf", &csrf), ("id", &erin.id), ("password", "short")],
+    )
+    .await;
+    assert!(html.contains("data-field=\"password\""), "{html}");
+    let (_, html) = post_form(
+        &browser,
+        &app,
+        "admin-reset-user-password",
+        "/admin/users/erin",
+        &[
+            ("csrf", &csrf),
+            ("id", &erin.id),
+            ("password", "a brand new passphrase"),
+        ],
+    )
+    .await;
+    assert!(html.contains("Password set."), "{html}");
+    assert!(
+        !html.contains("a brand new passphrase"),
+        "never shown back: {html}"
+    );
+    let login = plain_browser()
+        .post(app.url("/sfn/login"))
+        .header(header::ACCEPT, "application/json")
+        .form(&[
+            ("username", "erin"),
+            ("password", "a brand new passphrase"),
+            ("next", "/clusters"),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(login.status(), 200, "{}", login.text().await.unwrap());
+
+    // Delete: never oneself; erin goes.
+    let (status, body) = post_json(
+        &browser,
+        &app,
+        "admin-delete-user",
+        &[("csrf", &csrf), ("id", &admin.id)],
+    )
+    .await;
+    assert_eq!(status, 422, "{body}");
+    assert!(body.contains("cannot delete yourself"), "{body}");
+    let (_, html) = post_form(
+        &browser,
+        &app,
+        "admin-delete-user",
+        "/admin/users/erin",
+        &[("csrf", &csrf), ("id", &erin.id)],
+    )
+    .await;
+    assert!(html.contains("data-testid=\"user-deleted\""), "{html}");
+    assert!(!html.contains("data-user=\"erin\""), "{html}");
+    assert!(app.store.user(&erin.id).await.is_err());
+    assert!(app.store.user(&zed.id).await.is_ok());
+}
+
+#[tokio::test]
+async fn a_superadmin_deletes_an_unused_tenant_and_is_refused_a_used_one() {
+    let _serial = PAGE_RENDERING.lock().await;
+    let app = spawn_app(Backend::Sqlite).await;
+    let busy = with_catalog(&app, "busy").await;
+    let response = app
+        .call(
+            &busy,
+            Method::POST,
+            "/api/v1/clusters",
+            Some(&serde_json::json!({"name": "keep", "template": "lifecycle", "size": 2})),
+        )
+        .await;
+    assert_eq!(response.status(), 201);
+    let idle = app.user("idle-user", Role::User, "idle").await;
+    app.user("root", Role::Superadmin, "default").await;
+    let (browser, csrf) = signed_in(&app, "root").await;
+
+    let (status, html) = page(&browser, &app, "/admin/tenants").await;
+    assert_eq!(status, 200);
+    assert!(html.contains("data-testid=\"live-clusters\""), "{html}");
+    assert!(html.contains(">keep<"), "the busy tenant's cluster: {html}");
+
+    let (_, html) = post_form(
+        &browser,
+        &app,
+        "admin-delete-tenant",
+        "/admin/tenants",
+        &[("csrf", &csrf), ("id", &busy.tenant_id)],
+    )
+    .await;
+    assert!(
+        html.contains("data-testid=\"tenant-delete-refused\""),
+        "{html}"
+    );
+    assert!(html.contains("keep"), "{html}");
+    let (status, _) = post_json(
+        &browser,
+        &app,
+        "admin-delete-tenant",
+        &[("csrf", &csrf), ("id", &busy.tenant_id)],
+    )
+    .await;
+    assert_eq!(status, 409);
+    assert!(app.store.tenant_by_name("busy").await.is_ok());
+
+    let (_, html) = post_form(
+        &browser,
+        &app,
+        "admin-delete-tenant",
+        "/admin/tenants",
+        &[("csrf", &csrf), ("id", &idle.tenant_id)],
+    )
+    .await;
+    assert!(html.contains("data-testid=\"tenant-deleted\""), "{html}");
+    assert!(!html.contains("data-tenant=\"idle\""), "{html}");
+    assert!(app.store.tenant_by_name("idle").await.is_err());
+
+    // A tenant admin cannot delete tenants, not even their own.
+    let (admin_browser, admin_csrf) = signed_in(&app, "busy-admin").await;
+    let (status, _) = post_json(
+        &admin_browser,
+        &app,
+        "admin-delete-tenant",
+        &[("csrf", &admin_csrf), ("id", &busy.tenant_id)],
+    )
+    .await;
+    assert_eq!(status, 403);
+}
+
+/// A multipart body as a browser sends a form with a file input.
+fn multipart_form(fields: &[(&str, &str)], file: Option<(&str, &[u8])>) -> (String, Vec<u8>) {
+    let boundary = "corral-test-boundary-7d3f";
+    let mut body = Vec::new();
+    for (name, value) in fields {
+        body.extend_from_slice(
+            format!(
+                "--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n{value}\r\n"
+            )
+            .as_bytes(),
+        );
+    }
+    if let Some((file_name, bytes)) = file {
+        body.extend_from_slice(
+            format!(
+                "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{file_name}\"\r\nContent-Type: application/octet-stream\r\n\r\n"
+            )
+            .as_bytes(),
+        );
+        body.extend_from_slice(bytes);
+        body.extend_from_slice(b"\r\n");
+    }
+    body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
+    (format!("multipart/form-data; boundary={boundary}"), body)
+}
+
+/// Posts the upload form without JavaScript and follows the redirect.
+async fn upload_file(
+    browser: &reqwest::Client,
+    app: &TestApp,
+    fields: &[(&str, &str)],
+    file: Option<(&str, &[u8])>,
+) -> String {
+    let (content_type, body) = multipart_form(fields, file);
+    let response = browser
+        .post(app.url("/sfn/admin-upload-resource-file"))
+        .header(header::ACCEPT, "text/html")
+        .header(header::REFERER, app.url("/admin/resources"))
+        .header(header::CONTENT_TYPE, content_type)
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    assert!(response.status().is_redirection(), "{}", response.status());
+    let location = response.headers()[header::LOCATION].to_str().unwrap();
+    let target = if location.starts_with("http") {
+        location.to_owned()
+    } else {
+        app.url(location)
+    };
+    browser
+        .get(target)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_binary_file_uploads_as_the_next_resource_version_without_javascript() {
+    use sha2::Digest;
+    let _serial = PAGE_RENDERING.lock().await;
+    let app = spawn_app(Backend::Sqlite).await;
+    let admin = with_catalog(&app, "acme").await;
+    let (browser, csrf) = signed_in(&app, "acme-admin").await;
+    let (_, html) = page(&browser, &app, "/admin/resources").await;
+    assert!(
+        html.contains("enctype=\"multipart/form-data\""),
+        "a plain form: {html}"
+    );
+
+    // Every byte value, so nothing is read as text on the way.
+    let first: Vec<u8> = (0..=255u8).cycle().take(3000).collect();
+    let html = upload_file(
+        &browser,
+        &app,
+        &[
+            ("csrf", &csrf),
+            ("kind", "files"),
+            ("name", ""),
+            ("stage", "1"),
+        ],
+        Some(("blob.bin", &first)),
+    )
+    .await;
+    assert!(html.contains("data-testid=\"uploaded\""), "{html}");
+    assert!(
+        html.contains("blob.bin"),
+        "the file's name is the default: {html}"
+    );
+    let mut second = first.clone();
+    second.extend_from_slice(&[0, 0, 255]);
+    let html = upload_file(
+        &browser,
+        &app,
+        &[("csrf", &csrf), ("kind", "files"), ("name", "blob.bin")],
+        Some(("other-name.bin", &second)),
+    )
+    .await;
+    assert!(html.contains("data-testid=\"uploaded\""), "{html}");
+    assert!(
+        html.contains("title=\"3003 bytes\""),
+        "the exact size: {html}"
+    );
+
+    let listed: Value = app
+        .call(&admin, Method::GET, "/api/v1/resources", None)
+        .await
+        .json()
+        .await
+        .unwrap();
+    let versions: Vec<(i64, String, bool)> = listed["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|item| item["name"] == "blob.bin")
+        .map(|item| {
+            (
+                item["version"].as_i64().unwrap(),
+                item["sha256"].as_str().unwrap().to_owned(),
+                item["staged"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    let sha = |bytes: &[u8]| {
+        sha2::Sha256::digest(bytes)
+            .iter()
+            .map(|byte| format!("{byte:02x}"))
+            .collect::<String>()
+    };
+    assert!(versions.contains(&(1, sha(&first), true)), "{versions:?}");
+    assert!(versions.contains(&(2, sha(&second), false)), "{versions:?}");
+
+    // Refusals: no file, an unknown kind, no CSRF token; nothing is stored.
+    let refusals = [
+        (
+            csrf.as_str(),
+            "files",
+            ("", &b""[..]),
+            "data-field=\"file\"",
+        ),
+        (&csrf, "binaries", ("x.bin", b"\x00\x01"), "binaries"),
+        ("forged", "files", ("y.bin", b"\x00\x01"), "security token"),
+    ];
+    for (token, kind, file, says) in refusals {
+        let html = upload_file(
+            &browser,
+            &app,
+            &[("csrf", token), ("kind", kind), ("name", file.0)],
+            Some(file),
+        )
+        .await;
+        assert!(html.contains(says), "{kind} {file:?}: {html}");
+    }
+    let listed: Value = app
+        .call(&admin, Method::GET, "/api/v1/resources", None)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(listed["items"].as_array().unwrap().len(), 2, "{listed}");
+}
+
+#[tokio::test]
+async fn a_partial_template_is_written_and_listed_like_the_other_kinds() {
+    let _serial = PAGE_RENDERING.lock().await;
+    let app = spawn_app(Backend::Sqlite).await;
+    let admin = with_catalog(&app, "acme").await;
+    let (browser, csrf) = signed_in(&app, "acme-admin").await;
+    let (status, html) = post_form(
+        &browser,
+        &app,
+        "admin-save-entity",
+        "/admin/partials/new",
+        &[
+            ("csrf", &csrf),
+            ("kind", "Partials"),
+            ("original", ""),
+            ("name", "monitoring"),
+            ("description", "base everywhere"),
+            ("body", "{\"immutable\": true}"),
+            ("managed[]", "/defaults/services"),
+            ("picks[]", "/defaults/services=base"),
+        ],
+    )
+    .await;
+    assert_eq!(status, 200, "{html}");
+    assert!(html.contains("Saved."), "{html}");
+    assert!(html.contains("data-testid=\"history\""), "{html}");
+    let stored: Value = app
+        .call(
+            &admin,
+            Method::GET,
+            "/api/v1/catalog/partialtemplates/monitoring",
+            None,
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(stored["body"]["immutable"], true, "{stored}");
+    assert_eq!(
+        stored["body"]["defaults"]["services"],
+        serde_json::json!(["base"]),
+        "{stored}"
+    );
+    let (_, html) = page(&browser, &app, "/admin/partials").await;
+    assert!(html.contains("data-entity=\"monitoring\""), "{html}");
+    assert!(html.contains("immutable"), "the summary says so: {html}");
+    let (status, html) = page(&browser, &app, "/admin/partials/monitoring/edit").await;
+    assert_eq!(status, 200);
+    assert!(html.contains("Default services"), "the pickers: {html}");
 }

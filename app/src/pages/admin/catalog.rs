@@ -1,4 +1,4 @@
-//! Catalog entity pages, one set for all five kinds: the list, an entity's page
+//! Catalog entity pages, one set for all six kinds: the list, an entity's page
 //! (definition, history with diff, delete; the try-it panel for templates) and the
 //! create/edit/clone form.
 
@@ -18,5 +18,6 @@ pub fn starter(kind: crate::model::admin::Kind) -> &'static str {
         Kind::Images => "{\n  \"providermap\": {\n    \"local\": { \"image\": \"debian-12\" }\n  }\n}",
         Kind::Services => "{\n  \"dependencies\": {\n    \"provides\": [],\n    \"conflicts\": [],\n    \"install\": { \"requires\": [], \"uses\": [] },\n    \"runtime\": { \"requires\": [], \"uses\": [] }\n  },\n  \"provisioner\": {\n    \"actions\": {\n      \"install\": { \"type\": \"shell\", \"fields\": { \"script\": \"echo install\" } },\n      \"start\": { \"type\": \"shell\", \"fields\": { \"script\": \"echo start\" } }\n    }\n  }\n}",
         Kind::Templates => "{\n  \"compatibility\": { \"services\": [], \"hardwaretypes\": [], \"imagetypes\": [] },\n  \"defaults\": { \"services\": [], \"provider\": \"local\", \"hardwaretype\": \"\", \"imagetype\": \"\", \"config\": {} },\n  \"constraints\": {\n    \"size\": { \"min\": 1, \"max\": 10 },\n    \"layout\": { \"mustcoexist\": [], \"cantcoexist\": [] },\n    \"services\": {}\n  },\n  \"administration\": { \"leaseduration\": { \"initial\": \"7d\", \"max\": \"30d\", \"step\": \"1d\" } }\n}",
+            Kind::Partials => "{\n  \"compatibility\": { \"services\": [], \"hardwaretypes\": [], \"imagetypes\": [] },\n  \"defaults\": { \"services\": [], \"config\": {} },\n  \"immutable\": false\n}",
     }
 }

@@ -1,7 +1,9 @@
-//! The frame of every admin page: the role check (403 for tenant users), the
-//! console's navigation, and a superadmin's tenant switcher.
+//! The frame of every admin page: the console's navigation with the tenant being
+//! administered (a superadmin's tenant switcher) for admins; for tenant users only
+//! the page, which shows them the 403 card.
 
 use leptos::prelude::*;
+use leptos::server_fn::ServerFn;
 use leptos_router::components::A;
 use leptos_router::hooks::use_location;
 
@@ -9,17 +11,31 @@ use crate::components::errors::{set_status, PageError};
 use crate::components::session::CsrfField;
 use crate::error::UiError;
 use crate::model::admin::Kind;
+use crate::server_fns::admin::scope::current_admin_scope;
 use crate::server_fns::admin::switch_tenant::SwitchTenant;
 
 #[component]
 pub fn AdminLayout(children: Children) -> impl IntoView {
-    // No resources and no `Suspense` here: the frame renders the same on the
-    // server and in the browser whatever order the pages' data arrives in. The
-    // role check is the pages' own: their server functions refuse non-admins and
-    // the page shows that with [`admin_error`] (a 403 page).
+    // The scope is made before the page's own resources, so server and browser
+    // number them alike. The role check is the pages' own: their server functions
+    // refuse non-admins and the page shows that with [`admin_error`] (a 403 page);
+    // the frame only leaves the sidebar out then.
+    let scope = Resource::new(|| (), |_| current_admin_scope());
     view! {
         <div class="admin">
-            <AdminNav/>
+            <Suspense fallback=|| view! { <aside class="admin-side"><AdminNav/></aside> }>
+                {move || Suspend::new(async move {
+                    match scope.await {
+                        Err(UiError::Forbidden(_)) => ().into_any(),
+                        scope => view! {
+                            <aside class="admin-side">
+                                {scope.ok().map(|scope| view! { <TenantSwitcher scope/> })}
+                                <AdminNav/>
+                            </aside>
+                        }.into_any(),
+                    }
+                })}
+            </Suspense>
             <div class="admin-main">{children()}</div>
         </div>
     }
@@ -86,7 +102,6 @@ pub fn TenantSwitcher(scope: crate::model::admin::AdminScope) -> impl IntoView {
         }
         .into_any();
     }
-    let switch = ServerAction::<SwitchTenant>::new();
     let current = scope.tenant_id.clone();
     let options = scope
         .tenants
@@ -97,7 +112,9 @@ pub fn TenantSwitcher(scope: crate::model::admin::AdminScope) -> impl IntoView {
         })
         .collect_view();
     view! {
-        <ActionForm action=switch attr:class="admin-tenant">
+        // A plain form: switching changes every page's data, so the whole page
+        // reloads (with or without JavaScript) in the chosen tenant.
+        <form method="post" action=SwitchTenant::url() class="admin-tenant">
             <CsrfField/>
             <input type="hidden" name="next" value=move || location.pathname.get()/>
             <label for="admin-tenant">"Tenant"</label>
@@ -105,7 +122,7 @@ pub fn TenantSwitcher(scope: crate::model::admin::AdminScope) -> impl IntoView {
                 <select id="admin-tenant" name="tenant" data-testid="tenant-switcher">{options}</select>
                 <button class="button button-small button-quiet" type="submit">"Switch"</button>
             </div>
-        </ActionForm>
+        </form>
     }
     .into_any()
 }

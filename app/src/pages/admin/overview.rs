@@ -5,22 +5,19 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 
 use crate::components::state::state_class;
-use crate::model::admin::{AdminScope, Overview};
-use crate::pages::admin::layout::TenantSwitcher;
+use crate::model::admin::Overview;
 use crate::server_fns::admin::overview::admin_overview;
-use crate::server_fns::admin::scope::current_admin_scope;
 
 #[component]
 pub fn OverviewPage() -> impl IntoView {
     let overview = Resource::new(|| (), |_| admin_overview());
-    let scope = Resource::new(|| (), |_| current_admin_scope());
     view! {
         <Title text="Admin · Corral"/>
         <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
             {move || Suspend::new(async move {
-                match (overview.await, scope.await) {
-                    (Ok(overview), Ok(scope)) => view! { <OverviewView overview scope/> }.into_any(),
-                    (Err(error), _) | (_, Err(error)) => crate::pages::admin::layout::admin_error(error),
+                match overview.await {
+                    Ok(overview) => view! { <OverviewView overview/> }.into_any(),
+                    Err(error) => crate::pages::admin::layout::admin_error(error),
                 }
             })}
         </Suspense>
@@ -35,7 +32,7 @@ fn limit(used: u64, max: Option<i64>) -> String {
 }
 
 #[component]
-fn OverviewView(overview: Overview, scope: AdminScope) -> impl IntoView {
+fn OverviewView(overview: Overview) -> impl IntoView {
     let clusters: u64 = overview
         .clusters_by_state
         .iter()
@@ -93,8 +90,10 @@ fn OverviewView(overview: Overview, scope: AdminScope) -> impl IntoView {
         overview.failed.is_empty() && overview.busy.is_empty() && overview.failed_tasks.is_empty();
     view! {
         <div class="page-head">
-            <h1>"Overview"</h1>
-            <TenantSwitcher scope/>
+            <div>
+                <h1>"Overview"</h1>
+                <p class="muted">"Tenant " <strong>{overview.tenant.clone()}</strong></p>
+            </div>
         </div>
         <div class="stats" data-testid="overview">
             <section class="card stat">

@@ -1,7 +1,7 @@
 //! The admin console's routes, dispatched on their first segment: `/admin`,
 //! `/admin/<section>` (a catalog kind's list, `catalog`, `resources`, `tenants`,
 //! `users`, `tokens`, `audit`), `/admin/<kind>/<name>` (`new` for the create
-//! form) and `/admin/<kind>/<name>/edit`. Each shape is one flat route, and the
+//! form; `/admin/users/<username>` is a user's page) and `/admin/<kind>/<name>/edit`. Each shape is one flat route, and the
 //! page inside the admin frame follows the URL as it changes.
 
 use leptos::prelude::*;
@@ -11,7 +11,7 @@ use super::catalog::form::{EntityEditPage, EntityNewPage};
 use super::catalog::list::EntityListPage;
 use super::catalog::show::EntityShowPage;
 use super::layout::AdminLayout;
-use super::{audit, import, overview, resources, tenants, tokens, users};
+use super::{audit, import, overview, resources, tenants, tokens, user, users};
 use crate::model::admin::Kind;
 use crate::pages::not_found::NotFound;
 
@@ -58,6 +58,7 @@ pub fn AdminEntityPage() -> impl IntoView {
             {move || match Kind::parse(&section.get()) {
                 Some(kind) if name.get() == "new" => view! { <EntityNewPage kind/> }.into_any(),
                 Some(kind) => view! { <EntityShowPage kind/> }.into_any(),
+                None if section.get() == "users" => view! { <user::UserPage/> }.into_any(),
                 None => view! { <NotFound/> }.into_any(),
             }}
         </AdminLayout>

@@ -1,14 +1,17 @@
-//! `/admin/tenants`: tenants with their quotas. A superadmin creates tenants and
-//! sets quotas; a tenant admin sees their own tenant.
+//! `/admin/tenants`: tenants with their quotas and what they hold. A superadmin
+//! creates tenants, sets quotas and deletes tenants (refused while a tenant has
+//! live clusters, which the table lists); a tenant admin sees their own tenant.
 
 use leptos::prelude::*;
 use leptos_meta::Title;
+use leptos_router::hooks::use_query_map;
 
 use crate::components::errors::{FieldError, FormError};
 use crate::components::session::{use_me, CsrfField};
 use crate::components::time::timestamp;
 use crate::model::admin::TenantRow;
 use crate::server_fns::admin::create_tenant::CreateTenant;
+use crate::server_fns::admin::delete_tenant::DeleteTenant;
 use crate::server_fns::admin::tenants::list_tenants;
 use crate::server_fns::admin::update_quotas::UpdateQuotas;
 
@@ -18,16 +21,28 @@ fn limit(value: Option<i64>) -> String {
 
 #[component]
 pub fn TenantsPage() -> impl IntoView {
-    let tenants = Resource::new(|| (), |_| list_tenants());
+    // The actions are made here so the list reloads after one: their redirects
+    // stay on this route, which a browser with JavaScript does not load again.
+    let create = ServerAction::<CreateTenant>::new();
+    let delete = ServerAction::<DeleteTenant>::new();
+    let tenants = Resource::new(
+        move || (create.version().get(), delete.version().get()),
+        |_| list_tenants(),
+    );
     let me = use_me();
+    let query = use_query_map();
+    let deleted = move || query.with(|query| query.get("deleted"));
     view! {
         <Title text="Tenants · Admin · Corral"/>
         <div class="page-head"><h1>"Tenants"</h1></div>
+        {move || deleted().map(|name| view! {
+            <p class="banner banner-ok" role="status" data-testid="tenant-deleted">"Tenant " <strong>{name}</strong> " deleted, with its users and catalog."</p>
+        })}
         <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
             {move || Suspend::new(async move {
                 let superadmin = matches!(me.await, Ok(Some(me)) if me.role == "superadmin");
                 match tenants.await {
-                    Ok(rows) => view! { <TenantTable rows superadmin/> {superadmin.then(|| view! { <NewTenant/> })} }.into_any(),
+                    Ok(rows) => view! { <TenantTable rows superadmin delete/> {superadmin.then(|| view! { <NewTenant create/> })} }.into_any(),
                     Err(error) => crate::pages::admin::layout::admin_error(error),
                 }
             })}
@@ -36,13 +51,19 @@ pub fn TenantsPage() -> impl IntoView {
 }
 
 #[component]
-fn TenantTable(rows: Vec<TenantRow>, superadmin: bool) -> impl IntoView {
+fn TenantTable(
+    rows: Vec<TenantRow>,
+    superadmin: bool,
+    delete: ServerAction<DeleteTenant>,
+) -> impl IntoView {
     let update = ServerAction::<UpdateQuotas>::new();
     let error = Signal::derive(move || update.value().get().and_then(Result::err));
+    let refused = move || delete.value().get().and_then(Result::err);
     let rows = rows
         .into_iter()
         .map(|row| {
             let name = row.name.clone();
+            let delete_id = row.id.clone();
             let quotas = if superadmin {
                 view! {
                     <ActionForm action=update attr:class="inline quota-form">
@@ -61,23 +82,41 @@ fn TenantTable(rows: Vec<TenantRow>, superadmin: bool) -> impl IntoView {
                 }
                 .into_any()
             };
+            let deletable = superadmin && !row.is_default;
             view! {
                 <tr data-tenant=name>
                     <th scope="row">{row.name}</th>
                     <td>{quotas}</td>
+                    <td><TenantUsage clusters=row.live_clusters users=row.users/></td>
                     <td>{timestamp(row.created_at_ms)}</td>
+                    <td>{deletable.then(|| view! {
+                        <ActionForm action=delete attr:class="inline">
+                            <CsrfField/>
+                            <input type="hidden" name="id" value=delete_id/>
+                            <button class="button button-small button-danger" type="submit" data-testid="delete-tenant">"Delete"</button>
+                        </ActionForm>
+                    })}</td>
                 </tr>
             }
         })
         .collect_view();
     view! {
+        {move || refused().map(|error| view! {
+            <div class="banner banner-bad" role="alert" data-testid="tenant-delete-refused">
+                <p><strong>"Not deleted: "</strong>{error.to_string()}</p>
+                <p>"The table lists each tenant's live clusters; delete those first."</p>
+            </div>
+        })}
         <section class="card table-card">
             <FormError error/>
             <FieldError error field="max_clusters"/>
             <FieldError error field="max_nodes"/>
             <div class="table-scroll">
                 <table class="data">
-                    <thead><tr><th scope="col">"Tenant"</th><th scope="col">"Quotas"</th><th scope="col">"Created"</th></tr></thead>
+                    <thead><tr>
+                        <th scope="col">"Tenant"</th><th scope="col">"Quotas"</th><th scope="col">"Holds"</th>
+                        <th scope="col">"Created"</th><th scope="col"></th>
+                    </tr></thead>
                     <tbody>{rows}</tbody>
                 </table>
             </div>
@@ -85,9 +124,30 @@ fn TenantTable(rows: Vec<TenantRow>, superadmin: bool) -> impl IntoView {
     }
 }
 
+/// A tenant's live clusters (which block deleting it) and its users.
 #[component]
-fn NewTenant() -> impl IntoView {
-    let create = ServerAction::<CreateTenant>::new();
+fn TenantUsage(clusters: Vec<String>, users: Vec<String>) -> impl IntoView {
+    let clusters = if clusters.is_empty() {
+        view! { <li>"no live clusters"</li> }.into_any()
+    } else {
+        view! {
+            <li data-testid="live-clusters">
+                {format!("{} live cluster(s): ", clusters.len())}
+                {clusters.into_iter().map(|name| view! { <span class="chip">{name}</span> " " }).collect_view()}
+            </li>
+        }
+        .into_any()
+    };
+    view! {
+        <ul class="usage">
+            {clusters}
+            <li title=users.join(", ")>{format!("{} user(s)", users.len())}</li>
+        </ul>
+    }
+}
+
+#[component]
+fn NewTenant(create: ServerAction<CreateTenant>) -> impl IntoView {
     let error = Signal::derive(move || create.value().get().and_then(Result::err));
     view! {
         <section class="card">

@@ -8,6 +8,8 @@ use crate::components::errors::FieldError;
 use crate::components::session::CsrfField;
 use crate::components::table::TableCard;
 use crate::components::time::timestamp;
+use crate::model::admin::TokenRow;
+use crate::pages::admin::loaded::{Loaded, OnceLoaded};
 use crate::server_fns::admin::create_token::CreateToken;
 use crate::server_fns::admin::revoke_token::RevokeToken;
 use crate::server_fns::admin::tokens::list_tokens;
@@ -29,44 +31,37 @@ pub fn TokensPage() -> impl IntoView {
                     <p><code class="secret">{token.secret}</code></p>
                 </div>
             })}
-            <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
-                {move || Suspend::new(async move {
-                    match tokens.await {
-                        Ok(rows) if rows.is_empty() => view! { <p class="muted">"No tokens yet."</p> }.into_any(),
-                        Ok(rows) => {
-                            let rows = rows.into_iter().map(|row| {
-                                let state = if row.revoked_at_ms.is_some() { ("state state-idle", "revoked") } else { ("state state-ok", "active") };
-                                let active = row.revoked_at_ms.is_none();
-                                view! {
-                                    <tr>
-                                        <th scope="row">{row.name}</th>
-                                        <td><span class=state.0>{state.1}</span></td>
-                                        <td>{timestamp(row.created_at_ms)}</td>
-                                        <td>{maybe(row.last_used_at_ms)}</td>
-                                        <td>{maybe(row.expires_at_ms)}</td>
-                                        <td>{active.then(|| view! {
-                                            <ActionForm action=revoke attr:class="inline">
-                                                <CsrfField/>
-                                                <input type="hidden" name="id" value=row.id.clone()/>
-                                                <button class="button button-small button-danger" type="submit">"Revoke"</button>
-                                            </ActionForm>
-                                        })}</td>
-                                    </tr>
-                                }
-                            }).collect_view();
-                            view! {
-                                <TableCard columns=&["Name", "State", "Created", "Last used", "Expires", ""]>
-                                    {rows}
-                                </TableCard>
-                            }.into_any()
-                        }
-                        Err(error) => crate::pages::admin::layout::admin_error(error),
+            <Loaded data=tokens render={move |rows: Vec<TokenRow>| {
+                if rows.is_empty() {
+                    return view! { <p class="muted">"No tokens yet."</p> }.into_any();
+                }
+                let rows = rows.into_iter().map(|row| {
+                    let state = if row.revoked_at_ms.is_some() { ("state state-idle", "revoked") } else { ("state state-ok", "active") };
+                    let active = row.revoked_at_ms.is_none();
+                    view! {
+                        <tr>
+                            <th scope="row">{row.name}</th>
+                            <td><span class=state.0>{state.1}</span></td>
+                            <td>{timestamp(row.created_at_ms)}</td>
+                            <td>{maybe(row.last_used_at_ms)}</td>
+                            <td>{maybe(row.expires_at_ms)}</td>
+                            <td>{active.then(|| view! {
+                                <ActionForm action=revoke attr:class="inline">
+                                    <CsrfField/>
+                                    <input type="hidden" name="id" value=row.id.clone()/>
+                                    <button class="button button-small button-danger" type="submit">"Revoke"</button>
+                                </ActionForm>
+                            })}</td>
+                        </tr>
                     }
-                })}
-            </Suspense>
-            <Suspense>
-                {move || Suspend::new(async move {
-                    tokens.await.is_ok().then(|| view! {
+                }).collect_view();
+                view! {
+                    <TableCard columns=&["Name", "State", "Created", "Last used", "Expires", ""]>
+                        {rows}
+                    </TableCard>
+                }.into_any()
+            }}/>
+            <OnceLoaded data=tokens>
     <section class="card">
                 <h2>"New token"</h2>
                 <p class="muted">"Without JavaScript the secret cannot be shown after the form posts; use " <code>"corral login"</code> " or the API instead."</p>
@@ -85,8 +80,6 @@ pub fn TokensPage() -> impl IntoView {
                     <button class="button" type="submit">"Create token"</button>
                 </ActionForm>
             </section>
-                    })
-                })}
-            </Suspense>
+            </OnceLoaded>
         }
 }

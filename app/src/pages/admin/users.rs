@@ -1,21 +1,29 @@
 //! `/admin/users`: users with their roles, and a form to add one (the password is
-//! set here and never shown again).
+//! set here and never shown again). Each name leads to the user's page, where the
+//! role and password are changed and the user deleted.
 
 use leptos::prelude::*;
 use leptos_meta::Title;
+use leptos_router::hooks::use_query_map;
 
 use crate::components::errors::{FieldError, FormError};
 use crate::components::session::{use_me, CsrfField};
 use crate::components::table::TableCard;
 use crate::components::time::timestamp;
+use crate::model::admin::UserRow;
+use crate::pages::admin::loaded::{Loaded, OnceLoaded};
 use crate::server_fns::admin::create_user::CreateUser;
 use crate::server_fns::admin::users::list_users;
 
 #[component]
 pub fn UsersPage() -> impl IntoView {
-    let users = Resource::new(|| (), |_| list_users());
-    let me = use_me();
     let create = ServerAction::<CreateUser>::new();
+    // Reloads after an add: its redirect stays on this route, which a browser
+    // with JavaScript does not load again.
+    let users = Resource::new(move || create.version().get(), |_| list_users());
+    let me = use_me();
+    let query = use_query_map();
+    let deleted = move || query.with(|query| query.get("deleted"));
     let error = Signal::derive(move || create.value().get().and_then(Result::err));
     let general = Signal::derive(move || {
         error.get().filter(|error| {
@@ -25,31 +33,25 @@ pub fn UsersPage() -> impl IntoView {
     view! {
             <Title text="Users · Admin · Corral"/>
             <div class="page-head"><h1>"Users"</h1></div>
-            <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
-                {move || Suspend::new(async move {
-                    match users.await {
-                        Ok(rows) => {
-                            let rows = rows.into_iter().map(|row| view! {
-                                <tr data-user=row.username.clone()>
-                                    <th scope="row">{row.username.clone()}</th>
-                                    <td><span class="chip">{row.role}</span></td>
-                                    <td>{row.tenant}</td>
-                                    <td>{timestamp(row.created_at_ms)}</td>
-                                </tr>
-                            }).collect_view();
-                            view! {
-                                <TableCard testid="user-table" columns=&["User", "Role", "Tenant", "Created"]>
-                                    {rows}
-                                </TableCard>
-                            }.into_any()
-                        }
-                        Err(error) => crate::pages::admin::layout::admin_error(error),
-                    }
-                })}
-            </Suspense>
-            <Suspense>
-                {move || Suspend::new(async move {
-                    users.await.is_ok().then(|| view! {
+            {move || deleted().map(|name| view! {
+                <p class="banner banner-ok" role="status" data-testid="user-deleted">"User " <strong>{name}</strong> " deleted."</p>
+            })}
+            <Loaded data=users render={|rows: Vec<UserRow>| {
+                let rows = rows.into_iter().map(|row| view! {
+                    <tr data-user=row.username.clone()>
+                        <th scope="row"><a href=format!("/admin/users/{}", crate::query::encode_value(&row.username))>{row.username.clone()}</a></th>
+                        <td><span class="chip">{row.role}</span></td>
+                        <td>{row.tenant}</td>
+                        <td>{timestamp(row.created_at_ms)}</td>
+                    </tr>
+                }).collect_view();
+                view! {
+                    <TableCard testid="user-table" columns=&["User", "Role", "Tenant", "Created"]>
+                        {rows}
+                    </TableCard>
+                }.into_any()
+            }}/>
+            <OnceLoaded data=users>
     <section class="card">
                 <h2>"Add a user"</h2>
                 <ActionForm action=create attr:class="stack narrow-form">
@@ -86,8 +88,6 @@ pub fn UsersPage() -> impl IntoView {
                     <button class="button" type="submit">"Add user"</button>
                 </ActionForm>
             </section>
-                    })
-                })}
-            </Suspense>
+            </OnceLoaded>
         }
 }

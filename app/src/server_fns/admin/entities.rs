@@ -87,5 +87,15 @@ fn summary(kind: Kind, body: &serde_json::Value) -> String {
                 join(names(body, "/defaults/services"))
             )
         }
+        Kind::Partials => {
+            let services = names(body, "/defaults/services");
+            let immutable =
+                body.get("immutable").and_then(serde_json::Value::as_bool) == Some(true);
+            format!(
+                "defaults {}{}",
+                join(services),
+                if immutable { " · immutable" } else { "" }
+            )
+        }
     }
 }

@@ -28,6 +28,7 @@ pub async fn list_catalog_names() -> Result<CatalogNames, UiError> {
             Kind::Images => &mut names.images,
             Kind::Services => &mut names.services,
             Kind::Templates => &mut names.templates,
+            Kind::Partials => &mut names.partials,
         } = list;
     }
     Ok(names)

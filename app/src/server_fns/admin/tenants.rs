@@ -1,4 +1,5 @@
-//! Tenants: every tenant for a superadmin, one's own for a tenant admin.
+//! Tenants: every tenant for a superadmin, one's own for a tenant admin, each with
+//! what it holds (live clusters, users) so the page can say why a delete is refused.
 
 use leptos::prelude::*;
 
@@ -10,17 +11,24 @@ pub async fn list_tenants() -> Result<Vec<TenantRow>, UiError> {
     // The real caller, not the switched scope: the list is of all tenants.
     let caller = crate::session::caller().await?;
     super::caller::require_admin(&caller)?;
-    Ok(crate::session::service()?
+    let service = crate::session::service()?;
+    let tenants = service
         .list_tenants(&caller, super::caller::all())
         .await?
-        .items
-        .into_iter()
-        .map(|tenant| TenantRow {
+        .items;
+    let mut rows = Vec::with_capacity(tenants.len());
+    for tenant in tenants {
+        let usage = service.tenant_usage(&caller, &tenant.id).await?;
+        rows.push(TenantRow {
+            is_default: tenant.id == engine::store::tenants::DEFAULT_TENANT_ID,
             id: tenant.id,
             name: tenant.name,
             max_clusters: tenant.max_clusters,
             max_nodes: tenant.max_nodes,
             created_at_ms: tenant.created_at_ms,
-        })
-        .collect())
+            live_clusters: usage.live_clusters,
+            users: usage.users,
+        });
+    }
+    Ok(rows)
 }

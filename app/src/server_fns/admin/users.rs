@@ -10,16 +10,22 @@ use crate::model::admin::UserRow;
 pub async fn list_users() -> Result<Vec<UserRow>, UiError> {
     let caller = crate::session::caller().await?;
     super::caller::require_admin(&caller)?;
+    user_rows(&caller).await
+}
+
+/// The users the caller administers with their tenants' names, by tenant then name.
+#[cfg(feature = "ssr")]
+pub(super) async fn user_rows(caller: &engine::service::Caller) -> Result<Vec<UserRow>, UiError> {
     let service = crate::session::service()?;
     let tenants: std::collections::HashMap<String, String> = service
-        .list_tenants(&caller, super::caller::all())
+        .list_tenants(caller, super::caller::all())
         .await?
         .items
         .into_iter()
         .map(|tenant| (tenant.id, tenant.name))
         .collect();
     let mut rows: Vec<UserRow> = service
-        .list_users(&caller, super::caller::all())
+        .list_users(caller, super::caller::all())
         .await?
         .items
         .into_iter()

@@ -178,6 +178,7 @@ fn hint(kind: Kind) -> &'static str {
         Kind::Images => "providermap: per provider, the image (and sshuser) nodes of this type get.",
         Kind::Services => "Anything the fields above do not cover, e.g. links, or other fields of an action (provisioner.actions.<stage>.fields).",
         Kind::Templates => "Anything the fields above do not cover, e.g. defaults.config, defaults.dnsSuffix, links, extends/includes.",
+        Kind::Partials => "Anything the fields above do not cover, e.g. defaults.config, and immutable (true: templates including it cannot override its config).",
     }
 }
 

@@ -1,7 +1,8 @@
 //! The kind-specific inputs of the entity form (see `fields` for how they post):
 //! services get dependency pickers of the catalog's services and an action per
 //! stage; templates get compatibility and default pickers, size, per-service
-//! quantities and allowed types, layout groups and the lease.
+//! quantities and allowed types (pickers too), layout groups and the lease;
+//! partial templates get the compatibility and default pickers.
 
 use leptos::prelude::*;
 use serde_json::Value;
@@ -35,17 +36,9 @@ pub fn pointers(kind: Kind, names: &CatalogNames) -> Vec<String> {
                 pointers.push(format!("/provisioner/actions/{stage}/fields/args"));
             }
         }
+        Kind::Partials => pointers.extend(compatibility_pointers()),
         Kind::Templates => {
-            for list in TEMPLATE_LISTS {
-                pointers.push(list.0.to_owned());
-            }
-            for scalar in [
-                "/defaults/provider",
-                "/defaults/hardwaretype",
-                "/defaults/imagetype",
-            ] {
-                pointers.push(scalar.to_owned());
-            }
+            pointers.extend(compatibility_pointers());
             pointers.push("#/constraints/size/min".to_owned());
             pointers.push("#/constraints/size/max".to_owned());
             pointers.push(";/constraints/layout/mustcoexist".to_owned());
@@ -61,6 +54,21 @@ pub fn pointers(kind: Kind, names: &CatalogNames) -> Vec<String> {
     }
     pointers
 }
+
+/// What the compatibility and defaults fields (templates and partials) own.
+fn compatibility_pointers() -> impl Iterator<Item = String> {
+    TEMPLATE_LISTS
+        .into_iter()
+        .map(|list| list.0)
+        .chain(DEFAULT_CHOICES)
+        .map(str::to_owned)
+}
+
+const DEFAULT_CHOICES: [&str; 3] = [
+    "/defaults/provider",
+    "/defaults/hardwaretype",
+    "/defaults/imagetype",
+];
 
 const SERVICE_LISTS: [(&str, &str); 5] = [
     (
@@ -207,6 +215,10 @@ pub fn StructuredFields(kind: Kind, body: Value, names: CatalogNames) -> impl In
         .into_any(),
         Kind::Services => view! { <ServiceFields body names/> }.into_any(),
         Kind::Templates => view! { <TemplateFields body names/> }.into_any(),
+        Kind::Partials => view! {
+            <div class="structured"><CompatibilityFields body names/></div>
+        }
+        .into_any(),
         Kind::Hardware | Kind::Images => ().into_any(),
     }
 }
@@ -267,8 +279,9 @@ fn ServiceFields(body: Value, names: CatalogNames) -> impl IntoView {
     }
 }
 
+/// Compatibility pickers and default choices, shared by templates and partials.
 #[component]
-fn TemplateFields(body: Value, names: CatalogNames) -> impl IntoView {
+fn CompatibilityFields(body: Value, names: CatalogNames) -> impl IntoView {
     let option_lists = [
         names.services.clone(),
         names.hardware.clone(),
@@ -280,6 +293,19 @@ fn TemplateFields(body: Value, names: CatalogNames) -> impl IntoView {
         .zip(option_lists)
         .map(|((pointer, label), options)| view! { <Picker pointer label options body=body.clone()/> })
         .collect_view();
+    view! {
+        <h3>"Compatibility and defaults"</h3>
+        <div class="picker-grid">{pickers}</div>
+        <div class="row-fields">
+            <Choice pointer="/defaults/provider" label="Default provider" options=names.providers.clone() body=body.clone()/>
+            <Choice pointer="/defaults/hardwaretype" label="Default hardware" options=names.hardware.clone() body=body.clone()/>
+            <Choice pointer="/defaults/imagetype" label="Default image" options=names.images.clone() body=body.clone()/>
+        </div>
+    }
+}
+
+#[component]
+fn TemplateFields(body: Value, names: CatalogNames) -> impl IntoView {
     let quantities = names
         .services
         .iter()
@@ -287,14 +313,24 @@ fn TemplateFields(body: Value, names: CatalogNames) -> impl IntoView {
             let cells = service_constraint(service)
                 .into_iter()
                 .map(|(pointer, what)| {
-                    let value = text_at(&body, &pointer);
-                    view! {
-                        <td>
-                            <input type="hidden" name="text_at[]" value=pointer/>
-                            <input name="text[]" value=value aria-label=format!("{service} {what}")
-                                class:short=what == "min" || what == "max"/>
-                        </td>
-                    }
+                    let label = format!("{service} {what}");
+                    let options = match what {
+                        "hardware" => names.hardware.clone(),
+                        "images" => names.images.clone(),
+                        _ => {
+                            let value = text_at(&body, &pointer);
+                            return view! {
+                                <td>
+                                    <input type="hidden" name="text_at[]" value=pointer/>
+                                    <input name="text[]" value=value aria-label=label class="short"/>
+                                </td>
+                            }
+                            .into_any();
+                        }
+                    };
+                    let pointer = pointer.trim_start_matches(',').to_owned();
+                    view! { <td><CellPicker chosen=names_at(&body, &pointer) pointer label options/></td> }
+                        .into_any()
                 })
                 .collect_view();
             view! { <tr data-service=service.clone()><th scope="row">{service.clone()}</th>{cells}</tr> }
@@ -302,13 +338,7 @@ fn TemplateFields(body: Value, names: CatalogNames) -> impl IntoView {
         .collect_view();
     view! {
         <div class="structured">
-            <h3>"Compatibility and defaults"</h3>
-            <div class="picker-grid">{pickers}</div>
-            <div class="row-fields">
-                <Choice pointer="/defaults/provider" label="Default provider" options=names.providers.clone() body=body.clone()/>
-                <Choice pointer="/defaults/hardwaretype" label="Default hardware" options=names.hardware.clone() body=body.clone()/>
-                <Choice pointer="/defaults/imagetype" label="Default image" options=names.images.clone() body=body.clone()/>
-            </div>
+            <CompatibilityFields body=body.clone() names=names.clone()/>
             <h3>"Constraints"</h3>
             <div class="row-fields">
                 <Text pointer="#/constraints/size/min".to_owned() label="Fewest nodes".to_owned() body=body.clone() short=true/>
@@ -318,7 +348,7 @@ fn TemplateFields(body: Value, names: CatalogNames) -> impl IntoView {
                 <TextLines pointer=";/constraints/layout/mustcoexist" label="Must coexist (one group per line: a, b)" body=body.clone()/>
                 <TextLines pointer=";/constraints/layout/cantcoexist" label="Can't coexist (one group per line: a, b)" body=body.clone()/>
             </div>
-            <p class="hint">"Per service: how many nodes carry it, and the hardware and image types it may use (comma-separated; empty = any)."</p>
+            <p class="hint">"Per service: how many nodes carry it, and the hardware and image types it may use (none ticked = any)."</p>
             <div class="table-scroll">
                 <table class="data compact quantities-table">
                     <thead><tr><th scope="col">"Service"</th><th scope="col">"Min"</th><th scope="col">"Max"</th>
@@ -332,6 +362,37 @@ fn TemplateFields(body: Value, names: CatalogNames) -> impl IntoView {
                 <Text pointer="/administration/leaseduration/max".to_owned() label="Longest".to_owned() body=body.clone() placeholder="e.g. 30d" short=true/>
                 <Text pointer="/administration/leaseduration/step".to_owned() label="Extension step".to_owned() body=body.clone() placeholder="e.g. 1d" short=true/>
             </div>
+        </div>
+    }
+}
+
+/// A compact checkbox list in a table cell owning the list at `pointer` (a
+/// service's allowed hardware or image types); each box is labelled for screen
+/// readers and tests as "<label> <option>".
+#[component]
+fn CellPicker(
+    pointer: String,
+    label: String,
+    options: Vec<String>,
+    chosen: Vec<String>,
+) -> impl IntoView {
+    let boxes = options
+        .into_iter()
+        .map(|option| {
+            let checked = chosen.contains(&option);
+            view! {
+                <label class="check">
+                    <input type="checkbox" name="picks[]" value=format!("{pointer}={option}")
+                        checked=checked aria-label=format!("{label} {option}")/>
+                    " " {option.clone()}
+                </label>
+            }
+        })
+        .collect_view();
+    view! {
+        <div class="cell-picker" role="group" aria-label=label.clone()>
+            <input type="hidden" name="managed[]" value=pointer.clone()/>
+            {boxes}
         </div>
     }
 }

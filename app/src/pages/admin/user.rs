@@ -1,0 +1,189 @@
+//! `/admin/users/<username>`: one user, with forms to change their role, set a new
+//! password and delete them. Every change ends the user's sessions (the service
+//! bumps their session epoch), so they sign in again under the new role or password.
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+use leptos_router::hooks::{use_params_map, use_query_map};
+
+use crate::components::errors::{FieldError, FormError};
+use crate::components::session::CsrfField;
+use crate::components::time::timestamp;
+use crate::error::UiError;
+use crate::model::admin::UserDetail;
+use crate::server_fns::admin::delete_user::DeleteUser;
+use crate::server_fns::admin::reset_user_password::ResetUserPassword;
+use crate::server_fns::admin::set_user_role::SetUserRole;
+use crate::server_fns::admin::user::admin_user;
+
+/// The roles an admin can give, with what each may do.
+const ROLES: [(&str, &str); 3] = [
+    ("user", "user (creates clusters)"),
+    (
+        "tenant-admin",
+        "tenant-admin (manages the catalog and users)",
+    ),
+    ("superadmin", "superadmin (every tenant)"),
+];
+
+#[component]
+pub fn UserPage() -> impl IntoView {
+    let params = use_params_map();
+    let username = move || params.with(|params| params.get("name").unwrap_or_default());
+    // Made here so the user reloads after a change: the redirect stays on this
+    // route, which a browser with JavaScript does not load again.
+    let role = ServerAction::<SetUserRole>::new();
+    let password = ServerAction::<ResetUserPassword>::new();
+    let user = Resource::new(
+        move || (username(), role.version().get(), password.version().get()),
+        |(username, _, _)| admin_user(username),
+    );
+    view! {
+        <Title text=move || format!("{} · Users · Admin · Corral", username())/>
+        <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                match user.await {
+                    Ok(detail) => view! { <UserView detail role password/> }.into_any(),
+                    Err(error) => crate::pages::admin::layout::admin_error(error),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+#[component]
+fn UserView(
+    detail: UserDetail,
+    role: ServerAction<SetUserRole>,
+    password: ServerAction<ResetUserPassword>,
+) -> impl IntoView {
+    let query = use_query_map();
+    let saved = move || query.with(|query| query.get("saved"));
+    let user = detail.user;
+    view! {
+        <nav class="crumbs" aria-label="Breadcrumb">
+            <a href="/admin/users">"Users"</a> " / " <span>{user.username.clone()}</span>
+        </nav>
+        <div class="page-head">
+            <div>
+                <h1>{user.username.clone()}</h1>
+                <p class="muted" data-testid="user-summary">
+                    <span class="chip">{user.role.clone()}</span>
+                    " in tenant " <strong>{user.tenant.clone()}</strong>
+                    " · since " {timestamp(user.created_at_ms)}
+                </p>
+            </div>
+        </div>
+        {move || saved().map(|what| {
+            let message = if what == "password" {
+                "Password set. The user's sessions have ended; they sign in with the new password."
+            } else {
+                "Role saved. The user's sessions have ended; they sign in again under the new role."
+            };
+            view! { <p class="banner banner-ok" role="status" data-testid="user-saved">{message}</p> }
+        })}
+        {if detail.is_me {
+            view! {
+                <p class="banner banner-info" role="status" data-testid="user-is-me">
+                    "This is you: another admin changes your role or password, and you cannot delete yourself."
+                </p>
+            }.into_any()
+        } else {
+            view! {
+                <div class="grid">
+                    <RoleForm action=role id=user.id.clone() role=user.role.clone() superadmin=detail.viewer_is_superadmin/>
+                    <PasswordForm action=password id=user.id.clone()/>
+                </div>
+                <DeleteForm id=user.id.clone() username=user.username.clone()/>
+            }.into_any()
+        }}
+    }
+}
+
+#[component]
+fn RoleForm(
+    action: ServerAction<SetUserRole>,
+    id: String,
+    role: String,
+    superadmin: bool,
+) -> impl IntoView {
+    let error = Signal::derive(move || action.value().get().and_then(Result::err));
+    let general = only_general(error, "role");
+    // A tenant admin never sees superadmin offered (the service refuses it anyway).
+    let options = ROLES
+        .into_iter()
+        .filter(|(value, _)| superadmin || *value != "superadmin" || role == *value)
+        .map(|(value, label)| {
+            let selected = role == value;
+            view! { <option value=value selected=selected>{label}</option> }
+        })
+        .collect_view();
+    view! {
+        <section class="card">
+            <h2>"Role"</h2>
+            <ActionForm action attr:class="stack" attr:data-testid="role-form">
+                <CsrfField/>
+                <input type="hidden" name="id" value=id/>
+                <div class="field">
+                    <label for="user-role">"Role"</label>
+                    <select id="user-role" name="role">{options}</select>
+                    <FieldError error field="role"/>
+                </div>
+                <FormError error=general/>
+                <button class="button" type="submit">"Save role"</button>
+            </ActionForm>
+        </section>
+    }
+}
+
+#[component]
+fn PasswordForm(action: ServerAction<ResetUserPassword>, id: String) -> impl IntoView {
+    let error = Signal::derive(move || action.value().get().and_then(Result::err));
+    let general = only_general(error, "password");
+    view! {
+        <section class="card">
+            <h2>"New password"</h2>
+            <ActionForm action attr:class="stack" attr:data-testid="password-form">
+                <CsrfField/>
+                <input type="hidden" name="id" value=id/>
+                <div class="field">
+                    <label for="user-password">"Password"</label>
+                    <input id="user-password" name="password" type="password" required minlength="12" autocomplete="new-password"/>
+                    <p class="hint">"At least 12 characters. Tell the user over a safe channel."</p>
+                    <FieldError error field="password"/>
+                </div>
+                <FormError error=general/>
+                <button class="button" type="submit">"Set password"</button>
+            </ActionForm>
+        </section>
+    }
+}
+
+#[component]
+fn DeleteForm(id: String, username: String) -> impl IntoView {
+    let action = ServerAction::<DeleteUser>::new();
+    let error = Signal::derive(move || action.value().get().and_then(Result::err));
+    view! {
+        <section class="card card-danger">
+            <h2>"Delete"</h2>
+            <p class="muted">"The user's sessions and API tokens end with them. Their clusters stay with the tenant."</p>
+            <ActionForm action attr:class="inline" attr:data-testid="delete-user-form">
+                <CsrfField/>
+                <input type="hidden" name="id" value=id/>
+                <button class="button button-danger" type="submit" data-testid="delete-user">
+                    "Delete " {username}
+                </button>
+            </ActionForm>
+            <FormError error/>
+        </section>
+    }
+}
+
+/// The error unless it is about `field` (then it shows next to the field only).
+fn only_general(error: Signal<Option<UiError>>, field: &'static str) -> Signal<Option<UiError>> {
+    Signal::derive(move || {
+        error
+            .get()
+            .filter(|error| error.problems_for(field).is_empty())
+    })
+}

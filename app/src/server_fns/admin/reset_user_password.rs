@@ -1,0 +1,31 @@
+//! An admin sets a new password for a user (who must sign in again with it: the
+//! service ends the user's sessions). The password is never shown or logged.
+
+use leptos::prelude::*;
+
+use crate::error::UiError;
+
+#[server(prefix = "/sfn", endpoint = "admin-reset-user-password")]
+pub async fn reset_user_password(
+    csrf: String,
+    id: String,
+    password: String,
+) -> Result<(), UiError> {
+    let caller = crate::session::caller_checked(&csrf).await?;
+    if password.chars().count() < 12 {
+        return Err(UiError::field("password", "use at least 12 characters"));
+    }
+    let update = engine::service::UserUpdate {
+        role: None,
+        password: Some(password),
+    };
+    let user = crate::session::service()?
+        .update_user(&caller, &id, &update)
+        .await
+        .map_err(|error| super::quota::on_field(error.into(), "password"))?;
+    leptos_axum::redirect(&format!(
+        "/admin/users/{}?saved=password",
+        crate::query::encode_value(&user.username)
+    ));
+    Ok(())
+}
