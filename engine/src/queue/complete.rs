@@ -11,9 +11,9 @@ use sqlx::{Any, Row, Transaction};
 use super::claim::lease_lost;
 use super::types::capped;
 use super::{
-    begin_write, for_update, lock_job, padded_item, padded_len, power_of_two_chunks,
-    push_placeholders, Completion, JobState, Lease, Outcome, OutcomeKind, QueueError, TaskState,
-    OUTPUT_CAP_BYTES,
+    backend_of, begin_write, for_update, lock_job, padded_item, padded_len, power_of_two_chunks,
+    push_placeholders, push_row, Completion, JobState, Lease, Outcome, OutcomeKind, QueueError,
+    TaskState, OUTPUT_CAP_BYTES,
 };
 use crate::store::Store;
 
@@ -278,34 +278,38 @@ async fn release_succeeded(
     indexes: &[usize],
     now_ms: i64,
 ) -> Result<Vec<(usize, Released)>, QueueError> {
+    let backend = backend_of(tx);
     let mut held = Vec::with_capacity(indexes.len());
     for chunk in indexes.chunks(BATCH_ROWS) {
         // Joined with the leases as a VALUES list, whose size the planner knows, so
         // it looks each task up by id whatever the statistics on `tasks` say.
         // Padding rows repeat the last lease: a task joined twice is updated once.
+        // Each row carries the finish time too, so every placeholder appears once and
+        // in order (see `push_row`).
         let mut leases = String::new();
+        let mut next = 1;
         for row in 0..padded_len(chunk.len()) {
-            let first = 2 + row * 3;
             if row > 0 {
                 leases.push_str(", ");
             }
-            let _ = write!(leases, "(${first}, ${}, ${})", first + 1, first + 2);
+            push_row(&mut leases, backend, &mut next, 4);
         }
         let sql = format!(
-            "WITH held (id, owner, attempt) AS (VALUES {leases}) \
+            "WITH held (id, owner, attempt, finished) AS (VALUES {leases}) \
              UPDATE tasks SET lease_owner = NULL, lease_expires_ms = NULL, \
-             state = 'succeeded', finished_at_ms = $1, error = NULL \
+             state = 'succeeded', finished_at_ms = held.finished, error = NULL \
              FROM held WHERE tasks.id = held.id AND tasks.lease_owner = held.owner \
                AND tasks.attempts = held.attempt AND tasks.state = 'running' \
              {RELEASE_RETURNING}, tasks.id"
         );
-        let mut query = sqlx::query(&sql).bind(now_ms);
+        let mut query = sqlx::query(&sql);
         for row in 0..padded_len(chunk.len()) {
             let lease = &finished[*padded_item(chunk, row)].0;
             query = query
                 .bind(lease.task_id.as_str())
                 .bind(lease.worker_id.as_str())
-                .bind(lease.attempt);
+                .bind(lease.attempt)
+                .bind(now_ms);
         }
         let by_task: HashMap<&str, usize> = chunk
             .iter()
@@ -598,6 +602,7 @@ async fn record_attempts(
     attempts: &[(&Released, TaskState, &Outcome)],
     now_ms: i64,
 ) -> Result<(), QueueError> {
+    let backend = backend_of(tx);
     const COLUMNS: usize = 11;
     let mut rest = attempts;
     for size in power_of_two_chunks(attempts.len(), BATCH_ROWS) {
@@ -607,13 +612,12 @@ async fn record_attempts(
             "INSERT INTO task_attempts (id, task_id, attempt, worker_id, outcome, \
              started_at_ms, finished_at_ms, exit_code, stdout, stderr, error) VALUES ",
         );
+        let mut next = 1;
         for row in 0..chunk.len() {
             if row > 0 {
                 sql.push_str(", ");
             }
-            sql.push('(');
-            push_placeholders(&mut sql, 1 + row * COLUMNS, COLUMNS);
-            sql.push(')');
+            push_row(&mut sql, backend, &mut next, COLUMNS);
         }
         let mut query = sqlx::query(&sql);
         for (held, task_state, outcome) in chunk {

@@ -113,13 +113,12 @@ pub async fn append_events(
         let mut sql = String::from(
             "INSERT INTO task_events (job_id, task_id, attempt, at_ms, kind, stream, data) VALUES ",
         );
+        let mut next = 1;
         for row in 0..chunk.len() {
             if row > 0 {
                 sql.push_str(", ");
             }
-            sql.push('(');
-            super::push_placeholders(&mut sql, 1 + row * COLUMNS, COLUMNS);
-            sql.push(')');
+            super::push_row(&mut sql, store.backend(), &mut next, COLUMNS);
         }
         let mut query = sqlx::query(&sql);
         for event in chunk {
