@@ -612,7 +612,11 @@ async fn the_ssh_pool_lends_existing_hosts_as_nodes() {
     let provider = SshPoolProvider::new(store.clone(), fixture.base.join("pool-keys")).unwrap();
     let spec = |id: &str| NodeSpec::for_tenant(id, tenant);
     let first = provider.create(&spec("pool-a")).await.unwrap();
-    assert_eq!(provider.create(&spec("pool-a")).await.unwrap(), first, "idempotent");
+    assert_eq!(
+        provider.create(&spec("pool-a")).await.unwrap(),
+        first,
+        "idempotent"
+    );
     let second = provider.create(&spec("pool-b")).await.unwrap();
     assert_ne!(first.port, second.port);
     provider.confirm(&first, &ssh, CONFIRM).await.unwrap();

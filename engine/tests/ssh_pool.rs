@@ -42,13 +42,19 @@ fn admin() -> Caller {
 
 fn service(store: &Store) -> Service {
     // Pool hosts touch no plugin resources; the directory only has to exist.
-    Service::new(store.clone(), ResourceFiles::in_directory(std::env::temp_dir()))
+    Service::new(
+        store.clone(),
+        ResourceFiles::in_directory(std::env::temp_dir()),
+    )
 }
 
 /// The lifecycle catalog plus a provider `pool` of type `ssh-pool` and a template
 /// `pooled` (base and worker services) that builds on it.
 async fn import_pooled_catalog(store: &Store) {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata/lifecycle/catalog.json");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../testdata/lifecycle/catalog.json"
+    );
     let mut bundle: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     bundle["providers"].as_array_mut().unwrap().push(serde_json::json!(
@@ -205,10 +211,7 @@ async fn a_cluster_is_built_on_pool_hosts_and_returns_them(backend: Backend) {
     let job = lab.change(&cluster.id, ClusterChange::Delete).await;
     assert_eq!(lab.wait(&job, JOB_LIMIT).await, JobState::Succeeded);
     let listed = hosts(&service).await;
-    assert!(
-        listed.iter().all(|host| host.state == "free"),
-        "{listed:?}"
-    );
+    assert!(listed.iter().all(|host| host.state == "free"), "{listed:?}");
     assert!(
         !first.client_key_path.exists(),
         "returning a host removes its key file"
@@ -342,7 +345,10 @@ async fn a_retried_create_gets_the_host_its_first_attempt_took(backend: Backend)
     assert_eq!(lab.wait(&job, JOB_LIMIT).await, JobState::Succeeded);
     let node = &lab.store.list_nodes(&cluster.id).await.unwrap()[0];
     let record: NodeRecord = serde_json::from_str(node.provider_json.as_deref().unwrap()).unwrap();
-    assert_eq!(record.port, taken.port, "the retry got the host the first attempt took");
+    assert_eq!(
+        record.port, taken.port,
+        "the retry got the host the first attempt took"
+    );
     let listed = hosts(&service).await;
     let states: Vec<(&str, &str)> = listed
         .iter()
@@ -352,7 +358,10 @@ async fn a_retried_create_gets_the_host_its_first_attempt_took(backend: Backend)
 
     let job = lab.change(&cluster.id, ClusterChange::Delete).await;
     assert_eq!(lab.wait(&job, JOB_LIMIT).await, JobState::Succeeded);
-    assert!(hosts(&service).await.iter().all(|host| host.state == "free"));
+    assert!(hosts(&service)
+        .await
+        .iter()
+        .all(|host| host.state == "free"));
 }
 
 async fn a_host_whose_key_differs_from_the_registered_one_fails_clearly(backend: Backend) {
@@ -399,8 +408,15 @@ async fn registration_checks_every_field(backend: Backend) {
     let ServiceError::Invalid { message, details } = error else {
         panic!("{error}")
     };
-    let paths: Vec<&str> = details.iter().map(|problem| problem.path.as_str()).collect();
-    assert_eq!(paths, ["name", "host", "port", "user", "host_key"], "{message}");
+    let paths: Vec<&str> = details
+        .iter()
+        .map(|problem| problem.path.as_str())
+        .collect();
+    assert_eq!(
+        paths,
+        ["name", "host", "port", "user", "host_key"],
+        "{message}"
+    );
     assert!(message.contains("port: 70000 is not a port"), "{message}");
     assert!(hosts(&service).await.is_empty(), "nothing was stored");
 

@@ -353,7 +353,12 @@ impl Service {
         self.audit(
             caller,
             AuditRecord {
-                after: Some(format!("{}@{} {}", host.user, host.address(), host.host_key)),
+                after: Some(format!(
+                    "{}@{} {}",
+                    host.user,
+                    host.address(),
+                    host.host_key
+                )),
                 ..AuditRecord::new(&host.tenant_id, "pool_host.create", "pool_host", &host.name)
             },
         )
@@ -450,7 +455,12 @@ impl Service {
         self.audit(
             caller,
             AuditRecord {
-                before: Some(format!("{}@{} {}", host.user, host.address(), host.host_key)),
+                before: Some(format!(
+                    "{}@{} {}",
+                    host.user,
+                    host.address(),
+                    host.host_key
+                )),
                 ..AuditRecord::new(&host.tenant_id, "pool_host.delete", "pool_host", &host.name)
             },
         )
@@ -492,7 +502,8 @@ mod tests {
     #[test]
     fn a_keyscan_line_is_a_host_key() {
         let mut problems = Vec::new();
-        let key = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIMjL5g2tLCXY/mxtwGZ1QuYVzyZ8Z7reMrGN53ioWB2o";
+        let key =
+            "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIMjL5g2tLCXY/mxtwGZ1QuYVzyZ8Z7reMrGN53ioWB2o";
         assert!(check_host_key(&format!("10.0.0.1 {key}"), &mut problems).is_some());
         assert!(check_host_key("ssh-ed25519 AAAAnot", &mut problems).is_none());
         assert_eq!(problems.len(), 1);

@@ -259,11 +259,11 @@ impl Store {
 
     /// How many hosts `tenant_id` has registered.
     pub async fn count_pool_hosts(&self, tenant_id: &str) -> Result<i64, StoreError> {
-        Ok(sqlx::query_scalar::<_, i64>(
-            "SELECT COUNT(*) FROM pool_hosts WHERE tenant_id = $1",
+        Ok(
+            sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM pool_hosts WHERE tenant_id = $1")
+                .bind(tenant_id)
+                .fetch_one(&self.pool)
+                .await?,
         )
-        .bind(tenant_id)
-        .fetch_one(&self.pool)
-        .await?)
     }
 }

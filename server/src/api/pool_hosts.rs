@@ -64,7 +64,10 @@ pub async fn update(
     ApiJson(update): ApiJson<PoolHostUpdate>,
 ) -> Result<Json<PoolHostView>, ApiError> {
     Ok(Json(
-        state.service.update_pool_host(&caller, &id, &update).await?,
+        state
+            .service
+            .update_pool_host(&caller, &id, &update)
+            .await?,
     ))
 }
 

@@ -253,8 +253,10 @@ async fn populate_tenant_a(app: &TestApp) -> Ids {
             &admin,
             Method::POST,
             "/api/v1/pool-hosts",
-            Some(&json!({"name": "acme-secret-host", "host": "10.1.2.3", "port": 2201,
-                         "user": "acme", "host_key": POOL_HOST_KEY})),
+            Some(
+                &json!({"name": "acme-secret-host", "host": "10.1.2.3", "port": 2201,
+                         "user": "acme", "host_key": POOL_HOST_KEY}),
+            ),
         )
         .await;
     assert_eq!(registered.status(), 201);

@@ -29,13 +29,34 @@ async fn registration_names_the_bad_field_and_stores_nothing(backend: Backend) {
     let app = spawn_app(backend).await;
     let admin = app.user("admin", Role::TenantAdmin, "default").await;
     let cases = [
-        (json!({"name": "h", "host": "10.0.0.1", "port": 0, "user": "u", "host_key": POOL_HOST_KEY}), "port"),
-        (json!({"name": "h", "host": "10.0.0.1", "port": 65536, "user": "u", "host_key": POOL_HOST_KEY}), "port"),
-        (json!({"name": "h", "host": "", "user": "u", "host_key": POOL_HOST_KEY}), "host"),
-        (json!({"name": "h", "host": "10.0.0.1", "user": "u", "host_key": "ssh-ed25519 AAAAbroken"}), "host_key"),
-        (json!({"name": "h", "host": "10.0.0.1", "user": "u", "host_key": ""}), "host_key"),
-        (json!({"name": "", "host": "10.0.0.1", "user": "u", "host_key": POOL_HOST_KEY}), "name"),
-        (json!({"name": "h", "host": "10.0.0.1", "user": "bad user", "host_key": POOL_HOST_KEY}), "user"),
+        (
+            json!({"name": "h", "host": "10.0.0.1", "port": 0, "user": "u", "host_key": POOL_HOST_KEY}),
+            "port",
+        ),
+        (
+            json!({"name": "h", "host": "10.0.0.1", "port": 65536, "user": "u", "host_key": POOL_HOST_KEY}),
+            "port",
+        ),
+        (
+            json!({"name": "h", "host": "", "user": "u", "host_key": POOL_HOST_KEY}),
+            "host",
+        ),
+        (
+            json!({"name": "h", "host": "10.0.0.1", "user": "u", "host_key": "ssh-ed25519 AAAAbroken"}),
+            "host_key",
+        ),
+        (
+            json!({"name": "h", "host": "10.0.0.1", "user": "u", "host_key": ""}),
+            "host_key",
+        ),
+        (
+            json!({"name": "", "host": "10.0.0.1", "user": "u", "host_key": POOL_HOST_KEY}),
+            "name",
+        ),
+        (
+            json!({"name": "h", "host": "10.0.0.1", "user": "bad user", "host_key": POOL_HOST_KEY}),
+            "user",
+        ),
     ];
     for (body, field) in cases {
         let response = app
@@ -46,7 +67,10 @@ async fn registration_names_the_bad_field_and_stores_nothing(backend: Backend) {
         assert_eq!(error["error"], "invalid", "{error}");
         assert_eq!(error["details"][0]["path"], field, "{error}");
         assert!(
-            error["message"].as_str().unwrap().contains(&format!("{field}: ")),
+            error["message"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("{field}: ")),
             "{error}"
         );
     }
@@ -56,13 +80,18 @@ async fn registration_names_the_bad_field_and_stores_nothing(backend: Backend) {
             &admin,
             Method::POST,
             "/api/v1/pool-hosts",
-            Some(&json!({"name": "h", "host": "10.0.0.1", "port": "ssh", "user": "u",
-                         "host_key": POOL_HOST_KEY})),
+            Some(
+                &json!({"name": "h", "host": "10.0.0.1", "port": "ssh", "user": "u",
+                         "host_key": POOL_HOST_KEY}),
+            ),
         )
         .await;
     assert_eq!(response.status(), 422);
     let error: Value = response.json().await.unwrap();
-    assert!(error["message"].as_str().unwrap().contains("port"), "{error}");
+    assert!(
+        error["message"].as_str().unwrap().contains("port"),
+        "{error}"
+    );
     assert!(names(&app, &admin).await.is_empty(), "nothing was stored");
 
     let good = json!({"name": "h1", "host": "10.0.0.1", "port": 2201, "user": "corral",
@@ -120,8 +149,10 @@ async fn tenants_see_their_own_hosts_and_superadmins_all(backend: Backend) {
             &root,
             Method::POST,
             "/api/v1/pool-hosts",
-            Some(&json!({"name": "for-bravo", "host": "10.0.0.2", "user": "corral",
-                         "host_key": POOL_HOST_KEY, "tenant": "bravo"})),
+            Some(
+                &json!({"name": "for-bravo", "host": "10.0.0.2", "user": "corral",
+                         "host_key": POOL_HOST_KEY, "tenant": "bravo"}),
+            ),
         )
         .await;
     assert_eq!(response.status(), 201);

@@ -17,9 +17,9 @@ pub async fn register_pool_host(
     let caller = super::caller::caller_checked(&csrf).await?;
     let port = match port.trim() {
         "" => 22,
-        raw => raw.parse::<i64>().map_err(|_| {
-            UiError::field("port", format!("{raw:?} is not a port (1-65535)"))
-        })?,
+        raw => raw
+            .parse::<i64>()
+            .map_err(|_| UiError::field("port", format!("{raw:?} is not a port (1-65535)")))?,
     };
     let request = engine::service::PoolHostRequest {
         name,
