@@ -9,7 +9,6 @@ use leptos_meta::Title;
 use crate::components::errors::{FieldError, FormError};
 use crate::components::session::CsrfField;
 use crate::components::table::TableCard;
-use crate::components::time::timestamp;
 use crate::server_fns::admin::pool_hosts::{list_pool_hosts, PoolHostRow};
 use crate::server_fns::admin::register_pool_host::RegisterPoolHost;
 use crate::server_fns::admin::remove_pool_host::RemovePoolHost;
@@ -37,20 +36,21 @@ fn host_row(row: PoolHostRow, remove: ServerAction<RemovePoolHost>) -> impl Into
             .into_any()
         }
     };
+    // The whole fingerprint is in the tooltip and the details; the table stays narrow.
+    let short_fingerprint: String = row.host_key_fingerprint.chars().take(20).collect();
     view! {
         <tr data-host=row.name.clone()>
-            <th scope="row">{row.name.clone()}</th>
-            <td><code>{row.target}</code></td>
+            <th scope="row">{row.name.clone()}<br/><code class="muted">{row.target}</code></th>
             <td data-testid="host-state">{state}</td>
             <td>
                 <details>
-                    <summary><code>{row.host_key_fingerprint}</code></summary>
+                    <summary title=row.host_key_fingerprint.clone()><code>{short_fingerprint}"…"</code></summary>
+                    <p class="hint">"Host key " <code>{row.host_key_fingerprint.clone()}</code></p>
                     <p class="hint">"Authorize Corral's key for this host:"</p>
                     <code class="secret" data-testid="client-public-key">{row.client_public_key}</code>
                 </details>
             </td>
             <td>{row.tenant}</td>
-            <td>{timestamp(row.created_at_ms)}</td>
             // Offered for checked-out hosts too: the refusal names the cluster holding it.
             <td>
                 <ActionForm action=remove attr:class="inline">
@@ -105,7 +105,7 @@ pub fn HostsPage() -> impl IntoView {
                     Ok(rows) => {
                         let rows = rows.into_iter().map(|row| host_row(row, remove)).collect_view();
                         view! {
-                            <TableCard testid="host-table" columns=&["Name", "Login", "State", "Host key", "Tenant", "Registered", ""]>
+                            <TableCard testid="host-table" columns=&["Host", "State", "Host key", "Tenant", ""]>
                                 {rows}
                             </TableCard>
                         }.into_any()
