@@ -229,6 +229,7 @@ impl Executor {
         let layout_node = view.layout_node()?;
         let spec = NodeSpec {
             id: view.node_id(),
+            tenant_id: Some(view.cluster.tenant_id.clone()),
             hardwaretype: Some(layout_node.hardwaretype.clone()),
             imagetype: Some(layout_node.imagetype.clone()),
             limits: view.limits(),
@@ -261,7 +262,12 @@ impl Executor {
                 self.inner.ssh.close(&record.id).await;
                 self.provider(view)?.delete(&record).await?;
             }
-            None => note(output, "the node was never created: nothing to delete\n").await,
+            None => {
+                // A pool host lent just before a crash kept the record from being saved
+                // is returned all the same: the lending is keyed by the node's id.
+                self.inner.store.return_pool_host(&view.node_id()).await?;
+                note(output, "the node was never created: nothing to delete\n").await
+            }
         }
         self.inner
             .store

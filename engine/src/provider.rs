@@ -3,7 +3,7 @@
 //! A [`NodeProvider`] creates a node from a [`NodeSpec`] and returns a [`NodeRecord`]: plain
 //! serialisable data the engine stores before it runs anything on the node, so a crash or a
 //! retry can always find (and adopt or delete) what was made. `local` runs each node as its
-//! own OpenSSH `sshd` on a loopback port; `ssh-pool` lends out hosts an administrator runs;
+//! own OpenSSH `sshd` on a loopback port; `ssh-pool` lends out hosts a tenant's admins registered;
 //! cloud providers implement the same trait later.
 
 mod confirm;
@@ -20,7 +20,7 @@ pub use confirm::wait_for_ssh;
 pub use error::ProviderError;
 pub use local::{LocalNodeState, LocalProvider, LOCAL_PROVIDER};
 pub use record::{NodeRecord, NodeSpec, ResourceLimits};
-pub use ssh_pool::{PoolHost, PoolNodeState, SshPoolProvider, SSH_POOL_PROVIDER};
+pub use ssh_pool::{PoolNodeState, SshPoolProvider, SSH_POOL_PROVIDER};
 
 use crate::ssh::SessionPool;
 

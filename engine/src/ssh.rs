@@ -4,12 +4,14 @@
 //! [`SessionPool`] is what the engine uses; [`SshSession`] is one connection and is public
 //! for tools (benchmarks, diagnostics) that need to measure a fresh handshake.
 
+mod client_keys;
 mod error;
 mod host_key;
 mod output;
 mod pool;
 mod session;
 
+pub use client_keys::ClientKeyPair;
 pub use error::SshError;
 pub use host_key::HostKey;
 pub use output::{CommandOutcome, ExitStatus, OutputChunk, OutputStream};

@@ -11,6 +11,7 @@ pub mod catalog;
 pub mod clusters;
 mod database_url;
 mod migrations;
+pub mod pool_hosts;
 pub mod tenants;
 pub mod tokens;
 pub mod users;

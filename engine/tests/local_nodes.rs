@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use engine::provider::{
-    LocalNodeState, LocalProvider, NodeProvider, NodeRecord, NodeSpec, PoolHost, ProviderError,
+    LocalNodeState, LocalProvider, NodeProvider, NodeRecord, NodeSpec, ProviderError,
     SshPoolProvider,
 };
 use engine::ssh::{
@@ -584,36 +584,65 @@ async fn the_ssh_pool_lends_existing_hosts_as_nodes() {
     let fixture = Fixture::new();
     let local = fixture.provider();
     let ssh = pool();
-    let mut hosts = Vec::new();
+    let db = engine::testing::TestDatabase::sqlite();
+    let store = engine::store::Store::open(&db.url).await.unwrap();
+    let tenant = engine::store::tenants::DEFAULT_TENANT_ID;
     let mut machines = Vec::new();
     for id in ["machine-1", "machine-2"] {
         let machine = local.create(&NodeSpec::new(id)).await.unwrap();
-        hosts.push(PoolHost {
+        // What registering does, minus the generated key: this machine's own client key.
+        let host = engine::store::pool_hosts::PoolHost {
+            id: format!("host-{id}"),
+            tenant_id: tenant.to_owned(),
+            name: id.to_owned(),
             host: machine.host.clone(),
             port: machine.port,
             user: machine.user.clone(),
-            host_key: machine.host_key.clone(),
-            client_key_path: machine.client_key_path.clone(),
-        });
+            host_key: machine.host_key.to_openssh(),
+            client_public_key: String::new(),
+            checked_out_node: None,
+            checked_out_at_ms: None,
+            created_at_ms: 0,
+            updated_at_ms: 0,
+        };
+        let client_key = std::fs::read_to_string(&machine.client_key_path).unwrap();
+        store.insert_pool_host(&host, &client_key).await.unwrap();
         machines.push(machine);
     }
-    let provider = SshPoolProvider::new(hosts);
-    let first = provider.create(&NodeSpec::new("pool-a")).await.unwrap();
-    let second = provider.create(&NodeSpec::new("pool-b")).await.unwrap();
+    let provider = SshPoolProvider::new(store.clone(), fixture.base.join("pool-keys")).unwrap();
+    let spec = |id: &str| NodeSpec::for_tenant(id, tenant);
+    let first = provider.create(&spec("pool-a")).await.unwrap();
+    assert_eq!(
+        provider.create(&spec("pool-a")).await.unwrap(),
+        first,
+        "idempotent"
+    );
+    let second = provider.create(&spec("pool-b")).await.unwrap();
     assert_ne!(first.port, second.port);
     provider.confirm(&first, &ssh, CONFIRM).await.unwrap();
     let (_, stdout, _) = run_collect(&ssh, &second, "echo lent").await;
     assert_eq!(stdout, "lent\n");
-    let error = provider.create(&NodeSpec::new("pool-c")).await.unwrap_err();
+    let error = provider.create(&spec("pool-c")).await.unwrap_err();
     assert!(
-        matches!(error, ProviderError::PoolExhausted { .. }),
+        matches!(error, ProviderError::PoolExhausted { hosts: 2, .. }),
         "{error}"
     );
 
     provider.delete(&first).await.unwrap();
-    let third = provider.create(&NodeSpec::new("pool-c")).await.unwrap();
+    provider.delete(&first).await.unwrap();
+    let third = provider.create(&spec("pool-c")).await.unwrap();
     assert_eq!(third.port, first.port);
+    assert_eq!(third.host_key, first.host_key);
     provider.confirm(&third, &ssh, CONFIRM).await.unwrap();
+
+    // An adopted record whose pinned key is not the registered one is refused.
+    let mut changed = third.clone();
+    changed.host_key = second.host_key.clone();
+    let error = provider.adopt(&changed).await.unwrap_err();
+    assert!(
+        matches!(error, ProviderError::HostKeyChanged { .. }),
+        "{error}"
+    );
     for machine in &machines {
         local.delete(machine).await.unwrap();
     }

@@ -13,6 +13,7 @@ mod docs;
 pub mod error;
 pub mod extract;
 mod jobs;
+mod pool_hosts;
 mod session;
 
 use axum::extract::DefaultBodyLimit;
@@ -47,6 +48,8 @@ pub const MAX_JSON_BYTES: usize = 8 * 1024 * 1024;
         accounts::update_quotas,
         accounts::list_tokens, accounts::create_token, accounts::revoke_token,
         accounts::audit,
+        pool_hosts::list, pool_hosts::register, pool_hosts::show, pool_hosts::update,
+        pool_hosts::remove,
     ),
     modifiers(&Security),
     security(("bearer" = []), ("session" = [])),
@@ -158,6 +161,16 @@ pub fn router() -> Router<AppState> {
             axum::routing::delete(accounts::revoke_token),
         )
         .route("/audit", get(accounts::audit))
+        .route(
+            "/pool-hosts",
+            get(pool_hosts::list).post(pool_hosts::register),
+        )
+        .route(
+            "/pool-hosts/{id}",
+            get(pool_hosts::show)
+                .patch(pool_hosts::update)
+                .delete(pool_hosts::remove),
+        )
         .fallback(no_such_endpoint)
         .layer(DefaultBodyLimit::max(MAX_JSON_BYTES))
 }

@@ -47,10 +47,6 @@ pub struct ServerArgs {
     #[arg(long, env = "CORRAL_SECURE_COOKIES")]
     #[serde(default)]
     pub secure_cookies: bool,
-    /// JSON file listing the hosts of the `ssh-pool` provider: `[{"host", "port", "user",
-    /// "host_key", "client_key_path"}]`, host keys in OpenSSH one-line form.
-    #[arg(long, env = "CORRAL_SSH_POOL_HOSTS", value_name = "FILE")]
-    pub ssh_pool_hosts: Option<PathBuf>,
     /// Tasks this process runs at once [default: 16].
     #[arg(long, env = "CORRAL_WORKER_SLOTS", value_name = "N")]
     pub worker_slots: Option<usize>,
@@ -70,7 +66,6 @@ pub struct Config {
     pub worker_slots: usize,
     pub worker_lease: Duration,
     pub secure_cookies: bool,
-    pub ssh_pool_hosts: Option<PathBuf>,
 }
 
 const DEFAULT_WORKER_SLOTS: usize = 16;
@@ -121,7 +116,6 @@ impl Config {
                 .or(file.site_dir)
                 .unwrap_or_else(default_site_dir),
             secure_cookies: args.secure_cookies || file.secure_cookies,
-            ssh_pool_hosts: args.ssh_pool_hosts.or(file.ssh_pool_hosts),
             worker_slots: args
                 .worker_slots
                 .or(file.worker_slots)

@@ -3,16 +3,15 @@
 //! PostgreSQL; `corral serve` runs the same pool in-process).
 //!
 //! Nodes of the `local` provider live under `<data dir>/nodes`, plugin resources under
-//! `<data dir>/resources`; the `ssh-pool` provider lends the hosts listed in the
-//! `ssh-pool-hosts` file.
+//! `<data dir>/resources`; the `ssh-pool` provider lends the hosts admins registered in
+//! the store (`/admin/hosts`, `/api/v1/pool-hosts`) and writes their client keys under
+//! `<data dir>/pool-keys`.
 
 use std::sync::Arc;
 
 use anyhow::Context;
 use engine::execute::{Executor, ExecutorSettings, Providers};
-use engine::provider::{
-    LocalProvider, PoolHost, SshPoolProvider, LOCAL_PROVIDER, SSH_POOL_PROVIDER,
-};
+use engine::provider::{LocalProvider, SshPoolProvider, LOCAL_PROVIDER, SSH_POOL_PROVIDER};
 use engine::resources::ResourceFiles;
 use engine::ssh::{PoolConfig, SessionPool};
 use engine::store::Store;
@@ -31,12 +30,12 @@ pub fn executor(store: Store, config: &Config) -> anyhow::Result<Executor> {
             Providers::new().without(LOCAL_PROVIDER, error.to_string())
         }
     };
-    providers = match &config.ssh_pool_hosts {
-        Some(path) => providers.with(Arc::new(SshPoolProvider::new(pool_hosts(path)?))),
-        None => providers.without(
-            SSH_POOL_PROVIDER,
-            "no pool hosts are configured (start the server with --ssh-pool-hosts FILE)",
-        ),
+    providers = match SshPoolProvider::new(store.clone(), config.data_dir.join("pool-keys")) {
+        Ok(pool) => providers.with(Arc::new(pool)),
+        Err(error) => {
+            tracing::warn!(%error, "ssh-pool nodes cannot be lent from this process");
+            providers.without(SSH_POOL_PROVIDER, error.to_string())
+        }
     };
     Ok(Executor::new(
         store,
@@ -45,14 +44,6 @@ pub fn executor(store: Store, config: &Config) -> anyhow::Result<Executor> {
         resource_files(config)?,
         ExecutorSettings::default(),
     ))
-}
-
-/// The `ssh-pool` hosts an administrator listed in `path`.
-fn pool_hosts(path: &std::path::Path) -> anyhow::Result<Vec<PoolHost>> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read the ssh-pool hosts file {}", path.display()))?;
-    serde_json::from_str(&text)
-        .with_context(|| format!("{} is not a JSON list of pool hosts", path.display()))
 }
 
 /// Plugin resource bytes under `<data dir>/resources`, shared by the API and workers.

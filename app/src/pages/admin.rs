@@ -3,6 +3,7 @@
 
 pub mod audit;
 pub mod catalog;
+pub mod hosts;
 pub mod import;
 pub mod layout;
 pub mod loaded;

@@ -16,8 +16,11 @@ pub mod entity;
 pub mod import_catalog;
 pub mod names;
 pub mod overview;
+pub mod pool_hosts;
 #[cfg(feature = "ssr")]
 mod quota;
+pub mod register_pool_host;
+pub mod remove_pool_host;
 pub mod reset_user_password;
 pub mod resources;
 pub mod revoke_token;

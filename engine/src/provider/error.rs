@@ -60,6 +60,17 @@ pub enum ProviderError {
         seconds: u64,
         last_error: String,
     },
+    #[error(
+        "node {node}: the tenant has no ssh-pool hosts; an admin registers them at /admin/hosts"
+    )]
+    PoolEmpty { node: String },
+    #[error("node {node}: ssh-pool hosts belong to a tenant and this node has none")]
+    NoTenant { node: String },
+    #[error("node {node}: the ssh-pool hosts cannot be read: {source}")]
+    PoolStore {
+        node: String,
+        source: crate::store::StoreError,
+    },
     #[error("node {node}: all {hosts} hosts of the SSH pool are in use")]
     PoolExhausted { node: String, hosts: usize },
     #[error("node {node}: pool host {address} is checked out to node {owner}")]

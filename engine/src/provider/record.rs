@@ -11,6 +11,9 @@ use crate::ssh::{ClientKey, HostKey, SshError, SshTarget};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NodeSpec {
     pub id: String,
+    /// The tenant whose cluster the node is for: `ssh-pool` lends only that tenant's hosts.
+    #[serde(default)]
+    pub tenant_id: Option<String>,
     #[serde(default)]
     pub hardwaretype: Option<HardwareTypeName>,
     #[serde(default)]
@@ -21,9 +24,18 @@ pub struct NodeSpec {
 }
 
 impl NodeSpec {
+    /// The spec of a node of a cluster of `tenant_id`.
+    pub fn for_tenant(id: impl Into<String>, tenant_id: impl Into<String>) -> Self {
+        Self {
+            tenant_id: Some(tenant_id.into()),
+            ..Self::new(id)
+        }
+    }
+
     pub fn new(id: impl Into<String>) -> Self {
         Self {
             id: id.into(),
+            tenant_id: None,
             hardwaretype: None,
             imagetype: None,
             limits: ResourceLimits::default(),

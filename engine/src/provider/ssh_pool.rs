@@ -1,124 +1,129 @@
-//! The `ssh-pool` provider: hosts an administrator already runs (address, user, key, host
-//! key), checked out as nodes and returned on delete.
+//! The `ssh-pool` provider: hosts a tenant's admins registered (address, user, pinned host
+//! key, and a key pair Corral made for the host), lent out as nodes and returned on delete.
 //!
-//! Which host serves which node lives in memory; after a restart the engine re-adopts its
-//! stored records, which checks the hosts out again. Delete returns the host without
+//! Which host serves which node lives in the store (`pool_hosts.checked_out_node`), so
+//! every process sharing the database sees the same lending: a check-out is one
+//! conditional UPDATE, a retried creation gets the host its node already holds, and
+//! re-adoption after a restart finds the host still checked out to its node. The client private key
+//! is written to a 0600 file under the provider's key directory when a node is made or
+//! adopted, because connections load keys from files. Delete returns the host without
 //! touching what runs on it: the pool's hosts are the administrator's, not Corral's.
 
-use std::collections::HashMap;
-use std::path::PathBuf;
-use std::sync::{Mutex, PoisonError};
+use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 use super::{NodeProvider, NodeRecord, NodeSpec, ProviderError, ProviderFuture};
 use crate::ssh::{HostKey, SessionPool};
+use crate::store::pool_hosts::PoolHost;
+use crate::store::{now_ms, Store, StoreError};
 
 /// The name `ssh-pool` nodes carry in [`NodeRecord::provider`].
 pub const SSH_POOL_PROVIDER: &str = "ssh-pool";
 
-/// One host of the pool, as the administrator configured it. The host key is required:
-/// it is what every connection is checked against.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PoolHost {
-    pub host: String,
-    pub port: u16,
-    pub user: String,
-    pub host_key: HostKey,
-    pub client_key_path: PathBuf,
-}
-
-impl PoolHost {
-    fn address(&self) -> String {
-        format!("{}:{}", self.host, self.port)
-    }
-}
-
 /// What the pool keeps in [`NodeRecord::provider_state`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PoolNodeState {
-    /// `host:port` of the checked-out host.
+    /// The `pool_hosts` row lent to the node.
+    pub host_id: String,
+    /// `host:port` of the checked-out host, for people reading the record.
     pub address: String,
 }
 
-/// Lends the configured hosts out as nodes, one node per host at a time.
-#[derive(Debug)]
+/// Lends a tenant's registered hosts out as nodes, one node per host at a time.
+#[derive(Debug, Clone)]
 pub struct SshPoolProvider {
-    hosts: Vec<PoolHost>,
-    /// Host address → the node id it is checked out to.
-    checked_out: Mutex<HashMap<String, String>>,
+    store: Store,
+    keys_dir: PathBuf,
 }
 
 impl SshPoolProvider {
-    pub fn new(hosts: Vec<PoolHost>) -> Self {
-        Self {
-            hosts,
-            checked_out: Mutex::new(HashMap::new()),
+    /// A pool over `store`'s hosts, writing client keys under `keys_dir` (made 0700).
+    pub fn new(store: Store, keys_dir: impl Into<PathBuf>) -> Result<Self, ProviderError> {
+        let keys_dir = keys_dir.into();
+        create_private_dir(&keys_dir)?;
+        Ok(Self { store, keys_dir })
+    }
+
+    fn store_error(node: &str) -> impl FnOnce(StoreError) -> ProviderError + '_ {
+        move |source| ProviderError::PoolStore {
+            node: node.to_owned(),
+            source,
         }
     }
 
-    /// Hosts not checked out to any node.
-    pub fn free_hosts(&self) -> usize {
-        let checked_out = self.lock();
-        self.hosts
-            .iter()
-            .filter(|host| !checked_out.contains_key(&host.address()))
-            .count()
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, String>> {
-        // The map is replaced entry by entry, so a panicking holder leaves it consistent.
-        self.checked_out
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn record_for(&self, id: &str, host: &PoolHost) -> NodeRecord {
-        NodeRecord {
-            id: id.to_owned(),
+    /// The record of `node` on `host`, with the host's client key written out.
+    async fn record_for(&self, node: &str, host: &PoolHost) -> Result<NodeRecord, ProviderError> {
+        let host_key =
+            HostKey::from_openssh(&host.host_key).map_err(|error| ProviderError::BadRecord {
+                node: node.to_owned(),
+                reason: format!("pool host {}: {error}", host.name),
+            })?;
+        let client_key = self
+            .store
+            .pool_host_client_key(&host.id)
+            .await
+            .map_err(Self::store_error(node))?;
+        let client_key_path = self.keys_dir.join(format!("{}.key", host.id));
+        write_private_file(&client_key_path, client_key.as_bytes())?;
+        Ok(NodeRecord {
+            id: node.to_owned(),
             provider: SSH_POOL_PROVIDER.to_owned(),
             host: host.host.clone(),
             port: host.port,
             user: host.user.clone(),
-            host_key: host.host_key.clone(),
-            client_key_path: host.client_key_path.clone(),
+            host_key,
+            client_key_path,
             provider_state: serde_json::to_value(PoolNodeState {
+                host_id: host.id.clone(),
                 address: host.address(),
             })
             .unwrap_or(serde_json::Value::Null),
-        }
+        })
     }
 
-    fn check_out(&self, spec: &NodeSpec) -> Result<NodeRecord, ProviderError> {
+    async fn check_out(&self, spec: &NodeSpec) -> Result<NodeRecord, ProviderError> {
         if spec.id.is_empty() {
             return Err(ProviderError::InvalidNodeId {
                 id: spec.id.clone(),
                 reason: "it is empty",
             });
         }
-        let mut checked_out = self.lock();
-        let mine = |host: &&PoolHost| checked_out.get(&host.address()) == Some(&spec.id);
-        if let Some(host) = self.hosts.iter().find(mine) {
-            return Ok(self.record_for(&spec.id, host));
-        }
-        let free = self
-            .hosts
-            .iter()
-            .find(|host| !checked_out.contains_key(&host.address()));
-        match free {
-            Some(host) => {
-                checked_out.insert(host.address(), spec.id.clone());
-                Ok(self.record_for(&spec.id, host))
-            }
-            None => Err(ProviderError::PoolExhausted {
+        let tenant_id = spec
+            .tenant_id
+            .as_deref()
+            .ok_or_else(|| ProviderError::NoTenant {
                 node: spec.id.clone(),
-                hosts: self.hosts.len(),
-            }),
+            })?;
+        let lent = self
+            .store
+            .check_out_pool_host(tenant_id, &spec.id, now_ms())
+            .await
+            .map_err(Self::store_error(&spec.id))?;
+        match lent {
+            Some(host) => self.record_for(&spec.id, &host).await,
+            None => {
+                let hosts = self
+                    .store
+                    .count_pool_hosts(tenant_id)
+                    .await
+                    .map_err(Self::store_error(&spec.id))?;
+                Err(match hosts {
+                    0 => ProviderError::PoolEmpty {
+                        node: spec.id.clone(),
+                    },
+                    hosts => ProviderError::PoolExhausted {
+                        node: spec.id.clone(),
+                        hosts: usize::try_from(hosts).unwrap_or(usize::MAX),
+                    },
+                })
+            }
         }
     }
 
-    fn host_of(&self, record: &NodeRecord) -> Result<&PoolHost, ProviderError> {
+    fn state_of(record: &NodeRecord) -> Result<PoolNodeState, ProviderError> {
         if record.provider != SSH_POOL_PROVIDER {
             return Err(ProviderError::WrongProvider {
                 node: record.id.clone(),
@@ -126,53 +131,122 @@ impl SshPoolProvider {
                 found: record.provider.clone(),
             });
         }
-        let state: PoolNodeState =
-            serde_json::from_value(record.provider_state.clone()).map_err(|error| {
-                ProviderError::BadRecord {
-                    node: record.id.clone(),
-                    reason: format!("provider_state: {error}"),
-                }
-            })?;
-        self.hosts
-            .iter()
-            .find(|host| host.address() == state.address)
-            .ok_or_else(|| ProviderError::BadRecord {
+        serde_json::from_value(record.provider_state.clone()).map_err(|error| {
+            ProviderError::BadRecord {
                 node: record.id.clone(),
-                reason: format!("host {} is no longer in the pool", state.address),
-            })
+                reason: format!("provider_state: {error}"),
+            }
+        })
     }
 
-    fn readopt(&self, record: &NodeRecord) -> Result<NodeRecord, ProviderError> {
-        let host = self.host_of(record)?;
-        if host.host_key != record.host_key {
+    async fn readopt(&self, record: &NodeRecord) -> Result<NodeRecord, ProviderError> {
+        let state = Self::state_of(record)?;
+        let host = match self.store.pool_host(&state.host_id).await {
+            Ok(host) => host,
+            Err(StoreError::NotFound(_)) => {
+                return Err(ProviderError::BadRecord {
+                    node: record.id.clone(),
+                    reason: format!("pool host {} is no longer registered", state.address),
+                })
+            }
+            Err(error) => return Err(Self::store_error(&record.id)(error)),
+        };
+        let registered =
+            HostKey::from_openssh(&host.host_key).map_err(|error| ProviderError::BadRecord {
+                node: record.id.clone(),
+                reason: format!("pool host {}: {error}", host.name),
+            })?;
+        if registered != record.host_key {
             return Err(ProviderError::HostKeyChanged {
                 node: record.id.clone(),
                 pinned: record.host_key.fingerprint(),
-                current: host.host_key.fingerprint(),
+                current: registered.fingerprint(),
             });
         }
-        let mut checked_out = self.lock();
-        match checked_out.get(&host.address()) {
-            Some(owner) if owner != &record.id => Err(ProviderError::HostInUse {
+        // The table, not the record, says who holds the host. A free host is not
+        // claimed back: its node was deleted (perhaps by another process right now), and
+        // claiming it would lend the host to a node that no longer exists.
+        match host.checked_out_node.as_deref() {
+            Some(owner) if owner == record.id => self.record_for(&record.id, &host).await,
+            Some(owner) => Err(ProviderError::HostInUse {
                 node: record.id.clone(),
                 address: host.address(),
-                owner: owner.clone(),
+                owner: owner.to_owned(),
             }),
-            _ => {
-                checked_out.insert(host.address(), record.id.clone());
-                Ok(self.record_for(&record.id, host))
-            }
+            None => Err(ProviderError::BadRecord {
+                node: record.id.clone(),
+                reason: format!(
+                    "pool host {} ({}) was returned; the node no longer holds it",
+                    host.name,
+                    host.address()
+                ),
+            }),
         }
     }
 
-    fn give_back(&self, record: &NodeRecord) -> Result<(), ProviderError> {
-        let host = self.host_of(record)?;
-        let mut checked_out = self.lock();
-        if checked_out.get(&host.address()) == Some(&record.id) {
-            checked_out.remove(&host.address());
+    async fn give_back(&self, record: &NodeRecord) -> Result<(), ProviderError> {
+        Self::state_of(record)?;
+        // The key file goes first: once the row is free another node may be lent the
+        // host and write the file again.
+        match std::fs::remove_file(&record.client_key_path) {
+            Ok(()) => {}
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+            Err(source) => {
+                return Err(ProviderError::Io {
+                    action: "cannot remove the pool key",
+                    path: record.client_key_path.clone(),
+                    source,
+                })
+            }
         }
-        Ok(())
+        self.store
+            .return_pool_host(&record.id)
+            .await
+            .map_err(Self::store_error(&record.id))
     }
+}
+
+fn create_private_dir(dir: &Path) -> Result<(), ProviderError> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    let io = |action| {
+        move |source| ProviderError::Io {
+            action,
+            path: dir.to_owned(),
+            source,
+        }
+    };
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(io("cannot create the pool key directory"))?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+        .map_err(io("cannot restrict the pool key directory"))
+}
+
+/// Writes `bytes` to `path` readable by the owner only, replacing it atomically so a
+/// connection never loads half a key.
+fn write_private_file(path: &Path, bytes: &[u8]) -> Result<(), ProviderError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let temporary = path.with_extension(format!("tmp-{}", uuid::Uuid::new_v4().simple()));
+    let io = |action, path: &Path| {
+        let path = path.to_owned();
+        move |source| ProviderError::Io {
+            action,
+            path,
+            source,
+        }
+    };
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&temporary)
+        .map_err(io("cannot write the pool key", &temporary))?;
+    file.write_all(bytes)
+        .and_then(|()| file.sync_all())
+        .map_err(io("cannot write the pool key", &temporary))?;
+    std::fs::rename(&temporary, path).map_err(io("cannot write the pool key", path))
 }
 
 impl NodeProvider for SshPoolProvider {
@@ -181,7 +255,7 @@ impl NodeProvider for SshPoolProvider {
     }
 
     fn create<'a>(&'a self, spec: &'a NodeSpec) -> ProviderFuture<'a, NodeRecord> {
-        Box::pin(async move { self.check_out(spec) })
+        Box::pin(self.check_out(spec))
     }
 
     fn confirm<'a>(
@@ -194,84 +268,10 @@ impl NodeProvider for SshPoolProvider {
     }
 
     fn delete<'a>(&'a self, record: &'a NodeRecord) -> ProviderFuture<'a, ()> {
-        Box::pin(async move { self.give_back(record) })
+        Box::pin(self.give_back(record))
     }
 
     fn adopt<'a>(&'a self, record: &'a NodeRecord) -> ProviderFuture<'a, NodeRecord> {
-        Box::pin(async move { self.readopt(record) })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    const KEYS: [&str; 2] = [
-        "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIMjL5g2tLCXY/mxtwGZ1QuYVzyZ8Z7reMrGN53ioWB2o",
-        "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIDOC86Td3sPr+4F7plqy0iowqGWUohYI3LaPNaJRWysz",
-    ];
-
-    fn host(index: usize) -> PoolHost {
-        PoolHost {
-            host: "10.0.0.1".to_owned(),
-            port: 22 + index as u16,
-            user: "corral".to_owned(),
-            host_key: HostKey::from_openssh(KEYS[index]).unwrap(),
-            client_key_path: PathBuf::from("/etc/corral/pool_key"),
-        }
-    }
-
-    fn pool() -> SshPoolProvider {
-        SshPoolProvider::new(vec![host(0), host(1)])
-    }
-
-    #[test]
-    fn hosts_are_checked_out_once_and_returned() {
-        let pool = pool();
-        let a = pool.check_out(&NodeSpec::new("a")).unwrap();
-        assert_eq!(
-            pool.check_out(&NodeSpec::new("a")).unwrap(),
-            a,
-            "idempotent"
-        );
-        let b = pool.check_out(&NodeSpec::new("b")).unwrap();
-        assert_ne!(a.port, b.port);
-        assert_eq!(pool.free_hosts(), 0);
-        let error = pool.check_out(&NodeSpec::new("c")).unwrap_err();
-        assert!(
-            matches!(error, ProviderError::PoolExhausted { hosts: 2, .. }),
-            "{error}"
-        );
-        pool.give_back(&a).unwrap();
-        pool.give_back(&a).unwrap();
-        let c = pool.check_out(&NodeSpec::new("c")).unwrap();
-        assert_eq!(c.port, a.port);
-        assert_eq!(c.host_key, a.host_key);
-    }
-
-    #[test]
-    fn adoption_restores_checkouts_and_checks_the_host_key() {
-        let record = pool().check_out(&NodeSpec::new("a")).unwrap();
-        let restarted = pool();
-        assert_eq!(restarted.readopt(&record).unwrap(), record);
-        assert_eq!(restarted.free_hosts(), 1);
-        let error = restarted
-            .check_out(&NodeSpec::new("b"))
-            .and_then(|b| {
-                restarted.readopt(&NodeRecord {
-                    id: "x".to_owned(),
-                    ..b
-                })
-            })
-            .unwrap_err();
-        assert!(matches!(error, ProviderError::HostInUse { .. }), "{error}");
-
-        let mut changed = record.clone();
-        changed.host_key = HostKey::from_openssh(KEYS[1]).unwrap();
-        let error = pool().readopt(&changed).unwrap_err();
-        assert!(
-            matches!(error, ProviderError::HostKeyChanged { .. }),
-            "{error}"
-        );
+        Box::pin(self.readopt(record))
     }
 }

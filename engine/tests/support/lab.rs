@@ -1,6 +1,7 @@
 //! A lab for end-to-end engine tests: a fresh database with the lifecycle test catalog
-//! and its plugin resource, a `local` provider under a temporary directory, and a worker
-//! pool running tasks. Dropping the lab kills every node process it made.
+//! and its plugin resource, a `local` provider under a temporary directory, an `ssh-pool`
+//! provider over the lab's store, and a worker pool running tasks. Dropping the lab kills
+//! every node process it made (pool machines are local nodes too).
 
 // Each test file that includes the lab uses a different part of it.
 #![allow(dead_code)]
@@ -14,7 +15,7 @@ use domain::names::{ClusterName, TemplateName};
 use domain::solver::SolveRequest;
 use engine::execute::{Executor, ExecutorSettings, Providers};
 use engine::operations::{create_cluster, submit_change, ClusterChange, CreateRequest};
-use engine::provider::LocalProvider;
+use engine::provider::{LocalProvider, NodeProvider, NodeRecord, NodeSpec, SshPoolProvider};
 use engine::queue::{self, JobState, SubmitOptions};
 use engine::resources::{ResourceFiles, ResourceKind, Upload};
 use engine::ssh::{PoolConfig, SessionPool};
@@ -32,7 +33,10 @@ pub struct Lab {
     pub executor: Executor,
     pub pool: Option<WorkerPool>,
     pub settings: WorkerSettings,
+    /// Where the lab's `ssh-pool` provider writes client keys.
+    pub pool_keys_dir: PathBuf,
     _nodes: tempfile::TempDir,
+    _pool_keys: tempfile::TempDir,
     _resources: tempfile::TempDir,
     _db: TestDatabase,
 }
@@ -155,9 +159,12 @@ impl Lab {
             .unwrap();
         let nodes_dir = nodes.path().canonicalize().unwrap();
         let provider = Arc::new(LocalProvider::new(&nodes_dir).unwrap());
+        let pool_keys = tempfile::tempdir().unwrap();
+        let pool_keys_dir = pool_keys.path().join("keys");
+        let ssh_pool = Arc::new(SshPoolProvider::new(store.clone(), &pool_keys_dir).unwrap());
         let executor = Executor::new(
             store.clone(),
-            Providers::new().with(provider),
+            Providers::new().with(provider).with(ssh_pool),
             Arc::new(SessionPool::new(PoolConfig::default())),
             resources,
             executor_settings,
@@ -169,7 +176,9 @@ impl Lab {
             executor,
             pool: Some(pool),
             settings,
+            pool_keys_dir,
             _nodes: nodes,
+            _pool_keys: pool_keys,
             _resources: resources_dir,
             _db: db,
         }
@@ -278,6 +287,21 @@ impl Lab {
                 }
             }
         }
+    }
+
+    /// The lab's database, for a second connection pool (another worker process).
+    pub fn store_url(&self) -> engine::store::DatabaseUrl {
+        self._db.url.clone()
+    }
+
+    /// A running sshd an admin could register as a pool host: a local node under the
+    /// lab's directory (so the lab's `Drop` ends it), reached with its own host key.
+    pub async fn pool_machine(&self, id: &str) -> NodeRecord {
+        LocalProvider::new(&self.nodes_dir)
+            .unwrap()
+            .create(&NodeSpec::new(id))
+            .await
+            .unwrap()
     }
 
     /// Processes of this lab's nodes still alive.

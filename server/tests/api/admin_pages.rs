@@ -157,6 +157,7 @@ async fn admin_pages_render_on_the_server() {
         ("/admin/tenants", "data-tenant=\"acme\""),
         ("/admin/users", "data-user=\"acme-admin\""),
         ("/admin/tokens", "New token"),
+        ("/admin/hosts", "Register a host"),
         ("/admin/audit", "catalog.import"),
     ];
     for (path, needle) in checks {

@@ -76,7 +76,16 @@ const EXPECTATIONS: &[(&str, &[Check])] = &[
     ("POST /api/v1/tokens", &[Personal]),
     ("DELETE /api/v1/tokens/{id}", &[Scoped]),
     ("GET /api/v1/audit", &[AdminOnly]),
+    ("GET /api/v1/pool-hosts", &[AdminOnly]),
+    ("POST /api/v1/pool-hosts", &[AdminOnly]),
+    ("GET /api/v1/pool-hosts/{id}", &[Scoped, AdminOnly]),
+    ("PATCH /api/v1/pool-hosts/{id}", &[Scoped, AdminOnly]),
+    ("DELETE /api/v1/pool-hosts/{id}", &[Scoped, AdminOnly]),
 ];
+
+/// A host key for registering pool hosts (no connection is made to them here).
+pub const POOL_HOST_KEY: &str =
+    "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIMjL5g2tLCXY/mxtwGZ1QuYVzyZ8Z7reMrGN53ioWB2o";
 
 /// The ids of one tenant's objects, to put into paths.
 struct Ids {
@@ -86,6 +95,7 @@ struct Ids {
     user: String,
     tenant: String,
     token: String,
+    pool_host: String,
     entity: (String, String),
     resource: (String, String, i64),
     /// Strings that must not appear in another tenant's responses.
@@ -102,6 +112,8 @@ impl Ids {
             &self.user
         } else if path.starts_with("/api/v1/tenants") {
             &self.tenant
+        } else if path.starts_with("/api/v1/pool-hosts") {
+            &self.pool_host
         } else {
             &self.token
         };
@@ -125,7 +137,8 @@ impl Ids {
             task: none.clone(),
             user: none.clone(),
             tenant: none.clone(),
-            token: none,
+            token: none.clone(),
+            pool_host: none,
             entity: ("services".into(), "no-such-service".into()),
             resource: ("scripts".into(), "no-such-script.sh".into(), 1),
             secrets: Vec::new(),
@@ -150,6 +163,9 @@ fn body_for(operation: &str) -> Option<Value> {
         p if p.starts_with("/api/v1/users/") => json!({"role": "user"}),
         "/api/v1/tenants" => json!({"name": "probe"}),
         "/api/v1/tokens" => json!({"name": "probe"}),
+        "/api/v1/pool-hosts" => json!({"name": "probe", "host": "10.9.9.9", "user": "corral",
+                                      "host_key": POOL_HOST_KEY}),
+        p if p.starts_with("/api/v1/pool-hosts/") => json!({"name": "probe"}),
         "/api/v1/me/password" => {
             json!({"current_password": "wrong", "new_password": "another long password"})
         }
@@ -232,8 +248,25 @@ async fn populate_tenant_a(app: &TestApp) -> Ids {
         .await
         .unwrap();
     let token = tokens["items"][0]["id"].as_str().unwrap().to_owned();
+    let registered = app
+        .call(
+            &admin,
+            Method::POST,
+            "/api/v1/pool-hosts",
+            Some(
+                &json!({"name": "acme-secret-host", "host": "10.1.2.3", "port": 2201,
+                         "user": "acme", "host_key": POOL_HOST_KEY}),
+            ),
+        )
+        .await;
+    assert_eq!(registered.status(), 201);
+    let registered: Value = registered.json().await.unwrap();
+    let pool_host = registered["id"].as_str().unwrap().to_owned();
+    let public_key = registered["client_public_key"].as_str().unwrap().to_owned();
     Ids {
         secrets: vec![
+            "acme-secret-host".into(),
+            public_key,
             cluster.clone(),
             job.clone(),
             "acme-secret-cluster".into(),
@@ -246,6 +279,7 @@ async fn populate_tenant_a(app: &TestApp) -> Ids {
         user: admin.id.clone(),
         tenant: admin.tenant_id.clone(),
         token,
+        pool_host,
         entity: ("services".into(), "web".into()),
         resource: ("scripts".into(), "acme-setup.sh".into(), 1),
     }

@@ -10,3 +10,4 @@ mod health;
 mod helpers;
 mod isolation;
 mod pages;
+mod pool_hosts;

@@ -35,6 +35,7 @@ pub fn AdminSectionPage() -> impl IntoView {
                 match section.as_str() {
                     "catalog" => view! { <import::CatalogPage/> }.into_any(),
                     "resources" => view! { <resources::ResourcesPage/> }.into_any(),
+                    "hosts" => view! { <super::hosts::HostsPage/> }.into_any(),
                     "tenants" => view! { <tenants::TenantsPage/> }.into_any(),
                     "users" => view! { <users::UsersPage/> }.into_any(),
                     "tokens" => view! { <tokens::TokensPage/> }.into_any(),

@@ -1,0 +1,159 @@
+//! `/admin/hosts`: the hosts the `ssh-pool` provider lends out as nodes: each one free or
+//! checked out to a cluster's node, the public key Corral made for it (to authorize on
+//! the host), a form to register one, and a button to remove one (refused, naming the
+//! cluster, while a node holds it).
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+
+use crate::components::errors::{FieldError, FormError};
+use crate::components::session::CsrfField;
+use crate::components::table::TableCard;
+use crate::server_fns::admin::pool_hosts::{list_pool_hosts, PoolHostRow};
+use crate::server_fns::admin::register_pool_host::RegisterPoolHost;
+use crate::server_fns::admin::remove_pool_host::RemovePoolHost;
+
+const FIELDS: [&str; 5] = ["name", "host", "port", "user", "host_key"];
+
+fn host_row(row: PoolHostRow, remove: ServerAction<RemovePoolHost>) -> impl IntoView {
+    let state = match &row.checked_out {
+        None => view! { <span class="state state-ok">"free"</span> }.into_any(),
+        Some(out) => {
+            let node = out
+                .node_number
+                .map_or_else(|| out.node.clone(), |number| format!("node {number}"));
+            let holder = match (&out.cluster_id, &out.cluster_name) {
+                (Some(id), Some(name)) => view! {
+                    <a href=format!("/clusters/{id}")>{name.clone()}</a>
+                }
+                .into_any(),
+                _ => view! { <code>{out.node.clone()}</code> }.into_any(),
+            };
+            view! {
+                <span class="state state-busy">"checked out"</span>
+                " to " {node} " of " {holder}
+            }
+            .into_any()
+        }
+    };
+    // The whole fingerprint is in the tooltip and the details; the table stays narrow.
+    let short_fingerprint: String = row.host_key_fingerprint.chars().take(20).collect();
+    view! {
+        <tr data-host=row.name.clone()>
+            <th scope="row">{row.name.clone()}<br/><code class="muted">{row.target}</code></th>
+            <td data-testid="host-state">{state}</td>
+            <td>
+                <details>
+                    <summary title=row.host_key_fingerprint.clone()><code>{short_fingerprint}"…"</code></summary>
+                    <p class="hint">"Host key " <code>{row.host_key_fingerprint.clone()}</code></p>
+                    <p class="hint">"Authorize Corral's key for this host:"</p>
+                    <code class="secret" data-testid="client-public-key">{row.client_public_key}</code>
+                </details>
+            </td>
+            <td>{row.tenant}</td>
+            // Offered for checked-out hosts too: the refusal names the cluster holding it.
+            <td>
+                <ActionForm action=remove attr:class="inline">
+                    <CsrfField/>
+                    <input type="hidden" name="id" value=row.id.clone()/>
+                    <button class="button button-small button-danger" type="submit">"Remove"</button>
+                </ActionForm>
+            </td>
+        </tr>
+    }
+}
+
+#[component]
+pub fn HostsPage() -> impl IntoView {
+    let register = ServerAction::<RegisterPoolHost>::new();
+    let remove = ServerAction::<RemovePoolHost>::new();
+    let hosts = Resource::new(
+        move || (register.version().get(), remove.version().get()),
+        |_| list_pool_hosts(),
+    );
+    let error = Signal::derive(move || register.value().get().and_then(Result::err));
+    let general = Signal::derive(move || {
+        error.get().filter(|error| {
+            FIELDS
+                .iter()
+                .all(|field| error.problems_for(field).is_empty())
+        })
+    });
+    let remove_error = Signal::derive(move || remove.value().get().and_then(Result::err));
+    let registered = move || register.value().get().and_then(Result::ok);
+    view! {
+        <Title text="Pool hosts · Admin · Corral"/>
+        <div class="page-head"><h1>"Pool hosts"</h1></div>
+        <p class="muted">
+            "Existing machines the " <code>"ssh-pool"</code> " provider lends out as nodes, one node per host. "
+            "Corral makes a key pair for each host; put its public key in the user's "
+            <code>"~/.ssh/authorized_keys"</code> " on the host. Deleting a cluster returns its hosts."
+        </p>
+        {move || registered().map(|public_key| view! {
+            <div class="banner banner-ok" role="status" data-testid="registered-host">
+                <p>"Host registered. Authorize this key on it (the private key stays with Corral):"</p>
+                <p><code class="secret">{public_key}</code></p>
+            </div>
+        })}
+        <FormError error=remove_error/>
+        <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                match hosts.await {
+                    Ok(rows) if rows.is_empty() => view! {
+                        <p class="muted" data-testid="no-hosts">"No pool hosts yet."</p>
+                    }.into_any(),
+                    Ok(rows) => {
+                        let rows = rows.into_iter().map(|row| host_row(row, remove)).collect_view();
+                        view! {
+                            <TableCard testid="host-table" columns=&["Host", "State", "Host key", "Tenant", ""]>
+                                {rows}
+                            </TableCard>
+                        }.into_any()
+                    }
+                    Err(error) => crate::pages::admin::layout::admin_error(error),
+                }
+            })}
+        </Suspense>
+        <Suspense>
+            {move || Suspend::new(async move {
+                hosts.await.is_ok().then(|| view! {
+                    <section class="card">
+                        <h2>"Register a host"</h2>
+                        <ActionForm action=register attr:class="stack narrow-form">
+                            <CsrfField/>
+                            <div class="field">
+                                <label for="host-name">"Name"</label>
+                                <input id="host-name" name="name" required autocomplete="off" placeholder="e.g. rack1-07"/>
+                                <FieldError error field="name"/>
+                            </div>
+                            <div class="field">
+                                <label for="host-address">"Address"</label>
+                                <input id="host-address" name="host" required autocomplete="off" placeholder="10.0.0.7 or a DNS name"/>
+                                <FieldError error field="host"/>
+                            </div>
+                            <div class="field">
+                                <label for="host-port">"SSH port"</label>
+                                <input id="host-port" name="port" inputmode="numeric" placeholder="22"/>
+                                <FieldError error field="port"/>
+                            </div>
+                            <div class="field">
+                                <label for="host-user">"User"</label>
+                                <input id="host-user" name="user" required autocomplete="off" placeholder="corral"/>
+                                <FieldError error field="user"/>
+                            </div>
+                            <div class="field">
+                                <label for="host-key">"Host key"</label>
+                                <textarea id="host-key" name="host_key" required rows="2"
+                                    placeholder="ssh-ed25519 AAAA… (the host's /etc/ssh/ssh_host_ed25519_key.pub)"></textarea>
+                                <p class="hint">"Pinned: every connection must present exactly this key."</p>
+                                <FieldError error field="host_key"/>
+                            </div>
+                            <FormError error=general/>
+                            <button class="button" type="submit">"Register host"</button>
+                        </ActionForm>
+                    </section>
+                })
+            })}
+        </Suspense>
+    }
+}
