@@ -42,9 +42,10 @@ impl TaskView {
         cache: &ViewCache,
         task: &ClaimedTask,
     ) -> Result<Self, StepError> {
+        // The cluster (and its node version) before the node rows: rows newer than the
+        // version are harmless, older are not.
         let cluster = store.cluster(&task.cluster_id).await?;
-        // Read before the rows: rows newer than the version are harmless, older are not.
-        let nodes_version = store.nodes_version(&cluster.id).await?;
+        let nodes_version = cluster.nodes_version;
         let catalog = match cache.catalog(&cluster.id, &cluster.catalog_json) {
             Some(catalog) => catalog,
             None => {

@@ -28,6 +28,8 @@ pub struct Cluster {
     pub lease_expires_ms: Option<i64>,
     pub created_at_ms: i64,
     pub updated_at_ms: i64,
+    /// Grows after every write to the cluster's nodes (which bumps it after writing).
+    pub nodes_version: i64,
 }
 
 /// What creating a cluster needs; ids and times are filled in by the store.
@@ -49,7 +51,7 @@ pub struct NewCluster {
 
 const COLUMNS: &str = "id, tenant_id, name, template_name, template_version, template_json, \
      owner_id, state, layout_json, config_json, catalog_json, provider, lease_expires_ms, \
-     created_at_ms, updated_at_ms";
+     created_at_ms, updated_at_ms, nodes_version";
 
 fn from_row(row: &sqlx::any::AnyRow) -> Result<Cluster, StoreError> {
     Ok(Cluster {
@@ -68,6 +70,7 @@ fn from_row(row: &sqlx::any::AnyRow) -> Result<Cluster, StoreError> {
         lease_expires_ms: row.try_get("lease_expires_ms")?,
         created_at_ms: row.try_get("created_at_ms")?,
         updated_at_ms: row.try_get("updated_at_ms")?,
+        nodes_version: row.try_get("nodes_version")?,
     })
 }
 
@@ -187,10 +190,11 @@ pub async fn insert_cluster(
         lease_expires_ms: new.lease_expires_ms,
         created_at_ms: now_ms,
         updated_at_ms: now_ms,
+        nodes_version: 0,
     };
     let result = sqlx::query(&format!(
         "INSERT INTO clusters ({COLUMNS}) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)"
     ))
     .bind(&cluster.id)
     .bind(&cluster.tenant_id)
@@ -207,6 +211,7 @@ pub async fn insert_cluster(
     .bind(cluster.lease_expires_ms)
     .bind(cluster.created_at_ms)
     .bind(cluster.updated_at_ms)
+    .bind(cluster.nodes_version)
     .execute(&mut **tx)
     .await;
     conflict_on_unique(result, || format!("cluster {:?}", new.name))?;

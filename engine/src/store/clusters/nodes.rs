@@ -81,24 +81,15 @@ impl Store {
         self.bump_nodes_version(&record.cluster_id).await
     }
 
-    /// Counts writes to the cluster's nodes; see [`Store::nodes_version`].
+    /// Counts writes to the cluster's nodes in `Cluster::nodes_version`, the write first
+    /// and then the number: node rows read after seeing version `v` are at least as new
+    /// as every write counted in `v`.
     async fn bump_nodes_version(&self, cluster_id: &str) -> Result<(), StoreError> {
         sqlx::query("UPDATE clusters SET nodes_version = nodes_version + 1 WHERE id = $1")
             .bind(cluster_id)
             .execute(&self.pool)
             .await?;
         Ok(())
-    }
-
-    /// A number that grows after every write to the cluster's nodes (the write first,
-    /// then the number): node rows read after seeing version `v` are at least as new as
-    /// every write counted in `v`.
-    pub async fn nodes_version(&self, cluster_id: &str) -> Result<i64, StoreError> {
-        sqlx::query_scalar("SELECT nodes_version FROM clusters WHERE id = $1")
-            .bind(cluster_id)
-            .fetch_optional(&self.pool)
-            .await?
-            .ok_or_else(|| StoreError::NotFound(format!("cluster {cluster_id}")))
     }
 
     pub async fn list_nodes(&self, cluster_id: &str) -> Result<Vec<Node>, StoreError> {
