@@ -15,6 +15,7 @@ mod shell;
 mod tests;
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -38,11 +39,12 @@ pub struct MacroNode {
 
 /// The cluster as seen from one node (or from none, for cluster-level text such as
 /// link URLs, where `%host.self%` and friends are errors).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MacroContext {
     pub owner: String,
-    /// In any order; macros list nodes by number.
-    pub nodes: Vec<MacroNode>,
+    /// In any order; macros list nodes by number. Shared: every node of a cluster sees
+    /// the same list, and a step on each of N nodes would otherwise copy it N times.
+    pub nodes: Arc<[MacroNode]>,
     pub this_node: Option<u32>,
 }
 

@@ -155,6 +155,19 @@ fn push_row(sql: &mut String, backend: Backend, next: &mut usize, count: usize) 
     sql.push(')');
 }
 
+/// `rows` rows of `columns` placeholders each for a multi-row `VALUES` list.
+fn value_rows(backend: Backend, rows: usize, columns: usize) -> String {
+    let mut sql = String::new();
+    let mut next = 1;
+    for row in 0..rows {
+        if row > 0 {
+            sql.push_str(", ");
+        }
+        push_row(&mut sql, backend, &mut next, columns);
+    }
+    sql
+}
+
 /// Rows of a batched statement are padded up to a power of two (repeating a row where
 /// that changes nothing), so batches of any size share a few statement shapes that
 /// each connection keeps prepared, instead of preparing one shape per size.

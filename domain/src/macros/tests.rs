@@ -27,11 +27,12 @@ fn node(number: u32, host: &str, last_octet: u8, services: &[&str]) -> MacroNode
 fn context() -> MacroContext {
     MacroContext {
         owner: "alice".to_owned(),
-        nodes: vec![
+        nodes: [
             node(1002, "c1-1002.corral.test", 12, &["zk", "dn"]),
             node(1000, "c1-1000.corral.test", 10, &["zk", "nn"]),
             node(1001, "c1-1001.corral.test", 11, &["zk", "dn"]),
-        ],
+        ]
+        .into(),
         this_node: Some(1001),
     }
 }

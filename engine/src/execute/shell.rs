@@ -81,7 +81,7 @@ pub(super) async fn run(
         reloaded = wait_for_addresses(executor, task, output).await?;
         &reloaded
     };
-    let context = view.macro_context();
+    let context = view.macro_context(&executor.inner.views).await;
     let command = command(view, service_name, action, spec, &context)?;
     let timeout = field_str(spec, "timeout")
         .and_then(|seconds| seconds.trim().parse::<u64>().ok())
@@ -213,7 +213,14 @@ fn command(
     let body = match (field_str(spec, "run"), field_str(spec, "script")) {
         (Some(inline), _) => {
             let inline = expand_for_shell(inline, context, "run").map_err(macro_error)?;
-            format!("exec /bin/bash -c {}", shell_quote(&inline))
+            // `run` scripts are bash. When the node's login shell is bash (not in POSIX
+            // mode) it runs the script itself, which saves starting another shell;
+            // any other shell hands it to bash before reading further.
+            format!(
+                "[ -n \"${{BASH_VERSION-}}\" ] && ! shopt -oq posix || exec /bin/bash -c {}\n\
+                 {inline}",
+                shell_quote(&inline)
+            )
         }
         (None, Some(script)) => {
             if !is_resource_name(script) {

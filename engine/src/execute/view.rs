@@ -4,6 +4,7 @@
 
 mod cache;
 
+use std::convert::Infallible;
 use std::sync::Arc;
 
 use domain::catalog::coopr::import_bundle;
@@ -15,7 +16,7 @@ use sqlx::Row;
 use super::StepError;
 use crate::provider::{NodeRecord, ResourceLimits, LOCAL_PROVIDER};
 use crate::queue::ClaimedTask;
-use crate::store::clusters::Cluster;
+use crate::store::clusters::StepCluster;
 use crate::store::{Store, StoreError};
 pub(crate) use cache::ViewCache;
 use cache::{JobLayouts, NodeRows};
@@ -26,11 +27,13 @@ pub fn node_id(cluster_id: &str, number: u32) -> String {
 }
 
 pub(crate) struct TaskView {
-    pub cluster: Cluster,
+    pub cluster: StepCluster,
     pub catalog: Arc<Catalog>,
     /// The job's target layout, or the layout it started from when the target no longer
     /// has the node (deletions).
     pub layout: Arc<Layout>,
+    /// Whether `layout` is the job's target (or the layout it started from).
+    layout_is_target: bool,
     pub nodes: NodeRows,
     pub node: u32,
     pub job_id: String,
@@ -42,31 +45,23 @@ impl TaskView {
         cache: &ViewCache,
         task: &ClaimedTask,
     ) -> Result<Self, StepError> {
-        // The cluster (and its node version) before the node rows: rows newer than the
-        // version are harmless, older are not.
-        let cluster = store.cluster(&task.cluster_id).await?;
-        let nodes_version = cluster.nodes_version;
-        let catalog = match cache.catalog(&cluster.id, &cluster.catalog_json) {
-            Some(catalog) => catalog,
-            None => {
-                let catalog = Arc::new(import_bundle(&cluster.catalog_json).map_err(|error| {
+        // The cluster (and its versions) before the node rows and the snapshot: rows
+        // newer than the version are harmless, older are not.
+        let cluster = store.step_cluster(&task.cluster_id).await?;
+        let catalog = cache
+            .catalog(&cluster.id, cluster.catalog_version, || async {
+                let (_, json) = store.catalog_snapshot(&cluster.id).await?;
+                import_bundle(&json).map_err(|error| {
                     StepError::Setup(format!(
                         "the catalog snapshot of cluster {} is unreadable: {error}",
                         cluster.name
                     ))
-                })?);
-                cache.keep_catalog(&cluster.id, &cluster.catalog_json, catalog.clone());
-                catalog
-            }
-        };
-        let layouts = match cache.layouts(&task.job_id) {
-            Some(layouts) => layouts,
-            None => {
-                let layouts = Arc::new(job_layouts(store, &task.job_id).await?);
-                cache.keep_layouts(&task.job_id, layouts.clone());
-                layouts
-            }
-        };
+                })
+            })
+            .await?;
+        let layouts = cache
+            .layouts(&task.job_id, || job_layouts(store, &task.job_id))
+            .await?;
         let has_node = |layout: &Option<Arc<Layout>>| {
             layout
                 .as_ref()
@@ -78,10 +73,13 @@ impl TaskView {
             _ => layouts.to.clone().or_else(|| layouts.from.clone()),
         }
         .ok_or_else(|| StepError::Setup(format!("job {} has no layout to work on", task.job_id)))?;
-        let nodes = match cache.nodes(&cluster.id, nodes_version) {
-            Some(nodes) => nodes,
-            None => {
-                let nodes: NodeRows = Arc::new(
+        let layout_is_target = layouts
+            .to
+            .as_ref()
+            .is_some_and(|to| Arc::ptr_eq(to, &layout));
+        let nodes = cache
+            .nodes(&cluster.id, cluster.nodes_version, || async {
+                Ok::<_, StepError>(
                     store
                         .list_nodes(&cluster.id)
                         .await?
@@ -90,15 +88,14 @@ impl TaskView {
                             u32::try_from(node.number).ok().map(|number| (number, node))
                         })
                         .collect(),
-                );
-                cache.keep_nodes(&cluster.id, nodes_version, nodes.clone());
-                nodes
-            }
-        };
+                )
+            })
+            .await?;
         Ok(Self {
             cluster,
             catalog,
             layout,
+            layout_is_target,
             nodes,
             node: task.node,
             job_id: task.job_id.clone(),
@@ -196,14 +193,29 @@ impl TaskView {
             .collect()
     }
 
-    /// The cluster as macros see it from this node.
-    pub fn macro_context(&self) -> MacroContext {
-        cluster_macro_context(
-            &self.cluster,
-            &self.layout,
-            |number| self.nodes.get(&number).and_then(|row| row.hostname.clone()),
-            Some(self.node),
-        )
+    /// The cluster as macros see it from this node. The node list is built once for
+    /// all the tasks that see the same layout and node rows.
+    pub async fn macro_context(&self, cache: &ViewCache) -> MacroContext {
+        let side = if self.layout_is_target { "to" } else { "from" };
+        let nodes = cache
+            .macro_nodes(
+                &format!("{}/{side}", self.job_id),
+                self.cluster.nodes_version,
+                || async {
+                    Ok::<_, Infallible>(macro_nodes(&self.layout, |number| {
+                        self.nodes.get(&number).and_then(|row| row.hostname.clone())
+                    }))
+                },
+            )
+            .await;
+        MacroContext {
+            owner: self.cluster.owner_id.clone().unwrap_or_default(),
+            nodes: match nodes {
+                Ok(nodes) => Arc::clone(&nodes),
+                Err(never) => match never {},
+            },
+            this_node: Some(self.node),
+        }
     }
 
     pub fn host(&self) -> String {
@@ -237,16 +249,23 @@ fn parse_layout(json: Option<String>) -> Result<Option<Layout>, StepError> {
     .transpose()
 }
 
-/// The cluster as macros see it: every node of `layout` with its address (from
-/// `host_of`; none yet means no address, so macros naming it fail), seen from
-/// `this_node` (or from no node in particular).
+/// The cluster as macros see it from no node in particular (see [`macro_nodes`]).
 pub(crate) fn cluster_macro_context(
-    cluster: &Cluster,
+    owner_id: Option<&str>,
     layout: &Layout,
     host_of: impl Fn(u32) -> Option<String>,
-    this_node: Option<u32>,
 ) -> MacroContext {
-    let nodes = layout
+    MacroContext {
+        owner: owner_id.unwrap_or_default().to_owned(),
+        nodes: macro_nodes(layout, host_of),
+        this_node: None,
+    }
+}
+
+/// Every node of `layout` with its address from `host_of` (none yet means no address,
+/// so macros naming it fail).
+fn macro_nodes(layout: &Layout, host_of: impl Fn(u32) -> Option<String>) -> Arc<[MacroNode]> {
+    layout
         .nodes
         .iter()
         .map(|node| {
@@ -263,10 +282,5 @@ pub(crate) fn cluster_macro_context(
                 services: node.services.clone(),
             }
         })
-        .collect();
-    MacroContext {
-        owner: cluster.owner_id.clone().unwrap_or_default(),
-        nodes,
-        this_node,
-    }
+        .collect()
 }

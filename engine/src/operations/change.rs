@@ -348,13 +348,16 @@ pub async fn submit_change(
     if growth > 0 {
         super::quota::check_growth(&mut tx, store.backend(), &cluster.tenant_id, 0, growth).await?;
     }
-    sqlx::query("UPDATE clusters SET catalog_json = $2, config_json = $3 WHERE id = $1")
-        .bind(cluster_id)
-        .bind(export_bundle(&plan.snapshot).to_string())
-        .bind(Value::Object(plan.config.clone()).to_string())
-        .execute(&mut *tx)
-        .await
-        .map_err(StoreError::from)?;
+    sqlx::query(
+        "UPDATE clusters SET catalog_json = $2, config_json = $3, \
+         catalog_version = catalog_version + 1 WHERE id = $1",
+    )
+    .bind(cluster_id)
+    .bind(export_bundle(&plan.snapshot).to_string())
+    .bind(Value::Object(plan.config.clone()).to_string())
+    .execute(&mut *tx)
+    .await
+    .map_err(StoreError::from)?;
     let job_id = submit_in(
         &mut tx,
         &cluster.tenant_id,

@@ -12,7 +12,7 @@ use super::claim::lease_lost;
 use super::types::capped;
 use super::{
     backend_of, begin_write, for_update, lock_job, padded_item, padded_len, power_of_two_chunks,
-    push_placeholders, push_row, Completion, JobState, Lease, Outcome, OutcomeKind, QueueError,
+    push_placeholders, value_rows, Completion, JobState, Lease, Outcome, OutcomeKind, QueueError,
     TaskState, OUTPUT_CAP_BYTES,
 };
 use crate::store::Store;
@@ -197,17 +197,9 @@ pub async fn complete_batch(
         .map(|(index, held)| (held, TaskState::Succeeded, &finished[*index].1))
         .collect();
     record_attempts(&mut tx, &attempts, now_ms).await?;
-    let mut succeeded_by_job: BTreeMap<&str, Vec<i64>> = BTreeMap::new();
-    for (_, held) in &held {
-        succeeded_by_job
-            .entry(held.job_id.as_str())
-            .or_default()
-            .push(held.number);
-    }
-    for (job_id, numbers) in succeeded_by_job {
-        let job_state = jobs.get(job_id).copied().unwrap_or(JobState::Running);
-        let next = after_successes(&mut tx, job_id, &numbers, job_state, now_ms).await?;
-        jobs.insert(job_id.to_owned(), next);
+    let released: Vec<&Released> = held.iter().map(|(_, held)| held).collect();
+    for (job_id, next) in after_successes(&mut tx, &released, &jobs, now_ms).await? {
+        jobs.insert(job_id, next);
     }
 
     // Failures and stops are rare and take the one-at-a-time path, after the
@@ -285,15 +277,8 @@ async fn release_succeeded(
         // it looks each task up by id whatever the statistics on `tasks` say.
         // Padding rows repeat the last lease: a task joined twice is updated once.
         // Each row carries the finish time too, so every placeholder appears once and
-        // in order (see `push_row`).
-        let mut leases = String::new();
-        let mut next = 1;
-        for row in 0..padded_len(chunk.len()) {
-            if row > 0 {
-                leases.push_str(", ");
-            }
-            push_row(&mut leases, backend, &mut next, 4);
-        }
+        // in order (see `value_rows`).
+        let leases = value_rows(backend, padded_len(chunk.len()), 4);
         let sql = format!(
             "WITH held (id, owner, attempt, finished) AS (VALUES {leases}) \
              UPDATE tasks SET lease_owner = NULL, lease_expires_ms = NULL, \
@@ -351,60 +336,86 @@ async fn release_held(
         .transpose()
 }
 
-/// The job side of tasks `numbers` of `job_id` having succeeded together: the
-/// success counter, successors whose last prerequisite this was, and the job's
-/// next state.
+/// The job side of a batch of successes, for all their jobs at once: the success
+/// counters, successors whose last prerequisites these were, and each job's next
+/// state (from `jobs`, their states when locked). The job rows stay locked until the
+/// commit and every other completion of those jobs waits for them, so this takes a
+/// statement per step, not one per job.
 async fn after_successes(
     tx: &mut Transaction<'static, Any>,
-    job_id: &str,
-    numbers: &[i64],
-    job_state: JobState,
+    succeeded: &[&Released],
+    jobs: &BTreeMap<String, JobState>,
     now_ms: i64,
-) -> Result<JobState, QueueError> {
-    let count = i64::try_from(numbers.len()).unwrap_or(i64::MAX);
-    let (succeeded, total): (i64, i64) = sqlx::query_as(
-        "UPDATE jobs SET tasks_succeeded = tasks_succeeded + $2 WHERE id = $1 \
-         RETURNING tasks_succeeded, tasks_total",
-    )
-    .bind(job_id)
-    .bind(count)
-    .fetch_one(&mut **tx)
-    .await?;
-    let released_state = if job_state.is_active() {
-        TaskState::Ready
-    } else {
-        TaskState::Pending
-    };
-    for chunk in numbers.chunks(BATCH_ROWS) {
-        let mut list = String::new();
-        push_placeholders(&mut list, 3, padded_len(chunk.len()));
-        // A successor may wait on several tasks of the batch: it loses as many
-        // pending prerequisites, and is ready only if those were all it had left.
-        let done_here = format!(
-            "(SELECT COUNT(*) FROM task_deps d WHERE d.job_id = $1 AND d.task = tasks.number \
-             AND d.prereq IN ({list}))"
-        );
+) -> Result<Vec<(String, JobState)>, QueueError> {
+    let backend = backend_of(tx);
+    let mut per_job: BTreeMap<&str, i64> = BTreeMap::new();
+    for task in succeeded {
+        *per_job.entry(task.job_id.as_str()).or_default() += 1;
+    }
+    let per_job: Vec<(&str, i64)> = per_job.into_iter().collect();
+    let mut counts = Vec::with_capacity(per_job.len());
+    for chunk in per_job.chunks(BATCH_ROWS) {
+        // Padding rows repeat the last job with its count: a job joined twice is
+        // updated once.
         let sql = format!(
-            "UPDATE tasks SET pending_prereqs = pending_prereqs - {done_here}, \
-             state = CASE WHEN pending_prereqs = {done_here} AND state = 'pending' \
-               THEN $2 ELSE state END \
-             WHERE job_id = $1 AND number IN \
-               (SELECT task FROM task_deps WHERE job_id = $1 AND prereq IN ({list}))"
+            "WITH done (id, n) AS (VALUES {}) \
+             UPDATE jobs SET tasks_succeeded = tasks_succeeded + done.n \
+             FROM done WHERE jobs.id = done.id \
+             RETURNING jobs.id, jobs.tasks_succeeded, jobs.tasks_total",
+            value_rows(backend, padded_len(chunk.len()), 2)
         );
-        let mut query = sqlx::query(&sql).bind(job_id).bind(released_state.as_str());
+        let mut query = sqlx::query(&sql);
         for index in 0..padded_len(chunk.len()) {
-            query = query.bind(*padded_item(chunk, index));
+            let (job_id, count) = padded_item(chunk, index);
+            query = query.bind(*job_id).bind(*count);
+        }
+        for row in query.fetch_all(&mut **tx).await? {
+            let job_id: String = row.try_get("id")?;
+            let succeeded: i64 = row.try_get("tasks_succeeded")?;
+            let total: i64 = row.try_get("tasks_total")?;
+            counts.push((job_id, succeeded, total));
+        }
+    }
+    for chunk in succeeded.chunks(BATCH_ROWS) {
+        // A successor may wait on several tasks of the batch: it loses as many pending
+        // prerequisites, and is ready only if those were all it had left (and its job
+        // still goes on; successors of a stopped job wait as pending for a retry).
+        // Padding rows repeat the last task, which DISTINCT counts once.
+        let sql = format!(
+            "WITH done (job_id, prereq) AS (VALUES {}), \
+             freed AS (SELECT d.job_id, d.task, COUNT(*) AS n \
+               FROM (SELECT DISTINCT job_id, prereq FROM done) s \
+               JOIN task_deps d ON d.job_id = s.job_id AND d.prereq = s.prereq \
+               GROUP BY d.job_id, d.task) \
+             UPDATE tasks SET pending_prereqs = pending_prereqs - freed.n, \
+             state = CASE WHEN pending_prereqs = freed.n AND state = 'pending' \
+               THEN (SELECT CASE WHEN j.state IN ('queued', 'running') THEN 'ready' \
+                     ELSE 'pending' END FROM jobs j WHERE j.id = tasks.job_id) \
+               ELSE state END \
+             FROM freed WHERE tasks.job_id = freed.job_id AND tasks.number = freed.task",
+            value_rows(backend, padded_len(chunk.len()), 2)
+        );
+        let mut query = sqlx::query(&sql);
+        for index in 0..padded_len(chunk.len()) {
+            let task = padded_item(chunk, index);
+            query = query.bind(task.job_id.as_str()).bind(task.number);
         }
         query.execute(&mut **tx).await?;
     }
-    if succeeded >= total && job_state.is_active() {
-        set_job_state(tx, job_id, JobState::Succeeded, None, now_ms).await?;
-        return Ok(JobState::Succeeded);
+    let mut next_states = Vec::with_capacity(counts.len());
+    for (job_id, succeeded, total) in counts {
+        let job_state = jobs.get(&job_id).copied().unwrap_or(JobState::Running);
+        let next = if succeeded >= total && job_state.is_active() {
+            set_job_state(tx, &job_id, JobState::Succeeded, None, now_ms).await?;
+            JobState::Succeeded
+        } else if job_state == JobState::Cancelling {
+            finish_cancel_if_idle(tx, &job_id, now_ms).await?
+        } else {
+            job_state
+        };
+        next_states.push((job_id, next));
     }
-    if job_state == JobState::Cancelling {
-        return finish_cancel_if_idle(tx, job_id, now_ms).await;
-    }
-    Ok(job_state)
+    Ok(next_states)
 }
 
 /// Takes back every lease that expired before `now_ms`: idempotent tasks with
@@ -608,17 +619,11 @@ async fn record_attempts(
     for size in power_of_two_chunks(attempts.len(), BATCH_ROWS) {
         let (chunk, after) = rest.split_at(size);
         rest = after;
-        let mut sql = String::from(
+        let sql = format!(
             "INSERT INTO task_attempts (id, task_id, attempt, worker_id, outcome, \
-             started_at_ms, finished_at_ms, exit_code, stdout, stderr, error) VALUES ",
+             started_at_ms, finished_at_ms, exit_code, stdout, stderr, error) VALUES {}",
+            value_rows(backend, chunk.len(), COLUMNS)
         );
-        let mut next = 1;
-        for row in 0..chunk.len() {
-            if row > 0 {
-                sql.push_str(", ");
-            }
-            push_row(&mut sql, backend, &mut next, COLUMNS);
-        }
         let mut query = sqlx::query(&sql);
         for (held, task_state, outcome) in chunk {
             query = query

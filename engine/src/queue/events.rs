@@ -110,16 +110,11 @@ pub async fn append_events(
     for size in super::power_of_two_chunks(events.len(), EVENT_BATCH) {
         let (chunk, after) = rest.split_at(size);
         rest = after;
-        let mut sql = String::from(
-            "INSERT INTO task_events (job_id, task_id, attempt, at_ms, kind, stream, data) VALUES ",
+        let sql = format!(
+            "INSERT INTO task_events (job_id, task_id, attempt, at_ms, kind, stream, data) \
+             VALUES {}",
+            super::value_rows(store.backend(), chunk.len(), COLUMNS)
         );
-        let mut next = 1;
-        for row in 0..chunk.len() {
-            if row > 0 {
-                sql.push_str(", ");
-            }
-            super::push_row(&mut sql, store.backend(), &mut next, COLUMNS);
-        }
         let mut query = sqlx::query(&sql);
         for event in chunk {
             query = query

@@ -32,6 +32,25 @@ pub struct Cluster {
     pub nodes_version: i64,
 }
 
+/// What a step needs of its cluster: the row without its layout, template and catalog
+/// snapshot. Those can be large, and every task of a job would read them at once; steps
+/// get them from the job and from the snapshot read by [`Store::catalog_snapshot`],
+/// parsed once per version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StepCluster {
+    pub id: String,
+    pub tenant_id: String,
+    pub name: String,
+    pub owner_id: Option<String>,
+    pub config_json: String,
+    /// The catalog provider's name.
+    pub provider: String,
+    /// Grows after every write to the cluster's nodes (which bumps it after writing).
+    pub nodes_version: i64,
+    /// Grows with every write of the catalog snapshot.
+    pub catalog_version: i64,
+}
+
 /// What creating a cluster needs; ids and times are filled in by the store.
 #[derive(Debug, Clone)]
 pub struct NewCluster {
@@ -93,6 +112,41 @@ impl Store {
             .await?
             .ok_or_else(|| StoreError::NotFound(format!("cluster {id}")))?;
         from_row(&row)
+    }
+
+    /// The cluster as a step sees it (see [`StepCluster`]).
+    pub async fn step_cluster(&self, id: &str) -> Result<StepCluster, StoreError> {
+        let row = sqlx::query(
+            "SELECT id, tenant_id, name, owner_id, config_json, provider, nodes_version, \
+             catalog_version FROM clusters WHERE id = $1",
+        )
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?
+        .ok_or_else(|| StoreError::NotFound(format!("cluster {id}")))?;
+        Ok(StepCluster {
+            id: row.try_get("id")?,
+            tenant_id: row.try_get("tenant_id")?,
+            name: row.try_get("name")?,
+            owner_id: row.try_get("owner_id")?,
+            config_json: row.try_get("config_json")?,
+            provider: row.try_get("provider")?,
+            nodes_version: row.try_get("nodes_version")?,
+            catalog_version: row.try_get("catalog_version")?,
+        })
+    }
+
+    /// The cluster's catalog snapshot (Coopr bundle JSON) and its version.
+    pub async fn catalog_snapshot(&self, id: &str) -> Result<(i64, String), StoreError> {
+        let row = sqlx::query("SELECT catalog_version, catalog_json FROM clusters WHERE id = $1")
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?
+            .ok_or_else(|| StoreError::NotFound(format!("cluster {id}")))?;
+        Ok((
+            row.try_get("catalog_version")?,
+            row.try_get("catalog_json")?,
+        ))
     }
 
     /// The tenant's live (not deleted) cluster of that name; live names are unique.

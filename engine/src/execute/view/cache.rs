@@ -1,18 +1,26 @@
-//! The parts of task views that the tasks of one job share, parsed once: the
-//! cluster's catalog snapshot, the job's layouts, and the cluster's node rows.
+//! The parts of task views that the tasks of one job share, read and parsed once: the
+//! cluster's catalog snapshot, the job's layouts, the cluster's node rows, and the
+//! nodes as macros see them.
 //!
 //! A fan-out over N nodes runs N tasks that each need every node's row and the whole
-//! layout; read and parsed per task, that is N² work that soon costs more than the
-//! steps. Nothing here can go stale unnoticed: a snapshot is reused only while the
-//! cluster row holds the very same JSON, a job's layouts never change once submitted,
-//! and node rows are reused only while the cluster's node version (bumped by every
-//! node write after the write) is the one they were read under.
+//! layout; read and parsed per task, that is N² work (and N copies held at once) that
+//! soon costs more than the steps. The tasks of a job start together, so a value
+//! missing from the cache is loaded by the first task that asks while the others wait
+//! for it, not by every one of them.
+//!
+//! Nothing here can go stale unnoticed: each value is kept under the version it was
+//! read at and reused only by tasks that saw that version. A snapshot's version grows
+//! with every write of it, a job's layouts never change once submitted, and the node
+//! version is bumped by every node write after the write.
 
 use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use domain::catalog::Catalog;
 use domain::layout::Layout;
+use domain::macros::MacroNode;
+use tokio::sync::OnceCell;
 
 use crate::store::clusters::nodes::Node;
 
@@ -29,45 +37,118 @@ pub(crate) struct JobLayouts {
 
 pub(crate) type NodeRows = Arc<BTreeMap<u32, Node>>;
 
+/// A value being loaded or loaded, and the version it is for.
+struct Entry<T> {
+    version: i64,
+    value: Arc<OnceCell<Arc<T>>>,
+}
+
+type Map<T> = Mutex<HashMap<String, Entry<T>>>;
+
 #[derive(Default)]
 pub(crate) struct ViewCache {
-    /// Cluster id → the snapshot JSON and what it parsed to.
-    catalogs: Mutex<HashMap<String, (String, Arc<Catalog>)>>,
-    /// Job id → its layouts.
-    layouts: Mutex<HashMap<String, Arc<JobLayouts>>>,
-    /// Cluster id → its node rows and the node version they were read under.
-    nodes: Mutex<HashMap<String, (i64, NodeRows)>>,
+    /// Cluster id → its parsed catalog snapshot, by snapshot version.
+    catalogs: Map<Catalog>,
+    /// Job id → its layouts (version 0: they never change).
+    layouts: Map<JobLayouts>,
+    /// Cluster id → its node rows, by node version.
+    nodes: Map<BTreeMap<u32, Node>>,
+    /// Job id and layout → the nodes as macros see them, by node version.
+    macro_nodes: Map<Arc<[MacroNode]>>,
 }
 
 impl ViewCache {
-    pub fn catalog(&self, cluster_id: &str, json: &str) -> Option<Arc<Catalog>> {
-        lock(&self.catalogs)
-            .get(cluster_id)
-            .filter(|(cached, _)| cached == json)
-            .map(|(_, catalog)| catalog.clone())
+    /// The cluster's catalog snapshot as of `version`, parsed by `load` if no task has.
+    pub async fn catalog<E, F>(
+        &self,
+        cluster_id: &str,
+        version: i64,
+        load: impl FnOnce() -> F,
+    ) -> Result<Arc<Catalog>, E>
+    where
+        F: Future<Output = Result<Catalog, E>>,
+    {
+        get_or_load(&self.catalogs, cluster_id, version, load).await
     }
 
-    pub fn keep_catalog(&self, cluster_id: &str, json: &str, catalog: Arc<Catalog>) {
-        insert(&self.catalogs, cluster_id, (json.to_owned(), catalog));
+    pub async fn layouts<E, F>(
+        &self,
+        job_id: &str,
+        load: impl FnOnce() -> F,
+    ) -> Result<Arc<JobLayouts>, E>
+    where
+        F: Future<Output = Result<JobLayouts, E>>,
+    {
+        get_or_load(&self.layouts, job_id, 0, load).await
     }
 
-    pub fn layouts(&self, job_id: &str) -> Option<Arc<JobLayouts>> {
-        lock(&self.layouts).get(job_id).cloned()
+    /// The cluster's node rows, read at node version `version` or later.
+    pub async fn nodes<E, F>(
+        &self,
+        cluster_id: &str,
+        version: i64,
+        load: impl FnOnce() -> F,
+    ) -> Result<NodeRows, E>
+    where
+        F: Future<Output = Result<BTreeMap<u32, Node>, E>>,
+    {
+        get_or_load(&self.nodes, cluster_id, version, load).await
     }
 
-    pub fn keep_layouts(&self, job_id: &str, layouts: Arc<JobLayouts>) {
-        insert(&self.layouts, job_id, layouts);
+    /// The nodes of a job's layout as macros see them at node version `version`.
+    pub async fn macro_nodes<E, F>(
+        &self,
+        key: &str,
+        version: i64,
+        load: impl FnOnce() -> F,
+    ) -> Result<Arc<Arc<[MacroNode]>>, E>
+    where
+        F: Future<Output = Result<Arc<[MacroNode]>, E>>,
+    {
+        get_or_load(&self.macro_nodes, key, version, load).await
     }
+}
 
-    pub fn nodes(&self, cluster_id: &str, version: i64) -> Option<NodeRows> {
-        lock(&self.nodes)
-            .get(cluster_id)
-            .filter(|(cached, _)| *cached == version)
-            .map(|(_, nodes)| nodes.clone())
-    }
-
-    pub fn keep_nodes(&self, cluster_id: &str, version: i64, nodes: NodeRows) {
-        insert(&self.nodes, cluster_id, (version, nodes));
+/// The value kept for `key` at `version`, or what `load` returns, kept for the tasks
+/// asking next. Concurrent callers for one key and version share one `load`; if it
+/// fails, each waiting caller tries its own. A caller behind the kept version (it read
+/// the version before a write another task has already seen) loads without keeping.
+async fn get_or_load<T, E, F>(
+    map: &Map<T>,
+    key: &str,
+    version: i64,
+    load: impl FnOnce() -> F,
+) -> Result<Arc<T>, E>
+where
+    F: Future<Output = Result<T, E>>,
+{
+    let cell = {
+        let mut map = lock(map);
+        match map.get(key) {
+            Some(entry) if entry.version == version => Some(entry.value.clone()),
+            Some(entry) if entry.version > version => None,
+            _ => {
+                if map.len() >= CAPACITY && !map.contains_key(key) {
+                    map.clear();
+                }
+                let value = Arc::new(OnceCell::new());
+                map.insert(
+                    key.to_owned(),
+                    Entry {
+                        version,
+                        value: value.clone(),
+                    },
+                );
+                Some(value)
+            }
+        }
+    };
+    match cell {
+        Some(cell) => cell
+            .get_or_try_init(|| async { load().await.map(Arc::new) })
+            .await
+            .cloned(),
+        None => load().await.map(Arc::new),
     }
 }
 
@@ -76,10 +157,53 @@ fn lock<T>(map: &Mutex<T>) -> MutexGuard<'_, T> {
     map.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-fn insert<T>(map: &Mutex<HashMap<String, T>>, key: &str, value: T) {
-    let mut map = lock(map);
-    if map.len() >= CAPACITY && !map.contains_key(key) {
-        map.clear();
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+
+    #[tokio::test]
+    async fn concurrent_askers_share_one_load_per_version() {
+        let map: Arc<Map<String>> = Arc::default();
+        let loads = Arc::new(AtomicUsize::new(0));
+        let load = |text: &'static str| {
+            let loads = loads.clone();
+            move || async move {
+                loads.fetch_add(1, Ordering::SeqCst);
+                tokio::task::yield_now().await;
+                Ok::<_, ()>(text.to_owned())
+            }
+        };
+        let mut askers = tokio::task::JoinSet::new();
+        for _ in 0..50 {
+            let (map, load) = (map.clone(), load("v1"));
+            askers.spawn(async move { get_or_load(&map, "c", 1, load).await });
+        }
+        while let Some(value) = askers.join_next().await {
+            assert_eq!(*value.unwrap().unwrap(), "v1");
+        }
+        assert_eq!(loads.load(Ordering::SeqCst), 1);
+
+        // A newer version replaces the value; an older asker loads its own, unkept.
+        assert_eq!(*get_or_load(&map, "c", 2, load("v2")).await.unwrap(), "v2");
+        assert_eq!(
+            *get_or_load(&map, "c", 1, load("old")).await.unwrap(),
+            "old"
+        );
+        assert_eq!(
+            *get_or_load(&map, "c", 2, load("unused")).await.unwrap(),
+            "v2"
+        );
+        assert_eq!(loads.load(Ordering::SeqCst), 3);
     }
-    map.insert(key.to_owned(), value);
+
+    #[tokio::test]
+    async fn a_failed_load_is_not_kept() {
+        let map: Map<String> = Mutex::default();
+        let failed = get_or_load(&map, "c", 1, || async { Err::<String, _>("db down") }).await;
+        assert_eq!(failed, Err("db down"));
+        let loaded = get_or_load(&map, "c", 1, || async { Ok::<_, &str>("v1".to_owned()) });
+        assert_eq!(*loaded.await.unwrap(), "v1");
+    }
 }
