@@ -40,7 +40,7 @@ pub use submit::{submit_in, submit_job};
 
 use sqlx::{Any, Transaction};
 
-use crate::store::{Backend, Store, StoreError};
+use crate::store::{Backend, Store, StoreError, WriteTurn};
 
 /// Why a queue operation did not happen.
 #[derive(Debug, thiserror::Error)]
@@ -74,13 +74,12 @@ impl From<sqlx::Error> for QueueError {
     }
 }
 
-/// Starts a transaction that may write. SQLite takes the write lock up front so a
-/// read-then-write transaction cannot fail on a stale snapshot.
-pub(crate) async fn begin_write(store: &Store) -> Result<Transaction<'static, Any>, QueueError> {
-    Ok(match store.backend() {
-        Backend::Sqlite => store.pool().begin_with("BEGIN IMMEDIATE").await?,
-        Backend::Postgres => store.pool().begin().await?,
-    })
+/// Starts a transaction that may write, in this process's turn (see
+/// [`Store::begin_write`]); keep the turn until the transaction ends.
+pub(crate) async fn begin_write(
+    store: &Store,
+) -> Result<(WriteTurn, Transaction<'static, Any>), QueueError> {
+    Ok(store.begin_write().await?)
 }
 
 /// Row-lock suffix for a job row read inside a write transaction (SQLite's write
@@ -110,17 +109,6 @@ async fn lock_job(
     JobState::parse(&state)
 }
 
-/// Appends `count` numbered placeholders (`$first, $first+1, …`) for an `IN (…)` list.
-fn push_placeholders(sql: &mut String, first: usize, count: usize) {
-    for index in 0..count {
-        if index > 0 {
-            sql.push_str(", ");
-        }
-        sql.push('$');
-        sql.push_str(&(first + index).to_string());
-    }
-}
-
 /// The backend a transaction runs on, for the statements whose text differs.
 fn backend_of(tx: &Transaction<'static, Any>) -> Backend {
     if tx.backend_name() == <sqlx::Postgres as sqlx::Database>::NAME {
@@ -130,42 +118,52 @@ fn backend_of(tx: &Transaction<'static, Any>) -> Backend {
     }
 }
 
-/// Appends one parenthesized row of `count` placeholders for a multi-row statement:
-/// numbered on PostgreSQL (`$next, …`, advancing `next`), anonymous (`?`) on SQLite.
+/// The placeholders of one statement, handed out in the order they appear in its
+/// text, which must be the order their values are bound: numbered on PostgreSQL (`$1`,
+/// `$2`, …), anonymous (`?`) on SQLite.
 ///
 /// SQLite looks each named parameter up by walking the statement's list of names, so
 /// a statement of N numbered parameters costs N² to bind; at a few hundred per batch
-/// that was a tenth of the queue's time. Anonymous ones are bound by position: every
-/// placeholder of such a statement must appear once, in the order it is bound.
-fn push_row(sql: &mut String, backend: Backend, next: &mut usize, count: usize) {
-    sql.push('(');
-    for index in 0..count {
-        if index > 0 {
-            sql.push_str(", ");
-        }
-        match backend {
-            Backend::Sqlite => sql.push('?'),
+/// that was a tenth of the queue's time. Anonymous ones are bound by position, and sqlx
+/// counts them apart from numbered ones, so a statement takes all of its placeholders
+/// from one `Params`.
+struct Params {
+    backend: Backend,
+    next: usize,
+}
+
+impl Params {
+    fn new(backend: Backend) -> Self {
+        Self { backend, next: 1 }
+    }
+
+    /// The next placeholder.
+    fn one(&mut self) -> String {
+        match self.backend {
+            Backend::Sqlite => "?".to_owned(),
             Backend::Postgres => {
-                sql.push('$');
-                sql.push_str(&next.to_string());
-                *next += 1;
+                let placeholder = format!("${}", self.next);
+                self.next += 1;
+                placeholder
             }
         }
     }
-    sql.push(')');
-}
 
-/// `rows` rows of `columns` placeholders each for a multi-row `VALUES` list.
-fn value_rows(backend: Backend, rows: usize, columns: usize) -> String {
-    let mut sql = String::new();
-    let mut next = 1;
-    for row in 0..rows {
-        if row > 0 {
-            sql.push_str(", ");
-        }
-        push_row(&mut sql, backend, &mut next, columns);
+    /// `count` placeholders for an `IN (…)` list: `a, b, c`.
+    fn list(&mut self, count: usize) -> String {
+        (0..count)
+            .map(|_| self.one())
+            .collect::<Vec<_>>()
+            .join(", ")
     }
-    sql
+
+    /// `rows` rows of `columns` placeholders each for a multi-row `VALUES` list.
+    fn rows(&mut self, rows: usize, columns: usize) -> String {
+        (0..rows)
+            .map(|_| format!("({})", self.list(columns)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
 }
 
 /// Rows of a batched statement are padded up to a power of two (repeating a row where

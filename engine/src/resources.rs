@@ -201,7 +201,7 @@ impl ResourceFiles {
             return Err(ResourceError::TooLarge { size: bytes.len() });
         }
         let sha256 = hex(&Sha256::digest(bytes));
-        let mut tx = store.begin_write().await?;
+        let (_turn, mut tx) = store.begin_write().await?;
         let newest: Option<i64> = sqlx::query_scalar(
             "SELECT MAX(version) FROM plugin_resources \
              WHERE tenant_id = $1 AND kind = $2 AND name = $3",
@@ -253,7 +253,7 @@ impl ResourceFiles {
         name: &str,
         version: i64,
     ) -> Result<(), ResourceError> {
-        let mut tx = store.begin_write().await?;
+        let (_turn, mut tx) = store.begin_write().await?;
         let exists: Option<i64> = sqlx::query_scalar(
             "SELECT version FROM plugin_resources \
              WHERE tenant_id = $1 AND kind = $2 AND name = $3 AND version = $4",

@@ -302,7 +302,7 @@ pub async fn submit_change(
         non_idempotent_steps: non_idempotent_steps(&plan.snapshot),
         ..options
     };
-    let mut tx = store.begin_write().await?;
+    let (_turn, mut tx) = store.begin_write().await?;
     // Re-read under the write lock: the checks below must see the latest state.
     let state: Option<String> = sqlx::query_scalar(&format!(
         "SELECT state FROM clusters WHERE id = $1{}",

@@ -155,7 +155,7 @@ pub async fn create_cluster(
         non_idempotent_steps: super::change::non_idempotent_steps(&plan.snapshot),
         ..options
     };
-    let mut tx = store.begin_write().await?;
+    let (_turn, mut tx) = store.begin_write().await?;
     super::quota::check_growth(
         &mut tx,
         store.backend(),

@@ -9,8 +9,8 @@ use sqlx::{Any, Row, Transaction};
 
 use super::types::{parse_action, parse_service, to_u32};
 use super::{
-    begin_write, padded_item, padded_len, push_placeholders, ClaimLimits, ClaimedTask, Heartbeat,
-    JobState, Lease, QueueError,
+    begin_write, padded_item, padded_len, ClaimLimits, ClaimedTask, Heartbeat, JobState, Lease,
+    Params, QueueError,
 };
 use crate::store::{Backend, Store};
 
@@ -59,7 +59,7 @@ pub async fn claim(
            idempotent, lease_expires_ms, (SELECT state FROM jobs WHERE jobs.id = tasks.job_id) AS job_state"
     );
 
-    let mut tx = begin_write(store).await?;
+    let (_turn, mut tx) = begin_write(store).await?;
     if store.backend() == Backend::Postgres {
         take_claim_lock(&mut tx).await?;
     }
@@ -116,7 +116,7 @@ pub async fn claim_batch(
     if max == 0 {
         return Ok(Vec::new());
     }
-    let mut tx = begin_write(store).await?;
+    let (_turn, mut tx) = begin_write(store).await?;
     if store.backend() == Backend::Postgres {
         take_claim_lock(&mut tx).await?;
     }
@@ -129,15 +129,17 @@ pub async fn claim_batch(
     // The picked rows are still ready: PostgreSQL's row locks (taken by `pick`) and
     // SQLite's write lock keep everyone else off them. (Checking `state` again would
     // tempt PostgreSQL into reading the whole `tasks_ready` index.)
-    let mut sql = String::from(
-        "UPDATE tasks SET state = 'running', lease_owner = $1, lease_expires_ms = $2 + $3, \
-         attempts = attempts + 1, tries = tries + 1, started_at_ms = $4, finished_at_ms = NULL \
-         WHERE id IN (",
-    );
-    push_placeholders(&mut sql, 5, padded_len(picked.len()));
-    sql.push_str(
-        ") RETURNING id, job_id, tenant_id, cluster_id, number, node, service, action, \
-         attempts, idempotent, lease_expires_ms",
+    let mut params = Params::new(store.backend());
+    let sql = format!(
+        "UPDATE tasks SET state = 'running', lease_owner = {}, lease_expires_ms = {} + {}, \
+         attempts = attempts + 1, tries = tries + 1, started_at_ms = {}, finished_at_ms = NULL \
+         WHERE id IN ({}) RETURNING id, job_id, tenant_id, cluster_id, number, node, service, \
+         action, attempts, idempotent, lease_expires_ms",
+        params.one(),
+        params.one(),
+        params.one(),
+        params.one(),
+        params.list(padded_len(picked.len())),
     );
     // Stamped after the claim lock is held, as in `claim`: later than the end stamped
     // by the attempt that freed each node before.
@@ -180,12 +182,13 @@ pub async fn claim_batch(
         .into_iter()
         .collect();
     if !queued.is_empty() {
-        let mut sql = String::from(
-            "UPDATE jobs SET state = 'running', started_at_ms = $1 \
-             WHERE state = 'queued' AND id IN (",
+        let mut params = Params::new(store.backend());
+        let sql = format!(
+            "UPDATE jobs SET state = 'running', started_at_ms = {} \
+             WHERE state = 'queued' AND id IN ({})",
+            params.one(),
+            params.list(padded_len(queued.len())),
         );
-        push_placeholders(&mut sql, 2, padded_len(queued.len()));
-        sql.push(')');
         let mut query = sqlx::query(&sql).bind(now_ms);
         for index in 0..padded_len(queued.len()) {
             query = query.bind(*padded_item(&queued, index));
@@ -248,20 +251,22 @@ async fn pick(
     let window = room
         .saturating_add(room / 2)
         .saturating_add(CANDIDATE_SLACK);
-    let mut sql = String::from(
+    let mut params = Params::new(store.backend());
+    let mut sql = format!(
         "SELECT t.id, t.job_id, j.state AS job_state, t.tenant_id, t.cluster_id, t.node \
          FROM tasks t JOIN jobs j ON j.id = t.job_id \
-         WHERE t.state = 'ready' AND t.not_before_ms <= $1 \
+         WHERE t.state = 'ready' AND t.not_before_ms <= {} \
            AND j.state IN ('queued', 'running') \
            AND NOT EXISTS (SELECT 1 FROM tasks r WHERE r.state = 'running' \
                            AND r.cluster_id = t.cluster_id AND r.node = t.node)",
+        params.one()
     );
-    let mut limit_param = 2;
     if !full.is_empty() {
-        sql.push_str(" AND t.tenant_id NOT IN (");
-        push_placeholders(&mut sql, 2, padded_len(full.len()));
-        sql.push(')');
-        limit_param += padded_len(full.len());
+        let _ = write!(
+            sql,
+            " AND t.tenant_id NOT IN ({})",
+            params.list(padded_len(full.len()))
+        );
     }
     // Locked rows (a cancel or a completion holds them) are skipped, never waited for,
     // so a claim never waits while holding the claim lock.
@@ -271,7 +276,8 @@ async fn pick(
     };
     let _ = write!(
         sql,
-        " ORDER BY t.not_before_ms, t.number LIMIT ${limit_param}{lock_rows}"
+        " ORDER BY t.not_before_ms, t.number LIMIT {}{lock_rows}",
+        params.one()
     );
     let mut query = sqlx::query(&sql).bind(now_ms);
     if !full.is_empty() {

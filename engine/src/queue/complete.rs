@@ -4,7 +4,6 @@
 //! the job on.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
-use std::fmt::Write as _;
 
 use sqlx::{Any, Row, Transaction};
 
@@ -12,8 +11,8 @@ use super::claim::lease_lost;
 use super::types::capped;
 use super::{
     backend_of, begin_write, for_update, lock_job, padded_item, padded_len, power_of_two_chunks,
-    push_placeholders, value_rows, Completion, JobState, Lease, Outcome, OutcomeKind, QueueError,
-    TaskState, OUTPUT_CAP_BYTES,
+    Completion, JobState, Lease, Outcome, OutcomeKind, Params, QueueError, TaskState,
+    OUTPUT_CAP_BYTES,
 };
 use crate::store::Store;
 
@@ -89,7 +88,7 @@ pub async fn complete(
     if outcome.kind == OutcomeKind::Succeeded {
         return complete_succeeded(store, lease, outcome, now_ms).await;
     }
-    let mut tx = begin_write(store).await?;
+    let (_turn, mut tx) = begin_write(store).await?;
     let job_state = lock_job(store, &mut tx, &lease.job_id).await?;
     let Some(held) = release_held(&mut tx, lease).await? else {
         return Err(lease_lost(lease));
@@ -108,7 +107,7 @@ async fn complete_succeeded(
     outcome: &Outcome,
     now_ms: i64,
 ) -> Result<Completion, QueueError> {
-    let mut tx = begin_write(store).await?;
+    let (_turn, mut tx) = begin_write(store).await?;
     let job = sqlx::query(
         "UPDATE jobs SET tasks_succeeded = tasks_succeeded + 1 WHERE id = $1 \
          RETURNING state, tasks_succeeded, tasks_total",
@@ -168,7 +167,7 @@ pub async fn complete_batch(
     if finished.is_empty() {
         return Ok(answers);
     }
-    let mut tx = begin_write(store).await?;
+    let (_turn, mut tx) = begin_write(store).await?;
     let mut jobs = lock_jobs(
         store,
         &mut tx,
@@ -246,10 +245,11 @@ async fn lock_jobs<'a>(
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();
-    let mut sql = String::from("SELECT id, state FROM jobs WHERE id IN (");
-    push_placeholders(&mut sql, 1, padded_len(ids.len()));
-    sql.push_str(") ORDER BY id");
-    sql.push_str(for_update(store));
+    let sql = format!(
+        "SELECT id, state FROM jobs WHERE id IN ({}) ORDER BY id{}",
+        Params::new(store.backend()).list(padded_len(ids.len())),
+        for_update(store)
+    );
     let mut query = sqlx::query(&sql);
     for index in 0..padded_len(ids.len()) {
         query = query.bind(*padded_item(&ids, index));
@@ -277,8 +277,8 @@ async fn release_succeeded(
         // it looks each task up by id whatever the statistics on `tasks` say.
         // Padding rows repeat the last lease: a task joined twice is updated once.
         // Each row carries the finish time too, so every placeholder appears once and
-        // in order (see `value_rows`).
-        let leases = value_rows(backend, padded_len(chunk.len()), 4);
+        // in order (see `Params`).
+        let leases = Params::new(backend).rows(padded_len(chunk.len()), 4);
         let sql = format!(
             "WITH held (id, owner, attempt, finished) AS (VALUES {leases}) \
              UPDATE tasks SET lease_owner = NULL, lease_expires_ms = NULL, \
@@ -362,7 +362,7 @@ async fn after_successes(
              UPDATE jobs SET tasks_succeeded = tasks_succeeded + done.n \
              FROM done WHERE jobs.id = done.id \
              RETURNING jobs.id, jobs.tasks_succeeded, jobs.tasks_total",
-            value_rows(backend, padded_len(chunk.len()), 2)
+            Params::new(backend).rows(padded_len(chunk.len()), 2)
         );
         let mut query = sqlx::query(&sql);
         for index in 0..padded_len(chunk.len()) {
@@ -393,7 +393,7 @@ async fn after_successes(
                      ELSE 'pending' END FROM jobs j WHERE j.id = tasks.job_id) \
                ELSE state END \
              FROM freed WHERE tasks.job_id = freed.job_id AND tasks.number = freed.task",
-            value_rows(backend, padded_len(chunk.len()), 2)
+            Params::new(backend).rows(padded_len(chunk.len()), 2)
         );
         let mut query = sqlx::query(&sql);
         for index in 0..padded_len(chunk.len()) {
@@ -436,19 +436,18 @@ pub async fn requeue_expired(store: &Store, now_ms: i64) -> Result<Vec<Expired>,
     if job_ids.is_empty() {
         return Ok(Vec::new());
     }
-    let mut tx = begin_write(store).await?;
+    let (_turn, mut tx) = begin_write(store).await?;
     let mut jobs = lock_jobs(store, &mut tx, job_ids.iter().map(String::as_str)).await?;
     // Read again under the job locks, with the task rows locked too: a heartbeat (which
     // takes no job lock) may have renewed a lease since the first look.
-    let mut sql = String::from(
+    let mut params = Params::new(store.backend());
+    let sql = format!(
         "SELECT id, job_id, lease_owner, attempts FROM tasks \
-         WHERE state = 'running' AND lease_expires_ms < $1 AND job_id IN (",
-    );
-    push_placeholders(&mut sql, 2, padded_len(job_ids.len()));
-    let _ = write!(
-        sql,
-        ") ORDER BY lease_expires_ms, id LIMIT ${}{}",
-        2 + padded_len(job_ids.len()),
+         WHERE state = 'running' AND lease_expires_ms < {} AND job_id IN ({}) \
+         ORDER BY lease_expires_ms, id LIMIT {}{}",
+        params.one(),
+        params.list(padded_len(job_ids.len())),
+        params.one(),
         for_update(store)
     );
     let mut query = sqlx::query(&sql).bind(now_ms);
@@ -622,7 +621,7 @@ async fn record_attempts(
         let sql = format!(
             "INSERT INTO task_attempts (id, task_id, attempt, worker_id, outcome, \
              started_at_ms, finished_at_ms, exit_code, stdout, stderr, error) VALUES {}",
-            value_rows(backend, chunk.len(), COLUMNS)
+            Params::new(backend).rows(chunk.len(), COLUMNS)
         );
         let mut query = sqlx::query(&sql);
         for (held, task_state, outcome) in chunk {

@@ -9,7 +9,7 @@ use crate::store::Store;
 /// are told to stop at their next heartbeat, and the job is `cancelled` once none
 /// runs (`cancelling` until then). Returns the job's state afterwards.
 pub async fn cancel_job(store: &Store, job_id: &str, now_ms: i64) -> Result<JobState, QueueError> {
-    let mut tx = begin_write(store).await?;
+    let (_turn, mut tx) = begin_write(store).await?;
     let state = lock_job(store, &mut tx, job_id).await?;
     if !state.is_active() {
         // Already cancelling/cancelled, or finished: nothing to stop.
@@ -36,7 +36,7 @@ pub async fn cancel_job(store: &Store, job_id: &str, now_ms: i64) -> Result<JobS
 /// and tasks whose prerequisites are all done, become ready with fresh attempts.
 /// Succeeded tasks are not run again. Returns the job's state afterwards.
 pub async fn retry_job(store: &Store, job_id: &str, now_ms: i64) -> Result<JobState, QueueError> {
-    let mut tx = begin_write(store).await?;
+    let (_turn, mut tx) = begin_write(store).await?;
     let state = lock_job(store, &mut tx, job_id).await?;
     match state {
         JobState::Failed | JobState::Cancelled => {}

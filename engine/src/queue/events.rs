@@ -44,7 +44,7 @@ pub struct Event {
 /// job could commit out of order and a reader could skip the smaller id; a per-job
 /// advisory lock held until commit keeps a job's ids in commit order.
 pub async fn append_event(store: &Store, event: &NewEvent, now_ms: i64) -> Result<i64, QueueError> {
-    let mut tx = begin_write(store).await?;
+    let (_turn, mut tx) = begin_write(store).await?;
     if store.backend() == Backend::Postgres {
         sqlx::query_scalar::<_, i64>(
             "SELECT COUNT(*) FROM (SELECT pg_advisory_xact_lock($1, hashtext($2))) AS event_lock",
@@ -84,7 +84,7 @@ pub async fn append_events(
     if events.is_empty() {
         return Ok(());
     }
-    let mut tx = begin_write(store).await?;
+    let (_turn, mut tx) = begin_write(store).await?;
     if store.backend() == Backend::Postgres {
         let jobs: BTreeSet<&str> = events.iter().map(|event| event.job_id.as_str()).collect();
         let mut values = String::new();
@@ -113,7 +113,7 @@ pub async fn append_events(
         let sql = format!(
             "INSERT INTO task_events (job_id, task_id, attempt, at_ms, kind, stream, data) \
              VALUES {}",
-            super::value_rows(store.backend(), chunk.len(), COLUMNS)
+            super::Params::new(store.backend()).rows(chunk.len(), COLUMNS)
         );
         let mut query = sqlx::query(&sql);
         for event in chunk {

@@ -9,10 +9,10 @@ use domain::plan::TaskId;
 
 use sqlx::{Any, Transaction};
 
-use super::{begin_write, JobState, QueueError, SubmitOptions, TaskState};
+use super::{backend_of, begin_write, JobState, Params, QueueError, SubmitOptions, TaskState};
 use crate::store::Store;
 
-/// Rows per task INSERT: three bound values each, well under both backends' limits.
+/// Rows per task INSERT: nine bound values each, under both backends' limits (32,766).
 const TASK_BATCH: usize = 2_000;
 /// Rows per dependency INSERT: values are inlined integers, only the job id is bound.
 const DEP_BATCH: usize = 5_000;
@@ -28,7 +28,7 @@ pub async fn submit_job(
     options: &SubmitOptions,
     now_ms: i64,
 ) -> Result<String, QueueError> {
-    let mut tx = begin_write(store).await?;
+    let (_turn, mut tx) = begin_write(store).await?;
     let job_id = submit_in(
         &mut tx, tenant_id, cluster_id, operation, dag, options, now_ms,
     )
@@ -77,8 +77,8 @@ pub async fn submit_in(
     .execute(&mut **tx)
     .await?;
 
-    // Shared values are bound once per statement ($1..$6) and repeated in each row.
     for chunk in dag.tasks().chunks(TASK_BATCH) {
+        let mut params = Params::new(backend_of(tx));
         let mut sql = String::from(
             "INSERT INTO tasks (id, job_id, tenant_id, cluster_id, number, node, service, action, \
              stage, state, pending_prereqs, max_attempts, idempotent, backoff_ms, not_before_ms, \
@@ -103,37 +103,37 @@ pub async fn submit_in(
                 } else {
                     (options.max_attempts.max(1), 1)
                 };
-            let first = 7 + row * 3;
             if row > 0 {
                 sql.push_str(", ");
             }
-            // Integers and fixed words are inlined; only strings are bound.
+            // Integers and fixed words are inlined; only strings and times are bound.
             let _ = write!(
                 sql,
-                "(${first}, $1, $2, $3, {}, {}, ${}, ${}, {}, '{}', {}, {max_attempts}, \
-                 {idempotent}, $4, $5, $6)",
+                "({}, {}, {}, {}, {}, {}, '{}', {}, {max_attempts}, {idempotent}, {})",
+                params.list(4),
                 task.id.0,
                 task.node,
-                first + 1,
-                first + 2,
+                params.one(),
+                params.one(),
                 task.stage,
                 state.as_str(),
                 prereqs.len(),
+                params.list(3),
             );
             ids.push(uuid::Uuid::new_v4().to_string());
         }
-        let mut query = sqlx::query(&sql)
-            .bind(&job_id)
-            .bind(tenant_id)
-            .bind(cluster_id)
-            .bind(options.backoff_ms)
-            .bind(now_ms)
-            .bind(now_ms);
+        let mut query = sqlx::query(&sql);
         for (task, id) in chunk.iter().zip(&ids) {
             query = query
                 .bind(id.as_str())
+                .bind(job_id.as_str())
+                .bind(tenant_id)
+                .bind(cluster_id)
                 .bind(task.service.as_ref().map(|s| s.as_str().to_owned()))
-                .bind(task.action.as_str());
+                .bind(task.action.as_str())
+                .bind(options.backoff_ms)
+                .bind(now_ms)
+                .bind(now_ms);
         }
         query.execute(&mut **tx).await?;
     }

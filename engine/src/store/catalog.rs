@@ -7,7 +7,7 @@
 
 use sqlx::{Any, Row, Transaction};
 
-use super::{Backend, Store, StoreError};
+use super::{Store, StoreError};
 
 /// One revision of one entity. `body_json` is `None` for a deletion.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -120,7 +120,7 @@ impl Store {
         author_id: Option<&str>,
         now_ms: i64,
     ) -> Result<Vec<CatalogRevision>, StoreError> {
-        let mut tx = self.begin_write().await?;
+        let (_turn, mut tx) = self.begin_write().await?;
         let mut written = Vec::with_capacity(writes.len());
         for write in writes {
             if let Some(revision) = write_one(&mut tx, tenant_id, write, author_id, now_ms).await? {
@@ -157,15 +157,6 @@ impl Store {
         writes.extend(entities.iter().cloned());
         self.write_catalog(tenant_id, &writes, author_id, now_ms)
             .await
-    }
-
-    /// Starts a transaction that may write; SQLite takes its write lock up front so a
-    /// read-then-write transaction never fails on a stale snapshot.
-    pub(crate) async fn begin_write(&self) -> Result<Transaction<'static, Any>, StoreError> {
-        Ok(match self.backend {
-            Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
-            Backend::Postgres => self.pool.begin().await?,
-        })
     }
 }
 
