@@ -173,9 +173,9 @@ async fn pool(
         })
     };
     'claiming: while done.load(Ordering::SeqCst) < tasks && !recorder.is_finished() {
-        let free = slots.available_permits();
-        let claimed = if free > 0 {
-            queue::claim_batch(&store, &id, LEASE_MS, limits, free, now_ms()).await?
+        let claimed = if slots.available_permits() > 0 {
+            let free_slots = || slots.available_permits();
+            queue::claim_up_to(&store, &id, LEASE_MS, limits, free_slots, now_ms()).await?
         } else {
             Vec::new()
         };

@@ -29,7 +29,7 @@ pub use types::{
     SubmitOptions, TaskState, DEFER_MS, OUTPUT_CAP_BYTES,
 };
 
-pub use claim::{claim, claim_batch, heartbeat};
+pub use claim::{claim, claim_batch, claim_up_to, heartbeat};
 pub use complete::{complete, complete_batch, requeue_expired, Expired};
 pub use control::{cancel_job, retry_job};
 pub use events::{append_event, append_events, events_after};

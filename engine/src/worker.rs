@@ -177,21 +177,26 @@ impl Claimer {
             let woken = self.wake.notified();
             tokio::pin!(woken);
             woken.as_mut().enable();
-            let free = self.slots.available_permits();
             let mut filled = false;
-            if free > 0 {
-                match queue::claim_batch(
+            if self.slots.available_permits() > 0 {
+                // Counted once the claim's turn has come: slots freed meanwhile count.
+                let mut room = 0;
+                let free_slots = || {
+                    room = self.slots.available_permits();
+                    room
+                };
+                match queue::claim_up_to(
                     self.executor.store(),
                     &self.id,
                     lease_ms,
                     self.settings.limits,
-                    free,
+                    free_slots,
                     now_ms(),
                 )
                 .await
                 {
                     Ok(tasks) => {
-                        filled = tasks.len() == free;
+                        filled = tasks.len() == room;
                         let started: Vec<NewEvent> = tasks
                             .iter()
                             .map(|task| {

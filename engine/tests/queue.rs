@@ -719,6 +719,48 @@ async fn assert_claim_rules(store: &Store, claimed: &[ClaimedTask]) {
     }
 }
 
+async fn a_claim_takes_the_room_it_is_given_when_its_turn_comes(backend: Backend) {
+    let (_db, store) = open(backend).await;
+    let cluster_id = cluster(&store, DEFAULT_TENANT_ID, "c").await;
+    let four_nodes = dag(&[
+        (1000, Action::Create, &[]),
+        (1001, Action::Create, &[]),
+        (1002, Action::Create, &[]),
+        (1003, Action::Create, &[]),
+    ]);
+    queue::submit_job(
+        &store,
+        DEFAULT_TENANT_ID,
+        &cluster_id,
+        "create",
+        &four_nodes,
+        &SubmitOptions::default(),
+        0,
+    )
+    .await
+    .unwrap();
+    let limits = ClaimLimits::default();
+    let asked = std::sync::atomic::AtomicUsize::new(0);
+    let room = |free: usize| {
+        let asked = &asked;
+        move || {
+            asked.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            free
+        }
+    };
+    // No room by then: nothing is taken and every task stays ready.
+    let none = queue::claim_up_to(&store, "w", LEASE_MS, limits, room(0), 1)
+        .await
+        .unwrap();
+    assert!(none.is_empty());
+    let two = queue::claim_up_to(&store, "w", LEASE_MS, limits, room(2), 2)
+        .await
+        .unwrap();
+    assert_eq!(two.len(), 2);
+    assert_eq!(asked.load(std::sync::atomic::Ordering::SeqCst), 2);
+    assert_eq!(claim_batch(&store, "w", 10, 3).await.len(), 2);
+}
+
 async fn batch_claim_respects_nodes_limits_and_prerequisites(backend: Backend) {
     let (_db, store) = open(backend).await;
     let acme = store
@@ -1318,6 +1360,7 @@ engine::on_both_backends!(
     tenant_and_global_limits_are_respected,
     large_dag_submits_in_one_transaction,
     batch_claim_respects_nodes_limits_and_prerequisites,
+    a_claim_takes_the_room_it_is_given_when_its_turn_comes,
     batch_completion_refuses_only_the_lost_lease,
     batch_completion_moves_jobs_and_their_clusters,
     two_batch_claimers_drain_in_dependency_order,

@@ -116,9 +116,30 @@ pub async fn claim_batch(
     if max == 0 {
         return Ok(Vec::new());
     }
+    claim_up_to(store, worker_id, lease_ms, limits, || max, now_ms).await
+}
+
+/// [`claim_batch`] for as many tasks as `room` says once this claim's turn has come
+/// (the write turn on SQLite, the claim lock on PostgreSQL): a worker passes its free
+/// slots, and the slots its tasks freed while the claim waited for its turn count too.
+/// On a busy SQLite queue, where claims and completions take turns, that doubles the
+/// size of a batch.
+pub async fn claim_up_to(
+    store: &Store,
+    worker_id: &str,
+    lease_ms: i64,
+    limits: ClaimLimits,
+    room: impl FnOnce() -> usize,
+    now_ms: i64,
+) -> Result<Vec<ClaimedTask>, QueueError> {
     let (_turn, mut tx) = begin_write(store).await?;
     if store.backend() == Backend::Postgres {
         take_claim_lock(&mut tx).await?;
+    }
+    let max = room();
+    if max == 0 {
+        tx.commit().await?;
+        return Ok(Vec::new());
     }
     let picked = pick(store, &mut tx, limits, max, now_ms).await?;
     if picked.is_empty() {
