@@ -129,7 +129,6 @@ mod tests {
             lease_expires_ms: None,
             created_at_ms: 0,
             updated_at_ms: 0,
-            nodes_version: 0,
         }
     }
 

@@ -50,7 +50,7 @@ impl TaskView {
         let cluster = store.step_cluster(&task.cluster_id).await?;
         let catalog = cache
             .catalog(&cluster.id, cluster.catalog_version, || async {
-                let (_, json) = store.catalog_snapshot(&cluster.id).await?;
+                let json = store.catalog_snapshot(&cluster.id).await?;
                 import_bundle(&json).map_err(|error| {
                     StepError::Setup(format!(
                         "the catalog snapshot of cluster {} is unreadable: {error}",

@@ -28,8 +28,6 @@ pub struct Cluster {
     pub lease_expires_ms: Option<i64>,
     pub created_at_ms: i64,
     pub updated_at_ms: i64,
-    /// Grows after every write to the cluster's nodes (which bumps it after writing).
-    pub nodes_version: i64,
 }
 
 /// What a step needs of its cluster: the row without its layout, template and catalog
@@ -70,7 +68,7 @@ pub struct NewCluster {
 
 const COLUMNS: &str = "id, tenant_id, name, template_name, template_version, template_json, \
      owner_id, state, layout_json, config_json, catalog_json, provider, lease_expires_ms, \
-     created_at_ms, updated_at_ms, nodes_version";
+     created_at_ms, updated_at_ms";
 
 fn from_row(row: &sqlx::any::AnyRow) -> Result<Cluster, StoreError> {
     Ok(Cluster {
@@ -89,7 +87,6 @@ fn from_row(row: &sqlx::any::AnyRow) -> Result<Cluster, StoreError> {
         lease_expires_ms: row.try_get("lease_expires_ms")?,
         created_at_ms: row.try_get("created_at_ms")?,
         updated_at_ms: row.try_get("updated_at_ms")?,
-        nodes_version: row.try_get("nodes_version")?,
     })
 }
 
@@ -136,17 +133,13 @@ impl Store {
         })
     }
 
-    /// The cluster's catalog snapshot (Coopr bundle JSON) and its version.
-    pub async fn catalog_snapshot(&self, id: &str) -> Result<(i64, String), StoreError> {
-        let row = sqlx::query("SELECT catalog_version, catalog_json FROM clusters WHERE id = $1")
+    /// The cluster's catalog snapshot (Coopr bundle JSON).
+    pub async fn catalog_snapshot(&self, id: &str) -> Result<String, StoreError> {
+        sqlx::query_scalar("SELECT catalog_json FROM clusters WHERE id = $1")
             .bind(id)
             .fetch_optional(&self.pool)
             .await?
-            .ok_or_else(|| StoreError::NotFound(format!("cluster {id}")))?;
-        Ok((
-            row.try_get("catalog_version")?,
-            row.try_get("catalog_json")?,
-        ))
+            .ok_or_else(|| StoreError::NotFound(format!("cluster {id}")))
     }
 
     /// The tenant's live (not deleted) cluster of that name; live names are unique.
@@ -244,11 +237,10 @@ pub async fn insert_cluster(
         lease_expires_ms: new.lease_expires_ms,
         created_at_ms: now_ms,
         updated_at_ms: now_ms,
-        nodes_version: 0,
     };
     let result = sqlx::query(&format!(
         "INSERT INTO clusters ({COLUMNS}) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)"
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"
     ))
     .bind(&cluster.id)
     .bind(&cluster.tenant_id)
@@ -265,7 +257,6 @@ pub async fn insert_cluster(
     .bind(cluster.lease_expires_ms)
     .bind(cluster.created_at_ms)
     .bind(cluster.updated_at_ms)
-    .bind(cluster.nodes_version)
     .execute(&mut **tx)
     .await;
     conflict_on_unique(result, || format!("cluster {:?}", new.name))?;

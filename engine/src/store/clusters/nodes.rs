@@ -81,7 +81,7 @@ impl Store {
         self.bump_nodes_version(&record.cluster_id).await
     }
 
-    /// Counts writes to the cluster's nodes in `Cluster::nodes_version`, the write first
+    /// Counts writes to the cluster's nodes in `StepCluster::nodes_version`, the write first
     /// and then the number: node rows read after seeing version `v` are at least as new
     /// as every write counted in `v`.
     async fn bump_nodes_version(&self, cluster_id: &str) -> Result<(), StoreError> {
