@@ -10,6 +10,7 @@ mod host_key;
 mod output;
 mod pool;
 mod session;
+mod step_shell;
 
 pub use client_keys::ClientKeyPair;
 pub use error::SshError;

@@ -164,7 +164,7 @@ async fn three_nodes_run_commands_with_exit_codes_and_separate_streams() {
             index + 3
         );
         let (outcome, stdout, stderr) = run_collect(&pool, record, &command).await;
-        assert_eq!(outcome.exit, ExitStatus::Code(index as u32 + 3));
+        assert_eq!(outcome.exit, ExitStatus(index as u32 + 3));
         let node_dir = state(record).dir;
         assert_eq!(
             stdout,
@@ -322,6 +322,36 @@ async fn commands_reuse_one_session_per_node() {
     }
     assert_eq!(pool.handshakes_for("reuse"), 1);
     println!("measured: per-command latency on a reused session {per_command:?}");
+    provider.delete(&record).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn commands_share_one_step_shell_until_one_is_abandoned() {
+    let fixture = Fixture::new();
+    let provider = fixture.provider();
+    let pool = pool();
+    let record = create_confirmed(&provider, &pool, "shell").await;
+    // In bash, `$$` is the step shell's process id, even in the subshell a step runs in.
+    let channel = || run_collect(&pool, &record, "echo $$");
+    let (_, first, _) = channel().await;
+    let (_, second, _) = channel().await;
+    assert_eq!(
+        first, second,
+        "the second command ran in the first one's shell"
+    );
+    let target = record.ssh_target().unwrap();
+    let error = pool
+        .run(
+            &target,
+            "sleep 4244",
+            RunOptions::with_timeout(Duration::from_millis(200)),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(error, SshError::CommandTimedOut { .. }), "{error}");
+    let (_, third, _) = channel().await;
+    assert_ne!(first, third, "a timed-out step's shell is not reused");
+    assert_eq!(pool.handshakes_for("shell"), 1);
     provider.delete(&record).await.unwrap();
 }
 

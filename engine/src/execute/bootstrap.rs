@@ -13,8 +13,8 @@ use super::{node_state, note, Executor, StepError, StepOutcome};
 use crate::resources::{ResourceKind, ResourceVersion};
 use crate::ssh::{OutputChunk, OutputStream, RunOptions, SshTarget};
 
-/// Raw bytes per upload command: 64 KiB of base64, well under the 128 KiB a single
-/// command-line argument may hold on Linux.
+/// Raw bytes per upload command (64 KiB of base64): small enough that no step's text
+/// weighs on the node's shell, large enough that an archive takes few round trips.
 const UPLOAD_CHUNK: usize = 48 * 1024;
 
 const PREPARE: &str = r#"set -e
@@ -177,11 +177,11 @@ async fn capture(
             node: view.node,
             host: view.host(),
             how: format!(
-                "ended with {:?}: {}",
-                outcome.exit,
+                "exited with code {}: {}",
+                outcome.exit.code(),
                 String::from_utf8_lossy(&stderr).trim()
             ),
-            exit_code: None,
+            exit_code: Some(i64::from(outcome.exit.code())),
         })
     }
 }

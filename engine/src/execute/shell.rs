@@ -16,7 +16,7 @@ use tokio::sync::mpsc;
 use super::view::TaskView;
 use super::{note, Executor, StepError, StepOutcome};
 use crate::queue::ClaimedTask;
-use crate::ssh::{ExitStatus, OutputChunk, RunOptions};
+use crate::ssh::{OutputChunk, RunOptions};
 
 /// The only automator Corral runs today; others (chef-solo, docker) are kept in the
 /// catalog but refused at run time with this name in the message.
@@ -106,14 +106,18 @@ pub(super) async fn run(
         how,
         exit_code,
     };
-    match outcome.exit {
-        ExitStatus::Code(0) => Ok(StepOutcome { exit_code: Some(0) }),
-        ExitStatus::Code(code) => Err(failed(
-            format!("exited with code {code}"),
-            Some(i64::from(code)),
-        )),
-        ExitStatus::Signal(signal) => Err(failed(format!("was killed by signal {signal}"), None)),
+    let exit = outcome.exit;
+    if exit.success() {
+        return Ok(StepOutcome { exit_code: Some(0) });
     }
+    let how = match exit.signal_name() {
+        Some(signal) => format!(
+            "exited with code {}, which is how a command killed by signal {signal} ends",
+            exit.code()
+        ),
+        None => format!("exited with code {}", exit.code()),
+    };
+    Err(failed(how, Some(i64::from(exit.code()))))
 }
 
 /// Waits briefly until every node of the layout has an address (macros may name any
@@ -213,14 +217,9 @@ fn command(
     let body = match (field_str(spec, "run"), field_str(spec, "script")) {
         (Some(inline), _) => {
             let inline = expand_for_shell(inline, context, "run").map_err(macro_error)?;
-            // `run` scripts are bash. When the node's login shell is bash (not in POSIX
-            // mode) it runs the script itself, which saves starting another shell;
-            // any other shell hands it to bash before reading further.
-            format!(
-                "[ -n \"${{BASH_VERSION-}}\" ] && ! shopt -oq posix || exec /bin/bash -c {}\n\
-                 {inline}",
-                shell_quote(&inline)
-            )
+            // `run` scripts are bash, and so is the shell that runs every step on the
+            // node (see `ssh::step_shell`): the script is the step's text itself.
+            inline
         }
         (None, Some(script)) => {
             if !is_resource_name(script) {

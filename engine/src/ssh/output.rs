@@ -14,17 +14,39 @@ pub struct OutputChunk {
     pub bytes: Vec<u8>,
 }
 
-/// How a remote command ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ExitStatus {
-    Code(u32),
-    /// Killed by a signal, named as SSH names it (`KILL`, `TERM`, …).
-    Signal(String),
-}
+/// How a remote command ended: the exit code its shell reported. As in any shell, a
+/// command killed by a signal ends with 128 plus the signal's number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExitStatus(pub u32);
 
 impl ExitStatus {
-    pub fn success(&self) -> bool {
-        matches!(self, ExitStatus::Code(0))
+    pub fn success(self) -> bool {
+        self.0 == 0
+    }
+
+    pub fn code(self) -> u32 {
+        self.0
+    }
+
+    /// The signal an exit code above 128 stands for, when it is one whose number is the
+    /// same on every Linux architecture this runs on. A script may also `exit 137` itself,
+    /// so this is what the code usually means, not proof.
+    pub fn signal_name(self) -> Option<&'static str> {
+        let name = match self.0.checked_sub(128)? {
+            1 => "HUP",
+            2 => "INT",
+            3 => "QUIT",
+            4 => "ILL",
+            6 => "ABRT",
+            8 => "FPE",
+            9 => "KILL",
+            11 => "SEGV",
+            13 => "PIPE",
+            14 => "ALRM",
+            15 => "TERM",
+            _ => return None,
+        };
+        Some(name)
     }
 }
 
