@@ -339,6 +339,11 @@ async fn commands_share_one_step_shell_until_one_is_abandoned() {
         first, second,
         "the second command ran in the first one's shell"
     );
+    // A step that does not parse fails with bash's message, and the shell carries on.
+    let (outcome, _, stderr) = run_collect(&pool, &record, "echo (").await;
+    assert_eq!(outcome.exit.code(), 2);
+    assert!(stderr.contains("syntax error"), "{stderr}");
+    assert_eq!(channel().await.1, first);
     let target = record.ssh_target().unwrap();
     let error = pool
         .run(

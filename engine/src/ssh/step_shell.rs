@@ -1,8 +1,7 @@
 //! The node's side of running steps: one long-lived bash per SSH session, fed each step's
 //! text on its stdin, that runs the step in a process group of its own and reports how it
-//! ended. A step then costs the node one fork (and the step's own programs) instead of a
-//! new SSH channel, a new login shell and a lifeline process: on a 2-core box that is the
-//! difference between half a millisecond and two milliseconds of node CPU per step.
+//! ended. A step then costs the node one fork, in which bash execs the step's last
+//! program, instead of a new SSH channel, a new login shell and a lifeline process.
 //!
 //! The protocol, all over one session channel:
 //! - the client sends a frame per step: a header line `<nonce> <length>` and then the
@@ -11,11 +10,11 @@
 //!   job (its own process group), waits for it, and then writes the end markers
 //!   `\x1f<nonce> <exit code>\n` to stdout and `\x1f<nonce>\n` to stderr; the client
 //!   takes everything before the markers as the step's output;
-//! - when the channel's stdin ends (the client closed it on a timeout or a cancelled
-//!   task, or the connection dropped because the engine died) the driver kills the
-//!   running step's whole process group and exits. A step that ended by itself is not
-//!   killed later, so services it started in the background live on until the node is
-//!   deleted.
+//! - the client sends nothing while a step runs; when the channel's stdin ends (the
+//!   client closed it on a timeout or a cancelled task, or the connection dropped because
+//!   the engine died) or anything arrives, the driver kills the running step's whole
+//!   process group and exits. A step that ended by itself is not killed later, so
+//!   services it started in the background live on until the node is deleted.
 //!
 //! The nonce is random per step, so output cannot end a step early by accident.
 
@@ -29,15 +28,23 @@ use super::{CommandOutcome, ExitStatus, OutputChunk, OutputStream, RunOptions, S
 
 /// The driver's text. It has no `'` so that [`DRIVER_COMMAND`] can quote it whole.
 ///
-/// Its main loop waits for each step, so a lifeline subshell, started once per channel,
-/// is what reads the channel: it passes each frame on to the main loop through a pipe
-/// and, when the channel's stdin ends, signals the main loop, which kills the step that
-/// is running, if any.
+/// While a step runs, the driver waits for it by polling, at intervals that double from
+/// 1 ms to 64 ms, whether it still runs and whether stdin has ended (bash cannot wait for
+/// a child and a file descriptor at once). A short step is seen to end within about its
+/// own duration, and a dropped connection kills a long one within 64 ms, with no lifeline
+/// process to start (on a fresh connection that fork costs the node as much as the
+/// polling of many steps).
+///
+/// The step's text is parsed as the body of the background subshell (not `eval`ed inside
+/// one), so that bash execs the step's last command in the subshell's process instead of
+/// forking once more. A step that does not parse starts no job: `$!` stays as it was, and
+/// the step ends with `eval`'s status 2 and bash's message on stderr.
 ///
 /// Bash, not POSIX sh: only bash gives a non-interactive shell job control (`set -m`,
-/// which puts each step in its own process group) and reads an exact byte count from a
-/// pipe in one system call (`read -N`). The node's login shell may be any Bourne-family
-/// shell; it execs `/bin/bash` when it is not bash itself.
+/// which puts each step in its own process group), fractional `read` timeouts, and
+/// reads an exact byte count from a pipe in one system call (`read -N`). The node's
+/// login shell may be any Bourne-family shell; it execs `/bin/bash` when it is not bash
+/// itself.
 macro_rules! driver {
     () => {
         r#"cd "$HOME" 2>/dev/null
@@ -48,24 +55,28 @@ corral_abort() {
 }
 trap "corral_abort 143" TERM
 trap "corral_abort 129" HUP
-exec 3< <(
-  exec 2>/dev/null
-  while IFS=" " read -r corral_nonce corral_length &&
-    LC_ALL=C IFS= read -r -N "$corral_length" corral_step; do
-    printf "%s %s\n%s" "$corral_nonce" "$corral_length" "$corral_step"
-  done
-  kill -TERM $$
-)
-exec 0</dev/null
-while IFS=" " read -r corral_nonce corral_length <&3 &&
-  LC_ALL=C IFS= read -r -N "$corral_length" corral_step <&3; do
+while IFS=" " read -r corral_nonce corral_length &&
+  LC_ALL=C IFS= read -r -N "$corral_length" corral_step; do
+  corral_last=$!
   set -m
-  (unset corral_nonce corral_length corral_leader; eval "$corral_step") </dev/null 3<&- &
-  corral_leader=$!
-  set +m
-  wait "$corral_leader"
+  eval "(unset corral_nonce corral_length corral_step corral_last
+$corral_step
+) </dev/null &"
   corral_status=$?
-  corral_leader=
+  set +m
+  if [ "$!" != "$corral_last" ]; then
+    corral_leader=$!
+    corral_ms=1
+    while kill -0 "$corral_leader" 2>/dev/null; do
+      printf -v corral_wait "0.%03d" "$corral_ms"
+      IFS= read -r -t "$corral_wait" -N 1 corral_byte
+      [ $? -gt 128 ] || corral_abort 143
+      [ "$corral_ms" -lt 64 ] && corral_ms=$((corral_ms * 2))
+    done
+    wait "$corral_leader"
+    corral_status=$?
+    corral_leader=
+  fi
   printf "\037%s %s\n" "$corral_nonce" "$corral_status"
   printf "\037%s\n" "$corral_nonce" >&2
 done
@@ -452,8 +463,20 @@ mod tests {
             assert_eq!(code, 1);
             let (output, code) = driver.run("n3", "printf %s \"$PWD:${X-}:${Y-}\"");
             assert_eq!((output, code), (format!("{}::", home.display()), 0));
-            // A syntax error fails its step only.
+            // A syntax error fails its step only, stray parentheses included.
             assert_eq!(driver.run("n4", "if then").1, 2);
+            assert_eq!(driver.run("n4a", "echo hi )").1, 2);
+            assert_eq!(driver.run("n4b", "echo (").1, 2);
+            // Text that ends in a comment, a here-document or an exec, and a case.
+            let endings = [
+                ("echo a # no newline after me", "a\n"),
+                ("cat <<EOF\nb )\nEOF", "b )\n"),
+                ("case x in x) echo c;; esac", "c\n"),
+                ("exec echo d", "d\n"),
+            ];
+            for (step, printed) in endings {
+                assert_eq!(driver.run("n4c", step), (printed.to_owned(), 0), "{step}");
+            }
             let big = format!("echo {}", "é".repeat(20_000));
             assert_eq!(driver.run("n5", &big).0.chars().count(), 20_001);
             // The end of its stdin ends the driver.
