@@ -40,7 +40,7 @@ async fn latency(base: &Path, runs: u32) -> Result<String, BenchError> {
     provider
         .confirm(&record, &pool, Duration::from_secs(30))
         .await?;
-    let target = record.ssh_target()?;
+    let target = record.ssh_target();
     let sshd_pid = serde_json::from_value::<LocalNodeState>(record.provider_state.clone())
         .ok()
         .and_then(|state| state.pid)

@@ -120,7 +120,7 @@ async fn run_collect(
     record: &NodeRecord,
     command: &str,
 ) -> (CommandOutcome, String, String) {
-    let target = record.ssh_target().unwrap();
+    let target = record.ssh_target();
     let (sender, mut receiver) = mpsc::channel(64);
     let options = RunOptions {
         timeout: STEP,
@@ -199,7 +199,7 @@ async fn output_streams_while_the_command_is_still_running() {
     let pool = Arc::new(pool());
     let record = create_confirmed(&provider, &pool, "streamer").await;
     let gate = state(&record).dir.join("home").join("go");
-    let target = record.ssh_target().unwrap();
+    let target = record.ssh_target();
     let (sender, mut receiver) = mpsc::channel(16);
     let running = {
         let pool = pool.clone();
@@ -232,7 +232,7 @@ async fn a_step_timeout_kills_the_remote_command_and_keeps_the_session() {
     let provider = fixture.provider();
     let pool = pool();
     let record = create_confirmed(&provider, &pool, "slow").await;
-    let target = record.ssh_target().unwrap();
+    let target = record.ssh_target();
     // A pipeline and a subshell: more than the one process sshd itself would signal.
     let command = "sleep 4242 | cat; (sleep 4243)";
     let error = pool
@@ -266,11 +266,7 @@ async fn a_changed_host_key_is_refused_naming_the_node_and_both_fingerprints() {
     forged.host_key = other.host_key.clone();
 
     let error = pool
-        .run(
-            &forged.ssh_target().unwrap(),
-            "true",
-            RunOptions::with_timeout(STEP),
-        )
+        .run(&forged.ssh_target(), "true", RunOptions::with_timeout(STEP))
         .await
         .unwrap_err();
     let message = error.to_string();
@@ -300,7 +296,7 @@ async fn commands_reuse_one_session_per_node() {
         1,
         "confirm opened the session"
     );
-    let target = record.ssh_target().unwrap();
+    let target = record.ssh_target();
     let started = Instant::now();
     let runs = 20;
     for _ in 0..runs {
@@ -344,7 +340,7 @@ async fn commands_share_one_step_shell_until_one_is_abandoned() {
     assert_eq!(outcome.exit.code(), 2);
     assert!(stderr.contains("syntax error"), "{stderr}");
     assert_eq!(channel().await.1, first);
-    let target = record.ssh_target().unwrap();
+    let target = record.ssh_target();
     let error = pool
         .run(
             &target,
@@ -357,6 +353,27 @@ async fn commands_share_one_step_shell_until_one_is_abandoned() {
     let (_, third, _) = channel().await;
     assert_ne!(first, third, "a timed-out step's shell is not reused");
     assert_eq!(pool.handshakes_for("shell"), 1);
+    provider.delete(&record).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_client_key_fails_the_connection_naming_the_file() {
+    let fixture = Fixture::new();
+    let provider = fixture.provider();
+    let mut record = create_confirmed(&provider, &pool(), "keyless").await;
+    let real_key = record.client_key_path.clone();
+    record.client_key_path = real_key.with_file_name("no-such-key");
+    let error = pool()
+        .run(&record.ssh_target(), "true", RunOptions::with_timeout(STEP))
+        .await
+        .unwrap_err();
+    assert!(matches!(error, SshError::ClientKey { .. }), "{error}");
+    assert!(error.to_string().contains("no-such-key"), "{error}");
+    assert!(
+        !error.is_transient(),
+        "a missing key does not heal by retrying"
+    );
+    record.client_key_path = real_key;
     provider.delete(&record).await.unwrap();
 }
 
@@ -387,7 +404,7 @@ async fn delete_leaves_no_sshd_session_or_detached_service() {
         assert!(seen, "{service} started on the node");
     }
     // A long-running command on the open session as well.
-    let target = record.ssh_target().unwrap();
+    let target = record.ssh_target();
     let pending = tokio::spawn({
         let target = target.clone();
         async move {
@@ -551,7 +568,7 @@ async fn a_cancelled_step_is_killed_on_the_node() {
     let provider = fixture.provider();
     let pool = Arc::new(pool());
     let record = create_confirmed(&provider, &pool, "cancelled").await;
-    let target = record.ssh_target().unwrap();
+    let target = record.ssh_target();
     let running = {
         let pool = pool.clone();
         tokio::spawn(async move {
@@ -592,7 +609,7 @@ async fn the_per_host_channel_cap_queues_commands() {
     let home = state(&record).dir.join("home");
     let spawn_run = |command: &'static str| {
         let pool = pool.clone();
-        let target = record.ssh_target().unwrap();
+        let target = record.ssh_target();
         tokio::spawn(async move {
             pool.run(&target, command, RunOptions::with_timeout(STEP))
                 .await

@@ -13,19 +13,14 @@ pub async fn wait_for_ssh(
     pool: &SessionPool,
     timeout: Duration,
 ) -> Result<(), ProviderError> {
-    let target = record
-        .ssh_target()
-        .map_err(|source| ProviderError::Confirm {
-            node: record.id.clone(),
-            source: Box::new(source),
-        })?;
+    let target = record.ssh_target();
     let deadline = tokio::time::Instant::now() + timeout;
     let mut pause = Duration::from_millis(10);
     loop {
         let options = RunOptions::with_timeout(timeout);
         let last_error = match pool.run(&target, "true", options).await {
             Ok(outcome) if outcome.exit.success() => return Ok(()),
-            Ok(outcome) => format!("`true` ended with {:?}", outcome.exit),
+            Ok(outcome) => format!("`true` exited with code {}", outcome.exit.code()),
             Err(error) if error.is_transient() => error.to_string(),
             Err(source) => {
                 return Err(ProviderError::Confirm {

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use domain::names::{HardwareTypeName, ImageTypeName};
 use serde::{Deserialize, Serialize};
 
-use crate::ssh::{ClientKey, HostKey, SshError, SshTarget};
+use crate::ssh::{ClientKey, HostKey, SshTarget};
 
 /// What to make. `id` is the node's stable key: creating the same id twice yields one node.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -71,15 +71,15 @@ pub struct NodeRecord {
 }
 
 impl NodeRecord {
-    /// Everything [`crate::ssh::SessionPool`] needs to reach the node; loads the client key.
-    pub fn ssh_target(&self) -> Result<SshTarget, SshError> {
-        Ok(SshTarget {
+    /// Everything [`crate::ssh::SessionPool`] needs to reach the node.
+    pub fn ssh_target(&self) -> SshTarget {
+        SshTarget {
             node: self.id.clone(),
             host: self.host.clone(),
             port: self.port,
             user: self.user.clone(),
             host_key: self.host_key.clone(),
-            client_key: ClientKey::load(&self.client_key_path)?,
-        })
+            client_key: ClientKey::at(&self.client_key_path),
+        }
     }
 }

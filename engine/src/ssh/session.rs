@@ -1,6 +1,6 @@
 //! One authenticated SSH connection to one node, and running commands over it.
 
-use std::path::Path;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -12,26 +12,24 @@ use tokio::sync::mpsc;
 use super::step_shell::StepShell;
 use super::{CommandOutcome, HostKey, OutputChunk, SshError};
 
-/// The client's private key, loaded once and shared by every connection that uses it.
-#[derive(Clone)]
-pub struct ClientKey(Arc<PrivateKey>);
-
-impl ClientKey {
-    /// Loads an unencrypted OpenSSH private key file.
-    pub fn load(path: &Path) -> Result<Self, SshError> {
-        russh::keys::load_secret_key(path, None)
-            .map(|key| Self(Arc::new(key)))
-            .map_err(|error| SshError::ClientKey {
-                path: path.display().to_string(),
-                reason: error.to_string(),
-            })
-    }
+/// The client's private key file, read when a connection is made: a command on an open
+/// session reads nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientKey {
+    path: PathBuf,
 }
 
-impl std::fmt::Debug for ClientKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let fingerprint = self.0.public_key().fingerprint(Default::default());
-        write!(f, "ClientKey({fingerprint})")
+impl ClientKey {
+    pub fn at(path: impl Into<PathBuf>) -> Self {
+        Self { path: path.into() }
+    }
+
+    /// Loads the key: an unencrypted OpenSSH private key file.
+    fn load(&self) -> Result<PrivateKey, SshError> {
+        russh::keys::load_secret_key(&self.path, None).map_err(|error| SshError::ClientKey {
+            path: self.path.display().to_string(),
+            reason: error.to_string(),
+        })
     }
 }
 
@@ -175,6 +173,7 @@ impl SshSession {
 
     async fn handshake(target: &SshTarget, address: &str) -> Result<Self, SshError> {
         let node = || target.node.clone();
+        let client_key = Arc::new(target.client_key.load()?);
         let stream = TcpStream::connect((target.host.as_str(), target.port))
             .await
             .map_err(|source| SshError::Connect {
@@ -207,7 +206,7 @@ impl SshSession {
                     source,
                 },
             })?;
-        let key = PrivateKeyWithHashAlg::new(target.client_key.0.clone(), None);
+        let key = PrivateKeyWithHashAlg::new(client_key, None);
         let auth = handle
             .authenticate_publickey(target.user.clone(), key)
             .await
