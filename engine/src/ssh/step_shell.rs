@@ -35,6 +35,10 @@ use super::{CommandOutcome, ExitStatus, OutputChunk, OutputStream, RunOptions, S
 /// process to start (on a fresh connection that fork costs the node as much as the
 /// polling of many steps).
 ///
+/// Bash up to 5.2 reads those intervals with a `.` whatever the locale; the driver checks
+/// once, so that a bash that takes the locale's decimal comma does not end every step as
+/// if stdin had closed.
+///
 /// The step's text is parsed as the body of the background subshell (not `eval`ed inside
 /// one), so that bash execs the step's last command in the subshell's process instead of
 /// forking once more. A step that does not parse starts no job: `$!` stays as it was, and
@@ -55,11 +59,16 @@ corral_abort() {
 }
 trap "corral_abort 143" TERM
 trap "corral_abort 129" HUP
+corral_radix=.
+corral_byte=unread
+IFS= read -r -t 0.001 corral_byte </dev/null 2>/dev/null
+[ "$corral_byte" = unread ] && corral_radix=,
+unset corral_byte
 while IFS=" " read -r corral_nonce corral_length &&
   LC_ALL=C IFS= read -r -N "$corral_length" corral_step; do
   corral_last=$!
   set -m
-  eval "(unset corral_nonce corral_length corral_step corral_last
+  eval "(unset corral_leader corral_status corral_nonce corral_length corral_step corral_last corral_radix
 $corral_step
 ) </dev/null &"
   corral_status=$?
@@ -68,7 +77,7 @@ $corral_step
     corral_leader=$!
     corral_ms=1
     while kill -0 "$corral_leader" 2>/dev/null; do
-      printf -v corral_wait "0.%03d" "$corral_ms"
+      printf -v corral_wait "0%s%03d" "$corral_radix" "$corral_ms"
       IFS= read -r -t "$corral_wait" -N 1 corral_byte
       [ $? -gt 128 ] || corral_abort 143
       [ "$corral_ms" -lt 64 ] && corral_ms=$((corral_ms * 2))
@@ -76,6 +85,7 @@ $corral_step
     wait "$corral_leader"
     corral_status=$?
     corral_leader=
+    unset corral_ms corral_wait corral_byte
   fi
   printf "\037%s %s\n" "$corral_nonce" "$corral_status"
   printf "\037%s\n" "$corral_nonce" >&2
