@@ -28,12 +28,17 @@ use super::{CommandOutcome, ExitStatus, OutputChunk, OutputStream, RunOptions, S
 
 /// The driver's text. It has no `'` so that [`DRIVER_COMMAND`] can quote it whole.
 ///
-/// While a step runs, the driver waits for it by polling, at intervals that double from
-/// 1 ms to 64 ms, whether it still runs and whether stdin has ended (bash cannot wait for
-/// a child and a file descriptor at once). A short step is seen to end within about its
-/// own duration, and a dropped connection kills a long one within 64 ms, with no lifeline
-/// process to start (on a fresh connection that fork costs the node as much as the
-/// polling of many steps).
+/// While a step runs, the driver waits for it by polling, at intervals that grow by a
+/// quarter from 1 ms to 50 ms, whether it still runs and whether stdin has ended (bash
+/// cannot wait for a child and a file descriptor at once). A step is seen to end within
+/// a quarter of its own duration, and a dropped connection kills a long one within 50 ms,
+/// with no lifeline process to start (on a fresh connection that fork costs the node as
+/// much as the polling of many steps).
+///
+/// Whether the step still runs is read from `/proc` where there is one, not from
+/// `kill -0` alone: bash 5.2's `read -t` sometimes returns with SIGCHLD left blocked, after
+/// which bash no longer reaps its children by itself, and a zombie still answers `kill -0`.
+/// (`wait` then reaps it.)
 ///
 /// Bash up to 5.2 reads those intervals with a `.` whatever the locale; the driver checks
 /// once, so that a bash that takes the locale's decimal comma does not end every step as
@@ -41,8 +46,8 @@ use super::{CommandOutcome, ExitStatus, OutputChunk, OutputStream, RunOptions, S
 ///
 /// The step's text is parsed as the body of the background subshell (not `eval`ed inside
 /// one), so that bash execs the step's last command in the subshell's process instead of
-/// forking once more. A step that does not parse starts no job: `$!` stays as it was, and
-/// the step ends with `eval`'s status 2 and bash's message on stderr.
+/// forking once more. A step that does not parse starts no job (`corral_leader` stays
+/// empty) and ends with `eval`'s status 2 and bash's message on stderr.
 ///
 /// Bash, not POSIX sh: only bash gives a non-interactive shell job control (`set -m`,
 /// which puts each step in its own process group), fractional `read` timeouts, and
@@ -57,6 +62,14 @@ corral_abort() {
   [ -n "$corral_leader" ] && kill -KILL -- "-$corral_leader" 2>/dev/null
   exit "$1"
 }
+corral_running() {
+  if [ -r "/proc/$1/stat" ]; then
+    IFS= read -r corral_proc 2>/dev/null <"/proc/$1/stat" || return 1
+    case ${corral_proc##*") "} in Z* | X*) return 1 ;; esac
+    return 0
+  fi
+  kill -0 "$1" 2>/dev/null
+}
 trap "corral_abort 143" TERM
 trap "corral_abort 129" HUP
 corral_radix=.
@@ -66,26 +79,25 @@ IFS= read -r -t 0.001 corral_byte </dev/null 2>/dev/null
 unset corral_byte
 while IFS=" " read -r corral_nonce corral_length &&
   LC_ALL=C IFS= read -r -N "$corral_length" corral_step; do
-  corral_last=$!
   set -m
-  eval "(unset corral_leader corral_status corral_nonce corral_length corral_step corral_last corral_radix
+  eval "(unset corral_leader corral_status corral_nonce corral_length corral_step corral_radix
 $corral_step
-) </dev/null &"
+) </dev/null & corral_leader=\$!"
   corral_status=$?
   set +m
-  if [ "$!" != "$corral_last" ]; then
-    corral_leader=$!
+  if [ -n "$corral_leader" ]; then
     corral_ms=1
-    while kill -0 "$corral_leader" 2>/dev/null; do
+    while corral_running "$corral_leader"; do
       printf -v corral_wait "0%s%03d" "$corral_radix" "$corral_ms"
       IFS= read -r -t "$corral_wait" -N 1 corral_byte
       [ $? -gt 128 ] || corral_abort 143
-      [ "$corral_ms" -lt 64 ] && corral_ms=$((corral_ms * 2))
+      corral_ms=$((corral_ms + (corral_ms + 3) / 4))
+      [ "$corral_ms" -gt 50 ] && corral_ms=50
     done
     wait "$corral_leader"
     corral_status=$?
     corral_leader=
-    unset corral_ms corral_wait corral_byte
+    unset corral_ms corral_wait corral_byte corral_proc
   fi
   printf "\037%s %s\n" "$corral_nonce" "$corral_status"
   printf "\037%s\n" "$corral_nonce" >&2
