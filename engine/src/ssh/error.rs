@@ -36,11 +36,13 @@ pub enum SshError {
     #[error("node {node}: the server refused to run the command")]
     ExecRefused { node: String },
     #[error(
-        "node {node}: command timed out after {timeout:?}; the remote process was signalled \
-         and its channel closed"
+        "node {node}: command timed out after {timeout:?}; its processes on the node were killed"
     )]
     CommandTimedOut { node: String, timeout: Duration },
-    #[error("node {node}: the connection closed before the command reported how it ended")]
+    #[error(
+        "node {node}: the connection or the step shell on the node closed before the command \
+         reported how it ended"
+    )]
     NoExitStatus { node: String },
     #[error("invalid host key {text:?}: {reason}")]
     InvalidHostKey { text: String, reason: String },
