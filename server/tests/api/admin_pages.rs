@@ -10,7 +10,7 @@ use reqwest::redirect::Policy;
 use reqwest::{header, Method};
 use serde_json::Value;
 
-use crate::helpers::{spawn_app, with_catalog, TestApp, PAGE_RENDERING, PASSWORD};
+use crate::helpers::{render_page, spawn_app, with_catalog, TestApp, PAGE_RENDERING, PASSWORD};
 
 fn plain_browser() -> reqwest::Client {
     reqwest::Client::builder()
@@ -52,9 +52,7 @@ async fn signed_in(app: &TestApp, username: &str) -> (reqwest::Client, String) {
 }
 
 async fn page(browser: &reqwest::Client, app: &TestApp, path: &str) -> (u16, String) {
-    let response = browser.get(app.url(path)).send().await.unwrap();
-    let status = response.status().as_u16();
-    (status, response.text().await.unwrap())
+    render_page(browser, &app.url(path)).await
 }
 
 /// Posts a form as a browser without JavaScript does, and follows the redirect
@@ -89,9 +87,7 @@ async fn post_form(
     } else {
         app.url(&location)
     };
-    let response = browser.get(target).send().await.unwrap();
-    let status = response.status().as_u16();
-    (status, response.text().await.unwrap())
+    render_page(browser, &target).await
 }
 
 #[tokio::test]

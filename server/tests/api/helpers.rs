@@ -20,6 +20,31 @@ use server::sessions::SessionBackend;
 /// runtimes rather than a server problem. Not understood yet.
 pub static PAGE_RENDERING: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
+/// How long [`render_page`] waits for a whole page before it asks once more.
+const PAGE_WAIT: std::time::Duration = std::time::Duration::from_secs(20);
+
+/// GETs a server-rendered page: its status and body. The rare hang described at
+/// [`PAGE_RENDERING`] happens even while that lock is held, so a page that has not
+/// arrived in full after [`PAGE_WAIT`] is asked for once more (saying so on stderr)
+/// rather than holding the test run until CI's limit; a second silence fails the test.
+pub async fn render_page(client: &reqwest::Client, url: &str) -> (u16, String) {
+    let fetch = || async {
+        let response = client.get(url).timeout(PAGE_WAIT).send().await?;
+        let status = response.status().as_u16();
+        Ok::<_, reqwest::Error>((status, response.text().await?))
+    };
+    match fetch().await {
+        Ok(page) => page,
+        Err(error) if error.is_timeout() => {
+            eprintln!("GET {url}: no whole page within {PAGE_WAIT:?}; asking once more");
+            fetch()
+                .await
+                .unwrap_or_else(|error| panic!("GET {url}: {error}"))
+        }
+        Err(error) => panic!("GET {url}: {error}"),
+    }
+}
+
 pub struct TestApp {
     pub address: String,
     pub client: reqwest::Client,

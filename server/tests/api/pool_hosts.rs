@@ -7,7 +7,7 @@ use engine::store::Backend;
 use reqwest::Method;
 use serde_json::{json, Value};
 
-use crate::helpers::{spawn_app, TestApp, PAGE_RENDERING};
+use crate::helpers::{render_page, spawn_app, TestApp, PAGE_RENDERING};
 use crate::isolation::POOL_HOST_KEY;
 
 async fn names(app: &TestApp, user: &crate::helpers::ApiUser) -> Vec<String> {
@@ -209,9 +209,8 @@ async fn the_client_private_key_is_never_disclosed(backend: Backend) {
     }
     let (browser, _) = app.browser("admin").await;
     let _rendering = PAGE_RENDERING.lock().await;
-    let page = browser.get(app.url("/admin/hosts")).send().await.unwrap();
-    assert_eq!(page.status(), 200);
-    let page = page.text().await.unwrap();
+    let (status, page) = render_page(&browser, &app.url("/admin/hosts")).await;
+    assert_eq!(status, 200);
     assert!(page.contains("h2"), "the page lists the host");
     bodies.push(page);
     for body in &bodies {
