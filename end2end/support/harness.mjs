@@ -1,7 +1,7 @@
 // Shared harness for Corral's browser tests: starts the real `corral serve` on a free
 // port with a fresh data dir, and Debian's chromium through playwright-core.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
@@ -24,6 +24,29 @@ async function freePort() {
       server.close(() => resolve(port));
     });
   });
+}
+
+/**
+ * Local nodes outlive a stopped server (a restarted one adopts them), so a node whose
+ * cluster a test did not delete would run on after the test run: stop any process still
+ * using the data dir, and name it, so the test that left it can be found.
+ */
+function stopLeftoverNodes(dataDir) {
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    let cmdline;
+    try {
+      cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+    } catch {
+      continue; // gone already
+    }
+    if (!cmdline.includes(dataDir)) continue;
+    console.error(`corral-e2e: stopping a process left running in ${dataDir}: ${pid} ${cmdline}`);
+    try {
+      process.kill(Number(pid), 'SIGTERM');
+    } catch {
+      // gone already
+    }
+  }
 }
 
 /** Starts `corral serve` and resolves once it prints the URL it serves. */
@@ -55,6 +78,7 @@ export async function startCorral() {
     async stop() {
       child.kill('SIGTERM');
       await new Promise((resolve) => (child.exitCode !== null ? resolve() : child.on('exit', resolve)));
+      stopLeftoverNodes(dataDir);
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
