@@ -55,3 +55,21 @@ impl ExitStatus {
 pub struct CommandOutcome {
     pub exit: ExitStatus,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_codes_above_128_name_the_signal_they_usually_mean() {
+        assert_eq!(ExitStatus(137).signal_name(), Some("KILL"));
+        assert_eq!(ExitStatus(143).signal_name(), Some("TERM"));
+        assert_eq!(ExitStatus(141).signal_name(), Some("PIPE"));
+        // Numbers that differ between architectures (10 is SIGUSR1 on x86, SIGBUS on
+        // MIPS) and plain failures name none.
+        assert_eq!(ExitStatus(138).signal_name(), None);
+        assert_eq!(ExitStatus(1).signal_name(), None);
+        assert_eq!(ExitStatus(128).signal_name(), None);
+        assert!(ExitStatus(0).success() && !ExitStatus(137).success());
+    }
+}
