@@ -32,7 +32,9 @@ before(async () => {
   await admin.post('/api/v1/tenants', { name: 'busy', seed_catalog_from: 'default' });
   await admin.post('/api/v1/users', { ...BUSY, role: 'tenant-admin', tenant: 'busy' });
   const busy = await Api.signIn(corral.url, BUSY.username, BUSY.password);
-  await busy.post('/api/v1/clusters', { name: 'keep', template: 'kv-cluster', size: 1 });
+  // Made before the tests start, so deleting it at the end never races its creation.
+  const kept = await busy.post('/api/v1/clusters', { name: 'keep', template: 'kv-cluster', size: 1 });
+  await waitForJob(busy, kept.job_id);
   browser = await launchBrowser();
 });
 
@@ -52,7 +54,8 @@ after(async () => {
     const clusters = await busy.get('/api/v1/clusters?limit=500');
     for (const cluster of clusters.items) {
       const deleted = await busy.call('DELETE', `/api/v1/clusters/${cluster.id}`);
-      await waitForJob(busy, deleted.job_id);
+      const job = await waitForJob(busy, deleted.job_id);
+      if (job.state !== 'succeeded') console.error(`deleting ${cluster.name}: ${JSON.stringify(job)}`);
     }
   }
   await browser?.close();
