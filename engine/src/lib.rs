@@ -17,6 +17,7 @@ pub mod resources;
 pub mod service;
 pub mod ssh;
 pub mod store;
+mod sync;
 pub mod worker;
 
 #[cfg(feature = "test-support")]

@@ -2,12 +2,13 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::Semaphore;
 
 use super::{CommandOutcome, RunOptions, SshError, SshSession, SshTarget};
+use crate::sync::lock_unpoisoned;
 
 /// Limits for a [`SessionPool`].
 #[derive(Debug, Clone)]
@@ -42,6 +43,7 @@ struct NodeSlot {
 pub struct SessionPool {
     config: PoolConfig,
     handshake_permits: Semaphore,
+    // The maps hold no invariants a panicking holder could break.
     nodes: Mutex<HashMap<String, Arc<NodeSlot>>>,
     hosts: Mutex<HashMap<String, Arc<Semaphore>>>,
     handshakes: AtomicU64,
@@ -74,7 +76,7 @@ impl SessionPool {
 
     /// Handshakes performed for one node; stays at 1 while its session is reused.
     pub fn handshakes_for(&self, node: &str) -> u64 {
-        lock(&self.nodes)
+        lock_unpoisoned(&self.nodes)
             .get(node)
             .map_or(0, |slot| slot.handshakes.load(Ordering::Relaxed))
     }
@@ -105,7 +107,7 @@ impl SessionPool {
 
     /// The node's open session, connecting if needed; concurrent callers share one handshake.
     pub async fn session(&self, target: &SshTarget) -> Result<Arc<SshSession>, SshError> {
-        let slot = lock(&self.nodes)
+        let slot = lock_unpoisoned(&self.nodes)
             .entry(target.node.clone())
             .or_default()
             .clone();
@@ -138,7 +140,7 @@ impl SessionPool {
 
     /// Forgets `stale` as the node's session, unless another caller already replaced it.
     async fn discard(&self, node: &str, stale: &Arc<SshSession>) {
-        let slot = lock(&self.nodes).get(node).cloned();
+        let slot = lock_unpoisoned(&self.nodes).get(node).cloned();
         if let Some(slot) = slot {
             let mut current = slot.session.lock().await;
             if current
@@ -152,7 +154,7 @@ impl SessionPool {
 
     /// Closes and forgets the node's session (after the node is deleted).
     pub async fn close(&self, node: &str) {
-        let slot = lock(&self.nodes).remove(node);
+        let slot = lock_unpoisoned(&self.nodes).remove(node);
         if let Some(slot) = slot {
             if let Some(session) = slot.session.lock().await.take() {
                 session.disconnect().await;
@@ -161,14 +163,9 @@ impl SessionPool {
     }
 
     fn host_permits(&self, address: &str) -> Arc<Semaphore> {
-        lock(&self.hosts)
+        lock_unpoisoned(&self.hosts)
             .entry(address.to_owned())
             .or_insert_with(|| Arc::new(Semaphore::new(self.config.max_channels_per_host.max(1))))
             .clone()
     }
-}
-
-/// The maps hold no invariants a panicking holder could break, so a poisoned lock is usable.
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }

@@ -1,7 +1,7 @@
 //! One authenticated SSH connection to one node, and running commands over it.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use russh::client::{self, Handle};
@@ -11,6 +11,7 @@ use tokio::sync::mpsc;
 
 use super::step_shell::StepShell;
 use super::{CommandOutcome, HostKey, OutputChunk, SshError};
+use crate::sync::lock_unpoisoned;
 
 /// The client's private key file, read when a connection is made: a command on an open
 /// session reads nothing.
@@ -141,6 +142,7 @@ pub struct SshSession {
     handle: Handle<PinnedHostKey>,
     /// A step shell waiting for the next command; one at most, so that commands run
     /// concurrently on this node hold no more than one channel open after they ended.
+    /// Only ever taken out or put back whole, so a panicking holder cannot break it.
     idle_shell: Mutex<Option<StepShell>>,
 }
 
@@ -249,17 +251,19 @@ impl SshSession {
         options: RunOptions,
     ) -> Result<CommandOutcome, SshError> {
         let node = &self.target.node;
-        let idle = lock(&self.idle_shell).take().and_then(|mut shell| {
-            let ready = shell.is_ready();
-            ready.then_some(shell)
-        });
+        let idle = lock_unpoisoned(&self.idle_shell)
+            .take()
+            .and_then(|mut shell| {
+                let ready = shell.is_ready();
+                ready.then_some(shell)
+            });
         let mut shell = match idle {
             Some(shell) => shell,
             None => StepShell::open(&self.handle, node).await?,
         };
         // On an error `shell` is dropped here, which closes its channel.
         let outcome = shell.run(node, command, options).await?;
-        let mut idle = lock(&self.idle_shell);
+        let mut idle = lock_unpoisoned(&self.idle_shell);
         if idle.is_none() {
             *idle = Some(shell);
         }
@@ -273,9 +277,4 @@ impl SshSession {
             .disconnect(russh::Disconnect::ByApplication, "", "en")
             .await;
     }
-}
-
-/// Nothing a holder of the idle shell slot does can break it, so a poisoned lock is usable.
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }

@@ -15,7 +15,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use domain::catalog::Catalog;
 use domain::layout::Layout;
@@ -23,6 +23,7 @@ use domain::macros::MacroNode;
 use tokio::sync::OnceCell;
 
 use crate::store::clusters::nodes::Node;
+use crate::sync::lock_unpoisoned;
 
 /// Entries kept per map; past it the map starts over (the jobs that matter refill it
 /// on their next task).
@@ -123,7 +124,8 @@ where
     F: Future<Output = Result<T, E>>,
 {
     let cell = {
-        let mut map = lock(map);
+        // Entries are replaced whole, so a panicking holder leaves the map consistent.
+        let mut map = lock_unpoisoned(map);
         match map.get(key) {
             Some(entry) if entry.version == version => Some(entry.value.clone()),
             Some(entry) if entry.version > version => None,
@@ -150,11 +152,6 @@ where
             .cloned(),
         None => load().await.map(Arc::new),
     }
-}
-
-fn lock<T>(map: &Mutex<T>) -> MutexGuard<'_, T> {
-    // Entries are replaced whole, so a panicking holder leaves the map consistent.
-    map.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 #[cfg(test)]
