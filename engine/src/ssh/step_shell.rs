@@ -38,7 +38,11 @@ use super::{CommandOutcome, ExitStatus, OutputChunk, OutputStream, RunOptions, S
 /// Whether the step still runs is read from `/proc` where there is one, not from
 /// `kill -0` alone: bash 5.2's `read -t` sometimes returns with SIGCHLD left blocked, after
 /// which bash no longer reaps its children by itself, and a zombie still answers `kill -0`.
-/// (`wait` then reaps it.)
+/// (`wait` then reaps it.) The process must also still be the driver's child, so that a
+/// pid reused after bash reaped the step does not keep the step running.
+///
+/// The driver's own stderr is `/dev/null` (fd 3 is the channel's), so that the polling
+/// loop needs no redirection of its own; steps and `eval`'s syntax errors get the channel.
 ///
 /// Bash up to 5.2 reads those intervals with a `.` whatever the locale; the driver checks
 /// once, so that a bash that takes the locale's decimal comma does not end every step as
@@ -56,25 +60,29 @@ use super::{CommandOutcome, ExitStatus, OutputChunk, OutputStream, RunOptions, S
 /// itself.
 macro_rules! driver {
     () => {
-        r#"cd "$HOME" 2>/dev/null
+        r#"exec 3>&2 2>/dev/null
+cd "$HOME"
 corral_leader=
 corral_abort() {
-  [ -n "$corral_leader" ] && kill -KILL -- "-$corral_leader" 2>/dev/null
+  [ -n "$corral_leader" ] && kill -KILL -- "-$corral_leader"
   exit "$1"
 }
 corral_running() {
-  if [ -r "/proc/$1/stat" ]; then
-    IFS= read -r corral_proc 2>/dev/null <"/proc/$1/stat" || return 1
-    case ${corral_proc##*") "} in Z* | X*) return 1 ;; esac
-    return 0
-  fi
-  kill -0 "$1" 2>/dev/null
+  IFS= read -r corral_proc <"/proc/$1/stat" || {
+    kill -0 "$1"
+    return
+  }
+  case ${corral_proc##*") "} in
+  [ZX]*) return 1 ;;
+  ?" $$ "*) return 0 ;;
+  esac
+  return 1
 }
 trap "corral_abort 143" TERM
 trap "corral_abort 129" HUP
 corral_radix=.
 corral_byte=unread
-IFS= read -r -t 0.001 corral_byte </dev/null 2>/dev/null
+IFS= read -r -t 0.001 corral_byte </dev/null
 [ "$corral_byte" = unread ] && corral_radix=,
 unset corral_byte
 while IFS=" " read -r corral_nonce corral_length &&
@@ -82,7 +90,7 @@ while IFS=" " read -r corral_nonce corral_length &&
   set -m
   eval "(unset corral_leader corral_status corral_nonce corral_length corral_step corral_radix
 $corral_step
-) </dev/null & corral_leader=\$!"
+) </dev/null 3>&- & corral_leader=\$!" 2>&3
   corral_status=$?
   set +m
   if [ -n "$corral_leader" ]; then
@@ -100,7 +108,7 @@ $corral_step
     unset corral_ms corral_wait corral_byte corral_proc
   fi
   printf "\037%s %s\n" "$corral_nonce" "$corral_status"
-  printf "\037%s\n" "$corral_nonce" >&2
+  printf "\037%s\n" "$corral_nonce" >&3
 done
 "#
     };
@@ -505,6 +513,54 @@ mod tests {
             drop(driver.stdin.take());
             driver.child.wait().unwrap();
         }
+    }
+
+    #[test]
+    fn stderr_carries_the_steps_errors_and_markers_and_nothing_of_the_drivers() {
+        let home = std::env::temp_dir();
+        let mut child = Command::new("/bin/bash")
+            .env("HOME", &home)
+            .args(["-c", DRIVER_COMMAND])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        // One step at a time, as the client sends them: a step that polls long enough to
+        // be checked many times, one with a syntax error, and one that closes its stderr.
+        let steps = [
+            ("n1", "echo one >&2; sleep 0.2; ls /no-such-dir"),
+            ("n2", "if then"),
+            ("n3", "exec 2>&-; true"),
+        ];
+        let mut lines = Vec::new();
+        for (nonce, step) in steps {
+            stdin.write_all(&frame(nonce, step)).unwrap();
+            stdin.flush().unwrap();
+            loop {
+                let mut line = String::new();
+                stderr.read_line(&mut line).unwrap();
+                assert!(!line.is_empty(), "the driver ended: {lines:?}");
+                let end = line == format!("\x1f{nonce}\n");
+                lines.push(line);
+                if end {
+                    break;
+                }
+            }
+        }
+        drop(stdin);
+        let mut rest = String::new();
+        stderr.read_to_string(&mut rest).unwrap();
+        child.wait().unwrap();
+        assert_eq!(rest, "", "the driver said something of its own");
+        // bash reports a syntax error in two lines: the error, then the text.
+        assert_eq!(lines.len(), 7, "{lines:?}");
+        assert_eq!(lines[0], "one\n");
+        assert!(lines[1].contains("/no-such-dir"), "{lines:?}");
+        assert!(lines[3].contains("syntax error"), "{lines:?}");
+        assert!(lines[4].contains("if then"), "{lines:?}");
     }
 
     #[test]
