@@ -21,7 +21,7 @@ use tokio::sync::mpsc;
 use crate::provider::{NodeProvider, NodeRecord, NodeSpec, ProviderError};
 use crate::queue::ClaimedTask;
 use crate::resources::ResourceFiles;
-use crate::ssh::{OutputChunk, OutputStream, SessionPool, SshError};
+use crate::ssh::{OutputChunk, OutputStream, SessionPool, SshError, SshTarget};
 use crate::store::clusters::nodes::NodeRecord as NodeRow;
 use crate::store::{now_ms, Store, StoreError};
 
@@ -197,6 +197,15 @@ impl Executor {
 
     pub fn providers(&self) -> &Providers {
         &self.inner.providers
+    }
+
+    /// How this process reaches `record`'s node: as its provider here says, or as the
+    /// record says when that provider does not run here.
+    async fn ssh_target(&self, record: &NodeRecord) -> Result<SshTarget, StepError> {
+        match self.inner.providers.get(&record.provider) {
+            Some(provider) => Ok(provider.ssh_target(record).await?),
+            None => Ok(record.ssh_target()),
+        }
     }
 
     /// Runs `task` to its end. Dropping the future stops the step (a running remote

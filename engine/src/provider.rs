@@ -22,7 +22,7 @@ pub use local::{LocalNodeState, LocalProvider, LOCAL_PROVIDER};
 pub use record::{NodeRecord, NodeSpec, ResourceLimits};
 pub use ssh_pool::{PoolNodeState, SshPoolProvider, SSH_POOL_PROVIDER};
 
-use crate::ssh::SessionPool;
+use crate::ssh::{SessionPool, SshTarget};
 
 /// What provider methods return: boxed so providers can be chosen at run time (`dyn`).
 pub type ProviderFuture<'a, T> =
@@ -53,4 +53,12 @@ pub trait NodeProvider: Send + Sync {
     /// running, restarting what it can. The returned record replaces the stored one (an
     /// address may change).
     fn adopt<'a>(&'a self, record: &'a NodeRecord) -> ProviderFuture<'a, NodeRecord>;
+
+    /// How this process connects to the node. A record names the client key file of the
+    /// process that made the node; a provider whose keys live in the store (the pool)
+    /// points this process at its own copy, so that a `corral worker` on another machine
+    /// reaches the same nodes.
+    fn ssh_target<'a>(&'a self, record: &'a NodeRecord) -> ProviderFuture<'a, SshTarget> {
+        Box::pin(std::future::ready(Ok(record.ssh_target())))
+    }
 }

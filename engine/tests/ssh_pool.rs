@@ -1,8 +1,8 @@
 //! The `ssh-pool` provider on both backends, against real sshd processes: hosts registered
 //! through the service (host keys pinned, Corral's client key authorized on them), a
 //! cluster built on them by the worker pool, check-outs shared by two providers over one
-//! database (two worker processes), retried creations, and a host whose key is not the
-//! registered one.
+//! database (two worker processes), steps on pool nodes from a worker on another machine,
+//! retried creations, and a host whose key is not the registered one.
 
 #![allow(clippy::unwrap_used)] // Tests fail loudly by design.
 
@@ -11,8 +11,10 @@ mod lab;
 
 use std::collections::BTreeSet;
 use std::io::Write;
+use std::sync::Arc;
 use std::time::Duration;
 
+use engine::execute::{Executor, ExecutorSettings, Providers};
 use engine::operations::ClusterChange;
 use engine::principal::Principal;
 use engine::provider::{NodeProvider, NodeRecord, NodeSpec, ProviderError, SshPoolProvider};
@@ -21,9 +23,11 @@ use engine::resources::ResourceFiles;
 use engine::service::{
     Caller, PageRequest, PoolHostRequest, PoolHostUpdate, PoolHostView, Service, ServiceError,
 };
+use engine::ssh::{PoolConfig, RunOptions, SessionPool};
 use engine::store::tenants::DEFAULT_TENANT_ID;
 use engine::store::users::Role;
 use engine::store::{now_ms, Backend, Store};
+use engine::worker::WorkerPool;
 use lab::Lab;
 
 const JOB_LIMIT: Duration = Duration::from_secs(60);
@@ -306,6 +310,80 @@ async fn two_workers_never_lend_one_host_twice(backend: Backend) {
     other_store.close().await;
 }
 
+async fn a_worker_on_another_machine_runs_steps_on_pool_nodes(backend: Backend) {
+    let mut lab = Lab::start(backend).await;
+    import_pooled_catalog(&lab.store).await;
+    let service = service(&lab.store);
+    for index in 1..=2 {
+        let machine = lab.pool_machine(&format!("machine-{index}")).await;
+        register(
+            &service,
+            &format!("host-{index}"),
+            &machine,
+            &machine.host_key.to_openssh(),
+        )
+        .await;
+    }
+    let (cluster, job) = lab.create_from("pooled", "lent", 2).await;
+    assert_eq!(lab.wait(&job, JOB_LIMIT).await, JobState::Succeeded);
+
+    // The first machine stops; the second shares only the database: its own key
+    // directory, its own connections, and none of the first one's key files.
+    lab.stop_workers().await;
+    let moved = lab.pool_keys_dir.with_extension("elsewhere");
+    std::fs::rename(&lab.pool_keys_dir, &moved).unwrap();
+    let other_store = Store::open(&lab.store_url()).await.unwrap();
+    let other = tempfile::tempdir().unwrap();
+    let other_keys = other.path().join("pool-keys");
+    let provider = Arc::new(SshPoolProvider::new(other_store.clone(), &other_keys).unwrap());
+    // The stored records name the first machine's key files; the pool connects with its
+    // own copy. (Its janitor would also rewrite the records when it starts, which does
+    // not help while both machines run.)
+    let connections = SessionPool::new(PoolConfig::default());
+    for node in lab.store.list_nodes(&cluster.id).await.unwrap() {
+        let record: NodeRecord =
+            serde_json::from_str(node.provider_json.as_deref().unwrap()).unwrap();
+        let target = provider.ssh_target(&record).await.unwrap();
+        let outcome = connections
+            .run(&target, "true", RunOptions::with_timeout(JOB_LIMIT))
+            .await
+            .unwrap();
+        assert!(outcome.exit.success());
+    }
+    let executor = Executor::new(
+        other_store.clone(),
+        Providers::new().with(provider),
+        Arc::new(SessionPool::new(PoolConfig::default())),
+        ResourceFiles::in_directory(other.path().join("resources")),
+        ExecutorSettings::default(),
+    );
+    let workers = WorkerPool::start(executor, lab.settings.clone());
+
+    let job = lab
+        .change(&cluster.id, ClusterChange::Restart { services: None })
+        .await;
+    workers.waker().notify_waiters();
+    assert_eq!(lab.wait(&job, JOB_LIMIT).await, JobState::Succeeded);
+    let keys_here = std::fs::read_dir(&other_keys).unwrap().count();
+    assert_eq!(
+        keys_here, 2,
+        "the second machine keeps its own copy of each key"
+    );
+
+    let job = lab.change(&cluster.id, ClusterChange::Delete).await;
+    workers.waker().notify_waiters();
+    assert_eq!(lab.wait(&job, JOB_LIMIT).await, JobState::Succeeded);
+    let listed = hosts(&service).await;
+    assert!(listed.iter().all(|host| host.state == "free"), "{listed:?}");
+    assert_eq!(
+        std::fs::read_dir(&other_keys).unwrap().count(),
+        0,
+        "returning the hosts removes this machine's key files"
+    );
+    workers.shutdown().await;
+    other_store.close().await;
+}
+
 async fn a_retried_create_gets_the_host_its_first_attempt_took(backend: Backend) {
     let mut lab = Lab::start(backend).await;
     import_pooled_catalog(&lab.store).await;
@@ -474,6 +552,7 @@ async fn registration_checks_every_field(backend: Backend) {
 engine::on_both_backends!(
     a_cluster_is_built_on_pool_hosts_and_returns_them,
     two_workers_never_lend_one_host_twice,
+    a_worker_on_another_machine_runs_steps_on_pool_nodes,
     a_retried_create_gets_the_host_its_first_attempt_took,
     a_host_whose_key_differs_from_the_registered_one_fails_clearly,
     registration_checks_every_field,

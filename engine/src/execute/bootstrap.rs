@@ -33,7 +33,7 @@ pub(super) async fn run(
     output: &mpsc::Sender<OutputChunk>,
 ) -> Result<StepOutcome, StepError> {
     let record = view.node_record()?;
-    let target = record.ssh_target();
+    let target = executor.ssh_target(&record).await?;
     let facts = serde_json::json!({
         "cluster_id": view.cluster.id,
         "cluster_name": view.cluster.name,

@@ -86,7 +86,7 @@ pub(super) async fn run(
     let timeout = field_str(spec, "timeout")
         .and_then(|seconds| seconds.trim().parse::<u64>().ok())
         .map_or(executor.inner.settings.step_timeout, Duration::from_secs);
-    let target = view.node_record()?.ssh_target();
+    let target = executor.ssh_target(&view.node_record()?).await?;
     let outcome = executor
         .inner
         .ssh

@@ -350,7 +350,7 @@ impl NodeProvider for LocalProvider {
         pool: &'a SessionPool,
         timeout: Duration,
     ) -> ProviderFuture<'a, ()> {
-        Box::pin(super::wait_for_ssh(record, pool, timeout))
+        Box::pin(async move { super::wait_for_ssh(&record.ssh_target(), pool, timeout).await })
     }
 
     fn delete<'a>(&'a self, record: &'a NodeRecord) -> ProviderFuture<'a, ()> {

@@ -6,7 +6,8 @@
 //! conditional UPDATE, a retried creation gets the host its node already holds, and
 //! re-adoption after a restart finds the host still checked out to its node. The client private key
 //! is written to a 0600 file under the provider's key directory when a node is made or
-//! adopted, because connections load keys from files. Delete returns the host without
+//! adopted, because connections load keys from files, and by any other process (a
+//! `corral worker` elsewhere) the first time it connects to the node. Delete returns the host without
 //! touching what runs on it: the pool's hosts are the administrator's, not Corral's.
 
 use std::io::Write;
@@ -16,7 +17,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::{NodeProvider, NodeRecord, NodeSpec, ProviderError, ProviderFuture};
-use crate::ssh::{HostKey, SessionPool};
+use crate::ssh::{ClientKey, HostKey, SessionPool, SshTarget};
 use crate::store::pool_hosts::PoolHost;
 use crate::store::{now_ms, Store, StoreError};
 
@@ -54,6 +55,29 @@ impl SshPoolProvider {
         }
     }
 
+    /// Where this process keeps the client key of pool host `host_id`.
+    fn key_path(&self, host_id: &str) -> PathBuf {
+        self.keys_dir.join(format!("{host_id}.key"))
+    }
+
+    /// The record's target with this process's copy of the host's client key, written
+    /// from the store first when this process has none (the node was made elsewhere).
+    async fn target(&self, record: &NodeRecord) -> Result<SshTarget, ProviderError> {
+        let state = Self::state_of(record)?;
+        let path = self.key_path(&state.host_id);
+        if !path.is_file() {
+            let client_key = self
+                .store
+                .pool_host_client_key(&state.host_id)
+                .await
+                .map_err(Self::store_error(&record.id))?;
+            write_private_file(&path, client_key.as_bytes())?;
+        }
+        let mut target = record.ssh_target();
+        target.client_key = ClientKey::at(path);
+        Ok(target)
+    }
+
     /// The record of `node` on `host`, with the host's client key written out.
     async fn record_for(&self, node: &str, host: &PoolHost) -> Result<NodeRecord, ProviderError> {
         let host_key =
@@ -66,7 +90,7 @@ impl SshPoolProvider {
             .pool_host_client_key(&host.id)
             .await
             .map_err(Self::store_error(node))?;
-        let client_key_path = self.keys_dir.join(format!("{}.key", host.id));
+        let client_key_path = self.key_path(&host.id);
         write_private_file(&client_key_path, client_key.as_bytes())?;
         Ok(NodeRecord {
             id: node.to_owned(),
@@ -185,16 +209,18 @@ impl SshPoolProvider {
     }
 
     async fn give_back(&self, record: &NodeRecord) -> Result<(), ProviderError> {
-        Self::state_of(record)?;
+        let state = Self::state_of(record)?;
         // The key file goes first: once the row is free another node may be lent the
-        // host and write the file again.
-        match std::fs::remove_file(&record.client_key_path) {
+        // host and write the file again. Only this process's copy: another machine's
+        // stays until that machine returns the host or is cleaned up.
+        let path = self.key_path(&state.host_id);
+        match std::fs::remove_file(&path) {
             Ok(()) => {}
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
             Err(source) => {
                 return Err(ProviderError::Io {
                     action: "cannot remove the pool key",
-                    path: record.client_key_path.clone(),
+                    path,
                     source,
                 })
             }
@@ -264,7 +290,10 @@ impl NodeProvider for SshPoolProvider {
         pool: &'a SessionPool,
         timeout: Duration,
     ) -> ProviderFuture<'a, ()> {
-        Box::pin(super::wait_for_ssh(record, pool, timeout))
+        Box::pin(async move {
+            let target = self.target(record).await?;
+            super::wait_for_ssh(&target, pool, timeout).await
+        })
     }
 
     fn delete<'a>(&'a self, record: &'a NodeRecord) -> ProviderFuture<'a, ()> {
@@ -273,5 +302,9 @@ impl NodeProvider for SshPoolProvider {
 
     fn adopt<'a>(&'a self, record: &'a NodeRecord) -> ProviderFuture<'a, NodeRecord> {
         Box::pin(self.readopt(record))
+    }
+
+    fn ssh_target<'a>(&'a self, record: &'a NodeRecord) -> ProviderFuture<'a, SshTarget> {
+        Box::pin(self.target(record))
     }
 }
