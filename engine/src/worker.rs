@@ -75,6 +75,8 @@ impl Default for WorkerSettings {
 #[derive(Debug)]
 pub struct WorkerPool {
     wake: Arc<Notify>,
+    /// Turns true once the janitor has re-adopted the nodes earlier processes made.
+    adopted: watch::Receiver<bool>,
     stop: watch::Sender<bool>,
     loops: JoinSet<()>,
     grace: Duration,
@@ -91,6 +93,7 @@ impl WorkerPool {
             std::process::id(),
             &uuid::Uuid::new_v4().simple().to_string()[..8]
         );
+        let (adopted_tx, adopted) = watch::channel(false);
         let mut loops = JoinSet::new();
         let claimer = Claimer {
             id: id.clone(),
@@ -99,6 +102,7 @@ impl WorkerPool {
             wake: wake.clone(),
             freed: Arc::new(Notify::new()),
             slots: Arc::new(Semaphore::new(settings.slots.max(1))),
+            adopted: adopted.clone(),
             stopped: stopped.clone(),
         };
         loops.spawn(claimer.run());
@@ -106,11 +110,13 @@ impl WorkerPool {
             executor,
             settings.janitor_every,
             wake.clone(),
+            adopted_tx,
             stopped,
         ));
         tracing::info!(slots = settings.slots, worker = %id, "worker pool started");
         Self {
             wake,
+            adopted,
             stop,
             loops,
             grace: settings.shutdown_grace,
@@ -120,6 +126,14 @@ impl WorkerPool {
     /// Wakes idle workers (call after submitting a job in this process).
     pub fn waker(&self) -> Arc<Notify> {
         self.wake.clone()
+    }
+
+    /// Waits until the pool has re-adopted the nodes earlier processes made, which it
+    /// does before it claims its first task.
+    pub async fn ready(&self) {
+        let mut adopted = self.adopted.clone();
+        // An error means the janitor is gone (the pool is stopping): nothing to wait for.
+        let _ = adopted.wait_for(|done| *done).await;
     }
 
     /// Stops claiming, lets running tasks finish for the grace period, then stops them
@@ -157,11 +171,20 @@ struct Claimer {
     /// Inside news: outcomes were recorded (slots free, successors may be ready).
     freed: Arc<Notify>,
     slots: Arc<Semaphore>,
+    adopted: watch::Receiver<bool>,
     stopped: watch::Receiver<bool>,
 }
 
 impl Claimer {
     async fn run(mut self) {
+        // Nothing runs before the nodes of earlier processes are re-adopted: a local
+        // node's sshd may need restarting (after a reboot), and a task claimed first
+        // would fail its attempt against it and wait out a retry.
+        let mut stopping = self.stopped.clone();
+        tokio::select! {
+            _ = self.adopted.wait_for(|done| *done) => {}
+            _ = stopping.wait_for(|stop| *stop) => return,
+        }
         let lease_ms = millis(self.settings.lease);
         let (finished, ends) = mpsc::unbounded_channel();
         let (events, event_writer) = EventWriter::start(self.executor.store().clone());

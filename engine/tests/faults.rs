@@ -1,6 +1,7 @@
-//! Fault test: a node's sshd (and its sessions) killed in the middle of a step. The
+//! Fault tests: a node's sshd (and its sessions) killed in the middle of a step (the
 //! step is retried per policy, then the job fails naming the node and the step; once
-//! the node is restored, retry-from-failure completes the job.
+//! the node is restored, retry-from-failure completes the job), and every node process
+//! gone while the server was down (the restarted pool brings the nodes back first).
 
 #![allow(clippy::unwrap_used)] // Tests fail loudly by design.
 
@@ -84,6 +85,43 @@ async fn a_node_lost_mid_step_fails_then_resumes(backend: Backend) {
     );
 }
 
+/// After a reboot (every node process gone, the server restarted), a restarted pool
+/// re-adopts the nodes, restarting their sshd, before it runs anything on them: a job
+/// submitted while no pool ran succeeds with one attempt per task.
+async fn a_restarted_pool_adopts_its_nodes_before_running_their_tasks(backend: Backend) {
+    let mut lab = Lab::start(backend).await;
+    let (cluster, job) = lab.create("rebooted", 2).await;
+    assert_eq!(lab.wait(&job, JOB_LIMIT).await, JobState::Succeeded);
+
+    lab.stop_workers().await;
+    assert!(LocalProvider::kill_everything_under(&lab.nodes_dir) > 0);
+    let job = lab
+        .change(&cluster.id, ClusterChange::Restart { services: None })
+        .await;
+    lab.restart_workers().await;
+    lab.wake();
+    assert_eq!(lab.wait(&job, JOB_LIMIT).await, JobState::Succeeded);
+    // Adoption stored each node's new sshd; every task started after the last of those.
+    let adopted_ms = lab
+        .store
+        .list_nodes(&cluster.id)
+        .await
+        .unwrap()
+        .iter()
+        .map(|node| node.updated_at_ms)
+        .max()
+        .unwrap();
+    for task in queue::job_tasks(&lab.store, &job).await.unwrap() {
+        let attempts = queue::task_attempts(&lab.store, &task.id).await.unwrap();
+        assert_eq!(attempts.len(), 1, "task {}: {attempts:?}", task.number.0);
+        assert!(
+            attempts[0].started_at_ms >= adopted_ms,
+            "task {} started before its node was adopted",
+            task.number.0
+        );
+    }
+}
+
 async fn wait_for_running_slow_step(lab: &Lab, job: &str) -> queue::TaskRecord {
     let started = Instant::now();
     loop {
@@ -102,4 +140,7 @@ async fn wait_for_running_slow_step(lab: &Lab, job: &str) -> queue::TaskRecord {
     }
 }
 
-engine::on_both_backends!(a_node_lost_mid_step_fails_then_resumes);
+engine::on_both_backends!(
+    a_node_lost_mid_step_fails_then_resumes,
+    a_restarted_pool_adopts_its_nodes_before_running_their_tasks,
+);

@@ -6,22 +6,28 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::StreamExt as _;
 use tokio::sync::{watch, Notify};
 
 use crate::execute::Executor;
 use crate::operations::{cluster_state, submit_change, ClusterChange, OperationError};
 use crate::provider::NodeRecord;
 use crate::queue::{self, SubmitOptions};
-use crate::store::clusters::nodes::NodeRecord as NodeRow;
+use crate::store::clusters::nodes::{Node, NodeRecord as NodeRow};
 use crate::store::{now_ms, Store};
+
+/// Nodes adopted concurrently when a pool starts.
+const ADOPTIONS_AT_ONCE: usize = 16;
 
 pub(super) async fn run(
     executor: Executor,
     every: Duration,
     wake: Arc<Notify>,
+    adopted: watch::Sender<bool>,
     mut stopped: watch::Receiver<bool>,
 ) {
     adopt_nodes(&executor).await;
+    adopted.send_replace(true);
     loop {
         tokio::select! {
             () = tokio::time::sleep(every) => {}
@@ -99,7 +105,8 @@ pub async fn delete_expired_clusters(store: &Store, now_ms: i64) -> Result<usize
 }
 
 /// Takes over every recorded node of a live cluster: checks it is there, restarts what
-/// it can (a local node's sshd after a reboot), and stores the refreshed record.
+/// it can (a local node's sshd after a reboot), and stores the refreshed record. Nodes
+/// are adopted [`ADOPTIONS_AT_ONCE`] at a time, since claiming waits for all of them.
 async fn adopt_nodes(executor: &Executor) {
     let store = executor.store();
     let nodes = match store.live_nodes().await {
@@ -109,41 +116,50 @@ async fn adopt_nodes(executor: &Executor) {
             return;
         }
     };
-    let mut adopted = 0;
-    for node in nodes {
-        let Some(record) = node
-            .provider_json
-            .as_deref()
-            .and_then(|json| serde_json::from_str::<NodeRecord>(json).ok())
-        else {
-            continue;
-        };
-        let Some(provider) = executor.providers().get(&record.provider) else {
-            continue;
-        };
-        match provider.adopt(&record).await {
-            Ok(fresh) => {
-                adopted += 1;
-                if fresh != record {
-                    let row = NodeRow {
-                        cluster_id: node.cluster_id.clone(),
-                        number: node.number,
-                        hostname: Some(fresh.host.clone()),
-                        hardwaretype: node.hardwaretype.clone(),
-                        imagetype: node.imagetype.clone(),
-                        services_json: node.services_json.clone(),
-                        provider_json: serde_json::to_string(&fresh).ok(),
-                        state: node.state.clone(),
-                    };
-                    if let Err(error) = store.save_node(&row, now_ms()).await {
-                        tracing::warn!(node = %record.id, %error, "saving an adopted node failed");
-                    }
-                }
-            }
-            Err(error) => tracing::warn!(node = %record.id, %error, "adopting a node failed"),
-        }
-    }
+    let adopted = futures::stream::iter(nodes)
+        .map(|node| adopt_node(executor, node))
+        .buffer_unordered(ADOPTIONS_AT_ONCE)
+        .filter(|adopted| std::future::ready(*adopted))
+        .count()
+        .await;
     if adopted > 0 {
         tracing::info!(nodes = adopted, "re-adopted nodes");
     }
+}
+
+/// Adopts one node; whether its provider took it over.
+async fn adopt_node(executor: &Executor, node: Node) -> bool {
+    let Some(record) = node
+        .provider_json
+        .as_deref()
+        .and_then(|json| serde_json::from_str::<NodeRecord>(json).ok())
+    else {
+        return false;
+    };
+    let Some(provider) = executor.providers().get(&record.provider) else {
+        return false;
+    };
+    let fresh = match provider.adopt(&record).await {
+        Ok(fresh) => fresh,
+        Err(error) => {
+            tracing::warn!(node = %record.id, %error, "adopting a node failed");
+            return false;
+        }
+    };
+    if fresh != record {
+        let row = NodeRow {
+            cluster_id: node.cluster_id,
+            number: node.number,
+            hostname: Some(fresh.host.clone()),
+            hardwaretype: node.hardwaretype,
+            imagetype: node.imagetype,
+            services_json: node.services_json,
+            provider_json: serde_json::to_string(&fresh).ok(),
+            state: node.state,
+        };
+        if let Err(error) = executor.store().save_node(&row, now_ms()).await {
+            tracing::warn!(node = %record.id, %error, "saving an adopted node failed");
+        }
+    }
+    true
 }

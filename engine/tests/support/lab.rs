@@ -35,6 +35,7 @@ pub struct Lab {
     pub settings: WorkerSettings,
     /// Where the lab's `ssh-pool` provider writes client keys.
     pub pool_keys_dir: PathBuf,
+    executor_settings: ExecutorSettings,
     _nodes: tempfile::TempDir,
     _pool_keys: tempfile::TempDir,
     _resources: tempfile::TempDir,
@@ -158,16 +159,14 @@ impl Lab {
             .tempdir()
             .unwrap();
         let nodes_dir = nodes.path().canonicalize().unwrap();
-        let provider = Arc::new(LocalProvider::new(&nodes_dir).unwrap());
         let pool_keys = tempfile::tempdir().unwrap();
         let pool_keys_dir = pool_keys.path().join("keys");
-        let ssh_pool = Arc::new(SshPoolProvider::new(store.clone(), &pool_keys_dir).unwrap());
-        let executor = Executor::new(
-            store.clone(),
-            Providers::new().with(provider).with(ssh_pool),
-            Arc::new(SessionPool::new(PoolConfig::default())),
+        let executor = executor(
+            &store,
+            &nodes_dir,
+            &pool_keys_dir,
             resources,
-            executor_settings,
+            executor_settings.clone(),
         );
         let pool = WorkerPool::start(executor.clone(), settings.clone());
         Self {
@@ -177,6 +176,7 @@ impl Lab {
             pool: Some(pool),
             settings,
             pool_keys_dir,
+            executor_settings,
             _nodes: nodes,
             _pool_keys: pool_keys,
             _resources: resources_dir,
@@ -314,6 +314,43 @@ impl Lab {
             pool.shutdown().await;
         }
     }
+
+    /// Stops the workers and starts them again as a restarted process would: a new
+    /// executor with no open connections, whose pool first re-adopts the nodes.
+    pub async fn restart_workers(&mut self) {
+        self.stop_workers().await;
+        self.executor = executor(
+            &self.store,
+            &self.nodes_dir,
+            &self.pool_keys_dir,
+            ResourceFiles::in_directory(self._resources.path()),
+            self.executor_settings.clone(),
+        );
+        self.pool = Some(WorkerPool::start(
+            self.executor.clone(),
+            self.settings.clone(),
+        ));
+    }
+}
+
+/// The lab's executor: a `local` provider under `nodes_dir`, an `ssh-pool` provider
+/// keeping keys in `pool_keys_dir`, and a session pool of its own.
+fn executor(
+    store: &Store,
+    nodes_dir: &std::path::Path,
+    pool_keys_dir: &std::path::Path,
+    resources: ResourceFiles,
+    settings: ExecutorSettings,
+) -> Executor {
+    let local = Arc::new(LocalProvider::new(nodes_dir).unwrap());
+    let ssh_pool = Arc::new(SshPoolProvider::new(store.clone(), pool_keys_dir).unwrap());
+    Executor::new(
+        store.clone(),
+        Providers::new().with(local).with(ssh_pool),
+        Arc::new(SessionPool::new(PoolConfig::default())),
+        resources,
+        settings,
+    )
 }
 
 /// Which catalog a lab's tenant starts with.
