@@ -1,10 +1,12 @@
 //! Plugin resources: scripts, archives and files a tenant uploads for its services'
 //! actions, every upload a new version, one version per name staged for nodes.
 //!
-//! Rows (`plugin_resources`) say what exists; the bytes live in a [`BlobStore`] (the
-//! local file system today), addressed by tenant, kind, name and version, written before
-//! the row so a row never points at nothing. Bootstrap copies the staged versions onto
-//! each node under `$HOME/corral/resources/<kind>/<name>`.
+//! Rows (`plugin_resources`) say what exists; the bytes live in the database too
+//! (`plugin_resource_blobs`, written in the same transaction as the row, so a row never
+//! points at nothing), because any process sharing the database may bootstrap a node.
+//! Each process keeps the bytes it has read in a [`BlobStore`] (a local directory),
+//! checked against the row's SHA-256 before use. Bootstrap copies the staged versions
+//! onto each node under `$HOME/corral/resources/<kind>/<name>`.
 
 use std::fmt;
 use std::path::PathBuf;
@@ -76,8 +78,16 @@ pub enum ResourceError {
         name: String,
         version: i64,
     },
-    #[error("resource store: {0}")]
-    Blob(#[from] std::io::Error),
+    #[error(
+        "{kind}/{name} version {version}: its bytes are neither in the database nor in this \
+         server's cache (it was uploaded to another server before they were kept in the \
+         database); upload it again and stage the new version"
+    )]
+    BytesMissing {
+        kind: ResourceKind,
+        name: String,
+        version: i64,
+    },
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -110,13 +120,13 @@ pub struct Upload<'a> {
     pub author_id: Option<&'a str>,
 }
 
-/// Where resource bytes are kept.
+/// Where a process caches resource bytes it has read from the database.
 pub trait BlobStore: Send + Sync {
     fn put(&self, key: &str, bytes: &[u8]) -> std::io::Result<()>;
     fn get(&self, key: &str) -> std::io::Result<Vec<u8>>;
 }
 
-/// Blobs as files under a directory (`<data dir>/resources`).
+/// Cached blobs as files under a directory (`<data dir>/resources`).
 #[derive(Debug, Clone)]
 pub struct DirectoryBlobs {
     root: PathBuf,
@@ -145,10 +155,10 @@ impl BlobStore for DirectoryBlobs {
     }
 }
 
-/// The resource rows plus their bytes.
+/// The resource rows plus their bytes, with this process's cache of the bytes.
 #[derive(Clone)]
 pub struct ResourceFiles {
-    blobs: Arc<dyn BlobStore>,
+    cache: Arc<dyn BlobStore>,
 }
 
 impl fmt::Debug for ResourceFiles {
@@ -173,11 +183,11 @@ fn from_row(row: &sqlx::any::AnyRow) -> Result<ResourceVersion, ResourceError> {
 }
 
 impl ResourceFiles {
-    pub fn new(blobs: Arc<dyn BlobStore>) -> Self {
-        Self { blobs }
+    pub fn new(cache: Arc<dyn BlobStore>) -> Self {
+        Self { cache }
     }
 
-    /// Resources in `<dir>` on the local file system.
+    /// Resources cached in `<dir>` on the local file system.
     pub fn in_directory(dir: impl Into<PathBuf>) -> Self {
         Self::new(Arc::new(DirectoryBlobs::new(dir)))
     }
@@ -221,7 +231,6 @@ impl ResourceFiles {
             staged: false,
             created_at_ms: now_ms,
         };
-        self.blobs.put(&blob_key(&resource), bytes)?;
         let inserted = sqlx::query(&format!(
             "INSERT INTO plugin_resources ({COLUMNS}, author_id) \
              VALUES ($1, $2, $3, $4, $5, $6, 0, $7, $8)"
@@ -239,7 +248,22 @@ impl ResourceFiles {
         crate::store::conflict_on_unique(inserted, || {
             format!("version {} of {kind}/{name}", resource.version)
         })?;
+        sqlx::query(
+            "INSERT INTO plugin_resource_blobs (tenant_id, kind, name, version, bytes) \
+             VALUES ($1, $2, $3, $4, $5)",
+        )
+        .bind(&resource.tenant_id)
+        .bind(kind.as_str())
+        .bind(&resource.name)
+        .bind(resource.version)
+        .bind(bytes)
+        .execute(&mut *tx)
+        .await?;
         tx.commit().await?;
+        // Only a cache: the transaction above is what makes the upload.
+        if let Err(error) = self.cache.put(&blob_key(&resource), bytes) {
+            tracing::warn!(%error, resource = %blob_key(&resource), "caching an upload failed");
+        }
         Ok(resource)
     }
 
@@ -321,8 +345,46 @@ impl ResourceFiles {
         .collect()
     }
 
-    pub fn read(&self, resource: &ResourceVersion) -> Result<Vec<u8>, ResourceError> {
-        Ok(self.blobs.get(&blob_key(resource))?)
+    /// The resource's bytes: from this process's cache when it holds them unchanged,
+    /// else from the database (and then cached). Resources uploaded before the database
+    /// kept bytes exist only in the cache directory of the process that took them.
+    pub async fn read(
+        &self,
+        store: &Store,
+        resource: &ResourceVersion,
+    ) -> Result<Vec<u8>, ResourceError> {
+        let key = blob_key(resource);
+        if let Ok(bytes) = self.cache.get(&key) {
+            if hex(&Sha256::digest(&bytes)) == resource.sha256 {
+                return Ok(bytes);
+            }
+        }
+        let bytes: Vec<u8> = sqlx::query_scalar(
+            "SELECT bytes FROM plugin_resource_blobs \
+             WHERE tenant_id = $1 AND kind = $2 AND name = $3 AND version = $4",
+        )
+        .bind(&resource.tenant_id)
+        .bind(resource.kind.as_str())
+        .bind(&resource.name)
+        .bind(resource.version)
+        .fetch_optional(store.pool())
+        .await?
+        .ok_or_else(|| ResourceError::BytesMissing {
+            kind: resource.kind,
+            name: resource.name.clone(),
+            version: resource.version,
+        })?;
+        if hex(&Sha256::digest(&bytes)) != resource.sha256 {
+            return Err(ResourceError::BytesMissing {
+                kind: resource.kind,
+                name: resource.name.clone(),
+                version: resource.version,
+            });
+        }
+        if let Err(error) = self.cache.put(&key, &bytes) {
+            tracing::warn!(%error, resource = %key, "caching a resource failed");
+        }
+        Ok(bytes)
     }
 }
 

@@ -229,7 +229,7 @@ impl From<ResourceError> for ServiceError {
                 name,
                 version,
             } => ServiceError::NotFound(format!("{kind}/{name} version {version}")),
-            ResourceError::Blob(_) => ServiceError::internal(error),
+            ResourceError::BytesMissing { .. } => ServiceError::Conflict(error.to_string()),
             other => ServiceError::invalid(other.to_string()),
         }
     }

@@ -62,7 +62,8 @@ pub(super) async fn run(
         let bytes = executor
             .inner
             .resources
-            .read(resource)
+            .read(store, resource)
+            .await
             .map_err(|error| StepError::Setup(error.to_string()))?;
         upload(executor, view, &target, resource, &bytes).await?;
         copied.push(format!(

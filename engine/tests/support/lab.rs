@@ -335,7 +335,7 @@ impl Lab {
 
 /// The lab's executor: a `local` provider under `nodes_dir`, an `ssh-pool` provider
 /// keeping keys in `pool_keys_dir`, and a session pool of its own.
-fn executor(
+pub fn executor(
     store: &Store,
     nodes_dir: &std::path::Path,
     pool_keys_dir: &std::path::Path,

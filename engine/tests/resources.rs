@@ -1,0 +1,66 @@
+//! Plugin resources reach nodes from any process sharing the database: a worker whose
+//! cache has never seen a resource, or holds a damaged copy, bootstraps nodes with the
+//! bytes kept in the database, and caches them.
+
+#![allow(clippy::unwrap_used)] // Tests fail loudly by design.
+
+#[path = "support/lab.rs"]
+mod lab;
+
+use std::time::Duration;
+
+use engine::execute::{node_id, ExecutorSettings};
+use engine::queue::JobState;
+use engine::resources::ResourceFiles;
+use engine::store::tenants::DEFAULT_TENANT_ID;
+use engine::store::Backend;
+use engine::worker::WorkerPool;
+use lab::Lab;
+
+const JOB_LIMIT: Duration = Duration::from_secs(60);
+
+async fn a_worker_elsewhere_bootstraps_nodes_from_the_database(backend: Backend) {
+    let mut lab = Lab::start(backend).await;
+    lab.stop_workers().await;
+    // Another machine: a cache directory of its own, holding a damaged copy of the
+    // lab's staged script (version 1 of scripts/web.sh).
+    let cache = tempfile::tempdir().unwrap();
+    let cached = cache
+        .path()
+        .join(format!("{DEFAULT_TENANT_ID}/scripts/web.sh/1"));
+    std::fs::create_dir_all(cached.parent().unwrap()).unwrap();
+    std::fs::write(&cached, "#!/bin/sh\nexit 42\n").unwrap();
+    let executor = lab::executor(
+        &lab.store,
+        &lab.nodes_dir,
+        &lab.pool_keys_dir,
+        ResourceFiles::in_directory(cache.path()),
+        ExecutorSettings::default(),
+    );
+    lab.pool = Some(WorkerPool::start(executor, lab.settings.clone()));
+
+    // The lifecycle template's web service runs that script; the create succeeds only
+    // if the node got the uploaded bytes.
+    let (cluster, job) = lab.create("elsewhere", 2).await;
+    assert_eq!(lab.wait(&job, JOB_LIMIT).await, JobState::Succeeded);
+    let uploaded = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../testdata/lifecycle/web.sh"
+    ))
+    .unwrap();
+    for node in lab.store.list_nodes(&cluster.id).await.unwrap() {
+        let number = u32::try_from(node.number).unwrap();
+        let on_node = lab
+            .nodes_dir
+            .join(node_id(&cluster.id, number))
+            .join("home/corral/resources/scripts/web.sh");
+        assert_eq!(std::fs::read(on_node).unwrap(), uploaded);
+    }
+    assert_eq!(
+        std::fs::read(&cached).unwrap(),
+        uploaded,
+        "the damaged cache entry was replaced"
+    );
+}
+
+engine::on_both_backends!(a_worker_elsewhere_bootstraps_nodes_from_the_database);
