@@ -63,6 +63,9 @@ pub struct JobRow {
     pub started_at_ms: Option<i64>,
     pub finished_at_ms: Option<i64>,
     pub error: Option<String>,
+    /// A forced delete: failed stop and remove steps are passed over.
+    #[serde(default)]
+    pub forced: bool,
 }
 
 impl JobRow {

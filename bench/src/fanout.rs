@@ -155,7 +155,7 @@ async fn fanout(base: &Path, nodes: usize) -> Result<String, BenchError> {
     let job = submit_change(
         &store,
         &cluster_id,
-        &ClusterChange::Delete,
+        &ClusterChange::Delete { force: false },
         None,
         SubmitOptions::default(),
         now_ms(),

@@ -34,7 +34,9 @@ before(async () => {
   const busy = await Api.signIn(corral.url, BUSY.username, BUSY.password);
   // Made before the tests start, so deleting it at the end never races its creation.
   const kept = await busy.post('/api/v1/clusters', { name: 'keep', template: 'kv-cluster', size: 1 });
-  await waitForJob(busy, kept.job_id);
+  // The seeded tenant got the default tenant's scripts along with its catalog.
+  const keptJob = await waitForJob(busy, kept.job_id);
+  if (keptJob.state !== 'succeeded') throw new Error(`creating keep: ${JSON.stringify(keptJob)}`);
   browser = await launchBrowser();
 });
 

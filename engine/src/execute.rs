@@ -221,6 +221,9 @@ impl Executor {
             Action::Confirm => self.confirm(&view).await,
             Action::Bootstrap => bootstrap::run(self, &view, output).await,
             Action::Delete => self.delete(&view, output).await,
+            Action::Stop | Action::Remove if view.forced => {
+                forced_teardown(shell::run(self, &view, task, output).await, output).await
+            }
             Action::Install
             | Action::Configure
             | Action::Initialize
@@ -317,6 +320,28 @@ impl Executor {
 }
 
 /// A line of Corral's own in the task's output (as stderr, so it stands out).
+/// A teardown step of a forced delete: a failure of the step itself (it ran and
+/// failed, or could not reach its node) is reported and passed over, so the node's
+/// delete still runs. A store error is not the step's: the task is tried again.
+async fn forced_teardown(
+    result: Result<StepOutcome, StepError>,
+    output: &mpsc::Sender<OutputChunk>,
+) -> Result<StepOutcome, StepError> {
+    let exit_code = match &result {
+        Err(StepError::Failed { exit_code, .. }) => *exit_code,
+        Err(StepError::Ssh(_) | StepError::Provider(_) | StepError::Setup(_)) => None,
+        Ok(_) | Err(StepError::Store(_) | StepError::NotReady(_)) => return result,
+    };
+    if let Err(error) = &result {
+        note(
+            output,
+            &format!("{error}\npassed over: this delete is forced\n"),
+        )
+        .await;
+    }
+    Ok(StepOutcome { exit_code })
+}
+
 async fn note(output: &mpsc::Sender<OutputChunk>, text: &str) {
     let _ = output
         .send(OutputChunk {

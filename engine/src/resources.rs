@@ -309,6 +309,44 @@ impl ResourceFiles {
         Ok(())
     }
 
+    /// Gives tenant `to` the staged version of each of tenant `from`'s resources (same
+    /// version numbers, staged), so a catalog copied from `from` finds its scripts;
+    /// returns how many. Meant for a tenant that has no resources yet.
+    pub async fn copy_staged(
+        &self,
+        store: &Store,
+        from: &str,
+        to: &str,
+        now_ms: i64,
+    ) -> Result<u64, ResourceError> {
+        let (_turn, mut tx) = store.begin_write().await?;
+        let copied = sqlx::query(
+            "INSERT INTO plugin_resources (tenant_id, kind, name, version, sha256, size_bytes, \
+             staged, author_id, created_at_ms) \
+             SELECT $2, kind, name, version, sha256, size_bytes, 1, NULL, $3 \
+             FROM plugin_resources WHERE tenant_id = $1 AND staged = 1",
+        )
+        .bind(from)
+        .bind(to)
+        .bind(now_ms)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        sqlx::query(
+            "INSERT INTO plugin_resource_blobs (tenant_id, kind, name, version, bytes) \
+             SELECT $2, b.kind, b.name, b.version, b.bytes FROM plugin_resource_blobs b \
+             JOIN plugin_resources r ON r.tenant_id = b.tenant_id AND r.kind = b.kind \
+               AND r.name = b.name AND r.version = b.version \
+             WHERE r.tenant_id = $1 AND r.staged = 1",
+        )
+        .bind(from)
+        .bind(to)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(copied)
+    }
+
     /// Every version of every resource of the tenant.
     pub async fn list(
         &self,

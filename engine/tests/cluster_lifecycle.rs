@@ -95,7 +95,9 @@ async fn five_node_cluster_lives_and_dies(backend: Backend) {
     assert!(!lab.live_processes().is_empty());
 
     // Delete: every node process and service process is gone.
-    let job = lab.change(&cluster.id, ClusterChange::Delete).await;
+    let job = lab
+        .change(&cluster.id, ClusterChange::Delete { force: false })
+        .await;
     assert_eq!(lab.wait(&job, JOB_LIMIT).await, JobState::Succeeded);
     let cluster = lab.store.cluster(&cluster.id).await.unwrap();
     assert_eq!(cluster.state, cluster_state::DELETED);

@@ -62,7 +62,10 @@ async fn build(lab: &Lab, template: &str, sizes: &[u32]) -> Vec<Cluster> {
 async fn tear_down(lab: &Lab, clusters: &[Cluster]) {
     let mut jobs = Vec::new();
     for cluster in clusters {
-        jobs.push(lab.change(&cluster.id, ClusterChange::Delete).await);
+        jobs.push(
+            lab.change(&cluster.id, ClusterChange::Delete { force: false })
+                .await,
+        );
     }
     for job in jobs {
         assert_eq!(lab.wait(&job, JOB_LIMIT).await, JobState::Succeeded);

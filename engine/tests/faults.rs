@@ -1,7 +1,8 @@
 //! Fault tests: a node's sshd (and its sessions) killed in the middle of a step (the
 //! step is retried per policy, then the job fails naming the node and the step; once
 //! the node is restored, retry-from-failure completes the job), and every node process
-//! gone while the server was down (the restarted pool brings the nodes back first).
+//! gone while the server was down (the restarted pool brings the nodes back first), and a
+//! node gone for good (only a forced delete gets rid of its cluster).
 
 #![allow(clippy::unwrap_used)] // Tests fail loudly by design.
 
@@ -122,6 +123,47 @@ async fn a_restarted_pool_adopts_its_nodes_before_running_their_tasks(backend: B
     }
 }
 
+/// A node gone for good: the delete fails at its stop step (it cannot reach the node),
+/// and a forced delete reports that step, passes over it, and deletes every node.
+async fn a_forced_delete_passes_over_steps_that_cannot_run(backend: Backend) {
+    let lab = Lab::start(backend).await;
+    let (cluster, job) = lab.create("doomed", 2).await;
+    assert_eq!(lab.wait(&job, JOB_LIMIT).await, JobState::Succeeded);
+    let lost = lab.nodes_dir.join(node_id(&cluster.id, 1000));
+    assert!(LocalProvider::kill_everything_under(&lost) > 0);
+
+    let job = lab
+        .change(&cluster.id, ClusterChange::Delete { force: false })
+        .await;
+    assert_eq!(lab.wait(&job, JOB_LIMIT).await, JobState::Failed);
+    assert_eq!(
+        lab.store.cluster(&cluster.id).await.unwrap().state,
+        cluster_state::FAILED
+    );
+    assert!(
+        !lab.live_processes().is_empty(),
+        "the other node still runs"
+    );
+
+    let job = lab
+        .change(&cluster.id, ClusterChange::Delete { force: true })
+        .await;
+    assert_eq!(lab.wait(&job, JOB_LIMIT).await, JobState::Succeeded);
+    assert!(queue::job(&lab.store, &job).await.unwrap().forced);
+    assert_eq!(
+        lab.store.cluster(&cluster.id).await.unwrap().state,
+        cluster_state::DELETED
+    );
+    assert_eq!(lab.live_processes(), Vec::<i32>::new());
+    let passed_over = queue::events_after(&lab.store, &job, 0, 10_000)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|event| event.data.contains("passed over: this delete is forced"))
+        .count();
+    assert!(passed_over > 0, "the passed-over steps are reported");
+}
+
 async fn wait_for_running_slow_step(lab: &Lab, job: &str) -> queue::TaskRecord {
     let started = Instant::now();
     loop {
@@ -143,4 +185,5 @@ async fn wait_for_running_slow_step(lab: &Lab, job: &str) -> queue::TaskRecord {
 engine::on_both_backends!(
     a_node_lost_mid_step_fails_then_resumes,
     a_restarted_pool_adopts_its_nodes_before_running_their_tasks,
+    a_forced_delete_passes_over_steps_that_cannot_run,
 );

@@ -1035,6 +1035,7 @@ async fn batch_completion_moves_jobs_and_their_clusters(backend: Backend) {
         from_layout_json: None,
         to_layout_json: Some(r#"{"nodes":2}"#.into()),
         requested_by: None,
+        forced: false,
     };
     let with_effects = |succeeded: &str| SubmitOptions {
         effects: Some(effects(succeeded)),

@@ -1,6 +1,7 @@
-//! Plugin resources reach nodes from any process sharing the database: a worker whose
+//! Plugin resources reach nodes from any process sharing the database (a worker whose
 //! cache has never seen a resource, or holds a damaged copy, bootstraps nodes with the
-//! bytes kept in the database, and caches them.
+//! bytes kept in the database, and caches them), and come along when a tenant is seeded
+//! with another tenant's catalog.
 
 #![allow(clippy::unwrap_used)] // Tests fail loudly by design.
 
@@ -10,9 +11,12 @@ mod lab;
 use std::time::Duration;
 
 use engine::execute::{node_id, ExecutorSettings};
+use engine::principal::Principal;
 use engine::queue::JobState;
 use engine::resources::ResourceFiles;
+use engine::service::{Caller, Service, TenantRequest};
 use engine::store::tenants::DEFAULT_TENANT_ID;
+use engine::store::users::Role;
 use engine::store::Backend;
 use engine::worker::WorkerPool;
 use lab::Lab;
@@ -63,4 +67,58 @@ async fn a_worker_elsewhere_bootstraps_nodes_from_the_database(backend: Backend)
     );
 }
 
-engine::on_both_backends!(a_worker_elsewhere_bootstraps_nodes_from_the_database);
+/// A tenant seeded with another's catalog also gets that tenant's staged scripts, so its
+/// clusters build: the copied `lifecycle` template runs `web.sh`.
+async fn a_seeded_tenant_gets_the_staged_scripts_its_catalog_runs(backend: Backend) {
+    let lab = Lab::start(backend).await;
+    let cache = tempfile::tempdir().unwrap();
+    let resources = ResourceFiles::in_directory(cache.path());
+    let service = Service::new(lab.store.clone(), resources.clone());
+    let superadmin = Caller::new(
+        Principal {
+            user_id: "root-1".to_owned(),
+            username: "root".to_owned(),
+            tenant_id: DEFAULT_TENANT_ID.to_owned(),
+            role: Role::Superadmin,
+        },
+        None,
+    );
+    let source = lab.store.tenant(DEFAULT_TENANT_ID).await.unwrap();
+    let tenant = service
+        .create_tenant(
+            &superadmin,
+            &TenantRequest {
+                name: "copycat".to_owned(),
+                max_clusters: None,
+                max_nodes: None,
+                seed_catalog_from: Some(source.name),
+            },
+        )
+        .await
+        .unwrap();
+    let staged = resources.staged(&lab.store, &tenant.id).await.unwrap();
+    assert_eq!(staged.len(), 1, "{staged:?}");
+    assert_eq!((staged[0].name.as_str(), staged[0].version), ("web.sh", 1));
+    let uploaded = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../testdata/lifecycle/web.sh"
+    ))
+    .unwrap();
+    assert_eq!(
+        resources.read(&lab.store, &staged[0]).await.unwrap(),
+        uploaded
+    );
+
+    let (cluster, job) = lab.create_in(&tenant.id, "lifecycle", "copied", 2).await;
+    assert_eq!(
+        lab.wait(&job, JOB_LIMIT).await,
+        JobState::Succeeded,
+        "{}",
+        cluster.id
+    );
+}
+
+engine::on_both_backends!(
+    a_worker_elsewhere_bootstraps_nodes_from_the_database,
+    a_seeded_tenant_gets_the_staged_scripts_its_catalog_runs,
+);

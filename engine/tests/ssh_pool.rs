@@ -212,7 +212,9 @@ async fn a_cluster_is_built_on_pool_hosts_and_returns_them(backend: Backend) {
     let error = provider.adopt(&stolen).await.unwrap_err();
     assert!(matches!(error, ProviderError::HostInUse { .. }), "{error}");
 
-    let job = lab.change(&cluster.id, ClusterChange::Delete).await;
+    let job = lab
+        .change(&cluster.id, ClusterChange::Delete { force: false })
+        .await;
     assert_eq!(lab.wait(&job, JOB_LIMIT).await, JobState::Succeeded);
     let listed = hosts(&service).await;
     assert!(listed.iter().all(|host| host.state == "free"), "{listed:?}");
@@ -370,7 +372,9 @@ async fn a_worker_on_another_machine_runs_steps_on_pool_nodes(backend: Backend) 
         "the second machine keeps its own copy of each key"
     );
 
-    let job = lab.change(&cluster.id, ClusterChange::Delete).await;
+    let job = lab
+        .change(&cluster.id, ClusterChange::Delete { force: false })
+        .await;
     workers.waker().notify_waiters();
     assert_eq!(lab.wait(&job, JOB_LIMIT).await, JobState::Succeeded);
     let listed = hosts(&service).await;
@@ -434,7 +438,9 @@ async fn a_retried_create_gets_the_host_its_first_attempt_took(backend: Backend)
         .collect();
     assert_eq!(states, [("host-1", "free"), ("host-2", "checked-out")]);
 
-    let job = lab.change(&cluster.id, ClusterChange::Delete).await;
+    let job = lab
+        .change(&cluster.id, ClusterChange::Delete { force: false })
+        .await;
     assert_eq!(lab.wait(&job, JOB_LIMIT).await, JobState::Succeeded);
     assert!(hosts(&service)
         .await

@@ -137,7 +137,7 @@ async fn killed_server_loses_no_task(backend: Backend) {
     let delete = submit_change(
         &store,
         &cluster.id,
-        &ClusterChange::Delete,
+        &ClusterChange::Delete { force: false },
         None,
         SubmitOptions::default(),
         now_ms(),

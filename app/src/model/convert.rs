@@ -59,6 +59,7 @@ impl From<JobView> for JobRow {
             started_at_ms: job.started_at_ms,
             finished_at_ms: job.finished_at_ms,
             error: job.error,
+            forced: job.forced,
         }
     }
 }

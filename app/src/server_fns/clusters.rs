@@ -26,6 +26,10 @@ pub struct ChangeForm {
     /// Reconfigure: JSON object merged over the cluster's config.
     #[serde(default)]
     pub config: Option<String>,
+    /// Delete: pass over stop and remove steps that fail (a checkbox: present when
+    /// ticked, whatever its value).
+    #[serde(default)]
+    pub force: Option<String>,
 }
 
 /// A create request as the create form names it; empty choices mean the

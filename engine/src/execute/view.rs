@@ -19,7 +19,7 @@ use crate::queue::ClaimedTask;
 use crate::store::clusters::StepCluster;
 use crate::store::{Store, StoreError};
 pub(crate) use cache::ViewCache;
-use cache::{JobLayouts, NodeRows};
+use cache::{JobPlan, NodeRows};
 
 /// The provider's id for a cluster node: stable across retries and processes.
 pub fn node_id(cluster_id: &str, number: u32) -> String {
@@ -37,6 +37,8 @@ pub(crate) struct TaskView {
     pub nodes: NodeRows,
     pub node: u32,
     pub job_id: String,
+    /// The job is a forced delete: a failed teardown step does not stop it.
+    pub forced: bool,
 }
 
 impl TaskView {
@@ -60,7 +62,7 @@ impl TaskView {
             })
             .await?;
         let layouts = cache
-            .layouts(&task.job_id, || job_layouts(store, &task.job_id))
+            .job_plan(&task.job_id, || job_plan(store, &task.job_id))
             .await?;
         let has_node = |layout: &Option<Arc<Layout>>| {
             layout
@@ -99,6 +101,7 @@ impl TaskView {
             nodes,
             node: task.node,
             job_id: task.job_id.clone(),
+            forced: layouts.forced,
         })
     }
 
@@ -226,18 +229,20 @@ impl TaskView {
     }
 }
 
-/// The layouts `job_id` was submitted with (they never change afterwards).
-async fn job_layouts(store: &Store, job_id: &str) -> Result<JobLayouts, StepError> {
-    let row = sqlx::query("SELECT from_layout_json, to_layout_json FROM jobs WHERE id = $1")
-        .bind(job_id)
-        .fetch_optional(store.pool())
-        .await
-        .map_err(StoreError::from)?
-        .ok_or_else(|| StoreError::NotFound(format!("job {job_id}")))?;
-    Ok(JobLayouts {
+/// What `job_id` was submitted with (it never changes afterwards).
+async fn job_plan(store: &Store, job_id: &str) -> Result<JobPlan, StepError> {
+    let row =
+        sqlx::query("SELECT from_layout_json, to_layout_json, forced FROM jobs WHERE id = $1")
+            .bind(job_id)
+            .fetch_optional(store.pool())
+            .await
+            .map_err(StoreError::from)?
+            .ok_or_else(|| StoreError::NotFound(format!("job {job_id}")))?;
+    Ok(JobPlan {
         from: parse_layout(row.try_get("from_layout_json").map_err(StoreError::from)?)?
             .map(Arc::new),
         to: parse_layout(row.try_get("to_layout_json").map_err(StoreError::from)?)?.map(Arc::new),
+        forced: row.try_get::<i64, _>("forced").map_err(StoreError::from)? != 0,
     })
 }
 

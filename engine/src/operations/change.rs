@@ -23,13 +23,9 @@ use crate::store::{Store, StoreError};
 #[derive(Debug, Clone, PartialEq)]
 pub enum ClusterChange {
     /// Services (or aliases) to add; they go onto existing nodes where the template allows.
-    AddServices {
-        services: Vec<String>,
-    },
+    AddServices { services: Vec<String> },
     /// Nodes to add, with the cluster's current services laid out by the solver.
-    AddNodes {
-        count: u32,
-    },
+    AddNodes { count: u32 },
     /// Re-run bootstrap and configure everywhere (after merging `config`), optionally
     /// restarting each service around its configure.
     Reconfigure {
@@ -46,10 +42,11 @@ pub enum ClusterChange {
         services: Option<BTreeSet<ServiceName>>,
     },
     /// Undo what a failed or cancelled job of this cluster did.
-    Rollback {
-        job_id: String,
-    },
-    Delete,
+    Rollback { job_id: String },
+    /// Stop and remove every service, then delete every node. A forced delete reports
+    /// a failed stop or remove step and goes on, so that the nodes are deleted even when
+    /// a service cannot be stopped (a broken script, a node that is gone).
+    Delete { force: bool },
 }
 
 impl ClusterChange {
@@ -62,7 +59,8 @@ impl ClusterChange {
             ClusterChange::Stop { .. } => "stop",
             ClusterChange::Restart { .. } => "restart",
             ClusterChange::Rollback { .. } => "rollback",
-            ClusterChange::Delete => "delete",
+            // A forced delete is a delete (its job says it is forced).
+            ClusterChange::Delete { .. } => "delete",
         }
     }
 }
@@ -228,7 +226,7 @@ pub async fn preview_change(
             );
             (to, from, Operation::Rollback { failed, completed })
         }
-        ClusterChange::Delete => {
+        ClusterChange::Delete { .. } => {
             // After a failed job, nodes of its target layout may exist: take them all down.
             let from = match last {
                 Some(LastJob {
@@ -279,7 +277,7 @@ pub async fn submit_change(
 ) -> Result<String, OperationError> {
     let cluster = store.cluster(cluster_id).await?;
     let plan = preview_change(store, &cluster, change).await?;
-    let deleting = matches!(change, ClusterChange::Delete);
+    let deleting = matches!(change, ClusterChange::Delete { .. });
     let options = SubmitOptions {
         effects: Some(ClusterEffects {
             running: if deleting {
@@ -298,6 +296,7 @@ pub async fn submit_change(
             from_layout_json: Some(layout_json(&plan.preview.from)),
             to_layout_json: Some(layout_json(&plan.preview.to)),
             requested_by: requested_by.map(str::to_owned),
+            forced: matches!(change, ClusterChange::Delete { force: true }),
         }),
         non_idempotent_steps: non_idempotent_steps(&plan.snapshot),
         ..options
@@ -331,7 +330,7 @@ pub async fn submit_change(
         cluster_state::FAILED
             if !matches!(
                 change,
-                ClusterChange::Delete | ClusterChange::Rollback { .. }
+                ClusterChange::Delete { .. } | ClusterChange::Rollback { .. }
             ) =>
         {
             return Err(busy(

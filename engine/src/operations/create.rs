@@ -151,6 +151,7 @@ pub async fn create_cluster(
             from_layout_json: Some(layout_json(&plan.preview.from)),
             to_layout_json: Some(layout_json(&plan.preview.to)),
             requested_by: request.owner_id.clone(),
+            forced: false,
         }),
         non_idempotent_steps: super::change::non_idempotent_steps(&plan.snapshot),
         ..options

@@ -20,6 +20,9 @@ pub struct ClusterEffects {
     pub to_layout_json: Option<String>,
     /// The user who asked for the job.
     pub requested_by: Option<String>,
+    /// A forced delete: teardown steps (service stop and remove) that fail are reported
+    /// and passed over, so that the nodes are deleted anyway.
+    pub forced: bool,
 }
 
 /// Moves the job's cluster along with the job entering `state`; jobs without effects

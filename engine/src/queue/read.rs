@@ -25,6 +25,8 @@ pub struct Job {
     pub started_at_ms: Option<i64>,
     pub finished_at_ms: Option<i64>,
     pub error: Option<String>,
+    /// A forced delete (see [`crate::queue::ClusterEffects::forced`]).
+    pub forced: bool,
 }
 
 /// A task row as stored.
@@ -49,7 +51,7 @@ pub struct TaskRecord {
 }
 
 const JOB_COLUMNS: &str = "id, tenant_id, cluster_id, operation, state, tasks_total, \
-     tasks_succeeded, created_at_ms, started_at_ms, finished_at_ms, error";
+     tasks_succeeded, created_at_ms, started_at_ms, finished_at_ms, error, forced";
 
 fn job_from_row(row: &sqlx::any::AnyRow) -> Result<Job, QueueError> {
     Ok(Job {
@@ -64,6 +66,7 @@ fn job_from_row(row: &sqlx::any::AnyRow) -> Result<Job, QueueError> {
         started_at_ms: row.try_get("started_at_ms")?,
         finished_at_ms: row.try_get("finished_at_ms")?,
         error: row.try_get("error")?,
+        forced: row.try_get::<i64, _>("forced")? != 0,
     })
 }
 

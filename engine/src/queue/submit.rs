@@ -160,7 +160,7 @@ pub async fn submit_in(
         sqlx::query(
             "UPDATE jobs SET cluster_state_running = $2, cluster_state_succeeded = $3, \
              cluster_state_failed = $4, from_layout_json = $5, to_layout_json = $6, \
-             requested_by = $7 WHERE id = $1",
+             requested_by = $7, forced = $8 WHERE id = $1",
         )
         .bind(&job_id)
         .bind(&effects.running)
@@ -169,6 +169,7 @@ pub async fn submit_in(
         .bind(&effects.from_layout_json)
         .bind(&effects.to_layout_json)
         .bind(&effects.requested_by)
+        .bind(i64::from(effects.forced))
         .execute(&mut **tx)
         .await?;
         super::effects::apply(tx, &job_id, state, now_ms).await?;

@@ -362,10 +362,13 @@ impl Service {
         self.submit(caller, cluster, &change).await
     }
 
+    /// Deletes the cluster; `force` passes over teardown steps that fail (see
+    /// [`ClusterChange::Delete`]).
     pub async fn delete_cluster(
         &self,
         caller: &Caller,
         id: &str,
+        force: bool,
     ) -> Result<SubmittedJob, ServiceError> {
         let cluster = self.visible_cluster(caller, id).await?;
         if cluster.state == cluster_state::DELETING {
@@ -381,7 +384,8 @@ impl Service {
                 });
             }
         }
-        self.submit(caller, cluster, &ClusterChange::Delete).await
+        self.submit(caller, cluster, &ClusterChange::Delete { force })
+            .await
     }
 
     /// Sets the lease to end `seconds` from now.
@@ -450,7 +454,10 @@ impl Service {
         )
         .await?;
         self.wake_workers();
-        let action = format!("cluster.{}", change.name().replace(' ', "-"));
+        let action = match change {
+            ClusterChange::Delete { force: true } => "cluster.force-delete".to_owned(),
+            _ => format!("cluster.{}", change.name().replace(' ', "-")),
+        };
         self.audit(
             caller,
             AuditRecord::new(&cluster.tenant_id, &action, "cluster", &cluster.name),

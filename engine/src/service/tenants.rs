@@ -1,5 +1,6 @@
 //! Tenants: superadmins create them (optionally seeded with a copy of another
-//! tenant's catalog) and set their quotas; everyone else sees only their own.
+//! tenant's catalog and its staged plugin resources) and set their quotas; everyone
+//! else sees only their own.
 
 use serde::Deserialize;
 use utoipa::ToSchema;
@@ -18,7 +19,8 @@ pub struct TenantRequest {
     pub max_clusters: Option<i64>,
     #[serde(default)]
     pub max_nodes: Option<i64>,
-    /// Name of a tenant whose current catalog the new tenant starts with.
+    /// Name of a tenant whose current catalog (and the staged versions of its plugin
+    /// resources) the new tenant starts with.
     #[serde(default)]
     pub seed_catalog_from: Option<String>,
 }
@@ -102,7 +104,7 @@ impl Service {
                 if report.has_errors() {
                     return Err(crate::catalog::CatalogError::Invalid(report).into());
                 }
-                Some(catalog)
+                Some((source.id, catalog))
             }
             None => None,
         };
@@ -114,7 +116,7 @@ impl Service {
                 max_nodes: request.max_nodes,
             })
             .await?;
-        if let Some(catalog) = seed {
+        if let Some((source_id, catalog)) = seed {
             crate::catalog::import(
                 &self.store,
                 &tenant.id,
@@ -123,6 +125,11 @@ impl Service {
                 now_ms(),
             )
             .await?;
+            // The catalog's scripts come along: without them every step naming one
+            // would fail on the node with "not on this node".
+            self.resources
+                .copy_staged(&self.store, &source_id, &tenant.id, now_ms())
+                .await?;
         }
         self.audit(
             caller,

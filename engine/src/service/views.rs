@@ -199,6 +199,8 @@ pub struct JobView {
     pub finished_at_ms: Option<i64>,
     /// For a failed job: which step on which node failed, and why.
     pub error: Option<String>,
+    /// A forced delete: stop and remove steps that failed were passed over.
+    pub forced: bool,
 }
 
 impl From<Job> for JobView {
@@ -214,6 +216,7 @@ impl From<Job> for JobView {
             started_at_ms: job.started_at_ms,
             finished_at_ms: job.finished_at_ms,
             error: job.error,
+            forced: job.forced,
         }
     }
 }

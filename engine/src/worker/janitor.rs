@@ -85,7 +85,7 @@ pub async fn delete_expired_clusters(store: &Store, now_ms: i64) -> Result<usize
         match submit_change(
             store,
             &cluster_id,
-            &ClusterChange::Delete,
+            &ClusterChange::Delete { force: false },
             None,
             SubmitOptions::default(),
             now_ms,

@@ -191,8 +191,20 @@ impl Lab {
 
     /// Submits a create of `template` with its default services.
     pub async fn create_from(&self, template: &str, name: &str, size: u32) -> (Cluster, String) {
+        self.create_in(DEFAULT_TENANT_ID, template, name, size)
+            .await
+    }
+
+    /// Submits a create of `template` in the tenant `tenant_id`.
+    pub async fn create_in(
+        &self,
+        tenant_id: &str,
+        template: &str,
+        name: &str,
+        size: u32,
+    ) -> (Cluster, String) {
         let request = CreateRequest {
-            tenant_id: DEFAULT_TENANT_ID.to_owned(),
+            tenant_id: tenant_id.to_owned(),
             owner_id: None,
             name: ClusterName::parse(name).unwrap(),
             template: TemplateName::parse(template).unwrap(),

@@ -24,6 +24,15 @@ pub struct DryRun {
     pub dry_run: bool,
 }
 
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct DeleteOptions {
+    /// Go on when a service's stop or remove step fails (the failure is reported in the
+    /// job's output) and delete the nodes anyway.
+    #[serde(default)]
+    pub force: bool,
+}
+
 /// The caller's tenant's clusters.
 #[utoipa::path(get, path = "/api/v1/clusters", tag = "clusters", params(PageRequest),
     responses((status = 200, body = Page<ClusterView>), (status = 401, body = ErrorBody)))]
@@ -121,16 +130,22 @@ pub async fn extend_lease(
     ))
 }
 
-/// Delete the cluster: its nodes are stopped and removed by a delete job.
+/// Delete the cluster: its nodes are stopped and removed by a delete job; with
+/// `force=true`, a stop or remove step that fails is passed over.
 #[utoipa::path(delete, path = "/api/v1/clusters/{id}", tag = "clusters",
-    params(("id" = String, Path, description = "Cluster id, or the name of a live cluster of your tenant")),
+    params(("id" = String, Path, description = "Cluster id, or the name of a live cluster of your tenant"),
+           DeleteOptions),
     responses((status = 202, description = "Delete submitted", body = SubmittedJob),
               (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
 pub async fn delete(
     State(state): State<AppState>,
     Authenticated(caller): Authenticated,
     ApiPath(id): ApiPath<String>,
+    ApiQuery(options): ApiQuery<DeleteOptions>,
 ) -> Result<(StatusCode, Json<SubmittedJob>), ApiError> {
-    let submitted = state.service.delete_cluster(&caller, &id).await?;
+    let submitted = state
+        .service
+        .delete_cluster(&caller, &id, options.force)
+        .await?;
     Ok((StatusCode::ACCEPTED, Json(submitted)))
 }

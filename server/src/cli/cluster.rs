@@ -37,7 +37,12 @@ pub enum ClusterCommand {
         hours: u64,
     },
     /// Delete the cluster and its nodes.
-    Delete { id: String },
+    Delete {
+        id: String,
+        /// Go on when a service's stop or remove step fails, and delete the nodes anyway.
+        #[arg(long)]
+        force: bool,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -260,8 +265,13 @@ pub async fn run(args: ClusterArgs) -> anyhow::Result<ExitCode> {
                 )
                 .await?
         }
-        ClusterCommand::Delete { id } => {
-            let submitted = client.delete(&format!("/api/v1/clusters/{id}")).await?;
+        ClusterCommand::Delete { id, force } => {
+            let path = if force {
+                format!("/api/v1/clusters/{id}?force=true")
+            } else {
+                format!("/api/v1/clusters/{id}")
+            };
+            let submitted = client.delete(&path).await?;
             if !json {
                 print_submitted(&submitted);
                 return Ok(ExitCode::SUCCESS);

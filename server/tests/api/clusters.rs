@@ -279,7 +279,59 @@ async fn clusters_are_found_by_name_in_their_tenant(backend: Backend) {
     );
 }
 
+async fn a_delete_may_be_forced_and_says_so(backend: Backend) {
+    let app = spawn_app(backend).await;
+    let admin = with_catalog(&app, "acme").await;
+    let (status, submitted) = create(
+        &app,
+        &admin,
+        json!({"name": "stuck", "template": "lifecycle", "size": 2}),
+    )
+    .await;
+    assert_eq!(status, 201, "{submitted}");
+    // No workers run here: the create waits in the queue until it is cancelled.
+    let create_job = submitted["job_id"].as_str().unwrap();
+    let cancel = format!("/api/v1/jobs/{create_job}/cancel");
+    let (status, body) = json_of(app.call(&admin, Method::POST, &cancel, None).await).await;
+    assert!(status < 300, "{status} {body}");
+
+    let (status, body) = json_of(
+        app.call(
+            &admin,
+            Method::DELETE,
+            "/api/v1/clusters/stuck?force=maybe",
+            None,
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        body["message"].as_str().unwrap().contains("force"),
+        "{body}"
+    );
+    let (status, body) = json_of(
+        app.call(
+            &admin,
+            Method::DELETE,
+            "/api/v1/clusters/stuck?force=true",
+            None,
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(status, 202, "{body}");
+    let job = format!("/api/v1/jobs/{}", body["job_id"].as_str().unwrap());
+    let (status, job) = json_of(app.call(&admin, Method::GET, &job, None).await).await;
+    assert_eq!(status, 200, "{job}");
+    assert_eq!(
+        (job["operation"].as_str(), job["forced"].as_bool()),
+        (Some("delete"), Some(true))
+    );
+}
+
 engine::on_both_backends!(
+    a_delete_may_be_forced_and_says_so,
     clusters_are_found_by_name_in_their_tenant,
     concurrent_creates_cannot_both_slip_under_the_quota,
     a_tenant_goes_only_when_its_clusters_are_gone,

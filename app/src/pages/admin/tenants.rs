@@ -170,7 +170,7 @@ fn NewTenant(create: ServerAction<CreateTenant>) -> impl IntoView {
                     <FieldError error field="max_nodes"/>
                 </div>
                 <div class="field">
-                    <label for="tenant-seed">"Start with the catalog of (tenant name, optional)"</label>
+                    <label for="tenant-seed">"Start with the catalog and staged scripts of (tenant name, optional)"</label>
                     <input id="tenant-seed" name="seed"/>
                 </div>
                 <button class="button" type="submit">"Create tenant"</button>

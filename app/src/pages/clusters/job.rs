@@ -186,7 +186,10 @@ fn LiveJob(
             <a href=cluster_href.clone()>{page.cluster_name.clone()}</a> " / job"
         </nav>
         <div class="page-head">
-            <h1>{page.job.operation.clone()} " " {page.cluster_name.clone()}</h1>
+            <h1>
+                {if page.job.forced { "forced " } else { "" }}
+                {page.job.operation.clone()} " " {page.cluster_name.clone()}
+            </h1>
             <StateBadge state=Signal::derive(move || job.get().state)/>
         </div>
         <section class="card progress-card" data-testid="job-progress">
@@ -419,7 +422,13 @@ fn FailurePanel(
     };
     let retry_error = Signal::derive(move || retry.value().get().and_then(Result::err));
     let rollback = format!("/clusters/{cluster_id}?op=rollback&job_id={}", job.id);
-    let delete = format!("/clusters/{cluster_id}?op=delete");
+    // A delete that failed at a stop or remove step can only be finished by forcing it.
+    let failed_delete = job.operation == "delete";
+    let delete = if failed_delete {
+        format!("/clusters/{cluster_id}?op=delete&force=on")
+    } else {
+        format!("/clusters/{cluster_id}?op=delete")
+    };
     view! {
         <section class="card failure" role="alert" data-testid="failure-panel">
             <h2>{headline}</h2>
@@ -436,7 +445,13 @@ fn FailurePanel(
                     <button class="button" type="submit" data-testid="retry-job">"Retry from the failure"</button>
                 </ActionForm>
                 {can_roll_back.then(|| view! { <a class="button button-quiet" href=rollback>"Roll back (preview first)"</a> })}
-                <a class="button button-quiet" href=delete>"Delete the cluster (preview first)"</a>
+                <a class="button button-quiet" href=delete data-testid="delete-after-failure">
+                    {if failed_delete {
+                        "Delete anyway, passing over failed steps (preview first)"
+                    } else {
+                        "Delete the cluster (preview first)"
+                    }}
+                </a>
             </div>
             <FormError error=retry_error/>
             <p class="hint">"Fix the cause first (a script, a service on the node, a full disk), then retry: steps that succeeded are not run again."</p>

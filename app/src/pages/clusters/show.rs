@@ -41,6 +41,7 @@ pub fn ClusterShowPage() -> impl IntoView {
                 count: query.get("count"),
                 job_id: query.get("job_id"),
                 config: query.get("config"),
+                force: query.get("force"),
             })
         })
     });
@@ -281,6 +282,12 @@ fn Operations(
                         {chosen.count.clone().map(|count| view! { <input type="hidden" name="form[count]" value=count/> })}
                         {chosen.job_id.clone().map(|job| view! { <input type="hidden" name="form[job_id]" value=job/> })}
                         {chosen.config.clone().map(|config| view! { <input type="hidden" name="form[config]" value=config/> })}
+                        {danger.then(|| view! {
+                            <label class="check">
+                                <input type="checkbox" name="form[force]" value="on" checked=chosen.force.is_some() data-testid="force-delete"/>
+                                " Delete even if a service cannot be stopped: a failed stop or remove step is reported and passed over, and the nodes are deleted anyway"
+                            </label>
+                        })}
                         <FormError error=change_error/>
                         <button class="button" class:button-danger=danger type="submit" data-testid="confirm-change"
                             disabled=move || change.pending().get()>

@@ -11,7 +11,11 @@ pub async fn change_cluster(csrf: String, id: String, form: ChangeForm) -> Resul
     let service = crate::session::service()?;
     let submitted = match super::convert::change_request(&form)? {
         Some(change) => service.change_cluster(&caller, &id, &change).await?,
-        None => service.delete_cluster(&caller, &id).await?,
+        None => {
+            service
+                .delete_cluster(&caller, &id, form.force.is_some())
+                .await?
+        }
     };
     let url = format!("/clusters/{id}/jobs/{}", submitted.job_id);
     leptos_axum::redirect(&url);

@@ -1,5 +1,5 @@
 //! The parts of task views that the tasks of one job share, read and parsed once: the
-//! cluster's catalog snapshot, the job's layouts, the cluster's node rows, and the
+//! cluster's catalog snapshot, the job's plan, the cluster's node rows, and the
 //! nodes as macros see them.
 //!
 //! A fan-out over N nodes runs N tasks that each need every node's row and the whole
@@ -10,7 +10,7 @@
 //!
 //! Nothing here can go stale unnoticed: each value is kept under the version it was
 //! read at and reused only by tasks that saw that version. A snapshot's version grows
-//! with every write of it, a job's layouts never change once submitted, and the node
+//! with every write of it, a job's plan never changes once submitted, and the node
 //! version is bumped by every node write after the write.
 
 use std::collections::{BTreeMap, HashMap};
@@ -29,11 +29,13 @@ use crate::sync::lock_unpoisoned;
 /// on their next task).
 const CAPACITY: usize = 256;
 
-/// The layouts a job was submitted with.
+/// What a job was submitted with: its layouts, and whether it is forced.
 #[derive(Debug)]
-pub(crate) struct JobLayouts {
+pub(crate) struct JobPlan {
     pub from: Option<Arc<Layout>>,
     pub to: Option<Arc<Layout>>,
+    /// A forced delete: failed teardown steps are passed over.
+    pub forced: bool,
 }
 
 pub(crate) type NodeRows = Arc<BTreeMap<u32, Node>>;
@@ -50,8 +52,8 @@ type Map<T> = Mutex<HashMap<String, Entry<T>>>;
 pub(crate) struct ViewCache {
     /// Cluster id → its parsed catalog snapshot, by snapshot version.
     catalogs: Map<Catalog>,
-    /// Job id → its layouts (version 0: they never change).
-    layouts: Map<JobLayouts>,
+    /// Job id → its plan (version 0: it never changes).
+    plans: Map<JobPlan>,
     /// Cluster id → its node rows, by node version.
     nodes: Map<BTreeMap<u32, Node>>,
     /// Job id and layout → the nodes as macros see them, by node version.
@@ -72,15 +74,15 @@ impl ViewCache {
         get_or_load(&self.catalogs, cluster_id, version, load).await
     }
 
-    pub async fn layouts<E, F>(
+    pub async fn job_plan<E, F>(
         &self,
         job_id: &str,
         load: impl FnOnce() -> F,
-    ) -> Result<Arc<JobLayouts>, E>
+    ) -> Result<Arc<JobPlan>, E>
     where
-        F: Future<Output = Result<JobLayouts, E>>,
+        F: Future<Output = Result<JobPlan, E>>,
     {
-        get_or_load(&self.layouts, job_id, 0, load).await
+        get_or_load(&self.plans, job_id, 0, load).await
     }
 
     /// The cluster's node rows, read at node version `version` or later.
