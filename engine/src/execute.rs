@@ -319,7 +319,6 @@ impl Executor {
     }
 }
 
-/// A line of Corral's own in the task's output (as stderr, so it stands out).
 /// A teardown step of a forced delete: a failure of the step itself (it ran and
 /// failed, or could not reach its node) is reported and passed over, so the node's
 /// delete still runs. A store error is not the step's: the task is tried again.
@@ -342,6 +341,7 @@ async fn forced_teardown(
     Ok(StepOutcome { exit_code })
 }
 
+/// A line of Corral's own in the task's output (as stderr, so it stands out).
 async fn note(output: &mpsc::Sender<OutputChunk>, text: &str) {
     let _ = output
         .send(OutputChunk {

@@ -392,6 +392,11 @@ impl ResourceFiles {
         resource: &ResourceVersion,
     ) -> Result<Vec<u8>, ResourceError> {
         let key = blob_key(resource);
+        let missing = || ResourceError::BytesMissing {
+            kind: resource.kind,
+            name: resource.name.clone(),
+            version: resource.version,
+        };
         if let Ok(bytes) = self.cache.get(&key) {
             if hex(&Sha256::digest(&bytes)) == resource.sha256 {
                 return Ok(bytes);
@@ -407,17 +412,9 @@ impl ResourceFiles {
         .bind(resource.version)
         .fetch_optional(store.pool())
         .await?
-        .ok_or_else(|| ResourceError::BytesMissing {
-            kind: resource.kind,
-            name: resource.name.clone(),
-            version: resource.version,
-        })?;
+        .ok_or_else(missing)?;
         if hex(&Sha256::digest(&bytes)) != resource.sha256 {
-            return Err(ResourceError::BytesMissing {
-                kind: resource.kind,
-                name: resource.name.clone(),
-                version: resource.version,
-            });
+            return Err(missing());
         }
         if let Err(error) = self.cache.put(&key, &bytes) {
             tracing::warn!(%error, resource = %key, "caching a resource failed");

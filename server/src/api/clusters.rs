@@ -136,6 +136,7 @@ pub async fn extend_lease(
     params(("id" = String, Path, description = "Cluster id, or the name of a live cluster of your tenant"),
            DeleteOptions),
     responses((status = 202, description = "Delete submitted", body = SubmittedJob),
+              (status = 400, description = "A bad query (force is true or false)", body = ErrorBody),
               (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
 pub async fn delete(
     State(state): State<AppState>,
