@@ -117,6 +117,24 @@ async fn register(
     view
 }
 
+/// Starts `count` pool machines and registers them as `host-1`… with their real keys.
+async fn register_machines(lab: &Lab, service: &Service, count: usize) -> Vec<PoolHostView> {
+    let mut views = Vec::with_capacity(count);
+    for index in 1..=count {
+        let machine = lab.pool_machine(&format!("machine-{index}")).await;
+        views.push(
+            register(
+                service,
+                &format!("host-{index}"),
+                &machine,
+                &machine.host_key.to_openssh(),
+            )
+            .await,
+        );
+    }
+    views
+}
+
 async fn hosts(service: &Service) -> Vec<PoolHostView> {
     service
         .list_pool_hosts(&admin(), PageRequest::default())
@@ -129,15 +147,7 @@ async fn a_cluster_is_built_on_pool_hosts_and_returns_them(backend: Backend) {
     let lab = Lab::start(backend).await;
     import_pooled_catalog(&lab.store).await;
     let service = service(&lab.store);
-    for index in 1..=3 {
-        let machine = lab.pool_machine(&format!("machine-{index}")).await;
-        let view = register(
-            &service,
-            &format!("host-{index}"),
-            &machine,
-            &machine.host_key.to_openssh(),
-        )
-        .await;
+    for view in register_machines(&lab, &service, 3).await {
         assert_eq!(view.state, "free");
         assert!(view.client_public_key.starts_with("ssh-ed25519 "));
     }
@@ -316,16 +326,7 @@ async fn a_worker_on_another_machine_runs_steps_on_pool_nodes(backend: Backend) 
     let mut lab = Lab::start(backend).await;
     import_pooled_catalog(&lab.store).await;
     let service = service(&lab.store);
-    for index in 1..=2 {
-        let machine = lab.pool_machine(&format!("machine-{index}")).await;
-        register(
-            &service,
-            &format!("host-{index}"),
-            &machine,
-            &machine.host_key.to_openssh(),
-        )
-        .await;
-    }
+    register_machines(&lab, &service, 2).await;
     let (cluster, job) = lab.create_from("pooled", "lent", 2).await;
     assert_eq!(lab.wait(&job, JOB_LIMIT).await, JobState::Succeeded);
 
@@ -392,16 +393,7 @@ async fn a_retried_create_gets_the_host_its_first_attempt_took(backend: Backend)
     let mut lab = Lab::start(backend).await;
     import_pooled_catalog(&lab.store).await;
     let service = service(&lab.store);
-    for index in 1..=2 {
-        let machine = lab.pool_machine(&format!("machine-{index}")).await;
-        register(
-            &service,
-            &format!("host-{index}"),
-            &machine,
-            &machine.host_key.to_openssh(),
-        )
-        .await;
-    }
+    register_machines(&lab, &service, 2).await;
     lab.stop_workers().await;
     let (cluster, job) = lab.create_from("pooled", "retried", 1).await;
     let tasks = queue::job_tasks(&lab.store, &job).await.unwrap();
