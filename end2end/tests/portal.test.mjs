@@ -1,7 +1,8 @@
 // The self-service portal, end to end in chromium against a real `corral serve`
 // with real local nodes (sshd processes): sign in, preview and create a cluster,
-// watch the job live, change it, delete it; a failing step, fixed and retried; a
-// reload in the middle of a job that neither loses nor repeats a log line.
+// watch the job live, change it, delete it; a failing step, fixed and retried; a delete
+// stuck at a failing stop step, finished by forcing it; a reload in the middle of a job
+// that neither loses nor repeats a log line.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -54,6 +55,22 @@ function catalog() {
       },
     },
   });
+  bundle.services.push({
+    name: 'sticky',
+    description: 'cannot be stopped',
+    dependencies: { install: { requires: ['base'] } },
+    provisioner: {
+      actions: {
+        stop: { type: 'shell', fields: { run: 'echo stopping; echo "sticky refuses to stop" >&2; exit 3' } },
+      },
+    },
+  });
+  bundle.clustertemplates.push({
+    name: 'sticky',
+    description: 'one node whose service cannot be stopped',
+    compatibility: { services: ['base', 'sticky'], hardwaretypes: ['small'], imagetypes: ['debian'] },
+    defaults: { services: ['base', 'sticky'], provider: 'local', hardwaretype: 'small', imagetype: 'debian', config: {} },
+  });
   bundle.clustertemplates.push({
     name: 'gated',
     description: 'one node behind a gate',
@@ -90,8 +107,9 @@ after(async () => {
     if (!corral) break;
     const api = await Api.signIn(corral.url, who.username, who.password);
     const clusters = await api.get('/api/v1/clusters?limit=500');
+    // Forced: a cluster a failed test left half-made must go all the same.
     const deletes = await Promise.all(
-      clusters.items.map((cluster) => api.call('DELETE', `/api/v1/clusters/${cluster.id}`)),
+      clusters.items.map((cluster) => api.call('DELETE', `/api/v1/clusters/${cluster.id}?force=true`)),
     );
     await Promise.all(deletes.map((deleted) => waitForJob(api, deleted.job_id)));
   }
@@ -237,6 +255,39 @@ test('a failed step shows what failed where, and retry from the failure succeeds
   await page.getByTestId('retry-job').click();
   await page.getByTestId('job-succeeded').waitFor({ timeout: 120_000 });
   await shot(page, 'portal-job-retried');
+});
+
+test('a delete stuck at a failing stop step is finished by forcing it', async () => {
+  const user = await Api.signIn(corral.url, USER.username, USER.password);
+  const created = await user.post('/api/v1/clusters', { name: 'sticky-one', template: 'sticky', size: 1 });
+  assert.equal((await waitForJob(user, created.job_id)).state, 'succeeded');
+  const clusterId = created.cluster.id;
+  const deleted = await user.call('DELETE', `/api/v1/clusters/${clusterId}`);
+  assert.equal((await waitForJob(user, deleted.job_id)).state, 'failed');
+
+  const page = await browser.context.newPage();
+  const errors = watchErrors(page);
+  const jobPath = `/clusters/${clusterId}/jobs/${deleted.job_id}`;
+  await page.goto(`${corral.url}${jobPath.slice(1)}`);
+  if (page.url().includes('/login')) await signIn(page, jobPath);
+  const panel = page.getByTestId('failure-panel');
+  await panel.waitFor({ timeout: 30_000 });
+  assert.match(await panel.textContent(), /sticky refuses to stop/);
+  await shot(page, 'portal-delete-failed');
+
+  // The way out: the delete again, forced, with the box already ticked.
+  await page.getByTestId('delete-after-failure').click();
+  await page.waitForURL(/op=delete/);
+  await hydrated(page);
+  assert.equal(await page.getByTestId('force-delete').isChecked(), true);
+  await shot(page, 'portal-delete-forced-confirm');
+  await page.getByTestId('confirm-change').click();
+  await page.waitForURL(/\/jobs\//);
+  await page.getByTestId('job-succeeded').waitFor({ timeout: 120_000 });
+  assert.match(await page.locator('.page-head h1').textContent(), /forced delete/);
+  assert.match(await page.locator('body').textContent(), /passed over: this delete is forced/);
+  await shot(page, 'portal-delete-forced-done');
+  assert.deepEqual(errors, []);
 });
 
 test('a reload in the middle of a job loses and repeats no log line', async () => {

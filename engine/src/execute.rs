@@ -334,7 +334,7 @@ async fn forced_teardown(
     if let Err(error) = &result {
         note(
             output,
-            &format!("{error}\npassed over: this delete is forced\n"),
+            &format!("{error}; passed over: this delete is forced\n"),
         )
         .await;
     }

@@ -455,6 +455,9 @@ fn FailurePanel(
             </div>
             <FormError error=retry_error/>
             <p class="hint">"Fix the cause first (a script, a service on the node, a full disk), then retry: steps that succeeded are not run again."</p>
+            {failed_delete.then(|| view! {
+                <p class="hint">"If the node is gone or the service cannot be stopped, delete anyway: the failed stop and remove steps are reported and passed over, and every node is deleted."</p>
+            })}
         </section>
     }
 }
