@@ -347,6 +347,46 @@ impl ResourceFiles {
         Ok(copied)
     }
 
+    /// Puts into the database the bytes of resources it has no bytes for, where this
+    /// process's cache holds them unchanged: resources uploaded before the database kept
+    /// bytes become usable by every process. Returns how many were put in.
+    pub async fn keep_cached_bytes_in_database(&self, store: &Store) -> Result<u64, ResourceError> {
+        let without_bytes = sqlx::query(&format!(
+            "SELECT {COLUMNS} FROM plugin_resources r WHERE NOT EXISTS \
+             (SELECT 1 FROM plugin_resource_blobs b WHERE b.tenant_id = r.tenant_id \
+              AND b.kind = r.kind AND b.name = r.name AND b.version = r.version)"
+        ))
+        .fetch_all(store.pool())
+        .await?
+        .iter()
+        .map(from_row)
+        .collect::<Result<Vec<_>, _>>()?;
+        let mut kept = 0;
+        for resource in without_bytes {
+            let Ok(bytes) = self.cache.get(&blob_key(&resource)) else {
+                continue;
+            };
+            if hex(&Sha256::digest(&bytes)) != resource.sha256 {
+                continue;
+            }
+            let (_turn, mut tx) = store.begin_write().await?;
+            kept += sqlx::query(
+                "INSERT INTO plugin_resource_blobs (tenant_id, kind, name, version, bytes) \
+                 VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
+            )
+            .bind(&resource.tenant_id)
+            .bind(resource.kind.as_str())
+            .bind(&resource.name)
+            .bind(resource.version)
+            .bind(bytes)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+            tx.commit().await?;
+        }
+        Ok(kept)
+    }
+
     /// Every version of every resource of the tenant.
     pub async fn list(
         &self,
@@ -385,7 +425,8 @@ impl ResourceFiles {
 
     /// The resource's bytes: from this process's cache when it holds them unchanged,
     /// else from the database (and then cached). Resources uploaded before the database
-    /// kept bytes exist only in the cache directory of the process that took them.
+    /// kept bytes are in the cache directory of the process that took them, until that
+    /// process starts again (see [`ResourceFiles::keep_cached_bytes_in_database`]).
     pub async fn read(
         &self,
         store: &Store,

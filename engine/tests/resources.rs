@@ -1,7 +1,8 @@
 //! Plugin resources reach nodes from any process sharing the database (a worker whose
 //! cache has never seen a resource, or holds a damaged copy, bootstraps nodes with the
-//! bytes kept in the database, and caches them), and come along when a tenant is seeded
-//! with another tenant's catalog.
+//! bytes kept in the database, and caches them), come along when a tenant is seeded
+//! with another tenant's catalog, and, uploaded before the database kept bytes, move
+//! there when the server that took them starts again.
 
 #![allow(clippy::unwrap_used)] // Tests fail loudly by design.
 
@@ -13,11 +14,11 @@ use std::time::Duration;
 use engine::execute::{node_id, ExecutorSettings};
 use engine::principal::Principal;
 use engine::queue::JobState;
-use engine::resources::ResourceFiles;
+use engine::resources::{ResourceFiles, ResourceKind, Upload};
 use engine::service::{Caller, Service, TenantRequest};
 use engine::store::tenants::DEFAULT_TENANT_ID;
 use engine::store::users::Role;
-use engine::store::Backend;
+use engine::store::{now_ms, Backend};
 use engine::worker::WorkerPool;
 use lab::Lab;
 
@@ -118,7 +119,60 @@ async fn a_seeded_tenant_gets_the_staged_scripts_its_catalog_runs(backend: Backe
     );
 }
 
+/// A resource uploaded before the database kept bytes: elsewhere it fails clearly; once
+/// the uploading server starts again its cached bytes go into the database.
+async fn bytes_only_one_cache_holds_are_kept_in_the_database(backend: Backend) {
+    let lab = Lab::start(backend).await;
+    let (here, elsewhere) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let uploader = ResourceFiles::in_directory(here.path());
+    let other = ResourceFiles::in_directory(elsewhere.path());
+    let upload = Upload {
+        tenant_id: DEFAULT_TENANT_ID,
+        kind: ResourceKind::Scripts,
+        name: "old.sh",
+        author_id: None,
+    };
+    let old = uploader
+        .upload(&lab.store, &upload, b"echo old\n", now_ms())
+        .await
+        .unwrap();
+    sqlx::query("DELETE FROM plugin_resource_blobs WHERE name = 'old.sh'")
+        .execute(lab.store.pool())
+        .await
+        .unwrap();
+
+    let error = other.read(&lab.store, &old).await.unwrap_err();
+    assert!(
+        error.to_string().contains("scripts/old.sh version 1")
+            && error.to_string().contains("upload it again"),
+        "{error}"
+    );
+    assert_eq!(
+        other
+            .keep_cached_bytes_in_database(&lab.store)
+            .await
+            .unwrap(),
+        0
+    );
+    assert_eq!(
+        uploader
+            .keep_cached_bytes_in_database(&lab.store)
+            .await
+            .unwrap(),
+        1
+    );
+    assert_eq!(
+        uploader
+            .keep_cached_bytes_in_database(&lab.store)
+            .await
+            .unwrap(),
+        0
+    );
+    assert_eq!(other.read(&lab.store, &old).await.unwrap(), b"echo old\n");
+}
+
 engine::on_both_backends!(
+    bytes_only_one_cache_holds_are_kept_in_the_database,
     a_worker_elsewhere_bootstraps_nodes_from_the_database,
     a_seeded_tenant_gets_the_staged_scripts_its_catalog_runs,
 );

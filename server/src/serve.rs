@@ -39,6 +39,14 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         );
     }
     let resources = crate::workers::resource_files(&config)?;
+    // Resources uploaded by an earlier version have their bytes in this data dir only.
+    match resources.keep_cached_bytes_in_database(&store).await {
+        Ok(0) => {}
+        Ok(kept) => tracing::info!(resources = kept, "resource bytes now kept in the database"),
+        Err(error) => {
+            tracing::warn!(%error, "keeping cached resource bytes in the database failed")
+        }
+    }
     let demo = engine::demo::load_if_empty(&store, &resources, DEFAULT_TENANT_ID, now_ms())
         .await
         .context("cannot load the demo catalog")?;
