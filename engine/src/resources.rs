@@ -366,7 +366,7 @@ impl ResourceFiles {
             let Ok(bytes) = self.cache.get(&blob_key(&resource)) else {
                 continue;
             };
-            if hex(&Sha256::digest(&bytes)) != resource.sha256 {
+            if !resource.is_made_of(&bytes) {
                 continue;
             }
             let (_turn, mut tx) = store.begin_write().await?;
@@ -439,7 +439,7 @@ impl ResourceFiles {
             version: resource.version,
         };
         if let Ok(bytes) = self.cache.get(&key) {
-            if hex(&Sha256::digest(&bytes)) == resource.sha256 {
+            if resource.is_made_of(&bytes) {
                 return Ok(bytes);
             }
         }
@@ -454,7 +454,7 @@ impl ResourceFiles {
         .fetch_optional(store.pool())
         .await?
         .ok_or_else(missing)?;
-        if hex(&Sha256::digest(&bytes)) != resource.sha256 {
+        if !resource.is_made_of(&bytes) {
             return Err(missing());
         }
         if let Err(error) = self.cache.put(&key, &bytes) {
@@ -483,6 +483,13 @@ fn blob_key(resource: &ResourceVersion) -> String {
         "{}/{}/{}/{}",
         resource.tenant_id, resource.kind, resource.name, resource.version
     )
+}
+
+impl ResourceVersion {
+    /// Whether `bytes` are this version's, by its SHA-256.
+    fn is_made_of(&self, bytes: &[u8]) -> bool {
+        hex(&Sha256::digest(bytes)) == self.sha256
+    }
 }
 
 fn hex(bytes: &[u8]) -> String {

@@ -61,7 +61,7 @@ impl TaskView {
                 })
             })
             .await?;
-        let layouts = cache
+        let plan = cache
             .job_plan(&task.job_id, || job_plan(store, &task.job_id))
             .await?;
         let has_node = |layout: &Option<Arc<Layout>>| {
@@ -69,16 +69,13 @@ impl TaskView {
                 .as_ref()
                 .is_some_and(|layout| layout.nodes.iter().any(|n| n.number == task.node))
         };
-        let layout = match (has_node(&layouts.to), has_node(&layouts.from)) {
-            (true, _) => layouts.to.clone(),
-            (false, true) => layouts.from.clone(),
-            _ => layouts.to.clone().or_else(|| layouts.from.clone()),
+        let layout = match (has_node(&plan.to), has_node(&plan.from)) {
+            (true, _) => plan.to.clone(),
+            (false, true) => plan.from.clone(),
+            _ => plan.to.clone().or_else(|| plan.from.clone()),
         }
         .ok_or_else(|| StepError::Setup(format!("job {} has no layout to work on", task.job_id)))?;
-        let layout_is_target = layouts
-            .to
-            .as_ref()
-            .is_some_and(|to| Arc::ptr_eq(to, &layout));
+        let layout_is_target = plan.to.as_ref().is_some_and(|to| Arc::ptr_eq(to, &layout));
         let nodes = cache
             .nodes(&cluster.id, cluster.nodes_version, || async {
                 Ok::<_, StepError>(
@@ -101,7 +98,7 @@ impl TaskView {
             nodes,
             node: task.node,
             job_id: task.job_id.clone(),
-            forced: layouts.forced,
+            forced: plan.forced,
         })
     }
 

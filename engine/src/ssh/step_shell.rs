@@ -432,12 +432,19 @@ mod tests {
         stdout: BufReader<ChildStdout>,
     }
 
+    /// `shell -c` the driver, with `$HOME` set and stdin a pipe.
+    fn driver_command(shell: &str, home: &std::path::Path) -> Command {
+        let mut command = Command::new(shell);
+        command
+            .env("HOME", home)
+            .args(["-c", DRIVER_COMMAND])
+            .stdin(Stdio::piped());
+        command
+    }
+
     impl Driver {
         fn start(shell: &str, home: &std::path::Path) -> Self {
-            let mut child = Command::new(shell)
-                .env("HOME", home)
-                .args(["-c", DRIVER_COMMAND])
-                .stdin(Stdio::piped())
+            let mut child = driver_command(shell, home)
                 .stdout(Stdio::piped())
                 .stderr(Stdio::null())
                 .spawn()
@@ -518,10 +525,7 @@ mod tests {
     #[test]
     fn stderr_carries_the_steps_errors_and_markers_and_nothing_of_the_drivers() {
         let home = std::env::temp_dir();
-        let mut child = Command::new("/bin/bash")
-            .env("HOME", &home)
-            .args(["-c", DRIVER_COMMAND])
-            .stdin(Stdio::piped())
+        let mut child = driver_command("/bin/bash", &home)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
