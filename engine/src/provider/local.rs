@@ -13,13 +13,14 @@ mod sshd;
 use std::collections::{BTreeSet, HashMap};
 use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 use super::{NodeProvider, NodeRecord, NodeSpec, ProviderError, ProviderFuture, ResourceLimits};
 use crate::ssh::{HostKey, SessionPool};
+use crate::sync::lock_unpoisoned;
 use files::NodeDir;
 use sshd::StartFailure;
 
@@ -50,6 +51,7 @@ pub struct LocalProvider {
     keygen: PathBuf,
     user: String,
     /// Serialises create/adopt/delete per node id, so concurrent retries make one node.
+    /// Entries are only added whole, so a panicking holder cannot break the map.
     node_locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
 }
 
@@ -156,9 +158,7 @@ impl LocalProvider {
     }
 
     fn node_lock(&self, id: &str) -> Arc<tokio::sync::Mutex<()>> {
-        self.node_locks
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+        lock_unpoisoned(&self.node_locks)
             .entry(id.to_owned())
             .or_default()
             .clone()

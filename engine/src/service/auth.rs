@@ -15,6 +15,7 @@ use super::{Service, ServiceError};
 use crate::accounts::{generate_password, hash_password, verify_password, Password, TokenSecret};
 use crate::principal::Principal;
 use crate::store::{now_ms, StoreError};
+use crate::sync::lock_unpoisoned;
 
 /// How many failed logins are allowed before the account or address must wait.
 #[derive(Debug, Clone, Copy)]
@@ -43,6 +44,8 @@ const MAX_COUNTERS: usize = 10_000;
 #[derive(Debug)]
 pub struct LoginThrottle {
     settings: ThrottleSettings,
+    /// A panicking holder leaves at worst a counter with a failure more or less, which
+    /// only moves a throttle's end; the map stays usable.
     failures: Mutex<HashMap<String, Vec<Instant>>>,
 }
 
@@ -66,10 +69,7 @@ impl LoginThrottle {
     /// `Err` with the seconds to wait when either counter is at its limit.
     fn check(&self, username: &str, address: Option<&str>) -> Result<(), u64> {
         let now = Instant::now();
-        let mut failures = self
-            .failures
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut failures = lock_unpoisoned(&self.failures);
         for (key, limit) in self.counters(username, address) {
             let Some(times) = failures.get_mut(&key) else {
                 continue;
@@ -89,10 +89,7 @@ impl LoginThrottle {
 
     fn record_failure(&self, username: &str, address: Option<&str>) {
         let now = Instant::now();
-        let mut failures = self
-            .failures
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut failures = lock_unpoisoned(&self.failures);
         // Many distinct names or addresses must not grow the map without bound:
         // counters with nothing left in the window go first.
         if failures.len() >= MAX_COUNTERS {
@@ -105,10 +102,7 @@ impl LoginThrottle {
     }
 
     fn clear_account(&self, username: &str) {
-        self.failures
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .remove(&format!("user:{username}"));
+        lock_unpoisoned(&self.failures).remove(&format!("user:{username}"));
     }
 }
 

@@ -8,15 +8,18 @@
 
 use std::collections::BTreeSet;
 use std::net::Ipv4Addr;
-use std::sync::{Mutex, PoisonError};
+use std::sync::Mutex;
 
-/// Handed out in this process and not yet released, across providers.
+use crate::sync::lock_unpoisoned;
+
+/// Handed out in this process and not yet released, across providers. Addresses go in
+/// and out whole, so a panicking holder cannot break the set.
 static TAKEN: Mutex<BTreeSet<Ipv4Addr>> = Mutex::new(BTreeSet::new());
 
 /// The lowest free address, reserved until [`release`]; `None` when all are taken.
 pub(crate) fn allocate(recorded: &BTreeSet<Ipv4Addr>) -> Option<Ipv4Addr> {
     let listening = listening_addresses();
-    let mut taken = TAKEN.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut taken = lock_unpoisoned(&TAKEN);
     let free = (1..=0xfffe_u16)
         .map(|n| {
             let [high, low] = n.to_be_bytes();
@@ -32,10 +35,7 @@ pub(crate) fn allocate(recorded: &BTreeSet<Ipv4Addr>) -> Option<Ipv4Addr> {
 
 pub(crate) fn release(host: &str) {
     if let Ok(address) = host.parse::<Ipv4Addr>() {
-        TAKEN
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&address);
+        lock_unpoisoned(&TAKEN).remove(&address);
     }
 }
 
