@@ -53,6 +53,13 @@ if [ "$(wasm-bindgen --version 2>/dev/null)" != "wasm-bindgen $WB" ]; then
   cargo install -q --force wasm-bindgen-cli --version "$WB"
 fi
 
+# cargo-fuzz (libFuzzer targets in fuzz/, run by scripts/fuzz.sh) on rustup's stable
+# toolchain; the pinned version is the one tested here.
+if ! cargo fuzz --version >/dev/null 2>&1; then
+  echo "bootstrap: installing cargo-fuzz 0.13.2 (about 2 min)"
+  cargo install -q --locked cargo-fuzz --version 0.13.2
+fi
+
 # wasm-opt from npm's binaryen (Debian's wasm-opt 108 writes modules browsers reject).
 [ -x /opt/binaryen/bin/wasm-opt ] || $SUDO npm install -g --silent --prefix /opt/binaryen binaryen@132
 

@@ -33,6 +33,13 @@ else
   failed=$((failed + 1))
 fi
 
+step "fuzzing (cargo-fuzz targets over their corpora, 20 s each)"
+if "$ROOT/scripts/fuzz.sh" 20 2>&1 | tee "$CARGO_TARGET_DIR/fuzz.log"; then
+  passed=$((passed + 1))
+else
+  failed=$((failed + 1))
+fi
+
 step "browser tests (chromium)"
 (cd end2end && CORRAL_BIN=$CORRAL_BIN node --test --test-reporter=spec tests/) \
   2>&1 | tee "$CARGO_TARGET_DIR/browser-test.log"

@@ -96,8 +96,16 @@ fn request_parts() -> Result<http::request::Parts, UiError> {
     })
 }
 
+/// The client's address as the server resolved it (behind a trusted reverse proxy,
+/// the address that proxy forwarded for), put in each request's extensions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientIp(pub String);
+
 /// The client address the server saw (for throttling and the audit log).
 pub fn client_address(parts: &http::request::Parts) -> Option<String> {
+    if let Some(ClientIp(address)) = parts.extensions.get::<ClientIp>() {
+        return Some(address.clone());
+    }
     parts
         .extensions
         .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()

@@ -88,15 +88,17 @@ case "$action" in
       redis)
         need redis-server "run scripts/bootstrap.sh (it installs redis-server)"
         mkdir -p data
+        # Protected mode stays on: without a password redis then answers loopback
+        # clients only, which every node of a local cluster is.
         setsid redis-server --bind "$host" --port "$port" --dir "$PWD/data" --save '' \
-          --appendonly no --daemonize no --protected-mode no > service.log 2>&1 < /dev/null &
+          --appendonly no --daemonize no > service.log 2>&1 < /dev/null &
         check="--port $port --send PING\\r\\n --expect +PONG"
         ;;
       memcached)
         need memcached "run scripts/bootstrap.sh (it installs memcached)"
         user=""
-        # memcached refuses to run as root unless told which user to stay.
-        [ "$(id -u)" = 0 ] && user="-u root"
+        # Never as root: a node running as root (an old local node) has it drop to nobody.
+        [ "$(id -u)" = 0 ] && user="-u nobody"
         # shellcheck disable=SC2086
         setsid memcached -l "$host" -p "$port" -U 0 -m 32 $user > service.log 2>&1 < /dev/null &
         check="--port $port --send version\\r\\n --expect VERSION"

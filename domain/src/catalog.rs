@@ -14,6 +14,7 @@
 
 pub mod coopr;
 pub mod corral;
+pub mod form_fields;
 
 mod common;
 mod lease;

@@ -29,7 +29,7 @@ before(async () => {
   await admin.post('/api/v1/users', { ...BUILDER, role: 'tenant-admin', tenant: 'builders' });
   await admin.post('/api/v1/users', { username: 'dora', password: 'doomed-user-password-1', role: 'user' });
   await admin.post('/api/v1/tenants', { name: 'spare' });
-  await admin.post('/api/v1/tenants', { name: 'busy', seed_catalog_from: 'default' });
+  await admin.post('/api/v1/tenants', { name: 'busy', seed_catalog_from: 'default', local_nodes: true });
   await admin.post('/api/v1/users', { ...BUSY, role: 'tenant-admin', tenant: 'busy' });
   const busy = await Api.signIn(corral.url, BUSY.username, BUSY.password);
   // Made before the tests start, so deleting it at the end never races its creation.

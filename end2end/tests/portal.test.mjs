@@ -90,7 +90,7 @@ before(async () => {
   rmSync(gateFile, { force: true });
   corral = await startCorral();
   const superadmin = await Api.signIn(corral.url, 'admin', corral.adminPassword);
-  await superadmin.post('/api/v1/tenants', { name: TENANT });
+  await superadmin.post('/api/v1/tenants', { name: TENANT, local_nodes: true });
   await superadmin.post('/api/v1/users', { ...TENANT_ADMIN, role: 'tenant-admin', tenant: TENANT });
   await superadmin.post('/api/v1/users', { ...USER, role: 'user', tenant: TENANT });
   await superadmin.post('/api/v1/users', { ...DEMO_USER, role: 'user', tenant: 'default' });

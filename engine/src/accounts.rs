@@ -9,7 +9,10 @@ use crate::store::tenants::DEFAULT_TENANT_ID;
 use crate::store::users::{NewUser, Role, User};
 use crate::store::{Store, StoreError};
 
-pub use password::{generate_password, hash_password, verify_password, Password, PasswordError};
+pub use password::{
+    generate_password, hash_password, hash_password_blocking, verify_password,
+    verify_password_blocking, Password, PasswordError,
+};
 pub use tokens::TokenSecret;
 
 /// The superadmin created on first start.
@@ -71,7 +74,7 @@ pub async fn create_user(
             tenant_id,
             username,
             role,
-            password_hash: hash_password(password)?,
+            password_hash: hash_password_blocking(password).await?,
         })
         .await?;
     Ok(user)

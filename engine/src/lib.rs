@@ -1,8 +1,9 @@
 //! Corral's engine: everything with I/O behind the pure `domain` crate.
 //!
-//! The store (SQLite or PostgreSQL through one query layer), and in time the task
-//! queue, workers, SSH sessions, providers and automators. Every entry point (server
-//! functions, the JSON API, the CLI) goes through this crate's `service` layer.
+//! The store (SQLite or PostgreSQL through one query layer), the durable task queue,
+//! workers, SSH sessions, providers and automators, and the secrets sealed in the
+//! store. Every entry point (server functions, the JSON API, the CLI) goes through
+//! this crate's `service` layer.
 
 pub mod accounts;
 pub mod catalog;
@@ -14,6 +15,7 @@ pub mod principal;
 pub mod provider;
 pub mod queue;
 pub mod resources;
+pub mod secrets;
 pub mod service;
 pub mod ssh;
 pub mod store;

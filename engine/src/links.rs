@@ -84,6 +84,11 @@ fn context(cluster: &Cluster, layout: &Layout, nodes: &[Node]) -> MacroContext {
 /// The expanded URL, or `None` when a macro cannot be expanded or expanded to nothing
 /// (Coopr then returns the text unchanged, macros and all).
 fn expand_url(url: &str, context: &MacroContext, index: usize) -> Option<String> {
+    if !Link::is_web_url(url) {
+        // Refused when the catalog is saved; a snapshot from before that still holds
+        // such links, and none may reach a page as an `href`.
+        return None;
+    }
     let expanded = expand(url, context, &format!("links[{index}].url")).ok()?;
     let has_macros = url.matches('%').count() >= 2;
     if has_macros && expanded == url {
@@ -93,7 +98,7 @@ fn expand_url(url: &str, context: &MacroContext, index: usize) -> Option<String>
         // A host that expanded to nothing.
         return None;
     }
-    Some(expanded)
+    Link::is_web_url(&expanded).then_some(expanded)
 }
 
 #[cfg(test)]
@@ -169,6 +174,28 @@ mod tests {
                 ("docs", "https://example.org/100%25"),
             ],
             "the balancer's URL is the site's; the link to a service on no node is left out"
+        );
+    }
+
+    #[test]
+    fn only_web_links_reach_a_page() {
+        let mut hostile = cluster(LAYOUT);
+        // A snapshot saved before links were checked.
+        hostile.catalog_json = serde_json::json!({
+            "services": [],
+            "clustertemplates": [{"name": "web", "links": [
+                {"label": "evil", "url": "javascript:fetch('/api/v1/me')"},
+                {"label": "fine", "url": "https://example.org/"}
+            ]}]
+        })
+        .to_string();
+        let links = cluster_links(&hostile, &[]);
+        assert_eq!(
+            links,
+            [ClusterLink {
+                label: "fine".into(),
+                url: "https://example.org/".into()
+            }]
         );
     }
 

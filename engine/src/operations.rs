@@ -17,7 +17,7 @@ use sqlx::{Any, Transaction};
 
 use crate::catalog::CatalogError;
 use crate::queue::QueueError;
-use crate::store::StoreError;
+use crate::store::{Store, StoreError};
 
 pub use change::{preview_change, submit_change, ClusterChange};
 pub use create::{create_cluster, preview_create, CreateRequest};
@@ -53,6 +53,8 @@ pub enum OperationError {
     Invalid(String),
     #[error("{0}")]
     QuotaExceeded(String),
+    #[error("{0}")]
+    ProviderNotAllowed(String),
     #[error("cluster {name} is {state}: {hint}")]
     Busy {
         name: String,
@@ -81,6 +83,35 @@ pub(crate) async fn unfinished_jobs(
     .bind(cluster_id)
     .fetch_all(&mut **tx)
     .await?)
+}
+
+/// Refuses a cluster on `provider` (a provider of `catalog`) when its type is one the
+/// tenant may not use: `local` runs node steps on this server's own host, so only
+/// tenants a superadmin allowed may build on it.
+pub(crate) async fn check_provider_allowed(
+    store: &Store,
+    tenant_id: &str,
+    catalog: &domain::catalog::Catalog,
+    provider: &str,
+) -> Result<(), OperationError> {
+    let providertype = catalog
+        .provider(provider)
+        .map_or(crate::provider::LOCAL_PROVIDER, |provider| {
+            provider.providertype.as_str()
+        });
+    if providertype != crate::provider::LOCAL_PROVIDER {
+        return Ok(());
+    }
+    let tenant = store.tenant(tenant_id).await?;
+    if tenant.local_nodes {
+        return Ok(());
+    }
+    Err(OperationError::ProviderNotAllowed(format!(
+        "provider {provider:?} is of type local, which runs node steps on the Corral \
+         server's own host; tenant {} may not use it (a superadmin can allow it on the \
+         tenant's admin page, or choose another provider)",
+        tenant.name
+    )))
 }
 
 fn layout_json(layout: &Layout) -> String {

@@ -32,7 +32,7 @@ pub use types::{
 pub use claim::{claim, claim_batch, claim_up_to, heartbeat};
 pub use complete::{complete, complete_batch, requeue_expired, Expired};
 pub use control::{cancel_job, retry_job};
-pub use events::{append_event, append_events, events_after};
+pub use events::{append_event, append_events, events_after, last_events};
 pub use read::{
     cluster_jobs, completed_tasks, job, job_plan, job_tasks, task_attempts, task_job_id,
 };

@@ -39,7 +39,7 @@ use crate::store::audit::AuditEntry;
 use crate::store::{Store, StoreError};
 
 pub use audit::AuditQuery;
-pub use auth::{LoginThrottle, SessionUser, ThrottleSettings};
+pub use auth::{Access, SessionUser, ThrottleSettings};
 pub use catalog::parse_kind;
 pub use catalog::ImportReport;
 pub use clusters::{ClusterChangeRequest, ClusterCreateRequest, LeaseExtension};
@@ -47,7 +47,7 @@ pub use jobs::{AttemptView, MAX_EVENTS};
 pub use lease::LeaseLimits;
 pub use overview::{ActivityView, FailedTaskView};
 pub use pool_hosts::{CheckoutView, PoolHostRequest, PoolHostUpdate, PoolHostView};
-pub use tenants::{QuotaUpdate, TenantRequest, TenantUsage};
+pub use tenants::{LocalNodesUpdate, QuotaUpdate, TenantRequest, TenantUsage};
 pub use tokens::{CreatedToken, TokenRequest};
 pub use users::{PasswordChange, UserRequest, UserUpdate};
 pub use views::*;
@@ -191,6 +191,7 @@ impl From<OperationError> for ServiceError {
             OperationError::Catalog(catalog) => catalog.into(),
             OperationError::Busy { .. } => ServiceError::Conflict(error.to_string()),
             OperationError::QuotaExceeded(message) => ServiceError::QuotaExceeded(message),
+            OperationError::ProviderNotAllowed(message) => ServiceError::Forbidden(message),
             OperationError::Unsatisfiable(ref unsatisfiable) => ServiceError::Invalid {
                 message: error.to_string(),
                 details: unsatisfiable
@@ -362,7 +363,7 @@ pub struct Page<T> {
 pub struct Service {
     store: Store,
     resources: ResourceFiles,
-    throttle: Arc<LoginThrottle>,
+    throttle: ThrottleSettings,
     /// Wakes local workers when a job is submitted, so they do not wait for a poll.
     waker: Option<Arc<Notify>>,
 }
@@ -380,7 +381,7 @@ impl Service {
         Self {
             store,
             resources,
-            throttle: Arc::new(LoginThrottle::new(ThrottleSettings::default())),
+            throttle: ThrottleSettings::default(),
             waker: None,
         }
     }
@@ -392,7 +393,7 @@ impl Service {
     }
 
     pub fn with_throttle(mut self, settings: ThrottleSettings) -> Self {
-        self.throttle = Arc::new(LoginThrottle::new(settings));
+        self.throttle = settings;
         self
     }
 

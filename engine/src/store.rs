@@ -10,6 +10,7 @@ pub mod audit;
 pub mod catalog;
 pub mod clusters;
 mod database_url;
+pub mod login_attempts;
 mod migrations;
 pub mod pool_hosts;
 pub mod tenants;
@@ -20,6 +21,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::any::{AnyPoolOptions, AnyQueryResult};
+
+use crate::secrets::SecretKey;
 use sqlx::{Any, AnyConnection, AnyPool, Connection, Executor, Transaction};
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -54,6 +57,10 @@ pub enum StoreError {
     Query(sqlx::Error),
     #[error("corrupt row in {table}: {reason}")]
     CorruptRow { table: &'static str, reason: String },
+    #[error("this process has no secret key to seal or open stored secrets with")]
+    NoSecretKey,
+    #[error(transparent)]
+    Secret(#[from] crate::secrets::SecretError),
 }
 
 impl From<sqlx::Error> for StoreError {
@@ -92,6 +99,8 @@ pub struct Store {
     backend: Backend,
     /// Whose turn it is to write, among this process's write transactions (SQLite).
     writer: Arc<tokio::sync::Mutex<()>>,
+    /// Seals the secrets some rows hold; without it they cannot be written or read.
+    secret_key: Option<Arc<SecretKey>>,
 }
 
 /// This process's turn to write to a SQLite database, held for the life of a write
@@ -164,6 +173,7 @@ impl Store {
             pool,
             backend,
             writer: Arc::default(),
+            secret_key: None,
         })
     }
 
@@ -191,6 +201,16 @@ impl Store {
 
     pub fn backend(&self) -> Backend {
         self.backend
+    }
+
+    /// This store, sealing and opening stored secrets with `key` (see [`crate::secrets`]).
+    pub fn with_secret_key(mut self, key: SecretKey) -> Self {
+        self.secret_key = Some(Arc::new(key));
+        self
+    }
+
+    pub(crate) fn secret_key(&self) -> Result<&SecretKey, StoreError> {
+        self.secret_key.as_deref().ok_or(StoreError::NoSecretKey)
     }
 
     pub fn pool(&self) -> &AnyPool {

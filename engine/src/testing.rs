@@ -135,3 +135,10 @@ macro_rules! on_both_backends {
         }
     };
 }
+
+/// The secret key tests seal stored secrets with: fixed, so that several stores of
+/// one test (a "second machine") open what another sealed, as processes sharing
+/// `CORRAL_SECRET_KEY` do.
+pub fn test_secret_key() -> crate::secrets::SecretKey {
+    crate::secrets::SecretKey::from_bytes(&[0x5e; 32])
+}

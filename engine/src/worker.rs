@@ -427,8 +427,17 @@ async fn run_task_in_span(
     }
 }
 
+/// Whether a worker whose last renewal was `since_renewal` ago must give its step up
+/// although nobody told it the lease was lost: past `lease - heartbeat` the lease may
+/// run out before another beat could get through, after which the janitor hands the
+/// task to another worker, and two copies of one step must never run at once.
+fn must_fence(since_renewal: Duration, settings: &WorkerSettings) -> bool {
+    since_renewal >= settings.lease.saturating_sub(settings.heartbeat)
+}
+
 /// Runs the step while heartbeating; the step is dropped (and its remote command
-/// killed) when the job is cancelled or the lease is lost.
+/// killed) when the job is cancelled or the lease is lost, or when heartbeats have
+/// failed for so long that the lease may have run out (see [`must_fence`]).
 async fn run_with_heartbeats(
     executor: &Executor,
     settings: &WorkerSettings,
@@ -441,16 +450,22 @@ async fn run_with_heartbeats(
     tokio::pin!(step);
     let mut beat = tokio::time::interval(settings.heartbeat);
     beat.tick().await;
+    let mut renewed_at = tokio::time::Instant::now();
     loop {
         tokio::select! {
             result = &mut step => return Ended::Finished(result),
             _ = beat.tick() => {
+                let asked_at = tokio::time::Instant::now();
                 match queue::heartbeat(store, &lease, millis(settings.lease), now_ms()).await {
-                    Ok(Heartbeat::Continue { .. }) => {}
+                    Ok(Heartbeat::Continue { .. }) => renewed_at = asked_at,
                     Ok(Heartbeat::Stop { .. }) => return Ended::Stopped,
                     Err(QueueError::LeaseLost { .. }) => return Ended::LeaseLost,
-                    // A database hiccup: keep running; the next beat may get through
-                    // before the lease runs out.
+                    // A database hiccup: keep running while the next beat may still
+                    // get through before the lease runs out; after that, fence.
+                    Err(error) if must_fence(renewed_at.elapsed(), settings) => {
+                        tracing::error!(%error, "heartbeats keep failing; giving the step up before its lease runs out");
+                        return Ended::LeaseLost;
+                    }
                     Err(error) => tracing::warn!(%error, "heartbeat failed"),
                 }
             }
@@ -477,5 +492,25 @@ fn state_event(task: &ClaimedTask, data: String) -> NewEvent {
         kind: "state".to_owned(),
         stream: None,
         data,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_worker_fences_itself_before_its_lease_can_run_out() {
+        let settings = WorkerSettings {
+            lease: Duration::from_secs(30),
+            heartbeat: Duration::from_secs(10),
+            ..WorkerSettings::default()
+        };
+        assert!(!must_fence(Duration::from_secs(10), &settings), "one lost beat is harmless");
+        assert!(!must_fence(Duration::from_secs(19), &settings));
+        assert!(
+            must_fence(Duration::from_secs(20), &settings),
+            "the next beat would come after the lease ended"
+        );
     }
 }

@@ -36,6 +36,7 @@ async fn user_creation_checks_its_input(backend: Backend) {
             name: "acme".into(),
             max_clusters: None,
             max_nodes: None,
+            local_nodes: true,
         })
         .await
         .unwrap();

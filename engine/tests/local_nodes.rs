@@ -1,17 +1,23 @@
 //! The `local` provider and the SSH layer against real sshd processes over real SSH.
 //!
-//! Every test keeps its nodes under its own temporary directory and holds a [`Fixture`]
-//! whose `Drop` kills every process under that directory, so a failing test leaks nothing.
+//! Every test keeps its nodes under its own temporary directory (and their homes under
+//! another) and holds a [`Fixture`] whose `Drop` kills every process under that directory,
+//! so a failing test leaks nothing.
+//!
+//! Tests run as root here, so nodes run as unprivileged node users; the tests of that
+//! isolation use tenants of their own (`corral-test-…`), so that no other test's node
+//! shares their users.
 
 #![allow(clippy::unwrap_used)] // Tests fail loudly by design.
 
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use engine::provider::{
-    LocalNodeState, LocalProvider, NodeProvider, NodeRecord, NodeSpec, ProviderError,
-    SshPoolProvider,
+    LocalNodeState, LocalProvider, NodeIsolation, NodeProvider, NodeRecord, NodeSpec,
+    ProviderError, SshPoolProvider,
 };
 use engine::ssh::{
     CommandOutcome, ExitStatus, OutputChunk, OutputStream, PoolConfig, RunOptions, SessionPool,
@@ -25,23 +31,49 @@ const CONFIRM: Duration = Duration::from_secs(30);
 /// Kills everything under the base directory before the directory itself goes away.
 struct Fixture {
     base: PathBuf,
+    /// The home root: node users must pass through it, so it is not a private temp dir.
+    homes: PathBuf,
+    /// What holds the base dir: the temporary directory itself, or a data dir around it.
+    data: PathBuf,
     _dir: tempfile::TempDir,
+    _homes: tempfile::TempDir,
 }
 
 impl Fixture {
     fn new() -> Self {
+        Self::with_base(None)
+    }
+
+    /// A fixture whose base dir is `nodes` in a data dir, as the server keeps it.
+    fn in_data_dir() -> Self {
+        Self::with_base(Some("nodes"))
+    }
+
+    fn with_base(inside: Option<&str>) -> Self {
         let dir = tempfile::Builder::new()
             .prefix("corral-nodes-")
             .tempdir()
             .unwrap();
+        let homes = tempfile::Builder::new()
+            .prefix("corral-homes-")
+            .tempdir()
+            .unwrap();
+        std::fs::set_permissions(homes.path(), std::fs::Permissions::from_mode(0o711)).unwrap();
+        let data = dir.path().canonicalize().unwrap();
         Self {
-            base: dir.path().canonicalize().unwrap(),
+            base: inside.map_or_else(|| data.clone(), |name| data.join(name)),
+            homes: homes.path().canonicalize().unwrap(),
+            data,
             _dir: dir,
+            _homes: homes,
         }
     }
 
     fn provider(&self) -> LocalProvider {
-        LocalProvider::new(&self.base).unwrap()
+        LocalProvider::new(&self.base)
+            .unwrap()
+            .with_home_root(&self.homes)
+            .unwrap()
     }
 }
 
@@ -171,7 +203,7 @@ async fn three_nodes_run_commands_with_exit_codes_and_separate_streams() {
             format!(
                 "out-{index} {}\n{}\n",
                 node_dir.display(),
-                node_dir.join("home").display()
+                state(record).home().display()
             )
         );
         assert_eq!(stderr, format!("err-{index}\n"));
@@ -198,7 +230,7 @@ async fn output_streams_while_the_command_is_still_running() {
     let provider = fixture.provider();
     let pool = Arc::new(pool());
     let record = create_confirmed(&provider, &pool, "streamer").await;
-    let gate = state(&record).dir.join("home").join("go");
+    let gate = state(&record).home().join("go");
     let target = record.ssh_target();
     let (sender, mut receiver) = mpsc::channel(16);
     let running = {
@@ -606,7 +638,7 @@ async fn the_per_host_channel_cap_queues_commands() {
         ..PoolConfig::default()
     }));
     let record = create_confirmed(&provider, &pool, "narrow").await;
-    let home = state(&record).dir.join("home");
+    let home = state(&record).home();
     let spawn_run = |command: &'static str| {
         let pool = pool.clone();
         let target = record.ssh_target();
@@ -637,7 +669,10 @@ async fn the_ssh_pool_lends_existing_hosts_as_nodes() {
     let local = fixture.provider();
     let ssh = pool();
     let db = engine::testing::TestDatabase::sqlite();
-    let store = engine::store::Store::open(&db.url).await.unwrap();
+    let store = engine::store::Store::open(&db.url)
+        .await
+        .unwrap()
+        .with_secret_key(engine::testing::test_secret_key());
     let tenant = engine::store::tenants::DEFAULT_TENANT_ID;
     let mut machines = Vec::new();
     for id in ["machine-1", "machine-2"] {
@@ -726,4 +761,406 @@ async fn adopting_a_deleted_node_says_it_is_gone() {
     let error = provider.adopt(&record).await.unwrap_err();
     assert!(matches!(error, ProviderError::NodeGone { .. }), "{error}");
     assert!(sshd_pids(&record).is_empty(), "adopt did not resurrect it");
+}
+
+/// Node creation and deletion stay cheap (the benchmark makes hundreds of nodes): 20
+/// nodes made, confirmed and deleted one after another, timed per node.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn twenty_nodes_are_made_and_deleted_one_by_one() {
+    let fixture = Fixture::new();
+    let provider = fixture.provider();
+    let pool = pool();
+    let count = 20;
+    let started = Instant::now();
+    let mut records = Vec::new();
+    for n in 0..count {
+        let spec = NodeSpec::for_tenant(format!("timed-{n}"), "corral-test-timing");
+        records.push(provider.create(&spec).await.unwrap());
+    }
+    let create = started.elapsed() / count;
+    let started = Instant::now();
+    for record in &records {
+        provider.confirm(record, &pool, CONFIRM).await.unwrap();
+    }
+    let confirm = started.elapsed() / count;
+    for record in &records {
+        pool.close(&record.id).await;
+    }
+    let started = Instant::now();
+    for record in &records {
+        provider.delete(record).await.unwrap();
+    }
+    let delete = started.elapsed() / count;
+    println!("measured: per node create {create:?}, confirm {confirm:?}, delete {delete:?}");
+}
+
+/// Whether nodes get users of their own here: only a server running as root can switch
+/// users. The isolation tests pass trivially elsewhere, saying so.
+fn nodes_have_users() -> bool {
+    let root = std::fs::metadata("/proc/self").unwrap().uid() == 0;
+    if !root {
+        eprintln!("skipped: not root, so nodes run as this user");
+    }
+    root
+}
+
+/// The uids of a process: real, effective, saved, filesystem.
+fn uids_of(pid: i32) -> Option<Vec<u32>> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|line| line.starts_with("Uid:"))?;
+    line[4..]
+        .split_whitespace()
+        .map(|uid| uid.parse().ok())
+        .collect()
+}
+
+/// Live processes any of whose uids is `uid`.
+fn processes_of_uid(uid: u32) -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_string_lossy().parse::<i32>().ok())
+        .filter(|pid| alive(*pid) && uids_of(*pid).is_some_and(|uids| uids.contains(&uid)))
+        .collect()
+}
+
+fn mode_of(path: &Path) -> u32 {
+    std::fs::symlink_metadata(path).unwrap().mode() & 0o7777
+}
+
+async fn create_for(
+    provider: &LocalProvider,
+    pool: &SessionPool,
+    id: &str,
+    tenant: &str,
+) -> NodeRecord {
+    let record = provider
+        .create(&NodeSpec::for_tenant(id, tenant))
+        .await
+        .unwrap();
+    provider.confirm(&record, pool, CONFIRM).await.unwrap();
+    record
+}
+
+/// Runs `command` on the node and returns its stdout, asserting that it succeeded.
+async fn run_ok(pool: &SessionPool, record: &NodeRecord, command: &str) -> String {
+    let (outcome, stdout, stderr) = run_collect(pool, record, command).await;
+    assert!(outcome.exit.success(), "{command}: {outcome:?} {stderr}");
+    stdout
+}
+
+/// Runs `command` on the node, asserting that it failed for want of permission.
+async fn assert_denied(pool: &SessionPool, record: &NodeRecord, command: &str) {
+    let (outcome, stdout, stderr) = run_collect(pool, record, command).await;
+    assert!(!outcome.exit.success(), "{command} succeeded: {stdout}");
+    assert!(
+        stderr.contains("Permission denied") || stderr.contains("Operation not permitted"),
+        "{command}: {stderr}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn node_commands_run_as_a_user_that_cannot_reach_the_data_dir() {
+    if !nodes_have_users() {
+        return;
+    }
+    let fixture = Fixture::in_data_dir();
+    // A data dir as a server keeps it: private, its database readable by all within it.
+    // An older server left the base dir open; the provider closes it.
+    std::fs::set_permissions(&fixture.data, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let database = fixture.data.join("corral.db");
+    std::fs::write(&database, "every tenant's secrets").unwrap();
+    std::fs::set_permissions(&database, std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::fs::create_dir(&fixture.base).unwrap();
+    std::fs::set_permissions(&fixture.base, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let leftover = fixture.base.join("leftover");
+    std::fs::write(&leftover, "a file readable by all").unwrap();
+    std::fs::set_permissions(&leftover, std::fs::Permissions::from_mode(0o644)).unwrap();
+
+    let provider = fixture.provider();
+    assert_eq!(provider.isolation(), NodeIsolation::SeparateUsers);
+    assert!(provider.isolation().explanation().contains("unprivileged"));
+    let pool = pool();
+    let record = create_for(&provider, &pool, "isolated", "corral-test-isolated").await;
+    let node = state(&record);
+
+    // (a) Not root, not the server's uid: the node user the record names.
+    let ids = run_ok(&pool, &record, "id -u; id -g; id -un; echo \"$HOME\"; pwd").await;
+    let lines: Vec<&str> = ids.lines().collect();
+    let uid: u32 = lines[0].parse().unwrap();
+    let server = std::fs::metadata("/proc/self").unwrap().uid();
+    assert_ne!(uid, 0);
+    assert_ne!(uid, server);
+    assert_ne!(lines[1], "0");
+    assert_eq!(lines[2], record.user);
+    assert!(record.user.starts_with("corral-"), "{}", record.user);
+    let home = node.home();
+    assert_eq!(lines[3], home.display().to_string());
+    assert_eq!(lines[4], home.display().to_string());
+    assert!(home.starts_with(&fixture.homes), "{}", home.display());
+    // sshd itself runs as root; only the sessions drop to the node user.
+    assert_eq!(uids_of(node.pid.unwrap()).unwrap(), vec![0; 4]);
+
+    // (b) Nothing under the data dir is within reach.
+    for path in [&database, &leftover, &node.dir.join("node.json")] {
+        assert_denied(&pool, &record, &format!("cat {}", path.display())).await;
+    }
+    assert_denied(
+        &pool,
+        &record,
+        &format!("cat {}", record.client_key_path.display()),
+    )
+    .await;
+    assert_denied(&pool, &record, &format!("ls {}", fixture.base.display())).await;
+    // Nor are the other homes under the home root listed to it.
+    assert_denied(&pool, &record, &format!("ls {}", fixture.homes.display())).await;
+
+    // The node user may read its authorized_keys (sshd reads it as the user) but not
+    // change or replace it.
+    let area = node.home_area.clone().unwrap();
+    let authorized_keys = area.join("authorized_keys");
+    run_ok(
+        &pool,
+        &record,
+        &format!("cat {} >/dev/null", authorized_keys.display()),
+    )
+    .await;
+    assert_denied(
+        &pool,
+        &record,
+        &format!("echo x >> {}", authorized_keys.display()),
+    )
+    .await;
+    assert_denied(
+        &pool,
+        &record,
+        &format!("rm -f {}", authorized_keys.display()),
+    )
+    .await;
+    assert_denied(&pool, &record, &format!("mkdir {}/mine", area.display())).await;
+    // It writes in its home, of course.
+    run_ok(
+        &pool,
+        &record,
+        "mkdir -p corral/services && touch corral/services/x",
+    )
+    .await;
+
+    // The modes the layout promises.
+    assert_eq!(mode_of(&fixture.base), 0o700);
+    assert_eq!(mode_of(&node.dir), 0o700);
+    assert_eq!(mode_of(&record.client_key_path), 0o600);
+    assert_eq!(mode_of(&fixture.homes), 0o711);
+    assert_eq!(mode_of(area.parent().unwrap()), 0o711);
+    assert_eq!(mode_of(&area), 0o711);
+    assert_eq!(mode_of(&authorized_keys), 0o644);
+    assert_eq!(std::fs::metadata(&authorized_keys).unwrap().uid(), 0);
+    assert_eq!(mode_of(&home), 0o700);
+    assert_eq!(std::fs::metadata(&home).unwrap().uid(), uid);
+    // The node dir links to the home, for admins and tools looking there.
+    assert!(node.dir.join("home/corral/services/x").exists());
+
+    provider.delete(&record).await.unwrap();
+    assert!(!area.exists() && !node.dir.exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tenants_get_users_of_their_own_and_delete_leaves_nothing_of_either() {
+    if !nodes_have_users() {
+        return;
+    }
+    let fixture = Fixture::new();
+    let provider = fixture.provider();
+    let pool = pool();
+    let (a, b) = tokio::join!(
+        create_for(&provider, &pool, "tenant-a-node", "corral-test-tenant-a"),
+        create_for(&provider, &pool, "tenant-b-node", "corral-test-tenant-b"),
+    );
+    // A second node of a tenant runs as that tenant's user.
+    let a2 = create_for(&provider, &pool, "tenant-a-node-2", "corral-test-tenant-a").await;
+    assert_ne!(a.user, b.user);
+    assert_eq!(a.user, a2.user);
+    let uid_a: u32 = run_ok(&pool, &a, "id -u").await.trim().parse().unwrap();
+    let uid_b: u32 = run_ok(&pool, &b, "id -u").await.trim().parse().unwrap();
+    assert_ne!(uid_a, uid_b);
+    assert_eq!(run_ok(&pool, &a2, "id -u").await.trim(), uid_a.to_string());
+
+    // (c) One tenant's node cannot read, list or signal the other's.
+    run_ok(&pool, &b, "echo secret > mine; chmod 644 mine").await;
+    let home_b = state(&b).home();
+    assert_denied(&pool, &a, &format!("cat {}/mine", home_b.display())).await;
+    assert_denied(&pool, &a, &format!("ls {}", home_b.display())).await;
+    assert_denied(&pool, &a, &format!("touch {}/planted", home_b.display())).await;
+    let services = "nohup sleep 4443 >/dev/null 2>&1 & \
+                    setsid sh -c 'sleep 4444' >/dev/null 2>&1 < /dev/null & \
+                    (setsid sleep 4445 >/dev/null 2>&1 < /dev/null &); \
+                    sleep 4447 >/dev/null 2>&1 & echo $!";
+    let sleeper: i32 = run_ok(&pool, &b, services).await.trim().parse().unwrap();
+    assert_denied(&pool, &a, &format!("kill -0 {sleeper}")).await;
+    run_ok(
+        &pool,
+        &a,
+        "setsid sh -c 'sleep 4446' >/dev/null 2>&1 < /dev/null &",
+    )
+    .await;
+    for service in ["sleep 4444", "sleep 4445", "sleep 4446"] {
+        let mut seen = false;
+        for _ in 0..200 {
+            seen = !pids_with_cmdline(service).is_empty();
+            if seen {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert!(seen, "{service} started");
+    }
+    assert!(!processes_of_uid(uid_a).is_empty());
+    assert!(!processes_of_uid(uid_b).is_empty());
+
+    // (d) Deleting every node leaves no process of either user and no home.
+    for record in [&a, &a2, &b] {
+        provider.delete(record).await.unwrap();
+        assert!(!state(record).home_area.unwrap().exists());
+        assert!(!state(record).dir.exists());
+    }
+    assert_eq!(processes_of_uid(uid_a), Vec::<i32>::new());
+    assert_eq!(processes_of_uid(uid_b), Vec::<i32>::new());
+    assert_eq!(
+        LocalProvider::processes_under(&fixture.base),
+        Vec::<i32>::new()
+    );
+    for service in [
+        "sleep 4443",
+        "sleep 4444",
+        "sleep 4445",
+        "sleep 4446",
+        "sleep 4447",
+    ] {
+        assert_eq!(pids_with_cmdline(service), Vec::<i32>::new(), "{service}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_runs_as_its_user_again_after_adoption_and_restart() {
+    if !nodes_have_users() {
+        return;
+    }
+    let fixture = Fixture::new();
+    let pool = pool();
+    let record = {
+        let provider = fixture.provider();
+        create_for(&provider, &pool, "reborn", "corral-test-reborn").await
+    };
+    let before = run_ok(&pool, &record, "id -u; echo \"$HOME\"").await;
+    pool.close(&record.id).await;
+
+    // (e) Another provider object, as after a restart: with its sshd running, and dead.
+    let provider = fixture.provider();
+    let adopted = provider.adopt(&record).await.unwrap();
+    assert_eq!(adopted, record);
+    assert_eq!(
+        run_ok(&pool, &adopted, "id -u; echo \"$HOME\"").await,
+        before
+    );
+    LocalProvider::kill_everything_under(&fixture.base);
+    // Even a provider with another home root adopts it: the record says where its home is.
+    let provider = LocalProvider::new(&fixture.base).unwrap();
+    let restarted = provider.adopt(&record).await.unwrap();
+    assert_ne!(state(&restarted).pid, state(&record).pid);
+    provider.confirm(&restarted, &pool, CONFIRM).await.unwrap();
+    assert_eq!(
+        run_ok(&pool, &restarted, "id -u; echo \"$HOME\"").await,
+        before
+    );
+    provider.delete(&restarted).await.unwrap();
+    assert!(!state(&record).home_area.unwrap().exists());
+}
+
+/// A node recorded before nodes had users of their own (user root, home and authorized
+/// keys in its node dir) is still adopted, restarted and deleted as it was.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_of_the_old_layout_is_adopted_and_deleted() {
+    if !nodes_have_users() {
+        return;
+    }
+    let fixture = Fixture::new();
+    let provider = fixture.provider();
+    let pool = pool();
+    let made = provider.create(&NodeSpec::new("veteran")).await.unwrap();
+    // Turn it into what the old code left behind.
+    LocalProvider::kill_everything_under(&fixture.base);
+    let node = state(&made);
+    let area = node.home_area.clone().unwrap();
+    std::fs::remove_file(node.dir.join("home")).unwrap();
+    std::fs::create_dir(node.dir.join("home")).unwrap();
+    std::fs::copy(
+        area.join("authorized_keys"),
+        node.dir.join("authorized_keys"),
+    )
+    .unwrap();
+    std::fs::remove_dir_all(&area).unwrap();
+    let mut old = made.clone();
+    old.user = "root".to_owned();
+    old.provider_state = serde_json::json!({
+        "dir": node.dir,
+        "pid": node.pid,
+        "limits": node.limits,
+    });
+    std::fs::write(
+        node.dir.join("node.json"),
+        serde_json::to_string(&old).unwrap(),
+    )
+    .unwrap();
+
+    let provider = fixture.provider();
+    let adopted = provider.adopt(&old).await.unwrap();
+    assert_eq!(adopted.user, "root");
+    assert_eq!(state(&adopted).home_area, None);
+    provider.confirm(&adopted, &pool, CONFIRM).await.unwrap();
+    let seen = run_ok(&pool, &adopted, "id -u; pwd").await;
+    assert_eq!(seen, format!("0\n{}\n", node.dir.join("home").display()));
+    // Creating it again (a retried task) adopts it too.
+    let again = provider.create(&NodeSpec::new("veteran")).await.unwrap();
+    assert_eq!(again.user, "root");
+    provider.delete(&adopted).await.unwrap();
+    assert!(!node.dir.exists());
+    assert!(sshd_pids(&adopted).is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_home_root_node_users_cannot_reach_or_others_can_write_is_refused() {
+    if !nodes_have_users() {
+        return;
+    }
+    let fixture = Fixture::new();
+    let closed = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(closed.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let error = LocalProvider::new(&fixture.base)
+        .unwrap()
+        .with_home_root(closed.path().join("homes"))
+        .unwrap_err();
+    assert!(matches!(error, ProviderError::NodeHomes { .. }), "{error}");
+    assert!(error.to_string().contains("chmod o+x"), "{error}");
+
+    let open = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(open.path(), std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let error = LocalProvider::new(&fixture.base)
+        .unwrap()
+        .with_home_root(open.path())
+        .unwrap_err();
+    assert!(
+        error.to_string().contains("writable by root alone"),
+        "{error}"
+    );
+
+    // A missing home root is made, passable but not listable.
+    let parent = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(parent.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let made = parent.path().join("a/b");
+    LocalProvider::new(&fixture.base)
+        .unwrap()
+        .with_home_root(&made)
+        .unwrap();
+    assert_eq!(mode_of(&made), 0o711);
+    assert_eq!(mode_of(&parent.path().join("a")), 0o755);
 }

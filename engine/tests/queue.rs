@@ -571,6 +571,7 @@ async fn tenant_and_global_limits_are_respected(backend: Backend) {
             name: "acme".into(),
             max_clusters: None,
             max_nodes: None,
+            local_nodes: true,
         })
         .await
         .unwrap();
@@ -768,6 +769,7 @@ async fn batch_claim_respects_nodes_limits_and_prerequisites(backend: Backend) {
             name: "acme".into(),
             max_clusters: None,
             max_nodes: None,
+            local_nodes: true,
         })
         .await
         .unwrap();

@@ -262,7 +262,10 @@ async fn two_workers_never_lend_one_host_twice(backend: Backend) {
     }
     // Two "processes": each its own connection pool and its own key directory.
     let db_url = lab.store_url();
-    let other_store = Store::open(&db_url).await.unwrap();
+    let other_store = Store::open(&db_url)
+        .await
+        .unwrap()
+        .with_secret_key(engine::testing::test_secret_key());
     let keys = tempfile::tempdir().unwrap();
     let one = SshPoolProvider::new(lab.store.clone(), keys.path().join("one")).unwrap();
     let two = SshPoolProvider::new(other_store.clone(), keys.path().join("two")).unwrap();
@@ -335,7 +338,10 @@ async fn a_worker_on_another_machine_runs_steps_on_pool_nodes(backend: Backend) 
     lab.stop_workers().await;
     let moved = lab.pool_keys_dir.with_extension("elsewhere");
     std::fs::rename(&lab.pool_keys_dir, &moved).unwrap();
-    let other_store = Store::open(&lab.store_url()).await.unwrap();
+    let other_store = Store::open(&lab.store_url())
+        .await
+        .unwrap()
+        .with_secret_key(engine::testing::test_secret_key());
     let other = tempfile::tempdir().unwrap();
     let other_keys = other.path().join("pool-keys");
     let provider = Arc::new(SshPoolProvider::new(other_store.clone(), &other_keys).unwrap());

@@ -38,6 +38,7 @@ async fn tenants_and_users_round_trip(backend: Backend) {
             name: "acme".into(),
             max_clusters: Some(3),
             max_nodes: None,
+            local_nodes: true,
         })
         .await
         .unwrap();
@@ -46,6 +47,7 @@ async fn tenants_and_users_round_trip(backend: Backend) {
             name: "acme".into(),
             max_clusters: None,
             max_nodes: None,
+            local_nodes: true,
         })
         .await
         .unwrap_err();

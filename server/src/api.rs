@@ -43,9 +43,9 @@ pub const MAX_JSON_BYTES: usize = 8 * 1024 * 1024;
         catalog::put, catalog::delete, catalog::resources, catalog::upload, catalog::stage,
         accounts::me, accounts::change_password,
         accounts::list_users, accounts::create_user, accounts::show_user, accounts::update_user,
-        accounts::delete_user,
+        accounts::delete_user, accounts::list_user_tokens, accounts::revoke_user_token,
         accounts::list_tenants, accounts::create_tenant, accounts::show_tenant, accounts::delete_tenant,
-        accounts::update_quotas,
+        accounts::update_quotas, accounts::set_local_nodes,
         accounts::list_tokens, accounts::create_token, accounts::revoke_token,
         accounts::audit,
         pool_hosts::list, pool_hosts::register, pool_hosts::show, pool_hosts::update,
@@ -143,6 +143,11 @@ pub fn router() -> Router<AppState> {
                 .patch(accounts::update_user)
                 .delete(accounts::delete_user),
         )
+        .route("/users/{id}/tokens", get(accounts::list_user_tokens))
+        .route(
+            "/users/{id}/tokens/{token_id}",
+            axum::routing::delete(accounts::revoke_user_token),
+        )
         .route(
             "/tenants",
             get(accounts::list_tenants).post(accounts::create_tenant),
@@ -152,6 +157,7 @@ pub fn router() -> Router<AppState> {
             get(accounts::show_tenant).delete(accounts::delete_tenant),
         )
         .route("/tenants/{id}/quotas", put(accounts::update_quotas))
+        .route("/tenants/{id}/local-nodes", put(accounts::set_local_nodes))
         .route(
             "/tokens",
             get(accounts::list_tokens).post(accounts::create_token),

@@ -1,7 +1,7 @@
 //! Server configuration: flags beat `CORRAL_*` environment variables, which beat the
 //! optional TOML file, which beats the built-in defaults.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -53,6 +53,16 @@ pub struct ServerArgs {
     /// Seconds before a task of a vanished worker goes back to the queue [default: 30].
     #[arg(long, env = "CORRAL_WORKER_LEASE_SECS", value_name = "SECONDS")]
     pub worker_lease_secs: Option<u64>,
+    /// A reverse proxy in front of Corral whose X-Forwarded-For names the client
+    /// (login throttling and the audit log); repeat for several [default: none].
+    #[arg(
+        long = "trusted-proxy",
+        env = "CORRAL_TRUSTED_PROXIES",
+        value_name = "IP",
+        value_delimiter = ','
+    )]
+    #[serde(default)]
+    pub trusted_proxies: Vec<IpAddr>,
 }
 
 /// The resolved configuration every command runs with.
@@ -66,6 +76,7 @@ pub struct Config {
     pub worker_slots: usize,
     pub worker_lease: Duration,
     pub secure_cookies: bool,
+    pub trusted_proxies: Vec<IpAddr>,
 }
 
 const DEFAULT_WORKER_SLOTS: usize = 16;
@@ -116,6 +127,11 @@ impl Config {
                 .or(file.site_dir)
                 .unwrap_or_else(default_site_dir),
             secure_cookies: args.secure_cookies || file.secure_cookies,
+            trusted_proxies: if args.trusted_proxies.is_empty() {
+                file.trusted_proxies
+            } else {
+                args.trusted_proxies
+            },
             worker_slots: args
                 .worker_slots
                 .or(file.worker_slots)

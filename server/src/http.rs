@@ -1,6 +1,7 @@
 //! The HTTP surface: server-rendered pages, server functions, the JSON API under
 //! `/api/v1`, static assets, health. Sessions (cookie + database store) wrap it all.
 
+pub mod hardening;
 mod health;
 mod page_guard;
 mod server_fn_status;
@@ -14,7 +15,10 @@ use engine::service::Service;
 use engine::store::Store;
 use leptos::prelude::*;
 use leptos_axum::{generate_route_list, LeptosRoutes};
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::services::ServeDir;
+use tower_http::set_header::SetResponseHeaderLayer;
 
 /// What every handler can reach.
 #[derive(Clone, FromRef)]
@@ -27,7 +31,13 @@ pub struct AppState {
     pub secure_cookies: bool,
     /// A session older than this is refused however active it is.
     pub session_max_age_ms: i64,
+    /// Reverse proxies whose `X-Forwarded-For` names the client.
+    pub trusted_proxies: hardening::TrustedProxies,
 }
+
+/// The largest request body anything accepts: a resource upload through the console,
+/// with room for its form fields. The JSON API sets lower limits per route.
+const MAX_REQUEST_BYTES: usize = engine::resources::MAX_RESOURCE_BYTES + 1024 * 1024;
 
 /// Leptos settings pointing at the bundle the build writes to `site_dir/pkg`.
 pub fn leptos_options(site_dir: &Path) -> LeptosOptions {
@@ -56,7 +66,8 @@ pub fn router(state: AppState) -> Router {
         }
     };
     let sessions = state.sessions.clone().layer(state.secure_cookies);
-    Router::new()
+    let proxies = state.trusted_proxies.clone();
+    let mut router = Router::new()
         .nest("/api/v1", crate::api::router())
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
@@ -73,6 +84,19 @@ pub fn router(state: AppState) -> Router {
         .layer(axum::middleware::from_fn(
             server_fn_status::server_fn_status,
         ))
+        .layer(axum::middleware::from_fn(
+            hardening::refuse_cross_site_writes,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            proxies,
+            hardening::resolve_client_ip,
+        ))
         .with_state(state)
         .layer(sessions)
+        .layer(RequestBodyLimitLayer::new(MAX_REQUEST_BYTES));
+    for (name, value) in hardening::security_headers() {
+        router = router.layer(SetResponseHeaderLayer::if_not_present(name, value));
+    }
+    // A panicking handler answers 500 instead of dropping the connection unanswered.
+    router.layer(CatchPanicLayer::new())
 }

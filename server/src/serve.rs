@@ -6,6 +6,7 @@ use std::time::Duration;
 use anyhow::Context;
 use engine::accounts::{ensure_first_admin, FIRST_ADMIN_USERNAME};
 use engine::demo::Loaded;
+use engine::secrets::SecretKey;
 use engine::service::Service;
 use engine::store::tenants::DEFAULT_TENANT_ID;
 use engine::store::{now_ms, Store};
@@ -17,16 +18,24 @@ use crate::sessions::SessionBackend;
 
 const SESSION_CLEANUP_EVERY: Duration = Duration::from_secs(600);
 
-/// Opens (and migrates) the configured database, creating the data dir for SQLite.
+/// Opens (and migrates) the configured database, creating the data dir for SQLite,
+/// with the server's secret key for the secrets stored in it.
 pub async fn open_store(config: &Config) -> anyhow::Result<Store> {
-    std::fs::create_dir_all(&config.data_dir).with_context(|| {
-        format!(
-            "cannot create the data directory {}",
-            config.data_dir.display()
-        )
-    })?;
-    let store = Store::open(&config.database_url).await?;
+    create_private_dir(&config.data_dir)?;
+    let key = SecretKey::load(&config.data_dir)?;
+    let store = Store::open(&config.database_url).await?.with_secret_key(key);
     Ok(store)
+}
+
+/// The data dir holds the SQLite database, the secret key and node keys: nobody but
+/// this server's OS user may read it (local nodes run as other users; see
+/// `engine::provider::LocalProvider`).
+fn create_private_dir(dir: &std::path::Path) -> anyhow::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("cannot create the data directory {}", dir.display()))?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+        .with_context(|| format!("cannot make the data directory {} private", dir.display()))
 }
 
 pub async fn serve(config: Config) -> anyhow::Result<()> {
@@ -37,6 +46,11 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
             site_dir = %config.site_dir.display(),
             "browser bundle not found: pages will render but not hydrate (run scripts/build.sh)"
         );
+    }
+    match store.seal_pool_host_keys().await {
+        Ok(0) => {}
+        Ok(sealed) => tracing::info!(hosts = sealed, "pool-host keys sealed with the secret key"),
+        Err(error) => tracing::warn!(%error, "sealing stored pool-host keys failed"),
     }
     let resources = crate::workers::resource_files(&config)?;
     // Resources uploaded by an earlier version have their bytes in this data dir only.
@@ -63,6 +77,9 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         sessions,
         secure_cookies: config.secure_cookies,
         session_max_age_ms: crate::sessions::ABSOLUTE_EXPIRY_MS,
+        trusted_proxies: crate::http::hardening::TrustedProxies(
+            config.trusted_proxies.clone().into(),
+        ),
     };
     let listener = TcpListener::bind(config.listen)
         .await

@@ -5,6 +5,10 @@
 //! for it. Cookies are HttpOnly and SameSite=Lax (Secure when served over TLS),
 //! expire after 8 hours idle, and a session older than 7 days is refused whatever
 //! its activity (the absolute limit, checked by the API's authentication).
+//!
+//! Session ids are stored as a hash ([`stored_id`]): whoever reads the sessions
+//! table (a backup, a leaked dump) learns no cookie that signs in. The cookie holds
+//! the id; the table holds SHA-256 of it, cut to the id's 128 bits.
 
 use async_trait::async_trait;
 use engine::store::{Backend, DatabaseUrl};
@@ -74,33 +78,65 @@ impl SessionBackend {
     }
 }
 
-#[async_trait]
-impl SessionStore for SessionBackend {
-    async fn create(&self, record: &mut Record) -> session_store::Result<()> {
-        match self {
-            SessionBackend::Sqlite(store) => store.create(record).await,
-            SessionBackend::Postgres(store) => store.create(record).await,
-        }
-    }
+/// The key a session is stored under: SHA-256 of its id, cut to 128 bits.
+pub fn stored_id(id: &Id) -> Id {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(id.0.to_le_bytes());
+    let mut bytes = [0u8; 16];
+    bytes.copy_from_slice(&digest[..16]);
+    Id(i128::from_le_bytes(bytes))
+}
 
-    async fn save(&self, record: &Record) -> session_store::Result<()> {
+/// `record` as stored: under the hash of its id.
+fn stored_record(record: &Record) -> Record {
+    let mut stored = record.clone();
+    stored.id = stored_id(&record.id);
+    stored
+}
+
+impl SessionBackend {
+    async fn save_stored(&self, record: &Record) -> session_store::Result<()> {
         match self {
             SessionBackend::Sqlite(store) => store.save(record).await,
             SessionBackend::Postgres(store) => store.save(record).await,
         }
     }
 
-    async fn load(&self, id: &Id) -> session_store::Result<Option<Record>> {
+    async fn load_stored(&self, id: &Id) -> session_store::Result<Option<Record>> {
         match self {
             SessionBackend::Sqlite(store) => store.load(id).await,
             SessionBackend::Postgres(store) => store.load(id).await,
         }
     }
+}
+
+#[async_trait]
+impl SessionStore for SessionBackend {
+    async fn create(&self, record: &mut Record) -> session_store::Result<()> {
+        // A fresh random id whose hash is not taken yet (128 random bits: the loop
+        // runs once in practice).
+        while self.load_stored(&stored_id(&record.id)).await?.is_some() {
+            record.id = Id::default();
+        }
+        self.save_stored(&stored_record(record)).await
+    }
+
+    async fn save(&self, record: &Record) -> session_store::Result<()> {
+        self.save_stored(&stored_record(record)).await
+    }
+
+    async fn load(&self, id: &Id) -> session_store::Result<Option<Record>> {
+        Ok(self.load_stored(&stored_id(id)).await?.map(|mut record| {
+            record.id = *id;
+            record
+        }))
+    }
 
     async fn delete(&self, id: &Id) -> session_store::Result<()> {
+        let stored = stored_id(id);
         match self {
-            SessionBackend::Sqlite(store) => store.delete(id).await,
-            SessionBackend::Postgres(store) => store.delete(id).await,
+            SessionBackend::Sqlite(store) => store.delete(&stored).await,
+            SessionBackend::Postgres(store) => store.delete(&stored).await,
         }
     }
 }

@@ -167,6 +167,8 @@ pub struct TenantRow {
     pub users: Vec<String>,
     /// The default tenant, which is never deleted.
     pub is_default: bool,
+    /// May build on the `local` provider (node steps on the server's own host).
+    pub local_nodes: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -186,6 +188,8 @@ pub struct UserDetail {
     pub is_me: bool,
     /// Whether the viewer may grant (and take away) superadmin.
     pub viewer_is_superadmin: bool,
+    /// The user's API tokens, when the viewer may change the account (never secrets).
+    pub tokens: Vec<TokenRow>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -196,6 +200,10 @@ pub struct TokenRow {
     pub last_used_at_ms: Option<i64>,
     pub expires_at_ms: Option<i64>,
     pub revoked_at_ms: Option<i64>,
+    /// May only read (any change is refused).
+    pub read_only: bool,
+    /// Each use moves the expiry later (the CLI's tokens).
+    pub renews_on_use: bool,
 }
 
 /// A token just created: the only time its secret is shown.

@@ -24,8 +24,10 @@ pub mod remove_pool_host;
 pub mod reset_user_password;
 pub mod resources;
 pub mod revoke_token;
+pub mod revoke_user_token;
 pub mod save_entity;
 pub mod scope;
+pub mod set_local_nodes;
 pub mod set_user_role;
 pub mod stage_resource;
 pub mod switch_tenant;
@@ -64,9 +66,13 @@ pub(crate) mod caller {
         scoped(crate::session::caller().await?).await
     }
 
-    /// For changing: the form must carry the session's CSRF token.
-    pub async fn caller_checked(csrf: &str) -> Result<Caller, UiError> {
-        scoped(crate::session::caller_checked(csrf).await?).await
+    /// For changing the administered tenant: the form must carry the session's CSRF
+    /// token, and the caller must be an admin. The role is checked before the
+    /// function reads any of its input, so a plain user's post costs no parsing.
+    pub async fn admin_checked(csrf: &str) -> Result<Caller, UiError> {
+        let caller = crate::session::caller_checked(csrf).await?;
+        require_admin(&caller)?;
+        scoped(caller).await
     }
 
     /// The whole of a list (admin lists are short; the service pages them).

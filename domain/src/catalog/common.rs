@@ -86,6 +86,20 @@ pub struct Link {
     pub extra: Extra,
 }
 
+impl Link {
+    /// Whether `url` is one a page may put in an `href`: `http://` or `https://`, before
+    /// and after macro expansion. Anything else (`javascript:`, `data:`, a relative
+    /// path) would run or load whatever the catalog's author chose in the viewer's
+    /// browser, on Corral's origin.
+    pub fn is_web_url(url: &str) -> bool {
+        let url = url.trim_start();
+        ["http://", "https://"].iter().any(|scheme| {
+            url.get(..scheme.len())
+                .is_some_and(|start| start.eq_ignore_ascii_case(scheme))
+        }) && !url.chars().any(char::is_control)
+    }
+}
+
 /// `{"name": ...}`: how `extends` and `includes` name another template.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TemplateRef {

@@ -65,6 +65,23 @@ pub fn verify_password(password: &Password, hash: &str) -> bool {
         .unwrap_or(false)
 }
 
+/// [`hash_password`] on a blocking thread: argon2 takes tens of milliseconds of CPU,
+/// which would stall every other request sharing the async worker thread.
+pub async fn hash_password_blocking(password: &Password) -> Result<String, PasswordError> {
+    let password = password.clone();
+    tokio::task::spawn_blocking(move || hash_password(&password))
+        .await
+        .map_err(|error| PasswordError::Hash(error.to_string()))?
+}
+
+/// [`verify_password`] on a blocking thread (see [`hash_password_blocking`]).
+pub async fn verify_password_blocking(password: &Password, hash: &str) -> bool {
+    let (password, hash) = (password.clone(), hash.to_owned());
+    tokio::task::spawn_blocking(move || verify_password(&password, &hash))
+        .await
+        .unwrap_or(false)
+}
+
 /// A 20-character password from the OS random source (about 119 bits).
 pub fn generate_password() -> Password {
     // 62 symbols; rejection sampling keeps every symbol equally likely.

@@ -110,6 +110,11 @@ pub async fn preview_change(
         serde_json::from_str(&cluster.config_json).map_err(|error| {
             OperationError::Invalid(format!("stored config is unreadable: {error}"))
         })?;
+    if !matches!(change, ClusterChange::Delete { .. }) {
+        // Deleting stays possible (it is how a tenant gets off the provider).
+        super::check_provider_allowed(store, &cluster.tenant_id, &snapshot, &cluster.provider)
+            .await?;
+    }
     let last = last_job(store, &cluster.id).await?;
     let solve_on = |snapshot: &Catalog, services: Vec<String>, size: u32| {
         let request = SolveRequest {

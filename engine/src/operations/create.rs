@@ -76,6 +76,7 @@ pub async fn preview_create(
         .or(template.defaults.provider.as_ref())
         .map(|name| name.as_str().to_owned())
         .unwrap_or_default();
+    super::check_provider_allowed(store, &request.tenant_id, &catalog, &provider).await?;
     let empty = Layout {
         template: request.template.clone(),
         nodes: Vec::new(),

@@ -14,7 +14,9 @@ fn layout_size(json: Option<&str>) -> u64 {
 }
 
 /// Refuses growth by `new_clusters` clusters and `new_nodes` nodes past the tenant's
-/// quotas. A cluster being built or grown counts at the size its job is heading for.
+/// quotas. A cluster being built or grown counts at the size its job is heading for,
+/// and never below the nodes that exist: a cancelled or failed create leaves its
+/// made nodes running with nothing committed to the cluster's layout.
 pub(crate) async fn check_growth(
     tx: &mut Transaction<'static, Any>,
     backend: Backend,
@@ -43,7 +45,8 @@ pub(crate) async fn check_growth(
     let clusters = sqlx::query(
         "SELECT c.layout_json, (SELECT j.to_layout_json FROM jobs j WHERE j.cluster_id = c.id \
            AND j.state IN ('queued', 'running', 'cancelling') \
-           ORDER BY j.created_at_ms DESC LIMIT 1) AS planned_json \
+           ORDER BY j.created_at_ms DESC LIMIT 1) AS planned_json, \
+           (SELECT COUNT(*) FROM nodes n WHERE n.cluster_id = c.id) AS existing_nodes \
          FROM clusters c WHERE c.tenant_id = $1 AND c.state <> 'deleted'",
     )
     .bind(tenant_id)
@@ -63,7 +66,10 @@ pub(crate) async fn check_growth(
         for row in &clusters {
             let current: Option<String> = row.try_get("layout_json").map_err(StoreError::from)?;
             let planned: Option<String> = row.try_get("planned_json").map_err(StoreError::from)?;
-            have += layout_size(current.as_deref()).max(layout_size(planned.as_deref()));
+            let existing: i64 = row.try_get("existing_nodes").map_err(StoreError::from)?;
+            have += layout_size(current.as_deref())
+                .max(layout_size(planned.as_deref()))
+                .max(u64::try_from(existing).unwrap_or(0));
         }
         if new_nodes > 0 && have + new_nodes > max.max(0) as u64 {
             return Err(OperationError::QuotaExceeded(format!(

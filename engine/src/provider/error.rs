@@ -81,4 +81,12 @@ pub enum ProviderError {
     },
     #[error("node {node}: processes {pids:?} survived SIGKILL")]
     Survivors { node: String, pids: Vec<i32> },
+    #[error("node {node}: cannot set up its OS user {user}: {detail}")]
+    NodeUser {
+        node: String,
+        user: String,
+        detail: String,
+    },
+    #[error("local node homes cannot be kept under {}: {reason}", path.display())]
+    NodeHomes { path: PathBuf, reason: String },
 }

@@ -1,22 +1,40 @@
-//! The `local` provider: every node is a real OpenSSH `sshd` on a loopback port, with its
-//! own directory (host key, client key, authorized key, home) under a base directory.
+//! The `local` provider: every node is a real OpenSSH `sshd` on a loopback address, with
+//! its own node dir (host key, client key, record, sshd config) under a base directory.
+//!
+//! Who a node's commands run as ([`NodeIsolation`]): when the server runs as root, sshd
+//! runs as root but every session drops to an unprivileged OS user of the node's tenant
+//! (see `os_user`), whose HOME is in a home area outside the data dir
+//! (`<home root>/<instance>/<node id>`, [`DEFAULT_NODE_HOMES`] unless configured), so a
+//! step reaches neither the data dir (database, keys, sessions) nor other tenants' nodes.
+//! A server that is not root cannot switch users, and its nodes run as itself.
+//!
+//! Modes, when nodes have users: the base dir and node dirs are root's alone (0700); the
+//! home root, the instance dir and each home area let others pass but not list (0711);
+//! a node's `authorized_keys` is root's and readable by all (0644), because sshd reads it
+//! with the node user's privileges and the user must not be able to replace it; its
+//! `home/` is the node user's alone (0700).
 //!
 //! sshd daemonizes, so nodes outlive the provider object and the process that made them;
-//! [`LocalProvider::adopt`] takes them over again from their records. Delete kills the
-//! node's sshd and every process started through it, found through /proc.
+//! [`LocalProvider::adopt`] takes them over again from their records (also records of
+//! nodes made before nodes had users of their own, which keep running as they did).
+//! Delete kills the node's sshd and every process started through it, found through
+//! /proc, then removes its node dir and home area.
 
 mod addresses;
 mod files;
+mod os_user;
 mod procs;
 mod sshd;
 
 use std::collections::{BTreeSet, HashMap};
 use std::net::Ipv4Addr;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 
 use super::{NodeProvider, NodeRecord, NodeSpec, ProviderError, ProviderFuture, ResourceLimits};
 use crate::ssh::{HostKey, SessionPool};
@@ -27,11 +45,61 @@ use sshd::StartFailure;
 /// The name `local` nodes carry in [`NodeRecord::provider`].
 pub const LOCAL_PROVIDER: &str = "local";
 
+/// Where node homes live unless [`LocalProvider::with_home_root`] says otherwise: outside
+/// any data dir, on a path every node user can reach.
+pub const DEFAULT_NODE_HOMES: &str = "/var/lib/corral/node-homes";
+
+/// Node dirs and the base dir: root's (or the server's) alone.
+const PRIVATE_DIR: u32 = 0o700;
+/// Home root, instance dir, home area: node users pass through, but list nothing.
+const PASSAGE_DIR: u32 = 0o711;
+/// Directories made above a missing home root.
+const OPEN_DIR: u32 = 0o755;
+/// `authorized_keys`: readable by the node user (sshd reads it as that user), root's.
+const PUBLIC_FILE: u32 = 0o644;
+
 /// Attempts at finding a port nobody else grabs between our probe and sshd's bind.
 const PORT_ATTEMPTS: usize = 8;
 
 /// Rounds of kill-and-rescan in delete: a process may fork between a scan and the kill.
 const KILL_ROUNDS: usize = 100;
+
+/// Whose OS account the commands on a provider's local nodes run as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NodeIsolation {
+    /// The server runs as root: each tenant's nodes run as an unprivileged OS user of
+    /// their own (nodes of no tenant share one), with homes outside the data dir; a step
+    /// can read neither the data dir nor other tenants' nodes.
+    SeparateUsers,
+    /// The server is not root and cannot switch users: nodes run as the server's own OS
+    /// user, so whoever can edit a service step can read and change everything the
+    /// server can, its data dir (database, keys, sessions) included.
+    ServerUser,
+}
+
+impl NodeIsolation {
+    /// One line for operators: what the isolation means and, when it is unsafe, what to do.
+    pub fn explanation(self) -> &'static str {
+        match self {
+            Self::SeparateUsers => {
+                "local nodes run as unprivileged OS users, one per tenant, that cannot read \
+                 the data dir or other tenants' nodes"
+            }
+            Self::ServerUser => {
+                "local nodes run as this server's OS user: whoever can edit a service step \
+                 can read the data dir (database, keys, sessions); run the server as root so \
+                 that nodes get unprivileged users of their own, or let only trusted admins \
+                 edit services"
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for NodeIsolation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.explanation())
+    }
+}
 
 /// What the local provider keeps in [`NodeRecord::provider_state`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -42,6 +110,18 @@ pub struct LocalNodeState {
     /// Applied to sshd, so to everything run on the node; kept to restart it alike.
     #[serde(default)]
     pub limits: ResourceLimits,
+    /// The node's home area (`<home root>/<instance>/<node id>`: `authorized_keys` and
+    /// `home/`) when it runs as a node user; `None` when both are inside `dir`, as for
+    /// nodes of a server that is not root and nodes made before nodes had users.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub home_area: Option<PathBuf>,
+}
+
+impl LocalNodeState {
+    /// HOME of the node's sessions.
+    pub fn home(&self) -> PathBuf {
+        self.home_area.as_ref().unwrap_or(&self.dir).join("home")
+    }
 }
 
 /// Runs nodes as local sshd processes under one base directory.
@@ -49,7 +129,16 @@ pub struct LocalProvider {
     base_dir: PathBuf,
     sshd: PathBuf,
     keygen: PathBuf,
+    isolation: NodeIsolation,
+    /// The server's own user: who nodes run as under [`NodeIsolation::ServerUser`].
     user: String,
+    home_root: PathBuf,
+    /// `<home root>/<instance>`, the home areas of this base dir's nodes: each base dir
+    /// has its own, named from its path, so providers of several data dirs (several
+    /// servers, tests) can share a home root and reuse node ids.
+    homes: PathBuf,
+    /// Set once the home root and `homes` were made and checked.
+    homes_ready: OnceLock<()>,
     /// Serialises create/adopt/delete per node id, so concurrent retries make one node.
     /// Entries are only added whole, so a panicking holder cannot break the map.
     node_locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
@@ -60,14 +149,17 @@ impl std::fmt::Debug for LocalProvider {
         f.debug_struct("LocalProvider")
             .field("base_dir", &self.base_dir)
             .field("sshd", &self.sshd)
+            .field("isolation", &self.isolation)
             .field("user", &self.user)
+            .field("homes", &self.homes)
             .finish()
     }
 }
 
 impl LocalProvider {
-    /// A provider keeping its nodes under `base_dir` (created if missing), using the
-    /// system's sshd; fails with install instructions when there is none.
+    /// A provider keeping its nodes under `base_dir` (created if missing, made private),
+    /// using the system's sshd; fails with install instructions when there is none. Node
+    /// homes go under [`DEFAULT_NODE_HOMES`], made on the first node.
     pub fn new(base_dir: impl Into<PathBuf>) -> Result<Self, ProviderError> {
         Self::with_sshd(base_dir, sshd::locate_sshd()?)
     }
@@ -84,9 +176,14 @@ impl LocalProvider {
             });
         }
         let keygen = sshd::locate_tool("ssh-keygen")?;
-        let base_dir = absolute_base_dir(base_dir.into())?;
+        let isolation = if rustix::process::geteuid().is_root() {
+            NodeIsolation::SeparateUsers
+        } else {
+            NodeIsolation::ServerUser
+        };
+        let base_dir = absolute_base_dir(base_dir.into(), isolation)?;
         let user = current_user()?;
-        if rustix::process::geteuid().is_root() {
+        if isolation == NodeIsolation::SeparateUsers {
             // sshd refuses to start as root without its privilege separation directory,
             // which lives on a tmpfs that a fresh boot leaves empty.
             let privsep = Path::new("/run/sshd");
@@ -95,18 +192,52 @@ impl LocalProvider {
                 path: privsep.to_owned(),
                 source,
             })?;
+            warn_about_exposure(&base_dir);
         }
+        let home_root = PathBuf::from(DEFAULT_NODE_HOMES);
         Ok(Self {
+            homes: home_root.join(instance_name(&base_dir)),
+            home_root,
+            homes_ready: OnceLock::new(),
             base_dir,
             sshd,
             keygen,
+            isolation,
             user,
             node_locks: Mutex::new(HashMap::new()),
         })
     }
 
+    /// Keeps node homes under `home_root` (an absolute path; made if missing, with mode
+    /// 0711) instead of [`DEFAULT_NODE_HOMES`]. Every directory from `/` down to it must
+    /// let others pass (o+x), and it must be root's and writable by root alone. Under
+    /// [`NodeIsolation::SeparateUsers`] it is made and checked here, so a bad choice
+    /// fails at once; otherwise nodes keep their homes in their node dirs and it is unused.
+    pub fn with_home_root(mut self, home_root: impl Into<PathBuf>) -> Result<Self, ProviderError> {
+        let home_root = home_root.into();
+        self.homes = home_root.join(instance_name(&self.base_dir));
+        self.home_root = home_root;
+        self.homes_ready = OnceLock::new();
+        if self.isolation == NodeIsolation::SeparateUsers {
+            self.prepare_homes()?;
+        }
+        Ok(self)
+    }
+
     pub fn base_dir(&self) -> &Path {
         &self.base_dir
+    }
+
+    /// Where this provider keeps node homes (used under [`NodeIsolation::SeparateUsers`]).
+    pub fn home_root(&self) -> &Path {
+        &self.home_root
+    }
+
+    /// Whose account node commands run as: separate unprivileged users when the server
+    /// runs as root, else the server's own (whoever edits a step can then read the data
+    /// dir; [`NodeIsolation::explanation`] says so for a start-up warning).
+    pub fn isolation(&self) -> NodeIsolation {
+        self.isolation
     }
 
     /// Kills every process of every node under `base_dir` (sshd, sessions, detached
@@ -157,6 +288,66 @@ impl LocalProvider {
         procs::processes_under(&base_dir).into_iter().collect()
     }
 
+    /// Makes and checks the home root and this provider's instance dir in it, once.
+    fn prepare_homes(&self) -> Result<(), ProviderError> {
+        if self.homes_ready.get().is_some() {
+            return Ok(());
+        }
+        let unusable = |reason: String| ProviderError::NodeHomes {
+            path: self.home_root.clone(),
+            reason,
+        };
+        let plain = self
+            .home_root
+            .components()
+            .all(|part| matches!(part, Component::RootDir | Component::Normal(_)));
+        // Home paths go into sshd_config unquoted, like the base dir's.
+        if !self.home_root.is_absolute() || !plain || !files::is_plain_path(&self.homes) {
+            return Err(unusable(
+                "it must be an absolute path without `.` or `..` parts, of letters, digits \
+                 and `/._+-` only"
+                    .to_owned(),
+            ));
+        }
+        make_dirs(&self.home_root)?;
+        for dir in self.home_root.ancestors() {
+            let mode = metadata(dir)?.mode();
+            if mode & 0o001 == 0 {
+                return Err(unusable(format!(
+                    "node users cannot pass through {} (mode {:o}); allow it with \
+                     `chmod o+x {}` or choose another directory",
+                    dir.display(),
+                    mode & 0o7777,
+                    dir.display()
+                )));
+            }
+        }
+        check_root_only(&self.home_root).map_err(unusable)?;
+        match std::fs::create_dir(&self.homes) {
+            Err(error) if error.kind() != std::io::ErrorKind::AlreadyExists => {
+                return Err(ProviderError::Io {
+                    action: "creating",
+                    path: self.homes.clone(),
+                    source: error,
+                });
+            }
+            _ => {}
+        }
+        check_root_only(&self.homes).map_err(|reason| ProviderError::NodeHomes {
+            path: self.homes.clone(),
+            reason,
+        })?;
+        set_mode(&self.homes, PASSAGE_DIR)?;
+        let _ = self.homes_ready.set(());
+        Ok(())
+    }
+
+    /// The paths of node `id`: its node dir and, when nodes have users, its home area.
+    fn node_dir_for(&self, id: &str) -> NodeDir {
+        let area = (self.isolation == NodeIsolation::SeparateUsers).then(|| self.homes.join(id));
+        NodeDir::with_area(self.base_dir.join(id), area)
+    }
+
     fn node_lock(&self, id: &str) -> Arc<tokio::sync::Mutex<()>> {
         lock_unpoisoned(&self.node_locks)
             .entry(id.to_owned())
@@ -168,7 +359,7 @@ impl LocalProvider {
         validate_node_id(&spec.id)?;
         let lock = self.node_lock(&spec.id);
         let _guard = lock.lock().await;
-        let dir = NodeDir::new(self.base_dir.join(&spec.id));
+        let dir = self.node_dir_for(&spec.id);
         if let Some(record) = read_record(&dir)? {
             return self.adopt_locked(&record).await;
         }
@@ -178,35 +369,67 @@ impl LocalProvider {
             kill_node_processes(&spec.id, &dir).await?;
             remove_dir(&dir.root)?;
         }
-        create_dir(&dir.root)?;
-        create_dir(&dir.home())?;
+        if let Some(area) = &dir.area {
+            // Left by such a create, or by a delete cut short after the node dir went.
+            remove_dir(area)?;
+            self.prepare_homes()?;
+        }
+        create_private_dir(&dir.root)?;
         let host_comment = format!("corral-host-{}", spec.id);
         let client_comment = format!("corral-client-{}", spec.id);
         let (host_key_path, client_key_path) = (dir.host_key(), dir.client_key());
-        let (host, client) = tokio::join!(
+        let tenant = spec.tenant_id.as_deref();
+        // A tenant's first node waits for `useradd` (tens of ms) alongside its keys.
+        let node_user = async {
+            match self.isolation {
+                NodeIsolation::SeparateUsers => {
+                    let name = os_user::name_for(tenant);
+                    os_user::ensure(&name, tenant, &spec.id).await.map(Some)
+                }
+                NodeIsolation::ServerUser => Ok(None),
+            }
+        };
+        let (host, client, node_user) = tokio::join!(
             sshd::generate_key(&self.keygen, &host_key_path, &host_comment, &spec.id),
             sshd::generate_key(&self.keygen, &client_key_path, &client_comment, &spec.id),
+            node_user,
         );
         host?;
         client?;
-        copy_file(&dir.client_key_pub(), &dir.authorized_keys())?;
+        let user = match node_user? {
+            Some(node_user) => {
+                make_home_area(&dir, &node_user)?;
+                node_user.name
+            }
+            None => {
+                create_dir(&dir.home())?;
+                copy_file(&dir.client_key_pub(), &dir.authorized_keys())?;
+                self.user.clone()
+            }
+        };
         let host_key = read_host_key(&spec.id, &dir)?;
         let mut record = NodeRecord {
             id: spec.id.clone(),
             provider: LOCAL_PROVIDER.to_owned(),
             host: self.allocate_address()?.to_string(),
             port: 0,
-            user: self.user.clone(),
+            user,
             host_key,
             client_key_path: dir.client_key(),
             provider_state: state_value(&LocalNodeState {
                 dir: dir.root.clone(),
                 pid: None,
                 limits: spec.limits.clone(),
+                home_area: dir.area.clone(),
             }),
         };
         self.start_sshd(&mut record, &dir, None).await?;
-        tracing::info!(node = %record.id, port = record.port, "local node created");
+        tracing::info!(
+            node = %record.id,
+            port = record.port,
+            user = %record.user,
+            "local node created"
+        );
         Ok(record)
     }
 
@@ -226,7 +449,7 @@ impl LocalProvider {
             record.port = port;
             write_file(
                 &dir.sshd_config(),
-                &files::sshd_config(&record.id, dir, &record.host, port, &self.user),
+                &files::sshd_config(&record.id, dir, &record.host, port, &record.user),
             )?;
             set_pid(record, None);
             write_record(dir, record)?;
@@ -256,12 +479,14 @@ impl LocalProvider {
 
     async fn adopt_locked(&self, record: &NodeRecord) -> Result<NodeRecord, ProviderError> {
         let state = self.state_of(record)?;
-        let dir = NodeDir::new(state.dir.clone());
-        if !dir.root.is_dir() {
-            return Err(ProviderError::NodeGone {
-                node: record.id.clone(),
-                dir: dir.root,
-            });
+        let dir = NodeDir::with_area(state.dir.clone(), state.home_area.clone());
+        for needed in std::iter::once(&dir.root).chain(&dir.area) {
+            if !needed.is_dir() {
+                return Err(ProviderError::NodeGone {
+                    node: record.id.clone(),
+                    dir: needed.clone(),
+                });
+            }
         }
         let on_disk = read_host_key(&record.id, &dir)?;
         if on_disk != record.host_key {
@@ -296,9 +521,14 @@ impl LocalProvider {
         let state = self.state_of(record)?;
         let lock = self.node_lock(&record.id);
         let _guard = lock.lock().await;
-        let dir = NodeDir::new(state.dir);
+        let dir = NodeDir::with_area(state.dir, state.home_area);
         kill_node_processes(&record.id, &dir).await?;
+        // The node dir (with its record) first: a delete cut short in between leaves a
+        // home area that a retried delete, or a new node of the same id, removes.
         remove_dir(&dir.root)?;
+        if let Some(area) = &dir.area {
+            remove_dir(area)?;
+        }
         addresses::release(&record.host);
         tracing::info!(node = %record.id, "local node deleted");
         Ok(())
@@ -330,6 +560,21 @@ impl LocalProvider {
                     self.base_dir.display()
                 ),
             });
+        }
+        // Delete removes this one too: only ever `<any home root>/<our instance>/<id>`
+        // (the home root may have been configured differently when the node was made).
+        if let Some(area) = &state.home_area {
+            let instance = instance_name(&self.base_dir);
+            if !is_home_area_of(area, &instance, &record.id) {
+                return Err(ProviderError::BadRecord {
+                    node: record.id.clone(),
+                    reason: format!(
+                        "home area {} is not this provider's `<home root>/{instance}/{}`",
+                        area.display(),
+                        record.id
+                    ),
+                });
+            }
         }
         Ok(state)
     }
@@ -423,7 +668,10 @@ fn validate_node_id(id: &str) -> Result<(), ProviderError> {
     }
 }
 
-fn absolute_base_dir(base_dir: PathBuf) -> Result<PathBuf, ProviderError> {
+fn absolute_base_dir(
+    base_dir: PathBuf,
+    isolation: NodeIsolation,
+) -> Result<PathBuf, ProviderError> {
     create_dir(&base_dir)?;
     let absolute = base_dir
         .canonicalize()
@@ -432,14 +680,125 @@ fn absolute_base_dir(base_dir: PathBuf) -> Result<PathBuf, ProviderError> {
             path: base_dir.clone(),
             source,
         })?;
-    if files::is_plain_path(&absolute) {
-        Ok(absolute)
-    } else {
-        Err(ProviderError::InvalidBaseDir {
+    if !files::is_plain_path(&absolute) {
+        return Err(ProviderError::InvalidBaseDir {
             path: absolute,
             reason: "it holds characters sshd_config or sh would interpret".to_owned(),
-        })
+        });
     }
+    // Node dirs hold every node's keys: node users must not even list them. (Older
+    // versions left the base dir open.) Nodes running as the server's user could read
+    // it anyway, so there a base dir this user cannot change is left as it is.
+    if metadata(&absolute)?.mode() & 0o077 != 0 {
+        match set_mode(&absolute, PRIVATE_DIR) {
+            Err(error) if isolation == NodeIsolation::SeparateUsers => return Err(error),
+            _ => {}
+        }
+    }
+    Ok(absolute)
+}
+
+/// The name of a base dir's own directory under the home root: the first 12 hex digits
+/// of the SHA-256 of its path, a fixed-length plain name whatever the path.
+fn instance_name(base_dir: &Path) -> String {
+    let digest = Sha256::digest(base_dir.as_os_str().as_encoded_bytes());
+    digest
+        .iter()
+        .take(6)
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
+}
+
+/// Whether `area` is `<some home root>/<instance>/<node>`, a plain absolute path.
+fn is_home_area_of(area: &Path, instance: &str, node: &str) -> bool {
+    let plain = area
+        .components()
+        .all(|part| matches!(part, Component::RootDir | Component::Normal(_)));
+    area.is_absolute()
+        && plain
+        && files::is_plain_path(area)
+        && area.file_name() == Some(node.as_ref())
+        && area.parent().and_then(Path::file_name) == Some(instance.as_ref())
+}
+
+/// Start-up warnings about what node users could still reach: they enter the base dir's
+/// parent (the data dir) when others may pass through it, and read whatever in it is
+/// readable by all (the database, say); and without CAP_SYS_PTRACE their detached
+/// services cannot be told apart by environment, so they may outlive their node.
+fn warn_about_exposure(base_dir: &Path) {
+    if let Some(parent) = base_dir.parent() {
+        if let Ok(mode) = std::fs::metadata(parent).map(|meta| meta.mode()) {
+            if mode & 0o001 != 0 && parent != Path::new("/") {
+                tracing::warn!(
+                    dir = %parent.display(),
+                    mode = format!("{:o}", mode & 0o7777),
+                    "other users may enter the directory holding the local nodes' base dir, so \
+                     node users can read the files in it that are readable by all (such as \
+                     the database): `chmod 700` it"
+                );
+            }
+        }
+    }
+    if !procs::can_read_others_environment() {
+        tracing::warn!(
+            "this server lacks CAP_SYS_PTRACE, so it cannot read node users' process \
+             environments: services that steps detach from their session (nohup, setsid) may \
+             survive their node's delete; grant it (e.g. `docker run --cap-add SYS_PTRACE`)"
+        );
+    }
+}
+
+/// Makes a node's home area as root: the area itself (passable), `authorized_keys` (root's,
+/// readable by the node user, who must not replace it) and `home/` (the user's alone), and
+/// in the node dir a link to that home.
+fn make_home_area(dir: &NodeDir, user: &os_user::NodeUser) -> Result<(), ProviderError> {
+    let Some(area) = &dir.area else {
+        return Ok(());
+    };
+    create_dir_with_mode(area, PASSAGE_DIR)?;
+    copy_file(&dir.client_key_pub(), &dir.authorized_keys())?;
+    set_mode(&dir.authorized_keys(), PUBLIC_FILE)?;
+    let home = dir.home();
+    create_dir_with_mode(&home, PRIVATE_DIR)?;
+    std::os::unix::fs::chown(&home, Some(user.uid), Some(user.gid)).map_err(|source| {
+        ProviderError::Io {
+            action: "handing to the node user",
+            path: home.clone(),
+            source,
+        }
+    })?;
+    std::os::unix::fs::symlink(&home, dir.home_link()).map_err(|source| ProviderError::Io {
+        action: "linking",
+        path: dir.home_link(),
+        source,
+    })
+}
+
+/// Refuses a directory that others could change: they could swap node homes in it.
+fn check_root_only(path: &Path) -> Result<(), String> {
+    let meta = std::fs::metadata(path).map_err(|error| error.to_string())?;
+    let mode = meta.mode() & 0o7777;
+    if meta.uid() != 0 || mode & 0o022 != 0 {
+        Err(format!(
+            "it must be root's and writable by root alone, but is owned by uid {} with mode \
+             {mode:o}: others could swap node homes in it; use a directory only root can \
+             write",
+            meta.uid()
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+/// `create_dir_all` that gives the directories it makes modes of their own (whatever the
+/// umask): the home root passable, those above it open.
+fn make_dirs(path: &Path) -> Result<(), ProviderError> {
+    let missing: Vec<&Path> = path.ancestors().take_while(|dir| !dir.exists()).collect();
+    create_dir(path)?;
+    for dir in missing {
+        set_mode(dir, if dir == path { PASSAGE_DIR } else { OPEN_DIR })?;
+    }
+    Ok(())
 }
 
 fn current_user() -> Result<String, ProviderError> {
@@ -533,6 +892,42 @@ fn copy_file(from: &Path, to: &Path) -> Result<(), ProviderError> {
         })
 }
 
+/// A new directory (it must not exist) with exactly `mode`, whatever the umask.
+fn create_dir_with_mode(path: &Path, mode: u32) -> Result<(), ProviderError> {
+    std::fs::DirBuilder::new()
+        .mode(mode)
+        .create(path)
+        .map_err(|source| ProviderError::Io {
+            action: "creating",
+            path: path.to_owned(),
+            source,
+        })?;
+    set_mode(path, mode)
+}
+
+/// A node dir: created private, as the keys and record in it are.
+fn create_private_dir(path: &Path) -> Result<(), ProviderError> {
+    create_dir_with_mode(path, PRIVATE_DIR)
+}
+
+fn set_mode(path: &Path, mode: u32) -> Result<(), ProviderError> {
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).map_err(|source| {
+        ProviderError::Io {
+            action: "setting the mode of",
+            path: path.to_owned(),
+            source,
+        }
+    })
+}
+
+fn metadata(path: &Path) -> Result<std::fs::Metadata, ProviderError> {
+    std::fs::metadata(path).map_err(|source| ProviderError::Io {
+        action: "reading the metadata of",
+        path: path.to_owned(),
+        source,
+    })
+}
+
 fn create_dir(path: &Path) -> Result<(), ProviderError> {
     std::fs::create_dir_all(path).map_err(|source| ProviderError::Io {
         action: "creating",
@@ -564,6 +959,40 @@ mod tests {
         for bad in ["", ".", "..", "../x", "a/b", "-f", "a b", &"x".repeat(65)] {
             assert!(validate_node_id(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn records_name_only_home_areas_of_their_own_instance_and_node() {
+        let instance = instance_name(Path::new("/srv/corral/nodes"));
+        assert_eq!(instance.len(), 12);
+        assert_ne!(instance, instance_name(Path::new("/srv/other/nodes")));
+        let ours = PathBuf::from(format!("/var/lib/corral/node-homes/{instance}/n1"));
+        assert!(is_home_area_of(&ours, &instance, "n1"));
+        // Another home root is fine: it may have been configured differently.
+        let moved = PathBuf::from(format!("/srv/homes/{instance}/n1"));
+        assert!(is_home_area_of(&moved, &instance, "n1"));
+        for foreign in [
+            "/root".to_owned(),
+            format!("/var/lib/corral/node-homes/{instance}/n2"),
+            "/var/lib/corral/node-homes/0123456789ab/n1".to_owned(),
+            format!("/x/{instance}/../{instance}/n1"),
+            format!("relative/{instance}/n1"),
+        ] {
+            assert!(
+                !is_home_area_of(Path::new(&foreign), &instance, "n1"),
+                "{foreign}"
+            );
+        }
+    }
+
+    #[test]
+    fn isolation_explains_itself_in_one_line() {
+        for isolation in [NodeIsolation::SeparateUsers, NodeIsolation::ServerUser] {
+            assert!(!isolation.explanation().contains('\n'));
+        }
+        assert!(NodeIsolation::ServerUser
+            .to_string()
+            .contains("can read the data dir"));
     }
 
     #[test]

@@ -149,17 +149,37 @@ pub async fn events_after(
     .fetch_all(store.pool())
     .await?
     .iter()
-    .map(|row| {
-        Ok(Event {
-            id: row.try_get("id")?,
-            job_id: row.try_get("job_id")?,
-            task_id: row.try_get("task_id")?,
-            attempt: row.try_get("attempt")?,
-            at_ms: row.try_get("at_ms")?,
-            kind: row.try_get("kind")?,
-            stream: row.try_get("stream")?,
-            data: row.try_get("data")?,
-        })
-    })
+    .map(event_from_row)
     .collect()
+}
+
+/// The last `limit` events of `job_id`, oldest first: what a page shows of a long job
+/// without reading the rest.
+pub async fn last_events(store: &Store, job_id: &str, limit: i64) -> Result<Vec<Event>, QueueError> {
+    let mut events = sqlx::query(
+        "SELECT id, job_id, task_id, attempt, at_ms, kind, stream, data FROM task_events \
+         WHERE job_id = $1 ORDER BY id DESC LIMIT $2",
+    )
+    .bind(job_id)
+    .bind(limit)
+    .fetch_all(store.pool())
+    .await?
+    .iter()
+    .map(event_from_row)
+    .collect::<Result<Vec<_>, _>>()?;
+    events.reverse();
+    Ok(events)
+}
+
+fn event_from_row(row: &sqlx::any::AnyRow) -> Result<Event, QueueError> {
+    Ok(Event {
+        id: row.try_get("id")?,
+        job_id: row.try_get("job_id")?,
+        task_id: row.try_get("task_id")?,
+        attempt: row.try_get("attempt")?,
+        at_ms: row.try_get("at_ms")?,
+        kind: row.try_get("kind")?,
+        stream: row.try_get("stream")?,
+        data: row.try_get("data")?,
+    })
 }

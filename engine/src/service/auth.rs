@@ -4,23 +4,32 @@
 //!
 //! A failed login says only "wrong username or password", whether or not the user
 //! exists, and costs the same argon2 work either way.
+//!
+//! Throttling counts failed logins in the database (every server process shares the
+//! counts) under two keys: the account *from one client address*, and the client
+//! address alone. A guesser is stopped on the account from their address, and an
+//! address spraying many accounts is stopped, but nobody elsewhere can lock the owner
+//! out by failing on purpose. Behind a reverse proxy the client address is the one
+//! the configured trusted proxy forwarded (see the server's `--trusted-proxy`).
 
-use std::collections::HashMap;
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 use std::time::Duration;
 
-use tokio::time::Instant;
+use sha2::{Digest, Sha256};
 
 use super::{Service, ServiceError};
-use crate::accounts::{generate_password, hash_password, verify_password, Password, TokenSecret};
+use crate::accounts::{generate_password, hash_password, verify_password_blocking, Password, TokenSecret};
 use crate::principal::Principal;
+use crate::store::login_attempts::ThrottleKey;
+use crate::store::tokens::TokenScope;
 use crate::store::{now_ms, StoreError};
-use crate::sync::lock_unpoisoned;
 
 /// How many failed logins are allowed before the account or address must wait.
 #[derive(Debug, Clone, Copy)]
 pub struct ThrottleSettings {
+    /// Failures on one account from one client address.
     pub per_account: u32,
+    /// Failures from one client address, whatever the account.
     pub per_address: u32,
     /// Failures older than this are forgotten; a throttled login waits out the rest.
     pub window: Duration,
@@ -36,74 +45,47 @@ impl Default for ThrottleSettings {
     }
 }
 
-/// Counters kept before stale ones are swept.
-const MAX_COUNTERS: usize = 10_000;
+impl ThrottleSettings {
+    /// The counters a login attempt touches. Keys are hashes: a username of any length
+    /// costs one fixed-size row, and neither names nor addresses are stored.
+    fn keys(&self, username: &str, address: Option<&str>) -> Vec<ThrottleKey> {
+        let address = address.unwrap_or("unknown");
+        vec![
+            ThrottleKey {
+                key_hash: throttle_hash(&["account", username, address]),
+                limit: self.per_account,
+            },
+            ThrottleKey {
+                key_hash: throttle_hash(&["address", address]),
+                limit: self.per_address,
+            },
+        ]
+    }
 
-/// Failed-login counters per account and per client address, in memory: a restart
-/// forgets them, which costs an attacker a restart per window.
-#[derive(Debug)]
-pub struct LoginThrottle {
-    settings: ThrottleSettings,
-    /// A panicking holder leaves at worst a counter with a failure more or less, which
-    /// only moves a throttle's end; the map stays usable.
-    failures: Mutex<HashMap<String, Vec<Instant>>>,
+    fn window_ms(&self) -> i64 {
+        i64::try_from(self.window.as_millis()).unwrap_or(i64::MAX)
+    }
 }
 
-impl LoginThrottle {
-    pub fn new(settings: ThrottleSettings) -> Self {
-        Self {
-            settings,
-            failures: Mutex::new(HashMap::new()),
-        }
+/// SHA-256 hex of the parts, each length-prefixed so no two part lists collide.
+fn throttle_hash(parts: &[&str]) -> String {
+    let mut hasher = Sha256::new();
+    for part in parts {
+        hasher.update((part.len() as u64).to_be_bytes());
+        hasher.update(part.as_bytes());
     }
+    hasher
+        .finalize()
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
+}
 
-    /// The counters a login attempt touches, each with its limit.
-    fn counters(&self, username: &str, address: Option<&str>) -> Vec<(String, u32)> {
-        let mut counters = vec![(format!("user:{username}"), self.settings.per_account)];
-        if let Some(address) = address {
-            counters.push((format!("addr:{address}"), self.settings.per_address));
-        }
-        counters
-    }
-
-    /// `Err` with the seconds to wait when either counter is at its limit.
-    fn check(&self, username: &str, address: Option<&str>) -> Result<(), u64> {
-        let now = Instant::now();
-        let mut failures = lock_unpoisoned(&self.failures);
-        for (key, limit) in self.counters(username, address) {
-            let Some(times) = failures.get_mut(&key) else {
-                continue;
-            };
-            times.retain(|at| now.duration_since(*at) < self.settings.window);
-            if times.len() >= limit as usize {
-                let oldest = times.first().copied().unwrap_or(now);
-                let wait = self
-                    .settings
-                    .window
-                    .saturating_sub(now.duration_since(oldest));
-                return Err(wait.as_secs().max(1));
-            }
-        }
-        Ok(())
-    }
-
-    fn record_failure(&self, username: &str, address: Option<&str>) {
-        let now = Instant::now();
-        let mut failures = lock_unpoisoned(&self.failures);
-        // Many distinct names or addresses must not grow the map without bound:
-        // counters with nothing left in the window go first.
-        if failures.len() >= MAX_COUNTERS {
-            let window = self.settings.window;
-            failures.retain(|_, times| times.iter().any(|at| now.duration_since(*at) < window));
-        }
-        for (key, _) in self.counters(username, address) {
-            failures.entry(key).or_default().push(now);
-        }
-    }
-
-    fn clear_account(&self, username: &str) {
-        lock_unpoisoned(&self.failures).remove(&format!("user:{username}"));
-    }
+/// What a request does with its credentials: a read-only token may only read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    Read,
+    Write,
 }
 
 /// A logged-in user as a session stores it: who, and the epoch the session belongs to.
@@ -121,7 +103,8 @@ fn decoy_hash() -> &'static str {
 }
 
 impl Service {
-    /// Checks a username and password. Throttled per account and per `address`.
+    /// Checks a username and password. Throttled per account and client `address`,
+    /// and per `address`; the attempt is counted before the password is checked.
     pub async fn login(
         &self,
         username: &str,
@@ -129,25 +112,39 @@ impl Service {
         address: Option<&str>,
     ) -> Result<(Principal, SessionUser), ServiceError> {
         let username = username.trim().to_ascii_lowercase();
-        if let Err(wait) = self.throttle.check(&username, address) {
-            return Err(ServiceError::TooManyAttempts { wait_secs: wait });
-        }
+        let settings = self.throttle;
+        let keys = settings.keys(&username, address);
+        let now = now_ms();
+        let reservation = match self
+            .store
+            .reserve_login_attempt(&keys, now, settings.window_ms())
+            .await?
+        {
+            Ok(reservation) => reservation,
+            Err(wait_ms) => {
+                return Err(ServiceError::TooManyAttempts {
+                    wait_secs: u64::try_from((wait_ms + 999) / 1000).unwrap_or(1).max(1),
+                })
+            }
+        };
         let user = match self.store.user_by_username(&username).await {
             Ok(user) => Some(user),
             Err(StoreError::NotFound(_)) => None,
-            Err(error) => return Err(error.into()),
+            Err(error) => {
+                self.store.release_login_attempt(&reservation).await?;
+                return Err(error.into());
+            }
         };
-        let hash = user.as_ref().map(|user| user.password_hash.clone());
-        let password = password.clone();
-        // argon2 takes tens of milliseconds of CPU: keep it off the async threads.
-        let matches = tokio::task::spawn_blocking(move || {
-            verify_password(&password, hash.as_deref().unwrap_or_else(|| decoy_hash()))
-        })
-        .await
-        .map_err(ServiceError::internal)?;
+        let hash = user
+            .as_ref()
+            .map_or_else(|| decoy_hash().to_owned(), |user| user.password_hash.clone());
+        let matches = verify_password_blocking(password, &hash).await;
         match user {
             Some(user) if matches => {
-                self.throttle.clear_account(&username);
+                self.store.release_login_attempt(&reservation).await?;
+                self.store
+                    .clear_login_attempts(&keys[0].key_hash, now - settings.window_ms())
+                    .await?;
                 Ok((
                     Principal::from_user(&user),
                     SessionUser {
@@ -157,7 +154,10 @@ impl Service {
                 ))
             }
             _ => {
-                self.throttle.record_failure(&username, address);
+                // The reserved rows stay: they are this failure. Older ones go.
+                self.store
+                    .forget_login_attempts_before(now - settings.window_ms())
+                    .await?;
                 Err(ServiceError::Unauthenticated)
             }
         }
@@ -179,8 +179,13 @@ impl Service {
         Ok(Principal::from_user(&user))
     }
 
-    /// The user an `Authorization: Bearer` secret belongs to, if the token is live.
-    pub async fn token_principal(&self, raw: &str) -> Result<Principal, ServiceError> {
+    /// The user an `Authorization: Bearer` secret belongs to, if the token is live and
+    /// its scope allows `access`.
+    pub async fn token_principal(
+        &self,
+        raw: &str,
+        access: Access,
+    ) -> Result<Principal, ServiceError> {
         let secret = TokenSecret::parse(raw).ok_or(ServiceError::Unauthenticated)?;
         let token = match self.store.token_by_secret(&secret.sha256_hex()).await {
             Ok(token) => token,
@@ -190,6 +195,12 @@ impl Service {
         let now = now_ms();
         if !token.is_live(now) {
             return Err(ServiceError::Unauthenticated);
+        }
+        if access == Access::Write && token.scope == TokenScope::ReadOnly {
+            return Err(ServiceError::Forbidden(format!(
+                "the token {:?} is read-only: use a full token to change anything",
+                token.name
+            )));
         }
         let user = match self.store.user(&token.user_id).await {
             Ok(user) => user,
@@ -202,7 +213,7 @@ impl Service {
         Ok(Principal::from_user(&user))
     }
 
-    /// Ends every session of the caller (tokens stay valid; revoke them separately).
+    /// Ends every session of the caller and revokes their API tokens.
     pub async fn logout_everywhere(&self, caller: &super::Caller) -> Result<(), ServiceError> {
         self.store
             .bump_session_epoch(&caller.principal.user_id)
@@ -225,38 +236,20 @@ impl Service {
 mod tests {
     use super::*;
 
-    #[tokio::test(start_paused = true)]
-    async fn an_account_waits_after_too_many_failures_then_recovers() {
-        let throttle = LoginThrottle::new(ThrottleSettings {
-            per_account: 3,
-            per_address: 100,
-            window: Duration::from_secs(60),
-        });
-        for _ in 0..3 {
-            assert!(throttle.check("alice", Some("10.0.0.1")).is_ok());
-            throttle.record_failure("alice", Some("10.0.0.1"));
-        }
-        let wait = throttle.check("alice", Some("10.0.0.2")).unwrap_err();
-        assert_eq!(wait, 60);
-        assert!(
-            throttle.check("bob", Some("10.0.0.1")).is_ok(),
-            "other accounts are fine"
+    #[test]
+    fn keys_are_fixed_size_and_separate_accounts_and_addresses() {
+        let settings = ThrottleSettings::default();
+        let long_name = "a".repeat(100_000);
+        let keys = settings.keys(&long_name, Some("10.0.0.1"));
+        assert!(keys.iter().all(|key| key.key_hash.len() == 64));
+        let other_address = settings.keys(&long_name, Some("10.0.0.2"));
+        assert_ne!(keys[0], other_address[0], "per account *and* address");
+        let other_account = settings.keys("bob", Some("10.0.0.1"));
+        assert_eq!(keys[1], other_account[1], "the address key is shared");
+        assert_ne!(
+            throttle_hash(&["ab", "c"]),
+            throttle_hash(&["a", "bc"]),
+            "parts cannot run into each other"
         );
-        tokio::time::advance(Duration::from_secs(61)).await;
-        assert!(throttle.check("alice", Some("10.0.0.1")).is_ok());
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn an_address_spraying_many_accounts_is_stopped() {
-        let throttle = LoginThrottle::new(ThrottleSettings {
-            per_account: 100,
-            per_address: 4,
-            window: Duration::from_secs(60),
-        });
-        for user in ["a", "b", "c", "d"] {
-            throttle.record_failure(user, Some("10.0.0.9"));
-        }
-        assert!(throttle.check("e", Some("10.0.0.9")).is_err());
-        assert!(throttle.check("e", Some("10.0.0.8")).is_ok());
     }
 }

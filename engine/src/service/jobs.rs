@@ -130,6 +130,23 @@ impl Service {
         )
     }
 
+    /// The job's last `limit` events (oldest first), and whether older ones exist.
+    pub async fn job_last_events(
+        &self,
+        caller: &Caller,
+        id: &str,
+        limit: i64,
+    ) -> Result<(Vec<EventView>, bool), ServiceError> {
+        let job = self.visible_job(caller, id).await?;
+        let limit = limit.max(1);
+        let mut events = queue::last_events(&self.store, &job.id, limit + 1).await?;
+        let truncated = events.len() as i64 > limit;
+        if truncated {
+            events.remove(0);
+        }
+        Ok((events.into_iter().map(EventView::from).collect(), truncated))
+    }
+
     /// Stops the job: running steps are killed, nothing new starts. Idempotent.
     pub async fn cancel_job(&self, caller: &Caller, id: &str) -> Result<JobView, ServiceError> {
         let job = self.visible_job(caller, id).await?;

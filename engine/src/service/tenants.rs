@@ -23,6 +23,18 @@ pub struct TenantRequest {
     /// resources) the new tenant starts with.
     #[serde(default)]
     pub seed_catalog_from: Option<String>,
+    /// Allow the `local` provider, whose node steps run on the Corral server's own
+    /// host (off unless a superadmin says so).
+    #[serde(default)]
+    pub local_nodes: bool,
+}
+
+/// Which providers a tenant may use beyond those of its own catalog.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LocalNodesUpdate {
+    /// Allow the `local` provider (node steps on the Corral server's own host).
+    pub local_nodes: bool,
 }
 
 /// New quotas; absent means no limit.
@@ -114,6 +126,7 @@ impl Service {
                 name: request.name.clone(),
                 max_clusters: request.max_clusters,
                 max_nodes: request.max_nodes,
+                local_nodes: request.local_nodes,
             })
             .await?;
         if let Some((source_id, catalog)) = seed {
@@ -166,8 +179,28 @@ impl Service {
         Ok(self.store.tenant(id).await?.into())
     }
 
-    /// Deletes a tenant with everything it owns. Refused for the default tenant and
-    /// while the tenant has clusters that are not deleted (they are listed).
+    /// Allows or forbids a tenant the `local` provider (superadmins): its nodes run
+    /// on this server's host, so whoever edits the tenant's service steps runs code
+    /// there. Clusters already built stay; creating and changing them is refused.
+    pub async fn set_local_nodes(
+        &self,
+        caller: &Caller,
+        id: &str,
+        update: &LocalNodesUpdate,
+    ) -> Result<TenantView, ServiceError> {
+        caller.require_visible(id, || format!("tenant {id:?}"))?;
+        caller.require_superadmin()?;
+        let before = self.store.tenant(id).await?;
+        self.store
+            .set_tenant_local_nodes(id, update.local_nodes)
+            .await?;
+        let mut record = AuditRecord::new(id, "tenant.local-nodes", "tenant", &before.name);
+        record.before = Some(serde_json::json!({"local_nodes": before.local_nodes}).to_string());
+        record.after = Some(serde_json::json!({"local_nodes": update.local_nodes}).to_string());
+        self.audit(caller, record).await;
+        Ok(self.store.tenant(id).await?.into())
+    }
+
     /// What the tenant `id` holds, for its admins (names sorted).
     pub async fn tenant_usage(
         &self,
@@ -199,6 +232,8 @@ impl Service {
         })
     }
 
+    /// Deletes a tenant with everything it owns. Refused for the default tenant and
+    /// while the tenant has clusters that are not deleted (they are listed).
     pub async fn delete_tenant(&self, caller: &Caller, id: &str) -> Result<(), ServiceError> {
         caller.require_visible(id, || format!("tenant {id:?}"))?;
         caller.require_superadmin()?;

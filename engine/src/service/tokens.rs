@@ -6,7 +6,7 @@ use utoipa::ToSchema;
 
 use super::{AuditRecord, Caller, Page, PageRequest, Service, ServiceError, TokenView};
 use crate::accounts::TokenSecret;
-use crate::store::tokens::ApiToken;
+use crate::store::tokens::{ApiToken, TokenScope};
 use crate::store::{now_ms, StoreError};
 
 #[derive(Debug, Clone, Deserialize, ToSchema)]
@@ -17,6 +17,13 @@ pub struct TokenRequest {
     /// Lifetime in seconds; absent means until revoked.
     #[serde(default)]
     pub expires_in_seconds: Option<u64>,
+    /// With `expires_in_seconds`: the lifetime restarts at each use, so a token in
+    /// use stays valid and a forgotten one expires (what `corral login` makes).
+    #[serde(default)]
+    pub renew_on_use: bool,
+    /// `full` (the default) or `read-only` (any change is refused).
+    #[serde(default)]
+    pub scope: TokenScope,
 }
 
 /// A new token with its secret: shown once.
@@ -57,6 +64,15 @@ impl Service {
                 ),
             ),
         };
+        let renew_ms = match (request.renew_on_use, expires_at_ms) {
+            (false, _) => None,
+            (true, Some(expires_at_ms)) => Some(expires_at_ms - now),
+            (true, None) => {
+                return Err(ServiceError::invalid(
+                    "renew_on_use needs expires_in_seconds (the lifetime each use restarts)",
+                ))
+            }
+        };
         let secret = TokenSecret::generate();
         let token = ApiToken {
             id: uuid::Uuid::new_v4().to_string(),
@@ -66,6 +82,8 @@ impl Service {
             last_used_at_ms: None,
             expires_at_ms,
             revoked_at_ms: None,
+            scope: request.scope,
+            renew_ms,
         };
         self.store
             .insert_token(&token, &secret.sha256_hex())
@@ -111,6 +129,53 @@ impl Service {
         self.audit(
             caller,
             AuditRecord::new(caller.tenant_id(), "token.revoke", "token", &token.name),
+        )
+        .await;
+        Ok(self.store.token(&token.id).await?.into())
+    }
+
+    /// A user's tokens, for the admins of their tenant (superadmins' tokens for
+    /// superadmins only).
+    pub async fn user_tokens(
+        &self,
+        caller: &Caller,
+        user_id: &str,
+        page: PageRequest,
+    ) -> Result<Page<TokenView>, ServiceError> {
+        let user = self.changeable_user(caller, user_id).await?;
+        let tokens = self
+            .store
+            .list_tokens(&user.id)
+            .await?
+            .into_iter()
+            .map(TokenView::from)
+            .collect();
+        page.slice(tokens)
+    }
+
+    /// Revokes one of a user's tokens, as an admin of their tenant.
+    pub async fn revoke_user_token(
+        &self,
+        caller: &Caller,
+        user_id: &str,
+        token_id: &str,
+    ) -> Result<TokenView, ServiceError> {
+        let user = self.changeable_user(caller, user_id).await?;
+        let not_found = || ServiceError::NotFound(format!("token {token_id:?}"));
+        let token = match self.store.token(token_id).await {
+            Ok(token) if token.user_id == user.id => token,
+            Ok(_) | Err(StoreError::NotFound(_)) => return Err(not_found()),
+            Err(error) => return Err(error.into()),
+        };
+        self.store.revoke_token(&token.id, now_ms()).await?;
+        self.audit(
+            caller,
+            AuditRecord::new(
+                &user.tenant_id,
+                "token.revoke",
+                "token",
+                &format!("{}/{}", user.username, token.name),
+            ),
         )
         .await;
         Ok(self.store.token(&token.id).await?.into())

@@ -5,7 +5,7 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::{AuditRecord, Caller, Page, PageRequest, Service, ServiceError, UserView};
-use crate::accounts::{self, hash_password, verify_password, Password};
+use crate::accounts::{self, hash_password_blocking, verify_password_blocking, Password};
 use crate::store::users::{Role, User};
 use crate::store::StoreError;
 
@@ -38,9 +38,12 @@ impl std::fmt::Debug for UserRequest {
 pub struct UserUpdate {
     #[serde(default)]
     pub role: Option<String>,
-    /// A new password; the user's sessions end.
+    /// A new password; the user's sessions end and their API tokens are revoked.
     #[serde(default)]
     pub password: Option<String>,
+    /// Your current password: required when `password` changes your own.
+    #[serde(default)]
+    pub current_password: Option<String>,
 }
 
 impl std::fmt::Debug for UserUpdate {
@@ -73,7 +76,32 @@ fn parse_role(raw: &str) -> Result<Role, ServiceError> {
     })
 }
 
+/// The hash to store for a new password, once it is strong enough.
+async fn new_password_hash(plain: &str) -> Result<String, ServiceError> {
+    let password = Password::new(plain);
+    password
+        .check_strength()
+        .map_err(|error| ServiceError::invalid(error.to_string()))?;
+    hash_password_blocking(&password)
+        .await
+        .map_err(ServiceError::internal)
+}
+
 impl Service {
+    /// The user `id` if the caller may change its account: an admin of its tenant, and
+    /// a superadmin when the user is one (a tenant admin of the default tenant sees the
+    /// superadmins, but must not take their accounts over). `NotFound` for users the
+    /// caller cannot see, `Forbidden` for superadmins a non-superadmin can see.
+    pub(super) async fn changeable_user(&self, caller: &Caller, id: &str) -> Result<User, ServiceError> {
+        let user = self.administered_user(caller, id).await?;
+        if user.role == Role::Superadmin && !caller.principal.is_superadmin() {
+            return Err(ServiceError::Forbidden(
+                "a superadmin's account is changed only by superadmins".to_owned(),
+            ));
+        }
+        Ok(user)
+    }
+
     /// The user `id` if the caller administers its tenant; `NotFound` otherwise.
     async fn administered_user(&self, caller: &Caller, id: &str) -> Result<User, ServiceError> {
         let not_found = || ServiceError::NotFound(format!("user {id:?}"));
@@ -181,26 +209,22 @@ impl Service {
         id: &str,
         update: &UserUpdate,
     ) -> Result<UserView, ServiceError> {
-        let user = self.administered_user(caller, id).await?;
+        let user = self.changeable_user(caller, id).await?;
         let role = update.role.as_deref().map(parse_role).transpose()?;
         if let Some(role) = role {
             Self::check_grant(caller, role)?;
-            if user.role == Role::Superadmin && !caller.principal.is_superadmin() {
-                return Err(ServiceError::Forbidden(
-                    "this needs a superadmin".to_owned(),
-                ));
-            }
             if user.id == caller.principal.user_id && role != user.role {
                 return Err(ServiceError::invalid("you cannot change your own role"));
             }
         }
         let hash = match &update.password {
             Some(password) => {
-                let password = Password::new(password.clone());
-                password
-                    .check_strength()
-                    .map_err(|error| ServiceError::invalid(error.to_string()))?;
-                Some(hash_password(&password).map_err(ServiceError::internal)?)
+                if user.id == caller.principal.user_id {
+                    // A stolen session must not be enough to lock the owner out.
+                    self.check_current_password(&user, update.current_password.as_deref())
+                        .await?;
+                }
+                Some(new_password_hash(password).await?)
             }
             None => None,
         };
@@ -221,15 +245,28 @@ impl Service {
         Ok(self.store.user(&user.id).await?.into())
     }
 
+    /// Refuses unless `given` is `user`'s password.
+    async fn check_current_password(
+        &self,
+        user: &User,
+        given: Option<&str>,
+    ) -> Result<(), ServiceError> {
+        let Some(given) = given else {
+            return Err(ServiceError::invalid(
+                "give your current password (current_password) to change your own",
+            ));
+        };
+        if verify_password_blocking(&Password::new(given), &user.password_hash).await {
+            Ok(())
+        } else {
+            Err(ServiceError::invalid("the current password is wrong"))
+        }
+    }
+
     pub async fn delete_user(&self, caller: &Caller, id: &str) -> Result<(), ServiceError> {
-        let user = self.administered_user(caller, id).await?;
+        let user = self.changeable_user(caller, id).await?;
         if user.id == caller.principal.user_id {
             return Err(ServiceError::invalid("you cannot delete yourself"));
-        }
-        if user.role == Role::Superadmin && !caller.principal.is_superadmin() {
-            return Err(ServiceError::Forbidden(
-                "this needs a superadmin".to_owned(),
-            ));
         }
         self.store.delete_user(&user.id).await?;
         self.audit(
@@ -248,14 +285,9 @@ impl Service {
         change: &PasswordChange,
     ) -> Result<(), ServiceError> {
         let user = self.store.user(&caller.principal.user_id).await?;
-        let current = Password::new(change.current_password.clone());
-        if !verify_password(&current, &user.password_hash) {
-            return Err(ServiceError::invalid("the current password is wrong"));
-        }
-        let new = Password::new(change.new_password.clone());
-        new.check_strength()
-            .map_err(|error| ServiceError::invalid(error.to_string()))?;
-        let hash = hash_password(&new).map_err(ServiceError::internal)?;
+        self.check_current_password(&user, Some(&change.current_password))
+            .await?;
+        let hash = new_password_hash(&change.new_password).await?;
         self.store.set_password_hash(&user.id, &hash).await?;
         self.audit(
             caller,

@@ -12,7 +12,7 @@ use crate::store::audit::AuditEntry;
 use crate::store::clusters::nodes::Node;
 use crate::store::clusters::Cluster;
 use crate::store::tenants::Tenant;
-use crate::store::tokens::ApiToken;
+use crate::store::tokens::{ApiToken, TokenScope};
 use crate::store::users::User;
 
 fn parse_json(raw: &str) -> Value {
@@ -28,6 +28,8 @@ pub struct TenantView {
     /// Most live nodes across the tenant's clusters; absent means no limit.
     pub max_nodes: Option<i64>,
     pub created_at_ms: i64,
+    /// May build on the `local` provider (node steps on the server's own host).
+    pub local_nodes: bool,
 }
 
 impl From<Tenant> for TenantView {
@@ -38,6 +40,7 @@ impl From<Tenant> for TenantView {
             max_clusters: tenant.max_clusters,
             max_nodes: tenant.max_nodes,
             created_at_ms: tenant.created_at_ms,
+            local_nodes: tenant.local_nodes,
         }
     }
 }
@@ -72,6 +75,9 @@ pub struct TokenView {
     pub last_used_at_ms: Option<i64>,
     pub expires_at_ms: Option<i64>,
     pub revoked_at_ms: Option<i64>,
+    pub scope: TokenScope,
+    /// Whether each use moves `expires_at_ms` later.
+    pub renews_on_use: bool,
 }
 
 impl From<ApiToken> for TokenView {
@@ -83,6 +89,8 @@ impl From<ApiToken> for TokenView {
             last_used_at_ms: token.last_used_at_ms,
             expires_at_ms: token.expires_at_ms,
             revoked_at_ms: token.revoked_at_ms,
+            scope: token.scope,
+            renews_on_use: token.renew_ms.is_some(),
         }
     }
 }

@@ -9,6 +9,7 @@
 use sqlx::Row;
 
 use super::{conflict_on_unique, Backend, Store, StoreError};
+use crate::secrets::SecretKey;
 
 /// A registered host, without its client private key.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,13 +74,22 @@ fn unique_what(host: &PoolHost) -> String {
     )
 }
 
+/// What a host's sealed client key is bound to: it opens in its own row only.
+fn client_key_context(host_id: &str) -> String {
+    format!("pool_hosts.client_key:{host_id}")
+}
+
 impl Store {
-    /// Registers `host` with its client private key (OpenSSH PEM).
+    /// Registers `host` with its client private key (OpenSSH PEM), sealed with the
+    /// server's secret key.
     pub async fn insert_pool_host(
         &self,
         host: &PoolHost,
         client_key: &str,
     ) -> Result<(), StoreError> {
+        let client_key = self
+            .secret_key()?
+            .seal(client_key, &client_key_context(&host.id))?;
         let result = sqlx::query(
             "INSERT INTO pool_hosts (id, tenant_id, name, host, port, ssh_user, host_key, \
              client_key, client_public_key, created_at_ms, updated_at_ms) \
@@ -92,7 +102,7 @@ impl Store {
         .bind(i64::from(host.port))
         .bind(&host.user)
         .bind(&host.host_key)
-        .bind(client_key)
+        .bind(&client_key)
         .bind(&host.client_public_key)
         .bind(host.created_at_ms)
         .bind(host.updated_at_ms)
@@ -134,11 +144,38 @@ impl Store {
 
     /// The host's client private key (OpenSSH PEM): for connecting, never for showing.
     pub async fn pool_host_client_key(&self, id: &str) -> Result<String, StoreError> {
-        sqlx::query_scalar::<_, String>("SELECT client_key FROM pool_hosts WHERE id = $1")
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await?
-            .ok_or_else(|| StoreError::NotFound(format!("pool host {id:?}")))
+        let stored =
+            sqlx::query_scalar::<_, String>("SELECT client_key FROM pool_hosts WHERE id = $1")
+                .bind(id)
+                .fetch_optional(&self.pool)
+                .await?
+                .ok_or_else(|| StoreError::NotFound(format!("pool host {id:?}")))?;
+        Ok(self.secret_key()?.open(&stored, &client_key_context(id))?)
+    }
+
+    /// Seals the client keys stored in clear by versions before sealing; returns how
+    /// many. Run at start-up by the server.
+    pub async fn seal_pool_host_keys(&self) -> Result<usize, StoreError> {
+        let key = self.secret_key()?;
+        let rows: Vec<(String, String)> =
+            sqlx::query_as("SELECT id, client_key FROM pool_hosts")
+                .fetch_all(&self.pool)
+                .await?;
+        let mut sealed = 0;
+        for (id, stored) in rows {
+            if SecretKey::is_sealed(&stored) {
+                continue;
+            }
+            let value = key.seal(&stored, &client_key_context(&id))?;
+            sqlx::query("UPDATE pool_hosts SET client_key = $2 WHERE id = $1 AND client_key = $3")
+                .bind(&id)
+                .bind(&value)
+                .bind(&stored)
+                .execute(&self.pool)
+                .await?;
+            sealed += 1;
+        }
+        Ok(sealed)
     }
 
     /// The hosts of `tenant_id`, or of every tenant, by tenant and name.

@@ -14,6 +14,8 @@ pub struct Tenant {
     pub max_clusters: Option<i64>,
     pub max_nodes: Option<i64>,
     pub created_at_ms: i64,
+    /// May build on the `local` provider (node steps on the server's own host).
+    pub local_nodes: bool,
 }
 
 /// What a superadmin gives to create a tenant.
@@ -22,9 +24,10 @@ pub struct NewTenant {
     pub name: String,
     pub max_clusters: Option<i64>,
     pub max_nodes: Option<i64>,
+    pub local_nodes: bool,
 }
 
-const COLUMNS: &str = "id, name, max_clusters, max_nodes, created_at_ms";
+const COLUMNS: &str = "id, name, max_clusters, max_nodes, created_at_ms, local_nodes";
 
 fn from_row(row: &sqlx::any::AnyRow) -> Result<Tenant, StoreError> {
     Ok(Tenant {
@@ -33,6 +36,7 @@ fn from_row(row: &sqlx::any::AnyRow) -> Result<Tenant, StoreError> {
         max_clusters: row.try_get("max_clusters")?,
         max_nodes: row.try_get("max_nodes")?,
         created_at_ms: row.try_get("created_at_ms")?,
+        local_nodes: row.try_get::<i64, _>("local_nodes")? != 0,
     })
 }
 
@@ -44,16 +48,18 @@ impl Store {
             max_clusters: new.max_clusters,
             max_nodes: new.max_nodes,
             created_at_ms: now_ms(),
+            local_nodes: new.local_nodes,
         };
         let result = sqlx::query(
-            "INSERT INTO tenants (id, name, max_clusters, max_nodes, created_at_ms) \
-             VALUES ($1, $2, $3, $4, $5)",
+            "INSERT INTO tenants (id, name, max_clusters, max_nodes, created_at_ms, local_nodes) \
+             VALUES ($1, $2, $3, $4, $5, $6)",
         )
         .bind(&tenant.id)
         .bind(&tenant.name)
         .bind(tenant.max_clusters)
         .bind(tenant.max_nodes)
         .bind(tenant.created_at_ms)
+        .bind(i64::from(tenant.local_nodes))
         .execute(&self.pool)
         .await;
         conflict_on_unique(result, || format!("tenant {:?}", new.name))?;
@@ -101,6 +107,19 @@ impl Store {
                 .bind(max_nodes)
                 .execute(&self.pool)
                 .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::NotFound(format!("tenant {id:?}")));
+        }
+        Ok(())
+    }
+
+    /// Allows or forbids the tenant the `local` provider.
+    pub async fn set_tenant_local_nodes(&self, id: &str, allowed: bool) -> Result<(), StoreError> {
+        let done = sqlx::query("UPDATE tenants SET local_nodes = $2 WHERE id = $1")
+            .bind(id)
+            .bind(i64::from(allowed))
+            .execute(&self.pool)
+            .await?;
         if done.rows_affected() == 0 {
             return Err(StoreError::NotFound(format!("tenant {id:?}")));
         }

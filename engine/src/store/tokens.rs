@@ -7,6 +7,34 @@ use sqlx::Row;
 
 use super::{Store, StoreError};
 
+/// What a token may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum TokenScope {
+    /// Everything its user may do.
+    #[default]
+    Full,
+    /// Reads only: any request that would change something is refused.
+    ReadOnly,
+}
+
+impl TokenScope {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TokenScope::Full => "full",
+            TokenScope::ReadOnly => "read-only",
+        }
+    }
+
+    pub fn parse(raw: &str) -> Option<Self> {
+        match raw {
+            "full" => Some(TokenScope::Full),
+            "read-only" => Some(TokenScope::ReadOnly),
+            _ => None,
+        }
+    }
+}
+
 /// A token as listed: everything but the secret, which is not stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApiToken {
@@ -17,6 +45,9 @@ pub struct ApiToken {
     pub last_used_at_ms: Option<i64>,
     pub expires_at_ms: Option<i64>,
     pub revoked_at_ms: Option<i64>,
+    pub scope: TokenScope,
+    /// When set, each use moves the expiry to this long after the use.
+    pub renew_ms: Option<i64>,
 }
 
 impl ApiToken {
@@ -35,11 +66,17 @@ impl ApiToken {
 /// `last_used_at_ms` is kept to this precision, so most API calls stay reads.
 pub const TOUCH_INTERVAL_MS: i64 = 60_000;
 
-const COLUMNS: &str =
-    "id, user_id, name, created_at_ms, last_used_at_ms, expires_at_ms, revoked_at_ms";
+const COLUMNS: &str = "id, user_id, name, created_at_ms, last_used_at_ms, expires_at_ms, \
+                       revoked_at_ms, scope, renew_ms";
 
 fn from_row(row: &sqlx::any::AnyRow) -> Result<ApiToken, StoreError> {
+    let scope: String = row.try_get("scope")?;
     Ok(ApiToken {
+        scope: TokenScope::parse(&scope).ok_or_else(|| StoreError::CorruptRow {
+            table: "api_tokens",
+            reason: format!("unknown scope {scope:?}"),
+        })?,
+        renew_ms: row.try_get("renew_ms")?,
         id: row.try_get("id")?,
         user_id: row.try_get("user_id")?,
         name: row.try_get("name")?,
@@ -58,7 +95,7 @@ impl Store {
     ) -> Result<(), StoreError> {
         sqlx::query(
             "INSERT INTO api_tokens (id, user_id, name, secret_sha256, created_at_ms, \
-             expires_at_ms) VALUES ($1, $2, $3, $4, $5, $6)",
+             expires_at_ms, scope, renew_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
         )
         .bind(&token.id)
         .bind(&token.user_id)
@@ -66,6 +103,8 @@ impl Store {
         .bind(secret_sha256)
         .bind(token.created_at_ms)
         .bind(token.expires_at_ms)
+        .bind(token.scope.as_str())
+        .bind(token.renew_ms)
         .execute(&self.pool)
         .await?;
         Ok(())
@@ -116,12 +155,26 @@ impl Store {
         Ok(())
     }
 
+    /// Revokes every live token of the user (a password reset, "log out everywhere").
+    pub async fn revoke_user_tokens(&self, user_id: &str, now_ms: i64) -> Result<(), StoreError> {
+        sqlx::query(
+            "UPDATE api_tokens SET revoked_at_ms = $2 WHERE user_id = $1 AND revoked_at_ms IS NULL",
+        )
+        .bind(user_id)
+        .bind(now_ms)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
     /// Records use, at most once per [`TOUCH_INTERVAL_MS`] per token (also when two
-    /// requests race past [`ApiToken::needs_touch`]).
+    /// requests race past [`ApiToken::needs_touch`]); a renewing token's expiry moves
+    /// to `renew_ms` after this use.
     pub async fn touch_token(&self, id: &str, now_ms: i64) -> Result<(), StoreError> {
         sqlx::query(
-            "UPDATE api_tokens SET last_used_at_ms = $2 WHERE id = $1 \
-             AND (last_used_at_ms IS NULL OR last_used_at_ms < $2 - $3)",
+            "UPDATE api_tokens SET last_used_at_ms = $2, \
+             expires_at_ms = CASE WHEN renew_ms IS NULL THEN expires_at_ms ELSE $2 + renew_ms END \
+             WHERE id = $1 AND (last_used_at_ms IS NULL OR last_used_at_ms < $2 - $3)",
         )
         .bind(id)
         .bind(now_ms)

@@ -165,16 +165,18 @@ impl Store {
             .collect()
     }
 
-    /// Ends every session of the user at once.
+    /// Ends every session of the user at once and revokes their API tokens: whoever
+    /// asks for this suspects someone else holds one.
     pub async fn bump_session_epoch(&self, id: &str) -> Result<(), StoreError> {
         sqlx::query("UPDATE users SET session_epoch = session_epoch + 1 WHERE id = $1")
             .bind(id)
             .execute(&self.pool)
             .await?;
-        Ok(())
+        self.revoke_user_tokens(id, now_ms()).await
     }
 
-    /// Replaces the password hash and ends the user's sessions.
+    /// Replaces the password hash, ends the user's sessions and revokes their API
+    /// tokens (a reset is how an admin takes an account back).
     pub async fn set_password_hash(&self, id: &str, password_hash: &str) -> Result<(), StoreError> {
         let done = sqlx::query(
             "UPDATE users SET password_hash = $2, session_epoch = session_epoch + 1 WHERE id = $1",
@@ -186,7 +188,7 @@ impl Store {
         if done.rows_affected() == 0 {
             return Err(StoreError::NotFound(format!("user {id:?}")));
         }
-        Ok(())
+        self.revoke_user_tokens(id, now_ms()).await
     }
 
     pub async fn set_role(&self, id: &str, role: Role) -> Result<(), StoreError> {

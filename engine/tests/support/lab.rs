@@ -86,7 +86,10 @@ impl Lab {
         executor_settings: ExecutorSettings,
     ) -> Self {
         let db = TestDatabase::new(backend).await;
-        let store = Store::open(&db.url).await.unwrap();
+        let store = Store::open(&db.url)
+            .await
+            .unwrap()
+            .with_secret_key(engine::testing::test_secret_key());
         let resources_dir = tempfile::tempdir().unwrap();
         let resources = ResourceFiles::in_directory(resources_dir.path());
         if fixture == Fixture::Demo {
@@ -309,8 +312,7 @@ impl Lab {
     /// A running sshd an admin could register as a pool host: a local node under the
     /// lab's directory (so the lab's `Drop` ends it), reached with its own host key.
     pub async fn pool_machine(&self, id: &str) -> NodeRecord {
-        LocalProvider::new(&self.nodes_dir)
-            .unwrap()
+        local_provider(&self.nodes_dir)
             .create(&NodeSpec::new(id))
             .await
             .unwrap()
@@ -354,7 +356,7 @@ pub fn executor(
     resources: ResourceFiles,
     settings: ExecutorSettings,
 ) -> Executor {
-    let local = Arc::new(LocalProvider::new(nodes_dir).unwrap());
+    let local = Arc::new(local_provider(nodes_dir));
     let ssh_pool = Arc::new(SshPoolProvider::new(store.clone(), pool_keys_dir).unwrap());
     Executor::new(
         store.clone(),
@@ -363,6 +365,20 @@ pub fn executor(
         resources,
         settings,
     )
+}
+
+/// The lab's `local` provider. Node homes go beside the nodes dir, outside it as beside a
+/// server's data dir, so that the lab's `Drop` removes them (not under the machine's
+/// default home root).
+pub fn local_provider(nodes_dir: &std::path::Path) -> LocalProvider {
+    LocalProvider::new(nodes_dir)
+        .unwrap()
+        .with_home_root(homes_dir(nodes_dir))
+        .unwrap()
+}
+
+fn homes_dir(nodes_dir: &std::path::Path) -> PathBuf {
+    nodes_dir.with_extension("homes")
 }
 
 /// Which catalog a lab's tenant starts with.
@@ -377,5 +393,6 @@ enum Fixture {
 impl Drop for Lab {
     fn drop(&mut self) {
         LocalProvider::kill_everything_under(&self.nodes_dir);
+        let _ = std::fs::remove_dir_all(homes_dir(&self.nodes_dir));
     }
 }

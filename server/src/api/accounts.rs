@@ -5,7 +5,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
 use engine::service::{
-    AuditQuery, AuditView, CreatedToken, Page, PageRequest, PasswordChange, QuotaUpdate,
+    AuditQuery, AuditView, CreatedToken, LocalNodesUpdate, Page, PageRequest, PasswordChange, QuotaUpdate,
     TenantRequest, TenantView, TokenRequest, TokenView, UserRequest, UserUpdate, UserView,
 };
 
@@ -165,6 +165,23 @@ pub async fn update_quotas(
     ))
 }
 
+/// Allow or forbid a tenant the `local` provider, whose node steps run on the Corral
+/// server's own host (superadmins).
+#[utoipa::path(put, path = "/api/v1/tenants/{id}/local-nodes", tag = "tenants",
+    params(("id" = String, Path, description = "Tenant id")), request_body = LocalNodesUpdate,
+    responses((status = 200, body = TenantView), (status = 403, body = ErrorBody),
+              (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
+pub async fn set_local_nodes(
+    State(state): State<AppState>,
+    Authenticated(caller): Authenticated,
+    ApiPath(id): ApiPath<String>,
+    ApiJson(update): ApiJson<LocalNodesUpdate>,
+) -> Result<Json<TenantView>, ApiError> {
+    Ok(Json(
+        state.service.set_local_nodes(&caller, &id, &update).await?,
+    ))
+}
+
 /// Your API tokens (never their secrets).
 #[utoipa::path(get, path = "/api/v1/tokens", tag = "tokens", params(PageRequest),
     responses((status = 200, body = Page<TokenView>), (status = 401, body = ErrorBody)))]
@@ -198,6 +215,39 @@ pub async fn revoke_token(
     ApiPath(id): ApiPath<String>,
 ) -> Result<Json<TokenView>, ApiError> {
     Ok(Json(state.service.revoke_token(&caller, &id).await?))
+}
+
+/// A user's API tokens (admins of the user's tenant; never their secrets).
+#[utoipa::path(get, path = "/api/v1/users/{id}/tokens", tag = "users",
+    params(("id" = String, Path, description = "User id"), PageRequest),
+    responses((status = 200, body = Page<TokenView>), (status = 403, body = ErrorBody),
+              (status = 404, body = ErrorBody)))]
+pub async fn list_user_tokens(
+    State(state): State<AppState>,
+    Authenticated(caller): Authenticated,
+    ApiPath(id): ApiPath<String>,
+    ApiQuery(page): ApiQuery<PageRequest>,
+) -> Result<Json<Page<TokenView>>, ApiError> {
+    Ok(Json(state.service.user_tokens(&caller, &id, page).await?))
+}
+
+/// Revoke one of a user's API tokens (admins of the user's tenant). Safe to call twice.
+#[utoipa::path(delete, path = "/api/v1/users/{id}/tokens/{token_id}", tag = "users",
+    params(("id" = String, Path, description = "User id"),
+           ("token_id" = String, Path, description = "Token id")),
+    responses((status = 200, body = TokenView), (status = 403, body = ErrorBody),
+              (status = 404, body = ErrorBody)))]
+pub async fn revoke_user_token(
+    State(state): State<AppState>,
+    Authenticated(caller): Authenticated,
+    ApiPath((id, token_id)): ApiPath<(String, String)>,
+) -> Result<Json<TokenView>, ApiError> {
+    Ok(Json(
+        state
+            .service
+            .revoke_user_token(&caller, &id, &token_id)
+            .await?,
+    ))
 }
 
 /// The audit log, newest first (admins).

@@ -6,14 +6,12 @@
 //! CSRF token in `X-CSRF-Token`: a cross-site page can make the browser send the
 //! cookie, but it cannot read the token.
 
-use std::net::SocketAddr;
-
 use app::session::{signed_in, SessionPolicy, SessionRejection};
 use axum::extract::rejection::{JsonRejection, QueryRejection};
-use axum::extract::{ConnectInfo, FromRequest, FromRequestParts, Request};
+use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
 use axum::http::{header, StatusCode};
-use engine::service::{Caller, ServiceError};
+use engine::service::{Access, Caller, ServiceError};
 use serde::de::DeserializeOwned;
 use tower_sessions::Session;
 
@@ -29,10 +27,7 @@ pub use app::session::{SessionData, SESSION_USER};
 pub struct Authenticated(pub Caller);
 
 fn client_address(parts: &Parts) -> Option<String> {
-    parts
-        .extensions
-        .get::<ConnectInfo<SocketAddr>>()
-        .map(|info| info.0.ip().to_string())
+    app::session::client_address(parts)
 }
 
 impl FromRequestParts<AppState> for Authenticated {
@@ -40,6 +35,11 @@ impl FromRequestParts<AppState> for Authenticated {
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
         let address = client_address(parts);
+        let access = if parts.method.is_safe() {
+            Access::Read
+        } else {
+            Access::Write
+        };
         if let Some(value) = parts.headers.get(header::AUTHORIZATION) {
             let raw = value
                 .to_str()
@@ -51,7 +51,7 @@ impl FromRequestParts<AppState> for Authenticated {
             let principal =
                 state
                     .service
-                    .token_principal(raw)
+                    .token_principal(raw, access)
                     .await
                     .map_err(|error| match error {
                         ServiceError::Unauthenticated => {

@@ -53,7 +53,7 @@ struct Prepared {
 /// clusters, diffs, and dry-runs each create.
 async fn prepare(path: &Path) -> anyhow::Result<Prepared> {
     let origin = path.display().to_string();
-    let file = EnvFile::read(path)?;
+    let file = file::read(path)?;
     let client = Client::signed_in()?;
     let listed = client.get("/api/v1/clusters?limit=500").await?;
     let existing: Vec<Existing> = listed["items"]

@@ -22,6 +22,9 @@ pub struct LoginArgs {
     pub password_stdin: bool,
 }
 
+/// How long a `corral login` token lives without being used.
+const CLI_TOKEN_IDLE_SECS: u64 = 30 * 24 * 3600;
+
 pub async fn login(args: LoginArgs) -> anyhow::Result<ExitCode> {
     let mut password = String::new();
     std::io::stdin()
@@ -44,7 +47,10 @@ pub async fn login(args: LoginArgs) -> anyhow::Result<ExitCode> {
         .send(
             reqwest::Method::POST,
             "/api/v1/tokens",
-            Some(&json!({"name": format!("corral CLI on {host}")})),
+            // Expires after 30 days without use; each use starts the 30 days again.
+            Some(&json!({"name": format!("corral CLI on {host}"),
+                         "expires_in_seconds": CLI_TOKEN_IDLE_SECS,
+                         "renew_on_use": true})),
             &[("x-csrf-token", &csrf)],
         )
         .await?;

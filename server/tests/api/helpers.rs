@@ -10,6 +10,7 @@ use engine::store::tenants::NewTenant;
 use engine::store::users::Role;
 use engine::store::{Backend, Store};
 use engine::testing::TestDatabase;
+use server::http::hardening::TrustedProxies;
 use server::http::{leptos_options, router, AppState};
 use server::sessions::SessionBackend;
 
@@ -66,9 +67,27 @@ impl TestApp {
 
 /// A migrated database behind a running server.
 pub async fn spawn_app(backend: Backend) -> TestApp {
-    let db = TestDatabase::new(backend).await;
-    let store = Store::open(&db.url).await.expect("store opens");
+    let (db, store) = migrated(backend).await;
     spawn_with_store(db, store).await
+}
+
+/// A server that believes `X-Forwarded-For` from 127.0.0.1, as behind a reverse proxy
+/// on the same machine.
+pub async fn spawn_app_behind_proxy(backend: Backend) -> TestApp {
+    let (db, store) = migrated(backend).await;
+    let proxies = TrustedProxies(std::sync::Arc::from(["127.0.0.1"
+        .parse::<std::net::IpAddr>()
+        .unwrap()]));
+    spawn_configured(db, store, server::sessions::ABSOLUTE_EXPIRY_MS, proxies).await
+}
+
+async fn migrated(backend: Backend) -> (TestDatabase, Store) {
+    let db = TestDatabase::new(backend).await;
+    let store = Store::open(&db.url)
+        .await
+        .expect("store opens")
+        .with_secret_key(engine::testing::test_secret_key());
+    (db, store)
 }
 
 /// A server over `store` exactly as given (e.g. not migrated).
@@ -81,6 +100,15 @@ pub async fn spawn_with_session_age(
     db: TestDatabase,
     store: Store,
     session_max_age_ms: i64,
+) -> TestApp {
+    spawn_configured(db, store, session_max_age_ms, TrustedProxies::default()).await
+}
+
+async fn spawn_configured(
+    db: TestDatabase,
+    store: Store,
+    session_max_age_ms: i64,
+    trusted_proxies: TrustedProxies,
 ) -> TestApp {
     // Pages render without the browser bundle; these tests do not hydrate.
     let site = tempfile::tempdir().expect("site dir");
@@ -98,6 +126,7 @@ pub async fn spawn_with_session_age(
         sessions,
         secure_cookies: false,
         session_max_age_ms,
+        trusted_proxies,
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
@@ -142,6 +171,7 @@ impl TestApp {
                     name: tenant.to_owned(),
                     max_clusters: None,
                     max_nodes: None,
+                    local_nodes: true,
                 })
                 .await
                 .unwrap();
@@ -166,6 +196,8 @@ impl TestApp {
                 &TokenRequest {
                     name: "tests".to_owned(),
                     expires_in_seconds: None,
+                    renew_on_use: false,
+                    scope: Default::default(),
                 },
             )
             .await

@@ -67,11 +67,17 @@ const EXPECTATIONS: &[(&str, &[Check])] = &[
     ("GET /api/v1/users/{id}", &[Scoped, AdminOnly]),
     ("PATCH /api/v1/users/{id}", &[Scoped, AdminOnly]),
     ("DELETE /api/v1/users/{id}", &[Scoped, AdminOnly]),
+    ("GET /api/v1/users/{id}/tokens", &[Scoped, AdminOnly]),
+    (
+        "DELETE /api/v1/users/{id}/tokens/{token_id}",
+        &[Scoped, AdminOnly],
+    ),
     ("GET /api/v1/tenants", &[Listing]),
     ("POST /api/v1/tenants", &[AdminOnly]),
     ("GET /api/v1/tenants/{id}", &[Scoped]),
     ("DELETE /api/v1/tenants/{id}", &[Scoped, AdminOnly]),
     ("PUT /api/v1/tenants/{id}/quotas", &[Scoped, AdminOnly]),
+    ("PUT /api/v1/tenants/{id}/local-nodes", &[Scoped, AdminOnly]),
     ("GET /api/v1/tokens", &[Listing]),
     ("POST /api/v1/tokens", &[Personal]),
     ("DELETE /api/v1/tokens/{id}", &[Scoped]),
@@ -88,7 +94,7 @@ pub const POOL_HOST_KEY: &str =
     "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIMjL5g2tLCXY/mxtwGZ1QuYVzyZ8Z7reMrGN53ioWB2o";
 
 /// The ids of one tenant's objects, to put into paths.
-struct Ids {
+pub(crate) struct Ids {
     cluster: String,
     job: String,
     task: String,
@@ -103,7 +109,7 @@ struct Ids {
 }
 
 impl Ids {
-    fn fill(&self, path: &str) -> String {
+    pub(crate) fn fill(&self, path: &str) -> String {
         let id = if path.starts_with("/api/v1/clusters") {
             &self.cluster
         } else if path.starts_with("/api/v1/jobs") {
@@ -124,6 +130,7 @@ impl Ids {
         };
         path.replace("{id}", id)
             .replace("{task_id}", &self.task)
+            .replace("{token_id}", &self.token)
             .replace("{kind}", kind)
             .replace("{name}", name)
             .replace("{version}", &self.resource.2.to_string())
@@ -146,7 +153,7 @@ impl Ids {
     }
 }
 
-fn body_for(operation: &str) -> Option<Value> {
+pub(crate) fn body_for(operation: &str) -> Option<Value> {
     let (method, path) = operation.split_once(' ').unwrap();
     if method == "GET" || method == "DELETE" {
         return None;
@@ -157,6 +164,7 @@ fn body_for(operation: &str) -> Option<Value> {
         p if p.ends_with("/plan") || p.ends_with("/changes") => json!({"operation": "restart"}),
         p if p.ends_with("/lease") => json!({"seconds": 3600}),
         p if p.ends_with("/quotas") => json!({"max_clusters": 1}),
+        p if p.ends_with("/local-nodes") => json!({"local_nodes": true}),
         "/api/v1/users" => {
             json!({"username": "probe", "password": "a long enough password", "role": "user"})
         }
@@ -184,7 +192,7 @@ async fn call(app: &TestApp, user: &ApiUser, operation: &str, ids: &Ids) -> (u16
     (response.status().as_u16(), response.text().await.unwrap())
 }
 
-fn documented_operations(doc: &Value) -> BTreeSet<String> {
+pub(crate) fn documented_operations(doc: &Value) -> BTreeSet<String> {
     let mut operations = BTreeSet::new();
     for (path, item) in doc["paths"].as_object().unwrap() {
         for method in item.as_object().unwrap().keys() {
@@ -195,7 +203,8 @@ fn documented_operations(doc: &Value) -> BTreeSet<String> {
 }
 
 /// Tenant A with a catalog, a cluster and its job, a resource, users and a token.
-async fn populate_tenant_a(app: &TestApp) -> Ids {
+/// Also returns tenant A's admin, who made all of it.
+pub(crate) async fn populate_tenant_a(app: &TestApp) -> (Ids, ApiUser) {
     let admin = app.user("acme-admin", Role::TenantAdmin, "acme").await;
     let catalog = lifecycle_catalog();
     let imported = app
@@ -263,7 +272,7 @@ async fn populate_tenant_a(app: &TestApp) -> Ids {
     let registered: Value = registered.json().await.unwrap();
     let pool_host = registered["id"].as_str().unwrap().to_owned();
     let public_key = registered["client_public_key"].as_str().unwrap().to_owned();
-    Ids {
+    let ids = Ids {
         secrets: vec![
             "acme-secret-host".into(),
             public_key,
@@ -282,7 +291,8 @@ async fn populate_tenant_a(app: &TestApp) -> Ids {
         pool_host,
         entity: ("services".into(), "web".into()),
         resource: ("scripts".into(), "acme-setup.sh".into(), 1),
-    }
+    };
+    (ids, admin)
 }
 
 async fn every_endpoint_keeps_tenants_apart(backend: Backend) {
@@ -304,7 +314,7 @@ async fn every_endpoint_keeps_tenants_apart(backend: Backend) {
         "expectations for endpoints that no longer exist"
     );
 
-    let a = populate_tenant_a(&app).await;
+    let (a, _) = populate_tenant_a(&app).await;
     let b_admin = app.user("bravo-admin", Role::TenantAdmin, "bravo").await;
     let b_user = app.user("bravo-user", Role::User, "bravo").await;
     let b_own = Ids {

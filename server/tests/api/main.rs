@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used)] // Tests fail loudly by design.
 
 mod admin_pages;
+mod authz_matrix;
 mod auth;
 mod clusters;
 mod health;
@@ -11,3 +12,4 @@ mod helpers;
 mod isolation;
 mod pages;
 mod pool_hosts;
+mod security;

@@ -12,6 +12,7 @@ use crate::components::time::timestamp;
 use crate::model::admin::TenantRow;
 use crate::server_fns::admin::create_tenant::CreateTenant;
 use crate::server_fns::admin::delete_tenant::DeleteTenant;
+use crate::server_fns::admin::set_local_nodes::SetLocalNodes;
 use crate::server_fns::admin::tenants::list_tenants;
 use crate::server_fns::admin::update_quotas::UpdateQuotas;
 
@@ -57,13 +58,21 @@ fn TenantTable(
     delete: ServerAction<DeleteTenant>,
 ) -> impl IntoView {
     let update = ServerAction::<UpdateQuotas>::new();
-    let error = Signal::derive(move || update.value().get().and_then(Result::err));
+    let set_local = ServerAction::<SetLocalNodes>::new();
+    let error = Signal::derive(move || {
+        update
+            .value()
+            .get()
+            .and_then(Result::err)
+            .or_else(|| set_local.value().get().and_then(Result::err))
+    });
     let refused = move || delete.value().get().and_then(Result::err);
     let rows = rows
         .into_iter()
         .map(|row| {
             let name = row.name.clone();
             let delete_id = row.id.clone();
+            let local_id = row.id.clone();
             let quotas = if superadmin {
                 view! {
                     <ActionForm action=update attr:class="inline quota-form">
@@ -82,11 +91,32 @@ fn TenantTable(
                 }
                 .into_any()
             };
+            let allowed = if row.local_nodes { "allowed" } else { "not allowed" };
+            let local = if superadmin {
+                let (allow, label) = if row.local_nodes {
+                    ("false", "Forbid")
+                } else {
+                    ("true", "Allow")
+                };
+                view! {
+                    <ActionForm action=set_local attr:class="inline">
+                        <CsrfField/>
+                        <input type="hidden" name="id" value=local_id/>
+                        <input type="hidden" name="allow" value=allow/>
+                        <span data-testid="local-nodes">{allowed}</span>" "
+                        <button class="button button-small button-quiet" type="submit">{label}</button>
+                    </ActionForm>
+                }
+                .into_any()
+            } else {
+                view! { <span data-testid="local-nodes">{allowed}</span> }.into_any()
+            };
             let deletable = superadmin && !row.is_default;
             view! {
                 <tr data-tenant=name>
                     <th scope="row">{row.name}</th>
                     <td>{quotas}</td>
+                    <td>{local}</td>
                     <td><TenantUsage clusters=row.live_clusters users=row.users/></td>
                     <td>{timestamp(row.created_at_ms)}</td>
                     <td>{deletable.then(|| view! {
@@ -114,7 +144,9 @@ fn TenantTable(
             <div class="table-scroll">
                 <table class="data">
                     <thead><tr>
-                        <th scope="col">"Tenant"</th><th scope="col">"Quotas"</th><th scope="col">"Holds"</th>
+                        <th scope="col">"Tenant"</th><th scope="col">"Quotas"</th>
+                        <th scope="col" title="The local provider runs node steps on this server's own host">"Local nodes"</th>
+                        <th scope="col">"Holds"</th>
                         <th scope="col">"Created"</th><th scope="col"></th>
                     </tr></thead>
                     <tbody>{rows}</tbody>
@@ -172,6 +204,10 @@ fn NewTenant(create: ServerAction<CreateTenant>) -> impl IntoView {
                 <div class="field">
                     <label for="tenant-seed">"Start with the catalog and staged scripts of (tenant name, optional)"</label>
                     <input id="tenant-seed" name="seed"/>
+                </div>
+                <div class="field">
+                    <label><input type="checkbox" name="local_nodes" value="on" data-testid="tenant-local-nodes"/>
+                    " Allow the local provider: its nodes run on this server's own host, so the tenant's admins can run commands here (as an unprivileged user where the server runs as root)"</label>
                 </div>
                 <button class="button" type="submit">"Create tenant"</button>
             </ActionForm>

@@ -42,9 +42,10 @@ pub fn TokensPage() -> impl IntoView {
                         <tr>
                             <th scope="row">{row.name}</th>
                             <td><span class=state.0>{state.1}</span></td>
+                            <td>{if row.read_only { "read-only" } else { "full" }}</td>
                             <td>{timestamp(row.created_at_ms)}</td>
                             <td>{maybe(row.last_used_at_ms)}</td>
-                            <td>{maybe(row.expires_at_ms)}</td>
+                            <td>{maybe(row.expires_at_ms)}{row.renews_on_use.then_some(" (renewed on use)")}</td>
                             <td>{active.then(|| view! {
                                 <ActionForm action=revoke attr:class="inline">
                                     <CsrfField/>
@@ -56,7 +57,7 @@ pub fn TokensPage() -> impl IntoView {
                     }
                 }).collect_view();
                 view! {
-                    <TableCard columns=&["Name", "State", "Created", "Last used", "Expires", ""]>
+                    <TableCard columns=&["Name", "State", "Scope", "Created", "Last used", "Expires", ""]>
                         {rows}
                     </TableCard>
                 }.into_any()
@@ -76,6 +77,9 @@ pub fn TokensPage() -> impl IntoView {
                         <label for="token-days">"Expires after (days)"</label>
                         <input id="token-days" name="days" inputmode="numeric" placeholder="never"/>
                         <FieldError error field="days"/>
+                    </div>
+                    <div class="field">
+                        <label><input type="checkbox" name="read_only" value="on"/>" Read-only: it can list and show, but not change anything"</label>
                     </div>
                     <button class="button" type="submit">"Create token"</button>
                 </ActionForm>

@@ -12,7 +12,9 @@ use crate::components::time::timestamp;
 use crate::error::UiError;
 use crate::model::admin::UserDetail;
 use crate::server_fns::admin::delete_user::DeleteUser;
+use crate::model::admin::TokenRow;
 use crate::server_fns::admin::reset_user_password::ResetUserPassword;
+use crate::server_fns::admin::revoke_user_token::RevokeUserToken;
 use crate::server_fns::admin::set_user_role::SetUserRole;
 use crate::server_fns::admin::user::admin_user;
 
@@ -76,7 +78,9 @@ fn UserView(
         </div>
         {move || saved().map(|what| {
             let message = if what == "password" {
-                "Password set. The user's sessions have ended; they sign in with the new password."
+                "Password set. The user's sessions have ended and their API tokens are revoked; they sign in with the new password."
+            } else if what == "token" {
+                "Token revoked: it no longer signs anything in."
             } else {
                 "Role saved. The user's sessions have ended; they sign in again under the new role."
             };
@@ -88,12 +92,19 @@ fn UserView(
                     "This is you: another admin changes your role or password, and you cannot delete yourself."
                 </p>
             }.into_any()
+        } else if user.role == "superadmin" && !detail.viewer_is_superadmin {
+            view! {
+                <p class="banner banner-info" role="status" data-testid="user-is-superadmin">
+                    "A superadmin's account is changed only by superadmins."
+                </p>
+            }.into_any()
         } else {
             view! {
                 <div class="grid">
                     <RoleForm action=role id=user.id.clone() role=user.role.clone() superadmin=detail.viewer_is_superadmin/>
                     <PasswordForm action=password id=user.id.clone()/>
                 </div>
+                <UserTokens user_id=user.id.clone() tokens=detail.tokens/>
                 <DeleteForm id=user.id.clone() username=user.username.clone()/>
             }.into_any()
         }}
@@ -155,6 +166,50 @@ fn PasswordForm(action: ServerAction<ResetUserPassword>, id: String) -> impl Int
                 <FormError error=general/>
                 <button class="button" type="submit">"Set password"</button>
             </ActionForm>
+        </section>
+    }
+}
+
+/// The user's API tokens, each revocable (a lost laptop, a leaked CI secret).
+#[component]
+fn UserTokens(user_id: String, tokens: Vec<TokenRow>) -> impl IntoView {
+    let action = ServerAction::<RevokeUserToken>::new();
+    let error = Signal::derive(move || action.value().get().and_then(Result::err));
+    let live: Vec<TokenRow> = tokens
+        .into_iter()
+        .filter(|token| token.revoked_at_ms.is_none())
+        .collect();
+    let rows = live
+        .into_iter()
+        .map(|token| {
+            let user_id = user_id.clone();
+            view! {
+                <li data-testid="user-token">
+                    <strong>{token.name}</strong>
+                    " · " {if token.read_only { "read-only" } else { "full" }}
+                    " · created " {timestamp(token.created_at_ms)}
+                    " · last used " {token.last_used_at_ms.map_or_else(|| "never".to_owned(), timestamp)}
+                    " "
+                    <ActionForm action attr:class="inline">
+                        <CsrfField/>
+                        <input type="hidden" name="user_id" value=user_id/>
+                        <input type="hidden" name="id" value=token.id/>
+                        <button class="button button-small button-danger" type="submit">"Revoke"</button>
+                    </ActionForm>
+                </li>
+            }
+        })
+        .collect::<Vec<_>>();
+    let empty = rows.is_empty();
+    view! {
+        <section class="card">
+            <h2>"API tokens"</h2>
+            {if empty {
+                view! { <p class="muted">"No live tokens."</p> }.into_any()
+            } else {
+                view! { <ul class="plain">{rows}</ul> }.into_any()
+            }}
+            <FormError error/>
         </section>
     }
 }

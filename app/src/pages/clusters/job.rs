@@ -241,7 +241,7 @@ fn LiveJob(
                             } else {
                                 view! {
                                     <ul class="links" data-testid="service-links">
-                                        {links.into_iter().map(|link| view! {
+                                        {links.into_iter().filter(|link| domain::catalog::Link::is_web_url(&link.url)).map(|link| view! {
                                             <li><a href=link.url.clone() target="_blank" rel="noopener">{link.label}</a> " " <code>{link.url}</code></li>
                                         }).collect_view()}
                                     </ul>

@@ -108,6 +108,8 @@ fn ClusterView(page: ClusterPage, extend: ServerAction<ExtendLease>) -> impl Int
     let links = page
         .links
         .iter()
+        // The server sends web URLs only; checked again where they become `href`s.
+        .filter(|link| domain::catalog::Link::is_web_url(&link.url))
         .map(|link| {
             view! { <li><a href=link.url.clone() target="_blank" rel="noopener">{link.label.clone()}</a> " " <code>{link.url.clone()}</code></li> }
         })

@@ -11,6 +11,7 @@ pub async fn create_tenant(
     max_clusters: String,
     max_nodes: String,
     seed: Option<String>,
+    local_nodes: Option<String>,
 ) -> Result<String, UiError> {
     let caller = crate::session::caller_checked(&csrf).await?;
     let name = name.trim().to_owned();
@@ -22,6 +23,7 @@ pub async fn create_tenant(
         max_clusters: super::quota::limit("max_clusters", &max_clusters)?,
         max_nodes: super::quota::limit("max_nodes", &max_nodes)?,
         seed_catalog_from: seed.filter(|seed| !seed.trim().is_empty()),
+        local_nodes: local_nodes.is_some(),
     };
     crate::session::service()?
         .create_tenant(&caller, &request)

@@ -7,7 +7,12 @@ use crate::error::UiError;
 use crate::model::admin::NewToken;
 
 #[server(prefix = "/sfn", endpoint = "admin-create-token")]
-pub async fn create_token(csrf: String, name: String, days: String) -> Result<NewToken, UiError> {
+pub async fn create_token(
+    csrf: String,
+    name: String,
+    days: String,
+    read_only: Option<String>,
+) -> Result<NewToken, UiError> {
     let caller = crate::session::caller_checked(&csrf).await?;
     let expires_in_seconds = match days.trim() {
         "" => None,
@@ -24,6 +29,12 @@ pub async fn create_token(csrf: String, name: String, days: String) -> Result<Ne
     let request = engine::service::TokenRequest {
         name: name.trim().to_owned(),
         expires_in_seconds,
+        renew_on_use: false,
+        scope: if read_only.is_some() {
+            engine::store::tokens::TokenScope::ReadOnly
+        } else {
+            engine::store::tokens::TokenScope::Full
+        },
     };
     let created = crate::session::service()?
         .create_token(&caller, &request)

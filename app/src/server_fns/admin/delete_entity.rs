@@ -7,7 +7,7 @@ use crate::model::admin::Kind;
 
 #[server(prefix = "/sfn", endpoint = "admin-delete-entity")]
 pub async fn delete_entity(csrf: String, kind: Kind, name: String) -> Result<String, UiError> {
-    let caller = super::caller::caller_checked(&csrf).await?;
+    let caller = super::caller::admin_checked(&csrf).await?;
     crate::session::service()?
         .delete_entity(&caller, kind.key(), &name)
         .await?;

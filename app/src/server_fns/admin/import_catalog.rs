@@ -15,7 +15,7 @@ pub async fn import_catalog(
 ) -> Result<String, UiError> {
     use crate::error::FieldProblem;
 
-    let caller = super::caller::caller_checked(&csrf).await?;
+    let caller = super::caller::admin_checked(&csrf).await?;
     let value: serde_json::Value = serde_json::from_str(bundle.trim()).map_err(|error| {
         UiError::field("bundle", format!("the file is not valid JSON: {error}"))
     })?;

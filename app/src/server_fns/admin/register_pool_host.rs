@@ -14,7 +14,7 @@ pub async fn register_pool_host(
     user: String,
     host_key: String,
 ) -> Result<String, UiError> {
-    let caller = super::caller::caller_checked(&csrf).await?;
+    let caller = super::caller::admin_checked(&csrf).await?;
     let port = match port.trim() {
         "" => 22,
         raw => raw

@@ -6,7 +6,7 @@ use crate::error::UiError;
 
 #[server(prefix = "/sfn", endpoint = "admin-remove-pool-host")]
 pub async fn remove_pool_host(csrf: String, id: String) -> Result<(), UiError> {
-    let caller = super::caller::caller_checked(&csrf).await?;
+    let caller = super::caller::admin_checked(&csrf).await?;
     crate::session::service()?
         .remove_pool_host(&caller, &id)
         .await?;

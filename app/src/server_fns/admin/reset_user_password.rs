@@ -18,6 +18,7 @@ pub async fn reset_user_password(
     let update = engine::service::UserUpdate {
         role: None,
         password: Some(password),
+        current_password: None,
     };
     let user = crate::session::service()?
         .update_user(&caller, &id, &update)

@@ -28,7 +28,7 @@ pub async fn save_entity(
 ) -> Result<String, UiError> {
     use crate::pages::admin::catalog::fields::{apply, Posted};
 
-    let caller = super::caller::caller_checked(&csrf).await?;
+    let caller = super::caller::admin_checked(&csrf).await?;
     let service = crate::session::service()?;
     let name = name.trim().to_owned();
     let original = original.trim();

@@ -11,6 +11,7 @@ pub async fn set_user_role(csrf: String, id: String, role: String) -> Result<(),
     let update = engine::service::UserUpdate {
         role: Some(role),
         password: None,
+        current_password: None,
     };
     let user = crate::session::service()?
         .update_user(&caller, &id, &update)

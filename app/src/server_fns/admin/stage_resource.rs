@@ -11,7 +11,7 @@ pub async fn stage_resource(
     name: String,
     version: i64,
 ) -> Result<(), UiError> {
-    let caller = super::caller::caller_checked(&csrf).await?;
+    let caller = super::caller::admin_checked(&csrf).await?;
     crate::session::service()?
         .stage_resource(&caller, &kind, &name, version)
         .await?;

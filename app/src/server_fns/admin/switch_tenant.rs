@@ -24,7 +24,9 @@ pub async fn switch_tenant(csrf: String, tenant: String, next: String) -> Result
             UiError::Internal
         })?;
     // Only paths inside the console, so the form cannot redirect elsewhere.
-    let next = if next.starts_with("/admin") {
+    let next = if next.starts_with("/admin")
+        && crate::server_fns::session::login::is_plain_local_path(&next)
+    {
         next
     } else {
         "/admin".to_owned()

@@ -26,6 +26,7 @@ pub async fn list_tenants() -> Result<Vec<TenantRow>, UiError> {
             max_clusters: tenant.max_clusters,
             max_nodes: tenant.max_nodes,
             created_at_ms: tenant.created_at_ms,
+            local_nodes: tenant.local_nodes,
             live_clusters: usage.live_clusters,
             users: usage.users,
         });

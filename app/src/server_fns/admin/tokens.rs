@@ -14,13 +14,21 @@ pub async fn list_tokens() -> Result<Vec<TokenRow>, UiError> {
         .await?
         .items
         .into_iter()
-        .map(|token| TokenRow {
-            id: token.id,
-            name: token.name,
-            created_at_ms: token.created_at_ms,
-            last_used_at_ms: token.last_used_at_ms,
-            expires_at_ms: token.expires_at_ms,
-            revoked_at_ms: token.revoked_at_ms,
-        })
+        .map(token_row)
         .collect())
+}
+
+/// A token as the console lists it.
+#[cfg(feature = "ssr")]
+pub fn token_row(token: engine::service::TokenView) -> TokenRow {
+    TokenRow {
+        id: token.id,
+        name: token.name,
+        created_at_ms: token.created_at_ms,
+        last_used_at_ms: token.last_used_at_ms,
+        expires_at_ms: token.expires_at_ms,
+        revoked_at_ms: token.revoked_at_ms,
+        read_only: token.scope == engine::store::tokens::TokenScope::ReadOnly,
+        renews_on_use: token.renews_on_use,
+    }
 }

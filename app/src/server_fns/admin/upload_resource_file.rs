@@ -17,7 +17,7 @@ pub async fn upload_resource_file(data: MultipartData) -> Result<(), UiError> {
     // Refuses visitors before reading a possibly large body.
     super::caller::caller().await?;
     let form = read_form(data).await?;
-    let caller = super::caller::caller_checked(&form.csrf).await?;
+    let caller = super::caller::admin_checked(&form.csrf).await?;
     let name = match form.name.trim() {
         "" => form.file_name.trim().to_owned(),
         name => name.to_owned(),

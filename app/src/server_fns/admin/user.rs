@@ -15,9 +15,24 @@ pub async fn admin_user(username: String) -> Result<UserDetail, UiError> {
         .into_iter()
         .find(|user| user.username == username)
         .ok_or_else(|| UiError::NotFound(format!("user {username:?}")))?;
+    let is_me = user.id == caller.principal.user_id;
+    // A superadmin's tokens are for superadmins' eyes; one's own are on /admin/tokens.
+    let may_change = !is_me && (user.role != "superadmin" || caller.principal.is_superadmin());
+    let tokens = if may_change {
+        crate::session::service()?
+            .user_tokens(&caller, &user.id, super::caller::all())
+            .await?
+            .items
+            .into_iter()
+            .map(super::tokens::token_row)
+            .collect()
+    } else {
+        Vec::new()
+    };
     Ok(UserDetail {
-        is_me: user.id == caller.principal.user_id,
+        is_me,
         viewer_is_superadmin: caller.principal.is_superadmin(),
+        tokens,
         user,
     })
 }

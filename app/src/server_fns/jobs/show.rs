@@ -11,7 +11,7 @@ pub const INITIAL_EVENTS: i64 = 5_000;
 
 #[server(prefix = "/sfn", endpoint = "job-page")]
 pub async fn load_job_page(cluster_id: String, job_id: String) -> Result<JobPage, UiError> {
-    use engine::service::{PageRequest, MAX_EVENTS, MAX_PAGE};
+    use engine::service::{PageRequest, MAX_PAGE};
 
     use crate::model::{EventRow, JobRow, ServiceLink, TaskRow};
 
@@ -48,24 +48,11 @@ pub async fn load_job_page(cluster_id: String, job_id: String) -> Result<JobPage
             break;
         }
     }
-    let mut events = Vec::new();
-    let mut after = 0;
-    loop {
-        let batch = service
-            .job_events(&caller, &job_id, after, MAX_EVENTS)
-            .await?;
-        let Some(last) = batch.last() else { break };
-        after = last.id;
-        let full = batch.len() as i64 == MAX_EVENTS;
-        events.extend(batch.into_iter().map(EventRow::from));
-        if !full {
-            break;
-        }
-    }
-    let events_truncated = events.len() as i64 > INITIAL_EVENTS;
-    if events_truncated {
-        events.drain(..events.len() - INITIAL_EVENTS as usize);
-    }
+    // Only the newest events are read: a long job's page costs no more than a short one's.
+    let (events, events_truncated) = service
+        .job_last_events(&caller, &job_id, INITIAL_EVENTS)
+        .await?;
+    let events: Vec<EventRow> = events.into_iter().map(EventRow::from).collect();
     let hostnames = cluster
         .iter()
         .flat_map(|cluster| &cluster.nodes)

@@ -5,15 +5,26 @@ use leptos::prelude::*;
 
 use crate::error::UiError;
 
-/// Where to go after signing in: `next` when it is a path on this site (never
+/// Where to go after signing in: `next` when it is a plain path on this site (never
 /// another origin, which would make the login page an open redirect).
 pub fn landing(next: Option<&str>) -> String {
     match next {
-        Some(path) if path.starts_with('/') && !path.starts_with("//") && !path.contains('\\') => {
-            path.to_owned()
-        }
+        Some(path) if is_plain_local_path(path) => path.to_owned(),
         _ => "/clusters".to_owned(),
     }
+}
+
+/// A path of this site that no browser reads as another origin: one leading `/`, no
+/// `//` or `/\` start, no backslash, and nothing a browser strips before parsing
+/// (TAB, LF, CR and other controls: `/<TAB>/evil.example` becomes `//evil.example`).
+/// Controls would also be refused as a `Location` header.
+pub fn is_plain_local_path(path: &str) -> bool {
+    let mut chars = path.chars();
+    chars.next() == Some('/')
+        && !matches!(chars.next(), Some('/' | '\\'))
+        && path
+            .chars()
+            .all(|c| !c.is_control() && !c.is_whitespace() && c != '\\')
 }
 
 #[server(prefix = "/sfn", endpoint = "login")]
@@ -79,5 +90,23 @@ mod tests {
         assert_eq!(landing(Some("https://evil.example/")), "/clusters");
         assert_eq!(landing(Some("/\\evil.example")), "/clusters");
         assert_eq!(landing(None), "/clusters");
+    }
+
+    #[test]
+    fn what_browsers_strip_cannot_smuggle_another_origin() {
+        for hostile in [
+            "/\t/evil.example/",
+            "/\n/evil.example/",
+            "/\r\n/evil.example/",
+            "/clusters\nSet-Cookie: x=1",
+            "/ /evil.example",
+            "/\u{0}",
+            "/\u{7f}/evil",
+            "",
+            "clusters",
+        ] {
+            assert_eq!(landing(Some(hostile)), "/clusters", "{hostile:?}");
+        }
+        assert_eq!(landing(Some("/")), "/");
     }
 }

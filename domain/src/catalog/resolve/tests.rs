@@ -177,3 +177,53 @@ fn resolved_template_needs_default_services_and_provider() {
         }]
     );
 }
+
+/// `t0` extends `t1` … extends `t{count-1}`, which has the defaults.
+fn chain(count: usize) -> Catalog {
+    let templates: Vec<serde_json::Value> = (0..count)
+        .map(|i| {
+            if i + 1 < count {
+                json!({"name": format!("t{i}"), "extends": {"name": format!("t{}", i + 1)}})
+            } else {
+                json!({"name": format!("t{i}"), "defaults": {"services": ["s"], "provider": "p"}})
+            }
+        })
+        .collect();
+    catalog(json!(templates), json!([]))
+}
+
+#[test]
+fn extends_chains_are_bounded() {
+    // The longest allowed chain resolves, inheriting from its far end.
+    let catalog = chain(MAX_EXTENDS_DEPTH + 1);
+    let resolved = catalog.resolved_template(&name("t0")).unwrap();
+    assert_eq!(resolved.defaults.provider.unwrap().as_str(), "p");
+
+    // One more is refused on the template being resolved, merged as far as allowed.
+    let catalog = chain(MAX_EXTENDS_DEPTH + 2);
+    let (resolved, errors) = resolve_all(&catalog, "t0");
+    assert!(resolved.is_some());
+    assert_eq!(
+        errors[0].to_string(),
+        "clustertemplates.t0.extends: the extends chain is longer than 32 templates"
+    );
+    assert!(catalog.resolved_template(&name("t1")).is_ok());
+}
+
+/// Regression: resolution recursed once per `extends`, so a long chain in an
+/// uploaded catalog overflowed the stack and aborted the server; and validation,
+/// resolving every template along the whole chain, took time cubic in its length.
+#[test]
+fn a_chain_of_20000_templates_neither_overflows_nor_crawls() {
+    let catalog = chain(20_000);
+    let started = std::time::Instant::now();
+    let err = catalog.resolved_template(&name("t0")).unwrap_err();
+    assert!(matches!(err, ResolveError::TooDeep { .. }), "{err}");
+    let report = crate::catalog::validate::validate(&catalog);
+    assert!(report.has_errors());
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(60),
+        "took {:?}",
+        started.elapsed()
+    );
+}

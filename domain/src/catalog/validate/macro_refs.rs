@@ -38,6 +38,7 @@ pub(super) fn check_template(
         }
     }
     for (index, link) in template.links.iter().enumerate() {
+        check_link_scheme(&format!("{base}.links[{index}].url"), &link.url, report);
         strings.push((format!("{base}.links[{index}].url"), link.url.as_str()));
     }
     for (path, text) in strings {
@@ -84,6 +85,11 @@ pub(super) fn check_services(catalog: &Catalog, report: &mut Report) {
             }
         }
         for (index, link) in service.links.iter().enumerate() {
+            check_link_scheme(
+                &format!("services.{name}.links[{index}].url"),
+                &link.url,
+                report,
+            );
             strings.push((
                 format!("services.{name}.links[{index}].url"),
                 link.url.as_str(),
@@ -94,6 +100,16 @@ pub(super) fn check_services(catalog: &Catalog, report: &mut Report) {
                 report.error(path, problem);
             }
         }
+    }
+}
+
+/// Links become `href`s on the cluster's pages: only web URLs are allowed.
+fn check_link_scheme(path: &str, url: &str, report: &mut Report) {
+    if !crate::catalog::Link::is_web_url(url) {
+        report.error(
+            path.to_owned(),
+            format!("link URL {url:?} must start with http:// or https://"),
+        );
     }
 }
 

@@ -302,3 +302,23 @@ fn partial_templates_warn_about_sections_a_merge_ignores() {
         ]
     );
 }
+
+#[test]
+fn links_must_be_web_urls() {
+    let found = problems_after(|b| {
+        template(b)["links"] = json!([
+            {"label": "x", "url": "javascript:alert(document.cookie)"},
+            {"label": "y", "url": " JaVaScRiPt:alert(1)"},
+            {"label": "z", "url": "data:text/html,<script>alert(1)</script>"},
+            {"label": "ok", "url": "HTTPS://example.org/"}
+        ]);
+        b["services"][0]["links"] = json!([{"label": "s", "url": "/relative/path"}]);
+    });
+    let refused: Vec<&String> = found
+        .iter()
+        .filter(|problem| problem.contains("must start with http:// or https://"))
+        .collect();
+    assert_eq!(refused.len(), 4, "{found:#?}");
+    assert!(refused[0].starts_with("error: clustertemplates.app.links[0].url: "), "{found:#?}");
+    assert!(refused.iter().any(|problem| problem.starts_with("error: services.base.links[0].url")));
+}

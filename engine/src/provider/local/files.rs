@@ -1,19 +1,32 @@
-//! A local node's directory: where each file lives, the sshd config written into it, and
-//! the command line that starts its sshd.
+//! A local node's directories: where each file lives, the sshd config written into it,
+//! and the command line that starts its sshd.
+//!
+//! A node has its node dir under the provider's base dir (host key, Corral's client key,
+//! node.json, sshd_config, sshd's pid file and log: root's alone when nodes run as users
+//! of their own) and, when its commands run as a node user, a home area under the home
+//! root, outside the data dir, holding what that user must reach: `authorized_keys`
+//! (read by sshd with the user's privileges) and `home/`, the sessions' HOME. Nodes that
+//! run as the server's user keep both inside the node dir, as every node once did.
 
 use std::path::{Path, PathBuf};
 
 use crate::provider::ResourceLimits;
 
-/// The paths inside one node's directory.
+/// The paths of one node.
 #[derive(Debug, Clone)]
 pub(crate) struct NodeDir {
     pub root: PathBuf,
+    /// The home area (`<home root>/<instance>/<node id>`), if the node has one.
+    pub area: Option<PathBuf>,
 }
 
 impl NodeDir {
+    /// A node dir alone: enough to read its record.
     pub fn new(root: PathBuf) -> Self {
-        Self { root }
+        Self { root, area: None }
+    }
+    pub fn with_area(root: PathBuf, area: Option<PathBuf>) -> Self {
+        Self { root, area }
     }
     pub fn record(&self) -> PathBuf {
         self.root.join("node.json")
@@ -31,7 +44,10 @@ impl NodeDir {
         self.root.join("client_ed25519_key.pub")
     }
     pub fn authorized_keys(&self) -> PathBuf {
-        self.root.join("authorized_keys")
+        self.area
+            .as_ref()
+            .unwrap_or(&self.root)
+            .join("authorized_keys")
     }
     pub fn sshd_config(&self) -> PathBuf {
         self.root.join("sshd_config")
@@ -42,7 +58,13 @@ impl NodeDir {
     pub fn log_file(&self) -> PathBuf {
         self.root.join("sshd.log")
     }
+    /// HOME of every session on the node.
     pub fn home(&self) -> PathBuf {
+        self.area.as_ref().unwrap_or(&self.root).join("home")
+    }
+    /// `home` in the node dir: the home itself, or a link to it in the home area, so
+    /// admins and tools find a node's files in its node dir whichever layout it has.
+    pub fn home_link(&self) -> PathBuf {
         self.root.join("home")
     }
 
@@ -85,7 +107,7 @@ pub(crate) fn sshd_config(
          PubkeyAuthentication yes\n\
          PasswordAuthentication no\n\
          KbdInteractiveAuthentication no\n\
-         PermitRootLogin prohibit-password\n\
+         PermitRootLogin {root_login}\n\
          PermitUserRC no\n\
          # Commands skip the login shell's rc files: with SHLVL=1 bash does not source\n\
          # ~/.bashrc for ssh commands (root's may run pyenv, +0.34 s each), and HOME is the\n\
@@ -107,6 +129,13 @@ pub(crate) fn sshd_config(
         authorized_keys = dir.authorized_keys().display(),
         home = dir.home().display(),
         marker = dir.marker(),
+        // Only nodes of the old layout and of a root server without node users log in
+        // as root; everywhere else root has no business on the node's sshd.
+        root_login = if user == "root" {
+            "prohibit-password"
+        } else {
+            "no"
+        },
     )
 }
 
@@ -151,6 +180,34 @@ mod tests {
         assert!(!is_plain_path(Path::new("/tmp/with space")));
         assert!(!is_plain_path(Path::new("/tmp/100%")));
         assert!(!is_plain_path(Path::new("/tmp/quote\"")));
+    }
+
+    #[test]
+    fn a_node_with_a_home_area_has_its_keys_and_home_there_and_no_root_login() {
+        let dir = NodeDir::with_area(
+            PathBuf::from("/base/n1"),
+            Some(PathBuf::from("/homes/abc/n1")),
+        );
+        let config = sshd_config("n1", &dir, "127.1.0.1", 2222, "corral-node");
+        for line in [
+            "HostKey /base/n1/ssh_host_ed25519_key\n",
+            "AuthorizedKeysFile /homes/abc/n1/authorized_keys\n",
+            "AllowUsers corral-node\n",
+            "PermitRootLogin no\n",
+            "SetEnv HOME=/homes/abc/n1/home CORRAL_LOCAL_NODE=/base/n1 SHLVL=1\n",
+        ] {
+            assert!(config.contains(line), "{line}");
+        }
+        // A node of the old layout: everything in its node dir, as before.
+        let old = NodeDir::new(PathBuf::from("/base/n1"));
+        let config = sshd_config("n1", &old, "127.1.0.1", 2222, "root");
+        for line in [
+            "AuthorizedKeysFile /base/n1/authorized_keys\n",
+            "PermitRootLogin prohibit-password\n",
+            "SetEnv HOME=/base/n1/home CORRAL_LOCAL_NODE=/base/n1 SHLVL=1\n",
+        ] {
+            assert!(config.contains(line), "{line}");
+        }
     }
 
     #[test]

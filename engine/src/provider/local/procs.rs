@@ -3,6 +3,10 @@
 //! A node's processes are its sshd listener, everything descended from it, and everything
 //! that carries the node's environment marker (set by sshd for every session), which
 //! catches services that detached with nohup/setsid and were re-parented away.
+//!
+//! Node processes may belong to other users (the node users): anyone may read a
+//! process's stat and cmdline, and root may read its environment as long as it holds
+//! CAP_SYS_PTRACE, which [`can_read_others_environment`] checks.
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
@@ -122,6 +126,22 @@ pub(crate) fn kill_all(pids: &BTreeSet<i32>) {
             let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
         }
     }
+}
+
+/// Whether this process may read the environment of other users' processes: root holding
+/// CAP_SYS_PTRACE (container runtimes often drop it). Without it, services of node users
+/// that left their session are not found by their marker.
+pub(crate) fn can_read_others_environment() -> bool {
+    const CAP_SYS_PTRACE: u32 = 19;
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find_map(|line| line.strip_prefix("CapEff:"))
+                .and_then(|hex| u64::from_str_radix(hex.trim(), 16).ok())
+        })
+        .is_some_and(|capabilities| capabilities & (1 << CAP_SYS_PTRACE) != 0)
 }
 
 fn config_needle(config: &Path) -> String {

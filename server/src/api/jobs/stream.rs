@@ -5,25 +5,63 @@
 //! after the last event it has: no gap, no repeat. When the job has finished and
 //! every event has been sent, a final `end` event carries the job, and the stream
 //! closes.
+//!
+//! A stream can stay open for the whole of a long job, so the credentials it was
+//! opened with are checked again every [`RECHECK_EVERY`]: a user deleted, signed out
+//! everywhere, with a changed password or a revoked token stops receiving events.
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::time::Duration;
 
 use axum::extract::State;
-use axum::http::HeaderMap;
+use axum::http::{header, HeaderMap};
 use axum::response::sse::{Event, KeepAlive, Sse};
-use engine::service::{Caller, EventView, Service, MAX_EVENTS};
+use engine::service::{Access, Caller, EventView, Service, SessionUser, MAX_EVENTS};
 use futures::stream::{self, Stream};
 use serde::Deserialize;
+use tokio::time::Instant;
+use tower_sessions::Session;
 use utoipa::IntoParams;
 
 use crate::api::error::{ApiError, ErrorBody};
-use crate::api::extract::{ApiPath, ApiQuery, Authenticated};
+use crate::api::extract::{ApiPath, ApiQuery, Authenticated, SessionData, SESSION_USER};
 use crate::http::AppState;
 
 /// How often an idle stream looks for new events.
 const POLL_EVERY: Duration = Duration::from_millis(250);
+
+/// How often an open stream checks that its credentials still hold.
+const RECHECK_EVERY: Duration = Duration::from_secs(5);
+
+/// What a stream was opened with, to check again while it runs.
+enum Credential {
+    Token(String),
+    Session(SessionUser),
+}
+
+impl Credential {
+    /// The bearer token if one was sent, else the session's user (the extractor has
+    /// already authenticated the request with one of the two).
+    async fn of(headers: &HeaderMap, session: &Session) -> Option<Self> {
+        let bearer = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.strip_prefix("Bearer "));
+        if let Some(raw) = bearer {
+            return Some(Credential::Token(raw.to_owned()));
+        }
+        let data: Option<SessionData> = session.get(SESSION_USER).await.ok().flatten();
+        data.map(|data| Credential::Session(data.user))
+    }
+
+    async fn still_valid(&self, service: &Service) -> bool {
+        match self {
+            Credential::Token(raw) => service.token_principal(raw, Access::Read).await.is_ok(),
+            Credential::Session(user) => service.session_principal(user).await.is_ok(),
+        }
+    }
+}
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
@@ -47,10 +85,14 @@ pub async fn stream(
     Authenticated(caller): Authenticated,
     ApiPath(id): ApiPath<String>,
     ApiQuery(query): ApiQuery<StreamQuery>,
+    session: Session,
     headers: HeaderMap,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
     // Refused up front (not mid-stream) when the job is not the caller's.
     state.service.job(&caller, &id).await?;
+    let credential = Credential::of(&headers, &session)
+        .await
+        .ok_or_else(|| ApiError::unauthenticated("sign in or send a bearer token"))?;
     let after = headers
         .get("last-event-id")
         .and_then(|value| value.to_str().ok())
@@ -64,6 +106,8 @@ pub async fn stream(
         after,
         pending: VecDeque::new(),
         finished: false,
+        credential,
+        checked_at: Instant::now(),
     };
     Ok(Sse::new(stream::unfold(follower, Follower::next)).keep_alive(KeepAlive::default()))
 }
@@ -76,6 +120,8 @@ struct Follower {
     after: i64,
     pending: VecDeque<EventView>,
     finished: bool,
+    credential: Credential,
+    checked_at: Instant,
 }
 
 impl Follower {
@@ -87,6 +133,13 @@ impl Follower {
             }
             if self.finished {
                 return None;
+            }
+            if self.checked_at.elapsed() >= RECHECK_EVERY {
+                if !self.credential.still_valid(&self.service).await {
+                    let ended = failure("signed out: this stream's session or token is no longer valid");
+                    return Some((Ok(ended), self.end()));
+                }
+                self.checked_at = Instant::now();
             }
             // The job's state is read before its events, so events written before
             // it finished are all read below before `end` is sent.

@@ -1,0 +1,200 @@
+//! What every request and response passes through before any handler: who the client
+//! is behind a trusted reverse proxy, a refusal of cross-site writes, and the browser
+//! security headers of every response.
+//!
+//! Cross-site writes: pages and server functions authenticate with the session cookie,
+//! which a browser attaches to a form another site posts. Every form of a signed-in
+//! user carries a CSRF token, but the sign-in form cannot (there is no session yet),
+//! so a hostile page could sign a visitor into the attacker's account. Browsers say
+//! where a request comes from (`Origin`, else `Referer`); a state-changing request
+//! that says it comes from another origin is refused whatever it targets. Clients
+//! that send neither (the CLI, scripts) are not browsers, and so are no CSRF vector.
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+
+use app::session::ClientIp;
+use axum::extract::{ConnectInfo, Request};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+/// Reverse proxies whose `X-Forwarded-For` is believed.
+#[derive(Debug, Clone, Default)]
+pub struct TrustedProxies(pub Arc<[IpAddr]>);
+
+impl TrustedProxies {
+    /// The client's address: the peer, or, when the peer is a trusted proxy, the
+    /// nearest address in `X-Forwarded-For` that is not a trusted proxy. Entries are
+    /// read from the right, because a client can write any entries to the left.
+    pub fn client_ip(&self, peer: IpAddr, headers: &HeaderMap) -> IpAddr {
+        if !self.0.contains(&peer) {
+            return peer;
+        }
+        let forwarded = headers
+            .get_all("x-forwarded-for")
+            .iter()
+            .filter_map(|value| value.to_str().ok())
+            .flat_map(|value| value.split(','))
+            .map(str::trim)
+            .collect::<Vec<_>>();
+        let mut client = peer;
+        for entry in forwarded.into_iter().rev() {
+            let Ok(address) = entry.parse::<IpAddr>() else {
+                // A malformed entry ends what can be believed.
+                break;
+            };
+            client = address;
+            if !self.0.contains(&address) {
+                break;
+            }
+        }
+        client
+    }
+}
+
+/// Puts the client's address ([`ClientIp`]) into the request for throttling and audit.
+pub async fn resolve_client_ip(
+    axum::extract::State(proxies): axum::extract::State<TrustedProxies>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let peer = request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|info| info.0.ip());
+    if let Some(peer) = peer {
+        let client = proxies.client_ip(peer, request.headers());
+        request
+            .extensions_mut()
+            .insert(ClientIp(client.to_string()));
+    }
+    next.run(request).await
+}
+
+/// The `scheme://host[:port]` a browser says the request comes from, if it says.
+fn claimed_origin(headers: &HeaderMap) -> Option<String> {
+    let text = |name| headers.get(name).and_then(|value: &HeaderValue| value.to_str().ok());
+    text(header::ORIGIN)
+        .map(str::to_owned)
+        .or_else(|| text(header::REFERER).map(str::to_owned))
+}
+
+/// Whether `origin` (an `Origin` or `Referer` value) names the host this request went to.
+fn is_same_origin(origin: &str, host: Option<&str>) -> bool {
+    let (Ok(url), Some(host)) = (url::Url::parse(origin), host) else {
+        // "null" (sandboxed frames, some redirects) and garbage are not this site.
+        return false;
+    };
+    let Some(origin_host) = url.host_str() else {
+        return false;
+    };
+    let authority = match url.port() {
+        Some(port) => format!("{origin_host}:{port}"),
+        None => origin_host.to_owned(),
+    };
+    authority.eq_ignore_ascii_case(host)
+}
+
+/// Refuses state-changing requests a browser says come from another site.
+pub async fn refuse_cross_site_writes(request: Request, next: Next) -> Response {
+    if !request.method().is_safe() {
+        if let Some(origin) = claimed_origin(request.headers()) {
+            let host = request
+                .headers()
+                .get(header::HOST)
+                .and_then(|value| value.to_str().ok());
+            if !is_same_origin(&origin, host) {
+                return (
+                    StatusCode::FORBIDDEN,
+                    [(header::CONTENT_TYPE, "application/json")],
+                    serde_json::json!({
+                        "error": "forbidden",
+                        "message": "cross-site request refused: this form or call must come from this site's own pages",
+                    })
+                    .to_string(),
+                )
+                    .into_response();
+            }
+        }
+    }
+    next.run(request).await
+}
+
+/// The browser security headers every response carries (a handler's own win).
+///
+/// The policy allows only this site's scripts, styles and connections, plus inline
+/// scripts and styles (the hydration bootstrap and the pages' style attributes) and
+/// wasm compilation; nothing may frame the pages, and forms post only here.
+pub const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; \
+     script-src 'self' 'unsafe-inline' 'wasm-unsafe-eval'; \
+     style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; \
+     object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'";
+
+pub fn security_headers() -> [(header::HeaderName, HeaderValue); 4] {
+    [
+        (
+            header::CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static(CONTENT_SECURITY_POLICY),
+        ),
+        (
+            header::X_CONTENT_TYPE_OPTIONS,
+            HeaderValue::from_static("nosniff"),
+        ),
+        (header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY")),
+        (
+            header::REFERRER_POLICY,
+            HeaderValue::from_static("same-origin"),
+        ),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.append(*name, HeaderValue::from_str(value).unwrap());
+        }
+        map
+    }
+
+    #[test]
+    fn forwarded_for_is_believed_only_from_trusted_proxies() {
+        let proxy: IpAddr = "10.0.0.2".parse().unwrap();
+        let proxies = TrustedProxies(Arc::from([proxy]));
+        let forwarded = headers(&[("x-forwarded-for", "6.6.6.6, 203.0.113.7")]);
+        assert_eq!(
+            proxies.client_ip(proxy, &forwarded).to_string(),
+            "203.0.113.7",
+            "the entry the proxy added, not the one the client wrote"
+        );
+        let stranger: IpAddr = "198.51.100.1".parse().unwrap();
+        assert_eq!(proxies.client_ip(stranger, &forwarded), stranger);
+        assert_eq!(proxies.client_ip(proxy, &HeaderMap::new()), proxy);
+        let garbage = headers(&[("x-forwarded-for", "not-an-ip")]);
+        assert_eq!(proxies.client_ip(proxy, &garbage), proxy);
+    }
+
+    #[test]
+    fn same_origin_compares_host_and_port() {
+        assert!(is_same_origin(
+            "http://127.0.0.1:8080",
+            Some("127.0.0.1:8080")
+        ));
+        assert!(is_same_origin(
+            "http://127.0.0.1:8080/login?next=/",
+            Some("127.0.0.1:8080")
+        ));
+        assert!(is_same_origin("https://corral.example", Some("corral.example")));
+        assert!(!is_same_origin("http://evil.example", Some("127.0.0.1:8080")));
+        assert!(!is_same_origin(
+            "http://127.0.0.1:8081",
+            Some("127.0.0.1:8080")
+        ));
+        assert!(!is_same_origin("null", Some("127.0.0.1:8080")));
+        assert!(!is_same_origin("http://127.0.0.1:8080", None));
+    }
+}
