@@ -30,7 +30,9 @@ pub const SECRET_KEY_FILE: &str = "secret.key";
 
 #[derive(Debug, thiserror::Error)]
 pub enum SecretError {
-    #[error("{SECRET_KEY_ENV} must be the base64 of 32 random bytes (e.g. `openssl rand -base64 32`)")]
+    #[error(
+        "{SECRET_KEY_ENV} must be the base64 of 32 random bytes (e.g. `openssl rand -base64 32`)"
+    )]
     BadEnvKey,
     #[error("the secret key file {path} must hold the base64 of 32 bytes")]
     BadKeyFile { path: String },
@@ -198,7 +200,9 @@ mod tests {
     #[test]
     fn sealed_values_open_only_with_the_key_and_in_their_place() {
         let key = SecretKey::from_bytes(&[7; 32]);
-        let sealed = key.seal("-----BEGIN OPENSSH PRIVATE KEY-----", "row 1").unwrap();
+        let sealed = key
+            .seal("-----BEGIN OPENSSH PRIVATE KEY-----", "row 1")
+            .unwrap();
         assert!(SecretKey::is_sealed(&sealed));
         assert!(!sealed.contains("OPENSSH"));
         assert_eq!(
@@ -210,7 +214,11 @@ mod tests {
         let error = other.open(&sealed, "row 1").unwrap_err().to_string();
         assert!(error.contains(SECRET_KEY_ENV), "{error}");
         assert_eq!(key.open("legacy plain", "row 1").unwrap(), "legacy plain");
-        assert_ne!(key.seal("x", "c").unwrap(), key.seal("x", "c").unwrap(), "fresh nonces");
+        assert_ne!(
+            key.seal("x", "c").unwrap(),
+            key.seal("x", "c").unwrap(),
+            "fresh nonces"
+        );
     }
 
     #[test]

@@ -506,7 +506,10 @@ mod tests {
             heartbeat: Duration::from_secs(10),
             ..WorkerSettings::default()
         };
-        assert!(!must_fence(Duration::from_secs(10), &settings), "one lost beat is harmless");
+        assert!(
+            !must_fence(Duration::from_secs(10), &settings),
+            "one lost beat is harmless"
+        );
         assert!(!must_fence(Duration::from_secs(19), &settings));
         assert!(
             must_fence(Duration::from_secs(20), &settings),

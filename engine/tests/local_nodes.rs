@@ -1091,13 +1091,12 @@ async fn a_node_of_the_old_layout_is_adopted_and_deleted() {
     LocalProvider::kill_everything_under(&fixture.base);
     let node = state(&made);
     let area = node.home_area.clone().unwrap();
-    std::fs::remove_file(node.dir.join("home")).unwrap();
+    let key = std::fs::read(area.join("authorized_keys")).unwrap();
+    for link in ["home", "authorized_keys"] {
+        std::fs::remove_file(node.dir.join(link)).unwrap();
+    }
     std::fs::create_dir(node.dir.join("home")).unwrap();
-    std::fs::copy(
-        area.join("authorized_keys"),
-        node.dir.join("authorized_keys"),
-    )
-    .unwrap();
+    std::fs::write(node.dir.join("authorized_keys"), key).unwrap();
     std::fs::remove_dir_all(&area).unwrap();
     let mut old = made.clone();
     old.user = "root".to_owned();

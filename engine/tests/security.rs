@@ -61,7 +61,12 @@ async fn failed_logins_count_across_processes(backend: Backend) {
 }
 
 /// The lifecycle test catalog (its provider is of type `local`) in tenant `name`.
-async fn tenant_with_catalog(store: &Store, name: &str, local_nodes: bool, max_nodes: Option<i64>) -> String {
+async fn tenant_with_catalog(
+    store: &Store,
+    name: &str,
+    local_nodes: bool,
+    max_nodes: Option<i64>,
+) -> String {
     let tenant = store
         .create_tenant(&NewTenant {
             name: name.to_owned(),

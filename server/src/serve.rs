@@ -23,7 +23,9 @@ const SESSION_CLEANUP_EVERY: Duration = Duration::from_secs(600);
 pub async fn open_store(config: &Config) -> anyhow::Result<Store> {
     create_private_dir(&config.data_dir)?;
     let key = SecretKey::load(&config.data_dir)?;
-    let store = Store::open(&config.database_url).await?.with_secret_key(key);
+    let store = Store::open(&config.database_url)
+        .await?
+        .with_secret_key(key);
     Ok(store)
 }
 

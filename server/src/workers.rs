@@ -11,7 +11,9 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use engine::execute::{Executor, ExecutorSettings, Providers};
-use engine::provider::{LocalProvider, SshPoolProvider, LOCAL_PROVIDER, SSH_POOL_PROVIDER};
+use engine::provider::{
+    LocalProvider, NodeIsolation, SshPoolProvider, LOCAL_PROVIDER, SSH_POOL_PROVIDER,
+};
 use engine::resources::ResourceFiles;
 use engine::ssh::{PoolConfig, SessionPool};
 use engine::store::Store;
@@ -24,7 +26,14 @@ use crate::config::Config;
 pub fn executor(store: Store, config: &Config) -> anyhow::Result<Executor> {
     let nodes = config.data_dir.join("nodes");
     let mut providers = match LocalProvider::new(&nodes) {
-        Ok(local) => Providers::new().with(Arc::new(local)),
+        Ok(local) => {
+            if local.isolation() == NodeIsolation::ServerUser {
+                // Said at every start: whoever edits a service step gets this account.
+                tracing::warn!("{}", local.isolation().explanation());
+                eprintln!("warning: {}", local.isolation().explanation());
+            }
+            Providers::new().with(Arc::new(local))
+        }
         Err(error) => {
             tracing::warn!(%error, "local nodes cannot be created on this machine");
             Providers::new().without(LOCAL_PROVIDER, error.to_string())

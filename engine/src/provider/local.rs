@@ -750,14 +750,20 @@ fn warn_about_exposure(base_dir: &Path) {
 
 /// Makes a node's home area as root: the area itself (passable), `authorized_keys` (root's,
 /// readable by the node user, who must not replace it) and `home/` (the user's alone), and
-/// in the node dir a link to that home.
+/// in the node dir links to both, where they were before nodes had users (only root can
+/// follow them: node users cannot enter the node dir).
 fn make_home_area(dir: &NodeDir, user: &os_user::NodeUser) -> Result<(), ProviderError> {
     let Some(area) = &dir.area else {
         return Ok(());
     };
     create_dir_with_mode(area, PASSAGE_DIR)?;
-    copy_file(&dir.client_key_pub(), &dir.authorized_keys())?;
-    set_mode(&dir.authorized_keys(), PUBLIC_FILE)?;
+    let key = dir.client_key_pub();
+    let key = std::fs::read(&key).map_err(|source| ProviderError::Io {
+        action: "reading",
+        path: key,
+        source,
+    })?;
+    create_file_with_mode(&dir.authorized_keys(), &key, PUBLIC_FILE)?;
     let home = dir.home();
     create_dir_with_mode(&home, PRIVATE_DIR)?;
     std::os::unix::fs::chown(&home, Some(user.uid), Some(user.gid)).map_err(|source| {
@@ -767,11 +773,17 @@ fn make_home_area(dir: &NodeDir, user: &os_user::NodeUser) -> Result<(), Provide
             source,
         }
     })?;
-    std::os::unix::fs::symlink(&home, dir.home_link()).map_err(|source| ProviderError::Io {
-        action: "linking",
-        path: dir.home_link(),
-        source,
-    })
+    for (target, link) in [
+        (home, dir.home_link()),
+        (dir.authorized_keys(), dir.authorized_keys_link()),
+    ] {
+        std::os::unix::fs::symlink(&target, &link).map_err(|source| ProviderError::Io {
+            action: "linking",
+            path: link,
+            source,
+        })?;
+    }
+    Ok(())
 }
 
 /// Refuses a directory that others could change: they could swap node homes in it.
@@ -902,7 +914,47 @@ fn create_dir_with_mode(path: &Path, mode: u32) -> Result<(), ProviderError> {
             path: path.to_owned(),
             source,
         })?;
-    set_mode(path, mode)
+    enforce_mode(path, mode)
+}
+
+/// A new file (it must not exist) holding `bytes`, with exactly `mode`.
+fn create_file_with_mode(path: &Path, bytes: &[u8], mode: u32) -> Result<(), ProviderError> {
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(mode)
+        .open(path)
+        .and_then(|mut file| file.write_all(bytes))
+        .map_err(|source| ProviderError::Io {
+            action: "writing",
+            path: path.to_owned(),
+            source,
+        })?;
+    enforce_mode(path, mode)
+}
+
+/// Sets `mode` on what was just made with it, unless the umask left it whole (the usual
+/// case, which saves a node a few metadata writes).
+fn enforce_mode(path: &Path, mode: u32) -> Result<(), ProviderError> {
+    if umask().is_some_and(|umask| umask & mode == 0) {
+        Ok(())
+    } else {
+        set_mode(path, mode)
+    }
+}
+
+/// This process's umask, as Linux shows it in /proc/self/status (nothing here changes it).
+fn umask() -> Option<u32> {
+    static UMASK: OnceLock<Option<u32>> = OnceLock::new();
+    *UMASK.get_or_init(|| {
+        let status = std::fs::read_to_string("/proc/self/status").ok()?;
+        let value = status
+            .lines()
+            .find_map(|line| line.strip_prefix("Umask:"))?;
+        u32::from_str_radix(value.trim(), 8).ok()
+    })
 }
 
 /// A node dir: created private, as the keys and record in it are.

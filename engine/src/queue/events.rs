@@ -155,7 +155,11 @@ pub async fn events_after(
 
 /// The last `limit` events of `job_id`, oldest first: what a page shows of a long job
 /// without reading the rest.
-pub async fn last_events(store: &Store, job_id: &str, limit: i64) -> Result<Vec<Event>, QueueError> {
+pub async fn last_events(
+    store: &Store,
+    job_id: &str,
+    limit: i64,
+) -> Result<Vec<Event>, QueueError> {
     let mut events = sqlx::query(
         "SELECT id, job_id, task_id, attempt, at_ms, kind, stream, data FROM task_events \
          WHERE job_id = $1 ORDER BY id DESC LIMIT $2",

@@ -18,7 +18,9 @@ use std::time::Duration;
 use sha2::{Digest, Sha256};
 
 use super::{Service, ServiceError};
-use crate::accounts::{generate_password, hash_password, verify_password_blocking, Password, TokenSecret};
+use crate::accounts::{
+    generate_password, hash_password, verify_password_blocking, Password, TokenSecret,
+};
 use crate::principal::Principal;
 use crate::store::login_attempts::ThrottleKey;
 use crate::store::tokens::TokenScope;
@@ -135,9 +137,10 @@ impl Service {
                 return Err(error.into());
             }
         };
-        let hash = user
-            .as_ref()
-            .map_or_else(|| decoy_hash().to_owned(), |user| user.password_hash.clone());
+        let hash = user.as_ref().map_or_else(
+            || decoy_hash().to_owned(),
+            |user| user.password_hash.clone(),
+        );
         let matches = verify_password_blocking(password, &hash).await;
         match user {
             Some(user) if matches => {

@@ -92,7 +92,11 @@ impl Service {
     /// a superadmin when the user is one (a tenant admin of the default tenant sees the
     /// superadmins, but must not take their accounts over). `NotFound` for users the
     /// caller cannot see, `Forbidden` for superadmins a non-superadmin can see.
-    pub(super) async fn changeable_user(&self, caller: &Caller, id: &str) -> Result<User, ServiceError> {
+    pub(super) async fn changeable_user(
+        &self,
+        caller: &Caller,
+        id: &str,
+    ) -> Result<User, ServiceError> {
         let user = self.administered_user(caller, id).await?;
         if user.role == Role::Superadmin && !caller.principal.is_superadmin() {
             return Err(ServiceError::Forbidden(

@@ -157,10 +157,9 @@ impl Store {
     /// many. Run at start-up by the server.
     pub async fn seal_pool_host_keys(&self) -> Result<usize, StoreError> {
         let key = self.secret_key()?;
-        let rows: Vec<(String, String)> =
-            sqlx::query_as("SELECT id, client_key FROM pool_hosts")
-                .fetch_all(&self.pool)
-                .await?;
+        let rows: Vec<(String, String)> = sqlx::query_as("SELECT id, client_key FROM pool_hosts")
+            .fetch_all(&self.pool)
+            .await?;
         let mut sealed = 0;
         for (id, stored) in rows {
             if SecretKey::is_sealed(&stored) {

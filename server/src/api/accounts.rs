@@ -5,8 +5,9 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
 use engine::service::{
-    AuditQuery, AuditView, CreatedToken, LocalNodesUpdate, Page, PageRequest, PasswordChange, QuotaUpdate,
-    TenantRequest, TenantView, TokenRequest, TokenView, UserRequest, UserUpdate, UserView,
+    AuditQuery, AuditView, CreatedToken, LocalNodesUpdate, Page, PageRequest, PasswordChange,
+    QuotaUpdate, TenantRequest, TenantView, TokenRequest, TokenView, UserRequest, UserUpdate,
+    UserView,
 };
 
 use super::error::{ApiError, ErrorBody};

@@ -48,17 +48,16 @@ impl FromRequestParts<AppState> for Authenticated {
                 .ok_or_else(|| {
                     ApiError::unauthenticated("use the header Authorization: Bearer <token>")
                 })?;
-            let principal =
-                state
-                    .service
-                    .token_principal(raw, access)
-                    .await
-                    .map_err(|error| match error {
-                        ServiceError::Unauthenticated => {
-                            ApiError::unauthenticated("the token is unknown, expired or revoked")
-                        }
-                        other => other.into(),
-                    })?;
+            let principal = state
+                .service
+                .token_principal(raw, access)
+                .await
+                .map_err(|error| match error {
+                    ServiceError::Unauthenticated => {
+                        ApiError::unauthenticated("the token is unknown, expired or revoked")
+                    }
+                    other => other.into(),
+                })?;
             return Ok(Authenticated(Caller::new(principal, address)));
         }
         let session = Session::from_request_parts(parts, state)

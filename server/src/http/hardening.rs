@@ -74,7 +74,11 @@ pub async fn resolve_client_ip(
 
 /// The `scheme://host[:port]` a browser says the request comes from, if it says.
 fn claimed_origin(headers: &HeaderMap) -> Option<String> {
-    let text = |name| headers.get(name).and_then(|value: &HeaderValue| value.to_str().ok());
+    let text = |name| {
+        headers
+            .get(name)
+            .and_then(|value: &HeaderValue| value.to_str().ok())
+    };
     text(header::ORIGIN)
         .map(str::to_owned)
         .or_else(|| text(header::REFERER).map(str::to_owned))
@@ -188,8 +192,14 @@ mod tests {
             "http://127.0.0.1:8080/login?next=/",
             Some("127.0.0.1:8080")
         ));
-        assert!(is_same_origin("https://corral.example", Some("corral.example")));
-        assert!(!is_same_origin("http://evil.example", Some("127.0.0.1:8080")));
+        assert!(is_same_origin(
+            "https://corral.example",
+            Some("corral.example")
+        ));
+        assert!(!is_same_origin(
+            "http://evil.example",
+            Some("127.0.0.1:8080")
+        ));
         assert!(!is_same_origin(
             "http://127.0.0.1:8081",
             Some("127.0.0.1:8080")

@@ -363,7 +363,16 @@ async fn every_endpoint_keeps_tenants_apart(backend: Backend) {
                     }
                 }
                 Personal => {
-                    let (status, body) = call(&app, &b_user, operation, &b_own).await;
+                    // Its own user: signing out everywhere revokes the caller's tokens.
+                    let n = EXPECTATIONS.iter().position(|(op, _)| op == operation);
+                    let fresh = app
+                        .user(
+                            &format!("bravo-personal-{}", n.unwrap_or(0)),
+                            Role::User,
+                            "bravo",
+                        )
+                        .await;
+                    let (status, body) = call(&app, &fresh, operation, &b_own).await;
                     assert!(status < 500, "{operation}: {status} {body}");
                     for secret in &a.secrets {
                         assert!(

@@ -4,8 +4,8 @@
 #![allow(clippy::unwrap_used)] // Tests fail loudly by design.
 
 mod admin_pages;
-mod authz_matrix;
 mod auth;
+mod authz_matrix;
 mod clusters;
 mod health;
 mod helpers;

@@ -5,11 +5,7 @@ use leptos::prelude::*;
 use crate::error::UiError;
 
 #[server(prefix = "/sfn", endpoint = "admin-revoke-user-token")]
-pub async fn revoke_user_token(
-    csrf: String,
-    user_id: String,
-    id: String,
-) -> Result<(), UiError> {
+pub async fn revoke_user_token(csrf: String, user_id: String, id: String) -> Result<(), UiError> {
     let caller = crate::session::caller_checked(&csrf).await?;
     let service = crate::session::service()?;
     service.revoke_user_token(&caller, &user_id, &id).await?;

@@ -319,6 +319,11 @@ fn links_must_be_web_urls() {
         .filter(|problem| problem.contains("must start with http:// or https://"))
         .collect();
     assert_eq!(refused.len(), 4, "{found:#?}");
-    assert!(refused[0].starts_with("error: clustertemplates.app.links[0].url: "), "{found:#?}");
-    assert!(refused.iter().any(|problem| problem.starts_with("error: services.base.links[0].url")));
+    assert!(
+        refused[0].starts_with("error: clustertemplates.app.links[0].url: "),
+        "{found:#?}"
+    );
+    assert!(refused
+        .iter()
+        .any(|problem| problem.starts_with("error: services.base.links[0].url")));
 }

@@ -6,7 +6,8 @@
 //! of their own) and, when its commands run as a node user, a home area under the home
 //! root, outside the data dir, holding what that user must reach: `authorized_keys`
 //! (read by sshd with the user's privileges) and `home/`, the sessions' HOME. Nodes that
-//! run as the server's user keep both inside the node dir, as every node once did.
+//! run as the server's user keep both inside the node dir, as every node once did; for
+//! the others the node dir links to both, so root finds every node's files there.
 
 use std::path::{Path, PathBuf};
 
@@ -66,6 +67,10 @@ impl NodeDir {
     /// admins and tools find a node's files in its node dir whichever layout it has.
     pub fn home_link(&self) -> PathBuf {
         self.root.join("home")
+    }
+    /// `authorized_keys` in the node dir: the file itself, or a link to it, as `home`.
+    pub fn authorized_keys_link(&self) -> PathBuf {
+        self.root.join("authorized_keys")
     }
 
     /// The environment entry every process started through this node's sshd carries; it is

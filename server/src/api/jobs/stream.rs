@@ -136,7 +136,8 @@ impl Follower {
             }
             if self.checked_at.elapsed() >= RECHECK_EVERY {
                 if !self.credential.still_valid(&self.service).await {
-                    let ended = failure("signed out: this stream's session or token is no longer valid");
+                    let ended =
+                        failure("signed out: this stream's session or token is no longer valid");
                     return Some((Ok(ended), self.end()));
                 }
                 self.checked_at = Instant::now();
