@@ -19,9 +19,10 @@ fi
 # libFuzzer's instrumentation flags (-Zsanitizer, …) are nightly-only; the stable
 # toolchain accepts them with RUSTC_BOOTSTRAP, so no nightly is needed.
 export RUSTC_BOOTSTRAP=1
-# Instrumented builds keep to fuzz/target: env.sh's CARGO_TARGET_DIR is the
-# workspace's, and mixing the two would rebuild both every time.
-FUZZ_TARGET_DIR=$ROOT/fuzz/target
+# Instrumented builds keep to a directory of their own (beside the workspace's
+# builds, so CI's kept cache serves them too): sharing the workspace's would rebuild
+# both every time.
+FUZZ_TARGET_DIR=$CARGO_TARGET_DIR/fuzz
 cd "$ROOT/fuzz"
 cargo fuzz build --target-dir "$FUZZ_TARGET_DIR"
 

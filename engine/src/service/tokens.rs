@@ -37,6 +37,9 @@ pub struct CreatedToken {
 
 const MAX_TOKEN_NAME: usize = 100;
 
+/// The longest lifetime a token may be given: ten years.
+const MAX_TOKEN_LIFETIME_SECS: u64 = 10 * 365 * 24 * 3600;
+
 impl Service {
     pub async fn create_token(
         &self,
@@ -56,6 +59,12 @@ impl Service {
         let expires_at_ms = match request.expires_in_seconds {
             None => None,
             Some(0) => return Err(ServiceError::invalid("expires_in_seconds must be positive")),
+            // Bounded so that expiry arithmetic (also when renewed on use) stays in range.
+            Some(seconds) if seconds > MAX_TOKEN_LIFETIME_SECS => {
+                return Err(ServiceError::invalid(format!(
+                    "expires_in_seconds must be at most {MAX_TOKEN_LIFETIME_SECS} (10 years)"
+                )))
+            }
             Some(seconds) => Some(
                 now.saturating_add(
                     i64::try_from(seconds)

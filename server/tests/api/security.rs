@@ -454,6 +454,15 @@ async fn cli_tokens_expire_unless_used() {
         )
         .await;
     assert_eq!(refused.status(), 422, "renewing needs a lifetime");
+    let forever = app
+        .call(
+            &user,
+            Method::POST,
+            "/api/v1/tokens",
+            Some(&json!({"name": "aeons", "expires_in_seconds": u64::MAX, "renew_on_use": true})),
+        )
+        .await;
+    assert_eq!(forever.status(), 422, "lifetimes are bounded");
     let created: Value = app
         .call(
             &user,
