@@ -128,33 +128,35 @@ async fn local_nodes_need_a_superadmins_leave(backend: Backend) {
 async fn nodes_left_by_a_cancelled_create_count_toward_the_quota(backend: Backend) {
     let db = TestDatabase::new(backend).await;
     let store = open(&db).await;
-    let tenant = tenant_with_catalog(&store, "thrifty", true, Some(1)).await;
+    let tenant = tenant_with_catalog(&store, "thrifty", true, Some(2)).await;
     let (cluster, job) = create_cluster(
         &store,
-        &request(&tenant, "first", 1),
+        &request(&tenant, "first", 2),
         SubmitOptions::default(),
         0,
     )
     .await
     .unwrap();
-    // The provider made the node, then the create was cancelled: the node runs on,
-    // and nothing of it is in the cluster's committed layout.
-    store
-        .save_node(
-            &NodeRecord {
-                cluster_id: cluster.id.clone(),
-                number: 1000,
-                hostname: Some("127.1.0.9".to_owned()),
-                hardwaretype: "small".to_owned(),
-                imagetype: "debian".to_owned(),
-                services_json: "[]".to_owned(),
-                provider_json: Some("{}".to_owned()),
-                state: "created".to_owned(),
-            },
-            1,
-        )
-        .await
-        .unwrap();
+    // The provider made the nodes, then the create was cancelled: they run on, and
+    // nothing of them is in the cluster's committed layout.
+    for number in [1000, 1001] {
+        store
+            .save_node(
+                &NodeRecord {
+                    cluster_id: cluster.id.clone(),
+                    number,
+                    hostname: Some(format!("127.1.0.{}", number - 990)),
+                    hardwaretype: "small".to_owned(),
+                    imagetype: "debian".to_owned(),
+                    services_json: "[]".to_owned(),
+                    provider_json: Some("{}".to_owned()),
+                    state: "created".to_owned(),
+                },
+                1,
+            )
+            .await
+            .unwrap();
+    }
     sqlx::query("UPDATE jobs SET state = 'cancelled' WHERE id = $1")
         .bind(&job)
         .execute(store.pool())
@@ -162,7 +164,7 @@ async fn nodes_left_by_a_cancelled_create_count_toward_the_quota(backend: Backen
         .unwrap();
     let refused = check_quota(&store, &tenant, 1, 1).await.unwrap_err();
     assert!(
-        refused.to_string().contains("at most 1 node(s): it has 1"),
+        refused.to_string().contains("at most 2 node(s): it has 2"),
         "{refused}"
     );
 }
