@@ -78,6 +78,15 @@ pub enum NodeIsolation {
 }
 
 impl NodeIsolation {
+    /// What this process can give local nodes: users of their own only as root.
+    pub fn of_this_process() -> Self {
+        if rustix::process::geteuid().is_root() {
+            Self::SeparateUsers
+        } else {
+            Self::ServerUser
+        }
+    }
+
     /// One line for operators: what the isolation means and, when it is unsafe, what to do.
     pub fn explanation(self) -> &'static str {
         match self {
@@ -176,11 +185,7 @@ impl LocalProvider {
             });
         }
         let keygen = sshd::locate_tool("ssh-keygen")?;
-        let isolation = if rustix::process::geteuid().is_root() {
-            NodeIsolation::SeparateUsers
-        } else {
-            NodeIsolation::ServerUser
-        };
+        let isolation = NodeIsolation::of_this_process();
         let base_dir = absolute_base_dir(base_dir.into(), isolation)?;
         let user = current_user()?;
         if isolation == NodeIsolation::SeparateUsers {

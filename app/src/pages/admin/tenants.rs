@@ -13,7 +13,7 @@ use crate::model::admin::TenantRow;
 use crate::server_fns::admin::create_tenant::CreateTenant;
 use crate::server_fns::admin::delete_tenant::DeleteTenant;
 use crate::server_fns::admin::set_local_nodes::SetLocalNodes;
-use crate::server_fns::admin::tenants::list_tenants;
+use crate::server_fns::admin::tenants::{list_tenants, local_nodes_note};
 use crate::server_fns::admin::update_quotas::UpdateQuotas;
 
 fn limit(value: Option<i64>) -> String {
@@ -33,9 +33,19 @@ pub fn TenantsPage() -> impl IntoView {
     let me = use_me();
     let query = use_query_map();
     let deleted = move || query.with(|query| query.get("deleted"));
+    let note = Resource::new(|| (), |_| local_nodes_note());
     view! {
         <Title text="Tenants · Admin · Corral"/>
         <div class="page-head"><h1>"Tenants"</h1></div>
+        <Suspense fallback=|| ()>
+            {move || Suspend::new(async move {
+                note.await.ok().flatten().map(|note| view! {
+                    <p class="banner banner-bad" role="alert" data-testid="local-nodes-note">
+                        <strong>"Local nodes: "</strong>{note}
+                    </p>
+                })
+            })}
+        </Suspense>
         {move || deleted().map(|name| view! {
             <p class="banner banner-ok" role="status" data-testid="tenant-deleted">"Tenant " <strong>{name}</strong> " deleted, with its users and catalog."</p>
         })}

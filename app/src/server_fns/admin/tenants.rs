@@ -33,3 +33,16 @@ pub async fn list_tenants() -> Result<Vec<TenantRow>, UiError> {
     }
     Ok(rows)
 }
+
+/// What the tenants page says about the `local` provider on this server when its
+/// nodes would run as the server's own OS user (the server is not root); `None` when
+/// they get unprivileged users of their own.
+#[server(prefix = "/sfn", endpoint = "admin-local-nodes-note")]
+pub async fn local_nodes_note() -> Result<Option<String>, UiError> {
+    use engine::provider::NodeIsolation;
+
+    let caller = crate::session::caller().await?;
+    super::caller::require_admin(&caller)?;
+    let isolation = NodeIsolation::of_this_process();
+    Ok((isolation == NodeIsolation::ServerUser).then(|| isolation.explanation().to_owned()))
+}
