@@ -13,7 +13,6 @@ pub mod components;
 pub mod error;
 #[cfg(feature = "hydrate")]
 mod live;
-pub mod model;
 pub mod pages;
 pub mod query;
 pub mod server_fns;

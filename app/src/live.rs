@@ -11,13 +11,13 @@ use wasm_bindgen::closure::Closure;
 use wasm_bindgen::JsCast;
 use web_sys::{EventSource, MessageEvent};
 
-use crate::model::{EventRow, JobRow};
+use api_types::{EventView, JobView};
 
 pub fn follow(
     job_id: String,
-    events: RwSignal<Vec<EventRow>>,
-    on_event: impl Fn(EventRow) + Clone + 'static,
-    job: RwSignal<JobRow>,
+    events: RwSignal<Vec<EventView>>,
+    on_event: impl Fn(EventView) + Clone + 'static,
+    job: RwSignal<JobView>,
     finished: RwSignal<u32>,
     now: RwSignal<i64>,
 ) {
@@ -31,7 +31,7 @@ pub fn follow(
         let Some(data) = message.data().as_string() else {
             return;
         };
-        match serde_json::from_str::<EventRow>(&data) {
+        match serde_json::from_str::<EventView>(&data) {
             Ok(event) => on_event(event),
             Err(error) => leptos::logging::error!("unreadable job event: {error}"),
         }
@@ -43,7 +43,7 @@ pub fn follow(
         if let Some(ended) = message
             .data()
             .as_string()
-            .and_then(|data| serde_json::from_str::<JobRow>(&data).ok())
+            .and_then(|data| serde_json::from_str::<JobView>(&data).ok())
         {
             job.set(ended);
         }

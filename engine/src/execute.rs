@@ -30,12 +30,7 @@ pub use shell::SHELL_AUTOMATOR;
 pub use view::node_id;
 use view::TaskView;
 
-/// Node states as the `nodes` table records them.
-pub mod node_state {
-    pub const CREATED: &str = "created";
-    pub const CONFIRMED: &str = "confirmed";
-    pub const READY: &str = "ready";
-}
+pub use api_types::NodeState;
 
 /// Why a step did not succeed. The message is what the user sees on the failed task.
 #[derive(Debug, thiserror::Error)]
@@ -247,7 +242,7 @@ impl Executor {
             limits: view.limits(),
         };
         let record = self.provider(view)?.create(&spec).await?;
-        self.save_node(view, &record, node_state::CREATED).await?;
+        self.save_node(view, &record, NodeState::Created).await?;
         Ok(StepOutcome { exit_code: None })
     }
 
@@ -260,7 +255,7 @@ impl Executor {
                 self.inner.settings.confirm_timeout,
             )
             .await?;
-        self.save_node(view, &record, node_state::CONFIRMED).await?;
+        self.save_node(view, &record, NodeState::Confirmed).await?;
         Ok(StepOutcome { exit_code: None })
     }
 
@@ -292,7 +287,7 @@ impl Executor {
         &self,
         view: &TaskView,
         record: &NodeRecord,
-        state: &str,
+        state: NodeState,
     ) -> Result<(), StepError> {
         let layout_node = view.layout_node()?;
         let provider_json = serde_json::to_string(record)
@@ -310,7 +305,7 @@ impl Executor {
                     imagetype: layout_node.imagetype.to_string(),
                     services_json,
                     provider_json: Some(provider_json),
-                    state: state.to_owned(),
+                    state,
                 },
                 now_ms(),
             )

@@ -8,22 +8,14 @@
 
 use std::collections::BTreeMap;
 
+pub use api_types::ClusterLink;
 use domain::catalog::coopr::import_bundle;
 use domain::catalog::Link;
 use domain::layout::Layout;
 use domain::macros::{expand, MacroContext};
-use serde::Serialize;
-use utoipa::ToSchema;
 
 use crate::store::clusters::nodes::Node;
 use crate::store::clusters::Cluster;
-
-/// One expanded link.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
-pub struct ClusterLink {
-    pub label: String,
-    pub url: String,
-}
 
 /// The template's links, then each of the cluster's services' links (services in name
 /// order), expanded; a URL listed twice is kept once, with its first label.
@@ -126,7 +118,7 @@ mod tests {
             template_version: 1,
             template_json: "{}".into(),
             owner_id: None,
-            state: "active".into(),
+            state: crate::operations::ClusterState::Active,
             layout_json: layout.into(),
             config_json: "{}".into(),
             catalog_json: catalog.to_string(),
@@ -147,7 +139,7 @@ mod tests {
             imagetype: "debian".into(),
             services_json: "[]".into(),
             provider_json: None,
-            state: "active".into(),
+            state: crate::execute::NodeState::Ready,
             created_at_ms: 0,
             updated_at_ms: 0,
         }

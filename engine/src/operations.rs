@@ -23,15 +23,7 @@ pub use change::{preview_change, submit_change, ClusterChange};
 pub use create::{create_cluster, preview_create, CreateRequest};
 pub use quota::check_quota;
 
-/// Cluster states as stored.
-pub mod cluster_state {
-    pub const CREATING: &str = "creating";
-    pub const ACTIVE: &str = "active";
-    pub const UPDATING: &str = "updating";
-    pub const FAILED: &str = "failed";
-    pub const DELETING: &str = "deleting";
-    pub const DELETED: &str = "deleted";
-}
+pub use api_types::ClusterState;
 
 #[derive(Debug, thiserror::Error)]
 pub enum OperationError {
@@ -58,7 +50,7 @@ pub enum OperationError {
     #[error("cluster {name} is {state}: {hint}")]
     Busy {
         name: String,
-        state: String,
+        state: ClusterState,
         hint: String,
     },
 }

@@ -24,6 +24,7 @@ mod types;
 pub use effects::ClusterEffects;
 pub use events::{Event, NewEvent};
 pub use read::{Attempt, Job, TaskRecord};
+pub(crate) use types::parse_word;
 pub use types::{
     ClaimLimits, ClaimedTask, Completion, Heartbeat, JobState, Lease, Outcome, OutcomeKind,
     SubmitOptions, TaskState, DEFER_MS, OUTPUT_CAP_BYTES,
@@ -106,7 +107,7 @@ async fn lock_job(
     .fetch_optional(&mut **tx)
     .await?;
     let state = state.ok_or_else(|| QueueError::NotFound(format!("job {job_id}")))?;
-    JobState::parse(&state)
+    parse_word::<JobState>(&state)
 }
 
 /// The backend a transaction runs on, for the statements whose text differs.

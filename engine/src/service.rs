@@ -38,18 +38,18 @@ use crate::resources::{ResourceError, ResourceFiles};
 use crate::store::audit::AuditEntry;
 use crate::store::{Store, StoreError};
 
+pub use api_types::{
+    ActivityView, CheckoutView, ClusterChangeRequest, ClusterCreateRequest, CreatedToken,
+    FailedTaskView, ImportReport, LeaseExtension, LocalNodesUpdate, Page, PasswordChange,
+    PoolHostRequest, PoolHostUpdate, PoolHostView, Problem, QuotaUpdate, TenantRequest,
+    TokenRequest, UserRequest, UserUpdate,
+};
 pub use audit::AuditQuery;
 pub use auth::{Access, SessionUser, ThrottleSettings};
 pub use catalog::parse_kind;
-pub use catalog::ImportReport;
-pub use clusters::{ClusterChangeRequest, ClusterCreateRequest, LeaseExtension};
-pub use jobs::{AttemptView, MAX_EVENTS};
+pub use jobs::MAX_EVENTS;
 pub use lease::LeaseLimits;
-pub use overview::{ActivityView, FailedTaskView};
-pub use pool_hosts::{CheckoutView, PoolHostRequest, PoolHostUpdate, PoolHostView};
-pub use tenants::{LocalNodesUpdate, QuotaUpdate, TenantRequest, TenantUsage};
-pub use tokens::{CreatedToken, TokenRequest};
-pub use users::{PasswordChange, UserRequest, UserUpdate};
+pub use tenants::TenantUsage;
 pub use views::*;
 
 /// Why a service call did not happen. Each variant maps to one HTTP status at the
@@ -81,37 +81,28 @@ pub enum ServiceError {
     Internal { cause: String },
 }
 
-/// One problem with a request, at a JSON path when there is one.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
-pub struct Problem {
-    pub path: String,
-    pub message: String,
+/// The problems of a validation report (errors or warnings).
+pub fn report_problems<'a>(
+    problems: impl Iterator<Item = &'a domain::catalog::validate::Problem>,
+) -> Vec<Problem> {
+    problems
+        .map(|problem| Problem {
+            path: problem.path.clone(),
+            message: problem.message.clone(),
+        })
+        .collect()
 }
 
-impl Problem {
-    /// The problems of a validation report (errors or warnings).
-    pub fn from_report<'a>(
-        problems: impl Iterator<Item = &'a domain::catalog::validate::Problem>,
-    ) -> Vec<Problem> {
-        problems
-            .map(|problem| Problem {
-                path: problem.path.clone(),
-                message: problem.message.clone(),
-            })
-            .collect()
-    }
-
-    /// The problems that kept JSON from decoding as a catalog.
-    pub fn from_import(error: &domain::catalog::coopr::ImportError) -> Vec<Problem> {
-        error
-            .problems
-            .iter()
-            .map(|problem| Problem {
-                path: problem.path.clone(),
-                message: problem.problem.to_string(),
-            })
-            .collect()
-    }
+/// The problems that kept JSON from decoding as a catalog.
+pub fn import_problems(error: &domain::catalog::coopr::ImportError) -> Vec<Problem> {
+    error
+        .problems
+        .iter()
+        .map(|problem| Problem {
+            path: problem.path.clone(),
+            message: problem.problem.to_string(),
+        })
+        .collect()
 }
 
 impl ServiceError {
@@ -169,7 +160,7 @@ impl From<CatalogError> for ServiceError {
         match error {
             CatalogError::Store(store) => store.into(),
             CatalogError::Invalid(report) => {
-                let details = Problem::from_report(report.errors());
+                let details = report_problems(report.errors());
                 ServiceError::Invalid {
                     message: format!("the catalog has {} error(s)", details.len()),
                     details,
@@ -177,7 +168,7 @@ impl From<CatalogError> for ServiceError {
             }
             CatalogError::Import(error) => ServiceError::Invalid {
                 message: format!("the catalog JSON has {} problem(s)", error.problems.len()),
-                details: Problem::from_import(&error),
+                details: import_problems(&error),
             },
         }
     }
@@ -346,16 +337,6 @@ impl PageRequest {
             limit: self.limit,
         })
     }
-}
-
-/// One page of a list.
-#[derive(Debug, Clone, serde::Serialize, utoipa::ToSchema)]
-pub struct Page<T> {
-    pub items: Vec<T>,
-    /// How many items the whole list has.
-    pub total: u64,
-    pub offset: u32,
-    pub limit: u32,
 }
 
 /// The service: cheap to clone, shared by every handler.

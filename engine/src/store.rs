@@ -234,6 +234,25 @@ impl Store {
     }
 }
 
+/// Reads a column holding one of an enum's words ([`api_types::states`]); an unknown
+/// word is a corrupt row of `table`, not a silent default.
+pub(crate) fn word_column<T>(
+    row: &sqlx::any::AnyRow,
+    column: &str,
+    table: &'static str,
+) -> Result<T, StoreError>
+where
+    T: std::str::FromStr<Err = api_types::UnknownValue>,
+{
+    use sqlx::Row;
+    let raw: String = row.try_get(column)?;
+    raw.parse()
+        .map_err(|error: api_types::UnknownValue| StoreError::CorruptRow {
+            table,
+            reason: error.to_string(),
+        })
+}
+
 /// The wall clock in Unix milliseconds, for the few places that cannot take it as input.
 pub fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()

@@ -107,7 +107,7 @@ pub fn bare_cluster(tenant_id: &str, name: &str) -> crate::store::clusters::NewC
         template_version: 1,
         template_json: "{}".into(),
         owner_id: None,
-        state: "pending".into(),
+        state: crate::operations::ClusterState::Creating,
         layout_json: "{}".into(),
         config_json: "{}".into(),
         catalog_json: "{}".into(),

@@ -19,6 +19,7 @@ mod output;
 use std::sync::Arc;
 use std::time::Duration;
 
+use api_types::{EventKind, TaskStateChange};
 use tokio::sync::{mpsc, watch, Notify, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 use tracing::Instrument;
@@ -223,7 +224,7 @@ impl Claimer {
                         let started: Vec<NewEvent> = tasks
                             .iter()
                             .map(|task| {
-                                state_event(task, format!("started (attempt {})", task.attempt))
+                                state_event(task, TaskStateChange::started(task.attempt).text())
                             })
                             .collect();
                         events.write(started).await;
@@ -318,11 +319,11 @@ fn report(end: &Finished, answer: Result<Completion, QueueError>) -> Option<NewE
                 job_state = %completion.job_state,
                 "task ended"
             );
-            let verdict = match &end.outcome.error {
-                Some(error) => format!("{} ({error})", completion.task_state),
-                None => completion.task_state.to_string(),
+            let verdict = TaskStateChange {
+                state: completion.task_state,
+                detail: end.outcome.error.clone(),
             };
-            Some(state_event(task, verdict))
+            Some(state_event(task, verdict.text()))
         }
         Err(QueueError::LeaseLost { .. }) => {
             tracing::warn!(job = %task.job_id, task = task.number.0, "lease lost before the outcome was recorded");
@@ -489,7 +490,7 @@ fn state_event(task: &ClaimedTask, data: String) -> NewEvent {
         job_id: task.job_id.clone(),
         task_id: Some(task.task_id.clone()),
         attempt: Some(task.attempt),
-        kind: "state".to_owned(),
+        kind: EventKind::State,
         stream: None,
         data,
     }

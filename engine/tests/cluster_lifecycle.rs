@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use domain::layout::Layout;
-use engine::operations::{cluster_state, ClusterChange};
+use engine::operations::{ClusterChange, ClusterState};
 use engine::queue::JobState;
 use engine::store::Backend;
 use lab::Lab;
@@ -24,7 +24,7 @@ async fn five_node_cluster_lives_and_dies(backend: Backend) {
     assert_eq!(lab.wait(&job, JOB_LIMIT).await, JobState::Succeeded);
 
     let cluster = lab.store.cluster(&cluster.id).await.unwrap();
-    assert_eq!(cluster.state, cluster_state::ACTIVE);
+    assert_eq!(cluster.state, ClusterState::Active);
     let layout: Layout = serde_json::from_str(&cluster.layout_json).unwrap();
     assert_eq!(layout.nodes.len(), 5);
     let nodes = lab.store.list_nodes(&cluster.id).await.unwrap();
@@ -100,7 +100,7 @@ async fn five_node_cluster_lives_and_dies(backend: Backend) {
         .await;
     assert_eq!(lab.wait(&job, JOB_LIMIT).await, JobState::Succeeded);
     let cluster = lab.store.cluster(&cluster.id).await.unwrap();
-    assert_eq!(cluster.state, cluster_state::DELETED);
+    assert_eq!(cluster.state, ClusterState::Deleted);
     assert!(lab.store.list_nodes(&cluster.id).await.unwrap().is_empty());
     assert_eq!(
         lab.live_processes(),

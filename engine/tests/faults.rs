@@ -12,7 +12,7 @@ mod lab;
 use std::time::{Duration, Instant};
 
 use engine::execute::node_id;
-use engine::operations::{cluster_state, ClusterChange};
+use engine::operations::{ClusterChange, ClusterState};
 use engine::provider::{LocalProvider, NodeProvider, NodeRecord};
 use engine::queue::{self, JobState, TaskState};
 use engine::store::Backend;
@@ -53,7 +53,7 @@ async fn a_node_lost_mid_step_fails_then_resumes(backend: Backend) {
         "retried per policy (3 attempts): {attempts:?}"
     );
     let cluster_now = lab.store.cluster(&cluster.id).await.unwrap();
-    assert_eq!(cluster_now.state, cluster_state::FAILED);
+    assert_eq!(cluster_now.state, ClusterState::Failed);
 
     // Restore the node (its sshd comes back with the same host key), then resume.
     let row = lab
@@ -82,7 +82,7 @@ async fn a_node_lost_mid_step_fails_then_resumes(backend: Backend) {
     assert!(tasks.iter().all(|task| task.state == TaskState::Succeeded));
     assert_eq!(
         lab.store.cluster(&cluster.id).await.unwrap().state,
-        cluster_state::ACTIVE
+        ClusterState::Active
     );
 }
 
@@ -138,7 +138,7 @@ async fn a_forced_delete_passes_over_steps_that_cannot_run(backend: Backend) {
     assert_eq!(lab.wait(&job, JOB_LIMIT).await, JobState::Failed);
     assert_eq!(
         lab.store.cluster(&cluster.id).await.unwrap().state,
-        cluster_state::FAILED
+        ClusterState::Failed
     );
     assert!(
         !lab.live_processes().is_empty(),
@@ -152,7 +152,7 @@ async fn a_forced_delete_passes_over_steps_that_cannot_run(backend: Backend) {
     assert!(queue::job(&lab.store, &job).await.unwrap().forced);
     assert_eq!(
         lab.store.cluster(&cluster.id).await.unwrap().state,
-        cluster_state::DELETED
+        ClusterState::Deleted
     );
     assert_eq!(lab.live_processes(), Vec::<i32>::new());
     let passed_over = queue::events_after(&lab.store, &job, 0, 10_000)

@@ -78,7 +78,7 @@ async fn activity_counts_jobs_running_tasks_and_failures(backend: Backend) {
     assert!(busy
         .jobs_by_state
         .iter()
-        .any(|(state, count)| state == "running" && *count == 1));
+        .any(|(state, count)| *state == engine::queue::JobState::Running && *count == 1));
 
     queue::complete(&store, &first.lease(), &Outcome::failed("no capacity"), 2)
         .await

@@ -7,6 +7,7 @@ use std::collections::{BTreeSet, HashSet};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
+use api_types::{ClusterState, EventKind, OutputStream};
 use domain::plan::{Action, TaskDag, TaskId};
 use engine::queue::{
     self, ClaimLimits, ClaimedTask, ClusterEffects, Completion, Heartbeat, JobState, NewEvent,
@@ -510,8 +511,8 @@ async fn events_resume_from_an_offset(backend: Backend) {
                     job_id: job.to_owned(),
                     task_id: None,
                     attempt: Some(1),
-                    kind: "output".into(),
-                    stream: Some("stdout".into()),
+                    kind: EventKind::Output,
+                    stream: Some(OutputStream::Stdout),
                     data: format!("{writer}:{n}"),
                 };
                 queue::append_event(&store, &event(&job_id), 0)
@@ -1030,16 +1031,16 @@ async fn batch_completion_refuses_only_the_lost_lease(backend: Backend) {
 
 async fn batch_completion_moves_jobs_and_their_clusters(backend: Backend) {
     let (_db, store) = open(backend).await;
-    let effects = |succeeded: &str| ClusterEffects {
-        running: "creating".into(),
-        succeeded: succeeded.into(),
-        failed: "broken".into(),
+    let effects = |succeeded: ClusterState| ClusterEffects {
+        running: ClusterState::Creating,
+        succeeded,
+        failed: ClusterState::Failed,
         from_layout_json: None,
         to_layout_json: Some(r#"{"nodes":2}"#.into()),
         requested_by: None,
         forced: false,
     };
-    let with_effects = |succeeded: &str| SubmitOptions {
+    let with_effects = |succeeded: ClusterState| SubmitOptions {
         effects: Some(effects(succeeded)),
         ..SubmitOptions::default()
     };
@@ -1049,10 +1050,13 @@ async fn batch_completion_moves_jobs_and_their_clusters(backend: Backend) {
         cluster(&store, DEFAULT_TENANT_ID, "b").await,
         cluster(&store, DEFAULT_TENANT_ID, "c").await,
     );
-    let finishing = submit(&store, &a, &two, &with_effects("active")).await;
-    let cancelling = submit(&store, &b, &two, &with_effects("active")).await;
-    let stopping = submit(&store, &c, &two, &with_effects("active")).await;
-    assert_eq!(store.cluster(&a).await.unwrap().state, "creating");
+    let finishing = submit(&store, &a, &two, &with_effects(ClusterState::Active)).await;
+    let cancelling = submit(&store, &b, &two, &with_effects(ClusterState::Active)).await;
+    let stopping = submit(&store, &c, &two, &with_effects(ClusterState::Active)).await;
+    assert_eq!(
+        store.cluster(&a).await.unwrap().state,
+        ClusterState::Creating
+    );
     let claimed = claim_batch(&store, "w", 100, 1).await;
     assert_eq!(claimed.len(), 6);
     for job in [&cancelling, &stopping] {
@@ -1089,14 +1093,17 @@ async fn batch_completion_moves_jobs_and_their_clusters(backend: Backend) {
     let job = queue::job(&store, &finishing).await.unwrap();
     assert_eq!((job.state, job.tasks_succeeded), (JobState::Succeeded, 2));
     let finished_cluster = store.cluster(&a).await.unwrap();
-    assert_eq!(finished_cluster.state, "active");
+    assert_eq!(finished_cluster.state, ClusterState::Active);
     assert_eq!(finished_cluster.layout_json, r#"{"nodes":2}"#);
     for (job, cluster_id) in [(&cancelling, &b), (&stopping, &c)] {
         assert_eq!(
             queue::job(&store, job).await.unwrap().state,
             JobState::Cancelled
         );
-        assert_eq!(store.cluster(cluster_id).await.unwrap().state, "broken");
+        assert_eq!(
+            store.cluster(cluster_id).await.unwrap().state,
+            ClusterState::Failed
+        );
     }
     // Unknown jobs are refused entry by entry.
     let mut stray = claimed[0].lease();
@@ -1191,7 +1198,7 @@ async fn batched_events_keep_their_order(backend: Backend) {
                         job_id: jobs[(n + writer) % 2].clone(),
                         task_id: None,
                         attempt: None,
-                        kind: "state".into(),
+                        kind: EventKind::State,
                         stream: None,
                         data: format!("{writer}:{}", batch * 4 + n),
                     })

@@ -150,7 +150,7 @@ async fn nodes_left_by_a_cancelled_create_count_toward_the_quota(backend: Backen
                     imagetype: "debian".to_owned(),
                     services_json: "[]".to_owned(),
                     provider_json: Some("{}".to_owned()),
-                    state: "created".to_owned(),
+                    state: engine::execute::NodeState::Created,
                 },
                 1,
             )

@@ -14,6 +14,7 @@ use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
 
+use api_types::PoolHostState;
 use engine::execute::{Executor, ExecutorSettings, Providers};
 use engine::operations::ClusterChange;
 use engine::principal::Principal;
@@ -148,7 +149,7 @@ async fn a_cluster_is_built_on_pool_hosts_and_returns_them(backend: Backend) {
     import_pooled_catalog(&lab.store).await;
     let service = service(&lab.store);
     for view in register_machines(&lab, &service, 3).await {
-        assert_eq!(view.state, "free");
+        assert_eq!(view.state, PoolHostState::Free);
         assert!(view.client_public_key.starts_with("ssh-ed25519 "));
     }
 
@@ -166,7 +167,7 @@ async fn a_cluster_is_built_on_pool_hosts_and_returns_them(backend: Backend) {
     let listed = hosts(&service).await;
     let lent: Vec<&PoolHostView> = listed
         .iter()
-        .filter(|host| host.state == "checked-out")
+        .filter(|host| host.state == PoolHostState::CheckedOut)
         .collect();
     assert_eq!(lent.len(), 2, "{listed:?}");
     for host in &lent {
@@ -227,7 +228,10 @@ async fn a_cluster_is_built_on_pool_hosts_and_returns_them(backend: Backend) {
         .await;
     assert_eq!(lab.wait(&job, JOB_LIMIT).await, JobState::Succeeded);
     let listed = hosts(&service).await;
-    assert!(listed.iter().all(|host| host.state == "free"), "{listed:?}");
+    assert!(
+        listed.iter().all(|host| host.state == PoolHostState::Free),
+        "{listed:?}"
+    );
     assert!(
         !first.client_key_path.exists(),
         "returning a host removes its key file"
@@ -385,7 +389,10 @@ async fn a_worker_on_another_machine_runs_steps_on_pool_nodes(backend: Backend) 
     workers.waker().notify_waiters();
     assert_eq!(lab.wait(&job, JOB_LIMIT).await, JobState::Succeeded);
     let listed = hosts(&service).await;
-    assert!(listed.iter().all(|host| host.state == "free"), "{listed:?}");
+    assert!(
+        listed.iter().all(|host| host.state == PoolHostState::Free),
+        "{listed:?}"
+    );
     assert_eq!(
         std::fs::read_dir(&other_keys).unwrap().count(),
         0,
@@ -443,7 +450,7 @@ async fn a_retried_create_gets_the_host_its_first_attempt_took(backend: Backend)
     assert!(hosts(&service)
         .await
         .iter()
-        .all(|host| host.state == "free"));
+        .all(|host| host.state == PoolHostState::Free));
 }
 
 async fn a_host_whose_key_differs_from_the_registered_one_fails_clearly(backend: Backend) {

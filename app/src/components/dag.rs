@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 
+use api_types::TaskState;
 use domain::plan::TaskDag;
 use leptos::prelude::*;
 
@@ -71,12 +72,12 @@ fn short(text: &str, max: usize) -> String {
     }
 }
 
-/// The picture. `states` maps task numbers to their state (`ready`, `running`,
-/// `succeeded`, `failed`, ...); tasks without an entry are drawn as planned.
+/// The picture. `states` maps task numbers to their state; tasks without an entry
+/// are drawn as planned.
 #[component]
 pub fn DagPicture(
     dag: TaskDag,
-    #[prop(into)] states: Signal<HashMap<u32, String>>,
+    #[prop(into)] states: Signal<HashMap<u32, TaskState>>,
     /// Node numbers to hostnames, for the labels.
     #[prop(optional)]
     hostnames: HashMap<u32, String>,
@@ -127,8 +128,7 @@ pub fn DagPicture(
                 states.with(|states| {
                     states
                         .get(&number)
-                        .cloned()
-                        .unwrap_or_else(|| "planned".to_owned())
+                        .map_or("planned", |state| state.as_str())
                 })
             };
             view! {

@@ -39,7 +39,7 @@ pub fn Layout(children: Children) -> impl IntoView {
                                 <div class="usermenu">
                                     <span class="who" data-testid="signed-in-as">
                                         {me.username.clone()}
-                                        <span class="role">{me.role.clone()}</span>
+                                        <span class="role">{me.role.as_str()}</span>
                                     </span>
                                     <ActionForm action=logout>
                                         <CsrfField/>

@@ -6,7 +6,7 @@ use std::collections::{BTreeSet, HashMap};
 use leptos::prelude::*;
 
 use super::dag::DagPicture;
-use crate::model::PlanPreview;
+use crate::server_fns::clusters::PlanPreview;
 
 #[component]
 pub fn PlanView(preview: PlanPreview) -> impl IntoView {

@@ -4,8 +4,8 @@
 use leptos::prelude::*;
 
 use crate::error::UiError;
-use crate::model::Me;
 use crate::server_fns::session::me::current_user;
+use crate::server_fns::session::Me;
 
 /// The signed-in user, or `None` for a visitor.
 pub type MeResource = Resource<Result<Option<Me>, UiError>>;

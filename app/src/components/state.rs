@@ -1,48 +1,117 @@
-//! A state shown as colour plus text (never colour alone), for clusters, jobs,
-//! tasks and nodes alike.
+//! A state shown as colour plus text (never colour alone), for clusters, jobs, tasks
+//! and nodes alike. Each state enum says which tone it has; the words are its own.
 
+use api_types::{ClusterState, JobState, NodeState, PoolHostState, TaskState};
 use leptos::prelude::*;
 
-/// The CSS class for a state: `state-ok`, `state-busy`, `state-bad`, `state-idle`.
-pub fn state_class(state: &str) -> &'static str {
-    match state {
-        "active" | "succeeded" | "running-ok" | "up" => "state state-ok",
-        "creating" | "updating" | "deleting" | "running" | "queued" | "ready" | "cancelling"
-        | "claimed" => "state state-busy",
-        "failed" | "dead" => "state state-bad",
-        _ => "state state-idle",
+/// How a state reads at a glance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tone {
+    /// Done, up, healthy.
+    Ok,
+    /// Something is happening or waiting to happen.
+    Busy,
+    /// Needs someone's attention.
+    Bad,
+    /// At rest.
+    Idle,
+}
+
+impl Tone {
+    pub fn class(self) -> &'static str {
+        match self {
+            Tone::Ok => "state state-ok",
+            Tone::Busy => "state state-busy",
+            Tone::Bad => "state state-bad",
+            Tone::Idle => "state state-idle",
+        }
     }
 }
 
-/// Node states (`planned`, `created`, `confirmed`, `ready`): a `ready` node is up,
-/// unlike a `ready` task, which is waiting to run.
-pub fn node_state_class(state: &str) -> &'static str {
-    match state {
-        "ready" => "state state-ok",
-        "created" | "confirmed" => "state state-busy",
-        other => state_class(other),
+/// A state a badge can show.
+pub trait Shown: Copy + Send + Sync + 'static {
+    fn tone(self) -> Tone;
+    fn word(self) -> &'static str;
+}
+
+impl Shown for ClusterState {
+    fn tone(self) -> Tone {
+        match self {
+            ClusterState::Active => Tone::Ok,
+            ClusterState::Creating | ClusterState::Updating | ClusterState::Deleting => Tone::Busy,
+            ClusterState::Failed => Tone::Bad,
+            ClusterState::Deleted => Tone::Idle,
+        }
+    }
+
+    fn word(self) -> &'static str {
+        self.as_str()
     }
 }
 
+impl Shown for JobState {
+    fn tone(self) -> Tone {
+        match self {
+            JobState::Succeeded => Tone::Ok,
+            JobState::Queued | JobState::Running | JobState::Cancelling => Tone::Busy,
+            JobState::Failed => Tone::Bad,
+            JobState::Cancelled => Tone::Idle,
+        }
+    }
+
+    fn word(self) -> &'static str {
+        self.as_str()
+    }
+}
+
+impl Shown for TaskState {
+    fn tone(self) -> Tone {
+        match self {
+            TaskState::Succeeded => Tone::Ok,
+            TaskState::Ready | TaskState::Running => Tone::Busy,
+            TaskState::Failed => Tone::Bad,
+            TaskState::Pending | TaskState::Cancelled | TaskState::Skipped => Tone::Idle,
+        }
+    }
+
+    fn word(self) -> &'static str {
+        self.as_str()
+    }
+}
+
+/// A `ready` node is up, unlike a `ready` task, which is waiting to run.
+impl Shown for NodeState {
+    fn tone(self) -> Tone {
+        match self {
+            NodeState::Ready => Tone::Ok,
+            NodeState::Created | NodeState::Confirmed => Tone::Busy,
+        }
+    }
+
+    fn word(self) -> &'static str {
+        self.as_str()
+    }
+}
+
+impl Shown for PoolHostState {
+    fn tone(self) -> Tone {
+        match self {
+            PoolHostState::Free => Tone::Idle,
+            PoolHostState::CheckedOut => Tone::Busy,
+        }
+    }
+
+    fn word(self) -> &'static str {
+        self.as_str()
+    }
+}
+
+/// The badge of one state; for a state that changes, render it inside a closure.
 #[component]
-pub fn StateBadge(
-    #[prop(into)] state: Signal<String>,
-    /// The badge of a node rather than of a job or task.
-    #[prop(optional)]
-    node: bool,
-) -> impl IntoView {
-    let class = move || {
-        state.with(|state| {
-            if node {
-                node_state_class(state)
-            } else {
-                state_class(state)
-            }
-        })
-    };
+pub fn StateBadge<S: Shown>(state: S) -> impl IntoView {
     view! {
-        <span class=class data-state=move || state.get()>
-            {move || state.get()}
+        <span class=state.tone().class() data-state=state.word()>
+            {state.word()}
         </span>
     }
 }

@@ -16,6 +16,7 @@ pub mod entity;
 pub mod import_catalog;
 pub mod names;
 pub mod overview;
+mod page_data;
 pub mod pool_hosts;
 #[cfg(feature = "ssr")]
 mod quota;
@@ -38,6 +39,8 @@ pub mod upload_resource;
 pub mod upload_resource_file;
 pub mod user;
 pub mod users;
+
+pub use page_data::*;
 
 #[cfg(feature = "ssr")]
 pub(crate) mod caller {

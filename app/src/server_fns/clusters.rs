@@ -10,7 +10,100 @@ pub mod plan_change;
 pub mod preview;
 pub mod show;
 
+use api_types::{ClusterLink, ClusterView, JobView, NodeView};
+use domain::layout::Layout;
+use domain::plan::TaskDag;
 use serde::{Deserialize, Serialize};
+
+/// Everything the cluster page shows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClusterPage {
+    pub cluster: ClusterView,
+    pub layout: Option<Layout>,
+    /// The cluster's config, pretty-printed JSON.
+    pub config: String,
+    pub nodes: Vec<NodeView>,
+    /// Newest first.
+    pub jobs: Vec<JobView>,
+    /// Services the template allows that the cluster does not have yet.
+    pub addable_services: Vec<String>,
+    pub links: Vec<ClusterLink>,
+}
+
+impl ClusterPage {
+    /// Every service on any node, sorted.
+    pub fn services(&self) -> Vec<String> {
+        let mut services: Vec<String> = self
+            .nodes
+            .iter()
+            .flat_map(|node| node.services.iter().cloned())
+            .collect();
+        services.sort();
+        services.dedup();
+        services
+    }
+
+    /// A job that is not finished, if any (changes wait for it).
+    pub fn running_job(&self) -> Option<&JobView> {
+        self.jobs.iter().find(|job| !job.state.is_finished())
+    }
+}
+
+/// A dry run: the layout before and after, and the tasks that would run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlanPreview {
+    pub from: Option<Layout>,
+    pub to: Layout,
+    pub dag: TaskDag,
+}
+
+/// What a day-2 operation would do. (An enum, not `Option`: a nested `Option`
+/// does not survive JSON, and the page must read back exactly what the server saw.)
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum ChangePreview {
+    /// The layout change and the tasks.
+    Plan(PlanPreview),
+    /// A delete: every node goes.
+    Delete,
+}
+
+/// A template as the create form offers it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TemplateChoice {
+    pub name: String,
+    pub description: String,
+    /// Services a cluster gets when none are picked.
+    pub default_services: Vec<String>,
+    /// Services a user may add (the template's compatible services).
+    pub optional_services: Vec<String>,
+    pub min_size: Option<u32>,
+    pub max_size: Option<u32>,
+    /// Hardware types the template allows, and the one it picks by default.
+    pub hardwaretypes: Vec<String>,
+    pub default_hardwaretype: Option<String>,
+    /// Image types the template allows, and the one it picks by default.
+    pub imagetypes: Vec<String>,
+    pub default_imagetype: Option<String>,
+    pub default_provider: Option<String>,
+}
+
+/// Everything the create form offers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CreateFormChoices {
+    pub templates: Vec<TemplateChoice>,
+    /// The tenant's providers.
+    pub providers: Vec<String>,
+    pub quota: QuotaUse,
+}
+
+/// The tenant's limits and what is in use, shown before a create.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QuotaUse {
+    pub clusters: u64,
+    pub max_clusters: Option<i64>,
+    pub nodes: u64,
+    pub max_nodes: Option<i64>,
+}
 
 /// A day-2 operation as the cluster page's forms name it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -7,7 +7,7 @@ use argon2::Argon2;
 use rand_core::{OsRng, RngCore};
 
 /// Shortest password accepted for a user.
-pub const MIN_PASSWORD_CHARS: usize = 12;
+pub use api_types::MIN_PASSWORD_CHARS;
 
 #[derive(Debug, thiserror::Error)]
 pub enum PasswordError {

@@ -9,7 +9,7 @@ use domain::macros::shell_quote;
 use tokio::sync::mpsc;
 
 use super::view::TaskView;
-use super::{node_state, note, Executor, StepError, StepOutcome};
+use super::{note, Executor, NodeState, StepError, StepOutcome};
 use crate::resources::{ResourceKind, ResourceVersion};
 use crate::ssh::{OutputChunk, OutputStream, RunOptions, SshTarget};
 
@@ -80,7 +80,7 @@ pub(super) async fn run(
         format!("node ready; copied {}\n", copied.join(", "))
     };
     note(output, &summary).await;
-    executor.save_node(view, &record, node_state::READY).await?;
+    executor.save_node(view, &record, NodeState::Ready).await?;
     Ok(StepOutcome { exit_code: Some(0) })
 }
 

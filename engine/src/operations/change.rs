@@ -14,8 +14,10 @@ use domain::solver::{solve_with_existing, Existing, Problem, SolveRequest};
 use serde_json::{Map, Value};
 use sqlx::Row;
 
-use super::{cluster_state, layout_json, unfinished_jobs, OperationError, Preview};
-use crate::queue::{self, submit_in, ClusterEffects, JobState, SubmitOptions, TaskState};
+use super::{layout_json, unfinished_jobs, ClusterState, OperationError, Preview};
+use crate::queue::{
+    self, parse_word, submit_in, ClusterEffects, JobState, SubmitOptions, TaskState,
+};
 use crate::store::clusters::Cluster;
 use crate::store::{Store, StoreError};
 
@@ -286,18 +288,16 @@ pub async fn submit_change(
     let options = SubmitOptions {
         effects: Some(ClusterEffects {
             running: if deleting {
-                cluster_state::DELETING
+                ClusterState::Deleting
             } else {
-                cluster_state::UPDATING
-            }
-            .to_owned(),
+                ClusterState::Updating
+            },
             succeeded: if deleting {
-                cluster_state::DELETED
+                ClusterState::Deleted
             } else {
-                cluster_state::ACTIVE
-            }
-            .to_owned(),
-            failed: cluster_state::FAILED.to_owned(),
+                ClusterState::Active
+            },
+            failed: ClusterState::Failed,
             from_layout_json: Some(layout_json(&plan.preview.from)),
             to_layout_json: Some(layout_json(&plan.preview.to)),
             requested_by: requested_by.map(str::to_owned),
@@ -319,10 +319,16 @@ pub async fn submit_change(
     .fetch_optional(&mut *tx)
     .await
     .map_err(StoreError::from)?;
-    let state = state.ok_or_else(|| StoreError::NotFound(format!("cluster {cluster_id}")))?;
+    let state: ClusterState = state
+        .ok_or_else(|| StoreError::NotFound(format!("cluster {cluster_id}")))?
+        .parse()
+        .map_err(|error: api_types::UnknownValue| StoreError::CorruptRow {
+            table: "clusters",
+            reason: error.to_string(),
+        })?;
     let busy = |hint: String| OperationError::Busy {
         name: cluster.name.clone(),
-        state: state.clone(),
+        state,
         hint,
     };
     if let Some((job_id, job_state)) = unfinished_jobs(&mut tx, cluster_id).await?.first() {
@@ -330,9 +336,9 @@ pub async fn submit_change(
             "job {job_id} is {job_state}; wait for it to finish or cancel it first"
         )));
     }
-    match state.as_str() {
-        cluster_state::DELETED => return Err(busy("it no longer exists".into())),
-        cluster_state::FAILED
+    match state {
+        ClusterState::Deleted => return Err(busy("it no longer exists".into())),
+        ClusterState::Failed
             if !matches!(
                 change,
                 ClusterChange::Delete { .. } | ClusterChange::Rollback { .. }
@@ -458,7 +464,7 @@ async fn last_job(store: &Store, cluster_id: &str) -> Result<Option<LastJob>, Op
     };
     Ok(Some(LastJob {
         id: row.try_get("id").map_err(StoreError::from)?,
-        state: JobState::parse(
+        state: parse_word::<JobState>(
             &row.try_get::<String, _>("state")
                 .map_err(StoreError::from)?,
         )?,

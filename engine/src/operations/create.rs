@@ -9,7 +9,7 @@ use domain::plan::{plan, Operation, ServiceGraph};
 use domain::solver::{solve_request, SolveRequest};
 use serde_json::{Map, Value};
 
-use super::{cluster_state, layout_json, OperationError, Preview};
+use super::{layout_json, ClusterState, OperationError, Preview};
 use crate::queue::{submit_in, ClusterEffects, SubmitOptions};
 use crate::store::clusters::{insert_cluster, Cluster, NewCluster};
 use crate::store::{Store, StoreError};
@@ -137,7 +137,7 @@ pub async fn create_cluster(
         template_version: plan.template_version,
         template_json,
         owner_id: request.owner_id.clone(),
-        state: cluster_state::CREATING.to_owned(),
+        state: ClusterState::Creating,
         layout_json: layout_json(&plan.preview.from),
         config_json: Value::Object(plan.config.clone()).to_string(),
         catalog_json: export_bundle(&plan.snapshot).to_string(),
@@ -146,9 +146,9 @@ pub async fn create_cluster(
     };
     let options = SubmitOptions {
         effects: Some(ClusterEffects {
-            running: cluster_state::CREATING.to_owned(),
-            succeeded: cluster_state::ACTIVE.to_owned(),
-            failed: cluster_state::FAILED.to_owned(),
+            running: ClusterState::Creating,
+            succeeded: ClusterState::Active,
+            failed: ClusterState::Failed,
             from_layout_json: Some(layout_json(&plan.preview.from)),
             to_layout_json: Some(layout_json(&plan.preview.to)),
             requested_by: request.owner_id.clone(),

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use domain::plan::TaskId;
 use sqlx::{Any, Row, Transaction};
 
-use super::types::{parse_action, parse_service, to_u32};
+use super::types::{parse_action, parse_service, parse_word, to_u32};
 use super::{
     begin_write, padded_item, padded_len, ClaimLimits, ClaimedTask, Heartbeat, JobState, Lease,
     Params, QueueError,
@@ -406,7 +406,7 @@ pub async fn heartbeat(
         .bind(&job_id)
         .fetch_one(store.pool())
         .await?;
-    Ok(match JobState::parse(&state)? {
+    Ok(match parse_word::<JobState>(&state)? {
         JobState::Cancelling | JobState::Cancelled => Heartbeat::Stop {
             lease_expires_ms: expires,
         },

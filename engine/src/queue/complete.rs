@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use sqlx::{Any, Row, Transaction};
 
 use super::claim::lease_lost;
-use super::types::capped;
+use super::types::{capped, parse_word};
 use super::{
     backend_of, begin_write, for_update, lock_job, padded_item, padded_len, power_of_two_chunks,
     Completion, JobState, Lease, Outcome, OutcomeKind, Params, QueueError, TaskState,
@@ -116,7 +116,7 @@ async fn complete_succeeded(
     .fetch_optional(&mut *tx)
     .await?
     .ok_or_else(|| QueueError::NotFound(format!("job {}", lease.job_id)))?;
-    let job_state = JobState::parse(&job.try_get::<String, _>("state")?)?;
+    let job_state = parse_word::<JobState>(&job.try_get::<String, _>("state")?)?;
     let counts = (
         job.try_get::<i64, _>("tasks_succeeded")?,
         job.try_get::<i64, _>("tasks_total")?,
@@ -256,7 +256,7 @@ async fn lock_jobs<'a>(
     }
     let mut jobs = BTreeMap::new();
     for row in query.fetch_all(&mut **tx).await? {
-        let state = JobState::parse(&row.try_get::<String, _>("state")?)?;
+        let state = parse_word::<JobState>(&row.try_get::<String, _>("state")?)?;
         jobs.insert(row.try_get("id")?, state);
     }
     Ok(jobs)

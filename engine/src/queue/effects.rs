@@ -6,14 +6,16 @@
 
 use sqlx::{Any, Row, Transaction};
 
+use api_types::ClusterState;
+
 use super::{JobState, QueueError};
 
 /// The cluster side of a job, given at submit.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClusterEffects {
-    pub running: String,
-    pub succeeded: String,
-    pub failed: String,
+    pub running: ClusterState,
+    pub succeeded: ClusterState,
+    pub failed: ClusterState,
     /// The layout before the job (kept so a rollback knows where to go back to).
     pub from_layout_json: Option<String>,
     /// The layout the cluster has once the job succeeded.

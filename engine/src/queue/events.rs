@@ -4,6 +4,7 @@
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
+use api_types::{EventKind, OutputStream};
 use sqlx::Row;
 
 use super::{begin_write, QueueError};
@@ -19,10 +20,9 @@ pub struct NewEvent {
     pub job_id: String,
     pub task_id: Option<String>,
     pub attempt: Option<i64>,
-    /// What happened, e.g. `output`, `state`.
-    pub kind: String,
-    /// `stdout` or `stderr` for output.
-    pub stream: Option<String>,
+    pub kind: EventKind,
+    /// Which output an `output` event's chunk came from.
+    pub stream: Option<OutputStream>,
     pub data: String,
 }
 
@@ -33,8 +33,8 @@ pub struct Event {
     pub task_id: Option<String>,
     pub attempt: Option<i64>,
     pub at_ms: i64,
-    pub kind: String,
-    pub stream: Option<String>,
+    pub kind: EventKind,
+    pub stream: Option<OutputStream>,
     pub data: String,
 }
 
@@ -62,8 +62,8 @@ pub async fn append_event(store: &Store, event: &NewEvent, now_ms: i64) -> Resul
     .bind(&event.task_id)
     .bind(event.attempt)
     .bind(now_ms)
-    .bind(&event.kind)
-    .bind(&event.stream)
+    .bind(event.kind.as_str())
+    .bind(event.stream.map(OutputStream::as_str))
     .bind(&event.data)
     .fetch_one(&mut *tx)
     .await?;
@@ -123,7 +123,7 @@ pub async fn append_events(
                 .bind(event.attempt)
                 .bind(now_ms)
                 .bind(event.kind.as_str())
-                .bind(event.stream.as_deref())
+                .bind(event.stream.map(OutputStream::as_str))
                 .bind(event.data.as_str());
         }
         query.execute(&mut *tx).await?;
@@ -182,8 +182,12 @@ fn event_from_row(row: &sqlx::any::AnyRow) -> Result<Event, QueueError> {
         task_id: row.try_get("task_id")?,
         attempt: row.try_get("attempt")?,
         at_ms: row.try_get("at_ms")?,
-        kind: row.try_get("kind")?,
-        stream: row.try_get("stream")?,
+        kind: super::parse_word(&row.try_get::<String, _>("kind")?)?,
+        stream: row
+            .try_get::<Option<String>, _>("stream")?
+            .as_deref()
+            .map(super::parse_word)
+            .transpose()?,
         data: row.try_get("data")?,
     })
 }

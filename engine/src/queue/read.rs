@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use domain::plan::{TaskDag, TaskId};
 use sqlx::Row;
 
-use super::types::{parse_action, parse_service, to_u32};
+use super::types::{parse_action, parse_service, parse_word, to_u32};
 use super::{JobState, QueueError, TaskState};
 use crate::store::Store;
 use domain::names::ServiceName;
@@ -59,7 +59,7 @@ fn job_from_row(row: &sqlx::any::AnyRow) -> Result<Job, QueueError> {
         tenant_id: row.try_get("tenant_id")?,
         cluster_id: row.try_get("cluster_id")?,
         operation: row.try_get("operation")?,
-        state: JobState::parse(&row.try_get::<String, _>("state")?)?,
+        state: parse_word::<JobState>(&row.try_get::<String, _>("state")?)?,
         tasks_total: row.try_get("tasks_total")?,
         tasks_succeeded: row.try_get("tasks_succeeded")?,
         created_at_ms: row.try_get("created_at_ms")?,
@@ -111,7 +111,7 @@ pub async fn job_tasks(store: &Store, job_id: &str) -> Result<Vec<TaskRecord>, Q
             node: to_u32("node number", row.try_get("node")?)?,
             service: parse_service(row.try_get("service")?)?,
             action: parse_action(&row.try_get::<String, _>("action")?)?,
-            state: TaskState::parse(&row.try_get::<String, _>("state")?)?,
+            state: parse_word::<TaskState>(&row.try_get::<String, _>("state")?)?,
             attempts: row.try_get("attempts")?,
             max_attempts: row.try_get("max_attempts")?,
             idempotent: row.try_get::<i64, _>("idempotent")? != 0,

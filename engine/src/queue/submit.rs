@@ -163,9 +163,9 @@ pub async fn submit_in(
              requested_by = $7, forced = $8 WHERE id = $1",
         )
         .bind(&job_id)
-        .bind(&effects.running)
-        .bind(&effects.succeeded)
-        .bind(&effects.failed)
+        .bind(effects.running.as_str())
+        .bind(effects.succeeded.as_str())
+        .bind(effects.failed.as_str())
         .bind(&effects.from_layout_json)
         .bind(&effects.to_layout_json)
         .bind(&effects.requested_by)

@@ -1,7 +1,6 @@
 //! The queue's value types: states, options, limits, claims and outcomes.
 
 use std::collections::BTreeSet;
-use std::fmt;
 
 use domain::names::ServiceName;
 use domain::plan::{Action, TaskId};
@@ -11,64 +10,18 @@ use super::QueueError;
 /// Each of an attempt's stdout and stderr is kept up to this many bytes.
 pub const OUTPUT_CAP_BYTES: usize = 64 * 1024;
 
-macro_rules! string_enum {
-    ($(#[$meta:meta])* $name:ident, $what:literal { $($variant:ident => $text:literal),* $(,)? }) => {
-        $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        pub enum $name { $($variant),* }
+pub use api_types::{JobState, TaskState};
 
-        impl $name {
-            pub fn as_str(self) -> &'static str {
-                match self { $($name::$variant => $text),* }
-            }
-
-            pub fn parse(raw: &str) -> Result<Self, QueueError> {
-                match raw {
-                    $($text => Ok($name::$variant),)*
-                    other => Err(QueueError::CorruptValue { what: $what, value: other.to_owned() }),
-                }
-            }
-        }
-
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
-    };
-}
-
-string_enum!(
-    /// Where a job is in its life.
-    JobState, "job state" {
-        Queued => "queued",
-        Running => "running",
-        Failed => "failed",
-        Succeeded => "succeeded",
-        Cancelling => "cancelling",
-        Cancelled => "cancelled",
-    }
-);
-
-string_enum!(
-    /// Where a task is in its life. `pending` waits on prerequisites (or on a
-    /// stopped job); `ready` may be claimed.
-    TaskState, "task state" {
-        Pending => "pending",
-        Ready => "ready",
-        Running => "running",
-        Succeeded => "succeeded",
-        Failed => "failed",
-        Cancelled => "cancelled",
-        Skipped => "skipped",
-    }
-);
-
-impl JobState {
-    /// Whether the job's tasks may still be claimed.
-    pub fn is_active(self) -> bool {
-        matches!(self, JobState::Queued | JobState::Running)
-    }
+/// Reads a stored word as the enum it names; an unknown word is a corrupt row.
+pub(crate) fn parse_word<T>(raw: &str) -> Result<T, QueueError>
+where
+    T: std::str::FromStr<Err = api_types::UnknownValue>,
+{
+    raw.parse()
+        .map_err(|error: api_types::UnknownValue| QueueError::CorruptValue {
+            what: error.what,
+            value: error.value,
+        })
 }
 
 /// How a job's tasks are retried.

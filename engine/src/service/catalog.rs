@@ -6,29 +6,15 @@
 use domain::catalog::coopr::{export_bundle, import_bundle_value};
 use domain::catalog::validate::{validate, Report};
 use domain::catalog::EntityKind;
-use serde::Serialize;
 use serde_json::Value;
-use utoipa::ToSchema;
 
 use super::{
-    AuditRecord, Caller, EntityView, Page, PageRequest, Problem, RevisionView, Service,
-    ServiceError,
+    import_problems, report_problems, AuditRecord, Caller, EntityView, ImportReport, Page,
+    PageRequest, Problem, RevisionView, Service, ServiceError,
 };
 use crate::catalog::CatalogError;
 use crate::store::catalog::{CatalogRevision, CatalogWrite};
 use crate::store::now_ms;
-
-/// What an import found, and whether it was applied.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct ImportReport {
-    /// True when the catalog was replaced (never on a dry run or with errors).
-    pub applied: bool,
-    pub errors: Vec<Problem>,
-    pub warnings: Vec<Problem>,
-    /// Entities per kind in the imported bundle.
-    #[schema(value_type = Object)]
-    pub counts: serde_json::Map<String, Value>,
-}
 
 pub fn parse_kind(raw: &str) -> Result<EntityKind, ServiceError> {
     EntityKind::from_key(raw).ok_or_else(|| {
@@ -281,7 +267,7 @@ impl Service {
             Err(error) => {
                 return Ok(ImportReport {
                     applied: false,
-                    errors: Problem::from_import(&error),
+                    errors: import_problems(&error),
                     warnings: Vec::new(),
                     counts,
                 })
@@ -290,8 +276,8 @@ impl Service {
         let report = validate(&catalog);
         let mut result = ImportReport {
             applied: false,
-            errors: Problem::from_report(report.errors()),
-            warnings: Problem::from_report(report.warnings()),
+            errors: report_problems(report.errors()),
+            warnings: report_problems(report.warnings()),
             counts,
         };
         if dry_run || report.has_errors() {

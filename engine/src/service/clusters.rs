@@ -2,87 +2,21 @@
 //! lease, delete. Every user of a tenant sees and changes the tenant's clusters; the
 //! tenant's quotas (live clusters, live nodes) are checked before a create or a grow.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 use domain::names::{ClusterName, ServiceName, TemplateName};
 use domain::plan::TaskDag;
 use domain::solver::SolveRequest;
-use serde::Deserialize;
-use serde_json::{Map, Value};
-use utoipa::ToSchema;
+use serde_json::Value;
 
 use super::{
-    AuditRecord, Caller, ClusterDetail, ClusterView, JobView, Page, PageRequest, PlanView, Problem,
-    Service, ServiceError, SubmittedJob,
+    AuditRecord, Caller, ClusterChangeRequest, ClusterCreateRequest, ClusterDetail, ClusterView,
+    LeaseExtension, Page, PageRequest, PlanView, Problem, Service, ServiceError, SubmittedJob,
 };
-use crate::operations::{self, cluster_state, ClusterChange, CreateRequest, Preview};
+use crate::operations::{self, ClusterChange, ClusterState, CreateRequest, Preview};
 use crate::queue::SubmitOptions;
 use crate::store::clusters::Cluster;
 use crate::store::now_ms;
-
-/// What a user asks for.
-#[derive(Debug, Clone, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ClusterCreateRequest {
-    pub name: String,
-    pub template: String,
-    pub size: u32,
-    /// Services or aliases; absent means the template's defaults.
-    #[serde(default)]
-    pub services: Option<Vec<String>>,
-    #[serde(default)]
-    pub provider: Option<String>,
-    #[serde(default)]
-    pub hardwaretype: Option<String>,
-    #[serde(default)]
-    pub imagetype: Option<String>,
-    /// Merged over the template's default config, key by key.
-    #[serde(default)]
-    #[schema(value_type = Option<Object>)]
-    pub config: Option<Map<String, Value>>,
-}
-
-/// A change to a running cluster, as the API takes it.
-#[derive(Debug, Clone, Deserialize, ToSchema)]
-#[serde(tag = "operation", rename_all = "kebab-case", deny_unknown_fields)]
-pub enum ClusterChangeRequest {
-    AddServices {
-        services: Vec<String>,
-    },
-    AddNodes {
-        count: u32,
-    },
-    Reconfigure {
-        #[serde(default)]
-        restart: bool,
-        #[serde(default)]
-        #[schema(value_type = Option<Object>)]
-        config: Option<Map<String, Value>>,
-    },
-    Start {
-        #[serde(default)]
-        services: Option<Vec<String>>,
-    },
-    Stop {
-        #[serde(default)]
-        services: Option<Vec<String>>,
-    },
-    Restart {
-        #[serde(default)]
-        services: Option<Vec<String>>,
-    },
-    Rollback {
-        job_id: String,
-    },
-}
-
-/// How much longer the cluster may live.
-#[derive(Debug, Clone, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct LeaseExtension {
-    /// Seconds from now; 1 to 10 years' worth.
-    pub seconds: u64,
-}
 
 const MAX_LEASE_SECONDS: u64 = 10 * 365 * 24 * 3600;
 
@@ -125,73 +59,74 @@ fn parse_services(
         .transpose()
 }
 
-impl ClusterCreateRequest {
-    fn to_operation(&self, caller: &Caller) -> Result<CreateRequest, ServiceError> {
-        let name = ClusterName::parse(&self.name)
-            .map_err(|error| field_problem("name", error.to_string()))?;
-        let template = TemplateName::parse(&self.template)
-            .map_err(|error| field_problem("template", error.to_string()))?;
-        if self.size == 0 {
-            return Err(field_problem("size", "a cluster needs at least one node"));
-        }
-        Ok(CreateRequest {
-            tenant_id: caller.tenant_id().to_owned(),
-            owner_id: Some(caller.principal.user_id.clone()),
-            name,
-            template,
-            solve: SolveRequest {
-                size: self.size,
-                services: self.services.clone(),
-                provider: parse_names("provider", &self.provider, |raw| {
-                    domain::names::ProviderName::parse(raw)
-                })?,
-                hardwaretype: parse_names("hardwaretype", &self.hardwaretype, |raw| {
-                    domain::names::HardwareTypeName::parse(raw)
-                })?,
-                imagetype: parse_names("imagetype", &self.imagetype, |raw| {
-                    domain::names::ImageTypeName::parse(raw)
-                })?,
-            },
-            config: self.config.clone().unwrap_or_default(),
-        })
+/// The engine's create operation for a user's request, each field checked.
+fn create_operation(
+    request: &ClusterCreateRequest,
+    caller: &Caller,
+) -> Result<CreateRequest, ServiceError> {
+    let name = ClusterName::parse(&request.name)
+        .map_err(|error| field_problem("name", error.to_string()))?;
+    let template = TemplateName::parse(&request.template)
+        .map_err(|error| field_problem("template", error.to_string()))?;
+    if request.size == 0 {
+        return Err(field_problem("size", "a cluster needs at least one node"));
     }
+    Ok(CreateRequest {
+        tenant_id: caller.tenant_id().to_owned(),
+        owner_id: Some(caller.principal.user_id.clone()),
+        name,
+        template,
+        solve: SolveRequest {
+            size: request.size,
+            services: request.services.clone(),
+            provider: parse_names("provider", &request.provider, |raw| {
+                domain::names::ProviderName::parse(raw)
+            })?,
+            hardwaretype: parse_names("hardwaretype", &request.hardwaretype, |raw| {
+                domain::names::HardwareTypeName::parse(raw)
+            })?,
+            imagetype: parse_names("imagetype", &request.imagetype, |raw| {
+                domain::names::ImageTypeName::parse(raw)
+            })?,
+        },
+        config: request.config.clone().unwrap_or_default(),
+    })
 }
 
-impl ClusterChangeRequest {
-    fn to_change(&self) -> Result<ClusterChange, ServiceError> {
-        Ok(match self {
-            ClusterChangeRequest::AddServices { services } => {
-                if services.is_empty() {
-                    return Err(field_problem("services", "name at least one service"));
-                }
-                ClusterChange::AddServices {
-                    services: services.clone(),
-                }
+/// The engine's change for a user's request, each field checked.
+fn change_operation(change: &ClusterChangeRequest) -> Result<ClusterChange, ServiceError> {
+    Ok(match change {
+        ClusterChangeRequest::AddServices { services } => {
+            if services.is_empty() {
+                return Err(field_problem("services", "name at least one service"));
             }
-            ClusterChangeRequest::AddNodes { count } => {
-                if *count == 0 {
-                    return Err(field_problem("count", "add at least one node"));
-                }
-                ClusterChange::AddNodes { count: *count }
+            ClusterChange::AddServices {
+                services: services.clone(),
             }
-            ClusterChangeRequest::Reconfigure { restart, config } => ClusterChange::Reconfigure {
-                restart: *restart,
-                config: config.clone(),
-            },
-            ClusterChangeRequest::Start { services } => ClusterChange::Start {
-                services: parse_services(services)?,
-            },
-            ClusterChangeRequest::Stop { services } => ClusterChange::Stop {
-                services: parse_services(services)?,
-            },
-            ClusterChangeRequest::Restart { services } => ClusterChange::Restart {
-                services: parse_services(services)?,
-            },
-            ClusterChangeRequest::Rollback { job_id } => ClusterChange::Rollback {
-                job_id: job_id.clone(),
-            },
-        })
-    }
+        }
+        ClusterChangeRequest::AddNodes { count } => {
+            if *count == 0 {
+                return Err(field_problem("count", "add at least one node"));
+            }
+            ClusterChange::AddNodes { count: *count }
+        }
+        ClusterChangeRequest::Reconfigure { restart, config } => ClusterChange::Reconfigure {
+            restart: *restart,
+            config: config.clone(),
+        },
+        ClusterChangeRequest::Start { services } => ClusterChange::Start {
+            services: parse_services(services)?,
+        },
+        ClusterChangeRequest::Stop { services } => ClusterChange::Stop {
+            services: parse_services(services)?,
+        },
+        ClusterChangeRequest::Restart { services } => ClusterChange::Restart {
+            services: parse_services(services)?,
+        },
+        ClusterChangeRequest::Rollback { job_id } => ClusterChange::Rollback {
+            job_id: job_id.clone(),
+        },
+    })
 }
 
 fn plan_view(preview: &Preview) -> PlanView {
@@ -214,8 +149,25 @@ fn step_labels(dag: &TaskDag) -> Vec<String> {
         .collect()
 }
 
+/// The view of a stored cluster, with what only the service knows: the owner's name
+/// and how far the lease may be extended.
+fn cluster_view(cluster: Cluster, usernames: &HashMap<String, String>, now_ms: i64) -> ClusterView {
+    // A snapshot that no longer resolves its template offers no extension.
+    let limits = super::lease::limits_of(&cluster).ok();
+    let mut view = ClusterView::from(cluster);
+    view.owner = view
+        .owner_id
+        .as_ref()
+        .and_then(|id| usernames.get(id).cloned());
+    if let Some(limits) = limits {
+        view.lease_next_end_ms = limits.next_end(view.lease_expires_ms, now_ms);
+        view.lease_latest_end_ms = limits.latest_end_ms;
+    }
+    view
+}
+
 fn live(cluster: &Cluster) -> bool {
-    cluster.state != cluster_state::DELETED
+    cluster.state != ClusterState::Deleted
 }
 
 impl Service {
@@ -252,7 +204,7 @@ impl Service {
         caller: &Caller,
         request: &ClusterCreateRequest,
     ) -> Result<PlanView, ServiceError> {
-        let operation = request.to_operation(caller)?;
+        let operation = create_operation(request, caller)?;
         let plan = operations::preview_create(&self.store, &operation, now_ms()).await?;
         operations::check_quota(
             &self.store,
@@ -269,7 +221,7 @@ impl Service {
         caller: &Caller,
         request: &ClusterCreateRequest,
     ) -> Result<SubmittedJob, ServiceError> {
-        let operation = request.to_operation(caller)?;
+        let operation = create_operation(request, caller)?;
         let (cluster, job_id) =
             operations::create_cluster(&self.store, &operation, SubmitOptions::default(), now_ms())
                 .await
@@ -307,13 +259,15 @@ impl Service {
         caller: &Caller,
         page: PageRequest,
     ) -> Result<Page<ClusterView>, ServiceError> {
+        let usernames = self.usernames_of(caller.tenant_id()).await?;
+        let now = now_ms();
         let clusters = self
             .store
             .list_clusters(caller.tenant_id())
             .await?
             .into_iter()
             .filter(live)
-            .map(ClusterView::from)
+            .map(|cluster| cluster_view(cluster, &usernames, now))
             .collect();
         page.slice(clusters)
     }
@@ -323,13 +277,12 @@ impl Service {
         let nodes = self.store.list_nodes(&cluster.id).await?;
         let links = crate::links::cluster_links(&cluster, &nodes);
         let nodes = nodes.into_iter().map(Into::into).collect();
-        let jobs = crate::queue::cluster_jobs(&self.store, &cluster.id)
-            .await?
-            .into_iter()
-            .map(JobView::from)
-            .collect();
+        let jobs = super::jobs::cluster_job_views(
+            crate::queue::cluster_jobs(&self.store, &cluster.id).await?,
+        );
+        let usernames = self.usernames_of(&cluster.tenant_id).await?;
         Ok(ClusterDetail {
-            cluster: cluster.into(),
+            cluster: cluster_view(cluster, &usernames, now_ms()),
             nodes,
             jobs,
             links,
@@ -344,7 +297,7 @@ impl Service {
         change: &ClusterChangeRequest,
     ) -> Result<PlanView, ServiceError> {
         let cluster = self.visible_cluster(caller, id).await?;
-        let change = change.to_change()?;
+        let change = change_operation(change)?;
         self.check_rollback_target(&cluster, &change).await?;
         let plan = operations::preview_change(&self.store, &cluster, &change).await?;
         Ok(plan_view(&plan.preview))
@@ -357,7 +310,7 @@ impl Service {
         change: &ClusterChangeRequest,
     ) -> Result<SubmittedJob, ServiceError> {
         let cluster = self.visible_cluster(caller, id).await?;
-        let change = change.to_change()?;
+        let change = change_operation(change)?;
         self.check_rollback_target(&cluster, &change).await?;
         self.submit(caller, cluster, &change).await
     }
@@ -371,7 +324,7 @@ impl Service {
         force: bool,
     ) -> Result<SubmittedJob, ServiceError> {
         let cluster = self.visible_cluster(caller, id).await?;
-        if cluster.state == cluster_state::DELETING {
+        if cluster.state == ClusterState::Deleting {
             // Asked twice: the delete already under way is the answer.
             if let Some(job) = crate::queue::cluster_jobs(&self.store, &cluster.id)
                 .await?

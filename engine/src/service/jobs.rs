@@ -2,42 +2,29 @@
 //! attempts with their output, cancel and retry. A job is visible to whoever sees its
 //! cluster's tenant.
 
-use serde::Serialize;
-use utoipa::ToSchema;
-
-use super::{Caller, EventView, JobView, Page, PageRequest, Service, ServiceError, TaskView};
-use crate::queue::{self, Job};
+use super::{
+    AttemptView, Caller, EventView, JobView, Page, PageRequest, Service, ServiceError, TaskView,
+};
+use crate::queue::{self, Job, JobState};
 use crate::store::now_ms;
 
 /// Most events one read returns.
 pub const MAX_EVENTS: i64 = 1_000;
 
-/// One attempt of a task, with its output (capped per attempt).
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct AttemptView {
-    pub attempt: i64,
-    pub outcome: String,
-    pub started_at_ms: i64,
-    pub finished_at_ms: i64,
-    pub exit_code: Option<i64>,
-    pub stdout: String,
-    pub stderr: String,
-    pub error: Option<String>,
+/// Whether a rollback of `job` may be offered, given it is its cluster's newest job:
+/// it failed or was cancelled, and it did not delete the cluster (what
+/// [`crate::operations::submit_change`] accepts).
+fn may_roll_back(job: &JobView) -> bool {
+    matches!(job.state, JobState::Failed | JobState::Cancelled) && job.operation != "delete"
 }
 
-impl From<queue::Attempt> for AttemptView {
-    fn from(attempt: queue::Attempt) -> Self {
-        Self {
-            attempt: attempt.attempt,
-            outcome: attempt.outcome,
-            started_at_ms: attempt.started_at_ms,
-            finished_at_ms: attempt.finished_at_ms,
-            exit_code: attempt.exit_code,
-            stdout: attempt.stdout,
-            stderr: attempt.stderr,
-            error: attempt.error,
-        }
+/// A cluster's jobs as views, newest first, the newest marked when it may be rolled back.
+pub(super) fn cluster_job_views(jobs: Vec<Job>) -> Vec<JobView> {
+    let mut views: Vec<JobView> = jobs.into_iter().map(JobView::from).collect();
+    if let Some(newest) = views.first_mut() {
+        newest.can_roll_back = may_roll_back(newest);
     }
+    views
 }
 
 impl Service {
@@ -54,7 +41,13 @@ impl Service {
     }
 
     pub async fn job(&self, caller: &Caller, id: &str) -> Result<JobView, ServiceError> {
-        Ok(self.visible_job(caller, id).await?.into())
+        let job = self.visible_job(caller, id).await?;
+        let newest = queue::cluster_jobs(&self.store, &job.cluster_id).await?;
+        let mut view = JobView::from(job);
+        view.can_roll_back = newest
+            .first()
+            .is_some_and(|newest| newest.id == view.id && may_roll_back(&view));
+        Ok(view)
     }
 
     /// The job's tasks in plan order.

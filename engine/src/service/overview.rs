@@ -2,35 +2,11 @@
 //! state, tasks running now and the workers running them, and the latest failed
 //! tasks, all for the caller's tenant (admins only).
 
-use serde::Serialize;
 use sqlx::Row;
-use utoipa::ToSchema;
 
-use super::{Caller, Service, ServiceError};
+use api_types::JobState;
 
-/// A failed task, for "needs attention".
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct FailedTaskView {
-    pub job_id: String,
-    pub cluster_id: String,
-    pub node: i64,
-    pub service: Option<String>,
-    pub action: String,
-    pub error: Option<String>,
-    pub finished_at_ms: Option<i64>,
-}
-
-/// What the tenant's workers are doing.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct ActivityView {
-    /// `(state, count)` for every job state the tenant has.
-    pub jobs_by_state: Vec<(String, i64)>,
-    pub running_tasks: i64,
-    /// Distinct workers (lease owners) running the tenant's tasks now.
-    pub busy_workers: i64,
-    /// The latest failed tasks, newest first (at most ten).
-    pub failed_tasks: Vec<FailedTaskView>,
-}
+use super::{ActivityView, Caller, FailedTaskView, Service, ServiceError};
 
 impl Service {
     pub async fn activity(&self, caller: &Caller) -> Result<ActivityView, ServiceError> {
@@ -45,9 +21,12 @@ impl Service {
         .await
         .map_err(ServiceError::internal)?
         .iter()
-        .map(|row| Ok((row.try_get("state")?, row.try_get("n")?)))
-        .collect::<Result<Vec<(String, i64)>, sqlx::Error>>()
-        .map_err(ServiceError::internal)?;
+        .map(|row| {
+            let state: String = row.try_get("state").map_err(ServiceError::internal)?;
+            let state = state.parse::<JobState>().map_err(ServiceError::internal)?;
+            Ok((state, row.try_get("n").map_err(ServiceError::internal)?))
+        })
+        .collect::<Result<Vec<(JobState, i64)>, ServiceError>>()?;
         let running = sqlx::query(
             "SELECT COUNT(*) AS n, COUNT(DISTINCT lease_owner) AS workers FROM tasks \
              WHERE tenant_id = $1 AND state = 'running'",

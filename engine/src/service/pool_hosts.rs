@@ -7,88 +7,15 @@
 //! clipboard, and each host has its own key, so removing a host revokes nothing else.
 //! The host key is required and pinned: every connection must present exactly it.
 
-use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
+use super::{
+    AuditRecord, Caller, CheckoutView, Page, PageRequest, PoolHostRequest, PoolHostUpdate,
+    PoolHostView, Problem, Service, ServiceError,
+};
+use api_types::PoolHostState;
 
-use super::{AuditRecord, Caller, Page, PageRequest, Problem, Service, ServiceError};
 use crate::ssh::{ClientKeyPair, HostKey};
 use crate::store::pool_hosts::PoolHost;
 use crate::store::{now_ms, StoreError};
-
-/// A host to register.
-#[derive(Debug, Clone, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct PoolHostRequest {
-    /// Unique in the tenant: letters, digits, `.`, `_`, `-`.
-    pub name: String,
-    /// Address or DNS name the workers connect to.
-    pub host: String,
-    /// SSH port, 1-65535 (default 22).
-    #[serde(default = "default_port")]
-    pub port: i64,
-    /// The account Corral logs in as.
-    pub user: String,
-    /// The host's public host key in OpenSSH form (`ssh-ed25519 AAAA…`, as in
-    /// `/etc/ssh/ssh_host_ed25519_key.pub`; a `ssh-keyscan` line works too).
-    pub host_key: String,
-    /// Tenant name; absent means the caller's tenant (others: superadmins only).
-    #[serde(default)]
-    pub tenant: Option<String>,
-}
-
-fn default_port() -> i64 {
-    22
-}
-
-/// A change to a host; absent fields stay as they are. While the host is lent to a node
-/// only its name may change.
-#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct PoolHostUpdate {
-    #[serde(default)]
-    pub name: Option<String>,
-    #[serde(default)]
-    pub host: Option<String>,
-    #[serde(default)]
-    pub port: Option<i64>,
-    #[serde(default)]
-    pub user: Option<String>,
-    #[serde(default)]
-    pub host_key: Option<String>,
-}
-
-/// The node a host is lent to.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
-pub struct CheckoutView {
-    /// `<cluster id>-<node number>`.
-    pub node: String,
-    pub cluster_id: Option<String>,
-    pub cluster_name: Option<String>,
-    pub node_number: Option<u32>,
-    pub since_ms: Option<i64>,
-}
-
-/// A registered host as admins see it. The client private key is never part of it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
-pub struct PoolHostView {
-    pub id: String,
-    pub tenant_id: String,
-    pub name: String,
-    pub host: String,
-    pub port: u16,
-    pub user: String,
-    /// The pinned host key, OpenSSH form.
-    pub host_key: String,
-    /// `SHA256:…` of the pinned host key.
-    pub host_key_fingerprint: String,
-    /// Put this line in the host's `~USER/.ssh/authorized_keys`.
-    pub client_public_key: String,
-    /// `free` or `checked-out`.
-    pub state: String,
-    pub checked_out: Option<CheckoutView>,
-    pub created_at_ms: i64,
-    pub updated_at_ms: i64,
-}
 
 const MAX_NAME: usize = 63;
 const MAX_HOST: usize = 253;
@@ -253,11 +180,10 @@ impl Service {
             .unwrap_or_default();
         Ok(PoolHostView {
             state: if checked_out.is_some() {
-                "checked-out"
+                PoolHostState::CheckedOut
             } else {
-                "free"
-            }
-            .to_owned(),
+                PoolHostState::Free
+            },
             checked_out,
             id: host.id,
             tenant_id: host.tenant_id,

@@ -2,50 +2,14 @@
 //! tenant's catalog and its staged plugin resources) and set their quotas; everyone
 //! else sees only their own.
 
-use serde::Deserialize;
-use utoipa::ToSchema;
-
-use super::{AuditRecord, Caller, Page, PageRequest, Service, ServiceError, TenantView};
-use crate::operations::cluster_state;
+use super::{
+    AuditRecord, Caller, LocalNodesUpdate, Page, PageRequest, QuotaUpdate, Service, ServiceError,
+    TenantRequest, TenantView,
+};
+use crate::operations::ClusterState;
 use crate::store::now_ms;
 use crate::store::tenants::NewTenant;
 use crate::store::tenants::DEFAULT_TENANT_ID;
-
-#[derive(Debug, Clone, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct TenantRequest {
-    pub name: String,
-    #[serde(default)]
-    pub max_clusters: Option<i64>,
-    #[serde(default)]
-    pub max_nodes: Option<i64>,
-    /// Name of a tenant whose current catalog (and the staged versions of its plugin
-    /// resources) the new tenant starts with.
-    #[serde(default)]
-    pub seed_catalog_from: Option<String>,
-    /// Allow the `local` provider, whose node steps run on the Corral server's own
-    /// host (off unless a superadmin says so).
-    #[serde(default)]
-    pub local_nodes: bool,
-}
-
-/// Which providers a tenant may use beyond those of its own catalog.
-#[derive(Debug, Clone, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct LocalNodesUpdate {
-    /// Allow the `local` provider (node steps on the Corral server's own host).
-    pub local_nodes: bool,
-}
-
-/// New quotas; absent means no limit.
-#[derive(Debug, Clone, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct QuotaUpdate {
-    #[serde(default)]
-    pub max_clusters: Option<i64>,
-    #[serde(default)]
-    pub max_nodes: Option<i64>,
-}
 
 /// What a tenant holds: its live clusters (while there are any it cannot be
 /// deleted) and its users (deleted with it).
@@ -214,7 +178,7 @@ impl Service {
             .list_clusters(id)
             .await?
             .into_iter()
-            .filter(|cluster| cluster.state != cluster_state::DELETED)
+            .filter(|cluster| cluster.state != ClusterState::Deleted)
             .map(|cluster| cluster.name)
             .collect();
         live_clusters.sort();

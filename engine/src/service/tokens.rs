@@ -1,39 +1,13 @@
 //! API tokens: each user creates, lists and revokes their own. The secret is in the
 //! create response only; afterwards the token is known by id and name.
 
-use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
-
-use super::{AuditRecord, Caller, Page, PageRequest, Service, ServiceError, TokenView};
+use super::{
+    AuditRecord, Caller, CreatedToken, Page, PageRequest, Service, ServiceError, TokenRequest,
+    TokenView,
+};
 use crate::accounts::TokenSecret;
-use crate::store::tokens::{ApiToken, TokenScope};
+use crate::store::tokens::ApiToken;
 use crate::store::{now_ms, StoreError};
-
-#[derive(Debug, Clone, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct TokenRequest {
-    /// What the token is for, e.g. `ci`.
-    pub name: String,
-    /// Lifetime in seconds; absent means until revoked.
-    #[serde(default)]
-    pub expires_in_seconds: Option<u64>,
-    /// With `expires_in_seconds`: the lifetime restarts at each use, so a token in
-    /// use stays valid and a forgotten one expires (what `corral login` makes).
-    #[serde(default)]
-    pub renew_on_use: bool,
-    /// `full` (the default) or `read-only` (any change is refused).
-    #[serde(default)]
-    pub scope: TokenScope,
-}
-
-/// A new token with its secret: shown once.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct CreatedToken {
-    #[serde(flatten)]
-    pub token: TokenView,
-    /// Send as `Authorization: Bearer <secret>`. Not retrievable later.
-    pub secret: String,
-}
 
 const MAX_TOKEN_NAME: usize = 100;
 

@@ -1,80 +1,13 @@
 //! Users: admins manage the users of their tenant (superadmins of every tenant);
 //! everyone can read themselves and change their own password.
 
-use serde::Deserialize;
-use utoipa::ToSchema;
-
-use super::{AuditRecord, Caller, Page, PageRequest, Service, ServiceError, UserView};
+use super::{
+    AuditRecord, Caller, Page, PageRequest, PasswordChange, Service, ServiceError, UserRequest,
+    UserUpdate, UserView,
+};
 use crate::accounts::{self, hash_password_blocking, verify_password_blocking, Password};
 use crate::store::users::{Role, User};
 use crate::store::StoreError;
-
-#[derive(Clone, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct UserRequest {
-    pub username: String,
-    /// At least 12 characters.
-    pub password: String,
-    /// `superadmin`, `tenant-admin` or `user`.
-    pub role: String,
-    /// Tenant name; absent means the caller's tenant.
-    #[serde(default)]
-    pub tenant: Option<String>,
-}
-
-impl std::fmt::Debug for UserRequest {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("UserRequest")
-            .field("username", &self.username)
-            .field("role", &self.role)
-            .field("tenant", &self.tenant)
-            .finish_non_exhaustive()
-    }
-}
-
-/// An admin's change to a user; absent fields stay as they are.
-#[derive(Clone, Default, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct UserUpdate {
-    #[serde(default)]
-    pub role: Option<String>,
-    /// A new password; the user's sessions end and their API tokens are revoked.
-    #[serde(default)]
-    pub password: Option<String>,
-    /// Your current password: required when `password` changes your own.
-    #[serde(default)]
-    pub current_password: Option<String>,
-}
-
-impl std::fmt::Debug for UserUpdate {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("UserUpdate")
-            .field("role", &self.role)
-            .finish_non_exhaustive()
-    }
-}
-
-/// A user changing their own password.
-#[derive(Clone, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct PasswordChange {
-    pub current_password: String,
-    pub new_password: String,
-}
-
-impl std::fmt::Debug for PasswordChange {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("PasswordChange(***)")
-    }
-}
-
-fn parse_role(raw: &str) -> Result<Role, ServiceError> {
-    Role::parse(raw).ok_or_else(|| {
-        ServiceError::invalid(format!(
-            "unknown role {raw:?}: use superadmin, tenant-admin or user"
-        ))
-    })
-}
 
 /// The hash to store for a new password, once it is strong enough.
 async fn new_password_hash(plain: &str) -> Result<String, ServiceError> {
@@ -135,9 +68,17 @@ impl Service {
         &self,
         caller: &Caller,
     ) -> Result<std::collections::HashMap<String, String>, ServiceError> {
+        self.usernames_of(caller.tenant_id()).await
+    }
+
+    /// User ids to names in `tenant_id`, for views that show who did something.
+    pub(super) async fn usernames_of(
+        &self,
+        tenant_id: &str,
+    ) -> Result<std::collections::HashMap<String, String>, ServiceError> {
         Ok(self
             .store
-            .list_users(caller.tenant_id())
+            .list_users(tenant_id)
             .await?
             .into_iter()
             .map(|user| (user.id, user.username))
@@ -175,7 +116,7 @@ impl Service {
         request: &UserRequest,
     ) -> Result<UserView, ServiceError> {
         caller.require_tenant_admin(caller.tenant_id())?;
-        let role = parse_role(&request.role)?;
+        let role = request.role;
         Self::check_grant(caller, role)?;
         let tenant = match &request.tenant {
             None => self.store.tenant(caller.tenant_id()).await?.name,
@@ -214,7 +155,7 @@ impl Service {
         update: &UserUpdate,
     ) -> Result<UserView, ServiceError> {
         let user = self.changeable_user(caller, id).await?;
-        let role = update.role.as_deref().map(parse_role).transpose()?;
+        let role = update.role;
         if let Some(role) = role {
             Self::check_grant(caller, role)?;
             if user.id == caller.principal.user_id && role != user.role {

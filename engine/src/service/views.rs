@@ -1,35 +1,27 @@
-//! What service calls return: plain serializable views of stored rows, with no
-//! secrets (no password hashes, no token secrets, no node keys) and with JSON
-//! columns parsed, so the API and the pages show exactly these.
+//! What service calls return: the wire contract's views ([`api_types`]) built from
+//! stored rows, with no secrets (no password hashes, no token secrets, no node keys)
+//! and with JSON columns parsed, so the API and the pages show exactly these.
 
-use serde::Serialize;
+use api_types::EventKind;
 use serde_json::Value;
-use utoipa::ToSchema;
 
-use crate::queue::{Event, Job, TaskRecord};
+pub use api_types::{
+    AttemptView, AuditView, ClusterDetail, ClusterLink, ClusterView, EntityView, EventView,
+    JobView, NodeView, PlanView, ResourceView, RevisionView, SubmittedJob, TaskStateChange,
+    TaskView, TenantView, TokenView, UserView,
+};
+
+use crate::queue::{Attempt, Event, Job, TaskRecord};
 use crate::resources::ResourceVersion;
 use crate::store::audit::AuditEntry;
 use crate::store::clusters::nodes::Node;
 use crate::store::clusters::Cluster;
 use crate::store::tenants::Tenant;
-use crate::store::tokens::{ApiToken, TokenScope};
+use crate::store::tokens::ApiToken;
 use crate::store::users::User;
 
 fn parse_json(raw: &str) -> Value {
     serde_json::from_str(raw).unwrap_or(Value::Null)
-}
-
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct TenantView {
-    pub id: String,
-    pub name: String,
-    /// Most live clusters the tenant may have; absent means no limit.
-    pub max_clusters: Option<i64>,
-    /// Most live nodes across the tenant's clusters; absent means no limit.
-    pub max_nodes: Option<i64>,
-    pub created_at_ms: i64,
-    /// May build on the `local` provider (node steps on the server's own host).
-    pub local_nodes: bool,
 }
 
 impl From<Tenant> for TenantView {
@@ -45,39 +37,16 @@ impl From<Tenant> for TenantView {
     }
 }
 
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct UserView {
-    pub id: String,
-    pub username: String,
-    pub tenant_id: String,
-    /// `superadmin`, `tenant-admin` or `user`.
-    pub role: String,
-    pub created_at_ms: i64,
-}
-
 impl From<User> for UserView {
     fn from(user: User) -> Self {
         Self {
             id: user.id,
             username: user.username,
             tenant_id: user.tenant_id,
-            role: user.role.as_str().to_owned(),
+            role: user.role,
             created_at_ms: user.created_at_ms,
         }
     }
-}
-
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct TokenView {
-    pub id: String,
-    pub name: String,
-    pub created_at_ms: i64,
-    pub last_used_at_ms: Option<i64>,
-    pub expires_at_ms: Option<i64>,
-    pub revoked_at_ms: Option<i64>,
-    pub scope: TokenScope,
-    /// Whether each use moves `expires_at_ms` later.
-    pub renews_on_use: bool,
 }
 
 impl From<ApiToken> for TokenView {
@@ -95,27 +64,8 @@ impl From<ApiToken> for TokenView {
     }
 }
 
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct ClusterView {
-    pub id: String,
-    pub name: String,
-    /// creating, active, updating, failed, deleting, deleted.
-    pub state: String,
-    pub template: String,
-    pub template_version: i64,
-    pub provider: String,
-    pub owner_id: Option<String>,
-    pub size: usize,
-    /// The solved layout: nodes with their hardware, image and services.
-    #[schema(value_type = Object)]
-    pub layout: Value,
-    #[schema(value_type = Object)]
-    pub config: Value,
-    pub lease_expires_ms: Option<i64>,
-    pub created_at_ms: i64,
-    pub updated_at_ms: i64,
-}
-
+/// The cluster as stored; the owner's name and the lease's limits are filled in by
+/// the service calls that know them ([`crate::service::Service::cluster`]).
 impl From<Cluster> for ClusterView {
     fn from(cluster: Cluster) -> Self {
         let layout = parse_json(&cluster.layout_json);
@@ -131,28 +81,17 @@ impl From<Cluster> for ClusterView {
             template_version: cluster.template_version,
             provider: cluster.provider,
             owner_id: cluster.owner_id,
+            owner: None,
             size,
             layout,
             config: parse_json(&cluster.config_json),
             lease_expires_ms: cluster.lease_expires_ms,
+            lease_next_end_ms: None,
+            lease_latest_end_ms: None,
             created_at_ms: cluster.created_at_ms,
             updated_at_ms: cluster.updated_at_ms,
         }
     }
-}
-
-/// A node as users see it: where it is and what runs there (never its keys).
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct NodeView {
-    pub id: String,
-    pub number: i64,
-    pub hostname: Option<String>,
-    /// The address services and SSH reach the node at, once it exists.
-    pub address: Option<String>,
-    pub hardwaretype: String,
-    pub imagetype: String,
-    pub services: Vec<String>,
-    pub state: String,
 }
 
 impl From<Node> for NodeView {
@@ -181,43 +120,15 @@ impl From<Node> for NodeView {
     }
 }
 
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct ClusterDetail {
-    #[serde(flatten)]
-    pub cluster: ClusterView,
-    pub nodes: Vec<NodeView>,
-    /// The cluster's jobs, newest first.
-    pub jobs: Vec<JobView>,
-    /// The template's and services' links, macros expanded against the live nodes
-    /// (links naming a node without an address yet are left out).
-    pub links: Vec<crate::links::ClusterLink>,
-}
-
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct JobView {
-    pub id: String,
-    pub cluster_id: String,
-    pub operation: String,
-    /// queued, running, failed, succeeded, cancelling, cancelled.
-    pub state: String,
-    pub tasks_total: i64,
-    pub tasks_succeeded: i64,
-    pub created_at_ms: i64,
-    pub started_at_ms: Option<i64>,
-    pub finished_at_ms: Option<i64>,
-    /// For a failed job: which step on which node failed, and why.
-    pub error: Option<String>,
-    /// A forced delete: stop and remove steps that failed were passed over.
-    pub forced: bool,
-}
-
+/// The job as stored; whether it may be rolled back is decided by the service, which
+/// knows the cluster's other jobs.
 impl From<Job> for JobView {
     fn from(job: Job) -> Self {
         Self {
             id: job.id,
             cluster_id: job.cluster_id,
             operation: job.operation,
-            state: job.state.as_str().to_owned(),
+            state: job.state,
             tasks_total: job.tasks_total,
             tasks_succeeded: job.tasks_succeeded,
             created_at_ms: job.created_at_ms,
@@ -225,23 +136,9 @@ impl From<Job> for JobView {
             finished_at_ms: job.finished_at_ms,
             error: job.error,
             forced: job.forced,
+            can_roll_back: false,
         }
     }
-}
-
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct TaskView {
-    pub id: String,
-    pub number: u32,
-    pub node: u32,
-    pub service: Option<String>,
-    pub action: String,
-    pub state: String,
-    pub attempts: i64,
-    pub max_attempts: i64,
-    pub started_at_ms: Option<i64>,
-    pub finished_at_ms: Option<i64>,
-    pub error: Option<String>,
 }
 
 impl From<TaskRecord> for TaskView {
@@ -252,7 +149,7 @@ impl From<TaskRecord> for TaskView {
             node: task.node,
             service: task.service.map(|service| service.to_string()),
             action: task.action.to_string(),
-            state: task.state.as_str().to_owned(),
+            state: task.state,
             attempts: task.attempts,
             max_attempts: task.max_attempts,
             started_at_ms: task.started_at_ms,
@@ -262,21 +159,27 @@ impl From<TaskRecord> for TaskView {
     }
 }
 
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct EventView {
-    /// Pass the last id seen as `after` to read on.
-    pub id: i64,
-    pub task_id: Option<String>,
-    pub attempt: Option<i64>,
-    pub at_ms: i64,
-    /// `output` (with `stream` stdout or stderr) or `state`.
-    pub kind: String,
-    pub stream: Option<String>,
-    pub data: String,
+impl From<Attempt> for AttemptView {
+    fn from(attempt: Attempt) -> Self {
+        Self {
+            attempt: attempt.attempt,
+            outcome: attempt.outcome,
+            started_at_ms: attempt.started_at_ms,
+            finished_at_ms: attempt.finished_at_ms,
+            exit_code: attempt.exit_code,
+            stdout: attempt.stdout,
+            stderr: attempt.stderr,
+            error: attempt.error,
+        }
+    }
 }
 
 impl From<Event> for EventView {
     fn from(event: Event) -> Self {
+        let task_state = (event.kind == EventKind::State)
+            .then(|| TaskStateChange::parse(&event.data))
+            .flatten()
+            .map(|change| change.state);
         Self {
             id: event.id,
             task_id: event.task_id,
@@ -285,40 +188,9 @@ impl From<Event> for EventView {
             kind: event.kind,
             stream: event.stream,
             data: event.data,
+            task_state,
         }
     }
-}
-
-/// A dry run of a create or change: the layout it leads to and the tasks it runs.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct PlanView {
-    #[schema(value_type = Object)]
-    pub from: Value,
-    #[schema(value_type = Object)]
-    pub to: Value,
-    pub tasks: usize,
-    /// Each task as `node-action-service`, in plan order.
-    pub steps: Vec<String>,
-    /// The task DAG: `{"tasks": [{"id", "node", "service", "action", "after", "stage"}]}`.
-    #[schema(value_type = Object)]
-    pub dag: Value,
-}
-
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct SubmittedJob {
-    pub cluster: ClusterView,
-    pub job_id: String,
-}
-
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct ResourceView {
-    pub kind: String,
-    pub name: String,
-    pub version: i64,
-    pub sha256: String,
-    pub size_bytes: i64,
-    pub staged: bool,
-    pub created_at_ms: i64,
 }
 
 impl From<ResourceVersion> for ResourceView {
@@ -333,22 +205,6 @@ impl From<ResourceVersion> for ResourceView {
             created_at_ms: resource.created_at_ms,
         }
     }
-}
-
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct AuditView {
-    pub id: String,
-    pub tenant_id: String,
-    pub actor: String,
-    pub action: String,
-    pub target_kind: String,
-    pub target: String,
-    pub address: Option<String>,
-    #[schema(value_type = Option<Object>)]
-    pub before: Option<Value>,
-    #[schema(value_type = Option<Object>)]
-    pub after: Option<Value>,
-    pub at_ms: i64,
 }
 
 impl From<AuditEntry> for AuditView {
@@ -366,27 +222,4 @@ impl From<AuditEntry> for AuditView {
             at_ms: entry.at_ms,
         }
     }
-}
-
-/// A catalog entity's current body with its version.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct EntityView {
-    pub kind: String,
-    pub name: String,
-    pub version: i64,
-    /// Coopr-format JSON of the entity.
-    #[schema(value_type = Object)]
-    pub body: Value,
-    pub author_id: Option<String>,
-    pub created_at_ms: i64,
-}
-
-/// One revision in an entity's history; `body` is absent for a deletion.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct RevisionView {
-    pub version: i64,
-    #[schema(value_type = Option<Object>)]
-    pub body: Option<Value>,
-    pub author_id: Option<String>,
-    pub created_at_ms: i64,
 }

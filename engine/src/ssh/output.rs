@@ -1,11 +1,7 @@
 //! What a remote command produces: output chunks as they arrive, and how it ended.
 
 /// Which remote stream a chunk came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum OutputStream {
-    Stdout,
-    Stderr,
-}
+pub use api_types::OutputStream;
 
 /// Bytes exactly as the node sent them; a chunk boundary means nothing (lines may be split).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -7,7 +7,8 @@ pub mod nodes;
 
 use sqlx::{Any, Row, Transaction};
 
-use super::{conflict_on_unique, Store, StoreError};
+use super::{conflict_on_unique, word_column, Store, StoreError};
+pub use api_types::ClusterState;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cluster {
@@ -18,7 +19,7 @@ pub struct Cluster {
     pub template_version: i64,
     pub template_json: String,
     pub owner_id: Option<String>,
-    pub state: String,
+    pub state: ClusterState,
     pub layout_json: String,
     pub config_json: String,
     /// The Coopr bundle of catalog entities the cluster was built from.
@@ -58,7 +59,7 @@ pub struct NewCluster {
     pub template_version: i64,
     pub template_json: String,
     pub owner_id: Option<String>,
-    pub state: String,
+    pub state: ClusterState,
     pub layout_json: String,
     pub config_json: String,
     pub catalog_json: String,
@@ -79,7 +80,7 @@ fn from_row(row: &sqlx::any::AnyRow) -> Result<Cluster, StoreError> {
         template_version: row.try_get("template_version")?,
         template_json: row.try_get("template_json")?,
         owner_id: row.try_get("owner_id")?,
-        state: row.try_get("state")?,
+        state: word_column(row, "state", "clusters")?,
         layout_json: row.try_get("layout_json")?,
         config_json: row.try_get("config_json")?,
         catalog_json: row.try_get("catalog_json")?,
@@ -176,7 +177,7 @@ impl Store {
     pub async fn update_cluster(
         &self,
         id: &str,
-        state: &str,
+        state: ClusterState,
         layout_json: &str,
         now_ms: i64,
     ) -> Result<(), StoreError> {
@@ -184,7 +185,7 @@ impl Store {
             "UPDATE clusters SET state = $2, layout_json = $3, updated_at_ms = $4 WHERE id = $1",
         )
         .bind(id)
-        .bind(state)
+        .bind(state.as_str())
         .bind(layout_json)
         .bind(now_ms)
         .execute(&self.pool)
@@ -229,7 +230,7 @@ pub async fn insert_cluster(
         template_version: new.template_version,
         template_json: new.template_json.clone(),
         owner_id: new.owner_id.clone(),
-        state: new.state.clone(),
+        state: new.state,
         layout_json: new.layout_json.clone(),
         config_json: new.config_json.clone(),
         catalog_json: new.catalog_json.clone(),
@@ -249,7 +250,7 @@ pub async fn insert_cluster(
     .bind(cluster.template_version)
     .bind(&cluster.template_json)
     .bind(&cluster.owner_id)
-    .bind(&cluster.state)
+    .bind(cluster.state.as_str())
     .bind(&cluster.layout_json)
     .bind(&cluster.config_json)
     .bind(&cluster.catalog_json)

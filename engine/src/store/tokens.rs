@@ -5,45 +5,9 @@
 
 use sqlx::Row;
 
-use super::{Store, StoreError};
+use super::{word_column, Store, StoreError};
 
-/// What a token may do.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Default,
-    serde::Serialize,
-    serde::Deserialize,
-    utoipa::ToSchema,
-)]
-#[serde(rename_all = "kebab-case")]
-pub enum TokenScope {
-    /// Everything its user may do.
-    #[default]
-    Full,
-    /// Reads only: any request that would change something is refused.
-    ReadOnly,
-}
-
-impl TokenScope {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TokenScope::Full => "full",
-            TokenScope::ReadOnly => "read-only",
-        }
-    }
-
-    pub fn parse(raw: &str) -> Option<Self> {
-        match raw {
-            "full" => Some(TokenScope::Full),
-            "read-only" => Some(TokenScope::ReadOnly),
-            _ => None,
-        }
-    }
-}
+pub use api_types::TokenScope;
 
 /// A token as listed: everything but the secret, which is not stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,12 +44,8 @@ const COLUMNS: &str = "id, user_id, name, created_at_ms, last_used_at_ms, expire
                        revoked_at_ms, scope, renew_ms";
 
 fn from_row(row: &sqlx::any::AnyRow) -> Result<ApiToken, StoreError> {
-    let scope: String = row.try_get("scope")?;
     Ok(ApiToken {
-        scope: TokenScope::parse(&scope).ok_or_else(|| StoreError::CorruptRow {
-            table: "api_tokens",
-            reason: format!("unknown scope {scope:?}"),
-        })?,
+        scope: word_column(row, "scope", "api_tokens")?,
         renew_ms: row.try_get("renew_ms")?,
         id: row.try_get("id")?,
         user_id: row.try_get("user_id")?,

@@ -5,40 +5,9 @@ use std::fmt;
 
 use sqlx::Row;
 
-use super::{conflict_on_unique, now_ms, Store, StoreError};
+use super::{conflict_on_unique, now_ms, word_column, Store, StoreError};
 
-/// What a user may do. Superadmins span tenants; the others act inside their own.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
-    Superadmin,
-    TenantAdmin,
-    User,
-}
-
-impl Role {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::Superadmin => "superadmin",
-            Role::TenantAdmin => "tenant-admin",
-            Role::User => "user",
-        }
-    }
-
-    pub fn parse(raw: &str) -> Option<Self> {
-        match raw {
-            "superadmin" => Some(Role::Superadmin),
-            "tenant-admin" => Some(Role::TenantAdmin),
-            "user" => Some(Role::User),
-            _ => None,
-        }
-    }
-}
-
-impl fmt::Display for Role {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+pub use api_types::Role;
 
 #[derive(Clone, PartialEq, Eq)]
 pub struct User {
@@ -76,15 +45,11 @@ pub struct NewUser {
 const COLUMNS: &str = "id, tenant_id, username, role, password_hash, created_at_ms, session_epoch";
 
 fn from_row(row: &sqlx::any::AnyRow) -> Result<User, StoreError> {
-    let role: String = row.try_get("role")?;
     Ok(User {
         id: row.try_get("id")?,
         tenant_id: row.try_get("tenant_id")?,
         username: row.try_get("username")?,
-        role: Role::parse(&role).ok_or_else(|| StoreError::CorruptRow {
-            table: "users",
-            reason: format!("unknown role {role:?}"),
-        })?,
+        role: word_column(row, "role", "users")?,
         password_hash: row.try_get("password_hash")?,
         created_at_ms: row.try_get("created_at_ms")?,
         session_epoch: row.try_get("session_epoch")?,

@@ -10,7 +10,7 @@ use futures::StreamExt as _;
 use tokio::sync::{watch, Notify};
 
 use crate::execute::Executor;
-use crate::operations::{cluster_state, submit_change, ClusterChange, OperationError};
+use crate::operations::{submit_change, ClusterChange, ClusterState, OperationError};
 use crate::provider::NodeRecord;
 use crate::queue::{self, SubmitOptions};
 use crate::store::clusters::nodes::{Node, NodeRecord as NodeRow};
@@ -75,7 +75,7 @@ pub async fn delete_expired_clusters(store: &Store, now_ms: i64) -> Result<usize
         "SELECT id FROM clusters WHERE state = $1 AND lease_expires_ms IS NOT NULL \
          AND lease_expires_ms < $2 ORDER BY lease_expires_ms LIMIT 100",
     )
-    .bind(cluster_state::ACTIVE)
+    .bind(ClusterState::Active.as_str())
     .bind(now_ms)
     .fetch_all(store.pool())
     .await

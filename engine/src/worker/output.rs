@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use api_types::EventKind;
 use tokio::sync::mpsc;
 
 use super::events::EventWriter;
@@ -102,14 +103,8 @@ async fn flush(
             job_id: job_id.to_owned(),
             task_id: Some(task_id.to_owned()),
             attempt: Some(attempt),
-            kind: "output".to_owned(),
-            stream: Some(
-                match stream {
-                    OutputStream::Stdout => "stdout",
-                    OutputStream::Stderr => "stderr",
-                }
-                .to_owned(),
-            ),
+            kind: EventKind::Output,
+            stream: Some(stream),
             data: String::from_utf8_lossy(&bytes).into_owned(),
         };
         ready.push(event);

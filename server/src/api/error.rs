@@ -5,22 +5,9 @@
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use engine::service::{Problem, ServiceError};
-use serde::Serialize;
-use utoipa::ToSchema;
+use engine::service::ServiceError;
 
-/// The body of every error response.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct ErrorBody {
-    /// Stable code: unauthenticated, forbidden, not_found, invalid, bad_request,
-    /// conflict, quota_exceeded, too_many_attempts, payload_too_large,
-    /// unsupported_media_type, internal.
-    pub error: String,
-    /// What went wrong, for people.
-    pub message: String,
-    /// Every problem found, with the JSON path it is at.
-    pub details: Vec<Problem>,
-}
+pub use api_types::ErrorBody;
 
 #[derive(Debug)]
 pub struct ApiError {

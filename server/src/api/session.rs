@@ -5,28 +5,14 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
 use engine::accounts::{Password, TokenSecret};
-use engine::service::{ServiceError, UserView};
-use serde::{Deserialize, Serialize};
+use engine::service::ServiceError;
 use tower_sessions::Session;
-use utoipa::ToSchema;
 
 use super::error::{ApiError, ErrorBody};
 use super::extract::{ApiJson, Authenticated, ClientAddress, SessionData, SESSION_USER};
 use crate::http::AppState;
 
-#[derive(Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct LoginRequest {
-    pub username: String,
-    pub password: String,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct SessionView {
-    pub user: UserView,
-    /// Send as `X-CSRF-Token` on every state-changing request made with the cookie.
-    pub csrf_token: String,
-}
+pub use api_types::{LoginRequest, SessionView};
 
 /// Sign in: sets the session cookie (a fresh session id) and returns the CSRF token.
 #[utoipa::path(post, path = "/api/v1/session", tag = "session",

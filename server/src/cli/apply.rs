@@ -17,8 +17,12 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
+use api_types::{
+    ClusterChangeRequest, ClusterCreateRequest, ClusterDetail, ClusterView, JobState, JobView,
+    Page, PlanView, SubmittedJob,
+};
 use clap::Args;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::remote::Client;
 use diff::{describe, Existing, Plan, Step};
@@ -55,21 +59,21 @@ async fn prepare(path: &Path) -> anyhow::Result<Prepared> {
     let origin = path.display().to_string();
     let file = file::read(path)?;
     let client = Client::signed_in()?;
-    let listed = client.get("/api/v1/clusters?limit=500").await?;
-    let existing: Vec<Existing> = listed["items"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(Existing::from_api)
-        .collect();
+    let listed: Page<ClusterView> = client.get_as("/api/v1/clusters?limit=500").await?;
+    let existing: Vec<Existing> = listed.items.into_iter().map(Existing::from_view).collect();
     let plan = diff::diff(&file, &origin, &existing).map_err(|problems| {
         anyhow::anyhow!("{origin} cannot be applied:\n{}", problems.join("\n"))
     })?;
     let mut problems = Vec::new();
     for step in &plan.steps {
         if let Step::Create { spec, config } = step {
-            let body = create_body(spec, config);
-            if let Err(error) = client.post("/api/v1/clusters?dry_run=true", &body).await {
+            let dry_run = client
+                .post_as::<PlanView>(
+                    "/api/v1/clusters?dry_run=true",
+                    &create_request(spec, config),
+                )
+                .await;
+            if let Err(error) = dry_run {
                 problems.push(format!(
                     "{origin}:{}: cluster {}: {error:#}",
                     spec.line,
@@ -84,14 +88,18 @@ async fn prepare(path: &Path) -> anyhow::Result<Prepared> {
     Ok(Prepared { file, plan, client })
 }
 
-fn create_body(spec: &file::ClusterSpec, config: &Map<String, Value>) -> Value {
-    json!({
-        "name": spec.name.as_str(),
-        "template": spec.template.as_str(),
-        "size": spec.size.0,
-        "services": spec.services,
-        "config": config,
-    })
+fn create_request(spec: &file::ClusterSpec, config: &Map<String, Value>) -> ClusterCreateRequest {
+    ClusterCreateRequest {
+        name: spec.name.as_str().to_owned(),
+        template: spec.template.as_str().to_owned(),
+        size: spec.size.0,
+        services: spec
+            .services
+            .as_ref()
+            .map(|services| services.iter().map(ToString::to_string).collect()),
+        config: Some(config.clone()),
+        ..ClusterCreateRequest::default()
+    }
 }
 
 pub async fn plan(args: PlanArgs) -> anyhow::Result<ExitCode> {
@@ -163,8 +171,8 @@ async fn converge(client: &Client, step: &Step) -> anyhow::Result<()> {
     let name = step.name();
     match step {
         Step::Create { spec, config } => {
-            let submitted = client
-                .post("/api/v1/clusters", &create_body(spec, config))
+            let submitted: SubmittedJob = client
+                .post_as("/api/v1/clusters", &create_request(spec, config))
                 .await
                 .with_context(|| format!("cannot create cluster {name}"))?;
             wait(client, name, "create", &submitted).await
@@ -178,30 +186,31 @@ async fn converge(client: &Client, step: &Step) -> anyhow::Result<()> {
         } => {
             let changes = format!("/api/v1/clusters/{id}/changes");
             if !add_services.is_empty() {
-                let body = json!({"operation": "add-services", "services": add_services});
-                let submitted = client.post(&changes, &body).await?;
+                let change = ClusterChangeRequest::AddServices {
+                    services: add_services.clone(),
+                };
+                let submitted = client.post_as(&changes, &change).await?;
                 wait(client, name, "add services", &submitted).await?;
             }
             if *add_nodes > 0 {
-                let body = json!({"operation": "add-nodes", "count": add_nodes});
-                let submitted = client.post(&changes, &body).await?;
+                let change = ClusterChangeRequest::AddNodes { count: *add_nodes };
+                let submitted = client.post_as(&changes, &change).await?;
                 wait(client, name, "add nodes", &submitted).await?;
             }
             // New nodes change what macros list (a load balancer's backends): configure
             // everywhere again; changed config also restarts the services around it.
             if !config.is_empty() || *add_nodes > 0 {
-                let body = json!({
-                    "operation": "reconfigure",
-                    "restart": !config.is_empty(),
-                    "config": (!config.is_empty()).then_some(config),
-                });
-                let submitted = client.post(&changes, &body).await?;
+                let change = ClusterChangeRequest::Reconfigure {
+                    restart: !config.is_empty(),
+                    config: (!config.is_empty()).then(|| config.clone()),
+                };
+                let submitted = client.post_as(&changes, &change).await?;
                 wait(client, name, "reconfigure", &submitted).await?;
             }
             Ok(())
         }
         Step::Delete { id, .. } => {
-            let submitted = client.delete(&format!("/api/v1/clusters/{id}")).await?;
+            let submitted = client.delete_as(&format!("/api/v1/clusters/{id}")).await?;
             wait(client, name, "delete", &submitted).await
         }
     }
@@ -209,28 +218,28 @@ async fn converge(client: &Client, step: &Step) -> anyhow::Result<()> {
 
 /// Polls the submitted job until it ends, printing progress; a failed job is an error
 /// that says how to go on.
-async fn wait(client: &Client, cluster: &str, what: &str, submitted: &Value) -> anyhow::Result<()> {
-    let Some(job) = submitted["job_id"].as_str() else {
-        bail!("the server answered without a job id: {submitted}");
-    };
+async fn wait(
+    client: &Client,
+    cluster: &str,
+    what: &str,
+    submitted: &SubmittedJob,
+) -> anyhow::Result<()> {
+    let job = &submitted.job_id;
     let mut shown = None;
     loop {
-        let state = client.get(&format!("/api/v1/jobs/{job}")).await?;
-        let progress = (
-            state["tasks_succeeded"].as_i64().unwrap_or(0),
-            state["tasks_total"].as_i64().unwrap_or(0),
-        );
+        let state: JobView = client.get_as(&format!("/api/v1/jobs/{job}")).await?;
+        let progress = (state.tasks_succeeded, state.tasks_total);
         if shown != Some(progress) {
             println!("  {cluster}: {what}: {}/{} tasks", progress.0, progress.1);
             shown = Some(progress);
         }
-        match state["state"].as_str().unwrap_or_default() {
-            "succeeded" => return Ok(()),
-            "failed" | "cancelled" => bail!(
+        match state.state {
+            JobState::Succeeded => return Ok(()),
+            JobState::Failed | JobState::Cancelled => bail!(
                 "cluster {cluster}: {what} job {job} {}: {}\nsee `corral job show {job}`; \
                  `corral job retry {job}` resumes it, then apply again",
-                state["state"].as_str().unwrap_or_default(),
-                state["error"].as_str().unwrap_or("no error recorded")
+                state.state,
+                state.error.as_deref().unwrap_or("no error recorded")
             ),
             _ => tokio::time::sleep(POLL).await,
         }
@@ -238,23 +247,17 @@ async fn wait(client: &Client, cluster: &str, what: &str, submitted: &Value) -> 
 }
 
 async fn print_links(client: &Client, name: &str) -> anyhow::Result<()> {
-    let cluster = match client.get(&format!("/api/v1/clusters/{name}")).await {
+    let cluster: ClusterDetail = match client.get_as(&format!("/api/v1/clusters/{name}")).await {
         Ok(cluster) => cluster,
         // Deleted by this apply, or never made.
         Err(_) => return Ok(()),
     };
     println!(
         "{name}: {} ({} node(s), template {})",
-        cluster["state"].as_str().unwrap_or_default(),
-        cluster["size"],
-        cluster["template"].as_str().unwrap_or_default()
+        cluster.cluster.state, cluster.cluster.size, cluster.cluster.template
     );
-    for link in cluster["links"].as_array().into_iter().flatten() {
-        println!(
-            "  {}: {}",
-            link["label"].as_str().unwrap_or_default(),
-            link["url"].as_str().unwrap_or_default()
-        );
+    for link in &cluster.links {
+        println!("  {}: {}", link.label, link.url);
     }
     Ok(())
 }

@@ -4,8 +4,13 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::Context;
+use anyhow::{bail, Context};
+use api_types::{
+    ClusterChangeRequest, ClusterCreateRequest, ClusterDetail, ClusterView, EventKind, EventView,
+    JobState, JobView, LeaseExtension, Page, PlanView, SubmittedJob, TaskView,
+};
 use clap::{Args, Subcommand};
+use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use super::remote::{print_json, print_table, Client, OutputArgs};
@@ -83,22 +88,31 @@ pub struct ChangeArgs {
 }
 
 impl ChangeArgs {
-    fn body(&self) -> Value {
-        let mut body = Map::new();
-        body.insert("operation".into(), json!(self.operation));
-        if let Some(services) = &self.services {
-            body.insert("services".into(), json!(services));
-        }
-        if let Some(count) = self.count {
-            body.insert("count".into(), json!(count));
-        }
-        if self.restart {
-            body.insert("restart".into(), json!(true));
-        }
-        if let Some(job) = &self.job {
-            body.insert("job_id".into(), json!(job));
-        }
-        Value::Object(body)
+    /// The API's change request for the arguments; a missing argument is named.
+    fn request(&self) -> anyhow::Result<ClusterChangeRequest> {
+        let services = self.services.clone();
+        Ok(match self.operation.as_str() {
+            "add-services" => ClusterChangeRequest::AddServices {
+                services: services.context("add-services needs --services")?,
+            },
+            "add-nodes" => ClusterChangeRequest::AddNodes {
+                count: self.count.context("add-nodes needs --count")?,
+            },
+            "reconfigure" => ClusterChangeRequest::Reconfigure {
+                restart: self.restart,
+                config: None,
+            },
+            "start" => ClusterChangeRequest::Start { services },
+            "stop" => ClusterChangeRequest::Stop { services },
+            "restart" => ClusterChangeRequest::Restart { services },
+            "rollback" => ClusterChangeRequest::Rollback {
+                job_id: self.job.clone().context("rollback needs --job")?,
+            },
+            other => bail!(
+                "unknown operation {other:?}: use add-services, add-nodes, reconfigure, start, \
+                 stop, restart or rollback"
+            ),
+        })
     }
 }
 
@@ -137,21 +151,27 @@ const CLUSTER_COLUMNS: &[(&str, &str)] = &[
     ("size", "size"),
 ];
 
-fn print_plan(plan: &Value) {
-    println!("{} task(s):", plan["tasks"]);
-    for step in plan["steps"].as_array().into_iter().flatten() {
-        println!("  {}", step.as_str().unwrap_or_default());
+fn print_plan(plan: &PlanView) {
+    println!("{} task(s):", plan.tasks);
+    for step in &plan.steps {
+        println!("  {step}");
     }
 }
 
-fn print_submitted(submitted: &Value) {
+fn print_submitted(submitted: &SubmittedJob) {
     println!(
         "cluster {} ({}) is {}; job {}",
-        submitted["cluster"]["name"].as_str().unwrap_or_default(),
-        submitted["cluster"]["id"].as_str().unwrap_or_default(),
-        submitted["cluster"]["state"].as_str().unwrap_or_default(),
-        submitted["job_id"].as_str().unwrap_or_default()
+        submitted.cluster.name, submitted.cluster.id, submitted.cluster.state, submitted.job_id
     );
+}
+
+/// A view as JSON, for `--json` and for the tables (which pick fields by name).
+fn to_json(view: &impl Serialize) -> anyhow::Result<Value> {
+    Ok(serde_json::to_value(view)?)
+}
+
+fn rows(views: &[impl Serialize]) -> anyhow::Result<Vec<Value>> {
+    views.iter().map(to_json).collect()
 }
 
 pub async fn run(args: ClusterArgs) -> anyhow::Result<ExitCode> {
@@ -159,23 +179,23 @@ pub async fn run(args: ClusterArgs) -> anyhow::Result<ExitCode> {
     let json = args.output.json;
     let answer = match args.command {
         ClusterCommand::List => {
-            let page = client.get("/api/v1/clusters?limit=500").await?;
+            let page: Page<ClusterView> = client.get_as("/api/v1/clusters?limit=500").await?;
             if !json {
-                print_table(
-                    page["items"].as_array().map_or(&[], Vec::as_slice),
-                    CLUSTER_COLUMNS,
-                );
+                print_table(&rows(&page.items)?, CLUSTER_COLUMNS);
                 return Ok(ExitCode::SUCCESS);
             }
-            page
+            to_json(&page)?
         }
         ClusterCommand::Show { id } => {
-            let cluster = client.get(&format!("/api/v1/clusters/{id}")).await?;
+            let cluster: ClusterDetail = client.get_as(&format!("/api/v1/clusters/{id}")).await?;
             if !json {
-                print_table(std::slice::from_ref(&cluster), CLUSTER_COLUMNS);
+                print_table(
+                    &rows(std::slice::from_ref(&cluster.cluster))?,
+                    CLUSTER_COLUMNS,
+                );
                 println!();
                 print_table(
-                    cluster["nodes"].as_array().map_or(&[], Vec::as_slice),
+                    &rows(&cluster.nodes)?,
                     &[
                         ("node", "number"),
                         ("address", "address"),
@@ -185,7 +205,7 @@ pub async fn run(args: ClusterArgs) -> anyhow::Result<ExitCode> {
                 );
                 println!();
                 print_table(
-                    cluster["jobs"].as_array().map_or(&[], Vec::as_slice),
+                    &rows(&cluster.jobs)?,
                     &[
                         ("job", "id"),
                         ("operation", "operation"),
@@ -193,74 +213,84 @@ pub async fn run(args: ClusterArgs) -> anyhow::Result<ExitCode> {
                         ("error", "error"),
                     ],
                 );
-                let links = cluster["links"].as_array().map_or(&[][..], Vec::as_slice);
-                if !links.is_empty() {
+                if !cluster.links.is_empty() {
                     println!();
-                    print_table(links, &[("link", "label"), ("url", "url")]);
+                    print_table(&rows(&cluster.links)?, &[("link", "label"), ("url", "url")]);
                 }
                 return Ok(ExitCode::SUCCESS);
             }
-            cluster
+            to_json(&cluster)?
         }
         ClusterCommand::Create(create) => {
-            let config: Option<Value> = create
+            let config: Option<Map<String, Value>> = create
                 .config
                 .as_deref()
                 .map(serde_json::from_str)
                 .transpose()
                 .context("--config must be a JSON object")?;
-            let body = json!({
-                "name": create.name, "template": create.template, "size": create.size,
-                "services": create.services, "config": config,
-            });
-            let path = format!("/api/v1/clusters?dry_run={}", create.dry_run);
-            let answer = client.post(&path, &body).await?;
-            if create.wait && !create.dry_run {
-                let job = answer["job_id"].as_str().unwrap_or_default().to_owned();
-                return watch(&client, &job).await;
-            }
-            if !json {
-                if create.dry_run {
-                    print_plan(&answer);
-                } else {
-                    print_submitted(&answer);
+            let request = ClusterCreateRequest {
+                name: create.name,
+                template: create.template,
+                size: create.size,
+                services: create.services,
+                config,
+                ..ClusterCreateRequest::default()
+            };
+            if create.dry_run {
+                let plan: PlanView = client
+                    .post_as("/api/v1/clusters?dry_run=true", &request)
+                    .await?;
+                if !json {
+                    print_plan(&plan);
+                    return Ok(ExitCode::SUCCESS);
                 }
-                return Ok(ExitCode::SUCCESS);
+                to_json(&plan)?
+            } else {
+                let submitted: SubmittedJob = client.post_as("/api/v1/clusters", &request).await?;
+                if create.wait {
+                    return watch(&client, &submitted.job_id).await;
+                }
+                if !json {
+                    print_submitted(&submitted);
+                    return Ok(ExitCode::SUCCESS);
+                }
+                to_json(&submitted)?
             }
-            answer
         }
         ClusterCommand::Plan(change) => {
-            let plan = client
-                .post(
+            let plan: PlanView = client
+                .post_as(
                     &format!("/api/v1/clusters/{}/plan", change.id),
-                    &change.body(),
+                    &change.request()?,
                 )
                 .await?;
             if !json {
                 print_plan(&plan);
                 return Ok(ExitCode::SUCCESS);
             }
-            plan
+            to_json(&plan)?
         }
         ClusterCommand::Change(change) => {
-            let submitted = client
-                .post(
+            let submitted: SubmittedJob = client
+                .post_as(
                     &format!("/api/v1/clusters/{}/changes", change.id),
-                    &change.body(),
+                    &change.request()?,
                 )
                 .await?;
             if !json {
                 print_submitted(&submitted);
                 return Ok(ExitCode::SUCCESS);
             }
-            submitted
+            to_json(&submitted)?
         }
         ClusterCommand::Lease { id, hours } => {
             client
                 .send(
                     reqwest::Method::PUT,
                     &format!("/api/v1/clusters/{id}/lease"),
-                    Some(&json!({"seconds": hours.saturating_mul(3600)})),
+                    Some(&to_json(&LeaseExtension {
+                        seconds: hours.saturating_mul(3600),
+                    })?),
                     &[],
                 )
                 .await?
@@ -271,12 +301,12 @@ pub async fn run(args: ClusterArgs) -> anyhow::Result<ExitCode> {
             } else {
                 format!("/api/v1/clusters/{id}")
             };
-            let submitted = client.delete(&path).await?;
+            let submitted: SubmittedJob = client.delete_as(&path).await?;
             if !json {
                 print_submitted(&submitted);
                 return Ok(ExitCode::SUCCESS);
             }
-            submitted
+            to_json(&submitted)?
         }
     };
     print_json(&answer);
@@ -287,24 +317,20 @@ pub async fn run_job(args: JobArgs) -> anyhow::Result<ExitCode> {
     let client = Client::signed_in()?;
     let answer = match args.command {
         JobCommand::Show { id } => {
-            let job = client.get(&format!("/api/v1/jobs/{id}")).await?;
-            let tasks = client
-                .get(&format!("/api/v1/jobs/{id}/tasks?limit=500"))
+            let job: JobView = client.get_as(&format!("/api/v1/jobs/{id}")).await?;
+            let tasks: Page<TaskView> = client
+                .get_as(&format!("/api/v1/jobs/{id}/tasks?limit=500"))
                 .await?;
             if !args.output.json {
                 println!(
                     "job {} ({}): {} — {}/{} tasks succeeded",
-                    id,
-                    job["operation"].as_str().unwrap_or_default(),
-                    job["state"].as_str().unwrap_or_default(),
-                    job["tasks_succeeded"],
-                    job["tasks_total"]
+                    id, job.operation, job.state, job.tasks_succeeded, job.tasks_total
                 );
-                if let Some(error) = job["error"].as_str() {
+                if let Some(error) = &job.error {
                     println!("error: {error}");
                 }
                 print_table(
-                    tasks["items"].as_array().map_or(&[], Vec::as_slice),
+                    &rows(&tasks.items)?,
                     &[
                         ("node", "node"),
                         ("action", "action"),
@@ -338,28 +364,28 @@ pub async fn run_job(args: JobArgs) -> anyhow::Result<ExitCode> {
 async fn watch(client: &Client, job: &str) -> anyhow::Result<ExitCode> {
     let mut after = 0i64;
     loop {
-        let events = client
-            .get(&format!(
+        let events: Vec<EventView> = client
+            .get_as(&format!(
                 "/api/v1/jobs/{job}/events?after={after}&limit=1000"
             ))
             .await?;
-        for event in events.as_array().into_iter().flatten() {
-            after = event["id"].as_i64().unwrap_or(after);
-            if event["kind"] == "state" {
-                println!("{}", event["data"].as_str().unwrap_or_default());
+        for event in events {
+            after = event.id;
+            if event.kind == EventKind::State {
+                println!("{}", event.data);
             }
         }
-        let state = client.get(&format!("/api/v1/jobs/{job}")).await?;
-        match state["state"].as_str().unwrap_or_default() {
-            "succeeded" => {
+        let state: JobView = client.get_as(&format!("/api/v1/jobs/{job}")).await?;
+        match state.state {
+            JobState::Succeeded => {
                 println!("job {job} succeeded");
                 return Ok(ExitCode::SUCCESS);
             }
-            "failed" | "cancelled" => {
+            JobState::Failed | JobState::Cancelled => {
                 println!(
                     "job {job} {}: {}",
-                    state["state"].as_str().unwrap_or_default(),
-                    state["error"].as_str().unwrap_or("no error recorded")
+                    state.state,
+                    state.error.as_deref().unwrap_or("no error recorded")
                 );
                 println!("retry from the failure with `corral job retry {job}`");
                 return Ok(ExitCode::from(1));

@@ -229,8 +229,8 @@ async fn the_event_stream_resumes_after_the_last_event_seen() {
             job_id: job.clone(),
             task_id: None,
             attempt: None,
-            kind: "output".to_owned(),
-            stream: Some("stdout".to_owned()),
+            kind: api_types::EventKind::Output,
+            stream: Some(api_types::OutputStream::Stdout),
             data: format!("line {n}"),
         })
         .collect();

@@ -10,8 +10,8 @@ pub mod structured;
 
 /// A pretty-printed starting point for a new entity of each kind (the form's JSON
 /// field), showing the fields Coopr's format has.
-pub fn starter(kind: crate::model::admin::Kind) -> &'static str {
-    use crate::model::admin::Kind;
+pub fn starter(kind: crate::server_fns::admin::Kind) -> &'static str {
+    use crate::server_fns::admin::Kind;
     match kind {
         Kind::Providers => "{\n  \"providertype\": \"local\",\n  \"provisioner\": {}\n}",
         Kind::Hardware => "{\n  \"providermap\": {\n    \"local\": { \"flavor\": \"small\" }\n  }\n}",

@@ -10,9 +10,9 @@ use leptos_router::hooks::use_location;
 use crate::components::errors::{set_status, PageError};
 use crate::components::session::CsrfField;
 use crate::error::UiError;
-use crate::model::admin::Kind;
 use crate::server_fns::admin::scope::current_admin_scope;
 use crate::server_fns::admin::switch_tenant::SwitchTenant;
+use crate::server_fns::admin::Kind;
 
 #[component]
 pub fn AdminLayout(children: Children) -> impl IntoView {
@@ -95,7 +95,7 @@ fn AdminNav() -> impl IntoView {
 
 /// The tenant being administered; a superadmin can switch to another.
 #[component]
-pub fn TenantSwitcher(scope: crate::model::admin::AdminScope) -> impl IntoView {
+pub fn TenantSwitcher(scope: crate::server_fns::admin::AdminScope) -> impl IntoView {
     let location = use_location();
     if scope.tenants.is_empty() {
         return view! {

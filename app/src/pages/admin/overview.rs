@@ -4,9 +4,11 @@
 use leptos::prelude::*;
 use leptos_meta::Title;
 
-use crate::components::state::state_class;
-use crate::model::admin::Overview;
+use api_types::ClusterState;
+
+use crate::components::state::{StateBadge, Tone};
 use crate::server_fns::admin::overview::admin_overview;
+use crate::server_fns::admin::Overview;
 
 #[component]
 pub fn OverviewPage() -> impl IntoView {
@@ -43,7 +45,7 @@ fn OverviewView(overview: Overview) -> impl IntoView {
         .iter()
         .map(|(state, count)| {
             view! {
-                <li><span class=state_class(state)>{state.clone()}</span>" "<strong>{*count}</strong></li>
+                <li><StateBadge state=*state/>" "<strong>{*count}</strong></li>
             }
         })
         .collect_view();
@@ -57,13 +59,13 @@ fn OverviewView(overview: Overview) -> impl IntoView {
         .iter()
         .map(|(id, name)| {
             view! {
-                <li><span class=state_class("failed")>{"failed".to_owned()}</span>" "
+                <li><StateBadge state=ClusterState::Failed/>" "
                     <a href=format!("/clusters/{id}")>{name.clone()}</a></li>
             }
         })
         .chain(overview.busy.iter().map(|(id, name, state)| {
             view! {
-                <li><span class=state_class(state)>{state.clone()}</span>" "
+                <li><StateBadge state=*state/>" "
                     <a href=format!("/clusters/{id}")>{name.clone()}</a></li>
             }
         }))
@@ -73,7 +75,7 @@ fn OverviewView(overview: Overview) -> impl IntoView {
         .iter()
         .map(|(cluster, job, what, error)| {
             view! {
-                <li><span class=state_class("failed")>{"failed task".to_owned()}</span>" "
+                <li><span class=Tone::Bad.class()>"failed task"</span>" "
                     <a href=format!("/clusters/{cluster}/jobs/{job}")>{what.clone()}</a>
                     " " <span class="muted">{error.clone()}</span></li>
             }
@@ -83,7 +85,7 @@ fn OverviewView(overview: Overview) -> impl IntoView {
         .jobs_by_state
         .iter()
         .map(|(state, count)| {
-            view! { <li><span class=state_class(state)>{state.clone()}</span>" "<strong>{*count}</strong></li> }
+            view! { <li><StateBadge state=*state/>" "<strong>{*count}</strong></li> }
         })
         .collect_view();
     let quiet =

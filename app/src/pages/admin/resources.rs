@@ -3,6 +3,7 @@
 //! a file of any kind (a multipart form post, so archives and binaries arrive
 //! byte for byte, with or without JavaScript) or a script typed in.
 
+use api_types::ResourceView;
 use leptos::prelude::*;
 use leptos::server::ServerActionError;
 use leptos::server_fn::error::ServerFnUrlError;
@@ -15,7 +16,6 @@ use crate::components::session::CsrfField;
 use crate::components::table::TableCard;
 use crate::components::time::timestamp;
 use crate::error::UiError;
-use crate::model::admin::ResourceRow;
 use crate::pages::admin::loaded::{Loaded, OnceLoaded};
 use crate::server_fns::admin::resources::list_resources;
 use crate::server_fns::admin::stage_resource::StageResource;
@@ -56,7 +56,7 @@ pub fn ResourcesPage() -> impl IntoView {
             <Title text="Resources · Admin · Corral"/>
             <div class="page-head"><h1>"Plugin resources"</h1></div>
             <Uploaded/>
-            <Loaded data=resources render={move |rows: Vec<ResourceRow>| {
+            <Loaded data=resources render={move |rows: Vec<ResourceView>| {
                 if rows.is_empty() {
                     return view! { <p class="muted">"No resources yet. Scripts uploaded here can be named by shell actions."</p> }.into_any();
                 }

@@ -12,8 +12,8 @@ use super::catalog::list::EntityListPage;
 use super::catalog::show::EntityShowPage;
 use super::layout::AdminLayout;
 use super::{audit, import, overview, resources, tenants, tokens, user, users};
-use crate::model::admin::Kind;
 use crate::pages::not_found::NotFound;
+use crate::server_fns::admin::Kind;
 
 fn param(name: &'static str) -> Memo<String> {
     let params = use_params_map();

@@ -2,6 +2,7 @@
 //! creates tenants, sets quotas and deletes tenants (refused while a tenant has
 //! live clusters, which the table lists); a tenant admin sees their own tenant.
 
+use api_types::Role;
 use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
@@ -9,12 +10,12 @@ use leptos_router::hooks::use_query_map;
 use crate::components::errors::{FieldError, FormError};
 use crate::components::session::{use_me, CsrfField};
 use crate::components::time::timestamp;
-use crate::model::admin::TenantRow;
 use crate::server_fns::admin::create_tenant::CreateTenant;
 use crate::server_fns::admin::delete_tenant::DeleteTenant;
 use crate::server_fns::admin::set_local_nodes::SetLocalNodes;
 use crate::server_fns::admin::tenants::{list_tenants, local_nodes_note};
 use crate::server_fns::admin::update_quotas::UpdateQuotas;
+use crate::server_fns::admin::TenantRow;
 
 fn limit(value: Option<i64>) -> String {
     value.map(|value| value.to_string()).unwrap_or_default()
@@ -51,7 +52,7 @@ pub fn TenantsPage() -> impl IntoView {
         })}
         <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
             {move || Suspend::new(async move {
-                let superadmin = matches!(me.await, Ok(Some(me)) if me.role == "superadmin");
+                let superadmin = matches!(me.await, Ok(Some(me)) if me.role == Role::Superadmin);
                 match tenants.await {
                     Ok(rows) => view! { <TenantTable rows superadmin delete/> {superadmin.then(|| view! { <NewTenant create/> })} }.into_any(),
                     Err(error) => crate::pages::admin::layout::admin_error(error),

@@ -1,6 +1,7 @@
 //! `/admin/tokens`: the admin's API tokens (for the CLI and scripts); a new
 //! token's secret is shown once, right after it is created.
 
+use api_types::TokenView;
 use leptos::prelude::*;
 use leptos_meta::Title;
 
@@ -8,7 +9,6 @@ use crate::components::errors::FieldError;
 use crate::components::session::CsrfField;
 use crate::components::table::TableCard;
 use crate::components::time::timestamp;
-use crate::model::admin::TokenRow;
 use crate::pages::admin::loaded::{Loaded, OnceLoaded};
 use crate::server_fns::admin::create_token::CreateToken;
 use crate::server_fns::admin::revoke_token::RevokeToken;
@@ -31,7 +31,7 @@ pub fn TokensPage() -> impl IntoView {
                     <p><code class="secret">{token.secret}</code></p>
                 </div>
             })}
-            <Loaded data=tokens render={move |rows: Vec<TokenRow>| {
+            <Loaded data=tokens render={move |rows: Vec<TokenView>| {
                 if rows.is_empty() {
                     return view! { <p class="muted">"No tokens yet."</p> }.into_any();
                 }
@@ -42,7 +42,7 @@ pub fn TokensPage() -> impl IntoView {
                         <tr>
                             <th scope="row">{row.name}</th>
                             <td><span class=state.0>{state.1}</span></td>
-                            <td>{if row.read_only { "read-only" } else { "full" }}</td>
+                            <td>{row.scope.as_str()}</td>
                             <td>{timestamp(row.created_at_ms)}</td>
                             <td>{maybe(row.last_used_at_ms)}</td>
                             <td>{maybe(row.expires_at_ms)}{row.renews_on_use.then_some(" (renewed on use)")}</td>

@@ -8,7 +8,7 @@ use leptos_router::components::Form;
 use leptos_router::hooks::use_query_map;
 
 use crate::components::plan::PlanView;
-use crate::model::PlanPreview;
+use crate::server_fns::clusters::PlanPreview;
 
 /// What the panel offers for a template: its services and size bounds.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

@@ -2,6 +2,7 @@
 //! password and delete them. Every change ends the user's sessions (the service
 //! bumps their session epoch), so they sign in again under the new role or password.
 
+use api_types::{Role, TokenView, MIN_PASSWORD_CHARS};
 use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::{use_params_map, use_query_map};
@@ -10,22 +11,21 @@ use crate::components::errors::{FieldError, FormError};
 use crate::components::session::CsrfField;
 use crate::components::time::timestamp;
 use crate::error::UiError;
-use crate::model::admin::TokenRow;
-use crate::model::admin::UserDetail;
 use crate::server_fns::admin::delete_user::DeleteUser;
 use crate::server_fns::admin::reset_user_password::ResetUserPassword;
 use crate::server_fns::admin::revoke_user_token::RevokeUserToken;
 use crate::server_fns::admin::set_user_role::SetUserRole;
 use crate::server_fns::admin::user::admin_user;
+use crate::server_fns::admin::UserDetail;
 
 /// The roles an admin can give, with what each may do.
-const ROLES: [(&str, &str); 3] = [
-    ("user", "user (creates clusters)"),
+const ROLES: [(Role, &str); 3] = [
+    (Role::User, "user (creates clusters)"),
     (
-        "tenant-admin",
+        Role::TenantAdmin,
         "tenant-admin (manages the catalog and users)",
     ),
-    ("superadmin", "superadmin (every tenant)"),
+    (Role::Superadmin, "superadmin (every tenant)"),
 ];
 
 #[component]
@@ -70,7 +70,7 @@ fn UserView(
             <div>
                 <h1>{user.username.clone()}</h1>
                 <p class="muted" data-testid="user-summary">
-                    <span class="chip">{user.role.clone()}</span>
+                    <span class="chip">{user.role.as_str()}</span>
                     " in tenant " <strong>{user.tenant.clone()}</strong>
                     " · since " {timestamp(user.created_at_ms)}
                 </p>
@@ -92,7 +92,7 @@ fn UserView(
                     "This is you: another admin changes your role or password, and you cannot delete yourself."
                 </p>
             }.into_any()
-        } else if user.role == "superadmin" && !detail.viewer_is_superadmin {
+        } else if user.role == Role::Superadmin && !detail.viewer_is_superadmin {
             view! {
                 <p class="banner banner-info" role="status" data-testid="user-is-superadmin">
                     "A superadmin's account is changed only by superadmins."
@@ -101,7 +101,7 @@ fn UserView(
         } else {
             view! {
                 <div class="grid">
-                    <RoleForm action=role id=user.id.clone() role=user.role.clone() superadmin=detail.viewer_is_superadmin/>
+                    <RoleForm action=role id=user.id.clone() role=user.role superadmin=detail.viewer_is_superadmin/>
                     <PasswordForm action=password id=user.id.clone()/>
                 </div>
                 <UserTokens user_id=user.id.clone() tokens=detail.tokens/>
@@ -115,7 +115,7 @@ fn UserView(
 fn RoleForm(
     action: ServerAction<SetUserRole>,
     id: String,
-    role: String,
+    role: Role,
     superadmin: bool,
 ) -> impl IntoView {
     let error = Signal::derive(move || action.value().get().and_then(Result::err));
@@ -123,10 +123,10 @@ fn RoleForm(
     // A tenant admin never sees superadmin offered (the service refuses it anyway).
     let options = ROLES
         .into_iter()
-        .filter(|(value, _)| superadmin || *value != "superadmin" || role == *value)
+        .filter(|(value, _)| superadmin || *value != Role::Superadmin || role == *value)
         .map(|(value, label)| {
             let selected = role == value;
-            view! { <option value=value selected=selected>{label}</option> }
+            view! { <option value=value.as_str() selected=selected>{label}</option> }
         })
         .collect_view();
     view! {
@@ -159,8 +159,8 @@ fn PasswordForm(action: ServerAction<ResetUserPassword>, id: String) -> impl Int
                 <input type="hidden" name="id" value=id/>
                 <div class="field">
                     <label for="user-password">"Password"</label>
-                    <input id="user-password" name="password" type="password" required minlength="12" autocomplete="new-password"/>
-                    <p class="hint">"At least 12 characters. Tell the user over a safe channel."</p>
+                    <input id="user-password" name="password" type="password" required minlength=MIN_PASSWORD_CHARS autocomplete="new-password"/>
+                    <p class="hint">{format!("At least {MIN_PASSWORD_CHARS} characters. Tell the user over a safe channel.")}</p>
                     <FieldError error field="password"/>
                 </div>
                 <FormError error=general/>
@@ -172,10 +172,10 @@ fn PasswordForm(action: ServerAction<ResetUserPassword>, id: String) -> impl Int
 
 /// The user's API tokens, each revocable (a lost laptop, a leaked CI secret).
 #[component]
-fn UserTokens(user_id: String, tokens: Vec<TokenRow>) -> impl IntoView {
+fn UserTokens(user_id: String, tokens: Vec<TokenView>) -> impl IntoView {
     let action = ServerAction::<RevokeUserToken>::new();
     let error = Signal::derive(move || action.value().get().and_then(Result::err));
-    let live: Vec<TokenRow> = tokens
+    let live: Vec<TokenView> = tokens
         .into_iter()
         .filter(|token| token.revoked_at_ms.is_none())
         .collect();
@@ -186,7 +186,7 @@ fn UserTokens(user_id: String, tokens: Vec<TokenRow>) -> impl IntoView {
             view! {
                 <li data-testid="user-token">
                     <strong>{token.name}</strong>
-                    " · " {if token.read_only { "read-only" } else { "full" }}
+                    " · " {token.scope.as_str()}
                     " · created " {timestamp(token.created_at_ms)}
                     " · last used " {token.last_used_at_ms.map_or_else(|| "never".to_owned(), timestamp)}
                     " "

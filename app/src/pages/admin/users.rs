@@ -2,6 +2,7 @@
 //! set here and never shown again). Each name leads to the user's page, where the
 //! role and password are changed and the user deleted.
 
+use api_types::{Role, MIN_PASSWORD_CHARS};
 use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
@@ -10,10 +11,10 @@ use crate::components::errors::{FieldError, FormError};
 use crate::components::session::{use_me, CsrfField};
 use crate::components::table::TableCard;
 use crate::components::time::timestamp;
-use crate::model::admin::UserRow;
 use crate::pages::admin::loaded::{Loaded, OnceLoaded};
 use crate::server_fns::admin::create_user::CreateUser;
 use crate::server_fns::admin::users::list_users;
+use crate::server_fns::admin::UserRow;
 
 #[component]
 pub fn UsersPage() -> impl IntoView {
@@ -40,7 +41,7 @@ pub fn UsersPage() -> impl IntoView {
                 let rows = rows.into_iter().map(|row| view! {
                     <tr data-user=row.username.clone()>
                         <th scope="row"><a href=format!("/admin/users/{}", crate::query::encode_value(&row.username))>{row.username.clone()}</a></th>
-                        <td><span class="chip">{row.role}</span></td>
+                        <td><span class="chip">{row.role.as_str()}</span></td>
                         <td>{row.tenant}</td>
                         <td>{timestamp(row.created_at_ms)}</td>
                     </tr>
@@ -63,19 +64,19 @@ pub fn UsersPage() -> impl IntoView {
                     </div>
                     <div class="field">
                         <label for="user-password">"Password"</label>
-                        <input id="user-password" name="password" type="password" required minlength="12" autocomplete="new-password"/>
-                        <p class="hint">"At least 12 characters."</p>
+                        <input id="user-password" name="password" type="password" required minlength=MIN_PASSWORD_CHARS autocomplete="new-password"/>
+                        <p class="hint">{format!("At least {MIN_PASSWORD_CHARS} characters.")}</p>
                         <FieldError error field="password"/>
                     </div>
                     <div class="field">
                         <label for="user-role">"Role"</label>
                         <select id="user-role" name="role">
-                            <option value="user">"user (creates clusters)"</option>
-                            <option value="tenant-admin">"tenant-admin (manages the catalog and users)"</option>
+                            <option value=Role::User.as_str()>"user (creates clusters)"</option>
+                            <option value=Role::TenantAdmin.as_str()>"tenant-admin (manages the catalog and users)"</option>
                             <Suspense>
                                 {move || Suspend::new(async move {
-                                    matches!(me.await, Ok(Some(me)) if me.role == "superadmin")
-                                        .then(|| view! { <option value="superadmin">"superadmin"</option> })
+                                    matches!(me.await, Ok(Some(me)) if me.role == Role::Superadmin)
+                                        .then(|| view! { <option value=Role::Superadmin.as_str()>"superadmin"</option> })
                                 })}
                             </Suspense>
                         </select>

@@ -10,6 +10,7 @@
 
 use std::collections::HashMap;
 
+use api_types::{EventKind, EventView, JobState, JobView, OutputStream, TaskState, TaskView};
 use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_params_map;
@@ -19,10 +20,10 @@ use crate::components::errors::{FormError, PageError};
 use crate::components::session::CsrfField;
 use crate::components::state::StateBadge;
 use crate::components::time::{duration, now_ms};
-use crate::model::{EventRow, JobPage, JobRow, TaskRow};
 use crate::server_fns::jobs::cancel::CancelJob;
 use crate::server_fns::jobs::retry::RetryJob;
 use crate::server_fns::jobs::show::load_job_page;
+use crate::server_fns::jobs::JobPage;
 
 #[component]
 pub fn JobShowPage() -> impl IntoView {
@@ -62,24 +63,29 @@ pub fn JobShowPage() -> impl IntoView {
     }
 }
 
-/// The attempt a `started (attempt 2)` event names.
-fn attempt_of(data: &str) -> Option<i64> {
-    data.strip_prefix("started (attempt ")?
-        .strip_suffix(')')?
-        .parse()
-        .ok()
-}
-
-/// What a `state` event says about its task: `started (attempt 2)` means running;
-/// otherwise the first word is the new state.
-fn state_from_event(data: &str) -> String {
-    if data.starts_with("started") {
-        "running".to_owned()
-    } else {
-        data.split_whitespace()
-            .next()
-            .unwrap_or("unknown")
-            .to_owned()
+/// Applies a task's `state` event to the job and its tasks as the page shows them:
+/// the task takes the new state (a new attempt restarts its clock), and a queued job
+/// is running from its first task on. Other events change nothing here.
+fn apply_state_event(job: &mut JobView, tasks: &mut [TaskView], event: &EventView) {
+    let (Some(task_id), EventKind::State, Some(state)) =
+        (&event.task_id, event.kind, event.task_state)
+    else {
+        return;
+    };
+    let at = event.at_ms;
+    if state == TaskState::Running && job.state == JobState::Queued {
+        job.state = JobState::Running;
+        job.started_at_ms.get_or_insert(at);
+    }
+    if let Some(task) = tasks.iter_mut().find(|task| &task.id == task_id) {
+        if state == TaskState::Running {
+            task.attempts = event.attempt.unwrap_or(task.attempts + 1);
+            task.started_at_ms = Some(at);
+            task.finished_at_ms = None;
+        } else if state.is_finished() {
+            task.finished_at_ms = Some(at);
+        }
+        task.state = state;
     }
 }
 
@@ -99,44 +105,22 @@ fn LiveJob(
         tasks.with(|tasks| {
             tasks
                 .iter()
-                .map(|task| (task.number, task.state.clone()))
-                .collect::<HashMap<u32, String>>()
+                .map(|task| (task.number, task.state))
+                .collect::<HashMap<u32, TaskState>>()
         })
     });
     let now = RwSignal::new(now_ms());
-    let on_event = move |event: EventRow| {
+    let on_event = move |event: EventView| {
         let last = events.with_untracked(|events| events.last().map_or(0, |event| event.id));
         if event.id <= last {
             return;
         }
-        if let (Some(task_id), true) = (&event.task_id, event.kind == "state") {
-            let state = state_from_event(&event.data);
-            let at = event.at_ms;
-            if state == "running" {
-                // The job runs from its first task on.
-                job.update(|job| {
-                    if job.state == "queued" {
-                        "running".clone_into(&mut job.state);
-                        job.started_at_ms.get_or_insert(at);
-                    }
-                });
-            }
-            tasks.update(|tasks| {
-                if let Some(task) = tasks.iter_mut().find(|task| &task.id == task_id) {
-                    if state == "running" {
-                        task.attempts = attempt_of(&event.data).unwrap_or(task.attempts + 1);
-                        task.started_at_ms = Some(at);
-                        task.finished_at_ms = None;
-                    } else if matches!(state.as_str(), "succeeded" | "failed" | "cancelled") {
-                        task.finished_at_ms = Some(at);
-                    }
-                    task.state = state;
-                }
-            });
+        if event.kind == EventKind::State {
+            job.update(|job| tasks.update(|tasks| apply_state_event(job, tasks, &event)));
         }
         events.update(|events| events.push(event));
     };
-    if !page.job.finished() {
+    if !page.job.state.is_finished() {
         follow_stream(page.job.id.clone(), events, on_event, job, finished, now);
     }
     let cluster_href = format!("/clusters/{}", page.cluster_id);
@@ -145,7 +129,7 @@ fn LiveJob(
         tasks.with(|tasks| {
             let done = tasks
                 .iter()
-                .filter(|task| task.state == "succeeded")
+                .filter(|task| task.state == TaskState::Succeeded)
                 .count();
             (done, tasks.len())
         })
@@ -162,7 +146,7 @@ fn LiveJob(
         tasks.with(|tasks| {
             tasks
                 .iter()
-                .filter(|task| task.state == "running")
+                .filter(|task| task.state == TaskState::Running)
                 .map(|task| step_name(task, &hostnames_of(&page.hostnames)))
                 .collect::<Vec<_>>()
                 .join(", ")
@@ -178,7 +162,7 @@ fn LiveJob(
         // Without JavaScript the page reloads itself until the job ends. (Inner HTML:
         // with JavaScript on, browsers keep a <noscript>'s content as text, which
         // hydration must not look into.)
-        {move || (!job.get().finished()).then(|| view! {
+        {move || (!job.get().state.is_finished()).then(|| view! {
             <noscript inner_html=r#"<meta http-equiv="refresh" content="3">"#></noscript>
         })}
         <nav class="crumbs" aria-label="Breadcrumb">
@@ -190,7 +174,7 @@ fn LiveJob(
                 {if page.job.forced { "forced " } else { "" }}
                 {page.job.operation.clone()} " " {page.cluster_name.clone()}
             </h1>
-            <StateBadge state=Signal::derive(move || job.get().state)/>
+            {move || view! { <StateBadge state=job.get().state/> }}
         </div>
         <section class="card progress-card" data-testid="job-progress">
             <div class="progress-line">
@@ -206,7 +190,7 @@ fn LiveJob(
                 let job_id = job_id.clone();
                 move || {
                     let job_id = job_id.clone();
-                        (!job.get().finished()).then(move || view! {
+                        (!job.get().state.is_finished()).then(move || view! {
                         <ActionForm action=cancel attr:class="inline">
                             <CsrfField/>
                             <input type="hidden" name="job_id" value=job_id/>
@@ -218,19 +202,19 @@ fn LiveJob(
         </section>
         {move || {
             let current = job.get();
-            match current.state.as_str() {
-                "failed" | "cancelled" => view! {
+            match current.state {
+                JobState::Failed | JobState::Cancelled => view! {
                     <FailurePanel job=current tasks=tasks.get() events=events.get()
                         hostnames=hostnames_for_failure.clone() cluster_id=cluster_id.clone()
-                        can_roll_back=page.can_roll_back retry/>
+                        retry/>
                 }.into_any(),
-                "succeeded" if current.operation == "delete" => view! {
+                JobState::Succeeded if current.operation == "delete" => view! {
                     <section class="card banner-ok" role="status" data-testid="job-succeeded">
                         <h2>"Deleted"</h2>
                         <p>"Every node of the cluster is gone. " <a href="/clusters">"Back to your clusters"</a></p>
                     </section>
                 }.into_any(),
-                "succeeded" => {
+                JobState::Succeeded => {
                     let links = links.clone();
                     let cluster_href = format!("/clusters/{}", cluster_id);
                     view! {
@@ -286,7 +270,7 @@ fn hostnames_of(pairs: &[(u32, String)]) -> HashMap<u32, String> {
     pairs.iter().cloned().collect()
 }
 
-fn step_name(task: &TaskRow, hostnames: &HashMap<u32, String>) -> String {
+fn step_name(task: &TaskView, hostnames: &HashMap<u32, String>) -> String {
     let node = hostnames
         .get(&task.node)
         .cloned()
@@ -296,7 +280,7 @@ fn step_name(task: &TaskRow, hostnames: &HashMap<u32, String>) -> String {
 
 #[component]
 fn TaskTable(
-    tasks: RwSignal<Vec<TaskRow>>,
+    tasks: RwSignal<Vec<TaskView>>,
     selected: RwSignal<Option<String>>,
     hostnames: HashMap<u32, String>,
 ) -> impl IntoView {
@@ -310,7 +294,7 @@ fn TaskTable(
                     <th scope="col" class="num">"Tries"</th><th scope="col">"Took"</th>
                 </tr></thead>
                 <tbody>
-                    <For each=move || tasks.get() key=|task| (task.id.clone(), task.state.clone(), task.attempts) let:task>
+                    <For each=move || tasks.get() key=|task| (task.id.clone(), task.state, task.attempts) let:task>
                         {
                             let id = task.id.clone();
                             let id_for_click = id.clone();
@@ -333,7 +317,7 @@ fn TaskTable(
                                         </button>
                                         {task.error.clone().map(|error| view! { <div class="error-text">{error}</div> })}
                                     </td>
-                                    <td><StateBadge state=task.state.clone()/></td>
+                                    <td><StateBadge state=task.state/></td>
                                     <td class="num">{format!("{}/{}", task.attempts, task.max_attempts)}</td>
                                     <td>{took}</td>
                                 </tr>
@@ -348,8 +332,8 @@ fn TaskTable(
 
 #[component]
 fn LogView(
-    events: RwSignal<Vec<EventRow>>,
-    tasks: RwSignal<Vec<TaskRow>>,
+    events: RwSignal<Vec<EventView>>,
+    tasks: RwSignal<Vec<TaskView>>,
     selected: RwSignal<Option<String>>,
 ) -> impl IntoView {
     let labels = Memo::new(move |_| {
@@ -370,7 +354,7 @@ fn LogView(
         events.with(|events| {
             events
                 .iter()
-                .filter(|event| event.kind == "output")
+                .filter(|event| event.kind == EventKind::Output)
                 .filter(|event| selected.is_none() || event.task_id == selected)
                 .cloned()
                 .collect::<Vec<_>>()
@@ -382,7 +366,7 @@ fn LogView(
                 let label = event.task_id.as_ref()
                     .and_then(|task| labels.with(|labels| labels.get(task).cloned()))
                     .unwrap_or_default();
-                let class = if event.stream.as_deref() == Some("stderr") { "line line-err" } else { "line" };
+                let class = if event.stream == Some(OutputStream::Stderr) { "line line-err" } else { "line" };
                 view! {
                     <span class=class data-event=event.id><span class="line-task">{label}</span>" "{event.data.trim_end().to_owned()}"\n"</span>
                 }
@@ -393,22 +377,25 @@ fn LogView(
 
 #[component]
 fn FailurePanel(
-    job: JobRow,
-    tasks: Vec<TaskRow>,
-    events: Vec<EventRow>,
+    job: JobView,
+    tasks: Vec<TaskView>,
+    events: Vec<EventView>,
     hostnames: HashMap<u32, String>,
     cluster_id: String,
-    can_roll_back: bool,
     retry: ServerAction<RetryJob>,
 ) -> impl IntoView {
-    let failed = tasks.iter().find(|task| task.state == "failed").cloned();
+    let failed = tasks
+        .iter()
+        .find(|task| task.state == TaskState::Failed)
+        .cloned();
     let output: String = failed
         .as_ref()
         .map(|task| {
             let lines: Vec<&str> = events
                 .iter()
                 .filter(|event| {
-                    event.kind == "output" && event.task_id.as_deref() == Some(task.id.as_str())
+                    event.kind == EventKind::Output
+                        && event.task_id.as_deref() == Some(task.id.as_str())
                 })
                 .map(|event| event.data.trim_end())
                 .collect();
@@ -444,7 +431,7 @@ fn FailurePanel(
                     <input type="hidden" name="job_id" value=job.id.clone()/>
                     <button class="button" type="submit" data-testid="retry-job">"Retry from the failure"</button>
                 </ActionForm>
-                {can_roll_back.then(|| view! { <a class="button button-quiet" href=rollback>"Roll back (preview first)"</a> })}
+                {job.can_roll_back.then(|| view! { <a class="button button-quiet" href=rollback>"Roll back (preview first)"</a> })}
                 <a class="button button-quiet" href=delete data-testid="delete-after-failure">
                     {if failed_delete {
                         "Delete anyway, passing over failed steps (preview first)"
@@ -468,9 +455,9 @@ fn FailurePanel(
 #[allow(unused_variables)]
 fn follow_stream(
     job_id: String,
-    events: RwSignal<Vec<EventRow>>,
-    on_event: impl Fn(EventRow) + Clone + 'static,
-    job: RwSignal<JobRow>,
+    events: RwSignal<Vec<EventView>>,
+    on_event: impl Fn(EventView) + Clone + 'static,
+    job: RwSignal<JobView>,
     finished: RwSignal<u32>,
     now: RwSignal<i64>,
 ) {
@@ -480,14 +467,87 @@ fn follow_stream(
 
 #[cfg(test)]
 mod tests {
-    use super::{attempt_of, state_from_event};
+    use api_types::{EventKind, EventView, JobState, JobView, TaskState, TaskView};
+
+    use super::apply_state_event;
+
+    fn job(state: JobState) -> JobView {
+        JobView {
+            id: "j".into(),
+            cluster_id: "c".into(),
+            operation: "create".into(),
+            state,
+            tasks_total: 1,
+            tasks_succeeded: 0,
+            created_at_ms: 0,
+            started_at_ms: None,
+            finished_at_ms: None,
+            error: None,
+            forced: false,
+            can_roll_back: false,
+        }
+    }
+
+    fn task(state: TaskState) -> TaskView {
+        TaskView {
+            id: "t".into(),
+            number: 1,
+            node: 1,
+            service: Some("web".into()),
+            action: "install".into(),
+            state,
+            attempts: 0,
+            max_attempts: 3,
+            started_at_ms: None,
+            finished_at_ms: None,
+            error: None,
+        }
+    }
+
+    fn state_event(at_ms: i64, state: TaskState, attempt: i64) -> EventView {
+        EventView {
+            id: at_ms,
+            task_id: Some("t".into()),
+            attempt: Some(attempt),
+            at_ms,
+            kind: EventKind::State,
+            stream: None,
+            data: String::new(),
+            task_state: Some(state),
+        }
+    }
 
     #[test]
-    fn state_events_read_as_states_and_attempts() {
-        assert_eq!(state_from_event("started (attempt 2)"), "running");
-        assert_eq!(state_from_event("failed (exit code 1)"), "failed");
-        assert_eq!(state_from_event("succeeded"), "succeeded");
-        assert_eq!(attempt_of("started (attempt 2)"), Some(2));
-        assert_eq!(attempt_of("succeeded"), None);
+    fn a_started_task_runs_its_job_and_counts_its_attempt() {
+        let (mut job, mut tasks) = (job(JobState::Queued), vec![task(TaskState::Ready)]);
+        apply_state_event(
+            &mut job,
+            &mut tasks,
+            &state_event(10, TaskState::Running, 2),
+        );
+        assert_eq!(
+            (job.state, job.started_at_ms),
+            (JobState::Running, Some(10))
+        );
+        assert_eq!(tasks[0].state, TaskState::Running);
+        assert_eq!((tasks[0].attempts, tasks[0].started_at_ms), (2, Some(10)));
+        apply_state_event(&mut job, &mut tasks, &state_event(25, TaskState::Failed, 2));
+        assert_eq!(tasks[0].state, TaskState::Failed);
+        assert_eq!(tasks[0].finished_at_ms, Some(25));
+        // The job's own end comes from the stream's end, not from a task's.
+        assert_eq!(job.state, JobState::Running);
+    }
+
+    #[test]
+    fn output_and_other_tasks_events_change_nothing() {
+        let (mut job, mut tasks) = (job(JobState::Queued), vec![task(TaskState::Ready)]);
+        let mut output = state_event(5, TaskState::Running, 1);
+        output.kind = EventKind::Output;
+        apply_state_event(&mut job, &mut tasks, &output);
+        let mut other = state_event(6, TaskState::Succeeded, 1);
+        other.task_id = Some("another".into());
+        apply_state_event(&mut job, &mut tasks, &other);
+        assert_eq!(job.state, JobState::Queued);
+        assert_eq!(tasks[0].state, TaskState::Ready);
     }
 }

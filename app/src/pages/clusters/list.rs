@@ -2,6 +2,7 @@
 //! query string (`?state=&template=&q=&mine=1`), so filters work without
 //! JavaScript and can be bookmarked.
 
+use api_types::{ClusterState, ClusterView};
 use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::components::Form;
@@ -11,22 +12,22 @@ use crate::components::errors::{FormError, PageError};
 use crate::components::session::{use_me, CsrfField};
 use crate::components::state::StateBadge;
 use crate::components::time::{duration, lease_left, now_ms, timestamp};
-use crate::model::ClusterRow;
 use crate::server_fns::clusters::extend_lease::ExtendLease;
 use crate::server_fns::clusters::list::list_clusters;
 
 /// What the filter form asks for.
 #[derive(Debug, Clone, Default, PartialEq)]
 struct Filter {
-    state: String,
+    /// `None`: any state (an unknown word in the query string too).
+    state: Option<ClusterState>,
     template: String,
     text: String,
     mine: bool,
 }
 
 impl Filter {
-    fn keeps(&self, cluster: &ClusterRow, me: &str) -> bool {
-        (self.state.is_empty() || cluster.state == self.state)
+    fn keeps(&self, cluster: &ClusterView, me: &str) -> bool {
+        self.state.is_none_or(|state| cluster.state == state)
             && (self.template.is_empty() || cluster.template == self.template)
             && (self.text.is_empty()
                 || cluster
@@ -44,7 +45,7 @@ pub fn ClusterListPage() -> impl IntoView {
     let query = use_query_map();
     let filter = Memo::new(move |_| {
         query.with(|query| Filter {
-            state: query.get("state").unwrap_or_default(),
+            state: query.get("state").and_then(|state| state.parse().ok()),
             template: query.get("template").unwrap_or_default(),
             text: query.get("q").unwrap_or_default(),
             mine: query.get("mine").is_some_and(|mine| mine == "1"),
@@ -67,9 +68,9 @@ pub fn ClusterListPage() -> impl IntoView {
                     Err(error) => view! { <PageError error/> }.into_any(),
                     Ok(all) => {
                         let templates = distinct(all.iter().map(|cluster| cluster.template.clone()));
-                        let states = distinct(all.iter().map(|cluster| cluster.state.clone()));
+                        let states = distinct(all.iter().map(|cluster| cluster.state));
                         let total = all.len();
-                        let shown: Vec<ClusterRow> = filter.with(|filter| {
+                        let shown: Vec<ClusterView> = filter.with(|filter| {
                             all.into_iter().filter(|cluster| filter.keeps(cluster, &me)).collect()
                         });
                         view! {
@@ -84,15 +85,15 @@ pub fn ClusterListPage() -> impl IntoView {
     }
 }
 
-fn distinct(values: impl Iterator<Item = String>) -> Vec<String> {
-    let mut values: Vec<String> = values.collect();
+fn distinct<T: Ord>(values: impl Iterator<Item = T>) -> Vec<T> {
+    let mut values: Vec<T> = values.collect();
     values.sort();
     values.dedup();
     values
 }
 
 #[component]
-fn FilterForm(filter: Filter, templates: Vec<String>, states: Vec<String>) -> impl IntoView {
+fn FilterForm(filter: Filter, templates: Vec<String>, states: Vec<ClusterState>) -> impl IntoView {
     let option = |value: String, selected: &str| {
         let is = value == selected;
         let label = value.clone();
@@ -100,7 +101,12 @@ fn FilterForm(filter: Filter, templates: Vec<String>, states: Vec<String>) -> im
     };
     let state_options = states
         .into_iter()
-        .map(|state| option(state, &filter.state))
+        .map(|state| {
+            option(
+                state.as_str().to_owned(),
+                filter.state.map_or("", ClusterState::as_str),
+            )
+        })
         .collect_view();
     let template_options = templates
         .into_iter()
@@ -129,7 +135,7 @@ fn FilterForm(filter: Filter, templates: Vec<String>, states: Vec<String>) -> im
 
 #[component]
 fn ClusterTable(
-    clusters: Vec<ClusterRow>,
+    clusters: Vec<ClusterView>,
     total: usize,
     extend: ServerAction<ExtendLease>,
 ) -> impl IntoView {
@@ -155,7 +161,7 @@ fn ClusterTable(
                     <td><a href=href>{cluster.name.clone()}</a></td>
                     <td>{cluster.template.clone()}</td>
                     <td class="num">{cluster.size}</td>
-                    <td><StateBadge state=cluster.state.clone()/></td>
+                    <td><StateBadge state=cluster.state/></td>
                     <td>{cluster.owner.clone().unwrap_or_else(|| "—".to_owned())}</td>
                     <td>
                         <span class="lease">{lease}</span>
@@ -185,7 +191,7 @@ fn ClusterTable(
 #[component]
 pub fn ExtendButton(
     id: String,
-    cluster: ClusterRow,
+    cluster: ClusterView,
     extend: ServerAction<ExtendLease>,
 ) -> impl IntoView {
     let Some(end) = cluster.lease_next_end_ms else {

@@ -13,12 +13,12 @@ use crate::components::errors::{FieldError, FormError, PageError};
 use crate::components::plan::PlanView;
 use crate::components::session::CsrfField;
 use crate::error::UiError;
-use crate::model::{CreateFormChoices, PlanPreview, QuotaUse, TemplateChoice};
 use crate::query::encode_value;
 use crate::server_fns::clusters::choices::create_choices;
 use crate::server_fns::clusters::create::CreateCluster;
 use crate::server_fns::clusters::preview::preview_create;
 use crate::server_fns::clusters::CreateForm;
+use crate::server_fns::clusters::{CreateFormChoices, PlanPreview, QuotaUse, TemplateChoice};
 
 /// The form's inputs as the query string holds them.
 #[derive(Debug, Clone, PartialEq, Default)]

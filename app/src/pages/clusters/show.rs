@@ -3,6 +3,7 @@
 //! (`?op=add-nodes&count=2`), previewed (layout diff and task DAG) and only then
 //! confirmed, with or without JavaScript.
 
+use api_types::JobView;
 use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::components::Form;
@@ -15,12 +16,13 @@ use crate::components::session::CsrfField;
 use crate::components::state::StateBadge;
 use crate::components::time::{duration, lease_left, now_ms, timestamp};
 use crate::error::UiError;
-use crate::model::{ChangePreview, ClusterPage, JobRow};
+
 use crate::server_fns::clusters::change::ChangeCluster;
 use crate::server_fns::clusters::extend_lease::ExtendLease;
 use crate::server_fns::clusters::plan_change::plan_change;
 use crate::server_fns::clusters::show::load_cluster_page;
 use crate::server_fns::clusters::{ChangeForm, OPERATIONS};
+use crate::server_fns::clusters::{ChangePreview, ClusterPage};
 
 #[component]
 pub fn ClusterShowPage() -> impl IntoView {
@@ -100,7 +102,7 @@ fn ClusterView(page: ClusterPage, extend: ServerAction<ExtendLease>) -> impl Int
                     <td>{node.hardwaretype.clone()}</td>
                     <td>{node.imagetype.clone()}</td>
                     <td>{services}</td>
-                    <td><StateBadge state=node.state.clone() node=true/></td>
+                    <td><StateBadge state=node.state/></td>
                 </tr>
             }
         })
@@ -123,13 +125,13 @@ fn ClusterView(page: ClusterPage, extend: ServerAction<ExtendLease>) -> impl Int
         <nav class="crumbs" aria-label="Breadcrumb"><a href="/clusters">"Clusters"</a> " / " {cluster.name.clone()}</nav>
         <div class="page-head">
             <h1>{cluster.name.clone()}</h1>
-            <StateBadge state=cluster.state.clone()/>
+            <StateBadge state=cluster.state/>
         </div>
         {running.map(|job| {
             let href = format!("/clusters/{}/jobs/{}", cluster.id, job.id);
             view! {
                 <p class="banner banner-busy" role="status">
-                    "A " {job.operation.clone()} " job is " {job.state.clone()} ": "
+                    "A " {job.operation.clone()} " job is " {job.state.as_str()} ": "
                     <a href=href>"watch it live"</a>
                 </p>
             }
@@ -187,7 +189,7 @@ fn ClusterView(page: ClusterPage, extend: ServerAction<ExtendLease>) -> impl Int
 }
 
 #[component]
-fn JobHistory(cluster_id: String, jobs: Vec<JobRow>) -> impl IntoView {
+fn JobHistory(cluster_id: String, jobs: Vec<JobView>) -> impl IntoView {
     let rows = jobs
         .into_iter()
         .map(|job| {
@@ -200,7 +202,7 @@ fn JobHistory(cluster_id: String, jobs: Vec<JobRow>) -> impl IntoView {
             view! {
                 <tr>
                     <td><a href=href>{job.operation.clone()}</a></td>
-                    <td><StateBadge state=job.state.clone()/></td>
+                    <td><StateBadge state=job.state/></td>
                     <td class="num">{format!("{}/{}", job.tasks_succeeded, job.tasks_total)}</td>
                     <td>{timestamp(job.created_at_ms)}</td>
                     <td>{took}</td>

@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 
 use crate::error::UiError;
-use crate::model::admin::AuditRow;
+use crate::server_fns::admin::AuditRow;
 
 #[server(prefix = "/sfn", endpoint = "admin-audit")]
 pub async fn audit_log(actor: String, action: String) -> Result<Vec<AuditRow>, UiError> {

@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 
 use crate::error::UiError;
-use crate::model::admin::NewToken;
+use crate::server_fns::admin::NewToken;
 
 #[server(prefix = "/sfn", endpoint = "admin-create-token")]
 pub async fn create_token(

@@ -1,6 +1,7 @@
 //! An admin creates a user (a superadmin in any tenant; a tenant admin in theirs,
 //! never a superadmin).
 
+use api_types::Role;
 use leptos::prelude::*;
 
 use crate::error::UiError;
@@ -10,16 +11,21 @@ pub async fn create_user(
     csrf: String,
     username: String,
     password: String,
-    role: String,
+    role: Role,
     tenant: Option<String>,
 ) -> Result<(), UiError> {
+    use api_types::MIN_PASSWORD_CHARS;
+
     let caller = crate::session::caller_checked(&csrf).await?;
     let username = username.trim().to_owned();
     if username.is_empty() {
         return Err(UiError::field("username", "give the user a name"));
     }
-    if password.chars().count() < 12 {
-        return Err(UiError::field("password", "use at least 12 characters"));
+    if password.chars().count() < MIN_PASSWORD_CHARS {
+        return Err(UiError::field(
+            "password",
+            format!("use at least {MIN_PASSWORD_CHARS} characters"),
+        ));
     }
     let request = engine::service::UserRequest {
         username,

@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 
 use crate::error::UiError;
-use crate::model::admin::Kind;
+use crate::server_fns::admin::Kind;
 
 #[server(prefix = "/sfn", endpoint = "admin-delete-entity")]
 pub async fn delete_entity(csrf: String, kind: Kind, name: String) -> Result<String, UiError> {

@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 
 use crate::error::UiError;
-use crate::model::admin::{EntityRow, Kind};
+use crate::server_fns::admin::{EntityRow, Kind};
 
 #[server(prefix = "/sfn", endpoint = "admin-entities")]
 pub async fn list_entities(kind: Kind) -> Result<Vec<EntityRow>, UiError> {

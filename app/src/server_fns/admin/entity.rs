@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 
 use crate::error::UiError;
-use crate::model::admin::{EntityPage, Kind};
+use crate::server_fns::admin::{EntityPage, Kind};
 
 #[server(prefix = "/sfn", endpoint = "admin-entity")]
 pub async fn entity(kind: Kind, name: String) -> Result<EntityPage, UiError> {
@@ -17,7 +17,7 @@ pub async fn entity(kind: Kind, name: String) -> Result<EntityPage, UiError> {
         .entity_history(&caller, kind.key(), &name)
         .await?
         .into_iter()
-        .map(|revision| crate::model::admin::RevisionRow {
+        .map(|revision| crate::server_fns::admin::RevisionRow {
             version: revision.version,
             author: revision
                 .author_id

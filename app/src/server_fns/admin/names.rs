@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 
 use crate::error::UiError;
-use crate::model::admin::CatalogNames;
+use crate::server_fns::admin::CatalogNames;
 
 #[server(prefix = "/sfn", endpoint = "admin-catalog-names")]
 pub async fn list_catalog_names() -> Result<CatalogNames, UiError> {
@@ -11,7 +11,7 @@ pub async fn list_catalog_names() -> Result<CatalogNames, UiError> {
     super::caller::require_admin(&caller)?;
     let service = crate::session::service()?;
     let mut names = CatalogNames::default();
-    use crate::model::admin::Kind;
+    use crate::server_fns::admin::Kind;
 
     for kind in Kind::ALL {
         let mut list: Vec<String> = service

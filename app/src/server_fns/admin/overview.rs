@@ -5,11 +5,13 @@
 use leptos::prelude::*;
 
 use crate::error::UiError;
-use crate::model::admin::Overview;
+use crate::server_fns::admin::Overview;
 
 #[server(prefix = "/sfn", endpoint = "admin-overview")]
 pub async fn admin_overview() -> Result<Overview, UiError> {
     use std::collections::BTreeMap;
+
+    use api_types::ClusterState;
 
     let caller = super::caller::caller().await?;
     super::caller::require_admin(&caller)?;
@@ -17,42 +19,30 @@ pub async fn admin_overview() -> Result<Overview, UiError> {
     let all = super::caller::all();
     let tenant = service.tenant(&caller, caller.tenant_id()).await?;
     let clusters = service.list_clusters(&caller, all).await?.items;
-    let mut by_state: BTreeMap<String, u64> =
-        ["active", "creating", "updating", "deleting", "failed"]
-            .into_iter()
-            .map(|state| (state.to_owned(), 0))
-            .collect();
+    // Every live state, in the enum's order, even when no cluster is in it.
+    let mut by_state: BTreeMap<ClusterState, u64> = ClusterState::ALL
+        .iter()
+        .filter(|state| state.is_live())
+        .map(|state| (*state, 0))
+        .collect();
     for cluster in &clusters {
-        *by_state.entry(cluster.state.clone()).or_default() += 1;
+        *by_state.entry(cluster.state).or_default() += 1;
     }
-    let order = |state: &str| {
-        ["active", "creating", "updating", "deleting", "failed"]
-            .iter()
-            .position(|known| *known == state)
-            .unwrap_or(usize::MAX)
-    };
-    let mut clusters_by_state: Vec<(String, u64)> = by_state.into_iter().collect();
-    clusters_by_state.sort_by_key(|(state, _)| order(state));
+    let clusters_by_state: Vec<(ClusterState, u64)> = by_state.into_iter().collect();
     let mut catalog = Vec::new();
-    for kind in crate::model::admin::Kind::ALL {
+    for kind in crate::server_fns::admin::Kind::ALL {
         let total = service.list_entities(&caller, kind.key(), all).await?.total;
         catalog.push((kind.title().to_owned(), total));
     }
     let users = service.usernames(&caller).await?.len() as u64;
     let busy = clusters
         .iter()
-        .filter(|cluster| matches!(cluster.state.as_str(), "creating" | "updating" | "deleting"))
-        .map(|cluster| {
-            (
-                cluster.id.clone(),
-                cluster.name.clone(),
-                cluster.state.clone(),
-            )
-        })
+        .filter(|cluster| cluster.state.is_busy())
+        .map(|cluster| (cluster.id.clone(), cluster.name.clone(), cluster.state))
         .collect();
     let failed = clusters
         .iter()
-        .filter(|cluster| cluster.state == "failed")
+        .filter(|cluster| cluster.state == ClusterState::Failed)
         .map(|cluster| (cluster.id.clone(), cluster.name.clone()))
         .collect();
     let activity = service.activity(&caller).await?;
@@ -82,7 +72,7 @@ pub async fn admin_overview() -> Result<Overview, UiError> {
         nodes: clusters.iter().map(|cluster| cluster.size as u64).sum(),
         live_nodes: clusters
             .iter()
-            .filter(|cluster| cluster.state == "active")
+            .filter(|cluster| cluster.state == ClusterState::Active)
             .map(|cluster| cluster.size as u64)
             .sum(),
         catalog,

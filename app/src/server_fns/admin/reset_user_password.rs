@@ -11,9 +11,14 @@ pub async fn reset_user_password(
     id: String,
     password: String,
 ) -> Result<(), UiError> {
+    use api_types::MIN_PASSWORD_CHARS;
+
     let caller = crate::session::caller_checked(&csrf).await?;
-    if password.chars().count() < 12 {
-        return Err(UiError::field("password", "use at least 12 characters"));
+    if password.chars().count() < MIN_PASSWORD_CHARS {
+        return Err(UiError::field(
+            "password",
+            format!("use at least {MIN_PASSWORD_CHARS} characters"),
+        ));
     }
     let update = engine::service::UserUpdate {
         role: None,

@@ -9,7 +9,7 @@
 use leptos::prelude::*;
 
 use crate::error::UiError;
-use crate::model::admin::Kind;
+use crate::server_fns::admin::Kind;
 
 /// `original` is empty for a new entity (and for a clone), the entity's name when
 /// editing it.

@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 
 use crate::error::UiError;
-use crate::model::admin::AdminScope;
+use crate::server_fns::admin::AdminScope;
 
 #[server(prefix = "/sfn", endpoint = "admin-scope")]
 pub async fn current_admin_scope() -> Result<AdminScope, UiError> {

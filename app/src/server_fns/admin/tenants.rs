@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 
 use crate::error::UiError;
-use crate::model::admin::TenantRow;
+use crate::server_fns::admin::TenantRow;
 
 #[server(prefix = "/sfn", endpoint = "admin-tenants")]
 pub async fn list_tenants() -> Result<Vec<TenantRow>, UiError> {

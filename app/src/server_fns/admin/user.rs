@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 
 use crate::error::UiError;
-use crate::model::admin::UserDetail;
+use crate::server_fns::admin::UserDetail;
 
 #[server(prefix = "/sfn", endpoint = "admin-user")]
 pub async fn admin_user(username: String) -> Result<UserDetail, UiError> {
@@ -17,15 +17,13 @@ pub async fn admin_user(username: String) -> Result<UserDetail, UiError> {
         .ok_or_else(|| UiError::NotFound(format!("user {username:?}")))?;
     let is_me = user.id == caller.principal.user_id;
     // A superadmin's tokens are for superadmins' eyes; one's own are on /admin/tokens.
-    let may_change = !is_me && (user.role != "superadmin" || caller.principal.is_superadmin());
+    let may_change =
+        !is_me && (user.role != api_types::Role::Superadmin || caller.principal.is_superadmin());
     let tokens = if may_change {
         crate::session::service()?
             .user_tokens(&caller, &user.id, super::caller::all())
             .await?
             .items
-            .into_iter()
-            .map(super::tokens::token_row)
-            .collect()
     } else {
         Vec::new()
     };

@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 
 use crate::error::UiError;
-use crate::model::admin::UserRow;
+use crate::server_fns::admin::UserRow;
 
 #[server(prefix = "/sfn", endpoint = "admin-users")]
 pub async fn list_users() -> Result<Vec<UserRow>, UiError> {

@@ -3,14 +3,14 @@
 
 use leptos::prelude::*;
 
+use super::CreateFormChoices;
 use crate::error::UiError;
-use crate::model::CreateFormChoices;
 
 #[server(prefix = "/sfn", endpoint = "create-choices")]
 pub async fn create_choices() -> Result<CreateFormChoices, UiError> {
     use engine::service::{PageRequest, MAX_PAGE};
 
-    use crate::model::QuotaUse;
+    use super::QuotaUse;
 
     let caller = crate::session::caller().await?;
     let service = crate::session::service()?;
@@ -53,7 +53,7 @@ pub async fn create_choices() -> Result<CreateFormChoices, UiError> {
 
 /// Reads what the form needs from a template's Coopr JSON.
 #[cfg(feature = "ssr")]
-fn template_choice(name: &str, body: &serde_json::Value) -> crate::model::TemplateChoice {
+fn template_choice(name: &str, body: &serde_json::Value) -> super::TemplateChoice {
     use serde_json::Value;
 
     let strings = |value: Option<&Value>| -> Vec<String> {
@@ -83,7 +83,7 @@ fn template_choice(name: &str, body: &serde_json::Value) -> crate::model::Templa
             })
             .and_then(|value| u32::try_from(value).ok())
     };
-    crate::model::TemplateChoice {
+    super::TemplateChoice {
         name: name.to_owned(),
         description: body
             .get("description")

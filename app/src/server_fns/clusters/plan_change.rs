@@ -3,8 +3,8 @@
 use leptos::prelude::*;
 
 use super::ChangeForm;
+use super::ChangePreview;
 use crate::error::UiError;
-use crate::model::ChangePreview;
 
 #[server(prefix = "/sfn", endpoint = "plan-change")]
 pub async fn plan_change(id: String, form: ChangeForm) -> Result<ChangePreview, UiError> {

@@ -4,8 +4,8 @@
 use leptos::prelude::*;
 
 use super::CreateForm;
+use super::PlanPreview;
 use crate::error::UiError;
-use crate::model::PlanPreview;
 
 #[server(prefix = "/sfn", endpoint = "preview-create")]
 pub async fn preview_create(form: CreateForm) -> Result<PlanPreview, UiError> {

@@ -2,18 +2,14 @@
 
 use leptos::prelude::*;
 
+use super::ClusterPage;
 use crate::error::UiError;
-use crate::model::ClusterPage;
 
 #[server(prefix = "/sfn", endpoint = "cluster-page")]
 pub async fn load_cluster_page(id: String) -> Result<ClusterPage, UiError> {
-    use crate::model::{ClusterRow, JobRow, NodeRow, ServiceLink};
-
     let caller = crate::session::caller().await?;
     let service = crate::session::service()?;
     let detail = service.cluster(&caller, &id).await?;
-    let usernames = service.usernames(&caller).await?;
-    let limits = service.lease_limits(&caller, &id).await?;
     let layout: Option<domain::layout::Layout> =
         serde_json::from_value(detail.cluster.layout.clone()).ok();
     let config = serde_json::to_string_pretty(&detail.cluster.config).unwrap_or_default();
@@ -43,19 +39,13 @@ pub async fn load_cluster_page(id: String) -> Result<ClusterPage, UiError> {
         Err(engine::service::ServiceError::NotFound(_)) => Vec::new(),
         Err(other) => return Err(other.into()),
     };
-    let links = detail
-        .links
-        .iter()
-        .cloned()
-        .map(ServiceLink::from)
-        .collect();
     Ok(ClusterPage {
-        cluster: ClusterRow::from_view(detail.cluster, &usernames, limits),
+        cluster: detail.cluster,
         layout,
         config,
-        nodes: detail.nodes.into_iter().map(NodeRow::from).collect(),
-        jobs: detail.jobs.into_iter().map(JobRow::from).collect(),
+        nodes: detail.nodes,
+        jobs: detail.jobs,
         addable_services,
-        links,
+        links: detail.links,
     })
 }

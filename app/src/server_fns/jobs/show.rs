@@ -3,8 +3,8 @@
 
 use leptos::prelude::*;
 
+use super::JobPage;
 use crate::error::UiError;
-use crate::model::JobPage;
 
 /// Most output lines the first render includes; older ones are behind a link.
 pub const INITIAL_EVENTS: i64 = 5_000;
@@ -12,8 +12,6 @@ pub const INITIAL_EVENTS: i64 = 5_000;
 #[server(prefix = "/sfn", endpoint = "job-page")]
 pub async fn load_job_page(cluster_id: String, job_id: String) -> Result<JobPage, UiError> {
     use engine::service::{PageRequest, MAX_PAGE};
-
-    use crate::model::{EventRow, JobRow, ServiceLink, TaskRow};
 
     let caller = crate::session::caller().await?;
     let service = crate::session::service()?;
@@ -42,7 +40,7 @@ pub async fn load_job_page(cluster_id: String, job_id: String) -> Result<JobPage
             )
             .await?;
         let fetched = page.items.len() as u32;
-        tasks.extend(page.items.into_iter().map(TaskRow::from));
+        tasks.extend(page.items);
         offset += fetched;
         if fetched == 0 || u64::from(offset) >= page.total {
             break;
@@ -52,7 +50,6 @@ pub async fn load_job_page(cluster_id: String, job_id: String) -> Result<JobPage
     let (events, events_truncated) = service
         .job_last_events(&caller, &job_id, INITIAL_EVENTS)
         .await?;
-    let events: Vec<EventRow> = events.into_iter().map(EventRow::from).collect();
     let hostnames = cluster
         .iter()
         .flat_map(|cluster| &cluster.nodes)
@@ -61,14 +58,13 @@ pub async fn load_job_page(cluster_id: String, job_id: String) -> Result<JobPage
             Some((number, node.hostname.clone()?))
         })
         .collect();
-    let can_roll_back = job.state == "failed" && job.operation != "delete";
     Ok(JobPage {
         cluster_id,
         cluster_name: cluster.as_ref().map_or_else(
             || "(deleted cluster)".to_owned(),
             |cluster| cluster.cluster.name.clone(),
         ),
-        job: JobRow::from(job),
+        job,
         tasks,
         dag: service.job_plan(&caller, &job_id).await?,
         events,
@@ -77,8 +73,6 @@ pub async fn load_job_page(cluster_id: String, job_id: String) -> Result<JobPage
         links: cluster
             .iter()
             .flat_map(|cluster| cluster.links.iter().cloned())
-            .map(ServiceLink::from)
             .collect(),
-        can_roll_back,
     })
 }

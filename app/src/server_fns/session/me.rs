@@ -2,8 +2,8 @@
 
 use leptos::prelude::*;
 
+use super::Me;
 use crate::error::UiError;
-use crate::model::Me;
 
 #[server(prefix = "/sfn", endpoint = "current-user")]
 pub async fn current_user() -> Result<Option<Me>, UiError> {
@@ -12,7 +12,7 @@ pub async fn current_user() -> Result<Option<Me>, UiError> {
             user_id: caller.principal.user_id,
             username: caller.principal.username,
             tenant_id: caller.principal.tenant_id,
-            role: caller.principal.role.as_str().to_owned(),
+            role: caller.principal.role,
             csrf: data.csrf,
         })),
         Err(UiError::Unauthenticated) => Ok(None),

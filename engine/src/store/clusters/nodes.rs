@@ -5,7 +5,8 @@
 
 use sqlx::Row;
 
-use crate::store::{Store, StoreError};
+use crate::store::{word_column, Store, StoreError};
+pub use api_types::NodeState;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Node {
@@ -17,7 +18,7 @@ pub struct Node {
     pub imagetype: String,
     pub services_json: String,
     pub provider_json: Option<String>,
-    pub state: String,
+    pub state: NodeState,
     pub created_at_ms: i64,
     pub updated_at_ms: i64,
 }
@@ -32,7 +33,7 @@ pub struct NodeRecord {
     pub imagetype: String,
     pub services_json: String,
     pub provider_json: Option<String>,
-    pub state: String,
+    pub state: NodeState,
 }
 
 const COLUMNS: &str = "id, cluster_id, number, hostname, hardwaretype, imagetype, services_json, \
@@ -48,7 +49,7 @@ fn from_row(row: &sqlx::any::AnyRow) -> Result<Node, StoreError> {
         imagetype: row.try_get("imagetype")?,
         services_json: row.try_get("services_json")?,
         provider_json: row.try_get("provider_json")?,
-        state: row.try_get("state")?,
+        state: word_column(row, "state", "nodes")?,
         created_at_ms: row.try_get("created_at_ms")?,
         updated_at_ms: row.try_get("updated_at_ms")?,
     })
@@ -74,7 +75,7 @@ impl Store {
         .bind(&record.imagetype)
         .bind(&record.services_json)
         .bind(&record.provider_json)
-        .bind(&record.state)
+        .bind(record.state.as_str())
         .bind(now_ms)
         .execute(&self.pool)
         .await?;

@@ -148,7 +148,7 @@ impl Follower {
                 Ok(job) => job,
                 Err(error) => return Some((Ok(failure(&error.to_string())), self.end())),
             };
-            let done = matches!(job.state.as_str(), "succeeded" | "failed" | "cancelled");
+            let done = job.state.is_finished();
             match self
                 .service
                 .job_events(&self.caller, &self.job_id, self.after, MAX_EVENTS)

@@ -9,6 +9,7 @@
 
 use std::collections::BTreeSet;
 
+use api_types::{ClusterState, ClusterView};
 use serde_json::{Map, Value};
 
 use super::file::{ClusterSpec, EnvFile};
@@ -22,7 +23,7 @@ pub struct Existing {
     pub id: String,
     pub name: String,
     pub template: String,
-    pub state: String,
+    pub state: ClusterState,
     pub size: u32,
     pub services: BTreeSet<String>,
     pub config: Map<String, Value>,
@@ -30,8 +31,8 @@ pub struct Existing {
 
 impl Existing {
     /// From one item of `GET /api/v1/clusters`.
-    pub fn from_api(item: &Value) -> Self {
-        let services = item["layout"]["nodes"]
+    pub fn from_view(cluster: ClusterView) -> Self {
+        let services = cluster.layout["nodes"]
             .as_array()
             .into_iter()
             .flatten()
@@ -40,16 +41,13 @@ impl Existing {
             .map(str::to_owned)
             .collect();
         Self {
-            id: item["id"].as_str().unwrap_or_default().to_owned(),
-            name: item["name"].as_str().unwrap_or_default().to_owned(),
-            template: item["template"].as_str().unwrap_or_default().to_owned(),
-            state: item["state"].as_str().unwrap_or_default().to_owned(),
-            size: item["size"]
-                .as_u64()
-                .and_then(|size| u32::try_from(size).ok())
-                .unwrap_or(0),
+            id: cluster.id,
+            name: cluster.name,
+            template: cluster.template,
+            state: cluster.state,
+            size: u32::try_from(cluster.size).unwrap_or(u32::MAX),
             services,
-            config: item["config"].as_object().cloned().unwrap_or_default(),
+            config: cluster.config.as_object().cloned().unwrap_or_default(),
         }
     }
 
@@ -138,7 +136,7 @@ pub fn diff(file: &EnvFile, origin: &str, existing: &[Existing]) -> Result<Plan,
             ));
             continue;
         }
-        if !matches!(current.state.as_str(), "active") {
+        if current.state != ClusterState::Active {
             problems.push(format!(
                 "{at} is {}: wait for its job, or retry or roll back a failed one \
                  (`corral cluster show {}`)",
@@ -278,7 +276,7 @@ mod tests {
             id: format!("id-{name}"),
             name: name.into(),
             template: "web-stack".into(),
-            state: "active".into(),
+            state: ClusterState::Active,
             size,
             services: ["base", "kv", "app", "lb"].map(str::to_owned).into(),
             config,

@@ -4,7 +4,9 @@
 use std::path::PathBuf;
 
 use anyhow::{bail, Context};
+use api_types::ErrorBody;
 use reqwest::Method;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -146,20 +148,17 @@ impl Client {
                 serde_json::from_str(&text).context("the server sent invalid JSON")?
             });
         }
-        let error: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
-        let mut message = error["message"].as_str().map_or_else(
-            || format!("{status}: {}", text.trim()),
-            |message| format!("{message} ({status})"),
-        );
-        if let Some(details) = error["details"].as_array() {
-            for detail in details {
-                message.push_str(&format!(
-                    "\n  {}: {}",
-                    detail["path"].as_str().unwrap_or_default(),
-                    detail["message"].as_str().unwrap_or_default()
-                ));
+        let mut message = match serde_json::from_str::<ErrorBody>(&text) {
+            Ok(error) => {
+                let mut message = format!("{} ({status})", error.message);
+                for problem in error.details {
+                    message.push_str(&format!("\n  {}: {}", problem.path, problem.message));
+                }
+                message
             }
-        }
+            // Not Corral's error body (a proxy's page, say): show what came.
+            Err(_) => format!("{status}: {}", text.trim()),
+        };
         if status == reqwest::StatusCode::UNAUTHORIZED && self.token.is_some() {
             message.push_str("\nsign in again with `corral login`");
         }
@@ -193,6 +192,26 @@ impl Client {
         Ok(answer)
     }
 
+    /// GETs `path` and reads the answer as `T`, a type of the wire contract.
+    pub async fn get_as<T: DeserializeOwned>(&self, path: &str) -> anyhow::Result<T> {
+        typed(path, self.get(path).await?)
+    }
+
+    /// POSTs `body` to `path` and reads the answer as `T`.
+    pub async fn post_as<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        body: &impl Serialize,
+    ) -> anyhow::Result<T> {
+        let body = serde_json::to_value(body)?;
+        typed(path, self.post(path, &body).await?)
+    }
+
+    /// DELETEs `path` and reads the answer as `T`.
+    pub async fn delete_as<T: DeserializeOwned>(&self, path: &str) -> anyhow::Result<T> {
+        typed(path, self.delete(path).await?)
+    }
+
     pub async fn get(&self, path: &str) -> anyhow::Result<Value> {
         self.send(Method::GET, path, None, &[]).await
     }
@@ -204,4 +223,12 @@ impl Client {
     pub async fn delete(&self, path: &str) -> anyhow::Result<Value> {
         self.send(Method::DELETE, path, None, &[]).await
     }
+}
+
+/// An answer read as the contract's type; a mismatch means the server runs another
+/// version of Corral than this CLI.
+fn typed<T: DeserializeOwned>(path: &str, answer: Value) -> anyhow::Result<T> {
+    serde_json::from_value(answer).with_context(|| {
+        format!("the answer to {path} is not what this version of corral reads: is the server the same version?")
+    })
 }

@@ -12,10 +12,10 @@ use super::structured::StructuredFields;
 use crate::components::errors::{FieldError, FormError};
 use crate::components::session::CsrfField;
 use crate::error::UiError;
-use crate::model::admin::{CatalogNames, EntityPage, Kind};
 use crate::server_fns::admin::entity::entity;
 use crate::server_fns::admin::names::list_catalog_names;
 use crate::server_fns::admin::save_entity::SaveEntity;
+use crate::server_fns::admin::{CatalogNames, EntityPage, Kind};
 
 /// What the form starts from: an entity to edit or clone, or nothing (new).
 async fn load(kind: Kind, name: Option<String>) -> Result<Option<EntityPage>, UiError> {

@@ -5,8 +5,8 @@ use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
 
 use crate::components::time::timestamp;
-use crate::model::admin::{EntityRow, Kind};
 use crate::server_fns::admin::entities::list_entities;
+use crate::server_fns::admin::{EntityRow, Kind};
 
 #[component]
 pub fn EntityListPage(kind: Kind) -> impl IntoView {

@@ -11,11 +11,11 @@ use crate::components::diff::DiffView;
 use crate::components::session::CsrfField;
 use crate::components::time::timestamp;
 use crate::error::UiError;
-use crate::model::admin::{EntityPage, Kind};
 use crate::pages::admin::try_it::TryIt;
 use crate::server_fns::admin::catalog_bundle::catalog_bundle;
 use crate::server_fns::admin::delete_entity::DeleteEntity;
 use crate::server_fns::admin::entity::entity;
+use crate::server_fns::admin::{EntityPage, Kind};
 
 #[component]
 pub fn EntityShowPage(kind: Kind) -> impl IntoView {

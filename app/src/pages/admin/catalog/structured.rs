@@ -8,7 +8,7 @@ use leptos::prelude::*;
 use serde_json::Value;
 
 use super::fields::{names_at, text_at};
-use crate::model::admin::{CatalogNames, Kind};
+use crate::server_fns::admin::{CatalogNames, Kind};
 
 /// The stages a service can have an action for, in the order they run.
 pub const STAGES: [&str; 6] = [

@@ -2,6 +2,7 @@
 //! with their history, tenants, users, tokens, audit entries and the overview's
 //! counts. Secrets never appear here, except a new token's secret, shown once.
 
+use api_types::{ClusterState, JobState, Role, TokenView};
 use serde::{Deserialize, Serialize};
 
 /// The five catalog kinds the console edits, with their URL segment and names.
@@ -131,8 +132,8 @@ pub struct CatalogNames {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Overview {
     pub tenant: String,
-    /// `(state, count)`, in a fixed order.
-    pub clusters_by_state: Vec<(String, u64)>,
+    /// `(state, count)` for every live state.
+    pub clusters_by_state: Vec<(ClusterState, u64)>,
     pub nodes: u64,
     /// Nodes per cluster state, for live clusters.
     pub live_nodes: u64,
@@ -142,11 +143,11 @@ pub struct Overview {
     pub max_clusters: Option<i64>,
     pub max_nodes: Option<i64>,
     /// Clusters whose last job is not finished: `(cluster id, name, state)`.
-    pub busy: Vec<(String, String, String)>,
+    pub busy: Vec<(String, String, ClusterState)>,
     /// Clusters in state `failed`: `(cluster id, name)`.
     pub failed: Vec<(String, String)>,
     /// `(state, count)` of the tenant's jobs.
-    pub jobs_by_state: Vec<(String, i64)>,
+    pub jobs_by_state: Vec<(JobState, i64)>,
     pub running_tasks: i64,
     /// Workers running the tenant's tasks now.
     pub busy_workers: i64,
@@ -176,7 +177,7 @@ pub struct UserRow {
     pub id: String,
     pub username: String,
     pub tenant: String,
-    pub role: String,
+    pub role: Role,
     pub created_at_ms: i64,
 }
 
@@ -189,21 +190,7 @@ pub struct UserDetail {
     /// Whether the viewer may grant (and take away) superadmin.
     pub viewer_is_superadmin: bool,
     /// The user's API tokens, when the viewer may change the account (never secrets).
-    pub tokens: Vec<TokenRow>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TokenRow {
-    pub id: String,
-    pub name: String,
-    pub created_at_ms: i64,
-    pub last_used_at_ms: Option<i64>,
-    pub expires_at_ms: Option<i64>,
-    pub revoked_at_ms: Option<i64>,
-    /// May only read (any change is refused).
-    pub read_only: bool,
-    /// Each use moves the expiry later (the CLI's tokens).
-    pub renews_on_use: bool,
+    pub tokens: Vec<TokenView>,
 }
 
 /// A token just created: the only time its secret is shown.
@@ -243,16 +230,4 @@ pub struct ImportOutcome {
     pub errors: Vec<(String, String)>,
     pub warnings: Vec<(String, String)>,
     pub counts: Vec<(String, u64)>,
-}
-
-/// One version of a plugin resource.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ResourceRow {
-    pub kind: String,
-    pub name: String,
-    pub version: i64,
-    pub sha256: String,
-    pub size_bytes: i64,
-    pub staged: bool,
-    pub created_at_ms: i64,
 }

@@ -1,0 +1,204 @@
+//! Clusters and their nodes: what a read shows, what a create or a change takes, and
+//! what a dry run would do.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::jobs::JobView;
+use crate::states::{ClusterState, NodeState};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ClusterView {
+    pub id: String,
+    pub name: String,
+    pub state: ClusterState,
+    pub template: String,
+    pub template_version: i64,
+    pub provider: String,
+    pub owner_id: Option<String>,
+    /// The owner's username, when the owner still exists.
+    #[serde(default)]
+    pub owner: Option<String>,
+    pub size: usize,
+    /// The solved layout: nodes with their hardware, image and services.
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    pub layout: Value,
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    pub config: Value,
+    pub lease_expires_ms: Option<i64>,
+    /// Where one extension of the lease by a step of the template takes it; absent
+    /// when it cannot be extended (no lease, or already as long as allowed).
+    #[serde(default)]
+    pub lease_next_end_ms: Option<i64>,
+    /// The latest the template lets the lease end; absent means no limit.
+    #[serde(default)]
+    pub lease_latest_end_ms: Option<i64>,
+    pub created_at_ms: i64,
+    pub updated_at_ms: i64,
+}
+
+/// A node as users see it: where it is and what runs there (never its keys).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct NodeView {
+    pub id: String,
+    pub number: i64,
+    pub hostname: Option<String>,
+    /// The address services and SSH reach the node at, once it exists.
+    pub address: Option<String>,
+    pub hardwaretype: String,
+    pub imagetype: String,
+    pub services: Vec<String>,
+    pub state: NodeState,
+}
+
+/// One of a cluster's links, its macros expanded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ClusterLink {
+    pub label: String,
+    pub url: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ClusterDetail {
+    #[serde(flatten)]
+    pub cluster: ClusterView,
+    pub nodes: Vec<NodeView>,
+    /// The cluster's jobs, newest first.
+    pub jobs: Vec<JobView>,
+    /// The template's and services' links, macros expanded against the live nodes
+    /// (links naming a node without an address yet are left out).
+    pub links: Vec<ClusterLink>,
+}
+
+impl ClusterDetail {
+    /// Every service on any node, sorted, each once.
+    pub fn services(&self) -> Vec<String> {
+        let mut services: Vec<String> = self
+            .nodes
+            .iter()
+            .flat_map(|node| node.services.iter().cloned())
+            .collect();
+        services.sort();
+        services.dedup();
+        services
+    }
+
+    /// A job that is not finished, if any (changes wait for it).
+    pub fn running_job(&self) -> Option<&JobView> {
+        self.jobs.iter().find(|job| !job.state.is_finished())
+    }
+}
+
+/// A dry run of a create or change: the layout it leads to and the tasks it runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct PlanView {
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    pub from: Value,
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    pub to: Value,
+    pub tasks: usize,
+    /// Each task as `node-action-service`, in plan order.
+    pub steps: Vec<String>,
+    /// The task DAG: `{"tasks": [{"id", "node", "service", "action", "after", "stage"}]}`.
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    pub dag: Value,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct SubmittedJob {
+    pub cluster: ClusterView,
+    pub job_id: String,
+}
+
+/// What a user asks for.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct ClusterCreateRequest {
+    pub name: String,
+    pub template: String,
+    pub size: u32,
+    /// Services or aliases; absent means the template's defaults.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub services: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hardwaretype: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub imagetype: Option<String>,
+    /// Merged over the template's default config, key by key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    pub config: Option<Map<String, Value>>,
+}
+
+/// A change to a running cluster, as the API takes it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(tag = "operation", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum ClusterChangeRequest {
+    AddServices {
+        services: Vec<String>,
+    },
+    AddNodes {
+        count: u32,
+    },
+    Reconfigure {
+        #[serde(default)]
+        restart: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+        config: Option<Map<String, Value>>,
+    },
+    Start {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        services: Option<Vec<String>>,
+    },
+    Stop {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        services: Option<Vec<String>>,
+    },
+    Restart {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        services: Option<Vec<String>>,
+    },
+    Rollback {
+        job_id: String,
+    },
+}
+
+/// How much longer the cluster may live.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct LeaseExtension {
+    /// Seconds from now; 1 to 10 years' worth.
+    pub seconds: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_change_request_reads_back_what_it_wrote() {
+        let change = ClusterChangeRequest::Reconfigure {
+            restart: true,
+            config: None,
+        };
+        let json = serde_json::to_value(&change).expect("serialises");
+        assert_eq!(
+            json,
+            serde_json::json!({"operation": "reconfigure", "restart": true})
+        );
+        let back: ClusterChangeRequest = serde_json::from_value(json).expect("parses");
+        assert_eq!(back, change);
+    }
+}

@@ -1,0 +1,38 @@
+//! Corral's wire contract, in one place: what the REST API, the server functions of the
+//! web pages and the CLI send and receive.
+//!
+//! - [`states`]: the life cycles of clusters, nodes, jobs and tasks, roles and token
+//!   scopes, as enums that (de)serialise to the same words the database stores.
+//! - [`accounts`], [`clusters`], [`jobs`], [`catalog`]: views (what reads return) and
+//!   requests (what writes take).
+//! - [`error`]: the body of every error response.
+//!
+//! The engine builds these views from its rows; the server serialises them; the web
+//! pages (compiled to wasm too, which is why nothing here touches a database or the
+//! network) and the CLI deserialise exactly the same types. The `openapi` feature adds
+//! the `utoipa` schemas the server's OpenAPI document is made of.
+
+pub mod accounts;
+pub mod catalog;
+pub mod clusters;
+pub mod error;
+pub mod jobs;
+pub mod states;
+
+pub use accounts::*;
+pub use catalog::*;
+pub use clusters::*;
+pub use error::*;
+pub use jobs::*;
+pub use states::*;
+
+/// One page of a list.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Page<T> {
+    pub items: Vec<T>,
+    /// How many items the whole list has.
+    pub total: u64,
+    pub offset: u32,
+    pub limit: u32,
+}

@@ -1,0 +1,232 @@
+//! Every state and role as an enum. Each (de)serialises to the word the database stores
+//! and the API has always shown (`"tenant-admin"`, `"succeeded"`), so the words live
+//! here once and nothing else compares strings.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// A word that names no value of the enum it was read as.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown {what} {value:?}")]
+pub struct UnknownValue {
+    /// What was being read, e.g. `job state`.
+    pub what: &'static str,
+    pub value: String,
+}
+
+/// An enum whose values are words: `as_str`, `FromStr`, `Display`, serde (the same
+/// words) and, with the `openapi` feature, a schema listing them.
+macro_rules! word_enum {
+    ($(#[$meta:meta])* $name:ident, $what:literal { $($(#[$vmeta:meta])* $variant:ident => $text:literal),* $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+        #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+        pub enum $name { $($(#[$vmeta])* #[serde(rename = $text)] $variant),* }
+
+        impl $name {
+            pub const ALL: &'static [$name] = &[$($name::$variant),*];
+
+            pub fn as_str(self) -> &'static str {
+                match self { $($name::$variant => $text),* }
+            }
+        }
+
+        impl FromStr for $name {
+            type Err = UnknownValue;
+
+            fn from_str(raw: &str) -> Result<Self, UnknownValue> {
+                match raw {
+                    $($text => Ok($name::$variant),)*
+                    other => Err(UnknownValue { what: $what, value: other.to_owned() }),
+                }
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+word_enum!(
+    /// What a user may do. Superadmins span tenants; the others act inside their own.
+    Role, "role" {
+        Superadmin => "superadmin",
+        TenantAdmin => "tenant-admin",
+        User => "user",
+    }
+);
+
+impl Role {
+    /// Tenant admins and superadmins: they edit the catalog and manage users.
+    pub fn is_admin(self) -> bool {
+        matches!(self, Role::Superadmin | Role::TenantAdmin)
+    }
+}
+
+word_enum!(
+    /// What an API token may do.
+    #[derive(Default)]
+    TokenScope, "token scope" {
+        /// Everything its user may do.
+        #[default]
+        Full => "full",
+        /// Reads only: any request that would change something is refused.
+        ReadOnly => "read-only",
+    }
+);
+
+word_enum!(
+    /// Where a cluster is in its life.
+    ClusterState, "cluster state" {
+        Creating => "creating",
+        Active => "active",
+        Updating => "updating",
+        Failed => "failed",
+        Deleting => "deleting",
+        Deleted => "deleted",
+    }
+);
+
+impl ClusterState {
+    /// A job is changing the cluster.
+    pub fn is_busy(self) -> bool {
+        matches!(
+            self,
+            ClusterState::Creating | ClusterState::Updating | ClusterState::Deleting
+        )
+    }
+
+    /// Not yet deleted: the cluster counts toward quotas and holds its name.
+    pub fn is_live(self) -> bool {
+        self != ClusterState::Deleted
+    }
+}
+
+word_enum!(
+    /// Where a node is: made by its provider, confirmed reachable, bootstrapped.
+    NodeState, "node state" {
+        Created => "created",
+        Confirmed => "confirmed",
+        Ready => "ready",
+    }
+);
+
+word_enum!(
+    /// Where a job is in its life.
+    JobState, "job state" {
+        Queued => "queued",
+        Running => "running",
+        Failed => "failed",
+        Succeeded => "succeeded",
+        Cancelling => "cancelling",
+        Cancelled => "cancelled",
+    }
+);
+
+impl JobState {
+    /// Whether the job's tasks may still be claimed.
+    pub fn is_active(self) -> bool {
+        matches!(self, JobState::Queued | JobState::Running)
+    }
+
+    /// The job will not change any more (unless retried).
+    pub fn is_finished(self) -> bool {
+        matches!(
+            self,
+            JobState::Succeeded | JobState::Failed | JobState::Cancelled
+        )
+    }
+}
+
+word_enum!(
+    /// Where a task is in its life. `pending` waits on prerequisites (or on a stopped
+    /// job); `ready` may be claimed.
+    TaskState, "task state" {
+        Pending => "pending",
+        Ready => "ready",
+        Running => "running",
+        Succeeded => "succeeded",
+        Failed => "failed",
+        Cancelled => "cancelled",
+        Skipped => "skipped",
+    }
+);
+
+impl TaskState {
+    /// The task ran to an end (or will never run).
+    pub fn is_finished(self) -> bool {
+        matches!(
+            self,
+            TaskState::Succeeded | TaskState::Failed | TaskState::Cancelled | TaskState::Skipped
+        )
+    }
+}
+
+word_enum!(
+    /// Whether an `ssh-pool` host is lent to a node.
+    PoolHostState, "pool host state" {
+        Free => "free",
+        CheckedOut => "checked-out",
+    }
+);
+
+word_enum!(
+    /// What a job event records.
+    EventKind, "event kind" {
+        /// A chunk of a step's output.
+        Output => "output",
+        /// A task changed state (see [`crate::jobs::TaskStateChange`]).
+        State => "state",
+    }
+);
+
+word_enum!(
+    /// Which of a step's outputs a chunk came from.
+    OutputStream, "output stream" {
+        Stdout => "stdout",
+        Stderr => "stderr",
+    }
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_round_trip_through_text_and_json() {
+        for state in JobState::ALL {
+            assert_eq!(state.as_str().parse::<JobState>(), Ok(*state));
+            let json = serde_json::to_string(state).expect("serialises");
+            assert_eq!(json, format!("\"{state}\""));
+            assert_eq!(serde_json::from_str::<JobState>(&json).ok(), Some(*state));
+        }
+        assert_eq!(
+            serde_json::to_string(&Role::TenantAdmin).expect("serialises"),
+            "\"tenant-admin\""
+        );
+        assert_eq!(
+            serde_json::to_string(&TokenScope::ReadOnly).expect("serialises"),
+            "\"read-only\""
+        );
+    }
+
+    #[test]
+    fn an_unknown_word_names_what_was_read() {
+        let error = "sleeping".parse::<ClusterState>().expect_err("not a state");
+        assert_eq!(error.to_string(), "unknown cluster state \"sleeping\"");
+        assert!(serde_json::from_str::<TaskState>("\"done\"").is_err());
+    }
+
+    #[test]
+    fn finished_states() {
+        assert!(JobState::Cancelled.is_finished());
+        assert!(!JobState::Cancelling.is_finished());
+        assert!(TaskState::Skipped.is_finished());
+        assert!(!TaskState::Ready.is_finished());
+        assert!(ClusterState::Deleting.is_busy());
+        assert!(!ClusterState::Deleted.is_live());
+    }
+}
