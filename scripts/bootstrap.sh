@@ -67,11 +67,17 @@ fi
 if [ ! -d "$ROOT/end2end/node_modules/playwright-core" ]; then
   (cd "$ROOT/end2end" && npm ci --silent --no-audit --no-fund)
 fi
-# schemathesis (API fuzzing against the OpenAPI document) in its own virtualenv.
+# The API's checks against its OpenAPI document, in their own virtualenv: schemathesis
+# (fuzzing), openapi-spec-validator and openapi-python-client (a generated client).
 VENV=${CORRAL_VENV:-$HOME/.cache/corral/venv}
+[ -x "$VENV/bin/pip" ] || python3 -m venv "$VENV"
 if [ ! -x "$VENV/bin/st" ]; then
   echo "bootstrap: installing schemathesis"
-  python3 -m venv "$VENV"
   "$VENV/bin/pip" install -q --disable-pip-version-check "schemathesis==4.*"
+fi
+if [ ! -x "$VENV/bin/openapi-python-client" ] || [ ! -x "$VENV/bin/openapi-spec-validator" ]; then
+  echo "bootstrap: installing openapi-spec-validator and openapi-python-client"
+  "$VENV/bin/pip" install -q --disable-pip-version-check \
+    "openapi-spec-validator==0.7.*" "openapi-python-client==0.26.*"
 fi
 echo "bootstrap: ok"

@@ -102,6 +102,36 @@ pub struct ActivityView {
     pub failed_tasks: Vec<FailedTaskView>,
 }
 
+/// A cluster named in the overview: where to go and what state it is in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ClusterRef {
+    pub id: String,
+    pub name: String,
+    pub state: crate::states::ClusterState,
+}
+
+/// The administered tenant at a glance: what it runs, what it holds, what needs attention.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct OverviewView {
+    pub tenant: crate::accounts::TenantView,
+    /// Live clusters per state, every live state listed (zeros too), in state order.
+    pub clusters_by_state: Vec<(crate::states::ClusterState, u64)>,
+    /// Nodes of live clusters.
+    pub nodes: u64,
+    /// Nodes of active clusters.
+    pub active_nodes: u64,
+    /// Entities per catalog kind, by the kind's key (`providers`, `services`…).
+    pub catalog: Vec<(String, u64)>,
+    pub users: u64,
+    /// Clusters a job is changing now.
+    pub busy: Vec<ClusterRef>,
+    /// Clusters in state `failed` (their last job failed).
+    pub failed: Vec<ClusterRef>,
+    pub activity: ActivityView,
+}
+
 /// A host to register with the `ssh-pool` provider.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

@@ -135,7 +135,7 @@ pub struct ClusterCreateRequest {
     pub imagetype: Option<String>,
     /// Merged over the template's default config, key by key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    #[cfg_attr(feature = "openapi", schema(value_type = ConfigSchema))]
     pub config: Option<Map<String, Value>>,
 }
 
@@ -144,34 +144,60 @@ pub struct ClusterCreateRequest {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(tag = "operation", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum ClusterChangeRequest {
-    AddServices {
-        services: Vec<String>,
-    },
-    AddNodes {
-        count: u32,
-    },
+    #[cfg_attr(feature = "openapi", schema(title = "AddServicesChange"))]
+    AddServices { services: Vec<String> },
+    #[cfg_attr(feature = "openapi", schema(title = "AddNodesChange"))]
+    AddNodes { count: u32 },
+    #[cfg_attr(feature = "openapi", schema(title = "ReconfigureChange"))]
     Reconfigure {
         #[serde(default)]
         restart: bool,
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+        #[cfg_attr(feature = "openapi", schema(value_type = ConfigSchema))]
         config: Option<Map<String, Value>>,
     },
+    #[cfg_attr(feature = "openapi", schema(title = "StartChange"))]
     Start {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         services: Option<Vec<String>>,
     },
+    #[cfg_attr(feature = "openapi", schema(title = "StopChange"))]
     Stop {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         services: Option<Vec<String>>,
     },
+    #[cfg_attr(feature = "openapi", schema(title = "RestartChange"))]
     Restart {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         services: Option<Vec<String>>,
     },
-    Rollback {
-        job_id: String,
-    },
+    #[cfg_attr(feature = "openapi", schema(title = "RollbackChange"))]
+    Rollback { job_id: String },
+}
+
+/// The OpenAPI schema of a config in a request: keys and JSON values, merged over the
+/// template's config key by key. A named component (rather than an inline "object or
+/// null") because generated clients (openapi-python-client) cannot read an inline
+/// free-form object inside the change request's `oneOf`. Never built: schema only.
+#[cfg(feature = "openapi")]
+struct ConfigSchema;
+
+#[cfg(feature = "openapi")]
+impl utoipa::PartialSchema for ConfigSchema {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{AdditionalProperties, ObjectBuilder};
+        ObjectBuilder::new()
+            .description(Some("Config keys and their JSON values."))
+            .additional_properties(Some(AdditionalProperties::FreeForm(true)))
+            .into()
+    }
+}
+
+#[cfg(feature = "openapi")]
+impl utoipa::ToSchema for ConfigSchema {
+    fn name() -> std::borrow::Cow<'static, str> {
+        "ClusterConfig".into()
+    }
 }
 
 /// How much longer the cluster may live.

@@ -21,7 +21,11 @@ macro_rules! word_enum {
         $(#[$meta])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
         #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-        pub enum $name { $($(#[$vmeta])* #[serde(rename = $text)] $variant),* }
+        // Every word is its variant's name in kebab-case (a test checks that `as_str`
+        // agrees); a per-variant `rename = $text` would be lost on the OpenAPI schema,
+        // whose derive cannot read literals passed through this macro.
+        #[serde(rename_all = "kebab-case")]
+        pub enum $name { $($(#[$vmeta])* $variant),* }
 
         impl $name {
             pub const ALL: &'static [$name] = &[$($name::$variant),*];
@@ -211,6 +215,26 @@ mod tests {
             serde_json::to_string(&TokenScope::ReadOnly).expect("serialises"),
             "\"read-only\""
         );
+    }
+
+    /// serde's words (kebab-case names) are `as_str`'s, for every value of every enum.
+    #[test]
+    fn serde_and_as_str_agree_everywhere() {
+        fn check<T: serde::Serialize + Copy + std::fmt::Display>(values: &[T]) {
+            for value in values {
+                let json = serde_json::to_value(value).expect("serialises");
+                assert_eq!(json, serde_json::Value::from(value.to_string()));
+            }
+        }
+        check(Role::ALL);
+        check(TokenScope::ALL);
+        check(ClusterState::ALL);
+        check(NodeState::ALL);
+        check(JobState::ALL);
+        check(TaskState::ALL);
+        check(PoolHostState::ALL);
+        check(EventKind::ALL);
+        check(OutputStream::ALL);
     }
 
     #[test]

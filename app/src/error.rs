@@ -5,6 +5,7 @@
 //! and for bad input the field each problem belongs to, so forms can put the
 //! message next to the field. Internal causes stay in the server log.
 
+use api_types::ErrorCode;
 use leptos::server_fn::codec::JsonEncoding;
 use leptos::server_fn::error::{FromServerFnError, ServerFnErrorErr};
 use serde::{Deserialize, Serialize};
@@ -46,17 +47,23 @@ pub enum UiError {
 }
 
 impl UiError {
+    /// The refusal's code, whose status the pages answer with (the API's table).
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            UiError::Unauthenticated => ErrorCode::Unauthenticated,
+            UiError::Forbidden(_) => ErrorCode::Forbidden,
+            UiError::NotFound(_) => ErrorCode::NotFound,
+            UiError::Conflict(_) => ErrorCode::Conflict,
+            UiError::QuotaExceeded(_) => ErrorCode::QuotaExceeded,
+            UiError::Invalid { .. } => ErrorCode::Invalid,
+            UiError::TooManyAttempts(_) => ErrorCode::TooManyAttempts,
+            UiError::Internal | UiError::Transport(_) => ErrorCode::Internal,
+        }
+    }
+
     /// The HTTP status that goes with the error, for pages and server functions.
     pub fn status_code(&self) -> u16 {
-        match self {
-            UiError::Unauthenticated => 401,
-            UiError::Forbidden(_) | UiError::QuotaExceeded(_) => 403,
-            UiError::NotFound(_) => 404,
-            UiError::Conflict(_) => 409,
-            UiError::Invalid { .. } => 422,
-            UiError::TooManyAttempts(_) => 429,
-            UiError::Internal | UiError::Transport(_) => 500,
-        }
+        self.code().status()
     }
 
     pub fn invalid(message: impl Into<String>) -> Self {
@@ -131,6 +138,32 @@ impl From<engine::service::ServiceError> for UiError {
                 tracing::error!(%cause, "server function failed");
                 UiError::Internal
             }
+        }
+    }
+}
+
+#[cfg(all(test, feature = "ssr"))]
+mod tests {
+    use engine::service::ServiceError;
+
+    use super::UiError;
+
+    /// Pages and the API answer a refusal with the same status.
+    #[test]
+    fn pages_and_the_api_share_the_status_table() {
+        let refusals = [
+            ServiceError::Unauthenticated,
+            ServiceError::Forbidden("no".into()),
+            ServiceError::NotFound("cluster \"x\"".into()),
+            ServiceError::invalid("bad"),
+            ServiceError::Conflict("taken".into()),
+            ServiceError::QuotaExceeded("too many".into()),
+            ServiceError::TooManyAttempts { wait_secs: 3 },
+            ServiceError::internal("boom"),
+        ];
+        for refusal in refusals {
+            let code = refusal.code();
+            assert_eq!(UiError::from(refusal).code(), code);
         }
     }
 }

@@ -1,5 +1,5 @@
 //! The admin catalog: providers, hardware and image types, services, cluster and
-//! partial templates (COOPR-FORMAT.md §1–§3).
+//! partial templates (docs/coopr-format.md §1–§3).
 //!
 //! Entities are typed views over Coopr's JSON that keep every unknown key (`extra`
 //! at each level) and the JSON they were imported from (`origin`), so Coopr
@@ -145,7 +145,9 @@ impl Catalog {
 }
 
 /// The six entity kinds, named as in Coopr's bundle keys and catalog folders.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub enum EntityKind {
     Provider,
     HardwareType,

@@ -1,7 +1,7 @@
 //! Coopr's macros (`%host.service.S%`, `%join(map(…))%`…) in configuration and
 //! action fields, expanded as seen from one node of a cluster.
 //!
-//! The grammar and values are Coopr's (COOPR-FORMAT.md §6) with Corral's rules:
+//! The grammar and values are Coopr's (docs/coopr-format.md §6) with Corral's rules:
 //! lists are in node-number order, `[n]` is 0-based, `%%` is a literal `%`, an
 //! unknown macro is an error naming the macro and the field, both
 //! `%host.self.service.S%` and `%ip.self.service.S%` work, and syntax can be checked

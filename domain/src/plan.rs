@@ -1,7 +1,7 @@
 //! The planner: turns a change of cluster layout (or a service operation) into a DAG
 //! of node and service tasks.
 //!
-//! Ordering follows Coopr's rules (COOPR-FORMAT.md §5): per node, create → confirm →
+//! Ordering follows Coopr's rules (docs/coopr-format.md §5): per node, create → confirm →
 //! bootstrap, then each service's install → configure → initialize → start (or stop →
 //! remove when it goes away, then delete). Install dependencies order installs (and
 //! removals, reversed); runtime dependencies order initialize/start (and stops,

@@ -1,5 +1,5 @@
 //! The layout solver: template constraints + a cluster size → which services run on
-//! which node, on which hardware and image (§4 of COOPR-FORMAT.md).
+//! which node, on which hardware and image (§4 of docs/coopr-format.md).
 //!
 //! It follows Coopr's three stages and preference order, so it returns Coopr's
 //! layout wherever Coopr succeeds with every service placed, minus the Coopr

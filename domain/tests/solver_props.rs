@@ -1,6 +1,6 @@
 //! Property tests for the solver against an independent brute force.
 //!
-//! The brute force is a direct transcription of COOPR-FORMAT.md §4 with Corral's
+//! The brute force is a direct transcription of docs/coopr-format.md §4 with Corral's
 //! changes: enumerate every valid service set, give each its preferred types, sort
 //! layouts by the preference comparator on sorted name lists, and walk count vectors
 //! in decreasing lexicographic order for the first that meets every quantity (every

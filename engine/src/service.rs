@@ -40,9 +40,9 @@ use crate::store::{Store, StoreError};
 
 pub use api_types::{
     ActivityView, CheckoutView, ClusterChangeRequest, ClusterCreateRequest, CreatedToken,
-    FailedTaskView, ImportReport, LeaseExtension, LocalNodesUpdate, Page, PasswordChange,
-    PoolHostRequest, PoolHostUpdate, PoolHostView, Problem, QuotaUpdate, TenantRequest,
-    TokenRequest, UserRequest, UserUpdate,
+    ErrorCode, FailedTaskView, ImportReport, LeaseExtension, LocalNodesUpdate, Page,
+    PasswordChange, PoolHostRequest, PoolHostUpdate, PoolHostView, Problem, QuotaUpdate,
+    TenantRequest, TokenRequest, UserRequest, UserUpdate,
 };
 pub use audit::AuditQuery;
 pub use auth::{Access, SessionUser, ThrottleSettings};
@@ -120,16 +120,17 @@ impl ServiceError {
     }
 
     /// A stable machine-readable code for clients (`error` in API responses).
-    pub fn code(&self) -> &'static str {
+    /// The stable code (and through it the HTTP status) of the refusal.
+    pub fn code(&self) -> ErrorCode {
         match self {
-            ServiceError::Unauthenticated => "unauthenticated",
-            ServiceError::Forbidden(_) => "forbidden",
-            ServiceError::NotFound(_) => "not_found",
-            ServiceError::Invalid { .. } => "invalid",
-            ServiceError::Conflict(_) => "conflict",
-            ServiceError::QuotaExceeded(_) => "quota_exceeded",
-            ServiceError::TooManyAttempts { .. } => "too_many_attempts",
-            ServiceError::Internal { .. } => "internal",
+            ServiceError::Unauthenticated => ErrorCode::Unauthenticated,
+            ServiceError::Forbidden(_) => ErrorCode::Forbidden,
+            ServiceError::NotFound(_) => ErrorCode::NotFound,
+            ServiceError::Invalid { .. } => ErrorCode::Invalid,
+            ServiceError::Conflict(_) => ErrorCode::Conflict,
+            ServiceError::QuotaExceeded(_) => ErrorCode::QuotaExceeded,
+            ServiceError::TooManyAttempts { .. } => ErrorCode::TooManyAttempts,
+            ServiceError::Internal { .. } => ErrorCode::Internal,
         }
     }
 }

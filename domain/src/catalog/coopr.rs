@@ -1,5 +1,5 @@
-//! Coopr's JSON: one entity, the whole-catalog bundle (§2.6), or the published
-//! folder-per-kind layout, read and written losslessly.
+//! Coopr's JSON: one entity, the whole-catalog bundle (docs/coopr-format.md §2.6), or the
+//! published folder-per-kind layout, read and written losslessly.
 //!
 //! Export of an imported, unmodified entity gives back exactly the JSON value it
 //! was read from (key order, `"0"` vs `0`, unknown keys). An entity edited since

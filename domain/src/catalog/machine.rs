@@ -1,5 +1,5 @@
-//! Hardware types and image types (§2.2): named machine shapes and OS images, each
-//! mapped per provider to that provider's own identifiers.
+//! Hardware types and image types (docs/coopr-format.md §2.2): named machine shapes and
+//! OS images, each mapped per provider to that provider's own identifiers.
 
 use indexmap::IndexMap;
 use serde::Serialize;

@@ -1,4 +1,5 @@
-//! Providers (§2.1): a named instance of a provider plugin plus its admin settings.
+//! Providers (docs/coopr-format.md §2.1): a named instance of a provider plugin plus its
+//! admin settings.
 
 use indexmap::IndexMap;
 use serde::Serialize;

@@ -1,5 +1,5 @@
-//! Template resolution (§2.5): a cluster template merged with its `extends` chain
-//! and its `includes` partials into one self-contained template.
+//! Template resolution (docs/coopr-format.md §2.5): a cluster template merged with its
+//! `extends` chain and its `includes` partials into one self-contained template.
 //!
 //! Merge order: the parent's resolved chain, then this template's includes in
 //! order, then the template itself. Lists are unioned, later non-blank scalars win,

@@ -1,5 +1,5 @@
-//! Services (§2.3): dependencies on other services or aliases, and the automator
-//! action to run for each lifecycle stage.
+//! Services (docs/coopr-format.md §2.3): dependencies on other services or aliases, and
+//! the automator action to run for each lifecycle stage.
 
 use std::fmt;
 

@@ -1,5 +1,6 @@
-//! Cluster templates and partial templates (§2.4, §2.5): what a cluster may hold,
-//! what it holds by default, how its services must be laid out, and its lease.
+//! Cluster templates and partial templates (docs/coopr-format.md §2.4, §2.5): what a
+//! cluster may hold, what it holds by default, how its services must be laid out, and its
+//! lease.
 
 use indexmap::IndexMap;
 use serde::Serialize;

@@ -1,5 +1,5 @@
-//! Catalog validation (§3): every problem at once, each an error or a warning with
-//! a path such as `clustertemplates.hadoop.constraints.layout.mustcoexist[1]`.
+//! Catalog validation (docs/coopr-format.md §3): every problem at once, each an error or
+//! a warning with a path such as `clustertemplates.hadoop.constraints.layout.mustcoexist[1]`.
 //!
 //! Corral refuses an import with any error; warnings are shown and accepted.
 //! Templates with `extends`/`includes` are checked in resolved form, under their

@@ -1,4 +1,4 @@
-//! The macro grammar (COOPR-FORMAT.md §6): splitting a string into literal text and
+//! The macro grammar (docs/coopr-format.md §6): splitting a string into literal text and
 //! `%…%` expressions, and parsing one expression.
 //!
 //! ```text

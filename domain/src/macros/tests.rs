@@ -1,4 +1,4 @@
-//! Macro examples from COOPR-FORMAT.md §6 and their edge cases, plus a check that
+//! Macro examples from docs/coopr-format.md §6 and their edge cases, plus a check that
 //! shell quoting really round-trips through `sh`.
 
 use std::collections::{BTreeMap, BTreeSet};

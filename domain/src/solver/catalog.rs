@@ -1,6 +1,6 @@
-//! From a catalog template and a user's request to a solver [`Problem`], with
-//! §4's pre-checks: a provider, types with a flavor/image for it, services that
-//! exist, are compatible, have their `requires` met and do not conflict.
+//! From a catalog template and a user's request to a solver [`Problem`], with the
+//! pre-checks of docs/coopr-format.md §4: a provider, types with a flavor/image for it,
+//! services that exist, are compatible, have their `requires` met and do not conflict.
 //!
 //! The template must already be resolved (`extends`/`includes` merged); this
 //! module reads only its own fields.

@@ -1,4 +1,4 @@
-//! Stages 1 and 2 of §4, compiled into bit masks.
+//! Stages 1 and 2 of docs/coopr-format.md §4, compiled into bit masks.
 //!
 //! Services joined by `mustcoexist` groups always travel together, so they are
 //! merged into *units*; a node's service set is then a set of units (a `u64` mask)

@@ -15,7 +15,7 @@ use super::extract::{ApiJson, ApiPath, ApiQuery, Authenticated};
 use crate::http::AppState;
 
 /// Users the caller administers (superadmins: everyone).
-#[utoipa::path(get, path = "/api/v1/users", tag = "users", params(PageRequest),
+#[utoipa::path(get, path = "/users", tag = "users", params(PageRequest),
     responses((status = 200, body = Page<UserView>), (status = 403, body = ErrorBody)))]
 pub async fn list_users(
     State(state): State<AppState>,
@@ -25,7 +25,7 @@ pub async fn list_users(
     Ok(Json(state.service.list_users(&caller, page).await?))
 }
 
-#[utoipa::path(post, path = "/api/v1/users", tag = "users", request_body = UserRequest,
+#[utoipa::path(post, path = "/users", tag = "users", request_body = UserRequest,
     responses((status = 201, body = UserView), (status = 403, body = ErrorBody),
               (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)))]
 pub async fn create_user(
@@ -37,7 +37,7 @@ pub async fn create_user(
     Ok((StatusCode::CREATED, Json(user)))
 }
 
-#[utoipa::path(get, path = "/api/v1/users/{id}", tag = "users",
+#[utoipa::path(get, path = "/users/{id}", tag = "users",
     params(("id" = String, Path, description = "User id")),
     responses((status = 200, body = UserView), (status = 403, body = ErrorBody),
               (status = 404, body = ErrorBody)))]
@@ -50,7 +50,7 @@ pub async fn show_user(
 }
 
 /// Change a user's role or set a new password (their sessions end).
-#[utoipa::path(patch, path = "/api/v1/users/{id}", tag = "users",
+#[utoipa::path(patch, path = "/users/{id}", tag = "users",
     params(("id" = String, Path, description = "User id")), request_body = UserUpdate,
     responses((status = 200, body = UserView), (status = 403, body = ErrorBody),
               (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
@@ -65,7 +65,7 @@ pub async fn update_user(
     ))
 }
 
-#[utoipa::path(delete, path = "/api/v1/users/{id}", tag = "users",
+#[utoipa::path(delete, path = "/users/{id}", tag = "users",
     params(("id" = String, Path, description = "User id")),
     responses((status = 204, description = "Deleted"), (status = 403, body = ErrorBody),
               (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
@@ -79,7 +79,7 @@ pub async fn delete_user(
 }
 
 /// Change your own password; every session of yours ends.
-#[utoipa::path(post, path = "/api/v1/me/password", tag = "users", request_body = PasswordChange,
+#[utoipa::path(post, path = "/me/password", tag = "users", request_body = PasswordChange,
     responses((status = 204, description = "Changed"), (status = 422, body = ErrorBody)))]
 pub async fn change_password(
     State(state): State<AppState>,
@@ -91,7 +91,7 @@ pub async fn change_password(
 }
 
 /// Who you are.
-#[utoipa::path(get, path = "/api/v1/me", tag = "users",
+#[utoipa::path(get, path = "/me", tag = "users",
     responses((status = 200, body = UserView), (status = 401, body = ErrorBody)))]
 pub async fn me(
     State(state): State<AppState>,
@@ -101,7 +101,7 @@ pub async fn me(
 }
 
 /// Tenants: every one for superadmins, your own otherwise.
-#[utoipa::path(get, path = "/api/v1/tenants", tag = "tenants", params(PageRequest),
+#[utoipa::path(get, path = "/tenants", tag = "tenants", params(PageRequest),
     responses((status = 200, body = Page<TenantView>), (status = 401, body = ErrorBody)))]
 pub async fn list_tenants(
     State(state): State<AppState>,
@@ -112,7 +112,7 @@ pub async fn list_tenants(
 }
 
 /// Create a tenant (superadmins), optionally with a copy of another tenant's catalog.
-#[utoipa::path(post, path = "/api/v1/tenants", tag = "tenants", request_body = TenantRequest,
+#[utoipa::path(post, path = "/tenants", tag = "tenants", request_body = TenantRequest,
     responses((status = 201, body = TenantView), (status = 403, body = ErrorBody),
               (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)))]
 pub async fn create_tenant(
@@ -124,7 +124,7 @@ pub async fn create_tenant(
     Ok((StatusCode::CREATED, Json(tenant)))
 }
 
-#[utoipa::path(get, path = "/api/v1/tenants/{id}", tag = "tenants",
+#[utoipa::path(get, path = "/tenants/{id}", tag = "tenants",
     params(("id" = String, Path, description = "Tenant id")),
     responses((status = 200, body = TenantView), (status = 404, body = ErrorBody)))]
 pub async fn show_tenant(
@@ -136,7 +136,7 @@ pub async fn show_tenant(
 }
 
 /// Delete a tenant and everything it owns (superadmins); refused while it has clusters.
-#[utoipa::path(delete, path = "/api/v1/tenants/{id}", tag = "tenants",
+#[utoipa::path(delete, path = "/tenants/{id}", tag = "tenants",
     params(("id" = String, Path, description = "Tenant id")),
     responses((status = 204, description = "Deleted"), (status = 403, body = ErrorBody),
               (status = 404, body = ErrorBody), (status = 409, body = ErrorBody),
@@ -151,7 +151,7 @@ pub async fn delete_tenant(
 }
 
 /// Set a tenant's quotas (superadmins).
-#[utoipa::path(put, path = "/api/v1/tenants/{id}/quotas", tag = "tenants",
+#[utoipa::path(put, path = "/tenants/{id}/quotas", tag = "tenants",
     params(("id" = String, Path, description = "Tenant id")), request_body = QuotaUpdate,
     responses((status = 200, body = TenantView), (status = 403, body = ErrorBody),
               (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
@@ -168,7 +168,7 @@ pub async fn update_quotas(
 
 /// Allow or forbid a tenant the `local` provider, whose node steps run on the Corral
 /// server's own host (superadmins).
-#[utoipa::path(put, path = "/api/v1/tenants/{id}/local-nodes", tag = "tenants",
+#[utoipa::path(put, path = "/tenants/{id}/local-nodes", tag = "tenants",
     params(("id" = String, Path, description = "Tenant id")), request_body = LocalNodesUpdate,
     responses((status = 200, body = TenantView), (status = 403, body = ErrorBody),
               (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
@@ -184,7 +184,7 @@ pub async fn set_local_nodes(
 }
 
 /// Your API tokens (never their secrets).
-#[utoipa::path(get, path = "/api/v1/tokens", tag = "tokens", params(PageRequest),
+#[utoipa::path(get, path = "/tokens", tag = "tokens", params(PageRequest),
     responses((status = 200, body = Page<TokenView>), (status = 401, body = ErrorBody)))]
 pub async fn list_tokens(
     State(state): State<AppState>,
@@ -195,7 +195,7 @@ pub async fn list_tokens(
 }
 
 /// Create a token; the secret is in this response only.
-#[utoipa::path(post, path = "/api/v1/tokens", tag = "tokens", request_body = TokenRequest,
+#[utoipa::path(post, path = "/tokens", tag = "tokens", request_body = TokenRequest,
     responses((status = 201, body = CreatedToken), (status = 422, body = ErrorBody)))]
 pub async fn create_token(
     State(state): State<AppState>,
@@ -207,7 +207,7 @@ pub async fn create_token(
 }
 
 /// Revoke one of your tokens. Safe to call twice.
-#[utoipa::path(delete, path = "/api/v1/tokens/{id}", tag = "tokens",
+#[utoipa::path(delete, path = "/tokens/{id}", tag = "tokens",
     params(("id" = String, Path, description = "Token id")),
     responses((status = 200, body = TokenView), (status = 404, body = ErrorBody)))]
 pub async fn revoke_token(
@@ -219,7 +219,7 @@ pub async fn revoke_token(
 }
 
 /// A user's API tokens (admins of the user's tenant; never their secrets).
-#[utoipa::path(get, path = "/api/v1/users/{id}/tokens", tag = "users",
+#[utoipa::path(get, path = "/users/{id}/tokens", tag = "users",
     params(("id" = String, Path, description = "User id"), PageRequest),
     responses((status = 200, body = Page<TokenView>), (status = 403, body = ErrorBody),
               (status = 404, body = ErrorBody)))]
@@ -233,7 +233,7 @@ pub async fn list_user_tokens(
 }
 
 /// Revoke one of a user's API tokens (admins of the user's tenant). Safe to call twice.
-#[utoipa::path(delete, path = "/api/v1/users/{id}/tokens/{token_id}", tag = "users",
+#[utoipa::path(delete, path = "/users/{id}/tokens/{token_id}", tag = "users",
     params(("id" = String, Path, description = "User id"),
            ("token_id" = String, Path, description = "Token id")),
     responses((status = 200, body = TokenView), (status = 403, body = ErrorBody),
@@ -252,7 +252,7 @@ pub async fn revoke_user_token(
 }
 
 /// The audit log, newest first (admins).
-#[utoipa::path(get, path = "/api/v1/audit", tag = "audit", params(AuditQuery),
+#[utoipa::path(get, path = "/audit", tag = "audit", params(AuditQuery),
     responses((status = 200, body = Vec<AuditView>), (status = 403, body = ErrorBody)))]
 pub async fn audit(
     State(state): State<AppState>,

@@ -16,7 +16,7 @@ use super::extract::{ApiJson, ApiPath, ApiQuery, Authenticated};
 use crate::http::AppState;
 
 /// The tenant's catalog as a Coopr bundle.
-#[utoipa::path(get, path = "/api/v1/catalog", tag = "catalog",
+#[utoipa::path(get, path = "/catalog", tag = "catalog",
     responses((status = 200, description = "Coopr bundle", body = Object),
               (status = 401, body = ErrorBody)))]
 pub async fn export(
@@ -28,7 +28,7 @@ pub async fn export(
 
 /// Replace the catalog with a Coopr bundle (or only check it, with `dry_run=true`).
 /// With errors nothing is saved and every problem is listed.
-#[utoipa::path(post, path = "/api/v1/catalog/import", tag = "catalog", params(DryRun),
+#[utoipa::path(post, path = "/catalog/import", tag = "catalog", params(DryRun),
     request_body(content = Object, description = "Coopr bundle"),
     responses((status = 200, description = "Imported, or checked (dry run)", body = ImportReport),
               (status = 403, body = ErrorBody),
@@ -57,7 +57,7 @@ pub async fn import(
 }
 
 /// Current entities of one kind.
-#[utoipa::path(get, path = "/api/v1/catalog/{kind}", tag = "catalog",
+#[utoipa::path(get, path = "/catalog/{kind}", operation_id = "list_entities", tag = "catalog",
     params(("kind" = String, Path, description = "providers, hardwaretypes, imagetypes, services, clustertemplates or partialtemplates"), PageRequest),
     responses((status = 200, body = Page<EntityView>), (status = 404, body = ErrorBody)))]
 pub async fn list(
@@ -71,7 +71,7 @@ pub async fn list(
     ))
 }
 
-#[utoipa::path(get, path = "/api/v1/catalog/{kind}/{name}", tag = "catalog",
+#[utoipa::path(get, path = "/catalog/{kind}/{name}", operation_id = "show_entity", tag = "catalog",
     params(("kind" = String, Path, description = "Entity kind"),
            ("name" = String, Path, description = "Entity name")),
     responses((status = 200, body = EntityView), (status = 404, body = ErrorBody)))]
@@ -84,7 +84,7 @@ pub async fn show(
 }
 
 /// Every revision of an entity, oldest first.
-#[utoipa::path(get, path = "/api/v1/catalog/{kind}/{name}/history", tag = "catalog",
+#[utoipa::path(get, path = "/catalog/{kind}/{name}/history", tag = "catalog",
     params(("kind" = String, Path, description = "Entity kind"),
            ("name" = String, Path, description = "Entity name")),
     responses((status = 200, body = Vec<RevisionView>), (status = 404, body = ErrorBody)))]
@@ -99,7 +99,7 @@ pub async fn history(
 }
 
 /// Create or replace an entity (Coopr JSON); checked against the whole catalog.
-#[utoipa::path(put, path = "/api/v1/catalog/{kind}/{name}", tag = "catalog",
+#[utoipa::path(put, path = "/catalog/{kind}/{name}", operation_id = "put_entity", tag = "catalog",
     params(("kind" = String, Path, description = "Entity kind"),
            ("name" = String, Path, description = "Entity name")),
     request_body(content = Object, description = "The entity in Coopr JSON"),
@@ -120,7 +120,7 @@ pub async fn put(
 }
 
 /// Delete an entity; refused (listing the uses) while something uses it.
-#[utoipa::path(delete, path = "/api/v1/catalog/{kind}/{name}", tag = "catalog",
+#[utoipa::path(delete, path = "/catalog/{kind}/{name}", operation_id = "delete_entity", tag = "catalog",
     params(("kind" = String, Path, description = "Entity kind"),
            ("name" = String, Path, description = "Entity name")),
     responses((status = 204, description = "Deleted"), (status = 403, body = ErrorBody),
@@ -135,7 +135,7 @@ pub async fn delete(
 }
 
 /// Every version of every plugin resource of the tenant.
-#[utoipa::path(get, path = "/api/v1/resources", tag = "resources", params(PageRequest),
+#[utoipa::path(get, path = "/resources", tag = "resources", params(PageRequest),
     responses((status = 200, body = Page<ResourceView>), (status = 401, body = ErrorBody)))]
 pub async fn resources(
     State(state): State<AppState>,
@@ -146,7 +146,7 @@ pub async fn resources(
 }
 
 /// Upload the next version of a resource (the raw bytes are the body).
-#[utoipa::path(post, path = "/api/v1/resources/{kind}/{name}", tag = "resources",
+#[utoipa::path(post, path = "/resources/{kind}/{name}", tag = "resources",
     params(("kind" = String, Path, description = "scripts, archives or files"),
            ("name" = String, Path, description = "Resource name")),
     request_body(content = Vec<u8>, content_type = "application/octet-stream"),
@@ -166,7 +166,7 @@ pub async fn upload(
 }
 
 /// Make a version the one nodes get.
-#[utoipa::path(post, path = "/api/v1/resources/{kind}/{name}/versions/{version}/stage", tag = "resources",
+#[utoipa::path(post, path = "/resources/{kind}/{name}/versions/{version}/stage", tag = "resources",
     params(("kind" = String, Path, description = "scripts, archives or files"),
            ("name" = String, Path, description = "Resource name"),
            ("version" = i64, Path, description = "Version to stage")),

@@ -34,7 +34,7 @@ pub struct DeleteOptions {
 }
 
 /// The caller's tenant's clusters.
-#[utoipa::path(get, path = "/api/v1/clusters", tag = "clusters", params(PageRequest),
+#[utoipa::path(get, path = "/clusters", operation_id = "list_clusters", tag = "clusters", params(PageRequest),
     responses((status = 200, body = Page<ClusterView>), (status = 401, body = ErrorBody)))]
 pub async fn list(
     State(state): State<AppState>,
@@ -45,7 +45,7 @@ pub async fn list(
 }
 
 /// Create a cluster from a template, or preview it with `dry_run=true`.
-#[utoipa::path(post, path = "/api/v1/clusters", tag = "clusters", params(DryRun),
+#[utoipa::path(post, path = "/clusters", tag = "clusters", params(DryRun),
     request_body = ClusterCreateRequest,
     responses(
         (status = 201, description = "Created; the job builds it", body = SubmittedJob),
@@ -68,7 +68,7 @@ pub async fn create(
 }
 
 /// A cluster with its nodes, jobs and links (URLs with the live nodes' addresses).
-#[utoipa::path(get, path = "/api/v1/clusters/{id}", tag = "clusters",
+#[utoipa::path(get, path = "/clusters/{id}", operation_id = "show_cluster", tag = "clusters",
     params(("id" = String, Path, description = "Cluster id, or the name of a live cluster of your tenant")),
     responses((status = 200, body = ClusterDetail), (status = 404, body = ErrorBody)))]
 pub async fn show(
@@ -80,7 +80,7 @@ pub async fn show(
 }
 
 /// What a change would do (layouts and tasks), without doing it.
-#[utoipa::path(post, path = "/api/v1/clusters/{id}/plan", tag = "clusters",
+#[utoipa::path(post, path = "/clusters/{id}/plan", tag = "clusters",
     params(("id" = String, Path, description = "Cluster id, or the name of a live cluster of your tenant")),
     request_body = ClusterChangeRequest,
     responses((status = 200, body = PlanView), (status = 404, body = ErrorBody),
@@ -97,7 +97,7 @@ pub async fn plan(
 }
 
 /// Submit a change: add services or nodes, reconfigure, start, stop, restart, roll back.
-#[utoipa::path(post, path = "/api/v1/clusters/{id}/changes", tag = "clusters",
+#[utoipa::path(post, path = "/clusters/{id}/changes", tag = "clusters",
     params(("id" = String, Path, description = "Cluster id, or the name of a live cluster of your tenant")),
     request_body = ClusterChangeRequest,
     responses((status = 202, description = "Submitted", body = SubmittedJob),
@@ -114,7 +114,7 @@ pub async fn change(
 }
 
 /// Set the lease to end the given number of seconds from now.
-#[utoipa::path(put, path = "/api/v1/clusters/{id}/lease", tag = "clusters",
+#[utoipa::path(put, path = "/clusters/{id}/lease", tag = "clusters",
     params(("id" = String, Path, description = "Cluster id, or the name of a live cluster of your tenant")),
     request_body = LeaseExtension,
     responses((status = 200, body = ClusterView), (status = 404, body = ErrorBody),
@@ -132,7 +132,7 @@ pub async fn extend_lease(
 
 /// Delete the cluster: its nodes are stopped and removed by a delete job; with
 /// `force=true`, a stop or remove step that fails is passed over.
-#[utoipa::path(delete, path = "/api/v1/clusters/{id}", tag = "clusters",
+#[utoipa::path(delete, path = "/clusters/{id}", operation_id = "delete_cluster", tag = "clusters",
     params(("id" = String, Path, description = "Cluster id, or the name of a live cluster of your tenant"),
            DeleteOptions),
     responses((status = 202, description = "Delete submitted", body = SubmittedJob),

@@ -4,9 +4,6 @@
 use axum::response::Html;
 use utoipa::openapi::path::{Operation, ParameterIn};
 use utoipa::openapi::{PathItem, RefOr};
-use utoipa::OpenApi;
-
-use super::ApiDoc;
 
 fn escape(text: &str) -> String {
     text.replace('&', "&amp;")
@@ -127,7 +124,7 @@ fn render_operation(html: &mut String, method: &str, path: &str, operation: &Ope
 }
 
 pub async fn page() -> Html<String> {
-    let doc = ApiDoc::openapi();
+    let doc = super::document();
     let mut html = String::from(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\

@@ -7,7 +7,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use engine::service::ServiceError;
 
-pub use api_types::ErrorBody;
+pub use api_types::{ErrorBody, ErrorCode};
 
 #[derive(Debug)]
 pub struct ApiError {
@@ -17,11 +17,12 @@ pub struct ApiError {
 }
 
 impl ApiError {
-    pub fn new(status: StatusCode, code: &str, message: impl Into<String>) -> Self {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         Self {
-            status,
+            status: StatusCode::from_u16(code.status())
+                .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
             body: ErrorBody {
-                error: code.to_owned(),
+                error: code,
                 message: message.into(),
                 details: Vec::new(),
             },
@@ -30,19 +31,19 @@ impl ApiError {
     }
 
     pub fn bad_request(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::BAD_REQUEST, "bad_request", message)
+        Self::new(ErrorCode::BadRequest, message)
     }
 
     pub fn unauthenticated(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::UNAUTHORIZED, "unauthenticated", message)
+        Self::new(ErrorCode::Unauthenticated, message)
     }
 
     pub fn forbidden(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::FORBIDDEN, "forbidden", message)
+        Self::new(ErrorCode::Forbidden, message)
     }
 
     pub fn not_found(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::NOT_FOUND, "not_found", message)
+        Self::new(ErrorCode::NotFound, message)
     }
 
     /// A failure inside the server: `cause` is logged, the client sees "internal error".
@@ -53,18 +54,9 @@ impl ApiError {
 
 impl From<ServiceError> for ApiError {
     fn from(error: ServiceError) -> Self {
-        let status = match &error {
-            ServiceError::Unauthenticated => StatusCode::UNAUTHORIZED,
-            ServiceError::Forbidden(_) => StatusCode::FORBIDDEN,
-            ServiceError::NotFound(_) => StatusCode::NOT_FOUND,
-            ServiceError::Invalid { .. } => StatusCode::UNPROCESSABLE_ENTITY,
-            ServiceError::Conflict(_) | ServiceError::QuotaExceeded(_) => StatusCode::CONFLICT,
-            ServiceError::TooManyAttempts { .. } => StatusCode::TOO_MANY_REQUESTS,
-            ServiceError::Internal { cause } => {
-                tracing::error!(%cause, "internal error");
-                StatusCode::INTERNAL_SERVER_ERROR
-            }
-        };
+        if let ServiceError::Internal { cause } = &error {
+            tracing::error!(%cause, "internal error");
+        }
         let message = match &error {
             ServiceError::Unauthenticated => {
                 "authentication required: sign in or send Authorization: Bearer <token>".to_owned()
@@ -80,7 +72,7 @@ impl From<ServiceError> for ApiError {
             ServiceError::Invalid { details, .. } => details,
             _ => Vec::new(),
         };
-        let mut api = ApiError::new(status, code, message);
+        let mut api = ApiError::new(code, message);
         api.body.details = details;
         api.retry_after_secs = retry_after_secs;
         api

@@ -15,7 +15,7 @@ use engine::service::{Access, Caller, ServiceError};
 use serde::de::DeserializeOwned;
 use tower_sessions::Session;
 
-use super::error::ApiError;
+use super::error::{ApiError, ErrorCode};
 use crate::http::AppState;
 
 /// The header cookie-authenticated, state-changing requests carry.
@@ -111,21 +111,18 @@ where
 fn json_rejection(rejection: JsonRejection) -> ApiError {
     match rejection {
         JsonRejection::MissingJsonContentType(_) => ApiError::new(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "unsupported_media_type",
+            ErrorCode::UnsupportedMediaType,
             "send the body as JSON with Content-Type: application/json",
         ),
         JsonRejection::JsonDataError(error) => ApiError::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "invalid",
+            ErrorCode::Invalid,
             format!("the JSON does not fit: {}", error.body_text()),
         ),
         JsonRejection::JsonSyntaxError(error) => {
             ApiError::bad_request(format!("malformed JSON: {}", error.body_text()))
         }
         other if other.status() == StatusCode::PAYLOAD_TOO_LARGE => ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "payload_too_large",
+            ErrorCode::PayloadTooLarge,
             "the body is larger than this endpoint accepts",
         ),
         other => ApiError::bad_request(other.body_text()),

@@ -30,7 +30,7 @@ fn default_event_limit() -> i64 {
     500
 }
 
-#[utoipa::path(get, path = "/api/v1/jobs/{id}", tag = "jobs",
+#[utoipa::path(get, path = "/jobs/{id}", operation_id = "show_job", tag = "jobs",
     params(("id" = String, Path, description = "Job id")),
     responses((status = 200, body = JobView), (status = 404, body = ErrorBody)))]
 pub async fn show(
@@ -42,7 +42,7 @@ pub async fn show(
 }
 
 /// The job's tasks in plan order.
-#[utoipa::path(get, path = "/api/v1/jobs/{id}/tasks", tag = "jobs",
+#[utoipa::path(get, path = "/jobs/{id}/tasks", tag = "jobs",
     params(("id" = String, Path, description = "Job id"), PageRequest),
     responses((status = 200, body = Page<TaskView>), (status = 404, body = ErrorBody)))]
 pub async fn tasks(
@@ -55,7 +55,7 @@ pub async fn tasks(
 }
 
 /// A task's attempts with their output: what failed and why.
-#[utoipa::path(get, path = "/api/v1/jobs/{id}/tasks/{task_id}/attempts", tag = "jobs",
+#[utoipa::path(get, path = "/jobs/{id}/tasks/{task_id}/attempts", tag = "jobs",
     params(("id" = String, Path, description = "Job id"),
            ("task_id" = String, Path, description = "Task id")),
     responses((status = 200, body = Vec<AttemptView>), (status = 404, body = ErrorBody)))]
@@ -70,7 +70,7 @@ pub async fn attempts(
 }
 
 /// Events (output chunks, state changes) after an id, oldest first.
-#[utoipa::path(get, path = "/api/v1/jobs/{id}/events", tag = "jobs",
+#[utoipa::path(get, path = "/jobs/{id}/events", tag = "jobs",
     params(("id" = String, Path, description = "Job id"), EventsQuery),
     responses((status = 200, body = Vec<EventView>), (status = 404, body = ErrorBody),
               (status = 422, body = ErrorBody)))]
@@ -89,7 +89,7 @@ pub async fn events(
 }
 
 /// Stop the job; running steps are killed. Safe to call twice.
-#[utoipa::path(post, path = "/api/v1/jobs/{id}/cancel", tag = "jobs",
+#[utoipa::path(post, path = "/jobs/{id}/cancel", tag = "jobs",
     params(("id" = String, Path, description = "Job id")),
     responses((status = 200, body = JobView), (status = 404, body = ErrorBody)))]
 pub async fn cancel(
@@ -101,7 +101,7 @@ pub async fn cancel(
 }
 
 /// Run a failed or cancelled job again from where it stopped. Safe to call twice.
-#[utoipa::path(post, path = "/api/v1/jobs/{id}/retry", tag = "jobs",
+#[utoipa::path(post, path = "/jobs/{id}/retry", tag = "jobs",
     params(("id" = String, Path, description = "Job id")),
     responses((status = 200, body = JobView), (status = 404, body = ErrorBody),
               (status = 409, body = ErrorBody)))]

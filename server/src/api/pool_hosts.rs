@@ -13,7 +13,7 @@ use crate::http::AppState;
 
 /// The pool hosts of your tenant (superadmins: of every tenant), each free or checked
 /// out to a cluster's node.
-#[utoipa::path(get, path = "/api/v1/pool-hosts", tag = "pool-hosts", params(PageRequest),
+#[utoipa::path(get, path = "/pool-hosts", operation_id = "list_pool_hosts", tag = "pool-hosts", params(PageRequest),
     responses((status = 200, body = Page<PoolHostView>), (status = 403, body = ErrorBody)))]
 pub async fn list(
     State(state): State<AppState>,
@@ -25,7 +25,7 @@ pub async fn list(
 
 /// Register a host. Corral makes a key pair for it: authorize `client_public_key` on
 /// the host before a cluster uses it.
-#[utoipa::path(post, path = "/api/v1/pool-hosts", tag = "pool-hosts",
+#[utoipa::path(post, path = "/pool-hosts", tag = "pool-hosts",
     request_body = PoolHostRequest,
     responses((status = 201, body = PoolHostView), (status = 403, body = ErrorBody),
               (status = 404, body = ErrorBody), (status = 409, body = ErrorBody),
@@ -39,7 +39,7 @@ pub async fn register(
     Ok((StatusCode::CREATED, Json(host)))
 }
 
-#[utoipa::path(get, path = "/api/v1/pool-hosts/{id}", tag = "pool-hosts",
+#[utoipa::path(get, path = "/pool-hosts/{id}", operation_id = "show_pool_host", tag = "pool-hosts",
     params(("id" = String, Path, description = "Pool host id")),
     responses((status = 200, body = PoolHostView), (status = 403, body = ErrorBody),
               (status = 404, body = ErrorBody)))]
@@ -52,7 +52,7 @@ pub async fn show(
 }
 
 /// Rename a host, or change its address, user or host key while no node holds it.
-#[utoipa::path(patch, path = "/api/v1/pool-hosts/{id}", tag = "pool-hosts",
+#[utoipa::path(patch, path = "/pool-hosts/{id}", operation_id = "update_pool_host", tag = "pool-hosts",
     params(("id" = String, Path, description = "Pool host id")), request_body = PoolHostUpdate,
     responses((status = 200, body = PoolHostView), (status = 403, body = ErrorBody),
               (status = 404, body = ErrorBody), (status = 409, body = ErrorBody),
@@ -72,7 +72,7 @@ pub async fn update(
 }
 
 /// Remove a host; refused (409, naming the cluster) while it is checked out.
-#[utoipa::path(delete, path = "/api/v1/pool-hosts/{id}", tag = "pool-hosts",
+#[utoipa::path(delete, path = "/pool-hosts/{id}", operation_id = "remove_pool_host", tag = "pool-hosts",
     params(("id" = String, Path, description = "Pool host id")),
     responses((status = 204, description = "Removed"), (status = 403, body = ErrorBody),
               (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]

@@ -15,7 +15,7 @@ use crate::http::AppState;
 pub use api_types::{LoginRequest, SessionView};
 
 /// Sign in: sets the session cookie (a fresh session id) and returns the CSRF token.
-#[utoipa::path(post, path = "/api/v1/session", tag = "session",
+#[utoipa::path(post, path = "/session", tag = "session",
     request_body = LoginRequest,
     responses(
         (status = 200, description = "Signed in", body = SessionView),
@@ -61,7 +61,7 @@ pub async fn login(
 }
 
 /// The signed-in user and the CSRF token.
-#[utoipa::path(get, path = "/api/v1/session", tag = "session",
+#[utoipa::path(get, path = "/session", tag = "session",
     responses(
         (status = 200, description = "The session", body = SessionView),
         (status = 401, description = "Not signed in", body = ErrorBody),
@@ -87,7 +87,7 @@ pub async fn current(
 }
 
 /// Sign out of this session.
-#[utoipa::path(delete, path = "/api/v1/session", tag = "session",
+#[utoipa::path(delete, path = "/session", tag = "session",
     responses((status = 204, description = "Signed out"), (status = 401, body = ErrorBody)))]
 pub async fn logout(
     session: Session,
@@ -98,7 +98,7 @@ pub async fn logout(
 }
 
 /// Sign out of every session of this user, on every device.
-#[utoipa::path(post, path = "/api/v1/session/logout-everywhere", tag = "session",
+#[utoipa::path(post, path = "/session/logout-everywhere", tag = "session",
     responses((status = 204, description = "Every session ended"), (status = 401, body = ErrorBody)))]
 pub async fn logout_everywhere(
     State(state): State<AppState>,

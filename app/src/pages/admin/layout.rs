@@ -12,7 +12,7 @@ use crate::components::session::CsrfField;
 use crate::error::UiError;
 use crate::server_fns::admin::scope::current_admin_scope;
 use crate::server_fns::admin::switch_tenant::SwitchTenant;
-use crate::server_fns::admin::Kind;
+use crate::server_fns::admin::{ConsoleKind, EntityKind};
 
 #[component]
 pub fn AdminLayout(children: Children) -> impl IntoView {
@@ -64,7 +64,7 @@ fn Forbidden() -> impl IntoView {
 
 #[component]
 fn AdminNav() -> impl IntoView {
-    let catalog = Kind::ALL
+    let catalog = EntityKind::ALL
         .into_iter()
         .map(|kind| {
             view! { <li><A href=format!("/admin/{}", kind.path())>{kind.title()}</A></li> }

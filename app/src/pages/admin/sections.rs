@@ -13,7 +13,7 @@ use super::catalog::show::EntityShowPage;
 use super::layout::AdminLayout;
 use super::{audit, import, overview, resources, tenants, tokens, user, users};
 use crate::pages::not_found::NotFound;
-use crate::server_fns::admin::Kind;
+use crate::server_fns::admin::{ConsoleKind, EntityKind};
 
 fn param(name: &'static str) -> Memo<String> {
     let params = use_params_map();
@@ -40,7 +40,7 @@ pub fn AdminSectionPage() -> impl IntoView {
                     "users" => view! { <users::UsersPage/> }.into_any(),
                     "tokens" => view! { <tokens::TokensPage/> }.into_any(),
                     "audit" => view! { <audit::AuditPage/> }.into_any(),
-                    other => match Kind::parse(other) {
+                    other => match EntityKind::parse(other) {
                         Some(kind) => view! { <EntityListPage kind/> }.into_any(),
                         None => view! { <NotFound/> }.into_any(),
                     },
@@ -56,7 +56,7 @@ pub fn AdminEntityPage() -> impl IntoView {
     let name = param("name");
     view! {
         <AdminLayout>
-            {move || match Kind::parse(&section.get()) {
+            {move || match EntityKind::parse(&section.get()) {
                 Some(kind) if name.get() == "new" => view! { <EntityNewPage kind/> }.into_any(),
                 Some(kind) => view! { <EntityShowPage kind/> }.into_any(),
                 None if section.get() == "users" => view! { <user::UserPage/> }.into_any(),
@@ -71,7 +71,7 @@ pub fn AdminEditPage() -> impl IntoView {
     let section = param("section");
     view! {
         <AdminLayout>
-            {move || match Kind::parse(&section.get()) {
+            {move || match EntityKind::parse(&section.get()) {
                 Some(kind) => view! { <EntityEditPage kind/> }.into_any(),
                 None => view! { <NotFound/> }.into_any(),
             }}

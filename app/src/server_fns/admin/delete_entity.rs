@@ -3,10 +3,16 @@
 use leptos::prelude::*;
 
 use crate::error::UiError;
-use crate::server_fns::admin::Kind;
+use crate::server_fns::admin::EntityKind;
 
 #[server(prefix = "/sfn", endpoint = "admin-delete-entity")]
-pub async fn delete_entity(csrf: String, kind: Kind, name: String) -> Result<String, UiError> {
+pub async fn delete_entity(
+    csrf: String,
+    kind: EntityKind,
+    name: String,
+) -> Result<String, UiError> {
+    use crate::server_fns::admin::ConsoleKind;
+
     let caller = super::caller::admin_checked(&csrf).await?;
     crate::session::service()?
         .delete_entity(&caller, kind.key(), &name)

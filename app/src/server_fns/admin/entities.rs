@@ -3,10 +3,10 @@
 use leptos::prelude::*;
 
 use crate::error::UiError;
-use crate::server_fns::admin::{EntityRow, Kind};
+use crate::server_fns::admin::{EntityKind, EntityRow};
 
 #[server(prefix = "/sfn", endpoint = "admin-entities")]
-pub async fn list_entities(kind: Kind) -> Result<Vec<EntityRow>, UiError> {
+pub async fn list_entities(kind: EntityKind) -> Result<Vec<EntityRow>, UiError> {
     let caller = super::caller::caller().await?;
     super::caller::require_admin(&caller)?;
     let mut rows: Vec<EntityRow> = crate::session::service()?
@@ -49,14 +49,14 @@ fn names(body: &serde_json::Value, pointer: &str) -> Vec<String> {
 
 /// One line that tells an entity apart in its list.
 #[cfg(feature = "ssr")]
-fn summary(kind: Kind, body: &serde_json::Value) -> String {
+fn summary(kind: EntityKind, body: &serde_json::Value) -> String {
     let join = |items: Vec<String>| items.join(", ");
     match kind {
-        Kind::Providers => format!("type {}", text(body, "/providertype")),
-        Kind::Hardware | Kind::Images => {
+        EntityKind::Provider => format!("type {}", text(body, "/providertype")),
+        EntityKind::HardwareType | EntityKind::ImageType => {
             format!("providers: {}", join(names(body, "/providermap")))
         }
-        Kind::Services => {
+        EntityKind::Service => {
             let requires: Vec<String> = names(body, "/dependencies/install/requires")
                 .into_iter()
                 .chain(names(body, "/dependencies/runtime/requires"))
@@ -71,7 +71,7 @@ fn summary(kind: Kind, body: &serde_json::Value) -> String {
             }
             parts.join(" · ")
         }
-        Kind::Templates => {
+        EntityKind::ClusterTemplate => {
             let bound = |key: &str| {
                 body.pointer(&format!("/constraints/size/{key}"))
                     .map(|value| value.to_string().trim_matches('"').to_owned())
@@ -87,7 +87,7 @@ fn summary(kind: Kind, body: &serde_json::Value) -> String {
                 join(names(body, "/defaults/services"))
             )
         }
-        Kind::Partials => {
+        EntityKind::PartialTemplate => {
             let services = names(body, "/defaults/services");
             let immutable =
                 body.get("immutable").and_then(serde_json::Value::as_bool) == Some(true);

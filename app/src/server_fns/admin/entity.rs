@@ -4,10 +4,10 @@
 use leptos::prelude::*;
 
 use crate::error::UiError;
-use crate::server_fns::admin::{EntityPage, Kind};
+use crate::server_fns::admin::{EntityKind, EntityPage};
 
 #[server(prefix = "/sfn", endpoint = "admin-entity")]
-pub async fn entity(kind: Kind, name: String) -> Result<EntityPage, UiError> {
+pub async fn entity(kind: EntityKind, name: String) -> Result<EntityPage, UiError> {
     let caller = super::caller::caller().await?;
     super::caller::require_admin(&caller)?;
     let service = crate::session::service()?;

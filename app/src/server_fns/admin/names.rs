@@ -11,9 +11,9 @@ pub async fn list_catalog_names() -> Result<CatalogNames, UiError> {
     super::caller::require_admin(&caller)?;
     let service = crate::session::service()?;
     let mut names = CatalogNames::default();
-    use crate::server_fns::admin::Kind;
+    use crate::server_fns::admin::EntityKind;
 
-    for kind in Kind::ALL {
+    for kind in EntityKind::ALL {
         let mut list: Vec<String> = service
             .list_entities(&caller, kind.key(), super::caller::all())
             .await?
@@ -23,12 +23,12 @@ pub async fn list_catalog_names() -> Result<CatalogNames, UiError> {
             .collect();
         list.sort();
         *match kind {
-            Kind::Providers => &mut names.providers,
-            Kind::Hardware => &mut names.hardware,
-            Kind::Images => &mut names.images,
-            Kind::Services => &mut names.services,
-            Kind::Templates => &mut names.templates,
-            Kind::Partials => &mut names.partials,
+            EntityKind::Provider => &mut names.providers,
+            EntityKind::HardwareType => &mut names.hardware,
+            EntityKind::ImageType => &mut names.images,
+            EntityKind::Service => &mut names.services,
+            EntityKind::ClusterTemplate => &mut names.templates,
+            EntityKind::PartialTemplate => &mut names.partials,
         } = list;
     }
     Ok(names)

@@ -2,80 +2,56 @@
 //! with their history, tenants, users, tokens, audit entries and the overview's
 //! counts. Secrets never appear here, except a new token's secret, shown once.
 
-use api_types::{ClusterState, JobState, Role, TokenView};
+use api_types::{Role, TokenView};
+pub use domain::catalog::EntityKind;
 use serde::{Deserialize, Serialize};
 
-/// The five catalog kinds the console edits, with their URL segment and names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum Kind {
-    Providers,
-    Hardware,
-    Images,
-    Services,
-    Templates,
-    /// Partial templates: compatibility and defaults that templates `includes`.
-    Partials,
+/// How the console names and addresses each catalog kind.
+pub trait ConsoleKind: Sized {
+    /// The console's URL segment: `/admin/<path>`.
+    fn path(self) -> &'static str;
+    fn title(self) -> &'static str;
+    fn singular(self) -> &'static str;
+    /// From the catalog key or the URL segment.
+    fn parse(raw: &str) -> Option<Self>;
 }
 
-impl Kind {
-    pub const ALL: [Kind; 6] = [
-        Kind::Providers,
-        Kind::Hardware,
-        Kind::Images,
-        Kind::Services,
-        Kind::Templates,
-        Kind::Partials,
-    ];
-
-    /// The catalog's (Coopr's) key for the kind.
-    pub fn key(self) -> &'static str {
+impl ConsoleKind for EntityKind {
+    fn path(self) -> &'static str {
         match self {
-            Kind::Providers => "providers",
-            Kind::Hardware => "hardwaretypes",
-            Kind::Images => "imagetypes",
-            Kind::Services => "services",
-            Kind::Templates => "clustertemplates",
-            Kind::Partials => "partialtemplates",
+            EntityKind::Provider => "providers",
+            EntityKind::HardwareType => "hardware",
+            EntityKind::ImageType => "images",
+            EntityKind::Service => "services",
+            EntityKind::ClusterTemplate => "templates",
+            EntityKind::PartialTemplate => "partials",
         }
     }
 
-    /// The console's URL segment: `/admin/<path>`.
-    pub fn path(self) -> &'static str {
+    fn title(self) -> &'static str {
         match self {
-            Kind::Providers => "providers",
-            Kind::Hardware => "hardware",
-            Kind::Images => "images",
-            Kind::Services => "services",
-            Kind::Templates => "templates",
-            Kind::Partials => "partials",
+            EntityKind::Provider => "Providers",
+            EntityKind::HardwareType => "Hardware types",
+            EntityKind::ImageType => "Image types",
+            EntityKind::Service => "Services",
+            EntityKind::ClusterTemplate => "Cluster templates",
+            EntityKind::PartialTemplate => "Partial templates",
         }
     }
 
-    pub fn title(self) -> &'static str {
+    fn singular(self) -> &'static str {
         match self {
-            Kind::Providers => "Providers",
-            Kind::Hardware => "Hardware types",
-            Kind::Images => "Image types",
-            Kind::Services => "Services",
-            Kind::Templates => "Cluster templates",
-            Kind::Partials => "Partial templates",
+            EntityKind::Provider => "provider",
+            EntityKind::HardwareType => "hardware type",
+            EntityKind::ImageType => "image type",
+            EntityKind::Service => "service",
+            EntityKind::ClusterTemplate => "cluster template",
+            EntityKind::PartialTemplate => "partial template",
         }
     }
 
-    pub fn singular(self) -> &'static str {
-        match self {
-            Kind::Providers => "provider",
-            Kind::Hardware => "hardware type",
-            Kind::Images => "image type",
-            Kind::Services => "service",
-            Kind::Templates => "cluster template",
-            Kind::Partials => "partial template",
-        }
-    }
-
-    /// From the catalog key or the URL segment.
-    pub fn parse(raw: &str) -> Option<Kind> {
-        Kind::ALL
+    fn parse(raw: &str) -> Option<EntityKind> {
+        EntityKind::ALL
             .into_iter()
             .find(|kind| kind.key() == raw || kind.path() == raw)
     }
@@ -105,7 +81,7 @@ pub struct RevisionRow {
 /// An entity's page: its current body and every revision.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EntityPage {
-    pub kind: Kind,
+    pub kind: EntityKind,
     pub name: String,
     pub description: String,
     pub version: i64,
@@ -126,33 +102,6 @@ pub struct CatalogNames {
     pub services: Vec<String>,
     pub templates: Vec<String>,
     pub partials: Vec<String>,
-}
-
-/// What the admin overview shows.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Overview {
-    pub tenant: String,
-    /// `(state, count)` for every live state.
-    pub clusters_by_state: Vec<(ClusterState, u64)>,
-    pub nodes: u64,
-    /// Nodes per cluster state, for live clusters.
-    pub live_nodes: u64,
-    /// `(kind title, count)` for the catalog.
-    pub catalog: Vec<(String, u64)>,
-    pub users: u64,
-    pub max_clusters: Option<i64>,
-    pub max_nodes: Option<i64>,
-    /// Clusters whose last job is not finished: `(cluster id, name, state)`.
-    pub busy: Vec<(String, String, ClusterState)>,
-    /// Clusters in state `failed`: `(cluster id, name)`.
-    pub failed: Vec<(String, String)>,
-    /// `(state, count)` of the tenant's jobs.
-    pub jobs_by_state: Vec<(JobState, i64)>,
-    pub running_tasks: i64,
-    /// Workers running the tenant's tasks now.
-    pub busy_workers: i64,
-    /// The latest failed tasks: `(cluster id, job id, what, error)`.
-    pub failed_tasks: Vec<(String, String, String, String)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -9,14 +9,14 @@
 use leptos::prelude::*;
 
 use crate::error::UiError;
-use crate::server_fns::admin::Kind;
+use crate::server_fns::admin::EntityKind;
 
 /// `original` is empty for a new entity (and for a clone), the entity's name when
 /// editing it.
 #[server(prefix = "/sfn", endpoint = "admin-save-entity")]
 pub async fn save_entity(
     csrf: String,
-    kind: Kind,
+    kind: EntityKind,
     original: String,
     name: String,
     description: String,
@@ -26,6 +26,8 @@ pub async fn save_entity(
     text_at: Option<Vec<String>>,
     text: Option<Vec<String>>,
 ) -> Result<String, UiError> {
+    use crate::server_fns::admin::ConsoleKind;
+
     use crate::pages::admin::catalog::fields::{apply, Posted};
 
     let caller = super::caller::admin_checked(&csrf).await?;

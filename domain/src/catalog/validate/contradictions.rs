@@ -1,4 +1,5 @@
-//! Constraints that contradict each other at every cluster size (§3 error 8).
+//! Constraints that contradict each other at every cluster size
+//! (docs/coopr-format.md §3 error 8).
 //!
 //! Must-coexist groups are cut down to the default services and chained through
 //! shared members, as the solver does (A+B and B+C force A+B+C).

@@ -1,5 +1,5 @@
-//! Dependency cycles (§3 error 3): among the services one template allows
-//! together, `requires` ∪ `uses` of one stage, aliases expanded, must be acyclic
+//! Dependency cycles (docs/coopr-format.md §3 error 3): among the services one template
+//! allows together, `requires` ∪ `uses` of one stage, aliases expanded, must be acyclic
 //! or the planner cannot order install (or start) tasks.
 
 use std::collections::{BTreeMap, HashMap};

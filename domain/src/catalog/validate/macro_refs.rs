@@ -1,5 +1,6 @@
-//! Macros in templates (§3 error 9 and a warning): every `%…%` in config strings
-//! and link URLs must parse, and the services they name should be compatible.
+//! Macros in templates (docs/coopr-format.md §3 error 9 and a warning): every `%…%` in
+//! config strings and link URLs must parse, and the services they name should be
+//! compatible.
 //!
 //! The grammar belongs to [`crate::macros`]; [`check_macro_syntax`] is the one
 //! place validation calls it.

@@ -1,5 +1,5 @@
 //! Checks on one template's own fields: compatibility, defaults, constraints and
-//! lease (§3 errors 4–7).
+//! lease (docs/coopr-format.md §3 errors 4–7).
 
 use super::entities::duplicates;
 use super::Report;

@@ -75,7 +75,7 @@ pub struct StreamQuery {
 /// The job's events from `after` on, live, as `text/event-stream`: each `message`
 /// event is an event object as `/events` returns it; a final `end` event carries the
 /// finished job.
-#[utoipa::path(get, path = "/api/v1/jobs/{id}/stream", tag = "jobs",
+#[utoipa::path(get, path = "/jobs/{id}/stream", tag = "jobs",
     params(("id" = String, Path, description = "Job id"), StreamQuery),
     responses(
         (status = 200, description = "Server-Sent Events", content_type = "text/event-stream", body = String),

@@ -15,10 +15,10 @@ use crate::error::UiError;
 use crate::server_fns::admin::entity::entity;
 use crate::server_fns::admin::names::list_catalog_names;
 use crate::server_fns::admin::save_entity::SaveEntity;
-use crate::server_fns::admin::{CatalogNames, EntityPage, Kind};
+use crate::server_fns::admin::{CatalogNames, ConsoleKind, EntityKind, EntityPage};
 
 /// What the form starts from: an entity to edit or clone, or nothing (new).
-async fn load(kind: Kind, name: Option<String>) -> Result<Option<EntityPage>, UiError> {
+async fn load(kind: EntityKind, name: Option<String>) -> Result<Option<EntityPage>, UiError> {
     match name {
         Some(name) if !name.is_empty() => entity(kind, name).await.map(Some),
         _ => Ok(None),
@@ -26,7 +26,7 @@ async fn load(kind: Kind, name: Option<String>) -> Result<Option<EntityPage>, Ui
 }
 
 #[component]
-pub fn EntityNewPage(kind: Kind) -> impl IntoView {
+pub fn EntityNewPage(kind: EntityKind) -> impl IntoView {
     let query = use_query_map();
     let from = move || query.with(|query| query.get("from"));
     let source = Resource::new(from, move |from| load(kind, from));
@@ -48,7 +48,7 @@ pub fn EntityNewPage(kind: Kind) -> impl IntoView {
 }
 
 #[component]
-pub fn EntityEditPage(kind: Kind) -> impl IntoView {
+pub fn EntityEditPage(kind: EntityKind) -> impl IntoView {
     let params = use_params_map();
     let name = move || params.with(|params| params.get("name"));
     let source = Resource::new(name, move |name| load(kind, name));
@@ -68,7 +68,7 @@ pub fn EntityEditPage(kind: Kind) -> impl IntoView {
 
 #[component]
 fn EntityForm(
-    kind: Kind,
+    kind: EntityKind,
     source: Option<EntityPage>,
     editing: bool,
     clone_of: Option<String>,
@@ -107,7 +107,7 @@ fn EntityForm(
     let mut rest = full.clone();
     super::fields::strip(&mut rest, &super::structured::pointers(kind, &names));
     let body = serde_json::to_string_pretty(&rest).unwrap_or(body);
-    let structured = kind != Kind::Hardware && kind != Kind::Images;
+    let structured = kind != EntityKind::HardwareType && kind != EntityKind::ImageType;
     let aside_names = names.clone();
     let heading = match (&clone_of, editing) {
         (_, true) => format!("Edit {} {name}", kind.singular()),
@@ -171,14 +171,14 @@ fn EntityForm(
     }
 }
 
-fn hint(kind: Kind) -> &'static str {
+fn hint(kind: EntityKind) -> &'static str {
     match kind {
-        Kind::Providers => "provisioner: the provider type's admin fields.",
-        Kind::Hardware => "providermap: per provider, the flavor nodes of this type get.",
-        Kind::Images => "providermap: per provider, the image (and sshuser) nodes of this type get.",
-        Kind::Services => "Anything the fields above do not cover, e.g. links, or other fields of an action (provisioner.actions.<stage>.fields).",
-        Kind::Templates => "Anything the fields above do not cover, e.g. defaults.config, defaults.dnsSuffix, links, extends/includes.",
-        Kind::Partials => "Anything the fields above do not cover, e.g. defaults.config, and immutable (true: templates including it cannot override its config).",
+        EntityKind::Provider => "provisioner: the provider type's admin fields.",
+        EntityKind::HardwareType => "providermap: per provider, the flavor nodes of this type get.",
+        EntityKind::ImageType => "providermap: per provider, the image (and sshuser) nodes of this type get.",
+        EntityKind::Service => "Anything the fields above do not cover, e.g. links, or other fields of an action (provisioner.actions.<stage>.fields).",
+        EntityKind::ClusterTemplate => "Anything the fields above do not cover, e.g. defaults.config, defaults.dnsSuffix, links, extends/includes.",
+        EntityKind::PartialTemplate => "Anything the fields above do not cover, e.g. defaults.config, and immutable (true: templates including it cannot override its config).",
     }
 }
 

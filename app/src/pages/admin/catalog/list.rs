@@ -6,10 +6,10 @@ use leptos_router::hooks::use_query_map;
 
 use crate::components::time::timestamp;
 use crate::server_fns::admin::entities::list_entities;
-use crate::server_fns::admin::{EntityRow, Kind};
+use crate::server_fns::admin::{ConsoleKind, EntityKind, EntityRow};
 
 #[component]
-pub fn EntityListPage(kind: Kind) -> impl IntoView {
+pub fn EntityListPage(kind: EntityKind) -> impl IntoView {
     let entities = Resource::new(move || kind, list_entities);
     let query = use_query_map();
     let deleted = move || query.with(|query| query.get("deleted"));
@@ -50,7 +50,7 @@ pub fn EntityListPage(kind: Kind) -> impl IntoView {
 }
 
 #[component]
-fn EntityTable(kind: Kind, rows: Vec<EntityRow>) -> impl IntoView {
+fn EntityTable(kind: EntityKind, rows: Vec<EntityRow>) -> impl IntoView {
     let rows = rows
         .into_iter()
         .map(|row| {

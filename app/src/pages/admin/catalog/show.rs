@@ -15,10 +15,10 @@ use crate::pages::admin::try_it::TryIt;
 use crate::server_fns::admin::catalog_bundle::catalog_bundle;
 use crate::server_fns::admin::delete_entity::DeleteEntity;
 use crate::server_fns::admin::entity::entity;
-use crate::server_fns::admin::{EntityPage, Kind};
+use crate::server_fns::admin::{ConsoleKind, EntityKind, EntityPage};
 
 #[component]
-pub fn EntityShowPage(kind: Kind) -> impl IntoView {
+pub fn EntityShowPage(kind: EntityKind) -> impl IntoView {
     let params = use_params_map();
     let name = move || params.with(|params| params.get("name").unwrap_or_default());
     let page = Resource::new(name, move |name| entity(kind, name));
@@ -26,7 +26,7 @@ pub fn EntityShowPage(kind: Kind) -> impl IntoView {
     let bundle = Resource::new(
         || (),
         move |_| async move {
-            if kind == Kind::Templates {
+            if kind == EntityKind::ClusterTemplate {
                 catalog_bundle().await
             } else {
                 Ok(serde_json::Value::Null)
@@ -57,7 +57,7 @@ fn EntityView(
     let base = format!("/admin/{}/{}", kind.path(), page.name);
     let delete = ServerAction::<DeleteEntity>::new();
     let delete_error = Signal::derive(move || delete.value().get().and_then(Result::err));
-    let is_template = kind == Kind::Templates;
+    let is_template = kind == EntityKind::ClusterTemplate;
     let name = page.name.clone();
     view! {
         <nav class="crumbs" aria-label="Breadcrumb">

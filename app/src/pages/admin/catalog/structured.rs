@@ -8,7 +8,7 @@ use leptos::prelude::*;
 use serde_json::Value;
 
 use super::fields::{names_at, text_at};
-use crate::server_fns::admin::{CatalogNames, Kind};
+use crate::server_fns::admin::{CatalogNames, EntityKind};
 
 /// The stages a service can have an action for, in the order they run.
 pub const STAGES: [&str; 6] = [
@@ -21,11 +21,11 @@ pub const STAGES: [&str; 6] = [
 ];
 
 /// Every pointer the structured fields own for `kind` (with their type prefix).
-pub fn pointers(kind: Kind, names: &CatalogNames) -> Vec<String> {
+pub fn pointers(kind: EntityKind, names: &CatalogNames) -> Vec<String> {
     let mut pointers: Vec<String> = Vec::new();
     match kind {
-        Kind::Providers => pointers.push("/providertype".to_owned()),
-        Kind::Services => {
+        EntityKind::Provider => pointers.push("/providertype".to_owned()),
+        EntityKind::Service => {
             pointers.push(",/dependencies/provides".to_owned());
             for list in SERVICE_LISTS {
                 pointers.push(list.0.to_owned());
@@ -36,8 +36,8 @@ pub fn pointers(kind: Kind, names: &CatalogNames) -> Vec<String> {
                 pointers.push(format!("/provisioner/actions/{stage}/fields/args"));
             }
         }
-        Kind::Partials => pointers.extend(compatibility_pointers()),
-        Kind::Templates => {
+        EntityKind::PartialTemplate => pointers.extend(compatibility_pointers()),
+        EntityKind::ClusterTemplate => {
             pointers.extend(compatibility_pointers());
             pointers.push("#/constraints/size/min".to_owned());
             pointers.push("#/constraints/size/max".to_owned());
@@ -50,7 +50,7 @@ pub fn pointers(kind: Kind, names: &CatalogNames) -> Vec<String> {
                 pointers.extend(service_constraint(service).map(|(pointer, _)| pointer));
             }
         }
-        Kind::Hardware | Kind::Images => {}
+        EntityKind::HardwareType | EntityKind::ImageType => {}
     }
     pointers
 }
@@ -196,9 +196,9 @@ fn Choice(
 }
 
 #[component]
-pub fn StructuredFields(kind: Kind, body: Value, names: CatalogNames) -> impl IntoView {
+pub fn StructuredFields(kind: EntityKind, body: Value, names: CatalogNames) -> impl IntoView {
     match kind {
-        Kind::Providers => view! {
+        EntityKind::Provider => view! {
             <div class="structured">
                 <div class="field field-short">
                     <label for="f-providertype">"Provider type"</label>
@@ -213,13 +213,13 @@ pub fn StructuredFields(kind: Kind, body: Value, names: CatalogNames) -> impl In
             </div>
         }
         .into_any(),
-        Kind::Services => view! { <ServiceFields body names/> }.into_any(),
-        Kind::Templates => view! { <TemplateFields body names/> }.into_any(),
-        Kind::Partials => view! {
+        EntityKind::Service => view! { <ServiceFields body names/> }.into_any(),
+        EntityKind::ClusterTemplate => view! { <TemplateFields body names/> }.into_any(),
+        EntityKind::PartialTemplate => view! {
             <div class="structured"><CompatibilityFields body names/></div>
         }
         .into_any(),
-        Kind::Hardware | Kind::Images => ().into_any(),
+        EntityKind::HardwareType | EntityKind::ImageType => ().into_any(),
     }
 }
 

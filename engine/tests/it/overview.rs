@@ -1,8 +1,6 @@
 //! The admin overview's activity aggregates: jobs per state, running tasks and
 //! the workers running them, the latest failed tasks; admins only.
 
-#![allow(clippy::unwrap_used)] // Tests fail loudly by design.
-
 use domain::plan::{Action, TaskDag};
 use engine::principal::Principal;
 use engine::queue::{self, ClaimLimits, Outcome, SubmitOptions};

@@ -4,16 +4,12 @@
 //! database (two worker processes), steps on pool nodes from a worker on another machine,
 //! retried creations, and a host whose key is not the registered one.
 
-#![allow(clippy::unwrap_used)] // Tests fail loudly by design.
-
-#[path = "support/lab.rs"]
-mod lab;
-
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::lab::Lab;
 use api_types::PoolHostState;
 use engine::execute::{Executor, ExecutorSettings, Providers};
 use engine::operations::ClusterChange;
@@ -29,7 +25,6 @@ use engine::store::tenants::DEFAULT_TENANT_ID;
 use engine::store::users::Role;
 use engine::store::{now_ms, Backend, Store};
 use engine::worker::WorkerPool;
-use lab::Lab;
 
 const JOB_LIMIT: Duration = Duration::from_secs(60);
 

@@ -2,8 +2,6 @@
 //! shared by every process on one database, the `local` provider only for tenants a
 //! superadmin allowed, and quotas that count the nodes that exist.
 
-#![allow(clippy::unwrap_used)] // Tests fail loudly by design.
-
 use domain::catalog::coopr::import_bundle;
 use domain::names::{ClusterName, TemplateName};
 use domain::solver::SolveRequest;

@@ -8,8 +8,6 @@
 //! isolation use tenants of their own (`corral-test-…`), so that no other test's node
 //! shares their users.
 
-#![allow(clippy::unwrap_used)] // Tests fail loudly by design.
-
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -4,13 +4,9 @@
 //! with another tenant's catalog, and, uploaded before the database kept bytes, move
 //! there when the server that took them starts again.
 
-#![allow(clippy::unwrap_used)] // Tests fail loudly by design.
-
-#[path = "support/lab.rs"]
-mod lab;
-
 use std::time::Duration;
 
+use crate::lab::Lab;
 use engine::execute::{node_id, ExecutorSettings};
 use engine::principal::Principal;
 use engine::queue::JobState;
@@ -20,7 +16,6 @@ use engine::store::tenants::DEFAULT_TENANT_ID;
 use engine::store::users::Role;
 use engine::store::{now_ms, Backend};
 use engine::worker::WorkerPool;
-use lab::Lab;
 
 const JOB_LIMIT: Duration = Duration::from_secs(60);
 
@@ -35,7 +30,7 @@ async fn a_worker_elsewhere_bootstraps_nodes_from_the_database(backend: Backend)
         .join(format!("{DEFAULT_TENANT_ID}/scripts/web.sh/1"));
     std::fs::create_dir_all(cached.parent().unwrap()).unwrap();
     std::fs::write(&cached, "#!/bin/sh\nexit 42\n").unwrap();
-    let executor = lab::executor(
+    let executor = crate::lab::executor(
         &lab.store,
         &lab.nodes_dir,
         &lab.pool_keys_dir,

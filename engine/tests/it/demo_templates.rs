@@ -3,20 +3,15 @@
 //! TCP), the template's constraints holding on the real layout, the cluster's links
 //! expanded to live addresses, and no process left after delete.
 
-#![allow(clippy::unwrap_used)] // Tests fail loudly by design.
-
-#[path = "support/lab.rs"]
-mod lab;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{Read, Write};
 use std::time::Duration;
 
+use crate::lab::Lab;
 use engine::operations::ClusterChange;
 use engine::queue::JobState;
 use engine::store::clusters::Cluster;
 use engine::store::Backend;
-use lab::Lab;
 
 const JOB_LIMIT: Duration = Duration::from_secs(120);
 

@@ -2,19 +2,14 @@
 //! serving HTTP from one node; then a service added, a restart, and a delete that leaves
 //! no process of the cluster behind.
 
-#![allow(clippy::unwrap_used)] // Tests fail loudly by design.
-
-#[path = "support/lab.rs"]
-mod lab;
-
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+use crate::lab::Lab;
 use domain::layout::Layout;
 use engine::operations::{ClusterChange, ClusterState};
 use engine::queue::JobState;
 use engine::store::Backend;
-use lab::Lab;
 
 const JOB_LIMIT: Duration = Duration::from_secs(60);
 

@@ -3,9 +3,6 @@
 //! provider over the lab's store, and a worker pool running tasks. Dropping the lab kills
 //! every node process it made (pool machines are local nodes too).
 
-// Each test file that includes the lab uses a different part of it.
-#![allow(dead_code)]
-
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -1,7 +1,5 @@
 //! Accounts on both backends: the first-run superadmin and user creation rules.
 
-#![allow(clippy::unwrap_used)] // Tests fail loudly by design.
-
 use engine::accounts::{
     create_user, ensure_first_admin, verify_password, AccountError, Password, FIRST_ADMIN_USERNAME,
 };

@@ -1,8 +1,6 @@
 //! The durable task queue on both backends: ordering, node exclusivity, leases,
 //! retries, cancel/retry, event offsets and limits, one task or a batch at a time.
 
-#![allow(clippy::unwrap_used)] // Tests fail loudly by design.
-
 use std::collections::{BTreeSet, HashSet};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;

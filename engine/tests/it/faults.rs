@@ -4,19 +4,14 @@
 //! gone while the server was down (the restarted pool brings the nodes back first), and a
 //! node gone for good (only a forced delete gets rid of its cluster).
 
-#![allow(clippy::unwrap_used)] // Tests fail loudly by design.
-
-#[path = "support/lab.rs"]
-mod lab;
-
 use std::time::{Duration, Instant};
 
+use crate::lab::Lab;
 use engine::execute::node_id;
 use engine::operations::{ClusterChange, ClusterState};
 use engine::provider::{LocalProvider, NodeProvider, NodeRecord};
 use engine::queue::{self, JobState, TaskState};
 use engine::store::Backend;
-use lab::Lab;
 
 const JOB_LIMIT: Duration = Duration::from_secs(90);
 

@@ -1,7 +1,5 @@
 //! The store against both real backends: a SQLite file and a fresh PostgreSQL database.
 
-#![allow(clippy::unwrap_used)] // Tests fail loudly by design.
-
 use engine::store::tenants::{NewTenant, DEFAULT_TENANT_ID};
 use engine::store::users::{NewUser, Role};
 use engine::store::{Backend, Store, StoreError};

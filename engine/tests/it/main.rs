@@ -1,0 +1,25 @@
+//! The engine's integration tests, as one test binary (one link instead of one per
+//! file): each module tests one area against real databases (SQLite and PostgreSQL,
+//! see `engine::on_both_backends!`), real sshd processes and real worker pools.
+//!
+//! - `accounts`, `store`, `queue`, `overview`: storage, the durable queue, aggregates.
+//! - `local_nodes`, `ssh_pool`, `resources`: providers and plugin resources on nodes.
+//! - `cluster_lifecycle`, `demo_templates`, `faults`: whole clusters, end to end,
+//!   including crashes and lost nodes.
+//! - `security`: attacks that must fail.
+//! - `lab`: the shared fixture (a database with a catalog, providers and a worker pool).
+
+#![allow(clippy::unwrap_used)] // Tests fail loudly by design.
+
+mod accounts;
+mod cluster_lifecycle;
+mod demo_templates;
+mod faults;
+mod lab;
+mod local_nodes;
+mod overview;
+mod queue;
+mod resources;
+mod security;
+mod ssh_pool;
+mod store;
