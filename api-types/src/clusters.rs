@@ -74,25 +74,6 @@ pub struct ClusterDetail {
     pub links: Vec<ClusterLink>,
 }
 
-impl ClusterDetail {
-    /// Every service on any node, sorted, each once.
-    pub fn services(&self) -> Vec<String> {
-        let mut services: Vec<String> = self
-            .nodes
-            .iter()
-            .flat_map(|node| node.services.iter().cloned())
-            .collect();
-        services.sort();
-        services.dedup();
-        services
-    }
-
-    /// A job that is not finished, if any (changes wait for it).
-    pub fn running_job(&self) -> Option<&JobView> {
-        self.jobs.iter().find(|job| !job.state.is_finished())
-    }
-}
-
 /// A dry run of a create or change: the layout it leads to and the tasks it runs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

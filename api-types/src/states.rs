@@ -14,6 +14,12 @@ pub struct UnknownValue {
     pub value: String,
 }
 
+/// A state or kind whose values are words, for code generic over them (a badge that
+/// shows any state).
+pub trait Word: Copy + fmt::Display {
+    fn word(self) -> &'static str;
+}
+
 /// An enum whose values are words: `as_str`, `FromStr`, `Display`, serde (the same
 /// words) and, with the `openapi` feature, a schema listing them.
 macro_rules! word_enum {
@@ -49,6 +55,12 @@ macro_rules! word_enum {
         impl fmt::Display for $name {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str(self.as_str())
+            }
+        }
+
+        impl Word for $name {
+            fn word(self) -> &'static str {
+                self.as_str()
             }
         }
     };

@@ -13,7 +13,6 @@ mod quota;
 use domain::layout::Layout;
 use domain::plan::{PlanError, TaskDag};
 use domain::solver::Unsatisfiable;
-use sqlx::{Any, Transaction};
 
 use crate::catalog::CatalogError;
 use crate::queue::QueueError;
@@ -61,20 +60,6 @@ pub struct Preview {
     pub from: Layout,
     pub to: Layout,
     pub dag: TaskDag,
-}
-
-/// Jobs of a cluster that are not finished, newest first: (id, state).
-pub(crate) async fn unfinished_jobs(
-    tx: &mut Transaction<'static, Any>,
-    cluster_id: &str,
-) -> Result<Vec<(String, String)>, StoreError> {
-    Ok(sqlx::query_as(
-        "SELECT id, state FROM jobs WHERE cluster_id = $1 \
-         AND state IN ('queued', 'running', 'cancelling') ORDER BY created_at_ms DESC",
-    )
-    .bind(cluster_id)
-    .fetch_all(&mut **tx)
-    .await?)
 }
 
 /// Refuses a cluster on `provider` (a provider of `catalog`) when its type is one the

@@ -34,14 +34,16 @@ pub use claim::{claim, claim_batch, claim_up_to, heartbeat};
 pub use complete::{complete, complete_batch, requeue_expired, Expired};
 pub use control::{cancel_job, retry_job};
 pub use events::{append_event, append_events, events_after, last_events};
+pub(crate) use read::unfinished_jobs_in;
 pub use read::{
-    cluster_jobs, completed_tasks, job, job_plan, job_tasks, task_attempts, task_job_id,
+    cluster_jobs, completed_tasks, job, job_layouts, job_plan, job_tasks, newest_job,
+    task_attempts, task_job_id, tenant_activity, JobLayouts,
 };
 pub use submit::{submit_in, submit_job};
 
 use sqlx::{Any, Transaction};
 
-use crate::store::{Backend, Store, StoreError, WriteTurn};
+use crate::store::{Backend, RowLock, Store, StoreError, WriteTurn};
 
 /// Why a queue operation did not happen.
 #[derive(Debug, thiserror::Error)]
@@ -86,10 +88,7 @@ pub(crate) async fn begin_write(
 /// Row-lock suffix for a job row read inside a write transaction (SQLite's write
 /// lock already covers the whole database).
 fn for_update(store: &Store) -> &'static str {
-    match store.backend() {
-        Backend::Sqlite => "",
-        Backend::Postgres => " FOR UPDATE",
-    }
+    store.backend().lock_clause(RowLock::Wait)
 }
 
 /// Locks the job row (PostgreSQL) and returns its state: the first step of every

@@ -8,152 +8,20 @@
 //! checked against the row's SHA-256 before use. Bootstrap copies the staged versions
 //! onto each node under `$HOME/corral/resources/<kind>/<name>`.
 
+mod blobs;
+mod types;
+
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
-use sqlx::Row;
 
-use crate::store::{Store, StoreError};
-
-/// Largest resource accepted (archives of cookbooks or data, not images).
-pub const MAX_RESOURCE_BYTES: usize = 64 * 1024 * 1024;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum ResourceKind {
-    /// Run by `shell` actions (`script` field); made executable on the node.
-    Scripts,
-    /// `.tar`, `.tar.gz`, `.tgz`: unpacked on the node next to the archive (`NAME.d/`).
-    Archives,
-    /// Copied as they are.
-    Files,
-}
-
-impl ResourceKind {
-    pub const ALL: [ResourceKind; 3] = [
-        ResourceKind::Scripts,
-        ResourceKind::Archives,
-        ResourceKind::Files,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ResourceKind::Scripts => "scripts",
-            ResourceKind::Archives => "archives",
-            ResourceKind::Files => "files",
-        }
-    }
-
-    pub fn parse(raw: &str) -> Result<Self, ResourceError> {
-        Self::ALL
-            .into_iter()
-            .find(|kind| kind.as_str() == raw)
-            .ok_or_else(|| ResourceError::UnknownKind(raw.to_owned()))
-    }
-}
-
-impl fmt::Display for ResourceKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum ResourceError {
-    #[error("unknown resource kind {0:?}: use scripts, archives or files")]
-    UnknownKind(String),
-    #[error(
-        "invalid resource name {0:?}: use 1-128 letters, digits, '.', '_' or '-', not starting \
-         with '.'"
-    )]
-    InvalidName(String),
-    #[error("resource is {size} bytes; the limit is {MAX_RESOURCE_BYTES}")]
-    TooLarge { size: usize },
-    #[error("archive {0:?} must end in .tar, .tar.gz or .tgz")]
-    NotAnArchive(String),
-    #[error("{kind}/{name} version {version} not found")]
-    NotFound {
-        kind: ResourceKind,
-        name: String,
-        version: i64,
-    },
-    #[error(
-        "{kind}/{name} version {version}: its bytes are neither in the database nor in this \
-         server's cache (it was uploaded to another server before they were kept in the \
-         database); upload it again and stage the new version"
-    )]
-    BytesMissing {
-        kind: ResourceKind,
-        name: String,
-        version: i64,
-    },
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}
-
-impl From<sqlx::Error> for ResourceError {
-    fn from(error: sqlx::Error) -> Self {
-        ResourceError::Store(StoreError::from(error))
-    }
-}
-
-/// One stored version.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ResourceVersion {
-    pub tenant_id: String,
-    pub kind: ResourceKind,
-    pub name: String,
-    pub version: i64,
-    pub sha256: String,
-    pub size_bytes: i64,
-    pub staged: bool,
-    pub created_at_ms: i64,
-}
-
-/// Who uploads what: the resource a new version is for.
-#[derive(Debug, Clone, Copy)]
-pub struct Upload<'a> {
-    pub tenant_id: &'a str,
-    pub kind: ResourceKind,
-    pub name: &'a str,
-    pub author_id: Option<&'a str>,
-}
-
-/// Where a process caches resource bytes it has read from the database.
-pub trait BlobStore: Send + Sync {
-    fn put(&self, key: &str, bytes: &[u8]) -> std::io::Result<()>;
-    fn get(&self, key: &str) -> std::io::Result<Vec<u8>>;
-}
-
-/// Cached blobs as files under a directory (`<data dir>/resources`).
-#[derive(Debug, Clone)]
-pub struct DirectoryBlobs {
-    root: PathBuf,
-}
-
-impl DirectoryBlobs {
-    pub fn new(root: impl Into<PathBuf>) -> Self {
-        Self { root: root.into() }
-    }
-}
-
-impl BlobStore for DirectoryBlobs {
-    fn put(&self, key: &str, bytes: &[u8]) -> std::io::Result<()> {
-        let path = self.root.join(key);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)?;
-        }
-        // Written aside and renamed: a crash never leaves half a resource under its name.
-        let partial = path.with_extension("partial");
-        std::fs::write(&partial, bytes)?;
-        std::fs::rename(partial, path)
-    }
-
-    fn get(&self, key: &str) -> std::io::Result<Vec<u8>> {
-        std::fs::read(self.root.join(key))
-    }
-}
+use crate::store::Store;
+use blobs::blob_key;
+pub use blobs::{BlobStore, DirectoryBlobs};
+use types::{check_name, hex};
+pub use types::{ResourceError, ResourceKind, ResourceVersion, Upload, MAX_RESOURCE_BYTES};
 
 /// The resource rows plus their bytes, with this process's cache of the bytes.
 #[derive(Clone)]
@@ -165,21 +33,6 @@ impl fmt::Debug for ResourceFiles {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ResourceFiles").finish_non_exhaustive()
     }
-}
-
-const COLUMNS: &str = "tenant_id, kind, name, version, sha256, size_bytes, staged, created_at_ms";
-
-fn from_row(row: &sqlx::any::AnyRow) -> Result<ResourceVersion, ResourceError> {
-    Ok(ResourceVersion {
-        tenant_id: row.try_get("tenant_id")?,
-        kind: ResourceKind::parse(&row.try_get::<String, _>("kind")?)?,
-        name: row.try_get("name")?,
-        version: row.try_get("version")?,
-        sha256: row.try_get("sha256")?,
-        size_bytes: row.try_get("size_bytes")?,
-        staged: row.try_get::<i64, _>("staged")? != 0,
-        created_at_ms: row.try_get("created_at_ms")?,
-    })
 }
 
 impl ResourceFiles {
@@ -200,67 +53,15 @@ impl ResourceFiles {
         bytes: &[u8],
         now_ms: i64,
     ) -> Result<ResourceVersion, ResourceError> {
-        let Upload {
-            tenant_id,
-            kind,
-            name,
-            author_id,
-        } = *upload;
-        check_name(kind, name)?;
+        check_name(upload.kind, upload.name)?;
         if bytes.len() > MAX_RESOURCE_BYTES {
             return Err(ResourceError::TooLarge { size: bytes.len() });
         }
         let sha256 = hex(&Sha256::digest(bytes));
-        let (_turn, mut tx) = store.begin_write().await?;
-        let newest: Option<i64> = sqlx::query_scalar(
-            "SELECT MAX(version) FROM plugin_resources \
-             WHERE tenant_id = $1 AND kind = $2 AND name = $3",
-        )
-        .bind(tenant_id)
-        .bind(kind.as_str())
-        .bind(name)
-        .fetch_one(&mut *tx)
-        .await?;
-        let resource = ResourceVersion {
-            tenant_id: tenant_id.to_owned(),
-            kind,
-            name: name.to_owned(),
-            version: newest.unwrap_or(0) + 1,
-            sha256,
-            size_bytes: i64::try_from(bytes.len()).unwrap_or(i64::MAX),
-            staged: false,
-            created_at_ms: now_ms,
-        };
-        let inserted = sqlx::query(&format!(
-            "INSERT INTO plugin_resources ({COLUMNS}, author_id) \
-             VALUES ($1, $2, $3, $4, $5, $6, 0, $7, $8)"
-        ))
-        .bind(&resource.tenant_id)
-        .bind(kind.as_str())
-        .bind(&resource.name)
-        .bind(resource.version)
-        .bind(&resource.sha256)
-        .bind(resource.size_bytes)
-        .bind(now_ms)
-        .bind(author_id)
-        .execute(&mut *tx)
-        .await;
-        crate::store::conflict_on_unique(inserted, || {
-            format!("version {} of {kind}/{name}", resource.version)
-        })?;
-        sqlx::query(
-            "INSERT INTO plugin_resource_blobs (tenant_id, kind, name, version, bytes) \
-             VALUES ($1, $2, $3, $4, $5)",
-        )
-        .bind(&resource.tenant_id)
-        .bind(kind.as_str())
-        .bind(&resource.name)
-        .bind(resource.version)
-        .bind(bytes)
-        .execute(&mut *tx)
-        .await?;
-        tx.commit().await?;
-        // Only a cache: the transaction above is what makes the upload.
+        let resource = store
+            .insert_resource_version(upload, sha256, bytes, now_ms)
+            .await?;
+        // Only a cache: the database is what makes the upload.
         if let Err(error) = self.cache.put(&blob_key(&resource), bytes) {
             tracing::warn!(%error, resource = %blob_key(&resource), "caching an upload failed");
         }
@@ -277,35 +78,16 @@ impl ResourceFiles {
         name: &str,
         version: i64,
     ) -> Result<(), ResourceError> {
-        let (_turn, mut tx) = store.begin_write().await?;
-        let exists: Option<i64> = sqlx::query_scalar(
-            "SELECT version FROM plugin_resources \
-             WHERE tenant_id = $1 AND kind = $2 AND name = $3 AND version = $4",
-        )
-        .bind(tenant_id)
-        .bind(kind.as_str())
-        .bind(name)
-        .bind(version)
-        .fetch_optional(&mut *tx)
-        .await?;
-        if exists.is_none() {
+        if !store
+            .stage_resource_version(tenant_id, kind, name, version)
+            .await?
+        {
             return Err(ResourceError::NotFound {
                 kind,
                 name: name.to_owned(),
                 version,
             });
         }
-        sqlx::query(
-            "UPDATE plugin_resources SET staged = CASE WHEN version = $4 THEN 1 ELSE 0 END \
-             WHERE tenant_id = $1 AND kind = $2 AND name = $3 AND (staged = 1 OR version = $4)",
-        )
-        .bind(tenant_id)
-        .bind(kind.as_str())
-        .bind(name)
-        .bind(version)
-        .execute(&mut *tx)
-        .await?;
-        tx.commit().await?;
         Ok(())
     }
 
@@ -319,48 +101,14 @@ impl ResourceFiles {
         to: &str,
         now_ms: i64,
     ) -> Result<u64, ResourceError> {
-        let (_turn, mut tx) = store.begin_write().await?;
-        let copied = sqlx::query(
-            "INSERT INTO plugin_resources (tenant_id, kind, name, version, sha256, size_bytes, \
-             staged, author_id, created_at_ms) \
-             SELECT $2, kind, name, version, sha256, size_bytes, 1, NULL, $3 \
-             FROM plugin_resources WHERE tenant_id = $1 AND staged = 1",
-        )
-        .bind(from)
-        .bind(to)
-        .bind(now_ms)
-        .execute(&mut *tx)
-        .await?
-        .rows_affected();
-        sqlx::query(
-            "INSERT INTO plugin_resource_blobs (tenant_id, kind, name, version, bytes) \
-             SELECT $2, b.kind, b.name, b.version, b.bytes FROM plugin_resource_blobs b \
-             JOIN plugin_resources r ON r.tenant_id = b.tenant_id AND r.kind = b.kind \
-               AND r.name = b.name AND r.version = b.version \
-             WHERE r.tenant_id = $1 AND r.staged = 1",
-        )
-        .bind(from)
-        .bind(to)
-        .execute(&mut *tx)
-        .await?;
-        tx.commit().await?;
-        Ok(copied)
+        Ok(store.copy_staged_resources(from, to, now_ms).await?)
     }
 
     /// Puts into the database the bytes of resources it has no bytes for, where this
     /// process's cache holds them unchanged: resources uploaded before the database kept
     /// bytes become usable by every process. Returns how many were put in.
     pub async fn keep_cached_bytes_in_database(&self, store: &Store) -> Result<u64, ResourceError> {
-        let without_bytes = sqlx::query(&format!(
-            "SELECT {COLUMNS} FROM plugin_resources r WHERE NOT EXISTS \
-             (SELECT 1 FROM plugin_resource_blobs b WHERE b.tenant_id = r.tenant_id \
-              AND b.kind = r.kind AND b.name = r.name AND b.version = r.version)"
-        ))
-        .fetch_all(store.pool())
-        .await?
-        .iter()
-        .map(from_row)
-        .collect::<Result<Vec<_>, _>>()?;
+        let without_bytes = store.resources_without_bytes().await?;
         let mut kept = 0;
         for resource in without_bytes {
             let Ok(bytes) = self.cache.get(&blob_key(&resource)) else {
@@ -369,20 +117,9 @@ impl ResourceFiles {
             if !resource.is_made_of(&bytes) {
                 continue;
             }
-            let (_turn, mut tx) = store.begin_write().await?;
-            kept += sqlx::query(
-                "INSERT INTO plugin_resource_blobs (tenant_id, kind, name, version, bytes) \
-                 VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
-            )
-            .bind(&resource.tenant_id)
-            .bind(resource.kind.as_str())
-            .bind(&resource.name)
-            .bind(resource.version)
-            .bind(bytes)
-            .execute(&mut *tx)
-            .await?
-            .rows_affected();
-            tx.commit().await?;
+            kept += store
+                .insert_missing_resource_bytes(&resource, &bytes)
+                .await?;
         }
         Ok(kept)
     }
@@ -393,16 +130,7 @@ impl ResourceFiles {
         store: &Store,
         tenant_id: &str,
     ) -> Result<Vec<ResourceVersion>, ResourceError> {
-        sqlx::query(&format!(
-            "SELECT {COLUMNS} FROM plugin_resources WHERE tenant_id = $1 \
-             ORDER BY kind, name, version"
-        ))
-        .bind(tenant_id)
-        .fetch_all(store.pool())
-        .await?
-        .iter()
-        .map(from_row)
-        .collect()
+        Ok(store.list_resources(tenant_id).await?)
     }
 
     /// The staged version of each resource of the tenant: what nodes get.
@@ -411,16 +139,7 @@ impl ResourceFiles {
         store: &Store,
         tenant_id: &str,
     ) -> Result<Vec<ResourceVersion>, ResourceError> {
-        sqlx::query(&format!(
-            "SELECT {COLUMNS} FROM plugin_resources WHERE tenant_id = $1 AND staged = 1 \
-             ORDER BY kind, name"
-        ))
-        .bind(tenant_id)
-        .fetch_all(store.pool())
-        .await?
-        .iter()
-        .map(from_row)
-        .collect()
+        Ok(store.staged_resources(tenant_id).await?)
     }
 
     /// The resource's bytes: from this process's cache when it holds them unchanged,
@@ -443,17 +162,7 @@ impl ResourceFiles {
                 return Ok(bytes);
             }
         }
-        let bytes: Vec<u8> = sqlx::query_scalar(
-            "SELECT bytes FROM plugin_resource_blobs \
-             WHERE tenant_id = $1 AND kind = $2 AND name = $3 AND version = $4",
-        )
-        .bind(&resource.tenant_id)
-        .bind(resource.kind.as_str())
-        .bind(&resource.name)
-        .bind(resource.version)
-        .fetch_optional(store.pool())
-        .await?
-        .ok_or_else(missing)?;
+        let bytes = store.resource_bytes(resource).await?.ok_or_else(missing)?;
         if !resource.is_made_of(&bytes) {
             return Err(missing());
         }
@@ -462,36 +171,4 @@ impl ResourceFiles {
         }
         Ok(bytes)
     }
-}
-
-fn check_name(kind: ResourceKind, name: &str) -> Result<(), ResourceError> {
-    if !crate::execute::is_resource_name(name) {
-        return Err(ResourceError::InvalidName(name.to_owned()));
-    }
-    if kind == ResourceKind::Archives
-        && ![".tar", ".tar.gz", ".tgz"]
-            .iter()
-            .any(|suffix| name.ends_with(suffix))
-    {
-        return Err(ResourceError::NotAnArchive(name.to_owned()));
-    }
-    Ok(())
-}
-
-fn blob_key(resource: &ResourceVersion) -> String {
-    format!(
-        "{}/{}/{}/{}",
-        resource.tenant_id, resource.kind, resource.name, resource.version
-    )
-}
-
-impl ResourceVersion {
-    /// Whether `bytes` are this version's, by its SHA-256.
-    fn is_made_of(&self, bytes: &[u8]) -> bool {
-        hex(&Sha256::digest(bytes)) == self.sha256
-    }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
 }

@@ -13,6 +13,7 @@ mod database_url;
 pub mod login_attempts;
 mod migrations;
 pub mod pool_hosts;
+pub mod resources;
 pub mod tenants;
 pub mod tokens;
 pub mod users;
@@ -27,7 +28,7 @@ use sqlx::{Any, AnyConnection, AnyPool, Connection, Executor, Transaction};
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
-pub use database_url::{Backend, DatabaseUrl, DatabaseUrlError};
+pub use database_url::{Backend, DatabaseUrl, DatabaseUrlError, RowLock};
 pub use migrations::MigrationStatus;
 
 /// Everything that can go wrong talking to the database.

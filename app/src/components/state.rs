@@ -1,7 +1,7 @@
 //! A state shown as colour plus text (never colour alone), for clusters, jobs, tasks
 //! and nodes alike. Each state enum says which tone it has; the words are its own.
 
-use api_types::{ClusterState, JobState, NodeState, PoolHostState, TaskState};
+use api_types::{ClusterState, JobState, NodeState, PoolHostState, TaskState, Word};
 use leptos::prelude::*;
 
 /// How a state reads at a glance.
@@ -28,10 +28,9 @@ impl Tone {
     }
 }
 
-/// A state a badge can show.
-pub trait Shown: Copy + Send + Sync + 'static {
+/// A state a badge can show: its word, in its tone.
+pub trait Shown: Word + Send + Sync + 'static {
     fn tone(self) -> Tone;
-    fn word(self) -> &'static str;
 }
 
 impl Shown for ClusterState {
@@ -42,10 +41,6 @@ impl Shown for ClusterState {
             ClusterState::Failed => Tone::Bad,
             ClusterState::Deleted => Tone::Idle,
         }
-    }
-
-    fn word(self) -> &'static str {
-        self.as_str()
     }
 }
 
@@ -58,10 +53,6 @@ impl Shown for JobState {
             JobState::Cancelled => Tone::Idle,
         }
     }
-
-    fn word(self) -> &'static str {
-        self.as_str()
-    }
 }
 
 impl Shown for TaskState {
@@ -73,10 +64,6 @@ impl Shown for TaskState {
             TaskState::Pending | TaskState::Cancelled | TaskState::Skipped => Tone::Idle,
         }
     }
-
-    fn word(self) -> &'static str {
-        self.as_str()
-    }
 }
 
 /// A `ready` node is up, unlike a `ready` task, which is waiting to run.
@@ -87,10 +74,6 @@ impl Shown for NodeState {
             NodeState::Created | NodeState::Confirmed => Tone::Busy,
         }
     }
-
-    fn word(self) -> &'static str {
-        self.as_str()
-    }
 }
 
 impl Shown for PoolHostState {
@@ -99,10 +82,6 @@ impl Shown for PoolHostState {
             PoolHostState::Free => Tone::Idle,
             PoolHostState::CheckedOut => Tone::Busy,
         }
-    }
-
-    fn word(self) -> &'static str {
-        self.as_str()
     }
 }
 

@@ -11,7 +11,6 @@ use domain::catalog::coopr::import_bundle;
 use domain::catalog::Catalog;
 use domain::layout::{Layout, NodeLayout};
 use domain::macros::{MacroContext, MacroNode, DEFAULT_ADDRESS_TYPE};
-use sqlx::Row;
 
 use super::StepError;
 use crate::provider::{NodeRecord, ResourceLimits, LOCAL_PROVIDER};
@@ -228,18 +227,20 @@ impl TaskView {
 
 /// What `job_id` was submitted with (it never changes afterwards).
 async fn job_plan(store: &Store, job_id: &str) -> Result<JobPlan, StepError> {
-    let row =
-        sqlx::query("SELECT from_layout_json, to_layout_json, forced FROM jobs WHERE id = $1")
-            .bind(job_id)
-            .fetch_optional(store.pool())
-            .await
-            .map_err(StoreError::from)?
-            .ok_or_else(|| StoreError::NotFound(format!("job {job_id}")))?;
+    use crate::queue::QueueError;
+
+    let layouts = crate::queue::job_layouts(store, job_id)
+        .await
+        .map_err(|error| match error {
+            // The database could not answer: a store error, retried like any other.
+            QueueError::Store(error) => StepError::Store(error),
+            QueueError::NotFound(what) => StepError::Store(StoreError::NotFound(what)),
+            other => StepError::Setup(other.to_string()),
+        })?;
     Ok(JobPlan {
-        from: parse_layout(row.try_get("from_layout_json").map_err(StoreError::from)?)?
-            .map(Arc::new),
-        to: parse_layout(row.try_get("to_layout_json").map_err(StoreError::from)?)?.map(Arc::new),
-        forced: row.try_get::<i64, _>("forced").map_err(StoreError::from)? != 0,
+        from: parse_layout(layouts.from_layout_json)?.map(Arc::new),
+        to: parse_layout(layouts.to_layout_json)?.map(Arc::new),
+        forced: layouts.forced,
     })
 }
 

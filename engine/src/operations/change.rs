@@ -12,13 +12,10 @@ use domain::names::{ServiceName, TemplateName};
 use domain::plan::{plan, Action, Operation, ServiceGraph};
 use domain::solver::{solve_with_existing, Existing, Problem, SolveRequest};
 use serde_json::{Map, Value};
-use sqlx::Row;
 
-use super::{layout_json, unfinished_jobs, ClusterState, OperationError, Preview};
-use crate::queue::{
-    self, parse_word, submit_in, ClusterEffects, JobState, SubmitOptions, TaskState,
-};
-use crate::store::clusters::Cluster;
+use super::{layout_json, ClusterState, OperationError, Preview};
+use crate::queue::{self, submit_in, ClusterEffects, JobState, SubmitOptions, TaskState};
+use crate::store::clusters::{lock_cluster_state, update_catalog_and_config, Cluster};
 use crate::store::{Store, StoreError};
 
 /// A change to an existing cluster.
@@ -308,30 +305,16 @@ pub async fn submit_change(
     };
     let (_turn, mut tx) = store.begin_write().await?;
     // Re-read under the write lock: the checks below must see the latest state.
-    let state: Option<String> = sqlx::query_scalar(&format!(
-        "SELECT state FROM clusters WHERE id = $1{}",
-        match store.backend() {
-            crate::store::Backend::Sqlite => "",
-            crate::store::Backend::Postgres => " FOR UPDATE",
-        }
-    ))
-    .bind(cluster_id)
-    .fetch_optional(&mut *tx)
-    .await
-    .map_err(StoreError::from)?;
-    let state: ClusterState = state
-        .ok_or_else(|| StoreError::NotFound(format!("cluster {cluster_id}")))?
-        .parse()
-        .map_err(|error: api_types::UnknownValue| StoreError::CorruptRow {
-            table: "clusters",
-            reason: error.to_string(),
-        })?;
+    let state = lock_cluster_state(&mut tx, store.backend(), cluster_id).await?;
     let busy = |hint: String| OperationError::Busy {
         name: cluster.name.clone(),
         state,
         hint,
     };
-    if let Some((job_id, job_state)) = unfinished_jobs(&mut tx, cluster_id).await?.first() {
+    if let Some((job_id, job_state)) = queue::unfinished_jobs_in(&mut tx, cluster_id)
+        .await?
+        .first()
+    {
         return Err(busy(format!(
             "job {job_id} is {job_state}; wait for it to finish or cancel it first"
         )));
@@ -358,16 +341,13 @@ pub async fn submit_change(
     if growth > 0 {
         super::quota::check_growth(&mut tx, store.backend(), &cluster.tenant_id, 0, growth).await?;
     }
-    sqlx::query(
-        "UPDATE clusters SET catalog_json = $2, config_json = $3, \
-         catalog_version = catalog_version + 1 WHERE id = $1",
+    update_catalog_and_config(
+        &mut tx,
+        cluster_id,
+        &export_bundle(&plan.snapshot).to_string(),
+        &Value::Object(plan.config.clone()).to_string(),
     )
-    .bind(cluster_id)
-    .bind(export_bundle(&plan.snapshot).to_string())
-    .bind(Value::Object(plan.config.clone()).to_string())
-    .execute(&mut *tx)
-    .await
-    .map_err(StoreError::from)?;
+    .await?;
     let job_id = submit_in(
         &mut tx,
         &cluster.tenant_id,
@@ -447,29 +427,17 @@ async fn attempted_or_done(
 }
 
 async fn last_job(store: &Store, cluster_id: &str) -> Result<Option<LastJob>, OperationError> {
-    let row = sqlx::query(
-        "SELECT id, state, from_layout_json, to_layout_json FROM jobs WHERE cluster_id = $1 \
-         ORDER BY created_at_ms DESC, id DESC LIMIT 1",
-    )
-    .bind(cluster_id)
-    .fetch_optional(store.pool())
-    .await
-    .map_err(StoreError::from)?;
-    let Some(row) = row else {
+    let Some((id, state, layouts)) = queue::newest_job(store, cluster_id).await? else {
         return Ok(None);
     };
-    let layout = |column: &str| -> Result<Option<Layout>, OperationError> {
-        let json: Option<String> = row.try_get(column).map_err(StoreError::from)?;
-        Ok(json.and_then(|json| serde_json::from_str(&json).ok()))
-    };
+    // An unreadable stored layout counts as none: a rollback or delete then works from
+    // the cluster's committed layout.
+    let layout = |json: Option<String>| json.and_then(|json| serde_json::from_str(&json).ok());
     Ok(Some(LastJob {
-        id: row.try_get("id").map_err(StoreError::from)?,
-        state: parse_word::<JobState>(
-            &row.try_get::<String, _>("state")
-                .map_err(StoreError::from)?,
-        )?,
-        from: layout("from_layout_json")?,
-        to: layout("to_layout_json")?,
+        id,
+        state,
+        from: layout(layouts.from_layout_json),
+        to: layout(layouts.to_layout_json),
     }))
 }
 

@@ -3,9 +3,10 @@
 //! concurrent creates cannot both slip under the limit.
 
 use domain::layout::Layout;
-use sqlx::{Any, Row, Transaction};
+use sqlx::{Any, Transaction};
 
 use super::OperationError;
+use crate::store::tenants::{live_cluster_footprints, lock_quotas, LockedQuotas};
 use crate::store::{Backend, Store, StoreError};
 
 fn layout_size(json: Option<&str>) -> u64 {
@@ -24,35 +25,15 @@ pub(crate) async fn check_growth(
     new_clusters: u64,
     new_nodes: u64,
 ) -> Result<(), OperationError> {
-    let lock = match backend {
-        Backend::Sqlite => "",
-        Backend::Postgres => " FOR UPDATE",
-    };
-    let tenant = sqlx::query(&format!(
-        "SELECT name, max_clusters, max_nodes FROM tenants WHERE id = $1{lock}"
-    ))
-    .bind(tenant_id)
-    .fetch_optional(&mut **tx)
-    .await
-    .map_err(StoreError::from)?
-    .ok_or_else(|| StoreError::NotFound(format!("tenant {tenant_id:?}")))?;
-    let name: String = tenant.try_get("name").map_err(StoreError::from)?;
-    let max_clusters: Option<i64> = tenant.try_get("max_clusters").map_err(StoreError::from)?;
-    let max_nodes: Option<i64> = tenant.try_get("max_nodes").map_err(StoreError::from)?;
+    let LockedQuotas {
+        name,
+        max_clusters,
+        max_nodes,
+    } = lock_quotas(tx, backend, tenant_id).await?;
     if max_clusters.is_none() && max_nodes.is_none() {
         return Ok(());
     }
-    let clusters = sqlx::query(
-        "SELECT c.layout_json, (SELECT j.to_layout_json FROM jobs j WHERE j.cluster_id = c.id \
-           AND j.state IN ('queued', 'running', 'cancelling') \
-           ORDER BY j.created_at_ms DESC LIMIT 1) AS planned_json, \
-           (SELECT COUNT(*) FROM nodes n WHERE n.cluster_id = c.id) AS existing_nodes \
-         FROM clusters c WHERE c.tenant_id = $1 AND c.state <> 'deleted'",
-    )
-    .bind(tenant_id)
-    .fetch_all(&mut **tx)
-    .await
-    .map_err(StoreError::from)?;
+    let clusters = live_cluster_footprints(tx, tenant_id).await?;
     if let Some(max) = max_clusters {
         let have = clusters.len() as u64;
         if new_clusters > 0 && have + new_clusters > max.max(0) as u64 {
@@ -63,13 +44,10 @@ pub(crate) async fn check_growth(
     }
     if let Some(max) = max_nodes {
         let mut have = 0u64;
-        for row in &clusters {
-            let current: Option<String> = row.try_get("layout_json").map_err(StoreError::from)?;
-            let planned: Option<String> = row.try_get("planned_json").map_err(StoreError::from)?;
-            let existing: i64 = row.try_get("existing_nodes").map_err(StoreError::from)?;
-            have += layout_size(current.as_deref())
-                .max(layout_size(planned.as_deref()))
-                .max(u64::try_from(existing).unwrap_or(0));
+        for cluster in &clusters {
+            have += layout_size(cluster.layout_json.as_deref())
+                .max(layout_size(cluster.planned_layout_json.as_deref()))
+                .max(u64::try_from(cluster.existing_nodes).unwrap_or(0));
         }
         if new_nodes > 0 && have + new_nodes > max.max(0) as u64 {
             return Err(OperationError::QuotaExceeded(format!(

@@ -12,7 +12,7 @@ use super::{
     begin_write, padded_item, padded_len, ClaimLimits, ClaimedTask, Heartbeat, JobState, Lease,
     Params, QueueError,
 };
-use crate::store::{Backend, Store};
+use crate::store::{Backend, RowLock, Store};
 
 /// Namespace of the PostgreSQL advisory lock that serializes claims.
 const CLAIM_LOCK_KEY: i64 = 0x636f_7272_616c_0001;
@@ -38,10 +38,7 @@ pub async fn claim(
     let unlimited = i64::MAX;
     let max_running = limits.max_running.map_or(unlimited, i64::from);
     let per_tenant = limits.max_running_per_tenant.map_or(unlimited, i64::from);
-    let lock_rows = match store.backend() {
-        Backend::Sqlite => "",
-        Backend::Postgres => " FOR UPDATE OF t SKIP LOCKED",
-    };
+    let lock_rows = store.backend().lock_clause(RowLock::SkipLockedOfT);
     let sql = format!(
         "UPDATE tasks SET state = 'running', lease_owner = $1, lease_expires_ms = $2 + $3, \
          attempts = attempts + 1, tries = tries + 1, started_at_ms = $6, finished_at_ms = NULL \
@@ -291,10 +288,7 @@ async fn pick(
     }
     // Locked rows (a cancel or a completion holds them) are skipped, never waited for,
     // so a claim never waits while holding the claim lock.
-    let lock_rows = match store.backend() {
-        Backend::Sqlite => "",
-        Backend::Postgres => " FOR UPDATE OF t SKIP LOCKED",
-    };
+    let lock_rows = store.backend().lock_clause(RowLock::SkipLockedOfT);
     let _ = write!(
         sql,
         " ORDER BY t.not_before_ms, t.number LIMIT {}{lock_rows}",

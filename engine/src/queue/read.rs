@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use domain::plan::{TaskDag, TaskId};
-use sqlx::Row;
+use sqlx::{Any, Row, Transaction};
 
 use super::types::{parse_action, parse_service, parse_word, to_u32};
 use super::{JobState, QueueError, TaskState};
@@ -80,6 +80,78 @@ pub async fn job(store: &Store, job_id: &str) -> Result<Job, QueueError> {
 }
 
 /// A cluster's jobs, newest first.
+/// What a job was submitted to do to its cluster: the layouts before and after (as
+/// stored, JSON) and whether it is a forced delete. Fixed at submit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobLayouts {
+    pub from_layout_json: Option<String>,
+    pub to_layout_json: Option<String>,
+    pub forced: bool,
+}
+
+pub async fn job_layouts(store: &Store, job_id: &str) -> Result<JobLayouts, QueueError> {
+    let row =
+        sqlx::query("SELECT from_layout_json, to_layout_json, forced FROM jobs WHERE id = $1")
+            .bind(job_id)
+            .fetch_optional(store.pool())
+            .await?
+            .ok_or_else(|| QueueError::NotFound(format!("job {job_id}")))?;
+    layouts_from_row(&row)
+}
+
+fn layouts_from_row(row: &sqlx::any::AnyRow) -> Result<JobLayouts, QueueError> {
+    Ok(JobLayouts {
+        from_layout_json: row.try_get("from_layout_json")?,
+        to_layout_json: row.try_get("to_layout_json")?,
+        forced: row.try_get::<i64, _>("forced")? != 0,
+    })
+}
+
+/// The cluster's newest job (id and state) with its layouts, if it has had any.
+pub async fn newest_job(
+    store: &Store,
+    cluster_id: &str,
+) -> Result<Option<(String, JobState, JobLayouts)>, QueueError> {
+    let Some(row) = sqlx::query(
+        "SELECT id, state, from_layout_json, to_layout_json, forced FROM jobs \
+         WHERE cluster_id = $1 ORDER BY created_at_ms DESC, id DESC LIMIT 1",
+    )
+    .bind(cluster_id)
+    .fetch_optional(store.pool())
+    .await?
+    else {
+        return Ok(None);
+    };
+    Ok(Some((
+        row.try_get("id")?,
+        parse_word::<JobState>(&row.try_get::<String, _>("state")?)?,
+        layouts_from_row(&row)?,
+    )))
+}
+
+/// The cluster's jobs that are not finished, newest first: (id, state), read inside
+/// the caller's transaction.
+pub(crate) async fn unfinished_jobs_in(
+    tx: &mut Transaction<'static, Any>,
+    cluster_id: &str,
+) -> Result<Vec<(String, JobState)>, QueueError> {
+    sqlx::query(
+        "SELECT id, state FROM jobs WHERE cluster_id = $1 \
+         AND state IN ('queued', 'running', 'cancelling') ORDER BY created_at_ms DESC",
+    )
+    .bind(cluster_id)
+    .fetch_all(&mut **tx)
+    .await?
+    .iter()
+    .map(|row| {
+        Ok((
+            row.try_get("id")?,
+            parse_word::<JobState>(&row.try_get::<String, _>("state")?)?,
+        ))
+    })
+    .collect()
+}
+
 pub async fn cluster_jobs(store: &Store, cluster_id: &str) -> Result<Vec<Job>, QueueError> {
     sqlx::query(&format!(
         "SELECT {JOB_COLUMNS} FROM jobs WHERE cluster_id = $1 ORDER BY created_at_ms DESC, id"
@@ -201,4 +273,61 @@ pub async fn task_attempts(store: &Store, task_id: &str) -> Result<Vec<Attempt>,
         })
     })
     .collect()
+}
+
+/// What a tenant's workers are doing: jobs per state, tasks running now and the
+/// workers (lease owners) running them, and the ten latest failed tasks.
+pub async fn tenant_activity(
+    store: &Store,
+    tenant_id: &str,
+) -> Result<api_types::ActivityView, QueueError> {
+    let pool = store.pool();
+    let jobs_by_state = sqlx::query(
+        "SELECT state, COUNT(*) AS n FROM jobs WHERE tenant_id = $1 GROUP BY state ORDER BY state",
+    )
+    .bind(tenant_id)
+    .fetch_all(pool)
+    .await?
+    .iter()
+    .map(|row| {
+        Ok((
+            parse_word::<JobState>(&row.try_get::<String, _>("state")?)?,
+            row.try_get("n")?,
+        ))
+    })
+    .collect::<Result<Vec<(JobState, i64)>, QueueError>>()?;
+    let running = sqlx::query(
+        "SELECT COUNT(*) AS n, COUNT(DISTINCT lease_owner) AS workers FROM tasks \
+         WHERE tenant_id = $1 AND state = 'running'",
+    )
+    .bind(tenant_id)
+    .fetch_one(pool)
+    .await?;
+    let failed_tasks = sqlx::query(
+        "SELECT job_id, cluster_id, node, service, action, error, finished_at_ms FROM tasks \
+         WHERE tenant_id = $1 AND state = 'failed' \
+         ORDER BY finished_at_ms DESC, id LIMIT 10",
+    )
+    .bind(tenant_id)
+    .fetch_all(pool)
+    .await?
+    .iter()
+    .map(|row| {
+        Ok(api_types::FailedTaskView {
+            job_id: row.try_get("job_id")?,
+            cluster_id: row.try_get("cluster_id")?,
+            node: row.try_get("node")?,
+            service: row.try_get("service")?,
+            action: row.try_get("action")?,
+            error: row.try_get("error")?,
+            finished_at_ms: row.try_get("finished_at_ms")?,
+        })
+    })
+    .collect::<Result<Vec<_>, QueueError>>()?;
+    Ok(api_types::ActivityView {
+        jobs_by_state,
+        running_tasks: running.try_get("n")?,
+        busy_workers: running.try_get("workers")?,
+        failed_tasks,
+    })
 }

@@ -7,7 +7,7 @@ pub mod nodes;
 
 use sqlx::{Any, Row, Transaction};
 
-use super::{conflict_on_unique, word_column, Store, StoreError};
+use super::{conflict_on_unique, word_column, Backend, RowLock, Store, StoreError};
 pub use api_types::ClusterState;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -173,6 +173,24 @@ impl Store {
         .collect()
     }
 
+    /// Ids of active clusters whose lease ended before `now_ms`, the longest expired
+    /// first, at most `limit`.
+    pub async fn expired_cluster_ids(
+        &self,
+        now_ms: i64,
+        limit: i64,
+    ) -> Result<Vec<String>, StoreError> {
+        Ok(sqlx::query_scalar(
+            "SELECT id FROM clusters WHERE state = $1 AND lease_expires_ms IS NOT NULL \
+             AND lease_expires_ms < $2 ORDER BY lease_expires_ms LIMIT $3",
+        )
+        .bind(ClusterState::Active.as_str())
+        .bind(now_ms)
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
     /// Records a new state and layout (after a job changed the cluster).
     pub async fn update_cluster(
         &self,
@@ -214,6 +232,44 @@ impl Store {
         }
         Ok(())
     }
+}
+
+/// The cluster's state, read with its row locked for the rest of `tx` (PostgreSQL), so
+/// checks made on it hold until the transaction commits.
+pub async fn lock_cluster_state(
+    tx: &mut Transaction<'static, Any>,
+    backend: Backend,
+    id: &str,
+) -> Result<ClusterState, StoreError> {
+    let row = sqlx::query(&format!(
+        "SELECT state FROM clusters WHERE id = $1{}",
+        backend.lock_clause(RowLock::Wait)
+    ))
+    .bind(id)
+    .fetch_optional(&mut **tx)
+    .await?
+    .ok_or_else(|| StoreError::NotFound(format!("cluster {id}")))?;
+    word_column(&row, "state", "clusters")
+}
+
+/// Replaces the cluster's catalog snapshot and config inside `tx` (a change that
+/// brings catalog edits or new config), bumping the snapshot's version.
+pub async fn update_catalog_and_config(
+    tx: &mut Transaction<'static, Any>,
+    id: &str,
+    catalog_json: &str,
+    config_json: &str,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "UPDATE clusters SET catalog_json = $2, config_json = $3, \
+         catalog_version = catalog_version + 1 WHERE id = $1",
+    )
+    .bind(id)
+    .bind(catalog_json)
+    .bind(config_json)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
 }
 
 /// Inserts a new cluster inside the caller's transaction (with its first job, say).

@@ -14,11 +14,34 @@ pub enum Backend {
     Postgres,
 }
 
+/// How a `SELECT` locks the rows it reads for the rest of its transaction
+/// ([`Backend::lock_clause`]). SQLite has one writer at a time, so it needs none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowLock {
+    /// Wait for rows another transaction holds, then hold them.
+    Wait,
+    /// Pass over rows another transaction holds (queues and pools: take the next one).
+    SkipLocked,
+    /// As `SkipLocked`, locking only the rows of the table aliased `t` in a join.
+    SkipLockedOfT,
+}
+
 impl Backend {
     pub fn as_str(self) -> &'static str {
         match self {
             Backend::Sqlite => "sqlite",
             Backend::Postgres => "postgres",
+        }
+    }
+
+    /// The clause that ends a `SELECT` taking `lock` (with its leading space), or
+    /// nothing on SQLite.
+    pub fn lock_clause(self, lock: RowLock) -> &'static str {
+        match (self, lock) {
+            (Backend::Sqlite, _) => "",
+            (Backend::Postgres, RowLock::Wait) => " FOR UPDATE",
+            (Backend::Postgres, RowLock::SkipLocked) => " FOR UPDATE SKIP LOCKED",
+            (Backend::Postgres, RowLock::SkipLockedOfT) => " FOR UPDATE OF t SKIP LOCKED",
         }
     }
 }

@@ -8,7 +8,7 @@
 
 use sqlx::Row;
 
-use super::{conflict_on_unique, Backend, Store, StoreError};
+use super::{conflict_on_unique, RowLock, Store, StoreError};
 use crate::secrets::SecretKey;
 
 /// A registered host, without its client private key.
@@ -234,10 +234,7 @@ impl Store {
     ) -> Result<Option<PoolHost>, StoreError> {
         // PostgreSQL: concurrent check-outs skip the row another one is lending instead
         // of queueing behind it and then finding it taken. SQLite has one writer anyway.
-        let lock = match self.backend {
-            Backend::Postgres => " FOR UPDATE SKIP LOCKED",
-            Backend::Sqlite => "",
-        };
+        let lock = self.backend.lock_clause(RowLock::SkipLocked);
         let lend = format!(
             "UPDATE pool_hosts SET checked_out_node = $1, checked_out_at_ms = $2 \
              WHERE checked_out_node IS NULL AND id = (SELECT id FROM pool_hosts \

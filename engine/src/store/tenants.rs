@@ -1,8 +1,8 @@
 //! Tenants: the unit of isolation. Every other row belongs to exactly one.
 
-use sqlx::Row;
+use sqlx::{Any, Row, Transaction};
 
-use super::{conflict_on_unique, now_ms, Store, StoreError};
+use super::{conflict_on_unique, now_ms, Backend, RowLock, Store, StoreError};
 
 /// Id of the `default` tenant created by the first migration.
 pub const DEFAULT_TENANT_ID: &str = "00000000-0000-0000-0000-000000000001";
@@ -138,4 +138,67 @@ impl Store {
         }
         Ok(())
     }
+}
+
+/// A tenant's quotas, read with its row locked for the rest of `tx`, so two
+/// transactions that grow the tenant check its quotas one after the other.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LockedQuotas {
+    pub name: String,
+    pub max_clusters: Option<i64>,
+    pub max_nodes: Option<i64>,
+}
+
+pub async fn lock_quotas(
+    tx: &mut Transaction<'static, Any>,
+    backend: Backend,
+    tenant_id: &str,
+) -> Result<LockedQuotas, StoreError> {
+    let row = sqlx::query(&format!(
+        "SELECT name, max_clusters, max_nodes FROM tenants WHERE id = $1{}",
+        backend.lock_clause(RowLock::Wait)
+    ))
+    .bind(tenant_id)
+    .fetch_optional(&mut **tx)
+    .await?
+    .ok_or_else(|| StoreError::NotFound(format!("tenant {tenant_id:?}")))?;
+    Ok(LockedQuotas {
+        name: row.try_get("name")?,
+        max_clusters: row.try_get("max_clusters")?,
+        max_nodes: row.try_get("max_nodes")?,
+    })
+}
+
+/// What a live cluster of a tenant takes up, for quotas: its layout, the layout its
+/// unfinished job is heading for, and how many node rows exist.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterFootprint {
+    pub layout_json: Option<String>,
+    pub planned_layout_json: Option<String>,
+    pub existing_nodes: i64,
+}
+
+pub async fn live_cluster_footprints(
+    tx: &mut Transaction<'static, Any>,
+    tenant_id: &str,
+) -> Result<Vec<ClusterFootprint>, StoreError> {
+    sqlx::query(
+        "SELECT c.layout_json, (SELECT j.to_layout_json FROM jobs j WHERE j.cluster_id = c.id \
+           AND j.state IN ('queued', 'running', 'cancelling') \
+           ORDER BY j.created_at_ms DESC LIMIT 1) AS planned_json, \
+           (SELECT COUNT(*) FROM nodes n WHERE n.cluster_id = c.id) AS existing_nodes \
+         FROM clusters c WHERE c.tenant_id = $1 AND c.state <> 'deleted'",
+    )
+    .bind(tenant_id)
+    .fetch_all(&mut **tx)
+    .await?
+    .iter()
+    .map(|row| {
+        Ok(ClusterFootprint {
+            layout_json: row.try_get("layout_json")?,
+            planned_layout_json: row.try_get("planned_json")?,
+            existing_nodes: row.try_get("existing_nodes")?,
+        })
+    })
+    .collect()
 }

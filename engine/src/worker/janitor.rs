@@ -10,7 +10,7 @@ use futures::StreamExt as _;
 use tokio::sync::{watch, Notify};
 
 use crate::execute::Executor;
-use crate::operations::{submit_change, ClusterChange, ClusterState, OperationError};
+use crate::operations::{submit_change, ClusterChange, OperationError};
 use crate::provider::NodeRecord;
 use crate::queue::{self, SubmitOptions};
 use crate::store::clusters::nodes::{Node, NodeRecord as NodeRow};
@@ -71,15 +71,8 @@ pub async fn sweep(store: &Store, wake: &Notify) {
 /// Submits a delete job for every active cluster whose lease ended before `now_ms`;
 /// returns how many were submitted.
 pub async fn delete_expired_clusters(store: &Store, now_ms: i64) -> Result<usize, OperationError> {
-    let expired: Vec<String> = sqlx::query_scalar(
-        "SELECT id FROM clusters WHERE state = $1 AND lease_expires_ms IS NOT NULL \
-         AND lease_expires_ms < $2 ORDER BY lease_expires_ms LIMIT 100",
-    )
-    .bind(ClusterState::Active.as_str())
-    .bind(now_ms)
-    .fetch_all(store.pool())
-    .await
-    .map_err(crate::store::StoreError::from)?;
+    // A hundred a round: the rest wait for the next round rather than one long one.
+    let expired = store.expired_cluster_ids(now_ms, 100).await?;
     let mut submitted = 0;
     for cluster_id in expired {
         match submit_change(

@@ -7,6 +7,7 @@
 //! - `cluster_lifecycle`, `demo_templates`, `faults`: whole clusters, end to end,
 //!   including crashes and lost nodes.
 //! - `security`: attacks that must fail.
+//! - `migrations`: the SQLite and PostgreSQL schemas do not drift apart.
 //! - `lab`: the shared fixture (a database with a catalog, providers and a worker pool).
 
 #![allow(clippy::unwrap_used)] // Tests fail loudly by design.
@@ -17,6 +18,7 @@ mod demo_templates;
 mod faults;
 mod lab;
 mod local_nodes;
+mod migrations;
 mod overview;
 mod queue;
 mod resources;
