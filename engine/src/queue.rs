@@ -36,8 +36,8 @@ pub use control::{cancel_job, retry_job};
 pub use events::{append_event, append_events, events_after, last_events};
 pub(crate) use read::unfinished_jobs_in;
 pub use read::{
-    cluster_jobs, completed_tasks, job, job_layouts, job_plan, job_tasks, newest_job,
-    task_attempts, task_job_id, tenant_activity, JobLayouts,
+    cluster_jobs, completed_tasks, job, job_layouts, job_plan, job_tasks, job_tasks_page,
+    newest_job, task_attempts, task_job_id, tenant_activity, JobLayouts,
 };
 pub use submit::{submit_in, submit_job};
 

@@ -322,7 +322,18 @@ impl PageRequest {
         Ok(())
     }
 
-    /// Cuts `items` (already in list order) down to this page.
+    /// This page, holding `items` (read with this page's offset and limit) of `total`.
+    fn of<T>(&self, items: Vec<T>, total: u64) -> Page<T> {
+        Page {
+            items,
+            total,
+            offset: self.offset,
+            limit: self.limit,
+        }
+    }
+
+    /// Cuts `items` (already in list order) down to this page: for lists that stay
+    /// short (a tenant's users, tokens, catalog entities); long ones page in SQL.
     fn slice<T>(&self, items: Vec<T>) -> Result<Page<T>, ServiceError> {
         self.check()?;
         let total = items.len() as u64;
@@ -331,12 +342,7 @@ impl PageRequest {
             .skip(self.offset as usize)
             .take(self.limit as usize)
             .collect();
-        Ok(Page {
-            items,
-            total,
-            offset: self.offset,
-            limit: self.limit,
-        })
+        Ok(self.of(items, total))
     }
 }
 

@@ -7,6 +7,16 @@ use leptos_router::hooks::use_location;
 
 use crate::error::UiError;
 
+/// The error of `action`'s last submission (`None` before one, or after a success),
+/// for the form's error line and its fields.
+pub fn action_error<S>(action: ServerAction<S>) -> Signal<Option<UiError>>
+where
+    S: leptos::server_fn::ServerFn<Error = UiError> + Clone + Send + Sync + 'static,
+    S::Output: Clone + Send + Sync + 'static,
+{
+    Signal::derive(move || action.value().get().and_then(Result::err))
+}
+
 /// Sets the response status of a server-rendered page.
 pub fn set_status(status: u16) {
     #[cfg(feature = "ssr")]

@@ -40,31 +40,22 @@ pub fn now_ms() -> i64 {
     }
 }
 
-/// A UTC timestamp, `2026-11-23 17:04`.
+/// A UTC timestamp, `2026-11-23 17:04 UTC` (the calendar is chrono's; its `format`
+/// is left out because the strftime machinery would grow the browser bundle).
 pub fn timestamp(ms: i64) -> String {
-    let secs = ms.div_euclid(1000);
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    let (year, month, day) = civil_from_days(days);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02} UTC",
-        rem / 3600,
-        rem / 60 % 60
-    )
-}
-
-/// Days since 1970-01-01 to a calendar date (Howard Hinnant's algorithm).
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month, day)
+    use chrono::{Datelike, Timelike};
+    match chrono::DateTime::from_timestamp_millis(ms) {
+        Some(at) => format!(
+            "{:04}-{:02}-{:02} {:02}:{:02} UTC",
+            at.year(),
+            at.month(),
+            at.day(),
+            at.hour(),
+            at.minute()
+        ),
+        // Beyond chrono's range (±262,000 years): say so rather than invent a date.
+        None => "(no date)".to_owned(),
+    }
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
 
-use crate::components::errors::{FieldError, FormError};
+use crate::components::errors::{action_error, FieldError, FormError};
 use crate::components::session::session_changed;
 use crate::server_fns::session::login::{landing, Login};
 
@@ -21,7 +21,7 @@ pub fn LoginPage() -> impl IntoView {
         }
     });
     let next = move || query.with(|query| query.get("next").unwrap_or_default());
-    let error = Signal::derive(move || login.value().get().and_then(Result::err));
+    let error = action_error(login);
     let only_field_errors = Signal::derive(move || {
         error.get().filter(|error| {
             error.problems_for("username").is_empty() && error.problems_for("password").is_empty()

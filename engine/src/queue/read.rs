@@ -165,37 +165,69 @@ pub async fn cluster_jobs(store: &Store, cluster_id: &str) -> Result<Vec<Job>, Q
 }
 
 /// The job's tasks in plan order.
+const TASK_COLUMNS: &str = "id, job_id, number, node, service, action, state, attempts, \
+     max_attempts, idempotent, not_before_ms, lease_owner, lease_expires_ms, started_at_ms, \
+     finished_at_ms, error";
+
+fn task_from_row(row: &sqlx::any::AnyRow) -> Result<TaskRecord, QueueError> {
+    Ok(TaskRecord {
+        id: row.try_get("id")?,
+        job_id: row.try_get("job_id")?,
+        number: TaskId(to_u32("task number", row.try_get("number")?)?),
+        node: to_u32("node number", row.try_get("node")?)?,
+        service: parse_service(row.try_get("service")?)?,
+        action: parse_action(&row.try_get::<String, _>("action")?)?,
+        state: parse_word::<TaskState>(&row.try_get::<String, _>("state")?)?,
+        attempts: row.try_get("attempts")?,
+        max_attempts: row.try_get("max_attempts")?,
+        idempotent: row.try_get::<i64, _>("idempotent")? != 0,
+        not_before_ms: row.try_get("not_before_ms")?,
+        lease_owner: row.try_get("lease_owner")?,
+        lease_expires_ms: row.try_get("lease_expires_ms")?,
+        started_at_ms: row.try_get("started_at_ms")?,
+        finished_at_ms: row.try_get("finished_at_ms")?,
+        error: row.try_get("error")?,
+    })
+}
+
+/// Every task of the job, in plan order.
 pub async fn job_tasks(store: &Store, job_id: &str) -> Result<Vec<TaskRecord>, QueueError> {
-    sqlx::query(
-        "SELECT id, job_id, number, node, service, action, state, attempts, max_attempts, \
-         idempotent, not_before_ms, lease_owner, lease_expires_ms, started_at_ms, \
-         finished_at_ms, error FROM tasks WHERE job_id = $1 ORDER BY number",
-    )
+    sqlx::query(&format!(
+        "SELECT {TASK_COLUMNS} FROM tasks WHERE job_id = $1 ORDER BY number"
+    ))
     .bind(job_id)
     .fetch_all(store.pool())
     .await?
     .iter()
-    .map(|row| {
-        Ok(TaskRecord {
-            id: row.try_get("id")?,
-            job_id: row.try_get("job_id")?,
-            number: TaskId(to_u32("task number", row.try_get("number")?)?),
-            node: to_u32("node number", row.try_get("node")?)?,
-            service: parse_service(row.try_get("service")?)?,
-            action: parse_action(&row.try_get::<String, _>("action")?)?,
-            state: parse_word::<TaskState>(&row.try_get::<String, _>("state")?)?,
-            attempts: row.try_get("attempts")?,
-            max_attempts: row.try_get("max_attempts")?,
-            idempotent: row.try_get::<i64, _>("idempotent")? != 0,
-            not_before_ms: row.try_get("not_before_ms")?,
-            lease_owner: row.try_get("lease_owner")?,
-            lease_expires_ms: row.try_get("lease_expires_ms")?,
-            started_at_ms: row.try_get("started_at_ms")?,
-            finished_at_ms: row.try_get("finished_at_ms")?,
-            error: row.try_get("error")?,
-        })
-    })
+    .map(task_from_row)
     .collect()
+}
+
+/// One page of the job's tasks in plan order (`limit` from `offset`), with how many
+/// the job has: what a page of a thousand-node job reads.
+pub async fn job_tasks_page(
+    store: &Store,
+    job_id: &str,
+    offset: u32,
+    limit: u32,
+) -> Result<(Vec<TaskRecord>, u64), QueueError> {
+    let tasks = sqlx::query(&format!(
+        "SELECT {TASK_COLUMNS} FROM tasks WHERE job_id = $1 ORDER BY number \
+         LIMIT $2 OFFSET $3"
+    ))
+    .bind(job_id)
+    .bind(i64::from(limit))
+    .bind(i64::from(offset))
+    .fetch_all(store.pool())
+    .await?
+    .iter()
+    .map(task_from_row)
+    .collect::<Result<Vec<_>, _>>()?;
+    let total: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM tasks WHERE job_id = $1")
+        .bind(job_id)
+        .fetch_one(store.pool())
+        .await?;
+    Ok((tasks, u64::try_from(total).unwrap_or(0)))
 }
 
 /// The DAG the job was submitted with (the `failed` input of a rollback plan).

@@ -259,17 +259,18 @@ impl Service {
         caller: &Caller,
         page: PageRequest,
     ) -> Result<Page<ClusterView>, ServiceError> {
+        page.check()?;
+        let (clusters, total) = self
+            .store
+            .live_clusters_page(caller.tenant_id(), page.offset, page.limit)
+            .await?;
         let usernames = self.usernames_of(caller.tenant_id()).await?;
         let now = now_ms();
-        let clusters = self
-            .store
-            .list_clusters(caller.tenant_id())
-            .await?
+        let clusters = clusters
             .into_iter()
-            .filter(live)
             .map(|cluster| cluster_view(cluster, &usernames, now))
             .collect();
-        page.slice(clusters)
+        Ok(page.of(clusters, total))
     }
 
     pub async fn cluster(&self, caller: &Caller, id: &str) -> Result<ClusterDetail, ServiceError> {

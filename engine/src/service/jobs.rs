@@ -58,12 +58,10 @@ impl Service {
         page: PageRequest,
     ) -> Result<Page<TaskView>, ServiceError> {
         let job = self.visible_job(caller, id).await?;
-        let tasks = queue::job_tasks(&self.store, &job.id)
-            .await?
-            .into_iter()
-            .map(TaskView::from)
-            .collect();
-        page.slice(tasks)
+        page.check()?;
+        let (tasks, total) =
+            queue::job_tasks_page(&self.store, &job.id, page.offset, page.limit).await?;
+        Ok(page.of(tasks.into_iter().map(TaskView::from).collect(), total))
     }
 
     /// The task DAG the job runs: each task with the tasks it waits for (task

@@ -6,7 +6,7 @@
 use leptos::prelude::*;
 use leptos_meta::Title;
 
-use crate::components::errors::{FieldError, FormError};
+use crate::components::errors::{action_error, FieldError, FormError};
 use crate::components::session::CsrfField;
 use crate::components::table::TableCard;
 use crate::server_fns::admin::pool_hosts::{list_pool_hosts, PoolHostRow};
@@ -71,7 +71,7 @@ pub fn HostsPage() -> impl IntoView {
         move || (register.version().get(), remove.version().get()),
         |_| list_pool_hosts(),
     );
-    let error = Signal::derive(move || register.value().get().and_then(Result::err));
+    let error = action_error(register);
     let general = Signal::derive(move || {
         error.get().filter(|error| {
             FIELDS
@@ -79,7 +79,7 @@ pub fn HostsPage() -> impl IntoView {
                 .all(|field| error.problems_for(field).is_empty())
         })
     });
-    let remove_error = Signal::derive(move || remove.value().get().and_then(Result::err));
+    let remove_error = action_error(remove);
     let registered = move || register.value().get().and_then(Result::ok);
     view! {
         <Title text="Pool hosts · Admin · Corral"/>

@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
 
-use crate::components::errors::FieldError;
+use crate::components::errors::{action_error, FieldError};
 use crate::components::session::CsrfField;
 use crate::server_fns::admin::import_catalog::ImportCatalog;
 
@@ -20,7 +20,7 @@ const READ_FILE: &str =
 pub fn CatalogPage() -> impl IntoView {
     let query = use_query_map();
     let import = ServerAction::<ImportCatalog>::new();
-    let error = Signal::derive(move || import.value().get().and_then(Result::err));
+    let error = action_error(import);
     let banner = move || {
         query.with(|query| {
             let warnings = query.get("warnings").unwrap_or_default();

@@ -11,7 +11,7 @@ use leptos::server_fn::ServerFn;
 use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
 
-use crate::components::errors::{FieldError, FormError};
+use crate::components::errors::{action_error, FieldError, FormError};
 use crate::components::session::CsrfField;
 use crate::components::table::TableCard;
 use crate::components::time::timestamp;
@@ -46,7 +46,7 @@ pub fn ResourcesPage() -> impl IntoView {
         move || (upload.version().get(), stage.version().get()),
         |_| list_resources(),
     );
-    let error = Signal::derive(move || upload.value().get().and_then(Result::err));
+    let error = action_error(upload);
     let general = Signal::derive(move || {
         error.get().filter(|error| {
             error.problems_for("name").is_empty() && error.problems_for("content").is_empty()

@@ -7,7 +7,7 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
 
-use crate::components::errors::{FieldError, FormError};
+use crate::components::errors::{action_error, FieldError, FormError};
 use crate::components::session::{use_me, CsrfField};
 use crate::components::time::timestamp;
 use crate::server_fns::admin::create_tenant::CreateTenant;
@@ -191,7 +191,7 @@ fn TenantUsage(clusters: Vec<String>, users: Vec<String>) -> impl IntoView {
 
 #[component]
 fn NewTenant(create: ServerAction<CreateTenant>) -> impl IntoView {
-    let error = Signal::derive(move || create.value().get().and_then(Result::err));
+    let error = action_error(create);
     view! {
         <section class="card">
             <h2>"New tenant"</h2>

@@ -5,7 +5,7 @@ use api_types::TokenView;
 use leptos::prelude::*;
 use leptos_meta::Title;
 
-use crate::components::errors::FieldError;
+use crate::components::errors::{action_error, FieldError};
 use crate::components::session::CsrfField;
 use crate::components::table::TableCard;
 use crate::components::time::timestamp;
@@ -19,7 +19,7 @@ pub fn TokensPage() -> impl IntoView {
     let create = ServerAction::<CreateToken>::new();
     let revoke = ServerAction::<RevokeToken>::new();
     let tokens = Resource::new(move || create.version().get(), |_| list_tokens());
-    let error = Signal::derive(move || create.value().get().and_then(Result::err));
+    let error = action_error(create);
     let created = move || create.value().get().and_then(Result::ok);
     let maybe = |ms: Option<i64>| ms.map_or_else(|| "—".to_owned(), timestamp);
     view! {

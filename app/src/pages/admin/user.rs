@@ -7,7 +7,7 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::{use_params_map, use_query_map};
 
-use crate::components::errors::{FieldError, FormError};
+use crate::components::errors::{action_error, FieldError, FormError};
 use crate::components::session::CsrfField;
 use crate::components::time::timestamp;
 use crate::error::UiError;
@@ -118,7 +118,7 @@ fn RoleForm(
     role: Role,
     superadmin: bool,
 ) -> impl IntoView {
-    let error = Signal::derive(move || action.value().get().and_then(Result::err));
+    let error = action_error(action);
     let general = only_general(error, "role");
     // A tenant admin never sees superadmin offered (the service refuses it anyway).
     let options = ROLES
@@ -149,7 +149,7 @@ fn RoleForm(
 
 #[component]
 fn PasswordForm(action: ServerAction<ResetUserPassword>, id: String) -> impl IntoView {
-    let error = Signal::derive(move || action.value().get().and_then(Result::err));
+    let error = action_error(action);
     let general = only_general(error, "password");
     view! {
         <section class="card">
@@ -174,7 +174,7 @@ fn PasswordForm(action: ServerAction<ResetUserPassword>, id: String) -> impl Int
 #[component]
 fn UserTokens(user_id: String, tokens: Vec<TokenView>) -> impl IntoView {
     let action = ServerAction::<RevokeUserToken>::new();
-    let error = Signal::derive(move || action.value().get().and_then(Result::err));
+    let error = action_error(action);
     let live: Vec<TokenView> = tokens
         .into_iter()
         .filter(|token| token.revoked_at_ms.is_none())
@@ -217,7 +217,7 @@ fn UserTokens(user_id: String, tokens: Vec<TokenView>) -> impl IntoView {
 #[component]
 fn DeleteForm(id: String, username: String) -> impl IntoView {
     let action = ServerAction::<DeleteUser>::new();
-    let error = Signal::derive(move || action.value().get().and_then(Result::err));
+    let error = action_error(action);
     view! {
         <section class="card card-danger">
             <h2>"Delete"</h2>

@@ -7,7 +7,7 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
 
-use crate::components::errors::{FieldError, FormError};
+use crate::components::errors::{action_error, FieldError, FormError};
 use crate::components::session::{use_me, CsrfField};
 use crate::components::table::TableCard;
 use crate::components::time::timestamp;
@@ -25,7 +25,7 @@ pub fn UsersPage() -> impl IntoView {
     let me = use_me();
     let query = use_query_map();
     let deleted = move || query.with(|query| query.get("deleted"));
-    let error = Signal::derive(move || create.value().get().and_then(Result::err));
+    let error = action_error(create);
     let general = Signal::derive(move || {
         error.get().filter(|error| {
             error.problems_for("username").is_empty() && error.problems_for("password").is_empty()

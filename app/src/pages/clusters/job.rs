@@ -16,7 +16,7 @@ use leptos_meta::Title;
 use leptos_router::hooks::use_params_map;
 
 use crate::components::dag::DagPicture;
-use crate::components::errors::{FormError, PageError};
+use crate::components::errors::{action_error, FormError, PageError};
 use crate::components::session::CsrfField;
 use crate::components::state::StateBadge;
 use crate::components::time::{duration, now_ms};
@@ -407,7 +407,7 @@ fn FailurePanel(
         Some(task) => format!("{} failed", step_name(task, &hostnames)),
         None => format!("The job was {}", job.state),
     };
-    let retry_error = Signal::derive(move || retry.value().get().and_then(Result::err));
+    let retry_error = action_error(retry);
     let rollback = format!("/clusters/{cluster_id}?op=rollback&job_id={}", job.id);
     // A delete that failed at a stop or remove step can only be finished by forcing it.
     let failed_delete = job.operation == "delete";

@@ -8,7 +8,7 @@ use leptos_meta::Title;
 use leptos_router::components::Form;
 use leptos_router::hooks::use_query_map;
 
-use crate::components::errors::{FormError, PageError};
+use crate::components::errors::{action_error, FormError, PageError};
 use crate::components::session::{use_me, CsrfField};
 use crate::components::state::StateBadge;
 use crate::components::time::{duration, lease_left, now_ms, timestamp};
@@ -52,7 +52,7 @@ pub fn ClusterListPage() -> impl IntoView {
         })
     });
     let me = use_me();
-    let extend_error = Signal::derive(move || extend.value().get().and_then(Result::err));
+    let extend_error = action_error(extend);
     view! {
         <Title text="Clusters · Corral"/>
         <div class="page-head">

@@ -9,7 +9,7 @@ use leptos_meta::Title;
 use leptos_router::components::Form;
 use leptos_router::hooks::use_query_map;
 
-use crate::components::errors::{FieldError, FormError, PageError};
+use crate::components::errors::{action_error, FieldError, FormError, PageError};
 use crate::components::plan::PlanView;
 use crate::components::session::CsrfField;
 use crate::error::UiError;
@@ -213,7 +213,7 @@ fn AskCard(
     let inputs =
         Memo::new(move |_| templates.with_value(|templates| request.get().resolve(templates)));
     let chosen = Memo::new(move |_| inputs.with(|inputs| inputs.template.clone()));
-    let create_error = Signal::derive(move || create.value().get().and_then(Result::err));
+    let create_error = action_error(create);
     // With JavaScript the preview follows every change; without, "Preview" posts.
     let resubmit = move |event: leptos::ev::Event| {
         use leptos::wasm_bindgen::JsCast;
@@ -327,7 +327,7 @@ fn GetCard(
     plan: Result<PlanPreview, UiError>,
     create: ServerAction<CreateCluster>,
 ) -> impl IntoView {
-    let create_error = Signal::derive(move || create.value().get().and_then(Result::err));
+    let create_error = action_error(create);
     let unnamed = inputs.name.is_empty();
     let buildable = plan.is_ok();
     let form = inputs.form();

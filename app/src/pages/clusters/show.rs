@@ -10,7 +10,7 @@ use leptos_router::components::Form;
 use leptos_router::hooks::{use_params_map, use_query_map};
 
 use super::list::ExtendButton;
-use crate::components::errors::{FieldError, FormError, PageError};
+use crate::components::errors::{action_error, FieldError, FormError, PageError};
 use crate::components::plan::PlanView;
 use crate::components::session::CsrfField;
 use crate::components::state::StateBadge;
@@ -84,7 +84,7 @@ pub fn ClusterShowPage() -> impl IntoView {
 fn ClusterView(page: ClusterPage, extend: ServerAction<ExtendLease>) -> impl IntoView {
     let cluster = page.cluster.clone();
     let running = page.running_job().cloned();
-    let extend_error = Signal::derive(move || extend.value().get().and_then(Result::err));
+    let extend_error = action_error(extend);
     let nodes = page
         .nodes
         .iter()
@@ -233,7 +233,7 @@ fn Operations(
     preview: Result<Option<ChangePreview>, UiError>,
     change: ServerAction<ChangeCluster>,
 ) -> impl IntoView {
-    let change_error = Signal::derive(move || change.value().get().and_then(Result::err));
+    let change_error = action_error(change);
     let busy = page.running_job().is_some();
     let current = page.services();
     let addable = page.addable_services.clone();

@@ -9,7 +9,7 @@ use leptos_meta::Title;
 use leptos_router::hooks::{use_params_map, use_query_map};
 
 use super::structured::StructuredFields;
-use crate::components::errors::{FieldError, FormError};
+use crate::components::errors::{action_error, FieldError, FormError};
 use crate::components::session::CsrfField;
 use crate::error::UiError;
 use crate::server_fns::admin::entity::entity;
@@ -75,7 +75,7 @@ fn EntityForm(
     names: CatalogNames,
 ) -> impl IntoView {
     let save = ServerAction::<SaveEntity>::new();
-    let error = Signal::derive(move || save.value().get().and_then(Result::err));
+    let error = action_error(save);
     let general = Signal::derive(move || {
         error.get().filter(|error| {
             ["name", "description", "body", "structured"]

@@ -8,6 +8,7 @@ use leptos_meta::Title;
 use leptos_router::hooks::{use_params_map, use_query_map};
 
 use crate::components::diff::DiffView;
+use crate::components::errors::action_error;
 use crate::components::session::CsrfField;
 use crate::components::time::timestamp;
 use crate::error::UiError;
@@ -56,7 +57,7 @@ fn EntityView(
     let kind = page.kind;
     let base = format!("/admin/{}/{}", kind.path(), page.name);
     let delete = ServerAction::<DeleteEntity>::new();
-    let delete_error = Signal::derive(move || delete.value().get().and_then(Result::err));
+    let delete_error = action_error(delete);
     let is_template = kind == EntityKind::ClusterTemplate;
     let name = page.name.clone();
     view! {
