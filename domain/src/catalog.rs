@@ -144,16 +144,23 @@ impl Catalog {
     }
 }
 
-/// The six entity kinds, named as in Coopr's bundle keys and catalog folders.
+/// The six entity kinds, named as in Coopr's bundle keys and catalog folders (also
+/// their serde names, the same words as [`EntityKind::key`]).
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
 )]
 pub enum EntityKind {
+    #[serde(rename = "providers")]
     Provider,
+    #[serde(rename = "hardwaretypes")]
     HardwareType,
+    #[serde(rename = "imagetypes")]
     ImageType,
+    #[serde(rename = "services")]
     Service,
+    #[serde(rename = "clustertemplates")]
     ClusterTemplate,
+    #[serde(rename = "partialtemplates")]
     PartialTemplate,
 }
 
@@ -181,5 +188,19 @@ impl EntityKind {
 
     pub fn from_key(key: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|kind| kind.key() == key)
+    }
+}
+
+#[cfg(test)]
+mod entity_kind_tests {
+    use super::EntityKind;
+
+    #[test]
+    fn entity_kinds_serialise_as_their_keys() {
+        for kind in EntityKind::ALL {
+            let json = serde_json::to_value(kind).expect("serialises");
+            assert_eq!(json, serde_json::Value::from(kind.key()));
+            assert_eq!(serde_json::from_value::<EntityKind>(json).ok(), Some(kind));
+        }
     }
 }

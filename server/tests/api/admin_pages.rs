@@ -181,7 +181,7 @@ async fn a_bad_form_shows_the_error_next_to_its_field_and_saves_nothing() {
         "/admin/services/new",
         &[
             ("csrf", &csrf),
-            ("kind", "Services"),
+            ("kind", "services"),
             ("original", ""),
             ("name", "cache"),
             ("description", ""),
@@ -201,7 +201,7 @@ async fn a_bad_form_shows_the_error_next_to_its_field_and_saves_nothing() {
         "/admin/services/new",
         &[
             ("csrf", &csrf),
-            ("kind", "Services"),
+            ("kind", "services"),
             ("original", ""),
             ("name", "bad name!"),
             ("description", ""),
@@ -223,7 +223,7 @@ async fn a_bad_form_shows_the_error_next_to_its_field_and_saves_nothing() {
         "/admin/services/new",
         &[
             ("csrf", &csrf),
-            ("kind", "Services"),
+            ("kind", "services"),
             ("original", ""),
             ("name", "cache"),
             ("description", "a cache"),
@@ -250,7 +250,7 @@ async fn deleting_what_is_in_use_is_refused_with_the_list() {
         &app,
         "admin-delete-entity",
         "/admin/services/base",
-        &[("csrf", &csrf), ("kind", "Services"), ("name", "base")],
+        &[("csrf", &csrf), ("kind", "services"), ("name", "base")],
     )
     .await;
     assert!(html.contains("data-testid=\"delete-refused\""), "{html}");
@@ -273,13 +273,13 @@ async fn admin_forms_without_the_csrf_token_change_nothing() {
     for (endpoint, fields) in [
         (
             "admin-delete-entity",
-            vec![("csrf", "forged"), ("kind", "Services"), ("name", "extra")],
+            vec![("csrf", "forged"), ("kind", "services"), ("name", "extra")],
         ),
         (
             "admin-save-entity",
             vec![
                 ("csrf", "forged"),
-                ("kind", "Services"),
+                ("kind", "services"),
                 ("original", ""),
                 ("name", "sneaky"),
                 ("description", ""),
@@ -779,7 +779,7 @@ async fn a_partial_template_is_written_and_listed_like_the_other_kinds() {
         "/admin/partials/new",
         &[
             ("csrf", &csrf),
-            ("kind", "Partials"),
+            ("kind", "partialtemplates"),
             ("original", ""),
             ("name", "monitoring"),
             ("description", "base everywhere"),

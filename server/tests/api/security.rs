@@ -128,7 +128,7 @@ async fn post_deep_pointer(
         .header(header::REFERER, app.url("/admin/services/new"))
         .form(&[
             ("csrf", csrf),
-            ("kind", "Services"),
+            ("kind", "services"),
             ("original", ""),
             ("name", "deep"),
             ("description", ""),

@@ -128,7 +128,7 @@ fn EntityForm(
             <section class="card">
                 <ActionForm action=save attr:class="stack" attr:data-testid="entity-form">
                     <CsrfField/>
-                    <input type="hidden" name="kind" value=format!("{kind:?}")/>
+                    <input type="hidden" name="kind" value=kind.key()/>
                     <input type="hidden" name="original" value=original/>
                     <div class="field">
                         <label for="name">"Name"</label>

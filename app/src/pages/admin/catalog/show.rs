@@ -74,7 +74,7 @@ fn EntityView(
                 <a class="button button-quiet" href=format!("/admin/{}/new?from={}", kind.path(), page.name)>"Clone"</a>
                 <ActionForm action=delete attr:class="inline">
                     <CsrfField/>
-                    <input type="hidden" name="kind" value=format!("{kind:?}")/>
+                    <input type="hidden" name="kind" value=kind.key()/>
                     <input type="hidden" name="name" value=name/>
                     <button class="button button-danger" type="submit" data-testid="delete-entity">"Delete"</button>
                 </ActionForm>
