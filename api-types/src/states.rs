@@ -95,13 +95,13 @@ word_enum!(
 );
 
 word_enum!(
-    /// Where a cluster is in its life.
+    /// Where a cluster is in its life (in the order the overview lists them).
     ClusterState, "cluster state" {
-        Creating => "creating",
         Active => "active",
+        Creating => "creating",
         Updating => "updating",
-        Failed => "failed",
         Deleting => "deleting",
+        Failed => "failed",
         Deleted => "deleted",
     }
 );

@@ -10,7 +10,7 @@ use reqwest::redirect::Policy;
 use reqwest::{header, Method};
 use serde_json::Value;
 
-use crate::helpers::{render_page, spawn_app, with_catalog, TestApp, PAGE_RENDERING, PASSWORD};
+use crate::helpers::{render_page, spawn_app, with_catalog, TestApp, PASSWORD};
 
 fn plain_browser() -> reqwest::Client {
     reqwest::Client::builder()
@@ -92,7 +92,6 @@ async fn post_form(
 
 #[tokio::test]
 async fn visitors_are_sent_to_sign_in_and_tenant_users_get_403() {
-    let _serial = PAGE_RENDERING.lock().await;
     let app = spawn_app(Backend::Sqlite).await;
     with_catalog(&app, "acme").await;
     app.user("erin", Role::User, "acme").await;
@@ -130,7 +129,6 @@ async fn visitors_are_sent_to_sign_in_and_tenant_users_get_403() {
 
 #[tokio::test]
 async fn admin_pages_render_on_the_server() {
-    let _serial = PAGE_RENDERING.lock().await;
     let app = spawn_app(Backend::Sqlite).await;
     with_catalog(&app, "acme").await;
     let (browser, _) = signed_in(&app, "acme-admin").await;
@@ -170,7 +168,6 @@ async fn admin_pages_render_on_the_server() {
 
 #[tokio::test]
 async fn a_bad_form_shows_the_error_next_to_its_field_and_saves_nothing() {
-    let _serial = PAGE_RENDERING.lock().await;
     let app = spawn_app(Backend::Sqlite).await;
     let admin = with_catalog(&app, "acme").await;
     let (browser, csrf) = signed_in(&app, "acme-admin").await;
@@ -241,7 +238,6 @@ async fn a_bad_form_shows_the_error_next_to_its_field_and_saves_nothing() {
 
 #[tokio::test]
 async fn deleting_what_is_in_use_is_refused_with_the_list() {
-    let _serial = PAGE_RENDERING.lock().await;
     let app = spawn_app(Backend::Sqlite).await;
     let admin = with_catalog(&app, "acme").await;
     let (browser, csrf) = signed_in(&app, "acme-admin").await;
@@ -266,7 +262,6 @@ async fn deleting_what_is_in_use_is_refused_with_the_list() {
 
 #[tokio::test]
 async fn admin_forms_without_the_csrf_token_change_nothing() {
-    let _serial = PAGE_RENDERING.lock().await;
     let app = spawn_app(Backend::Sqlite).await;
     let admin = with_catalog(&app, "acme").await;
     let (browser, _) = signed_in(&app, "acme-admin").await;
@@ -315,7 +310,6 @@ async fn admin_forms_without_the_csrf_token_change_nothing() {
 
 #[tokio::test]
 async fn an_import_with_errors_lists_them_and_saves_nothing() {
-    let _serial = PAGE_RENDERING.lock().await;
     let app = spawn_app(Backend::Sqlite).await;
     with_catalog(&app, "acme").await;
     let (browser, csrf) = signed_in(&app, "acme-admin").await;
@@ -344,7 +338,6 @@ async fn an_import_with_errors_lists_them_and_saves_nothing() {
 
 #[tokio::test]
 async fn a_superadmin_switches_the_administered_tenant() {
-    let _serial = PAGE_RENDERING.lock().await;
     let app = spawn_app(Backend::Sqlite).await;
     with_catalog(&app, "acme").await;
     app.user("root", Role::Superadmin, "default").await;
@@ -404,7 +397,6 @@ async fn post_json(
 
 #[tokio::test]
 async fn an_admin_changes_a_users_role_and_password_and_deletes_them() {
-    let _serial = PAGE_RENDERING.lock().await;
     let app = spawn_app(Backend::Sqlite).await;
     let admin = with_catalog(&app, "acme").await;
     let erin = app.user("erin", Role::User, "acme").await;
@@ -533,7 +525,6 @@ async fn an_admin_changes_a_users_role_and_password_and_deletes_them() {
 
 #[tokio::test]
 async fn a_superadmin_deletes_an_unused_tenant_and_is_refused_a_used_one() {
-    let _serial = PAGE_RENDERING.lock().await;
     let app = spawn_app(Backend::Sqlite).await;
     let busy = with_catalog(&app, "busy").await;
     let response = app
@@ -664,7 +655,6 @@ async fn upload_file(
 #[tokio::test]
 async fn a_binary_file_uploads_as_the_next_resource_version_without_javascript() {
     use sha2::Digest;
-    let _serial = PAGE_RENDERING.lock().await;
     let app = spawn_app(Backend::Sqlite).await;
     let admin = with_catalog(&app, "acme").await;
     let (browser, csrf) = signed_in(&app, "acme-admin").await;
@@ -768,7 +758,6 @@ async fn a_binary_file_uploads_as_the_next_resource_version_without_javascript()
 
 #[tokio::test]
 async fn a_partial_template_is_written_and_listed_like_the_other_kinds() {
-    let _serial = PAGE_RENDERING.lock().await;
     let app = spawn_app(Backend::Sqlite).await;
     let admin = with_catalog(&app, "acme").await;
     let (browser, csrf) = signed_in(&app, "acme-admin").await;

@@ -12,7 +12,7 @@ use reqwest::redirect::Policy;
 use reqwest::{header, Method};
 use serde_json::{json, Value};
 
-use crate::helpers::{spawn_app, with_catalog, ApiUser, TestApp, PAGE_RENDERING, PASSWORD};
+use crate::helpers::{spawn_app, with_catalog, ApiUser, TestApp, PASSWORD};
 
 /// A browser without JavaScript: keeps cookies, does not follow redirects.
 fn plain_browser() -> reqwest::Client {
@@ -75,7 +75,6 @@ async fn create_cluster(app: &TestApp, user: &ApiUser, name: &str) -> Value {
 
 #[tokio::test]
 async fn visitors_are_sent_to_sign_in_and_come_back() {
-    let _serial = PAGE_RENDERING.lock().await;
     let app = spawn_app(Backend::Sqlite).await;
     let browser = plain_browser();
     let response = browser.get(app.url("/")).send().await.unwrap();
@@ -100,7 +99,6 @@ async fn visitors_are_sent_to_sign_in_and_come_back() {
 
 #[tokio::test]
 async fn the_login_form_works_without_javascript() {
-    let _serial = PAGE_RENDERING.lock().await;
     let app = spawn_app(Backend::Sqlite).await;
     app.user("erin", Role::User, "default").await;
 
@@ -125,7 +123,6 @@ async fn the_login_form_works_without_javascript() {
 
 #[tokio::test]
 async fn pages_render_the_tenants_clusters_on_the_server() {
-    let _serial = PAGE_RENDERING.lock().await;
     let app = spawn_app(Backend::Sqlite).await;
     let admin = with_catalog(&app, "acme").await;
     let created = create_cluster(&app, &admin, "shop").await;
@@ -160,7 +157,6 @@ async fn pages_render_the_tenants_clusters_on_the_server() {
 
 #[tokio::test]
 async fn another_tenants_cluster_is_not_found() {
-    let _serial = PAGE_RENDERING.lock().await;
     let app = spawn_app(Backend::Sqlite).await;
     let acme = with_catalog(&app, "acme").await;
     let created = create_cluster(&app, &acme, "secret-shop").await;
@@ -181,7 +177,6 @@ async fn another_tenants_cluster_is_not_found() {
 
 #[tokio::test]
 async fn forms_without_the_sessions_csrf_token_change_nothing() {
-    let _serial = PAGE_RENDERING.lock().await;
     let app = spawn_app(Backend::Sqlite).await;
     let admin = with_catalog(&app, "acme").await;
     let browser = plain_browser();
@@ -219,7 +214,6 @@ async fn read_stream(response: reqwest::Response) -> String {
 
 #[tokio::test]
 async fn the_event_stream_resumes_after_the_last_event_seen() {
-    let _serial = PAGE_RENDERING.lock().await;
     let app = spawn_app(Backend::Sqlite).await;
     let admin = with_catalog(&app, "acme").await;
     let created = create_cluster(&app, &admin, "streamed").await;
@@ -301,7 +295,6 @@ async fn the_event_stream_resumes_after_the_last_event_seen() {
 }
 #[tokio::test]
 async fn unknown_pages_are_404_with_a_way_back() {
-    let _serial = PAGE_RENDERING.lock().await;
     let app = spawn_app(Backend::Sqlite).await;
     let response = app.get("/no/such/page").await;
     assert_eq!(response.status(), 404);
@@ -312,7 +305,6 @@ async fn unknown_pages_are_404_with_a_way_back() {
 
 #[tokio::test]
 async fn the_api_reference_lists_every_documented_path() {
-    let _serial = PAGE_RENDERING.lock().await;
     let app = spawn_app(Backend::Sqlite).await;
     let doc: serde_json::Value = app.get("/api/v1/openapi.json").await.json().await.unwrap();
     let response = app.get("/api/v1/docs").await;

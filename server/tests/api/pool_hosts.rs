@@ -7,7 +7,7 @@ use engine::store::Backend;
 use reqwest::Method;
 use serde_json::{json, Value};
 
-use crate::helpers::{render_page, spawn_app, TestApp, PAGE_RENDERING};
+use crate::helpers::{render_page, spawn_app, TestApp};
 use crate::isolation::POOL_HOST_KEY;
 
 async fn names(app: &TestApp, user: &crate::helpers::ApiUser) -> Vec<String> {
@@ -208,7 +208,6 @@ async fn the_client_private_key_is_never_disclosed(backend: Backend) {
         bodies.push(response.text().await.unwrap());
     }
     let (browser, _) = app.browser("admin").await;
-    let _rendering = PAGE_RENDERING.lock().await;
     let (status, page) = render_page(&browser, &app.url("/admin/hosts")).await;
     assert_eq!(status, 200);
     assert!(page.contains("h2"), "the page lists the host");
