@@ -63,7 +63,7 @@ impl Service {
             .audit_entries(&filter)
             .await?
             .into_iter()
-            .map(AuditView::from)
-            .collect())
+            .map(AuditView::try_from)
+            .collect::<Result<_, _>>()?)
     }
 }

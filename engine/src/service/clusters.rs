@@ -11,7 +11,8 @@ use serde_json::Value;
 
 use super::{
     AuditRecord, Caller, ClusterChangeRequest, ClusterCreateRequest, ClusterDetail, ClusterView,
-    LeaseExtension, Page, PageRequest, PlanView, Problem, Service, ServiceError, SubmittedJob,
+    LeaseExtension, NodeView, Page, PageRequest, PlanView, Problem, Service, ServiceError,
+    SubmittedJob,
 };
 use crate::operations::{self, ClusterChange, ClusterState, CreateRequest, Preview};
 use crate::queue::SubmitOptions;
@@ -151,10 +152,14 @@ fn step_labels(dag: &TaskDag) -> Vec<String> {
 
 /// The view of a stored cluster, with what only the service knows: the owner's name
 /// and how far the lease may be extended.
-fn cluster_view(cluster: Cluster, usernames: &HashMap<String, String>, now_ms: i64) -> ClusterView {
+fn cluster_view(
+    cluster: Cluster,
+    usernames: &HashMap<String, String>,
+    now_ms: i64,
+) -> Result<ClusterView, ServiceError> {
     // A snapshot that no longer resolves its template offers no extension.
     let limits = super::lease::limits_of(&cluster).ok();
-    let mut view = ClusterView::from(cluster);
+    let mut view = ClusterView::try_from(cluster)?;
     view.owner = view
         .owner_id
         .as_ref()
@@ -163,7 +168,7 @@ fn cluster_view(cluster: Cluster, usernames: &HashMap<String, String>, now_ms: i
         view.lease_next_end_ms = limits.next_end(view.lease_expires_ms, now_ms);
         view.lease_latest_end_ms = limits.latest_end_ms;
     }
-    view
+    Ok(view)
 }
 
 fn live(cluster: &Cluster) -> bool {
@@ -247,7 +252,7 @@ impl Service {
         .ok();
         self.audit(caller, record).await;
         Ok(SubmittedJob {
-            cluster: cluster.into(),
+            cluster: ClusterView::try_from(cluster)?,
             job_id,
         })
     }
@@ -269,7 +274,7 @@ impl Service {
         let clusters = clusters
             .into_iter()
             .map(|cluster| cluster_view(cluster, &usernames, now))
-            .collect();
+            .collect::<Result<_, _>>()?;
         Ok(page.of(clusters, total))
     }
 
@@ -277,13 +282,16 @@ impl Service {
         let cluster = self.visible_cluster(caller, id).await?;
         let nodes = self.store.list_nodes(&cluster.id).await?;
         let links = crate::links::cluster_links(&cluster, &nodes);
-        let nodes = nodes.into_iter().map(Into::into).collect();
+        let nodes = nodes
+            .into_iter()
+            .map(NodeView::try_from)
+            .collect::<Result<_, _>>()?;
         let jobs = super::jobs::cluster_job_views(
             crate::queue::cluster_jobs(&self.store, &cluster.id).await?,
         );
         let usernames = self.usernames_of(&cluster.tenant_id).await?;
         Ok(ClusterDetail {
-            cluster: cluster_view(cluster, &usernames, now_ms()),
+            cluster: cluster_view(cluster, &usernames, now_ms())?,
             nodes,
             jobs,
             links,
@@ -333,7 +341,7 @@ impl Service {
                 .next()
             {
                 return Ok(SubmittedJob {
-                    cluster: cluster.into(),
+                    cluster: ClusterView::try_from(cluster)?,
                     job_id: job.id,
                 });
             }
@@ -371,7 +379,9 @@ impl Service {
         record.before = cluster.lease_expires_ms.map(|at| at.to_string());
         record.after = Some(until.to_string());
         self.audit(caller, record).await;
-        Ok(self.store.cluster(&cluster.id).await?.into())
+        Ok(ClusterView::try_from(
+            self.store.cluster(&cluster.id).await?,
+        )?)
     }
 
     /// A rollback names a job; it must be one of this cluster's (else it does not exist).
@@ -419,7 +429,7 @@ impl Service {
         .await;
         let cluster = self.store.cluster(&cluster.id).await?;
         Ok(SubmittedJob {
-            cluster: cluster.into(),
+            cluster: ClusterView::try_from(cluster)?,
             job_id,
         })
     }

@@ -19,8 +19,8 @@ impl Service {
             .await?
             .into_iter()
             .filter(|cluster| cluster.state.is_live())
-            .map(super::ClusterView::from)
-            .collect();
+            .map(super::ClusterView::try_from)
+            .collect::<Result<_, _>>()?;
         let mut by_state: BTreeMap<ClusterState, u64> = ClusterState::ALL
             .iter()
             .filter(|state| state.is_live())

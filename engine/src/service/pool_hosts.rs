@@ -17,6 +17,18 @@ use crate::ssh::{ClientKeyPair, HostKey};
 use crate::store::pool_hosts::PoolHost;
 use crate::store::{now_ms, StoreError};
 
+/// What the audit log keeps of a host: where it is and the host key pinned for it
+/// (public; the client key is never logged).
+fn audit_body(host: &PoolHost) -> String {
+    serde_json::json!({
+        "name": host.name,
+        "user": host.user,
+        "address": host.address(),
+        "host_key": host.host_key,
+    })
+    .to_string()
+}
+
 const MAX_NAME: usize = 63;
 const MAX_HOST: usize = 253;
 const MAX_USER: usize = 32;
@@ -279,12 +291,7 @@ impl Service {
         self.audit(
             caller,
             AuditRecord {
-                after: Some(format!(
-                    "{}@{} {}",
-                    host.user,
-                    host.address(),
-                    host.host_key
-                )),
+                after: Some(audit_body(&host)),
                 ..AuditRecord::new(&host.tenant_id, "pool_host.create", "pool_host", &host.name)
             },
         )
@@ -343,20 +350,8 @@ impl Service {
         self.audit(
             caller,
             AuditRecord {
-                before: Some(format!(
-                    "{} {}@{} {}",
-                    before.name,
-                    before.user,
-                    before.address(),
-                    before.host_key
-                )),
-                after: Some(format!(
-                    "{} {}@{} {}",
-                    host.name,
-                    host.user,
-                    host.address(),
-                    host.host_key
-                )),
+                before: Some(audit_body(&before)),
+                after: Some(audit_body(&host)),
                 ..AuditRecord::new(&host.tenant_id, "pool_host.update", "pool_host", &host.name)
             },
         )
@@ -381,12 +376,7 @@ impl Service {
         self.audit(
             caller,
             AuditRecord {
-                before: Some(format!(
-                    "{}@{} {}",
-                    host.user,
-                    host.address(),
-                    host.host_key
-                )),
+                before: Some(audit_body(&host)),
                 ..AuditRecord::new(&host.tenant_id, "pool_host.delete", "pool_host", &host.name)
             },
         )

@@ -19,9 +19,15 @@ use crate::store::clusters::Cluster;
 use crate::store::tenants::Tenant;
 use crate::store::tokens::ApiToken;
 use crate::store::users::User;
+use crate::store::StoreError;
 
-fn parse_json(raw: &str) -> Value {
-    serde_json::from_str(raw).unwrap_or(Value::Null)
+/// A JSON column of `table` as a value; text that is not JSON is a corrupt row, never
+/// a silent `null` in a view.
+fn parse_json(raw: &str, table: &'static str, column: &str) -> Result<Value, StoreError> {
+    serde_json::from_str(raw).map_err(|error| StoreError::CorruptRow {
+        table,
+        reason: format!("{column} is not JSON: {error}"),
+    })
 }
 
 impl From<Tenant> for TenantView {
@@ -66,14 +72,16 @@ impl From<ApiToken> for TokenView {
 
 /// The cluster as stored; the owner's name and the lease's limits are filled in by
 /// the service calls that know them ([`crate::service::Service::cluster`]).
-impl From<Cluster> for ClusterView {
-    fn from(cluster: Cluster) -> Self {
-        let layout = parse_json(&cluster.layout_json);
+impl TryFrom<Cluster> for ClusterView {
+    type Error = StoreError;
+
+    fn try_from(cluster: Cluster) -> Result<Self, StoreError> {
+        let layout = parse_json(&cluster.layout_json, "clusters", "layout_json")?;
         let size = layout
             .get("nodes")
             .and_then(Value::as_array)
             .map_or(0, Vec::len);
-        Self {
+        Ok(Self {
             id: cluster.id,
             name: cluster.name,
             state: cluster.state,
@@ -84,30 +92,38 @@ impl From<Cluster> for ClusterView {
             owner: None,
             size,
             layout,
-            config: parse_json(&cluster.config_json),
+            config: parse_json(&cluster.config_json, "clusters", "config_json")?,
             lease_expires_ms: cluster.lease_expires_ms,
             lease_next_end_ms: None,
             lease_latest_end_ms: None,
             created_at_ms: cluster.created_at_ms,
             updated_at_ms: cluster.updated_at_ms,
-        }
+        })
     }
 }
 
-impl From<Node> for NodeView {
-    fn from(node: Node) -> Self {
-        let address = node
+impl TryFrom<Node> for NodeView {
+    type Error = StoreError;
+
+    fn try_from(node: Node) -> Result<Self, StoreError> {
+        let record = node
             .provider_json
             .as_deref()
-            .map(parse_json)
-            .and_then(|record| {
-                record
-                    .get("host")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned)
-            });
-        let services = serde_json::from_str(&node.services_json).unwrap_or_default();
-        Self {
+            .map(|json| parse_json(json, "nodes", "provider_json"))
+            .transpose()?;
+        let address = record.as_ref().and_then(|record| {
+            record
+                .get("host")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        });
+        let services =
+            serde_json::from_value(parse_json(&node.services_json, "nodes", "services_json")?)
+                .map_err(|error| StoreError::CorruptRow {
+                    table: "nodes",
+                    reason: format!("services_json is not a list of names: {error}"),
+                })?;
+        Ok(Self {
             id: node.id,
             number: node.number,
             hostname: node.hostname,
@@ -116,7 +132,7 @@ impl From<Node> for NodeView {
             imagetype: node.imagetype,
             services,
             state: node.state,
-        }
+        })
     }
 }
 
@@ -207,9 +223,16 @@ impl From<ResourceVersion> for ResourceView {
     }
 }
 
-impl From<AuditEntry> for AuditView {
-    fn from(entry: AuditEntry) -> Self {
-        Self {
+impl TryFrom<AuditEntry> for AuditView {
+    type Error = StoreError;
+
+    fn try_from(entry: AuditEntry) -> Result<Self, StoreError> {
+        // Bodies are JSON; entries written before that rule (pool hosts' plain text)
+        // stay readable as strings: the log is history and is never rewritten.
+        let body = |text: Option<String>| {
+            text.map(|text| serde_json::from_str(&text).unwrap_or(Value::String(text)))
+        };
+        Ok(Self {
             id: entry.id,
             tenant_id: entry.tenant_id,
             actor: entry.actor_name,
@@ -217,9 +240,48 @@ impl From<AuditEntry> for AuditView {
             target_kind: entry.target_kind,
             target: entry.target,
             address: entry.address,
-            before: entry.before_json.as_deref().map(parse_json),
-            after: entry.after_json.as_deref().map(parse_json),
+            before: body(entry.before_json),
+            after: body(entry.after_json),
             at_ms: entry.at_ms,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::operations::ClusterState;
+
+    fn cluster(layout_json: &str) -> Cluster {
+        Cluster {
+            id: "c1".into(),
+            tenant_id: "t".into(),
+            name: "shop".into(),
+            template_name: "web".into(),
+            template_version: 1,
+            template_json: "{}".into(),
+            owner_id: None,
+            state: ClusterState::Active,
+            layout_json: layout_json.into(),
+            config_json: "{}".into(),
+            catalog_json: "{}".into(),
+            provider: "local".into(),
+            lease_expires_ms: None,
+            created_at_ms: 0,
+            updated_at_ms: 0,
+        }
+    }
+
+    #[test]
+    fn a_stored_column_that_is_not_json_is_a_corrupt_row_not_a_null() {
+        let view = ClusterView::try_from(cluster(r#"{"nodes": [{}, {}]}"#)).expect("a view");
+        assert_eq!(view.size, 2);
+        match ClusterView::try_from(cluster("{\"nodes\": [")) {
+            Err(StoreError::CorruptRow { table, reason }) => {
+                assert_eq!(table, "clusters");
+                assert!(reason.contains("layout_json"), "{reason}");
+            }
+            other => panic!("expected a corrupt row, got {other:?}"),
         }
     }
 }
