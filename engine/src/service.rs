@@ -322,6 +322,15 @@ impl PageRequest {
         Ok(())
     }
 
+    /// The rows this page asks the store for, once its limit is checked.
+    fn window(&self) -> Result<crate::store::Window, ServiceError> {
+        self.check()?;
+        Ok(crate::store::Window {
+            offset: self.offset,
+            limit: self.limit,
+        })
+    }
+
     /// This page, holding `items` (read with this page's offset and limit) of `total`.
     fn of<T>(&self, items: Vec<T>, total: u64) -> Page<T> {
         Page {

@@ -254,6 +254,63 @@ where
         })
 }
 
+/// A window of a list: `limit` rows from `offset`, in the list's order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    pub offset: u32,
+    pub limit: u32,
+}
+
+/// A list as SQL: `SELECT {columns} FROM {from} ORDER BY {order}`, where `from` holds
+/// the table and its `WHERE` with `$1`, `$2`… bound to `params` in order.
+pub(crate) struct Listing<'a> {
+    pub columns: &'a str,
+    pub from: &'a str,
+    pub order: &'a str,
+    pub params: &'a [&'a str],
+}
+
+impl Store {
+    /// One window of `listing`, decoded, with how many rows the whole list has: a page
+    /// reads its rows and a count, never the rest of the list.
+    pub(crate) async fn windowed<T>(
+        &self,
+        listing: &Listing<'_>,
+        window: Window,
+        decode: fn(&sqlx::any::AnyRow) -> Result<T, StoreError>,
+    ) -> Result<(Vec<T>, u64), StoreError> {
+        let Listing {
+            columns,
+            from,
+            order,
+            params,
+        } = listing;
+        // The window's numbers are written into the text (they are integers, not input
+        // text); the list's own parameters are bound.
+        let select = format!(
+            "SELECT {columns} FROM {from} ORDER BY {order} LIMIT {} OFFSET {}",
+            window.limit, window.offset
+        );
+        let mut rows = sqlx::query(&select);
+        for param in *params {
+            rows = rows.bind(*param);
+        }
+        let items = rows
+            .fetch_all(&self.pool)
+            .await?
+            .iter()
+            .map(decode)
+            .collect::<Result<Vec<_>, _>>()?;
+        let count = format!("SELECT COUNT(*) FROM {from}");
+        let mut total = sqlx::query_scalar::<_, i64>(&count);
+        for param in *params {
+            total = total.bind(*param);
+        }
+        let total = total.fetch_one(&self.pool).await?;
+        Ok((items, u64::try_from(total).unwrap_or(0)))
+    }
+}
+
 /// The wall clock in Unix milliseconds, for the few places that cannot take it as input.
 pub fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()

@@ -73,15 +73,11 @@ impl Service {
         page: PageRequest,
     ) -> Result<Page<EntityView>, ServiceError> {
         let kind = parse_kind(kind)?;
-        let entities = self
+        let (revisions, total) = self
             .store
-            .current_catalog(caller.tenant_id())
-            .await?
-            .into_iter()
-            .filter(|revision| revision.kind == kind.key())
-            .map(entity_view)
-            .collect();
-        page.slice(entities)
+            .catalog_entities_window(caller.tenant_id(), kind.key(), page.window()?)
+            .await?;
+        Ok(page.of(revisions.into_iter().map(entity_view).collect(), total))
     }
 
     pub async fn entity(

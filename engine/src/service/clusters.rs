@@ -264,10 +264,9 @@ impl Service {
         caller: &Caller,
         page: PageRequest,
     ) -> Result<Page<ClusterView>, ServiceError> {
-        page.check()?;
         let (clusters, total) = self
             .store
-            .live_clusters_page(caller.tenant_id(), page.offset, page.limit)
+            .live_clusters_window(caller.tenant_id(), page.window()?)
             .await?;
         let usernames = self.usernames_of(caller.tenant_id()).await?;
         let now = now_ms();

@@ -218,14 +218,13 @@ impl Service {
         page: PageRequest,
     ) -> Result<Page<PoolHostView>, ServiceError> {
         caller.require_tenant_admin(caller.tenant_id())?;
-        page.check()?;
         let tenant = (!caller.principal.is_superadmin()).then(|| caller.tenant_id());
-        let hosts = self.store.list_pool_hosts(tenant).await?;
+        let (hosts, total) = self.store.pool_hosts_window(tenant, page.window()?).await?;
         let mut views = Vec::with_capacity(hosts.len());
         for host in hosts {
             views.push(self.pool_host_view(host).await?);
         }
-        page.slice(views)
+        Ok(page.of(views, total))
     }
 
     pub async fn pool_host(&self, caller: &Caller, id: &str) -> Result<PoolHostView, ServiceError> {

@@ -12,17 +12,14 @@ impl Service {
         caller: &Caller,
         page: PageRequest,
     ) -> Result<Page<ResourceView>, ServiceError> {
-        page.slice(self.all_resources(caller).await?)
-    }
-
-    async fn all_resources(&self, caller: &Caller) -> Result<Vec<ResourceView>, ServiceError> {
-        Ok(self
-            .resources
-            .list(&self.store, caller.tenant_id())
-            .await?
-            .into_iter()
-            .map(ResourceView::from)
-            .collect())
+        let (versions, total) = self
+            .store
+            .resources_window(caller.tenant_id(), page.window()?)
+            .await?;
+        Ok(page.of(
+            versions.into_iter().map(ResourceView::from).collect(),
+            total,
+        ))
     }
 
     /// Stores `bytes` as the next version of `kind/name` (not staged yet).
@@ -77,10 +74,14 @@ impl Service {
             AuditRecord::new(caller.tenant_id(), "resource.stage", "resource", &target);
         record.after = Some(serde_json::json!({"version": version}).to_string());
         self.audit(caller, record).await;
-        self.all_resources(caller)
+        self.resources
+            .list(&self.store, caller.tenant_id())
             .await?
             .into_iter()
-            .find(|view| view.kind == kind.as_str() && view.name == name && view.version == version)
+            .find(|resource| {
+                resource.kind == kind && resource.name == name && resource.version == version
+            })
+            .map(ResourceView::from)
             .ok_or_else(|| ServiceError::NotFound(format!("{kind}/{name} version {version}")))
     }
 }

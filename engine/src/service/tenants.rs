@@ -49,12 +49,13 @@ impl Service {
         caller: &Caller,
         page: PageRequest,
     ) -> Result<Page<TenantView>, ServiceError> {
-        let tenants = if caller.principal.is_superadmin() {
-            self.store.list_tenants().await?
-        } else {
-            vec![self.store.tenant(caller.tenant_id()).await?]
-        };
-        page.slice(tenants.into_iter().map(TenantView::from).collect())
+        if !caller.principal.is_superadmin() {
+            // Everyone else sees one tenant, their own.
+            let own = TenantView::from(self.store.tenant(caller.tenant_id()).await?);
+            return page.slice(vec![own]);
+        }
+        let (tenants, total) = self.store.tenants_window(page.window()?).await?;
+        Ok(page.of(tenants.into_iter().map(TenantView::from).collect(), total))
     }
 
     pub async fn tenant(&self, caller: &Caller, id: &str) -> Result<TenantView, ServiceError> {

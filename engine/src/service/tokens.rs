@@ -87,14 +87,11 @@ impl Service {
         caller: &Caller,
         page: PageRequest,
     ) -> Result<Page<TokenView>, ServiceError> {
-        let tokens = self
+        let (tokens, total) = self
             .store
-            .list_tokens(&caller.principal.user_id)
-            .await?
-            .into_iter()
-            .map(TokenView::from)
-            .collect();
-        page.slice(tokens)
+            .tokens_window(&caller.principal.user_id, page.window()?)
+            .await?;
+        Ok(page.of(tokens.into_iter().map(TokenView::from).collect(), total))
     }
 
     /// Revokes one of the caller's tokens; revoking twice is fine.
@@ -126,14 +123,8 @@ impl Service {
         page: PageRequest,
     ) -> Result<Page<TokenView>, ServiceError> {
         let user = self.changeable_user(caller, user_id).await?;
-        let tokens = self
-            .store
-            .list_tokens(&user.id)
-            .await?
-            .into_iter()
-            .map(TokenView::from)
-            .collect();
-        page.slice(tokens)
+        let (tokens, total) = self.store.tokens_window(&user.id, page.window()?).await?;
+        Ok(page.of(tokens.into_iter().map(TokenView::from).collect(), total))
     }
 
     /// Revokes one of a user's tokens, as an admin of their tenant.

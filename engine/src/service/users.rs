@@ -95,12 +95,9 @@ impl Service {
         page: PageRequest,
     ) -> Result<Page<UserView>, ServiceError> {
         caller.require_tenant_admin(caller.tenant_id())?;
-        let users = if caller.principal.is_superadmin() {
-            self.store.list_all_users().await?
-        } else {
-            self.store.list_users(caller.tenant_id()).await?
-        };
-        page.slice(users.into_iter().map(UserView::from).collect())
+        let tenant = (!caller.principal.is_superadmin()).then(|| caller.tenant_id());
+        let (users, total) = self.store.users_window(tenant, page.window()?).await?;
+        Ok(page.of(users.into_iter().map(UserView::from).collect(), total))
     }
 
     pub async fn user(&self, caller: &Caller, id: &str) -> Result<UserView, ServiceError> {

@@ -7,7 +7,7 @@
 
 use sqlx::{Any, Row, Transaction};
 
-use super::{Store, StoreError};
+use super::{Listing, Store, StoreError, Window};
 
 /// One revision of one entity. `body_json` is `None` for a deletion.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,6 +65,26 @@ impl Store {
         .iter()
         .map(from_row)
         .collect()
+    }
+
+    /// One window of the current entities of one kind (by bundle key), by name.
+    pub async fn catalog_entities_window(
+        &self,
+        tenant_id: &str,
+        kind: &str,
+        window: Window,
+    ) -> Result<(Vec<CatalogRevision>, u64), StoreError> {
+        let from = format!(
+            "catalog_entities e WHERE tenant_id = $1 AND kind = $2 AND {NEWEST} \
+             AND body_json IS NOT NULL"
+        );
+        let listing = Listing {
+            columns: COLUMNS,
+            from: &from,
+            order: "name",
+            params: &[tenant_id, kind],
+        };
+        self.windowed(&listing, window, from_row).await
     }
 
     /// The current revision of one entity; `NotFound` when it never existed or was deleted.

@@ -7,7 +7,9 @@ pub mod nodes;
 
 use sqlx::{Any, Row, Transaction};
 
-use super::{conflict_on_unique, word_column, Backend, RowLock, Store, StoreError};
+use super::{
+    conflict_on_unique, word_column, Backend, Listing, RowLock, Store, StoreError, Window,
+};
 pub use api_types::ClusterState;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -191,33 +193,19 @@ impl Store {
         .await?)
     }
 
-    /// One page of the tenant's live clusters by name (`limit` from `offset`), with how
-    /// many it has.
-    pub async fn live_clusters_page(
+    /// One window of the tenant's live clusters, by name.
+    pub async fn live_clusters_window(
         &self,
         tenant_id: &str,
-        offset: u32,
-        limit: u32,
+        window: Window,
     ) -> Result<(Vec<Cluster>, u64), StoreError> {
-        let clusters = sqlx::query(&format!(
-            "SELECT {COLUMNS} FROM clusters WHERE tenant_id = $1 AND state <> 'deleted' \
-             ORDER BY name LIMIT $2 OFFSET $3"
-        ))
-        .bind(tenant_id)
-        .bind(i64::from(limit))
-        .bind(i64::from(offset))
-        .fetch_all(&self.pool)
-        .await?
-        .iter()
-        .map(from_row)
-        .collect::<Result<Vec<_>, _>>()?;
-        let total: i64 = sqlx::query_scalar(
-            "SELECT COUNT(*) FROM clusters WHERE tenant_id = $1 AND state <> 'deleted'",
-        )
-        .bind(tenant_id)
-        .fetch_one(&self.pool)
-        .await?;
-        Ok((clusters, u64::try_from(total).unwrap_or(0)))
+        let listing = Listing {
+            columns: COLUMNS,
+            from: "clusters WHERE tenant_id = $1 AND state <> 'deleted'",
+            order: "name, id",
+            params: &[tenant_id],
+        };
+        self.windowed(&listing, window, from_row).await
     }
 
     /// Records a new state and layout (after a job changed the cluster).

@@ -8,7 +8,7 @@
 
 use sqlx::Row;
 
-use super::{conflict_on_unique, RowLock, Store, StoreError};
+use super::{conflict_on_unique, Listing, RowLock, Store, StoreError, Window};
 use crate::secrets::SecretKey;
 
 /// A registered host, without its client private key.
@@ -177,29 +177,27 @@ impl Store {
         Ok(sealed)
     }
 
-    /// The hosts of `tenant_id`, or of every tenant, by tenant and name.
-    pub async fn list_pool_hosts(
+    /// One window of the pool hosts, by name: the tenant's, or every tenant's (`None`).
+    pub async fn pool_hosts_window(
         &self,
         tenant_id: Option<&str>,
-    ) -> Result<Vec<PoolHost>, StoreError> {
-        let rows = match tenant_id {
-            Some(tenant_id) => {
-                sqlx::query(&format!(
-                    "SELECT {COLUMNS} FROM pool_hosts WHERE tenant_id = $1 ORDER BY name, id"
-                ))
-                .bind(tenant_id)
-                .fetch_all(&self.pool)
-                .await?
-            }
-            None => {
-                sqlx::query(&format!(
-                    "SELECT {COLUMNS} FROM pool_hosts ORDER BY tenant_id, name, id"
-                ))
-                .fetch_all(&self.pool)
-                .await?
-            }
+        window: Window,
+    ) -> Result<(Vec<PoolHost>, u64), StoreError> {
+        let listing = match tenant_id {
+            Some(tenant_id) => Listing {
+                columns: COLUMNS,
+                from: "pool_hosts WHERE tenant_id = $1",
+                order: "name, id",
+                params: &[tenant_id],
+            },
+            None => Listing {
+                columns: COLUMNS,
+                from: "pool_hosts",
+                order: "tenant_id, name, id",
+                params: &[],
+            },
         };
-        rows.iter().map(from_row).collect()
+        self.windowed(&listing, window, from_row).await
     }
 
     /// Removes the host unless it is lent out; `Ok(false)` when it is (or is gone).

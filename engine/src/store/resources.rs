@@ -4,7 +4,7 @@
 
 use sqlx::Row;
 
-use super::{conflict_on_unique, Store, StoreError};
+use super::{conflict_on_unique, Listing, Store, StoreError, Window};
 use crate::resources::{ResourceKind, ResourceVersion, Upload};
 
 const COLUMNS: &str = "tenant_id, kind, name, version, sha256, size_bytes, staged, created_at_ms";
@@ -221,6 +221,21 @@ impl Store {
         .iter()
         .map(from_row)
         .collect()
+    }
+
+    /// One window of the tenant's resource versions, by kind, name and version.
+    pub async fn resources_window(
+        &self,
+        tenant_id: &str,
+        window: Window,
+    ) -> Result<(Vec<ResourceVersion>, u64), StoreError> {
+        let listing = Listing {
+            columns: COLUMNS,
+            from: "plugin_resources WHERE tenant_id = $1",
+            order: "kind, name, version",
+            params: &[tenant_id],
+        };
+        self.windowed(&listing, window, from_row).await
     }
 
     /// The staged version of each resource of the tenant.

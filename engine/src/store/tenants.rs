@@ -2,7 +2,7 @@
 
 use sqlx::{Any, Row, Transaction};
 
-use super::{conflict_on_unique, now_ms, Backend, RowLock, Store, StoreError};
+use super::{conflict_on_unique, now_ms, Backend, Listing, RowLock, Store, StoreError, Window};
 
 /// Id of the `default` tenant created by the first migration.
 pub const DEFAULT_TENANT_ID: &str = "00000000-0000-0000-0000-000000000001";
@@ -82,6 +82,17 @@ impl Store {
             .iter()
             .map(from_row)
             .collect()
+    }
+
+    /// One window of every tenant, by name.
+    pub async fn tenants_window(&self, window: Window) -> Result<(Vec<Tenant>, u64), StoreError> {
+        let listing = Listing {
+            columns: COLUMNS,
+            from: "tenants",
+            order: "name, id",
+            params: &[],
+        };
+        self.windowed(&listing, window, from_row).await
     }
 
     pub async fn tenant(&self, id: &str) -> Result<Tenant, StoreError> {

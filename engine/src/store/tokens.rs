@@ -5,7 +5,7 @@
 
 use sqlx::Row;
 
-use super::{word_column, Store, StoreError};
+use super::{word_column, Listing, Store, StoreError, Window};
 
 pub use api_types::TokenScope;
 
@@ -92,16 +92,19 @@ impl Store {
         from_row(&row)
     }
 
-    pub async fn list_tokens(&self, user_id: &str) -> Result<Vec<ApiToken>, StoreError> {
-        sqlx::query(&format!(
-            "SELECT {COLUMNS} FROM api_tokens WHERE user_id = $1 ORDER BY created_at_ms, id"
-        ))
-        .bind(user_id)
-        .fetch_all(&self.pool)
-        .await?
-        .iter()
-        .map(from_row)
-        .collect()
+    /// One window of the user's tokens, oldest first.
+    pub async fn tokens_window(
+        &self,
+        user_id: &str,
+        window: Window,
+    ) -> Result<(Vec<ApiToken>, u64), StoreError> {
+        let listing = Listing {
+            columns: COLUMNS,
+            from: "api_tokens WHERE user_id = $1",
+            order: "created_at_ms, id",
+            params: &[user_id],
+        };
+        self.windowed(&listing, window, from_row).await
     }
 
     pub async fn token(&self, id: &str) -> Result<ApiToken, StoreError> {

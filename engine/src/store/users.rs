@@ -5,7 +5,7 @@ use std::fmt;
 
 use sqlx::Row;
 
-use super::{conflict_on_unique, now_ms, word_column, Store, StoreError};
+use super::{conflict_on_unique, now_ms, word_column, Listing, Store, StoreError, Window};
 
 pub use api_types::Role;
 
@@ -105,6 +105,29 @@ impl Store {
         .collect()
     }
 
+    /// One window of the users, by username: the tenant's, or every tenant's (`None`).
+    pub async fn users_window(
+        &self,
+        tenant_id: Option<&str>,
+        window: Window,
+    ) -> Result<(Vec<User>, u64), StoreError> {
+        let listing = match tenant_id {
+            Some(tenant_id) => Listing {
+                columns: COLUMNS,
+                from: "users WHERE tenant_id = $1",
+                order: "username, id",
+                params: &[tenant_id],
+            },
+            None => Listing {
+                columns: COLUMNS,
+                from: "users",
+                order: "username, id",
+                params: &[],
+            },
+        };
+        self.windowed(&listing, window, from_row).await
+    }
+
     pub async fn count_users(&self) -> Result<i64, StoreError> {
         Ok(sqlx::query_scalar("SELECT COUNT(*) FROM users")
             .fetch_one(&self.pool)
@@ -118,16 +141,6 @@ impl Store {
             .await?
             .ok_or_else(|| StoreError::NotFound(format!("user {id:?}")))?;
         from_row(&row)
-    }
-
-    /// Every user, by name (superadmins list across tenants).
-    pub async fn list_all_users(&self) -> Result<Vec<User>, StoreError> {
-        sqlx::query(&format!("SELECT {COLUMNS} FROM users ORDER BY username"))
-            .fetch_all(&self.pool)
-            .await?
-            .iter()
-            .map(from_row)
-            .collect()
     }
 
     /// Ends every session of the user at once and revokes their API tokens: whoever
