@@ -271,6 +271,23 @@ pub(crate) struct Listing<'a> {
 }
 
 impl Store {
+    /// The whole of `listing`, decoded, in its order: for lists a caller needs entire
+    /// (a tenant's users for names, a cluster's catalog); pages use [`Store::windowed`].
+    pub(crate) async fn listed<T>(
+        &self,
+        listing: &Listing<'_>,
+        decode: fn(&sqlx::any::AnyRow) -> Result<T, StoreError>,
+    ) -> Result<Vec<T>, StoreError> {
+        let Listing {
+            columns,
+            from,
+            order,
+            params,
+        } = listing;
+        let select = format!("SELECT {columns} FROM {from} ORDER BY {order}");
+        self.decoded_rows(&select, params, decode).await
+    }
+
     /// One window of `listing`, decoded, with how many rows the whole list has: a page
     /// reads its rows and a count, never the rest of the list.
     pub(crate) async fn windowed<T>(
@@ -291,16 +308,7 @@ impl Store {
             "SELECT {columns} FROM {from} ORDER BY {order} LIMIT {} OFFSET {}",
             window.limit, window.offset
         );
-        let mut rows = sqlx::query(&select);
-        for param in *params {
-            rows = rows.bind(*param);
-        }
-        let items = rows
-            .fetch_all(&self.pool)
-            .await?
-            .iter()
-            .map(decode)
-            .collect::<Result<Vec<_>, _>>()?;
+        let items = self.decoded_rows(&select, params, decode).await?;
         let count = format!("SELECT COUNT(*) FROM {from}");
         let mut total = sqlx::query_scalar::<_, i64>(&count);
         for param in *params {
@@ -308,6 +316,23 @@ impl Store {
         }
         let total = total.fetch_one(&self.pool).await?;
         Ok((items, u64::try_from(total).unwrap_or(0)))
+    }
+
+    async fn decoded_rows<T>(
+        &self,
+        select: &str,
+        params: &[&str],
+        decode: fn(&sqlx::any::AnyRow) -> Result<T, StoreError>,
+    ) -> Result<Vec<T>, StoreError> {
+        let mut rows = sqlx::query(select);
+        for param in params {
+            rows = rows.bind(*param);
+        }
+        rows.fetch_all(&self.pool)
+            .await?
+            .iter()
+            .map(decode)
+            .collect()
     }
 }
 

@@ -42,11 +42,11 @@ impl Service {
 
     pub async fn job(&self, caller: &Caller, id: &str) -> Result<JobView, ServiceError> {
         let job = self.visible_job(caller, id).await?;
-        let newest = queue::cluster_jobs(&self.store, &job.cluster_id).await?;
+        // The newest job as the engine's rollback rule reads it (one row, not the list).
+        let newest = queue::newest_job(&self.store, &job.cluster_id).await?;
         let mut view = JobView::from(job);
-        view.can_roll_back = newest
-            .first()
-            .is_some_and(|newest| newest.id == view.id && may_roll_back(&view));
+        view.can_roll_back =
+            newest.is_some_and(|(newest_id, ..)| newest_id == view.id && may_roll_back(&view));
         Ok(view)
     }
 

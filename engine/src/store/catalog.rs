@@ -55,16 +55,16 @@ impl Store {
         &self,
         tenant_id: &str,
     ) -> Result<Vec<CatalogRevision>, StoreError> {
-        sqlx::query(&format!(
-            "SELECT {COLUMNS} FROM catalog_entities e WHERE tenant_id = $1 AND {NEWEST} \
-             AND body_json IS NOT NULL ORDER BY kind, name"
-        ))
-        .bind(tenant_id)
-        .fetch_all(&self.pool)
-        .await?
-        .iter()
-        .map(from_row)
-        .collect()
+        let from = format!(
+            "catalog_entities e WHERE tenant_id = $1 AND {NEWEST} AND body_json IS NOT NULL"
+        );
+        let listing = Listing {
+            columns: COLUMNS,
+            from: &from,
+            order: "kind, name",
+            params: &[tenant_id],
+        };
+        self.listed(&listing, from_row).await
     }
 
     /// One window of the current entities of one kind (by bundle key), by name.

@@ -164,15 +164,13 @@ impl Store {
     }
 
     pub async fn list_clusters(&self, tenant_id: &str) -> Result<Vec<Cluster>, StoreError> {
-        sqlx::query(&format!(
-            "SELECT {COLUMNS} FROM clusters WHERE tenant_id = $1 ORDER BY name"
-        ))
-        .bind(tenant_id)
-        .fetch_all(&self.pool)
-        .await?
-        .iter()
-        .map(from_row)
-        .collect()
+        let listing = Listing {
+            columns: COLUMNS,
+            from: "clusters WHERE tenant_id = $1",
+            order: "name",
+            params: &[tenant_id],
+        };
+        self.listed(&listing, from_row).await
     }
 
     /// Ids of active clusters whose lease ended before `now_ms`, the longest expired

@@ -26,6 +26,16 @@ fn from_row(row: &sqlx::any::AnyRow) -> Result<ResourceVersion, StoreError> {
     })
 }
 
+/// Every version of every resource of the tenant, by kind, name and version.
+fn tenant_versions<'a>(tenant_id: &'a &'a str) -> Listing<'a> {
+    Listing {
+        columns: COLUMNS,
+        from: "plugin_resources WHERE tenant_id = $1",
+        order: "kind, name, version",
+        params: std::slice::from_ref(tenant_id),
+    }
+}
+
 impl Store {
     /// Stores `bytes` (whose SHA-256 is `sha256`) as the next version of `upload`'s
     /// resource, not staged: row and bytes in one transaction.
@@ -211,16 +221,7 @@ impl Store {
         &self,
         tenant_id: &str,
     ) -> Result<Vec<ResourceVersion>, StoreError> {
-        sqlx::query(&format!(
-            "SELECT {COLUMNS} FROM plugin_resources WHERE tenant_id = $1 \
-             ORDER BY kind, name, version"
-        ))
-        .bind(tenant_id)
-        .fetch_all(&self.pool)
-        .await?
-        .iter()
-        .map(from_row)
-        .collect()
+        self.listed(&tenant_versions(&tenant_id), from_row).await
     }
 
     /// One window of the tenant's resource versions, by kind, name and version.
@@ -229,13 +230,8 @@ impl Store {
         tenant_id: &str,
         window: Window,
     ) -> Result<(Vec<ResourceVersion>, u64), StoreError> {
-        let listing = Listing {
-            columns: COLUMNS,
-            from: "plugin_resources WHERE tenant_id = $1",
-            order: "kind, name, version",
-            params: &[tenant_id],
-        };
-        self.windowed(&listing, window, from_row).await
+        self.windowed(&tenant_versions(&tenant_id), window, from_row)
+            .await
     }
 
     /// The staged version of each resource of the tenant.
@@ -243,16 +239,13 @@ impl Store {
         &self,
         tenant_id: &str,
     ) -> Result<Vec<ResourceVersion>, StoreError> {
-        sqlx::query(&format!(
-            "SELECT {COLUMNS} FROM plugin_resources WHERE tenant_id = $1 AND staged = 1 \
-             ORDER BY kind, name"
-        ))
-        .bind(tenant_id)
-        .fetch_all(&self.pool)
-        .await?
-        .iter()
-        .map(from_row)
-        .collect()
+        let listing = Listing {
+            columns: COLUMNS,
+            from: "plugin_resources WHERE tenant_id = $1 AND staged = 1",
+            order: "kind, name",
+            params: &[tenant_id],
+        };
+        self.listed(&listing, from_row).await
     }
 
     /// The bytes the database holds for `resource`, if any.

@@ -29,6 +29,16 @@ pub struct NewTenant {
 
 const COLUMNS: &str = "id, name, max_clusters, max_nodes, created_at_ms, local_nodes";
 
+/// Every tenant, by name (names are unique).
+fn every_tenant() -> Listing<'static> {
+    Listing {
+        columns: COLUMNS,
+        from: "tenants",
+        order: "name",
+        params: &[],
+    }
+}
+
 fn from_row(row: &sqlx::any::AnyRow) -> Result<Tenant, StoreError> {
     Ok(Tenant {
         id: row.try_get("id")?,
@@ -76,23 +86,12 @@ impl Store {
     }
 
     pub async fn list_tenants(&self) -> Result<Vec<Tenant>, StoreError> {
-        sqlx::query(&format!("SELECT {COLUMNS} FROM tenants ORDER BY name"))
-            .fetch_all(&self.pool)
-            .await?
-            .iter()
-            .map(from_row)
-            .collect()
+        self.listed(&every_tenant(), from_row).await
     }
 
     /// One window of every tenant, by name.
     pub async fn tenants_window(&self, window: Window) -> Result<(Vec<Tenant>, u64), StoreError> {
-        let listing = Listing {
-            columns: COLUMNS,
-            from: "tenants",
-            order: "name, id",
-            params: &[],
-        };
-        self.windowed(&listing, window, from_row).await
+        self.windowed(&every_tenant(), window, from_row).await
     }
 
     pub async fn tenant(&self, id: &str) -> Result<Tenant, StoreError> {

@@ -94,15 +94,13 @@ impl Store {
 
     /// Users of one tenant, by name.
     pub async fn list_users(&self, tenant_id: &str) -> Result<Vec<User>, StoreError> {
-        sqlx::query(&format!(
-            "SELECT {COLUMNS} FROM users WHERE tenant_id = $1 ORDER BY username"
-        ))
-        .bind(tenant_id)
-        .fetch_all(&self.pool)
-        .await?
-        .iter()
-        .map(from_row)
-        .collect()
+        let listing = Listing {
+            columns: COLUMNS,
+            from: "users WHERE tenant_id = $1",
+            order: "username",
+            params: &[tenant_id],
+        };
+        self.listed(&listing, from_row).await
     }
 
     /// One window of the users, by username: the tenant's, or every tenant's (`None`).
