@@ -52,6 +52,26 @@ macro_rules! word_enum {
             }
         }
 
+        // A state column reads as its enum (the store's rows derive `sqlx::FromRow`); a
+        // word no value names is a decode error of that column.
+        #[cfg(feature = "sqlx")]
+        impl sqlx::Type<sqlx::Any> for $name {
+            fn type_info() -> sqlx::any::AnyTypeInfo {
+                <&str as sqlx::Type<sqlx::Any>>::type_info()
+            }
+
+            fn compatible(ty: &sqlx::any::AnyTypeInfo) -> bool {
+                <&str as sqlx::Type<sqlx::Any>>::compatible(ty)
+            }
+        }
+
+        #[cfg(feature = "sqlx")]
+        impl<'r> sqlx::Decode<'r, sqlx::Any> for $name {
+            fn decode(value: sqlx::any::AnyValueRef<'r>) -> Result<Self, sqlx::error::BoxDynError> {
+                Ok(<&str as sqlx::Decode<'r, sqlx::Any>>::decode(value)?.parse()?)
+            }
+        }
+
         impl fmt::Display for $name {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str(self.as_str())

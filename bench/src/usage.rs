@@ -45,14 +45,7 @@ pub fn peak_rss_mb() -> f64 {
 /// (cutime, cstime), in milliseconds: everything that tree has spent so far.
 pub fn process_tree_cpu_ms(root: i32) -> f64 {
     let mut parents = Vec::new();
-    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|name| name.parse::<i32>().ok())
-        else {
-            continue;
-        };
+    for pid in engine::provider::process_ids() {
         if let Some(fields) = stat_fields(pid) {
             let parent = fields
                 .get(1)

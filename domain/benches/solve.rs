@@ -27,75 +27,67 @@ fn constraint(min: u32, max: Option<u32>) -> ServiceConstraint {
     }
 }
 
+/// Unconstrained agents: on every node.
+const AGENTS: [&str; 4] = ["base", "ntp", "monitoring-agent", "log-shipper"];
+/// Masters, one instance each.
+const MASTERS: [&str; 9] = [
+    "namenode",
+    "resourcemanager",
+    "historyserver",
+    "hbase-master",
+    "hive-metastore",
+    "hive-server2",
+    "mysql",
+    "spark-master",
+    "oozie",
+];
+/// Workers, kept together on the data nodes.
+const WORKERS: [&str; 4] = ["datanode", "nodemanager", "regionserver", "spark-worker"];
+/// Quorums and stores, each with its own min/max.
+const QUORUMS_AND_STORES: [&str; 5] = [
+    "zookeeper",
+    "kafka-broker",
+    "elasticsearch",
+    "cassandra",
+    "redis",
+];
+/// Edge services.
+const EDGE: [&str; 8] = [
+    "kibana",
+    "nginx",
+    "haproxy",
+    "hue",
+    "gateway",
+    "ldap",
+    "kerberos-kdc",
+    "prometheus",
+];
+/// The edge services that, like the masters, run once.
+const SINGLE_EDGE: [&str; 5] = ["kibana", "hue", "ldap", "kerberos-kdc", "prometheus"];
+
 fn template(size: u32) -> Problem {
-    let services = names(&[
-        // Unconstrained: on every node.
-        "base",
-        "ntp",
-        "monitoring-agent",
-        "log-shipper",
-        // Masters.
-        "namenode",
-        "resourcemanager",
-        "historyserver",
-        "hbase-master",
-        "hive-metastore",
-        "hive-server2",
-        "mysql",
-        "spark-master",
-        "oozie",
-        // Workers.
-        "datanode",
-        "nodemanager",
-        "regionserver",
-        "spark-worker",
-        // Quorums and stores.
-        "zookeeper",
-        "kafka-broker",
-        "elasticsearch",
-        "cassandra",
-        "redis",
-        // Edge.
-        "kibana",
-        "nginx",
-        "haproxy",
-        "hue",
-        "gateway",
-        "ldap",
-        "kerberos-kdc",
-        "prometheus",
-    ]);
+    let services = names(&[&AGENTS[..], &MASTERS, &WORKERS, &QUORUMS_AND_STORES, &EDGE].concat());
     assert_eq!(services.len(), 30);
+    let service = |name: &str| ServiceName::parse(name).expect("valid name");
     let hw = |name: &str| HardwareTypeName::parse(name).expect("valid name");
     let img = |name: &str| ImageTypeName::parse(name).expect("valid name");
     let mut constraints = BTreeMap::new();
-    for single in [
-        "namenode",
-        "resourcemanager",
-        "historyserver",
-        "hbase-master",
-        "hive-metastore",
-        "hive-server2",
-        "mysql",
-        "spark-master",
-        "oozie",
-        "kibana",
-        "hue",
-        "ldap",
-        "kerberos-kdc",
-        "prometheus",
-    ] {
-        constraints.insert(names(&[single])[0].clone(), constraint(1, Some(1)));
+    for single in MASTERS.iter().chain(&SINGLE_EDGE) {
+        constraints.insert(service(single), constraint(1, Some(1)));
     }
-    constraints.insert(names(&["datanode"])[0].clone(), constraint(3, None));
-    constraints.insert(names(&["zookeeper"])[0].clone(), constraint(3, Some(5)));
-    constraints.insert(names(&["kafka-broker"])[0].clone(), constraint(2, Some(9)));
-    constraints.insert(names(&["redis"])[0].clone(), constraint(1, Some(3)));
-    constraints.insert(names(&["nginx"])[0].clone(), constraint(1, Some(2)));
-    constraints.insert(names(&["haproxy"])[0].clone(), constraint(1, Some(2)));
-    constraints.insert(names(&["gateway"])[0].clone(), constraint(1, Some(4)));
+    for (name, min, max) in [
+        ("datanode", 3, None),
+        ("zookeeper", 3, Some(5)),
+        ("kafka-broker", 2, Some(9)),
+        ("redis", 1, Some(3)),
+        ("nginx", 1, Some(2)),
+        ("haproxy", 1, Some(2)),
+        ("gateway", 1, Some(4)),
+    ] {
+        constraints.insert(service(name), constraint(min, max));
+    }
     constraints.insert(
-        names(&["elasticsearch"])[0].clone(),
+        service("elasticsearch"),
         ServiceConstraint {
             min: 3,
             max: Some(12),
@@ -104,7 +96,7 @@ fn template(size: u32) -> Problem {
         },
     );
     constraints.insert(
-        names(&["cassandra"])[0].clone(),
+        service("cassandra"),
         ServiceConstraint {
             min: 3,
             max: None,
@@ -134,7 +126,7 @@ fn template(size: u32) -> Problem {
             must_coexist: vec![
                 names(&["namenode", "resourcemanager", "historyserver"]),
                 names(&["hbase-master", "hive-metastore", "hive-server2", "mysql"]),
-                names(&["datanode", "nodemanager", "regionserver", "spark-worker"]),
+                names(&WORKERS),
                 names(&["kibana", "prometheus"]),
             ],
             cant_coexist: vec![

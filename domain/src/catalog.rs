@@ -29,7 +29,7 @@ use indexmap::IndexMap;
 
 pub use common::{Count, EntityMeta, Extra, Link, Origin, TemplateRef, UNBOUNDED};
 pub use lease::{DurationMs, Lease, LeaseError};
-pub use machine::{HardwareType, ImageType, ProviderMap};
+pub use machine::{HardwareType, ImageType, ProviderMap, ProviderMapped};
 pub use provider::{Provider, SUPPORTED_PROVIDER_TYPES};
 pub use resolve::ResolveError;
 pub use service::{ActionSpec, Dependencies, DependencyStage, Provisioner, Service, ServiceAction};

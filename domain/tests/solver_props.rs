@@ -108,35 +108,21 @@ fn constrained(problem: &Problem, service: &ServiceName) -> bool {
             .any(|group| group.contains(service))
 }
 
-fn allows(list: &[String], name: &str) -> bool {
-    list.is_empty() || list.iter().any(|item| item == name)
+fn allows<T: AsRef<str>>(list: &[T], name: &str) -> bool {
+    list.is_empty() || list.iter().any(|item| item.as_ref() == name)
+}
+
+fn owned<T: AsRef<str>>(names: &[T]) -> Vec<String> {
+    names.iter().map(|name| name.as_ref().to_owned()).collect()
 }
 
 /// Every valid layout of one phase, in preference order.
 fn brute_layouts(problem: &Problem, wide: bool) -> Vec<BruteLayout> {
     let cluster: Vec<&ServiceName> = problem.services.iter().collect();
-    let cons: Vec<&ServiceName> = cluster
-        .iter()
-        .copied()
-        .filter(|s| constrained(problem, s))
-        .collect();
-    let free: Vec<&ServiceName> = cluster
-        .iter()
-        .copied()
-        .filter(|s| !constrained(problem, s))
-        .collect();
-    let hw: Vec<String> = problem
-        .hardware
-        .candidates
-        .iter()
-        .map(|h| h.as_str().to_owned())
-        .collect();
-    let im: Vec<String> = problem
-        .images
-        .candidates
-        .iter()
-        .map(|i| i.as_str().to_owned())
-        .collect();
+    let (cons, free): (Vec<&ServiceName>, Vec<&ServiceName>) =
+        cluster.iter().partition(|s| constrained(problem, s));
+    let hw = owned(&problem.hardware.candidates);
+    let im = owned(&problem.images.candidates);
     let hw: Vec<String> = if wide || problem.hardware.preferred.is_none() {
         hw
     } else {
@@ -166,31 +152,14 @@ fn brute_layouts(problem: &Problem, wide: bool) -> Vec<BruteLayout> {
         if !cant_ok || !must_ok {
             continue;
         }
+        let constraint_of = |s: &ServiceName| problem.service_constraints.get(s);
         let hw_ok = |h: &String| {
-            set.iter().all(|s| {
-                problem.service_constraints.get(*s).is_none_or(|c| {
-                    allows(
-                        &c.hardware
-                            .iter()
-                            .map(|x| x.as_str().to_owned())
-                            .collect::<Vec<_>>(),
-                        h,
-                    )
-                })
-            })
+            set.iter()
+                .all(|s| constraint_of(s).is_none_or(|c| allows(&c.hardware, h)))
         };
         let im_ok = |i: &String| {
-            set.iter().all(|s| {
-                problem.service_constraints.get(*s).is_none_or(|c| {
-                    allows(
-                        &c.images
-                            .iter()
-                            .map(|x| x.as_str().to_owned())
-                            .collect::<Vec<_>>(),
-                        i,
-                    )
-                })
-            })
+            set.iter()
+                .all(|s| constraint_of(s).is_none_or(|c| allows(&c.images, i)))
         };
         let (Some(hardware), Some(image)) = (hw.iter().position(hw_ok), im.iter().position(im_ok))
         else {
@@ -239,36 +208,33 @@ fn walk(
     left: u32,
     counts: &mut Vec<u32>,
 ) -> bool {
-    let already = |service: &ServiceName| existing.get(service.as_str()).copied().unwrap_or(0);
+    // Nodes carrying `service`: those already placed and those the counts so far add.
+    let placed = |service: &ServiceName, counts: &[u32]| -> u32 {
+        let carries = |layout: &BruteLayout| layout.services.iter().any(|s| s == service.as_str());
+        let added: u32 = layouts
+            .iter()
+            .zip(counts)
+            .filter(|(layout, _)| carries(layout))
+            .map(|(_, count)| *count)
+            .sum();
+        added + existing.get(service.as_str()).copied().unwrap_or(0)
+    };
     if index == layouts.len() {
         if left != 0 {
             return false;
         }
         return problem.services.iter().all(|service| {
             let (min, max) = bounds_of(problem, service);
-            let on: u32 = layouts
-                .iter()
-                .zip(counts.iter())
-                .filter(|(l, _)| l.services.iter().any(|s| s == service.as_str()))
-                .map(|(_, c)| *c)
-                .sum::<u32>()
-                + already(service);
+            let on = placed(service, counts);
             on >= min && on <= max
         });
     }
     for count in (0..=left).rev() {
         counts.push(count);
-        let over = problem.services.iter().any(|service| {
-            let (_, max) = bounds_of(problem, service);
-            let on: u32 = layouts
-                .iter()
-                .zip(counts.iter())
-                .filter(|(l, _)| l.services.iter().any(|s| s == service.as_str()))
-                .map(|(_, c)| *c)
-                .sum::<u32>()
-                + already(service);
-            on > max
-        });
+        let over = problem
+            .services
+            .iter()
+            .any(|service| placed(service, counts) > bounds_of(problem, service).1);
         if !over && walk(problem, existing, layouts, index + 1, left - count, counts) {
             return true;
         }

@@ -110,23 +110,7 @@ mod tests {
                 {"label": "docs", "url": "https://example.org/100%25"}
             ]}]
         });
-        Cluster {
-            id: "c1".into(),
-            tenant_id: "t".into(),
-            name: "shop".into(),
-            template_name: "web".into(),
-            template_version: 1,
-            template_json: "{}".into(),
-            owner_id: None,
-            state: crate::operations::ClusterState::Active,
-            layout_json: layout.into(),
-            config_json: "{}".into(),
-            catalog_json: catalog.to_string(),
-            provider: "local".into(),
-            lease_expires_ms: None,
-            created_at_ms: 0,
-            updated_at_ms: 0,
-        }
+        crate::testing::stored_cluster(layout, &catalog.to_string())
     }
 
     fn node(number: i64, host: Option<&str>) -> Node {

@@ -18,7 +18,9 @@ use std::time::Duration;
 
 pub use confirm::wait_for_ssh;
 pub use error::ProviderError;
-pub use local::{LocalNodeState, LocalProvider, NodeIsolation, DEFAULT_NODE_HOMES, LOCAL_PROVIDER};
+pub use local::{
+    process_ids, LocalNodeState, LocalProvider, NodeIsolation, DEFAULT_NODE_HOMES, LOCAL_PROVIDER,
+};
 pub use record::{NodeRecord, NodeSpec, ResourceLimits};
 pub use ssh_pool::{PoolNodeState, SshPoolProvider, SSH_POOL_PROVIDER};
 

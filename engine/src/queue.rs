@@ -24,7 +24,6 @@ mod types;
 pub use effects::ClusterEffects;
 pub use events::{Event, NewEvent};
 pub use read::{Attempt, Job, TaskRecord};
-pub(crate) use types::parse_word;
 pub use types::{
     ClaimLimits, ClaimedTask, Completion, Heartbeat, JobState, Lease, Outcome, OutcomeKind,
     SubmitOptions, TaskState, DEFER_MS, OUTPUT_CAP_BYTES,
@@ -67,8 +66,6 @@ pub enum QueueError {
     },
     #[error("job {job_id}: stored plan is unreadable: {reason}")]
     CorruptPlan { job_id: String, reason: String },
-    #[error("corrupt {what}: {value:?}")]
-    CorruptValue { what: &'static str, value: String },
 }
 
 impl From<sqlx::Error> for QueueError {
@@ -98,15 +95,14 @@ async fn lock_job(
     tx: &mut Transaction<'static, Any>,
     job_id: &str,
 ) -> Result<JobState, QueueError> {
-    let state: Option<String> = sqlx::query_scalar(&format!(
+    let state: Option<JobState> = sqlx::query_scalar(&format!(
         "SELECT state FROM jobs WHERE id = $1{}",
         for_update(store)
     ))
     .bind(job_id)
     .fetch_optional(&mut **tx)
     .await?;
-    let state = state.ok_or_else(|| QueueError::NotFound(format!("job {job_id}")))?;
-    parse_word::<JobState>(&state)
+    state.ok_or_else(|| QueueError::NotFound(format!("job {job_id}")))
 }
 
 /// The backend a transaction runs on, for the statements whose text differs.

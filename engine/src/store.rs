@@ -5,10 +5,18 @@
 //! plane. Both go through sqlx's `Any` driver so every query is written once; the few
 //! places where dialects differ branch on [`Backend`]. Portable column types only:
 //! ids are UUID strings, times are Unix milliseconds (`BIGINT`).
+//!
+//! Rows are read with `#[derive(sqlx::FromRow)]`: states decode as their enums
+//! (`api_types`' `sqlx` feature), integer flags and ports through [`IntFlag`] and
+//! [`PortNumber`], so a stored value the Rust type cannot hold is
+//! [`StoreError::CorruptColumn`] naming the column, never a default. Lists go through [`Listing`], which pages in SQL ([`Store::windowed`]:
+//! `LIMIT`/`OFFSET` plus a count). Row locks are written by [`Backend::lock_clause`].
+//! SQL lives here and in [`crate::queue`], nowhere else.
 
 pub mod audit;
 pub mod catalog;
 pub mod clusters;
+mod columns;
 mod database_url;
 pub mod login_attempts;
 mod migrations;
@@ -21,13 +29,15 @@ pub mod users;
 use std::sync::Arc;
 use std::time::Duration;
 
-use sqlx::any::{AnyPoolOptions, AnyQueryResult};
+use sqlx::any::{AnyPoolOptions, AnyQueryResult, AnyRow};
 
 use crate::secrets::SecretKey;
-use sqlx::{Any, AnyConnection, AnyPool, Connection, Executor, Transaction};
+use sqlx::{Any, AnyConnection, AnyPool, Connection, Executor, FromRow, Transaction};
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
+pub(crate) use columns::column_value;
+pub use columns::{IntFlag, PortNumber};
 pub use database_url::{Backend, DatabaseUrl, DatabaseUrlError, RowLock};
 pub use migrations::MigrationStatus;
 
@@ -58,6 +68,10 @@ pub enum StoreError {
     Query(sqlx::Error),
     #[error("corrupt row in {table}: {reason}")]
     CorruptRow { table: &'static str, reason: String },
+    /// A stored value its row type cannot hold (an unknown state word, a negative
+    /// node number): read through a row's derived decoder.
+    #[error("corrupt value in column {column}: {reason}")]
+    CorruptColumn { column: String, reason: String },
     #[error("this process has no secret key to seal or open stored secrets with")]
     NoSecretKey,
     #[error(transparent)]
@@ -66,7 +80,14 @@ pub enum StoreError {
 
 impl From<sqlx::Error> for StoreError {
     fn from(err: sqlx::Error) -> Self {
-        StoreError::Query(err)
+        match err {
+            // What a row's `try_from` conversion refused: the data is wrong, not the query.
+            sqlx::Error::ColumnDecode { index, source } => StoreError::CorruptColumn {
+                column: index.trim_matches('"').to_owned(),
+                reason: source.to_string(),
+            },
+            other => StoreError::Query(other),
+        }
     }
 }
 
@@ -235,25 +256,6 @@ impl Store {
     }
 }
 
-/// Reads a column holding one of an enum's words ([`api_types::states`]); an unknown
-/// word is a corrupt row of `table`, not a silent default.
-pub(crate) fn word_column<T>(
-    row: &sqlx::any::AnyRow,
-    column: &str,
-    table: &'static str,
-) -> Result<T, StoreError>
-where
-    T: std::str::FromStr<Err = api_types::UnknownValue>,
-{
-    use sqlx::Row;
-    let raw: String = row.try_get(column)?;
-    raw.parse()
-        .map_err(|error: api_types::UnknownValue| StoreError::CorruptRow {
-            table,
-            reason: error.to_string(),
-        })
-}
-
 /// A window of a list: `limit` rows from `offset`, in the list's order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Window {
@@ -270,22 +272,34 @@ pub(crate) struct Listing<'a> {
     pub params: &'a [&'a str],
 }
 
-impl Store {
-    /// The whole of `listing`, decoded, in its order: for lists a caller needs entire
-    /// (a tenant's users for names, a cluster's catalog); pages use [`Store::windowed`].
-    pub(crate) async fn listed<T>(
-        &self,
-        listing: &Listing<'_>,
-        decode: fn(&sqlx::any::AnyRow) -> Result<T, StoreError>,
-    ) -> Result<Vec<T>, StoreError> {
+impl Listing<'_> {
+    /// The list's `SELECT`, in order, cut to `window` if one is given.
+    fn select(&self, window: Option<Window>) -> String {
         let Listing {
             columns,
             from,
             order,
-            params,
-        } = listing;
-        let select = format!("SELECT {columns} FROM {from} ORDER BY {order}");
-        self.decoded_rows(&select, params, decode).await
+            ..
+        } = self;
+        let mut select = format!("SELECT {columns} FROM {from} ORDER BY {order}");
+        // The window's numbers are written into the text (they are integers, not input
+        // text); the list's own parameters are bound.
+        if let Some(Window { offset, limit }) = window {
+            select.push_str(&format!(" LIMIT {limit} OFFSET {offset}"));
+        }
+        select
+    }
+}
+
+impl Store {
+    /// The whole of `listing`, decoded, in its order: for lists a caller needs entire
+    /// (a tenant's users for names, a cluster's catalog); pages use [`Store::windowed`].
+    pub(crate) async fn listed<T>(&self, listing: &Listing<'_>) -> Result<Vec<T>, StoreError>
+    where
+        T: for<'r> FromRow<'r, AnyRow> + Send + Unpin,
+    {
+        self.decoded_rows(&listing.select(None), listing.params)
+            .await
     }
 
     /// One window of `listing`, decoded, with how many rows the whole list has: a page
@@ -294,45 +308,31 @@ impl Store {
         &self,
         listing: &Listing<'_>,
         window: Window,
-        decode: fn(&sqlx::any::AnyRow) -> Result<T, StoreError>,
-    ) -> Result<(Vec<T>, u64), StoreError> {
-        let Listing {
-            columns,
-            from,
-            order,
-            params,
-        } = listing;
-        // The window's numbers are written into the text (they are integers, not input
-        // text); the list's own parameters are bound.
-        let select = format!(
-            "SELECT {columns} FROM {from} ORDER BY {order} LIMIT {} OFFSET {}",
-            window.limit, window.offset
-        );
-        let items = self.decoded_rows(&select, params, decode).await?;
-        let count = format!("SELECT COUNT(*) FROM {from}");
+    ) -> Result<(Vec<T>, u64), StoreError>
+    where
+        T: for<'r> FromRow<'r, AnyRow> + Send + Unpin,
+    {
+        let items = self
+            .decoded_rows(&listing.select(Some(window)), listing.params)
+            .await?;
+        let count = format!("SELECT COUNT(*) FROM {}", listing.from);
         let mut total = sqlx::query_scalar::<_, i64>(&count);
-        for param in *params {
+        for param in listing.params {
             total = total.bind(*param);
         }
         let total = total.fetch_one(&self.pool).await?;
         Ok((items, u64::try_from(total).unwrap_or(0)))
     }
 
-    async fn decoded_rows<T>(
-        &self,
-        select: &str,
-        params: &[&str],
-        decode: fn(&sqlx::any::AnyRow) -> Result<T, StoreError>,
-    ) -> Result<Vec<T>, StoreError> {
-        let mut rows = sqlx::query(select);
+    async fn decoded_rows<T>(&self, select: &str, params: &[&str]) -> Result<Vec<T>, StoreError>
+    where
+        T: for<'r> FromRow<'r, AnyRow> + Send + Unpin,
+    {
+        let mut rows = sqlx::query_as::<_, T>(select);
         for param in params {
             rows = rows.bind(*param);
         }
-        rows.fetch_all(&self.pool)
-            .await?
-            .iter()
-            .map(decode)
-            .collect()
+        Ok(rows.fetch_all(&self.pool).await?)
     }
 }
 

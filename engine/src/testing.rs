@@ -116,6 +116,29 @@ pub fn bare_cluster(tenant_id: &str, name: &str) -> crate::store::clusters::NewC
     }
 }
 
+/// An active cluster row as the store would return it (id `c1` of tenant `t`, named
+/// `shop`, from template `web`), built without a database: for unit tests of what is
+/// made of a row.
+pub fn stored_cluster(layout_json: &str, catalog_json: &str) -> crate::store::clusters::Cluster {
+    crate::store::clusters::Cluster {
+        id: "c1".into(),
+        tenant_id: "t".into(),
+        name: "shop".into(),
+        template_name: "web".into(),
+        template_version: 1,
+        template_json: "{}".into(),
+        owner_id: None,
+        state: crate::operations::ClusterState::Active,
+        layout_json: layout_json.into(),
+        config_json: "{}".into(),
+        catalog_json: catalog_json.into(),
+        provider: "local".into(),
+        lease_expires_ms: None,
+        created_at_ms: 0,
+        updated_at_ms: 0,
+    }
+}
+
 /// Runs each named `async fn(Backend)` scenario once per backend, as separate tests
 /// in modules `sqlite` and `postgres`.
 #[macro_export]

@@ -357,75 +357,58 @@ async fn run_task(
     );
     // Instrumented, not entered: a guard held across awaits would leak the span into
     // whatever else this thread polls.
-    run_task_in_span(executor, events, settings, task, slot, finished, freed)
-        .instrument(span)
-        .await;
-}
-
-async fn run_task_in_span(
-    executor: Executor,
-    events: EventWriter,
-    settings: WorkerSettings,
-    task: ClaimedTask,
-    slot: OwnedSemaphorePermit,
-    finished: mpsc::UnboundedSender<Finished>,
-    freed: Arc<Notify>,
-) {
-    let (sender, receiver) = mpsc::channel(256);
-    let recorder = tokio::spawn(output::record(
-        events,
-        task.job_id.clone(),
-        task.task_id.clone(),
-        task.attempt,
-        receiver,
-    ));
-    let ended = run_with_heartbeats(&executor, &settings, &task, sender).await;
-    let captured = recorder.await.unwrap_or_default();
-    let outcome = match ended {
-        Ended::Finished(Ok(step)) => Outcome {
-            kind: OutcomeKind::Succeeded,
-            exit_code: step.exit_code,
+    async move {
+        let (sender, receiver) = mpsc::channel(256);
+        let recorder = tokio::spawn(output::record(
+            events,
+            task.job_id.clone(),
+            task.task_id.clone(),
+            task.attempt,
+            receiver,
+        ));
+        let ended = run_with_heartbeats(&executor, &settings, &task, sender).await;
+        let captured = recorder.await.unwrap_or_default();
+        let (kind, exit_code, error) = match ended {
+            Ended::Finished(Ok(step)) => (OutcomeKind::Succeeded, step.exit_code, None),
+            Ended::Finished(Err(StepError::NotReady(reason))) => {
+                (OutcomeKind::Deferred, None, Some(reason))
+            }
+            Ended::Finished(Err(error)) => {
+                let exit_code = match &error {
+                    StepError::Failed { exit_code, .. } => *exit_code,
+                    _ => None,
+                };
+                (OutcomeKind::Failed, exit_code, Some(error.to_string()))
+            }
+            Ended::Stopped => {
+                let stopped = Outcome::stopped();
+                (stopped.kind, stopped.exit_code, stopped.error)
+            }
+            Ended::LeaseLost => {
+                tracing::warn!("lease lost while running; the queue has already moved on");
+                drop(slot);
+                freed.notify_one();
+                return;
+            }
+        };
+        let outcome = Outcome {
+            kind,
+            exit_code,
             stdout: captured.stdout,
             stderr: captured.stderr,
-            error: None,
-        },
-        Ended::Finished(Err(StepError::NotReady(reason))) => Outcome {
-            kind: OutcomeKind::Deferred,
-            exit_code: None,
-            stdout: captured.stdout,
-            stderr: captured.stderr,
-            error: Some(reason),
-        },
-        Ended::Finished(Err(error)) => Outcome {
-            kind: OutcomeKind::Failed,
-            exit_code: match &error {
-                StepError::Failed { exit_code, .. } => *exit_code,
-                _ => None,
-            },
-            stdout: captured.stdout,
-            stderr: captured.stderr,
-            error: Some(error.to_string()),
-        },
-        Ended::Stopped => Outcome {
-            stdout: captured.stdout,
-            stderr: captured.stderr,
-            ..Outcome::stopped()
-        },
-        Ended::LeaseLost => {
-            tracing::warn!("lease lost while running; the queue has already moved on");
-            drop(slot);
-            freed.notify_one();
-            return;
+            error,
+        };
+        let end = Finished {
+            task,
+            outcome,
+            _slot: slot,
+        };
+        if finished.send(end).is_err() {
+            tracing::error!("the outcome recorder is gone; the lease will expire instead");
         }
-    };
-    let end = Finished {
-        task,
-        outcome,
-        _slot: slot,
-    };
-    if finished.send(end).is_err() {
-        tracing::error!("the outcome recorder is gone; the lease will expire instead");
     }
+    .instrument(span)
+    .await;
 }
 
 /// Whether a worker whose last renewal was `since_renewal` ago must give its step up

@@ -294,6 +294,15 @@ mod tests {
 
     use super::*;
 
+    /// A post of text fields alone, as most of these tests send.
+    fn text_fields_only<'a>(text_at: &'a [String], text: &'a [String]) -> Posted<'a> {
+        Posted {
+            text_at,
+            text,
+            ..Posted::default()
+        }
+    }
+
     #[test]
     fn picks_texts_and_numbers_land_at_their_pointers() {
         let mut body = json!({"dependencies": {"runtime": {"requires": ["old"]}}});
@@ -341,16 +350,7 @@ mod tests {
         let mut body = json!({});
         let text_at = ["#/constraints/size/max".to_owned()];
         let text = ["lots".to_owned()];
-        let problems = apply(
-            &mut body,
-            &Posted {
-                managed: &[],
-                picks: &[],
-                text_at: &text_at,
-                text: &text,
-            },
-        )
-        .unwrap_err();
+        let problems = apply(&mut body, &text_fields_only(&text_at, &text)).unwrap_err();
         assert!(problems[0].contains("whole number"));
     }
 
@@ -422,16 +422,7 @@ mod tests {
         let mut body = json!({});
         let text_at: Vec<String> = (0..=MAX_FIELDS).map(|i| format!("/k{i}")).collect();
         let text = vec!["v".to_owned(); text_at.len()];
-        let problems = apply(
-            &mut body,
-            &Posted {
-                managed: &[],
-                picks: &[],
-                text_at: &text_at,
-                text: &text,
-            },
-        )
-        .unwrap_err();
+        let problems = apply(&mut body, &text_fields_only(&text_at, &text)).unwrap_err();
         assert_eq!(
             problems,
             ["the form carries 2001 structured fields; at most 2000 are accepted"]
@@ -439,12 +430,7 @@ mod tests {
         assert_eq!(body, json!({}));
 
         // At the limit it is applied.
-        let posted = Posted {
-            managed: &[],
-            picks: &[],
-            text_at: &text_at[..MAX_FIELDS],
-            text: &text[..MAX_FIELDS],
-        };
+        let posted = text_fields_only(&text_at[..MAX_FIELDS], &text[..MAX_FIELDS]);
         apply(&mut body, &posted).unwrap();
         assert_eq!(body.as_object().unwrap().len(), MAX_FIELDS);
     }

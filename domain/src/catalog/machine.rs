@@ -1,5 +1,8 @@
 //! Hardware types and image types (docs/coopr-format.md §2.2): named machine shapes and
 //! OS images, each mapped per provider to that provider's own identifiers.
+//!
+//! The two kinds have the same fields and differ only in the name they carry and the
+//! settings read from their map, so both are one generic struct, [`ProviderMapped`].
 
 use indexmap::IndexMap;
 use serde::Serialize;
@@ -11,9 +14,11 @@ use crate::names::{HardwareTypeName, ImageTypeName, ProviderName};
 /// Per-provider settings: free-form strings (`flavor`, `image`, `sshuser`, cost…).
 pub type ProviderMap = IndexMap<ProviderName, IndexMap<String, Value>>;
 
+/// A named entity that only maps each provider to its settings: a [`HardwareType`]
+/// or an [`ImageType`], told apart by the type of its name.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct HardwareType {
-    pub name: HardwareTypeName,
+pub struct ProviderMapped<Name> {
+    pub name: Name,
     #[serde(flatten)]
     pub meta: EntityMeta,
     pub providermap: ProviderMap,
@@ -23,24 +28,14 @@ pub struct HardwareType {
     pub origin: Origin,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ImageType {
-    pub name: ImageTypeName,
-    #[serde(flatten)]
-    pub meta: EntityMeta,
-    pub providermap: ProviderMap,
-    #[serde(flatten)]
-    pub extra: Extra,
-    #[serde(skip)]
-    pub origin: Origin,
-}
+/// A machine shape; the solver reads each provider's `flavor`.
+pub type HardwareType = ProviderMapped<HardwareTypeName>;
 
-fn setting<'a>(map: &'a ProviderMap, provider: &str, key: &str) -> Option<&'a str> {
-    map.get(provider)?.get(key)?.as_str()
-}
+/// An OS image; each provider's `image` and `sshuser` are read.
+pub type ImageType = ProviderMapped<ImageTypeName>;
 
-impl HardwareType {
-    pub fn new(name: HardwareTypeName) -> Self {
+impl<Name> ProviderMapped<Name> {
+    pub fn new(name: Name) -> Self {
         Self {
             name,
             meta: EntityMeta::default(),
@@ -50,28 +45,25 @@ impl HardwareType {
         }
     }
 
+    /// A provider's setting `key`, if it is a string.
+    fn setting(&self, provider: &str, key: &str) -> Option<&str> {
+        self.providermap.get(provider)?.get(key)?.as_str()
+    }
+}
+
+impl HardwareType {
     /// The provider's size id: the only key the solver reads.
     pub fn flavor(&self, provider: &str) -> Option<&str> {
-        setting(&self.providermap, provider, "flavor")
+        self.setting(provider, "flavor")
     }
 }
 
 impl ImageType {
-    pub fn new(name: ImageTypeName) -> Self {
-        Self {
-            name,
-            meta: EntityMeta::default(),
-            providermap: ProviderMap::new(),
-            extra: Extra::new(),
-            origin: Origin::none(),
-        }
-    }
-
     pub fn image(&self, provider: &str) -> Option<&str> {
-        setting(&self.providermap, provider, "image")
+        self.setting(provider, "image")
     }
 
     pub fn sshuser(&self, provider: &str) -> Option<&str> {
-        setting(&self.providermap, provider, "sshuser")
+        self.setting(provider, "sshuser")
     }
 }

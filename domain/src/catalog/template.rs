@@ -163,17 +163,17 @@ impl SizeConstraint {
     /// Distance between allowed sizes (default 1; below 1 reads as 1, validation
     /// reports it).
     pub fn step_nodes(&self) -> u32 {
-        self.step.map_or(1, |count| clamp_u32(count.value).max(1))
+        nodes_or(self.step, 1).max(1)
     }
 
-    /// Fewest nodes (default 1; negatives read as 0, validation reports them).
+    /// Fewest nodes (default 1; negatives read as 0).
     pub fn min_nodes(&self) -> u32 {
-        self.min.map_or(1, |count| clamp_u32(count.value))
+        nodes_or(self.min, 1)
     }
 
     /// Most nodes, `None` = unbounded.
     pub fn max_nodes(&self) -> Option<u32> {
-        self.max.and_then(Count::bounded).map(clamp_u32)
+        bounded_nodes(self.max)
     }
 }
 
@@ -204,19 +204,12 @@ pub struct ServiceConstraint {
 impl ServiceConstraint {
     /// Fewest nodes carrying the service (default 0).
     pub fn min_nodes(&self) -> u32 {
-        self.quantities
-            .as_ref()
-            .and_then(|q| q.min)
-            .map_or(0, |count| clamp_u32(count.value))
+        nodes_or(self.quantities.as_ref().and_then(|q| q.min), 0)
     }
 
     /// Most nodes carrying the service, `None` = unbounded.
     pub fn max_nodes(&self) -> Option<u32> {
-        self.quantities
-            .as_ref()
-            .and_then(|q| q.max)
-            .and_then(Count::bounded)
-            .map(clamp_u32)
+        bounded_nodes(self.quantities.as_ref().and_then(|q| q.max))
     }
 }
 
@@ -270,6 +263,17 @@ impl LeaseDuration {
 
 fn duration_or_unlimited(lease: Option<&Lease>) -> Result<DurationMs, LeaseError> {
     lease.map_or(Ok(DurationMs::UNLIMITED), Lease::duration)
+}
+
+/// A count of nodes, or `default` when absent. Negatives read as 0 (validation
+/// reports them) and counts past `u32::MAX` as `u32::MAX`.
+fn nodes_or(count: Option<Count>, default: u32) -> u32 {
+    count.map_or(default, |count| clamp_u32(count.value))
+}
+
+/// A largest count of nodes; `None` when absent or Coopr's unbounded marker.
+fn bounded_nodes(max: Option<Count>) -> Option<u32> {
+    max.and_then(Count::bounded).map(clamp_u32)
 }
 
 fn clamp_u32(value: i64) -> u32 {

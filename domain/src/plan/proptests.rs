@@ -342,20 +342,7 @@ fn check_plan(dag: &TaskDag, graph: &ServiceGraph, old: &Layout, new: &Layout) {
     assert_eq!(&back, dag);
 
     super::tests::assert_nodes_serial(dag);
-
-    // Stages: one task per node per stage, every edge goes to a later stage.
-    for stage in dag.stages() {
-        let nodes: BTreeSet<u32> = stage
-            .iter()
-            .map(|id| dag.tasks()[id.index()].node)
-            .collect();
-        assert_eq!(nodes.len(), stage.len());
-    }
-    for task in dag.tasks() {
-        for previous in &task.after {
-            assert!(dag.tasks()[previous.index()].stage < task.stage);
-        }
-    }
+    super::tests::assert_stages_well_formed(dag);
 
     let mut cluster: BTreeSet<String> = old.services().iter().map(|s| s.to_string()).collect();
     cluster.extend(new.services().iter().map(|s| s.to_string()));

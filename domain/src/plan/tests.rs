@@ -117,6 +117,22 @@ fn actions_on(dag: &TaskDag, node: u32) -> Vec<String> {
         .collect()
 }
 
+/// Stages hold one task per node, and every edge goes to a later stage.
+pub(crate) fn assert_stages_well_formed(dag: &TaskDag) {
+    for stage in dag.stages() {
+        let nodes: BTreeSet<u32> = stage
+            .iter()
+            .map(|id| dag.tasks()[id.index()].node)
+            .collect();
+        assert_eq!(nodes.len(), stage.len());
+    }
+    for task in dag.tasks() {
+        for previous in &task.after {
+            assert!(dag.tasks()[previous.index()].stage < task.stage);
+        }
+    }
+}
+
 /// One task per node at a time: each node's tasks form a chain.
 pub(crate) fn assert_nodes_serial(dag: &TaskDag) {
     let mut last: std::collections::BTreeMap<u32, TaskId> = Default::default();
@@ -593,18 +609,7 @@ fn json_with_a_forward_reference_is_rejected() {
 #[test]
 fn stages_never_hold_two_tasks_of_one_node_and_follow_edges() {
     let dag = plan(&empty(), &cluster(), &Operation::Create, &hadoop()).unwrap();
-    for stage in dag.stages() {
-        let nodes: BTreeSet<u32> = stage
-            .iter()
-            .map(|id| dag.tasks()[id.index()].node)
-            .collect();
-        assert_eq!(nodes.len(), stage.len());
-    }
-    for task in dag.tasks() {
-        for previous in &task.after {
-            assert!(dag.tasks()[previous.index()].stage < task.stage);
-        }
-    }
+    assert_stages_well_formed(&dag);
 }
 
 #[test]

@@ -116,6 +116,12 @@ pub(crate) fn for_operation(
     graph: &ServiceGraph,
 ) -> Result<Vec<NodeWork>, PlanError> {
     let name = operation.name();
+    // Start, stop and restart differ only in which way the selection grows (to
+    // dependencies, or to dependents) and in the steps run on what it selects.
+    let on_selected = |services, dependents, steps| {
+        let targets = selected(services, deps, graph, dependents)?;
+        Ok(on_services(new, deps, targets.as_ref(), Vec::new(), steps))
+    };
     match operation {
         Operation::Create => {
             if !old.nodes.is_empty() {
@@ -170,35 +176,16 @@ pub(crate) fn for_operation(
             ))
         }
         Operation::Start { services } => {
-            let targets = selected(services.as_ref(), deps, graph, false)?;
-            Ok(on_services(
-                new,
-                deps,
-                targets.as_ref(),
-                Vec::new(),
-                &[ServiceAction::Start],
-            ))
+            on_selected(services.as_ref(), false, &[ServiceAction::Start])
         }
         Operation::Stop { services } => {
-            let targets = selected(services.as_ref(), deps, graph, true)?;
-            Ok(on_services(
-                new,
-                deps,
-                targets.as_ref(),
-                Vec::new(),
-                &[ServiceAction::Stop],
-            ))
+            on_selected(services.as_ref(), true, &[ServiceAction::Stop])
         }
-        Operation::Restart { services } => {
-            let targets = selected(services.as_ref(), deps, graph, true)?;
-            Ok(on_services(
-                new,
-                deps,
-                targets.as_ref(),
-                Vec::new(),
-                &[ServiceAction::Stop, ServiceAction::Start],
-            ))
-        }
+        Operation::Restart { services } => on_selected(
+            services.as_ref(),
+            true,
+            &[ServiceAction::Stop, ServiceAction::Start],
+        ),
         Operation::Rollback { failed, completed } => rollback::rollback(failed, completed, deps),
     }
 }

@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 
 use domain::catalog::coopr::{export_bundle, import_bundle};
-use domain::catalog::{Catalog, ServiceAction};
+use domain::catalog::Catalog;
 use domain::layout::Layout;
 use domain::names::{ServiceName, TemplateName};
 use domain::plan::{plan, Action, Operation, ServiceGraph};
@@ -372,22 +372,11 @@ pub(crate) fn non_idempotent_steps(catalog: &Catalog) -> BTreeSet<(ServiceName, 
             if matches!(declared, Some(Value::Bool(false)))
                 || declared.and_then(Value::as_str) == Some("false")
             {
-                steps.insert((service.name.clone(), plan_action(*action)));
+                steps.insert((service.name.clone(), Action::from(*action)));
             }
         }
     }
     steps
-}
-
-fn plan_action(action: ServiceAction) -> Action {
-    match action {
-        ServiceAction::Install => Action::Install,
-        ServiceAction::Configure => Action::Configure,
-        ServiceAction::Initialize => Action::Initialize,
-        ServiceAction::Start => Action::Start,
-        ServiceAction::Stop => Action::Stop,
-        ServiceAction::Remove => Action::Remove,
-    }
 }
 
 /// Copies into `snapshot` the named services (and the services providing a named alias)

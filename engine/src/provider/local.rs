@@ -36,6 +36,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+pub use procs::process_ids;
+
 use super::{NodeProvider, NodeRecord, NodeSpec, ProviderError, ProviderFuture, ResourceLimits};
 use crate::ssh::{HostKey, SessionPool};
 use crate::sync::lock_unpoisoned;

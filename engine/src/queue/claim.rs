@@ -4,15 +4,15 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt::Write as _;
 
-use domain::plan::TaskId;
-use sqlx::{Any, Row, Transaction};
+use sqlx::any::AnyRow;
+use sqlx::{Any, FromRow, Row, Transaction};
 
-use super::types::{parse_action, parse_service, parse_word, to_u32};
+use super::types::PlanStep;
 use super::{
     begin_write, padded_item, padded_len, ClaimLimits, ClaimedTask, Heartbeat, JobState, Lease,
     Params, QueueError,
 };
-use crate::store::{Backend, RowLock, Store};
+use crate::store::{Backend, IntFlag, RowLock, Store};
 
 /// Namespace of the PostgreSQL advisory lock that serializes claims.
 const CLAIM_LOCK_KEY: i64 = 0x636f_7272_616c_0001;
@@ -35,9 +35,7 @@ pub async fn claim(
     limits: ClaimLimits,
     now_ms: i64,
 ) -> Result<Option<ClaimedTask>, QueueError> {
-    let unlimited = i64::MAX;
-    let max_running = limits.max_running.map_or(unlimited, i64::from);
-    let per_tenant = limits.max_running_per_tenant.map_or(unlimited, i64::from);
+    let (max_running, per_tenant) = limits.as_counts();
     let lock_rows = store.backend().lock_clause(RowLock::SkipLockedOfT);
     let sql = format!(
         "UPDATE tasks SET state = 'running', lease_owner = $1, lease_expires_ms = $2 + $3, \
@@ -79,7 +77,7 @@ pub async fn claim(
     };
 
     let claimed = claimed_task(&row, worker_id)?;
-    if row.try_get::<String, _>("job_state")? != JobState::Queued.as_str() {
+    if row.try_get::<JobState, _>("job_state")? != JobState::Queued {
         return Ok(Some(claimed));
     }
     // Outside the claim transaction: locking the job row there could wait in a
@@ -194,7 +192,7 @@ pub async fn claim_up_to(
     // with a cancel that holds the job and waits for a task row this claim locked.
     let queued: Vec<&str> = picked
         .iter()
-        .filter(|candidate| candidate.job_queued)
+        .filter(|candidate| candidate.job_state == JobState::Queued)
         .map(|candidate| candidate.job_id.as_str())
         .collect::<BTreeSet<_>>()
         .into_iter()
@@ -217,10 +215,11 @@ pub async fn claim_up_to(
 }
 
 /// A ready task the batch may take.
+#[derive(sqlx::FromRow)]
 struct Candidate {
     id: String,
     job_id: String,
-    job_queued: bool,
+    job_state: JobState,
     tenant_id: String,
     cluster_id: String,
     node: i64,
@@ -236,21 +235,18 @@ async fn pick(
     max: usize,
     now_ms: i64,
 ) -> Result<Vec<Candidate>, QueueError> {
-    let unlimited = i64::MAX;
-    let max_running = limits.max_running.map_or(unlimited, i64::from);
-    let per_tenant = limits.max_running_per_tenant.map_or(unlimited, i64::from);
+    let (max_running, per_tenant) = limits.as_counts();
     let mut running_by_tenant: HashMap<String, i64> = HashMap::new();
     let mut running = 0_i64;
-    for row in sqlx::query(
+    let running_per_tenant: Vec<(String, i64)> = sqlx::query_as(
         "SELECT tenant_id, COUNT(*) AS running FROM tasks WHERE state = 'running' \
          GROUP BY tenant_id",
     )
     .fetch_all(&mut **tx)
-    .await?
-    {
-        let count: i64 = row.try_get("running")?;
+    .await?;
+    for (tenant_id, count) in running_per_tenant {
         running = running.saturating_add(count);
-        running_by_tenant.insert(row.try_get("tenant_id")?, count);
+        running_by_tenant.insert(tenant_id, count);
     }
     let room = usize::try_from(max_running.saturating_sub(running).max(0))
         .unwrap_or(usize::MAX)
@@ -294,26 +290,18 @@ async fn pick(
         " ORDER BY t.not_before_ms, t.number LIMIT {}{lock_rows}",
         params.one()
     );
-    let mut query = sqlx::query(&sql).bind(now_ms);
+    let mut query = sqlx::query_as::<_, Candidate>(&sql).bind(now_ms);
     if !full.is_empty() {
         for index in 0..padded_len(full.len()) {
             query = query.bind(*padded_item(&full, index));
         }
     }
     let query = query.bind(i64::try_from(window).unwrap_or(i64::MAX));
-    let rows = query.fetch_all(&mut **tx).await?;
+    let candidates: Vec<Candidate> = query.fetch_all(&mut **tx).await?;
 
     let mut busy_nodes: HashSet<(String, i64)> = HashSet::new();
     let mut picked = Vec::with_capacity(room);
-    for row in &rows {
-        let candidate = Candidate {
-            id: row.try_get("id")?,
-            job_id: row.try_get("job_id")?,
-            job_queued: row.try_get::<String, _>("job_state")? == JobState::Queued.as_str(),
-            tenant_id: row.try_get("tenant_id")?,
-            cluster_id: row.try_get("cluster_id")?,
-            node: row.try_get("node")?,
-        };
+    for candidate in candidates {
         let tenant_running = running_by_tenant
             .get(&candidate.tenant_id)
             .copied()
@@ -358,18 +346,20 @@ async fn take_claim_lock(tx: &mut Transaction<'static, Any>) -> Result<(), Queue
     Ok(())
 }
 
-fn claimed_task(row: &sqlx::any::AnyRow, worker_id: &str) -> Result<ClaimedTask, QueueError> {
+/// A task row a claim just leased to `worker_id` (`RETURNING` its columns).
+fn claimed_task(row: &AnyRow, worker_id: &str) -> Result<ClaimedTask, sqlx::Error> {
+    let step = PlanStep::from_row(row)?;
     Ok(ClaimedTask {
         task_id: row.try_get("id")?,
         job_id: row.try_get("job_id")?,
         tenant_id: row.try_get("tenant_id")?,
         cluster_id: row.try_get("cluster_id")?,
-        number: TaskId(to_u32("task number", row.try_get("number")?)?),
-        node: to_u32("node number", row.try_get("node")?)?,
-        service: parse_service(row.try_get("service")?)?,
-        action: parse_action(&row.try_get::<String, _>("action")?)?,
+        number: step.number,
+        node: step.node,
+        service: step.service,
+        action: step.action,
         attempt: row.try_get("attempts")?,
-        idempotent: row.try_get::<i64, _>("idempotent")? != 0,
+        idempotent: row.try_get::<IntFlag, _>("idempotent")?.into(),
         worker_id: worker_id.to_owned(),
         lease_expires_ms: row.try_get("lease_expires_ms")?,
     })
@@ -396,11 +386,11 @@ pub async fn heartbeat(
     .fetch_optional(store.pool())
     .await?;
     let job_id = job_id.ok_or_else(|| lease_lost(lease))?;
-    let state: String = sqlx::query_scalar("SELECT state FROM jobs WHERE id = $1")
+    let state: JobState = sqlx::query_scalar("SELECT state FROM jobs WHERE id = $1")
         .bind(&job_id)
         .fetch_one(store.pool())
         .await?;
-    Ok(match parse_word::<JobState>(&state)? {
+    Ok(match state {
         JobState::Cancelling | JobState::Cancelled => Heartbeat::Stop {
             lease_expires_ms: expires,
         },

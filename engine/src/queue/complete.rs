@@ -5,16 +5,17 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
-use sqlx::{Any, Row, Transaction};
+use sqlx::any::AnyRow;
+use sqlx::{Any, FromRow, Row, Transaction};
 
 use super::claim::lease_lost;
-use super::types::{capped, parse_word};
+use super::types::capped;
 use super::{
     backend_of, begin_write, for_update, lock_job, padded_item, padded_len, power_of_two_chunks,
     Completion, JobState, Lease, Outcome, OutcomeKind, Params, QueueError, TaskState,
     OUTPUT_CAP_BYTES,
 };
-use crate::store::Store;
+use crate::store::{IntFlag, Store};
 
 /// Expired leases handled per call; the rest wait for the next sweep.
 const EXPIRY_BATCH: i64 = 1_000;
@@ -33,46 +34,39 @@ pub struct Expired {
     pub task_state: TaskState,
 }
 
-/// The held task as the lease release returns it.
+/// The held task as the lease release returns it (`RETURNING` its columns), with the
+/// lease's own ids filled in by [`released`].
+#[derive(sqlx::FromRow)]
 struct Released {
+    #[sqlx(skip)]
     task_id: String,
+    #[sqlx(skip)]
     job_id: String,
+    #[sqlx(skip)]
     worker_id: String,
     number: i64,
     node: i64,
     service: Option<String>,
     action: String,
+    #[sqlx(rename = "attempts")]
     attempt: i64,
     tries: i64,
     max_attempts: i64,
+    #[sqlx(try_from = "IntFlag")]
     idempotent: bool,
     backoff_ms: i64,
-    started_at_ms: i64,
+    started_at_ms: Option<i64>,
 }
 
 const RELEASE_RETURNING: &str = "RETURNING number, node, service, action, attempts, tries, \
      max_attempts, idempotent, backoff_ms, started_at_ms";
 
-fn released(
-    row: &sqlx::any::AnyRow,
-    task_id: &str,
-    job_id: &str,
-    worker_id: &str,
-) -> Result<Released, QueueError> {
+fn released(row: &AnyRow, lease: &Lease) -> Result<Released, sqlx::Error> {
     Ok(Released {
-        task_id: task_id.to_owned(),
-        job_id: job_id.to_owned(),
-        worker_id: worker_id.to_owned(),
-        number: row.try_get("number")?,
-        node: row.try_get("node")?,
-        service: row.try_get("service")?,
-        action: row.try_get("action")?,
-        attempt: row.try_get("attempts")?,
-        tries: row.try_get("tries")?,
-        max_attempts: row.try_get("max_attempts")?,
-        idempotent: row.try_get::<i64, _>("idempotent")? != 0,
-        backoff_ms: row.try_get("backoff_ms")?,
-        started_at_ms: row.try_get::<Option<i64>, _>("started_at_ms")?.unwrap_or(0),
+        task_id: lease.task_id.clone(),
+        job_id: lease.job_id.clone(),
+        worker_id: lease.worker_id.clone(),
+        ..Released::from_row(row)?
     })
 }
 
@@ -108,7 +102,7 @@ async fn complete_succeeded(
     now_ms: i64,
 ) -> Result<Completion, QueueError> {
     let (_turn, mut tx) = begin_write(store).await?;
-    let job = sqlx::query(
+    let (job_state, succeeded, total): (JobState, i64, i64) = sqlx::query_as(
         "UPDATE jobs SET tasks_succeeded = tasks_succeeded + 1 WHERE id = $1 \
          RETURNING state, tasks_succeeded, tasks_total",
     )
@@ -116,11 +110,7 @@ async fn complete_succeeded(
     .fetch_optional(&mut *tx)
     .await?
     .ok_or_else(|| QueueError::NotFound(format!("job {}", lease.job_id)))?;
-    let job_state = parse_word::<JobState>(&job.try_get::<String, _>("state")?)?;
-    let counts = (
-        job.try_get::<i64, _>("tasks_succeeded")?,
-        job.try_get::<i64, _>("tasks_total")?,
-    );
+    let counts = (succeeded, total);
     let row = sqlx::query(&format!(
         "UPDATE tasks SET lease_owner = NULL, lease_expires_ms = NULL, state = 'succeeded', \
          finished_at_ms = $4, error = NULL \
@@ -136,7 +126,7 @@ async fn complete_succeeded(
     let Some(row) = row else {
         return Err(lease_lost(lease));
     };
-    let held = released(&row, &lease.task_id, &lease.job_id, &lease.worker_id)?;
+    let held = released(&row, lease)?;
     record_attempt(&mut tx, &held, TaskState::Succeeded, outcome, now_ms).await?;
     let job_state = after_success(&mut tx, &held, job_state, counts, now_ms).await?;
     tx.commit().await?;
@@ -250,16 +240,11 @@ async fn lock_jobs<'a>(
         Params::new(store.backend()).list(padded_len(ids.len())),
         for_update(store)
     );
-    let mut query = sqlx::query(&sql);
+    let mut query = sqlx::query_as::<_, (String, JobState)>(&sql);
     for index in 0..padded_len(ids.len()) {
         query = query.bind(*padded_item(&ids, index));
     }
-    let mut jobs = BTreeMap::new();
-    for row in query.fetch_all(&mut **tx).await? {
-        let state = parse_word::<JobState>(&row.try_get::<String, _>("state")?)?;
-        jobs.insert(row.try_get("id")?, state);
-    }
-    Ok(jobs)
+    Ok(query.fetch_all(&mut **tx).await?.into_iter().collect())
 }
 
 /// Ends the leases of the succeeding entries at `indexes` and marks their tasks
@@ -306,10 +291,7 @@ async fn release_succeeded(
                 continue;
             };
             let lease = &finished[index].0;
-            held.push((
-                index,
-                released(&row, &lease.task_id, &lease.job_id, &lease.worker_id)?,
-            ));
+            held.push((index, released(&row, lease)?));
         }
     }
     held.sort_by_key(|(index, _)| *index);
@@ -332,8 +314,7 @@ async fn release_held(
     .bind(lease.attempt)
     .fetch_optional(&mut **tx)
     .await?;
-    row.map(|row| released(&row, &lease.task_id, &lease.job_id, &lease.worker_id))
-        .transpose()
+    Ok(row.map(|row| released(&row, lease)).transpose()?)
 }
 
 /// The job side of a batch of successes, for all their jobs at once: the success
@@ -364,17 +345,12 @@ async fn after_successes(
              RETURNING jobs.id, jobs.tasks_succeeded, jobs.tasks_total",
             Params::new(backend).rows(padded_len(chunk.len()), 2)
         );
-        let mut query = sqlx::query(&sql);
+        let mut query = sqlx::query_as::<_, (String, i64, i64)>(&sql);
         for index in 0..padded_len(chunk.len()) {
             let (job_id, count) = padded_item(chunk, index);
             query = query.bind(*job_id).bind(*count);
         }
-        for row in query.fetch_all(&mut **tx).await? {
-            let job_id: String = row.try_get("id")?;
-            let succeeded: i64 = row.try_get("tasks_succeeded")?;
-            let total: i64 = row.try_get("tasks_total")?;
-            counts.push((job_id, succeeded, total));
-        }
+        counts.extend(query.fetch_all(&mut **tx).await?);
     }
     for chunk in succeeded.chunks(BATCH_ROWS) {
         // A successor may wait on several tasks of the batch: it loses as many pending
@@ -450,20 +426,15 @@ pub async fn requeue_expired(store: &Store, now_ms: i64) -> Result<Vec<Expired>,
         params.one(),
         for_update(store)
     );
-    let mut query = sqlx::query(&sql).bind(now_ms);
+    let mut query = sqlx::query_as::<_, (String, String, Option<String>, i64)>(&sql).bind(now_ms);
     for index in 0..padded_len(job_ids.len()) {
         query = query.bind(padded_item(&job_ids, index).as_str());
     }
     let expired_rows = query.bind(EXPIRY_BATCH).fetch_all(&mut *tx).await?;
 
     let mut expired = Vec::with_capacity(expired_rows.len());
-    for candidate in expired_rows {
-        let task_id: String = candidate.try_get("id")?;
-        let job_id: String = candidate.try_get("job_id")?;
-        let worker_id: String = candidate
-            .try_get::<Option<String>, _>("lease_owner")?
-            .unwrap_or_default();
-        let attempt: i64 = candidate.try_get("attempts")?;
+    for (task_id, job_id, lease_owner, attempt) in expired_rows {
+        let worker_id = lease_owner.unwrap_or_default();
         let lease = Lease {
             task_id: task_id.clone(),
             job_id: job_id.clone(),
@@ -631,7 +602,7 @@ async fn record_attempts(
                 .bind(held.attempt)
                 .bind(held.worker_id.as_str())
                 .bind(task_state.as_str())
-                .bind(held.started_at_ms)
+                .bind(held.started_at_ms.unwrap_or(0))
                 .bind(now_ms)
                 .bind(outcome.exit_code)
                 .bind(capped(&outcome.stdout, OUTPUT_CAP_BYTES))

@@ -5,7 +5,6 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 use api_types::{EventKind, OutputStream};
-use sqlx::Row;
 
 use super::{begin_write, QueueError};
 use crate::store::{Backend, Store};
@@ -26,7 +25,7 @@ pub struct NewEvent {
     pub data: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Event {
     pub id: i64,
     pub job_id: String,
@@ -132,6 +131,8 @@ pub async fn append_events(
     Ok(())
 }
 
+const EVENT_COLUMNS: &str = "id, job_id, task_id, attempt, at_ms, kind, stream, data";
+
 /// Up to `limit` events of `job_id` with ids above `after_id` (0 for the start), oldest first.
 pub async fn events_after(
     store: &Store,
@@ -139,18 +140,15 @@ pub async fn events_after(
     after_id: i64,
     limit: i64,
 ) -> Result<Vec<Event>, QueueError> {
-    sqlx::query(
-        "SELECT id, job_id, task_id, attempt, at_ms, kind, stream, data FROM task_events \
-         WHERE job_id = $1 AND id > $2 ORDER BY id LIMIT $3",
-    )
+    Ok(sqlx::query_as(&format!(
+        "SELECT {EVENT_COLUMNS} FROM task_events WHERE job_id = $1 AND id > $2 \
+         ORDER BY id LIMIT $3"
+    ))
     .bind(job_id)
     .bind(after_id)
     .bind(limit)
     .fetch_all(store.pool())
-    .await?
-    .iter()
-    .map(event_from_row)
-    .collect()
+    .await?)
 }
 
 /// The last `limit` events of `job_id`, oldest first: what a page shows of a long job
@@ -160,34 +158,13 @@ pub async fn last_events(
     job_id: &str,
     limit: i64,
 ) -> Result<Vec<Event>, QueueError> {
-    let mut events = sqlx::query(
-        "SELECT id, job_id, task_id, attempt, at_ms, kind, stream, data FROM task_events \
-         WHERE job_id = $1 ORDER BY id DESC LIMIT $2",
-    )
+    let mut events: Vec<Event> = sqlx::query_as(&format!(
+        "SELECT {EVENT_COLUMNS} FROM task_events WHERE job_id = $1 ORDER BY id DESC LIMIT $2"
+    ))
     .bind(job_id)
     .bind(limit)
     .fetch_all(store.pool())
-    .await?
-    .iter()
-    .map(event_from_row)
-    .collect::<Result<Vec<_>, _>>()?;
+    .await?;
     events.reverse();
     Ok(events)
-}
-
-fn event_from_row(row: &sqlx::any::AnyRow) -> Result<Event, QueueError> {
-    Ok(Event {
-        id: row.try_get("id")?,
-        job_id: row.try_get("job_id")?,
-        task_id: row.try_get("task_id")?,
-        attempt: row.try_get("attempt")?,
-        at_ms: row.try_get("at_ms")?,
-        kind: super::parse_word(&row.try_get::<String, _>("kind")?)?,
-        stream: row
-            .try_get::<Option<String>, _>("stream")?
-            .as_deref()
-            .map(super::parse_word)
-            .transpose()?,
-        data: row.try_get("data")?,
-    })
 }

@@ -5,24 +5,15 @@ use std::collections::BTreeSet;
 use domain::names::ServiceName;
 use domain::plan::{Action, TaskId};
 
-use super::QueueError;
+use sqlx::any::AnyRow;
+use sqlx::{FromRow, Row};
+
+use crate::store::column_value;
 
 /// Each of an attempt's stdout and stderr is kept up to this many bytes.
 pub const OUTPUT_CAP_BYTES: usize = 64 * 1024;
 
 pub use api_types::{JobState, TaskState};
-
-/// Reads a stored word as the enum it names; an unknown word is a corrupt row.
-pub(crate) fn parse_word<T>(raw: &str) -> Result<T, QueueError>
-where
-    T: std::str::FromStr<Err = api_types::UnknownValue>,
-{
-    raw.parse()
-        .map_err(|error: api_types::UnknownValue| QueueError::CorruptValue {
-            what: error.what,
-            value: error.value,
-        })
-}
 
 /// How a job's tasks are retried.
 #[derive(Debug, Clone)]
@@ -56,6 +47,14 @@ impl Default for SubmitOptions {
 pub struct ClaimLimits {
     pub max_running: Option<u32>,
     pub max_running_per_tenant: Option<u32>,
+}
+
+impl ClaimLimits {
+    /// (global, per tenant) as counts a query compares with: no limit is `i64::MAX`.
+    pub(super) fn as_counts(self) -> (i64, i64) {
+        let count = |limit: Option<u32>| limit.map_or(i64::MAX, i64::from);
+        (count(self.max_running), count(self.max_running_per_tenant))
+    }
 }
 
 /// Proof that a worker holds a task: the attempt number tells a re-claimed task
@@ -182,28 +181,32 @@ pub(super) fn capped(text: &str, max: usize) -> &str {
     &text[..end]
 }
 
-pub(super) fn parse_action(raw: &str) -> Result<Action, QueueError> {
-    serde_json::from_value(serde_json::Value::String(raw.to_owned())).map_err(|_| {
-        QueueError::CorruptValue {
-            what: "task action",
-            value: raw.to_owned(),
-        }
-    })
+/// Where a task row sits in its plan (number, node, service, action), read as the
+/// planner's own types: what every decoder of a task row shares.
+pub(super) struct PlanStep {
+    pub number: TaskId,
+    pub node: u32,
+    pub service: Option<ServiceName>,
+    pub action: Action,
 }
 
-pub(super) fn parse_service(raw: Option<String>) -> Result<Option<ServiceName>, QueueError> {
-    raw.map(|name| {
-        ServiceName::parse(name.clone()).map_err(|_| QueueError::CorruptValue {
-            what: "task service",
-            value: name,
+impl<'r> FromRow<'r, AnyRow> for PlanStep {
+    fn from_row(row: &'r AnyRow) -> Result<Self, sqlx::Error> {
+        let number: i64 = row.try_get("number")?;
+        let node: i64 = row.try_get("node")?;
+        let service: Option<String> = row.try_get("service")?;
+        let action: String = row.try_get("action")?;
+        Ok(PlanStep {
+            number: TaskId(column_value("number", u32::try_from(number))?),
+            node: column_value("node", u32::try_from(node))?,
+            service: service
+                .map(|name| column_value("service", ServiceName::parse(name)))
+                .transpose()?,
+            // An action is stored as the word it serialises to.
+            action: column_value(
+                "action",
+                serde_json::from_value(serde_json::Value::String(action)),
+            )?,
         })
-    })
-    .transpose()
-}
-
-pub(super) fn to_u32(what: &'static str, value: i64) -> Result<u32, QueueError> {
-    u32::try_from(value).map_err(|_| QueueError::CorruptValue {
-        what,
-        value: value.to_string(),
-    })
+    }
 }

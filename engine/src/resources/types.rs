@@ -43,6 +43,25 @@ impl ResourceKind {
     }
 }
 
+// A `kind` column reads as the kind it names (the store's rows derive `sqlx::FromRow`).
+impl sqlx::Type<sqlx::Any> for ResourceKind {
+    fn type_info() -> sqlx::any::AnyTypeInfo {
+        <&str as sqlx::Type<sqlx::Any>>::type_info()
+    }
+
+    fn compatible(ty: &sqlx::any::AnyTypeInfo) -> bool {
+        <&str as sqlx::Type<sqlx::Any>>::compatible(ty)
+    }
+}
+
+impl<'r> sqlx::Decode<'r, sqlx::Any> for ResourceKind {
+    fn decode(value: sqlx::any::AnyValueRef<'r>) -> Result<Self, sqlx::error::BoxDynError> {
+        Ok(Self::parse(<&str as sqlx::Decode<'r, sqlx::Any>>::decode(
+            value,
+        )?)?)
+    }
+}
+
 impl fmt::Display for ResourceKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
@@ -83,7 +102,7 @@ pub enum ResourceError {
 }
 
 /// One stored version.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct ResourceVersion {
     pub tenant_id: String,
     pub kind: ResourceKind,
@@ -91,6 +110,7 @@ pub struct ResourceVersion {
     pub version: i64,
     pub sha256: String,
     pub size_bytes: i64,
+    #[sqlx(try_from = "crate::store::IntFlag")]
     pub staged: bool,
     pub created_at_ms: i64,
 }

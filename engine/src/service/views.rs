@@ -250,26 +250,9 @@ impl TryFrom<AuditEntry> for AuditView {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::operations::ClusterState;
 
     fn cluster(layout_json: &str) -> Cluster {
-        Cluster {
-            id: "c1".into(),
-            tenant_id: "t".into(),
-            name: "shop".into(),
-            template_name: "web".into(),
-            template_version: 1,
-            template_json: "{}".into(),
-            owner_id: None,
-            state: ClusterState::Active,
-            layout_json: layout_json.into(),
-            config_json: "{}".into(),
-            catalog_json: "{}".into(),
-            provider: "local".into(),
-            lease_expires_ms: None,
-            created_at_ms: 0,
-            updated_at_ms: 0,
-        }
+        crate::testing::stored_cluster(layout_json, "{}")
     }
 
     #[test]

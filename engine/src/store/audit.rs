@@ -1,11 +1,9 @@
 //! The audit log: who did what to which thing, when and from where. Rows are only
 //! ever added.
 
-use sqlx::Row;
-
 use super::{Store, StoreError};
 
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, sqlx::FromRow)]
 pub struct AuditEntry {
     pub id: String,
     pub tenant_id: String,
@@ -38,22 +36,6 @@ pub struct AuditFilter {
 const COLUMNS: &str = "id, tenant_id, actor_id, actor_name, action, target_kind, target, \
      address, before_json, after_json, at_ms";
 
-fn from_row(row: &sqlx::any::AnyRow) -> Result<AuditEntry, StoreError> {
-    Ok(AuditEntry {
-        id: row.try_get("id")?,
-        tenant_id: row.try_get("tenant_id")?,
-        actor_id: row.try_get("actor_id")?,
-        actor_name: row.try_get("actor_name")?,
-        action: row.try_get("action")?,
-        target_kind: row.try_get("target_kind")?,
-        target: row.try_get("target")?,
-        address: row.try_get("address")?,
-        before_json: row.try_get("before_json")?,
-        after_json: row.try_get("after_json")?,
-        at_ms: row.try_get("at_ms")?,
-    })
-}
-
 impl Store {
     pub async fn append_audit(&self, entry: &AuditEntry) -> Result<(), StoreError> {
         sqlx::query(&format!(
@@ -78,7 +60,7 @@ impl Store {
 
     pub async fn audit_entries(&self, filter: &AuditFilter) -> Result<Vec<AuditEntry>, StoreError> {
         // Unset filters compare a bound NULL, so one statement serves every combination.
-        sqlx::query(&format!(
+        sqlx::query_as(&format!(
             "SELECT {COLUMNS} FROM audit_log \
              WHERE ($1 IS NULL OR tenant_id = $1) AND ($2 IS NULL OR actor_name = $2) \
                AND ($3 IS NULL OR action LIKE $3) AND ($4 IS NULL OR at_ms < $4) \
@@ -95,9 +77,7 @@ impl Store {
         .bind(filter.before_ms)
         .bind(filter.limit)
         .fetch_all(&self.pool)
-        .await?
-        .iter()
-        .map(from_row)
-        .collect()
+        .await
+        .map_err(StoreError::from)
     }
 }

@@ -5,12 +5,12 @@
 //! revision that has a body. Bodies are Coopr-format JSON text; turning them into
 //! `domain` types is [`crate::catalog`]'s job.
 
-use sqlx::{Any, Row, Transaction};
+use sqlx::{Any, Transaction};
 
 use super::{Listing, Store, StoreError, Window};
 
 /// One revision of one entity. `body_json` is `None` for a deletion.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct CatalogRevision {
     pub tenant_id: String,
     /// The bundle key: `providers`, `hardwaretypes`, `imagetypes`, `services`,
@@ -37,18 +37,6 @@ const COLUMNS: &str = "tenant_id, kind, name, version, body_json, author_id, cre
 const NEWEST: &str = "version = (SELECT MAX(version) FROM catalog_entities newest \
      WHERE newest.tenant_id = e.tenant_id AND newest.kind = e.kind AND newest.name = e.name)";
 
-fn from_row(row: &sqlx::any::AnyRow) -> Result<CatalogRevision, StoreError> {
-    Ok(CatalogRevision {
-        tenant_id: row.try_get("tenant_id")?,
-        kind: row.try_get("kind")?,
-        name: row.try_get("name")?,
-        version: row.try_get("version")?,
-        body_json: row.try_get("body_json")?,
-        author_id: row.try_get("author_id")?,
-        created_at_ms: row.try_get("created_at_ms")?,
-    })
-}
-
 impl Store {
     /// The current (not deleted) revision of every entity of the tenant, by kind and name.
     pub async fn current_catalog(
@@ -64,7 +52,7 @@ impl Store {
             order: "kind, name",
             params: &[tenant_id],
         };
-        self.listed(&listing, from_row).await
+        self.listed(&listing).await
     }
 
     /// One window of the current entities of one kind (by bundle key), by name.
@@ -84,7 +72,7 @@ impl Store {
             order: "name",
             params: &[tenant_id, kind],
         };
-        self.windowed(&listing, window, from_row).await
+        self.windowed(&listing, window).await
     }
 
     /// The current revision of one entity; `NotFound` when it never existed or was deleted.
@@ -94,7 +82,7 @@ impl Store {
         kind: &str,
         name: &str,
     ) -> Result<CatalogRevision, StoreError> {
-        let row = sqlx::query(&format!(
+        let revision: Option<CatalogRevision> = sqlx::query_as(&format!(
             "SELECT {COLUMNS} FROM catalog_entities e \
              WHERE tenant_id = $1 AND kind = $2 AND name = $3 AND {NEWEST}"
         ))
@@ -103,7 +91,7 @@ impl Store {
         .bind(name)
         .fetch_optional(&self.pool)
         .await?;
-        match row.map(|row| from_row(&row)).transpose()? {
+        match revision {
             Some(revision) if revision.body_json.is_some() => Ok(revision),
             _ => Err(StoreError::NotFound(format!("{} {name:?}", singular(kind)))),
         }
@@ -116,7 +104,7 @@ impl Store {
         kind: &str,
         name: &str,
     ) -> Result<Vec<CatalogRevision>, StoreError> {
-        sqlx::query(&format!(
+        sqlx::query_as(&format!(
             "SELECT {COLUMNS} FROM catalog_entities \
              WHERE tenant_id = $1 AND kind = $2 AND name = $3 ORDER BY version"
         ))
@@ -124,10 +112,8 @@ impl Store {
         .bind(kind)
         .bind(name)
         .fetch_all(&self.pool)
-        .await?
-        .iter()
-        .map(from_row)
-        .collect()
+        .await
+        .map_err(StoreError::from)
     }
 
     /// Applies `writes` in one transaction and returns the new revisions. A write whose
@@ -187,7 +173,7 @@ async fn write_one(
     author_id: Option<&str>,
     now_ms: i64,
 ) -> Result<Option<CatalogRevision>, StoreError> {
-    let newest = sqlx::query(&format!(
+    let newest: Option<CatalogRevision> = sqlx::query_as(&format!(
         "SELECT {COLUMNS} FROM catalog_entities e \
          WHERE tenant_id = $1 AND kind = $2 AND name = $3 AND {NEWEST}"
     ))
@@ -195,9 +181,7 @@ async fn write_one(
     .bind(&write.kind)
     .bind(&write.name)
     .fetch_optional(&mut **tx)
-    .await?
-    .map(|row| from_row(&row))
-    .transpose()?;
+    .await?;
     let current_body = newest.as_ref().and_then(|rev| rev.body_json.as_deref());
     if write.body_json.is_none() && current_body.is_none() {
         return Err(StoreError::NotFound(format!(

@@ -5,14 +5,12 @@
 
 pub mod nodes;
 
-use sqlx::{Any, Row, Transaction};
+use sqlx::{Any, Transaction};
 
-use super::{
-    conflict_on_unique, word_column, Backend, Listing, RowLock, Store, StoreError, Window,
-};
+use super::{conflict_on_unique, Backend, Listing, RowLock, Store, StoreError, Window};
 pub use api_types::ClusterState;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Cluster {
     pub id: String,
     pub tenant_id: String,
@@ -37,7 +35,7 @@ pub struct Cluster {
 /// snapshot. Those can be large, and every task of a job would read them at once; steps
 /// get them from the job and from the snapshot read by [`Store::catalog_snapshot`],
 /// parsed once per version.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct StepCluster {
     pub id: String,
     pub tenant_id: String,
@@ -73,26 +71,6 @@ const COLUMNS: &str = "id, tenant_id, name, template_name, template_version, tem
      owner_id, state, layout_json, config_json, catalog_json, provider, lease_expires_ms, \
      created_at_ms, updated_at_ms";
 
-fn from_row(row: &sqlx::any::AnyRow) -> Result<Cluster, StoreError> {
-    Ok(Cluster {
-        id: row.try_get("id")?,
-        tenant_id: row.try_get("tenant_id")?,
-        name: row.try_get("name")?,
-        template_name: row.try_get("template_name")?,
-        template_version: row.try_get("template_version")?,
-        template_json: row.try_get("template_json")?,
-        owner_id: row.try_get("owner_id")?,
-        state: word_column(row, "state", "clusters")?,
-        layout_json: row.try_get("layout_json")?,
-        config_json: row.try_get("config_json")?,
-        catalog_json: row.try_get("catalog_json")?,
-        provider: row.try_get("provider")?,
-        lease_expires_ms: row.try_get("lease_expires_ms")?,
-        created_at_ms: row.try_get("created_at_ms")?,
-        updated_at_ms: row.try_get("updated_at_ms")?,
-    })
-}
-
 impl Store {
     pub async fn create_cluster(
         &self,
@@ -106,34 +84,23 @@ impl Store {
     }
 
     pub async fn cluster(&self, id: &str) -> Result<Cluster, StoreError> {
-        let row = sqlx::query(&format!("SELECT {COLUMNS} FROM clusters WHERE id = $1"))
+        sqlx::query_as(&format!("SELECT {COLUMNS} FROM clusters WHERE id = $1"))
             .bind(id)
             .fetch_optional(&self.pool)
             .await?
-            .ok_or_else(|| StoreError::NotFound(format!("cluster {id}")))?;
-        from_row(&row)
+            .ok_or_else(|| StoreError::NotFound(format!("cluster {id}")))
     }
 
     /// The cluster as a step sees it (see [`StepCluster`]).
     pub async fn step_cluster(&self, id: &str) -> Result<StepCluster, StoreError> {
-        let row = sqlx::query(
+        sqlx::query_as(
             "SELECT id, tenant_id, name, owner_id, config_json, provider, nodes_version, \
              catalog_version FROM clusters WHERE id = $1",
         )
         .bind(id)
         .fetch_optional(&self.pool)
         .await?
-        .ok_or_else(|| StoreError::NotFound(format!("cluster {id}")))?;
-        Ok(StepCluster {
-            id: row.try_get("id")?,
-            tenant_id: row.try_get("tenant_id")?,
-            name: row.try_get("name")?,
-            owner_id: row.try_get("owner_id")?,
-            config_json: row.try_get("config_json")?,
-            provider: row.try_get("provider")?,
-            nodes_version: row.try_get("nodes_version")?,
-            catalog_version: row.try_get("catalog_version")?,
-        })
+        .ok_or_else(|| StoreError::NotFound(format!("cluster {id}")))
     }
 
     /// The cluster's catalog snapshot (Coopr bundle JSON).
@@ -151,7 +118,7 @@ impl Store {
         tenant_id: &str,
         name: &str,
     ) -> Result<Cluster, StoreError> {
-        let row = sqlx::query(&format!(
+        sqlx::query_as(&format!(
             "SELECT {COLUMNS} FROM clusters WHERE tenant_id = $1 AND name = $2 \
              AND state <> 'deleted'"
         ))
@@ -159,8 +126,7 @@ impl Store {
         .bind(name)
         .fetch_optional(&self.pool)
         .await?
-        .ok_or_else(|| StoreError::NotFound(format!("cluster {name:?}")))?;
-        from_row(&row)
+        .ok_or_else(|| StoreError::NotFound(format!("cluster {name:?}")))
     }
 
     pub async fn list_clusters(&self, tenant_id: &str) -> Result<Vec<Cluster>, StoreError> {
@@ -170,7 +136,7 @@ impl Store {
             order: "name",
             params: &[tenant_id],
         };
-        self.listed(&listing, from_row).await
+        self.listed(&listing).await
     }
 
     /// Ids of active clusters whose lease ended before `now_ms`, the longest expired
@@ -203,7 +169,7 @@ impl Store {
             order: "name, id",
             params: &[tenant_id],
         };
-        self.windowed(&listing, window, from_row).await
+        self.windowed(&listing, window).await
     }
 
     /// Records a new state and layout (after a job changed the cluster).
@@ -256,15 +222,14 @@ pub async fn lock_cluster_state(
     backend: Backend,
     id: &str,
 ) -> Result<ClusterState, StoreError> {
-    let row = sqlx::query(&format!(
+    sqlx::query_scalar(&format!(
         "SELECT state FROM clusters WHERE id = $1{}",
         backend.lock_clause(RowLock::Wait)
     ))
     .bind(id)
     .fetch_optional(&mut **tx)
     .await?
-    .ok_or_else(|| StoreError::NotFound(format!("cluster {id}")))?;
-    word_column(&row, "state", "clusters")
+    .ok_or_else(|| StoreError::NotFound(format!("cluster {id}")))
 }
 
 /// Replaces the cluster's catalog snapshot and config inside `tx` (a change that

@@ -6,19 +6,19 @@
 //! The client private key is a secret: [`PoolHost`] does not carry it; only
 //! [`Store::pool_host_client_key`] reads it, for the provider that connects with it.
 
-use sqlx::Row;
-
-use super::{conflict_on_unique, Listing, RowLock, Store, StoreError, Window};
+use super::{conflict_on_unique, Listing, PortNumber, RowLock, Store, StoreError, Window};
 use crate::secrets::SecretKey;
 
 /// A registered host, without its client private key.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct PoolHost {
     pub id: String,
     pub tenant_id: String,
     pub name: String,
     pub host: String,
+    #[sqlx(try_from = "PortNumber")]
     pub port: u16,
+    #[sqlx(rename = "ssh_user")]
     pub user: String,
     /// The pinned host key, OpenSSH one-line form.
     pub host_key: String,
@@ -44,27 +44,6 @@ const COLUMNS: &str = "id, tenant_id, name, host, port, ssh_user, host_key, clie
 /// Attempts at lending a free host before giving up: each failed attempt means another
 /// process lent the host this one picked at the same moment.
 const CHECK_OUT_ATTEMPTS: usize = 64;
-
-fn from_row(row: &sqlx::any::AnyRow) -> Result<PoolHost, StoreError> {
-    let port: i64 = row.try_get("port")?;
-    Ok(PoolHost {
-        id: row.try_get("id")?,
-        tenant_id: row.try_get("tenant_id")?,
-        name: row.try_get("name")?,
-        host: row.try_get("host")?,
-        port: u16::try_from(port).map_err(|_| StoreError::CorruptRow {
-            table: "pool_hosts",
-            reason: format!("port {port} is out of range"),
-        })?,
-        user: row.try_get("ssh_user")?,
-        host_key: row.try_get("host_key")?,
-        client_public_key: row.try_get("client_public_key")?,
-        checked_out_node: row.try_get("checked_out_node")?,
-        checked_out_at_ms: row.try_get("checked_out_at_ms")?,
-        created_at_ms: row.try_get("created_at_ms")?,
-        updated_at_ms: row.try_get("updated_at_ms")?,
-    })
-}
 
 fn unique_what(host: &PoolHost) -> String {
     format!(
@@ -134,12 +113,11 @@ impl Store {
     }
 
     pub async fn pool_host(&self, id: &str) -> Result<PoolHost, StoreError> {
-        let row = sqlx::query(&format!("SELECT {COLUMNS} FROM pool_hosts WHERE id = $1"))
+        sqlx::query_as(&format!("SELECT {COLUMNS} FROM pool_hosts WHERE id = $1"))
             .bind(id)
             .fetch_optional(&self.pool)
             .await?
-            .ok_or_else(|| StoreError::NotFound(format!("pool host {id:?}")))?;
-        from_row(&row)
+            .ok_or_else(|| StoreError::NotFound(format!("pool host {id:?}")))
     }
 
     /// The host's client private key (OpenSSH PEM): for connecting, never for showing.
@@ -197,7 +175,7 @@ impl Store {
                 params: &[],
             },
         };
-        self.windowed(&listing, window, from_row).await
+        self.windowed(&listing, window).await
     }
 
     /// Removes the host unless it is lent out; `Ok(false)` when it is (or is gone).
@@ -211,15 +189,13 @@ impl Store {
 
     /// The host lent to `node`, if any.
     pub async fn pool_host_of_node(&self, node: &str) -> Result<Option<PoolHost>, StoreError> {
-        sqlx::query(&format!(
+        sqlx::query_as(&format!(
             "SELECT {COLUMNS} FROM pool_hosts WHERE checked_out_node = $1"
         ))
         .bind(node)
         .fetch_optional(&self.pool)
-        .await?
-        .as_ref()
-        .map(from_row)
-        .transpose()
+        .await
+        .map_err(StoreError::from)
     }
 
     /// Lends a free host of `tenant_id` to `node`, or returns the one it already holds

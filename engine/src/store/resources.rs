@@ -2,29 +2,10 @@
 //! (`plugin_resource_blobs`), always written in the same transaction. What they mean
 //! and how processes cache the bytes is [`crate::resources`]'s.
 
-use sqlx::Row;
-
 use super::{conflict_on_unique, Listing, Store, StoreError, Window};
 use crate::resources::{ResourceKind, ResourceVersion, Upload};
 
 const COLUMNS: &str = "tenant_id, kind, name, version, sha256, size_bytes, staged, created_at_ms";
-
-fn from_row(row: &sqlx::any::AnyRow) -> Result<ResourceVersion, StoreError> {
-    let kind: String = row.try_get("kind")?;
-    Ok(ResourceVersion {
-        tenant_id: row.try_get("tenant_id")?,
-        kind: ResourceKind::parse(&kind).map_err(|error| StoreError::CorruptRow {
-            table: "plugin_resources",
-            reason: error.to_string(),
-        })?,
-        name: row.try_get("name")?,
-        version: row.try_get("version")?,
-        sha256: row.try_get("sha256")?,
-        size_bytes: row.try_get("size_bytes")?,
-        staged: row.try_get::<i64, _>("staged")? != 0,
-        created_at_ms: row.try_get("created_at_ms")?,
-    })
-}
 
 /// Every version of every resource of the tenant, by kind, name and version.
 fn tenant_versions<'a>(tenant_id: &'a &'a str) -> Listing<'a> {
@@ -180,16 +161,14 @@ impl Store {
     /// Versions (of every tenant) whose bytes the database does not hold: uploaded
     /// before it kept them.
     pub async fn resources_without_bytes(&self) -> Result<Vec<ResourceVersion>, StoreError> {
-        sqlx::query(&format!(
+        sqlx::query_as(&format!(
             "SELECT {COLUMNS} FROM plugin_resources r WHERE NOT EXISTS \
              (SELECT 1 FROM plugin_resource_blobs b WHERE b.tenant_id = r.tenant_id \
               AND b.kind = r.kind AND b.name = r.name AND b.version = r.version)"
         ))
         .fetch_all(&self.pool)
-        .await?
-        .iter()
-        .map(from_row)
-        .collect()
+        .await
+        .map_err(StoreError::from)
     }
 
     /// Puts `bytes` in as `resource`'s unless the database has them already; returns
@@ -221,7 +200,7 @@ impl Store {
         &self,
         tenant_id: &str,
     ) -> Result<Vec<ResourceVersion>, StoreError> {
-        self.listed(&tenant_versions(&tenant_id), from_row).await
+        self.listed(&tenant_versions(&tenant_id)).await
     }
 
     /// One window of the tenant's resource versions, by kind, name and version.
@@ -230,8 +209,7 @@ impl Store {
         tenant_id: &str,
         window: Window,
     ) -> Result<(Vec<ResourceVersion>, u64), StoreError> {
-        self.windowed(&tenant_versions(&tenant_id), window, from_row)
-            .await
+        self.windowed(&tenant_versions(&tenant_id), window).await
     }
 
     /// The staged version of each resource of the tenant.
@@ -245,7 +223,7 @@ impl Store {
             order: "kind, name",
             params: &[tenant_id],
         };
-        self.listed(&listing, from_row).await
+        self.listed(&listing).await
     }
 
     /// The bytes the database holds for `resource`, if any.

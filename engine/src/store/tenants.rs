@@ -1,13 +1,15 @@
 //! Tenants: the unit of isolation. Every other row belongs to exactly one.
 
-use sqlx::{Any, Row, Transaction};
+use sqlx::{Any, Transaction};
 
-use super::{conflict_on_unique, now_ms, Backend, Listing, RowLock, Store, StoreError, Window};
+use super::{
+    conflict_on_unique, now_ms, Backend, IntFlag, Listing, RowLock, Store, StoreError, Window,
+};
 
 /// Id of the `default` tenant created by the first migration.
 pub const DEFAULT_TENANT_ID: &str = "00000000-0000-0000-0000-000000000001";
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Tenant {
     pub id: String,
     pub name: String,
@@ -15,6 +17,7 @@ pub struct Tenant {
     pub max_nodes: Option<i64>,
     pub created_at_ms: i64,
     /// May build on the `local` provider (node steps on the server's own host).
+    #[sqlx(try_from = "IntFlag")]
     pub local_nodes: bool,
 }
 
@@ -37,17 +40,6 @@ fn every_tenant() -> Listing<'static> {
         order: "name",
         params: &[],
     }
-}
-
-fn from_row(row: &sqlx::any::AnyRow) -> Result<Tenant, StoreError> {
-    Ok(Tenant {
-        id: row.try_get("id")?,
-        name: row.try_get("name")?,
-        max_clusters: row.try_get("max_clusters")?,
-        max_nodes: row.try_get("max_nodes")?,
-        created_at_ms: row.try_get("created_at_ms")?,
-        local_nodes: row.try_get::<i64, _>("local_nodes")? != 0,
-    })
 }
 
 impl Store {
@@ -77,30 +69,28 @@ impl Store {
     }
 
     pub async fn tenant_by_name(&self, name: &str) -> Result<Tenant, StoreError> {
-        let row = sqlx::query(&format!("SELECT {COLUMNS} FROM tenants WHERE name = $1"))
+        sqlx::query_as(&format!("SELECT {COLUMNS} FROM tenants WHERE name = $1"))
             .bind(name)
             .fetch_optional(&self.pool)
             .await?
-            .ok_or_else(|| StoreError::NotFound(format!("tenant {name:?}")))?;
-        from_row(&row)
+            .ok_or_else(|| StoreError::NotFound(format!("tenant {name:?}")))
     }
 
     pub async fn list_tenants(&self) -> Result<Vec<Tenant>, StoreError> {
-        self.listed(&every_tenant(), from_row).await
+        self.listed(&every_tenant()).await
     }
 
     /// One window of every tenant, by name.
     pub async fn tenants_window(&self, window: Window) -> Result<(Vec<Tenant>, u64), StoreError> {
-        self.windowed(&every_tenant(), window, from_row).await
+        self.windowed(&every_tenant(), window).await
     }
 
     pub async fn tenant(&self, id: &str) -> Result<Tenant, StoreError> {
-        let row = sqlx::query(&format!("SELECT {COLUMNS} FROM tenants WHERE id = $1"))
+        sqlx::query_as(&format!("SELECT {COLUMNS} FROM tenants WHERE id = $1"))
             .bind(id)
             .fetch_optional(&self.pool)
             .await?
-            .ok_or_else(|| StoreError::NotFound(format!("tenant {id:?}")))?;
-        from_row(&row)
+            .ok_or_else(|| StoreError::NotFound(format!("tenant {id:?}")))
     }
 
     /// Sets the tenant's quotas (`None` = no limit).
@@ -152,7 +142,7 @@ impl Store {
 
 /// A tenant's quotas, read with its row locked for the rest of `tx`, so two
 /// transactions that grow the tenant check its quotas one after the other.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct LockedQuotas {
     pub name: String,
     pub max_clusters: Option<i64>,
@@ -164,24 +154,19 @@ pub async fn lock_quotas(
     backend: Backend,
     tenant_id: &str,
 ) -> Result<LockedQuotas, StoreError> {
-    let row = sqlx::query(&format!(
+    sqlx::query_as(&format!(
         "SELECT name, max_clusters, max_nodes FROM tenants WHERE id = $1{}",
         backend.lock_clause(RowLock::Wait)
     ))
     .bind(tenant_id)
     .fetch_optional(&mut **tx)
     .await?
-    .ok_or_else(|| StoreError::NotFound(format!("tenant {tenant_id:?}")))?;
-    Ok(LockedQuotas {
-        name: row.try_get("name")?,
-        max_clusters: row.try_get("max_clusters")?,
-        max_nodes: row.try_get("max_nodes")?,
-    })
+    .ok_or_else(|| StoreError::NotFound(format!("tenant {tenant_id:?}")))
 }
 
 /// What a live cluster of a tenant takes up, for quotas: its layout, the layout its
 /// unfinished job is heading for, and how many node rows exist.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct ClusterFootprint {
     pub layout_json: Option<String>,
     pub planned_layout_json: Option<String>,
@@ -192,23 +177,15 @@ pub async fn live_cluster_footprints(
     tx: &mut Transaction<'static, Any>,
     tenant_id: &str,
 ) -> Result<Vec<ClusterFootprint>, StoreError> {
-    sqlx::query(
+    sqlx::query_as(
         "SELECT c.layout_json, (SELECT j.to_layout_json FROM jobs j WHERE j.cluster_id = c.id \
            AND j.state IN ('queued', 'running', 'cancelling') \
-           ORDER BY j.created_at_ms DESC LIMIT 1) AS planned_json, \
+           ORDER BY j.created_at_ms DESC LIMIT 1) AS planned_layout_json, \
            (SELECT COUNT(*) FROM nodes n WHERE n.cluster_id = c.id) AS existing_nodes \
          FROM clusters c WHERE c.tenant_id = $1 AND c.state <> 'deleted'",
     )
     .bind(tenant_id)
     .fetch_all(&mut **tx)
-    .await?
-    .iter()
-    .map(|row| {
-        Ok(ClusterFootprint {
-            layout_json: row.try_get("layout_json")?,
-            planned_layout_json: row.try_get("planned_json")?,
-            existing_nodes: row.try_get("existing_nodes")?,
-        })
-    })
-    .collect()
+    .await
+    .map_err(StoreError::from)
 }

@@ -3,14 +3,12 @@
 //! Minting and hashing the secret belongs to [`crate::accounts::tokens`]; this module
 //! stores and finds rows.
 
-use sqlx::Row;
-
-use super::{word_column, Listing, Store, StoreError, Window};
+use super::{Listing, Store, StoreError, Window};
 
 pub use api_types::TokenScope;
 
 /// A token as listed: everything but the secret, which is not stored.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct ApiToken {
     pub id: String,
     pub user_id: String,
@@ -43,20 +41,6 @@ pub const TOUCH_INTERVAL_MS: i64 = 60_000;
 const COLUMNS: &str = "id, user_id, name, created_at_ms, last_used_at_ms, expires_at_ms, \
                        revoked_at_ms, scope, renew_ms";
 
-fn from_row(row: &sqlx::any::AnyRow) -> Result<ApiToken, StoreError> {
-    Ok(ApiToken {
-        scope: word_column(row, "scope", "api_tokens")?,
-        renew_ms: row.try_get("renew_ms")?,
-        id: row.try_get("id")?,
-        user_id: row.try_get("user_id")?,
-        name: row.try_get("name")?,
-        created_at_ms: row.try_get("created_at_ms")?,
-        last_used_at_ms: row.try_get("last_used_at_ms")?,
-        expires_at_ms: row.try_get("expires_at_ms")?,
-        revoked_at_ms: row.try_get("revoked_at_ms")?,
-    })
-}
-
 impl Store {
     pub async fn insert_token(
         &self,
@@ -82,14 +66,13 @@ impl Store {
 
     /// The token whose secret hashes to `secret_sha256`, revoked or not.
     pub async fn token_by_secret(&self, secret_sha256: &str) -> Result<ApiToken, StoreError> {
-        let row = sqlx::query(&format!(
+        sqlx::query_as(&format!(
             "SELECT {COLUMNS} FROM api_tokens WHERE secret_sha256 = $1"
         ))
         .bind(secret_sha256)
         .fetch_optional(&self.pool)
         .await?
-        .ok_or_else(|| StoreError::NotFound("token".to_owned()))?;
-        from_row(&row)
+        .ok_or_else(|| StoreError::NotFound("token".to_owned()))
     }
 
     /// One window of the user's tokens, oldest first.
@@ -104,16 +87,15 @@ impl Store {
             order: "created_at_ms, id",
             params: &[user_id],
         };
-        self.windowed(&listing, window, from_row).await
+        self.windowed(&listing, window).await
     }
 
     pub async fn token(&self, id: &str) -> Result<ApiToken, StoreError> {
-        let row = sqlx::query(&format!("SELECT {COLUMNS} FROM api_tokens WHERE id = $1"))
+        sqlx::query_as(&format!("SELECT {COLUMNS} FROM api_tokens WHERE id = $1"))
             .bind(id)
             .fetch_optional(&self.pool)
             .await?
-            .ok_or_else(|| StoreError::NotFound(format!("token {id:?}")))?;
-        from_row(&row)
+            .ok_or_else(|| StoreError::NotFound(format!("token {id:?}")))
     }
 
     /// Marks the token revoked (keeping the first revocation time); idempotent.

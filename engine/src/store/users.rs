@@ -3,13 +3,11 @@
 
 use std::fmt;
 
-use sqlx::Row;
-
-use super::{conflict_on_unique, now_ms, word_column, Listing, Store, StoreError, Window};
+use super::{conflict_on_unique, now_ms, Listing, Store, StoreError, Window};
 
 pub use api_types::Role;
 
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct User {
     pub id: String,
     pub tenant_id: String,
@@ -44,18 +42,6 @@ pub struct NewUser {
 
 const COLUMNS: &str = "id, tenant_id, username, role, password_hash, created_at_ms, session_epoch";
 
-fn from_row(row: &sqlx::any::AnyRow) -> Result<User, StoreError> {
-    Ok(User {
-        id: row.try_get("id")?,
-        tenant_id: row.try_get("tenant_id")?,
-        username: row.try_get("username")?,
-        role: word_column(row, "role", "users")?,
-        password_hash: row.try_get("password_hash")?,
-        created_at_ms: row.try_get("created_at_ms")?,
-        session_epoch: row.try_get("session_epoch")?,
-    })
-}
-
 impl Store {
     pub async fn create_user(&self, new: &NewUser) -> Result<User, StoreError> {
         let user = User {
@@ -84,12 +70,11 @@ impl Store {
     }
 
     pub async fn user_by_username(&self, username: &str) -> Result<User, StoreError> {
-        let row = sqlx::query(&format!("SELECT {COLUMNS} FROM users WHERE username = $1"))
+        sqlx::query_as(&format!("SELECT {COLUMNS} FROM users WHERE username = $1"))
             .bind(username)
             .fetch_optional(&self.pool)
             .await?
-            .ok_or_else(|| StoreError::NotFound(format!("user {username:?}")))?;
-        from_row(&row)
+            .ok_or_else(|| StoreError::NotFound(format!("user {username:?}")))
     }
 
     /// Users of one tenant, by name.
@@ -100,7 +85,7 @@ impl Store {
             order: "username",
             params: &[tenant_id],
         };
-        self.listed(&listing, from_row).await
+        self.listed(&listing).await
     }
 
     /// One window of the users, by username: the tenant's, or every tenant's (`None`).
@@ -123,7 +108,7 @@ impl Store {
                 params: &[],
             },
         };
-        self.windowed(&listing, window, from_row).await
+        self.windowed(&listing, window).await
     }
 
     pub async fn count_users(&self) -> Result<i64, StoreError> {
@@ -133,12 +118,11 @@ impl Store {
     }
 
     pub async fn user(&self, id: &str) -> Result<User, StoreError> {
-        let row = sqlx::query(&format!("SELECT {COLUMNS} FROM users WHERE id = $1"))
+        sqlx::query_as(&format!("SELECT {COLUMNS} FROM users WHERE id = $1"))
             .bind(id)
             .fetch_optional(&self.pool)
             .await?
-            .ok_or_else(|| StoreError::NotFound(format!("user {id:?}")))?;
-        from_row(&row)
+            .ok_or_else(|| StoreError::NotFound(format!("user {id:?}")))
     }
 
     /// Ends every session of the user at once and revokes their API tokens: whoever

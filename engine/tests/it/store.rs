@@ -1,5 +1,6 @@
 //! The store against both real backends: a SQLite file and a fresh PostgreSQL database.
 
+use engine::store::clusters::nodes::{NodeRecord, NodeState};
 use engine::store::tenants::{NewTenant, DEFAULT_TENANT_ID};
 use engine::store::users::{NewUser, Role};
 use engine::store::{Backend, Store, StoreError};
@@ -106,7 +107,60 @@ async fn a_user_needs_an_existing_tenant(backend: Backend) {
     assert_eq!(store.count_users().await.unwrap(), 0);
 }
 
+/// A word no state names, written behind the store's back (a hand edit, a newer
+/// binary's state read by an older one), is a corrupt column naming the column: never a
+/// default state, never a panic. (Where the schema has a CHECK on the column, as for
+/// roles and job states, the database refuses such a write in the first place.)
+async fn a_stored_word_no_state_names_is_a_corrupt_column(backend: Backend) {
+    let (_db, store) = open(backend).await;
+    let cluster = store
+        .create_cluster(&engine::testing::bare_cluster(DEFAULT_TENANT_ID, "c1"), 0)
+        .await
+        .unwrap();
+    sqlx::query("UPDATE clusters SET state = 'exploded' WHERE id = $1")
+        .bind(&cluster.id)
+        .execute(store.pool())
+        .await
+        .unwrap();
+    let err = store.cluster(&cluster.id).await.unwrap_err();
+    match &err {
+        StoreError::CorruptColumn { column, reason } => {
+            assert_eq!(column, "state");
+            assert!(reason.contains("exploded"), "{reason}");
+        }
+        other => panic!("expected a corrupt column, got {other:?}"),
+    }
+    assert!(err.to_string().contains("column state"), "{err}");
+    // The lists that hold the row fail the same way instead of leaving it out.
+    assert!(matches!(
+        store.list_clusters(DEFAULT_TENANT_ID).await,
+        Err(StoreError::CorruptColumn { .. })
+    ));
+
+    let node = NodeRecord {
+        cluster_id: cluster.id.clone(),
+        number: 1,
+        hostname: None,
+        hardwaretype: "small".into(),
+        imagetype: "debian".into(),
+        services_json: "[]".into(),
+        provider_json: None,
+        state: NodeState::Created,
+    };
+    store.save_node(&node, 0).await.unwrap();
+    sqlx::query("UPDATE nodes SET state = 'melted' WHERE cluster_id = $1")
+        .bind(&cluster.id)
+        .execute(store.pool())
+        .await
+        .unwrap();
+    assert!(matches!(
+        store.list_nodes(&cluster.id).await,
+        Err(StoreError::CorruptColumn { column, reason }) if column == "state" && reason.contains("melted")
+    ));
+}
+
 engine::on_both_backends!(
+    a_stored_word_no_state_names_is_a_corrupt_column,
     migrations_are_applied_and_idempotent,
     default_tenant_exists_from_the_start,
     tenants_and_users_round_trip,

@@ -7,9 +7,9 @@ use super::decode::{kind_of as kind_name, Ctx, Fields};
 use super::error::DecodeProblem;
 use crate::catalog::{
     ActionSpec, Administration, ClusterTemplate, Compatibility, Constraints, DefaultService,
-    Defaults, Dependencies, DependencyStage, EntityKind, HardwareType, ImageType,
-    LayoutConstraints, LeaseDuration, Origin, PartialTemplate, Provider, ProviderMap, Provisioner,
-    Quantities, Service, ServiceAction, ServiceConstraint, SizeConstraint,
+    Defaults, Dependencies, DependencyStage, EntityKind, LayoutConstraints, LeaseDuration, Origin,
+    PartialTemplate, Provider, ProviderMap, ProviderMapped, Provisioner, Quantities, Service,
+    ServiceAction, ServiceConstraint, SizeConstraint,
 };
 use crate::names::{
     HardwareTypeName, ImageTypeName, NameError, ProviderName, ServiceName, TemplateName,
@@ -62,7 +62,7 @@ macro_rules! entity_plumbing {
         }
 
         fn entity_name(&self) -> &str {
-            self.name.as_str()
+            self.name.as_ref()
         }
 
         fn key(&self) -> Self::Name {
@@ -92,33 +92,30 @@ impl CooprEntity for Provider {
     entity_plumbing!();
 }
 
-impl CooprEntity for HardwareType {
-    type Name = HardwareTypeName;
-    const KIND: EntityKind = EntityKind::HardwareType;
-
-    fn decode_body(ctx: &mut Ctx, name: HardwareTypeName, mut fields: Fields) -> Self {
-        let meta = ctx.meta(&mut fields);
-        let providermap = providermap(ctx, &mut fields);
-        HardwareType {
-            name,
-            meta,
-            providermap,
-            extra: fields.extra(),
-            origin: Origin::none(),
-        }
-    }
-
-    entity_plumbing!();
+/// The name types of [`ProviderMapped`] entities, each with the kind it names: the
+/// one thing that tells a hardware type's decoding from an image type's.
+pub trait ProviderMappedName:
+    std::str::FromStr<Err = NameError> + AsRef<str> + std::hash::Hash + Eq + Clone + serde::Serialize
+{
+    const KIND: EntityKind;
 }
 
-impl CooprEntity for ImageType {
-    type Name = ImageTypeName;
-    const KIND: EntityKind = EntityKind::ImageType;
+impl ProviderMappedName for HardwareTypeName {
+    const KIND: EntityKind = EntityKind::HardwareType;
+}
 
-    fn decode_body(ctx: &mut Ctx, name: ImageTypeName, mut fields: Fields) -> Self {
+impl ProviderMappedName for ImageTypeName {
+    const KIND: EntityKind = EntityKind::ImageType;
+}
+
+impl<Name: ProviderMappedName> CooprEntity for ProviderMapped<Name> {
+    type Name = Name;
+    const KIND: EntityKind = Name::KIND;
+
+    fn decode_body(ctx: &mut Ctx, name: Name, mut fields: Fields) -> Self {
         let meta = ctx.meta(&mut fields);
         let providermap = providermap(ctx, &mut fields);
-        ImageType {
+        ProviderMapped {
             name,
             meta,
             providermap,

@@ -10,28 +10,10 @@ pub(super) fn layers(
     chain_preds: &Csr,
     keys: Keys,
 ) -> Vec<u32> {
-    let mut layer = vec![0u32; drafted.tasks.len()];
-    let mut key_max = vec![0u32; keys.count()];
-    for &key in key_order {
-        let group_floor = sources[key]
-            .iter()
-            .map(|&source| key_max[source] + 1)
-            .max()
-            .unwrap_or(0);
-        let mut max = 0;
-        for &task in &drafted.key_tasks[key] {
-            let task = task as usize;
-            let value = chain_preds
-                .of(task)
-                .iter()
-                .map(|&previous| layer[previous as usize] + 1)
-                .fold(group_floor, u32::max);
-            layer[task] = value;
-            max = max.max(value);
-        }
-        key_max[key] = max;
-    }
-    layer
+    // Walked forward, along the edges to predecessors; a task with nothing before it
+    // is in layer 0.
+    let forward = key_order.iter().copied();
+    longest_paths(drafted, forward, sources, chain_preds, keys, 0)
 }
 
 /// Longest number of tasks from each task to the end of the plan (itself included),
@@ -54,28 +36,48 @@ pub(super) fn bottom_levels(
             targets[source].push(target);
         }
     }
-    let mut bottom = vec![0u32; drafted.tasks.len()];
+    // Walked backward, along the edges to successors; a task with nothing after it
+    // counts itself, 1.
+    let backward = key_order.iter().rev().copied();
+    longest_paths(drafted, backward, &targets, &chain_successors, keys, 1)
+}
+
+/// For each task, one more than the largest value among its `task_edges` neighbours
+/// and among every task of its key's `key_edges` neighbour keys, and at least `alone`
+/// when its key has no neighbour keys: the longest path that reaches it along the
+/// edges given, counted from `alone`. Keys are visited in `key_order`, which must put
+/// each key after its `key_edges` neighbours; layers and bottom levels are this one
+/// walk, forward and backward.
+fn longest_paths(
+    drafted: &Drafted,
+    key_order: impl Iterator<Item = usize>,
+    key_edges: &[Vec<usize>],
+    task_edges: &Csr,
+    keys: Keys,
+    alone: u32,
+) -> Vec<u32> {
+    let mut length = vec![0u32; drafted.tasks.len()];
     let mut key_max = vec![0u32; keys.count()];
-    for &key in key_order.iter().rev() {
-        let group_floor = targets[key]
+    for key in key_order {
+        let group_floor = key_edges[key]
             .iter()
-            .map(|&target| key_max[target])
+            .map(|&other| key_max[other] + 1)
             .max()
-            .unwrap_or(0);
+            .unwrap_or(alone);
         let mut max = 0;
         for &task in &drafted.key_tasks[key] {
             let task = task as usize;
-            let value = 1 + chain_successors
+            let value = task_edges
                 .of(task)
                 .iter()
-                .map(|&next| bottom[next as usize])
+                .map(|&other| length[other as usize] + 1)
                 .fold(group_floor, u32::max);
-            bottom[task] = value;
+            length[task] = value;
             max = max.max(value);
         }
         key_max[key] = max;
     }
-    bottom
+    length
 }
 
 /// Splits each layer so no node has two tasks in one stage and returns the tasks in

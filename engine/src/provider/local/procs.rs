@@ -20,23 +20,19 @@ struct ProcessInfo {
 
 /// Live processes; zombies are left out because they hold nothing and cannot be killed.
 fn live_processes() -> HashMap<i32, ProcessInfo> {
-    let mut processes = HashMap::new();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return processes;
-    };
-    for entry in entries.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|name| name.parse::<i32>().ok())
-        else {
-            continue;
-        };
-        if let Some(info) = process_info(pid) {
-            processes.insert(pid, info);
-        }
-    }
-    processes
+    process_ids()
+        .filter_map(|pid| Some((pid, process_info(pid)?)))
+        .collect()
+}
+
+/// The ids of the processes /proc lists now (a process may be gone by the time it is
+/// read; readers skip those).
+pub fn process_ids() -> impl Iterator<Item = i32> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
 }
 
 fn process_info(pid: i32) -> Option<ProcessInfo> {

@@ -3,12 +3,10 @@
 //! A node is recorded (with its provider record) as soon as the provider made it, so
 //! a retried create finds it instead of leaking a second machine.
 
-use sqlx::Row;
-
-use crate::store::{word_column, Store, StoreError};
+use crate::store::{Listing, Store, StoreError};
 pub use api_types::NodeState;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Node {
     pub id: String,
     pub cluster_id: String,
@@ -38,22 +36,6 @@ pub struct NodeRecord {
 
 const COLUMNS: &str = "id, cluster_id, number, hostname, hardwaretype, imagetype, services_json, \
      provider_json, state, created_at_ms, updated_at_ms";
-
-fn from_row(row: &sqlx::any::AnyRow) -> Result<Node, StoreError> {
-    Ok(Node {
-        id: row.try_get("id")?,
-        cluster_id: row.try_get("cluster_id")?,
-        number: row.try_get("number")?,
-        hostname: row.try_get("hostname")?,
-        hardwaretype: row.try_get("hardwaretype")?,
-        imagetype: row.try_get("imagetype")?,
-        services_json: row.try_get("services_json")?,
-        provider_json: row.try_get("provider_json")?,
-        state: word_column(row, "state", "nodes")?,
-        created_at_ms: row.try_get("created_at_ms")?,
-        updated_at_ms: row.try_get("updated_at_ms")?,
-    })
-}
 
 impl Store {
     /// Inserts the node or updates the one with the same cluster and number.
@@ -94,20 +76,18 @@ impl Store {
     }
 
     pub async fn list_nodes(&self, cluster_id: &str) -> Result<Vec<Node>, StoreError> {
-        sqlx::query(&format!(
-            "SELECT {COLUMNS} FROM nodes WHERE cluster_id = $1 ORDER BY number"
-        ))
-        .bind(cluster_id)
-        .fetch_all(&self.pool)
-        .await?
-        .iter()
-        .map(from_row)
-        .collect()
+        let listing = Listing {
+            columns: COLUMNS,
+            from: "nodes WHERE cluster_id = $1",
+            order: "number",
+            params: &[cluster_id],
+        };
+        self.listed(&listing).await
     }
 
     /// Nodes of clusters not yet deleted, across tenants (for re-adoption at start).
     pub async fn live_nodes(&self) -> Result<Vec<Node>, StoreError> {
-        sqlx::query(&format!(
+        sqlx::query_as(&format!(
             "SELECT {} FROM nodes n JOIN clusters c ON c.id = n.cluster_id \
              WHERE c.state <> 'deleted' ORDER BY n.cluster_id, n.number",
             COLUMNS
@@ -117,10 +97,8 @@ impl Store {
                 .join(", ")
         ))
         .fetch_all(&self.pool)
-        .await?
-        .iter()
-        .map(from_row)
-        .collect()
+        .await
+        .map_err(StoreError::from)
     }
 
     pub async fn delete_node(&self, cluster_id: &str, number: i64) -> Result<(), StoreError> {
