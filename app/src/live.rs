@@ -13,14 +13,17 @@ use web_sys::{EventSource, MessageEvent};
 
 use api_types::{EventView, JobView};
 
-pub fn follow(
-    job_id: String,
-    events: RwSignal<Vec<EventView>>,
-    on_event: impl Fn(EventView) + Clone + 'static,
-    job: RwSignal<JobView>,
-    finished: RwSignal<u32>,
-    now: RwSignal<i64>,
-) {
+use crate::pages::clusters::job::LiveSignals;
+
+/// Follows job `job_id`'s stream: each new event goes to `on_event`, the rest of
+/// what the page shows live to `live`.
+pub fn follow(job_id: String, live: LiveSignals, on_event: impl Fn(EventView) + Clone + 'static) {
+    let LiveSignals {
+        events,
+        job,
+        finished,
+        now,
+    } = live;
     let after = events.with_untracked(|events| events.last().map_or(0, |event| event.id));
     let url = format!("/api/v1/jobs/{job_id}/stream?after={after}");
     let Ok(source) = EventSource::new(&url) else {

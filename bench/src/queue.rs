@@ -118,16 +118,17 @@ async fn measure(backend: Backend, tasks: usize, mode: Mode) -> Result<f64, Benc
     let started = Instant::now();
     let mut workers = tokio::task::JoinSet::new();
     for worker in 0..WORKERS {
-        let (store, done) = (store.clone(), done.clone());
-        let id = format!("bench-{worker}");
+        let worker = BenchWorker {
+            store: store.clone(),
+            id: format!("bench-{worker}"),
+            limits,
+            tasks,
+            done: done.clone(),
+        };
         match mode {
-            Mode::Batched => {
-                workers.spawn(pool(store, id, limits, tasks, done));
-            }
-            Mode::OneByOne => {
-                workers.spawn(one_by_one(store, id, limits, tasks, done));
-            }
-        }
+            Mode::Batched => workers.spawn(worker.pool()),
+            Mode::OneByOne => workers.spawn(worker.one_by_one()),
+        };
     }
     while let Some(joined) = workers.join_next().await {
         joined.map_err(|error| BenchError::Failed(format!("a worker died: {error}")))??;
@@ -138,87 +139,96 @@ async fn measure(backend: Backend, tasks: usize, mode: Mode) -> Result<f64, Benc
     Ok(tasks as f64 / seconds)
 }
 
-/// A worker as the pool runs one: a claimer taking up to its free slots at once, and a
-/// recorder completing whatever finished while it wrote the previous batch.
-async fn pool(
+/// One of the benchmark's workers: until `done` reaches `tasks`, it claims as `id`
+/// within `limits` and completes what it claimed.
+struct BenchWorker {
     store: Store,
     id: String,
     limits: ClaimLimits,
     tasks: usize,
     done: Arc<AtomicUsize>,
-) -> Result<(), BenchError> {
-    let slots = Arc::new(Semaphore::new(SLOTS));
-    let freed = Arc::new(Notify::new());
-    let (finished, mut ends) = mpsc::unbounded_channel::<(ClaimedTask, OwnedSemaphorePermit)>();
-    let recorder = {
-        let (store, freed, done) = (store.clone(), freed.clone(), done.clone());
-        tokio::spawn(async move {
-            while let Some(first) = ends.recv().await {
-                let mut batch = vec![first];
-                while let Ok(end) = ends.try_recv() {
-                    batch.push(end);
-                }
-                let entries: Vec<_> = batch
-                    .iter()
-                    .map(|(task, _)| (task.lease(), Outcome::succeeded()))
-                    .collect();
-                for answer in queue::complete_batch(&store, &entries, now_ms()).await? {
-                    answer?;
-                }
-                done.fetch_add(batch.len(), Ordering::SeqCst);
-                drop(batch);
-                freed.notify_one();
-            }
-            Ok::<_, BenchError>(())
-        })
-    };
-    'claiming: while done.load(Ordering::SeqCst) < tasks && !recorder.is_finished() {
-        let claimed = if slots.available_permits() > 0 {
-            let free_slots = || slots.available_permits();
-            queue::claim_up_to(&store, &id, LEASE_MS, limits, free_slots, now_ms()).await?
-        } else {
-            Vec::new()
-        };
-        if claimed.is_empty() {
-            // Wait for slots or successors, or for the other worker to finish the rest.
-            let _ = tokio::time::timeout(IDLE, freed.notified()).await;
-            continue;
-        }
-        for task in claimed {
-            let slot = slots
-                .clone()
-                .try_acquire_owned()
-                .map_err(|error| BenchError::Failed(format!("slot: {error}")))?;
-            // The task's "work" is nothing: it ends as soon as it is claimed.
-            if finished.send((task, slot)).is_err() {
-                // The recorder stopped on an error, which it returns below.
-                break 'claiming;
-            }
-        }
-    }
-    drop(finished);
-    recorder
-        .await
-        .map_err(|error| BenchError::Failed(format!("the recorder died: {error}")))?
 }
 
-/// A worker on the one-task-per-transaction path: claim one, complete it, repeat.
-async fn one_by_one(
-    store: Store,
-    id: String,
-    limits: ClaimLimits,
-    tasks: usize,
-    done: Arc<AtomicUsize>,
-) -> Result<(), BenchError> {
-    while done.load(Ordering::SeqCst) < tasks {
-        let Some(task) = queue::claim(&store, &id, LEASE_MS, limits, now_ms()).await? else {
-            tokio::time::sleep(IDLE).await;
-            continue;
+impl BenchWorker {
+    /// A worker as the pool runs one: a claimer taking up to its free slots at once, and a
+    /// recorder completing whatever finished while it wrote the previous batch.
+    async fn pool(self) -> Result<(), BenchError> {
+        let BenchWorker {
+            store,
+            id,
+            limits,
+            tasks,
+            done,
+        } = self;
+        let slots = Arc::new(Semaphore::new(SLOTS));
+        let freed = Arc::new(Notify::new());
+        let (finished, mut ends) = mpsc::unbounded_channel::<(ClaimedTask, OwnedSemaphorePermit)>();
+        let recorder = {
+            let (store, freed, done) = (store.clone(), freed.clone(), done.clone());
+            tokio::spawn(async move {
+                while let Some(first) = ends.recv().await {
+                    let mut batch = vec![first];
+                    while let Ok(end) = ends.try_recv() {
+                        batch.push(end);
+                    }
+                    let entries: Vec<_> = batch
+                        .iter()
+                        .map(|(task, _)| (task.lease(), Outcome::succeeded()))
+                        .collect();
+                    for answer in queue::complete_batch(&store, &entries, now_ms()).await? {
+                        answer?;
+                    }
+                    done.fetch_add(batch.len(), Ordering::SeqCst);
+                    drop(batch);
+                    freed.notify_one();
+                }
+                Ok::<_, BenchError>(())
+            })
         };
-        queue::complete(&store, &task.lease(), &Outcome::succeeded(), now_ms()).await?;
-        done.fetch_add(1, Ordering::SeqCst);
+        'claiming: while done.load(Ordering::SeqCst) < tasks && !recorder.is_finished() {
+            let claimed = if slots.available_permits() > 0 {
+                let free_slots = || slots.available_permits();
+                queue::claim_up_to(&store, &id, LEASE_MS, limits, free_slots, now_ms()).await?
+            } else {
+                Vec::new()
+            };
+            if claimed.is_empty() {
+                // Wait for slots or successors, or for the other worker to finish the rest.
+                let _ = tokio::time::timeout(IDLE, freed.notified()).await;
+                continue;
+            }
+            for task in claimed {
+                let slot = slots
+                    .clone()
+                    .try_acquire_owned()
+                    .map_err(|error| BenchError::Failed(format!("slot: {error}")))?;
+                // The task's "work" is nothing: it ends as soon as it is claimed.
+                if finished.send((task, slot)).is_err() {
+                    // The recorder stopped on an error, which it returns below.
+                    break 'claiming;
+                }
+            }
+        }
+        drop(finished);
+        recorder
+            .await
+            .map_err(|error| BenchError::Failed(format!("the recorder died: {error}")))?
     }
-    Ok(())
+
+    /// A worker on the one-task-per-transaction path: claim one, complete it, repeat.
+    async fn one_by_one(self) -> Result<(), BenchError> {
+        while self.done.load(Ordering::SeqCst) < self.tasks {
+            let claimed =
+                queue::claim(&self.store, &self.id, LEASE_MS, self.limits, now_ms()).await?;
+            let Some(task) = claimed else {
+                tokio::time::sleep(IDLE).await;
+                continue;
+            };
+            queue::complete(&self.store, &task.lease(), &Outcome::succeeded(), now_ms()).await?;
+            self.done.fetch_add(1, Ordering::SeqCst);
+        }
+        Ok(())
+    }
 }
 
 /// Jobs of independent tasks, each on its own cluster, numbered so neighbours in

@@ -32,6 +32,14 @@ pub struct NodeLayout {
 }
 
 impl Layout {
+    /// A cluster of `template` with no nodes: where a create starts and a delete ends.
+    pub fn empty(template: TemplateName) -> Self {
+        Self {
+            template,
+            nodes: Vec::new(),
+        }
+    }
+
     pub fn size(&self) -> usize {
         self.nodes.len()
     }

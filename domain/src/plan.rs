@@ -323,6 +323,12 @@ fn list(services: &[ServiceName]) -> String {
 ///
 /// Operations that do not change the layout (reconfigure, start, stop, restart) act
 /// on `new`; rollback looks at both layouts and the failed job's tasks.
+/// The plan that builds `layout` from nothing: [`plan`] of a [`Operation::Create`].
+pub fn plan_create(layout: &Layout, services: &ServiceGraph) -> Result<TaskDag, PlanError> {
+    let empty = Layout::empty(layout.template.clone());
+    plan(&empty, layout, &Operation::Create, services)
+}
+
 pub fn plan(
     old: &Layout,
     new: &Layout,

@@ -40,13 +40,19 @@ pub trait NodeProvider: Send + Sync {
     fn create<'a>(&'a self, spec: &'a NodeSpec) -> ProviderFuture<'a, NodeRecord>;
 
     /// Waits until the node accepts SSH with its pinned host key and the client key, leaving
-    /// the authenticated session in `pool` for the node's next tasks.
+    /// the authenticated session in `pool` for the node's next tasks. Every provider whose
+    /// nodes are reached over SSH as [`NodeProvider::ssh_target`] says can keep this.
     fn confirm<'a>(
         &'a self,
         record: &'a NodeRecord,
         pool: &'a SessionPool,
         timeout: Duration,
-    ) -> ProviderFuture<'a, ()>;
+    ) -> ProviderFuture<'a, ()> {
+        Box::pin(async move {
+            let target = self.ssh_target(record).await?;
+            wait_for_ssh(&target, pool, timeout).await
+        })
+    }
 
     /// Destroys the node and everything running on it. Deleting a deleted node succeeds.
     fn delete<'a>(&'a self, record: &'a NodeRecord) -> ProviderFuture<'a, ()>;

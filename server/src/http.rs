@@ -7,6 +7,7 @@ mod page_guard;
 mod server_fn_status;
 
 use std::path::Path;
+use std::sync::LazyLock;
 
 use axum::extract::FromRef;
 use axum::routing::get;
@@ -14,7 +15,7 @@ use axum::Router;
 use engine::service::Service;
 use engine::store::Store;
 use leptos::prelude::*;
-use leptos_axum::{generate_route_list, LeptosRoutes};
+use leptos_axum::{generate_route_list, AxumRouteListing, LeptosRoutes};
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::services::ServeDir;
@@ -48,9 +49,19 @@ pub fn leptos_options(site_dir: &Path) -> LeptosOptions {
         .build()
 }
 
+/// The pages' routes, listed once per process.
+///
+/// Listing runs the app with resource loading switched off by a flag that is global to
+/// the process (Leptos's `SuppressResourceLoad`), and a resource first polled while the
+/// flag is up never loads, in any render. Listing again for every router (each test
+/// server makes one) let one test's listing stall another test's page for good: the
+/// page hang the page tests used to work around. Listed once, before any router can
+/// serve a page, the flag is never up while a page renders.
+static ROUTES: LazyLock<Vec<AxumRouteListing>> = LazyLock::new(|| generate_route_list(app::App));
+
 /// The whole application router.
 pub fn router(state: AppState) -> Router {
-    let routes = generate_route_list(app::App);
+    let routes = ROUTES.clone();
     let pkg_dir = Path::new(state.leptos_options.site_root.as_ref()).join("pkg");
     let context = {
         let store = state.store.clone();

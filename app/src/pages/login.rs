@@ -4,7 +4,8 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
 
-use crate::components::errors::{action_error, FieldError, FormError};
+use crate::components::errors::{action_error, FormError};
+use crate::components::form::TextField;
 use crate::components::session::session_changed;
 use crate::server_fns::session::login::{landing, Login};
 
@@ -22,28 +23,17 @@ pub fn LoginPage() -> impl IntoView {
     });
     let next = move || query.with(|query| query.get("next").unwrap_or_default());
     let error = action_error(login);
-    let only_field_errors = Signal::derive(move || {
-        error.get().filter(|error| {
-            error.problems_for("username").is_empty() && error.problems_for("password").is_empty()
-        })
-    });
     view! {
         <Title text="Sign in · Corral"/>
         <section class="card narrow">
             <h1>"Sign in"</h1>
             <ActionForm action=login>
                 <input type="hidden" name="next" value=next/>
-                <div class="field">
-                    <label for="username">"Username"</label>
-                    <input id="username" name="username" autocomplete="username" required autofocus/>
-                    <FieldError error field="username"/>
-                </div>
-                <div class="field">
-                    <label for="password">"Password"</label>
-                    <input id="password" name="password" type="password" autocomplete="current-password" required/>
-                    <FieldError error field="password"/>
-                </div>
-                <FormError error=only_field_errors/>
+                <TextField label="Username" id="username" name="username" error
+                    autocomplete="username" required=true autofocus=true/>
+                <TextField label="Password" id="password" name="password" error
+                    password=true autocomplete="current-password" required=true/>
+                <FormError error/>
                 <button class="button" type="submit" disabled=move || login.pending().get()>
                     {move || if login.pending().get() { "Signing in…" } else { "Sign in" }}
                 </button>

@@ -38,6 +38,8 @@ pub mod update_quotas;
 pub mod upload_resource;
 pub mod upload_resource_file;
 pub mod user;
+#[cfg(feature = "ssr")]
+mod user_change;
 pub mod users;
 
 pub use page_data::*;

@@ -133,10 +133,7 @@ pub(crate) fn for_operation(
             diff(old, new, name, deps, allow(|a| a.add_nodes = true))
         }
         Operation::Delete => {
-            let empty = Layout {
-                template: old.template.clone(),
-                nodes: Vec::new(),
-            };
+            let empty = Layout::empty(old.template.clone());
             diff(old, &empty, name, deps, allow(|a| a.remove_nodes = true))
         }
         Operation::AddServices => diff(old, new, name, deps, allow(|a| a.add_services = true)),

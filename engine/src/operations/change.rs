@@ -240,10 +240,7 @@ pub async fn preview_change(
                 }) => union(&committed, &to),
                 _ => committed.clone(),
             };
-            let to = Layout {
-                template: from.template.clone(),
-                nodes: Vec::new(),
-            };
+            let to = Layout::empty(from.template.clone());
             (from, to, Operation::Delete)
         }
     };

@@ -5,7 +5,7 @@ use domain::catalog::coopr::export_bundle;
 use domain::catalog::{Catalog, ClusterTemplate};
 use domain::layout::Layout;
 use domain::names::{ClusterName, TemplateName};
-use domain::plan::{plan, Operation, ServiceGraph};
+use domain::plan::{plan_create, ServiceGraph};
 use domain::solver::{solve_request, SolveRequest};
 use serde_json::{Map, Value};
 
@@ -77,16 +77,7 @@ pub async fn preview_create(
         .map(|name| name.as_str().to_owned())
         .unwrap_or_default();
     super::check_provider_allowed(store, &request.tenant_id, &catalog, &provider).await?;
-    let empty = Layout {
-        template: request.template.clone(),
-        nodes: Vec::new(),
-    };
-    let dag = plan(
-        &empty,
-        &layout,
-        &Operation::Create,
-        &ServiceGraph::from_catalog(&catalog),
-    )?;
+    let dag = plan_create(&layout, &ServiceGraph::from_catalog(&catalog))?;
     let mut config: Map<String, Value> = template.defaults.effective_config().into_iter().collect();
     for (key, value) in &request.config {
         config.insert(key.clone(), value.clone());
@@ -105,7 +96,7 @@ pub async fn preview_create(
     let snapshot = crate::catalog::snapshot(&catalog, &template, &provider, &layout);
     Ok(CreatePlan {
         preview: Preview {
-            from: empty,
+            from: Layout::empty(request.template.clone()),
             to: layout,
             dag,
         },

@@ -39,7 +39,7 @@ use sha2::{Digest, Sha256};
 pub use procs::process_ids;
 
 use super::{NodeProvider, NodeRecord, NodeSpec, ProviderError, ProviderFuture, ResourceLimits};
-use crate::ssh::{HostKey, SessionPool};
+use crate::ssh::HostKey;
 use crate::sync::lock_unpoisoned;
 use files::NodeDir;
 use sshd::StartFailure;
@@ -594,15 +594,6 @@ impl NodeProvider for LocalProvider {
 
     fn create<'a>(&'a self, spec: &'a NodeSpec) -> ProviderFuture<'a, NodeRecord> {
         Box::pin(self.create_node(spec))
-    }
-
-    fn confirm<'a>(
-        &'a self,
-        record: &'a NodeRecord,
-        pool: &'a SessionPool,
-        timeout: Duration,
-    ) -> ProviderFuture<'a, ()> {
-        Box::pin(async move { super::wait_for_ssh(&record.ssh_target(), pool, timeout).await })
     }
 
     fn delete<'a>(&'a self, record: &'a NodeRecord) -> ProviderFuture<'a, ()> {

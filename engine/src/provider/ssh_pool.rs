@@ -12,12 +12,11 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 use super::{NodeProvider, NodeRecord, NodeSpec, ProviderError, ProviderFuture};
-use crate::ssh::{ClientKey, HostKey, SessionPool, SshTarget};
+use crate::ssh::{ClientKey, HostKey, SshTarget};
 use crate::store::pool_hosts::PoolHost;
 use crate::store::{now_ms, Store, StoreError};
 
@@ -282,18 +281,6 @@ impl NodeProvider for SshPoolProvider {
 
     fn create<'a>(&'a self, spec: &'a NodeSpec) -> ProviderFuture<'a, NodeRecord> {
         Box::pin(self.check_out(spec))
-    }
-
-    fn confirm<'a>(
-        &'a self,
-        record: &'a NodeRecord,
-        pool: &'a SessionPool,
-        timeout: Duration,
-    ) -> ProviderFuture<'a, ()> {
-        Box::pin(async move {
-            let target = self.target(record).await?;
-            super::wait_for_ssh(&target, pool, timeout).await
-        })
     }
 
     fn delete<'a>(&'a self, record: &'a NodeRecord) -> ProviderFuture<'a, ()> {

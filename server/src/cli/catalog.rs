@@ -76,9 +76,10 @@ pub enum Format {
     Coopr,
 }
 
+/// What a cluster is asked for: a template, a size and services, as `cluster create`
+/// and `catalog solve` both take them.
 #[derive(Debug, Args)]
-pub struct SolveArgs {
-    pub path: PathBuf,
+pub struct ClusterShape {
     /// The cluster template to lay out.
     #[arg(long)]
     pub template: String,
@@ -88,6 +89,13 @@ pub struct SolveArgs {
     /// Services or aliases to run (default: the template's default services).
     #[arg(long, value_delimiter = ',')]
     pub services: Option<Vec<String>>,
+}
+
+#[derive(Debug, Args)]
+pub struct SolveArgs {
+    pub path: PathBuf,
+    #[command(flatten)]
+    pub cluster: ClusterShape,
     /// Provider (default: the template's).
     #[arg(long)]
     pub provider: Option<String>,

@@ -13,6 +13,7 @@ use clap::{Args, Subcommand};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
+use super::catalog::ClusterShape;
 use super::remote::{print_json, print_table, Client, OutputArgs};
 
 #[derive(Debug, Args)]
@@ -53,12 +54,8 @@ pub enum ClusterCommand {
 #[derive(Debug, Args)]
 pub struct CreateArgs {
     pub name: String,
-    #[arg(long)]
-    pub template: String,
-    #[arg(long)]
-    pub size: u32,
-    #[arg(long, value_delimiter = ',')]
-    pub services: Option<Vec<String>>,
+    #[command(flatten)]
+    pub cluster: ClusterShape,
     /// Config as a JSON object, merged over the template's.
     #[arg(long)]
     pub config: Option<String>,
@@ -230,9 +227,9 @@ pub async fn run(args: ClusterArgs) -> anyhow::Result<ExitCode> {
                 .context("--config must be a JSON object")?;
             let request = ClusterCreateRequest {
                 name: create.name,
-                template: create.template,
-                size: create.size,
-                services: create.services,
+                template: create.cluster.template,
+                size: create.cluster.size,
+                services: create.cluster.services,
                 config,
                 ..ClusterCreateRequest::default()
             };

@@ -14,35 +14,27 @@ use server::http::hardening::TrustedProxies;
 use server::http::{leptos_options, router, AppState};
 use server::sessions::SessionBackend;
 
-/// How long [`render_page`] waits for a whole page before it asks once more.
+/// How long [`render_page`] waits for a whole page: far more than any page takes, so
+/// that a page that never finishes fails its test instead of holding the run.
 const PAGE_WAIT: std::time::Duration = std::time::Duration::from_secs(20);
 
 /// GETs a server-rendered page: its status and body.
 ///
-/// Earlier sessions saw, rarely, a page that never finished while tests rendered pages
-/// concurrently, and serialised page tests behind a global lock (which did not stop
-/// it). The lock is gone: in 10 runs of this suite without it (5 at the default two
-/// test threads, 5 at eight) no page needed a second request, and the cause was never
-/// found. The bounded wait stays as the guard: a page that has not arrived in full
-/// after [`PAGE_WAIT`] is asked for once more, saying so on stderr with its URL (so a
-/// recurrence shows in the CI log), and a second silence fails the test instead of
-/// holding the run until CI's limit.
+/// Pages once, rarely, never finished while tests ran side by side. The cause was
+/// Leptos's route listing, which switches resource loading off for the whole process
+/// while it runs: every test server listed the routes again, and a page of another
+/// test whose data first loaded in that moment waited forever. Routes are now listed
+/// once per process (`server::http::router`), and `pages_finish_while_other_servers_start`
+/// keeps it so.
 pub async fn render_page(client: &reqwest::Client, url: &str) -> (u16, String) {
-    let fetch = || async {
+    let fetch = async {
         let response = client.get(url).timeout(PAGE_WAIT).send().await?;
         let status = response.status().as_u16();
         Ok::<_, reqwest::Error>((status, response.text().await?))
     };
-    match fetch().await {
-        Ok(page) => page,
-        Err(error) if error.is_timeout() => {
-            eprintln!("GET {url}: no whole page within {PAGE_WAIT:?}; asking once more");
-            fetch()
-                .await
-                .unwrap_or_else(|error| panic!("GET {url}: {error}"))
-        }
-        Err(error) => panic!("GET {url}: {error}"),
-    }
+    fetch
+        .await
+        .unwrap_or_else(|error| panic!("GET {url}: {error}"))
 }
 
 pub struct TestApp {

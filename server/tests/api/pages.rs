@@ -318,3 +318,34 @@ async fn the_api_reference_lists_every_documented_path() {
     }
     assert!(html.contains("list of AuditView"));
 }
+
+/// Pages finish while other servers of the same process start. Starting a server makes
+/// its router, and making a router used to list the app's routes, which switches
+/// Leptos's resource loading off for the whole process for a moment: a page whose data
+/// first loaded in that moment never finished (the rare hang the page tests worked
+/// around). Routes are now listed once per process. The pages here are read while ten
+/// servers start, each page with its own time limit so a hang fails instead of waiting.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn pages_finish_while_other_servers_start() {
+    let app = spawn_app(Backend::Sqlite).await;
+    with_catalog(&app, "acme").await;
+    let (browser, _csrf) = app.browser("acme-admin").await;
+    let starting = tokio::spawn(async {
+        for _ in 0..10 {
+            drop(spawn_app(Backend::Sqlite).await);
+        }
+    });
+    let mut pages = 0;
+    while !starting.is_finished() || pages < 20 {
+        let (status, html) = tokio::time::timeout(Duration::from_secs(10), async {
+            let response = browser.get(app.url("/clusters")).send().await.unwrap();
+            (response.status(), response.text().await.unwrap())
+        })
+        .await
+        .unwrap_or_else(|_| panic!("page {pages} did not finish within 10 s"));
+        assert_eq!(status, 200);
+        assert!(html.contains("</html>"), "page {pages} is cut short");
+        pages += 1;
+    }
+    starting.await.unwrap();
+}

@@ -6,7 +6,8 @@ use leptos_meta::Title;
 use leptos_router::components::Form;
 use leptos_router::hooks::use_query_map;
 
-use crate::components::table::TableCard;
+use crate::components::form::Field;
+use crate::components::table::DataTable;
 use crate::components::time::timestamp;
 use crate::server_fns::admin::audit::audit_log;
 
@@ -29,18 +30,16 @@ pub fn AuditPage() -> impl IntoView {
         <Title text="Audit log · Admin · Corral"/>
         <div class="page-head"><h1>"Audit log"</h1></div>
         <Form method="GET" action="" attr:class="filters">
-            <div class="field">
-                <label for="audit-actor">"User"</label>
+            <Field label="User" id="audit-actor">
                 <input id="audit-actor" name="actor" value=move || filters.get().0/>
-            </div>
-            <div class="field">
-                <label for="audit-action">"Action starts with"</label>
+            </Field>
+            <Field label="Action starts with" id="audit-action">
                 <input id="audit-action" name="action" value=move || filters.get().1 placeholder="e.g. catalog. or cluster." list="audit-actions"/>
                 <datalist id="audit-actions">
                     <option value="catalog."/><option value="cluster."/><option value="user."/>
                     <option value="tenant."/><option value="token."/><option value="session."/>
                 </datalist>
-            </div>
+            </Field>
             <button class="button button-quiet" type="submit">"Filter"</button>
         </Form>
         <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
@@ -58,9 +57,9 @@ pub fn AuditPage() -> impl IntoView {
                             </tr>
                         }).collect_view();
                         view! {
-                            <TableCard testid="audit-table" columns=&["When", "User", "Action", "Target", "From"]>
+                            <DataTable card=true testid="audit-table" columns=&["When", "User", "Action", "Target", "From"]>
                                 {rows}
-                            </TableCard>
+                            </DataTable>
                         }.into_any()
                     }
                     Err(error) => crate::pages::admin::layout::admin_error(error),

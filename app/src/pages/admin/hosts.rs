@@ -6,14 +6,13 @@
 use leptos::prelude::*;
 use leptos_meta::Title;
 
-use crate::components::errors::{action_error, FieldError, FormError};
+use crate::components::errors::{action_error, FormError};
+use crate::components::form::{AdminForm, Field, TextField};
 use crate::components::session::CsrfField;
-use crate::components::table::TableCard;
+use crate::components::table::DataTable;
 use crate::server_fns::admin::pool_hosts::{list_pool_hosts, PoolHostRow};
 use crate::server_fns::admin::register_pool_host::RegisterPoolHost;
 use crate::server_fns::admin::remove_pool_host::RemovePoolHost;
-
-const FIELDS: [&str; 5] = ["name", "host", "port", "user", "host_key"];
 
 fn host_row(row: PoolHostRow, remove: ServerAction<RemovePoolHost>) -> impl IntoView {
     let state = match &row.checked_out {
@@ -72,13 +71,6 @@ pub fn HostsPage() -> impl IntoView {
         |_| list_pool_hosts(),
     );
     let error = action_error(register);
-    let general = Signal::derive(move || {
-        error.get().filter(|error| {
-            FIELDS
-                .iter()
-                .all(|field| error.problems_for(field).is_empty())
-        })
-    });
     let remove_error = action_error(remove);
     let registered = move || register.value().get().and_then(Result::ok);
     view! {
@@ -105,9 +97,9 @@ pub fn HostsPage() -> impl IntoView {
                     Ok(rows) => {
                         let rows = rows.into_iter().map(|row| host_row(row, remove)).collect_view();
                         view! {
-                            <TableCard testid="host-table" columns=&["Host", "State", "Host key", "Tenant", ""]>
+                            <DataTable card=true testid="host-table" columns=&["Host", "State", "Host key", "Tenant", ""]>
                                 {rows}
-                            </TableCard>
+                            </DataTable>
                         }.into_any()
                     }
                     Err(error) => crate::pages::admin::layout::admin_error(error),
@@ -119,38 +111,21 @@ pub fn HostsPage() -> impl IntoView {
                 hosts.await.is_ok().then(|| view! {
                     <section class="card">
                         <h2>"Register a host"</h2>
-                        <ActionForm action=register attr:class="stack narrow-form">
-                            <CsrfField/>
-                            <div class="field">
-                                <label for="host-name">"Name"</label>
-                                <input id="host-name" name="name" required autocomplete="off" placeholder="e.g. rack1-07"/>
-                                <FieldError error field="name"/>
-                            </div>
-                            <div class="field">
-                                <label for="host-address">"Address"</label>
-                                <input id="host-address" name="host" required autocomplete="off" placeholder="10.0.0.7 or a DNS name"/>
-                                <FieldError error field="host"/>
-                            </div>
-                            <div class="field">
-                                <label for="host-port">"SSH port"</label>
-                                <input id="host-port" name="port" inputmode="numeric" placeholder="22"/>
-                                <FieldError error field="port"/>
-                            </div>
-                            <div class="field">
-                                <label for="host-user">"User"</label>
-                                <input id="host-user" name="user" required autocomplete="off" placeholder="corral"/>
-                                <FieldError error field="user"/>
-                            </div>
-                            <div class="field">
-                                <label for="host-key">"Host key"</label>
+                        <AdminForm action=register error submit="Register host">
+                            <TextField label="Name" id="host-name" name="name" error
+                                required=true autocomplete="off" placeholder="e.g. rack1-07"/>
+                            <TextField label="Address" id="host-address" name="host" error
+                                required=true autocomplete="off" placeholder="10.0.0.7 or a DNS name"/>
+                            <TextField label="SSH port" id="host-port" name="port" error
+                                inputmode="numeric" placeholder="22"/>
+                            <TextField label="User" id="host-user" name="user" error
+                                required=true autocomplete="off" placeholder="corral"/>
+                            <Field label="Host key" id="host-key" error field="host_key"
+                                hint="Pinned: every connection must present exactly this key.">
                                 <textarea id="host-key" name="host_key" required rows="2"
                                     placeholder="ssh-ed25519 AAAA… (the host's /etc/ssh/ssh_host_ed25519_key.pub)"></textarea>
-                                <p class="hint">"Pinned: every connection must present exactly this key."</p>
-                                <FieldError error field="host_key"/>
-                            </div>
-                            <FormError error=general/>
-                            <button class="button" type="submit">"Register host"</button>
-                        </ActionForm>
+                            </Field>
+                        </AdminForm>
                     </section>
                 })
             })}

@@ -6,7 +6,8 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
 
-use crate::components::errors::{action_error, FieldError};
+use crate::components::errors::action_error;
+use crate::components::form::Field;
 use crate::components::session::CsrfField;
 use crate::server_fns::admin::import_catalog::ImportCatalog;
 
@@ -63,18 +64,15 @@ pub fn CatalogPage() -> impl IntoView {
                 <p class="muted">"A JSON object with providers, hardwaretypes, imagetypes, services, clustertemplates and partialtemplates. Importing replaces the whole catalog; it is checked first and nothing is saved while it has problems."</p>
                 <ActionForm action=import attr:class="stack" attr:data-testid="import-form">
                     <CsrfField/>
-                    <div class="field">
-                        <label for="bundle-file">"File"</label>
+                    <Field label="File" id="bundle-file"
+                        hint="Choosing a file fills the box below (needs JavaScript); you can also paste.">
                         <input id="bundle-file" type="file" accept=".json,application/json"
                             onchange=READ_FILE data-testid="bundle-file"/>
-                        <p class="hint">"Choosing a file fills the box below (needs JavaScript); you can also paste."</p>
-                    </div>
-                    <div class="field">
-                        <label for="bundle">"Bundle (JSON)"</label>
+                    </Field>
+                    <Field label="Bundle (JSON)" id="bundle" error field="bundle">
                         <textarea id="bundle" name="bundle" class="code" rows="14" spellcheck="false" required></textarea>
                         {report}
-                        <FieldError error field="bundle"/>
-                    </div>
+                    </Field>
                     <label class="check"><input type="checkbox" name="check_only" value="1"/> " Only check, do not import"</label>
                     <div class="actions">
                         <button class="button" type="submit" data-testid="import-submit"

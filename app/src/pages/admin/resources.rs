@@ -11,9 +11,10 @@ use leptos::server_fn::ServerFn;
 use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
 
-use crate::components::errors::{action_error, FieldError, FormError};
+use crate::components::errors::{action_error, FormError, FormErrors};
+use crate::components::form::{AdminForm, Field, TextField};
 use crate::components::session::CsrfField;
-use crate::components::table::TableCard;
+use crate::components::table::DataTable;
 use crate::components::time::timestamp;
 use crate::error::UiError;
 use crate::pages::admin::loaded::{Loaded, OnceLoaded};
@@ -47,83 +48,69 @@ pub fn ResourcesPage() -> impl IntoView {
         |_| list_resources(),
     );
     let error = action_error(upload);
-    let general = Signal::derive(move || {
-        error.get().filter(|error| {
-            error.problems_for("name").is_empty() && error.problems_for("content").is_empty()
-        })
-    });
     view! {
-            <Title text="Resources · Admin · Corral"/>
-            <div class="page-head"><h1>"Plugin resources"</h1></div>
-            <Uploaded/>
-            <Loaded data=resources render={move |rows: Vec<ResourceView>| {
-                if rows.is_empty() {
-                    return view! { <p class="muted">"No resources yet. Scripts uploaded here can be named by shell actions."</p> }.into_any();
-                }
-                let rows = rows.into_iter().map(|row| {
-                    let staged = row.staged;
-                    view! {
-                        <tr>
-                            <td>{row.kind.clone()}</td>
-                            <th scope="row">{row.name.clone()}</th>
-                            <td class="num">{row.version}</td>
-                            <td>{if staged {
-                                view! { <span class="state state-ok">"staged"</span> }.into_any()
-                            } else {
-                                view! {
-                                    <ActionForm action=stage attr:class="inline">
-                                        <CsrfField/>
-                                        <input type="hidden" name="kind" value=row.kind.clone()/>
-                                        <input type="hidden" name="name" value=row.name.clone()/>
-                                        <input type="hidden" name="version" value=row.version/>
-                                        <button class="button button-small button-quiet" type="submit">"Stage"</button>
-                                    </ActionForm>
-                                }.into_any()
-                            }}</td>
-                            <td class="num" title=format!("{} bytes", row.size_bytes)>{size(row.size_bytes)}</td>
-                            <td><code title=row.sha256.clone()>{row.sha256.chars().take(12).collect::<String>()}</code></td>
-                            <td>{timestamp(row.created_at_ms)}</td>
-                        </tr>
-                    }
-                }).collect_view();
+        <Title text="Resources · Admin · Corral"/>
+        <div class="page-head"><h1>"Plugin resources"</h1></div>
+        <Uploaded/>
+        <Loaded data=resources render={move |rows: Vec<ResourceView>| {
+            if rows.is_empty() {
+                return view! { <p class="muted">"No resources yet. Scripts uploaded here can be named by shell actions."</p> }.into_any();
+            }
+            let rows = rows.into_iter().map(|row| {
+                let staged = row.staged;
                 view! {
-                    <TableCard testid="resource-table"
-                        columns=&["Kind", "Name", "Version", "State", "Size", "SHA-256", "Uploaded"]
-                        numeric=&["Version", "Size"]>
-                        {rows}
-                    </TableCard>
-                }.into_any()
-            }}/>
-            <OnceLoaded data=resources>
-    <FileUpload/>
-    <section class="card">
+                    <tr>
+                        <td>{row.kind.clone()}</td>
+                        <th scope="row">{row.name.clone()}</th>
+                        <td class="num">{row.version}</td>
+                        <td>{if staged {
+                            view! { <span class="state state-ok">"staged"</span> }.into_any()
+                        } else {
+                            view! {
+                                <ActionForm action=stage attr:class="inline">
+                                    <CsrfField/>
+                                    <input type="hidden" name="kind" value=row.kind.clone()/>
+                                    <input type="hidden" name="name" value=row.name.clone()/>
+                                    <input type="hidden" name="version" value=row.version/>
+                                    <button class="button button-small button-quiet" type="submit">"Stage"</button>
+                                </ActionForm>
+                            }.into_any()
+                        }}</td>
+                        <td class="num" title=format!("{} bytes", row.size_bytes)>{size(row.size_bytes)}</td>
+                        <td><code title=row.sha256.clone()>{row.sha256.chars().take(12).collect::<String>()}</code></td>
+                        <td>{timestamp(row.created_at_ms)}</td>
+                    </tr>
+                }
+            }).collect_view();
+            view! {
+                <DataTable card=true testid="resource-table"
+                    columns=&["Kind", "Name", "Version", "State", "Size", "SHA-256", "Uploaded"]
+                    numeric=&["Version", "Size"]>
+                    {rows}
+                </DataTable>
+            }.into_any()
+        }}/>
+        <OnceLoaded data=resources>
+            <FileUpload/>
+            <section class="card">
                 <h2>"Type a new version"</h2>
-                <ActionForm action=upload attr:class="stack narrow-form">
-                    <CsrfField/>
-                    <div class="field">
-                        <label for="resource-kind">"Kind"</label>
+                <AdminForm action=upload error submit="Upload">
+                    <Field label="Kind" id="resource-kind">
                         <select id="resource-kind" name="kind">
                             <option value="scripts">"scripts"</option>
                             <option value="files">"files"</option>
                         </select>
-                    </div>
-                    <div class="field">
-                        <label for="resource-name">"Name"</label>
-                        <input id="resource-name" name="name" required placeholder="e.g. web.sh"/>
-                        <FieldError error field="name"/>
-                    </div>
-                    <div class="field">
-                        <label for="resource-content">"Content"</label>
+                    </Field>
+                    <TextField label="Name" id="resource-name" name="name" error
+                        required=true placeholder="e.g. web.sh"/>
+                    <Field label="Content" id="resource-content" error field="content">
                         <textarea id="resource-content" name="content" class="code" rows="10" spellcheck="false"></textarea>
-                        <FieldError error field="content"/>
-                    </div>
+                    </Field>
                     <label class="check"><input type="checkbox" name="stage" value="1" checked/> " Stage this version (nodes get it from now on)"</label>
-                    <FormError error=general/>
-                    <button class="button" type="submit">"Upload"</button>
-                </ActionForm>
+                </AdminForm>
             </section>
-            </OnceLoaded>
-        }
+        </OnceLoaded>
+    }
 }
 
 /// What the last upload made, from the query string its redirect set.
@@ -150,12 +137,7 @@ fn FileUpload() -> impl IntoView {
     let error = use_context::<ServerActionError>()
         .filter(|error| error.path() == UploadResourceFile::PATH)
         .map(|error| ServerFnUrlError::<UiError>::decode_err(error.err()));
-    let error = Signal::stored(error);
-    let general = Signal::derive(move || {
-        error.get().filter(|error| {
-            error.problems_for("name").is_empty() && error.problems_for("file").is_empty()
-        })
-    });
+    let error = FormErrors::new(Signal::stored(error));
     view! {
         <section class="card">
             <h2>"Upload a file"</h2>
@@ -163,27 +145,20 @@ fn FileUpload() -> impl IntoView {
             <form method="post" action=UploadResourceFile::url() enctype="multipart/form-data"
                 class="stack narrow-form" data-testid="file-upload-form">
                 <CsrfField/>
-                <div class="field">
-                    <label for="file-kind">"Kind"</label>
+                <Field label="Kind" id="file-kind">
                     <select id="file-kind" name="kind">
                         <option value="archives">"archives"</option>
                         <option value="files">"files"</option>
                         <option value="scripts">"scripts"</option>
                     </select>
-                </div>
-                <div class="field">
-                    <label for="file-file">"File"</label>
+                </Field>
+                <Field label="File" id="file-file" error field="file">
                     <input id="file-file" name="file" type="file" class="file-input" required/>
-                    <FieldError error field="file"/>
-                </div>
-                <div class="field">
-                    <label for="file-name">"Name"</label>
-                    <input id="file-name" name="name" placeholder="the file's name"/>
-                    <p class="hint">"A new name starts at version 1; an existing one gets its next version."</p>
-                    <FieldError error field="name"/>
-                </div>
+                </Field>
+                <TextField label="Name" id="file-name" name="name" error placeholder="the file's name"
+                    hint="A new name starts at version 1; an existing one gets its next version."/>
                 <label class="check"><input type="checkbox" name="stage" value="1" checked/> " Stage this version (nodes get it from now on)"</label>
-                <FormError error=general/>
+                <FormError error/>
                 <button class="button" type="submit" data-testid="upload-file">"Upload file"</button>
             </form>
         </section>

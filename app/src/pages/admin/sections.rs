@@ -7,7 +7,7 @@
 use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
 
-use super::catalog::form::{EntityEditPage, EntityNewPage};
+use super::catalog::form::EntityFormPage;
 use super::catalog::list::EntityListPage;
 use super::catalog::show::EntityShowPage;
 use super::layout::AdminLayout;
@@ -57,7 +57,7 @@ pub fn AdminEntityPage() -> impl IntoView {
     view! {
         <AdminLayout>
             {move || match EntityKind::parse(&section.get()) {
-                Some(kind) if name.get() == "new" => view! { <EntityNewPage kind/> }.into_any(),
+                Some(kind) if name.get() == "new" => view! { <EntityFormPage kind editing=false/> }.into_any(),
                 Some(kind) => view! { <EntityShowPage kind/> }.into_any(),
                 None if section.get() == "users" => view! { <user::UserPage/> }.into_any(),
                 None => view! { <NotFound/> }.into_any(),
@@ -72,7 +72,7 @@ pub fn AdminEditPage() -> impl IntoView {
     view! {
         <AdminLayout>
             {move || match EntityKind::parse(&section.get()) {
-                Some(kind) => view! { <EntityEditPage kind/> }.into_any(),
+                Some(kind) => view! { <EntityFormPage kind editing=true/> }.into_any(),
                 None => view! { <NotFound/> }.into_any(),
             }}
         </AdminLayout>

@@ -8,6 +8,7 @@ use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
 
 use crate::components::errors::{action_error, FieldError, FormError};
+use crate::components::form::{AdminForm, TextField};
 use crate::components::session::{use_me, CsrfField};
 use crate::components::time::timestamp;
 use crate::server_fns::admin::create_tenant::CreateTenant;
@@ -70,41 +71,39 @@ fn TenantTable(
 ) -> impl IntoView {
     let update = ServerAction::<UpdateQuotas>::new();
     let set_local = ServerAction::<SetLocalNodes>::new();
-    let error = Signal::derive(move || {
-        update
-            .value()
-            .get()
-            .and_then(Result::err)
-            .or_else(|| set_local.value().get().and_then(Result::err))
-    });
-    let refused = move || delete.value().get().and_then(Result::err);
+    // Both row forms report above the table. A plain signal, not one `FormErrors`:
+    // the quota fields are in the rows, so the whole message (which names the
+    // field) shows as well as each field's problems.
+    let (update_error, set_local_error) = (action_error(update), action_error(set_local));
+    let error = Signal::derive(move || update_error.get().or_else(|| set_local_error.get()));
+    let refused = action_error(delete);
     let rows = rows
         .into_iter()
         .map(|row| {
-            let name = row.name.clone();
-            let delete_id = row.id.clone();
-            let local_id = row.id.clone();
+            let name = row.tenant.name.clone();
+            let delete_id = row.tenant.id.clone();
+            let local_id = row.tenant.id.clone();
             let quotas = if superadmin {
                 view! {
                     <ActionForm action=update attr:class="inline quota-form">
                         <CsrfField/>
-                        <input type="hidden" name="id" value=row.id.clone()/>
-                        <label>"Clusters " <input name="max_clusters" inputmode="numeric" size="5" value=limit(row.max_clusters) placeholder="no limit"/></label>
-                        <label>"Nodes " <input name="max_nodes" inputmode="numeric" size="5" value=limit(row.max_nodes) placeholder="no limit"/></label>
+                        <input type="hidden" name="id" value=row.tenant.id.clone()/>
+                        <label>"Clusters " <input name="max_clusters" inputmode="numeric" size="5" value=limit(row.tenant.max_clusters) placeholder="no limit"/></label>
+                        <label>"Nodes " <input name="max_nodes" inputmode="numeric" size="5" value=limit(row.tenant.max_nodes) placeholder="no limit"/></label>
                         <button class="button button-small button-quiet" type="submit">"Save quotas"</button>
                     </ActionForm>
                 }
                 .into_any()
             } else {
                 view! {
-                    <span>"Clusters: " {row.max_clusters.map_or("no limit".to_owned(), |v| v.to_string())}
-                    " · Nodes: " {row.max_nodes.map_or("no limit".to_owned(), |v| v.to_string())}</span>
+                    <span>"Clusters: " {row.tenant.max_clusters.map_or("no limit".to_owned(), |v| v.to_string())}
+                    " · Nodes: " {row.tenant.max_nodes.map_or("no limit".to_owned(), |v| v.to_string())}</span>
                 }
                 .into_any()
             };
-            let allowed = if row.local_nodes { "allowed" } else { "not allowed" };
+            let allowed = if row.tenant.local_nodes { "allowed" } else { "not allowed" };
             let local = if superadmin {
-                let (allow, label) = if row.local_nodes {
+                let (allow, label) = if row.tenant.local_nodes {
                     ("false", "Forbid")
                 } else {
                     ("true", "Allow")
@@ -125,11 +124,11 @@ fn TenantTable(
             let deletable = superadmin && !row.is_default;
             view! {
                 <tr data-tenant=name>
-                    <th scope="row">{row.name}</th>
+                    <th scope="row">{row.tenant.name}</th>
                     <td>{quotas}</td>
                     <td>{local}</td>
                     <td><TenantUsage clusters=row.live_clusters users=row.users/></td>
-                    <td>{timestamp(row.created_at_ms)}</td>
+                    <td>{timestamp(row.tenant.created_at_ms)}</td>
                     <td>{deletable.then(|| view! {
                         <ActionForm action=delete attr:class="inline">
                             <CsrfField/>
@@ -142,7 +141,7 @@ fn TenantTable(
         })
         .collect_view();
     view! {
-        {move || refused().map(|error| view! {
+        {move || refused.get().map(|error| view! {
             <div class="banner banner-bad" role="alert" data-testid="tenant-delete-refused">
                 <p><strong>"Not deleted: "</strong>{error.to_string()}</p>
                 <p>"The table lists each tenant's live clusters; delete those first."</p>
@@ -195,33 +194,19 @@ fn NewTenant(create: ServerAction<CreateTenant>) -> impl IntoView {
     view! {
         <section class="card">
             <h2>"New tenant"</h2>
-            <ActionForm action=create attr:class="stack narrow-form">
-                <CsrfField/>
-                <div class="field">
-                    <label for="tenant-name">"Name"</label>
-                    <input id="tenant-name" name="name" required pattern="[a-z0-9-]+"/>
-                    <FieldError error field="name"/>
-                </div>
-                <div class="field">
-                    <label for="tenant-clusters">"Most clusters"</label>
-                    <input id="tenant-clusters" name="max_clusters" inputmode="numeric" placeholder="no limit"/>
-                    <FieldError error field="max_clusters"/>
-                </div>
-                <div class="field">
-                    <label for="tenant-nodes">"Most nodes"</label>
-                    <input id="tenant-nodes" name="max_nodes" inputmode="numeric" placeholder="no limit"/>
-                    <FieldError error field="max_nodes"/>
-                </div>
-                <div class="field">
-                    <label for="tenant-seed">"Start with the catalog and staged scripts of (tenant name, optional)"</label>
-                    <input id="tenant-seed" name="seed"/>
-                </div>
+            <AdminForm action=create error submit="Create tenant">
+                <TextField label="Name" id="tenant-name" name="name" error required=true pattern="[a-z0-9-]+"/>
+                <TextField label="Most clusters" id="tenant-clusters" name="max_clusters" error
+                    inputmode="numeric" placeholder="no limit"/>
+                <TextField label="Most nodes" id="tenant-nodes" name="max_nodes" error
+                    inputmode="numeric" placeholder="no limit"/>
+                <TextField label="Start with the catalog and staged scripts of (tenant name, optional)"
+                    id="tenant-seed" name="seed"/>
                 <div class="field">
                     <label><input type="checkbox" name="local_nodes" value="on" data-testid="tenant-local-nodes"/>
                     " Allow the local provider: its nodes run on this server's own host, so the tenant's admins can run commands here (as an unprivileged user where the server runs as root)"</label>
                 </div>
-                <button class="button" type="submit">"Create tenant"</button>
-            </ActionForm>
+            </AdminForm>
         </section>
     }
 }

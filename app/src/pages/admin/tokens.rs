@@ -5,9 +5,10 @@ use api_types::TokenView;
 use leptos::prelude::*;
 use leptos_meta::Title;
 
-use crate::components::errors::{action_error, FieldError};
+use crate::components::errors::action_error;
+use crate::components::form::{AdminForm, TextField};
 use crate::components::session::CsrfField;
-use crate::components::table::TableCard;
+use crate::components::table::DataTable;
 use crate::components::time::timestamp;
 use crate::pages::admin::loaded::{Loaded, OnceLoaded};
 use crate::server_fns::admin::create_token::CreateToken;
@@ -23,67 +24,59 @@ pub fn TokensPage() -> impl IntoView {
     let created = move || create.value().get().and_then(Result::ok);
     let maybe = |ms: Option<i64>| ms.map_or_else(|| "—".to_owned(), timestamp);
     view! {
-            <Title text="API tokens · Admin · Corral"/>
-            <div class="page-head"><h1>"API tokens"</h1></div>
-            {move || created().map(|token| view! {
-                <div class="banner banner-ok" role="status" data-testid="new-token">
-                    <p>"Token " <strong>{token.name}</strong> " created. Copy its secret now; it is not shown again:"</p>
-                    <p><code class="secret">{token.secret}</code></p>
-                </div>
-            })}
-            <Loaded data=tokens render={move |rows: Vec<TokenView>| {
-                if rows.is_empty() {
-                    return view! { <p class="muted">"No tokens yet."</p> }.into_any();
-                }
-                let rows = rows.into_iter().map(|row| {
-                    let state = if row.revoked_at_ms.is_some() { ("state state-idle", "revoked") } else { ("state state-ok", "active") };
-                    let active = row.revoked_at_ms.is_none();
-                    view! {
-                        <tr>
-                            <th scope="row">{row.name}</th>
-                            <td><span class=state.0>{state.1}</span></td>
-                            <td>{row.scope.as_str()}</td>
-                            <td>{timestamp(row.created_at_ms)}</td>
-                            <td>{maybe(row.last_used_at_ms)}</td>
-                            <td>{maybe(row.expires_at_ms)}{row.renews_on_use.then_some(" (renewed on use)")}</td>
-                            <td>{active.then(|| view! {
-                                <ActionForm action=revoke attr:class="inline">
-                                    <CsrfField/>
-                                    <input type="hidden" name="id" value=row.id.clone()/>
-                                    <button class="button button-small button-danger" type="submit">"Revoke"</button>
-                                </ActionForm>
-                            })}</td>
-                        </tr>
-                    }
-                }).collect_view();
+        <Title text="API tokens · Admin · Corral"/>
+        <div class="page-head"><h1>"API tokens"</h1></div>
+        {move || created().map(|token| view! {
+            <div class="banner banner-ok" role="status" data-testid="new-token">
+                <p>"Token " <strong>{token.name}</strong> " created. Copy its secret now; it is not shown again:"</p>
+                <p><code class="secret">{token.secret}</code></p>
+            </div>
+        })}
+        <Loaded data=tokens render={move |rows: Vec<TokenView>| {
+            if rows.is_empty() {
+                return view! { <p class="muted">"No tokens yet."</p> }.into_any();
+            }
+            let rows = rows.into_iter().map(|row| {
+                let state = if row.revoked_at_ms.is_some() { ("state state-idle", "revoked") } else { ("state state-ok", "active") };
+                let active = row.revoked_at_ms.is_none();
                 view! {
-                    <TableCard columns=&["Name", "State", "Scope", "Created", "Last used", "Expires", ""]>
-                        {rows}
-                    </TableCard>
-                }.into_any()
-            }}/>
-            <OnceLoaded data=tokens>
-    <section class="card">
+                    <tr>
+                        <th scope="row">{row.name}</th>
+                        <td><span class=state.0>{state.1}</span></td>
+                        <td>{row.scope.as_str()}</td>
+                        <td>{timestamp(row.created_at_ms)}</td>
+                        <td>{maybe(row.last_used_at_ms)}</td>
+                        <td>{maybe(row.expires_at_ms)}{row.renews_on_use.then_some(" (renewed on use)")}</td>
+                        <td>{active.then(|| view! {
+                            <ActionForm action=revoke attr:class="inline">
+                                <CsrfField/>
+                                <input type="hidden" name="id" value=row.id.clone()/>
+                                <button class="button button-small button-danger" type="submit">"Revoke"</button>
+                            </ActionForm>
+                        })}</td>
+                    </tr>
+                }
+            }).collect_view();
+            view! {
+                <DataTable card=true columns=&["Name", "State", "Scope", "Created", "Last used", "Expires", ""]>
+                    {rows}
+                </DataTable>
+            }.into_any()
+        }}/>
+        <OnceLoaded data=tokens>
+            <section class="card">
                 <h2>"New token"</h2>
                 <p class="muted">"Without JavaScript the secret cannot be shown after the form posts; use " <code>"corral login"</code> " or the API instead."</p>
-                <ActionForm action=create attr:class="stack narrow-form">
-                    <CsrfField/>
-                    <div class="field">
-                        <label for="token-name">"What it is for"</label>
-                        <input id="token-name" name="name" required placeholder="e.g. ci"/>
-                        <FieldError error field="name"/>
-                    </div>
-                    <div class="field">
-                        <label for="token-days">"Expires after (days)"</label>
-                        <input id="token-days" name="days" inputmode="numeric" placeholder="never"/>
-                        <FieldError error field="days"/>
-                    </div>
+                <AdminForm action=create error submit="Create token">
+                    <TextField label="What it is for" id="token-name" name="name" error
+                        required=true placeholder="e.g. ci"/>
+                    <TextField label="Expires after (days)" id="token-days" name="days" error
+                        inputmode="numeric" placeholder="never"/>
                     <div class="field">
                         <label><input type="checkbox" name="read_only" value="on"/>" Read-only: it can list and show, but not change anything"</label>
                     </div>
-                    <button class="button" type="submit">"Create token"</button>
-                </ActionForm>
+                </AdminForm>
             </section>
-            </OnceLoaded>
-        }
+        </OnceLoaded>
+    }
 }

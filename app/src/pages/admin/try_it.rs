@@ -7,6 +7,7 @@ use leptos::prelude::*;
 use leptos_router::components::Form;
 use leptos_router::hooks::use_query_map;
 
+use crate::components::form::{resubmit_form, Field};
 use crate::components::plan::PlanView;
 use crate::server_fns::clusters::PlanPreview;
 
@@ -90,8 +91,7 @@ pub fn try_solve(
     size: u32,
     services: Option<Vec<String>>,
 ) -> Result<PlanPreview, Refusal> {
-    use domain::layout::Layout;
-    use domain::plan::{plan, Operation, ServiceGraph};
+    use domain::plan::{plan_create, ServiceGraph};
     use domain::solver::{solve_request, SolveRequest};
 
     let (catalog, resolved) = resolve(bundle, template)?;
@@ -105,17 +105,8 @@ pub fn try_solve(
             .map(ToString::to_string)
             .collect(),
     })?;
-    let empty = Layout {
-        template: layout.template.clone(),
-        nodes: Vec::new(),
-    };
-    let dag = plan(
-        &empty,
-        &layout,
-        &Operation::Create,
-        &ServiceGraph::from_catalog(&catalog),
-    )
-    .map_err(|error| refusal(format!("the layout cannot be planned: {error}")))?;
+    let dag = plan_create(&layout, &ServiceGraph::from_catalog(&catalog))
+        .map_err(|error| refusal(format!("the layout cannot be planned: {error}")))?;
     Ok(PlanPreview {
         from: None,
         to: layout,
@@ -169,17 +160,6 @@ fn TryPanel(bundle: serde_json::Value, template: String) -> impl IntoView {
             template.with_value(|template| try_solve(bundle, template, size, services.get()))
         })
     });
-    let resubmit = move |event: leptos::ev::Event| {
-        use leptos::wasm_bindgen::JsCast;
-        let form = event_target::<leptos::web_sys::Element>(&event)
-            .closest("form")
-            .ok()
-            .flatten()
-            .and_then(|form| form.dyn_into::<leptos::web_sys::HtmlFormElement>().ok());
-        if let Some(form) = form {
-            let _ = form.request_submit();
-        }
-    };
     let checks = move || {
         let picked = services.get();
         offered.with_value(|offered| {
@@ -212,13 +192,11 @@ fn TryPanel(bundle: serde_json::Value, template: String) -> impl IntoView {
     });
     view! {
         <div class="try-grid">
-            <Form method="GET" action="" on:input=resubmit on:change=resubmit attr:class="stack">
-                <div class="field">
-                    <label for="try-size">"Nodes"</label>
+            <Form method="GET" action="" on:input=resubmit_form on:change=resubmit_form attr:class="stack">
+                <Field label="Nodes" id="try-size" hint=bounds>
                     <input id="try-size" name="size" type="number" min="1" max="1000"
                         value=move || size.get() data-testid="try-size"/>
-                    <p class="hint">{bounds}</p>
-                </div>
+                </Field>
                 <fieldset class="field">
                     <legend>"Services"</legend>
                     {checks}

@@ -7,10 +7,10 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::{use_params_map, use_query_map};
 
-use crate::components::errors::{action_error, FieldError, FormError};
+use crate::components::errors::{action_error, FormError};
+use crate::components::form::{AdminForm, Field, TextField};
 use crate::components::session::CsrfField;
 use crate::components::time::timestamp;
-use crate::error::UiError;
 use crate::server_fns::admin::delete_user::DeleteUser;
 use crate::server_fns::admin::reset_user_password::ResetUserPassword;
 use crate::server_fns::admin::revoke_user_token::RevokeUserToken;
@@ -119,7 +119,6 @@ fn RoleForm(
     superadmin: bool,
 ) -> impl IntoView {
     let error = action_error(action);
-    let general = only_general(error, "role");
     // A tenant admin never sees superadmin offered (the service refuses it anyway).
     let options = ROLES
         .into_iter()
@@ -132,17 +131,12 @@ fn RoleForm(
     view! {
         <section class="card">
             <h2>"Role"</h2>
-            <ActionForm action attr:class="stack" attr:data-testid="role-form">
-                <CsrfField/>
+            <AdminForm action error submit="Save role" class="stack" testid="role-form">
                 <input type="hidden" name="id" value=id/>
-                <div class="field">
-                    <label for="user-role">"Role"</label>
+                <Field label="Role" id="user-role" error field="role">
                     <select id="user-role" name="role">{options}</select>
-                    <FieldError error field="role"/>
-                </div>
-                <FormError error=general/>
-                <button class="button" type="submit">"Save role"</button>
-            </ActionForm>
+                </Field>
+            </AdminForm>
         </section>
     }
 }
@@ -150,22 +144,15 @@ fn RoleForm(
 #[component]
 fn PasswordForm(action: ServerAction<ResetUserPassword>, id: String) -> impl IntoView {
     let error = action_error(action);
-    let general = only_general(error, "password");
     view! {
         <section class="card">
             <h2>"New password"</h2>
-            <ActionForm action attr:class="stack" attr:data-testid="password-form">
-                <CsrfField/>
+            <AdminForm action error submit="Set password" class="stack" testid="password-form">
                 <input type="hidden" name="id" value=id/>
-                <div class="field">
-                    <label for="user-password">"Password"</label>
-                    <input id="user-password" name="password" type="password" required minlength=MIN_PASSWORD_CHARS autocomplete="new-password"/>
-                    <p class="hint">{format!("At least {MIN_PASSWORD_CHARS} characters. Tell the user over a safe channel.")}</p>
-                    <FieldError error field="password"/>
-                </div>
-                <FormError error=general/>
-                <button class="button" type="submit">"Set password"</button>
-            </ActionForm>
+                <TextField label="Password" id="user-password" name="password" error
+                    password=true required=true minlength=MIN_PASSWORD_CHARS autocomplete="new-password"
+                    hint=format!("At least {MIN_PASSWORD_CHARS} characters. Tell the user over a safe channel.")/>
+            </AdminForm>
         </section>
     }
 }
@@ -232,13 +219,4 @@ fn DeleteForm(id: String, username: String) -> impl IntoView {
             <FormError error/>
         </section>
     }
-}
-
-/// The error unless it is about `field` (then it shows next to the field only).
-fn only_general(error: Signal<Option<UiError>>, field: &'static str) -> Signal<Option<UiError>> {
-    Signal::derive(move || {
-        error
-            .get()
-            .filter(|error| error.problems_for(field).is_empty())
-    })
 }

@@ -7,9 +7,10 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
 
-use crate::components::errors::{action_error, FieldError, FormError};
-use crate::components::session::{use_me, CsrfField};
-use crate::components::table::TableCard;
+use crate::components::errors::action_error;
+use crate::components::form::{AdminForm, Field, TextField};
+use crate::components::session::use_me;
+use crate::components::table::DataTable;
 use crate::components::time::timestamp;
 use crate::pages::admin::loaded::{Loaded, OnceLoaded};
 use crate::server_fns::admin::create_user::CreateUser;
@@ -26,50 +27,37 @@ pub fn UsersPage() -> impl IntoView {
     let query = use_query_map();
     let deleted = move || query.with(|query| query.get("deleted"));
     let error = action_error(create);
-    let general = Signal::derive(move || {
-        error.get().filter(|error| {
-            error.problems_for("username").is_empty() && error.problems_for("password").is_empty()
-        })
-    });
     view! {
-            <Title text="Users · Admin · Corral"/>
-            <div class="page-head"><h1>"Users"</h1></div>
-            {move || deleted().map(|name| view! {
-                <p class="banner banner-ok" role="status" data-testid="user-deleted">"User " <strong>{name}</strong> " deleted."</p>
-            })}
-            <Loaded data=users render={|rows: Vec<UserRow>| {
-                let rows = rows.into_iter().map(|row| view! {
-                    <tr data-user=row.username.clone()>
-                        <th scope="row"><a href=format!("/admin/users/{}", crate::query::encode_value(&row.username))>{row.username.clone()}</a></th>
-                        <td><span class="chip">{row.role.as_str()}</span></td>
-                        <td>{row.tenant}</td>
-                        <td>{timestamp(row.created_at_ms)}</td>
-                    </tr>
-                }).collect_view();
-                view! {
-                    <TableCard testid="user-table" columns=&["User", "Role", "Tenant", "Created"]>
-                        {rows}
-                    </TableCard>
-                }.into_any()
-            }}/>
-            <OnceLoaded data=users>
-    <section class="card">
+        <Title text="Users · Admin · Corral"/>
+        <div class="page-head"><h1>"Users"</h1></div>
+        {move || deleted().map(|name| view! {
+            <p class="banner banner-ok" role="status" data-testid="user-deleted">"User " <strong>{name}</strong> " deleted."</p>
+        })}
+        <Loaded data=users render={|rows: Vec<UserRow>| {
+            let rows = rows.into_iter().map(|row| view! {
+                <tr data-user=row.username.clone()>
+                    <th scope="row"><a href=format!("/admin/users/{}", crate::query::encode_value(&row.username))>{row.username.clone()}</a></th>
+                    <td><span class="chip">{row.role.as_str()}</span></td>
+                    <td>{row.tenant}</td>
+                    <td>{timestamp(row.created_at_ms)}</td>
+                </tr>
+            }).collect_view();
+            view! {
+                <DataTable card=true testid="user-table" columns=&["User", "Role", "Tenant", "Created"]>
+                    {rows}
+                </DataTable>
+            }.into_any()
+        }}/>
+        <OnceLoaded data=users>
+            <section class="card">
                 <h2>"Add a user"</h2>
-                <ActionForm action=create attr:class="stack narrow-form">
-                    <CsrfField/>
-                    <div class="field">
-                        <label for="user-name">"Username"</label>
-                        <input id="user-name" name="username" required autocomplete="off"/>
-                        <FieldError error field="username"/>
-                    </div>
-                    <div class="field">
-                        <label for="user-password">"Password"</label>
-                        <input id="user-password" name="password" type="password" required minlength=MIN_PASSWORD_CHARS autocomplete="new-password"/>
-                        <p class="hint">{format!("At least {MIN_PASSWORD_CHARS} characters.")}</p>
-                        <FieldError error field="password"/>
-                    </div>
-                    <div class="field">
-                        <label for="user-role">"Role"</label>
+                <AdminForm action=create error submit="Add user">
+                    <TextField label="Username" id="user-name" name="username" error
+                        required=true autocomplete="off"/>
+                    <TextField label="Password" id="user-password" name="password" error
+                        password=true required=true minlength=MIN_PASSWORD_CHARS autocomplete="new-password"
+                        hint=format!("At least {MIN_PASSWORD_CHARS} characters.")/>
+                    <Field label="Role" id="user-role">
                         <select id="user-role" name="role">
                             <option value=Role::User.as_str()>"user (creates clusters)"</option>
                             <option value=Role::TenantAdmin.as_str()>"tenant-admin (manages the catalog and users)"</option>
@@ -80,15 +68,10 @@ pub fn UsersPage() -> impl IntoView {
                                 })}
                             </Suspense>
                         </select>
-                    </div>
-                    <div class="field">
-                        <label for="user-tenant">"Tenant"</label>
-                        <input id="user-tenant" name="tenant" placeholder="the administered tenant"/>
-                    </div>
-                    <FormError error=general/>
-                    <button class="button" type="submit">"Add user"</button>
-                </ActionForm>
+                    </Field>
+                    <TextField label="Tenant" id="user-tenant" name="tenant" placeholder="the administered tenant"/>
+                </AdminForm>
             </section>
-            </OnceLoaded>
-        }
+        </OnceLoaded>
+    }
 }

@@ -121,7 +121,13 @@ fn LiveJob(
         events.update(|events| events.push(event));
     };
     if !page.job.state.is_finished() {
-        follow_stream(page.job.id.clone(), events, on_event, job, finished, now);
+        let live = LiveSignals {
+            events,
+            job,
+            finished,
+            now,
+        };
+        follow_stream(page.job.id.clone(), live, on_event);
     }
     let cluster_href = format!("/clusters/{}", page.cluster_id);
     let title = format!("{} · {} · Corral", page.job.operation, page.cluster_name);
@@ -449,20 +455,32 @@ fn FailurePanel(
     }
 }
 
-/// Follows the job's event stream in the browser: new lines go to `events`, the
-/// final job to `job`; when the stream ends, `finished` is bumped so the page
-/// reads the final states. Does nothing on the server.
+/// What the page shows live while the job runs, which its event stream updates in
+/// the browser.
+#[derive(Clone, Copy)]
+// Read only by the browser's stream follower (`crate::live`).
+#[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
+pub(crate) struct LiveSignals {
+    /// The events shown so far; the stream starts after the last one.
+    pub events: RwSignal<Vec<EventView>>,
+    /// The job, replaced by its final state when the stream ends.
+    pub job: RwSignal<JobView>,
+    /// Bumped when the stream ends, so the page reads the final states.
+    pub finished: RwSignal<u32>,
+    /// The clock the elapsed time counts with, ticking every second.
+    pub now: RwSignal<i64>,
+}
+
+/// Follows the job's event stream in the browser: each new event goes to
+/// `on_event`. Does nothing on the server, which renders what there is so far.
 #[allow(unused_variables)]
 fn follow_stream(
     job_id: String,
-    events: RwSignal<Vec<EventView>>,
+    live: LiveSignals,
     on_event: impl Fn(EventView) + Clone + 'static,
-    job: RwSignal<JobView>,
-    finished: RwSignal<u32>,
-    now: RwSignal<i64>,
 ) {
     #[cfg(feature = "hydrate")]
-    crate::live::follow(job_id, events, on_event, job, finished, now);
+    crate::live::follow(job_id, live, on_event);
 }
 
 #[cfg(test)]

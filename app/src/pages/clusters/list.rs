@@ -11,6 +11,7 @@ use leptos_router::hooks::use_query_map;
 use crate::components::errors::{action_error, FormError, PageError};
 use crate::components::session::{use_me, CsrfField};
 use crate::components::state::StateBadge;
+use crate::components::table::DataTable;
 use crate::components::time::{duration, lease_left, now_ms, timestamp};
 use crate::server_fns::clusters::extend_lease::ExtendLease;
 use crate::server_fns::clusters::list::list_clusters;
@@ -94,42 +95,44 @@ fn distinct<T: Ord>(values: impl Iterator<Item = T>) -> Vec<T> {
 
 #[component]
 fn FilterForm(filter: Filter, templates: Vec<String>, states: Vec<ClusterState>) -> impl IntoView {
-    let option = |value: String, selected: &str| {
-        let is = value == selected;
-        let label = value.clone();
-        view! { <option value=value selected=is>{label}</option> }
-    };
-    let state_options = states
+    let states = states
         .into_iter()
-        .map(|state| {
-            option(
-                state.as_str().to_owned(),
-                filter.state.map_or("", ClusterState::as_str),
-            )
-        })
-        .collect_view();
-    let template_options = templates
-        .into_iter()
-        .map(|template| option(template, &filter.template))
-        .collect_view();
+        .map(|state| state.as_str().to_owned())
+        .collect();
     view! {
         <Form method="GET" action="" attr:class="filters" attr:role="search">
             <label>"Name " <input type="search" name="q" value=filter.text placeholder="part of a name"/></label>
-            <label>"State "
-                <select name="state">
-                    <option value="">"any"</option>
-                    {state_options}
-                </select>
-            </label>
-            <label>"Template "
-                <select name="template">
-                    <option value="">"any"</option>
-                    {template_options}
-                </select>
-            </label>
+            {one_or_any("State ", "state", states, filter.state.map_or("", ClusterState::as_str))}
+            {one_or_any("Template ", "template", templates, &filter.template)}
             <label class="check"><input type="checkbox" name="mine" value="1" checked=filter.mine/> " Mine only"</label>
             <button class="button button-quiet" type="submit">"Filter"</button>
         </Form>
+    }
+}
+
+/// A filter keeping the clusters with one of `values` in `name`, or, left at
+/// "any", all of them.
+fn one_or_any(
+    label: &'static str,
+    name: &'static str,
+    values: Vec<String>,
+    selected: &str,
+) -> impl IntoView {
+    let options = values
+        .into_iter()
+        .map(|value| {
+            let is_selected = value == selected;
+            let text = value.clone();
+            view! { <option value=value selected=is_selected>{text}</option> }
+        })
+        .collect_view();
+    view! {
+        <label>{label}
+            <select name=name>
+                <option value="">"any"</option>
+                {options}
+            </select>
+        </label>
     }
 }
 
@@ -173,16 +176,10 @@ fn ClusterTable(
         .collect_view();
     view! {
         <p class="muted">{format!("{shown} of {total} cluster(s)")}</p>
-        <div class="table-scroll">
-            <table class="data" data-testid="cluster-table">
-                <thead><tr>
-                    <th scope="col">"Name"</th><th scope="col">"Template"</th>
-                    <th scope="col" class="num">"Nodes"</th><th scope="col">"State"</th>
-                    <th scope="col">"Owner"</th><th scope="col">"Lease"</th>
-                </tr></thead>
-                <tbody>{rows}</tbody>
-            </table>
-        </div>
+        <DataTable testid="cluster-table" numeric=&["Nodes"]
+            columns=&["Name", "Template", "Nodes", "State", "Owner", "Lease"]>
+            {rows}
+        </DataTable>
     }
     .into_any()
 }

@@ -9,7 +9,8 @@ use leptos_meta::Title;
 use leptos_router::components::Form;
 use leptos_router::hooks::use_query_map;
 
-use crate::components::errors::{action_error, FieldError, FormError, PageError};
+use crate::components::errors::{action_error, FormError, PageError};
+use crate::components::form::{resubmit_form, Field};
 use crate::components::plan::PlanView;
 use crate::components::session::CsrfField;
 use crate::error::UiError;
@@ -214,18 +215,6 @@ fn AskCard(
         Memo::new(move |_| templates.with_value(|templates| request.get().resolve(templates)));
     let chosen = Memo::new(move |_| inputs.with(|inputs| inputs.template.clone()));
     let create_error = action_error(create);
-    // With JavaScript the preview follows every change; without, "Preview" posts.
-    let resubmit = move |event: leptos::ev::Event| {
-        use leptos::wasm_bindgen::JsCast;
-        let form = event_target::<leptos::web_sys::Element>(&event)
-            .closest("form")
-            .ok()
-            .flatten()
-            .and_then(|form| form.dyn_into::<leptos::web_sys::HtmlFormElement>().ok());
-        if let Some(form) = form {
-            let _ = form.request_submit();
-        }
-    };
     // A new template starts from its own defaults (size and services), not from
     // what was picked for the previous one.
     let navigate = leptos_router::hooks::use_navigate();
@@ -242,16 +231,15 @@ fn AskCard(
     view! {
         <section class="card" aria-labelledby="ask">
             <h2 id="ask">"What you ask for"</h2>
-            <Form method="GET" action="" on:change=resubmit attr:class="stack">
-                <div class="field">
-                    <label for="name">"Name"</label>
+            // With JavaScript the preview follows every change; without, "Preview" posts.
+            <Form method="GET" action="" on:change=resubmit_form attr:class="stack">
+                <Field label="Name" id="name" error=create_error field="name">
                     <input id="name" name="name" placeholder="e.g. shop-staging"
                         value=move || inputs.with(|inputs| inputs.name.clone())
                         title="lower-case letters, digits and '-'"/>
-                    <FieldError error=create_error field="name"/>
-                </div>
-                <div class="field">
-                    <label for="template">"Template"</label>
+                </Field>
+                <Field label="Template" id="template"
+                    hint=move || chosen.get().map(|template| template.description).unwrap_or_default()>
                     <select id="template" name="template" on:change=switch_template>
                         {move || templates.with_value(|templates| {
                             let current = inputs.with(Inputs::template_name);
@@ -265,13 +253,10 @@ fn AskCard(
                             }).collect_view()
                         })}
                     </select>
-                    <p class="hint">{move || chosen.get().map(|template| template.description).unwrap_or_default()}</p>
-                </div>
-                <div class="field">
-                    <label for="size">"Nodes"</label>
+                </Field>
+                <Field label="Nodes" id="size" hint=move || chosen.get().map(size_hint).unwrap_or_default()>
                     <input id="size" name="size" type="number" min="1" max="1000" value=move || inputs.with(|inputs| inputs.size.clone())/>
-                    <p class="hint">{move || chosen.get().map(size_hint).unwrap_or_default()}</p>
-                </div>
+                </Field>
                 <fieldset class="field">
                     <legend>"Services"</legend>
                     {move || {

@@ -11,9 +11,11 @@ use leptos_router::hooks::{use_params_map, use_query_map};
 
 use super::list::ExtendButton;
 use crate::components::errors::{action_error, FieldError, FormError, PageError};
+use crate::components::form::Field;
 use crate::components::plan::PlanView;
 use crate::components::session::CsrfField;
 use crate::components::state::StateBadge;
+use crate::components::table::DataTable;
 use crate::components::time::{duration, lease_left, now_ms, timestamp};
 use crate::error::UiError;
 
@@ -169,17 +171,10 @@ fn ClusterView(page: ClusterPage, extend: ServerAction<ExtendLease>) -> impl Int
         </div>
         <section class="card">
             <h2>"Nodes"</h2>
-            <div class="table-scroll">
-                <table class="data" data-testid="node-table">
-                    <thead><tr>
-                        <th scope="col" class="num">"#"</th><th scope="col">"Hostname"</th>
-                        <th scope="col">"Address"</th><th scope="col">"Hardware"</th>
-                        <th scope="col">"Image"</th><th scope="col">"Services"</th>
-                        <th scope="col">"State"</th>
-                    </tr></thead>
-                    <tbody>{nodes}</tbody>
-                </table>
-            </div>
+            <DataTable testid="node-table" numeric=&["#"]
+                columns=&["#", "Hostname", "Address", "Hardware", "Image", "Services", "State"]>
+                {nodes}
+            </DataTable>
         </section>
         <section class="card">
             <h2>"Jobs"</h2>
@@ -212,16 +207,10 @@ fn JobHistory(cluster_id: String, jobs: Vec<JobView>) -> impl IntoView {
         })
         .collect_view();
     view! {
-        <div class="table-scroll">
-            <table class="data" data-testid="job-table">
-                <thead><tr>
-                    <th scope="col">"Operation"</th><th scope="col">"State"</th>
-                    <th scope="col" class="num">"Tasks"</th><th scope="col">"Started"</th>
-                    <th scope="col">"Took"</th><th scope="col">"Error"</th>
-                </tr></thead>
-                <tbody>{rows}</tbody>
-            </table>
-        </div>
+        <DataTable testid="job-table" numeric=&["Tasks"]
+            columns=&["Operation", "State", "Tasks", "Started", "Took", "Error"]>
+            {rows}
+        </DataTable>
     }
 }
 
@@ -336,10 +325,9 @@ fn OperationInputs(
         }
         .into_any(),
         "add-nodes" => view! {
-            <div class="field">
-                <label for="count">"Nodes to add"</label>
+            <Field label="Nodes to add" id="count">
                 <input id="count" name="count" type="number" min="1" value=chosen.count.clone().unwrap_or_else(|| "1".to_owned())/>
-            </div>
+            </Field>
         }
         .into_any(),
         "start" | "stop" | "restart" => view! {
@@ -350,10 +338,9 @@ fn OperationInputs(
         }
         .into_any(),
         "reconfigure" => view! {
-            <div class="field">
-                <label for="config">"Config to merge (JSON object); services are reconfigured and restarted"</label>
+            <Field label="Config to merge (JSON object); services are reconfigured and restarted" id="config">
                 <textarea id="config" name="config" rows="5">{chosen.config.clone().unwrap_or_default()}</textarea>
-            </div>
+            </Field>
         }
         .into_any(),
         "rollback" => view! {

@@ -2,7 +2,7 @@
 //! with their history, tenants, users, tokens, audit entries and the overview's
 //! counts. Secrets never appear here, except a new token's secret, shown once.
 
-use api_types::{Role, TokenView};
+use api_types::{Role, TenantView, TokenView};
 pub use domain::catalog::EntityKind;
 use serde::{Deserialize, Serialize};
 
@@ -106,19 +106,13 @@ pub struct CatalogNames {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TenantRow {
-    pub id: String,
-    pub name: String,
-    pub max_clusters: Option<i64>,
-    pub max_nodes: Option<i64>,
-    pub created_at_ms: i64,
+    pub tenant: TenantView,
     /// Names of the tenant's live clusters: while there are any it cannot be deleted.
     pub live_clusters: Vec<String>,
     /// Usernames of the tenant's users (they go with it when it is deleted).
     pub users: Vec<String>,
     /// The default tenant, which is never deleted.
     pub is_default: bool,
-    /// May build on the `local` provider (node steps on the server's own host).
-    pub local_nodes: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

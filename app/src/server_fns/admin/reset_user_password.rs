@@ -21,17 +21,8 @@ pub async fn reset_user_password(
         ));
     }
     let update = engine::service::UserUpdate {
-        role: None,
         password: Some(password),
-        current_password: None,
+        ..Default::default()
     };
-    let user = crate::session::service()?
-        .update_user(&caller, &id, &update)
-        .await
-        .map_err(|error| super::quota::on_field(error.into(), "password"))?;
-    leptos_axum::redirect(&format!(
-        "/admin/users/{}?saved=password",
-        crate::query::encode_value(&user.username)
-    ));
-    Ok(())
+    super::user_change::save(&caller, &id, &update, "password").await
 }

@@ -11,16 +11,7 @@ pub async fn set_user_role(csrf: String, id: String, role: Role) -> Result<(), U
     let caller = crate::session::caller_checked(&csrf).await?;
     let update = engine::service::UserUpdate {
         role: Some(role),
-        password: None,
-        current_password: None,
+        ..Default::default()
     };
-    let user = crate::session::service()?
-        .update_user(&caller, &id, &update)
-        .await
-        .map_err(|error| super::quota::on_field(error.into(), "role"))?;
-    leptos_axum::redirect(&format!(
-        "/admin/users/{}?saved=role",
-        crate::query::encode_value(&user.username)
-    ));
-    Ok(())
+    super::user_change::save(&caller, &id, &update, "role").await
 }

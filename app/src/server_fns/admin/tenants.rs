@@ -21,12 +21,7 @@ pub async fn list_tenants() -> Result<Vec<TenantRow>, UiError> {
         let usage = service.tenant_usage(&caller, &tenant.id).await?;
         rows.push(TenantRow {
             is_default: tenant.id == engine::store::tenants::DEFAULT_TENANT_ID,
-            id: tenant.id,
-            name: tenant.name,
-            max_clusters: tenant.max_clusters,
-            max_nodes: tenant.max_nodes,
-            created_at_ms: tenant.created_at_ms,
-            local_nodes: tenant.local_nodes,
+            tenant,
             live_clusters: usage.live_clusters,
             users: usage.users,
         });

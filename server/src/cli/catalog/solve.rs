@@ -72,8 +72,8 @@ fn solved(args: &SolveArgs) -> anyhow::Result<Option<(Catalog, Layout)>> {
         return Ok(None);
     };
     let catalog = input.catalog;
-    let name = TemplateName::parse(args.template.as_str())
-        .with_context(|| format!("--template {:?}", args.template))?;
+    let name = TemplateName::parse(args.cluster.template.as_str())
+        .with_context(|| format!("--template {:?}", args.cluster.template))?;
     let template = match catalog.resolved_template(&name) {
         Ok(template) => template,
         Err(err) => {
@@ -85,7 +85,7 @@ fn solved(args: &SolveArgs) -> anyhow::Result<Option<(Catalog, Layout)>> {
     match solve_request(&catalog, &template, &request) {
         Ok(layout) => Ok(Some((catalog, layout))),
         Err(unsatisfiable) => {
-            eprint!("{}", explain(&name, args.size, &unsatisfiable));
+            eprint!("{}", explain(&name, args.cluster.size, &unsatisfiable));
             Ok(None)
         }
     }
@@ -93,8 +93,8 @@ fn solved(args: &SolveArgs) -> anyhow::Result<Option<(Catalog, Layout)>> {
 
 fn request(args: &SolveArgs) -> anyhow::Result<SolveRequest> {
     Ok(SolveRequest {
-        size: args.size,
-        services: args.services.clone(),
+        size: args.cluster.size,
+        services: args.cluster.services.clone(),
         provider: optional(&args.provider, "--provider", ProviderName::parse)?,
         hardwaretype: optional(
             &args.hardwaretype,

@@ -124,17 +124,37 @@ impl Client {
         body: Option<&Value>,
         headers: &[(&str, &str)],
     ) -> anyhow::Result<Value> {
-        let url = format!("{}{path}", self.server);
-        let mut request = self.http.request(method, &url);
-        if let Some(token) = &self.token {
-            request = request.bearer_auth(token);
-        }
+        let mut request = self.request(method, path);
         for (name, value) in headers {
             request = request.header(*name, *value);
         }
         if let Some(body) = body {
             request = request.json(body);
         }
+        self.answer(request).await
+    }
+
+    /// POSTs raw bytes (a plugin resource upload) and returns the JSON answer.
+    pub async fn post_bytes(&self, path: &str, bytes: Vec<u8>) -> anyhow::Result<Value> {
+        let request = self
+            .request(Method::POST, path)
+            .header(reqwest::header::CONTENT_TYPE, "application/octet-stream")
+            .body(bytes);
+        self.answer(request).await
+    }
+
+    /// A request to `path` on the server, with this client's token.
+    fn request(&self, method: Method, path: &str) -> reqwest::RequestBuilder {
+        let request = self.http.request(method, format!("{}{path}", self.server));
+        match &self.token {
+            Some(token) => request.bearer_auth(token),
+            None => request,
+        }
+    }
+
+    /// Sends `request`: the JSON answer of a success, or an error saying what the server
+    /// refused and why (each problem on its own line).
+    async fn answer(&self, request: reqwest::RequestBuilder) -> anyhow::Result<Value> {
         let response = request
             .send()
             .await
@@ -163,33 +183,6 @@ impl Client {
             message.push_str("\nsign in again with `corral login`");
         }
         bail!(message)
-    }
-
-    /// POSTs raw bytes (a plugin resource upload) and returns the JSON answer.
-    pub async fn post_bytes(&self, path: &str, bytes: Vec<u8>) -> anyhow::Result<Value> {
-        let url = format!("{}{path}", self.server);
-        let mut request = self
-            .http
-            .post(&url)
-            .header(reqwest::header::CONTENT_TYPE, "application/octet-stream")
-            .body(bytes);
-        if let Some(token) = &self.token {
-            request = request.bearer_auth(token);
-        }
-        let response = request
-            .send()
-            .await
-            .with_context(|| format!("cannot reach {}", self.server))?;
-        let status = response.status();
-        let text = response.text().await?;
-        let answer: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
-        if !status.is_success() {
-            bail!(
-                "{} ({status})",
-                answer["message"].as_str().unwrap_or(text.trim())
-            );
-        }
-        Ok(answer)
     }
 
     /// GETs `path` and reads the answer as `T`, a type of the wire contract.

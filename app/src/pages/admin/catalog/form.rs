@@ -10,6 +10,7 @@ use leptos_router::hooks::{use_params_map, use_query_map};
 
 use super::structured::StructuredFields;
 use crate::components::errors::{action_error, FieldError, FormError};
+use crate::components::form::Field;
 use crate::components::session::CsrfField;
 use crate::error::UiError;
 use crate::server_fns::admin::entity::entity;
@@ -25,40 +26,34 @@ async fn load(kind: EntityKind, name: Option<String>) -> Result<Option<EntityPag
     }
 }
 
+/// The form for a new entity (`editing` false; cloned from `?from=<name>` if
+/// given) or for the entity the path names.
 #[component]
-pub fn EntityNewPage(kind: EntityKind) -> impl IntoView {
+pub fn EntityFormPage(kind: EntityKind, editing: bool) -> impl IntoView {
+    let params = use_params_map();
     let query = use_query_map();
-    let from = move || query.with(|query| query.get("from"));
-    let source = Resource::new(from, move |from| load(kind, from));
+    let source_name = move || {
+        if editing {
+            params.with(|params| params.get("name"))
+        } else {
+            query.with(|query| query.get("from"))
+        }
+    };
+    let source = Resource::new(source_name, move |name| load(kind, name));
     let names = Resource::new(|| (), |_| list_catalog_names());
+    let title = if editing { "Edit" } else { "New" };
     view! {
-        <Title text=format!("New {} · Admin · Corral", kind.singular())/>
+        <Title text=format!("{title} {} · Admin · Corral", kind.singular())/>
         <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
             {move || Suspend::new(async move {
                 match (source.await, names.await) {
                     (Ok(source), Ok(names)) => {
-                        let clone_of = source.as_ref().map(|page| page.name.clone());
-                        view! { <EntityForm kind source editing=false clone_of names/> }.into_any()
+                        let clone_of = source
+                            .as_ref()
+                            .filter(|_| !editing)
+                            .map(|page| page.name.clone());
+                        view! { <EntityForm kind source editing clone_of names/> }.into_any()
                     }
-                    (Err(error), _) | (_, Err(error)) => crate::pages::admin::layout::admin_error(error),
-                }
-            })}
-        </Suspense>
-    }
-}
-
-#[component]
-pub fn EntityEditPage(kind: EntityKind) -> impl IntoView {
-    let params = use_params_map();
-    let name = move || params.with(|params| params.get("name"));
-    let source = Resource::new(name, move |name| load(kind, name));
-    let names = Resource::new(|| (), |_| list_catalog_names());
-    view! {
-        <Title text=format!("Edit {} · Admin · Corral", kind.singular())/>
-        <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
-            {move || Suspend::new(async move {
-                match (source.await, names.await) {
-                    (Ok(source), Ok(names)) => view! { <EntityForm kind source editing=true clone_of=None names/> }.into_any(),
                     (Err(error), _) | (_, Err(error)) => crate::pages::admin::layout::admin_error(error),
                 }
             })}
@@ -76,13 +71,6 @@ fn EntityForm(
 ) -> impl IntoView {
     let save = ServerAction::<SaveEntity>::new();
     let error = action_error(save);
-    let general = Signal::derive(move || {
-        error.get().filter(|error| {
-            ["name", "description", "body", "structured"]
-                .iter()
-                .all(|field| error.problems_for(field).is_empty())
-        })
-    });
     let (name, description, body) = match &source {
         Some(page) if editing => (
             page.name.clone(),
@@ -108,6 +96,11 @@ fn EntityForm(
     super::fields::strip(&mut rest, &super::structured::pointers(kind, &names));
     let body = serde_json::to_string_pretty(&rest).unwrap_or(body);
     let structured = kind != EntityKind::HardwareType && kind != EntityKind::ImageType;
+    let body_label = if structured {
+        "Other fields (Coopr JSON)"
+    } else {
+        "Definition (Coopr JSON)"
+    };
     let aside_names = names.clone();
     let heading = match (&clone_of, editing) {
         (_, true) => format!("Edit {} {name}", kind.singular()),
@@ -130,30 +123,26 @@ fn EntityForm(
                     <CsrfField/>
                     <input type="hidden" name="kind" value=kind.key()/>
                     <input type="hidden" name="original" value=original/>
-                    <div class="field">
-                        <label for="name">"Name"</label>
+                    // These hints are written out: they carry the ids the controls'
+                    // aria-describedby names.
+                    <Field label="Name" id="name" error field="name">
                         <input id="name" name="name" value=name readonly=editing required
                             aria-describedby="name-hint"/>
                         <p class="hint" id="name-hint">
                             {if editing { "Names cannot change; clone to use another name." } else { "Letters, digits, '_', '.' and '-'." }}
                         </p>
-                        <FieldError error field="name"/>
-                    </div>
-                    <div class="field">
-                        <label for="description">"Description"</label>
+                    </Field>
+                    <Field label="Description" id="description" error field="description">
                         <input id="description" name="description" value=description/>
-                        <FieldError error field="description"/>
-                    </div>
+                    </Field>
                     <StructuredFields kind body=full names=names.clone()/>
                     <FieldError error field="structured"/>
-                    <div class="field">
-                        <label for="body">{if structured { "Other fields (Coopr JSON)" } else { "Definition (Coopr JSON)" }}</label>
+                    <Field label=body_label id="body" error field="body">
                         <textarea id="body" name="body" class="code" rows="22" spellcheck="false"
                             aria-describedby="body-hint">{body}</textarea>
                         <p class="hint" id="body-hint">{hint(kind)}</p>
-                        <FieldError error field="body"/>
-                    </div>
-                    <FormError error=general/>
+                    </Field>
+                    <FormError error/>
                     <div class="actions">
                         <button class="button" type="submit" data-testid="save-entity"
                             disabled=move || save.pending().get()>
