@@ -10,12 +10,21 @@ if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 
 # Debian packages: the wasm-capable rustc-web toolchain, chromium for browser tests,
 # OpenSSH server for the `local` provider's nodes, and the data services the demo
-# catalog's `paas` template runs on them (python3 runs the rest).
+# catalog's `paas` template runs on them (python3 runs the rest). For the `docker`
+# provider: docker.io (dockerd with containerd, runc and iptables; scripts/dockerd.sh
+# starts it, as nothing else does without an init system) and mmdebstrap, which builds
+# its nodes' image (run as root it needs no uidmap). See docs/docker-nodes.md.
 PKGS=(rustc-web cargo-web rust-web-src rust-web-llvm rust-web-clippy rustfmt-web lld-22
       chromium chromium-driver openssh-server openssh-client pkg-config
-      python3 redis-server memcached)
+      python3 redis-server memcached docker.io mmdebstrap)
 missing=()
-for p in "${PKGS[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+for p in "${PKGS[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 && continue
+  # A Docker engine installed otherwise stays (docker-ce conflicts with docker.io).
+  if [ "$p" = docker.io ] && { command -v dockerd || [ -x /usr/sbin/dockerd ]; } >/dev/null
+  then continue; fi
+  missing+=("$p")
+done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "bootstrap: installing ${missing[*]}"
   $SUDO apt-get update -qq
@@ -23,6 +32,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 # openssh-server's, redis-server's and memcached's postinst may start system daemons on
 # 127.0.0.1; Corral runs its own unprivileged ones on each node's 127.1.x.y address.
+# docker.io's postinst starts no dockerd here (no init system): scripts/dockerd.sh does.
 
 # wasm32 std built from Debian's sources, rebuilt only when Debian's rustc changes.
 LIB=/usr/lib/rustlib/wasm32-unknown-unknown/lib

@@ -4,6 +4,8 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 "$ROOT/scripts/bootstrap.sh"
+# The `docker` provider's tests need a Docker daemon; nothing else starts one here.
+"$ROOT/scripts/dockerd.sh"
 cd "$ROOT"
 
 step() { printf '\n==> %s\n' "$*"; }

@@ -45,7 +45,8 @@ pub struct NodeView {
     pub id: String,
     pub number: i64,
     pub hostname: Option<String>,
-    /// The address services and SSH reach the node at, once it exists.
+    /// The address the node's services listen on and its cluster reaches it at, once it
+    /// exists (for `local` nodes also where SSH reaches it).
     pub address: Option<String>,
     pub hardwaretype: String,
     pub imagetype: String,

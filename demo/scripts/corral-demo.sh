@@ -88,10 +88,14 @@ case "$action" in
       redis)
         need redis-server "run scripts/bootstrap.sh (it installs redis-server)"
         mkdir -p data
-        # Protected mode stays on: without a password redis then answers loopback
-        # clients only, which every node of a local cluster is.
+        # Protected mode (no password: loopback clients only) suits a local cluster,
+        # whose nodes all have loopback addresses. A container's address is on its
+        # cluster's own network, which only that cluster's nodes (and the host) reach,
+        # and protected mode would refuse even the node itself there.
+        case $host in 127.*) protected=yes ;; *) protected=no ;; esac
         setsid redis-server --bind "$host" --port "$port" --dir "$PWD/data" --save '' \
-          --appendonly no --daemonize no > service.log 2>&1 < /dev/null &
+          --protected-mode "$protected" --appendonly no --daemonize no \
+          > service.log 2>&1 < /dev/null &
         check="--port $port --send PING\\r\\n --expect +PONG"
         ;;
       memcached)

@@ -12,7 +12,10 @@ use std::fmt;
 use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value};
 
-use crate::names::{check_name, ClusterName, ServiceName, TemplateName};
+use crate::names::{
+    check_name, ClusterName, HardwareTypeName, ImageTypeName, ProviderName, ServiceName,
+    TemplateName,
+};
 
 /// A parsed, checked environment file.
 #[derive(Debug, Clone, PartialEq)]
@@ -34,6 +37,15 @@ pub struct ClusterSpec {
     /// Merged over the template's default config.
     #[serde(default)]
     pub config: Map<String, Value>,
+    /// The catalog provider to build on (`local`, `docker`, ...); absent: the template's.
+    #[serde(default)]
+    pub provider: Option<ProviderName>,
+    /// The only hardware type nodes may get; absent: the template's choice.
+    #[serde(default)]
+    pub hardwaretype: Option<HardwareTypeName>,
+    /// The only image type nodes may get; absent: the template's choice.
+    #[serde(default)]
+    pub imagetype: Option<ImageTypeName>,
     /// Where the entry starts in the file (1-based), for messages.
     #[serde(skip)]
     pub line: usize,

@@ -237,6 +237,8 @@ impl Executor {
         let spec = NodeSpec {
             id: view.node_id(),
             tenant_id: Some(view.cluster.tenant_id.clone()),
+            cluster_id: Some(view.cluster.id.clone()),
+            image: view.image(),
             hardwaretype: Some(layout_node.hardwaretype.clone()),
             imagetype: Some(layout_node.imagetype.clone()),
             limits: view.limits(),
@@ -300,7 +302,7 @@ impl Executor {
                 &NodeRow {
                     cluster_id: view.cluster.id.clone(),
                     number: i64::from(view.node),
-                    hostname: Some(record.host.clone()),
+                    hostname: Some(record.address().to_owned()),
                     hardwaretype: layout_node.hardwaretype.to_string(),
                     imagetype: layout_node.imagetype.to_string(),
                     services_json,

@@ -7,6 +7,7 @@
 //! cloud providers implement the same trait later.
 
 mod confirm;
+mod docker;
 mod error;
 mod local;
 mod record;
@@ -17,6 +18,10 @@ use std::pin::Pin;
 use std::time::Duration;
 
 pub use confirm::wait_for_ssh;
+pub use docker::{
+    container_name, network_name, DockerNodeState, DockerProvider, NodeImage, DOCKER_PROVIDER,
+    NODE_IMAGE, NODE_IMAGE_PACKAGES,
+};
 pub use error::ProviderError;
 pub use local::{
     process_ids, LocalNodeState, LocalProvider, NodeIsolation, DEFAULT_NODE_HOMES, LOCAL_PROVIDER,

@@ -5,14 +5,17 @@
 //! Nodes of the `local` provider live under `<data dir>/nodes`, plugin resources under
 //! `<data dir>/resources`; the `ssh-pool` provider lends the hosts admins registered in
 //! the store (`/admin/hosts`, `/api/v1/pool-hosts`) and writes their client keys under
-//! `<data dir>/pool-keys`.
+//! `<data dir>/pool-keys`. The `docker` provider makes nodes as containers of the local
+//! Docker engine, with its client key under `<data dir>/docker-keys`; where no engine
+//! answers, it is recorded as unavailable with the engine's answer.
 
 use std::sync::Arc;
 
 use anyhow::Context;
 use engine::execute::{Executor, ExecutorSettings, Providers};
 use engine::provider::{
-    LocalProvider, NodeIsolation, SshPoolProvider, LOCAL_PROVIDER, SSH_POOL_PROVIDER,
+    DockerProvider, LocalProvider, NodeIsolation, SshPoolProvider, DOCKER_PROVIDER, LOCAL_PROVIDER,
+    SSH_POOL_PROVIDER,
 };
 use engine::resources::ResourceFiles;
 use engine::ssh::{PoolConfig, SessionPool};
@@ -23,7 +26,7 @@ use crate::config::Config;
 
 /// The executor for `config`'s data directory. Without sshd the `local` provider is
 /// recorded as unavailable (with how to install it) instead of stopping the server.
-pub fn executor(store: Store, config: &Config) -> anyhow::Result<Executor> {
+pub async fn executor(store: Store, config: &Config) -> anyhow::Result<Executor> {
     let nodes = config.data_dir.join("nodes");
     let mut providers = match LocalProvider::new(&nodes) {
         Ok(local) => {
@@ -46,6 +49,13 @@ pub fn executor(store: Store, config: &Config) -> anyhow::Result<Executor> {
             providers.without(SSH_POOL_PROVIDER, error.to_string())
         }
     };
+    providers = match DockerProvider::connect(&config.data_dir.join("docker-keys")).await {
+        Ok(docker) => providers.with(Arc::new(docker)),
+        Err(error) => {
+            tracing::info!(%error, "docker nodes cannot be made from this process");
+            providers.without(DOCKER_PROVIDER, error.to_string())
+        }
+    };
     Ok(Executor::new(
         store,
         providers,
@@ -64,7 +74,7 @@ pub fn resource_files(config: &Config) -> anyhow::Result<ResourceFiles> {
 }
 
 /// Starts the configured number of worker slots over `store`.
-pub fn start_pool(store: Store, config: &Config) -> anyhow::Result<WorkerPool> {
+pub async fn start_pool(store: Store, config: &Config) -> anyhow::Result<WorkerPool> {
     let settings = WorkerSettings {
         slots: config.worker_slots,
         lease: config.worker_lease,
@@ -72,14 +82,14 @@ pub fn start_pool(store: Store, config: &Config) -> anyhow::Result<WorkerPool> {
         heartbeat: config.worker_lease / 3,
         ..WorkerSettings::default()
     };
-    Ok(WorkerPool::start(executor(store, config)?, settings))
+    Ok(WorkerPool::start(executor(store, config).await?, settings))
 }
 
 /// `corral worker`: runs tasks until SIGINT/SIGTERM, then lets running tasks finish
 /// for the grace period.
 pub async fn run_worker(config: Config) -> anyhow::Result<()> {
     let store = crate::serve::open_store(&config).await?;
-    let pool = start_pool(store, &config)?;
+    let pool = start_pool(store, &config).await?;
     println!(
         "Corral worker running {} task slot(s) on {}",
         config.worker_slots,

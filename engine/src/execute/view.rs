@@ -125,8 +125,8 @@ impl TaskView {
             .map_or(LOCAL_PROVIDER, |provider| provider.providertype.as_str())
     }
 
-    /// Limits the node's hardware type asks of the provider: `memory_mb` and `nice` in
-    /// its provider map entry.
+    /// Limits the node's hardware type asks of the provider: `memory_mb`, `cpus` and
+    /// `nice` in its provider map entry.
     pub fn limits(&self) -> ResourceLimits {
         let Ok(node) = self.layout_node() else {
             return ResourceLimits::default();
@@ -134,6 +134,7 @@ impl TaskView {
         let Some(hardware) = self.catalog.hardwaretype(node.hardwaretype.as_str()) else {
             return ResourceLimits::default();
         };
+        // A number, or a string holding one (Coopr's catalogs write both).
         let setting = |key: &str| {
             hardware
                 .providermap
@@ -141,14 +142,29 @@ impl TaskView {
                 .and_then(|fields| fields.get(key))
                 .and_then(|value| {
                     value
-                        .as_u64()
+                        .as_f64()
                         .or_else(|| value.as_str().and_then(|text| text.parse().ok()))
                 })
+                .filter(|number| number.is_finite() && *number >= 0.0)
         };
+        // Whole units: the settings are small positive numbers, so the casts are exact.
+        let memory_mb = setting("memory_mb").map(|mb| mb as u64);
         ResourceLimits {
-            max_virtual_memory_kib: setting("memory_mb").map(|mb| mb.saturating_mul(1024)),
-            nice: setting("nice").and_then(|nice| u8::try_from(nice.min(19)).ok()),
+            max_virtual_memory_kib: memory_mb.map(|mb| mb.saturating_mul(1024)),
+            nice: setting("nice").map(|nice| nice.min(19.0) as u8),
+            memory_mb,
+            cpu_millis: setting("cpus").map(|cpus| (cpus * 1000.0).round() as u64),
         }
+    }
+
+    /// The image the node's image type names for the cluster's provider (`image` in its
+    /// provider map entry), if any.
+    pub fn image(&self) -> Option<String> {
+        let node = self.layout_node().ok()?;
+        self.catalog
+            .imagetype(node.imagetype.as_str())?
+            .image(self.cluster.provider.as_str())
+            .map(str::to_owned)
     }
 
     /// The node's provider record; an error if the node was never made.

@@ -89,4 +89,19 @@ pub enum ProviderError {
     },
     #[error("local node homes cannot be kept under {}: {reason}", path.display())]
     NodeHomes { path: PathBuf, reason: String },
+    /// The Docker engine refused or failed a request (or cannot be reached).
+    #[error("node {node}: Docker could not {action}: {detail}")]
+    Docker {
+        node: String,
+        action: &'static str,
+        detail: String,
+    },
+    #[error("node {node}: its container {container} is gone; create the node again")]
+    ContainerGone { node: String, container: String },
+    #[error(
+        "the node image {image} could not be built: {detail} (it is made with `mmdebstrap` \
+         from Debian's packages: `apt-get install mmdebstrap`, and Debian's mirror must be \
+         reachable)"
+    )]
+    NodeImage { image: String, detail: String },
 }

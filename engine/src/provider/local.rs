@@ -429,6 +429,7 @@ impl LocalProvider {
                 limits: spec.limits.clone(),
                 home_area: dir.area.clone(),
             }),
+            address: None,
         };
         self.start_sshd(&mut record, &dir, None).await?;
         tracing::info!(

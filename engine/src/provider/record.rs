@@ -14,6 +14,13 @@ pub struct NodeSpec {
     /// The tenant whose cluster the node is for: `ssh-pool` lends only that tenant's hosts.
     #[serde(default)]
     pub tenant_id: Option<String>,
+    /// The cluster the node belongs to: `docker` puts a cluster's nodes on one network.
+    #[serde(default)]
+    pub cluster_id: Option<String>,
+    /// The image type's `image` for this provider, where it names one (`docker`: an image
+    /// of the local engine; without one, Corral's own node image).
+    #[serde(default)]
+    pub image: Option<String>,
     #[serde(default)]
     pub hardwaretype: Option<HardwareTypeName>,
     #[serde(default)]
@@ -36,6 +43,8 @@ impl NodeSpec {
         Self {
             id: id.into(),
             tenant_id: None,
+            cluster_id: None,
+            image: None,
             hardwaretype: None,
             imagetype: None,
             limits: ResourceLimits::default(),
@@ -52,6 +61,14 @@ pub struct ResourceLimits {
     /// `nice -n`: 0 (normal) to 19 (lowest priority).
     #[serde(default)]
     pub nice: Option<u8>,
+    /// The hardware type's memory (`memory_mb`): a cgroup limit where the provider can
+    /// set one (`docker`).
+    #[serde(default)]
+    pub memory_mb: Option<u64>,
+    /// The hardware type's CPUs (`cpus`, may be fractional) in thousandths: a CPU quota
+    /// where the provider can set one (`docker`).
+    #[serde(default)]
+    pub cpu_millis: Option<u64>,
 }
 
 /// A made node: how to reach it, which host key to expect, and the provider's own state
@@ -68,9 +85,19 @@ pub struct NodeRecord {
     pub client_key_path: PathBuf,
     #[serde(default)]
     pub provider_state: serde_json::Value,
+    /// The node's address as the cluster's other nodes (and its links) reach it, where it
+    /// is not `host`: a container is reached over SSH on a port published on 127.0.0.1,
+    /// while its services listen on its address in the cluster's network.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub address: Option<String>,
 }
 
 impl NodeRecord {
+    /// What macros (`%ip.service.web[0]%`) and links give as the node's address.
+    pub fn address(&self) -> &str {
+        self.address.as_deref().unwrap_or(&self.host)
+    }
+
     /// Everything [`crate::ssh::SessionPool`] needs to reach the node.
     pub fn ssh_target(&self) -> SshTarget {
         SshTarget {

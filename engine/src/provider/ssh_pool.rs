@@ -104,6 +104,7 @@ impl SshPoolProvider {
                 address: host.address(),
             })
             .unwrap_or(serde_json::Value::Null),
+            address: None,
         })
     }
 

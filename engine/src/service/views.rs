@@ -111,10 +111,12 @@ impl TryFrom<Node> for NodeView {
             .as_deref()
             .map(|json| parse_json(json, "nodes", "provider_json"))
             .transpose()?;
+        // The node's own address where the provider records one apart from where SSH
+        // reaches it (a container: SSH on 127.0.0.1, services on its network address).
         let address = record.as_ref().and_then(|record| {
-            record
-                .get("host")
-                .and_then(Value::as_str)
+            ["address", "host"]
+                .into_iter()
+                .find_map(|key| record.get(key).and_then(Value::as_str))
                 .map(str::to_owned)
         });
         let services =

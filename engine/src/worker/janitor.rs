@@ -143,7 +143,7 @@ async fn adopt_node(executor: &Executor, node: Node) -> bool {
         let row = NodeRow {
             cluster_id: node.cluster_id,
             number: node.number,
-            hostname: Some(fresh.host.clone()),
+            hostname: Some(fresh.address().to_owned()),
             hardwaretype: node.hardwaretype,
             imagetype: node.imagetype,
             services_json: node.services_json,

@@ -169,47 +169,93 @@ async fn web_stack_at_three_and_five_nodes(backend: Backend) {
     let lab = Lab::start_demo(backend).await;
     let clusters = build(&lab, "web-stack", &[3, 5]).await;
     for (cluster, size) in clusters.iter().zip([3usize, 5]) {
-        let nodes = layout(&lab, cluster).await;
-        assert_eq!(nodes.len(), size);
-        // The constraints: one lb, one kv, lb, kv and each app on nodes of their own.
-        assert!(nodes.iter().all(|(_, s)| s.contains("base")), "{nodes:?}");
-        let (lb, kv, apps) = (
-            carrying(&nodes, "lb"),
-            carrying(&nodes, "kv"),
-            carrying(&nodes, "app"),
-        );
-        assert_eq!((lb.len(), kv.len(), apps.len()), (1, 1, size - 2));
-        for (_, services) in &nodes {
-            let roles = ["lb", "kv", "app"]
-                .iter()
-                .filter(|role| services.contains(**role))
-                .count();
-            assert_eq!(roles, 1, "{nodes:?}");
-        }
-        get_ok(&format!("http://{}:7070/health", kv[0])).await;
-        for app in &apps {
-            get_ok(&format!("http://{app}:8080/health")).await;
-        }
-        // The lb spreads requests over every app node; the visit count lives in kv.
-        let mut backends = BTreeSet::new();
-        for _ in 0..apps.len() * 2 {
-            let page = get_ok(&format!("http://{}:8000/", lb[0])).await;
-            assert!(page.body.contains("visits: "), "{}", page.body);
-            backends.insert(page.backend.unwrap());
-        }
-        let expected: BTreeSet<String> = apps.iter().map(|app| format!("{app}:8080")).collect();
-        assert_eq!(backends, expected);
-        let visits = get_ok(&format!("http://{}:7070/kv/visits", kv[0])).await;
-        assert_eq!(visits.body, (apps.len() * 2).to_string());
+        check_web_stack(&lab, cluster, size).await;
         assert_small_limits(&lab, cluster, "lb");
-        let links = links(&lab, cluster).await;
-        assert_eq!(links["web site"], format!("http://{}:8000/", lb[0]));
-        assert_eq!(
-            links["kv leader health"],
-            format!("http://{}:7070/health", kv[0])
-        );
     }
     tear_down(&lab, &clusters).await;
+}
+
+/// A built web-stack of `size` nodes: its constraints hold, every service answers, the
+/// balancer spreads requests over every app and counts visits in kv, and its links
+/// point at the balancer and kv.
+async fn check_web_stack(lab: &Lab, cluster: &Cluster, size: usize) {
+    let nodes = layout(lab, cluster).await;
+    assert_eq!(nodes.len(), size);
+    // The constraints: one lb, one kv, lb, kv and each app on nodes of their own.
+    assert!(nodes.iter().all(|(_, s)| s.contains("base")), "{nodes:?}");
+    let (lb, kv, apps) = (
+        carrying(&nodes, "lb"),
+        carrying(&nodes, "kv"),
+        carrying(&nodes, "app"),
+    );
+    assert_eq!((lb.len(), kv.len(), apps.len()), (1, 1, size - 2));
+    for (_, services) in &nodes {
+        let roles = ["lb", "kv", "app"]
+            .iter()
+            .filter(|role| services.contains(**role))
+            .count();
+        assert_eq!(roles, 1, "{nodes:?}");
+    }
+    get_ok(&format!("http://{}:7070/health", kv[0])).await;
+    for app in &apps {
+        get_ok(&format!("http://{app}:8080/health")).await;
+    }
+    // The lb spreads requests over every app node; the visit count lives in kv.
+    let mut backends = BTreeSet::new();
+    for _ in 0..apps.len() * 2 {
+        let page = get_ok(&format!("http://{}:8000/", lb[0])).await;
+        assert!(page.body.contains("visits: "), "{}", page.body);
+        backends.insert(page.backend.unwrap());
+    }
+    let expected: BTreeSet<String> = apps.iter().map(|app| format!("{app}:8080")).collect();
+    assert_eq!(backends, expected);
+    let visits = get_ok(&format!("http://{}:7070/kv/visits", kv[0])).await;
+    assert_eq!(visits.body, (apps.len() * 2).to_string());
+    let links = links(lab, cluster).await;
+    assert_eq!(links["web site"], format!("http://{}:8000/", lb[0]));
+    assert_eq!(
+        links["kv leader health"],
+        format!("http://{}:7070/health", kv[0])
+    );
+}
+
+/// The web-stack on the demo's `docker` provider: three containers, each limited to the
+/// `small` hardware type's 512 MiB, whose services answer at the addresses Docker gave
+/// them (the links say which), and no container or network left after the delete.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn web_stack_on_docker() {
+    let keys = tempfile::tempdir().unwrap();
+    let lab = Lab::start_demo_with_docker(Backend::Sqlite, keys.path()).await;
+    let docker = lab.docker.clone().unwrap();
+    let (cluster, job) = lab.create_on("docker", "web-stack", "web-docker", 3).await;
+    let _cleanup = crate::docker_nodes::Cleanup::new(docker.docker(), &cluster.id);
+    assert_eq!(lab.wait(&job, JOB_LIMIT).await, JobState::Succeeded);
+    let cluster = lab.store.cluster(&cluster.id).await.unwrap();
+    check_web_stack(&lab, &cluster, 3).await;
+    let containers = crate::docker_nodes::containers_of(docker.docker(), &cluster.id).await;
+    assert_eq!(containers.len(), 3);
+    for container in &containers {
+        let inspected = docker
+            .docker()
+            .inspect_container(container, None)
+            .await
+            .unwrap();
+        assert_eq!(
+            inspected.host_config.unwrap().memory,
+            Some(512 * 1024 * 1024)
+        );
+    }
+    tear_down(&lab, std::slice::from_ref(&cluster)).await;
+    assert!(
+        crate::docker_nodes::containers_of(docker.docker(), &cluster.id)
+            .await
+            .is_empty()
+    );
+    assert!(
+        crate::docker_nodes::networks_of(docker.docker(), &cluster.id)
+            .await
+            .is_empty()
+    );
 }
 
 async fn kv_cluster_at_one_and_three_nodes(backend: Backend) {

@@ -1,7 +1,8 @@
 //! A lab for end-to-end engine tests: a fresh database with the lifecycle test catalog
 //! and its plugin resource, a `local` provider under a temporary directory, an `ssh-pool`
 //! provider over the lab's store, and a worker pool running tasks. Dropping the lab kills
-//! every node process it made (pool machines are local nodes too).
+//! every node process it made (pool machines are local nodes too). A demo lab can also
+//! have a `docker` provider (`Lab::start_demo_with_docker`).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -12,7 +13,9 @@ use domain::names::{ClusterName, TemplateName};
 use domain::solver::SolveRequest;
 use engine::execute::{Executor, ExecutorSettings, Providers};
 use engine::operations::{create_cluster, submit_change, ClusterChange, CreateRequest};
-use engine::provider::{LocalProvider, NodeProvider, NodeRecord, NodeSpec, SshPoolProvider};
+use engine::provider::{
+    DockerProvider, LocalProvider, NodeProvider, NodeRecord, NodeSpec, SshPoolProvider,
+};
 use engine::queue::{self, JobState, SubmitOptions};
 use engine::resources::{ResourceFiles, ResourceKind, Upload};
 use engine::ssh::{PoolConfig, SessionPool};
@@ -33,6 +36,8 @@ pub struct Lab {
     /// Where the lab's `ssh-pool` provider writes client keys.
     pub pool_keys_dir: PathBuf,
     executor_settings: ExecutorSettings,
+    /// The `docker` provider, in labs that have one.
+    pub docker: Option<Arc<DockerProvider>>,
     _nodes: tempfile::TempDir,
     _pool_keys: tempfile::TempDir,
     _resources: tempfile::TempDir,
@@ -74,6 +79,16 @@ impl Lab {
             ExecutorSettings::default(),
         )
         .await
+    }
+
+    /// A demo lab whose executor also has the `docker` provider, on the machine's Docker
+    /// engine, keeping its client key under `keys`.
+    pub async fn start_demo_with_docker(backend: Backend, keys: &std::path::Path) -> Self {
+        let docker = Arc::new(DockerProvider::connect(keys).await.unwrap());
+        let mut lab = Self::start_demo(backend).await;
+        lab.docker = Some(docker);
+        lab.restart_workers().await;
+        lab
     }
 
     async fn start_fixture(
@@ -167,6 +182,7 @@ impl Lab {
             &pool_keys_dir,
             resources,
             executor_settings.clone(),
+            None,
         );
         let pool = WorkerPool::start(executor.clone(), settings.clone());
         Self {
@@ -177,6 +193,7 @@ impl Lab {
             settings,
             pool_keys_dir,
             executor_settings,
+            docker: None,
             _nodes: nodes,
             _pool_keys: pool_keys,
             _resources: resources_dir,
@@ -195,6 +212,20 @@ impl Lab {
             .await
     }
 
+    /// Submits a create of `template` on the catalog's provider `provider`.
+    pub async fn create_on(
+        &self,
+        provider: &str,
+        template: &str,
+        name: &str,
+        size: u32,
+    ) -> (Cluster, String) {
+        let mut solve = SolveRequest::of_size(size);
+        solve.provider = Some(domain::names::ProviderName::parse(provider).unwrap());
+        self.submit_create(DEFAULT_TENANT_ID, template, name, solve)
+            .await
+    }
+
     /// Submits a create of `template` in the tenant `tenant_id`.
     pub async fn create_in(
         &self,
@@ -203,12 +234,23 @@ impl Lab {
         name: &str,
         size: u32,
     ) -> (Cluster, String) {
+        self.submit_create(tenant_id, template, name, SolveRequest::of_size(size))
+            .await
+    }
+
+    async fn submit_create(
+        &self,
+        tenant_id: &str,
+        template: &str,
+        name: &str,
+        solve: SolveRequest,
+    ) -> (Cluster, String) {
         let request = CreateRequest {
             tenant_id: tenant_id.to_owned(),
             owner_id: None,
             name: ClusterName::parse(name).unwrap(),
             template: TemplateName::parse(template).unwrap(),
-            solve: SolveRequest::of_size(size),
+            solve,
             config: serde_json::Map::new(),
         };
         let created = create_cluster(&self.store, &request, SubmitOptions::default(), now_ms())
@@ -336,6 +378,7 @@ impl Lab {
             &self.pool_keys_dir,
             ResourceFiles::in_directory(self._resources.path()),
             self.executor_settings.clone(),
+            self.docker.clone(),
         );
         self.pool = Some(WorkerPool::start(
             self.executor.clone(),
@@ -345,19 +388,24 @@ impl Lab {
 }
 
 /// The lab's executor: a `local` provider under `nodes_dir`, an `ssh-pool` provider
-/// keeping keys in `pool_keys_dir`, and a session pool of its own.
+/// keeping keys in `pool_keys_dir`, `docker` where given, and a session pool of its own.
 pub fn executor(
     store: &Store,
     nodes_dir: &std::path::Path,
     pool_keys_dir: &std::path::Path,
     resources: ResourceFiles,
     settings: ExecutorSettings,
+    docker: Option<Arc<DockerProvider>>,
 ) -> Executor {
     let local = Arc::new(local_provider(nodes_dir));
     let ssh_pool = Arc::new(SshPoolProvider::new(store.clone(), pool_keys_dir).unwrap());
+    let mut providers = Providers::new().with(local).with(ssh_pool);
+    if let Some(docker) = docker {
+        providers = providers.with(docker);
+    }
     Executor::new(
         store.clone(),
-        Providers::new().with(local).with(ssh_pool),
+        providers,
         Arc::new(SessionPool::new(PoolConfig::default())),
         resources,
         settings,

@@ -36,6 +36,7 @@ async fn a_worker_elsewhere_bootstraps_nodes_from_the_database(backend: Backend)
         &lab.pool_keys_dir,
         ResourceFiles::in_directory(cache.path()),
         ExecutorSettings::default(),
+        None,
     );
     lab.pool = Some(WorkerPool::start(executor, lab.settings.clone()));
 

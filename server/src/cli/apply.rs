@@ -97,8 +97,10 @@ fn create_request(spec: &file::ClusterSpec, config: &Map<String, Value>) -> Clus
             .services
             .as_ref()
             .map(|services| services.iter().map(ToString::to_string).collect()),
+        provider: spec.provider.as_ref().map(ToString::to_string),
+        hardwaretype: spec.hardwaretype.as_ref().map(ToString::to_string),
+        imagetype: spec.imagetype.as_ref().map(ToString::to_string),
         config: Some(config.clone()),
-        ..ClusterCreateRequest::default()
     }
 }
 

@@ -221,6 +221,7 @@ mod tests {
         let limits = ResourceLimits {
             max_virtual_memory_kib: Some(1024),
             nice: Some(30),
+            ..ResourceLimits::default()
         };
         let command = sshd_command(Path::new("/usr/sbin/sshd"), &dir, &limits);
         assert_eq!(command[2], "ulimit -v 1024 && exec nice -n 19 \"$@\"");

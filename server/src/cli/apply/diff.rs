@@ -23,6 +23,8 @@ pub struct Existing {
     pub id: String,
     pub name: String,
     pub template: String,
+    /// The catalog provider it was built on.
+    pub provider: String,
     pub state: ClusterState,
     pub size: u32,
     pub services: BTreeSet<String>,
@@ -44,6 +46,7 @@ impl Existing {
             id: cluster.id,
             name: cluster.name,
             template: cluster.template,
+            provider: cluster.provider,
             state: cluster.state,
             size: u32::try_from(cluster.size).unwrap_or(u32::MAX),
             services,
@@ -136,6 +139,18 @@ pub fn diff(file: &EnvFile, origin: &str, existing: &[Existing]) -> Result<Plan,
             ));
             continue;
         }
+        if let Some(provider) = spec
+            .provider
+            .as_ref()
+            .filter(|provider| provider.as_str() != current.provider)
+        {
+            problems.push(format!(
+                "{at} is built on provider {}, not {provider}: a cluster cannot move to \
+                 another provider (remove it from the file, apply, then add it back)",
+                current.provider
+            ));
+            continue;
+        }
         if current.state != ClusterState::Active {
             problems.push(format!(
                 "{at} is {}: wait for its job, or retry or roll back a failed one \
@@ -215,8 +230,12 @@ pub fn describe(plan: &Plan, environment: &str) -> Vec<String> {
                     let names: Vec<&str> = names.iter().map(|n| n.as_str()).collect();
                     format!(", services {}", names.join(","))
                 });
+                let on = spec
+                    .provider
+                    .as_ref()
+                    .map_or(String::new(), |provider| format!(" on {provider}"));
                 format!(
-                    "  + create {}: template {}, {} node(s){services}",
+                    "  + create {}: template {}, {} node(s){on}{services}",
                     spec.name.as_str(),
                     spec.template.as_str(),
                     spec.size.0
@@ -276,6 +295,7 @@ mod tests {
             id: format!("id-{name}"),
             name: name.into(),
             template: "web-stack".into(),
+            provider: "local".into(),
             state: ClusterState::Active,
             size,
             services: ["base", "kv", "app", "lb"].map(str::to_owned).into(),
@@ -285,6 +305,22 @@ mod tests {
 
     const SHOP: &str =
         "environment: demo\nclusters:\n  - name: shop\n    template: web-stack\n    size: 3\n";
+
+    #[test]
+    fn a_cluster_names_its_provider_and_cannot_move_to_another() {
+        let on_docker = format!("{SHOP}    provider: docker\n");
+        let plan = diff(&file(&on_docker), "env.yaml", &[]).unwrap();
+        assert_eq!(
+            describe(&plan, "demo")[1],
+            "  + create shop: template web-stack, 3 node(s) on docker"
+        );
+        let built = existing("shop", 3, Some("demo"));
+        let problems = diff(&file(&on_docker), "env.yaml", &[built]).unwrap_err();
+        assert!(
+            problems[0].contains("is built on provider local, not docker"),
+            "{problems:?}"
+        );
+    }
 
     #[test]
     fn a_missing_cluster_is_created_with_its_environment() {

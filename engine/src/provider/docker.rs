@@ -1,0 +1,624 @@
+//! `docker`: every node is a container on a Docker engine, running its own sshd.
+//!
+//! What a container gets, and why:
+//! - The image the image type names for the provider (`"providermap": {"docker":
+//!   {"image": "..."}}`): any image of the engine with sshd, or `corral-node` (also when
+//!   none is named) for Corral's own node image (see [`image`]), built on first use.
+//! - A host key Corral generates and copies in before the container starts, pinned in
+//!   the node's record: the first connection already checks it, nothing is trusted on
+//!   first use. The private half exists only inside the container.
+//! - Corral's client key in root's `authorized_keys` (one key pair per provider, kept
+//!   0600 in the provider's directory).
+//! - The hardware type's `memory_mb` and `cpus` as cgroup limits (`docker inspect` shows
+//!   them), no privileges, no host mounts, no Docker socket.
+//! - A bridge network per cluster, so a cluster's nodes reach each other and nothing of
+//!   another cluster; sshd published on a free port of 127.0.0.1 only, which is the one
+//!   address Corral connects to (it never scans or guesses an address).
+//! - Labels `corral.cluster`, `corral.node`, `corral.tenant` on containers and networks,
+//!   so what Corral made is found (and removed) by label.
+//!
+//! Every method is safe to repeat: a create finds no recorded node, so a container of
+//! the same name left by a crashed create (its host key lost with that process) is
+//! removed and made again; a delete of a deleted node succeeds.
+
+mod image;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use bollard::models::{ContainerCreateBody, HostConfig, NetworkCreateRequest, PortBinding};
+use bollard::query_parameters::{
+    CreateContainerOptions, InspectNetworkOptions, ListNetworksOptions, RemoveContainerOptions,
+    UploadToContainerOptions,
+};
+use bollard::Docker;
+use serde::{Deserialize, Serialize};
+
+pub use image::{NodeImage, NODE_IMAGE, NODE_IMAGE_PACKAGES};
+
+use super::{NodeProvider, NodeRecord, NodeSpec, ProviderError, ProviderFuture};
+use crate::ssh::{ClientKeyPair, HostKey};
+
+/// The provider type's name in catalogs (`"providertype": "docker"`).
+pub const DOCKER_PROVIDER: &str = "docker";
+
+const LABEL_CLUSTER: &str = "corral.cluster";
+const LABEL_NODE: &str = "corral.node";
+const LABEL_TENANT: &str = "corral.tenant";
+const SSH_PORT: &str = "22/tcp";
+/// Where the node's pinned host key lives inside the container.
+const HOST_KEY_IN_CONTAINER: &str = "etc/ssh/ssh_host_ed25519_key";
+
+/// What a docker node's record keeps beyond how to reach it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DockerNodeState {
+    pub container: String,
+    /// The cluster whose network the node is on (its label `corral.cluster`).
+    pub cluster: String,
+    /// The id of the cluster's network.
+    pub network: String,
+    pub image: String,
+}
+
+/// Makes nodes as containers of one Docker engine (the local one, over its socket).
+pub struct DockerProvider {
+    docker: Docker,
+    client_key_path: PathBuf,
+    client_public_key: String,
+}
+
+impl DockerProvider {
+    /// Connects to the engine at its default socket (or `DOCKER_HOST`), agreeing on an API
+    /// version it speaks, and makes (once) the provider's client key in `dir`.
+    pub async fn connect(dir: &Path) -> Result<Self, ProviderError> {
+        let docker = Docker::connect_with_unix_defaults()
+            .map_err(docker_error("", "connect"))?
+            .negotiate_version()
+            .await
+            .map_err(docker_error("", "connect"))?;
+        let (client_key_path, client_public_key) = client_key(dir)?;
+        Ok(Self {
+            docker,
+            client_key_path,
+            client_public_key,
+        })
+    }
+
+    /// The engine this provider talks to (tests list what it made through it).
+    pub fn docker(&self) -> &Docker {
+        &self.docker
+    }
+
+    /// Corral's node image, built now if it is missing (the first create would build it).
+    pub async fn ensure_node_image(&self) -> Result<String, ProviderError> {
+        NodeImage::ensure(&self.docker).await
+    }
+
+    async fn create_node(&self, spec: &NodeSpec) -> Result<NodeRecord, ProviderError> {
+        let node = spec.id.as_str();
+        check_name(node)?;
+        let container = container_name(node);
+        // Not recorded, so nothing depends on it: a leftover of a crashed create.
+        self.remove_container(node, &container).await?;
+        let cluster = spec.cluster_id.as_deref().unwrap_or(node);
+        let network = self.ensure_network(node, cluster, spec).await?;
+        let image = match spec.image.as_deref() {
+            Some(image) if image != NODE_IMAGE => image.to_owned(),
+            _ => NodeImage::ensure(&self.docker).await?,
+        };
+        let host_key = ClientKeyPair::generate(&format!("corral node {node}"))
+            .map_err(|error| docker_failure(node, "make a host key", error))?;
+
+        let labels = labels(spec, cluster);
+        let memory = spec
+            .limits
+            .memory_mb
+            .map(|mb| i64::try_from(mb.saturating_mul(1024 * 1024)).unwrap_or(i64::MAX));
+        let port_bindings = HashMap::from([(
+            SSH_PORT.to_owned(),
+            Some(vec![PortBinding {
+                host_ip: Some("127.0.0.1".to_owned()),
+                host_port: Some(String::new()),
+            }]),
+        )]);
+        let body = ContainerCreateBody {
+            image: Some(image.clone()),
+            hostname: Some(format!("node-{}", node_number(node))),
+            cmd: Some(vec![
+                "/bin/sh".to_owned(),
+                "-c".to_owned(),
+                format!(
+                    "mkdir -p /run/sshd && chmod 0600 /{HOST_KEY_IN_CONTAINER} && \
+                     exec /usr/sbin/sshd -D -e -o HostKey=/{HOST_KEY_IN_CONTAINER} \
+                     -o PasswordAuthentication=no -o PermitRootLogin=prohibit-password"
+                ),
+            ]),
+            exposed_ports: Some(vec![SSH_PORT.to_owned()]),
+            labels: Some(labels),
+            host_config: Some(HostConfig {
+                memory,
+                // The same as the memory: no swap beyond the limit.
+                memory_swap: memory,
+                nano_cpus: spec.limits.cpu_millis.map(|millis| {
+                    i64::try_from(millis.saturating_mul(1_000_000)).unwrap_or(i64::MAX)
+                }),
+                port_bindings: Some(port_bindings),
+                network_mode: Some(network.clone()),
+                privileged: Some(false),
+                ..HostConfig::default()
+            }),
+            ..ContainerCreateBody::default()
+        };
+        self.docker
+            .create_container(
+                Some(CreateContainerOptions {
+                    name: Some(container.clone()),
+                    ..CreateContainerOptions::default()
+                }),
+                body,
+            )
+            .await
+            .map_err(docker_error(node, "create the container"))?;
+        let keys = key_files(&host_key, &self.client_public_key)
+            .map_err(|error| docker_failure(node, "pack the node's keys", error))?;
+        self.docker
+            .upload_to_container(
+                &container,
+                Some(UploadToContainerOptions {
+                    path: "/".to_owned(),
+                    ..UploadToContainerOptions::default()
+                }),
+                bollard::body_full(keys.into()),
+            )
+            .await
+            .map_err(docker_error(node, "copy the node's keys in"))?;
+        self.docker
+            .start_container(&container, None)
+            .await
+            .map_err(docker_error(node, "start the container"))?;
+        let (port, address) = self.reach(node, &container, &network).await?;
+        let host_key = HostKey::from_openssh(&host_key.public_openssh)
+            .map_err(|error| docker_failure(node, "read the host key back", error))?;
+        Ok(NodeRecord {
+            id: node.to_owned(),
+            provider: DOCKER_PROVIDER.to_owned(),
+            host: "127.0.0.1".to_owned(),
+            port,
+            user: "root".to_owned(),
+            host_key,
+            client_key_path: self.client_key_path.clone(),
+            provider_state: serde_json::to_value(DockerNodeState {
+                container,
+                cluster: cluster.to_owned(),
+                network,
+                image,
+            })
+            .unwrap_or_default(),
+            address: Some(address),
+        })
+    }
+
+    /// The id of the cluster's network, made with its labels if it is not there yet.
+    ///
+    /// Older engines let two networks share a name, so a network is found by its
+    /// cluster label and the oldest one wins: nodes made at the same moment by several
+    /// workers all join the same one, and an extra empty one goes with the cluster.
+    async fn ensure_network(
+        &self,
+        node: &str,
+        cluster: &str,
+        spec: &NodeSpec,
+    ) -> Result<String, ProviderError> {
+        // This process's creates take turns, so they make at most one network.
+        static MAKING: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+        let _turn = MAKING.lock().await;
+        if let Some(id) = self
+            .cluster_networks(node, cluster)
+            .await?
+            .into_iter()
+            .next()
+        {
+            return Ok(id);
+        }
+        self.docker
+            .create_network(NetworkCreateRequest {
+                name: network_name(cluster),
+                driver: Some("bridge".to_owned()),
+                labels: Some(labels(spec, cluster)),
+                ..NetworkCreateRequest::default()
+            })
+            .await
+            .map_err(docker_error(node, "make the cluster's network"))?;
+        self.cluster_networks(node, cluster)
+            .await?
+            .into_iter()
+            .next()
+            .ok_or_else(|| {
+                docker_failure(node, "make the cluster's network", "it vanished once made")
+            })
+    }
+
+    /// The ids of the cluster's networks, oldest first.
+    async fn cluster_networks(
+        &self,
+        node: &str,
+        cluster: &str,
+    ) -> Result<Vec<String>, ProviderError> {
+        let mut networks: Vec<(String, String)> = self
+            .docker
+            .list_networks(Some(ListNetworksOptions {
+                filters: Some(HashMap::from([(
+                    "label".to_owned(),
+                    vec![format!("{LABEL_CLUSTER}={cluster}")],
+                )])),
+            }))
+            .await
+            .map_err(docker_error(node, "list the cluster's networks"))?
+            .into_iter()
+            .filter_map(|network| {
+                let created = network.created.map(|at| at.to_string()).unwrap_or_default();
+                Some((created, network.id?))
+            })
+            .collect();
+        networks.sort();
+        Ok(networks.into_iter().map(|(_, id)| id).collect())
+    }
+
+    /// How the container is reached: the loopback port Docker published its sshd on,
+    /// and its address on the cluster's network (as Docker reports it).
+    async fn reach(
+        &self,
+        node: &str,
+        container: &str,
+        network: &str,
+    ) -> Result<(u16, String), ProviderError> {
+        let inspected = self
+            .docker
+            .inspect_container(container, None)
+            .await
+            .map_err(docker_error(node, "inspect the container"))?;
+        let settings = inspected.network_settings.unwrap_or_default();
+        let port = settings
+            .ports
+            .and_then(|ports| ports.get(SSH_PORT).cloned().flatten())
+            .into_iter()
+            .flatten()
+            .filter(|binding| binding.host_ip.as_deref() == Some("127.0.0.1"))
+            .find_map(|binding| binding.host_port.and_then(|port| port.parse().ok()))
+            .ok_or_else(|| {
+                docker_failure(
+                    node,
+                    "publish sshd on 127.0.0.1",
+                    "the container has no published port for 22/tcp",
+                )
+            })?;
+        let address = settings
+            .networks
+            .unwrap_or_default()
+            .into_values()
+            .find(|endpoint| endpoint.network_id.as_deref() == Some(network))
+            .and_then(|endpoint| endpoint.ip_address)
+            .filter(|address| !address.is_empty())
+            .ok_or_else(|| {
+                docker_failure(
+                    node,
+                    "give the container an address",
+                    format!("it has none on network {network}"),
+                )
+            })?;
+        Ok((port, address))
+    }
+
+    async fn remove_container(&self, node: &str, container: &str) -> Result<(), ProviderError> {
+        let removed = self
+            .docker
+            .remove_container(
+                container,
+                Some(RemoveContainerOptions {
+                    force: true,
+                    v: true,
+                    ..RemoveContainerOptions::default()
+                }),
+            )
+            .await;
+        match removed {
+            Ok(()) => Ok(()),
+            Err(error) if is_not_found(&error) => Ok(()),
+            Err(error) => Err(docker_error(node, "remove the container")(error)),
+        }
+    }
+
+    async fn delete_node(&self, record: &NodeRecord) -> Result<(), ProviderError> {
+        let state = state_of(record)?;
+        self.remove_container(&record.id, &state.container).await?;
+        // The cluster's networks go with its last node.
+        for network in self.cluster_networks(&record.id, &state.cluster).await? {
+            let in_use = match self
+                .docker
+                .inspect_network(&network, None::<InspectNetworkOptions>)
+                .await
+            {
+                Ok(network) => network
+                    .containers
+                    .is_some_and(|containers| !containers.is_empty()),
+                Err(error) if is_not_found(&error) => continue,
+                Err(error) => {
+                    return Err(docker_error(&record.id, "look up the cluster's network")(
+                        error,
+                    ))
+                }
+            };
+            if in_use {
+                continue;
+            }
+            match self.docker.remove_network(&network).await {
+                Ok(()) => {}
+                // A node made meanwhile joined it, or another delete removed it.
+                Err(error) if is_not_found(&error) || is_in_use(&error) => {}
+                Err(error) => {
+                    return Err(docker_error(&record.id, "remove the cluster's network")(
+                        error,
+                    ))
+                }
+            }
+        }
+        Ok(())
+    }
+
+    async fn adopt_node(&self, record: &NodeRecord) -> Result<NodeRecord, ProviderError> {
+        let state = state_of(record)?;
+        let inspected = match self.docker.inspect_container(&state.container, None).await {
+            Ok(inspected) => inspected,
+            Err(error) if is_not_found(&error) => {
+                return Err(ProviderError::ContainerGone {
+                    node: record.id.clone(),
+                    container: state.container,
+                })
+            }
+            Err(error) => return Err(docker_error(&record.id, "inspect the container")(error)),
+        };
+        let running = inspected
+            .state
+            .and_then(|state| state.running)
+            .unwrap_or(false);
+        if !running {
+            self.docker
+                .start_container(&state.container, None)
+                .await
+                .map_err(docker_error(&record.id, "restart the container"))?;
+        }
+        // A restarted container may have been given another port and address.
+        let (port, address) = self
+            .reach(&record.id, &state.container, &state.network)
+            .await?;
+        Ok(NodeRecord {
+            port,
+            address: Some(address),
+            ..record.clone()
+        })
+    }
+}
+
+impl NodeProvider for DockerProvider {
+    fn name(&self) -> &'static str {
+        DOCKER_PROVIDER
+    }
+
+    fn create<'a>(&'a self, spec: &'a NodeSpec) -> ProviderFuture<'a, NodeRecord> {
+        Box::pin(self.create_node(spec))
+    }
+
+    fn delete<'a>(&'a self, record: &'a NodeRecord) -> ProviderFuture<'a, ()> {
+        Box::pin(self.delete_node(record))
+    }
+
+    fn adopt<'a>(&'a self, record: &'a NodeRecord) -> ProviderFuture<'a, NodeRecord> {
+        Box::pin(self.adopt_node(record))
+    }
+}
+
+/// The container of node `node` (node ids are `<cluster id>-<number>`).
+pub fn container_name(node: &str) -> String {
+    format!("corral-node-{node}")
+}
+
+/// The network of cluster `cluster`.
+pub fn network_name(cluster: &str) -> String {
+    format!("corral-net-{cluster}")
+}
+
+fn node_number(node: &str) -> &str {
+    node.rsplit('-').next().unwrap_or(node)
+}
+
+/// Node ids become container names: Docker allows `[a-zA-Z0-9][a-zA-Z0-9_.-]*`.
+fn check_name(node: &str) -> Result<(), ProviderError> {
+    let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
+    if node.is_empty() || !node.chars().all(allowed) {
+        return Err(ProviderError::InvalidNodeId {
+            id: node.to_owned(),
+            reason: "docker nodes need letters, digits, '-', '_' or '.'",
+        });
+    }
+    Ok(())
+}
+
+fn labels(spec: &NodeSpec, cluster: &str) -> HashMap<String, String> {
+    let mut labels = HashMap::from([
+        (LABEL_CLUSTER.to_owned(), cluster.to_owned()),
+        (LABEL_NODE.to_owned(), spec.id.clone()),
+    ]);
+    if let Some(tenant) = &spec.tenant_id {
+        labels.insert(LABEL_TENANT.to_owned(), tenant.clone());
+    }
+    labels
+}
+
+fn state_of(record: &NodeRecord) -> Result<DockerNodeState, ProviderError> {
+    if record.provider != DOCKER_PROVIDER {
+        return Err(ProviderError::WrongProvider {
+            node: record.id.clone(),
+            expected: DOCKER_PROVIDER.to_owned(),
+            found: record.provider.clone(),
+        });
+    }
+    serde_json::from_value(record.provider_state.clone()).map_err(|error| {
+        ProviderError::BadRecord {
+            node: record.id.clone(),
+            reason: error.to_string(),
+        }
+    })
+}
+
+/// A tar of what the container needs before sshd starts: its host key pair and root's
+/// `authorized_keys` with Corral's client key.
+fn key_files(host_key: &ClientKeyPair, client_public_key: &str) -> std::io::Result<Vec<u8>> {
+    let mut archive = tar::Builder::new(Vec::new());
+    let mut add = |path: &str, mode: u32, bytes: &[u8]| {
+        let mut header = tar::Header::new_gnu();
+        header.set_size(bytes.len() as u64);
+        header.set_mode(mode);
+        header.set_uid(0);
+        header.set_gid(0);
+        header.set_entry_type(tar::EntryType::Regular);
+        archive.append_data(&mut header, path, bytes)
+    };
+    add(
+        HOST_KEY_IN_CONTAINER,
+        0o600,
+        host_key.private_openssh.as_bytes(),
+    )?;
+    add(
+        &format!("{HOST_KEY_IN_CONTAINER}.pub"),
+        0o644,
+        format!("{}\n", host_key.public_openssh).as_bytes(),
+    )?;
+    add(
+        "root/.ssh/authorized_keys",
+        0o600,
+        format!("{client_public_key}\n").as_bytes(),
+    )?;
+    archive.into_inner()
+}
+
+/// The provider's client key pair in `dir` (made on first use): its private key's path
+/// and its public line.
+fn client_key(dir: &Path) -> Result<(PathBuf, String), ProviderError> {
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    let io = |action: &'static str, path: &Path| {
+        let path = path.to_path_buf();
+        move |source| ProviderError::Io {
+            action,
+            path,
+            source,
+        }
+    };
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(io("cannot create", dir))?;
+    let private = dir.join("client_ed25519");
+    let public = dir.join("client_ed25519.pub");
+    if !private.is_file() || !public.is_file() {
+        let pair = ClientKeyPair::generate("corral docker nodes")
+            .map_err(|error| docker_failure("", "make the client key", error))?;
+        let temporary = dir.join("client_ed25519.new");
+        let _ = std::fs::remove_file(&temporary);
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&temporary)
+            .map_err(io("cannot write", &temporary))?;
+        std::io::Write::write_all(&mut file, pair.private_openssh.as_bytes())
+            .and_then(|()| file.sync_all())
+            .map_err(io("cannot write", &temporary))?;
+        std::fs::write(&public, format!("{}\n", pair.public_openssh))
+            .map_err(io("cannot write", &public))?;
+        std::fs::rename(&temporary, &private).map_err(io("cannot write", &private))?;
+    }
+    let line = std::fs::read_to_string(&public).map_err(io("cannot read", &public))?;
+    Ok((private, line.trim().to_owned()))
+}
+
+fn docker_failure(node: &str, action: &'static str, detail: impl ToString) -> ProviderError {
+    ProviderError::Docker {
+        node: node.to_owned(),
+        action,
+        detail: detail.to_string(),
+    }
+}
+
+fn docker_error(
+    node: &str,
+    action: &'static str,
+) -> impl FnOnce(bollard::errors::Error) -> ProviderError {
+    let node = node.to_owned();
+    move |error| docker_failure(&node, action, describe(&error))
+}
+
+/// The engine's own message where it sent one, else the client's.
+fn describe(error: &bollard::errors::Error) -> String {
+    match error {
+        bollard::errors::Error::DockerResponseServerError { message, .. } => message.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn status_of(error: &bollard::errors::Error) -> Option<u16> {
+    match error {
+        bollard::errors::Error::DockerResponseServerError { status_code, .. } => Some(*status_code),
+        _ => None,
+    }
+}
+
+fn is_not_found(error: &bollard::errors::Error) -> bool {
+    status_of(error) == Some(404)
+}
+
+/// A network with endpoints left is refused with 403 (older engines) or 409.
+fn is_in_use(error: &bollard::errors::Error) -> bool {
+    matches!(status_of(error), Some(403 | 409))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn node_ids_that_are_not_container_names_are_refused() {
+        assert!(check_name("2b0d6b3e-0f7c-4d1c-9d35-6c1f0e0a1b2c-1").is_ok());
+        for bad in ["", "a b", "a/b", "a;rm", "ä"] {
+            assert!(check_name(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn the_key_archive_holds_the_host_key_and_the_client_key_with_tight_modes() {
+        let host = ClientKeyPair::generate("host").unwrap();
+        let bytes = key_files(&host, "ssh-ed25519 AAAA client").unwrap();
+        let mut archive = tar::Archive::new(bytes.as_slice());
+        let entries: Vec<(String, u32)> = archive
+            .entries()
+            .unwrap()
+            .map(|entry| {
+                let entry = entry.unwrap();
+                (
+                    entry.path().unwrap().to_string_lossy().into_owned(),
+                    entry.header().mode().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            entries,
+            vec![
+                ("etc/ssh/ssh_host_ed25519_key".to_owned(), 0o600),
+                ("etc/ssh/ssh_host_ed25519_key.pub".to_owned(), 0o644),
+                ("root/.ssh/authorized_keys".to_owned(), 0o600),
+            ]
+        );
+    }
+}
