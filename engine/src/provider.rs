@@ -35,6 +35,51 @@ use crate::ssh::{SessionPool, SshTarget};
 pub type ProviderFuture<'a, T> =
     Pin<Box<dyn Future<Output = Result<T, ProviderError>> + Send + 'a>>;
 
+/// The [`NodeProvider`] of a provider whose methods are plain `async fn`s taking what the
+/// trait's do: each future boxed, as `dyn NodeProvider` needs. Names the provider type and
+/// its methods for create, delete and adopt (and `ssh_target` where it has its own).
+macro_rules! boxed_node_provider {
+    ($provider:ty, $name:expr, create: $create:ident, delete: $delete:ident,
+     adopt: $adopt:ident $(, ssh_target: $target:ident)?) => {
+        impl $crate::provider::NodeProvider for $provider {
+            fn name(&self) -> &'static str {
+                $name
+            }
+
+            fn create<'a>(
+                &'a self,
+                spec: &'a $crate::provider::NodeSpec,
+            ) -> $crate::provider::ProviderFuture<'a, $crate::provider::NodeRecord> {
+                Box::pin(self.$create(spec))
+            }
+
+            fn delete<'a>(
+                &'a self,
+                record: &'a $crate::provider::NodeRecord,
+            ) -> $crate::provider::ProviderFuture<'a, ()> {
+                Box::pin(self.$delete(record))
+            }
+
+            fn adopt<'a>(
+                &'a self,
+                record: &'a $crate::provider::NodeRecord,
+            ) -> $crate::provider::ProviderFuture<'a, $crate::provider::NodeRecord> {
+                Box::pin(self.$adopt(record))
+            }
+
+            $(
+                fn ssh_target<'a>(
+                    &'a self,
+                    record: &'a $crate::provider::NodeRecord,
+                ) -> $crate::provider::ProviderFuture<'a, $crate::ssh::SshTarget> {
+                    Box::pin(self.$target(record))
+                }
+            )?
+        }
+    };
+}
+use boxed_node_provider;
+
 /// Creates, confirms, deletes and re-adopts nodes. Every method is safe to retry.
 pub trait NodeProvider: Send + Sync {
     /// The provider's name as stored in [`NodeRecord::provider`].

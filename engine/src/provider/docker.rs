@@ -36,7 +36,8 @@ use serde::{Deserialize, Serialize};
 
 pub use image::{NodeImage, NODE_IMAGE, NODE_IMAGE_PACKAGES};
 
-use super::{NodeProvider, NodeRecord, NodeSpec, ProviderError, ProviderFuture};
+use super::boxed_node_provider;
+use super::{NodeRecord, NodeSpec, ProviderError};
 use crate::ssh::{ClientKeyPair, HostKey};
 
 /// The provider type's name in catalogs (`"providertype": "docker"`).
@@ -399,23 +400,13 @@ impl DockerProvider {
     }
 }
 
-impl NodeProvider for DockerProvider {
-    fn name(&self) -> &'static str {
-        DOCKER_PROVIDER
-    }
-
-    fn create<'a>(&'a self, spec: &'a NodeSpec) -> ProviderFuture<'a, NodeRecord> {
-        Box::pin(self.create_node(spec))
-    }
-
-    fn delete<'a>(&'a self, record: &'a NodeRecord) -> ProviderFuture<'a, ()> {
-        Box::pin(self.delete_node(record))
-    }
-
-    fn adopt<'a>(&'a self, record: &'a NodeRecord) -> ProviderFuture<'a, NodeRecord> {
-        Box::pin(self.adopt_node(record))
-    }
-}
+boxed_node_provider!(
+    DockerProvider,
+    DOCKER_PROVIDER,
+    create: create_node,
+    delete: delete_node,
+    adopt: adopt_node
+);
 
 /// The container of node `node` (node ids are `<cluster id>-<number>`).
 pub fn container_name(node: &str) -> String {

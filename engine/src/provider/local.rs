@@ -38,7 +38,8 @@ use sha2::{Digest, Sha256};
 
 pub use procs::process_ids;
 
-use super::{NodeProvider, NodeRecord, NodeSpec, ProviderError, ProviderFuture, ResourceLimits};
+use super::boxed_node_provider;
+use super::{NodeRecord, NodeSpec, ProviderError, ResourceLimits};
 use crate::ssh::HostKey;
 use crate::sync::lock_unpoisoned;
 use files::NodeDir;
@@ -588,23 +589,13 @@ impl LocalProvider {
     }
 }
 
-impl NodeProvider for LocalProvider {
-    fn name(&self) -> &'static str {
-        LOCAL_PROVIDER
-    }
-
-    fn create<'a>(&'a self, spec: &'a NodeSpec) -> ProviderFuture<'a, NodeRecord> {
-        Box::pin(self.create_node(spec))
-    }
-
-    fn delete<'a>(&'a self, record: &'a NodeRecord) -> ProviderFuture<'a, ()> {
-        Box::pin(self.delete_node(record))
-    }
-
-    fn adopt<'a>(&'a self, record: &'a NodeRecord) -> ProviderFuture<'a, NodeRecord> {
-        Box::pin(self.adopt_node(record))
-    }
-}
+boxed_node_provider!(
+    LocalProvider,
+    LOCAL_PROVIDER,
+    create: create_node,
+    delete: delete_node,
+    adopt: adopt_node
+);
 
 /// Kills sshd and everything started through it, rescanning until nothing is left.
 async fn kill_node_processes(node: &str, dir: &NodeDir) -> Result<(), ProviderError> {

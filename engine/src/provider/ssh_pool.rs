@@ -15,7 +15,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::{NodeProvider, NodeRecord, NodeSpec, ProviderError, ProviderFuture};
+use super::boxed_node_provider;
+use super::{NodeRecord, NodeSpec, ProviderError};
 use crate::ssh::{ClientKey, HostKey, SshTarget};
 use crate::store::pool_hosts::PoolHost;
 use crate::store::{now_ms, Store, StoreError};
@@ -275,24 +276,11 @@ fn write_private_file(path: &Path, bytes: &[u8]) -> Result<(), ProviderError> {
     std::fs::rename(&temporary, path).map_err(io("cannot write the pool key", path))
 }
 
-impl NodeProvider for SshPoolProvider {
-    fn name(&self) -> &'static str {
-        SSH_POOL_PROVIDER
-    }
-
-    fn create<'a>(&'a self, spec: &'a NodeSpec) -> ProviderFuture<'a, NodeRecord> {
-        Box::pin(self.check_out(spec))
-    }
-
-    fn delete<'a>(&'a self, record: &'a NodeRecord) -> ProviderFuture<'a, ()> {
-        Box::pin(self.give_back(record))
-    }
-
-    fn adopt<'a>(&'a self, record: &'a NodeRecord) -> ProviderFuture<'a, NodeRecord> {
-        Box::pin(self.readopt(record))
-    }
-
-    fn ssh_target<'a>(&'a self, record: &'a NodeRecord) -> ProviderFuture<'a, SshTarget> {
-        Box::pin(self.target(record))
-    }
-}
+boxed_node_provider!(
+    SshPoolProvider,
+    SSH_POOL_PROVIDER,
+    create: check_out,
+    delete: give_back,
+    adopt: readopt,
+    ssh_target: target
+);
