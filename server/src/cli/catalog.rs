@@ -89,6 +89,15 @@ pub struct ClusterShape {
     /// Services or aliases to run (default: the template's default services).
     #[arg(long, value_delimiter = ',')]
     pub services: Option<Vec<String>>,
+    /// Provider (default: the template's): `local`, `docker`, a pool...
+    #[arg(long)]
+    pub provider: Option<String>,
+    /// The only hardware type nodes may get.
+    #[arg(long, alias = "hardware")]
+    pub hardwaretype: Option<String>,
+    /// The only image type nodes may get.
+    #[arg(long, alias = "image")]
+    pub imagetype: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -96,15 +105,6 @@ pub struct SolveArgs {
     pub path: PathBuf,
     #[command(flatten)]
     pub cluster: ClusterShape,
-    /// Provider (default: the template's).
-    #[arg(long)]
-    pub provider: Option<String>,
-    /// The only hardware type nodes may get.
-    #[arg(long)]
-    pub hardwaretype: Option<String>,
-    /// The only image type nodes may get.
-    #[arg(long)]
-    pub imagetype: Option<String>,
 }
 
 pub fn run(args: CatalogArgs) -> anyhow::Result<ExitCode> {

@@ -230,8 +230,10 @@ pub async fn run(args: ClusterArgs) -> anyhow::Result<ExitCode> {
                 template: create.cluster.template,
                 size: create.cluster.size,
                 services: create.cluster.services,
+                provider: create.cluster.provider,
+                hardwaretype: create.cluster.hardwaretype,
+                imagetype: create.cluster.imagetype,
                 config,
-                ..ClusterCreateRequest::default()
             };
             if create.dry_run {
                 let plan: PlanView = client

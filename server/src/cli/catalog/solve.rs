@@ -95,13 +95,13 @@ fn request(args: &SolveArgs) -> anyhow::Result<SolveRequest> {
     Ok(SolveRequest {
         size: args.cluster.size,
         services: args.cluster.services.clone(),
-        provider: optional(&args.provider, "--provider", ProviderName::parse)?,
+        provider: optional(&args.cluster.provider, "--provider", ProviderName::parse)?,
         hardwaretype: optional(
-            &args.hardwaretype,
+            &args.cluster.hardwaretype,
             "--hardwaretype",
             HardwareTypeName::parse,
         )?,
-        imagetype: optional(&args.imagetype, "--imagetype", ImageTypeName::parse)?,
+        imagetype: optional(&args.cluster.imagetype, "--imagetype", ImageTypeName::parse)?,
     })
 }
 
