@@ -90,11 +90,6 @@ impl DockerProvider {
         &self.docker
     }
 
-    /// Corral's node image, built now if it is missing (the first create would build it).
-    pub async fn ensure_node_image(&self) -> Result<String, ProviderError> {
-        NodeImage::ensure(&self.docker).await
-    }
-
     async fn create_node(&self, spec: &NodeSpec) -> Result<NodeRecord, ProviderError> {
         let node = spec.id.as_str();
         check_name(node)?;
@@ -102,11 +97,26 @@ impl DockerProvider {
         // Not recorded, so nothing depends on it: a leftover of a crashed create.
         self.remove_container(node, &container).await?;
         let cluster = spec.cluster_id.as_deref().unwrap_or(node);
-        let network = self.ensure_network(node, cluster, spec).await?;
         let image = match spec.image.as_deref() {
-            Some(image) if image != NODE_IMAGE => image.to_owned(),
+            Some(image) if image != NODE_IMAGE => {
+                // The engine would try to pull a missing image from a registry: Corral
+                // only uses images the engine already has.
+                if !image::exists(&self.docker, image).await? {
+                    return Err(docker_failure(
+                        node,
+                        "use the image type's image",
+                        format!(
+                            "image {image:?} is not on this Docker engine (Corral never pulls \
+                             images; build or load it there, or name corral-node)"
+                        ),
+                    ));
+                }
+                image.to_owned()
+            }
             _ => NodeImage::ensure(&self.docker).await?,
         };
+        // The image first: a refused image must leave no network behind.
+        let network = self.ensure_network(node, cluster, spec).await?;
         let host_key = ClientKeyPair::generate(&format!("corral node {node}"))
             .map_err(|error| docker_failure(node, "make a host key", error))?;
 

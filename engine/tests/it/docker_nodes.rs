@@ -236,4 +236,24 @@ async fn a_create_retried_after_a_crash_replaces_the_unrecorded_container() {
     provider.confirm(&again, &pool, CONFIRM).await.unwrap();
     provider.delete(&again).await.unwrap();
     assert!(containers_of(provider.docker(), &cluster).await.is_empty());
+    assert!(networks_of(provider.docker(), &cluster).await.is_empty());
+}
+
+#[tokio::test]
+async fn an_image_the_engine_does_not_have_is_refused_without_a_pull() {
+    let keys = tempfile::tempdir().unwrap();
+    let provider = DockerProvider::connect(keys.path()).await.unwrap();
+    let cluster = format!("test-{}", uuid::Uuid::new_v4().simple());
+    let _cleanup = Cleanup::new(provider.docker(), &cluster);
+    let spec = NodeSpec {
+        image: Some("corral-test-no-such-image:1".to_owned()),
+        ..spec(&cluster, 1)
+    };
+    let error = provider.create(&spec).await.unwrap_err().to_string();
+    assert!(
+        error.contains("\"corral-test-no-such-image:1\" is not on this Docker engine"),
+        "{error}"
+    );
+    assert!(containers_of(provider.docker(), &cluster).await.is_empty());
+    assert!(networks_of(provider.docker(), &cluster).await.is_empty());
 }

@@ -84,7 +84,8 @@ impl NodeImage {
     }
 }
 
-async fn exists(docker: &bollard::Docker, tag: &str) -> Result<bool, ProviderError> {
+/// Whether the engine has image `tag` (never asking a registry).
+pub(super) async fn exists(docker: &bollard::Docker, tag: &str) -> Result<bool, ProviderError> {
     match docker.inspect_image(tag).await {
         Ok(_) => Ok(true),
         Err(error) if is_not_found(&error) => Ok(false),
