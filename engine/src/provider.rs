@@ -10,6 +10,7 @@ mod confirm;
 mod docker;
 mod error;
 mod local;
+mod private_files;
 mod record;
 mod ssh_pool;
 

@@ -37,6 +37,7 @@ use serde::{Deserialize, Serialize};
 pub use image::{NodeImage, NODE_IMAGE, NODE_IMAGE_PACKAGES};
 
 use super::boxed_node_provider;
+use super::private_files::{create_private_dir, write_private_file};
 use super::{NodeRecord, NodeSpec, ProviderError};
 use crate::ssh::{ClientKeyPair, HostKey};
 
@@ -505,41 +506,26 @@ fn key_files(host_key: &ClientKeyPair, client_public_key: &str) -> std::io::Resu
 /// The provider's client key pair in `dir` (made on first use): its private key's path
 /// and its public line.
 fn client_key(dir: &Path) -> Result<(PathBuf, String), ProviderError> {
-    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
-    let io = |action: &'static str, path: &Path| {
-        let path = path.to_path_buf();
-        move |source| ProviderError::Io {
-            action,
-            path,
-            source,
-        }
-    };
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-        .map_err(io("cannot create", dir))?;
+    create_private_dir(dir)?;
     let private = dir.join("client_ed25519");
     let public = dir.join("client_ed25519.pub");
     if !private.is_file() || !public.is_file() {
         let pair = ClientKeyPair::generate("corral docker nodes")
             .map_err(|error| docker_failure("", "make the client key", error))?;
-        let temporary = dir.join("client_ed25519.new");
-        let _ = std::fs::remove_file(&temporary);
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&temporary)
-            .map_err(io("cannot write", &temporary))?;
-        std::io::Write::write_all(&mut file, pair.private_openssh.as_bytes())
-            .and_then(|()| file.sync_all())
-            .map_err(io("cannot write", &temporary))?;
-        std::fs::write(&public, format!("{}\n", pair.public_openssh))
-            .map_err(io("cannot write", &public))?;
-        std::fs::rename(&temporary, &private).map_err(io("cannot write", &private))?;
+        std::fs::write(&public, format!("{}\n", pair.public_openssh)).map_err(|source| {
+            ProviderError::Io {
+                action: "cannot write the key",
+                path: public.clone(),
+                source,
+            }
+        })?;
+        write_private_file(&private, pair.private_openssh.as_bytes())?;
     }
-    let line = std::fs::read_to_string(&public).map_err(io("cannot read", &public))?;
+    let line = std::fs::read_to_string(&public).map_err(|source| ProviderError::Io {
+        action: "cannot read the key",
+        path: public.clone(),
+        source,
+    })?;
     Ok((private, line.trim().to_owned()))
 }
 

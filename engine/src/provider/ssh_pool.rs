@@ -10,12 +10,12 @@
 //! `corral worker` elsewhere) the first time it connects to the node. Delete returns the host without
 //! touching what runs on it: the pool's hosts are the administrator's, not Corral's.
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
 use super::boxed_node_provider;
+use super::private_files::{create_private_dir, write_private_file};
 use super::{NodeRecord, NodeSpec, ProviderError};
 use crate::ssh::{ClientKey, HostKey, SshTarget};
 use crate::store::pool_hosts::PoolHost;
@@ -231,49 +231,6 @@ impl SshPoolProvider {
             .await
             .map_err(Self::store_error(&record.id))
     }
-}
-
-fn create_private_dir(dir: &Path) -> Result<(), ProviderError> {
-    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
-    let io = |action| {
-        move |source| ProviderError::Io {
-            action,
-            path: dir.to_owned(),
-            source,
-        }
-    };
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-        .map_err(io("cannot create the pool key directory"))?;
-    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-        .map_err(io("cannot restrict the pool key directory"))
-}
-
-/// Writes `bytes` to `path` readable by the owner only, replacing it atomically so a
-/// connection never loads half a key.
-fn write_private_file(path: &Path, bytes: &[u8]) -> Result<(), ProviderError> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let temporary = path.with_extension(format!("tmp-{}", uuid::Uuid::new_v4().simple()));
-    let io = |action, path: &Path| {
-        let path = path.to_owned();
-        move |source| ProviderError::Io {
-            action,
-            path,
-            source,
-        }
-    };
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&temporary)
-        .map_err(io("cannot write the pool key", &temporary))?;
-    file.write_all(bytes)
-        .and_then(|()| file.sync_all())
-        .map_err(io("cannot write the pool key", &temporary))?;
-    std::fs::rename(&temporary, path).map_err(io("cannot write the pool key", path))
 }
 
 boxed_node_provider!(
