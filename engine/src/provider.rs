@@ -7,6 +7,7 @@
 //! cloud providers implement the same trait later.
 
 mod confirm;
+mod credentials;
 mod docker;
 mod error;
 mod local;
@@ -19,6 +20,7 @@ use std::pin::Pin;
 use std::time::Duration;
 
 pub use confirm::wait_for_ssh;
+pub use credentials::{Credentials, CredentialsError};
 pub use docker::{
     container_name, network_name, DockerNodeState, DockerProvider, NodeImage, DOCKER_PROVIDER,
     NODE_IMAGE, NODE_IMAGE_PACKAGES,
@@ -27,7 +29,7 @@ pub use error::ProviderError;
 pub use local::{
     process_ids, LocalNodeState, LocalProvider, NodeIsolation, DEFAULT_NODE_HOMES, LOCAL_PROVIDER,
 };
-pub use record::{NodeRecord, NodeSpec, ResourceLimits};
+pub use record::{NodeRecord, NodeSpec, ProviderSettings, ResourceLimits};
 pub use ssh_pool::{PoolNodeState, SshPoolProvider, SSH_POOL_PROVIDER};
 
 use crate::ssh::{SessionPool, SshTarget};
@@ -112,6 +114,21 @@ pub trait NodeProvider: Send + Sync {
     /// running, restarting what it can. The returned record replaces the stored one (an
     /// address may change).
     fn adopt<'a>(&'a self, record: &'a NodeRecord) -> ProviderFuture<'a, NodeRecord>;
+
+    /// Checks, without making anything, that `provider` can make nodes for `tenant_id`
+    /// (its engine or endpoint answers, its credentials are accepted), and says in a
+    /// few words what was checked. What `corral provider test` runs first.
+    fn check<'a>(
+        &'a self,
+        tenant_id: &'a str,
+        provider: &'a ProviderSettings,
+    ) -> ProviderFuture<'a, String> {
+        let _ = (tenant_id, provider);
+        Box::pin(std::future::ready(Ok(format!(
+            "the {} provider has nothing to check before making a node",
+            self.name()
+        ))))
+    }
 
     /// How this process connects to the node. A record names the client key file of the
     /// process that made the node; a provider whose keys live in the store (the pool)

@@ -21,6 +21,7 @@ mod database_url;
 pub mod login_attempts;
 mod migrations;
 pub mod pool_hosts;
+pub mod provider_credentials;
 pub mod resources;
 pub mod tenants;
 pub mod tokens;

@@ -13,7 +13,7 @@ use domain::layout::{Layout, NodeLayout};
 use domain::macros::{MacroContext, MacroNode, DEFAULT_ADDRESS_TYPE};
 
 use super::StepError;
-use crate::provider::{NodeRecord, ResourceLimits, LOCAL_PROVIDER};
+use crate::provider::{NodeRecord, ProviderSettings, ResourceLimits, LOCAL_PROVIDER};
 use crate::queue::ClaimedTask;
 use crate::store::clusters::StepCluster;
 use crate::store::{Store, StoreError};
@@ -167,6 +167,29 @@ impl TaskView {
             .map(str::to_owned)
     }
 
+    /// The hardware type's `flavor` for the cluster's provider, if any.
+    pub fn flavor(&self) -> Option<String> {
+        let node = self.layout_node().ok()?;
+        self.catalog
+            .hardwaretype(node.hardwaretype.as_str())?
+            .flavor(self.cluster.provider.as_str())
+            .map(str::to_owned)
+    }
+
+    /// The image type's `sshuser` for the cluster's provider, if any.
+    pub fn ssh_user(&self) -> Option<String> {
+        let node = self.layout_node().ok()?;
+        self.catalog
+            .imagetype(node.imagetype.as_str())?
+            .sshuser(self.cluster.provider.as_str())
+            .map(str::to_owned)
+    }
+
+    /// The cluster's catalog provider: its name and its admins' settings.
+    pub fn provider_settings(&self) -> ProviderSettings {
+        provider_settings(&self.catalog, &self.cluster.provider)
+    }
+
     /// The node's provider record; an error if the node was never made.
     pub fn node_record(&self) -> Result<NodeRecord, StepError> {
         self.node_record_if_made()?.ok_or_else(|| {
@@ -302,4 +325,22 @@ fn macro_nodes(layout: &Layout, host_of: impl Fn(u32) -> Option<String>) -> Arc<
             }
         })
         .collect()
+}
+
+/// `name`'s settings in `catalog` (none when the catalog has no such provider: the
+/// `local` provider of catalogs from before providers were named).
+pub(crate) fn provider_settings(catalog: &Catalog, name: &str) -> ProviderSettings {
+    ProviderSettings {
+        name: name.to_owned(),
+        settings: catalog
+            .provider(name)
+            .map(|provider| {
+                provider
+                    .provisioner
+                    .iter()
+                    .map(|(key, value)| (key.clone(), value.clone()))
+                    .collect()
+            })
+            .unwrap_or_default(),
+    }
 }

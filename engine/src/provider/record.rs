@@ -21,6 +21,17 @@ pub struct NodeSpec {
     /// of the local engine; without one, Corral's own node image).
     #[serde(default)]
     pub image: Option<String>,
+    /// The hardware type's `flavor` for this provider, where it names one (`ec2`: the
+    /// instance type).
+    #[serde(default)]
+    pub flavor: Option<String>,
+    /// The image type's `sshuser` for this provider: the login user of images that have
+    /// their own (a cloud image's `admin`, `ubuntu`…).
+    #[serde(default)]
+    pub ssh_user: Option<String>,
+    /// The catalog provider the node is made through.
+    #[serde(default)]
+    pub provider: ProviderSettings,
     #[serde(default)]
     pub hardwaretype: Option<HardwareTypeName>,
     #[serde(default)]
@@ -45,10 +56,39 @@ impl NodeSpec {
             tenant_id: None,
             cluster_id: None,
             image: None,
+            flavor: None,
+            ssh_user: None,
+            provider: ProviderSettings::default(),
             hardwaretype: None,
             imagetype: None,
             limits: ResourceLimits::default(),
         }
+    }
+}
+
+/// A catalog provider as its type's plugin sees it: its name and the settings its
+/// admins gave (`provisioner`: a region, an endpoint, a plugin's name). Nothing secret:
+/// credentials are kept apart, per tenant (see [`super::Credentials`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProviderSettings {
+    /// The catalog provider's name (`aws1`): what image and hardware types map by and
+    /// credentials are kept under.
+    pub name: String,
+    #[serde(default)]
+    pub settings: serde_json::Map<String, serde_json::Value>,
+}
+
+impl ProviderSettings {
+    /// The first of `keys` that holds a non-empty string (Coopr's catalogs spell some
+    /// settings their own way: `aws_region` for `region`).
+    pub fn setting(&self, keys: &[&str]) -> Option<&str> {
+        keys.iter().find_map(|key| {
+            self.settings
+                .get(*key)
+                .and_then(serde_json::Value::as_str)
+                .map(str::trim)
+                .filter(|value| !value.is_empty())
+        })
     }
 }
 
