@@ -5,6 +5,7 @@
 //!   scopes, as enums that (de)serialise to the same words the database stores.
 //! - [`accounts`], [`clusters`], [`jobs`], [`catalog`]: views (what reads return) and
 //!   requests (what writes take).
+//! - [`providers`]: credentials (names only) and the provider check.
 //! - [`error`]: the body of every error response.
 //!
 //! The engine builds these views from its rows; the server serialises them; the web
@@ -17,6 +18,7 @@ pub mod catalog;
 pub mod clusters;
 pub mod error;
 pub mod jobs;
+pub mod providers;
 pub mod states;
 
 pub use accounts::*;
@@ -24,6 +26,7 @@ pub use catalog::*;
 pub use clusters::*;
 pub use error::*;
 pub use jobs::*;
+pub use providers::*;
 pub use states::*;
 
 /// One page of a list.

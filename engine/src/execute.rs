@@ -8,6 +8,7 @@
 //! Output goes to the caller's channel as it arrives; the worker turns it into events.
 
 mod bootstrap;
+mod node_spec;
 mod shell;
 pub(crate) mod view;
 
@@ -25,6 +26,7 @@ use crate::ssh::{OutputChunk, OutputStream, SessionPool, SshError, SshTarget};
 use crate::store::clusters::nodes::NodeRecord as NodeRow;
 use crate::store::{now_ms, Store, StoreError};
 
+pub(crate) use node_spec::{node_spec, provider_settings};
 pub(crate) use shell::is_resource_name;
 pub use shell::SHELL_AUTOMATOR;
 pub use view::node_id;
@@ -234,18 +236,17 @@ impl Executor {
 
     async fn create(&self, view: &TaskView) -> Result<StepOutcome, StepError> {
         let layout_node = view.layout_node()?;
-        let spec = NodeSpec {
-            id: view.node_id(),
-            tenant_id: Some(view.cluster.tenant_id.clone()),
-            cluster_id: Some(view.cluster.id.clone()),
-            image: view.image(),
-            flavor: view.flavor(),
-            ssh_user: view.ssh_user(),
-            provider: view.provider_settings(),
-            hardwaretype: Some(layout_node.hardwaretype.clone()),
-            imagetype: Some(layout_node.imagetype.clone()),
-            limits: view.limits(),
-        };
+        let spec = node_spec(
+            &view.catalog,
+            &view.cluster.provider,
+            NodeSpec {
+                tenant_id: Some(view.cluster.tenant_id.clone()),
+                cluster_id: Some(view.cluster.id.clone()),
+                ..NodeSpec::new(view.node_id())
+            },
+            &layout_node.hardwaretype,
+            &layout_node.imagetype,
+        );
         let record = self.provider(view)?.create(&spec).await?;
         self.save_node(view, &record, NodeState::Created).await?;
         Ok(StepOutcome { exit_code: None })

@@ -40,10 +40,11 @@ pub type ProviderFuture<'a, T> =
 
 /// The [`NodeProvider`] of a provider whose methods are plain `async fn`s taking what the
 /// trait's do: each future boxed, as `dyn NodeProvider` needs. Names the provider type and
-/// its methods for create, delete and adopt (and `ssh_target` where it has its own).
+/// its methods for create, delete and adopt (and `check` and `ssh_target` where it has
+/// its own).
 macro_rules! boxed_node_provider {
     ($provider:ty, $name:expr, create: $create:ident, delete: $delete:ident,
-     adopt: $adopt:ident $(, ssh_target: $target:ident)?) => {
+     adopt: $adopt:ident $(, check: $check:ident)? $(, ssh_target: $target:ident)?) => {
         impl $crate::provider::NodeProvider for $provider {
             fn name(&self) -> &'static str {
                 $name
@@ -69,6 +70,16 @@ macro_rules! boxed_node_provider {
             ) -> $crate::provider::ProviderFuture<'a, $crate::provider::NodeRecord> {
                 Box::pin(self.$adopt(record))
             }
+
+            $(
+                fn check<'a>(
+                    &'a self,
+                    tenant_id: &'a str,
+                    provider: &'a $crate::provider::ProviderSettings,
+                ) -> $crate::provider::ProviderFuture<'a, String> {
+                    Box::pin(self.$check(tenant_id, provider))
+                }
+            )?
 
             $(
                 fn ssh_target<'a>(
@@ -128,6 +139,14 @@ pub trait NodeProvider: Send + Sync {
             "the {} provider has nothing to check before making a node",
             self.name()
         ))))
+    }
+
+    /// Whether Corral connects to `record`'s machine over SSH. A cloud provider may be
+    /// set not to (to check an account, or against an emulator whose addresses are
+    /// made up); its nodes then cannot run steps.
+    fn connects(&self, record: &NodeRecord) -> bool {
+        let _ = record;
+        true
     }
 
     /// How this process connects to the node. A record names the client key file of the

@@ -19,6 +19,7 @@ mod jobs;
 mod lease;
 mod overview;
 mod pool_hosts;
+mod providers;
 mod resources;
 mod tenants;
 mod tokens;
@@ -41,8 +42,9 @@ use crate::store::{Store, StoreError};
 pub use api_types::{
     ActivityView, CheckoutView, ClusterChangeRequest, ClusterCreateRequest, CreatedToken,
     ErrorCode, FailedTaskView, ImportReport, LeaseExtension, LocalNodesUpdate, Page,
-    PasswordChange, PoolHostRequest, PoolHostUpdate, PoolHostView, Problem, QuotaUpdate,
-    TenantRequest, TokenRequest, UserRequest, UserUpdate,
+    PasswordChange, PoolHostRequest, PoolHostUpdate, PoolHostView, Problem,
+    ProviderCredentialsView, ProviderTestReport, ProviderTestRequest, QuotaUpdate, TenantRequest,
+    TokenRequest, UserRequest, UserUpdate,
 };
 pub use audit::AuditQuery;
 pub use auth::{Access, SessionUser, ThrottleSettings};
@@ -363,6 +365,8 @@ pub struct Service {
     throttle: ThrottleSettings,
     /// Wakes local workers when a job is submitted, so they do not wait for a poll.
     waker: Option<Arc<Notify>>,
+    /// The providers and SSH sessions of this process's workers, for provider checks.
+    executor: Option<crate::execute::Executor>,
 }
 
 impl std::fmt::Debug for Service {
@@ -380,7 +384,14 @@ impl Service {
             resources,
             throttle: ThrottleSettings::default(),
             waker: None,
+            executor: None,
         }
+    }
+
+    /// Checks providers with `executor`'s providers (see [`Service::test_provider`]).
+    pub fn with_executor(mut self, executor: crate::execute::Executor) -> Self {
+        self.executor = Some(executor);
+        self
     }
 
     /// Wakes `waker` whenever a job is submitted.

@@ -14,6 +14,7 @@ pub mod error;
 pub mod extract;
 mod jobs;
 mod pool_hosts;
+mod providers;
 mod session;
 
 use std::sync::LazyLock;
@@ -132,6 +133,12 @@ fn routes() -> OpenApiRouter<AppState> {
             pool_hosts::update,
             pool_hosts::remove
         ))
+        .routes(routes!(
+            providers::show_credentials,
+            providers::set_credentials,
+            providers::delete_credentials
+        ))
+        .routes(routes!(providers::test))
 }
 
 /// The `/api/v1` routes (to be nested under `/api/v1`).

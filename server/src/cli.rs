@@ -11,6 +11,7 @@ mod apply;
 mod catalog;
 mod cluster;
 mod login;
+mod provider;
 mod remote;
 
 use std::process::ExitCode;
@@ -52,6 +53,8 @@ pub enum Command {
     Apply(apply::ApplyArgs),
     /// Show what `corral apply FILE` would change, changing nothing.
     Plan(apply::PlanArgs),
+    /// Your tenant's providers: credentials and checks.
+    Provider(provider::ProviderArgs),
 }
 
 /// Runs an async command body on a fresh multi-threaded runtime.
@@ -100,5 +103,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Job(args) => block_on(cluster::run_job(args)),
         Command::Apply(args) => block_on(apply::apply(args)),
         Command::Plan(args) => block_on(apply::plan(args)),
+        Command::Provider(args) => block_on(provider::run(args)),
     }
 }

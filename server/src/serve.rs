@@ -66,8 +66,11 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     let demo = engine::demo::load_if_empty(&store, &resources, DEFAULT_TENANT_ID, now_ms())
         .await
         .context("cannot load the demo catalog")?;
-    let workers = crate::workers::start_pool(store.clone(), &config).await?;
-    let service = Service::new(store.clone(), resources).with_waker(workers.waker());
+    let executor = crate::workers::executor(store.clone(), &config).await?;
+    let workers = crate::workers::start_pool(executor.clone(), &config);
+    let service = Service::new(store.clone(), resources)
+        .with_waker(workers.waker())
+        .with_executor(executor);
     let sessions = SessionBackend::connect(&config.database_url)
         .await
         .context("cannot open the session store")?;

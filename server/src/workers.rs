@@ -73,8 +73,8 @@ pub fn resource_files(config: &Config) -> anyhow::Result<ResourceFiles> {
     Ok(ResourceFiles::in_directory(resources))
 }
 
-/// Starts the configured number of worker slots over `store`.
-pub async fn start_pool(store: Store, config: &Config) -> anyhow::Result<WorkerPool> {
+/// Starts the configured number of worker slots over `store`, with `executor`.
+pub fn start_pool(executor: Executor, config: &Config) -> WorkerPool {
     let settings = WorkerSettings {
         slots: config.worker_slots,
         lease: config.worker_lease,
@@ -82,14 +82,14 @@ pub async fn start_pool(store: Store, config: &Config) -> anyhow::Result<WorkerP
         heartbeat: config.worker_lease / 3,
         ..WorkerSettings::default()
     };
-    Ok(WorkerPool::start(executor(store, config).await?, settings))
+    WorkerPool::start(executor, settings)
 }
 
 /// `corral worker`: runs tasks until SIGINT/SIGTERM, then lets running tasks finish
 /// for the grace period.
 pub async fn run_worker(config: Config) -> anyhow::Result<()> {
     let store = crate::serve::open_store(&config).await?;
-    let pool = start_pool(store, &config).await?;
+    let pool = start_pool(executor(store, &config).await?, &config);
     println!(
         "Corral worker running {} task slot(s) on {}",
         config.worker_slots,

@@ -233,3 +233,144 @@ fn catalog_import_uploads_the_scripts_beside_the_bundle() {
         text(&import.stdout)
     );
 }
+
+/// `corral provider credentials set` takes a provider's credentials from standard
+/// input or a file (never the command line), refuses a bad object without quoting it,
+/// and shows back field names only; `corral provider test docker --create` makes a
+/// container, reaches it over SSH and deletes it, printing each phase. The secret is
+/// then looked for in the server's debug log, the catalog export and the database's
+/// own files.
+#[test]
+fn provider_credentials_and_check_from_the_cli() {
+    const SECRET: &str = "tok-9f8e7d6c5b4a39281706f5e4d3c2b1a0";
+    let data = tempfile::tempdir().unwrap();
+    let config = tempfile::tempdir().unwrap();
+    let server = serve(data.path());
+    let login = corral(
+        config.path(),
+        &[
+            "login",
+            "--server",
+            &server.url,
+            "--username",
+            "admin",
+            "--password-stdin",
+        ],
+        &format!("{}\n", server.password),
+    );
+    assert!(login.status.success(), "{}", text(&login.stderr));
+
+    let bad = corral(
+        config.path(),
+        &["provider", "credentials", "set", "docker", "--stdin"],
+        &format!("{{\"token\": \"{SECRET}\""),
+    );
+    assert!(!bad.status.success());
+    let refusal = text(&bad.stderr);
+    assert!(refusal.contains("JSON object"), "{refusal}");
+    assert!(!refusal.contains(SECRET), "{refusal}");
+    let show = corral(
+        config.path(),
+        &["provider", "credentials", "show", "docker"],
+        "",
+    );
+    assert!(
+        text(&show.stdout).contains("no credentials set"),
+        "a refused object stores nothing: {}",
+        text(&show.stdout)
+    );
+
+    let set = corral(
+        config.path(),
+        &["provider", "credentials", "set", "docker", "--stdin"],
+        &format!("{{\"token\": \"{SECRET}\"}}"),
+    );
+    assert!(set.status.success(), "{}", text(&set.stderr));
+    let file = config.path().join("docker-credentials.json");
+    std::fs::write(
+        &file,
+        format!("{{\"token\": \"{SECRET}\", \"region\": \"lab\"}}"),
+    )
+    .unwrap();
+    let from_file = corral(
+        config.path(),
+        &[
+            "provider",
+            "credentials",
+            "set",
+            "docker",
+            "--from-file",
+            file.to_str().unwrap(),
+        ],
+        "",
+    );
+    assert!(from_file.status.success(), "{}", text(&from_file.stderr));
+    let show = corral(
+        config.path(),
+        &["provider", "credentials", "show", "docker"],
+        "",
+    );
+    let shown = text(&show.stdout);
+    assert!(shown.contains("fields region, token (by admin)"), "{shown}");
+
+    let test = corral(
+        config.path(),
+        &["provider", "test", "docker", "--create"],
+        "",
+    );
+    let out = text(&test.stdout);
+    assert!(test.status.success(), "{out}{}", text(&test.stderr));
+    for phase in ["check", "create", "ssh", "delete"] {
+        assert!(
+            out.lines()
+                .any(|line| line.starts_with(phase) && line.contains(" ok ")),
+            "phase {phase} passed: {out}"
+        );
+    }
+    assert!(out.contains("provider docker (docker) passed"), "{out}");
+    // The check's container and network are gone.
+    let cluster = out
+        .split("made node ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|node| node.rsplit_once('-'))
+        .map(|(cluster, _)| cluster.to_owned())
+        .unwrap();
+    for what in [&["ps", "-a"][..], &["network", "ls"][..]] {
+        let listed = std::process::Command::new("docker")
+            .args(what)
+            .args(["-q", "--filter", &format!("label=corral.cluster={cluster}")])
+            .output()
+            .unwrap();
+        assert!(listed.status.success());
+        assert_eq!(text(&listed.stdout).trim(), "", "docker {what:?} left over");
+    }
+
+    let unknown = corral(config.path(), &["provider", "test", "nope"], "");
+    assert!(!unknown.status.success());
+    assert!(
+        text(&unknown.stderr).contains("provider \"nope\" not found"),
+        "{}",
+        text(&unknown.stderr)
+    );
+
+    let export = corral(config.path(), &["catalog", "export"], "");
+    assert!(export.status.success());
+    assert!(!text(&export.stdout).contains(SECRET));
+    let log = std::fs::read_to_string(data.path().join("server.log")).unwrap();
+    assert!(log.contains("corral is serving"), "the log was captured");
+    assert!(!log.contains(SECRET), "the credentials are in the log");
+    for entry in std::fs::read_dir(data.path()).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_file() {
+            let bytes = std::fs::read(&path).unwrap();
+            assert!(
+                !bytes
+                    .windows(SECRET.len())
+                    .any(|window| window == SECRET.as_bytes()),
+                "{} holds the credentials in clear",
+                path.display()
+            );
+        }
+    }
+}

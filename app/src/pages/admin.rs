@@ -8,6 +8,7 @@ pub mod import;
 pub mod layout;
 pub mod loaded;
 pub mod overview;
+pub mod provider_panel;
 pub mod resources;
 pub mod sections;
 pub mod tenants;

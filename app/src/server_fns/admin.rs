@@ -18,6 +18,7 @@ pub mod names;
 pub mod overview;
 mod page_data;
 pub mod pool_hosts;
+pub mod provider_credentials;
 #[cfg(feature = "ssr")]
 mod quota;
 pub mod register_pool_host;
@@ -33,6 +34,7 @@ pub mod set_user_role;
 pub mod stage_resource;
 pub mod switch_tenant;
 pub mod tenants;
+pub mod test_provider;
 pub mod tokens;
 pub mod update_quotas;
 pub mod upload_resource;

@@ -13,7 +13,7 @@ use domain::layout::{Layout, NodeLayout};
 use domain::macros::{MacroContext, MacroNode, DEFAULT_ADDRESS_TYPE};
 
 use super::StepError;
-use crate::provider::{NodeRecord, ProviderSettings, ResourceLimits, LOCAL_PROVIDER};
+use crate::provider::{NodeRecord, LOCAL_PROVIDER};
 use crate::queue::ClaimedTask;
 use crate::store::clusters::StepCluster;
 use crate::store::{Store, StoreError};
@@ -123,71 +123,6 @@ impl TaskView {
         self.catalog
             .provider(&self.cluster.provider)
             .map_or(LOCAL_PROVIDER, |provider| provider.providertype.as_str())
-    }
-
-    /// Limits the node's hardware type asks of the provider: `memory_mb`, `cpus` and
-    /// `nice` in its provider map entry.
-    pub fn limits(&self) -> ResourceLimits {
-        let Ok(node) = self.layout_node() else {
-            return ResourceLimits::default();
-        };
-        let Some(hardware) = self.catalog.hardwaretype(node.hardwaretype.as_str()) else {
-            return ResourceLimits::default();
-        };
-        // A number, or a string holding one (Coopr's catalogs write both).
-        let setting = |key: &str| {
-            hardware
-                .providermap
-                .get(self.cluster.provider.as_str())
-                .and_then(|fields| fields.get(key))
-                .and_then(|value| {
-                    value
-                        .as_f64()
-                        .or_else(|| value.as_str().and_then(|text| text.parse().ok()))
-                })
-                .filter(|number| number.is_finite() && *number >= 0.0)
-        };
-        // Whole units: the settings are small positive numbers, so the casts are exact.
-        let memory_mb = setting("memory_mb").map(|mb| mb as u64);
-        ResourceLimits {
-            max_virtual_memory_kib: memory_mb.map(|mb| mb.saturating_mul(1024)),
-            nice: setting("nice").map(|nice| nice.min(19.0) as u8),
-            memory_mb,
-            cpu_millis: setting("cpus").map(|cpus| (cpus * 1000.0).round() as u64),
-        }
-    }
-
-    /// The image the node's image type names for the cluster's provider (`image` in its
-    /// provider map entry), if any.
-    pub fn image(&self) -> Option<String> {
-        let node = self.layout_node().ok()?;
-        self.catalog
-            .imagetype(node.imagetype.as_str())?
-            .image(self.cluster.provider.as_str())
-            .map(str::to_owned)
-    }
-
-    /// The hardware type's `flavor` for the cluster's provider, if any.
-    pub fn flavor(&self) -> Option<String> {
-        let node = self.layout_node().ok()?;
-        self.catalog
-            .hardwaretype(node.hardwaretype.as_str())?
-            .flavor(self.cluster.provider.as_str())
-            .map(str::to_owned)
-    }
-
-    /// The image type's `sshuser` for the cluster's provider, if any.
-    pub fn ssh_user(&self) -> Option<String> {
-        let node = self.layout_node().ok()?;
-        self.catalog
-            .imagetype(node.imagetype.as_str())?
-            .sshuser(self.cluster.provider.as_str())
-            .map(str::to_owned)
-    }
-
-    /// The cluster's catalog provider: its name and its admins' settings.
-    pub fn provider_settings(&self) -> ProviderSettings {
-        provider_settings(&self.catalog, &self.cluster.provider)
     }
 
     /// The node's provider record; an error if the node was never made.
@@ -325,22 +260,4 @@ fn macro_nodes(layout: &Layout, host_of: impl Fn(u32) -> Option<String>) -> Arc<
             }
         })
         .collect()
-}
-
-/// `name`'s settings in `catalog` (none when the catalog has no such provider: the
-/// `local` provider of catalogs from before providers were named).
-pub(crate) fn provider_settings(catalog: &Catalog, name: &str) -> ProviderSettings {
-    ProviderSettings {
-        name: name.to_owned(),
-        settings: catalog
-            .provider(name)
-            .map(|provider| {
-                provider
-                    .provisioner
-                    .iter()
-                    .map(|(key, value)| (key.clone(), value.clone()))
-                    .collect()
-            })
-            .unwrap_or_default(),
-    }
 }

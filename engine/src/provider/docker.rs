@@ -86,6 +86,33 @@ impl DockerProvider {
         })
     }
 
+    /// The engine answers, and whether Corral's node image is built yet (the first node
+    /// builds it, which takes a while).
+    async fn check_engine(
+        &self,
+        _tenant_id: &str,
+        _provider: &super::ProviderSettings,
+    ) -> Result<String, ProviderError> {
+        let version = self
+            .docker
+            .version()
+            .await
+            .map_err(docker_error("", "answer"))?;
+        let image = NodeImage::tag();
+        let built = self.docker.inspect_image(&image).await.is_ok();
+        Ok(format!(
+            "the Docker engine {} answers (API {}); Corral's node image {} is {}",
+            version.version.unwrap_or_default(),
+            version.api_version.unwrap_or_default(),
+            image,
+            if built {
+                "built"
+            } else {
+                "not built yet: the first node builds it from Debian's packages (about 25 s)"
+            }
+        ))
+    }
+
     /// The engine this provider talks to (tests list what it made through it).
     pub fn docker(&self) -> &Docker {
         &self.docker
@@ -416,7 +443,8 @@ boxed_node_provider!(
     DOCKER_PROVIDER,
     create: create_node,
     delete: delete_node,
-    adopt: adopt_node
+    adopt: adopt_node,
+    check: check_engine
 );
 
 /// The container of node `node` (node ids are `<cluster id>-<number>`).

@@ -128,6 +128,25 @@ const MATRIX: &[(&str, [u16; 5])] = &[
     ("GET /api/v1/pool-hosts/{id}", [401, 403, 200, 404, 200]),
     ("PATCH /api/v1/pool-hosts/{id}", [401, 403, 200, 404, 200]),
     ("DELETE /api/v1/pool-hosts/{id}", [401, 403, 204, 404, 204]),
+    // Providers are named in the caller's own catalog, where B and the superadmin have
+    // none. The probe `{}` is no credentials (422); this test server runs no workers,
+    // so a check has no providers to run (409).
+    (
+        "GET /api/v1/providers/{name}/credentials",
+        [401, 403, 200, 404, 404],
+    ),
+    (
+        "PUT /api/v1/providers/{name}/credentials",
+        [401, 403, 422, 404, 404],
+    ),
+    (
+        "DELETE /api/v1/providers/{name}/credentials",
+        [401, 403, 200, 404, 404],
+    ),
+    (
+        "POST /api/v1/providers/{name}/test",
+        [401, 403, 409, 404, 404],
+    ),
 ];
 
 /// One server with tenant A's objects and a caller of each kind.

@@ -87,7 +87,25 @@ const EXPECTATIONS: &[(&str, &[Check])] = &[
     ("GET /api/v1/pool-hosts/{id}", &[Scoped, AdminOnly]),
     ("PATCH /api/v1/pool-hosts/{id}", &[Scoped, AdminOnly]),
     ("DELETE /api/v1/pool-hosts/{id}", &[Scoped, AdminOnly]),
+    // By name in the caller's own catalog: B's admin naming A's provider reaches B's
+    // (none), never A's credentials.
+    (
+        "GET /api/v1/providers/{name}/credentials",
+        &[Scoped, AdminOnly],
+    ),
+    (
+        "PUT /api/v1/providers/{name}/credentials",
+        &[Scoped, AdminOnly],
+    ),
+    (
+        "DELETE /api/v1/providers/{name}/credentials",
+        &[Scoped, AdminOnly],
+    ),
+    ("POST /api/v1/providers/{name}/test", &[Scoped, AdminOnly]),
 ];
+
+/// The value of tenant A's provider credentials: no response may show it, A's included.
+pub const PROVIDER_SECRET: &str = "acme-provider-secret-0c1d2e3f";
 
 /// A host key for registering pool hosts (no connection is made to them here).
 pub const POOL_HOST_KEY: &str =
@@ -102,6 +120,7 @@ pub(crate) struct Ids {
     tenant: String,
     token: String,
     pool_host: String,
+    provider: String,
     entity: (String, String),
     resource: (String, String, i64),
     /// Strings that must not appear in another tenant's responses.
@@ -125,6 +144,8 @@ impl Ids {
         };
         let (kind, name) = if path.starts_with("/api/v1/resources") {
             (&self.resource.0, &self.resource.1)
+        } else if path.starts_with("/api/v1/providers") {
+            (&self.entity.0, &self.provider)
         } else {
             (&self.entity.0, &self.entity.1)
         };
@@ -146,6 +167,7 @@ impl Ids {
             tenant: none.clone(),
             token: none.clone(),
             pool_host: none,
+            provider: "no-such-provider".into(),
             entity: ("services".into(), "no-such-service".into()),
             resource: ("scripts".into(), "no-such-script.sh".into(), 1),
             secrets: Vec::new(),
@@ -272,8 +294,18 @@ pub(crate) async fn populate_tenant_a(app: &TestApp) -> (Ids, ApiUser) {
     let registered: Value = registered.json().await.unwrap();
     let pool_host = registered["id"].as_str().unwrap().to_owned();
     let public_key = registered["client_public_key"].as_str().unwrap().to_owned();
+    let credentials = app
+        .client
+        .put(app.url("/api/v1/providers/local/credentials"))
+        .bearer_auth(&admin.token)
+        .body(format!("{{\"token\": \"{PROVIDER_SECRET}\"}}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(credentials.status(), 200);
     let ids = Ids {
         secrets: vec![
+            PROVIDER_SECRET.into(),
             "acme-secret-host".into(),
             public_key,
             cluster.clone(),
@@ -289,6 +321,7 @@ pub(crate) async fn populate_tenant_a(app: &TestApp) -> (Ids, ApiUser) {
         tenant: admin.tenant_id.clone(),
         token,
         pool_host,
+        provider: "local".into(),
         entity: ("services".into(), "web".into()),
         resource: ("scripts".into(), "acme-setup.sh".into(), 1),
     };

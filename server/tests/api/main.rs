@@ -12,4 +12,5 @@ mod helpers;
 mod isolation;
 mod pages;
 mod pool_hosts;
+mod providers;
 mod security;

@@ -143,6 +143,21 @@ impl Client {
         self.answer(request).await
     }
 
+    /// PUTs `json` as it is (not re-encoded: credentials are sent exactly as given and
+    /// never pass through a `Value` that could end up in an error) and reads the answer
+    /// as `T`.
+    pub async fn put_json_text<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        json: String,
+    ) -> anyhow::Result<T> {
+        let request = self
+            .request(Method::PUT, path)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(json);
+        typed(path, self.answer(request).await?)
+    }
+
     /// A request to `path` on the server, with this client's token.
     fn request(&self, method: Method, path: &str) -> reqwest::RequestBuilder {
         let request = self.http.request(method, format!("{}{path}", self.server));

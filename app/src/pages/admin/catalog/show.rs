@@ -1,7 +1,7 @@
 //! `/admin/<kind>/<name>`: an entity's definition, its actions (edit, clone,
 //! delete — refused with the list of users while something uses it), its version
-//! history with a diff against the previous version (`?diff=<version>`), and for
-//! templates the try-it panel.
+//! history with a diff against the previous version (`?diff=<version>`), for
+//! templates the try-it panel, and for providers their credentials and Test button.
 
 use leptos::prelude::*;
 use leptos_meta::Title;
@@ -12,6 +12,7 @@ use crate::components::errors::action_error;
 use crate::components::session::CsrfField;
 use crate::components::time::timestamp;
 use crate::error::UiError;
+use crate::pages::admin::provider_panel::ProviderPanel;
 use crate::pages::admin::try_it::TryIt;
 use crate::server_fns::admin::catalog_bundle::catalog_bundle;
 use crate::server_fns::admin::delete_entity::DeleteEntity;
@@ -85,6 +86,7 @@ fn EntityView(
         })}
         {move || delete_error.get().map(|error| view! { <DeleteRefused error/> })}
         {is_template.then(|| view! { <TryIt template=page.name.clone() bundle/> })}
+        {(kind == EntityKind::Provider).then(|| view! { <ProviderPanel name=page.name.clone()/> })}
         <section class="card">
             <h2>"Definition"</h2>
             <pre class="json" data-testid="entity-body">{page.body.clone()}</pre>

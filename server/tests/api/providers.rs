@@ -1,0 +1,174 @@
+//! `/api/v1/providers/{name}/credentials`: a tenant admin sets a provider's credentials,
+//! which are sealed at rest and come back as field names only; bad input is refused
+//! without quoting it and stores nothing; plain users and other tenants get nothing.
+//! The secret is looked for in every response, the admin page, the audit log, the
+//! catalog export and the database's own bytes.
+
+use engine::store::users::Role;
+use engine::store::Backend;
+use reqwest::Method;
+use serde_json::Value;
+
+use crate::helpers::{render_page, spawn_app, with_catalog, ApiUser, TestApp};
+
+const SECRET: &str = "wJalrXUtnFEMI-K7MDENG-bPxRfiCYEXAMPLEKEY";
+const CREDENTIALS_PATH: &str = "/api/v1/providers/local/credentials";
+
+async fn put_text(app: &TestApp, user: &ApiUser, path: &str, body: &str) -> reqwest::Response {
+    app.client
+        .put(app.url(path))
+        .bearer_auth(&user.token)
+        .header("content-type", "application/json")
+        .body(body.to_owned())
+        .send()
+        .await
+        .unwrap()
+}
+
+async fn credentials_are_sealed_and_shown_by_field_name_only(backend: Backend) {
+    let app = spawn_app(backend).await;
+    let admin = with_catalog(&app, "default").await;
+    let body = format!(r#"{{"access_key_id": "AKIDEXAMPLE", "secret_access_key": "{SECRET}"}}"#);
+    let set = put_text(&app, &admin, CREDENTIALS_PATH, &body).await;
+    assert_eq!(set.status(), 200);
+    let set_text = set.text().await.unwrap();
+    let view: Value = serde_json::from_str(&set_text).unwrap();
+    assert_eq!(view["set"], true);
+    assert_eq!(
+        view["fields"],
+        serde_json::json!(["access_key_id", "secret_access_key"])
+    );
+
+    // The provider that signs with them gets them back whole.
+    let opened = app
+        .store
+        .provider_credentials(&admin.tenant_id, "local")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(opened.field("secret_access_key"), Some(SECRET));
+
+    let mut bodies = vec![set_text];
+    for path in [CREDENTIALS_PATH, "/api/v1/audit", "/api/v1/catalog"] {
+        let response = app.call(&admin, Method::GET, path, None).await;
+        assert_eq!(response.status(), 200, "{path}");
+        bodies.push(response.text().await.unwrap());
+    }
+    let (browser, _) = app.browser("default-admin").await;
+    let (status, page) = render_page(&browser, &app.url("/admin/providers/local")).await;
+    assert_eq!(status, 200);
+    assert!(
+        page.contains("secret_access_key"),
+        "the page names the fields"
+    );
+    bodies.push(page);
+    for body in &bodies {
+        assert!(!body.contains(SECRET), "the secret leaked: {body}");
+    }
+    assert!(bodies[2].contains("provider.credentials.set"), "audited");
+
+    // At rest: the stored column holds no trace of the secret.
+    let stored: Vec<String> = sqlx::query_scalar("SELECT sealed FROM provider_credentials")
+        .fetch_all(app.store.pool())
+        .await
+        .unwrap();
+    assert_eq!(stored.len(), 1);
+    assert!(stored[0].starts_with("sealed:v1:") && !stored[0].contains(SECRET));
+
+    let removed = app
+        .call(&admin, Method::DELETE, CREDENTIALS_PATH, None)
+        .await;
+    assert_eq!(removed.status(), 200);
+    let again = app
+        .call(&admin, Method::DELETE, CREDENTIALS_PATH, None)
+        .await;
+    assert_eq!(again.status(), 404);
+}
+
+async fn bad_credentials_are_refused_without_quoting_them(backend: Backend) {
+    let app = spawn_app(backend).await;
+    let admin = with_catalog(&app, "default").await;
+    let cases = [
+        format!("{{\"secret_access_key\": \"{SECRET}\""),
+        format!("\"{SECRET}\""),
+        format!("[\"{SECRET}\"]"),
+        "{}".to_owned(),
+        format!("{{\"secret access key\": \"{SECRET}\"}}"),
+        format!("{{\"key\": {{\"nested\": \"{SECRET}\"}}}}"),
+    ];
+    for body in &cases {
+        let response = put_text(&app, &admin, CREDENTIALS_PATH, body).await;
+        assert_eq!(response.status(), 422, "{body}");
+        let text = response.text().await.unwrap();
+        assert!(text.contains("credentials"), "{text}");
+        assert!(
+            !text.contains(SECRET),
+            "the refusal quotes the secret: {text}"
+        );
+    }
+    let unknown = put_text(
+        &app,
+        &admin,
+        "/api/v1/providers/nope/credentials",
+        r#"{"token": "x"}"#,
+    )
+    .await;
+    assert_eq!(unknown.status(), 404);
+    assert!(unknown.text().await.unwrap().contains("\\\"nope\\\""));
+    let view: Value = app
+        .call(&admin, Method::GET, CREDENTIALS_PATH, None)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(view["set"], false, "nothing was stored: {view}");
+}
+
+async fn only_the_tenants_admins_reach_its_credentials(backend: Backend) {
+    let app = spawn_app(backend).await;
+    let admin = with_catalog(&app, "default").await;
+    let other = with_catalog(&app, "other").await;
+    let user = app.user("plain", Role::User, "default").await;
+    let set = put_text(&app, &admin, CREDENTIALS_PATH, r#"{"token": "tenant-a"}"#).await;
+    assert_eq!(set.status(), 200);
+
+    for (method, body) in [(Method::GET, None), (Method::DELETE, None)] {
+        let response = app
+            .call(&user, method.clone(), CREDENTIALS_PATH, body)
+            .await;
+        assert_eq!(response.status(), 403, "{method}");
+    }
+    let refused = put_text(&app, &user, CREDENTIALS_PATH, r#"{"token": "mine"}"#).await;
+    assert_eq!(refused.status(), 403);
+    let test = app
+        .call(
+            &user,
+            Method::POST,
+            "/api/v1/providers/local/test",
+            Some(&serde_json::json!({})),
+        )
+        .await;
+    assert_eq!(test.status(), 403);
+
+    // The other tenant has a provider of the same name and none of these credentials.
+    let theirs: Value = app
+        .call(&other, Method::GET, CREDENTIALS_PATH, None)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(theirs["set"], false);
+    let mine = app
+        .store
+        .provider_credentials(&admin.tenant_id, "local")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(mine.field("token"), Some("tenant-a"));
+}
+
+engine::on_both_backends!(
+    credentials_are_sealed_and_shown_by_field_name_only,
+    bad_credentials_are_refused_without_quoting_them,
+    only_the_tenants_admins_reach_its_credentials,
+);
