@@ -18,3 +18,4 @@ pub use host_key::HostKey;
 pub use output::{CommandOutcome, ExitStatus, OutputChunk, OutputStream};
 pub use pool::{PoolConfig, SessionPool};
 pub use session::{ClientKey, RunOptions, SshSession, SshTarget};
+pub(crate) use session::first_seen_host_key;
