@@ -27,7 +27,8 @@ pub use docker::{
     NODE_IMAGE, NODE_IMAGE_PACKAGES,
 };
 pub use ec2::{
-    group_name as ec2_group_name, key_name as ec2_key_name, ApiError, Connect, Ec2NodeState,
+    first_text as xml_first_text, group_name as ec2_group_name, key_name as ec2_key_name, ApiError,
+    Connect, Ec2NodeState,
     Ec2Provider, HostKeySource, Params, QueryClient, EC2_PROVIDER, EC2_VERSION, IAM_VERSION,
 };
 pub use error::ProviderError;

@@ -32,7 +32,7 @@ use std::time::Duration;
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 
-pub use api::{ApiError, Params, QueryClient, EC2_VERSION, IAM_VERSION};
+pub use api::{first_text, ApiError, Params, QueryClient, EC2_VERSION, IAM_VERSION};
 
 use self::api::{Instance, InstanceState, LIVE_STATES};
 use self::errors::{ec2_error, rejected};
