@@ -28,8 +28,8 @@ pub use docker::{
 };
 pub use ec2::{
     first_text as xml_first_text, group_name as ec2_group_name, key_name as ec2_key_name, ApiError,
-    Connect, Ec2NodeState,
-    Ec2Provider, HostKeySource, Params, QueryClient, EC2_PROVIDER, EC2_VERSION, IAM_VERSION,
+    Connect, Ec2NodeState, Ec2Provider, HostKeySource, Params, QueryClient, EC2_PROVIDER,
+    EC2_VERSION, IAM_VERSION,
 };
 pub use error::ProviderError;
 pub use local::{

@@ -149,12 +149,11 @@ impl Settings {
             .to_owned();
         let endpoint = match provider.setting(&["endpoint"]) {
             Some(endpoint) => {
-                let parsed = url::Url::parse(endpoint).map_err(|error| {
-                    ProviderError::Ec2Settings {
+                let parsed =
+                    url::Url::parse(endpoint).map_err(|error| ProviderError::Ec2Settings {
                         provider: name.clone(),
                         detail: format!("setting `endpoint` {endpoint:?} is not a URL: {error}"),
-                    }
-                })?;
+                    })?;
                 if !matches!(parsed.scheme(), "http" | "https") {
                     return Err(ProviderError::Ec2Settings {
                         provider: name,
@@ -321,13 +320,16 @@ impl Ec2Provider {
             .imagetype
             .as_ref()
             .map_or_else(|| "(none)".to_owned(), ToString::to_string);
-        let image = spec.image.clone().ok_or_else(|| ProviderError::Ec2Settings {
-            provider: provider.to_owned(),
-            detail: format!(
-                "image type {imagetype} names no image (AMI) for it: set its \
+        let image = spec
+            .image
+            .clone()
+            .ok_or_else(|| ProviderError::Ec2Settings {
+                provider: provider.to_owned(),
+                detail: format!(
+                    "image type {imagetype} names no image (AMI) for it: set its \
                  providermap.{provider}.image"
-            ),
-        })?;
+                ),
+            })?;
         let instance_type = spec
             .flavor
             .clone()
@@ -371,7 +373,18 @@ impl Ec2Provider {
             None => {
                 let mut token = client_token(&format!("{tenant}:{node}"));
                 let mut run = self
-                    .run_instance(&client, spec, &settings, &image, &imagetype, &instance_type, &key_name, &group_id, &token, &tags)
+                    .run_instance(
+                        &client,
+                        spec,
+                        &settings,
+                        &image,
+                        &imagetype,
+                        &instance_type,
+                        &key_name,
+                        &group_id,
+                        &token,
+                        &tags,
+                    )
                     .await?;
                 // The token already names an instance that has since been terminated
                 // (the node was deleted and is made again): a token derived from that
@@ -379,7 +392,18 @@ impl Ec2Provider {
                 if run.state().is_gone() {
                     token = client_token(&format!("{tenant}:{node}:{}", run.instance_id));
                     run = self
-                        .run_instance(&client, spec, &settings, &image, &imagetype, &instance_type, &key_name, &group_id, &token, &tags)
+                        .run_instance(
+                            &client,
+                            spec,
+                            &settings,
+                            &image,
+                            &imagetype,
+                            &instance_type,
+                            &key_name,
+                            &group_id,
+                            &token,
+                            &tags,
+                        )
                         .await?;
                 }
                 run.instance_id
@@ -392,7 +416,14 @@ impl Ec2Provider {
             .await?;
         let (host, address) = addresses(&instance, settings.connect, node, provider)?;
         let (host_key, host_key_source) = self
-            .host_key(&client, node, provider, &instance_id, &host, settings.connect)
+            .host_key(
+                &client,
+                node,
+                provider,
+                &instance_id,
+                &host,
+                settings.connect,
+            )
             .await?;
         Ok(NodeRecord {
             id: node.to_owned(),
@@ -461,7 +492,6 @@ impl Ec2Provider {
                         region: settings.region.clone(),
                         image: image.to_owned(),
                         imagetype: imagetype.to_owned(),
-                        code: error.code().unwrap_or_default().to_owned(),
                     }
                 } else {
                     ec2_error(node, provider, "run the instance")(error)
@@ -496,7 +526,10 @@ impl Ec2Provider {
         let path = self.key_path(cluster);
         let local = read_public_key(&path, node, provider)?;
         let exists = match client
-            .call("DescribeKeyPairs", Params::new().set("KeyName.1", &name).as_slice())
+            .call(
+                "DescribeKeyPairs",
+                Params::new().set("KeyName.1", &name).as_slice(),
+            )
             .await
         {
             Ok(_) => true,
@@ -521,7 +554,10 @@ impl Ec2Provider {
                     // directory was lost): the nodes made from now on get this one.
                     tracing::warn!(node, key = %name, "the cluster's key pair has no private key here; replacing it");
                     client
-                        .call("DeleteKeyPair", Params::new().set("KeyName", &name).as_slice())
+                        .call(
+                            "DeleteKeyPair",
+                            Params::new().set("KeyName", &name).as_slice(),
+                        )
                         .await
                         .map_err(ec2_error(node, provider, "replace the key pair"))?;
                 }
@@ -555,14 +591,20 @@ impl Ec2Provider {
         let _turn = MAKING.lock().await;
         let provider = settings.provider.as_str();
         let name = group_name(cluster);
-        let group_id = match self.cluster_groups(client, node, provider, cluster).await?.pop() {
+        let group_id = match self
+            .cluster_groups(client, node, provider, cluster)
+            .await?
+            .pop()
+        {
             Some(id) => id,
             None => {
                 let params = Params::new()
                     .set("GroupName", &name)
                     .set(
                         "GroupDescription",
-                        format!("Corral cluster {cluster}: SSH in, the cluster's nodes to each other"),
+                        format!(
+                            "Corral cluster {cluster}: SSH in, the cluster's nodes to each other"
+                        ),
                     )
                     .tags("security-group", tags);
                 match client
@@ -857,9 +899,14 @@ impl Ec2Provider {
             .await;
         match terminated {
             Ok(_) => {
-                self.wait_for(&client, node, provider, &state.instance_id, "terminate", |state| {
-                    *state == InstanceState::Terminated
-                })
+                self.wait_for(
+                    &client,
+                    node,
+                    provider,
+                    &state.instance_id,
+                    "terminate",
+                    |state| *state == InstanceState::Terminated,
+                )
                 .await?;
             }
             // Already gone (terminated instances are forgotten after a while).
@@ -899,7 +946,10 @@ impl Ec2Provider {
             let mut pause = Duration::from_secs(1);
             for attempt in 1..=GROUP_DELETE_ATTEMPTS {
                 match client
-                    .call("DeleteSecurityGroup", Params::new().set("GroupId", &group).as_slice())
+                    .call(
+                        "DeleteSecurityGroup",
+                        Params::new().set("GroupId", &group).as_slice(),
+                    )
                     .await
                 {
                     Ok(_) => break,
@@ -912,13 +962,18 @@ impl Ec2Provider {
                         pause *= 2;
                     }
                     Err(error) => {
-                        return Err(ec2_error(node, provider, "delete the security group")(error))
+                        return Err(ec2_error(node, provider, "delete the security group")(
+                            error,
+                        ))
                     }
                 }
             }
         }
         match client
-            .call("DeleteKeyPair", Params::new().set("KeyName", &state.key_name).as_slice())
+            .call(
+                "DeleteKeyPair",
+                Params::new().set("KeyName", &state.key_name).as_slice(),
+            )
             .await
         {
             Ok(_) => {}
@@ -967,9 +1022,14 @@ impl Ec2Provider {
         let instance = match instance.state() {
             InstanceState::Running => instance,
             InstanceState::Stopping | InstanceState::Stopped => {
-                self.wait_for(&client, node, provider, &state.instance_id, "stop", |state| {
-                    *state == InstanceState::Stopped
-                })
+                self.wait_for(
+                    &client,
+                    node,
+                    provider,
+                    &state.instance_id,
+                    "stop",
+                    |state| *state == InstanceState::Stopped,
+                )
                 .await?;
                 client
                     .call(
@@ -980,15 +1040,25 @@ impl Ec2Provider {
                     )
                     .await
                     .map_err(ec2_error(node, provider, "start the instance again"))?;
-                self.wait_for(&client, node, provider, &state.instance_id, "run", |state| {
-                    *state == InstanceState::Running
-                })
+                self.wait_for(
+                    &client,
+                    node,
+                    provider,
+                    &state.instance_id,
+                    "run",
+                    |state| *state == InstanceState::Running,
+                )
                 .await?
             }
             _ => {
-                self.wait_for(&client, node, provider, &state.instance_id, "run", |state| {
-                    *state == InstanceState::Running
-                })
+                self.wait_for(
+                    &client,
+                    node,
+                    provider,
+                    &state.instance_id,
+                    "run",
+                    |state| *state == InstanceState::Running,
+                )
                 .await?
             }
         };
@@ -1020,7 +1090,9 @@ impl super::NodeProvider for Ec2Provider {
     ) -> ProviderFuture<'a, ()> {
         Box::pin(async move {
             if !Self::reachable(record) {
-                let provider = state_of(record).map(|state| state.provider).unwrap_or_default();
+                let provider = state_of(record)
+                    .map(|state| state.provider)
+                    .unwrap_or_default();
                 return Err(ProviderError::NotConnected {
                     node: record.id.clone(),
                     provider,
@@ -1071,7 +1143,10 @@ fn addresses(
     node: &str,
     provider: &str,
 ) -> Result<(String, Option<String>), ProviderError> {
-    let private = instance.private_ip_address.clone().filter(|ip| !ip.is_empty());
+    let private = instance
+        .private_ip_address
+        .clone()
+        .filter(|ip| !ip.is_empty());
     let public = instance.ip_address.clone().filter(|ip| !ip.is_empty());
     let host = match connect {
         Connect::PublicIp => public.ok_or_else(|| ProviderError::Ec2 {
@@ -1114,7 +1189,11 @@ fn console_host_key(console: &str) -> Option<HostKey> {
 }
 
 /// The public half of the key at `path`, or `None` when there is no file.
-fn read_public_key(path: &Path, node: &str, provider: &str) -> Result<Option<String>, ProviderError> {
+fn read_public_key(
+    path: &Path,
+    node: &str,
+    provider: &str,
+) -> Result<Option<String>, ProviderError> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -1205,7 +1284,10 @@ mod tests {
             settings: serde_json::Map::new(),
         };
         let error = Settings::read(&provider).unwrap_err().to_string();
-        assert!(error.contains("provider aws1") && error.contains("`region`"), "{error}");
+        assert!(
+            error.contains("provider aws1") && error.contains("`region`"),
+            "{error}"
+        );
         provider
             .settings
             .insert("aws_region".into(), "eu-west-1".into());
@@ -1213,7 +1295,9 @@ mod tests {
         assert_eq!(settings.endpoint, "https://ec2.eu-west-1.amazonaws.com");
         assert_eq!(settings.ssh_cidr, "0.0.0.0/0");
         assert_eq!(settings.connect, Connect::PublicIp);
-        provider.settings.insert("connect".into(), "sideways".into());
+        provider
+            .settings
+            .insert("connect".into(), "sideways".into());
         assert!(Settings::read(&provider).is_err());
     }
 }

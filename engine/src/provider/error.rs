@@ -134,10 +134,12 @@ pub enum ProviderError {
         code: String,
         message: String,
     },
+    /// `RunInstances` refused the image (`InvalidAMIID.*`: malformed, unknown or not
+    /// available to the account).
     #[error(
         "node {node}: EC2 (provider {provider}, region {region}) does not know image {image} \
-         of image type {imagetype} ({code}); its image for {provider} must be an AMI id of \
-         that region the account may use"
+         of image type {imagetype}; its image for {provider} must be an AMI id of that \
+         region the account may use"
     )]
     Ec2Image {
         node: String,
@@ -145,7 +147,6 @@ pub enum ProviderError {
         region: String,
         image: String,
         imagetype: String,
-        code: String,
     },
     /// Any other refusal or failure of an EC2 request for a node.
     #[error("node {node}: EC2 (provider {provider}) could not {action}: {detail}")]

@@ -63,7 +63,10 @@ impl Moto {
         };
         let deadline = Instant::now() + Duration::from_secs(60);
         while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "moto did not listen on port {port}");
+            assert!(
+                Instant::now() < deadline,
+                "moto did not listen on port {port}"
+            );
             std::thread::sleep(Duration::from_millis(100));
         }
         moto
@@ -131,7 +134,8 @@ async fn set_credentials(store: &Store, json: &str) {
         .unwrap();
 }
 
-const TEST_CREDENTIALS: &str = r#"{"access_key_id": "AKIDTESTING", "secret_access_key": "testing"}"#;
+const TEST_CREDENTIALS: &str =
+    r#"{"access_key_id": "AKIDTESTING", "secret_access_key": "testing"}"#;
 
 fn spec(moto: &Moto, cluster: &str, number: u32) -> NodeSpec {
     NodeSpec {
@@ -163,7 +167,9 @@ async fn key_pair_exists(moto: &Moto, cluster: &str) -> bool {
         .ec2()
         .call(
             "DescribeKeyPairs",
-            Params::new().set("KeyName.1", ec2_key_name(cluster)).as_slice(),
+            Params::new()
+                .set("KeyName.1", ec2_key_name(cluster))
+                .as_slice(),
         )
         .await
     {
@@ -212,17 +218,26 @@ async fn ec2_nodes_are_made_once_share_their_cluster_and_go_with_it() {
     let described = instance_xml(&moto, &first_state.instance_id).await;
     assert!(described.contains("<name>running</name>"), "{described}");
     for tag in ["corral.cluster", "corral.node", "corral.tenant", "Name"] {
-        assert!(described.contains(&format!("<key>{tag}</key>")), "{tag}: {described}");
+        assert!(
+            described.contains(&format!("<key>{tag}</key>")),
+            "{tag}: {described}"
+        );
     }
     assert!(described.contains(&format!("<value>{cluster}-1</value>")));
-    assert!(described.contains("<instanceType>t3.small</instanceType>"), "{described}");
+    assert!(
+        described.contains("<instanceType>t3.small</instanceType>"),
+        "{described}"
+    );
     assert!(described.contains(&format!("<keyName>{}</keyName>", ec2_key_name(cluster))));
     assert!(described.contains(&first_state.security_group_id));
     assert!(key_pair_exists(&moto, cluster).await);
     assert_eq!(group_ids(&moto, cluster).await, 1);
     {
         use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(&first.client_key_path).unwrap().permissions().mode();
+        let mode = std::fs::metadata(&first.client_key_path)
+            .unwrap()
+            .permissions()
+            .mode();
         assert_eq!(mode & 0o777, 0o600);
     }
 
@@ -231,11 +246,16 @@ async fn ec2_nodes_are_made_once_share_their_cluster_and_go_with_it() {
     assert_eq!(state(&again).instance_id, first_state.instance_id);
 
     // A second node shares the cluster's key pair and group.
+    let started = Instant::now();
     let second = provider.create(&spec(&moto, cluster, 2)).await.unwrap();
+    let second_create_time = started.elapsed();
     let second_state = state(&second);
     assert_ne!(second_state.instance_id, first_state.instance_id);
     assert_eq!(second_state.key_name, first_state.key_name);
-    assert_eq!(second_state.security_group_id, first_state.security_group_id);
+    assert_eq!(
+        second_state.security_group_id,
+        first_state.security_group_id
+    );
     assert_eq!(second.client_key_path, first.client_key_path);
     assert_eq!(group_ids(&moto, cluster).await, 1);
 
@@ -245,7 +265,10 @@ async fn ec2_nodes_are_made_once_share_their_cluster_and_go_with_it() {
         .confirm(&first, &pool, Duration::from_secs(5))
         .await
         .unwrap_err();
-    assert!(matches!(error, ProviderError::NotConnected { .. }), "{error}");
+    assert!(
+        matches!(error, ProviderError::NotConnected { .. }),
+        "{error}"
+    );
     assert!(error.to_string().contains("`connect`"), "{error}");
 
     // A restarted process adopts what the records name.
@@ -265,7 +288,10 @@ async fn ec2_nodes_are_made_once_share_their_cluster_and_go_with_it() {
     assert!(key_pair_exists(&moto, cluster).await);
     assert_eq!(group_ids(&moto, cluster).await, 1);
     let error = restarted.adopt(&first).await.unwrap_err();
-    assert!(matches!(error, ProviderError::InstanceGone { .. }), "{error}");
+    assert!(
+        matches!(error, ProviderError::InstanceGone { .. }),
+        "{error}"
+    );
 
     // The last node takes the cluster's key pair, group and key file with it.
     restarted.delete(&second).await.unwrap();
@@ -276,7 +302,10 @@ async fn ec2_nodes_are_made_once_share_their_cluster_and_go_with_it() {
     assert_eq!(group_ids(&moto, cluster).await, 0);
     assert!(!first.client_key_path.exists());
     restarted.delete(&second).await.unwrap();
-    eprintln!("ec2 against moto: create {create_time:?}, delete {delete_time:?}");
+    eprintln!(
+        "ec2 against moto: first create {create_time:?}, second create \
+         {second_create_time:?}, delete {delete_time:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -325,7 +354,10 @@ async fn ec2_check_accepts_good_credentials_and_names_rejected_ones() {
         .check(DEFAULT_TENANT_ID, &moto.provider_settings())
         .await
         .unwrap();
-    assert!(said.contains(REGION) && said.contains(&moto.endpoint), "{said}");
+    assert!(
+        said.contains(REGION) && said.contains(&moto.endpoint),
+        "{said}"
+    );
 
     let wrong_secret = "not-the-secret-at-all";
     set_credentials(
@@ -339,19 +371,28 @@ async fn ec2_check_accepts_good_credentials_and_names_rejected_ones() {
         .await
         .unwrap_err();
     let text = error.to_string();
-    assert!(matches!(error, ProviderError::CredentialsRejected { .. }), "{text}");
+    assert!(
+        matches!(error, ProviderError::CredentialsRejected { .. }),
+        "{text}"
+    );
     assert!(
         text.contains("the EC2 credentials of provider aws1 were rejected")
             && text.contains("corral provider credentials set aws1 --stdin"),
         "{text}"
     );
-    assert!(!text.contains(wrong_secret) && !text.contains(&secret), "{text}");
+    assert!(
+        !text.contains(wrong_secret) && !text.contains(&secret),
+        "{text}"
+    );
     // Creating a node says the same, and makes nothing.
     let error = provider
         .create(&spec(&moto, "c-ec2-rejected", 1))
         .await
         .unwrap_err();
-    assert!(matches!(error, ProviderError::CredentialsRejected { .. }), "{error}");
+    assert!(
+        matches!(error, ProviderError::CredentialsRejected { .. }),
+        "{error}"
+    );
 }
 
 #[tokio::test]
@@ -368,7 +409,10 @@ async fn ec2_without_credentials_or_region_says_what_is_missing() {
             .unwrap()
             .clone(),
     };
-    let error = provider.check(DEFAULT_TENANT_ID, &settings).await.unwrap_err();
+    let error = provider
+        .check(DEFAULT_TENANT_ID, &settings)
+        .await
+        .unwrap_err();
     assert_eq!(
         error.to_string(),
         "provider aws1 has no credentials in this tenant: an admin sets them at \
@@ -376,9 +420,15 @@ async fn ec2_without_credentials_or_region_says_what_is_missing() {
     );
     settings.settings.remove("region");
     set_credentials(&store, TEST_CREDENTIALS).await;
-    let error = provider.check(DEFAULT_TENANT_ID, &settings).await.unwrap_err();
+    let error = provider
+        .check(DEFAULT_TENANT_ID, &settings)
+        .await
+        .unwrap_err();
     let text = error.to_string();
-    assert!(text.starts_with("provider aws1: setting `region`"), "{text}");
+    assert!(
+        text.starts_with("provider aws1: setting `region`"),
+        "{text}"
+    );
     let node = NodeSpec {
         image: Some(AMI.to_owned()),
         flavor: Some("t3.small".to_owned()),
@@ -386,7 +436,10 @@ async fn ec2_without_credentials_or_region_says_what_is_missing() {
         ..NodeSpec::for_tenant("c-none-1", DEFAULT_TENANT_ID)
     };
     let text = provider.create(&node).await.unwrap_err().to_string();
-    assert!(text.starts_with("provider aws1: setting `region`"), "{text}");
+    assert!(
+        text.starts_with("provider aws1: setting `region`"),
+        "{text}"
+    );
 }
 
 /// Answers each request on `listener` with a throttling error `throttles` times, then
@@ -470,7 +523,11 @@ async fn ec2_throttling_is_retried_with_backoff() {
         .unwrap();
     assert!(answer.contains("DescribeRegionsResponse"), "{answer}");
     // Two pauses: at least half of 250 ms and of 500 ms.
-    assert!(started.elapsed() >= Duration::from_millis(375), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() >= Duration::from_millis(375),
+        "{:?}",
+        started.elapsed()
+    );
     drop(client);
     assert_eq!(responder.await.unwrap(), 3);
 }

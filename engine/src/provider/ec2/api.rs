@@ -134,7 +134,11 @@ impl QueryClient {
     }
 
     /// Calls `action` with `params`, retrying throttling; the answer's XML text.
-    pub async fn call(&self, action: &str, params: &[(String, String)]) -> Result<String, ApiError> {
+    pub async fn call(
+        &self,
+        action: &str,
+        params: &[(String, String)],
+    ) -> Result<String, ApiError> {
         let mut attempt = 0;
         loop {
             attempt += 1;
@@ -144,7 +148,12 @@ impl QueryClient {
                         && THROTTLING.iter().any(|code| error.code() == Some(*code)) =>
                 {
                     let pause = backoff(attempt);
-                    tracing::debug!(action, attempt, ?pause, "EC2 throttled the request; waiting");
+                    tracing::debug!(
+                        action,
+                        attempt,
+                        ?pause,
+                        "EC2 throttled the request; waiting"
+                    );
                     tokio::time::sleep(pause).await;
                 }
                 other => return other,
@@ -164,7 +173,11 @@ impl QueryClient {
         })
     }
 
-    async fn call_once(&self, action: &str, params: &[(String, String)]) -> Result<String, ApiError> {
+    async fn call_once(
+        &self,
+        action: &str,
+        params: &[(String, String)],
+    ) -> Result<String, ApiError> {
         // In a block of its own: the serializer is not `Send`, the request's future must be.
         let body = {
             let mut form = url::form_urlencoded::Serializer::new(String::new());
@@ -222,9 +235,8 @@ impl QueryClient {
             return Ok(text);
         }
         let code = first_text(&text, "Code").unwrap_or_else(|| format!("HTTP{}", status.as_u16()));
-        let message = first_text(&text, "Message").unwrap_or_else(|| {
-            text.chars().take(200).collect::<String>()
-        });
+        let message = first_text(&text, "Message")
+            .unwrap_or_else(|| text.chars().take(200).collect::<String>());
         Err(ApiError::Service {
             status: status.as_u16(),
             code,
@@ -240,7 +252,9 @@ fn backoff(attempt: u32) -> Duration {
     let ceiling = FIRST_BACKOFF
         .saturating_mul(1 << attempt.saturating_sub(1).min(10))
         .min(MAX_BACKOFF);
-    let millis = u64::try_from(ceiling.as_millis()).unwrap_or(u64::MAX).max(2);
+    let millis = u64::try_from(ceiling.as_millis())
+        .unwrap_or(u64::MAX)
+        .max(2);
     let jitter = rand_core::OsRng.next_u64() % (millis / 2);
     Duration::from_millis(millis / 2 + jitter)
 }
@@ -291,7 +305,12 @@ impl Params {
 
     /// `Filter.n.Name` = `name`, `Filter.n.Value.m` = each of `values`.
     pub fn filter(mut self, name: &str, values: &[&str]) -> Self {
-        let n = self.0.iter().filter(|(key, _)| key.ends_with(".Name") && key.starts_with("Filter.")).count() + 1;
+        let n = self
+            .0
+            .iter()
+            .filter(|(key, _)| key.ends_with(".Name") && key.starts_with("Filter."))
+            .count()
+            + 1;
         self.0.push((format!("Filter.{n}.Name"), name.to_owned()));
         for (m, value) in values.iter().enumerate() {
             self.0
@@ -307,8 +326,10 @@ impl Params {
             resource_type.to_owned(),
         ));
         for (n, (key, value)) in tags.iter().enumerate() {
-            self.0
-                .push((format!("TagSpecification.1.Tag.{}.Key", n + 1), (*key).to_owned()));
+            self.0.push((
+                format!("TagSpecification.1.Tag.{}.Key", n + 1),
+                (*key).to_owned(),
+            ));
             self.0.push((
                 format!("TagSpecification.1.Tag.{}.Value", n + 1),
                 (*value).to_owned(),

@@ -86,9 +86,15 @@ mod tests {
             "AKIAEXAMPLE string to sign",
         ))
         .to_string();
-        assert!(error.contains("credentials of provider aws1 were rejected"), "{error}");
+        assert!(
+            error.contains("credentials of provider aws1 were rejected"),
+            "{error}"
+        );
         assert!(error.contains("SignatureDoesNotMatch"), "{error}");
-        assert!(error.contains("corral provider credentials set aws1 --stdin"), "{error}");
+        assert!(
+            error.contains("corral provider credentials set aws1 --stdin"),
+            "{error}"
+        );
         assert!(!error.contains("AKIAEXAMPLE"), "{error}");
     }
 
