@@ -78,7 +78,8 @@ if [ ! -d "$ROOT/end2end/node_modules/playwright-core" ]; then
   (cd "$ROOT/end2end" && npm ci --silent --no-audit --no-fund)
 fi
 # The API's checks against its OpenAPI document, in their own virtualenv: schemathesis
-# (fuzzing), openapi-spec-validator and openapi-python-client (a generated client).
+# (fuzzing), openapi-spec-validator and openapi-python-client (a generated client);
+# moto for the ec2 provider's tests.
 VENV=${CORRAL_VENV:-$HOME/.cache/corral/venv}
 [ -x "$VENV/bin/pip" ] || python3 -m venv "$VENV"
 if [ ! -x "$VENV/bin/st" ]; then
@@ -89,5 +90,11 @@ if [ ! -x "$VENV/bin/openapi-python-client" ] || [ ! -x "$VENV/bin/openapi-spec-
   echo "bootstrap: installing openapi-spec-validator and openapi-python-client"
   "$VENV/bin/pip" install -q --disable-pip-version-check \
     "openapi-spec-validator==0.7.*" "openapi-python-client==0.26.*"
+fi
+# The `ec2` provider's tests run against moto, an emulator of AWS's APIs (its server
+# mode answers the EC2 Query API on a local port).
+if [ ! -x "$VENV/bin/moto_server" ]; then
+  echo "bootstrap: installing moto (the ec2 provider's test double)"
+  "$VENV/bin/pip" install -q --disable-pip-version-check "moto[server]==5.*"
 fi
 echo "bootstrap: ok"

@@ -4,11 +4,12 @@
 //! serialisable data the engine stores before it runs anything on the node, so a crash or a
 //! retry can always find (and adopt or delete) what was made. `local` runs each node as its
 //! own OpenSSH `sshd` on a loopback port; `ssh-pool` lends out hosts a tenant's admins registered;
-//! cloud providers implement the same trait later.
+//! `docker` makes containers; `ec2` makes instances of Amazon EC2 or a cloud speaking its API.
 
 mod confirm;
 mod credentials;
 mod docker;
+mod ec2;
 mod error;
 mod local;
 mod private_files;
@@ -24,6 +25,11 @@ pub use credentials::{Credentials, CredentialsError};
 pub use docker::{
     container_name, network_name, DockerNodeState, DockerProvider, NodeImage, DOCKER_PROVIDER,
     NODE_IMAGE, NODE_IMAGE_PACKAGES,
+};
+pub use ec2::{
+    first_text as xml_first_text, group_name as ec2_group_name, key_name as ec2_key_name, ApiError,
+    Connect, Ec2NodeState, Ec2Provider, HostKeySource, Params, QueryClient, EC2_PROVIDER,
+    EC2_VERSION, IAM_VERSION,
 };
 pub use error::ProviderError;
 pub use local::{

@@ -17,4 +17,5 @@ pub use error::SshError;
 pub use host_key::HostKey;
 pub use output::{CommandOutcome, ExitStatus, OutputChunk, OutputStream};
 pub use pool::{PoolConfig, SessionPool};
+pub(crate) use session::first_seen_host_key;
 pub use session::{ClientKey, RunOptions, SshSession, SshTarget};

@@ -7,15 +7,16 @@
 //! the store (`/admin/hosts`, `/api/v1/pool-hosts`) and writes their client keys under
 //! `<data dir>/pool-keys`. The `docker` provider makes nodes as containers of the local
 //! Docker engine, with its client key under `<data dir>/docker-keys`; where no engine
-//! answers, it is recorded as unavailable with the engine's answer.
+//! answers, it is recorded as unavailable with the engine's answer. The `ec2` provider
+//! keeps its clusters' private keys under `<data dir>/ec2-keys`.
 
 use std::sync::Arc;
 
 use anyhow::Context;
 use engine::execute::{Executor, ExecutorSettings, Providers};
 use engine::provider::{
-    DockerProvider, LocalProvider, NodeIsolation, SshPoolProvider, DOCKER_PROVIDER, LOCAL_PROVIDER,
-    SSH_POOL_PROVIDER,
+    DockerProvider, Ec2Provider, LocalProvider, NodeIsolation, SshPoolProvider, DOCKER_PROVIDER,
+    EC2_PROVIDER, LOCAL_PROVIDER, SSH_POOL_PROVIDER,
 };
 use engine::resources::ResourceFiles;
 use engine::ssh::{PoolConfig, SessionPool};
@@ -54,6 +55,13 @@ pub async fn executor(store: Store, config: &Config) -> anyhow::Result<Executor>
         Err(error) => {
             tracing::info!(%error, "docker nodes cannot be made from this process");
             providers.without(DOCKER_PROVIDER, error.to_string())
+        }
+    };
+    providers = match Ec2Provider::new(store.clone(), &config.data_dir.join("ec2-keys")) {
+        Ok(ec2) => providers.with(Arc::new(ec2)),
+        Err(error) => {
+            tracing::warn!(%error, "ec2 nodes cannot be made from this process");
+            providers.without(EC2_PROVIDER, error.to_string())
         }
     };
     Ok(Executor::new(

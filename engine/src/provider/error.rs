@@ -104,4 +104,71 @@ pub enum ProviderError {
          reachable)"
     )]
     NodeImage { image: String, detail: String },
+    /// An `ec2` catalog provider's settings (or a node's image or hardware type) leave
+    /// something the provider needs unsaid.
+    #[error("provider {provider}: {detail}")]
+    Ec2Settings { provider: String, detail: String },
+    #[error(
+        "provider {provider} has no credentials in this tenant: an admin sets them at \
+         /admin/providers/{provider} or with `corral provider credentials set {provider} --stdin`"
+    )]
+    NoCredentials { provider: String },
+    #[error(
+        "provider {provider}: its credentials in this tenant cannot be used: {reason} \
+         (set them again with `corral provider credentials set {provider} --stdin`)"
+    )]
+    CredentialsUnusable { provider: String, reason: String },
+    #[error(
+        "the EC2 credentials of provider {provider} were rejected ({code}): set them again \
+         with `corral provider credentials set {provider} --stdin`"
+    )]
+    CredentialsRejected { provider: String, code: String },
+    #[error(
+        "node {node}: EC2 (provider {provider}) has no room for it ({code}: {message}); raise \
+         the account's quota for this instance type and region, try again later, or choose \
+         another hardware type"
+    )]
+    Ec2Capacity {
+        node: String,
+        provider: String,
+        code: String,
+        message: String,
+    },
+    /// `RunInstances` refused the image (`InvalidAMIID.*`: malformed, unknown or not
+    /// available to the account).
+    #[error(
+        "node {node}: EC2 (provider {provider}, region {region}) does not know image {image} \
+         of image type {imagetype}; its image for {provider} must be an AMI id of that \
+         region the account may use"
+    )]
+    Ec2Image {
+        node: String,
+        provider: String,
+        region: String,
+        image: String,
+        imagetype: String,
+    },
+    /// Any other refusal or failure of an EC2 request for a node.
+    #[error("node {node}: EC2 (provider {provider}) could not {action}: {detail}")]
+    Ec2 {
+        node: String,
+        provider: String,
+        action: &'static str,
+        detail: String,
+    },
+    #[error("provider {provider}: EC2 at {endpoint} (region {region}) did not answer: {detail}")]
+    Ec2Check {
+        provider: String,
+        endpoint: String,
+        region: String,
+        detail: String,
+    },
+    #[error("node {node}: its EC2 instance {instance} is gone; create the node again")]
+    InstanceGone { node: String, instance: String },
+    #[error(
+        "node {node}: provider {provider} is set not to connect to its instances (`connect`: \
+         `none`), so the node cannot be reached over SSH; set `connect` to `public-ip` or \
+         `private-ip` for nodes Corral works on"
+    )]
+    NotConnected { node: String, provider: String },
 }

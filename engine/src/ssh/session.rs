@@ -278,3 +278,51 @@ impl SshSession {
             .await;
     }
 }
+
+/// Records the host key a server presents and refuses it: the handshake stops there.
+struct FirstSeenHostKey {
+    seen: Arc<std::sync::Mutex<Option<HostKey>>>,
+}
+
+impl client::Handler for FirstSeenHostKey {
+    type Error = russh::Error;
+
+    async fn check_server_key(
+        &mut self,
+        presented: &PublicKeyOrCertificate,
+    ) -> Result<bool, Self::Error> {
+        if let PublicKeyOrCertificate::PublicKey { key, .. } = presented {
+            if let Ok(mut seen) = self.seen.lock() {
+                *seen = Some(HostKey::from_public_key(key.clone()));
+            }
+        }
+        Ok(false)
+    }
+}
+
+/// The host key the server at `host:port` presents, read without authenticating (and
+/// without trusting it: the connection is dropped at the key). Only for providers that
+/// have no other way to learn a new machine's key; they record that it was trusted on
+/// first use.
+pub(crate) async fn first_seen_host_key(
+    host: &str,
+    port: u16,
+    timeout: Duration,
+) -> Result<HostKey, String> {
+    let seen = Arc::new(std::sync::Mutex::new(None));
+    let handler = FirstSeenHostKey { seen: seen.clone() };
+    let connecting = async {
+        let stream = TcpStream::connect((host, port))
+            .await
+            .map_err(|error| error.to_string())?;
+        // The handshake fails once the key is refused; the key was taken first.
+        let _ = client::connect_stream(client_config(), stream, handler).await;
+        Ok::<(), String>(())
+    };
+    match tokio::time::timeout(timeout, connecting).await {
+        Ok(result) => result?,
+        Err(_) => return Err(format!("no SSH handshake within {}s", timeout.as_secs())),
+    }
+    let key = seen.lock().ok().and_then(|mut seen| seen.take());
+    key.ok_or_else(|| "the server presented no plain host key".to_owned())
+}

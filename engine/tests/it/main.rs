@@ -3,7 +3,7 @@
 //! see `engine::on_both_backends!`), real sshd processes and real worker pools.
 //!
 //! - `accounts`, `store`, `queue`, `overview`: storage, the durable queue, aggregates.
-//! - `local_nodes`, `ssh_pool`, `docker_nodes`, `resources`: providers and plugin
+//! - `local_nodes`, `ssh_pool`, `docker_nodes`, `ec2`, `resources`: providers and plugin
 //!   resources on nodes.
 //! - `cluster_lifecycle`, `demo_templates`, `faults`: whole clusters, end to end,
 //!   including crashes and lost nodes.
@@ -17,6 +17,7 @@ mod accounts;
 mod cluster_lifecycle;
 mod demo_templates;
 mod docker_nodes;
+mod ec2;
 mod faults;
 mod lab;
 mod local_nodes;

@@ -1,0 +1,533 @@
+//! The `ec2` provider against moto, an emulator of AWS's APIs started by each test on a
+//! free port of 127.0.0.1 (`scripts/bootstrap.sh` installs it): instances are made once
+//! per node (also when created again), a cluster's nodes share one key pair and one
+//! security group, nodes are adopted by a restarted provider, and the last node's delete
+//! takes the cluster's key pair and group with it. Credentials come from a real store.
+//!
+//! The addresses moto gives instances are made up: every test sets `connect` to `none`,
+//! and nothing here connects to an instance.
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use engine::provider::{
+    ec2_group_name, ec2_key_name, xml_first_text, Credentials, Ec2NodeState, Ec2Provider,
+    HostKeySource, NodeProvider, NodeRecord, NodeSpec, Params, ProviderError, ProviderSettings,
+    QueryClient, EC2_VERSION, IAM_VERSION,
+};
+use engine::ssh::{PoolConfig, SessionPool};
+use engine::store::tenants::DEFAULT_TENANT_ID;
+use engine::store::Store;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+const REGION: &str = "us-east-1";
+const PROVIDER: &str = "aws1";
+const AMI: &str = "ami-12c6146b";
+
+/// A moto server of this test; killed when dropped.
+struct Moto {
+    child: Child,
+    endpoint: String,
+}
+
+impl Moto {
+    fn start(env: &[(&str, &str)]) -> Self {
+        let venv = std::env::var_os("CORRAL_VENV").map_or_else(
+            || PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache/corral/venv"),
+            PathBuf::from,
+        );
+        let server = venv.join("bin/moto_server");
+        assert!(
+            server.exists(),
+            "moto_server was not found at {}: run scripts/bootstrap.sh (it installs moto, the \
+             ec2 provider's test double)",
+            server.display()
+        );
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = Command::new(&server)
+            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+            .envs(env.iter().copied())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let moto = Self {
+            child,
+            endpoint: format!("http://127.0.0.1:{port}"),
+        };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "moto did not listen on port {port}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        moto
+    }
+
+    fn client(&self, service: &'static str, key: &str, secret: &str) -> QueryClient {
+        let version = if service == "iam" {
+            IAM_VERSION
+        } else {
+            EC2_VERSION
+        };
+        QueryClient::new(
+            reqwest::Client::new(),
+            &self.endpoint,
+            REGION,
+            service,
+            version,
+            key,
+            secret,
+            None,
+        )
+    }
+
+    /// What the tests inspect EC2 with (moto without authentication takes any key).
+    fn ec2(&self) -> QueryClient {
+        self.client("ec2", "AKIDTESTING", "testing")
+    }
+
+    fn provider_settings(&self) -> ProviderSettings {
+        let settings = serde_json::json!({
+            "region": REGION,
+            "endpoint": self.endpoint,
+            "connect": "none",
+        });
+        ProviderSettings {
+            name: PROVIDER.to_owned(),
+            settings: settings.as_object().unwrap().clone(),
+        }
+    }
+}
+
+impl Drop for Moto {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+async fn store_with_credentials(db: &engine::testing::TestDatabase, json: Option<&str>) -> Store {
+    let store = Store::open(&db.url)
+        .await
+        .unwrap()
+        .with_secret_key(engine::testing::test_secret_key());
+    if let Some(json) = json {
+        set_credentials(&store, json).await;
+    }
+    store
+}
+
+async fn set_credentials(store: &Store, json: &str) {
+    let credentials = Credentials::from_json_text(json).unwrap();
+    store
+        .set_provider_credentials(DEFAULT_TENANT_ID, PROVIDER, &credentials, None, 0)
+        .await
+        .unwrap();
+}
+
+const TEST_CREDENTIALS: &str =
+    r#"{"access_key_id": "AKIDTESTING", "secret_access_key": "testing"}"#;
+
+fn spec(moto: &Moto, cluster: &str, number: u32) -> NodeSpec {
+    NodeSpec {
+        cluster_id: Some(cluster.to_owned()),
+        image: Some(AMI.to_owned()),
+        flavor: Some("t3.small".to_owned()),
+        ssh_user: Some("admin".to_owned()),
+        provider: moto.provider_settings(),
+        ..NodeSpec::for_tenant(format!("{cluster}-{number}"), DEFAULT_TENANT_ID)
+    }
+}
+
+fn state(record: &NodeRecord) -> Ec2NodeState {
+    serde_json::from_value(record.provider_state.clone()).unwrap()
+}
+
+async fn instance_xml(moto: &Moto, instance: &str) -> String {
+    moto.ec2()
+        .call(
+            "DescribeInstances",
+            Params::new().set("InstanceId.1", instance).as_slice(),
+        )
+        .await
+        .unwrap()
+}
+
+async fn key_pair_exists(moto: &Moto, cluster: &str) -> bool {
+    match moto
+        .ec2()
+        .call(
+            "DescribeKeyPairs",
+            Params::new()
+                .set("KeyName.1", ec2_key_name(cluster))
+                .as_slice(),
+        )
+        .await
+    {
+        Ok(_) => true,
+        Err(error) if error.is("InvalidKeyPair.NotFound") => false,
+        Err(error) => panic!("{error}"),
+    }
+}
+
+/// How many groups are named for the cluster (only groups themselves have a description;
+/// their rules name groups too).
+async fn group_ids(moto: &Moto, cluster: &str) -> usize {
+    moto.ec2()
+        .call(
+            "DescribeSecurityGroups",
+            Params::new()
+                .filter("group-name", &[&ec2_group_name(cluster)])
+                .as_slice(),
+        )
+        .await
+        .unwrap()
+        .matches("<groupDescription>")
+        .count()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ec2_nodes_are_made_once_share_their_cluster_and_go_with_it() {
+    let moto = Moto::start(&[]);
+    let db = engine::testing::TestDatabase::sqlite();
+    let store = store_with_credentials(&db, Some(TEST_CREDENTIALS)).await;
+    let keys = tempfile::tempdir().unwrap();
+    let provider = Ec2Provider::new(store.clone(), keys.path()).unwrap();
+    let cluster = "c-ec2-lifecycle";
+
+    let started = Instant::now();
+    let first = provider.create(&spec(&moto, cluster, 1)).await.unwrap();
+    let create_time = started.elapsed();
+    let first_state = state(&first);
+    assert_eq!(first.provider, "ec2");
+    assert_eq!(first.user, "admin");
+    assert_eq!(first.port, 22);
+    assert_eq!(first_state.provider, PROVIDER);
+    assert_eq!(first_state.region, REGION);
+    assert_eq!(first_state.host_key_source, HostKeySource::Unknown);
+    assert!(!Ec2Provider::reachable(&first));
+    let described = instance_xml(&moto, &first_state.instance_id).await;
+    assert!(described.contains("<name>running</name>"), "{described}");
+    for tag in ["corral.cluster", "corral.node", "corral.tenant", "Name"] {
+        assert!(
+            described.contains(&format!("<key>{tag}</key>")),
+            "{tag}: {described}"
+        );
+    }
+    assert!(described.contains(&format!("<value>{cluster}-1</value>")));
+    assert!(
+        described.contains("<instanceType>t3.small</instanceType>"),
+        "{described}"
+    );
+    assert!(described.contains(&format!("<keyName>{}</keyName>", ec2_key_name(cluster))));
+    assert!(described.contains(&first_state.security_group_id));
+    assert!(key_pair_exists(&moto, cluster).await);
+    assert_eq!(group_ids(&moto, cluster).await, 1);
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&first.client_key_path)
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+
+    // Created again (a retried task): the same instance, nothing new.
+    let again = provider.create(&spec(&moto, cluster, 1)).await.unwrap();
+    assert_eq!(state(&again).instance_id, first_state.instance_id);
+
+    // A second node shares the cluster's key pair and group.
+    let started = Instant::now();
+    let second = provider.create(&spec(&moto, cluster, 2)).await.unwrap();
+    let second_create_time = started.elapsed();
+    let second_state = state(&second);
+    assert_ne!(second_state.instance_id, first_state.instance_id);
+    assert_eq!(second_state.key_name, first_state.key_name);
+    assert_eq!(
+        second_state.security_group_id,
+        first_state.security_group_id
+    );
+    assert_eq!(second.client_key_path, first.client_key_path);
+    assert_eq!(group_ids(&moto, cluster).await, 1);
+
+    // Nodes set not to be connected to are not confirmed.
+    let pool = SessionPool::new(PoolConfig::default());
+    let error = provider
+        .confirm(&first, &pool, Duration::from_secs(5))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(error, ProviderError::NotConnected { .. }),
+        "{error}"
+    );
+    assert!(error.to_string().contains("`connect`"), "{error}");
+
+    // A restarted process adopts what the records name.
+    let restarted = Ec2Provider::new(store.clone(), keys.path()).unwrap();
+    let adopted = restarted.adopt(&first).await.unwrap();
+    assert_eq!(state(&adopted).instance_id, first_state.instance_id);
+    assert_eq!(adopted.host_key, first.host_key);
+
+    // The first delete leaves what the second node uses; deleting again is fine.
+    let started = Instant::now();
+    restarted.delete(&first).await.unwrap();
+    let delete_time = started.elapsed();
+    restarted.delete(&first).await.unwrap();
+    assert!(instance_xml(&moto, &first_state.instance_id)
+        .await
+        .contains("<name>terminated</name>"));
+    assert!(key_pair_exists(&moto, cluster).await);
+    assert_eq!(group_ids(&moto, cluster).await, 1);
+    let error = restarted.adopt(&first).await.unwrap_err();
+    assert!(
+        matches!(error, ProviderError::InstanceGone { .. }),
+        "{error}"
+    );
+
+    // The last node takes the cluster's key pair, group and key file with it.
+    restarted.delete(&second).await.unwrap();
+    assert!(instance_xml(&moto, &second_state.instance_id)
+        .await
+        .contains("<name>terminated</name>"));
+    assert!(!key_pair_exists(&moto, cluster).await);
+    assert_eq!(group_ids(&moto, cluster).await, 0);
+    assert!(!first.client_key_path.exists());
+    restarted.delete(&second).await.unwrap();
+    eprintln!(
+        "ec2 against moto: first create {create_time:?}, second create \
+         {second_create_time:?}, delete {delete_time:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ec2_check_accepts_good_credentials_and_names_rejected_ones() {
+    // Moto checks signatures after this many unauthenticated calls: the three that make
+    // an IAM user allowed everything, with an access key.
+    let moto = Moto::start(&[("INITIAL_NO_AUTH_ACTION_COUNT", "3")]);
+    let iam = moto.client("iam", "AKIDBOOTSTRAP", "bootstrap");
+    iam.call(
+        "CreateUser",
+        Params::new().set("UserName", "corral").as_slice(),
+    )
+    .await
+    .unwrap();
+    let policy = r#"{"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}"#;
+    iam.call(
+        "PutUserPolicy",
+        Params::new()
+            .set("UserName", "corral")
+            .set("PolicyName", "all")
+            .set("PolicyDocument", policy)
+            .as_slice(),
+    )
+    .await
+    .unwrap();
+    let key = iam
+        .call(
+            "CreateAccessKey",
+            Params::new().set("UserName", "corral").as_slice(),
+        )
+        .await
+        .unwrap();
+    let key_id = xml_first_text(&key, "AccessKeyId").unwrap();
+    let secret = xml_first_text(&key, "SecretAccessKey").unwrap();
+
+    let db = engine::testing::TestDatabase::sqlite();
+    let store = store_with_credentials(&db, None).await;
+    let keys = tempfile::tempdir().unwrap();
+    let provider = Ec2Provider::new(store.clone(), keys.path()).unwrap();
+    set_credentials(
+        &store,
+        &serde_json::json!({"access_key_id": key_id, "secret_access_key": secret}).to_string(),
+    )
+    .await;
+    let said = provider
+        .check(DEFAULT_TENANT_ID, &moto.provider_settings())
+        .await
+        .unwrap();
+    assert!(
+        said.contains(REGION) && said.contains(&moto.endpoint),
+        "{said}"
+    );
+
+    let wrong_secret = "not-the-secret-at-all";
+    set_credentials(
+        &store,
+        &serde_json::json!({"access_key_id": key_id, "secret_access_key": wrong_secret})
+            .to_string(),
+    )
+    .await;
+    let error = provider
+        .check(DEFAULT_TENANT_ID, &moto.provider_settings())
+        .await
+        .unwrap_err();
+    let text = error.to_string();
+    assert!(
+        matches!(error, ProviderError::CredentialsRejected { .. }),
+        "{text}"
+    );
+    assert!(
+        text.contains("the EC2 credentials of provider aws1 were rejected")
+            && text.contains("corral provider credentials set aws1 --stdin"),
+        "{text}"
+    );
+    assert!(
+        !text.contains(wrong_secret) && !text.contains(&secret),
+        "{text}"
+    );
+    // Creating a node says the same, and makes nothing.
+    let error = provider
+        .create(&spec(&moto, "c-ec2-rejected", 1))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(error, ProviderError::CredentialsRejected { .. }),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn ec2_without_credentials_or_region_says_what_is_missing() {
+    let db = engine::testing::TestDatabase::sqlite();
+    let store = store_with_credentials(&db, None).await;
+    let keys = tempfile::tempdir().unwrap();
+    let provider = Ec2Provider::new(store.clone(), keys.path()).unwrap();
+    // Nothing answers at this endpoint: both errors come before any request.
+    let mut settings = ProviderSettings {
+        name: PROVIDER.to_owned(),
+        settings: serde_json::json!({"region": REGION, "endpoint": "http://127.0.0.1:9"})
+            .as_object()
+            .unwrap()
+            .clone(),
+    };
+    let error = provider
+        .check(DEFAULT_TENANT_ID, &settings)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "provider aws1 has no credentials in this tenant: an admin sets them at \
+         /admin/providers/aws1 or with `corral provider credentials set aws1 --stdin`"
+    );
+    settings.settings.remove("region");
+    set_credentials(&store, TEST_CREDENTIALS).await;
+    let error = provider
+        .check(DEFAULT_TENANT_ID, &settings)
+        .await
+        .unwrap_err();
+    let text = error.to_string();
+    assert!(
+        text.starts_with("provider aws1: setting `region`"),
+        "{text}"
+    );
+    let node = NodeSpec {
+        image: Some(AMI.to_owned()),
+        flavor: Some("t3.small".to_owned()),
+        provider: settings.clone(),
+        ..NodeSpec::for_tenant("c-none-1", DEFAULT_TENANT_ID)
+    };
+    let text = provider.create(&node).await.unwrap_err().to_string();
+    assert!(
+        text.starts_with("provider aws1: setting `region`"),
+        "{text}"
+    );
+}
+
+/// Answers each request on `listener` with a throttling error `throttles` times, then
+/// with an empty DescribeRegions; returns how many requests it answered.
+async fn throttling_responder(listener: tokio::net::TcpListener, throttles: usize) -> usize {
+    let mut answered = 0;
+    loop {
+        let Ok(Ok((mut stream, _))) =
+            tokio::time::timeout(Duration::from_secs(2), listener.accept()).await
+        else {
+            return answered;
+        };
+        let mut request = Vec::new();
+        let mut buffer = [0u8; 4096];
+        // The headers, then as much body as they announce.
+        loop {
+            let read = stream.read(&mut buffer).await.unwrap();
+            if read == 0 {
+                break;
+            }
+            request.extend_from_slice(&buffer[..read]);
+            let text = String::from_utf8_lossy(&request).to_string();
+            if let Some(end) = text.find("\r\n\r\n") {
+                let length = text[..end]
+                    .lines()
+                    .find_map(|line| {
+                        let (name, value) = line.split_once(':')?;
+                        name.eq_ignore_ascii_case("content-length")
+                            .then(|| value.trim().parse::<usize>().ok())
+                            .flatten()
+                    })
+                    .unwrap_or(0);
+                if request.len() >= end + 4 + length {
+                    break;
+                }
+            }
+        }
+        let (status, body) = if answered < throttles {
+            (
+                "503 Service Unavailable",
+                "<Response><Errors><Error><Code>RequestLimitExceeded</Code><Message>Request \
+                 limit exceeded.</Message></Error></Errors></Response>",
+            )
+        } else {
+            (
+                "200 OK",
+                "<DescribeRegionsResponse><regionInfo/></DescribeRegionsResponse>",
+            )
+        };
+        answered += 1;
+        let response = format!(
+            "HTTP/1.1 {status}\r\nContent-Type: text/xml\r\nContent-Length: {}\r\n\
+             Connection: close\r\n\r\n{body}",
+            body.len()
+        );
+        stream.write_all(response.as_bytes()).await.unwrap();
+        stream.shutdown().await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn ec2_throttling_is_retried_with_backoff() {
+    // A stand-in for EC2 that throttles twice: the call still succeeds, after backing off.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let endpoint = format!("http://{}", listener.local_addr().unwrap());
+    let responder = tokio::spawn(throttling_responder(listener, 2));
+    let client = QueryClient::new(
+        reqwest::Client::new(),
+        &endpoint,
+        REGION,
+        "ec2",
+        EC2_VERSION,
+        "AKIDTESTING",
+        "testing",
+        None,
+    );
+    let started = Instant::now();
+    let answer = client
+        .call("DescribeRegions", Params::new().as_slice())
+        .await
+        .unwrap();
+    assert!(answer.contains("DescribeRegionsResponse"), "{answer}");
+    // Two pauses: at least half of 250 ms and of 500 ms.
+    assert!(
+        started.elapsed() >= Duration::from_millis(375),
+        "{:?}",
+        started.elapsed()
+    );
+    drop(client);
+    assert_eq!(responder.await.unwrap(), 3);
+}
