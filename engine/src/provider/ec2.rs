@@ -1117,6 +1117,10 @@ impl super::NodeProvider for Ec2Provider {
     ) -> ProviderFuture<'a, String> {
         Box::pin(self.check_provider(tenant_id, provider))
     }
+
+    fn connects(&self, record: &NodeRecord) -> bool {
+        Self::reachable(record)
+    }
 }
 
 /// The key pair (and key file) of cluster `cluster`.
