@@ -4,12 +4,14 @@
 //! serialisable data the engine stores before it runs anything on the node, so a crash or a
 //! retry can always find (and adopt or delete) what was made. `local` runs each node as its
 //! own OpenSSH `sshd` on a loopback port; `ssh-pool` lends out hosts a tenant's admins registered;
-//! cloud providers implement the same trait later.
+//! `docker` runs containers; `exec` hands each call to an operator-installed plugin program
+//! (docs/providers.md describes the boundary and the plugin protocol).
 
 mod confirm;
 mod credentials;
 mod docker;
 mod error;
+mod exec;
 mod local;
 mod private_files;
 mod record;
@@ -26,6 +28,10 @@ pub use docker::{
     NODE_IMAGE, NODE_IMAGE_PACKAGES,
 };
 pub use error::ProviderError;
+pub use exec::{
+    check_plugin_name, ErrorCode, ExecNodeState, ExecOp, ExecProvider, EXEC_PROVIDER, MAX_STDOUT,
+    PROTOCOL_VERSION, STDERR_TAIL,
+};
 pub use local::{
     process_ids, LocalNodeState, LocalProvider, NodeIsolation, DEFAULT_NODE_HOMES, LOCAL_PROVIDER,
 };
