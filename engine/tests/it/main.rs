@@ -3,8 +3,8 @@
 //! see `engine::on_both_backends!`), real sshd processes and real worker pools.
 //!
 //! - `accounts`, `store`, `queue`, `overview`: storage, the durable queue, aggregates.
-//! - `local_nodes`, `ssh_pool`, `docker_nodes`, `resources`: providers and plugin
-//!   resources on nodes.
+//! - `local_nodes`, `ssh_pool`, `docker_nodes`, `exec_provider`, `resources`: providers
+//!   (`exec`: external provider plugins) and plugin resources on nodes.
 //! - `cluster_lifecycle`, `demo_templates`, `faults`: whole clusters, end to end,
 //!   including crashes and lost nodes.
 //! - `security`: attacks that must fail.
@@ -17,6 +17,7 @@ mod accounts;
 mod cluster_lifecycle;
 mod demo_templates;
 mod docker_nodes;
+mod exec_provider;
 mod faults;
 mod lab;
 mod local_nodes;
