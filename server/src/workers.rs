@@ -7,15 +7,17 @@
 //! the store (`/admin/hosts`, `/api/v1/pool-hosts`) and writes their client keys under
 //! `<data dir>/pool-keys`. The `docker` provider makes nodes as containers of the local
 //! Docker engine, with its client key under `<data dir>/docker-keys`; where no engine
-//! answers, it is recorded as unavailable with the engine's answer.
+//! answers, it is recorded as unavailable with the engine's answer. The `exec` provider
+//! runs the operator's provider plugins from `--provider-plugins` (default
+//! `<data dir>/provider-plugins`), with its client key under `<data dir>/exec-keys`.
 
 use std::sync::Arc;
 
 use anyhow::Context;
 use engine::execute::{Executor, ExecutorSettings, Providers};
 use engine::provider::{
-    DockerProvider, LocalProvider, NodeIsolation, SshPoolProvider, DOCKER_PROVIDER, LOCAL_PROVIDER,
-    SSH_POOL_PROVIDER,
+    DockerProvider, ExecProvider, LocalProvider, NodeIsolation, SshPoolProvider, DOCKER_PROVIDER,
+    EXEC_PROVIDER, LOCAL_PROVIDER, SSH_POOL_PROVIDER,
 };
 use engine::resources::ResourceFiles;
 use engine::ssh::{PoolConfig, SessionPool};
@@ -54,6 +56,17 @@ pub async fn executor(store: Store, config: &Config) -> anyhow::Result<Executor>
         Err(error) => {
             tracing::info!(%error, "docker nodes cannot be made from this process");
             providers.without(DOCKER_PROVIDER, error.to_string())
+        }
+    };
+    providers = match ExecProvider::new(
+        store.clone(),
+        &config.provider_plugins,
+        &config.data_dir.join("exec-keys"),
+    ) {
+        Ok(exec) => providers.with(Arc::new(exec)),
+        Err(error) => {
+            tracing::warn!(%error, "provider plugins cannot be run from this process");
+            providers.without(EXEC_PROVIDER, error.to_string())
         }
     };
     Ok(Executor::new(
