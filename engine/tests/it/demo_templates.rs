@@ -270,6 +270,7 @@ async fn web_stack_through_an_exec_plugin() {
         .prefix("corral-plugin-nodes-")
         .tempdir()
         .unwrap();
+    let _cleanup = crate::exec_provider::KillSshds(nodes.path().to_owned());
     let lab = Lab::start_demo_with_exec(Backend::Sqlite, keys.path()).await;
     add_plugin_provider(&lab, "lab-plugin", nodes.path()).await;
     let started = std::time::Instant::now();

@@ -98,12 +98,25 @@ impl Fixture {
 
 impl Drop for Fixture {
     fn drop(&mut self) {
-        // A failed test must not leave sshds behind.
-        for pid in self.sshds() {
-            let _ = std::process::Command::new("kill")
-                .args(["-9", &pid.to_string()])
-                .status();
-        }
+        kill_sshds_under(self.nodes.path());
+    }
+}
+
+/// Kills the sshds of the plugin's nodes under a directory when dropped: a failed test
+/// must not leave them behind.
+pub(crate) struct KillSshds(pub PathBuf);
+
+impl Drop for KillSshds {
+    fn drop(&mut self) {
+        kill_sshds_under(&self.0);
+    }
+}
+
+fn kill_sshds_under(dir: &Path) {
+    for pid in sshds_under(dir) {
+        let _ = std::process::Command::new("kill")
+            .args(["-9", &pid.to_string()])
+            .status();
     }
 }
 
