@@ -4,13 +4,16 @@
 //! serialisable data the engine stores before it runs anything on the node, so a crash or a
 //! retry can always find (and adopt or delete) what was made. `local` runs each node as its
 //! own OpenSSH `sshd` on a loopback port; `ssh-pool` lends out hosts a tenant's admins registered;
-//! `docker` makes containers; `ec2` makes instances of Amazon EC2 or a cloud speaking its API.
+//! `docker` runs containers; `ec2` makes instances of Amazon EC2 or a cloud speaking its API;
+//! `exec` hands each call to an operator-installed plugin program (docs/providers.md
+//! describes the boundary and the plugin protocol).
 
 mod confirm;
 mod credentials;
 mod docker;
 mod ec2;
 mod error;
+mod exec;
 mod local;
 mod private_files;
 mod record;
@@ -32,6 +35,10 @@ pub use ec2::{
     EC2_VERSION, IAM_VERSION,
 };
 pub use error::ProviderError;
+pub use exec::{
+    check_plugin_name, ErrorCode, ExecNodeState, ExecOp, ExecProvider, EXEC_PROVIDER, MAX_STDOUT,
+    PROTOCOL_VERSION, STDERR_TAIL,
+};
 pub use local::{
     process_ids, LocalNodeState, LocalProvider, NodeIsolation, DEFAULT_NODE_HOMES, LOCAL_PROVIDER,
 };

@@ -37,6 +37,10 @@ pub struct ServerArgs {
     /// sqlite://PATH or postgres://USER@HOST/DB [default: SQLite in the data dir].
     #[arg(long, env = "CORRAL_DATABASE_URL", value_name = "URL")]
     pub database_url: Option<String>,
+    /// Directory of provider plugins the `exec` provider type may run; catalogs name a
+    /// plugin by its file name there [default: <data dir>/provider-plugins].
+    #[arg(long, env = "CORRAL_PROVIDER_PLUGINS", value_name = "DIR")]
+    pub provider_plugins: Option<PathBuf>,
     /// Log format.
     #[arg(long, env = "CORRAL_LOG_FORMAT", value_enum)]
     pub log_format: Option<LogFormat>,
@@ -70,6 +74,9 @@ pub struct ServerArgs {
 pub struct Config {
     pub listen: SocketAddr,
     pub data_dir: PathBuf,
+    /// Where the `exec` provider looks up plugins (only there: catalogs cannot name a
+    /// path).
+    pub provider_plugins: PathBuf,
     pub database_url: DatabaseUrl,
     pub log_format: LogFormat,
     pub site_dir: PathBuf,
@@ -117,8 +124,13 @@ impl Config {
             Some(raw) => DatabaseUrl::parse(&raw)?,
             None => DatabaseUrl::sqlite_file(&absolute(&data_dir)?.join("corral.db")),
         };
+        let provider_plugins = args
+            .provider_plugins
+            .or(file.provider_plugins)
+            .unwrap_or_else(|| data_dir.join("provider-plugins"));
         Ok(Self {
             listen,
+            provider_plugins,
             data_dir,
             database_url,
             log_format: args.log_format.or(file.log_format).unwrap_or_default(),
@@ -173,6 +185,10 @@ mod tests {
         let config = Config::resolve(flags, file).unwrap();
         assert_eq!(config.listen.port(), 9000);
         assert_eq!(config.data_dir, PathBuf::from("/srv/corral"));
+        assert_eq!(
+            config.provider_plugins,
+            PathBuf::from("/srv/corral/provider-plugins")
+        );
         assert_eq!(config.log_format, LogFormat::Json);
         assert_eq!(
             config.database_url.redacted(),

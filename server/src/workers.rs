@@ -8,15 +8,17 @@
 //! `<data dir>/pool-keys`. The `docker` provider makes nodes as containers of the local
 //! Docker engine, with its client key under `<data dir>/docker-keys`; where no engine
 //! answers, it is recorded as unavailable with the engine's answer. The `ec2` provider
-//! keeps its clusters' private keys under `<data dir>/ec2-keys`.
+//! keeps its clusters' private keys under `<data dir>/ec2-keys`. The `exec` provider
+//! runs the operator's provider plugins from `--provider-plugins` (default
+//! `<data dir>/provider-plugins`), with its client key under `<data dir>/exec-keys`.
 
 use std::sync::Arc;
 
 use anyhow::Context;
 use engine::execute::{Executor, ExecutorSettings, Providers};
 use engine::provider::{
-    DockerProvider, Ec2Provider, LocalProvider, NodeIsolation, SshPoolProvider, DOCKER_PROVIDER,
-    EC2_PROVIDER, LOCAL_PROVIDER, SSH_POOL_PROVIDER,
+    DockerProvider, Ec2Provider, ExecProvider, LocalProvider, NodeIsolation, SshPoolProvider,
+    DOCKER_PROVIDER, EC2_PROVIDER, EXEC_PROVIDER, LOCAL_PROVIDER, SSH_POOL_PROVIDER,
 };
 use engine::resources::ResourceFiles;
 use engine::ssh::{PoolConfig, SessionPool};
@@ -62,6 +64,17 @@ pub async fn executor(store: Store, config: &Config) -> anyhow::Result<Executor>
         Err(error) => {
             tracing::warn!(%error, "ec2 nodes cannot be made from this process");
             providers.without(EC2_PROVIDER, error.to_string())
+        }
+    };
+    providers = match ExecProvider::new(
+        store.clone(),
+        &config.provider_plugins,
+        &config.data_dir.join("exec-keys"),
+    ) {
+        Ok(exec) => providers.with(Arc::new(exec)),
+        Err(error) => {
+            tracing::warn!(%error, "provider plugins cannot be run from this process");
+            providers.without(EXEC_PROVIDER, error.to_string())
         }
     };
     Ok(Executor::new(

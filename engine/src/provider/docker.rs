@@ -37,7 +37,7 @@ use serde::{Deserialize, Serialize};
 pub use image::{NodeImage, NODE_IMAGE, NODE_IMAGE_PACKAGES};
 
 use super::boxed_node_provider;
-use super::private_files::{create_private_dir, write_private_file};
+use super::private_files;
 use super::{NodeRecord, NodeSpec, ProviderError};
 use crate::ssh::{ClientKeyPair, HostKey};
 
@@ -78,7 +78,8 @@ impl DockerProvider {
             .negotiate_version()
             .await
             .map_err(docker_error("", "connect"))?;
-        let (client_key_path, client_public_key) = client_key(dir)?;
+        let (client_key_path, client_public_key) =
+            private_files::client_key(dir, "corral docker nodes")?;
         Ok(Self {
             docker,
             client_key_path,
@@ -529,32 +530,6 @@ fn key_files(host_key: &ClientKeyPair, client_public_key: &str) -> std::io::Resu
         format!("{client_public_key}\n").as_bytes(),
     )?;
     archive.into_inner()
-}
-
-/// The provider's client key pair in `dir` (made on first use): its private key's path
-/// and its public line.
-fn client_key(dir: &Path) -> Result<(PathBuf, String), ProviderError> {
-    create_private_dir(dir)?;
-    let private = dir.join("client_ed25519");
-    let public = dir.join("client_ed25519.pub");
-    if !private.is_file() || !public.is_file() {
-        let pair = ClientKeyPair::generate("corral docker nodes")
-            .map_err(|error| docker_failure("", "make the client key", error))?;
-        std::fs::write(&public, format!("{}\n", pair.public_openssh)).map_err(|source| {
-            ProviderError::Io {
-                action: "cannot write the key",
-                path: public.clone(),
-                source,
-            }
-        })?;
-        write_private_file(&private, pair.private_openssh.as_bytes())?;
-    }
-    let line = std::fs::read_to_string(&public).map_err(|source| ProviderError::Io {
-        action: "cannot read the key",
-        path: public.clone(),
-        source,
-    })?;
-    Ok((private, line.trim().to_owned()))
 }
 
 fn docker_failure(node: &str, action: &'static str, detail: impl ToString) -> ProviderError {

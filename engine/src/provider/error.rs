@@ -171,4 +171,72 @@ pub enum ProviderError {
          `private-ip` for nodes Corral works on"
     )]
     NotConnected { node: String, provider: String },
+    /// A client key pair could not be made (the operating system's random source failed).
+    #[error("cannot make a client key for {}: {detail}", dir.display())]
+    ClientKey { dir: PathBuf, detail: String },
+    /// A catalog's `plugin` that is not a bare name in the plugin directory.
+    #[error(
+        "provider plugin name {name:?} is not allowed: {reason} (a plugin is named by a file \
+         in the operator's plugin directory: letters, digits, '-', '_' and '.', not starting \
+         with '.')"
+    )]
+    InvalidPluginName { name: String, reason: &'static str },
+    #[error(
+        "provider {provider:?} names no plugin: its provisioner needs \
+         {{\"plugin\": \"<name of an executable in the plugin directory>\"}}"
+    )]
+    NoPlugin { provider: String },
+    #[error("provider plugin {plugin:?} cannot be used from the plugin directory {}: {detail}", dir.display())]
+    PluginMissing {
+        plugin: String,
+        dir: PathBuf,
+        detail: String,
+    },
+    /// The plugin ran but broke the protocol: no JSON, another version, missing fields, a
+    /// non-zero exit without an error response, too much output.
+    #[error("provider plugin {plugin:?} failed `{op}`{}: {detail}", for_node(node))]
+    PluginFailed {
+        plugin: String,
+        op: &'static str,
+        node: Option<String>,
+        detail: String,
+    },
+    /// The plugin answered `{"ok": false, ...}`: its own words for a user.
+    #[error(
+        "provider plugin {plugin:?} refused `{op}`{}: {message}{}",
+        for_node(node),
+        code.as_ref().map(|code| format!(" (code {code})")).unwrap_or_default()
+    )]
+    PluginRefused {
+        plugin: String,
+        op: &'static str,
+        node: Option<String>,
+        code: Option<String>,
+        message: String,
+    },
+    #[error(
+        "provider plugin {plugin:?} did not finish `{op}`{} within {seconds}s and was killed \
+         (the provider's `timeout_s` setting allows more){stderr}",
+        for_node(node)
+    )]
+    PluginTimeout {
+        plugin: String,
+        op: &'static str,
+        node: Option<String>,
+        seconds: u64,
+        /// The tail of its stderr, as `; stderr: ...`, or empty.
+        stderr: String,
+    },
+    #[error("the credentials of provider {provider:?} cannot be read: {source}")]
+    CredentialsStore {
+        provider: String,
+        source: crate::store::StoreError,
+    },
+}
+
+/// ` for node X` where a failure concerns one node.
+fn for_node(node: &Option<String>) -> String {
+    node.as_ref()
+        .map(|node| format!(" for node {node}"))
+        .unwrap_or_default()
 }

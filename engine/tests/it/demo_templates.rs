@@ -12,6 +12,7 @@ use engine::operations::ClusterChange;
 use engine::queue::JobState;
 use engine::store::clusters::Cluster;
 use engine::store::Backend;
+use sha2::Digest;
 
 const JOB_LIMIT: Duration = Duration::from_secs(120);
 
@@ -256,6 +257,116 @@ async fn web_stack_on_docker() {
             .await
             .is_empty()
     );
+}
+
+/// The web-stack through an `exec` plugin: the demo catalog gets a provider `lab-plugin`
+/// of type `exec` running `corral-test-provider` (nodes as loopback sshds of its own),
+/// with the tenant's credentials the plugin checks on every call; the cluster is built,
+/// its links answer, and after the delete no sshd of the plugin is left.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn web_stack_through_an_exec_plugin() {
+    let keys = tempfile::tempdir().unwrap();
+    let nodes = tempfile::Builder::new()
+        .prefix("corral-plugin-nodes-")
+        .tempdir()
+        .unwrap();
+    let _cleanup = crate::exec_provider::KillSshds(nodes.path().to_owned());
+    let lab = Lab::start_demo_with_exec(Backend::Sqlite, keys.path()).await;
+    add_plugin_provider(&lab, "lab-plugin", nodes.path()).await;
+    let started = std::time::Instant::now();
+    let (cluster, job) = lab
+        .create_on("lab-plugin", "web-stack", "web-plugin", 3)
+        .await;
+    assert_eq!(lab.wait(&job, JOB_LIMIT).await, JobState::Succeeded);
+    eprintln!(
+        "web-stack of 3 through the exec plugin: built in {:?}",
+        started.elapsed()
+    );
+    let cluster = lab.store.cluster(&cluster.id).await.unwrap();
+    let records: Vec<engine::provider::NodeRecord> = lab
+        .store
+        .list_nodes(&cluster.id)
+        .await
+        .unwrap()
+        .iter()
+        .map(|node| serde_json::from_str(node.provider_json.as_deref().unwrap()).unwrap())
+        .collect();
+    assert_eq!(records.len(), 3);
+    assert!(records.iter().all(|record| record.provider == "exec"));
+    check_web_stack(&lab, &cluster, 3).await;
+    assert_eq!(crate::exec_provider::sshds_under(nodes.path()).len(), 3);
+    let started = std::time::Instant::now();
+    tear_down(&lab, std::slice::from_ref(&cluster)).await;
+    eprintln!("deleted in {:?}", started.elapsed());
+    assert_eq!(
+        crate::exec_provider::sshds_under(nodes.path()),
+        Vec::<i32>::new(),
+        "no sshd of the plugin is left"
+    );
+    let left: Vec<_> = std::fs::read_dir(nodes.path())
+        .unwrap()
+        .flatten()
+        .map(|entry| entry.file_name())
+        .filter(|name| !name.to_string_lossy().starts_with('.') && name != "last-call.json")
+        .collect();
+    assert!(left.is_empty(), "node directories left: {left:?}");
+}
+
+/// Adds the catalog provider `name` of type `exec` (the test plugin, keeping nodes in
+/// `nodes`, requiring a token) with the `local` provider's hardware and image mappings,
+/// and sets the tenant's token for it.
+async fn add_plugin_provider(lab: &Lab, name: &str, nodes: &std::path::Path) {
+    use engine::store::tenants::DEFAULT_TENANT_ID;
+    let token = "lab-plugin-token";
+    let digest: String = sha2::Sha256::digest(token.as_bytes())
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect();
+    let mut bundle = engine::catalog::export(&lab.store, DEFAULT_TENANT_ID)
+        .await
+        .unwrap();
+    bundle["providers"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!({
+            "name": name,
+            "description": "nodes made by the corral-test-provider plugin",
+            "providertype": "exec",
+            "provisioner": {
+                "plugin": "corral-test-provider",
+                "nodes_dir": nodes.display().to_string(),
+                "expect_token_sha256": digest,
+            },
+        }));
+    for kind in ["hardwaretypes", "imagetypes"] {
+        for entity in bundle[kind].as_array_mut().unwrap() {
+            let local = entity["providermap"]["local"].clone();
+            entity["providermap"][name] = local;
+        }
+    }
+    let catalog = domain::catalog::coopr::import_bundle_value(bundle).unwrap();
+    let report = engine::catalog::import(
+        &lab.store,
+        DEFAULT_TENANT_ID,
+        &catalog,
+        None,
+        engine::store::now_ms(),
+    )
+    .await
+    .unwrap();
+    assert!(!report.has_errors(), "{report}");
+    let credentials =
+        engine::provider::Credentials::from_json(serde_json::json!({ "token": token })).unwrap();
+    lab.store
+        .set_provider_credentials(
+            DEFAULT_TENANT_ID,
+            name,
+            &credentials,
+            None,
+            engine::store::now_ms(),
+        )
+        .await
+        .unwrap();
 }
 
 async fn kv_cluster_at_one_and_three_nodes(backend: Backend) {

@@ -2,7 +2,8 @@
 //! and its plugin resource, a `local` provider under a temporary directory, an `ssh-pool`
 //! provider over the lab's store, and a worker pool running tasks. Dropping the lab kills
 //! every node process it made (pool machines are local nodes too). A demo lab can also
-//! have a `docker` provider (`Lab::start_demo_with_docker`).
+//! have a `docker` provider (`Lab::start_demo_with_docker`) and an `exec` provider
+//! running the test plugins of `engine/tests/plugins` (`Lab::start_demo_with_exec`).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -14,7 +15,8 @@ use domain::solver::SolveRequest;
 use engine::execute::{Executor, ExecutorSettings, Providers};
 use engine::operations::{create_cluster, submit_change, ClusterChange, CreateRequest};
 use engine::provider::{
-    DockerProvider, LocalProvider, NodeProvider, NodeRecord, NodeSpec, SshPoolProvider,
+    DockerProvider, ExecProvider, LocalProvider, NodeProvider, NodeRecord, NodeSpec,
+    SshPoolProvider,
 };
 use engine::queue::{self, JobState, SubmitOptions};
 use engine::resources::{ResourceFiles, ResourceKind, Upload};
@@ -38,6 +40,8 @@ pub struct Lab {
     executor_settings: ExecutorSettings,
     /// The `docker` provider, in labs that have one.
     pub docker: Option<Arc<DockerProvider>>,
+    /// The `exec` provider, in labs that have one.
+    pub exec: Option<Arc<ExecProvider>>,
     _nodes: tempfile::TempDir,
     _pool_keys: tempfile::TempDir,
     _resources: tempfile::TempDir,
@@ -87,6 +91,18 @@ impl Lab {
         let docker = Arc::new(DockerProvider::connect(keys).await.unwrap());
         let mut lab = Self::start_demo(backend).await;
         lab.docker = Some(docker);
+        lab.restart_workers().await;
+        lab
+    }
+
+    /// A demo lab whose executor also has the `exec` provider, running plugins from
+    /// `engine/tests/plugins` and keeping its client key under `keys`.
+    pub async fn start_demo_with_exec(backend: Backend, keys: &std::path::Path) -> Self {
+        let mut lab = Self::start_demo(backend).await;
+        let plugins = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/plugins");
+        lab.exec = Some(Arc::new(
+            ExecProvider::new(lab.store.clone(), std::path::Path::new(plugins), keys).unwrap(),
+        ));
         lab.restart_workers().await;
         lab
     }
@@ -194,6 +210,7 @@ impl Lab {
             pool_keys_dir,
             executor_settings,
             docker: None,
+            exec: None,
             _nodes: nodes,
             _pool_keys: pool_keys,
             _resources: resources_dir,
@@ -372,13 +389,14 @@ impl Lab {
     /// executor with no open connections, whose pool first re-adopts the nodes.
     pub async fn restart_workers(&mut self) {
         self.stop_workers().await;
-        self.executor = executor(
+        self.executor = executor_with(
             &self.store,
             &self.nodes_dir,
             &self.pool_keys_dir,
             ResourceFiles::in_directory(self._resources.path()),
             self.executor_settings.clone(),
             self.docker.clone(),
+            self.exec.clone(),
         );
         self.pool = Some(WorkerPool::start(
             self.executor.clone(),
@@ -397,11 +415,35 @@ pub fn executor(
     settings: ExecutorSettings,
     docker: Option<Arc<DockerProvider>>,
 ) -> Executor {
+    executor_with(
+        store,
+        nodes_dir,
+        pool_keys_dir,
+        resources,
+        settings,
+        docker,
+        None,
+    )
+}
+
+/// [`executor`], also with `exec` where given.
+pub fn executor_with(
+    store: &Store,
+    nodes_dir: &std::path::Path,
+    pool_keys_dir: &std::path::Path,
+    resources: ResourceFiles,
+    settings: ExecutorSettings,
+    docker: Option<Arc<DockerProvider>>,
+    exec: Option<Arc<ExecProvider>>,
+) -> Executor {
     let local = Arc::new(local_provider(nodes_dir));
     let ssh_pool = Arc::new(SshPoolProvider::new(store.clone(), pool_keys_dir).unwrap());
     let mut providers = Providers::new().with(local).with(ssh_pool);
     if let Some(docker) = docker {
         providers = providers.with(docker);
+    }
+    if let Some(exec) = exec {
+        providers = providers.with(exec);
     }
     Executor::new(
         store.clone(),

@@ -5,6 +5,8 @@
 //! - `accounts`, `store`, `queue`, `overview`: storage, the durable queue, aggregates.
 //! - `local_nodes`, `ssh_pool`, `docker_nodes`, `ec2`, `resources`: providers and plugin
 //!   resources on nodes.
+//! - `local_nodes`, `ssh_pool`, `docker_nodes`, `exec_provider`, `resources`: providers
+//!   (`exec`: external provider plugins) and plugin resources on nodes.
 //! - `cluster_lifecycle`, `demo_templates`, `faults`: whole clusters, end to end,
 //!   including crashes and lost nodes.
 //! - `security`: attacks that must fail.
@@ -18,6 +20,7 @@ mod cluster_lifecycle;
 mod demo_templates;
 mod docker_nodes;
 mod ec2;
+mod exec_provider;
 mod faults;
 mod lab;
 mod local_nodes;

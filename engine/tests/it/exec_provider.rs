@@ -1,0 +1,497 @@
+//! The `exec` provider against real plugins: `corral-test-provider` (engine/tests/plugins,
+//! nodes as loopback sshds) for the whole node life, and tiny shell plugins written into a
+//! temporary plugin directory for every way a plugin can misbehave. The security rules
+//! are tested here too: plugins are bare names in the plugin directory, credentials reach
+//! a plugin on stdin only and never show in an error.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use engine::provider::{
+    Credentials, ExecNodeState, ExecProvider, NodeProvider, NodeRecord, NodeSpec, ProviderError,
+    ProviderSettings,
+};
+use engine::ssh::{OutputChunk, PoolConfig, RunOptions, SessionPool};
+use engine::store::tenants::DEFAULT_TENANT_ID;
+use engine::store::{now_ms, Backend, Store};
+use engine::testing::TestDatabase;
+use sha2::{Digest, Sha256};
+use tokio::sync::mpsc;
+
+const PLUGINS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/plugins");
+const TEST_PLUGIN: &str = "corral-test-provider";
+const CONFIRM: Duration = Duration::from_secs(20);
+const TOKEN: &str = "s3cr3t-token-of-tenant";
+
+/// A store, a provider over a plugin directory, and where the test plugin keeps nodes.
+struct Fixture {
+    store: Store,
+    provider: ExecProvider,
+    keys: PathBuf,
+    plugin_dir: PathBuf,
+    nodes: tempfile::TempDir,
+    _keys: tempfile::TempDir,
+    _db: TestDatabase,
+}
+
+impl Fixture {
+    async fn new(plugin_dir: &Path) -> Self {
+        let db = TestDatabase::new(Backend::Sqlite).await;
+        let store = Store::open(&db.url)
+            .await
+            .unwrap()
+            .with_secret_key(engine::testing::test_secret_key());
+        let keys = tempfile::tempdir().unwrap();
+        let provider = ExecProvider::new(store.clone(), plugin_dir, keys.path()).unwrap();
+        Self {
+            store,
+            provider,
+            keys: keys.path().to_owned(),
+            plugin_dir: plugin_dir.to_owned(),
+            nodes: tempfile::Builder::new()
+                .prefix("corral-exec-")
+                .tempdir()
+                .unwrap(),
+            _keys: keys,
+            _db: db,
+        }
+    }
+
+    /// The catalog provider `lab` using `plugin`, with `extra` settings.
+    fn settings(&self, plugin: &str, extra: serde_json::Value) -> ProviderSettings {
+        let mut settings = serde_json::Map::new();
+        settings.insert("plugin".to_owned(), plugin.into());
+        settings.insert(
+            "nodes_dir".to_owned(),
+            self.nodes.path().display().to_string().into(),
+        );
+        if let serde_json::Value::Object(extra) = extra {
+            settings.extend(extra);
+        }
+        ProviderSettings {
+            name: "lab".to_owned(),
+            settings,
+        }
+    }
+
+    fn spec(&self, id: &str, settings: &ProviderSettings) -> NodeSpec {
+        NodeSpec {
+            cluster_id: Some("c1".to_owned()),
+            provider: settings.clone(),
+            ..NodeSpec::for_tenant(id, DEFAULT_TENANT_ID)
+        }
+    }
+
+    async fn set_token(&self, token: &str) {
+        let credentials = Credentials::from_json(serde_json::json!({ "token": token })).unwrap();
+        self.store
+            .set_provider_credentials(DEFAULT_TENANT_ID, "lab", &credentials, None, now_ms())
+            .await
+            .unwrap();
+    }
+
+    /// sshd processes serving nodes of this fixture.
+    fn sshds(&self) -> Vec<i32> {
+        sshds_under(self.nodes.path())
+    }
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        kill_sshds_under(self.nodes.path());
+    }
+}
+
+/// Kills the sshds of the plugin's nodes under a directory when dropped: a failed test
+/// must not leave them behind.
+pub(crate) struct KillSshds(pub PathBuf);
+
+impl Drop for KillSshds {
+    fn drop(&mut self) {
+        kill_sshds_under(&self.0);
+    }
+}
+
+fn kill_sshds_under(dir: &Path) {
+    for pid in sshds_under(dir) {
+        let _ = std::process::Command::new("kill")
+            .args(["-9", &pid.to_string()])
+            .status();
+    }
+}
+
+/// Live sshd processes whose command line names a directory under `dir`.
+pub(crate) fn sshds_under(dir: &Path) -> Vec<i32> {
+    let needle = dir.display().to_string();
+    engine::provider::process_ids()
+        .filter(|pid| {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let zombie = state
+                .rsplit(')')
+                .next()
+                .is_some_and(|rest| rest.trim_start().starts_with('Z'));
+            cmdline.contains("sshd") && cmdline.contains(&needle) && !zombie
+        })
+        .collect()
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
+}
+
+async fn run(pool: &SessionPool, record: &NodeRecord, command: &str) -> (u32, String) {
+    let (sender, mut receiver) = mpsc::channel(64);
+    let options = RunOptions {
+        timeout: CONFIRM,
+        output: Some(sender),
+    };
+    let outcome = pool
+        .run(&record.ssh_target(), command, options)
+        .await
+        .unwrap();
+    let mut stdout = Vec::new();
+    while let Some(OutputChunk { bytes, .. }) = receiver.recv().await {
+        stdout.extend(bytes);
+    }
+    (outcome.exit.0, String::from_utf8(stdout).unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exec_nodes_are_made_confirmed_adopted_and_deleted_through_the_plugin() {
+    let fixture = Fixture::new(Path::new(PLUGINS)).await;
+    let settings = fixture.settings(TEST_PLUGIN, serde_json::json!({}));
+    let spec = fixture.spec("c1-1", &settings);
+    let pool = SessionPool::new(PoolConfig::default());
+
+    let started = Instant::now();
+    let record = fixture.provider.create(&spec).await.unwrap();
+    let create = started.elapsed();
+    assert_eq!(record.provider, "exec");
+    assert!(record.host.starts_with("127.77."), "{}", record.host);
+    let state: ExecNodeState = serde_json::from_value(record.provider_state.clone()).unwrap();
+    assert_eq!(state.plugin, TEST_PLUGIN);
+    assert_eq!(state.provider, "lab");
+    assert_eq!(state.tenant_id.as_deref(), Some(DEFAULT_TENANT_ID));
+    assert!(state.state["pid"].is_number(), "{}", state.state);
+    assert!(record.client_key_path.starts_with(&fixture.keys));
+
+    let started = Instant::now();
+    fixture
+        .provider
+        .confirm(&record, &pool, CONFIRM)
+        .await
+        .unwrap();
+    let confirm = started.elapsed();
+    let (code, out) = run(
+        &pool,
+        &record,
+        "echo \"hello from $(hostname) as $(id -un)\"",
+    )
+    .await;
+    assert_eq!(code, 0);
+    assert!(out.starts_with("hello from "), "{out}");
+
+    // A retried create is the same node: one sshd, the same address and host key.
+    let again = fixture.provider.create(&spec).await.unwrap();
+    assert_eq!(again, record);
+    assert_eq!(fixture.sshds().len(), 1, "one node");
+
+    // Another process (a new provider with the same key dir) adopts it from the record;
+    // a node whose sshd died is restarted on the same address and key.
+    let restarted =
+        ExecProvider::new(fixture.store.clone(), &fixture.plugin_dir, &fixture.keys).unwrap();
+    assert_eq!(restarted.adopt(&record).await.unwrap(), record);
+    for pid in fixture.sshds() {
+        std::process::Command::new("kill")
+            .args(["-9", &pid.to_string()])
+            .status()
+            .unwrap();
+    }
+    pool.close(&record.id).await;
+    let adopted = restarted.adopt(&record).await.unwrap();
+    assert_eq!(
+        (&adopted.host, adopted.port, &adopted.host_key),
+        (&record.host, record.port, &record.host_key)
+    );
+    restarted.confirm(&adopted, &pool, CONFIRM).await.unwrap();
+    assert_eq!(run(&pool, &adopted, "true").await.0, 0);
+
+    pool.close(&record.id).await;
+    let started = Instant::now();
+    restarted.delete(&adopted).await.unwrap();
+    let delete = started.elapsed();
+    restarted.delete(&adopted).await.unwrap();
+    assert_eq!(fixture.sshds(), Vec::<i32>::new(), "no sshd is left");
+    assert!(!fixture.nodes.path().join("c1-1").exists());
+    let gone = restarted.adopt(&adopted).await.unwrap_err().to_string();
+    assert!(
+        gone.contains("does not exist") && gone.contains("gone"),
+        "{gone}"
+    );
+    eprintln!("exec plugin node: create {create:?}, confirm {confirm:?}, delete {delete:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exec_plugins_are_bare_names_in_the_plugin_directory() {
+    let plugins = tempfile::tempdir().unwrap();
+    let fixture = Fixture::new(plugins.path()).await;
+    let outside = plugins.path().join("..").join("outside-plugin");
+    for name in [
+        "../outside-plugin",
+        "/bin/sh",
+        "a/b",
+        "..",
+        ".hidden",
+        "a b",
+    ] {
+        let settings = fixture.settings(name, serde_json::json!({}));
+        let error = fixture
+            .provider
+            .create(&fixture.spec("n-1", &settings))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(error, ProviderError::InvalidPluginName { .. }),
+            "{name}: {error}"
+        );
+        assert!(error.to_string().contains("not allowed"), "{error}");
+    }
+    assert!(!outside.exists());
+
+    let settings = fixture.settings("no-such-plugin", serde_json::json!({}));
+    let error = fixture
+        .provider
+        .create(&fixture.spec("n-1", &settings))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("no-such-plugin")
+            && error.contains(&plugins.path().display().to_string())
+            && error.contains("no such file"),
+        "{error}"
+    );
+
+    std::fs::write(plugins.path().join("not-executable"), "#!/bin/sh\n").unwrap();
+    let settings = fixture.settings("not-executable", serde_json::json!({}));
+    let error = fixture
+        .provider
+        .check(DEFAULT_TENANT_ID, &settings)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("not executable"), "{error}");
+
+    let mut no_plugin = fixture.settings("x", serde_json::json!({}));
+    no_plugin.settings.remove("plugin");
+    let error = fixture
+        .provider
+        .check(DEFAULT_TENANT_ID, &no_plugin)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("names no plugin"), "{error}");
+}
+
+/// Writes an executable shell plugin `name` into `dir`.
+fn write_plugin(dir: &Path, name: &str, body: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(name);
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn misbehaving_exec_plugins_fail_with_clear_errors() {
+    let plugins = tempfile::tempdir().unwrap();
+    let dir = plugins.path();
+    write_plugin(
+        dir,
+        "garbage",
+        "cat > /dev/null; echo 'hello, I am not JSON'",
+    );
+    write_plugin(
+        dir,
+        "crashes",
+        "cat > /dev/null; echo 'Traceback: the cloud API broke' >&2; exit 3",
+    );
+    write_plugin(
+        dir,
+        "wrong-version",
+        "cat > /dev/null; echo '{\"protocol\": 2, \"ok\": true}'",
+    );
+    write_plugin(
+        dir,
+        "no-node",
+        "cat > /dev/null; echo '{\"protocol\": 1, \"ok\": true}'",
+    );
+    write_plugin(
+        dir,
+        "bad-key",
+        "cat > /dev/null; echo '{\"protocol\": 1, \"ok\": true, \"node\": {\"host\": \"127.0.0.1\", \
+         \"port\": 22, \"user\": \"root\", \"host_key\": \"not a key\"}}'",
+    );
+    write_plugin(
+        dir,
+        "refuses",
+        "cat > /dev/null; echo '{\"protocol\": 1, \"ok\": false, \"error\": \"quota of 10 machines reached\", \
+         \"code\": \"quota\"}'",
+    );
+    write_plugin(dir, "chatty", "cat > /dev/null; yes '{}' | head -c 2000000");
+    // Sleeps in a child, as a plugin waiting on a slow API does: the timeout must kill
+    // the whole process group, not just the shell.
+    write_plugin(
+        dir,
+        "sleeper",
+        "cat > /dev/null; sleep 31.5 & wait; echo '{\"protocol\": 1, \"ok\": true}'",
+    );
+    let fixture = Fixture::new(dir).await;
+    let error_of = |plugin: &'static str, extra: serde_json::Value| {
+        let settings = fixture.settings(plugin, extra);
+        let spec = fixture.spec("n-1", &settings);
+        let provider = &fixture.provider;
+        async move { provider.create(&spec).await.unwrap_err().to_string() }
+    };
+
+    let error = error_of("garbage", serde_json::json!({})).await;
+    assert!(
+        error.contains("\"garbage\"")
+            && error.contains("`create`")
+            && error.contains("not a JSON response")
+            && error.contains("hello, I am not JSON"),
+        "{error}"
+    );
+    let error = error_of("crashes", serde_json::json!({})).await;
+    assert!(
+        error.contains("\"crashes\"")
+            && error.contains("exit status: 3")
+            && error.contains("without a JSON error")
+            && error.contains("Traceback: the cloud API broke"),
+        "{error}"
+    );
+    let error = error_of("wrong-version", serde_json::json!({})).await;
+    assert!(
+        error.contains("protocol version 2") && error.contains("Corral speaks version 1"),
+        "{error}"
+    );
+    let error = error_of("no-node", serde_json::json!({})).await;
+    assert!(error.contains("no \"node\""), "{error}");
+    let error = error_of("bad-key", serde_json::json!({})).await;
+    assert!(
+        error.contains("\"host_key\" is not an OpenSSH public key"),
+        "{error}"
+    );
+    let error = error_of("refuses", serde_json::json!({})).await;
+    assert!(
+        error.contains("refused `create` for node n-1: quota of 10 machines reached (code quota)"),
+        "{error}"
+    );
+    let error = error_of("chatty", serde_json::json!({})).await;
+    assert!(error.contains("more than 1024 KiB"), "{error}");
+
+    let started = Instant::now();
+    let error = error_of("sleeper", serde_json::json!({"timeout_s": 1})).await;
+    assert!(
+        error.contains("did not finish `create` for node n-1 within 1s"),
+        "{error}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(10));
+    let sleeping = engine::provider::process_ids().any(|pid| {
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        String::from_utf8_lossy(&cmdline).contains("31.5")
+    });
+    assert!(!sleeping, "the plugin's child was killed with it");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exec_credentials_reach_the_plugin_on_stdin_only_and_never_an_error() {
+    let plugins = tempfile::tempdir().unwrap();
+    // The test plugin, and one that repeats its whole request on stderr and as its error.
+    std::os::unix::fs::symlink(
+        Path::new(PLUGINS).join(TEST_PLUGIN),
+        plugins.path().join(TEST_PLUGIN),
+    )
+    .unwrap();
+    write_plugin(
+        plugins.path(),
+        "leaky",
+        "request=$(cat); echo \"got $request\" >&2; \
+         printf '{\"protocol\": 1, \"ok\": false, \"error\": \"bad request %s\"}' \
+         \"$(echo \"$request\" | tr -d '\\\"')\"",
+    );
+    write_plugin(plugins.path(), "leaky-crash", "cat >&2; exit 1");
+    let fixture = Fixture::new(plugins.path()).await;
+    fixture.set_token(TOKEN).await;
+    let settings = fixture.settings(
+        TEST_PLUGIN,
+        serde_json::json!({"expect_token_sha256": sha256_hex(TOKEN.as_bytes())}),
+    );
+
+    let message = fixture
+        .provider
+        .check(DEFAULT_TENANT_ID, &settings)
+        .await
+        .unwrap();
+    let sent = serde_json::json!({ "token": TOKEN }).to_string();
+    assert!(message.starts_with("token accepted"), "{message}");
+    assert!(
+        message.contains(&sha256_hex(sent.as_bytes())),
+        "the plugin read exactly the credentials on stdin: {message}"
+    );
+    let last_call = std::fs::read_to_string(fixture.nodes.path().join("last-call.json")).unwrap();
+    assert!(
+        !last_call.contains(TOKEN),
+        "not in argv or env: {last_call}"
+    );
+    let last_call: serde_json::Value = serde_json::from_str(&last_call).unwrap();
+    let environ: Vec<&String> = last_call["environ"].as_object().unwrap().keys().collect();
+    // What a python3 launcher adds on its way (pyenv's shim is a shell script; Python
+    // itself may set LC_CTYPE) is not Corral's; the test process's own variables
+    // (CARGO_*, RUST_*...) must not be there.
+    let launcher = |name: &str| {
+        ["PWD", "SHLVL", "LC_CTYPE", "_"].contains(&name)
+            || name.starts_with("PYENV")
+            || name.starts_with("_PYENV")
+    };
+    for name in &environ {
+        assert!(
+            ["PATH", "HOME", "LANG", "CORRAL_PROVIDER_PROTOCOL"].contains(&name.as_str())
+                || launcher(name),
+            "the plugin's environment is cleared: {environ:?}"
+        );
+    }
+    assert_eq!(last_call["environ"]["CORRAL_PROVIDER_PROTOCOL"], "1");
+
+    fixture.set_token("a-wrong-token").await;
+    let error = fixture
+        .provider
+        .check(DEFAULT_TENANT_ID, &settings)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&error, ProviderError::PluginRefused { code: Some(code), .. } if code == "auth"),
+        "{error}"
+    );
+    assert!(
+        error.to_string().contains("the token was rejected"),
+        "{error}"
+    );
+    assert!(!error.to_string().contains("a-wrong-token"));
+
+    fixture.set_token(TOKEN).await;
+    for plugin in ["leaky", "leaky-crash"] {
+        let error = fixture
+            .provider
+            .create(&fixture.spec("n-1", &fixture.settings(plugin, serde_json::json!({}))))
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(!error.contains(TOKEN), "{plugin}: {error}");
+        assert!(error.contains("[credential]"), "{plugin}: {error}");
+    }
+}
