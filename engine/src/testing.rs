@@ -165,3 +165,6 @@ macro_rules! on_both_backends {
 pub fn test_secret_key() -> crate::secrets::SecretKey {
     crate::secrets::SecretKey::from_bytes(&[0x5e; 32])
 }
+
+/// moto, for the `ec2` provider's tests.
+pub mod moto;

@@ -374,3 +374,90 @@ fn provider_credentials_and_check_from_the_cli() {
         }
     }
 }
+
+/// `corral provider test aws1 --create` against moto (an EC2 emulator on 127.0.0.1):
+/// credentials and endpoint checked, an instance made and deleted, SSH skipped because
+/// the provider is set not to connect (moto's addresses are made up). With a wrong
+/// secret the check exits non-zero saying the credentials were rejected, without
+/// showing them.
+#[test]
+fn ec2_provider_test_against_moto() {
+    use engine::testing::moto::{Moto, MOTO_AMI, MOTO_REGION};
+    let moto = Moto::start(&[("INITIAL_NO_AUTH_ACTION_COUNT", "3")]);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let (key_id, secret) = runtime.block_on(moto.iam_user());
+    let data = tempfile::tempdir().unwrap();
+    let config = tempfile::tempdir().unwrap();
+    let server = serve(data.path());
+    let login = corral(
+        config.path(),
+        &[
+            "login",
+            "--server",
+            &server.url,
+            "--username",
+            "admin",
+            "--password-stdin",
+        ],
+        &format!("{}\n", server.password),
+    );
+    assert!(login.status.success(), "{}", text(&login.stderr));
+    let bundle = serde_json::json!({
+        "providers": [{"name": "aws1", "providertype": "ec2",
+                       "provisioner": {"region": MOTO_REGION, "endpoint": moto.endpoint,
+                                       "connect": "none"}}],
+        "hardwaretypes": [{"name": "small", "providermap": {"aws1": {"flavor": "t3.micro"}}}],
+        "imagetypes": [{"name": "debian", "providermap": {"aws1": {"image": MOTO_AMI,
+                                                                    "sshuser": "admin"}}}],
+    });
+    let bundle_file = config.path().join("aws.json");
+    std::fs::write(&bundle_file, bundle.to_string()).unwrap();
+    let import = corral(
+        config.path(),
+        &["catalog", "import", bundle_file.to_str().unwrap()],
+        "",
+    );
+    assert!(import.status.success(), "{}", text(&import.stderr));
+
+    let credentials =
+        serde_json::json!({"access_key_id": key_id, "secret_access_key": secret}).to_string();
+    let set = corral(
+        config.path(),
+        &["provider", "credentials", "set", "aws1", "--stdin"],
+        &credentials,
+    );
+    assert!(set.status.success(), "{}", text(&set.stderr));
+    let test = corral(config.path(), &["provider", "test", "aws1", "--create"], "");
+    let out = text(&test.stdout);
+    assert!(test.status.success(), "{out}{}", text(&test.stderr));
+    for (phase, outcome) in [
+        ("check", " ok "),
+        ("create", " ok "),
+        ("ssh", " skipped "),
+        ("delete", " ok "),
+    ] {
+        assert!(
+            out.lines()
+                .any(|line| line.starts_with(phase) && line.contains(outcome)),
+            "phase {phase}: {outcome}: {out}"
+        );
+    }
+    assert!(out.contains("provider aws1 (ec2) passed"), "{out}");
+
+    const WRONG: &str = "wrong-secret-5f4e3d2c1b0a";
+    let wrong = serde_json::json!({"access_key_id": key_id, "secret_access_key": WRONG});
+    let set = corral(
+        config.path(),
+        &["provider", "credentials", "set", "aws1", "--stdin"],
+        &wrong.to_string(),
+    );
+    assert!(set.status.success(), "{}", text(&set.stderr));
+    let rejected = corral(config.path(), &["provider", "test", "aws1", "--create"], "");
+    let out = text(&rejected.stdout);
+    assert!(!rejected.status.success(), "{out}");
+    assert!(out.contains("rejected"), "{out}");
+    assert!(out.contains("provider aws1 (ec2) FAILED"), "{out}");
+    assert!(!out.contains(WRONG) && !out.contains(&secret), "{out}");
+    let log = std::fs::read_to_string(data.path().join("server.log")).unwrap();
+    assert!(!log.contains(WRONG) && !log.contains(&secret), "a secret is in the log");
+}

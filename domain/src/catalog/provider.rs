@@ -9,7 +9,7 @@ use super::common::{EntityMeta, Extra, Origin};
 use crate::names::ProviderName;
 
 /// Provider types Corral can drive today; others import fine but only warn.
-pub const SUPPORTED_PROVIDER_TYPES: [&str; 2] = ["local", "ssh-pool"];
+pub const SUPPORTED_PROVIDER_TYPES: [&str; 5] = ["local", "ssh-pool", "docker", "ec2", "exec"];
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Provider {

@@ -7,111 +7,32 @@
 //! The addresses moto gives instances are made up: every test sets `connect` to `none`,
 //! and nothing here connects to an instance.
 
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use engine::provider::{
-    ec2_group_name, ec2_key_name, xml_first_text, Credentials, Ec2NodeState, Ec2Provider,
-    HostKeySource, NodeProvider, NodeRecord, NodeSpec, Params, ProviderError, ProviderSettings,
-    QueryClient, EC2_VERSION, IAM_VERSION,
+    ec2_group_name, ec2_key_name, Credentials, Ec2NodeState, Ec2Provider, HostKeySource,
+    NodeProvider, NodeRecord, NodeSpec, Params, ProviderError, ProviderSettings, QueryClient,
+    EC2_VERSION,
 };
 use engine::ssh::{PoolConfig, SessionPool};
 use engine::store::tenants::DEFAULT_TENANT_ID;
 use engine::store::Store;
+use engine::testing::moto::{Moto, MOTO_AMI, MOTO_REGION};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-const REGION: &str = "us-east-1";
+const REGION: &str = MOTO_REGION;
 const PROVIDER: &str = "aws1";
-const AMI: &str = "ami-12c6146b";
+const AMI: &str = MOTO_AMI;
 
-/// A moto server of this test; killed when dropped.
-struct Moto {
-    child: Child,
-    endpoint: String,
-}
-
-impl Moto {
-    fn start(env: &[(&str, &str)]) -> Self {
-        let venv = std::env::var_os("CORRAL_VENV").map_or_else(
-            || PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache/corral/venv"),
-            PathBuf::from,
-        );
-        let server = venv.join("bin/moto_server");
-        assert!(
-            server.exists(),
-            "moto_server was not found at {}: run scripts/bootstrap.sh (it installs moto, the \
-             ec2 provider's test double)",
-            server.display()
-        );
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let child = Command::new(&server)
-            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
-            .envs(env.iter().copied())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let moto = Self {
-            child,
-            endpoint: format!("http://127.0.0.1:{port}"),
-        };
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                Instant::now() < deadline,
-                "moto did not listen on port {port}"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        moto
-    }
-
-    fn client(&self, service: &'static str, key: &str, secret: &str) -> QueryClient {
-        let version = if service == "iam" {
-            IAM_VERSION
-        } else {
-            EC2_VERSION
-        };
-        QueryClient::new(
-            reqwest::Client::new(),
-            &self.endpoint,
-            REGION,
-            service,
-            version,
-            key,
-            secret,
-            None,
-        )
-    }
-
-    /// What the tests inspect EC2 with (moto without authentication takes any key).
-    fn ec2(&self) -> QueryClient {
-        self.client("ec2", "AKIDTESTING", "testing")
-    }
-
-    fn provider_settings(&self) -> ProviderSettings {
-        let settings = serde_json::json!({
-            "region": REGION,
-            "endpoint": self.endpoint,
-            "connect": "none",
-        });
-        ProviderSettings {
-            name: PROVIDER.to_owned(),
-            settings: settings.as_object().unwrap().clone(),
-        }
-    }
-}
-
-impl Drop for Moto {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+fn provider_settings(moto: &Moto) -> ProviderSettings {
+    let settings = serde_json::json!({
+        "region": REGION,
+        "endpoint": moto.endpoint,
+        "connect": "none",
+    });
+    ProviderSettings {
+        name: PROVIDER.to_owned(),
+        settings: settings.as_object().unwrap().clone(),
     }
 }
 
@@ -143,7 +64,7 @@ fn spec(moto: &Moto, cluster: &str, number: u32) -> NodeSpec {
         image: Some(AMI.to_owned()),
         flavor: Some("t3.small".to_owned()),
         ssh_user: Some("admin".to_owned()),
-        provider: moto.provider_settings(),
+        provider: provider_settings(moto),
         ..NodeSpec::for_tenant(format!("{cluster}-{number}"), DEFAULT_TENANT_ID)
     }
 }
@@ -313,33 +234,7 @@ async fn ec2_check_accepts_good_credentials_and_names_rejected_ones() {
     // Moto checks signatures after this many unauthenticated calls: the three that make
     // an IAM user allowed everything, with an access key.
     let moto = Moto::start(&[("INITIAL_NO_AUTH_ACTION_COUNT", "3")]);
-    let iam = moto.client("iam", "AKIDBOOTSTRAP", "bootstrap");
-    iam.call(
-        "CreateUser",
-        Params::new().set("UserName", "corral").as_slice(),
-    )
-    .await
-    .unwrap();
-    let policy = r#"{"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}"#;
-    iam.call(
-        "PutUserPolicy",
-        Params::new()
-            .set("UserName", "corral")
-            .set("PolicyName", "all")
-            .set("PolicyDocument", policy)
-            .as_slice(),
-    )
-    .await
-    .unwrap();
-    let key = iam
-        .call(
-            "CreateAccessKey",
-            Params::new().set("UserName", "corral").as_slice(),
-        )
-        .await
-        .unwrap();
-    let key_id = xml_first_text(&key, "AccessKeyId").unwrap();
-    let secret = xml_first_text(&key, "SecretAccessKey").unwrap();
+    let (key_id, secret) = moto.iam_user().await;
 
     let db = engine::testing::TestDatabase::sqlite();
     let store = store_with_credentials(&db, None).await;
@@ -351,7 +246,7 @@ async fn ec2_check_accepts_good_credentials_and_names_rejected_ones() {
     )
     .await;
     let said = provider
-        .check(DEFAULT_TENANT_ID, &moto.provider_settings())
+        .check(DEFAULT_TENANT_ID, &provider_settings(&moto))
         .await
         .unwrap();
     assert!(
@@ -367,7 +262,7 @@ async fn ec2_check_accepts_good_credentials_and_names_rejected_ones() {
     )
     .await;
     let error = provider
-        .check(DEFAULT_TENANT_ID, &moto.provider_settings())
+        .check(DEFAULT_TENANT_ID, &provider_settings(&moto))
         .await
         .unwrap_err();
     let text = error.to_string();

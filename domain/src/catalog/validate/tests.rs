@@ -278,7 +278,7 @@ fn warnings_for_undrivable_providers_stray_providermap_keys_and_duplicates() {
     assert_eq!(
         found,
         [
-            "warning: providers.ec2.providertype: provider type \"aws\" cannot be driven by Corral (supported: local, ssh-pool)",
+            "warning: providers.ec2.providertype: provider type \"aws\" cannot be driven by Corral (supported: local, ssh-pool, docker, ec2, exec)",
             "warning: hardwaretypes.small.providermap.gone: unknown provider \"gone\"",
             "warning: services.db.dependencies.provides[1]: duplicate entry \"database\"",
             "warning: clustertemplates.app.compatibility.services[4]: duplicate service \"db\"",
