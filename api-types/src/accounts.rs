@@ -18,8 +18,12 @@ pub struct TenantView {
     /// Most live nodes across the tenant's clusters; absent means no limit.
     pub max_nodes: Option<i64>,
     pub created_at_ms: i64,
-    /// May build on the `local` provider (node steps on the server's own host).
+    /// May build on the `local` provider (node steps on the server's own host): whether
+    /// `provider_types` holds `local`.
     pub local_nodes: bool,
+    /// The provider types the tenant may build on (`local`, `ssh-pool`, `docker`,
+    /// `ec2`, `exec`), set by superadmins.
+    pub provider_types: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -107,6 +111,18 @@ pub struct TenantRequest {
     /// host (off unless a superadmin says so).
     #[serde(default)]
     pub local_nodes: bool,
+    /// The provider types the tenant may build on; absent means every type but `local`
+    /// (which `local_nodes` adds).
+    #[serde(default)]
+    pub provider_types: Option<Vec<String>>,
+}
+
+/// The provider types a tenant may build on (replaces the list).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct ProviderTypesUpdate {
+    pub provider_types: Vec<String>,
 }
 
 /// Which providers a tenant may use beyond those of its own catalog.

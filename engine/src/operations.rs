@@ -62,9 +62,9 @@ pub struct Preview {
     pub dag: TaskDag,
 }
 
-/// Refuses a cluster on `provider` (a provider of `catalog`) when its type is one the
-/// tenant may not use: `local` runs node steps on this server's own host, so only
-/// tenants a superadmin allowed may build on it.
+/// Refuses a cluster on `provider` (a provider of `catalog`) when its type is not one the
+/// tenant may use: superadmins enable provider types per tenant, and `local` (node steps
+/// on this server's own host) only for tenants they trust with that.
 pub(crate) async fn check_provider_allowed(
     store: &Store,
     tenant_id: &str,
@@ -76,19 +76,26 @@ pub(crate) async fn check_provider_allowed(
         .map_or(crate::provider::LOCAL_PROVIDER, |provider| {
             provider.providertype.as_str()
         });
-    if providertype != crate::provider::LOCAL_PROVIDER {
-        return Ok(());
-    }
     let tenant = store.tenant(tenant_id).await?;
-    if tenant.local_nodes {
+    if tenant.may_use(providertype) {
         return Ok(());
     }
-    Err(OperationError::ProviderNotAllowed(format!(
-        "provider {provider:?} is of type local, which runs node steps on the Corral \
-         server's own host; tenant {} may not use it (a superadmin can allow it on the \
-         tenant's admin page, or choose another provider)",
-        tenant.name
-    )))
+    Err(OperationError::ProviderNotAllowed(
+        if providertype == crate::provider::LOCAL_PROVIDER {
+            format!(
+                "provider {provider:?} is of type local, which runs node steps on the Corral \
+                 server's own host; tenant {} may not use it (a superadmin can allow it on the \
+                 tenant's admin page, or choose another provider)",
+                tenant.name
+            )
+        } else {
+            format!(
+                "provider {provider:?} is of type {providertype}, which tenant {} may not use \
+                 (a superadmin enables provider types on the tenant's admin page)",
+                tenant.name
+            )
+        },
+    ))
 }
 
 fn layout_json(layout: &Layout) -> String {

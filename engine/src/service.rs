@@ -43,8 +43,8 @@ pub use api_types::{
     ActivityView, CheckoutView, ClusterChangeRequest, ClusterCreateRequest, CreatedToken,
     ErrorCode, FailedTaskView, ImportReport, LeaseExtension, LocalNodesUpdate, Page,
     PasswordChange, PoolHostRequest, PoolHostUpdate, PoolHostView, Problem,
-    ProviderCredentialsView, ProviderTestReport, ProviderTestRequest, QuotaUpdate, TenantRequest,
-    TokenRequest, UserRequest, UserUpdate,
+    ProviderCredentialsView, ProviderTestReport, ProviderTestRequest, ProviderTypesUpdate,
+    QuotaUpdate, TenantRequest, TokenRequest, UserRequest, UserUpdate,
 };
 pub use audit::AuditQuery;
 pub use auth::{Access, SessionUser, ThrottleSettings};

@@ -459,5 +459,8 @@ fn ec2_provider_test_against_moto() {
     assert!(out.contains("provider aws1 (ec2) FAILED"), "{out}");
     assert!(!out.contains(WRONG) && !out.contains(&secret), "{out}");
     let log = std::fs::read_to_string(data.path().join("server.log")).unwrap();
-    assert!(!log.contains(WRONG) && !log.contains(&secret), "a secret is in the log");
+    assert!(
+        !log.contains(WRONG) && !log.contains(&secret),
+        "a secret is in the log"
+    );
 }

@@ -3,10 +3,11 @@
 //! else sees only their own.
 
 use super::{
-    AuditRecord, Caller, LocalNodesUpdate, Page, PageRequest, QuotaUpdate, Service, ServiceError,
-    TenantRequest, TenantView,
+    AuditRecord, Caller, LocalNodesUpdate, Page, PageRequest, Problem, ProviderTypesUpdate,
+    QuotaUpdate, Service, ServiceError, TenantRequest, TenantView,
 };
 use crate::operations::ClusterState;
+use crate::provider::LOCAL_PROVIDER;
 use crate::store::now_ms;
 use crate::store::tenants::NewTenant;
 use crate::store::tenants::DEFAULT_TENANT_ID;
@@ -17,6 +18,45 @@ use crate::store::tenants::DEFAULT_TENANT_ID;
 pub struct TenantUsage {
     pub live_clusters: Vec<String>,
     pub users: Vec<String>,
+}
+
+/// What a new tenant may build on when the request does not say: every provider type
+/// but `local`, whose node steps run on this server's own host.
+fn default_provider_types(local_nodes: bool) -> Vec<String> {
+    domain::catalog::SUPPORTED_PROVIDER_TYPES
+        .iter()
+        .filter(|providertype| local_nodes || **providertype != LOCAL_PROVIDER)
+        .map(|providertype| (*providertype).to_owned())
+        .collect()
+}
+
+/// `requested`, checked against the provider types Corral has, without repeats, in
+/// Corral's order.
+fn check_provider_types(requested: &[String]) -> Result<Vec<String>, ServiceError> {
+    let supported = domain::catalog::SUPPORTED_PROVIDER_TYPES;
+    let unknown: Vec<Problem> = requested
+        .iter()
+        .enumerate()
+        .filter(|(_, providertype)| !supported.contains(&providertype.as_str()))
+        .map(|(index, providertype)| Problem {
+            path: format!("provider_types[{index}]"),
+            message: format!(
+                "{providertype:?} is not a provider type (they are {})",
+                supported.join(", ")
+            ),
+        })
+        .collect();
+    if !unknown.is_empty() {
+        return Err(ServiceError::Invalid {
+            message: format!("{} unknown provider type(s)", unknown.len()),
+            details: unknown,
+        });
+    }
+    Ok(supported
+        .iter()
+        .filter(|providertype| requested.iter().any(|wanted| wanted == *providertype))
+        .map(|providertype| (*providertype).to_owned())
+        .collect())
 }
 
 fn check_quota_value(path: &str, value: Option<i64>) -> Result<(), ServiceError> {
@@ -72,6 +112,16 @@ impl Service {
         check_tenant_name(&request.name)?;
         check_quota_value("max_clusters", request.max_clusters)?;
         check_quota_value("max_nodes", request.max_nodes)?;
+        let provider_types = match &request.provider_types {
+            Some(requested) => {
+                let mut types = check_provider_types(requested)?;
+                if request.local_nodes && !types.iter().any(|t| t == LOCAL_PROVIDER) {
+                    types.insert(0, LOCAL_PROVIDER.to_owned());
+                }
+                types
+            }
+            None => default_provider_types(request.local_nodes),
+        };
         let seed = match &request.seed_catalog_from {
             Some(name) => {
                 let source = self.store.tenant_by_name(name).await?;
@@ -91,7 +141,7 @@ impl Service {
                 name: request.name.clone(),
                 max_clusters: request.max_clusters,
                 max_nodes: request.max_nodes,
-                local_nodes: request.local_nodes,
+                provider_types,
             })
             .await?;
         if let Some((source_id, catalog)) = seed {
@@ -155,13 +205,38 @@ impl Service {
     ) -> Result<TenantView, ServiceError> {
         caller.require_visible(id, || format!("tenant {id:?}"))?;
         caller.require_superadmin()?;
+        let mut types = self.store.tenant(id).await?.provider_types();
+        types.retain(|providertype| providertype != LOCAL_PROVIDER);
+        if update.local_nodes {
+            types.push(LOCAL_PROVIDER.to_owned());
+        }
+        self.set_provider_types(
+            caller,
+            id,
+            &ProviderTypesUpdate {
+                provider_types: types,
+            },
+        )
+        .await
+    }
+
+    /// Sets the provider types a tenant may build on (superadmins). Clusters already
+    /// built on a type taken away stay; creating and changing them is refused.
+    pub async fn set_provider_types(
+        &self,
+        caller: &Caller,
+        id: &str,
+        update: &ProviderTypesUpdate,
+    ) -> Result<TenantView, ServiceError> {
+        caller.require_visible(id, || format!("tenant {id:?}"))?;
+        caller.require_superadmin()?;
+        let types = check_provider_types(&update.provider_types)?;
         let before = self.store.tenant(id).await?;
-        self.store
-            .set_tenant_local_nodes(id, update.local_nodes)
-            .await?;
-        let mut record = AuditRecord::new(id, "tenant.local-nodes", "tenant", &before.name);
-        record.before = Some(serde_json::json!({"local_nodes": before.local_nodes}).to_string());
-        record.after = Some(serde_json::json!({"local_nodes": update.local_nodes}).to_string());
+        self.store.set_tenant_provider_types(id, &types).await?;
+        let mut record = AuditRecord::new(id, "tenant.provider-types", "tenant", &before.name);
+        record.before =
+            Some(serde_json::json!({"provider_types": before.provider_types()}).to_string());
+        record.after = Some(serde_json::json!({"provider_types": types}).to_string());
         self.audit(caller, record).await;
         Ok(self.store.tenant(id).await?.into())
     }

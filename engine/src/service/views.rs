@@ -32,13 +32,17 @@ fn parse_json(raw: &str, table: &'static str, column: &str) -> Result<Value, Sto
 
 impl From<Tenant> for TenantView {
     fn from(tenant: Tenant) -> Self {
+        let provider_types = tenant.provider_types();
         Self {
             id: tenant.id,
             name: tenant.name,
             max_clusters: tenant.max_clusters,
             max_nodes: tenant.max_nodes,
             created_at_ms: tenant.created_at_ms,
-            local_nodes: tenant.local_nodes,
+            local_nodes: provider_types
+                .iter()
+                .any(|providertype| providertype == crate::provider::LOCAL_PROVIDER),
+            provider_types,
         }
     }
 }

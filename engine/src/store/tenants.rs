@@ -2,9 +2,7 @@
 
 use sqlx::{Any, Transaction};
 
-use super::{
-    conflict_on_unique, now_ms, Backend, IntFlag, Listing, RowLock, Store, StoreError, Window,
-};
+use super::{conflict_on_unique, now_ms, Backend, Listing, RowLock, Store, StoreError, Window};
 
 /// Id of the `default` tenant created by the first migration.
 pub const DEFAULT_TENANT_ID: &str = "00000000-0000-0000-0000-000000000001";
@@ -16,9 +14,25 @@ pub struct Tenant {
     pub max_clusters: Option<i64>,
     pub max_nodes: Option<i64>,
     pub created_at_ms: i64,
-    /// May build on the `local` provider (node steps on the server's own host).
-    #[sqlx(try_from = "IntFlag")]
-    pub local_nodes: bool,
+    /// The provider types the tenant may build on, a JSON list (see
+    /// [`Tenant::provider_types`]).
+    #[sqlx(rename = "provider_types")]
+    provider_types_json: String,
+}
+
+impl Tenant {
+    /// The provider types the tenant may build on. A list that does not read (it never
+    /// should) allows nothing: refusing is the safe side.
+    pub fn provider_types(&self) -> Vec<String> {
+        serde_json::from_str(&self.provider_types_json).unwrap_or_default()
+    }
+
+    /// Whether the tenant may build on provider type `providertype`.
+    pub fn may_use(&self, providertype: &str) -> bool {
+        self.provider_types()
+            .iter()
+            .any(|allowed| allowed == providertype)
+    }
 }
 
 /// What a superadmin gives to create a tenant.
@@ -27,10 +41,25 @@ pub struct NewTenant {
     pub name: String,
     pub max_clusters: Option<i64>,
     pub max_nodes: Option<i64>,
-    pub local_nodes: bool,
+    /// The provider types it may build on.
+    pub provider_types: Vec<String>,
 }
 
-const COLUMNS: &str = "id, name, max_clusters, max_nodes, created_at_ms, local_nodes";
+const COLUMNS: &str = "id, name, max_clusters, max_nodes, created_at_ms, provider_types";
+
+impl NewTenant {
+    /// Every provider type Corral has, `local` included (tests and the first tenant).
+    pub fn all_provider_types() -> Vec<String> {
+        domain::catalog::SUPPORTED_PROVIDER_TYPES
+            .iter()
+            .map(|providertype| (*providertype).to_owned())
+            .collect()
+    }
+}
+
+fn types_json(provider_types: &[String]) -> String {
+    serde_json::Value::from(provider_types.to_vec()).to_string()
+}
 
 /// Every tenant, by name (names are unique).
 fn every_tenant() -> Listing<'static> {
@@ -50,18 +79,18 @@ impl Store {
             max_clusters: new.max_clusters,
             max_nodes: new.max_nodes,
             created_at_ms: now_ms(),
-            local_nodes: new.local_nodes,
+            provider_types_json: types_json(&new.provider_types),
         };
         let result = sqlx::query(
-            "INSERT INTO tenants (id, name, max_clusters, max_nodes, created_at_ms, local_nodes) \
-             VALUES ($1, $2, $3, $4, $5, $6)",
+            "INSERT INTO tenants (id, name, max_clusters, max_nodes, created_at_ms, \
+             provider_types) VALUES ($1, $2, $3, $4, $5, $6)",
         )
         .bind(&tenant.id)
         .bind(&tenant.name)
         .bind(tenant.max_clusters)
         .bind(tenant.max_nodes)
         .bind(tenant.created_at_ms)
-        .bind(i64::from(tenant.local_nodes))
+        .bind(&tenant.provider_types_json)
         .execute(&self.pool)
         .await;
         conflict_on_unique(result, || format!("tenant {:?}", new.name))?;
@@ -113,11 +142,15 @@ impl Store {
         Ok(())
     }
 
-    /// Allows or forbids the tenant the `local` provider.
-    pub async fn set_tenant_local_nodes(&self, id: &str, allowed: bool) -> Result<(), StoreError> {
-        let done = sqlx::query("UPDATE tenants SET local_nodes = $2 WHERE id = $1")
+    /// Sets the provider types the tenant may build on.
+    pub async fn set_tenant_provider_types(
+        &self,
+        id: &str,
+        provider_types: &[String],
+    ) -> Result<(), StoreError> {
+        let done = sqlx::query("UPDATE tenants SET provider_types = $2 WHERE id = $1")
             .bind(id)
-            .bind(i64::from(allowed))
+            .bind(types_json(provider_types))
             .execute(&self.pool)
             .await?;
         if done.rows_affected() == 0 {

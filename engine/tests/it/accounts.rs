@@ -34,7 +34,7 @@ async fn user_creation_checks_its_input(backend: Backend) {
             name: "acme".into(),
             max_clusters: None,
             max_nodes: None,
-            local_nodes: true,
+            provider_types: NewTenant::all_provider_types(),
         })
         .await
         .unwrap();

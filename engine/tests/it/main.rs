@@ -3,10 +3,9 @@
 //! see `engine::on_both_backends!`), real sshd processes and real worker pools.
 //!
 //! - `accounts`, `store`, `queue`, `overview`: storage, the durable queue, aggregates.
-//! - `local_nodes`, `ssh_pool`, `docker_nodes`, `ec2`, `resources`: providers and plugin
+//! - `local_nodes`, `ssh_pool`, `docker_nodes`, `ec2`, `exec_provider`, `resources`:
+//!   providers (`ec2` against moto, `exec`: external provider plugins) and plugin
 //!   resources on nodes.
-//! - `local_nodes`, `ssh_pool`, `docker_nodes`, `exec_provider`, `resources`: providers
-//!   (`exec`: external provider plugins) and plugin resources on nodes.
 //! - `cluster_lifecycle`, `demo_templates`, `faults`: whole clusters, end to end,
 //!   including crashes and lost nodes.
 //! - `security`: attacks that must fail.

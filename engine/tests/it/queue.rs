@@ -570,7 +570,7 @@ async fn tenant_and_global_limits_are_respected(backend: Backend) {
             name: "acme".into(),
             max_clusters: None,
             max_nodes: None,
-            local_nodes: true,
+            provider_types: NewTenant::all_provider_types(),
         })
         .await
         .unwrap();
@@ -768,7 +768,7 @@ async fn batch_claim_respects_nodes_limits_and_prerequisites(backend: Backend) {
             name: "acme".into(),
             max_clusters: None,
             max_nodes: None,
-            local_nodes: true,
+            provider_types: NewTenant::all_provider_types(),
         })
         .await
         .unwrap();

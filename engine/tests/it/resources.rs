@@ -90,6 +90,7 @@ async fn a_seeded_tenant_gets_the_staged_scripts_its_catalog_runs(backend: Backe
                 max_nodes: None,
                 seed_catalog_from: Some(source.name),
                 local_nodes: true,
+                provider_types: None,
             },
         )
         .await

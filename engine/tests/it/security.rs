@@ -62,7 +62,7 @@ async fn failed_logins_count_across_processes(backend: Backend) {
 async fn tenant_with_catalog(
     store: &Store,
     name: &str,
-    local_nodes: bool,
+    provider_types: &[&str],
     max_nodes: Option<i64>,
 ) -> String {
     let tenant = store
@@ -70,7 +70,7 @@ async fn tenant_with_catalog(
             name: name.to_owned(),
             max_clusters: None,
             max_nodes,
-            local_nodes,
+            provider_types: provider_types.iter().map(|t| (*t).to_owned()).collect(),
         })
         .await
         .unwrap();
@@ -106,7 +106,7 @@ fn request(tenant_id: &str, name: &str, size: u32) -> CreateRequest {
 async fn local_nodes_need_a_superadmins_leave(backend: Backend) {
     let db = TestDatabase::new(backend).await;
     let store = open(&db).await;
-    let tenant = tenant_with_catalog(&store, "outsiders", false, None).await;
+    let tenant = tenant_with_catalog(&store, "outsiders", &["docker", "ec2"], None).await;
     let refused = preview_create(&store, &request(&tenant, "probe", 2), 0)
         .await
         .unwrap_err();
@@ -117,7 +117,10 @@ async fn local_nodes_need_a_superadmins_leave(backend: Backend) {
         ServiceError::from(refused),
         ServiceError::Forbidden(_)
     ));
-    store.set_tenant_local_nodes(&tenant, true).await.unwrap();
+    store
+        .set_tenant_provider_types(&tenant, &["docker".to_owned(), "local".to_owned()])
+        .await
+        .unwrap();
     preview_create(&store, &request(&tenant, "probe", 2), 0)
         .await
         .unwrap();
@@ -126,7 +129,7 @@ async fn local_nodes_need_a_superadmins_leave(backend: Backend) {
 async fn nodes_left_by_a_cancelled_create_count_toward_the_quota(backend: Backend) {
     let db = TestDatabase::new(backend).await;
     let store = open(&db).await;
-    let tenant = tenant_with_catalog(&store, "thrifty", true, Some(2)).await;
+    let tenant = tenant_with_catalog(&store, "thrifty", &["local"], Some(2)).await;
     let (cluster, job) = create_cluster(
         &store,
         &request(&tenant, "first", 2),

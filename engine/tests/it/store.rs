@@ -37,7 +37,7 @@ async fn tenants_and_users_round_trip(backend: Backend) {
             name: "acme".into(),
             max_clusters: Some(3),
             max_nodes: None,
-            local_nodes: true,
+            provider_types: NewTenant::all_provider_types(),
         })
         .await
         .unwrap();
@@ -46,7 +46,7 @@ async fn tenants_and_users_round_trip(backend: Backend) {
             name: "acme".into(),
             max_clusters: None,
             max_nodes: None,
-            local_nodes: true,
+            provider_types: NewTenant::all_provider_types(),
         })
         .await
         .unwrap_err();

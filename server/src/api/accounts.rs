@@ -6,8 +6,8 @@ use axum::http::StatusCode;
 use axum::Json;
 use engine::service::{
     AuditQuery, AuditView, CreatedToken, LocalNodesUpdate, Page, PageRequest, PasswordChange,
-    QuotaUpdate, TenantRequest, TenantView, TokenRequest, TokenView, UserRequest, UserUpdate,
-    UserView,
+    ProviderTypesUpdate, QuotaUpdate, TenantRequest, TenantView, TokenRequest, TokenView,
+    UserRequest, UserUpdate, UserView,
 };
 
 use super::error::{ApiError, ErrorBody};
@@ -180,6 +180,27 @@ pub async fn set_local_nodes(
 ) -> Result<Json<TenantView>, ApiError> {
     Ok(Json(
         state.service.set_local_nodes(&caller, &id, &update).await?,
+    ))
+}
+
+/// Set the provider types a tenant may build on (`local`, `ssh-pool`, `docker`, `ec2`,
+/// `exec`; superadmins). Clusters already built stay; creating and changing clusters on
+/// a type taken away is refused.
+#[utoipa::path(put, path = "/tenants/{id}/provider-types", tag = "tenants",
+    params(("id" = String, Path, description = "Tenant id")), request_body = ProviderTypesUpdate,
+    responses((status = 200, body = TenantView), (status = 403, body = ErrorBody),
+              (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
+pub async fn set_provider_types(
+    State(state): State<AppState>,
+    Authenticated(caller): Authenticated,
+    ApiPath(id): ApiPath<String>,
+    ApiJson(update): ApiJson<ProviderTypesUpdate>,
+) -> Result<Json<TenantView>, ApiError> {
+    Ok(Json(
+        state
+            .service
+            .set_provider_types(&caller, &id, &update)
+            .await?,
     ))
 }
 

@@ -162,7 +162,7 @@ impl TestApp {
                     name: tenant.to_owned(),
                     max_clusters: None,
                     max_nodes: None,
-                    local_nodes: true,
+                    provider_types: NewTenant::all_provider_types(),
                 })
                 .await
                 .unwrap();

@@ -78,6 +78,10 @@ const EXPECTATIONS: &[(&str, &[Check])] = &[
     ("DELETE /api/v1/tenants/{id}", &[Scoped, AdminOnly]),
     ("PUT /api/v1/tenants/{id}/quotas", &[Scoped, AdminOnly]),
     ("PUT /api/v1/tenants/{id}/local-nodes", &[Scoped, AdminOnly]),
+    (
+        "PUT /api/v1/tenants/{id}/provider-types",
+        &[Scoped, AdminOnly],
+    ),
     ("GET /api/v1/tokens", &[Listing]),
     ("POST /api/v1/tokens", &[Personal]),
     ("DELETE /api/v1/tokens/{id}", &[Scoped]),
@@ -187,6 +191,7 @@ pub(crate) fn body_for(operation: &str) -> Option<Value> {
         p if p.ends_with("/lease") => json!({"seconds": 3600}),
         p if p.ends_with("/quotas") => json!({"max_clusters": 1}),
         p if p.ends_with("/local-nodes") => json!({"local_nodes": true}),
+        p if p.ends_with("/provider-types") => json!({"provider_types": ["docker"]}),
         "/api/v1/users" => {
             json!({"username": "probe", "password": "a long enough password", "role": "user"})
         }

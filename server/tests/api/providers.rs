@@ -167,7 +167,82 @@ async fn only_the_tenants_admins_reach_its_credentials(backend: Backend) {
     assert_eq!(mine.field("token"), Some("tenant-a"));
 }
 
+async fn superadmins_choose_the_provider_types_a_tenant_builds_on(backend: Backend) {
+    let app = spawn_app(backend).await;
+    let admin = with_catalog(&app, "acme").await;
+    let root = app.user("root", Role::Superadmin, "default").await;
+    let path = format!("/api/v1/tenants/{}/provider-types", admin.tenant_id);
+    let body = serde_json::json!({"provider_types": ["docker", "vmware", "ec2"]});
+    let refused = app.call(&root, Method::PUT, &path, Some(&body)).await;
+    assert_eq!(refused.status(), 422);
+    let text = refused.text().await.unwrap();
+    assert!(
+        text.contains("provider_types[1]") && text.contains("vmware"),
+        "{text}"
+    );
+    let by_admin = serde_json::json!({"provider_types": ["local"]});
+    let forbidden = app.call(&admin, Method::PUT, &path, Some(&by_admin)).await;
+    assert_eq!(
+        forbidden.status(),
+        403,
+        "a tenant admin cannot widen their own tenant"
+    );
+
+    // Without `local` the lifecycle catalog's provider is refused, naming the type.
+    let only_docker = serde_json::json!({"provider_types": ["docker"]});
+    let set = app
+        .call(&root, Method::PUT, &path, Some(&only_docker))
+        .await;
+    assert_eq!(set.status(), 200);
+    let tenant: Value = set.json().await.unwrap();
+    assert_eq!(tenant["provider_types"], serde_json::json!(["docker"]));
+    assert_eq!(tenant["local_nodes"], false);
+    let create = serde_json::json!({"name": "probe", "template": "lifecycle", "size": 2});
+    let denied = app
+        .call(&admin, Method::POST, "/api/v1/clusters", Some(&create))
+        .await;
+    assert_eq!(denied.status(), 403);
+    assert!(denied.text().await.unwrap().contains("type local"));
+
+    let local = serde_json::json!({"local_nodes": true});
+    let allowed = app
+        .call(
+            &root,
+            Method::PUT,
+            &format!("/api/v1/tenants/{}/local-nodes", admin.tenant_id),
+            Some(&local),
+        )
+        .await;
+    let tenant: Value = allowed.json().await.unwrap();
+    assert_eq!(
+        tenant["provider_types"],
+        serde_json::json!(["local", "docker"])
+    );
+    let created = app
+        .call(&admin, Method::POST, "/api/v1/clusters", Some(&create))
+        .await;
+    assert_eq!(created.status(), 201);
+
+    // A new tenant may use every type but local.
+    let fresh: Value = app
+        .call(
+            &root,
+            Method::POST,
+            "/api/v1/tenants",
+            Some(&serde_json::json!({"name": "fresh"})),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        fresh["provider_types"],
+        serde_json::json!(["ssh-pool", "docker", "ec2", "exec"])
+    );
+}
+
 engine::on_both_backends!(
+    superadmins_choose_the_provider_types_a_tenant_builds_on,
     credentials_are_sealed_and_shown_by_field_name_only,
     bad_credentials_are_refused_without_quoting_them,
     only_the_tenants_admins_reach_its_credentials,

@@ -13,7 +13,7 @@ use crate::components::session::{use_me, CsrfField};
 use crate::components::time::timestamp;
 use crate::server_fns::admin::create_tenant::CreateTenant;
 use crate::server_fns::admin::delete_tenant::DeleteTenant;
-use crate::server_fns::admin::set_local_nodes::SetLocalNodes;
+use crate::server_fns::admin::set_provider_types::SetProviderTypes;
 use crate::server_fns::admin::tenants::{list_tenants, local_nodes_note};
 use crate::server_fns::admin::update_quotas::UpdateQuotas;
 use crate::server_fns::admin::TenantRow;
@@ -70,12 +70,12 @@ fn TenantTable(
     delete: ServerAction<DeleteTenant>,
 ) -> impl IntoView {
     let update = ServerAction::<UpdateQuotas>::new();
-    let set_local = ServerAction::<SetLocalNodes>::new();
+    let set_types = ServerAction::<SetProviderTypes>::new();
     // Both row forms report above the table. A plain signal, not one `FormErrors`:
     // the quota fields are in the rows, so the whole message (which names the
     // field) shows as well as each field's problems.
-    let (update_error, set_local_error) = (action_error(update), action_error(set_local));
-    let error = Signal::derive(move || update_error.get().or_else(|| set_local_error.get()));
+    let (update_error, set_types_error) = (action_error(update), action_error(set_types));
+    let error = Signal::derive(move || update_error.get().or_else(|| set_types_error.get()));
     let refused = action_error(delete);
     let rows = rows
         .into_iter()
@@ -101,32 +101,13 @@ fn TenantTable(
                 }
                 .into_any()
             };
-            let allowed = if row.tenant.local_nodes { "allowed" } else { "not allowed" };
-            let local = if superadmin {
-                let (allow, label) = if row.tenant.local_nodes {
-                    ("false", "Forbid")
-                } else {
-                    ("true", "Allow")
-                };
-                view! {
-                    <ActionForm action=set_local attr:class="inline">
-                        <CsrfField/>
-                        <input type="hidden" name="id" value=local_id/>
-                        <input type="hidden" name="allow" value=allow/>
-                        <span data-testid="local-nodes">{allowed}</span>" "
-                        <button class="button button-small button-quiet" type="submit">{label}</button>
-                    </ActionForm>
-                }
-                .into_any()
-            } else {
-                view! { <span data-testid="local-nodes">{allowed}</span> }.into_any()
-            };
+            let providers = provider_types(&row.tenant.provider_types, superadmin, local_id, set_types);
             let deletable = superadmin && !row.is_default;
             view! {
                 <tr data-tenant=name>
                     <th scope="row">{row.tenant.name}</th>
                     <td>{quotas}</td>
-                    <td>{local}</td>
+                    <td>{providers}</td>
                     <td><TenantUsage clusters=row.live_clusters users=row.users/></td>
                     <td>{timestamp(row.tenant.created_at_ms)}</td>
                     <td>{deletable.then(|| view! {
@@ -155,7 +136,7 @@ fn TenantTable(
                 <table class="data">
                     <thead><tr>
                         <th scope="col">"Tenant"</th><th scope="col">"Quotas"</th>
-                        <th scope="col" title="The local provider runs node steps on this server's own host">"Local nodes"</th>
+                        <th scope="col" title="The provider types the tenant may build on; local runs node steps on this server's own host">"Providers"</th>
                         <th scope="col">"Holds"</th>
                         <th scope="col">"Created"</th><th scope="col"></th>
                     </tr></thead>
@@ -209,4 +190,52 @@ fn NewTenant(create: ServerAction<CreateTenant>) -> impl IntoView {
             </AdminForm>
         </section>
     }
+}
+
+/// Which provider types the tenant may build on: checkboxes and a Save button for a
+/// superadmin, the list for everyone else. `local` says where its steps run.
+fn provider_types(
+    enabled: &[String],
+    superadmin: bool,
+    id: String,
+    set_types: ServerAction<SetProviderTypes>,
+) -> impl IntoView {
+    let label = |providertype: &str| match providertype {
+        "local" => "local (on this server's host)".to_owned(),
+        other => other.to_owned(),
+    };
+    if !superadmin {
+        let list = if enabled.is_empty() {
+            "none".to_owned()
+        } else {
+            enabled
+                .iter()
+                .map(|t| label(t))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        return view! { <span data-testid="provider-types">{list}</span> }.into_any();
+    }
+    let boxes = domain::catalog::SUPPORTED_PROVIDER_TYPES
+        .iter()
+        .map(|providertype| {
+            let checked = enabled.iter().any(|t| t == providertype);
+            let name = providertype.replace('-', "_");
+            view! {
+                <label class="check">
+                    <input type="checkbox" name=name checked=checked/>
+                    " " {label(providertype)}
+                </label>
+            }
+        })
+        .collect_view();
+    view! {
+        <ActionForm action=set_types attr:class="inline provider-types-form" attr:data-testid="provider-types">
+            <CsrfField/>
+            <input type="hidden" name="id" value=id/>
+            {boxes}
+            <button class="button button-small button-quiet" type="submit">"Save providers"</button>
+        </ActionForm>
+    }
+    .into_any()
 }

@@ -24,6 +24,7 @@ pub async fn create_tenant(
         max_nodes: super::quota::limit("max_nodes", &max_nodes)?,
         seed_catalog_from: seed.filter(|seed| !seed.trim().is_empty()),
         local_nodes: local_nodes.is_some(),
+        provider_types: None,
     };
     crate::session::service()?
         .create_tenant(&caller, &request)
