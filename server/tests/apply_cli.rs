@@ -2,7 +2,8 @@
 //! (so with the demo catalog a first start loads) and real local nodes: create from
 //! `examples/web-stack.yaml`, a second apply that does nothing, an amend that adds a
 //! node the load balancer then uses, a delete by removal from the file, and invalid
-//! files refused with their line before anything happens.
+//! files refused with their line before anything happens. The same on the demo's
+//! `docker` provider (`examples/web-stack-docker.yaml`), checked with the `docker` CLI.
 
 #![allow(clippy::unwrap_used)] // Tests fail loudly by design.
 

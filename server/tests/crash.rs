@@ -1,6 +1,7 @@
 //! Crash test: a 20-node create run by a real `corral serve` that is killed with SIGKILL
 //! at several points and restarted. Every job must complete, no task may have run twice
-//! at once (nor two tasks on one node), and none may be lost.
+//! at once (nor two tasks on one node), and none may be lost. A docker variant kills the
+//! server mid-create of a web-stack on containers and checks they are adopted.
 
 #![allow(clippy::unwrap_used)] // Tests fail loudly by design.
 
