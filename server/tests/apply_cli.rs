@@ -2,7 +2,8 @@
 //! (so with the demo catalog a first start loads) and real local nodes: create from
 //! `examples/web-stack.yaml`, a second apply that does nothing, an amend that adds a
 //! node the load balancer then uses, a delete by removal from the file, and invalid
-//! files refused with their line before anything happens.
+//! files refused with their line before anything happens. The same on the demo's
+//! `docker` provider (`examples/web-stack-docker.yaml`), checked with the `docker` CLI.
 
 #![allow(clippy::unwrap_used)] // Tests fail loudly by design.
 
@@ -13,12 +14,18 @@ use std::time::{Duration, Instant};
 
 use engine::provider::LocalProvider;
 
+#[path = "support/docker.rs"]
+mod docker;
 #[path = "support/served.rs"]
 mod served;
 
 use served::{corral, text, Served, CORRAL};
 
 const EXAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/web-stack.yaml");
+const EXAMPLE_DOCKER: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../examples/web-stack-docker.yaml"
+);
 
 /// The server with the demo catalog its first start loads.
 fn start(data: &Path) -> Served {
@@ -163,6 +170,184 @@ async fn apply_creates_does_nothing_twice_amends_and_deletes() {
         LocalProvider::processes_under(&server.nodes),
         Vec::<i32>::new(),
         "no process is left"
+    );
+}
+
+fn login(cfg: &Path, server: &Served) {
+    ok(&corral(
+        cfg,
+        &[
+            "login",
+            "--server",
+            &server.url,
+            "--username",
+            "admin",
+            "--password-stdin",
+        ],
+        &format!("{}\n", server.password),
+    ));
+}
+
+/// The address Docker gave the container on its cluster's network.
+fn container_address(container: &str) -> String {
+    docker::docker(&[
+        "inspect",
+        "--format",
+        "{{range .NetworkSettings.Networks}}{{.IPAddress}} {{end}}",
+        container,
+    ])
+    .trim()
+    .to_owned()
+}
+
+/// `corral apply examples/web-stack-docker.yaml` on the demo's `docker` provider: three
+/// running containers labelled with the cluster's id, each with the demo hardware
+/// type's memory limit, whose links answer at the addresses Docker gave them; removing
+/// the cluster from the file and applying again leaves no container and no network.
+#[tokio::test(flavor = "multi_thread")]
+async fn apply_on_docker_brings_up_containers_and_removal_leaves_none() {
+    // Before the server: it is dropped after it, when the server no longer runs.
+    let mut cleanup = docker::Cleanup::default();
+    let data = tempfile::tempdir().unwrap();
+    let config = tempfile::tempdir().unwrap();
+    let server = start(data.path());
+    let cfg = config.path();
+    login(cfg, &server);
+
+    let plan = ok(&corral(cfg, &["plan", EXAMPLE_DOCKER], ""));
+    assert!(
+        plan.contains("+ create shop-docker: template web-stack, 3 node(s) on docker"),
+        "{plan}"
+    );
+    let started = Instant::now();
+    let applied = corral(cfg, &["apply", EXAMPLE_DOCKER, "--yes"], "");
+    let applied_in = started.elapsed();
+    // Whatever the apply did, its containers are removed at the end.
+    let listed = ok(&corral(cfg, &["cluster", "list", "--json"], ""));
+    let listed: serde_json::Value = serde_json::from_str(&listed).unwrap();
+    let ids: Vec<String> = listed["items"]
+        .as_array()
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|item| item["id"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    for id in &ids {
+        cleanup.watch(id);
+    }
+    let applied = ok(&applied);
+    assert!(
+        applied.contains("environment demo-docker applied"),
+        "{applied}"
+    );
+    let shop = show(cfg, "shop-docker");
+    assert_eq!(shop["state"], "active", "{shop:#}");
+    assert_eq!(shop["provider"], "docker", "{shop:#}");
+    let id = shop["id"].as_str().unwrap().to_owned();
+    assert!(ids.contains(&id), "cluster list {listed:#} lacks {id}");
+
+    // Three running containers, one per node of the layout, each limited as the demo
+    // catalog says for its hardware type on docker.
+    let containers = docker::containers(&id);
+    let nodes = shop["layout"]["nodes"].as_array().unwrap();
+    assert_eq!(nodes.len(), 3, "{shop:#}");
+    let mut expected: Vec<String> = nodes
+        .iter()
+        .map(|node| format!("corral-node-{id}-{}", node["number"]))
+        .collect();
+    expected.sort();
+    let names: Vec<String> = containers.iter().map(|c| c.name.clone()).collect();
+    assert_eq!(
+        names, expected,
+        "docker ps --filter label=corral.cluster={id}"
+    );
+    let mut addresses = BTreeSet::new();
+    for node in nodes {
+        let name = format!("corral-node-{id}-{}", node["number"]);
+        let container = containers.iter().find(|c| c.name == name).unwrap();
+        assert_eq!(container.state, "running", "{container:?}");
+        let hardware = node["hardwaretype"].as_str().unwrap();
+        assert_eq!(
+            docker::memory_limit(&container.id),
+            docker::demo_memory_bytes(hardware),
+            "{name} ({hardware})"
+        );
+        addresses.insert(container_address(&container.id));
+    }
+    assert_eq!(
+        docker::memory_limit(&containers[0].id),
+        512 * 1024 * 1024,
+        "web-stack nodes are `small`: 512 MiB on docker"
+    );
+    assert_eq!(docker::networks(&id).len(), 1, "one network per cluster");
+
+    // Every link answers, at an address of one of the cluster's containers; the site
+    // is served by the lb from the app, with visits counted in kv.
+    let links = shop["links"].as_array().unwrap();
+    assert!(!links.is_empty(), "{shop:#}");
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(5))
+        .build()
+        .unwrap();
+    for link in links {
+        let url = link["url"].as_str().unwrap();
+        let host = reqwest::Url::parse(url)
+            .unwrap()
+            .host_str()
+            .unwrap()
+            .to_owned();
+        assert!(
+            addresses.contains(&host),
+            "{url} is not at a container's address {addresses:?}"
+        );
+        let response = client
+            .get(url)
+            .send()
+            .await
+            .unwrap_or_else(|error| panic!("{url}: {error}"));
+        assert_eq!(response.status(), 200, "{url}");
+        assert!(
+            applied.contains(&format!("{}: {url}", link["label"].as_str().unwrap())),
+            "{applied}"
+        );
+    }
+    let site = links
+        .iter()
+        .find(|link| link["label"] == "web site")
+        .unwrap()["url"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(backends(&site, 2).await.len(), 1);
+    eprintln!(
+        "web-stack of 3 on docker applied in {applied_in:?}, answering {:?} after the apply started",
+        started.elapsed()
+    );
+
+    // Delete by leaving the cluster out of the file.
+    let empty = data.path().join("empty-docker.yaml");
+    std::fs::write(&empty, "environment: demo-docker\nclusters: []\n").unwrap();
+    let started = Instant::now();
+    let deleted = ok(&corral(
+        cfg,
+        &["apply", empty.to_str().unwrap(), "--yes"],
+        "",
+    ));
+    eprintln!("deleted by apply in {:?}", started.elapsed());
+    assert!(deleted.contains("- delete shop-docker"), "{deleted}");
+    let listed = ok(&corral(cfg, &["cluster", "list", "--json"], ""));
+    assert!(listed.contains("\"total\": 0"), "{listed}");
+    assert_eq!(
+        docker::containers(&id),
+        Vec::new(),
+        "docker ps -a --filter label=corral.cluster={id}"
+    );
+    assert_eq!(
+        docker::networks(&id),
+        Vec::<String>::new(),
+        "docker network ls --filter label=corral.cluster={id}"
     );
 }
 

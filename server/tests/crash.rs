@@ -1,6 +1,7 @@
 //! Crash test: a 20-node create run by a real `corral serve` that is killed with SIGKILL
 //! at several points and restarted. Every job must complete, no task may have run twice
-//! at once (nor two tasks on one node), and none may be lost.
+//! at once (nor two tasks on one node), and none may be lost. A docker variant kills the
+//! server mid-create of a web-stack on containers and checks they are adopted.
 
 #![allow(clippy::unwrap_used)] // Tests fail loudly by design.
 
@@ -11,7 +12,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use domain::catalog::coopr::import_bundle;
-use domain::names::{ClusterName, TemplateName};
+use domain::names::{ClusterName, ProviderName, TemplateName};
 use domain::solver::SolveRequest;
 use engine::operations::{create_cluster, submit_change, ClusterChange, CreateRequest};
 use engine::provider::LocalProvider;
@@ -20,6 +21,9 @@ use engine::resources::{ResourceFiles, ResourceKind, Upload};
 use engine::store::tenants::DEFAULT_TENANT_ID;
 use engine::store::{now_ms, Backend, DatabaseUrl, Store};
 use engine::testing::TestDatabase;
+
+#[path = "support/docker.rs"]
+mod docker;
 
 const CORRAL: &str = env!("CARGO_BIN_EXE_corral");
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata/lifecycle");
@@ -160,6 +164,169 @@ async fn killed_server_loses_no_task(backend: Backend) {
     drop(data);
 }
 
+/// A 3-node web-stack on the demo's `docker` provider, the server killed with SIGKILL
+/// once a container is recorded for a node but the create has not finished: the next
+/// start adopts the containers made before the kill (same container ids, none made
+/// twice), finishes the job, and the delete leaves no container and no network.
+#[tokio::test(flavor = "multi_thread")]
+async fn killed_server_adopts_docker_containers() {
+    let test_started = Instant::now();
+    // Before the server: locals drop in reverse order, so the server is killed first.
+    let mut cleanup = docker::Cleanup::default();
+    let db = TestDatabase::new(Backend::Sqlite).await;
+    let data = tempfile::Builder::new()
+        .prefix("corral-crash-docker-")
+        .tempdir()
+        .unwrap();
+    let data_dir = data.path().canonicalize().unwrap();
+    let store = Store::open(&db.url).await.unwrap();
+    let mut server = Server {
+        child: None,
+        data: data_dir.clone(),
+        url: db.url.clone(),
+        starts: 0,
+    };
+    // The first start loads the demo catalog (providers local and docker) into the
+    // empty default tenant.
+    server.start();
+    assert!(
+        !engine::catalog::load(&store, DEFAULT_TENANT_ID)
+            .await
+            .unwrap()
+            .is_empty(),
+        "the first start loaded the demo catalog"
+    );
+
+    let mut solve = SolveRequest::of_size(3);
+    solve.provider = Some(ProviderName::parse("docker").unwrap());
+    let request = CreateRequest {
+        tenant_id: DEFAULT_TENANT_ID.to_owned(),
+        owner_id: None,
+        name: ClusterName::parse("crash-docker").unwrap(),
+        template: TemplateName::parse("web-stack").unwrap(),
+        solve,
+        config: serde_json::Map::new(),
+    };
+    let (cluster, create) = create_cluster(&store, &request, SubmitOptions::default(), now_ms())
+        .await
+        .unwrap();
+    cleanup.watch(&cluster.id);
+
+    // Kill as soon as a node has its container recorded (the provider made it and the
+    // store holds its record), while the job is still running.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let recorded = loop {
+        let recorded: Vec<i64> = store
+            .list_nodes(&cluster.id)
+            .await
+            .unwrap()
+            .iter()
+            .filter(|node| node.provider_json.is_some())
+            .map(|node| node.number)
+            .collect();
+        if !recorded.is_empty() {
+            break recorded;
+        }
+        let job = queue::job(&store, &create).await.unwrap();
+        assert!(
+            job.state.is_active(),
+            "the create ended {} before any node was recorded: {:?}",
+            job.state,
+            job.error
+        );
+        assert!(
+            Instant::now() < deadline,
+            "no node recorded within 60 s: {job:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    server.kill();
+    let job = queue::job(&store, &create).await.unwrap();
+    assert!(
+        job.state.is_active(),
+        "the kill came after the create ended ({}): nothing was tested",
+        job.state
+    );
+    let before = docker::containers(&cluster.id);
+    assert!(!before.is_empty(), "a container exists at the kill");
+    eprintln!(
+        "killed with {} container(s), node(s) {recorded:?} recorded, {}/{} tasks done",
+        before.len(),
+        job.tasks_succeeded,
+        job.tasks_total
+    );
+
+    let restarted = Instant::now();
+    server.start();
+    let state = wait_for_end_within(&store, &create, Duration::from_secs(60)).await;
+    let finished_after = restarted.elapsed();
+    assert_eq!(state, JobState::Succeeded);
+    eprintln!("the create finished {finished_after:?} after the restart");
+    check_attempt_log(&store, &create).await;
+
+    // Exactly one running container per node, and the nodes recorded before the kill
+    // kept their containers: adopted, not made again.
+    let nodes = store.list_nodes(&cluster.id).await.unwrap();
+    assert_eq!(nodes.len(), 3);
+    let after = docker::containers(&cluster.id);
+    let mut expected: Vec<String> = nodes
+        .iter()
+        .map(|node| format!("corral-node-{}-{}", cluster.id, node.number))
+        .collect();
+    expected.sort();
+    let names: Vec<String> = after.iter().map(|c| c.name.clone()).collect();
+    assert_eq!(names, expected, "one container per node, none duplicated");
+    assert!(after.iter().all(|c| c.state == "running"), "{after:?}");
+    for number in &recorded {
+        let name = format!("corral-node-{}-{number}", cluster.id);
+        let old = before.iter().find(|c| c.name == name).unwrap();
+        let new = after.iter().find(|c| c.name == name).unwrap();
+        assert_eq!(
+            old.id, new.id,
+            "node {number}'s container was replaced, not adopted"
+        );
+    }
+    for container in &after {
+        assert_eq!(
+            docker::memory_limit(&container.id),
+            docker::demo_memory_bytes("small"),
+            "{}",
+            container.name
+        );
+    }
+    assert_eq!(docker::networks(&cluster.id).len(), 1, "one network");
+
+    let delete = submit_change(
+        &store,
+        &cluster.id,
+        &ClusterChange::Delete { force: false },
+        None,
+        SubmitOptions::default(),
+        now_ms(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        wait_for_end_within(&store, &delete, Duration::from_secs(30)).await,
+        JobState::Succeeded
+    );
+    assert_eq!(
+        docker::containers(&cluster.id),
+        Vec::new(),
+        "no container is left"
+    );
+    assert_eq!(
+        docker::networks(&cluster.id),
+        Vec::<String>::new(),
+        "no network is left"
+    );
+    server.kill();
+    store.close().await;
+    eprintln!("docker crash test: {:?} in all", test_started.elapsed());
+    drop(server);
+    drop(data);
+}
+
 /// The lifecycle catalog and its script, as an administrator would have set them up.
 async fn seed(store: &Store, data_dir: &Path) {
     let catalog =
@@ -228,6 +395,10 @@ async fn wait_for_progress(store: &Store, job_id: &str, fraction: f64) {
 }
 
 async fn wait_for_end(store: &Store, job_id: &str) -> JobState {
+    wait_for_end_within(store, job_id, Duration::from_secs(240)).await
+}
+
+async fn wait_for_end_within(store: &Store, job_id: &str, limit: Duration) -> JobState {
     let started = Instant::now();
     loop {
         let job = queue::job(store, job_id).await.unwrap();
@@ -238,8 +409,8 @@ async fn wait_for_end(store: &Store, job_id: &str) -> JobState {
             return job.state;
         }
         assert!(
-            started.elapsed() < Duration::from_secs(240),
-            "job still {} ({}/{})",
+            started.elapsed() < limit,
+            "job still {} ({}/{}) after {limit:?}",
             job.state,
             job.tasks_succeeded,
             job.tasks_total

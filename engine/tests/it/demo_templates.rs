@@ -259,6 +259,93 @@ async fn web_stack_on_docker() {
     );
 }
 
+/// kv-cluster and paas on the demo's `docker` provider, three nodes each, built at once:
+/// they pass the same checks as on `local` (kv replicates from the leader, every paas
+/// stand-in answers, the router spreads over the DEAs, redis and memcached speak), each
+/// container carries its node's hardware-type memory limit, and after the delete no
+/// container and no network of either cluster is left.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kv_cluster_and_paas_on_docker() {
+    let keys = tempfile::tempdir().unwrap();
+    let lab = Lab::start_demo_with_docker(Backend::Sqlite, keys.path()).await;
+    let docker = lab.docker.clone().unwrap();
+    let started = std::time::Instant::now();
+    let (kv, kv_job) = lab.create_on("docker", "kv-cluster", "kv-docker", 3).await;
+    let _kv_cleanup = crate::docker_nodes::Cleanup::new(docker.docker(), &kv.id);
+    let (paas, paas_job) = lab.create_on("docker", "paas", "paas-docker", 3).await;
+    let _paas_cleanup = crate::docker_nodes::Cleanup::new(docker.docker(), &paas.id);
+    assert_eq!(lab.wait(&kv_job, JOB_LIMIT).await, JobState::Succeeded);
+    assert_eq!(lab.wait(&paas_job, JOB_LIMIT).await, JobState::Succeeded);
+    eprintln!(
+        "kv-cluster and paas of 3 on docker: built in {:?}",
+        started.elapsed()
+    );
+    let kv = lab.store.cluster(&kv.id).await.unwrap();
+    let paas = lab.store.cluster(&paas.id).await.unwrap();
+    check_kv_cluster(&lab, &kv, 3).await;
+    check_paas(&lab, &paas, 3).await;
+    for cluster in [&kv, &paas] {
+        assert_docker_memory_limits(docker.docker(), cluster, 3).await;
+    }
+    let clusters = [kv, paas];
+    let started = std::time::Instant::now();
+    tear_down(&lab, &clusters).await;
+    eprintln!("deleted in {:?}", started.elapsed());
+    for cluster in &clusters {
+        let containers = crate::docker_nodes::containers_of(docker.docker(), &cluster.id).await;
+        assert!(
+            containers.is_empty(),
+            "{}: containers left {containers:?}",
+            cluster.name
+        );
+        let networks = crate::docker_nodes::networks_of(docker.docker(), &cluster.id).await;
+        assert!(
+            networks.is_empty(),
+            "{}: networks left {networks:?}",
+            cluster.name
+        );
+    }
+}
+
+/// The cluster has `size` containers, and each one's memory limit is what the demo
+/// catalog gives its node's hardware type on `docker` (`memory_mb`).
+async fn assert_docker_memory_limits(docker: &bollard::Docker, cluster: &Cluster, size: usize) {
+    let catalog: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../demo/catalog.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    let memory_mb = |hardware: &str| {
+        catalog["hardwaretypes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|entity| entity["name"] == hardware)
+            .unwrap_or_else(|| panic!("no hardware type {hardware} in the demo catalog"))
+            ["providermap"]["docker"]["memory_mb"]
+            .as_i64()
+            .unwrap()
+    };
+    let layout: domain::layout::Layout = serde_json::from_str(&cluster.layout_json).unwrap();
+    let containers = crate::docker_nodes::containers_of(docker, &cluster.id).await;
+    assert_eq!(containers.len(), size, "{}: {containers:?}", cluster.name);
+    for node in &layout.nodes {
+        let name = engine::provider::container_name(&format!("{}-{}", cluster.id, node.number));
+        let inspected = docker
+            .inspect_container(&name, None)
+            .await
+            .unwrap_or_else(|error| panic!("{}: container {name}: {error}", cluster.name));
+        assert_eq!(
+            inspected.host_config.unwrap().memory,
+            Some(memory_mb(node.hardwaretype.as_str()) * 1024 * 1024),
+            "{}: node {} ({})",
+            cluster.name,
+            node.number,
+            node.hardwaretype.as_str()
+        );
+    }
+}
+
 /// The web-stack through an `exec` plugin: the demo catalog gets a provider `lab-plugin`
 /// of type `exec` running `corral-test-provider` (nodes as loopback sshds of its own),
 /// with the tenant's credentials the plugin checks on every call; the cluster is built,
@@ -373,51 +460,57 @@ async fn kv_cluster_at_one_and_three_nodes(backend: Backend) {
     let lab = Lab::start_demo(backend).await;
     let clusters = build(&lab, "kv-cluster", &[1, 3]).await;
     for (cluster, size) in clusters.iter().zip([1usize, 3]) {
-        let nodes = layout(&lab, cluster).await;
-        let kv = carrying(&nodes, "kv");
-        assert_eq!(kv.len(), size, "kv on every node: {nodes:?}");
-        let leader = kv[0];
-        let mut roles = Vec::new();
-        for host in &kv {
-            let health = get_ok(&format!("http://{host}:7070/health")).await;
-            let health: serde_json::Value = serde_json::from_str(&health.body).unwrap();
-            roles.push(health["role"].as_str().unwrap().to_owned());
-        }
-        assert_eq!(roles[0], "leader");
-        assert!(
-            roles[1..].iter().all(|role| role == "follower"),
-            "{roles:?}"
-        );
-        // A write to the last node (a follower when there are several) reaches the
-        // leader and every follower.
-        let put = http(
-            reqwest::Method::PUT,
-            &format!("http://{}:7070/kv/greeting", kv[size - 1]),
-            Some("hello"),
-        )
-        .await;
-        assert_eq!(put.status, 200, "{}", put.body);
-        for host in &kv {
-            let mut value = String::new();
-            for _ in 0..50 {
-                let answer = http(
-                    reqwest::Method::GET,
-                    &format!("http://{host}:7070/kv/greeting"),
-                    None,
-                )
-                .await;
-                value = answer.body;
-                if answer.status == 200 {
-                    break;
-                }
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
-            assert_eq!(value, "hello", "replicated to {host}");
-        }
-        let links = links(&lab, cluster).await;
-        assert_eq!(links["kv leader"], format!("http://{leader}:7070/health"));
+        check_kv_cluster(&lab, cluster, size).await;
     }
     tear_down(&lab, &clusters).await;
+}
+
+/// A built kv-cluster of `size` nodes: kv on every node, the first leads and the others
+/// follow, a write to the last node reaches every node, and the link names the leader.
+async fn check_kv_cluster(lab: &Lab, cluster: &Cluster, size: usize) {
+    let nodes = layout(lab, cluster).await;
+    let kv = carrying(&nodes, "kv");
+    assert_eq!(kv.len(), size, "kv on every node: {nodes:?}");
+    let leader = kv[0];
+    let mut roles = Vec::new();
+    for host in &kv {
+        let health = get_ok(&format!("http://{host}:7070/health")).await;
+        let health: serde_json::Value = serde_json::from_str(&health.body).unwrap();
+        roles.push(health["role"].as_str().unwrap().to_owned());
+    }
+    assert_eq!(roles[0], "leader");
+    assert!(
+        roles[1..].iter().all(|role| role == "follower"),
+        "{roles:?}"
+    );
+    // A write to the last node (a follower when there are several) reaches the
+    // leader and every follower.
+    let put = http(
+        reqwest::Method::PUT,
+        &format!("http://{}:7070/kv/greeting", kv[size - 1]),
+        Some("hello"),
+    )
+    .await;
+    assert_eq!(put.status, 200, "{}", put.body);
+    for host in &kv {
+        let mut value = String::new();
+        for _ in 0..50 {
+            let answer = http(
+                reqwest::Method::GET,
+                &format!("http://{host}:7070/kv/greeting"),
+                None,
+            )
+            .await;
+            value = answer.body;
+            if answer.status == 200 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert_eq!(value, "hello", "replicated to {host}");
+    }
+    let links = links(lab, cluster).await;
+    assert_eq!(links["kv leader"], format!("http://{leader}:7070/health"));
 }
 
 /// Each paas role and the port it answers on.
@@ -437,66 +530,74 @@ async fn paas_at_one_and_three_nodes(backend: Backend) {
     let lab = Lab::start_demo(backend).await;
     let clusters = build(&lab, "paas", &[1, 3]).await;
     for (cluster, size) in clusters.iter().zip([1usize, 3]) {
-        let nodes = layout(&lab, cluster).await;
-        assert_eq!(nodes.len(), size);
-        assert!(nodes.iter().all(|(_, s)| s.contains("base")), "{nodes:?}");
-        // One core node: primary with the controller and health manager beside it.
-        let primary = carrying(&nodes, "primary");
-        assert_eq!(primary.len(), 1, "{nodes:?}");
-        assert_eq!(carrying(&nodes, "controller"), primary);
-        assert_eq!(carrying(&nodes, "health-manager"), primary);
-        assert!(!carrying(&nodes, "router").is_empty());
-        assert!(!carrying(&nodes, "dea").is_empty());
-        for single in [
-            "stager",
-            "mysql",
-            "postgresql",
-            "redis",
-            "mongodb",
-            "filesystem",
-        ] {
-            assert_eq!(carrying(&nodes, single).len(), 1, "{single}: {nodes:?}");
-        }
-        if size == 1 {
-            assert_eq!(nodes[0].1.len(), 14, "everything on one node: {nodes:?}");
-        } else {
-            assert!(
-                nodes[1..].iter().all(|(_, s)| s.contains("dea")),
-                "more nodes add DEAs: {nodes:?}"
-            );
-        }
-        for (role, port) in PAAS_HTTP_ROLES {
-            for host in carrying(&nodes, role) {
-                let answer = get_ok(&format!("http://{host}:{port}/")).await;
-                let answer: serde_json::Value = serde_json::from_str(&answer.body).unwrap();
-                assert_eq!(answer["role"], *role);
-                assert_eq!(answer["standin"], true, "stand-ins say so");
-            }
-        }
-        let deas: BTreeSet<String> = carrying(&nodes, "dea")
-            .iter()
-            .map(|host| format!("{host}:9100"))
-            .collect();
-        for host in carrying(&nodes, "router") {
-            let mut seen = BTreeSet::new();
-            for _ in 0..deas.len() * 2 {
-                let page = get_ok(&format!("http://{host}:9080/")).await;
-                assert!(page.body.contains("dea on cluster"), "{}", page.body);
-                seen.insert(page.backend.unwrap());
-            }
-            assert_eq!(seen, deas, "the router spreads over every DEA");
-        }
-        for host in carrying(&nodes, "redis") {
-            assert!(tcp_chat(host, 16379, "PING\r\n").starts_with("+PONG"));
-        }
-        for host in carrying(&nodes, "memcached") {
-            assert!(tcp_chat(host, 11211, "version\r\n").starts_with("VERSION"));
-        }
-        let links = links(&lab, cluster).await;
-        let router = carrying(&nodes, "router")[0];
-        assert_eq!(links["paas router"], format!("http://{router}:9080/"));
+        check_paas(&lab, cluster, size).await;
     }
     tear_down(&lab, &clusters).await;
+}
+
+/// A built paas of `size` nodes: one core node (primary, controller, health manager),
+/// the single-instance roles once each, more nodes adding DEAs, every stand-in answering
+/// as its role, each router spreading over every DEA, redis and memcached speaking their
+/// protocols, and the link naming the router.
+async fn check_paas(lab: &Lab, cluster: &Cluster, size: usize) {
+    let nodes = layout(lab, cluster).await;
+    assert_eq!(nodes.len(), size);
+    assert!(nodes.iter().all(|(_, s)| s.contains("base")), "{nodes:?}");
+    // One core node: primary with the controller and health manager beside it.
+    let primary = carrying(&nodes, "primary");
+    assert_eq!(primary.len(), 1, "{nodes:?}");
+    assert_eq!(carrying(&nodes, "controller"), primary);
+    assert_eq!(carrying(&nodes, "health-manager"), primary);
+    assert!(!carrying(&nodes, "router").is_empty());
+    assert!(!carrying(&nodes, "dea").is_empty());
+    for single in [
+        "stager",
+        "mysql",
+        "postgresql",
+        "redis",
+        "mongodb",
+        "filesystem",
+    ] {
+        assert_eq!(carrying(&nodes, single).len(), 1, "{single}: {nodes:?}");
+    }
+    if size == 1 {
+        assert_eq!(nodes[0].1.len(), 14, "everything on one node: {nodes:?}");
+    } else {
+        assert!(
+            nodes[1..].iter().all(|(_, s)| s.contains("dea")),
+            "more nodes add DEAs: {nodes:?}"
+        );
+    }
+    for (role, port) in PAAS_HTTP_ROLES {
+        for host in carrying(&nodes, role) {
+            let answer = get_ok(&format!("http://{host}:{port}/")).await;
+            let answer: serde_json::Value = serde_json::from_str(&answer.body).unwrap();
+            assert_eq!(answer["role"], *role);
+            assert_eq!(answer["standin"], true, "stand-ins say so");
+        }
+    }
+    let deas: BTreeSet<String> = carrying(&nodes, "dea")
+        .iter()
+        .map(|host| format!("{host}:9100"))
+        .collect();
+    for host in carrying(&nodes, "router") {
+        let mut seen = BTreeSet::new();
+        for _ in 0..deas.len() * 2 {
+            let page = get_ok(&format!("http://{host}:9080/")).await;
+            assert!(page.body.contains("dea on cluster"), "{}", page.body);
+            seen.insert(page.backend.unwrap());
+        }
+        assert_eq!(seen, deas, "the router spreads over every DEA");
+    }
+    for host in carrying(&nodes, "redis") {
+        assert!(tcp_chat(host, 16379, "PING\r\n").starts_with("+PONG"));
+    }
+    for host in carrying(&nodes, "memcached") {
+        assert!(tcp_chat(host, 11211, "version\r\n").starts_with("VERSION"));
+    }
+    let links = links(lab, cluster).await;
+    let router = carrying(&nodes, "router")[0];
+    assert_eq!(links["paas router"], format!("http://{router}:9080/"));
 }
 
 engine::on_both_backends!(
