@@ -486,19 +486,7 @@ fn labels(spec: &NodeSpec, cluster: &str) -> HashMap<String, String> {
 }
 
 fn state_of(record: &NodeRecord) -> Result<DockerNodeState, ProviderError> {
-    if record.provider != DOCKER_PROVIDER {
-        return Err(ProviderError::WrongProvider {
-            node: record.id.clone(),
-            expected: DOCKER_PROVIDER.to_owned(),
-            found: record.provider.clone(),
-        });
-    }
-    serde_json::from_value(record.provider_state.clone()).map_err(|error| {
-        ProviderError::BadRecord {
-            node: record.id.clone(),
-            reason: error.to_string(),
-        }
-    })
+    record.state_as(DOCKER_PROVIDER)
 }
 
 /// A tar of what the container needs before sshd starts: its host key pair and root's

@@ -1239,19 +1239,7 @@ fn check_name(name: &str) -> Result<(), ProviderError> {
 }
 
 fn state_of(record: &NodeRecord) -> Result<Ec2NodeState, ProviderError> {
-    if record.provider != EC2_PROVIDER {
-        return Err(ProviderError::WrongProvider {
-            node: record.id.clone(),
-            expected: EC2_PROVIDER.to_owned(),
-            found: record.provider.clone(),
-        });
-    }
-    serde_json::from_value(record.provider_state.clone()).map_err(|error| {
-        ProviderError::BadRecord {
-            node: record.id.clone(),
-            reason: error.to_string(),
-        }
-    })
+    record.state_as(EC2_PROVIDER)
 }
 
 #[cfg(test)]

@@ -545,19 +545,7 @@ fn failed(
 }
 
 fn state_of(record: &NodeRecord) -> Result<ExecNodeState, ProviderError> {
-    if record.provider != EXEC_PROVIDER {
-        return Err(ProviderError::WrongProvider {
-            node: record.id.clone(),
-            expected: EXEC_PROVIDER.to_owned(),
-            found: record.provider.clone(),
-        });
-    }
-    serde_json::from_value(record.provider_state.clone()).map_err(|error| {
-        ProviderError::BadRecord {
-            node: record.id.clone(),
-            reason: error.to_string(),
-        }
-    })
+    record.state_as(EXEC_PROVIDER)
 }
 
 #[cfg(test)]

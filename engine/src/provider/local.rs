@@ -544,20 +544,7 @@ impl LocalProvider {
     }
 
     fn state_of(&self, record: &NodeRecord) -> Result<LocalNodeState, ProviderError> {
-        if record.provider != LOCAL_PROVIDER {
-            return Err(ProviderError::WrongProvider {
-                node: record.id.clone(),
-                expected: LOCAL_PROVIDER.to_owned(),
-                found: record.provider.clone(),
-            });
-        }
-        let state: LocalNodeState =
-            serde_json::from_value(record.provider_state.clone()).map_err(|error| {
-                ProviderError::BadRecord {
-                    node: record.id.clone(),
-                    reason: format!("provider_state: {error}"),
-                }
-            })?;
+        let state: LocalNodeState = record.state_as(LOCAL_PROVIDER)?;
         // Delete removes this directory: never act on one outside our base directory.
         if state.dir.parent() != Some(self.base_dir.as_path()) || !files::is_plain_path(&state.dir)
         {

@@ -138,6 +138,27 @@ impl NodeRecord {
         self.address.as_deref().unwrap_or(&self.host)
     }
 
+    /// The provider's own state, for provider type `providertype`: a record of another
+    /// provider, or a state that does not read as `T`, is an error naming the node.
+    pub fn state_as<T: serde::de::DeserializeOwned>(
+        &self,
+        providertype: &str,
+    ) -> Result<T, super::ProviderError> {
+        if self.provider != providertype {
+            return Err(super::ProviderError::WrongProvider {
+                node: self.id.clone(),
+                expected: providertype.to_owned(),
+                found: self.provider.clone(),
+            });
+        }
+        serde_json::from_value(self.provider_state.clone()).map_err(|error| {
+            super::ProviderError::BadRecord {
+                node: self.id.clone(),
+                reason: format!("provider_state: {error}"),
+            }
+        })
+    }
+
     /// Everything [`crate::ssh::SessionPool`] needs to reach the node.
     pub fn ssh_target(&self) -> SshTarget {
         SshTarget {

@@ -149,19 +149,7 @@ impl SshPoolProvider {
     }
 
     fn state_of(record: &NodeRecord) -> Result<PoolNodeState, ProviderError> {
-        if record.provider != SSH_POOL_PROVIDER {
-            return Err(ProviderError::WrongProvider {
-                node: record.id.clone(),
-                expected: SSH_POOL_PROVIDER.to_owned(),
-                found: record.provider.clone(),
-            });
-        }
-        serde_json::from_value(record.provider_state.clone()).map_err(|error| {
-            ProviderError::BadRecord {
-                node: record.id.clone(),
-                reason: format!("provider_state: {error}"),
-            }
-        })
+        record.state_as(SSH_POOL_PROVIDER)
     }
 
     async fn readopt(&self, record: &NodeRecord) -> Result<NodeRecord, ProviderError> {

@@ -32,9 +32,8 @@ impl Service {
         provider: &str,
     ) -> Result<ProviderCredentialsView, ServiceError> {
         let tenant_id = caller.tenant_id();
-        caller.require_tenant_admin(tenant_id)?;
-        let catalog = crate::catalog::load(&self.store, tenant_id).await?;
-        let providertype = providertype_of(&catalog, provider)?;
+        let (_, providertype) = self.administered_provider(caller, provider).await?;
+        let providertype = providertype.as_str();
         self.credentials_view(tenant_id, provider, providertype)
             .await
     }
@@ -49,9 +48,8 @@ impl Service {
         json: &str,
     ) -> Result<ProviderCredentialsView, ServiceError> {
         let tenant_id = caller.tenant_id();
-        caller.require_tenant_admin(tenant_id)?;
-        let catalog = crate::catalog::load(&self.store, tenant_id).await?;
-        let providertype = providertype_of(&catalog, provider)?;
+        let (_, providertype) = self.administered_provider(caller, provider).await?;
+        let providertype = providertype.as_str();
         let credentials =
             Credentials::from_json_text(json).map_err(|error| ServiceError::Invalid {
                 message: format!("the credentials of provider {provider:?} are refused: {error}"),
@@ -84,9 +82,8 @@ impl Service {
         provider: &str,
     ) -> Result<ProviderCredentialsView, ServiceError> {
         let tenant_id = caller.tenant_id();
-        caller.require_tenant_admin(tenant_id)?;
-        let catalog = crate::catalog::load(&self.store, tenant_id).await?;
-        let providertype = providertype_of(&catalog, provider)?;
+        let (_, providertype) = self.administered_provider(caller, provider).await?;
+        let providertype = providertype.as_str();
         if !self
             .store
             .delete_provider_credentials(tenant_id, provider)
@@ -108,6 +105,19 @@ impl Service {
         .await;
         self.credentials_view(tenant_id, provider, providertype)
             .await
+    }
+
+    /// The caller's tenant's catalog and the provider type of its provider `provider`,
+    /// for an admin of that tenant.
+    async fn administered_provider(
+        &self,
+        caller: &Caller,
+        provider: &str,
+    ) -> Result<(Catalog, String), ServiceError> {
+        caller.require_tenant_admin(caller.tenant_id())?;
+        let catalog = crate::catalog::load(&self.store, caller.tenant_id()).await?;
+        let providertype = providertype_of(&catalog, provider)?.to_owned();
+        Ok((catalog, providertype))
     }
 
     async fn credentials_view(
@@ -144,9 +154,7 @@ impl Service {
         request: &ProviderTestRequest,
     ) -> Result<ProviderTestReport, ServiceError> {
         let tenant_id = caller.tenant_id();
-        caller.require_tenant_admin(tenant_id)?;
-        let catalog = crate::catalog::load(&self.store, tenant_id).await?;
-        let providertype = providertype_of(&catalog, provider)?.to_owned();
+        let (catalog, providertype) = self.administered_provider(caller, provider).await?;
         crate::operations::check_provider_allowed(&self.store, tenant_id, &catalog, provider)
             .await?;
         let machine = if request.create {
