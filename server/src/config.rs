@@ -67,6 +67,16 @@ pub struct ServerArgs {
     )]
     #[serde(default)]
     pub trusted_proxies: Vec<IpAddr>,
+    /// An EC2-compatible endpoint (another cloud, an emulator) catalogs' `ec2`
+    /// providers may name besides AWS's own; repeat for several [default: none].
+    #[arg(
+        long = "ec2-endpoint",
+        env = "CORRAL_EC2_ENDPOINTS",
+        value_name = "URL",
+        value_delimiter = ','
+    )]
+    #[serde(default)]
+    pub ec2_endpoints: Vec<String>,
 }
 
 /// The resolved configuration every command runs with.
@@ -84,6 +94,9 @@ pub struct Config {
     pub worker_lease: Duration,
     pub secure_cookies: bool,
     pub trusted_proxies: Vec<IpAddr>,
+    /// Endpoints `ec2` providers may name besides AWS's (a tenant admin's catalog must
+    /// not make this server call arbitrary addresses).
+    pub ec2_endpoints: Vec<String>,
 }
 
 const DEFAULT_WORKER_SLOTS: usize = 16;
@@ -143,6 +156,11 @@ impl Config {
                 file.trusted_proxies
             } else {
                 args.trusted_proxies
+            },
+            ec2_endpoints: if args.ec2_endpoints.is_empty() {
+                file.ec2_endpoints
+            } else {
+                args.ec2_endpoints
             },
             worker_slots: args
                 .worker_slots

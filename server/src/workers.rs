@@ -60,7 +60,9 @@ pub async fn executor(store: Store, config: &Config) -> anyhow::Result<Executor>
         }
     };
     providers = match Ec2Provider::new(store.clone(), &config.data_dir.join("ec2-keys")) {
-        Ok(ec2) => providers.with(Arc::new(ec2)),
+        Ok(ec2) => providers.with(Arc::new(
+            ec2.with_allowed_endpoints(config.ec2_endpoints.clone()),
+        )),
         Err(error) => {
             tracing::warn!(%error, "ec2 nodes cannot be made from this process");
             providers.without(EC2_PROVIDER, error.to_string())

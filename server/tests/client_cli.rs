@@ -388,7 +388,15 @@ fn ec2_provider_test_against_moto() {
     let (key_id, secret) = runtime.block_on(moto.iam_user());
     let data = tempfile::tempdir().unwrap();
     let config = tempfile::tempdir().unwrap();
-    let server = serve(data.path());
+    // The operator allows moto's endpoint: catalogs may not name any other.
+    let server = served::serve(
+        data.path(),
+        1,
+        &[
+            ("RUST_LOG", "debug"),
+            ("CORRAL_EC2_ENDPOINTS", &moto.endpoint),
+        ],
+    );
     let login = corral(
         config.path(),
         &[

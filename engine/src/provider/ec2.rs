@@ -136,7 +136,14 @@ struct Settings {
 }
 
 impl Settings {
-    fn read(provider: &ProviderSettings) -> Result<Self, ProviderError> {
+    /// `provider`'s settings. An `endpoint` must be one of `allowed_endpoints` (the
+    /// operator's `--ec2-endpoint`): the catalog is a tenant admin's, and an endpoint
+    /// of their choosing would have this server send requests wherever they point it
+    /// (its own loopback services, a cloud's metadata address).
+    fn read(
+        provider: &ProviderSettings,
+        allowed_endpoints: &[String],
+    ) -> Result<Self, ProviderError> {
         let name = provider.name.clone();
         let region = provider
             .setting(&["region", "aws_region"])
@@ -147,7 +154,34 @@ impl Settings {
                     .to_owned(),
             })?
             .to_owned();
+        // The region becomes part of a host name.
+        if region.len() > 32
+            || !region
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        {
+            return Err(ProviderError::Ec2Settings {
+                provider: name,
+                detail: format!(
+                    "setting `region` {region:?} is not a region name (like \"us-east-1\")"
+                ),
+            });
+        }
         let endpoint = match provider.setting(&["endpoint"]) {
+            Some(endpoint)
+                if !allowed_endpoints.iter().any(|allowed| {
+                    allowed.trim_end_matches('/') == endpoint.trim_end_matches('/')
+                }) =>
+            {
+                return Err(ProviderError::Ec2Settings {
+                    provider: name,
+                    detail: format!(
+                        "setting `endpoint` {endpoint:?} is not an endpoint this server may \
+                         call: its operator allows EC2-compatible endpoints with \
+                         `corral serve --ec2-endpoint URL` (CORRAL_EC2_ENDPOINTS)"
+                    ),
+                });
+            }
             Some(endpoint) => {
                 let parsed =
                     url::Url::parse(endpoint).map_err(|error| ProviderError::Ec2Settings {
@@ -184,6 +218,8 @@ pub struct Ec2Provider {
     store: Store,
     key_dir: PathBuf,
     http: reqwest::Client,
+    /// The endpoints other than AWS's own that catalogs may name (see [`Settings::read`]).
+    allowed_endpoints: Vec<String>,
 }
 
 impl Ec2Provider {
@@ -193,6 +229,8 @@ impl Ec2Provider {
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(10))
             .timeout(Duration::from_secs(60))
+            // A signed API call has one answer; a redirect would send it elsewhere.
+            .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|error| ProviderError::Ec2Settings {
                 provider: EC2_PROVIDER.to_owned(),
@@ -202,7 +240,15 @@ impl Ec2Provider {
             store,
             key_dir: key_dir.to_owned(),
             http,
+            allowed_endpoints: Vec::new(),
         })
+    }
+
+    /// This provider, letting catalogs name `endpoints` (EC2-compatible clouds, or an
+    /// emulator in tests) besides AWS's own regional endpoints.
+    pub fn with_allowed_endpoints(mut self, endpoints: Vec<String>) -> Self {
+        self.allowed_endpoints = endpoints;
+        self
     }
 
     /// Whether Corral may connect to the node (its provider's `connect` is not `none`).
@@ -264,7 +310,7 @@ impl Ec2Provider {
         tenant_id: &str,
         provider: &ProviderSettings,
     ) -> Result<String, ProviderError> {
-        let settings = Settings::read(provider)?;
+        let settings = Settings::read(provider, &self.allowed_endpoints)?;
         let client = self
             .client(
                 tenant_id,
@@ -305,7 +351,7 @@ impl Ec2Provider {
     async fn create_node(&self, spec: &NodeSpec) -> Result<NodeRecord, ProviderError> {
         let node = spec.id.as_str();
         check_name(node)?;
-        let settings = Settings::read(&spec.provider)?;
+        let settings = Settings::read(&spec.provider, &self.allowed_endpoints)?;
         let provider = settings.provider.as_str();
         let tenant = spec
             .tenant_id
@@ -1275,21 +1321,40 @@ mod tests {
             name: "aws1".into(),
             settings: serde_json::Map::new(),
         };
-        let error = Settings::read(&provider).unwrap_err().to_string();
+        let error = Settings::read(&provider, &[]).unwrap_err().to_string();
         assert!(
             error.contains("provider aws1") && error.contains("`region`"),
             "{error}"
         );
         provider
             .settings
+            .insert("region".into(), "x.evil.example/".into());
+        assert!(
+            Settings::read(&provider, &[]).is_err(),
+            "a region is a name"
+        );
+        provider.settings.remove("region");
+        provider
+            .settings
             .insert("aws_region".into(), "eu-west-1".into());
-        let settings = Settings::read(&provider).unwrap();
+        let settings = Settings::read(&provider, &[]).unwrap();
         assert_eq!(settings.endpoint, "https://ec2.eu-west-1.amazonaws.com");
+        provider
+            .settings
+            .insert("endpoint".into(), "http://169.254.169.254/".into());
+        let error = Settings::read(&provider, &[]).unwrap_err().to_string();
+        assert!(error.contains("--ec2-endpoint"), "{error}");
+        let allowed = ["http://169.254.169.254".to_owned()];
+        assert_eq!(
+            Settings::read(&provider, &allowed).unwrap().endpoint,
+            "http://169.254.169.254/"
+        );
+        provider.settings.remove("endpoint");
         assert_eq!(settings.ssh_cidr, "0.0.0.0/0");
         assert_eq!(settings.connect, Connect::PublicIp);
         provider
             .settings
             .insert("connect".into(), "sideways".into());
-        assert!(Settings::read(&provider).is_err());
+        assert!(Settings::read(&provider, &[]).is_err());
     }
 }

@@ -122,7 +122,9 @@ async fn ec2_nodes_are_made_once_share_their_cluster_and_go_with_it() {
     let db = engine::testing::TestDatabase::sqlite();
     let store = store_with_credentials(&db, Some(TEST_CREDENTIALS)).await;
     let keys = tempfile::tempdir().unwrap();
-    let provider = Ec2Provider::new(store.clone(), keys.path()).unwrap();
+    let provider = Ec2Provider::new(store.clone(), keys.path())
+        .unwrap()
+        .with_allowed_endpoints(vec![moto.endpoint.clone()]);
     let cluster = "c-ec2-lifecycle";
 
     let started = Instant::now();
@@ -193,7 +195,9 @@ async fn ec2_nodes_are_made_once_share_their_cluster_and_go_with_it() {
     assert!(error.to_string().contains("`connect`"), "{error}");
 
     // A restarted process adopts what the records name.
-    let restarted = Ec2Provider::new(store.clone(), keys.path()).unwrap();
+    let restarted = Ec2Provider::new(store.clone(), keys.path())
+        .unwrap()
+        .with_allowed_endpoints(vec![moto.endpoint.clone()]);
     let adopted = restarted.adopt(&first).await.unwrap();
     assert_eq!(state(&adopted).instance_id, first_state.instance_id);
     assert_eq!(adopted.host_key, first.host_key);
@@ -239,7 +243,9 @@ async fn ec2_check_accepts_good_credentials_and_names_rejected_ones() {
     let db = engine::testing::TestDatabase::sqlite();
     let store = store_with_credentials(&db, None).await;
     let keys = tempfile::tempdir().unwrap();
-    let provider = Ec2Provider::new(store.clone(), keys.path()).unwrap();
+    let provider = Ec2Provider::new(store.clone(), keys.path())
+        .unwrap()
+        .with_allowed_endpoints(vec![moto.endpoint.clone()]);
     set_credentials(
         &store,
         &serde_json::json!({"access_key_id": key_id, "secret_access_key": secret}).to_string(),
@@ -296,6 +302,21 @@ async fn ec2_without_credentials_or_region_says_what_is_missing() {
     let store = store_with_credentials(&db, None).await;
     let keys = tempfile::tempdir().unwrap();
     let provider = Ec2Provider::new(store.clone(), keys.path()).unwrap();
+    // An endpoint the operator did not allow is refused before anything is sent.
+    let elsewhere = ProviderSettings {
+        name: PROVIDER.to_owned(),
+        settings: serde_json::json!({"region": REGION, "endpoint": "http://127.0.0.1:5432"})
+            .as_object()
+            .unwrap()
+            .clone(),
+    };
+    let error = provider
+        .check(DEFAULT_TENANT_ID, &elsewhere)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("--ec2-endpoint"), "{error}");
+    let provider = provider.with_allowed_endpoints(vec!["http://127.0.0.1:9".to_owned()]);
     // Nothing answers at this endpoint: both errors come before any request.
     let mut settings = ProviderSettings {
         name: PROVIDER.to_owned(),
