@@ -11,6 +11,8 @@ pub struct ProviderCredentialsView {
     pub provider: String,
     /// Its provider type (`ec2`, `exec`…).
     pub providertype: String,
+    /// Whether the tenant may build on that provider type (superadmins decide).
+    pub usable: bool,
     /// Whether credentials are set.
     pub set: bool,
     /// The credentials' field names (`access_key_id`, `secret_access_key`).

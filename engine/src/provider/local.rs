@@ -244,6 +244,19 @@ impl LocalProvider {
     /// Whose account node commands run as: separate unprivileged users when the server
     /// runs as root, else the server's own (whoever edits a step can then read the data
     /// dir; [`NodeIsolation::explanation`] says so for a start-up warning).
+    /// Which sshd nodes run and as whom (nothing to reach: nodes are on this host).
+    async fn check_host(
+        &self,
+        _tenant_id: &str,
+        _provider: &super::ProviderSettings,
+    ) -> Result<String, ProviderError> {
+        Ok(format!(
+            "nodes run {} on this host; {}",
+            self.sshd.display(),
+            self.isolation().explanation()
+        ))
+    }
+
     pub fn isolation(&self) -> NodeIsolation {
         self.isolation
     }
@@ -581,7 +594,8 @@ boxed_node_provider!(
     LOCAL_PROVIDER,
     create: create_node,
     delete: delete_node,
-    adopt: adopt_node
+    adopt: adopt_node,
+    check: check_host
 );
 
 /// Kills sshd and everything started through it, rescanning until nothing is left.

@@ -130,9 +130,11 @@ impl Service {
             .store
             .stored_provider_credentials(tenant_id, provider)
             .await?;
+        let usable = self.store.tenant(tenant_id).await?.may_use(providertype);
         Ok(ProviderCredentialsView {
             provider: provider.to_owned(),
             providertype: providertype.to_owned(),
+            usable,
             set: stored.is_some(),
             fields: match &stored {
                 Some(stored) => stored.field_names()?,

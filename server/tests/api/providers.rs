@@ -203,6 +203,13 @@ async fn superadmins_choose_the_provider_types_a_tenant_builds_on(backend: Backe
         .await;
     assert_eq!(denied.status(), 403);
     assert!(denied.text().await.unwrap().contains("type local"));
+    let view: Value = app
+        .call(&admin, Method::GET, CREDENTIALS_PATH, None)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(view["usable"], false, "the provider page says so: {view}");
 
     let local = serde_json::json!({"local_nodes": true});
     let allowed = app

@@ -66,8 +66,17 @@ fn credentials_state(
     view: ProviderCredentialsView,
     delete: ServerAction<DeleteProviderCredentials>,
 ) -> impl IntoView {
+    let unusable = (!view.usable).then(|| {
+        view! {
+            <p class="banner banner-bad" role="alert" data-testid="provider-unusable">
+                "This tenant may not build on provider type " <code>{view.providertype.clone()}</code>
+                ": clusters on this provider are refused until a superadmin enables the type on the tenants page."
+            </p>
+        }
+    });
     if !view.set {
         return view! {
+            {unusable}
             <p data-testid="credentials-state">"No credentials are set for this tenant."</p>
         }
         .into_any();
@@ -77,6 +86,7 @@ fn credentials_state(
         .map(|by| format!(" by {by}"))
         .unwrap_or_default();
     view! {
+        {unusable}
         <p data-testid="credentials-state">
             "Set" {by} " " {view.updated_at_ms.map(timestamp)} ": fields "
             {view.fields.into_iter().map(|field| view! { <code>{field}</code> " " }).collect_view()}
