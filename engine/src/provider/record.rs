@@ -39,6 +39,10 @@ pub struct NodeSpec {
     /// Limits derived from the hardware type; providers apply what they can.
     #[serde(default)]
     pub limits: ResourceLimits,
+    /// The user owning the node's cluster: providers that allow users' own credentials
+    /// (`user_credentials`) make the node with theirs when they set some.
+    #[serde(default)]
+    pub owner_id: Option<String>,
 }
 
 impl NodeSpec {
@@ -62,6 +66,7 @@ impl NodeSpec {
             hardwaretype: None,
             imagetype: None,
             limits: ResourceLimits::default(),
+            owner_id: None,
         }
     }
 }
@@ -90,7 +95,21 @@ impl ProviderSettings {
                 .filter(|value| !value.is_empty())
         })
     }
+
+    /// Whether the provider's admins let users bring their own credentials
+    /// (`"user_credentials": true`; the string `"true"` too, as Coopr's catalogs spell
+    /// flags that way).
+    pub fn allows_user_credentials(&self) -> bool {
+        match self.settings.get(USER_CREDENTIALS_SETTING) {
+            Some(serde_json::Value::Bool(flag)) => *flag,
+            Some(serde_json::Value::String(text)) => text.trim().eq_ignore_ascii_case("true"),
+            _ => false,
+        }
+    }
 }
+
+/// The provisioner setting by which a provider allows users' own credentials.
+pub const USER_CREDENTIALS_SETTING: &str = "user_credentials";
 
 /// Resource limits for every command run on a node.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
