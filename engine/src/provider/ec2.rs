@@ -407,7 +407,13 @@ impl Ec2Provider {
             spec.provider.allows_user_credentials(),
         );
         let (client, source) = self
-            .client(tenant, provider, whose, &settings.region, &settings.endpoint)
+            .client(
+                tenant,
+                provider,
+                whose,
+                &settings.region,
+                &settings.endpoint,
+            )
             .await?;
         let tags = [
             (TAG_CLUSTER, cluster),

@@ -285,7 +285,10 @@ impl Store {
                     .secret_key()?
                     .open(&stored, &user_sealed_context(owner, provider))?;
                 if let Some(credentials) = opened("user_provider_credentials", provider, &text)? {
-                    return Ok(Some((credentials, CredentialsSource::User(owner.to_owned()))));
+                    return Ok(Some((
+                        credentials,
+                        CredentialsSource::User(owner.to_owned()),
+                    )));
                 }
             }
         }

@@ -1,10 +1,10 @@
 //! The store against both real backends: a SQLite file and a fresh PostgreSQL database.
 
+use engine::provider::Credentials;
 use engine::store::clusters::nodes::{NodeRecord, NodeState};
+use engine::store::provider_credentials::CredentialsSource;
 use engine::store::tenants::{NewTenant, DEFAULT_TENANT_ID};
 use engine::store::users::{NewUser, Role};
-use engine::provider::Credentials;
-use engine::store::provider_credentials::CredentialsSource;
 use engine::store::{Backend, Store, StoreError};
 use engine::testing::TestDatabase;
 

@@ -84,7 +84,10 @@ pub async fn show_my_credentials(
     ApiPath(name): ApiPath<String>,
 ) -> Result<Json<ProviderCredentialsView>, ApiError> {
     Ok(Json(
-        state.service.my_provider_credentials(&caller, &name).await?,
+        state
+            .service
+            .my_provider_credentials(&caller, &name)
+            .await?,
     ))
 }
 

@@ -116,8 +116,9 @@ pub async fn run(args: ProviderArgs) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         ProviderCommand::Credentials(CredentialsCommand::Delete { provider, whose }) => {
-            let view: ProviderCredentialsView =
-                client.delete_as(&credentials_path(&provider, &whose)).await?;
+            let view: ProviderCredentialsView = client
+                .delete_as(&credentials_path(&provider, &whose))
+                .await?;
             print_credentials(&view);
             Ok(ExitCode::SUCCESS)
         }
