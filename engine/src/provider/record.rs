@@ -190,3 +190,42 @@ impl NodeRecord {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn users_own_credentials_are_allowed_only_by_a_true_setting() {
+        let with = |value: serde_json::Value| {
+            let mut settings = serde_json::Map::new();
+            settings.insert(USER_CREDENTIALS_SETTING.to_owned(), value);
+            ProviderSettings {
+                name: "aws1".to_owned(),
+                settings,
+            }
+        };
+        assert!(with(serde_json::json!(true)).allows_user_credentials());
+        assert!(with(serde_json::json!("true")).allows_user_credentials());
+        for refused in [
+            serde_json::json!(false),
+            serde_json::json!("yes"),
+            serde_json::json!(1),
+        ] {
+            assert!(
+                !with(refused.clone()).allows_user_credentials(),
+                "{refused}"
+            );
+        }
+        assert!(!ProviderSettings::default().allows_user_credentials());
+    }
+
+    #[test]
+    fn a_spec_stored_before_owners_has_none() {
+        let spec: NodeSpec = serde_json::from_str(r#"{"id": "c1-1"}"#).unwrap();
+        assert_eq!(spec.owner_id, None);
+        assert_eq!(spec, NodeSpec::new("c1-1"));
+    }
+}
