@@ -242,6 +242,8 @@ impl Executor {
             NodeSpec {
                 tenant_id: Some(view.cluster.tenant_id.clone()),
                 cluster_id: Some(view.cluster.id.clone()),
+                // Whose own credentials the provider may use, where it allows them.
+                owner_id: view.cluster.owner_id.clone(),
                 ..NodeSpec::new(view.node_id())
             },
             &layout_node.hardwaretype,

@@ -42,7 +42,9 @@ pub use exec::{
 pub use local::{
     process_ids, LocalNodeState, LocalProvider, NodeIsolation, DEFAULT_NODE_HOMES, LOCAL_PROVIDER,
 };
-pub use record::{NodeRecord, NodeSpec, ProviderSettings, ResourceLimits};
+pub use record::{
+    NodeRecord, NodeSpec, ProviderSettings, ResourceLimits, USER_CREDENTIALS_SETTING,
+};
 pub use ssh_pool::{PoolNodeState, SshPoolProvider, SSH_POOL_PROVIDER};
 
 use crate::ssh::{SessionPool, SshTarget};

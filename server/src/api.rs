@@ -139,6 +139,11 @@ fn routes() -> OpenApiRouter<AppState> {
             providers::set_credentials,
             providers::delete_credentials
         ))
+        .routes(routes!(
+            providers::show_my_credentials,
+            providers::set_my_credentials,
+            providers::delete_my_credentials
+        ))
         .routes(routes!(providers::test))
 }
 

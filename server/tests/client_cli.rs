@@ -375,6 +375,57 @@ fn provider_credentials_and_check_from_the_cli() {
     }
 }
 
+/// `corral provider credentials ... --mine` reaches the caller's own credentials: the
+/// demo's `docker` provider does not take users' own, so they are refused, saying which
+/// setting its admins would set, while the tenant's (without `--mine`) are the admin's to
+/// set.
+#[test]
+fn own_provider_credentials_from_the_cli() {
+    let data = tempfile::tempdir().unwrap();
+    let config = tempfile::tempdir().unwrap();
+    let server = serve(data.path());
+    let login = corral(
+        config.path(),
+        &[
+            "login",
+            "--server",
+            &server.url,
+            "--username",
+            "admin",
+            "--password-stdin",
+        ],
+        &format!("{}\n", server.password),
+    );
+    assert!(login.status.success(), "{}", text(&login.stderr));
+    for args in [
+        &[
+            "provider",
+            "credentials",
+            "set",
+            "docker",
+            "--mine",
+            "--stdin",
+        ][..],
+        &["provider", "credentials", "show", "docker", "--mine"][..],
+        &["provider", "credentials", "delete", "docker", "--mine"][..],
+    ] {
+        let refused = corral(config.path(), args, r#"{"token": "mine"}"#);
+        assert!(!refused.status.success(), "{args:?}");
+        let said = text(&refused.stderr);
+        assert!(
+            said.contains("provider docker does not take users' own credentials")
+                && said.contains("user_credentials"),
+            "{args:?}: {said}"
+        );
+    }
+    let tenants = corral(
+        config.path(),
+        &["provider", "credentials", "show", "docker"],
+        "",
+    );
+    assert!(tenants.status.success(), "{}", text(&tenants.stderr));
+}
+
 /// `corral provider test aws1 --create` against moto (an EC2 emulator on 127.0.0.1):
 /// credentials and endpoint checked, an instance made and deleted, SSH skipped because
 /// the provider is set not to connect (moto's addresses are made up). With a wrong

@@ -39,6 +39,7 @@ use self::errors::{ec2_error, rejected};
 use super::private_files::{create_private_dir, write_private_file};
 use super::{NodeRecord, NodeSpec, ProviderError, ProviderFuture, ProviderSettings};
 use crate::ssh::{ClientKeyPair, HostKey, SessionPool};
+use crate::store::provider_credentials::CredentialsSource;
 use crate::store::Store;
 
 /// The provider type's name in catalogs (`"providertype": "ec2"`).
@@ -122,6 +123,11 @@ pub struct Ec2NodeState {
     #[serde(default)]
     pub connect: Connect,
     pub host_key_source: HostKeySource,
+    /// The user whose own credentials made the node (its cluster's owner, where the
+    /// provider allows `user_credentials`), so delete and adopt sign as they did;
+    /// `None`: the tenant's.
+    #[serde(default)]
+    pub credentials_user: Option<String>,
 }
 
 /// A catalog provider's settings, read and checked.
@@ -263,17 +269,20 @@ impl Ec2Provider {
         self.key_dir.join(key_name(cluster))
     }
 
-    /// A client signing as `tenant_id`'s credentials for `provider`.
+    /// A client signing with the credentials [`Store::credentials_for`] picks for
+    /// `provider` of `tenant_id` (`user`'s own where `users_allowed` and set, the
+    /// tenant's otherwise), and whose they are.
     async fn client(
         &self,
         tenant_id: &str,
         provider: &str,
+        (user, users_allowed): (Option<&str>, bool),
         region: &str,
         endpoint: &str,
-    ) -> Result<QueryClient, ProviderError> {
-        let credentials = self
+    ) -> Result<(QueryClient, CredentialsSource), ProviderError> {
+        let (credentials, source) = self
             .store
-            .provider_credentials(tenant_id, provider)
+            .credentials_for(tenant_id, provider, user, users_allowed)
             .await
             .map_err(|error| ProviderError::CredentialsUnusable {
                 provider: provider.to_owned(),
@@ -293,7 +302,7 @@ impl Ec2Provider {
                     ),
                 })
         };
-        Ok(QueryClient::new(
+        let client = QueryClient::new(
             self.http.clone(),
             endpoint,
             region,
@@ -302,7 +311,8 @@ impl Ec2Provider {
             field("access_key_id")?,
             field("secret_access_key")?,
             credentials.field("session_token"),
-        ))
+        );
+        Ok((client, source))
     }
 
     async fn check_provider(
@@ -311,10 +321,12 @@ impl Ec2Provider {
         provider: &ProviderSettings,
     ) -> Result<String, ProviderError> {
         let settings = Settings::read(provider, &self.allowed_endpoints)?;
-        let client = self
+        // The check is an admin's: it signs with the tenant's credentials.
+        let (client, _) = self
             .client(
                 tenant_id,
                 &settings.provider,
+                (None, false),
                 &settings.region,
                 &settings.endpoint,
             )
@@ -390,8 +402,18 @@ impl Ec2Provider {
                         .map_or_else(|| "(none)".to_owned(), ToString::to_string)
                 ),
             })?;
-        let client = self
-            .client(tenant, provider, &settings.region, &settings.endpoint)
+        let whose = (
+            spec.owner_id.as_deref(),
+            spec.provider.allows_user_credentials(),
+        );
+        let (client, source) = self
+            .client(
+                tenant,
+                provider,
+                whose,
+                &settings.region,
+                &settings.endpoint,
+            )
             .await?;
         let tags = [
             (TAG_CLUSTER, cluster),
@@ -493,6 +515,7 @@ impl Ec2Provider {
                 security_group_id: group_id,
                 connect: settings.connect,
                 host_key_source,
+                credentials_user: source.user().map(str::to_owned),
             })
             .unwrap_or_default(),
             address,
@@ -932,8 +955,15 @@ impl Ec2Provider {
         let state = state_of(record)?;
         let node = record.id.as_str();
         let provider = state.provider.as_str();
-        let client = self
-            .client(&state.tenant_id, provider, &state.region, &state.endpoint)
+        let whose = (state.credentials_user.as_deref(), true);
+        let (client, _) = self
+            .client(
+                &state.tenant_id,
+                provider,
+                whose,
+                &state.region,
+                &state.endpoint,
+            )
             .await?;
         let terminated = client
             .call(
@@ -1043,8 +1073,15 @@ impl Ec2Provider {
         let node = record.id.as_str();
         let provider = state.provider.clone();
         let provider = provider.as_str();
-        let client = self
-            .client(&state.tenant_id, provider, &state.region, &state.endpoint)
+        let whose = (state.credentials_user.as_deref(), true);
+        let (client, _) = self
+            .client(
+                &state.tenant_id,
+                provider,
+                whose,
+                &state.region,
+                &state.endpoint,
+            )
             .await?;
         let instance = match self
             .instance(&client, node, provider, &state.instance_id)

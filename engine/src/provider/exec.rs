@@ -15,7 +15,9 @@
 //!   checked on every connection, and again on confirm and adopt.
 //! - Every node record keeps which plugin and catalog provider made it, with the
 //!   provider's settings and the plugin's own state, because delete and adopt get only
-//!   the record: credentials are looked up again by tenant and provider name.
+//!   the record: credentials are looked up again by tenant and provider name, and by the
+//!   user whose own credentials made the node (where the provider allows
+//!   `user_credentials`), falling back to the tenant's once that user's are gone.
 
 mod protocol;
 mod run;
@@ -68,6 +70,11 @@ pub struct ExecNodeState {
     /// The plugin's own state for the node, opaque to Corral.
     #[serde(default)]
     pub state: Value,
+    /// The user whose own credentials made the node (its cluster's owner, where the
+    /// provider allows `user_credentials`), so every later call uses them too; `None`:
+    /// the tenant's.
+    #[serde(default)]
+    pub credentials_user: Option<String>,
 }
 
 impl ExecNodeState {
@@ -136,7 +143,27 @@ impl ExecProvider {
             tenant_id: spec.tenant_id.clone(),
             cluster_id: spec.cluster_id.clone(),
             state: Value::Null,
+            credentials_user: None,
         };
+        // Whose credentials the node is made with is settled once, here: every call
+        // for it (create, confirm, delete, adopt) then uses the same ones.
+        if let (Some(tenant_id), Some(owner)) = (&spec.tenant_id, &spec.owner_id) {
+            let found = self
+                .store
+                .credentials_for(
+                    tenant_id,
+                    &spec.provider.name,
+                    Some(owner),
+                    spec.provider.allows_user_credentials(),
+                )
+                .await
+                .map_err(|source| ProviderError::CredentialsStore {
+                    provider: spec.provider.name.clone(),
+                    source,
+                })?;
+            exec_state.credentials_user =
+                found.and_then(|(_, source)| source.user().map(str::to_owned));
+        }
         let mut fields = Map::new();
         fields.insert("node".to_owned(), protocol::create_node(spec));
         fields.insert("authorized_key".to_owned(), json!(self.client_public_key));
@@ -239,6 +266,8 @@ impl ExecProvider {
             tenant_id: Some(tenant_id.to_owned()),
             cluster_id: None,
             state: Value::Null,
+            // The check is an admin's: it uses the tenant's credentials.
+            credentials_user: None,
         };
         let fields = self
             .call(&exec_state, ExecOp::Test, None, Map::new())
@@ -300,12 +329,18 @@ impl ExecProvider {
         let credentials = match &exec_state.tenant_id {
             Some(tenant_id) => self
                 .store
-                .provider_credentials(tenant_id, &exec_state.provider)
+                .credentials_for(
+                    tenant_id,
+                    &exec_state.provider,
+                    exec_state.credentials_user.as_deref(),
+                    true,
+                )
                 .await
                 .map_err(|source| ProviderError::CredentialsStore {
                     provider: exec_state.provider.clone(),
                     source,
-                })?,
+                })?
+                .map(|(credentials, _)| credentials),
             None => None,
         };
         let secrets: Vec<String> = credentials

@@ -39,6 +39,10 @@ pub struct NodeSpec {
     /// Limits derived from the hardware type; providers apply what they can.
     #[serde(default)]
     pub limits: ResourceLimits,
+    /// The user owning the node's cluster: providers that allow users' own credentials
+    /// (`user_credentials`) make the node with theirs when they set some.
+    #[serde(default)]
+    pub owner_id: Option<String>,
 }
 
 impl NodeSpec {
@@ -62,6 +66,7 @@ impl NodeSpec {
             hardwaretype: None,
             imagetype: None,
             limits: ResourceLimits::default(),
+            owner_id: None,
         }
     }
 }
@@ -90,7 +95,21 @@ impl ProviderSettings {
                 .filter(|value| !value.is_empty())
         })
     }
+
+    /// Whether the provider's admins let users bring their own credentials
+    /// (`"user_credentials": true`; the string `"true"` too, as Coopr's catalogs spell
+    /// flags that way).
+    pub fn allows_user_credentials(&self) -> bool {
+        match self.settings.get(USER_CREDENTIALS_SETTING) {
+            Some(serde_json::Value::Bool(flag)) => *flag,
+            Some(serde_json::Value::String(text)) => text.trim().eq_ignore_ascii_case("true"),
+            _ => false,
+        }
+    }
 }
+
+/// The provisioner setting by which a provider allows users' own credentials.
+pub const USER_CREDENTIALS_SETTING: &str = "user_credentials";
 
 /// Resource limits for every command run on a node.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -169,5 +188,44 @@ impl NodeRecord {
             host_key: self.host_key.clone(),
             client_key: ClientKey::at(&self.client_key_path),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn users_own_credentials_are_allowed_only_by_a_true_setting() {
+        let with = |value: serde_json::Value| {
+            let mut settings = serde_json::Map::new();
+            settings.insert(USER_CREDENTIALS_SETTING.to_owned(), value);
+            ProviderSettings {
+                name: "aws1".to_owned(),
+                settings,
+            }
+        };
+        assert!(with(serde_json::json!(true)).allows_user_credentials());
+        assert!(with(serde_json::json!("true")).allows_user_credentials());
+        for refused in [
+            serde_json::json!(false),
+            serde_json::json!("yes"),
+            serde_json::json!(1),
+        ] {
+            assert!(
+                !with(refused.clone()).allows_user_credentials(),
+                "{refused}"
+            );
+        }
+        assert!(!ProviderSettings::default().allows_user_credentials());
+    }
+
+    #[test]
+    fn a_spec_stored_before_owners_has_none() {
+        let spec: NodeSpec = serde_json::from_str(r#"{"id": "c1-1"}"#).unwrap();
+        assert_eq!(spec.owner_id, None);
+        assert_eq!(spec, NodeSpec::new("c1-1"));
     }
 }

@@ -3,7 +3,10 @@
 //! behind `corral provider test` and the provider page's Test button.
 //!
 //! Both are tenant-admin operations on the caller's tenant, for a provider of that
-//! tenant's catalog. A check may make a machine: it does so only with a provider type
+//! tenant's catalog. Besides, any user of the tenant may set their own credentials for a
+//! provider whose admins allow it (`"user_credentials": true`): nodes of the clusters
+//! they own are then made with those (see [`crate::store::Store::credentials_for`]);
+//! each user sees and changes only their own. A check may make a machine: it does so only with a provider type
 //! the tenant may use, under the tenant's own credentials, and always tries to delete
 //! what it made, also when an earlier phase failed.
 
@@ -18,7 +21,7 @@ use domain::names::{HardwareTypeName, ImageTypeName};
 
 use super::{AuditRecord, Caller, Problem, Service, ServiceError};
 use crate::execute::{node_spec, provider_settings};
-use crate::provider::{Credentials, NodeProvider, NodeSpec};
+use crate::provider::{Credentials, NodeProvider, NodeSpec, USER_CREDENTIALS_SETTING};
 use crate::store::now_ms;
 
 /// How long the check's new machine may take to accept SSH.
@@ -105,6 +108,134 @@ impl Service {
         .await;
         self.credentials_view(tenant_id, provider, providertype)
             .await
+    }
+
+    /// What the caller has set as their own credentials for `provider` (names only).
+    pub async fn my_provider_credentials(
+        &self,
+        caller: &Caller,
+        provider: &str,
+    ) -> Result<ProviderCredentialsView, ServiceError> {
+        let providertype = self.user_credentials_provider(caller, provider).await?;
+        self.my_credentials_view(caller, provider, &providertype)
+            .await
+    }
+
+    /// Sets the caller's own credentials for `provider` from `json`, where the provider
+    /// allows users' own. Sealed like the tenant's; the audit log records field names.
+    pub async fn set_my_provider_credentials(
+        &self,
+        caller: &Caller,
+        provider: &str,
+        json: &str,
+    ) -> Result<ProviderCredentialsView, ServiceError> {
+        let providertype = self.user_credentials_provider(caller, provider).await?;
+        let credentials =
+            Credentials::from_json_text(json).map_err(|error| ServiceError::Invalid {
+                message: format!("the credentials of provider {provider:?} are refused: {error}"),
+                details: vec![Problem {
+                    path: "credentials".to_owned(),
+                    message: error.to_string(),
+                }],
+            })?;
+        let tenant_id = caller.tenant_id();
+        self.store
+            .set_user_provider_credentials(
+                tenant_id,
+                &caller.principal.user_id,
+                provider,
+                &credentials,
+                Some(&caller.principal.username),
+                now_ms(),
+            )
+            .await?;
+        let mut record = AuditRecord::new(
+            tenant_id,
+            "provider.credentials.set-mine",
+            "provider",
+            provider,
+        );
+        record.after = Some(serde_json::json!({ "fields": credentials.field_names() }).to_string());
+        self.audit(caller, record).await;
+        self.my_credentials_view(caller, provider, &providertype)
+            .await
+    }
+
+    /// Removes the caller's own credentials for `provider`: their clusters' new nodes
+    /// use the tenant's again.
+    pub async fn delete_my_provider_credentials(
+        &self,
+        caller: &Caller,
+        provider: &str,
+    ) -> Result<ProviderCredentialsView, ServiceError> {
+        let providertype = self.user_credentials_provider(caller, provider).await?;
+        let tenant_id = caller.tenant_id();
+        if !self
+            .store
+            .delete_user_provider_credentials(tenant_id, &caller.principal.user_id, provider)
+            .await?
+        {
+            return Err(ServiceError::NotFound(format!(
+                "your credentials of provider {provider:?}"
+            )));
+        }
+        self.audit(
+            caller,
+            AuditRecord::new(
+                tenant_id,
+                "provider.credentials.delete-mine",
+                "provider",
+                provider,
+            ),
+        )
+        .await;
+        self.my_credentials_view(caller, provider, &providertype)
+            .await
+    }
+
+    /// The provider type of `provider` of the caller's tenant's catalog, when the
+    /// provider takes users' own credentials. Any user of the tenant may ask: it is
+    /// about their own credentials.
+    async fn user_credentials_provider(
+        &self,
+        caller: &Caller,
+        provider: &str,
+    ) -> Result<String, ServiceError> {
+        let catalog = crate::catalog::load(&self.store, caller.tenant_id()).await?;
+        let providertype = providertype_of(&catalog, provider)?.to_owned();
+        if !provider_settings(&catalog, provider).allows_user_credentials() {
+            return Err(ServiceError::Forbidden(format!(
+                "provider {provider} does not take users' own credentials (its admins set \
+                 `{USER_CREDENTIALS_SETTING}`)"
+            )));
+        }
+        Ok(providertype)
+    }
+
+    async fn my_credentials_view(
+        &self,
+        caller: &Caller,
+        provider: &str,
+        providertype: &str,
+    ) -> Result<ProviderCredentialsView, ServiceError> {
+        let tenant_id = caller.tenant_id();
+        let stored = self
+            .store
+            .stored_user_provider_credentials(tenant_id, &caller.principal.user_id, provider)
+            .await?;
+        let usable = self.store.tenant(tenant_id).await?.may_use(providertype);
+        Ok(ProviderCredentialsView {
+            provider: provider.to_owned(),
+            providertype: providertype.to_owned(),
+            usable,
+            set: stored.is_some(),
+            fields: match &stored {
+                Some(stored) => stored.field_names()?,
+                None => Vec::new(),
+            },
+            updated_by: stored.as_ref().and_then(|stored| stored.updated_by.clone()),
+            updated_at_ms: stored.map(|stored| stored.updated_at_ms),
+        })
     }
 
     /// The caller's tenant's catalog and the provider type of its provider `provider`,

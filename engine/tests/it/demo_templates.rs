@@ -359,7 +359,7 @@ async fn web_stack_through_an_exec_plugin() {
         .unwrap();
     let _cleanup = crate::exec_provider::KillSshds(nodes.path().to_owned());
     let lab = Lab::start_demo_with_exec(Backend::Sqlite, keys.path()).await;
-    add_plugin_provider(&lab, "lab-plugin", nodes.path()).await;
+    add_plugin_provider(&lab, "lab-plugin", nodes.path(), false).await;
     let started = std::time::Instant::now();
     let (cluster, job) = lab
         .create_on("lab-plugin", "web-stack", "web-plugin", 3)
@@ -399,13 +399,85 @@ async fn web_stack_through_an_exec_plugin() {
     assert!(left.is_empty(), "node directories left: {left:?}");
 }
 
+/// A user's own token for `lab-plugin` (see [`a_users_cluster_through_an_exec_plugin`]).
+const USERS_PLUGIN_TOKEN: &str = "lab-plugin-token-of-alice";
+
+/// A kv-cluster of one node owned by a user who set their own token for a provider that
+/// takes users' own (`user_credentials`): the plugin, which refuses every call without
+/// the user's token, builds and deletes it, so the owner reached the node's spec and
+/// their credentials were chosen over the tenant's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_users_cluster_through_an_exec_plugin() {
+    use engine::store::tenants::DEFAULT_TENANT_ID;
+    let keys = tempfile::tempdir().unwrap();
+    let nodes = tempfile::Builder::new()
+        .prefix("corral-plugin-nodes-")
+        .tempdir()
+        .unwrap();
+    let _cleanup = crate::exec_provider::KillSshds(nodes.path().to_owned());
+    let lab = Lab::start_demo_with_exec(Backend::Sqlite, keys.path()).await;
+    add_plugin_provider(&lab, "lab-plugin", nodes.path(), true).await;
+    let alice = lab
+        .store
+        .create_user(&engine::store::users::NewUser {
+            tenant_id: DEFAULT_TENANT_ID.into(),
+            username: "alice".into(),
+            role: engine::store::users::Role::User,
+            password_hash: "x".into(),
+        })
+        .await
+        .unwrap()
+        .id;
+    let own = engine::provider::Credentials::from_json(
+        serde_json::json!({ "token": USERS_PLUGIN_TOKEN }),
+    )
+    .unwrap();
+    lab.store
+        .set_user_provider_credentials(
+            DEFAULT_TENANT_ID,
+            &alice,
+            "lab-plugin",
+            &own,
+            None,
+            engine::store::now_ms(),
+        )
+        .await
+        .unwrap();
+    let (cluster, job) = lab
+        .create_owned_on(
+            "lab-plugin",
+            "kv-cluster",
+            "kv-alice",
+            1,
+            Some(alice.clone()),
+        )
+        .await;
+    assert_eq!(lab.wait(&job, JOB_LIMIT).await, JobState::Succeeded);
+    let cluster = lab.store.cluster(&cluster.id).await.unwrap();
+    let nodes_made = lab.store.list_nodes(&cluster.id).await.unwrap();
+    assert_eq!(nodes_made.len(), 1);
+    let record: engine::provider::NodeRecord =
+        serde_json::from_str(nodes_made[0].provider_json.as_deref().unwrap()).unwrap();
+    let state: engine::provider::ExecNodeState =
+        serde_json::from_value(record.provider_state).unwrap();
+    assert_eq!(state.credentials_user.as_deref(), Some(alice.as_str()));
+    tear_down(&lab, std::slice::from_ref(&cluster)).await;
+    assert_eq!(
+        crate::exec_provider::sshds_under(nodes.path()),
+        Vec::<i32>::new(),
+        "no sshd of the plugin is left"
+    );
+}
+
 /// Adds the catalog provider `name` of type `exec` (the test plugin, keeping nodes in
 /// `nodes`, requiring a token) with the `local` provider's hardware and image mappings,
-/// and sets the tenant's token for it.
-async fn add_plugin_provider(lab: &Lab, name: &str, nodes: &std::path::Path) {
+/// and sets the tenant's token for it. With `users_own`, the provider takes users' own
+/// credentials and the plugin accepts only [`USERS_PLUGIN_TOKEN`].
+async fn add_plugin_provider(lab: &Lab, name: &str, nodes: &std::path::Path, users_own: bool) {
     use engine::store::tenants::DEFAULT_TENANT_ID;
     let token = "lab-plugin-token";
-    let digest: String = sha2::Sha256::digest(token.as_bytes())
+    let expected = if users_own { USERS_PLUGIN_TOKEN } else { token };
+    let digest: String = sha2::Sha256::digest(expected.as_bytes())
         .iter()
         .map(|byte| format!("{byte:02x}"))
         .collect();
@@ -423,6 +495,7 @@ async fn add_plugin_provider(lab: &Lab, name: &str, nodes: &std::path::Path) {
                 "plugin": "corral-test-provider",
                 "nodes_dir": nodes.display().to_string(),
                 "expect_token_sha256": digest,
+                "user_credentials": users_own,
             },
         }));
     for kind in ["hardwaretypes", "imagetypes"] {

@@ -447,3 +447,75 @@ async fn ec2_throttling_is_retried_with_backoff() {
     drop(client);
     assert_eq!(responder.await.unwrap(), 3);
 }
+
+/// A node of a cluster whose owner set their own AWS credentials, on a provider with
+/// `user_credentials`, is made with theirs (the tenant here has none) and records it;
+/// without the setting the same owner's node needs the tenant's. Once the user's are
+/// removed, deleting their node falls back to the tenant's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ec2_nodes_of_a_users_cluster_sign_with_the_owners_own_credentials() {
+    use engine::store::users::{NewUser, Role};
+    let moto = Moto::start(&[]);
+    let db = engine::testing::TestDatabase::sqlite();
+    let store = store_with_credentials(&db, None).await;
+    let alice = store
+        .create_user(&NewUser {
+            tenant_id: DEFAULT_TENANT_ID.into(),
+            username: "alice".into(),
+            role: Role::User,
+            password_hash: "x".into(),
+        })
+        .await
+        .unwrap()
+        .id;
+    let own = Credentials::from_json_text(TEST_CREDENTIALS).unwrap();
+    store
+        .set_user_provider_credentials(DEFAULT_TENANT_ID, &alice, PROVIDER, &own, None, 0)
+        .await
+        .unwrap();
+    let keys = tempfile::tempdir().unwrap();
+    let provider = Ec2Provider::new(store.clone(), keys.path())
+        .unwrap()
+        .with_allowed_endpoints(vec![moto.endpoint.clone()]);
+    let cluster = "c-ec2-alice";
+    let owned = |number: u32, allowed: bool| {
+        let mut spec = spec(&moto, cluster, number);
+        spec.owner_id = Some(alice.clone());
+        spec.provider
+            .settings
+            .insert("user_credentials".to_owned(), allowed.into());
+        spec
+    };
+
+    let record = provider.create(&owned(1, true)).await.unwrap();
+    assert_eq!(
+        state(&record).credentials_user.as_deref(),
+        Some(alice.as_str())
+    );
+    let refused = provider.create(&owned(2, false)).await.unwrap_err();
+    assert!(
+        matches!(refused, ProviderError::NoCredentials { .. }),
+        "{refused}"
+    );
+    // The check is an admin's: the tenant's credentials, which are not set.
+    let checked = provider
+        .check(DEFAULT_TENANT_ID, &owned(1, true).provider)
+        .await;
+    assert!(
+        matches!(checked, Err(ProviderError::NoCredentials { .. })),
+        "{checked:?}"
+    );
+
+    assert!(store
+        .delete_user_provider_credentials(DEFAULT_TENANT_ID, &alice, PROVIDER)
+        .await
+        .unwrap());
+    let error = provider.delete(&record).await.unwrap_err();
+    assert!(
+        matches!(error, ProviderError::NoCredentials { .. }),
+        "{error}"
+    );
+    set_credentials(&store, TEST_CREDENTIALS).await;
+    provider.delete(&record).await.unwrap();
+    assert!(!key_pair_exists(&moto, cluster).await);
+}

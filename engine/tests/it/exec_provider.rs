@@ -13,6 +13,7 @@ use engine::provider::{
 };
 use engine::ssh::{OutputChunk, PoolConfig, RunOptions, SessionPool};
 use engine::store::tenants::DEFAULT_TENANT_ID;
+use engine::store::users::{NewUser, Role};
 use engine::store::{now_ms, Backend, Store};
 use engine::testing::TestDatabase;
 use sha2::{Digest, Sha256};
@@ -494,4 +495,73 @@ async fn exec_credentials_reach_the_plugin_on_stdin_only_and_never_an_error() {
         assert!(!error.contains(TOKEN), "{plugin}: {error}");
         assert!(error.contains("[credential]"), "{plugin}: {error}");
     }
+}
+
+/// A node of a cluster whose owner set their own credentials, on a provider that takes
+/// users' own (`user_credentials`), is made, reached and deleted with the owner's: the
+/// test plugin refuses every call carrying another token. Where the provider does not
+/// take them, the same owner's node gets the tenant's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exec_nodes_of_a_users_cluster_use_the_owners_own_credentials() {
+    const USER_TOKEN: &str = "s3cr3t-token-of-alice";
+    let fixture = Fixture::new(Path::new(PLUGINS)).await;
+    fixture.set_token(TOKEN).await;
+    let alice = fixture
+        .store
+        .create_user(&NewUser {
+            tenant_id: DEFAULT_TENANT_ID.into(),
+            username: "alice".into(),
+            role: Role::User,
+            password_hash: "x".into(),
+        })
+        .await
+        .unwrap()
+        .id;
+    let own = Credentials::from_json(serde_json::json!({ "token": USER_TOKEN })).unwrap();
+    fixture
+        .store
+        .set_user_provider_credentials(DEFAULT_TENANT_ID, &alice, "lab", &own, None, now_ms())
+        .await
+        .unwrap();
+    let expect_alice = sha256_hex(USER_TOKEN.as_bytes());
+    let allowed = fixture.settings(
+        TEST_PLUGIN,
+        serde_json::json!({"expect_token_sha256": expect_alice, "user_credentials": true}),
+    );
+    let spec = NodeSpec {
+        owner_id: Some(alice.clone()),
+        ..fixture.spec("c1-1", &allowed)
+    };
+    let record = fixture.provider.create(&spec).await.unwrap();
+    let state: ExecNodeState = serde_json::from_value(record.provider_state.clone()).unwrap();
+    assert_eq!(state.credentials_user.as_deref(), Some(alice.as_str()));
+    let pool = SessionPool::new(PoolConfig::default());
+    fixture
+        .provider
+        .confirm(&record, &pool, CONFIRM)
+        .await
+        .unwrap();
+    pool.close(&record.id).await;
+    // The provider check is an admin's: the tenant's token, which this plugin refuses.
+    let checked = fixture.provider.check(DEFAULT_TENANT_ID, &allowed).await;
+    assert!(
+        matches!(&checked, Err(ProviderError::PluginRefused { code: Some(code), .. }) if code == "auth"),
+        "{checked:?}"
+    );
+    fixture.provider.delete(&record).await.unwrap();
+    assert_eq!(fixture.sshds(), Vec::<i32>::new(), "no sshd is left");
+
+    // Without `user_credentials`, alice's cluster is made with the tenant's token.
+    let not_allowed = fixture.settings(
+        TEST_PLUGIN,
+        serde_json::json!({"expect_token_sha256": sha256_hex(TOKEN.as_bytes())}),
+    );
+    let spec = NodeSpec {
+        owner_id: Some(alice.clone()),
+        ..fixture.spec("c1-2", &not_allowed)
+    };
+    let record = fixture.provider.create(&spec).await.unwrap();
+    let state: ExecNodeState = serde_json::from_value(record.provider_state.clone()).unwrap();
+    assert_eq!(state.credentials_user, None);
+    fixture.provider.delete(&record).await.unwrap();
 }

@@ -237,9 +237,23 @@ impl Lab {
         name: &str,
         size: u32,
     ) -> (Cluster, String) {
+        self.create_owned_on(provider, template, name, size, None)
+            .await
+    }
+
+    /// Submits a create of `template` on the catalog provider `provider`, for a cluster
+    /// owned by the user `owner`.
+    pub async fn create_owned_on(
+        &self,
+        provider: &str,
+        template: &str,
+        name: &str,
+        size: u32,
+        owner: Option<String>,
+    ) -> (Cluster, String) {
         let mut solve = SolveRequest::of_size(size);
         solve.provider = Some(domain::names::ProviderName::parse(provider).unwrap());
-        self.submit_create(DEFAULT_TENANT_ID, template, name, solve)
+        self.submit_create(DEFAULT_TENANT_ID, template, name, solve, owner)
             .await
     }
 
@@ -251,7 +265,7 @@ impl Lab {
         name: &str,
         size: u32,
     ) -> (Cluster, String) {
-        self.submit_create(tenant_id, template, name, SolveRequest::of_size(size))
+        self.submit_create(tenant_id, template, name, SolveRequest::of_size(size), None)
             .await
     }
 
@@ -261,10 +275,11 @@ impl Lab {
         template: &str,
         name: &str,
         solve: SolveRequest,
+        owner_id: Option<String>,
     ) -> (Cluster, String) {
         let request = CreateRequest {
             tenant_id: tenant_id.to_owned(),
-            owner_id: None,
+            owner_id,
             name: ClusterName::parse(name).unwrap(),
             template: TemplateName::parse(template).unwrap(),
             solve,

@@ -1,6 +1,8 @@
 //! The store against both real backends: a SQLite file and a fresh PostgreSQL database.
 
+use engine::provider::Credentials;
 use engine::store::clusters::nodes::{NodeRecord, NodeState};
+use engine::store::provider_credentials::CredentialsSource;
 use engine::store::tenants::{NewTenant, DEFAULT_TENANT_ID};
 use engine::store::users::{NewUser, Role};
 use engine::store::{Backend, Store, StoreError};
@@ -159,7 +161,126 @@ async fn a_stored_word_no_state_names_is_a_corrupt_column(backend: Backend) {
     ));
 }
 
+/// A user of the default tenant, for owning clusters and credentials.
+async fn user(store: &Store, username: &str) -> String {
+    store
+        .create_user(&NewUser {
+            tenant_id: DEFAULT_TENANT_ID.into(),
+            username: username.into(),
+            role: Role::User,
+            password_hash: "x".into(),
+        })
+        .await
+        .unwrap()
+        .id
+}
+
+fn token(value: &str) -> Credentials {
+    Credentials::from_json(serde_json::json!({ "token": value })).unwrap()
+}
+
+/// What `credentials_for` opened: the token and whose it is.
+async fn resolved(
+    store: &Store,
+    owner: Option<&str>,
+    users_allowed: bool,
+) -> Option<(String, CredentialsSource)> {
+    store
+        .credentials_for(DEFAULT_TENANT_ID, "lab", owner, users_allowed)
+        .await
+        .unwrap()
+        .map(|(credentials, source)| (credentials.field("token").unwrap().to_owned(), source))
+}
+
+async fn a_node_uses_its_owners_credentials_where_allowed_else_the_tenants(backend: Backend) {
+    let (_db, store) = open(backend).await;
+    let store = store.with_secret_key(engine::testing::test_secret_key());
+    let alice = user(&store, "alice").await;
+    let bob = user(&store, "bob").await;
+
+    // Neither set: nothing, whoever owns the cluster.
+    assert_eq!(resolved(&store, Some(&alice), true).await, None);
+    assert_eq!(resolved(&store, None, false).await, None);
+
+    // Only alice's own: hers where users' own are allowed, nothing where not.
+    store
+        .set_user_provider_credentials(DEFAULT_TENANT_ID, &alice, "lab", &token("alice"), None, 1)
+        .await
+        .unwrap();
+    assert_eq!(
+        resolved(&store, Some(&alice), true).await,
+        Some(("alice".into(), CredentialsSource::User(alice.clone())))
+    );
+    assert_eq!(resolved(&store, Some(&alice), false).await, None);
+
+    // With the tenant's set too: the tenant's for bob (none of his own), for alice
+    // where users' own are not allowed, and for a cluster with no owner.
+    store
+        .set_provider_credentials(DEFAULT_TENANT_ID, "lab", &token("tenant"), None, 1)
+        .await
+        .unwrap();
+    let tenants = Some(("tenant".to_owned(), CredentialsSource::Tenant));
+    assert_eq!(resolved(&store, Some(&bob), true).await, tenants);
+    assert_eq!(resolved(&store, Some(&alice), false).await, tenants);
+    assert_eq!(resolved(&store, None, true).await, tenants);
+    assert_eq!(
+        resolved(&store, Some(&alice), true).await.map(|(t, _)| t),
+        Some("alice".into())
+    );
+    // Another provider's or tenant's rows are not hers for this one.
+    assert!(store
+        .credentials_for("another-tenant", "lab", Some(&alice), true)
+        .await
+        .unwrap()
+        .is_none());
+
+    // Her row as stored, field names only; removed, the tenant's again.
+    let stored = store
+        .stored_user_provider_credentials(DEFAULT_TENANT_ID, &alice, "lab")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.field_names().unwrap(), ["token"]);
+    assert!(store
+        .delete_user_provider_credentials(DEFAULT_TENANT_ID, &alice, "lab")
+        .await
+        .unwrap());
+    assert_eq!(resolved(&store, Some(&alice), true).await, tenants);
+
+    // A sealed row copied to another user does not open as theirs.
+    store
+        .set_user_provider_credentials(DEFAULT_TENANT_ID, &alice, "lab", &token("alice"), None, 1)
+        .await
+        .unwrap();
+    sqlx::query(
+        "INSERT INTO user_provider_credentials \
+         (user_id, tenant_id, provider, sealed, field_names, updated_by, updated_at_ms) \
+         SELECT $1, tenant_id, provider, sealed, field_names, updated_by, updated_at_ms \
+         FROM user_provider_credentials WHERE user_id = $2",
+    )
+    .bind(&bob)
+    .bind(&alice)
+    .execute(store.pool())
+    .await
+    .unwrap();
+    assert!(store
+        .credentials_for(DEFAULT_TENANT_ID, "lab", Some(&bob), true)
+        .await
+        .is_err());
+
+    // A removed user's credentials go with them.
+    store.delete_user(&bob).await.unwrap();
+    let left: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM user_provider_credentials WHERE user_id = $1")
+            .bind(&bob)
+            .fetch_one(store.pool())
+            .await
+            .unwrap();
+    assert_eq!(left, 0);
+}
+
 engine::on_both_backends!(
+    a_node_uses_its_owners_credentials_where_allowed_else_the_tenants,
     a_stored_word_no_state_names_is_a_corrupt_column,
     migrations_are_applied_and_idempotent,
     default_tenant_exists_from_the_start,

@@ -1,6 +1,8 @@
 //! `/api/v1/providers/{name}`: what a tenant keeps for a provider of its catalog beyond
 //! its definition (which is `/api/v1/catalog/providers/{name}`): its credentials, set
-//! and removed here and shown back as field names only, and the provider check.
+//! and removed here and shown back as field names only, and the provider check. Under
+//! `.../credentials/mine`, any user of the tenant keeps their own credentials for a
+//! provider that allows them (`"user_credentials": true`).
 
 use axum::body::Bytes;
 use axum::extract::State;
@@ -66,6 +68,68 @@ pub async fn delete_credentials(
         state
             .service
             .delete_provider_credentials(&caller, &name)
+            .await?,
+    ))
+}
+
+/// Which fields of your own credentials for the provider are set (never their values).
+/// Refused (403) when the provider does not take users' own credentials.
+#[utoipa::path(get, path = "/providers/{name}/credentials/mine", operation_id = "show_my_provider_credentials",
+    tag = "providers", params(("name" = String, Path, description = "Provider name")),
+    responses((status = 200, body = ProviderCredentialsView), (status = 403, body = ErrorBody),
+              (status = 404, body = ErrorBody)))]
+pub async fn show_my_credentials(
+    State(state): State<AppState>,
+    Authenticated(caller): Authenticated,
+    ApiPath(name): ApiPath<String>,
+) -> Result<Json<ProviderCredentialsView>, ApiError> {
+    Ok(Json(
+        state
+            .service
+            .my_provider_credentials(&caller, &name)
+            .await?,
+    ))
+}
+
+/// Set (or replace) your own credentials for the provider, where its admins allow it
+/// (`"user_credentials": true`): nodes of the clusters you own are made with them. A
+/// JSON object of strings, encrypted at rest and never returned.
+#[utoipa::path(put, path = "/providers/{name}/credentials/mine", operation_id = "set_my_provider_credentials",
+    tag = "providers", params(("name" = String, Path, description = "Provider name")),
+    request_body(content = Object, description = "The credentials: a JSON object of strings"),
+    responses((status = 200, body = ProviderCredentialsView), (status = 403, body = ErrorBody),
+              (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
+pub async fn set_my_credentials(
+    State(state): State<AppState>,
+    Authenticated(caller): Authenticated,
+    ApiPath(name): ApiPath<String>,
+    // Raw bytes, not a JSON extractor: a JSON error message could quote the secret.
+    body: Bytes,
+) -> Result<Json<ProviderCredentialsView>, ApiError> {
+    let text = std::str::from_utf8(&body)
+        .map_err(|_| ServiceError::invalid("the credentials must be UTF-8 JSON"))?;
+    Ok(Json(
+        state
+            .service
+            .set_my_provider_credentials(&caller, &name, text)
+            .await?,
+    ))
+}
+
+/// Remove your own credentials for the provider: your clusters' nodes use the tenant's.
+#[utoipa::path(delete, path = "/providers/{name}/credentials/mine", operation_id = "delete_my_provider_credentials",
+    tag = "providers", params(("name" = String, Path, description = "Provider name")),
+    responses((status = 200, body = ProviderCredentialsView), (status = 403, body = ErrorBody),
+              (status = 404, body = ErrorBody)))]
+pub async fn delete_my_credentials(
+    State(state): State<AppState>,
+    Authenticated(caller): Authenticated,
+    ApiPath(name): ApiPath<String>,
+) -> Result<Json<ProviderCredentialsView>, ApiError> {
+    Ok(Json(
+        state
+            .service
+            .delete_my_provider_credentials(&caller, &name)
             .await?,
     ))
 }

@@ -20,7 +20,8 @@ pub struct ProviderArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum ProviderCommand {
-    /// Set, show or remove your tenant's credentials for a provider.
+    /// Set, show or remove your tenant's credentials for a provider (with --mine: your
+    /// own, where the provider takes users' own).
     #[command(subcommand)]
     Credentials(CredentialsCommand),
     /// Check a provider: its credentials and endpoint, and with --create one machine
@@ -34,9 +35,25 @@ pub enum CredentialsCommand {
     /// {"access_key_id": "...", "secret_access_key": "..."} for ec2.
     Set(SetArgs),
     /// Show which credential fields are set (never their values).
-    Show { provider: String },
+    Show {
+        provider: String,
+        #[command(flatten)]
+        whose: Whose,
+    },
     /// Remove the credentials.
-    Delete { provider: String },
+    Delete {
+        provider: String,
+        #[command(flatten)]
+        whose: Whose,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct Whose {
+    /// Your own credentials rather than the tenant's, for a provider that takes users'
+    /// own (`"user_credentials": true`): nodes of the clusters you own use them.
+    #[arg(long)]
+    pub mine: bool,
 }
 
 #[derive(Debug, Args)]
@@ -55,6 +72,8 @@ pub struct SetArgs {
     pub provider: String,
     #[command(flatten)]
     pub source: CredentialsSource,
+    #[command(flatten)]
+    pub whose: Whose,
 }
 
 #[derive(Debug, Args)]
@@ -87,18 +106,19 @@ pub async fn run(args: ProviderArgs) -> anyhow::Result<ExitCode> {
                 }
             };
             let view: ProviderCredentialsView = client
-                .put_json_text(&credentials_path(&args.provider), json)
+                .put_json_text(&credentials_path(&args.provider, &args.whose), json)
                 .await?;
             print_credentials(&view);
             Ok(ExitCode::SUCCESS)
         }
-        ProviderCommand::Credentials(CredentialsCommand::Show { provider }) => {
-            print_credentials(&client.get_as(&credentials_path(&provider)).await?);
+        ProviderCommand::Credentials(CredentialsCommand::Show { provider, whose }) => {
+            print_credentials(&client.get_as(&credentials_path(&provider, &whose)).await?);
             Ok(ExitCode::SUCCESS)
         }
-        ProviderCommand::Credentials(CredentialsCommand::Delete { provider }) => {
-            let view: ProviderCredentialsView =
-                client.delete_as(&credentials_path(&provider)).await?;
+        ProviderCommand::Credentials(CredentialsCommand::Delete { provider, whose }) => {
+            let view: ProviderCredentialsView = client
+                .delete_as(&credentials_path(&provider, &whose))
+                .await?;
             print_credentials(&view);
             Ok(ExitCode::SUCCESS)
         }
@@ -154,8 +174,9 @@ pub async fn run(args: ProviderArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
-fn credentials_path(provider: &str) -> String {
-    format!("/api/v1/providers/{provider}/credentials")
+fn credentials_path(provider: &str, whose: &Whose) -> String {
+    let mine = if whose.mine { "/mine" } else { "" };
+    format!("/api/v1/providers/{provider}/credentials{mine}")
 }
 
 fn print_credentials(view: &ProviderCredentialsView) {

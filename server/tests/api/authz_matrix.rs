@@ -151,6 +151,21 @@ const MATRIX: &[(&str, [u16; 5])] = &[
         "POST /api/v1/providers/{name}/test",
         [401, 403, 409, 404, 404],
     ),
+    // Anyone's own credentials, for A's `local` (which allows users' own in this world):
+    // A's admin set theirs, A's user has none (so deletes nothing: 404), and B's admin
+    // and the superadmin have no such provider in their own catalogs.
+    (
+        "GET /api/v1/providers/{name}/credentials/mine",
+        [401, 200, 200, 404, 404],
+    ),
+    (
+        "PUT /api/v1/providers/{name}/credentials/mine",
+        [401, 422, 422, 404, 404],
+    ),
+    (
+        "DELETE /api/v1/providers/{name}/credentials/mine",
+        [401, 404, 200, 404, 404],
+    ),
 ];
 
 /// One server with tenant A's objects and a caller of each kind.

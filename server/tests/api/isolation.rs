@@ -106,10 +106,29 @@ const EXPECTATIONS: &[(&str, &[Check])] = &[
         &[Scoped, AdminOnly],
     ),
     ("POST /api/v1/providers/{name}/test", &[Scoped, AdminOnly]),
+    // The caller's own credentials, for a provider named in the caller's own catalog:
+    // B's admin naming A's provider reaches B's catalog (none), and whoever asks sees
+    // only what they set themselves.
+    (
+        "GET /api/v1/providers/{name}/credentials/mine",
+        &[Scoped, Personal],
+    ),
+    (
+        "PUT /api/v1/providers/{name}/credentials/mine",
+        &[Scoped, Personal],
+    ),
+    (
+        "DELETE /api/v1/providers/{name}/credentials/mine",
+        &[Scoped, Personal],
+    ),
 ];
 
 /// The value of tenant A's provider credentials: no response may show it, A's included.
 pub const PROVIDER_SECRET: &str = "acme-provider-secret-0c1d2e3f";
+
+/// The value of tenant A's admin's own credentials for A's provider `local` (which
+/// allows users' own here): no response may show it either.
+pub const USER_PROVIDER_SECRET: &str = "acme-admins-own-secret-4a5b6c7d";
 
 /// A host key for registering pool hosts (no connection is made to them here).
 pub const POOL_HOST_KEY: &str =
@@ -233,7 +252,14 @@ pub(crate) fn documented_operations(doc: &Value) -> BTreeSet<String> {
 /// Also returns tenant A's admin, who made all of it.
 pub(crate) async fn populate_tenant_a(app: &TestApp) -> (Ids, ApiUser) {
     let admin = app.user("acme-admin", Role::TenantAdmin, "acme").await;
-    let catalog = lifecycle_catalog();
+    let mut catalog = lifecycle_catalog();
+    // Provider `local` takes users' own credentials here, so the `.../credentials/mine`
+    // operations reach their success paths (the fixture file stays as Coopr's would).
+    for provider in catalog["providers"].as_array_mut().unwrap() {
+        if provider["name"] == "local" {
+            provider["provisioner"]["user_credentials"] = json!(true);
+        }
+    }
     let imported = app
         .call(
             &admin,
@@ -308,9 +334,19 @@ pub(crate) async fn populate_tenant_a(app: &TestApp) -> (Ids, ApiUser) {
         .await
         .unwrap();
     assert_eq!(credentials.status(), 200);
+    let own = app
+        .client
+        .put(app.url("/api/v1/providers/local/credentials/mine"))
+        .bearer_auth(&admin.token)
+        .body(format!("{{\"token\": \"{USER_PROVIDER_SECRET}\"}}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(own.status(), 200, "{}", own.text().await.unwrap());
     let ids = Ids {
         secrets: vec![
             PROVIDER_SECRET.into(),
+            USER_PROVIDER_SECRET.into(),
             "acme-secret-host".into(),
             public_key,
             cluster.clone(),

@@ -2,7 +2,9 @@
 //! which are sealed at rest and come back as field names only; bad input is refused
 //! without quoting it and stores nothing; plain users and other tenants get nothing.
 //! The secret is looked for in every response, the admin page, the audit log, the
-//! catalog export and the database's own bytes.
+//! catalog export and the database's own bytes. Under `.../credentials/mine`, any user
+//! keeps their own, where the provider allows it (`"user_credentials": true`), seen by
+//! nobody else.
 
 use engine::store::users::Role;
 use engine::store::Backend;
@@ -248,7 +250,140 @@ async fn superadmins_choose_the_provider_types_a_tenant_builds_on(backend: Backe
     );
 }
 
+const MINE_PATH: &str = "/api/v1/providers/local/credentials/mine";
+
+/// Lets users of `admin`'s tenant bring their own credentials for its provider `local`.
+async fn allow_user_credentials(app: &TestApp, admin: &ApiUser) {
+    let response = app
+        .call(
+            admin,
+            Method::PUT,
+            "/api/v1/catalog/providers/local",
+            Some(&serde_json::json!({
+                "name": "local",
+                "providertype": "local",
+                "provisioner": {"user_credentials": true},
+            })),
+        )
+        .await;
+    assert_eq!(response.status(), 200, "{}", response.text().await.unwrap());
+}
+
+async fn users_keep_their_own_credentials_where_the_provider_allows(backend: Backend) {
+    let app = spawn_app(backend).await;
+    let admin = with_catalog(&app, "default").await;
+    let other = with_catalog(&app, "other").await;
+    let user = app.user("plain", Role::User, "default").await;
+    let neighbour = app.user("neighbour", Role::User, "default").await;
+
+    // Not allowed yet: refused, saying who can allow it; nothing stored.
+    let body = format!(r#"{{"access_key_id": "AKIDMINE", "secret_access_key": "{SECRET}"}}"#);
+    let refused = put_text(&app, &user, MINE_PATH, &body).await;
+    assert_eq!(refused.status(), 403);
+    let text = refused.text().await.unwrap();
+    assert!(
+        text.contains("provider local does not take users' own credentials")
+            && text.contains("`user_credentials`")
+            && !text.contains(SECRET),
+        "{text}"
+    );
+    for method in [Method::GET, Method::DELETE] {
+        let response = app.call(&user, method.clone(), MINE_PATH, None).await;
+        assert_eq!(response.status(), 403, "{method}");
+    }
+    let unknown = put_text(
+        &app,
+        &user,
+        "/api/v1/providers/nope/credentials/mine",
+        r#"{"token": "x"}"#,
+    )
+    .await;
+    assert_eq!(unknown.status(), 404);
+
+    allow_user_credentials(&app, &admin).await;
+    let bad = put_text(&app, &user, MINE_PATH, &format!(r#"{{"k": "{SECRET}""#)).await;
+    assert_eq!(bad.status(), 422);
+    assert!(!bad.text().await.unwrap().contains(SECRET));
+
+    let set = put_text(&app, &user, MINE_PATH, &body).await;
+    assert_eq!(set.status(), 200);
+    let set_text = set.text().await.unwrap();
+    let view: Value = serde_json::from_str(&set_text).unwrap();
+    assert_eq!(view["set"], true);
+    assert_eq!(view["updated_by"], "plain");
+    assert_eq!(
+        view["fields"],
+        serde_json::json!(["access_key_id", "secret_access_key"])
+    );
+    let mut bodies = vec![set_text];
+    for (who, path) in [
+        (&user, MINE_PATH),
+        (&admin, "/api/v1/audit"),
+        (&admin, CREDENTIALS_PATH),
+        (&admin, "/api/v1/catalog"),
+    ] {
+        let response = app.call(who, Method::GET, path, None).await;
+        assert_eq!(response.status(), 200, "{path}");
+        bodies.push(response.text().await.unwrap());
+    }
+    let (browser, _) = app.browser("default-admin").await;
+    let (status, page) = render_page(&browser, &app.url("/admin/providers/local")).await;
+    assert_eq!(status, 200);
+    bodies.push(page);
+    for body in &bodies {
+        assert!(!body.contains(SECRET), "the secret leaked: {body}");
+    }
+    assert!(
+        bodies[2].contains("provider.credentials.set-mine")
+            && bodies[2].contains("secret_access_key"),
+        "audited by field name: {}",
+        bodies[2]
+    );
+    // The tenant's own credentials are untouched: the user's are apart.
+    let tenants: Value = serde_json::from_str(&bodies[3]).unwrap();
+    assert_eq!(tenants["set"], false);
+    let stored: Vec<String> = sqlx::query_scalar("SELECT sealed FROM user_provider_credentials")
+        .fetch_all(app.store.pool())
+        .await
+        .unwrap();
+    assert_eq!(stored.len(), 1);
+    assert!(stored[0].starts_with("sealed:v1:") && !stored[0].contains(SECRET));
+
+    // Another user of the tenant, its admin included, sees only their own (none).
+    for who in [&neighbour, &admin] {
+        let theirs: Value = app
+            .call(who, Method::GET, MINE_PATH, None)
+            .await
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(theirs["set"], false, "{theirs}");
+        let removed = app.call(who, Method::DELETE, MINE_PATH, None).await;
+        assert_eq!(removed.status(), 404, "deletes nothing of the user's");
+    }
+    // Tenant B's provider of the same name does not take users' own; its admin
+    // reaches nothing of A's either way.
+    let theirs = app.call(&other, Method::GET, MINE_PATH, None).await;
+    assert_eq!(theirs.status(), 403);
+    allow_user_credentials(&app, &other).await;
+    let theirs: Value = app
+        .call(&other, Method::GET, MINE_PATH, None)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(theirs["set"], false);
+
+    let removed = app.call(&user, Method::DELETE, MINE_PATH, None).await;
+    assert_eq!(removed.status(), 200);
+    let view: Value = removed.json().await.unwrap();
+    assert_eq!(view["set"], false);
+    let again = app.call(&user, Method::DELETE, MINE_PATH, None).await;
+    assert_eq!(again.status(), 404);
+}
+
 engine::on_both_backends!(
+    users_keep_their_own_credentials_where_the_provider_allows,
     superadmins_choose_the_provider_types_a_tenant_builds_on,
     credentials_are_sealed_and_shown_by_field_name_only,
     bad_credentials_are_refused_without_quoting_them,
