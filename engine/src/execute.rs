@@ -214,7 +214,7 @@ impl Executor {
     ) -> Result<StepOutcome, StepError> {
         let view = TaskView::load(&self.inner.store, &self.inner.views, task).await?;
         match task.action {
-            Action::Create => self.create(&view).await,
+            Action::Create => self.create(&view, output).await,
             Action::Confirm => self.confirm(&view).await,
             Action::Bootstrap => bootstrap::run(self, &view, output).await,
             Action::Delete => self.delete(&view, output).await,
@@ -234,7 +234,11 @@ impl Executor {
         self.inner.providers.require(view.providertype())
     }
 
-    async fn create(&self, view: &TaskView) -> Result<StepOutcome, StepError> {
+    async fn create(
+        &self,
+        view: &TaskView,
+        output: &mpsc::Sender<OutputChunk>,
+    ) -> Result<StepOutcome, StepError> {
         let layout_node = view.layout_node()?;
         let spec = node_spec(
             &view.catalog,
@@ -249,8 +253,12 @@ impl Executor {
             &layout_node.hardwaretype,
             &layout_node.imagetype,
         );
-        let record = self.provider(view)?.create(&spec).await?;
+        let provider = self.provider(view)?;
+        let record = provider.create(&spec).await?;
         self.save_node(view, &record, NodeState::Created).await?;
+        if let Some(text) = provider.creation_note(&record) {
+            note(output, &text).await;
+        }
         Ok(StepOutcome { exit_code: None })
     }
 

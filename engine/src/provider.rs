@@ -156,6 +156,14 @@ pub trait NodeProvider: Send + Sync {
         ))))
     }
 
+    /// What the user should know about a node just made, for the create step's output:
+    /// e.g. that its host key was trusted on first use because the machine did not
+    /// publish it.
+    fn creation_note(&self, record: &NodeRecord) -> Option<String> {
+        let _ = record;
+        None
+    }
+
     /// Whether Corral connects to `record`'s machine over SSH. A cloud provider may be
     /// set not to (to check an account, or against an emulator whose addresses are
     /// made up); its nodes then cannot run steps.

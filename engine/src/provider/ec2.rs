@@ -1204,6 +1204,21 @@ impl super::NodeProvider for Ec2Provider {
     fn connects(&self, record: &NodeRecord) -> bool {
         Self::reachable(record)
     }
+
+    fn creation_note(&self, record: &NodeRecord) -> Option<String> {
+        let state = state_of(record).ok()?;
+        (state.host_key_source == HostKeySource::FirstUse).then(|| {
+            format!(
+                "node {}: instance {} printed no host keys to its console, so its host key \
+                 {} was trusted on first use (the key sshd presented at the first \
+                 connection) and is pinned from now on; compare it with the instance's \
+                 own key if you can\n",
+                record.id,
+                state.instance_id,
+                record.host_key.fingerprint()
+            )
+        })
+    }
 }
 
 /// The key pair (and key file) of cluster `cluster`.
@@ -1330,6 +1345,52 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
+
+    #[tokio::test]
+    async fn a_host_key_trusted_on_first_use_is_told_to_the_user() {
+        let key =
+            HostKey::from_openssh(&ClientKeyPair::generate("x").unwrap().public_openssh).unwrap();
+        let state = |source| Ec2NodeState {
+            instance_id: "i-0abc".into(),
+            region: "us-east-1".into(),
+            endpoint: "https://ec2.us-east-1.amazonaws.com".into(),
+            provider: "aws1".into(),
+            tenant_id: "t".into(),
+            cluster_id: "c".into(),
+            key_name: "corral-c".into(),
+            security_group_id: "sg-1".into(),
+            connect: Connect::PublicIp,
+            host_key_source: source,
+            credentials_user: None,
+        };
+        let record = |source| NodeRecord {
+            id: "c-1".into(),
+            provider: EC2_PROVIDER.into(),
+            host: "203.0.113.7".into(),
+            port: 22,
+            user: "admin".into(),
+            host_key: key.clone(),
+            client_key_path: PathBuf::from("/nonexistent"),
+            provider_state: serde_json::to_value(state(source)).unwrap(),
+            address: None,
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let db = crate::testing::TestDatabase::sqlite();
+        let store = crate::store::Store::open(&db.url).await.unwrap();
+        let provider = Ec2Provider::new(store, dir.path()).unwrap();
+        let note =
+            super::super::NodeProvider::creation_note(&provider, &record(HostKeySource::FirstUse))
+                .unwrap();
+        assert!(
+            note.contains("trusted on first use") && note.contains(&key.fingerprint()),
+            "{note}"
+        );
+        assert!(super::super::NodeProvider::creation_note(
+            &provider,
+            &record(HostKeySource::Console)
+        )
+        .is_none());
+    }
 
     #[test]
     fn the_host_key_is_read_from_cloud_inits_console_block() {
