@@ -23,6 +23,7 @@ use super::{AuditRecord, Caller, Problem, Service, ServiceError};
 use crate::execute::{node_spec, provider_settings};
 use crate::provider::{Credentials, NodeProvider, NodeSpec, USER_CREDENTIALS_SETTING};
 use crate::store::now_ms;
+use crate::store::provider_credentials::CredentialsSource;
 
 /// How long the check's new machine may take to accept SSH.
 const TEST_CONFIRM_TIMEOUT: Duration = Duration::from_secs(120);
@@ -34,10 +35,8 @@ impl Service {
         caller: &Caller,
         provider: &str,
     ) -> Result<ProviderCredentialsView, ServiceError> {
-        let tenant_id = caller.tenant_id();
         let (_, providertype) = self.administered_provider(caller, provider).await?;
-        let providertype = providertype.as_str();
-        self.credentials_view(tenant_id, provider, providertype)
+        self.credentials_view(caller, provider, &providertype, &CredentialsSource::Tenant)
             .await
     }
 
@@ -50,32 +49,15 @@ impl Service {
         provider: &str,
         json: &str,
     ) -> Result<ProviderCredentialsView, ServiceError> {
-        let tenant_id = caller.tenant_id();
         let (_, providertype) = self.administered_provider(caller, provider).await?;
-        let providertype = providertype.as_str();
-        let credentials =
-            Credentials::from_json_text(json).map_err(|error| ServiceError::Invalid {
-                message: format!("the credentials of provider {provider:?} are refused: {error}"),
-                details: vec![Problem {
-                    path: "credentials".to_owned(),
-                    message: error.to_string(),
-                }],
-            })?;
-        self.store
-            .set_provider_credentials(
-                tenant_id,
-                provider,
-                &credentials,
-                Some(&caller.principal.username),
-                now_ms(),
-            )
-            .await?;
-        let mut record =
-            AuditRecord::new(tenant_id, "provider.credentials.set", "provider", provider);
-        record.after = Some(serde_json::json!({ "fields": credentials.field_names() }).to_string());
-        self.audit(caller, record).await;
-        self.credentials_view(tenant_id, provider, providertype)
-            .await
+        self.set_credentials(
+            caller,
+            provider,
+            &providertype,
+            CredentialsSource::Tenant,
+            json,
+        )
+        .await
     }
 
     /// Removes the caller's tenant's credentials for `provider`.
@@ -84,29 +66,8 @@ impl Service {
         caller: &Caller,
         provider: &str,
     ) -> Result<ProviderCredentialsView, ServiceError> {
-        let tenant_id = caller.tenant_id();
         let (_, providertype) = self.administered_provider(caller, provider).await?;
-        let providertype = providertype.as_str();
-        if !self
-            .store
-            .delete_provider_credentials(tenant_id, provider)
-            .await?
-        {
-            return Err(ServiceError::NotFound(format!(
-                "credentials of provider {provider:?}"
-            )));
-        }
-        self.audit(
-            caller,
-            AuditRecord::new(
-                tenant_id,
-                "provider.credentials.delete",
-                "provider",
-                provider,
-            ),
-        )
-        .await;
-        self.credentials_view(tenant_id, provider, providertype)
+        self.delete_credentials(caller, provider, &providertype, CredentialsSource::Tenant)
             .await
     }
 
@@ -117,7 +78,8 @@ impl Service {
         provider: &str,
     ) -> Result<ProviderCredentialsView, ServiceError> {
         let providertype = self.user_credentials_provider(caller, provider).await?;
-        self.my_credentials_view(caller, provider, &providertype)
+        let source = CredentialsSource::User(caller.principal.user_id.clone());
+        self.credentials_view(caller, provider, &providertype, &source)
             .await
     }
 
@@ -130,34 +92,8 @@ impl Service {
         json: &str,
     ) -> Result<ProviderCredentialsView, ServiceError> {
         let providertype = self.user_credentials_provider(caller, provider).await?;
-        let credentials =
-            Credentials::from_json_text(json).map_err(|error| ServiceError::Invalid {
-                message: format!("the credentials of provider {provider:?} are refused: {error}"),
-                details: vec![Problem {
-                    path: "credentials".to_owned(),
-                    message: error.to_string(),
-                }],
-            })?;
-        let tenant_id = caller.tenant_id();
-        self.store
-            .set_user_provider_credentials(
-                tenant_id,
-                &caller.principal.user_id,
-                provider,
-                &credentials,
-                Some(&caller.principal.username),
-                now_ms(),
-            )
-            .await?;
-        let mut record = AuditRecord::new(
-            tenant_id,
-            "provider.credentials.set-mine",
-            "provider",
-            provider,
-        );
-        record.after = Some(serde_json::json!({ "fields": credentials.field_names() }).to_string());
-        self.audit(caller, record).await;
-        self.my_credentials_view(caller, provider, &providertype)
+        let source = CredentialsSource::User(caller.principal.user_id.clone());
+        self.set_credentials(caller, provider, &providertype, source, json)
             .await
     }
 
@@ -169,27 +105,74 @@ impl Service {
         provider: &str,
     ) -> Result<ProviderCredentialsView, ServiceError> {
         let providertype = self.user_credentials_provider(caller, provider).await?;
+        let source = CredentialsSource::User(caller.principal.user_id.clone());
+        self.delete_credentials(caller, provider, &providertype, source)
+            .await
+    }
+
+    /// Sets `source`'s credentials (the tenant's or the caller's own), once the caller
+    /// was found allowed to.
+    async fn set_credentials(
+        &self,
+        caller: &Caller,
+        provider: &str,
+        providertype: &str,
+        source: CredentialsSource,
+        json: &str,
+    ) -> Result<ProviderCredentialsView, ServiceError> {
+        let credentials =
+            Credentials::from_json_text(json).map_err(|error| ServiceError::Invalid {
+                message: format!("the credentials of provider {provider:?} are refused: {error}"),
+                details: vec![Problem {
+                    path: "credentials".to_owned(),
+                    message: error.to_string(),
+                }],
+            })?;
+        let tenant_id = caller.tenant_id();
+        self.store
+            .set_credentials(
+                tenant_id,
+                provider,
+                &source,
+                &credentials,
+                Some(&caller.principal.username),
+                now_ms(),
+            )
+            .await?;
+        let action = audit_action("set", &source);
+        let mut record = AuditRecord::new(tenant_id, &action, "provider", provider);
+        record.after = Some(serde_json::json!({ "fields": credentials.field_names() }).to_string());
+        self.audit(caller, record).await;
+        self.credentials_view(caller, provider, providertype, &source)
+            .await
+    }
+
+    /// Removes `source`'s credentials, once the caller was found allowed to.
+    async fn delete_credentials(
+        &self,
+        caller: &Caller,
+        provider: &str,
+        providertype: &str,
+        source: CredentialsSource,
+    ) -> Result<ProviderCredentialsView, ServiceError> {
         let tenant_id = caller.tenant_id();
         if !self
             .store
-            .delete_user_provider_credentials(tenant_id, &caller.principal.user_id, provider)
+            .delete_credentials(tenant_id, provider, &source)
             .await?
         {
-            return Err(ServiceError::NotFound(format!(
-                "your credentials of provider {provider:?}"
-            )));
+            return Err(ServiceError::NotFound(match source {
+                CredentialsSource::Tenant => format!("credentials of provider {provider:?}"),
+                CredentialsSource::User(_) => format!("your credentials of provider {provider:?}"),
+            }));
         }
+        let action = audit_action("delete", &source);
         self.audit(
             caller,
-            AuditRecord::new(
-                tenant_id,
-                "provider.credentials.delete-mine",
-                "provider",
-                provider,
-            ),
+            AuditRecord::new(tenant_id, &action, "provider", provider),
         )
         .await;
-        self.my_credentials_view(caller, provider, &providertype)
+        self.credentials_view(caller, provider, providertype, &source)
             .await
     }
 
@@ -212,16 +195,19 @@ impl Service {
         Ok(providertype)
     }
 
-    async fn my_credentials_view(
+    /// What `source` has set for `provider` (names only), and whether the tenant may
+    /// build on the provider's type.
+    async fn credentials_view(
         &self,
         caller: &Caller,
         provider: &str,
         providertype: &str,
+        source: &CredentialsSource,
     ) -> Result<ProviderCredentialsView, ServiceError> {
         let tenant_id = caller.tenant_id();
         let stored = self
             .store
-            .stored_user_provider_credentials(tenant_id, &caller.principal.user_id, provider)
+            .stored_credentials(tenant_id, provider, source)
             .await?;
         let usable = self.store.tenant(tenant_id).await?.may_use(providertype);
         Ok(ProviderCredentialsView {
@@ -249,31 +235,6 @@ impl Service {
         let catalog = crate::catalog::load(&self.store, caller.tenant_id()).await?;
         let providertype = providertype_of(&catalog, provider)?.to_owned();
         Ok((catalog, providertype))
-    }
-
-    async fn credentials_view(
-        &self,
-        tenant_id: &str,
-        provider: &str,
-        providertype: &str,
-    ) -> Result<ProviderCredentialsView, ServiceError> {
-        let stored = self
-            .store
-            .stored_provider_credentials(tenant_id, provider)
-            .await?;
-        let usable = self.store.tenant(tenant_id).await?.may_use(providertype);
-        Ok(ProviderCredentialsView {
-            provider: provider.to_owned(),
-            providertype: providertype.to_owned(),
-            usable,
-            set: stored.is_some(),
-            fields: match &stored {
-                Some(stored) => stored.field_names()?,
-                None => Vec::new(),
-            },
-            updated_by: stored.as_ref().and_then(|stored| stored.updated_by.clone()),
-            updated_at_ms: stored.map(|stored| stored.updated_at_ms),
-        })
     }
 
     /// Checks `provider` as the caller's tenant would use it: its credentials and
@@ -405,6 +366,14 @@ impl Service {
             .map(|()| format!("node {} deleted", record.id))
             .map_err(|error| error.to_string());
         phases.push(phase("delete", deleted, started));
+    }
+}
+
+/// The audit action of `what` (`set`, `delete`) done to `source`'s credentials.
+fn audit_action(what: &str, source: &CredentialsSource) -> String {
+    match source {
+        CredentialsSource::Tenant => format!("provider.credentials.{what}"),
+        CredentialsSource::User(_) => format!("provider.credentials.{what}-mine"),
     }
 }
 

@@ -80,8 +80,144 @@ fn opened(
         })
 }
 
+impl CredentialsSource {
+    /// The table holding this source's credentials.
+    fn table(&self) -> &'static str {
+        match self {
+            Self::Tenant => "provider_credentials",
+            Self::User(_) => "user_provider_credentials",
+        }
+    }
+
+    /// What a sealed object is bound to: it opens in its own place only.
+    fn sealed_context(&self, tenant_id: &str, provider: &str) -> String {
+        match self {
+            Self::Tenant => sealed_context(tenant_id, provider),
+            Self::User(user) => user_sealed_context(user, provider),
+        }
+    }
+
+    /// The row's key after `tenant_id = $1 AND provider = $2`. A user's rows are
+    /// matched on the tenant too: a user moved to another tenant does not bring their
+    /// credentials to its clusters.
+    fn key_condition(&self) -> &'static str {
+        match self {
+            Self::Tenant => "tenant_id = $1 AND provider = $2",
+            Self::User(_) => "tenant_id = $1 AND provider = $2 AND user_id = $3",
+        }
+    }
+}
+
 impl Store {
-    /// Sets (or replaces) `tenant_id`'s credentials for `provider`, sealed.
+    /// Sets (or replaces) `source`'s credentials for `provider` of `tenant_id`, sealed.
+    /// Whether the provider takes a user's own is the caller's check.
+    pub async fn set_credentials(
+        &self,
+        tenant_id: &str,
+        provider: &str,
+        source: &CredentialsSource,
+        credentials: &Credentials,
+        updated_by: Option<&str>,
+        now_ms: i64,
+    ) -> Result<(), StoreError> {
+        let sealed = self.secret_key()?.seal(
+            &credentials.expose_json(),
+            &source.sealed_context(tenant_id, provider),
+        )?;
+        let field_names = field_names_json(credentials)?;
+        let (user_column, user_value, conflict) = match source {
+            CredentialsSource::Tenant => ("", "", "tenant_id, provider"),
+            CredentialsSource::User(_) => (", user_id", ", $7", "user_id, provider"),
+        };
+        let sql = format!(
+            "INSERT INTO {table} \
+             (tenant_id, provider, sealed, field_names, updated_by, updated_at_ms{user_column}) \
+             VALUES ($1, $2, $3, $4, $5, $6{user_value}) \
+             ON CONFLICT ({conflict}) DO UPDATE SET tenant_id = excluded.tenant_id, \
+             sealed = excluded.sealed, field_names = excluded.field_names, \
+             updated_by = excluded.updated_by, updated_at_ms = excluded.updated_at_ms",
+            table = source.table()
+        );
+        let mut query = sqlx::query(&sql)
+            .bind(tenant_id)
+            .bind(provider)
+            .bind(&sealed)
+            .bind(&field_names)
+            .bind(updated_by)
+            .bind(now_ms);
+        if let CredentialsSource::User(user) = source {
+            query = query.bind(user.as_str());
+        }
+        query.execute(&self.pool).await?;
+        Ok(())
+    }
+
+    /// Removes `source`'s credentials for `provider` of `tenant_id`; whether there were any.
+    pub async fn delete_credentials(
+        &self,
+        tenant_id: &str,
+        provider: &str,
+        source: &CredentialsSource,
+    ) -> Result<bool, StoreError> {
+        let sql = format!(
+            "DELETE FROM {} WHERE {}",
+            source.table(),
+            source.key_condition()
+        );
+        let mut query = sqlx::query(&sql).bind(tenant_id).bind(provider);
+        if let CredentialsSource::User(user) = source {
+            query = query.bind(user.as_str());
+        }
+        Ok(query.execute(&self.pool).await?.rows_affected() > 0)
+    }
+
+    /// What `source` has set for `provider` of `tenant_id`, without the values.
+    pub async fn stored_credentials(
+        &self,
+        tenant_id: &str,
+        provider: &str,
+        source: &CredentialsSource,
+    ) -> Result<Option<StoredCredentials>, StoreError> {
+        let sql = format!(
+            "SELECT {COLUMNS} FROM {} WHERE {}",
+            source.table(),
+            source.key_condition()
+        );
+        let mut query = sqlx::query_as(&sql).bind(tenant_id).bind(provider);
+        if let CredentialsSource::User(user) = source {
+            query = query.bind(user.as_str());
+        }
+        Ok(query.fetch_optional(&self.pool).await?)
+    }
+
+    /// `source`'s credentials for `provider` of `tenant_id`, opened: for the provider
+    /// that signs with them, never for showing. `None` when none are set.
+    async fn open_credentials(
+        &self,
+        tenant_id: &str,
+        provider: &str,
+        source: &CredentialsSource,
+    ) -> Result<Option<Credentials>, StoreError> {
+        let sql = format!(
+            "SELECT sealed FROM {} WHERE {}",
+            source.table(),
+            source.key_condition()
+        );
+        let mut query = sqlx::query_scalar::<_, String>(&sql)
+            .bind(tenant_id)
+            .bind(provider);
+        if let CredentialsSource::User(user) = source {
+            query = query.bind(user.as_str());
+        }
+        let Some(stored) = query.fetch_optional(&self.pool).await? else {
+            return Ok(None);
+        };
+        let context = source.sealed_context(tenant_id, provider);
+        let text = self.secret_key()?.open(&stored, &context)?;
+        opened(source.table(), provider, &text)
+    }
+
+    /// Sets (or replaces) `tenant_id`'s credentials for `provider`.
     pub async fn set_provider_credentials(
         &self,
         tenant_id: &str,
@@ -90,97 +226,19 @@ impl Store {
         updated_by: Option<&str>,
         now_ms: i64,
     ) -> Result<(), StoreError> {
-        let sealed = self.secret_key()?.seal(
-            &credentials.expose_json(),
-            &sealed_context(tenant_id, provider),
-        )?;
-        let field_names = field_names_json(credentials)?;
-        sqlx::query(
-            "INSERT INTO provider_credentials \
-             (tenant_id, provider, sealed, field_names, updated_by, updated_at_ms) \
-             VALUES ($1, $2, $3, $4, $5, $6) \
-             ON CONFLICT (tenant_id, provider) DO UPDATE SET sealed = excluded.sealed, \
-             field_names = excluded.field_names, updated_by = excluded.updated_by, \
-             updated_at_ms = excluded.updated_at_ms",
+        let source = CredentialsSource::Tenant;
+        self.set_credentials(
+            tenant_id,
+            provider,
+            &source,
+            credentials,
+            updated_by,
+            now_ms,
         )
-        .bind(tenant_id)
-        .bind(provider)
-        .bind(&sealed)
-        .bind(&field_names)
-        .bind(updated_by)
-        .bind(now_ms)
-        .execute(&self.pool)
-        .await?;
-        Ok(())
+        .await
     }
 
-    /// Removes `tenant_id`'s credentials for `provider`; whether there were any.
-    pub async fn delete_provider_credentials(
-        &self,
-        tenant_id: &str,
-        provider: &str,
-    ) -> Result<bool, StoreError> {
-        let result =
-            sqlx::query("DELETE FROM provider_credentials WHERE tenant_id = $1 AND provider = $2")
-                .bind(tenant_id)
-                .bind(provider)
-                .execute(&self.pool)
-                .await?;
-        Ok(result.rows_affected() > 0)
-    }
-
-    /// What is set for `provider` in `tenant_id`, without the values.
-    pub async fn stored_provider_credentials(
-        &self,
-        tenant_id: &str,
-        provider: &str,
-    ) -> Result<Option<StoredCredentials>, StoreError> {
-        Ok(sqlx::query_as(&format!(
-            "SELECT {COLUMNS} FROM provider_credentials WHERE tenant_id = $1 AND provider = $2"
-        ))
-        .bind(tenant_id)
-        .bind(provider)
-        .fetch_optional(&self.pool)
-        .await?)
-    }
-
-    /// Every provider of `tenant_id` that has credentials, by provider name.
-    pub async fn list_provider_credentials(
-        &self,
-        tenant_id: &str,
-    ) -> Result<Vec<StoredCredentials>, StoreError> {
-        Ok(sqlx::query_as(&format!(
-            "SELECT {COLUMNS} FROM provider_credentials WHERE tenant_id = $1 ORDER BY provider"
-        ))
-        .bind(tenant_id)
-        .fetch_all(&self.pool)
-        .await?)
-    }
-
-    /// `tenant_id`'s credentials for `provider`, opened: for the provider that signs
-    /// with them, never for showing. `None` when none are set.
-    pub async fn provider_credentials(
-        &self,
-        tenant_id: &str,
-        provider: &str,
-    ) -> Result<Option<Credentials>, StoreError> {
-        let stored = sqlx::query_scalar::<_, String>(
-            "SELECT sealed FROM provider_credentials WHERE tenant_id = $1 AND provider = $2",
-        )
-        .bind(tenant_id)
-        .bind(provider)
-        .fetch_optional(&self.pool)
-        .await?;
-        let Some(stored) = stored else {
-            return Ok(None);
-        };
-        let context = sealed_context(tenant_id, provider);
-        let text = self.secret_key()?.open(&stored, &context)?;
-        opened("provider_credentials", provider, &text)
-    }
-
-    /// Sets (or replaces) `user_id`'s own credentials for `provider` (of `tenant_id`,
-    /// the user's tenant), sealed. Whether the provider allows them is the caller's check.
+    /// Sets (or replaces) `user_id`'s own credentials for `provider` of `tenant_id`.
     pub async fn set_user_provider_credentials(
         &self,
         tenant_id: &str,
@@ -190,49 +248,27 @@ impl Store {
         updated_by: Option<&str>,
         now_ms: i64,
     ) -> Result<(), StoreError> {
-        let sealed = self.secret_key()?.seal(
-            &credentials.expose_json(),
-            &user_sealed_context(user_id, provider),
-        )?;
-        let field_names = field_names_json(credentials)?;
-        sqlx::query(
-            "INSERT INTO user_provider_credentials \
-             (user_id, tenant_id, provider, sealed, field_names, updated_by, updated_at_ms) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7) \
-             ON CONFLICT (user_id, provider) DO UPDATE SET tenant_id = excluded.tenant_id, \
-             sealed = excluded.sealed, field_names = excluded.field_names, \
-             updated_by = excluded.updated_by, updated_at_ms = excluded.updated_at_ms",
+        let source = CredentialsSource::User(user_id.to_owned());
+        self.set_credentials(
+            tenant_id,
+            provider,
+            &source,
+            credentials,
+            updated_by,
+            now_ms,
         )
-        .bind(user_id)
-        .bind(tenant_id)
-        .bind(provider)
-        .bind(&sealed)
-        .bind(&field_names)
-        .bind(updated_by)
-        .bind(now_ms)
-        .execute(&self.pool)
-        .await?;
-        Ok(())
+        .await
     }
 
-    /// Removes `user_id`'s own credentials for `provider` of `tenant_id`; whether there
-    /// were any.
+    /// Removes `user_id`'s own credentials for `provider` of `tenant_id`.
     pub async fn delete_user_provider_credentials(
         &self,
         tenant_id: &str,
         user_id: &str,
         provider: &str,
     ) -> Result<bool, StoreError> {
-        let result = sqlx::query(
-            "DELETE FROM user_provider_credentials \
-             WHERE tenant_id = $1 AND user_id = $2 AND provider = $3",
-        )
-        .bind(tenant_id)
-        .bind(user_id)
-        .bind(provider)
-        .execute(&self.pool)
-        .await?;
-        Ok(result.rows_affected() > 0)
+        let source = CredentialsSource::User(user_id.to_owned());
+        self.delete_credentials(tenant_id, provider, &source).await
     }
 
     /// What `user_id` has set for `provider` of `tenant_id`, without the values.
@@ -242,15 +278,18 @@ impl Store {
         user_id: &str,
         provider: &str,
     ) -> Result<Option<StoredCredentials>, StoreError> {
-        Ok(sqlx::query_as(&format!(
-            "SELECT {COLUMNS} FROM user_provider_credentials \
-             WHERE tenant_id = $1 AND user_id = $2 AND provider = $3"
-        ))
-        .bind(tenant_id)
-        .bind(user_id)
-        .bind(provider)
-        .fetch_optional(&self.pool)
-        .await?)
+        let source = CredentialsSource::User(user_id.to_owned());
+        self.stored_credentials(tenant_id, provider, &source).await
+    }
+
+    /// `tenant_id`'s credentials for `provider`, opened (see [`Store::credentials_for`]).
+    pub async fn provider_credentials(
+        &self,
+        tenant_id: &str,
+        provider: &str,
+    ) -> Result<Option<Credentials>, StoreError> {
+        self.open_credentials(tenant_id, provider, &CredentialsSource::Tenant)
+            .await
     }
 
     /// The credentials a node of `tenant_id` made through `provider` uses, opened (for
@@ -269,27 +308,9 @@ impl Store {
         users_allowed: bool,
     ) -> Result<Option<(Credentials, CredentialsSource)>, StoreError> {
         if let (Some(owner), true) = (owner, users_allowed) {
-            // Bound to the tenant too: a user moved to another tenant does not bring
-            // their credentials to its clusters.
-            let stored = sqlx::query_scalar::<_, String>(
-                "SELECT sealed FROM user_provider_credentials \
-                 WHERE tenant_id = $1 AND user_id = $2 AND provider = $3",
-            )
-            .bind(tenant_id)
-            .bind(owner)
-            .bind(provider)
-            .fetch_optional(&self.pool)
-            .await?;
-            if let Some(stored) = stored {
-                let text = self
-                    .secret_key()?
-                    .open(&stored, &user_sealed_context(owner, provider))?;
-                if let Some(credentials) = opened("user_provider_credentials", provider, &text)? {
-                    return Ok(Some((
-                        credentials,
-                        CredentialsSource::User(owner.to_owned()),
-                    )));
-                }
+            let source = CredentialsSource::User(owner.to_owned());
+            if let Some(credentials) = self.open_credentials(tenant_id, provider, &source).await? {
+                return Ok(Some((credentials, source)));
             }
         }
         Ok(self

@@ -41,11 +41,9 @@ pub async fn set_credentials(
     State(state): State<AppState>,
     Authenticated(caller): Authenticated,
     ApiPath(name): ApiPath<String>,
-    // Raw bytes, not a JSON extractor: a JSON error message could quote the secret.
     body: Bytes,
 ) -> Result<Json<ProviderCredentialsView>, ApiError> {
-    let text = std::str::from_utf8(&body)
-        .map_err(|_| ServiceError::invalid("the credentials must be UTF-8 JSON"))?;
+    let text = credentials_text(&body)?;
     Ok(Json(
         state
             .service
@@ -103,11 +101,9 @@ pub async fn set_my_credentials(
     State(state): State<AppState>,
     Authenticated(caller): Authenticated,
     ApiPath(name): ApiPath<String>,
-    // Raw bytes, not a JSON extractor: a JSON error message could quote the secret.
     body: Bytes,
 ) -> Result<Json<ProviderCredentialsView>, ApiError> {
-    let text = std::str::from_utf8(&body)
-        .map_err(|_| ServiceError::invalid("the credentials must be UTF-8 JSON"))?;
+    let text = credentials_text(&body)?;
     Ok(Json(
         state
             .service
@@ -154,4 +150,11 @@ pub async fn test(
             .test_provider(&caller, &name, &request)
             .await?,
     ))
+}
+
+/// A credentials body as text. Taken as raw bytes, not through a JSON extractor: a
+/// JSON error message could quote the secret.
+fn credentials_text(body: &Bytes) -> Result<&str, ServiceError> {
+    std::str::from_utf8(body)
+        .map_err(|_| ServiceError::invalid("the credentials must be UTF-8 JSON"))
 }
