@@ -254,6 +254,26 @@ impl Executor {
             &layout_node.imagetype,
         );
         let provider = self.provider(view)?;
+        // An earlier attempt made and recorded the node, then its process died before
+        // the task was marked done: take that node over rather than make it again
+        // (a provider cannot always return a node it made without the record, e.g. a
+        // container whose host key was generated at create).
+        if let Some(made) = view.node_record_if_made()? {
+            match provider.adopt(&made).await {
+                Ok(record) => {
+                    self.save_node(view, &record, NodeState::Created).await?;
+                    note(output, "the node made by an earlier attempt was adopted\n").await;
+                    return Ok(StepOutcome { exit_code: None });
+                }
+                Err(error) => {
+                    let text = format!(
+                        "the node made by an earlier attempt could not be adopted ({error}); \
+                         making it again\n"
+                    );
+                    note(output, &text).await;
+                }
+            }
+        }
         let record = provider.create(&spec).await?;
         self.save_node(view, &record, NodeState::Created).await?;
         if let Some(text) = provider.creation_note(&record) {
