@@ -79,8 +79,10 @@ test('an admin sets a provider\'s credentials, never sees them again, and tests 
 
 test('a superadmin sees and changes the provider types of each tenant', async () => {
   await api.post('/api/v1/tenants', { name: 'newcomers' });
+  // The browser context is signed in since the first test.
   const page = await browser.context.newPage();
-  await signIn(page, 'admin/tenants');
+  await page.goto(`${corral.url}admin/tenants`);
+  await page.waitForSelector('body[data-hydrated]', { timeout: 30_000 });
   const row = page.locator('tr[data-tenant="newcomers"]');
   await row.waitFor();
   const local = row.getByLabel("local (on this server's host)");
