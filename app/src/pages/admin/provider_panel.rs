@@ -12,20 +12,29 @@ use crate::components::form::{AdminForm, Field};
 use crate::components::session::CsrfField;
 use crate::components::time::timestamp;
 use crate::server_fns::admin::provider_credentials::{
-    provider_credentials, DeleteProviderCredentials, ProviderCredentialsView,
-    SetProviderCredentials,
+    DeleteProviderCredentials, ProviderCredentialsView, SetProviderCredentials,
 };
 use crate::server_fns::admin::test_provider::TestProvider;
 
+/// The credentials section and the Test button. `credentials` comes with the page;
+/// after a save or a removal the panel shows what the server answered.
 #[component]
-pub fn ProviderPanel(name: String) -> impl IntoView {
+pub fn ProviderPanel(credentials: ProviderCredentialsView) -> impl IntoView {
     let set = ServerAction::<SetProviderCredentials>::new();
     let delete = ServerAction::<DeleteProviderCredentials>::new();
-    let lookup = name.clone();
-    let credentials = Resource::new(
-        move || (set.version().get(), delete.version().get()),
-        move |_| provider_credentials(lookup.clone()),
-    );
+    let name = credentials.provider.clone();
+    let current = RwSignal::new(credentials);
+    // Whichever action answered last holds what is set now.
+    Effect::new(move |_| {
+        if let Some(Ok(view)) = set.value().get() {
+            current.set(view);
+        }
+    });
+    Effect::new(move |_| {
+        if let Some(Ok(view)) = delete.value().get() {
+            current.set(view);
+        }
+    });
     let set_error = action_error(set);
     let delete_error = action_error(delete);
     let form_name = name.clone();
@@ -37,14 +46,7 @@ pub fn ProviderPanel(name: String) -> impl IntoView {
                 "(for " <code>"ec2"</code> ": " <code>"{\"access_key_id\": \"…\", \"secret_access_key\": \"…\"}"</code> "). "
                 "They are encrypted at rest and never shown again; only their field names are."
             </p>
-            <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
-                {move || Suspend::new(async move {
-                    match credentials.await {
-                        Ok(view) => credentials_state(view, delete).into_any(),
-                        Err(error) => crate::pages::admin::layout::admin_error(error),
-                    }
-                })}
-            </Suspense>
+            {move || credentials_state(current.get(), delete)}
             <FormError error=delete_error/>
             <AdminForm action=set error=set_error submit="Save credentials" testid="set-credentials">
                 <input type="hidden" name="name" value=form_name/>

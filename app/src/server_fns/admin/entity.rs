@@ -37,7 +37,13 @@ pub async fn entity(kind: EntityKind, name: String) -> Result<EntityPage, UiErro
         fields.remove("name");
         fields.remove("description");
     }
+    let credentials = if kind == EntityKind::Provider {
+        Some(service.provider_credentials(&caller, &name).await?)
+    } else {
+        None
+    };
     Ok(EntityPage {
+        credentials,
         kind,
         name: entity.name,
         description,

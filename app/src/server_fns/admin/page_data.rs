@@ -91,6 +91,10 @@ pub struct EntityPage {
     pub rest: String,
     /// Oldest first.
     pub history: Vec<RevisionRow>,
+    /// For a provider: what the tenant has set as its credentials (names only). Read
+    /// with the page, so the provider's panel needs no resource of its own (one made
+    /// inside the page's suspended view would not hydrate).
+    pub credentials: Option<api_types::ProviderCredentialsView>,
 }
 
 /// The names in the tenant's catalog, per kind, for pickers.

@@ -1,19 +1,10 @@
-//! A provider's credentials in the administered tenant: which fields are set (never
-//! their values), setting them from a pasted JSON object, and removing them.
+//! A provider's credentials in the administered tenant: setting them from a pasted JSON
+//! object, and removing them (which fields are set comes with the provider's page).
 
 use leptos::prelude::*;
 
 use crate::error::UiError;
 pub use api_types::ProviderCredentialsView;
-
-#[server(prefix = "/sfn", endpoint = "admin-provider-credentials")]
-pub async fn provider_credentials(name: String) -> Result<ProviderCredentialsView, UiError> {
-    let caller = super::caller::caller().await?;
-    super::caller::require_admin(&caller)?;
-    Ok(crate::session::service()?
-        .provider_credentials(&caller, &name)
-        .await?)
-}
 
 /// Sets the credentials; the answer holds the field names only, and the form's text
 /// area is emptied, so the secret is never sent back to the browser.

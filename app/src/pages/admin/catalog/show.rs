@@ -86,7 +86,7 @@ fn EntityView(
         })}
         {move || delete_error.get().map(|error| view! { <DeleteRefused error/> })}
         {is_template.then(|| view! { <TryIt template=page.name.clone() bundle/> })}
-        {(kind == EntityKind::Provider).then(|| view! { <ProviderPanel name=page.name.clone()/> })}
+        {page.credentials.clone().map(|credentials| view! { <ProviderPanel credentials/> })}
         <section class="card">
             <h2>"Definition"</h2>
             <pre class="json" data-testid="entity-body">{page.body.clone()}</pre>
