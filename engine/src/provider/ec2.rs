@@ -439,9 +439,8 @@ impl Ec2Provider {
                 instance.instance_id
             }
             None => {
-                let mut token = client_token(&format!("{tenant}:{node}"));
-                let mut run = self
-                    .run_instance(
+                let run_with = async |token: &str| {
+                    self.run_instance(
                         &client,
                         spec,
                         &settings,
@@ -450,29 +449,18 @@ impl Ec2Provider {
                         &instance_type,
                         &key_name,
                         &group_id,
-                        &token,
+                        token,
                         &tags,
                     )
-                    .await?;
+                    .await
+                };
+                let mut run = run_with(&client_token(&format!("{tenant}:{node}"))).await?;
                 // The token already names an instance that has since been terminated
                 // (the node was deleted and is made again): a token derived from that
                 // instance makes a new one, still only once.
                 if run.state().is_gone() {
-                    token = client_token(&format!("{tenant}:{node}:{}", run.instance_id));
-                    run = self
-                        .run_instance(
-                            &client,
-                            spec,
-                            &settings,
-                            &image,
-                            &imagetype,
-                            &instance_type,
-                            &key_name,
-                            &group_id,
-                            &token,
-                            &tags,
-                        )
-                        .await?;
+                    let token = client_token(&format!("{tenant}:{node}:{}", run.instance_id));
+                    run = run_with(&token).await?;
                 }
                 run.instance_id
             }
