@@ -12,6 +12,7 @@
 //! that round trip is lossless. Serde's `Serialize` writes the typed form only
 //! (unknown keys included, original key order and spelling not).
 
+pub mod automator;
 pub mod coopr;
 pub mod corral;
 pub mod form_fields;

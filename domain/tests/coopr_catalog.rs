@@ -256,7 +256,7 @@ fn validation_names_every_defect_of_the_three_inconsistent_templates() {
 }
 
 #[test]
-fn unsupported_provider_types_are_warnings_and_nothing_else_is_wrong() {
+fn unsupported_provider_types_and_automators_are_warnings_and_nothing_else_is_wrong() {
     let catalog = imported();
     let report = validate(&catalog);
     let provider_problems: Vec<_> = report.under("providers").collect();
@@ -266,8 +266,19 @@ fn unsupported_provider_types_are_warnings_and_nothing_else_is_wrong() {
         assert!(problem.path.ends_with(".providertype"), "{problem}");
         assert!(problem.message.contains("cannot be driven by Corral"));
     }
-    // Services, hardware and image types of the published catalog are clean.
-    for kind in ["services", "hardwaretypes", "imagetypes"] {
+    // Every service runs chef-solo or docker: one warning each, nothing else.
+    let service_problems: Vec<_> = report.under("services").collect();
+    assert_eq!(service_problems.len(), catalog.services.len(), "{report}");
+    for problem in service_problems {
+        assert_eq!(problem.severity, Severity::Warning, "{problem}");
+        assert!(problem.path.ends_with(".provisioner.actions"), "{problem}");
+        assert!(
+            problem.message.contains("\"chef-solo\"") || problem.message.contains("\"docker\""),
+            "{problem}"
+        );
+    }
+    // Hardware and image types of the published catalog are clean.
+    for kind in ["hardwaretypes", "imagetypes"] {
         assert_eq!(report.under(kind).count(), 0, "{kind}: {report}");
     }
     // Only the three inconsistent templates carry errors.

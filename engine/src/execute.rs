@@ -7,9 +7,10 @@
 //! it, so a retried or re-claimed create finds it instead of making a second one.
 //! Output goes to the caller's channel as it arrives; the worker turns it into events.
 
+mod automator;
 mod bootstrap;
 mod node_spec;
-mod shell;
+mod service_step;
 pub(crate) mod view;
 
 use std::collections::HashMap;
@@ -26,9 +27,8 @@ use crate::ssh::{OutputChunk, OutputStream, SessionPool, SshError, SshTarget};
 use crate::store::clusters::nodes::NodeRecord as NodeRow;
 use crate::store::{now_ms, Store, StoreError};
 
+pub(crate) use automator::is_resource_name;
 pub(crate) use node_spec::{node_spec, provider_settings};
-pub(crate) use shell::is_resource_name;
-pub use shell::SHELL_AUTOMATOR;
 pub use view::node_id;
 use view::TaskView;
 
@@ -219,14 +219,14 @@ impl Executor {
             Action::Bootstrap => bootstrap::run(self, &view, output).await,
             Action::Delete => self.delete(&view, output).await,
             Action::Stop | Action::Remove if view.forced => {
-                forced_teardown(shell::run(self, &view, task, output).await, output).await
+                forced_teardown(service_step::run(self, &view, task, output).await, output).await
             }
             Action::Install
             | Action::Configure
             | Action::Initialize
             | Action::Start
             | Action::Stop
-            | Action::Remove => shell::run(self, &view, task, output).await,
+            | Action::Remove => service_step::run(self, &view, task, output).await,
         }
     }
 

@@ -15,6 +15,7 @@ mod ec2;
 mod error;
 mod exec;
 mod local;
+pub(crate) use local::tenant_host_user;
 mod private_files;
 mod record;
 mod ssh_pool;

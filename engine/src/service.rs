@@ -185,7 +185,21 @@ impl From<OperationError> for ServiceError {
             OperationError::Catalog(catalog) => catalog.into(),
             OperationError::Busy { .. } => ServiceError::Conflict(error.to_string()),
             OperationError::QuotaExceeded(message) => ServiceError::QuotaExceeded(message),
-            OperationError::ProviderNotAllowed(message) => ServiceError::Forbidden(message),
+            OperationError::ProviderNotAllowed(message)
+            | OperationError::AutomatorNotAllowed(message) => ServiceError::Forbidden(message),
+            OperationError::UnsupportedAutomators(ref actions) => ServiceError::Invalid {
+                message: error.to_string(),
+                details: actions
+                    .iter()
+                    .map(|unsupported| Problem {
+                        path: format!(
+                            "services.{}.provisioner.actions.{}.type",
+                            unsupported.service, unsupported.action
+                        ),
+                        message: unsupported.to_string(),
+                    })
+                    .collect(),
+            },
             OperationError::Unsatisfiable(ref unsatisfiable) => ServiceError::Invalid {
                 message: error.to_string(),
                 details: unsatisfiable

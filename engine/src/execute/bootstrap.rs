@@ -5,9 +5,11 @@
 
 use std::collections::BTreeMap;
 
+use domain::catalog::automator::{automators_used, AutomatorType};
 use domain::macros::shell_quote;
 use tokio::sync::mpsc;
 
+use super::automator::PUPPET_MISSING;
 use super::view::TaskView;
 use super::{note, Executor, NodeState, StepError, StepOutcome};
 use crate::resources::{ResourceKind, ResourceVersion};
@@ -34,14 +36,35 @@ pub(super) async fn run(
 ) -> Result<StepOutcome, StepError> {
     let record = view.node_record()?;
     let target = executor.ssh_target(&record).await?;
+    let layout_node = view.layout_node()?;
     let facts = serde_json::json!({
         "cluster_id": view.cluster.id,
         "cluster_name": view.cluster.name,
         "node": view.node,
         "host": record.host,
-        "services": view.layout_node()?.services,
+        "services": layout_node.services,
     });
-    let prepare = format!("set -- {}\n{PREPARE}", shell_quote(&facts.to_string()));
+    let mut prepare = format!("set -- {}\n", shell_quote(&facts.to_string()));
+    let puppet_services: Vec<&str> = layout_node
+        .services
+        .iter()
+        .filter(|service| {
+            automators_used(&view.catalog, [*service]).contains(&AutomatorType::Puppet)
+        })
+        .map(|service| service.as_str())
+        .collect();
+    if !puppet_services.is_empty() {
+        // Found now, not at the first puppet step after everything else was installed.
+        let missing = format!(
+            "corral: {PUPPET_MISSING} (service(s) {} use the puppet automator)",
+            puppet_services.join(", ")
+        );
+        prepare.push_str(&format!(
+            "command -v puppet >/dev/null 2>&1 || {{ echo {} >&2; exit 3; }}\n",
+            shell_quote(&missing)
+        ));
+    }
+    prepare.push_str(PREPARE);
     let listing = capture(executor, view, &target, &prepare).await?;
     let on_node: BTreeMap<&str, &str> = listing
         .lines()

@@ -244,6 +244,9 @@ pub async fn preview_change(
             (from, to, Operation::Delete)
         }
     };
+    if matches!(operation, Operation::AddServices | Operation::AddNodes) {
+        super::check_automators(store, &cluster.tenant_id, &snapshot, &to).await?;
+    }
     let dag = match &operation {
         // Rollback plans from the failed job's own before/after layouts.
         Operation::Rollback { .. } => plan(

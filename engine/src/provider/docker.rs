@@ -65,26 +65,27 @@ pub struct DockerNodeState {
 /// Makes nodes as containers of one Docker engine (the local one, over its socket).
 pub struct DockerProvider {
     docker: Docker,
-    client_key_path: PathBuf,
-    client_public_key: String,
+    /// Each node's own client key (`<node id>.key`): a key that opens one node only, so
+    /// handing it to a tenant's Ansible run opens no other tenant's containers.
+    node_keys: PathBuf,
 }
 
 impl DockerProvider {
     /// Connects to the engine at its default socket (or `DOCKER_HOST`), agreeing on an API
-    /// version it speaks, and makes (once) the provider's client key in `dir`.
+    /// version it speaks; nodes' client keys are kept under `dir`.
     pub async fn connect(dir: &Path) -> Result<Self, ProviderError> {
         let docker = Docker::connect_with_unix_defaults()
             .map_err(docker_error("", "connect"))?
             .negotiate_version()
             .await
             .map_err(docker_error("", "connect"))?;
-        let (client_key_path, client_public_key) =
-            private_files::client_key(dir, "corral docker nodes")?;
-        Ok(Self {
-            docker,
-            client_key_path,
-            client_public_key,
-        })
+        let node_keys = dir.join("node-keys");
+        private_files::create_private_dir(&node_keys)?;
+        Ok(Self { docker, node_keys })
+    }
+
+    fn node_key_path(&self, node: &str) -> PathBuf {
+        self.node_keys.join(format!("{node}.key"))
     }
 
     /// The engine answers, and whether Corral's node image is built yet (the first node
@@ -148,6 +149,10 @@ impl DockerProvider {
         let network = self.ensure_network(node, cluster, spec).await?;
         let host_key = ClientKeyPair::generate(&format!("corral node {node}"))
             .map_err(|error| docker_failure(node, "make a host key", error))?;
+        let client_key = ClientKeyPair::generate(&format!("corral client {node}"))
+            .map_err(|error| docker_failure(node, "make a client key", error))?;
+        let client_key_path = self.node_key_path(node);
+        private_files::write_private_file(&client_key_path, client_key.private_openssh.as_bytes())?;
 
         let labels = labels(spec, cluster);
         let memory = spec
@@ -199,7 +204,7 @@ impl DockerProvider {
             )
             .await
             .map_err(docker_error(node, "create the container"))?;
-        let keys = key_files(&host_key, &self.client_public_key)
+        let keys = key_files(&host_key, &client_key.public_openssh)
             .map_err(|error| docker_failure(node, "pack the node's keys", error))?;
         self.docker
             .upload_to_container(
@@ -226,7 +231,7 @@ impl DockerProvider {
             port,
             user: "root".to_owned(),
             host_key,
-            client_key_path: self.client_key_path.clone(),
+            client_key_path,
             provider_state: serde_json::to_value(DockerNodeState {
                 container,
                 cluster: cluster.to_owned(),
@@ -371,6 +376,19 @@ impl DockerProvider {
     async fn delete_node(&self, record: &NodeRecord) -> Result<(), ProviderError> {
         let state = state_of(record)?;
         self.remove_container(&record.id, &state.container).await?;
+        // The node's own key (nodes made before keys were per node share one, kept).
+        if record.client_key_path == self.node_key_path(&record.id) {
+            match std::fs::remove_file(&record.client_key_path) {
+                Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(docker_failure(
+                        &record.id,
+                        "remove the node's client key",
+                        error,
+                    ))
+                }
+                _ => {}
+            }
+        }
         // The cluster's networks go with its last node.
         for network in self.cluster_networks(&record.id, &state.cluster).await? {
             let in_use = match self

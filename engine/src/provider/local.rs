@@ -80,6 +80,23 @@ pub enum NodeIsolation {
     ServerUser,
 }
 
+/// The OS user (uid, gid) that runs a tenant's code on this host outside its nodes
+/// (Ansible's controller side): the tenant's node user when this process is root, none
+/// (this process's own user) otherwise, as for local nodes.
+pub(crate) async fn tenant_host_user(
+    tenant_id: &str,
+    purpose: &str,
+) -> Result<Option<(u32, u32)>, ProviderError> {
+    match NodeIsolation::of_this_process() {
+        NodeIsolation::SeparateUsers => {
+            let name = os_user::name_for(Some(tenant_id));
+            let user = os_user::ensure(&name, Some(tenant_id), purpose).await?;
+            Ok(Some((user.uid, user.gid)))
+        }
+        NodeIsolation::ServerUser => Ok(None),
+    }
+}
+
 impl NodeIsolation {
     /// What this process can give local nodes: users of their own only as root.
     pub fn of_this_process() -> Self {

@@ -25,6 +25,11 @@ impl ClientKey {
         Self { path: path.into() }
     }
 
+    /// The key file (an SSH client of our own, Ansible's, reads it from there).
+    pub fn path(&self) -> &std::path::Path {
+        &self.path
+    }
+
     /// Loads the key: an unencrypted OpenSSH private key file.
     fn load(&self) -> Result<PrivateKey, SshError> {
         russh::keys::load_secret_key(&self.path, None).map_err(|error| SshError::ClientKey {

@@ -135,38 +135,15 @@ impl Lab {
                 executor_settings,
             );
         }
-        let catalog =
-            import_bundle(&std::fs::read_to_string(format!("{FIXTURES}/catalog.json")).unwrap())
-                .unwrap();
-        let report = engine::catalog::import(&store, DEFAULT_TENANT_ID, &catalog, None, now_ms())
-            .await
-            .unwrap();
-        assert!(!report.has_errors(), "{report}");
+        let catalog = std::fs::read_to_string(format!("{FIXTURES}/catalog.json")).unwrap();
         let script = std::fs::read(format!("{FIXTURES}/web.sh")).unwrap();
-        let version = resources
-            .upload(
-                &store,
-                &Upload {
-                    tenant_id: DEFAULT_TENANT_ID,
-                    kind: ResourceKind::Scripts,
-                    name: "web.sh",
-                    author_id: None,
-                },
-                &script,
-                now_ms(),
-            )
-            .await
-            .unwrap();
-        resources
-            .stage(
-                &store,
-                DEFAULT_TENANT_ID,
-                ResourceKind::Scripts,
-                "web.sh",
-                version.version,
-            )
-            .await
-            .unwrap();
+        import_with_resources(
+            &store,
+            &resources,
+            &catalog,
+            &[(ResourceKind::Scripts, "web.sh", script)],
+        )
+        .await;
         Self::with_catalog(
             store,
             db,
@@ -174,6 +151,31 @@ impl Lab {
             resources_dir,
             settings,
             executor_settings,
+        )
+    }
+
+    /// A lab whose default tenant has the catalog `bundle` (Coopr's JSON) and the staged
+    /// plugin resources `staged`.
+    pub async fn start_catalog(
+        backend: Backend,
+        bundle: &str,
+        staged: &[(ResourceKind, &str, Vec<u8>)],
+    ) -> Self {
+        let db = TestDatabase::new(backend).await;
+        let store = Store::open(&db.url)
+            .await
+            .unwrap()
+            .with_secret_key(engine::testing::test_secret_key());
+        let resources_dir = tempfile::tempdir().unwrap();
+        let resources = ResourceFiles::in_directory(resources_dir.path());
+        import_with_resources(&store, &resources, bundle, staged).await;
+        Self::with_catalog(
+            store,
+            db,
+            resources,
+            resources_dir,
+            quick_settings(),
+            ExecutorSettings::default(),
         )
     }
 
@@ -375,6 +377,39 @@ impl Lab {
         }
     }
 
+    /// Runs `command` on node `number` of `cluster_id` over the lab's SSH pool; returns
+    /// its exit code and stdout.
+    pub async fn run_on_node(&self, cluster_id: &str, number: i64, command: &str) -> (u32, String) {
+        let row = self
+            .store
+            .list_nodes(cluster_id)
+            .await
+            .unwrap()
+            .into_iter()
+            .find(|node| node.number == number)
+            .unwrap();
+        let record: NodeRecord =
+            serde_json::from_str(row.provider_json.as_deref().unwrap()).unwrap();
+        let (sender, mut receiver) = tokio::sync::mpsc::channel(64);
+        let options = engine::ssh::RunOptions {
+            timeout: Duration::from_secs(30),
+            output: Some(sender),
+        };
+        let outcome = self
+            .executor
+            .ssh()
+            .run(&record.ssh_target(), command, options)
+            .await
+            .unwrap();
+        let mut stdout = Vec::new();
+        while let Some(chunk) = receiver.recv().await {
+            if chunk.stream == engine::ssh::OutputStream::Stdout {
+                stdout.extend(chunk.bytes);
+            }
+        }
+        (outcome.exit.0, String::from_utf8(stdout).unwrap())
+    }
+
     /// The lab's database, for a second connection pool (another worker process).
     pub fn store_url(&self) -> engine::store::DatabaseUrl {
         self._db.url.clone()
@@ -422,6 +457,36 @@ impl Lab {
 
 /// The lab's executor: a `local` provider under `nodes_dir`, an `ssh-pool` provider
 /// keeping keys in `pool_keys_dir`, `docker` where given, and a session pool of its own.
+/// Uploads and stages `staged`, then imports `bundle` into the default tenant.
+async fn import_with_resources(
+    store: &Store,
+    resources: &ResourceFiles,
+    bundle: &str,
+    staged: &[(ResourceKind, &str, Vec<u8>)],
+) {
+    for (kind, name, bytes) in staged {
+        let upload = Upload {
+            tenant_id: DEFAULT_TENANT_ID,
+            kind: *kind,
+            name,
+            author_id: None,
+        };
+        let version = resources
+            .upload(store, &upload, bytes, now_ms())
+            .await
+            .unwrap();
+        resources
+            .stage(store, DEFAULT_TENANT_ID, *kind, name, version.version)
+            .await
+            .unwrap();
+    }
+    let catalog = import_bundle(bundle).unwrap();
+    let report = engine::catalog::import(store, DEFAULT_TENANT_ID, &catalog, None, now_ms())
+        .await
+        .unwrap();
+    assert!(!report.has_errors(), "{report}");
+}
+
 pub fn executor(
     store: &Store,
     nodes_dir: &std::path::Path,

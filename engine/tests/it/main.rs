@@ -15,6 +15,7 @@
 #![allow(clippy::unwrap_used)] // Tests fail loudly by design.
 
 mod accounts;
+mod automators;
 mod cluster_lifecycle;
 mod demo_templates;
 mod docker_nodes;

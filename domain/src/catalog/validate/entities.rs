@@ -3,7 +3,8 @@
 use std::collections::HashSet;
 
 use super::Report;
-use crate::catalog::{Catalog, ProviderMap, SUPPORTED_PROVIDER_TYPES};
+use crate::catalog::automator::AutomatorType;
+use crate::catalog::{Catalog, ProviderMap, Service, SUPPORTED_PROVIDER_TYPES};
 use crate::names::ServiceName;
 
 /// A map key must be the entity's own name (only hand-built catalogs can differ).
@@ -97,6 +98,42 @@ pub(super) fn check_services(catalog: &Catalog, report: &mut Report) {
         }
         warn_duplicates(report, &format!("{base}.provides"), &deps.provides);
         warn_duplicates(report, &format!("{base}.conflicts"), &deps.conflicts);
+        check_actions(key.as_str(), service, report);
+    }
+}
+
+/// Each action's fields as its automator takes them. An automator Corral does not run
+/// (Coopr's `chef-solo`, `docker`) is one warning per service: the catalog is kept, and a
+/// cluster that would run the service is refused before anything is made.
+fn check_actions(key: &str, service: &Service, report: &mut Report) {
+    let mut unsupported: Vec<(&str, Vec<&str>)> = Vec::new();
+    for (action, spec) in &service.provisioner.actions {
+        let base = format!("services.{key}.provisioner.actions.{action}");
+        match AutomatorType::parse(&spec.automator) {
+            Some(automator) => {
+                for (path, message) in automator.check_fields(spec) {
+                    report.error(format!("{base}.{path}"), message);
+                }
+            }
+            None => match unsupported
+                .iter_mut()
+                .find(|(name, _)| *name == spec.automator)
+            {
+                Some((_, actions)) => actions.push(action.as_str()),
+                None => unsupported.push((&spec.automator, vec![action.as_str()])),
+            },
+        }
+    }
+    for (automator, actions) in unsupported {
+        report.warning(
+            format!("services.{key}.provisioner.actions"),
+            format!(
+                "automator \"{automator}\" ({}) is not available here (automators: {}): \
+                 clusters with this service are refused",
+                actions.join(", "),
+                AutomatorType::names()
+            ),
+        );
     }
 }
 

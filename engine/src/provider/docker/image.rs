@@ -20,7 +20,8 @@ const SUITE: &str = "bookworm";
 pub const NODE_IMAGE: &str = "corral-node";
 
 /// What the image holds: sshd and the shell tools steps use, Python (for Ansible and the
-/// demo's web apps) and the data services the demo's `paas` template runs.
+/// demo's web apps), Puppet (for the `puppet` automator) and the data services the
+/// demo's `paas` template runs.
 pub const NODE_IMAGE_PACKAGES: &[&str] = &[
     "openssh-server",
     "python3",
@@ -29,6 +30,7 @@ pub const NODE_IMAGE_PACKAGES: &[&str] = &[
     "procps",
     "redis-server",
     "memcached",
+    "puppet",
 ];
 
 /// Run inside the new root before it is packed: openssh-server's install made host keys,

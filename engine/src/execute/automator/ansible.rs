@@ -1,0 +1,450 @@
+//! The `ansible` automator: `ansible-playbook` run on the worker against the one node
+//! of the task.
+//!
+//! Each run gets a fresh private work dir holding the playbook (a `files` resource, or
+//! an `archives` resource unpacked), an inventory of the one node, a `known_hosts`
+//! with the node's pinned host key (strict checking), a copy of the node's client key
+//! and the variables as JSON (`-e @vars.json`, never through a shell): the action's
+//! `extra_vars` with macros expanded, and Corral's own (`corral_host`,
+//! `corral_cluster_name`, `corral_config`…).
+//!
+//! The controller side of a playbook (lookups, templates, `delegate_to: localhost`) runs
+//! on this host. So the playbook runs as the tenant's node user when this process is
+//! root (the user its local nodes run as), from a work dir only that user can read, with
+//! an environment of its own (none of the server's variables), and only tenants allowed
+//! `local` nodes may use it (checked at preview). Its whole process group is killed when
+//! the step ends, times out or is cancelled.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use domain::catalog::automator::{NameRule, ResourcePath, ResourceRule, ARCHIVES};
+use serde_json::{json, Map, Value};
+use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
+use tokio::process::Command;
+use tokio::sync::mpsc;
+
+use super::{Automator, ServiceStep, StepFuture};
+use crate::execute::{note, StepError, StepOutcome};
+use crate::ssh::{OutputChunk, OutputStream, SshTarget};
+
+/// The program, from Debian's `ansible-core`.
+const ANSIBLE_PLAYBOOK: &str = "ansible-playbook";
+
+/// The controller's PATH: system programs only, nothing of the server's.
+const CONTROLLER_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+
+pub(super) struct Ansible;
+
+impl Automator for Ansible {
+    fn run<'a>(
+        &'a self,
+        step: &'a ServiceStep<'a>,
+        output: &'a mpsc::Sender<OutputChunk>,
+    ) -> StepFuture<'a> {
+        Box::pin(run(step, output))
+    }
+}
+
+async fn run(
+    step: &ServiceStep<'_>,
+    output: &mpsc::Sender<OutputChunk>,
+) -> Result<StepOutcome, StepError> {
+    let playbook = step
+        .resource_field("playbook", ResourceRule::File)?
+        .ok_or_else(|| step.setup("an ansible action needs a `playbook` field"))?;
+    let mut vars = step.expanded_object("extra_vars", NameRule::AnsibleVariable)?;
+    for (name, value) in step.corral_facts()? {
+        vars.insert(format!("corral_{name}"), value);
+    }
+    let tags = step.expanded_text("tags")?;
+    let target = step.executor.ssh_target(&step.view.node_record()?).await?;
+    let tenant = &step.view.cluster.tenant_id;
+    let playbook_bytes = resource_bytes(step, &playbook).await?;
+    let user = crate::provider::tenant_host_user(tenant, &step.view.node_id()).await?;
+    let work = WorkDir::new(user).map_err(|error| step.setup(format!("work dir: {error}")))?;
+    let playbook_path = work
+        .stage_playbook(&playbook, &playbook_bytes)
+        .await
+        .map_err(|error| step.setup(error))?;
+    work.write_connection(step, &target, &vars)
+        .map_err(|error| step.setup(format!("work dir: {error}")))?;
+
+    let mut command = Command::new(ANSIBLE_PLAYBOOK);
+    command
+        .arg("--inventory")
+        .arg(work.path("inventory.json"))
+        .arg("--extra-vars")
+        .arg(format!("@{}", work.path("vars.json").display()));
+    if let Some(tags) = tags.filter(|tags| !tags.trim().is_empty()) {
+        command.arg("--tags").arg(tags);
+    }
+    command.arg(&playbook_path);
+    work.controller(&mut command);
+    let mut child = command.spawn().map_err(|error| match error.kind() {
+        std::io::ErrorKind::NotFound => step.setup(format!(
+            "{ANSIBLE_PLAYBOOK} is not installed on this worker's host (Debian's ansible-core \
+             package): install it there, then retry"
+        )),
+        _ => step.setup(format!("could not start {ANSIBLE_PLAYBOOK}: {error}")),
+    })?;
+    // Killing the group on every way out: ansible's forks and their ssh clients with it.
+    let _group = child.id().map(ProcessGroup);
+    let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
+    let watch = async {
+        let (failure, _) = tokio::join!(
+            forward(stdout, OutputStream::Stdout, output, true),
+            forward(stderr, OutputStream::Stderr, output, false),
+        );
+        let status = child.wait().await;
+        (failure, status)
+    };
+    let (failure, status) = match tokio::time::timeout(step.timeout, watch).await {
+        Ok(ended) => ended,
+        Err(_) => {
+            return Err(step.failed(
+                format!(
+                    "{ANSIBLE_PLAYBOOK} ran longer than {} s and was stopped",
+                    step.timeout.as_secs()
+                ),
+                None,
+            ))
+        }
+    };
+    let status = status.map_err(|error| step.setup(format!("{ANSIBLE_PLAYBOOK}: {error}")))?;
+    if status.success() {
+        return Ok(StepOutcome { exit_code: Some(0) });
+    }
+    let code = status.code();
+    let exited = match code {
+        Some(code) => format!("{ANSIBLE_PLAYBOOK} exited with code {code}"),
+        None => format!("{ANSIBLE_PLAYBOOK} was killed by a signal"),
+    };
+    let how = match failure {
+        Some(FailedTask { task, host }) => {
+            format!("failed at Ansible task \"{task}\" on host {host} ({exited})")
+        }
+        None => exited,
+    };
+    note(output, &format!("{how}\n")).await;
+    Err(step.failed(how, code.map(i64::from)))
+}
+
+/// The staged version's bytes of the tenant's resource `path` names.
+async fn resource_bytes(step: &ServiceStep<'_>, path: &ResourcePath) -> Result<Vec<u8>, StepError> {
+    let executor = step.executor;
+    let store = &executor.inner.store;
+    let resources = &executor.inner.resources;
+    let staged = resources
+        .staged(store, &step.view.cluster.tenant_id)
+        .await
+        .map_err(|error| StepError::Setup(error.to_string()))?;
+    let version = staged
+        .iter()
+        .find(|version| version.kind.as_str() == path.kind && version.name == path.name)
+        .ok_or_else(|| {
+            step.setup(format!(
+                "plugin resource {}/{} has no staged version: upload and stage it, then retry",
+                path.kind, path.name
+            ))
+        })?;
+    resources
+        .read(store, version)
+        .await
+        .map_err(|error| StepError::Setup(error.to_string()))
+}
+
+/// A failing task as Ansible's default output names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct FailedTask {
+    task: String,
+    host: String,
+}
+
+/// Copies `stream` into the step's output as it comes; when `parse`, also follows
+/// `TASK [...]` headers and returns the first task a host failed in.
+async fn forward(
+    stream: Option<impl AsyncRead + Unpin>,
+    kind: OutputStream,
+    output: &mpsc::Sender<OutputChunk>,
+    parse: bool,
+) -> Option<FailedTask> {
+    let mut reader = BufReader::new(stream?);
+    let mut tracker = TaskTracker::default();
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match reader.read_until(b'\n', &mut line).await {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        if parse {
+            tracker.read_line(&String::from_utf8_lossy(&line));
+        }
+        let _ = output
+            .send(OutputChunk {
+                stream: kind,
+                bytes: line.clone(),
+            })
+            .await;
+    }
+    tracker.failed
+}
+
+/// Follows the play's task headers and host results.
+#[derive(Debug, Default)]
+struct TaskTracker {
+    current: Option<String>,
+    failed: Option<FailedTask>,
+}
+
+impl TaskTracker {
+    fn read_line(&mut self, line: &str) {
+        let line = line.trim_end();
+        for header in ["TASK [", "RUNNING HANDLER ["] {
+            if let Some(rest) = line.strip_prefix(header) {
+                if let Some(end) = rest.rfind(']') {
+                    self.current = Some(rest[..end].to_owned());
+                }
+                return;
+            }
+        }
+        if self.failed.is_some() {
+            return;
+        }
+        for result in ["fatal: [", "failed: ["] {
+            if let Some(rest) = line.strip_prefix(result) {
+                let host = rest.split(']').next().unwrap_or_default().to_owned();
+                self.failed = Some(FailedTask {
+                    task: self
+                        .current
+                        .clone()
+                        .unwrap_or_else(|| "(before any task)".to_owned()),
+                    host,
+                });
+                return;
+            }
+        }
+    }
+}
+
+/// Kills a process group when dropped (a group already gone is fine).
+struct ProcessGroup(u32);
+
+impl Drop for ProcessGroup {
+    fn drop(&mut self) {
+        if let Some(pid) = i32::try_from(self.0)
+            .ok()
+            .and_then(rustix::process::Pid::from_raw)
+        {
+            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+        }
+    }
+}
+
+/// The run's private directory, removed when dropped.
+struct WorkDir {
+    dir: tempfile::TempDir,
+    /// Who the controller runs as (uid, gid); `None`: this process's user.
+    user: Option<(u32, u32)>,
+}
+
+impl WorkDir {
+    fn new(user: Option<(u32, u32)>) -> std::io::Result<Self> {
+        let dir = tempfile::Builder::new()
+            .prefix("corral-ansible-")
+            .tempdir()?;
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700))?;
+        let work = Self { dir, user };
+        work.own(work.dir.path())?;
+        Ok(work)
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// Hands `path` to the controller's user.
+    fn own(&self, path: &Path) -> std::io::Result<()> {
+        match self.user {
+            Some((uid, gid)) => std::os::unix::fs::chown(path, Some(uid), Some(gid)),
+            None => Ok(()),
+        }
+    }
+
+    /// Writes a file only the controller's user can read.
+    fn write_private(&self, name: &str, bytes: &[u8]) -> std::io::Result<PathBuf> {
+        let path = self.path(name);
+        std::fs::write(&path, bytes)?;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))?;
+        self.own(&path)?;
+        Ok(path)
+    }
+
+    /// Puts the playbook in place and returns its path: a file as it is, an archive
+    /// unpacked (by `tar`, as the controller's user) under `playbook/`.
+    async fn stage_playbook(
+        &self,
+        playbook: &ResourcePath,
+        bytes: &[u8],
+    ) -> Result<PathBuf, String> {
+        let dir = self.path("playbook");
+        std::fs::create_dir(&dir).map_err(|error| format!("work dir: {error}"))?;
+        self.own(&dir)
+            .map_err(|error| format!("work dir: {error}"))?;
+        if playbook.kind != ARCHIVES {
+            self.write_private(&format!("playbook/{}", playbook.name), bytes)
+                .map_err(|error| format!("work dir: {error}"))?;
+            return Ok(dir.join(&playbook.name));
+        }
+        let archive = self
+            .write_private(&playbook.name, bytes)
+            .map_err(|error| format!("work dir: {error}"))?;
+        let mut tar = Command::new("tar");
+        tar.arg("-xf")
+            .arg(&archive)
+            .arg("--no-same-owner")
+            .arg("--no-same-permissions")
+            .arg("-C")
+            .arg(&dir);
+        self.controller(&mut tar);
+        let unpacked = tar
+            .output()
+            .await
+            .map_err(|error| format!("could not run tar: {error}"))?;
+        if !unpacked.status.success() {
+            return Err(format!(
+                "archives/{} could not be unpacked: {}",
+                playbook.name,
+                String::from_utf8_lossy(&unpacked.stderr).trim()
+            ));
+        }
+        let path = dir.join(&playbook.inner);
+        // Only a regular file: a link in the archive must not point the controller at a
+        // file outside it.
+        match std::fs::symlink_metadata(&path) {
+            Ok(meta) if meta.is_file() => Ok(path),
+            _ => Err(format!(
+                "archives/{} has no playbook file {}",
+                playbook.name, playbook.inner
+            )),
+        }
+    }
+
+    /// The inventory of the one node, its pinned host key, the client key and the
+    /// variables.
+    fn write_connection(
+        &self,
+        step: &ServiceStep<'_>,
+        target: &SshTarget,
+        vars: &Map<String, Value>,
+    ) -> std::io::Result<()> {
+        let key = std::fs::read(target.client_key.path())?;
+        let key_path = self.write_private("client_key", &key)?;
+        let known_host = if target.port == 22 {
+            target.host.clone()
+        } else {
+            format!("[{}]:{}", target.host, target.port)
+        };
+        let known_hosts = self.write_private(
+            "known_hosts",
+            format!("{known_host} {}\n", target.host_key.to_openssh()).as_bytes(),
+        )?;
+        let inventory = json!({"all": {"hosts": {inventory_name(step): {
+            "ansible_host": target.host,
+            "ansible_port": target.port,
+            "ansible_ssh_private_key_file": key_path,
+            // The user goes to ssh, not to `ansible_user`: Ansible expands `~` (its
+            // remote temp dir, `dest: ~/x`) as `~<ansible_user>`, the user's home in
+            // the node's passwd file, while a local node's sessions have a HOME of
+            // their own. Without `ansible_user`, `~` is the session's HOME.
+            "ansible_ssh_common_args": format!(
+                "-o User={} -o UserKnownHostsFile={} -o GlobalKnownHostsFile=/dev/null \
+                 -o StrictHostKeyChecking=yes -o IdentitiesOnly=yes -o BatchMode=yes",
+                target.user,
+                known_hosts.display()
+            ),
+            "ansible_python_interpreter": "auto_silent",
+        }}}});
+        self.write_private("inventory.json", inventory.to_string().as_bytes())?;
+        self.write_private(
+            "vars.json",
+            Value::Object(vars.clone()).to_string().as_bytes(),
+        )?;
+        // Settings of our own only: not the host's /etc/ansible, not a file in the
+        // playbook's tree.
+        self.write_private("ansible.cfg", b"[defaults]\n")?;
+        Ok(())
+    }
+
+    /// Makes `command` run as the controller: its user, in the work dir, in a process
+    /// group of its own, with an environment of its own.
+    fn controller(&self, command: &mut Command) {
+        let home = self.dir.path();
+        command
+            .current_dir(home)
+            .env_clear()
+            .env("PATH", CONTROLLER_PATH)
+            .env("HOME", home)
+            .env("LANG", "C.UTF-8")
+            .env("PYTHONUNBUFFERED", "1")
+            .env("ANSIBLE_CONFIG", home.join("ansible.cfg"))
+            .env("ANSIBLE_HOME", home.join(".ansible"))
+            .env("ANSIBLE_LOCAL_TEMP", home.join(".ansible/tmp"))
+            .env("ANSIBLE_NOCOLOR", "1")
+            .env("ANSIBLE_FORCE_COLOR", "0")
+            .env("ANSIBLE_HOST_KEY_CHECKING", "True")
+            .env("ANSIBLE_RETRY_FILES_ENABLED", "False")
+            .env("ANSIBLE_STDOUT_CALLBACK", "default")
+            .env("ANSIBLE_PIPELINING", "True")
+            // One SSH connection per task and none left behind: a persistent master
+            // would outlive the step.
+            .env(
+                "ANSIBLE_SSH_ARGS",
+                "-o ControlMaster=no -o ControlPersist=no",
+            )
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(true);
+        if let Some((uid, gid)) = self.user {
+            command.uid(uid).gid(gid);
+        }
+    }
+}
+
+/// The node's name in the inventory and in Ansible's output: its address as the
+/// cluster knows it.
+fn inventory_name(step: &ServiceStep<'_>) -> String {
+    step.view.host()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_failing_task_and_its_host_are_found() {
+        let mut tracker = TaskTracker::default();
+        for line in [
+            "PLAY [all] *****",
+            "TASK [Gathering Facts] *****",
+            "ok: [10.0.0.2]",
+            "TASK [Write the greeting [v2]] *****",
+            "fatal: [10.0.0.2]: FAILED! => {\"msg\": \"boom\"}",
+            "RUNNING HANDLER [restart] ****",
+            "failed: [10.0.0.2] (item=x) => {}",
+        ] {
+            tracker.read_line(line);
+        }
+        assert_eq!(
+            tracker.failed,
+            Some(FailedTask {
+                task: "Write the greeting [v2]".into(),
+                host: "10.0.0.2".into()
+            })
+        );
+    }
+}

@@ -1,0 +1,205 @@
+//! Automators end to end on `local` nodes (`testdata/automators`): an Ansible playbook
+//! and a Puppet manifest given values with spaces, quotes and `$(...)` write them
+//! exactly, the playbook's HTTP server answers, Ansible's and Puppet's own lines are in
+//! the job's output, a failing playbook names its task, and an automator Corral does not
+//! have (Coopr's `chef-solo`) is refused before anything is made.
+
+use std::io::{Read, Write};
+use std::time::Duration;
+
+use crate::lab::Lab;
+use domain::names::{ClusterName, TemplateName};
+use domain::solver::SolveRequest;
+use engine::operations::{create_cluster, preview_create, CreateRequest, OperationError};
+use engine::queue::{self, JobState, SubmitOptions, TaskState};
+use engine::resources::ResourceKind;
+use engine::service::ServiceError;
+use engine::store::tenants::DEFAULT_TENANT_ID;
+use engine::store::{now_ms, Backend};
+
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata/automators");
+const JOB_LIMIT: Duration = Duration::from_secs(180);
+
+/// The value both services are given, with everything a shell would act on.
+const GREETING: &str =
+    "hello \"world\", it's $(touch /tmp/corral-pwned) `id` ; exit 1 $HOME \\ done";
+
+async fn lab(backend: Backend) -> Lab {
+    let bundle = std::fs::read_to_string(format!("{FIXTURES}/catalog.json")).unwrap();
+    let files: Vec<(ResourceKind, &str, Vec<u8>)> = ["greeter.yml", "broken.yml", "motd.pp"]
+        .into_iter()
+        .map(|name| {
+            let bytes = std::fs::read(format!("{FIXTURES}/{name}")).unwrap();
+            (ResourceKind::Files, name, bytes)
+        })
+        .collect();
+    Lab::start_catalog(backend, &bundle, &files).await
+}
+
+/// Every line the job's tasks wrote, stdout and stderr.
+async fn job_output(lab: &Lab, job_id: &str) -> String {
+    let mut text = String::new();
+    for task in queue::job_tasks(&lab.store, job_id).await.unwrap() {
+        for attempt in queue::task_attempts(&lab.store, &task.id).await.unwrap() {
+            text.push_str(&attempt.stdout);
+            text.push_str(&attempt.stderr);
+        }
+    }
+    text
+}
+
+fn http_get(host: &str, port: u16, path: &str) -> String {
+    let mut stream = std::net::TcpStream::connect((host, port)).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    write!(stream, "GET {path} HTTP/1.0\r\nHost: {host}\r\n\r\n").unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    answer
+}
+
+async fn ansible_and_puppet_write_exact_values_and_serve(backend: Backend) {
+    let _ = std::fs::remove_file("/tmp/corral-pwned");
+    let lab = lab(backend).await;
+    let (cluster, job) = lab.create_from("automators", "automators", 2).await;
+    assert_eq!(lab.wait(&job, JOB_LIMIT).await, JobState::Succeeded);
+
+    let nodes = lab.store.list_nodes(&cluster.id).await.unwrap();
+    let greeter_node = nodes
+        .iter()
+        .find(|node| node.services_json.contains("greeter"))
+        .unwrap();
+    let motd_node = nodes
+        .iter()
+        .find(|node| node.services_json.contains("motd"))
+        .unwrap();
+    let greeter_host = greeter_node.hostname.clone().unwrap();
+
+    let (code, greeting) = lab
+        .run_on_node(
+            &cluster.id,
+            greeter_node.number,
+            "cat corral/services/greeter/www/greeting.txt",
+        )
+        .await;
+    assert_eq!((code, greeting.as_str()), (0, GREETING));
+    let (_, corral) = lab
+        .run_on_node(
+            &cluster.id,
+            greeter_node.number,
+            "cat corral/services/greeter/www/corral.json",
+        )
+        .await;
+    let corral: serde_json::Value = serde_json::from_str(&corral).unwrap();
+    assert_eq!(corral["host"], greeter_host.as_str());
+    assert_eq!(corral["cluster"], "automators");
+    assert_eq!(corral["port"], 7171);
+
+    let (code, motd) = lab
+        .run_on_node(
+            &cluster.id,
+            motd_node.number,
+            "cat corral/services/motd/motd.txt; echo; cat corral/services/motd/node.txt",
+        )
+        .await;
+    assert_eq!(code, 0);
+    assert_eq!(
+        motd,
+        format!(
+            "{GREETING} on {greeter_host}\nautomators node {} install\n",
+            motd_node.number
+        )
+    );
+    assert!(
+        !std::path::Path::new("/tmp/corral-pwned").exists(),
+        "a value ran as a command"
+    );
+
+    // The playbook's server answers with the greeting.
+    let answer = http_get(&greeter_host, 7171, "/greeting.txt");
+    assert!(answer.starts_with("HTTP/1.0 200"), "{answer}");
+    assert!(answer.ends_with(GREETING), "{answer}");
+
+    // Ansible's and Puppet's own lines are the tasks' output.
+    let output = job_output(&lab, &job).await;
+    for line in [
+        "TASK [Write the greeting]",
+        "PLAY RECAP",
+        "Notice: Applied catalog",
+        "puppet applied changes",
+    ] {
+        assert!(output.contains(line), "{line:?} missing from:\n{output}");
+    }
+
+    let deleted = lab
+        .change(
+            &cluster.id,
+            engine::operations::ClusterChange::Delete { force: false },
+        )
+        .await;
+    assert_eq!(lab.wait(&deleted, JOB_LIMIT).await, JobState::Succeeded);
+    assert_eq!(lab.live_processes(), Vec::<i32>::new());
+}
+
+async fn a_failing_playbook_names_its_task(backend: Backend) {
+    let lab = lab(backend).await;
+    let (_cluster, job) = lab.create_from("broken", "broken", 1).await;
+    assert_eq!(lab.wait(&job, JOB_LIMIT).await, JobState::Failed);
+    let tasks = queue::job_tasks(&lab.store, &job).await.unwrap();
+    let failed = tasks
+        .iter()
+        .find(|task| task.state == TaskState::Failed)
+        .unwrap();
+    let attempts = queue::task_attempts(&lab.store, &failed.id).await.unwrap();
+    let error = attempts.last().unwrap().error.clone().unwrap();
+    assert!(
+        error.contains("broken install")
+            && error.contains("failed at Ansible task \"Check the impossible\" on host"),
+        "{error}"
+    );
+    let output = job_output(&lab, &job).await;
+    assert!(output.contains("fatal: ["), "{output}");
+}
+
+async fn chef_solo_is_refused_before_anything_is_made(backend: Backend) {
+    let lab = lab(backend).await;
+    let request = CreateRequest {
+        tenant_id: DEFAULT_TENANT_ID.to_owned(),
+        owner_id: None,
+        name: ClusterName::parse("legacy").unwrap(),
+        template: TemplateName::parse("legacy").unwrap(),
+        solve: SolveRequest::of_size(1),
+        config: serde_json::Map::new(),
+    };
+    let refused = preview_create(&lab.store, &request, now_ms())
+        .await
+        .unwrap_err();
+    assert!(matches!(refused, OperationError::UnsupportedAutomators(_)));
+    assert_eq!(
+        refused.to_string(),
+        "service legacy: action install uses automator chef-solo, which is not available \
+         here: automators are shell, ansible, puppet"
+    );
+    let ServiceError::Invalid { details, .. } = ServiceError::from(refused) else {
+        panic!("not an invalid request");
+    };
+    assert_eq!(
+        details[0].path,
+        "services.legacy.provisioner.actions.install.type"
+    );
+    let submitted = create_cluster(&lab.store, &request, SubmitOptions::default(), now_ms()).await;
+    assert!(submitted.is_err());
+    assert!(lab
+        .store
+        .list_clusters(DEFAULT_TENANT_ID)
+        .await
+        .unwrap()
+        .is_empty());
+}
+
+engine::on_both_backends!(
+    ansible_and_puppet_write_exact_values_and_serve,
+    a_failing_playbook_names_its_task,
+    chef_solo_is_refused_before_anything_is_made,
+);
