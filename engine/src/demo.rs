@@ -1,7 +1,8 @@
 //! The demo catalog (`demo/` at the repository root): a `local` provider, hardware and
 //! image types, services that really run on local nodes (a key-value store, a web app,
-//! a load balancer, Stackato-style roles) and the templates `web-stack`, `kv-cluster`
-//! and `paas`. It is compiled into the binary so a first start needs no files: the
+//! a load balancer, Stackato-style roles) and the templates `web-stack`, `kv-cluster`,
+//! `paas` and `kv-automated` (its services written as an Ansible playbook and a Puppet
+//! manifest). It is compiled into the binary so a first start needs no files: the
 //! server loads it into the default tenant when that tenant's catalog is empty.
 
 use sha2::{Digest, Sha256};
@@ -16,15 +17,28 @@ use domain::catalog::Catalog;
 /// The catalog bundle, in Coopr's JSON.
 pub const CATALOG_JSON: &str = include_str!("../../demo/catalog.json");
 
-/// The plugin resources (kind `scripts`) the demo services run.
-pub const SCRIPTS: [(&str, &[u8]); 2] = [
+/// The plugin resources the demo services run: scripts, and the Ansible playbook and
+/// Puppet manifest of `kv-automated` (kind `files`).
+pub const RESOURCES: [(ResourceKind, &str, &[u8]); 4] = [
     (
+        ResourceKind::Scripts,
         "corral-demo.sh",
         include_bytes!("../../demo/scripts/corral-demo.sh"),
     ),
     (
+        ResourceKind::Scripts,
         "corral-demo.py",
         include_bytes!("../../demo/scripts/corral-demo.py"),
+    ),
+    (
+        ResourceKind::Files,
+        "kv.yml",
+        include_bytes!("../../demo/files/kv.yml"),
+    ),
+    (
+        ResourceKind::Files,
+        "lb.pp",
+        include_bytes!("../../demo/files/lb.pp"),
     ),
 ];
 
@@ -34,7 +48,7 @@ pub enum DemoError {
     Decode(#[from] ImportError),
     #[error("loading the demo catalog: {0}")]
     Catalog(#[from] CatalogError),
-    #[error("uploading the demo scripts: {0}")]
+    #[error("uploading the demo's plugin resources: {0}")]
     Resource(#[from] ResourceError),
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -67,8 +81,8 @@ pub async fn load_if_empty(
         return Ok(Loaded::Skipped);
     }
     let catalog = catalog()?;
-    // Scripts first: a catalog whose scripts are missing would fail at bootstrap.
-    install_scripts(store, resources, tenant_id, now_ms).await?;
+    // Resources first: a catalog whose resources are missing would fail at bootstrap.
+    install_resources(store, resources, tenant_id, now_ms).await?;
     crate::catalog::import(store, tenant_id, &catalog, None, now_ms).await?;
     let templates: Vec<String> = catalog
         .clustertemplates
@@ -95,37 +109,31 @@ pub async fn load_if_empty(
     Ok(Loaded::Loaded { templates })
 }
 
-/// Uploads and stages each demo script whose bytes differ from the staged version.
-pub async fn install_scripts(
+/// Uploads and stages each demo resource whose bytes differ from the staged version.
+pub async fn install_resources(
     store: &Store,
     resources: &ResourceFiles,
     tenant_id: &str,
     now_ms: i64,
 ) -> Result<(), DemoError> {
     let staged = resources.staged(store, tenant_id).await?;
-    for (name, bytes) in SCRIPTS {
+    for (kind, name, bytes) in RESOURCES {
         let sha = hex_sha256(bytes);
         let current = staged
             .iter()
-            .any(|r| r.kind == ResourceKind::Scripts && r.name == name && r.sha256 == sha);
+            .any(|r| r.kind == kind && r.name == name && r.sha256 == sha);
         if current {
             continue;
         }
         let upload = Upload {
             tenant_id,
-            kind: ResourceKind::Scripts,
+            kind,
             name,
             author_id: None,
         };
         let version = resources.upload(store, &upload, bytes, now_ms).await?;
         resources
-            .stage(
-                store,
-                tenant_id,
-                ResourceKind::Scripts,
-                name,
-                version.version,
-            )
+            .stage(store, tenant_id, kind, name, version.version)
             .await?;
     }
     Ok(())
@@ -149,7 +157,7 @@ mod tests {
         let catalog = catalog().unwrap();
         let report = domain::catalog::validate::validate(&catalog);
         assert!(!report.has_errors(), "{report}");
-        for template in ["web-stack", "kv-cluster", "paas"] {
+        for template in ["web-stack", "kv-cluster", "paas", "kv-automated"] {
             assert!(catalog.clustertemplate(template).is_some(), "{template}");
         }
     }

@@ -673,8 +673,77 @@ async fn check_paas(lab: &Lab, cluster: &Cluster, size: usize) {
     assert_eq!(links["paas router"], format!("http://{router}:9080/"));
 }
 
+async fn kv_automated_at_three_nodes(backend: Backend) {
+    let lab = Lab::start_demo(backend).await;
+    let clusters = build(&lab, "kv-automated", &[3]).await;
+    check_kv_automated(&lab, &clusters[0], 3).await;
+    tear_down(&lab, &clusters).await;
+}
+
+/// kv-automated on the demo's `docker` provider: Ansible reaches the containers with
+/// their pinned keys, Puppet runs inside them, and the links answer at the addresses
+/// Docker gave them; nothing is left after the delete.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kv_automated_on_docker() {
+    let keys = tempfile::tempdir().unwrap();
+    let lab = Lab::start_demo_with_docker(Backend::Sqlite, keys.path()).await;
+    let docker = lab.docker.clone().unwrap();
+    let (cluster, job) = lab
+        .create_on("docker", "kv-automated", "kv-automated-docker", 3)
+        .await;
+    let _cleanup = crate::docker_nodes::Cleanup::new(docker.docker(), &cluster.id);
+    assert_eq!(lab.wait(&job, JOB_LIMIT).await, JobState::Succeeded);
+    let cluster = lab.store.cluster(&cluster.id).await.unwrap();
+    check_kv_automated(&lab, &cluster, 3).await;
+    tear_down(&lab, std::slice::from_ref(&cluster)).await;
+    assert!(
+        crate::docker_nodes::containers_of(docker.docker(), &cluster.id)
+            .await
+            .is_empty()
+    );
+}
+
+/// A built kv-automated of `size` nodes: the playbook's kv servers answer (the first
+/// leads, the rest follow), the manifest's balancer spreads requests over all of them,
+/// and the links answer.
+async fn check_kv_automated(lab: &Lab, cluster: &Cluster, size: usize) {
+    let nodes = layout(lab, cluster).await;
+    let (lb, kv) = (
+        carrying(&nodes, "lb-puppet"),
+        carrying(&nodes, "kv-ansible"),
+    );
+    assert_eq!((lb.len(), kv.len()), (1, size - 1), "{nodes:?}");
+    let mut roles = Vec::new();
+    for host in &kv {
+        let health = get_ok(&format!("http://{host}:7070/health")).await;
+        let health: serde_json::Value = serde_json::from_str(&health.body).unwrap();
+        roles.push(health["role"].as_str().unwrap().to_owned());
+    }
+    assert_eq!(roles[0], "leader", "{roles:?}");
+    assert!(
+        roles[1..].iter().all(|role| role == "follower"),
+        "{roles:?}"
+    );
+    let mut backends = BTreeSet::new();
+    for _ in 0..kv.len() * 2 {
+        let answer = get_ok(&format!("http://{}:8000/health", lb[0])).await;
+        backends.insert(answer.backend.unwrap());
+    }
+    let expected: BTreeSet<String> = kv.iter().map(|host| format!("{host}:7070")).collect();
+    assert_eq!(backends, expected);
+    let links = links(lab, cluster).await;
+    assert_eq!(
+        links["kv through the balancer"],
+        format!("http://{}:8000/health", lb[0])
+    );
+    for url in links.values() {
+        get_ok(url).await;
+    }
+}
+
 engine::on_both_backends!(
     web_stack_at_three_and_five_nodes,
     kv_cluster_at_one_and_three_nodes,
-    paas_at_one_and_three_nodes
+    paas_at_one_and_three_nodes,
+    kv_automated_at_three_nodes
 );

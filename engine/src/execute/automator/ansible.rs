@@ -398,6 +398,8 @@ impl WorkDir {
             .env("ANSIBLE_RETRY_FILES_ENABLED", "False")
             .env("ANSIBLE_STDOUT_CALLBACK", "default")
             .env("ANSIBLE_PIPELINING", "True")
+            // Files go through the SSH session itself: nodes need no sftp subsystem.
+            .env("ANSIBLE_SSH_TRANSFER_METHOD", "piped")
             // One SSH connection per task and none left behind: a persistent master
             // would outlive the step.
             .env(

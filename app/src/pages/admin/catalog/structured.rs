@@ -4,6 +4,7 @@
 //! quantities and allowed types (pickers too), layout groups and the lease;
 //! partial templates get the compatibility and default pickers.
 
+use domain::catalog::automator::AutomatorType;
 use leptos::prelude::*;
 use serde_json::Value;
 
@@ -69,6 +70,10 @@ const DEFAULT_CHOICES: [&str; 3] = [
     "/defaults/hardwaretype",
     "/defaults/imagetype",
 ];
+
+/// What the resource column takes: a shell script resource, or `files/<name>` and
+/// `archives/<name>/<path>` for playbooks and manifests.
+const RESOURCE_HINT: &str = "script, or files/NAME, archives/NAME/PATH";
 
 const SERVICE_LISTS: [(&str, &str); 5] = [
     (
@@ -235,8 +240,18 @@ fn ServiceFields(body: Value, names: CatalogNames) -> impl IntoView {
         .into_iter()
         .map(|stage| {
             let kind = text_at(&body, &format!("/provisioner/actions/{stage}/type"));
-            let script = text_at(&body, &format!("/provisioner/actions/{stage}/fields/script"));
+            // The column edits the automator's resource field: what it runs.
+            let main = match AutomatorType::parse(&kind) {
+                Some(AutomatorType::Ansible) => "playbook",
+                Some(AutomatorType::Puppet) => "manifest",
+                Some(AutomatorType::Shell) | None => "script",
+            };
+            let script = text_at(&body, &format!("/provisioner/actions/{stage}/fields/{main}"));
             let args = text_at(&body, &format!("/provisioner/actions/{stage}/fields/args"));
+            let known = AutomatorType::ALL.map(|automator| {
+                let name = automator.as_str();
+                view! { <option value=name selected=kind == name>{name}</option> }
+            });
             view! {
                 <tr data-stage=stage>
                     <th scope="row">{stage}</th>
@@ -244,15 +259,15 @@ fn ServiceFields(body: Value, names: CatalogNames) -> impl IntoView {
                         <input type="hidden" name="text_at[]" value=format!("/provisioner/actions/{stage}/type")/>
                         <select name="text[]" aria-label=format!("{stage} automator")>
                             <option value="">"(nothing)"</option>
-                            <option value="shell" selected=kind == "shell">"shell"</option>
-                            {(!kind.is_empty() && kind != "shell").then(|| view! {
+                            {known.to_vec()}
+                            {(!kind.is_empty() && AutomatorType::parse(&kind).is_none()).then(|| view! {
                                 <option value=kind.clone() selected=true>{kind.clone()}</option>
                             })}
                         </select>
                     </td>
                     <td>
-                        <input type="hidden" name="text_at[]" value=format!("/provisioner/actions/{stage}/fields/script")/>
-                        <input name="text[]" value=script aria-label=format!("{stage} script") placeholder="script or resource name"/>
+                        <input type="hidden" name="text_at[]" value=format!("/provisioner/actions/{stage}/fields/{main}")/>
+                        <input name="text[]" value=script aria-label=format!("{stage} {main}") placeholder=RESOURCE_HINT/>
                     </td>
                     <td>
                         <input type="hidden" name="text_at[]" value=format!("/provisioner/actions/{stage}/fields/args")/>
@@ -271,7 +286,7 @@ fn ServiceFields(body: Value, names: CatalogNames) -> impl IntoView {
             <div class="table-scroll">
                 <table class="data compact actions-table">
                     <thead><tr><th scope="col">"Stage"</th><th scope="col">"Automator"</th>
-                        <th scope="col">"Script / resource"</th><th scope="col">"Arguments"</th></tr></thead>
+                        <th scope="col">"Script, playbook or manifest"</th><th scope="col">"Arguments"</th></tr></thead>
                     <tbody>{actions}</tbody>
                 </table>
             </div>
