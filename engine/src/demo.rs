@@ -260,16 +260,31 @@ mod tests {
     }
 
     #[test]
-    fn every_script_a_service_names_is_embedded() {
+    fn every_resource_a_service_names_is_embedded() {
+        let embedded = |kind: ResourceKind, wanted: &str| {
+            RESOURCES
+                .iter()
+                .any(|(k, name, _)| *k == kind && *name == wanted)
+        };
         let catalog = catalog().unwrap();
         for service in catalog.services.values() {
             for action in service.provisioner.actions.values() {
                 if let Some(script) = action.fields.get("script").and_then(|v| v.as_str()) {
                     assert!(
-                        SCRIPTS.iter().any(|(name, _)| *name == script),
+                        embedded(ResourceKind::Scripts, script),
                         "{} names {script}",
                         service.name
                     );
+                }
+                for field in ["playbook", "manifest"] {
+                    if let Some(path) = action.fields.get(field).and_then(|v| v.as_str()) {
+                        let name = path.strip_prefix("files/").unwrap();
+                        assert!(
+                            embedded(ResourceKind::Files, name),
+                            "{} names {path}",
+                            service.name
+                        );
+                    }
                 }
             }
         }

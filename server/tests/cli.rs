@@ -99,7 +99,9 @@ fn first_start_prints_the_admin_login_and_loads_the_demo_once() {
     let (child, lines) = start_server(data);
     assert_eq!(lines.len(), 3, "{lines:?}");
     assert!(
-        lines[1].starts_with("Loaded the demo catalog (templates web-stack, kv-cluster, paas)"),
+        lines[1].starts_with(
+            "Loaded the demo catalog (templates web-stack, kv-cluster, paas, kv-automated)"
+        ),
         "{lines:?}"
     );
     assert!(

@@ -121,6 +121,21 @@ async fn ansible_and_puppet_write_exact_values_and_serve(backend: Backend) {
     assert!(answer.starts_with("HTTP/1.0 200"), "{answer}");
     assert!(answer.ends_with(GREETING), "{answer}");
 
+    // What a step costs with each automator (for the record, not a check).
+    for task in queue::job_tasks(&lab.store, &job).await.unwrap() {
+        let Some(service) = &task.service else {
+            continue;
+        };
+        for attempt in queue::task_attempts(&lab.store, &task.id).await.unwrap() {
+            eprintln!(
+                "automator_step node={} service={service} action={} ms={}",
+                task.node,
+                task.action.as_str(),
+                attempt.finished_at_ms - attempt.started_at_ms
+            );
+        }
+    }
+
     // Ansible's and Puppet's own lines are the tasks' output.
     let output = job_output(&lab, &job).await;
     for line in [
@@ -160,6 +175,12 @@ async fn a_failing_playbook_names_its_task(backend: Backend) {
     );
     let output = job_output(&lab, &job).await;
     assert!(output.contains("fatal: ["), "{output}");
+    // The job's error, which `corral job show` and the job page's failure panel show.
+    let job_error = queue::job(&lab.store, &job).await.unwrap().error.unwrap();
+    assert!(
+        job_error.contains("failed at Ansible task \"Check the impossible\""),
+        "{job_error}"
+    );
 }
 
 async fn chef_solo_is_refused_before_anything_is_made(backend: Backend) {

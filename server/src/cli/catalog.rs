@@ -9,7 +9,7 @@
 
 mod convert;
 mod input;
-mod scripts;
+mod resources;
 mod solve;
 mod validate;
 
@@ -48,7 +48,8 @@ pub enum CatalogCommand {
     /// Print the task DAG that creates the solved cluster, as JSON.
     Plan(SolveArgs),
     /// Replace your tenant's catalog on the server with a Coopr bundle file, and
-    /// upload the scripts its services run (from `scripts/` beside the file).
+    /// upload the plugin resources its services run (`scripts/` and `files/` beside
+    /// the file: scripts, playbooks, manifests).
     Import {
         path: PathBuf,
         /// Only check the bundle and print the report.
@@ -157,12 +158,16 @@ async fn import(
         "valid (nothing saved)"
     };
     println!("{}: {verdict}: {}", path.display(), counts.join(", "));
-    let beside = path
-        .parent()
-        .map(|dir| dir.join("scripts"))
-        .filter(|dir| dir.is_dir());
-    if let Some(dir) = scripts.or(beside) {
-        scripts::upload(&client, &dir, dry_run).await?;
+    let beside = |kind: &str| {
+        path.parent()
+            .map(|dir| dir.join(kind))
+            .filter(|dir| dir.is_dir())
+    };
+    if let Some(dir) = scripts.or(beside("scripts")) {
+        resources::upload(&client, &dir, "scripts", dry_run).await?;
+    }
+    if let Some(dir) = beside("files") {
+        resources::upload(&client, &dir, "files", dry_run).await?;
     }
     Ok(ExitCode::SUCCESS)
 }

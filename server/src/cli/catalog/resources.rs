@@ -1,7 +1,8 @@
-//! The scripts half of `corral catalog import`: every file of a folder uploaded as a
-//! `scripts` plugin resource and staged, so the services of the imported catalog find
-//! them on their nodes. A script whose staged version already has the same bytes is
-//! left alone, so importing twice adds no versions.
+//! The resources half of `corral catalog import`: every file of a folder uploaded as a
+//! plugin resource of one kind (`scripts`, or `files` for playbooks and manifests) and
+//! staged, so the services of the imported catalog find them on their nodes. A file
+//! whose staged version already has the same bytes is left alone, so importing twice
+//! adds no versions.
 
 use std::path::Path;
 
@@ -11,7 +12,8 @@ use sha2::{Digest, Sha256};
 
 use super::super::remote::Client;
 
-pub async fn upload(client: &Client, dir: &Path, dry_run: bool) -> anyhow::Result<()> {
+/// Uploads and stages every file of `dir` as a resource of `kind`.
+pub async fn upload(client: &Client, dir: &Path, kind: &str, dry_run: bool) -> anyhow::Result<()> {
     let mut files: Vec<_> = std::fs::read_dir(dir)
         .with_context(|| format!("cannot read {}", dir.display()))?
         .filter_map(Result::ok)
@@ -24,7 +26,7 @@ pub async fn upload(client: &Client, dir: &Path, dry_run: bool) -> anyhow::Resul
         .as_array()
         .into_iter()
         .flatten()
-        .filter(|item| item["kind"] == "scripts" && item["staged"] == true)
+        .filter(|item| item["kind"] == kind && item["staged"] == true)
         .collect();
     for path in files {
         let Some(name) = path.file_name().and_then(|name| name.to_str()) else {
@@ -40,26 +42,26 @@ pub async fn upload(client: &Client, dir: &Path, dry_run: bool) -> anyhow::Resul
             .iter()
             .any(|item| item["name"] == name && item["sha256"] == sha.as_str())
         {
-            println!("scripts/{name}: staged already");
+            println!("{kind}/{name}: staged already");
             continue;
         }
         if dry_run {
-            println!("scripts/{name}: would be uploaded and staged");
+            println!("{kind}/{name}: would be uploaded and staged");
             continue;
         }
         let uploaded = client
-            .post_bytes(&format!("/api/v1/resources/scripts/{name}"), bytes)
+            .post_bytes(&format!("/api/v1/resources/{kind}/{name}"), bytes)
             .await
             .with_context(|| format!("cannot upload {}", path.display()))?;
         let version = uploaded["version"].as_i64().unwrap_or(1);
         client
             .post(
-                &format!("/api/v1/resources/scripts/{name}/versions/{version}/stage"),
+                &format!("/api/v1/resources/{kind}/{name}/versions/{version}/stage"),
                 &json!({}),
             )
             .await
-            .with_context(|| format!("cannot stage scripts/{name} version {version}"))?;
-        println!("scripts/{name}: version {version} uploaded and staged");
+            .with_context(|| format!("cannot stage {kind}/{name} version {version}"))?;
+        println!("{kind}/{name}: version {version} uploaded and staged");
     }
     Ok(())
 }
