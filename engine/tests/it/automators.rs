@@ -61,6 +61,7 @@ fn http_get(host: &str, port: u16, path: &str) -> String {
 
 async fn ansible_and_puppet_write_exact_values_and_serve(backend: Backend) {
     let _ = std::fs::remove_file("/tmp/corral-pwned");
+    let _ = std::fs::remove_file("/tmp/corral-pwned-ansible");
     let lab = lab(backend).await;
     let (cluster, job) = lab.create_from("automators", "automators", 2).await;
     assert_eq!(lab.wait(&job, JOB_LIMIT).await, JobState::Succeeded);
@@ -95,6 +96,12 @@ async fn ansible_and_puppet_write_exact_values_and_serve(backend: Backend) {
     assert_eq!(corral["host"], greeter_host.as_str());
     assert_eq!(corral["cluster"], "automators");
     assert_eq!(corral["port"], 7171);
+    // The cluster's config is data, never a template Ansible evaluates.
+    assert_eq!(
+        corral["motto"],
+        "{{ lookup('pipe', 'touch /tmp/corral-pwned-ansible') }}"
+    );
+    assert!(!std::path::Path::new("/tmp/corral-pwned-ansible").exists());
 
     let (code, motd) = lab
         .run_on_node(
@@ -219,7 +226,65 @@ async fn chef_solo_is_refused_before_anything_is_made(backend: Backend) {
         .is_empty());
 }
 
+/// Ansible's controller side runs on the worker's host: a tenant that may not have
+/// `local` nodes (the same reach) may not use it either, whatever its provider.
+async fn ansible_needs_a_tenant_trusted_with_this_host(backend: Backend) {
+    let lab = lab(backend).await;
+    let mut bundle: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(format!("{FIXTURES}/catalog.json")).unwrap())
+            .unwrap();
+    bundle["providers"] = serde_json::json!([{"name": "docker", "providertype": "docker"}]);
+    bundle["hardwaretypes"][0]["providermap"] = serde_json::json!({"docker": {"flavor": "small"}});
+    bundle["imagetypes"][0]["providermap"] =
+        serde_json::json!({"docker": {"image": "corral-node"}});
+    for template in bundle["clustertemplates"].as_array_mut().unwrap() {
+        template["defaults"]["provider"] = "docker".into();
+    }
+    let tenant = lab
+        .store
+        .create_tenant(&engine::store::tenants::NewTenant {
+            name: "outsiders".to_owned(),
+            max_clusters: None,
+            max_nodes: None,
+            provider_types: vec!["docker".to_owned()],
+        })
+        .await
+        .unwrap();
+    let catalog = domain::catalog::coopr::import_bundle(&bundle.to_string()).unwrap();
+    engine::catalog::import(&lab.store, &tenant.id, &catalog, None, now_ms())
+        .await
+        .unwrap();
+    let request = CreateRequest {
+        tenant_id: tenant.id.clone(),
+        owner_id: None,
+        name: ClusterName::parse("probe").unwrap(),
+        template: TemplateName::parse("automators").unwrap(),
+        solve: SolveRequest::of_size(2),
+        config: serde_json::Map::new(),
+    };
+    let refused = preview_create(&lab.store, &request, now_ms())
+        .await
+        .unwrap_err();
+    let message = refused.to_string();
+    assert!(
+        message.contains("automator ansible") && message.contains("outsiders"),
+        "{message}"
+    );
+    assert!(matches!(
+        ServiceError::from(refused),
+        ServiceError::Forbidden(_)
+    ));
+    lab.store
+        .set_tenant_provider_types(&tenant.id, &["docker".to_owned(), "local".to_owned()])
+        .await
+        .unwrap();
+    preview_create(&lab.store, &request, now_ms())
+        .await
+        .unwrap();
+}
+
 engine::on_both_backends!(
+    ansible_needs_a_tenant_trusted_with_this_host,
     ansible_and_puppet_write_exact_values_and_serve,
     a_failing_playbook_names_its_task,
     chef_solo_is_refused_before_anything_is_made,

@@ -4,7 +4,7 @@
 //! Each run gets a fresh private work dir holding the playbook (a `files` resource, or
 //! an `archives` resource unpacked), an inventory of the one node, a `known_hosts`
 //! with the node's pinned host key (strict checking), a copy of the node's client key
-//! and the variables as JSON (`-e @vars.json`, never through a shell): the action's
+//! and the variables as a file (`-e @vars.yml`, never through a shell): the action's
 //! `extra_vars` with macros expanded, and Corral's own (`corral_host`,
 //! `corral_cluster_name`, `corral_config`…).
 //!
@@ -13,7 +13,7 @@
 //! root (the user its local nodes run as), from a work dir only that user can read, with
 //! an environment of its own (none of the server's variables), and only tenants allowed
 //! `local` nodes may use it (checked at preview). Its whole process group is killed when
-//! the step ends, times out or is cancelled.
+//! the step times out or is cancelled; its work dir is removed when the step ends.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -54,10 +54,13 @@ async fn run(
     let playbook = step
         .resource_field("playbook", ResourceRule::File)?
         .ok_or_else(|| step.setup("an ansible action needs a `playbook` field"))?;
-    let mut vars = step.expanded_object("extra_vars", NameRule::AnsibleVariable)?;
-    for (name, value) in step.corral_facts()? {
-        vars.insert(format!("corral_{name}"), value);
-    }
+    let extra_vars = step.expanded_object("extra_vars", NameRule::AnsibleVariable)?;
+    let corral_vars: Map<String, Value> = step
+        .corral_facts()?
+        .into_iter()
+        .map(|(name, value)| (format!("corral_{name}"), value))
+        .collect();
+    let vars = vars_file(&extra_vars, &corral_vars);
     let tags = step.expanded_text("tags")?;
     let target = step.executor.ssh_target(&step.view.node_record()?).await?;
     let tenant = &step.view.cluster.tenant_id;
@@ -76,7 +79,7 @@ async fn run(
         .arg("--inventory")
         .arg(work.path("inventory.json"))
         .arg("--extra-vars")
-        .arg(format!("@{}", work.path("vars.json").display()));
+        .arg(format!("@{}", work.path("vars.yml").display()));
     if let Some(tags) = tags.filter(|tags| !tags.trim().is_empty()) {
         command.arg("--tags").arg(tags);
     }
@@ -89,8 +92,10 @@ async fn run(
         )),
         _ => step.setup(format!("could not start {ANSIBLE_PLAYBOOK}: {error}")),
     })?;
-    // Killing the group on every way out: ansible's forks and their ssh clients with it.
-    let _group = child.id().map(ProcessGroup);
+    // A timeout or a cancelled step kills the group: ansible's forks and their ssh
+    // clients with it. Declared after `child`, so it is dropped first, while the leader
+    // is not reaped yet and the group id cannot have been reused.
+    let mut group = ProcessGroup(child.id());
     let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
     let watch = async {
         let (failure, _) = tokio::join!(
@@ -112,6 +117,8 @@ async fn run(
             ))
         }
     };
+    // Reaped: its group id may be reused from now on, so the group is left alone.
+    group.reaped();
     let status = status.map_err(|error| step.setup(format!("{ANSIBLE_PLAYBOOK}: {error}")))?;
     if status.success() {
         return Ok(StepOutcome { exit_code: Some(0) });
@@ -229,13 +236,21 @@ impl TaskTracker {
     }
 }
 
-/// Kills a process group when dropped (a group already gone is fine).
-struct ProcessGroup(u32);
+/// Kills a process group when dropped, unless its leader was reaped (a group already
+/// gone is fine).
+struct ProcessGroup(Option<u32>);
+
+impl ProcessGroup {
+    fn reaped(&mut self) {
+        self.0 = None;
+    }
+}
 
 impl Drop for ProcessGroup {
     fn drop(&mut self) {
-        if let Some(pid) = i32::try_from(self.0)
-            .ok()
+        if let Some(pid) = self
+            .0
+            .and_then(|id| i32::try_from(id).ok())
             .and_then(rustix::process::Pid::from_raw)
         {
             let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
@@ -338,7 +353,7 @@ impl WorkDir {
         &self,
         step: &ServiceStep<'_>,
         target: &SshTarget,
-        vars: &Map<String, Value>,
+        vars: &str,
     ) -> std::io::Result<()> {
         let key = std::fs::read(target.client_key.path())?;
         let key_path = self.write_private("client_key", &key)?;
@@ -368,10 +383,7 @@ impl WorkDir {
             "ansible_python_interpreter": "auto_silent",
         }}}});
         self.write_private("inventory.json", inventory.to_string().as_bytes())?;
-        self.write_private(
-            "vars.json",
-            Value::Object(vars.clone()).to_string().as_bytes(),
-        )?;
+        self.write_private("vars.yml", vars.as_bytes())?;
         // Settings of our own only: not the host's /etc/ansible, not a file in the
         // playbook's tree.
         self.write_private("ansible.cfg", b"[defaults]\n")?;
@@ -417,6 +429,49 @@ impl WorkDir {
     }
 }
 
+/// The variables file (`-e @vars.yml`): YAML in JSON's flow style. The action's
+/// `extra_vars` are the catalog author's and may use Jinja (`"{{ corral_host }}:7070"`);
+/// Corral's own values carry what users typed (the cluster's config, its name), so
+/// every string of them is tagged `!unsafe`: Ansible never evaluates it as a template
+/// (a config value `{{ lookup('pipe', ...) }}` stays that text).
+fn vars_file(extra_vars: &Map<String, Value>, corral_vars: &Map<String, Value>) -> String {
+    let mut entries: Vec<String> = extra_vars
+        .iter()
+        .map(|(name, value)| format!("{}: {value}", Value::from(name.as_str())))
+        .collect();
+    entries.extend(
+        corral_vars
+            .iter()
+            .map(|(name, value)| format!("{}: {}", Value::from(name.as_str()), unsafe_yaml(value))),
+    );
+    format!("{{{}}}\n", entries.join(", "))
+}
+
+/// `value` in YAML flow style with every string tagged `!unsafe` (a JSON string is a
+/// valid YAML double-quoted scalar).
+fn unsafe_yaml(value: &Value) -> String {
+    match value {
+        Value::String(_) => format!("!unsafe {value}"),
+        Value::Array(items) => format!(
+            "[{}]",
+            items.iter().map(unsafe_yaml).collect::<Vec<_>>().join(", ")
+        ),
+        Value::Object(object) => format!(
+            "{{{}}}",
+            object
+                .iter()
+                .map(|(key, value)| format!(
+                    "{}: {}",
+                    Value::from(key.as_str()),
+                    unsafe_yaml(value)
+                ))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        other => other.to_string(),
+    }
+}
+
 /// The node's name in the inventory and in Ansible's output: its address as the
 /// cluster knows it.
 fn inventory_name(step: &ServiceStep<'_>) -> String {
@@ -426,6 +481,20 @@ fn inventory_name(step: &ServiceStep<'_>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn corral_values_are_unsafe_and_extra_vars_are_not() {
+        let extra = json!({"greeting": "{{ corral_host }}"});
+        let corral = json!({"corral_config": {"motto": "{{ x }}", "ports": [1, "a\"b"]}});
+        let (Value::Object(extra), Value::Object(corral)) = (extra, corral) else {
+            unreachable!()
+        };
+        assert_eq!(
+            vars_file(&extra, &corral),
+            "{\"greeting\": \"{{ corral_host }}\", \"corral_config\": {\"motto\": !unsafe \
+             \"{{ x }}\", \"ports\": [1, !unsafe \"a\\\"b\"]}}\n"
+        );
+    }
 
     #[test]
     fn the_first_failing_task_and_its_host_are_found() {

@@ -33,7 +33,11 @@ pub fn pointers(kind: EntityKind, names: &CatalogNames) -> Vec<String> {
             }
             for stage in STAGES {
                 pointers.push(format!("/provisioner/actions/{stage}/type"));
-                pointers.push(format!("/provisioner/actions/{stage}/fields/script"));
+                // The resource column shows the field its automator runs (see
+                // `ServiceFields`); a stored action has only its automator's fields.
+                for main in ["script", "playbook", "manifest"] {
+                    pointers.push(format!("/provisioner/actions/{stage}/fields/{main}"));
+                }
                 pointers.push(format!("/provisioner/actions/{stage}/fields/args"));
             }
         }
