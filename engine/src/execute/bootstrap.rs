@@ -1,5 +1,5 @@
 //! Bootstrap: prepares a confirmed node for service actions. Makes Corral's folders
-//! under the node's home, writes the node's facts (`$HOME/corral/node.json`) and copies
+//! under the node's home (one per service of the node), writes the node's facts (`$HOME/corral/node.json`) and copies
 //! the tenant's staged plugin resources, skipping those already there (by checksum), so
 //! a re-bootstrap (reconfigure) ships only what changed.
 
@@ -63,6 +63,21 @@ pub(super) async fn run(
             "command -v puppet >/dev/null 2>&1 || {{ echo {} >&2; exit 3; }}\n",
             shell_quote(&missing)
         ));
+    }
+    // Each service's own folder, where its steps run: there before any automator needs
+    // it (Ansible's tasks write into it by path and make nothing first).
+    let folders: Vec<String> = layout_node
+        .services
+        .iter()
+        .map(|service| {
+            format!(
+                "\"$HOME\"/corral/services/{}",
+                shell_quote(service.as_str())
+            )
+        })
+        .collect();
+    if !folders.is_empty() {
+        prepare.push_str(&format!("mkdir -p {} || exit 1\n", folders.join(" ")));
     }
     prepare.push_str(PREPARE);
     let listing = capture(executor, view, &target, &prepare).await?;

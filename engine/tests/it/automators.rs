@@ -26,14 +26,34 @@ const GREETING: &str =
 
 async fn lab(backend: Backend) -> Lab {
     let bundle = std::fs::read_to_string(format!("{FIXTURES}/catalog.json")).unwrap();
-    let files: Vec<(ResourceKind, &str, Vec<u8>)> = ["greeter.yml", "broken.yml", "motd.pp"]
-        .into_iter()
-        .map(|name| {
-            let bytes = std::fs::read(format!("{FIXTURES}/{name}")).unwrap();
-            (ResourceKind::Files, name, bytes)
-        })
-        .collect();
-    Lab::start_catalog(backend, &bundle, &files).await
+    let mut resources: Vec<(ResourceKind, &str, Vec<u8>)> =
+        ["greeter.yml", "broken.yml", "motd.pp"]
+            .into_iter()
+            .map(|name| {
+                let bytes = std::fs::read(format!("{FIXTURES}/{name}")).unwrap();
+                (ResourceKind::Files, name, bytes)
+            })
+            .collect();
+    for (name, folder) in [("play.tgz", "play"), ("puppet.tgz", "puppet")] {
+        resources.push((ResourceKind::Archives, name, tgz(folder)));
+    }
+    Lab::start_catalog(backend, &bundle, &resources).await
+}
+
+/// `archived/<folder>` packed as a gzipped tar of its contents.
+fn tgz(folder: &str) -> Vec<u8> {
+    let packed = std::process::Command::new("tar")
+        .args([
+            "-czf",
+            "-",
+            "-C",
+            &format!("{FIXTURES}/archived/{folder}"),
+            ".",
+        ])
+        .output()
+        .unwrap();
+    assert!(packed.status.success());
+    packed.stdout
 }
 
 /// Every line the job's tasks wrote, stdout and stderr.
@@ -283,7 +303,33 @@ async fn ansible_needs_a_tenant_trusted_with_this_host(backend: Backend) {
         .unwrap();
 }
 
+/// A playbook tree and a Puppet module path shipped as archives: the playbook's role
+/// and the manifest's module are found inside them.
+async fn playbooks_and_modules_come_from_archives(backend: Backend) {
+    let lab = lab(backend).await;
+    let (cluster, job) = lab.create_from("archived", "archived", 1).await;
+    assert_eq!(lab.wait(&job, JOB_LIMIT).await, JobState::Succeeded);
+    let node = &lab.store.list_nodes(&cluster.id).await.unwrap()[0];
+    let (code, written) = lab
+        .run_on_node(
+            &cluster.id,
+            node.number,
+            "cat corral/services/role-play/role.txt; echo; \
+             cat corral/services/module-manifest/module.txt",
+        )
+        .await;
+    assert_eq!(code, 0);
+    assert_eq!(
+        written,
+        format!(
+            "from the role on {}\nfrom the module",
+            node.hostname.clone().unwrap()
+        )
+    );
+}
+
 engine::on_both_backends!(
+    playbooks_and_modules_come_from_archives,
     ansible_needs_a_tenant_trusted_with_this_host,
     ansible_and_puppet_write_exact_values_and_serve,
     a_failing_playbook_names_its_task,

@@ -1,0 +1,2 @@
+# A manifest that uses a module from the archive's module path.
+include greet
