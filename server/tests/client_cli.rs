@@ -234,6 +234,93 @@ fn catalog_import_uploads_the_scripts_beside_the_bundle() {
     );
 }
 
+/// The automators through the CLI: importing a catalog uploads the playbooks and
+/// manifests of `files/` beside it; a chef-solo service is refused at dry-run, naming
+/// service, action and automator; a failing playbook's task is named by `--wait` and
+/// by `corral job show`.
+#[test]
+fn automators_from_the_cli() {
+    let data = tempfile::tempdir().unwrap();
+    let config = tempfile::tempdir().unwrap();
+    let server = serve(data.path());
+    let login = corral(
+        config.path(),
+        &[
+            "login",
+            "--server",
+            &server.url,
+            "--username",
+            "admin",
+            "--password-stdin",
+        ],
+        &format!("{}\n", server.password),
+    );
+    assert!(login.status.success(), "{}", text(&login.stderr));
+    let bundle = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../testdata/automators/catalog.json"
+    );
+    let import = corral(config.path(), &["catalog", "import", bundle], "");
+    let out = text(&import.stdout);
+    assert!(import.status.success(), "{}{out}", text(&import.stderr));
+    assert!(
+        out.contains("files/broken.yml: version 1 uploaded and staged"),
+        "{out}"
+    );
+
+    let legacy = corral(
+        config.path(),
+        &[
+            "cluster",
+            "create",
+            "old",
+            "--template",
+            "legacy",
+            "--size",
+            "1",
+            "--dry-run",
+        ],
+        "",
+    );
+    assert!(!legacy.status.success());
+    assert!(
+        text(&legacy.stderr).contains(
+            "service legacy: action install uses automator chef-solo, which is not available \
+             here: automators are shell, ansible, puppet"
+        ),
+        "{}",
+        text(&legacy.stderr)
+    );
+
+    let broken = corral(
+        config.path(),
+        &[
+            "cluster",
+            "create",
+            "broken",
+            "--template",
+            "broken",
+            "--size",
+            "1",
+            "--wait",
+        ],
+        "",
+    );
+    let waited = text(&broken.stdout);
+    assert!(!broken.status.success(), "{waited}");
+    let named = "failed at Ansible task \"Check the impossible\"";
+    let failed_line = waited
+        .lines()
+        .find(|line| line.starts_with("job ") && line.contains(" failed: "))
+        .unwrap_or_else(|| panic!("no failure line in {waited}"));
+    assert!(failed_line.contains(named), "{failed_line}");
+    let job = failed_line.split_whitespace().nth(1).unwrap();
+    let show = corral(config.path(), &["job", "show", job], "");
+    let shown = text(&show.stdout);
+    assert!(show.status.success(), "{}", text(&show.stderr));
+    assert!(shown.contains(named), "{shown}");
+}
+
 /// `corral provider credentials set` takes a provider's credentials from standard
 /// input or a file (never the command line), refuses a bad object without quoting it,
 /// and shows back field names only; `corral provider test docker --create` makes a

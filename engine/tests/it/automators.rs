@@ -1,4 +1,5 @@
-//! Automators end to end on `local` nodes (`testdata/automators`): an Ansible playbook
+//! Automators end to end on `local` nodes (`testdata/automators`: a catalog, the
+//! playbooks and manifest under `files/`, trees under `archived/`): an Ansible playbook
 //! and a Puppet manifest given values with spaces, quotes and `$(...)` write them
 //! exactly, the playbook's HTTP server answers, Ansible's and Puppet's own lines are in
 //! the job's output, a failing playbook names its task, and an automator Corral does not
@@ -30,7 +31,7 @@ async fn lab(backend: Backend) -> Lab {
         ["greeter.yml", "broken.yml", "motd.pp"]
             .into_iter()
             .map(|name| {
-                let bytes = std::fs::read(format!("{FIXTURES}/{name}")).unwrap();
+                let bytes = std::fs::read(format!("{FIXTURES}/files/{name}")).unwrap();
                 (ResourceKind::Files, name, bytes)
             })
             .collect();
