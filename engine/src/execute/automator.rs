@@ -164,27 +164,7 @@ impl ServiceStep<'_> {
         ])
     }
 
-    /// Corral's facts as environment variables (`CORRAL_CLUSTER_ID`…; objects as JSON
-    /// text, `CORRAL_CONFIG_JSON`), as shell steps have always had them.
-    fn corral_environment(&self) -> Result<Vec<(String, String)>, StepError> {
-        Ok(self
-            .corral_facts()?
-            .into_iter()
-            .map(|(name, value)| {
-                let name = name.to_uppercase();
-                match value {
-                    // The config is JSON whatever it holds.
-                    value if name.ends_with("CONFIG") => {
-                        (format!("CORRAL_{name}_JSON"), value.to_string())
-                    }
-                    Value::String(text) => (format!("CORRAL_{name}"), text),
-                    other => (format!("CORRAL_{name}"), other.to_string()),
-                }
-            })
-            .collect())
-    }
-
-    /// Runs `command` on the node over its SSH session; a non-zero exit fails the step.
+    /// Runs `command` on the node over its SSH session and returns how it exited.
     async fn run_on_node(
         &self,
         command: &str,
@@ -221,6 +201,25 @@ impl ServiceStep<'_> {
         };
         Err(self.failed(how, Some(i64::from(exit.code()))))
     }
+}
+
+/// Corral's facts as environment variables (`CORRAL_CLUSTER_ID`…; the config as JSON
+/// text, `CORRAL_CONFIG_JSON`), as shell steps have always had them.
+fn corral_environment(facts: &[(&str, Value)]) -> Vec<(String, String)> {
+    facts
+        .iter()
+        .map(|(name, value)| {
+            let name = name.to_uppercase();
+            match value {
+                // The config is JSON whatever it holds.
+                value if name.ends_with("CONFIG") => {
+                    (format!("CORRAL_{name}_JSON"), value.to_string())
+                }
+                Value::String(text) => (format!("CORRAL_{name}"), text.clone()),
+                other => (format!("CORRAL_{name}"), other.to_string()),
+            }
+        })
+        .collect()
 }
 
 /// The remote command of a step run on the node: environment, working directory (made

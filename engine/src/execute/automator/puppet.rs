@@ -15,8 +15,8 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::{
-    remote_command, require_on_node, resource_on_node, service_dir, Automator, ServiceStep,
-    StepFuture,
+    corral_environment, remote_command, require_on_node, resource_on_node, service_dir, Automator,
+    ServiceStep, StepFuture,
 };
 use crate::execute::{note, StepError, StepOutcome};
 use crate::ssh::OutputChunk;
@@ -67,8 +67,9 @@ fn command(step: &ServiceStep<'_>) -> Result<String, StepError> {
         .resource_field("manifest", ResourceRule::File)?
         .ok_or_else(|| step.setup("a puppet action needs a `manifest` field"))?;
     let modulepath = step.resource_field("modulepath", ResourceRule::Directory)?;
-    let mut env = step.corral_environment()?;
-    for (name, value) in step.corral_facts()? {
+    let facts = step.corral_facts()?;
+    let mut env = corral_environment(&facts);
+    for (name, value) in facts {
         env.push((format!("FACTER_{CORRAL_PREFIX}{name}"), fact_text(value)));
     }
     for (name, value) in step.expanded_object("facts", NameRule::Fact)? {

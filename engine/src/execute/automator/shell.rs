@@ -11,7 +11,7 @@ use domain::macros::{expand_for_shell, shell_quote};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::{remote_command, service_dir, Automator, ServiceStep, StepFuture};
+use super::{corral_environment, remote_command, service_dir, Automator, ServiceStep, StepFuture};
 use crate::ssh::OutputChunk;
 
 pub(crate) use domain::catalog::automator::is_resource_name;
@@ -34,7 +34,7 @@ impl Automator for Shell {
 
 /// The remote command: environment, working directory, then the script.
 fn command(step: &ServiceStep<'_>) -> Result<String, super::StepError> {
-    let mut env = step.corral_environment()?;
+    let mut env = corral_environment(&step.corral_facts()?);
     for (name, value) in step.expanded_object("env", NameRule::Environment)? {
         let text = match value {
             Value::String(text) => text,
