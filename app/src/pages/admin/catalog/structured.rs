@@ -77,7 +77,7 @@ const DEFAULT_CHOICES: [&str; 3] = [
 
 /// What the resource column takes: a shell script resource, or `files/<name>` and
 /// `archives/<name>/<path>` for playbooks and manifests.
-const RESOURCE_HINT: &str = "script, or files/NAME, archives/NAME/PATH";
+const RESOURCE_HINT: &str = "script or files/NAME";
 
 const SERVICE_LISTS: [(&str, &str); 5] = [
     (
