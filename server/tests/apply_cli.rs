@@ -19,7 +19,7 @@ mod docker;
 #[path = "support/served.rs"]
 mod served;
 
-use served::{corral, text, Served, CORRAL};
+use served::{corral, login_as_admin, text, Served, CORRAL};
 
 const EXAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/web-stack.yaml");
 const EXAMPLE_DOCKER: &str = concat!(
@@ -82,18 +82,7 @@ async fn apply_creates_does_nothing_twice_amends_and_deletes() {
     let config = tempfile::tempdir().unwrap();
     let server = start(data.path());
     let cfg = config.path();
-    ok(&corral(
-        cfg,
-        &[
-            "login",
-            "--server",
-            &server.url,
-            "--username",
-            "admin",
-            "--password-stdin",
-        ],
-        &format!("{}\n", server.password),
-    ));
+    login_as_admin(cfg, &server);
 
     let plan = ok(&corral(cfg, &["plan", EXAMPLE], ""));
     assert!(
@@ -173,21 +162,6 @@ async fn apply_creates_does_nothing_twice_amends_and_deletes() {
     );
 }
 
-fn login(cfg: &Path, server: &Served) {
-    ok(&corral(
-        cfg,
-        &[
-            "login",
-            "--server",
-            &server.url,
-            "--username",
-            "admin",
-            "--password-stdin",
-        ],
-        &format!("{}\n", server.password),
-    ));
-}
-
 /// The address Docker gave the container on its cluster's network.
 fn container_address(container: &str) -> String {
     docker::docker(&[
@@ -212,7 +186,7 @@ async fn apply_on_docker_brings_up_containers_and_removal_leaves_none() {
     let config = tempfile::tempdir().unwrap();
     let server = start(data.path());
     let cfg = config.path();
-    login(cfg, &server);
+    login_as_admin(cfg, &server);
 
     let plan = ok(&corral(cfg, &["plan", EXAMPLE_DOCKER], ""));
     assert!(

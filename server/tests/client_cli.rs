@@ -11,7 +11,7 @@ use std::path::Path;
 #[allow(dead_code)] // Shared with apply_cli.rs, which uses what this file does not.
 mod served;
 
-use served::{corral, text, Served};
+use served::{corral, login_as_admin, text, Served};
 
 const CATALOG: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -57,6 +57,7 @@ fn login_then_manage_the_catalog_and_clusters() {
         text(&before.stderr)
     );
 
+    // Signed in by hand: what the login prints is checked too.
     let login = corral(
         config.path(),
         &[
@@ -168,19 +169,7 @@ fn catalog_import_uploads_the_scripts_beside_the_bundle() {
     let data = tempfile::tempdir().unwrap();
     let config = tempfile::tempdir().unwrap();
     let server = serve(data.path());
-    let login = corral(
-        config.path(),
-        &[
-            "login",
-            "--server",
-            &server.url,
-            "--username",
-            "admin",
-            "--password-stdin",
-        ],
-        &format!("{}\n", server.password),
-    );
-    assert!(login.status.success(), "{}", text(&login.stderr));
+    login_as_admin(config.path(), &server);
     let demo = concat!(env!("CARGO_MANIFEST_DIR"), "/../demo");
 
     // The first start staged these very scripts.
@@ -243,19 +232,7 @@ fn automators_from_the_cli() {
     let data = tempfile::tempdir().unwrap();
     let config = tempfile::tempdir().unwrap();
     let server = serve(data.path());
-    let login = corral(
-        config.path(),
-        &[
-            "login",
-            "--server",
-            &server.url,
-            "--username",
-            "admin",
-            "--password-stdin",
-        ],
-        &format!("{}\n", server.password),
-    );
-    assert!(login.status.success(), "{}", text(&login.stderr));
+    login_as_admin(config.path(), &server);
     let bundle = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../testdata/automators/catalog.json"
@@ -333,19 +310,7 @@ fn provider_credentials_and_check_from_the_cli() {
     let data = tempfile::tempdir().unwrap();
     let config = tempfile::tempdir().unwrap();
     let server = serve(data.path());
-    let login = corral(
-        config.path(),
-        &[
-            "login",
-            "--server",
-            &server.url,
-            "--username",
-            "admin",
-            "--password-stdin",
-        ],
-        &format!("{}\n", server.password),
-    );
-    assert!(login.status.success(), "{}", text(&login.stderr));
+    login_as_admin(config.path(), &server);
 
     let bad = corral(
         config.path(),
@@ -471,19 +436,7 @@ fn own_provider_credentials_from_the_cli() {
     let data = tempfile::tempdir().unwrap();
     let config = tempfile::tempdir().unwrap();
     let server = serve(data.path());
-    let login = corral(
-        config.path(),
-        &[
-            "login",
-            "--server",
-            &server.url,
-            "--username",
-            "admin",
-            "--password-stdin",
-        ],
-        &format!("{}\n", server.password),
-    );
-    assert!(login.status.success(), "{}", text(&login.stderr));
+    login_as_admin(config.path(), &server);
     for args in [
         &[
             "provider",
@@ -535,19 +488,7 @@ fn ec2_provider_test_against_moto() {
             ("CORRAL_EC2_ENDPOINTS", &moto.endpoint),
         ],
     );
-    let login = corral(
-        config.path(),
-        &[
-            "login",
-            "--server",
-            &server.url,
-            "--username",
-            "admin",
-            "--password-stdin",
-        ],
-        &format!("{}\n", server.password),
-    );
-    assert!(login.status.success(), "{}", text(&login.stderr));
+    login_as_admin(config.path(), &server);
     let bundle = serde_json::json!({
         "providers": [{"name": "aws1", "providertype": "ec2",
                        "provisioner": {"region": MOTO_REGION, "endpoint": moto.endpoint,

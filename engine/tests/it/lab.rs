@@ -113,37 +113,24 @@ impl Lab {
         settings: WorkerSettings,
         executor_settings: ExecutorSettings,
     ) -> Self {
-        let db = TestDatabase::new(backend).await;
-        let store = Store::open(&db.url)
-            .await
-            .unwrap()
-            .with_secret_key(engine::testing::test_secret_key());
-        let resources_dir = tempfile::tempdir().unwrap();
-        let resources = ResourceFiles::in_directory(resources_dir.path());
-        if fixture == Fixture::Demo {
-            let loaded =
-                engine::demo::load_if_empty(&store, &resources, DEFAULT_TENANT_ID, now_ms())
-                    .await
-                    .unwrap();
-            assert!(matches!(loaded, engine::demo::Loaded::Loaded { .. }));
-            return Self::with_catalog(
-                store,
-                db,
-                resources,
-                resources_dir,
+        if fixture == Fixture::Lifecycle {
+            let catalog = std::fs::read_to_string(format!("{FIXTURES}/catalog.json")).unwrap();
+            let script = std::fs::read(format!("{FIXTURES}/web.sh")).unwrap();
+            let staged = [(ResourceKind::Scripts, "web.sh", script)];
+            return Self::start_catalog_with(
+                backend,
+                &catalog,
+                &staged,
                 settings,
                 executor_settings,
-            );
+            )
+            .await;
         }
-        let catalog = std::fs::read_to_string(format!("{FIXTURES}/catalog.json")).unwrap();
-        let script = std::fs::read(format!("{FIXTURES}/web.sh")).unwrap();
-        import_with_resources(
-            &store,
-            &resources,
-            &catalog,
-            &[(ResourceKind::Scripts, "web.sh", script)],
-        )
-        .await;
+        let (db, store, resources, resources_dir) = open_store(backend).await;
+        let loaded = engine::demo::load_if_empty(&store, &resources, DEFAULT_TENANT_ID, now_ms())
+            .await
+            .unwrap();
+        assert!(matches!(loaded, engine::demo::Loaded::Loaded { .. }));
         Self::with_catalog(
             store,
             db,
@@ -161,21 +148,32 @@ impl Lab {
         bundle: &str,
         staged: &[(ResourceKind, &str, Vec<u8>)],
     ) -> Self {
-        let db = TestDatabase::new(backend).await;
-        let store = Store::open(&db.url)
-            .await
-            .unwrap()
-            .with_secret_key(engine::testing::test_secret_key());
-        let resources_dir = tempfile::tempdir().unwrap();
-        let resources = ResourceFiles::in_directory(resources_dir.path());
+        Self::start_catalog_with(
+            backend,
+            bundle,
+            staged,
+            quick_settings(),
+            ExecutorSettings::default(),
+        )
+        .await
+    }
+
+    async fn start_catalog_with(
+        backend: Backend,
+        bundle: &str,
+        staged: &[(ResourceKind, &str, Vec<u8>)],
+        settings: WorkerSettings,
+        executor_settings: ExecutorSettings,
+    ) -> Self {
+        let (db, store, resources, resources_dir) = open_store(backend).await;
         import_with_resources(&store, &resources, bundle, staged).await;
         Self::with_catalog(
             store,
             db,
             resources,
             resources_dir,
-            quick_settings(),
-            ExecutorSettings::default(),
+            settings,
+            executor_settings,
         )
     }
 
@@ -457,6 +455,18 @@ impl Lab {
 
 /// The lab's executor: a `local` provider under `nodes_dir`, an `ssh-pool` provider
 /// keeping keys in `pool_keys_dir`, `docker` where given, and a session pool of its own.
+/// A fresh database of `backend`, its store, and a resource cache in a new directory.
+async fn open_store(backend: Backend) -> (TestDatabase, Store, ResourceFiles, tempfile::TempDir) {
+    let db = TestDatabase::new(backend).await;
+    let store = Store::open(&db.url)
+        .await
+        .unwrap()
+        .with_secret_key(engine::testing::test_secret_key());
+    let resources_dir = tempfile::tempdir().unwrap();
+    let resources = ResourceFiles::in_directory(resources_dir.path());
+    (db, store, resources, resources_dir)
+}
+
 /// Uploads and stages `staged`, then imports `bundle` into the default tenant.
 async fn import_with_resources(
     store: &Store,

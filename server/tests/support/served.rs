@@ -84,6 +84,23 @@ pub fn corral(config: &Path, args: &[&str], stdin: &str) -> Output {
     child.wait_with_output().unwrap()
 }
 
+/// Signs the CLI whose config is in `config` in to `served` as its first admin.
+pub fn login_as_admin(config: &Path, served: &Served) {
+    let login = corral(
+        config,
+        &[
+            "login",
+            "--server",
+            &served.url,
+            "--username",
+            "admin",
+            "--password-stdin",
+        ],
+        &format!("{}\n", served.password),
+    );
+    assert!(login.status.success(), "{}", text(&login.stderr));
+}
+
 pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
