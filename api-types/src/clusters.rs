@@ -130,6 +130,18 @@ pub enum ClusterChangeRequest {
     AddServices { services: Vec<String> },
     #[cfg_attr(feature = "openapi", schema(title = "AddNodesChange"))]
     AddNodes { count: u32 },
+    /// Scale in: `count` nodes the solver picks, or the `nodes` named (by number);
+    /// with both, `count` must be the number of nodes named.
+    #[cfg_attr(feature = "openapi", schema(title = "RemoveNodesChange"))]
+    RemoveNodes {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        count: Option<u32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        nodes: Option<Vec<u32>>,
+    },
+    /// Stop and remove services (or aliases) on every node that runs them.
+    #[cfg_attr(feature = "openapi", schema(title = "RemoveServicesChange"))]
+    RemoveServices { services: Vec<String> },
     #[cfg_attr(feature = "openapi", schema(title = "ReconfigureChange"))]
     Reconfigure {
         #[serde(default)]

@@ -35,6 +35,7 @@ mod order;
 mod pack;
 mod problem;
 mod search;
+mod shrink;
 
 use crate::layout::{Layout, NodeLayout, FIRST_NODE_NUMBER};
 use crate::names::{HardwareTypeName, ImageTypeName};
@@ -51,6 +52,7 @@ use model::{Model, Phase};
 use order::Position;
 use pack::{Packer, StepLimit, STEP_LIMIT};
 use search::{assign, Remaining};
+pub use shrink::{solve_removal, NodesToRemove};
 
 /// Largest cluster the solver lays out.
 pub const MAX_NODES: u32 = 100_000;

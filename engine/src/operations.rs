@@ -51,6 +51,9 @@ pub enum OperationError {
     UnsupportedAutomators(Vec<domain::catalog::automator::UnsupportedAction>),
     #[error("{0}")]
     AutomatorNotAllowed(String),
+    /// Services that stay on the cluster need a service the change would remove.
+    #[error("{0}")]
+    StillRequired(String),
     #[error("cluster {name} is {state}: {hint}")]
     Busy {
         name: String,

@@ -183,7 +183,9 @@ impl From<OperationError> for ServiceError {
             OperationError::Store(store) => store.into(),
             OperationError::Queue(queue) => queue.into(),
             OperationError::Catalog(catalog) => catalog.into(),
-            OperationError::Busy { .. } => ServiceError::Conflict(error.to_string()),
+            OperationError::Busy { .. } | OperationError::StillRequired(_) => {
+                ServiceError::Conflict(error.to_string())
+            }
             OperationError::QuotaExceeded(message) => ServiceError::QuotaExceeded(message),
             OperationError::ProviderNotAllowed(message)
             | OperationError::AutomatorNotAllowed(message) => ServiceError::Forbidden(message),

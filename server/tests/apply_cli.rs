@@ -162,6 +162,169 @@ async fn apply_creates_does_nothing_twice_amends_and_deletes() {
     );
 }
 
+/// Every link of the cluster answers 200.
+async fn links_answer(cluster: &serde_json::Value) {
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(5))
+        .build()
+        .unwrap();
+    let links = cluster["links"].as_array().unwrap();
+    assert!(!links.is_empty(), "{cluster:#}");
+    for link in links {
+        let url = link["url"].as_str().unwrap();
+        let response = client
+            .get(url)
+            .send()
+            .await
+            .unwrap_or_else(|error| panic!("{url}: {error}"));
+        assert_eq!(response.status(), 200, "{url}");
+    }
+}
+
+fn node_ids(cluster: &serde_json::Value) -> BTreeSet<String> {
+    cluster["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|node| node["id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+fn services_of(cluster: &serde_json::Value) -> BTreeSet<String> {
+    cluster["layout"]["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|node| node["services"].as_array().unwrap().iter())
+        .map(|service| service.as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn apply_shrinks_clusters_and_prunes_services_only_when_asked() {
+    let data = tempfile::tempdir().unwrap();
+    let config = tempfile::tempdir().unwrap();
+    let server = start(data.path());
+    let cfg = config.path();
+    login_as_admin(cfg, &server);
+    let file = |size: u32, services: &str| {
+        let path = data
+            .path()
+            .join(format!("shop-{size}-{}.yaml", services.len()));
+        std::fs::write(
+            &path,
+            format!(
+                "environment: demo\nclusters:\n  - name: shop\n    template: web-stack\n    \
+                 size: {size}\n    services: [{services}]\n"
+            ),
+        )
+        .unwrap();
+        path.to_str().unwrap().to_owned()
+    };
+    let five = file(5, "base, kv, app, lb, memcached");
+    ok(&corral(cfg, &["apply", &five, "--yes"], ""));
+    let shop = show(cfg, "shop");
+    assert_eq!(shop["size"], 5);
+    let site = shop["links"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|link| link["label"] == "web site")
+        .unwrap()["url"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(
+        backends(&site, 12).await.len(),
+        3,
+        "three apps behind the lb"
+    );
+    let before = node_ids(&shop);
+
+    // Back to 3 nodes, memcached no longer listed: the nodes go, memcached stays (and
+    // the plan says so) until pruning is asked for.
+    let three = file(3, "base, kv, app, lb");
+    let plan = ok(&corral(cfg, &["plan", &three], ""));
+    assert!(
+        plan.contains("~ amend shop: remove 2 node(s) (5 -> 3)")
+            && plan.contains("runs memcached, which the file does not list: kept"),
+        "{plan}"
+    );
+    let started = Instant::now();
+    ok(&corral(cfg, &["apply", &three, "--yes"], ""));
+    eprintln!("web-stack 5 -> 3 nodes applied in {:?}", started.elapsed());
+    let shop = show(cfg, "shop");
+    assert_eq!(shop["size"], 3);
+    assert_eq!(shop["state"], "active");
+    let after = node_ids(&shop);
+    let removed: Vec<&String> = before.difference(&after).collect();
+    assert_eq!(removed.len(), 2, "{before:?} -> {after:?}");
+    for id in &removed {
+        assert_eq!(
+            LocalProvider::processes_of_node(&server.nodes, id),
+            Vec::<i32>::new(),
+            "node {id} was removed: none of its processes is left"
+        );
+    }
+    links_answer(&shop).await;
+    // The lb was reconfigured: every request goes to the one app left.
+    assert_eq!(backends(&site, 12).await.len(), 1);
+    assert!(services_of(&shop).contains("memcached"));
+
+    // Pruning removes memcached; removing kv is refused naming the app that needs it.
+    let pruned = ok(&corral(
+        cfg,
+        &["apply", &three, "--yes", "--prune-services"],
+        "",
+    ));
+    assert!(pruned.contains("remove services memcached"), "{pruned}");
+    let shop = show(cfg, "shop");
+    assert!(!services_of(&shop).contains("memcached"), "{shop:#}");
+    links_answer(&shop).await;
+    let refused = corral(
+        cfg,
+        &[
+            "cluster",
+            "change",
+            "shop",
+            "remove-services",
+            "--services",
+            "kv",
+        ],
+        "",
+    );
+    assert!(!refused.status.success());
+    let message = text(&refused.stderr);
+    assert!(
+        message.contains("cannot remove kv: app needs kv to run"),
+        "{message}"
+    );
+    let too_small = corral(
+        cfg,
+        &["cluster", "change", "shop", "remove-nodes", "--count", "1"],
+        "",
+    );
+    assert!(
+        text(&too_small.stderr).contains("size 2 is outside the template's bounds"),
+        "{}",
+        text(&too_small.stderr)
+    );
+    // create, remove nodes, remove services: the refusals stored no job.
+    assert_eq!(show(cfg, "shop")["jobs"].as_array().unwrap().len(), 3);
+
+    let empty = data.path().join("empty.yaml");
+    std::fs::write(&empty, "environment: demo\nclusters: []\n").unwrap();
+    ok(&corral(
+        cfg,
+        &["apply", empty.to_str().unwrap(), "--yes"],
+        "",
+    ));
+    assert_eq!(
+        LocalProvider::processes_under(&server.nodes),
+        Vec::<i32>::new()
+    );
+}
+
 /// The address Docker gave the container on its cluster's network.
 fn container_address(container: &str) -> String {
     docker::docker(&[

@@ -27,30 +27,60 @@ pub fn PlanView(preview: PlanPreview) -> impl IntoView {
         })
         .unwrap_or_default();
     let is_change = preview.from.is_some();
-    let rows = preview
-        .to
-        .nodes
-        .iter()
-        .map(|node| {
+    let after: BTreeSet<u32> = preview.to.nodes.iter().map(|node| node.number).collect();
+    // Every node of either layout, by number: nodes that go stay in the table, struck
+    // through, so the user sees what a scale-in takes away.
+    let mut nodes: Vec<(&domain::layout::NodeLayout, bool)> =
+        preview.to.nodes.iter().map(|node| (node, false)).collect();
+    if let Some(from) = &preview.from {
+        nodes.extend(
+            from.nodes
+                .iter()
+                .filter(|node| !after.contains(&node.number))
+                .map(|node| (node, true)),
+        );
+    }
+    nodes.sort_by_key(|(node, _)| node.number);
+    let rows = nodes
+        .into_iter()
+        .map(|(node, removed)| {
             let old = before.get(&node.number);
+            let now: BTreeSet<String> = node.services.iter().map(ToString::to_string).collect();
             let change = match old {
+                _ if removed => "removed",
                 None if is_change => "new node",
                 None => "",
-                Some(old) if old.len() != node.services.len() => "changed",
+                Some(old) if *old != now => "changed",
                 Some(_) => "",
             };
-            let services = node
-                .services
+            let mut services: Vec<(String, &str)> = now
                 .iter()
                 .map(|service| {
-                    let added = old.is_some_and(|old| !old.contains(service.as_str()))
-                        || (is_change && old.is_none());
-                    let class = if added { "chip chip-added" } else { "chip" };
-                    view! { <span class=class>{service.to_string()}</span> " " }
+                    let added = !removed
+                        && (old.is_some_and(|old| !old.contains(service))
+                            || (is_change && old.is_none()));
+                    let class = match (removed, added) {
+                        (true, _) => "chip chip-removed",
+                        (false, true) => "chip chip-added",
+                        (false, false) => "chip",
+                    };
+                    (service.clone(), class)
                 })
+                .collect();
+            if !removed {
+                services.extend(
+                    old.into_iter()
+                        .flatten()
+                        .filter(|service| !now.contains(*service))
+                        .map(|service| (service.clone(), "chip chip-removed")),
+                );
+            }
+            let services = services
+                .into_iter()
+                .map(|(service, class)| view! { <span class=class>{service}</span> " " })
                 .collect_view();
             view! {
-                <tr class:row-added=is_change && old.is_none()>
+                <tr class:row-added=is_change && old.is_none() class:row-removed=removed>
                     <td>{node.number}</td>
                     <td>{node.hardwaretype.to_string()}</td>
                     <td>{node.imagetype.to_string()}</td>

@@ -108,12 +108,16 @@ pub struct QuotaUse {
 /// A day-2 operation as the cluster page's forms name it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChangeForm {
-    /// add-services, add-nodes, start, stop, restart, reconfigure, rollback, delete.
+    /// add-services, remove-services, add-nodes, remove-nodes, start, stop, restart,
+    /// reconfigure, rollback, delete.
     pub op: String,
     #[serde(default)]
     pub services: Vec<String>,
     #[serde(default)]
     pub count: Option<String>,
+    /// Remove nodes: the node numbers picked (none: Corral picks `count` nodes).
+    #[serde(default)]
+    pub nodes: Vec<String>,
     #[serde(default)]
     pub job_id: Option<String>,
     /// Reconfigure: JSON object merged over the cluster's config.
@@ -148,7 +152,9 @@ pub struct CreateForm {
 /// The day-2 operations, as `(op, label)`.
 pub const OPERATIONS: &[(&str, &str)] = &[
     ("add-services", "Add services"),
+    ("remove-services", "Remove services"),
     ("add-nodes", "Add nodes"),
+    ("remove-nodes", "Remove nodes"),
     ("restart", "Restart services"),
     ("stop", "Stop services"),
     ("start", "Start services"),
@@ -204,6 +210,16 @@ pub(crate) mod convert {
         })
     }
 
+    /// The form's node count (1 when left out).
+    fn count(form: &ChangeForm) -> Result<u32, UiError> {
+        form.count
+            .as_deref()
+            .unwrap_or("1")
+            .trim()
+            .parse()
+            .map_err(|_| UiError::field("count", "enter a whole number of nodes"))
+    }
+
     /// The change a form asks for; `None` for a delete (not a change).
     pub fn change_request(form: &ChangeForm) -> Result<Option<ClusterChangeRequest>, UiError> {
         let services = chosen(&form.services);
@@ -212,15 +228,33 @@ pub(crate) mod convert {
                 services: services
                     .ok_or_else(|| UiError::field("services", "pick at least one service"))?,
             },
-            "add-nodes" => ClusterChangeRequest::AddNodes {
-                count: form
-                    .count
-                    .as_deref()
-                    .unwrap_or("1")
-                    .trim()
-                    .parse()
-                    .map_err(|_| UiError::field("count", "enter a whole number of nodes"))?,
+            "remove-services" => ClusterChangeRequest::RemoveServices {
+                services: services
+                    .ok_or_else(|| UiError::field("services", "pick at least one service"))?,
             },
+            "add-nodes" => ClusterChangeRequest::AddNodes {
+                count: count(form)?,
+            },
+            "remove-nodes" => {
+                let picked: Vec<u32> = chosen(&form.nodes)
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|number| number.parse())
+                    .collect::<Result<_, _>>()
+                    .map_err(|_| UiError::field("nodes", "pick nodes by their number"))?;
+                if picked.is_empty() {
+                    ClusterChangeRequest::RemoveNodes {
+                        count: Some(count(form)?),
+                        nodes: None,
+                    }
+                } else {
+                    // Picked nodes say how many; the count field is then ignored.
+                    ClusterChangeRequest::RemoveNodes {
+                        count: None,
+                        nodes: Some(picked),
+                    }
+                }
+            }
             "start" => ClusterChangeRequest::Start { services },
             "stop" => ClusterChangeRequest::Stop { services },
             "restart" => ClusterChangeRequest::Restart { services },

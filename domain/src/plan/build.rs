@@ -9,7 +9,7 @@ mod assemble;
 mod order;
 mod rules;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::graph::{action_index, ResolvedDeps, ServiceAction};
 use super::work::{Chain, NodeStep, NodeWork};
@@ -69,7 +69,7 @@ pub(crate) fn build(work: &[NodeWork], deps: &ResolvedDeps) -> Result<TaskDag, P
         services: deps.len(),
     };
     let drafted = draft(work, deps, keys);
-    let group_edges = group_edges(deps, keys, &drafted.key_tasks);
+    let group_edges = group_edges(deps, keys, &drafted.key_tasks, &drafted.drain_edges);
     let key_order = key_topological_order(keys, &drafted, &group_edges, deps)?;
     let rules = group_rules(keys, &group_edges, &key_order);
     let chain_preds = Csr::new(drafted.tasks.len(), &drafted.chain_edges);
@@ -93,6 +93,9 @@ struct Drafted {
     key_tasks: Vec<Vec<u32>>,
     /// Same-node ordering: (task, must follow).
     chain_edges: Vec<(u32, u32)>,
+    /// Key-level rules (before, after) from the phases: every prelude step, on any
+    /// node, before any teardown step or node delete.
+    drain_edges: Vec<(usize, usize)>,
     node_count: usize,
 }
 
@@ -101,8 +104,11 @@ fn draft(work: &[NodeWork], deps: &ResolvedDeps, keys: Keys) -> Drafted {
         tasks: Vec::new(),
         key_tasks: vec![Vec::new(); keys.count()],
         chain_edges: Vec::new(),
+        drain_edges: Vec::new(),
         node_count: 0,
     };
+    let mut prelude_keys = BTreeSet::new();
+    let mut teardown_keys = BTreeSet::new();
     let mut slots: BTreeMap<u32, u32> = BTreeMap::new();
     for node in work {
         let next_slot = slots.len() as u32;
@@ -117,8 +123,8 @@ fn draft(work: &[NodeWork], deps: &ResolvedDeps, keys: Keys) -> Drafted {
             out.key_tasks[key].push(id);
             id
         };
-        // Each phase follows every task that ended the previous one: teardown
-        // chains, then node steps, then service chains, then closing node steps.
+        // Each phase follows every task that ended the previous one: prelude chains,
+        // teardown chains, then node steps, then service chains, then closing node steps.
         let mut frontier: Vec<u32> = Vec::new();
         let service_phase = |out: &mut Drafted, frontier: &mut Vec<u32>, chains: &[Chain]| {
             let mut ends = Vec::new();
@@ -151,10 +157,24 @@ fn draft(work: &[NodeWork], deps: &ResolvedDeps, keys: Keys) -> Drafted {
                 *frontier = vec![task];
             }
         };
+        let first = out.tasks.len();
+        service_phase(&mut out, &mut frontier, &node.prelude);
+        let teardown_from = out.tasks.len();
         service_phase(&mut out, &mut frontier, &node.teardown);
+        let teardown_to = out.tasks.len();
         node_phase(&mut out, &mut frontier, &node.before);
         service_phase(&mut out, &mut frontier, &node.chains);
+        let closing_from = out.tasks.len();
         node_phase(&mut out, &mut frontier, &node.after);
+        let key = |task: &Draft| task.key as usize;
+        prelude_keys.extend(out.tasks[first..teardown_from].iter().map(key));
+        teardown_keys.extend(out.tasks[teardown_from..teardown_to].iter().map(key));
+        teardown_keys.extend(out.tasks[closing_from..].iter().map(key));
+    }
+    for &before in &prelude_keys {
+        for &after in &teardown_keys {
+            out.drain_edges.push((before, after));
+        }
     }
     out.node_count = slots.len();
     out

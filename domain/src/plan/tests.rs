@@ -305,7 +305,7 @@ fn add_nodes_builds_only_new_nodes_and_drops_edges_to_done_work() {
 }
 
 #[test]
-fn remove_nodes_tears_down_and_deletes() {
+fn remove_nodes_reconfigures_what_stays_then_tears_down_and_deletes() {
     let old = cluster();
     let new = layout(&[(1000, &["base", "namenode"]), (1001, &["base", "datanode"])]);
     let dag = plan(&old, &new, &Operation::RemoveNodes, &hadoop()).unwrap();
@@ -318,25 +318,55 @@ fn remove_nodes_tears_down_and_deletes() {
             "1002-delete"
         ]
     );
-    assert_eq!(dag.len(), 4);
+    // Every service that stays is configured for the smaller cluster before anything
+    // on the leaving node stops.
+    assert_eq!(
+        actions_on(&dag, 1000),
+        ["1000-configure-base", "1000-configure-namenode"]
+    );
+    assert_eq!(
+        actions_on(&dag, 1001),
+        ["1001-configure-base", "1001-configure-datanode"]
+    );
+    let first_stop = id(&dag, 1002, Some("datanode"), Action::Stop);
+    for (node, service) in [(1000, "namenode"), (1001, "datanode"), (1001, "base")] {
+        let configure = id(&dag, node, Some(service), Action::Configure);
+        assert!(precedes(&dag, configure, first_stop), "{:?}", dag.tasks());
+    }
+    assert_eq!(dag.len(), 8);
+    assert_stages_well_formed(&dag);
+    assert_nodes_serial(&dag);
     let err = plan(&new, &old, &Operation::RemoveNodes, &hadoop()).unwrap_err();
     assert!(matches!(err, PlanError::LayoutMismatch { .. }), "{err}");
 }
 
 #[test]
-fn remove_services_stops_and_removes_them() {
+fn remove_services_reconfigures_what_stays_then_stops_and_removes_them() {
     let old = cluster();
     let mut new = cluster();
     new.nodes[2].services.remove("client");
     let dag = plan(&old, &new, &Operation::RemoveServices, &hadoop()).unwrap();
-    // The client defines no stop; its remove is absent too (not defined).
-    assert!(dag.is_empty(), "{:?}", dag.tasks());
+    // The client defines no stop or remove; what stays is still configured for a
+    // cluster without it.
+    assert!(dag
+        .tasks()
+        .iter()
+        .all(|task| task.action == Action::Configure));
+    assert_eq!(dag.len(), 6, "{:?}", dag.tasks());
     new.nodes[2].services.remove("datanode");
     let dag = plan(&old, &new, &Operation::RemoveServices, &hadoop()).unwrap();
     assert_eq!(
         actions_on(&dag, 1002),
-        ["1002-stop-datanode", "1002-remove-datanode"]
+        [
+            "1002-configure-base",
+            "1002-stop-datanode",
+            "1002-remove-datanode"
+        ]
     );
+    let stop = id(&dag, 1002, Some("datanode"), Action::Stop);
+    let configure = id(&dag, 1001, Some("datanode"), Action::Configure);
+    assert!(precedes(&dag, configure, stop));
+    assert_stages_well_formed(&dag);
 }
 
 #[test]

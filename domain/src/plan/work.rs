@@ -55,12 +55,15 @@ impl From<NodeStep> for Action {
 /// One service's steps on one node, in order (index into the resolved services).
 pub(crate) type Chain = (usize, Vec<ServiceAction>);
 
-/// The work on one node, in four phases; each starts once the previous one is done
+/// The work on one node, in five phases; each starts once the previous one is done
 /// on this node (an empty phase is skipped). Steps a service does not define are
 /// skipped by the builder.
 #[derive(Debug, Default)]
 pub(crate) struct NodeWork {
     pub number: u32,
+    /// Services that stay, configured for the new layout before anything goes away
+    /// (on every node: the builder orders every prelude step before every teardown).
+    pub prelude: Vec<Chain>,
     /// Services going away (stop, remove), side by side.
     pub teardown: Vec<Chain>,
     /// Node steps, in order.
@@ -73,7 +76,8 @@ pub(crate) struct NodeWork {
 
 impl NodeWork {
     fn is_empty(&self) -> bool {
-        self.teardown.is_empty()
+        self.prelude.is_empty()
+            && self.teardown.is_empty()
             && self.before.is_empty()
             && self.chains.is_empty()
             && self.after.is_empty()
@@ -138,10 +142,14 @@ pub(crate) fn for_operation(
         }
         Operation::AddServices => diff(old, new, name, deps, allow(|a| a.add_services = true)),
         Operation::RemoveServices => {
-            diff(old, new, name, deps, allow(|a| a.remove_services = true))
+            let work = diff(old, new, name, deps, allow(|a| a.remove_services = true))?;
+            Ok(reconfigure_first(work, new, deps))
         }
         Operation::AddNodes => diff(old, new, name, deps, allow(|a| a.add_nodes = true)),
-        Operation::RemoveNodes => diff(old, new, name, deps, allow(|a| a.remove_nodes = true)),
+        Operation::RemoveNodes => {
+            let work = diff(old, new, name, deps, allow(|a| a.remove_nodes = true))?;
+            Ok(reconfigure_first(work, new, deps))
+        }
         Operation::Update => diff(
             old,
             new,
@@ -207,6 +215,7 @@ fn indices(services: impl IntoIterator<Item = impl AsRef<str>>, deps: &ResolvedD
 fn build_node(node: &NodeLayout, deps: &ResolvedDeps) -> NodeWork {
     NodeWork {
         number: node.number,
+        prelude: Vec::new(),
         teardown: Vec::new(),
         before: NEW_NODE.to_vec(),
         chains: indices(&node.services, deps)
@@ -220,6 +229,7 @@ fn build_node(node: &NodeLayout, deps: &ResolvedDeps) -> NodeWork {
 fn tear_down_node(node: &NodeLayout, deps: &ResolvedDeps) -> NodeWork {
     NodeWork {
         number: node.number,
+        prelude: Vec::new(),
         teardown: indices(&node.services, deps)
             .into_iter()
             .map(|service| (service, TEAR_DOWN.to_vec()))
@@ -303,6 +313,32 @@ fn diff(
         }
     }
     Ok(out)
+}
+
+/// Adds, when anything goes away, a configure of every service that stays (on every
+/// node of `new`) ahead of the teardown: what stays stops using what goes before it
+/// goes (a load balancer forgets removed backends before they stop).
+fn reconfigure_first(work: Vec<NodeWork>, new: &Layout, deps: &ResolvedDeps) -> Vec<NodeWork> {
+    if work.is_empty() {
+        return work;
+    }
+    let mut by_node: BTreeMap<u32, NodeWork> =
+        work.into_iter().map(|node| (node.number, node)).collect();
+    for node in &new.nodes {
+        let entry = by_node.entry(node.number).or_insert_with(|| NodeWork {
+            number: node.number,
+            ..NodeWork::default()
+        });
+        entry.prelude = indices(&node.services, deps)
+            .into_iter()
+            .filter(|&service| deps.defines(service, ServiceAction::Configure))
+            .map(|service| (service, vec![ServiceAction::Configure]))
+            .collect();
+    }
+    by_node
+        .into_values()
+        .filter(|node| !node.is_empty())
+        .collect()
 }
 
 /// The services a start/stop/restart acts on: `None` means all; otherwise the named

@@ -174,6 +174,22 @@ pub enum Reason {
     ExistingNodeInvalid { number: u32, detail: String },
     #[error("the new services cannot be placed on the existing nodes{}", growth(*grow_up_to))]
     CannotPlaceOnExisting { grow_up_to: Option<u32> },
+    #[error("removing all {size} nodes leaves no cluster: delete it instead")]
+    RemovesEveryNode { size: u32 },
+    #[error(
+        "service {service} would be left on {remaining} node(s), fewer than its minimum {min}"
+    )]
+    RemovalBelowMinimum {
+        service: ServiceName,
+        remaining: u32,
+        min: u32,
+    },
+    #[error("{count} node(s) cannot go without leaving a service below its minimum quantity: at most {most} can (services at their minimum: {})", list(services))]
+    CannotRemoveNodes {
+        count: u32,
+        most: u32,
+        services: Vec<ServiceName>,
+    },
     #[error("the request needs more than {limit} search steps; simplify the layout constraints")]
     SearchLimit { limit: u64 },
     #[error("too many {what} ({count}); at most {limit} are supported")]

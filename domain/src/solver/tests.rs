@@ -626,3 +626,135 @@ fn size_bounds_step_up_and_down() {
     assert_eq!(bounds.step_down(0), None);
     assert!(bounds.contains(3) && !bounds.contains(2) && !bounds.contains(9));
 }
+
+mod shrink {
+    //! Scale-in: which nodes go, and why none can.
+
+    use std::collections::BTreeSet;
+
+    use super::*;
+
+    fn nodes(list: &[(u32, &[&str])]) -> Vec<NodeLayout> {
+        list.iter()
+            .map(|(number, services)| NodeLayout {
+                number: *number,
+                hardwaretype: hw("small"),
+                imagetype: img("debian"),
+                services: services.iter().map(|name| svc(name)).collect(),
+            })
+            .collect()
+    }
+
+    fn left(layout: &Layout) -> Vec<u32> {
+        layout.nodes.iter().map(|node| node.number).collect()
+    }
+
+    /// The demo's web stack at five nodes: one lb, one kv, memcached beside an app,
+    /// and two more apps.
+    fn web_stack() -> (Problem, Vec<NodeLayout>) {
+        let mut p = problem(&["lb", "kv", "app", "memcached"], 5);
+        p.size_bounds.min = 3;
+        quantity(&mut p, "lb", 1, Some(1));
+        quantity(&mut p, "kv", 1, Some(1));
+        quantity(&mut p, "app", 1, None);
+        quantity(&mut p, "memcached", 1, Some(1));
+        let nodes = nodes(&[
+            (1000, &["lb"]),
+            (1001, &["kv"]),
+            (1002, &["app", "memcached"]),
+            (1003, &["app"]),
+            (1004, &["app"]),
+        ]);
+        (p, nodes)
+    }
+
+    #[test]
+    fn the_nodes_of_services_with_most_instances_go_newest_first() {
+        let (p, nodes) = web_stack();
+        let one = solve_removal(&p, &nodes, &NodesToRemove::Count(1)).unwrap();
+        assert_eq!(left(&one), [1000, 1001, 1002, 1003]);
+        let two = solve_removal(&p, &nodes, &NodesToRemove::Count(2)).unwrap();
+        assert_eq!(left(&two), [1000, 1001, 1002]);
+        // What stays is untouched.
+        assert_eq!(two.nodes[..], nodes[..3]);
+    }
+
+    #[test]
+    fn removals_below_a_minimum_or_the_size_bounds_are_refused_with_what_works() {
+        let (p, nodes) = web_stack();
+        let too_many = solve_removal(&p, &nodes, &NodesToRemove::Count(3)).unwrap_err();
+        assert_eq!(
+            too_many.reasons,
+            [Reason::SizeOutOfBounds {
+                size: 2,
+                min: 3,
+                max: None
+            }]
+        );
+        assert_eq!(too_many.nearest.above, Some(3));
+        let everything = solve_removal(&p, &nodes, &NodesToRemove::Count(5)).unwrap_err();
+        assert_eq!(
+            everything.to_string(),
+            "no layout satisfies the request: removing all 5 nodes leaves no cluster: delete \
+             it instead (nearest size that works: 3)"
+        );
+        let mut unbounded = p.clone();
+        unbounded.size_bounds.min = 1;
+        let below = solve_removal(&unbounded, &nodes, &NodesToRemove::Count(3)).unwrap_err();
+        assert_eq!(
+            below.reasons,
+            [Reason::CannotRemoveNodes {
+                count: 3,
+                most: 2,
+                services: names(&["kv", "lb", "memcached"]),
+            }]
+        );
+        assert_eq!(below.nearest.above, Some(3));
+    }
+
+    #[test]
+    fn named_nodes_go_when_every_minimum_holds() {
+        let (p, nodes) = web_stack();
+        let named = |numbers: &[u32]| NodesToRemove::Named(numbers.iter().copied().collect());
+        let chosen = solve_removal(&p, &nodes, &named(&[1003])).unwrap();
+        assert_eq!(left(&chosen), [1000, 1001, 1002, 1004]);
+        let refused = solve_removal(&p, &nodes, &named(&[1001, 1004])).unwrap_err();
+        assert_eq!(
+            refused.to_string(),
+            "no layout satisfies the request: service kv would be left on 0 node(s), fewer \
+             than its minimum 1"
+        );
+    }
+
+    #[test]
+    fn the_search_backtracks_when_the_first_choice_strands_a_service() {
+        // The newest node carries both services; taking it first leaves a and b one
+        // node each, so only 1002 can be the one that stays.
+        let p = problem(&["a", "b"], 3);
+        let nodes = nodes(&[(1000, &["a"]), (1001, &["b"]), (1002, &["a", "b"])]);
+        let layout = solve_removal(&p, &nodes, &NodesToRemove::Count(2)).unwrap();
+        assert_eq!(left(&layout), [1002]);
+        assert!(layout.nodes[0].services == BTreeSet::from([svc("a"), svc("b")]));
+    }
+
+    #[test]
+    fn a_stepped_template_shrinks_only_onto_its_steps() {
+        let mut p = problem(&["kv"], 5);
+        p.size_bounds.step = 2;
+        let nodes = nodes(&[
+            (1000, &["kv"]),
+            (1001, &["kv"]),
+            (1002, &["kv"]),
+            (1003, &["kv"]),
+            (1004, &["kv"]),
+        ]);
+        let off = solve_removal(&p, &nodes, &NodesToRemove::Count(1)).unwrap_err();
+        assert!(matches!(
+            off.reasons[0],
+            Reason::SizeOffStep { size: 4, .. }
+        ));
+        assert_eq!((off.nearest.below, off.nearest.above), (Some(3), None));
+        let two = solve_removal(&p, &nodes, &NodesToRemove::Count(2)).unwrap();
+        assert_eq!(left(&two), [1000, 1001, 1002]);
+    }
+}

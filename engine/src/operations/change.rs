@@ -1,7 +1,7 @@
-//! Changing a live cluster: add services or nodes, reconfigure, start/stop/restart,
-//! roll back a failed job, delete. Each is solved against the cluster's own catalog
-//! snapshot (plus, for added services, their current definitions) and planned from the
-//! cluster's committed layout.
+//! Changing a live cluster: add or remove services or nodes, reconfigure,
+//! start/stop/restart, roll back a failed job, delete. Each is solved against the
+//! cluster's own catalog snapshot (plus, for added services, their current definitions)
+//! and planned from the cluster's committed layout.
 
 use std::collections::BTreeSet;
 
@@ -10,7 +10,9 @@ use domain::catalog::Catalog;
 use domain::layout::Layout;
 use domain::names::{ServiceName, TemplateName};
 use domain::plan::{plan, Action, Operation, ServiceGraph};
-use domain::solver::{solve_with_existing, Existing, Problem, SolveRequest};
+use domain::solver::{
+    solve_removal, solve_with_existing, Existing, NodesToRemove, Problem, SolveRequest,
+};
 use serde_json::{Map, Value};
 
 use super::{layout_json, ClusterState, OperationError, Preview};
@@ -25,6 +27,13 @@ pub enum ClusterChange {
     AddServices { services: Vec<String> },
     /// Nodes to add, with the cluster's current services laid out by the solver.
     AddNodes { count: u32 },
+    /// Nodes to take away (scale in): a count the solver picks, or named nodes. What
+    /// stays is configured for the smaller cluster first, then the leaving nodes'
+    /// services stop and are removed, then the nodes are deleted.
+    RemoveNodes { which: NodesToRemove },
+    /// Services (or aliases) to stop and remove on every node that runs them; refused
+    /// while a service that stays requires one of them.
+    RemoveServices { services: Vec<String> },
     /// Re-run bootstrap and configure everywhere (after merging `config`), optionally
     /// restarting each service around its configure.
     Reconfigure {
@@ -53,6 +62,8 @@ impl ClusterChange {
         match self {
             ClusterChange::AddServices { .. } => "add services",
             ClusterChange::AddNodes { .. } => "add nodes",
+            ClusterChange::RemoveNodes { .. } => "remove nodes",
+            ClusterChange::RemoveServices { .. } => "remove services",
             ClusterChange::Reconfigure { .. } => "reconfigure",
             ClusterChange::Start { .. } => "start",
             ClusterChange::Stop { .. } => "stop",
@@ -174,6 +185,28 @@ pub async fn preview_change(
             .map_err(OperationError::Unsatisfiable)?;
             (committed.clone(), to, Operation::AddNodes)
         }
+        ClusterChange::RemoveNodes { which } => {
+            check_named_nodes(cluster, &committed, which)?;
+            let problem = solve_on(&snapshot, current_services(), size)?;
+            let to = solve_removal(&problem, &committed.nodes, which)
+                .map_err(OperationError::Unsatisfiable)?;
+            (committed.clone(), to, Operation::RemoveNodes)
+        }
+        ClusterChange::RemoveServices { services } => {
+            let leaving = services_to_remove(cluster, &snapshot, &committed, services)?;
+            let staying: Vec<String> = current_services()
+                .into_iter()
+                .filter(|name| !leaving.iter().any(|gone| gone.as_str() == name))
+                .collect();
+            check_not_required(&snapshot, &staying, &leaving)?;
+            // What stays must still be a cluster the template allows.
+            solve_on(&snapshot, staying, size)?;
+            let mut to = committed.clone();
+            for node in &mut to.nodes {
+                node.services.retain(|service| !leaving.contains(service));
+            }
+            (committed.clone(), to, Operation::RemoveServices)
+        }
         ClusterChange::Reconfigure {
             restart,
             config: changes,
@@ -267,6 +300,128 @@ pub async fn preview_change(
         snapshot,
         config,
     })
+}
+
+/// Refuses named nodes the cluster does not have.
+fn check_named_nodes(
+    cluster: &Cluster,
+    committed: &Layout,
+    which: &NodesToRemove,
+) -> Result<(), OperationError> {
+    let NodesToRemove::Named(numbers) = which else {
+        return Ok(());
+    };
+    let unknown: Vec<String> = numbers
+        .iter()
+        .filter(|number| committed.node(**number).is_none())
+        .map(ToString::to_string)
+        .collect();
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    let known: Vec<String> = committed
+        .nodes
+        .iter()
+        .map(|node| node.number.to_string())
+        .collect();
+    Err(OperationError::Invalid(format!(
+        "cluster {} has no node {} (its nodes: {})",
+        cluster.name,
+        unknown.join(", "),
+        known.join(", ")
+    )))
+}
+
+/// The cluster's services `names` stand for (a service or an alias its services
+/// provide); a name matching none of them is refused, and so is removing every service.
+fn services_to_remove(
+    cluster: &Cluster,
+    snapshot: &Catalog,
+    committed: &Layout,
+    names: &[String],
+) -> Result<BTreeSet<ServiceName>, OperationError> {
+    if names.is_empty() {
+        return Err(OperationError::Invalid(
+            "name at least one service to remove".into(),
+        ));
+    }
+    let on_cluster = committed.services();
+    let mut leaving = BTreeSet::new();
+    for name in names {
+        let matching: Vec<&ServiceName> = on_cluster
+            .iter()
+            .copied()
+            .filter(|service| {
+                service.as_str() == name
+                    || snapshot
+                        .service(service.as_str())
+                        .is_some_and(|known| known.answers_to(name))
+            })
+            .collect();
+        if matching.is_empty() {
+            let present: Vec<&str> = on_cluster.iter().map(|s| s.as_str()).collect();
+            return Err(OperationError::Invalid(format!(
+                "service {name} is not on cluster {} (its services: {})",
+                cluster.name,
+                present.join(", ")
+            )));
+        }
+        leaving.extend(matching.into_iter().cloned());
+    }
+    if leaving.len() == on_cluster.len() {
+        return Err(OperationError::Invalid(format!(
+            "removing every service of cluster {} leaves nothing to run: delete the cluster              instead",
+            cluster.name
+        )));
+    }
+    Ok(leaving)
+}
+
+/// Refuses removing a service that a service staying on the cluster requires (at
+/// install or at run time), unless another staying service provides it too.
+fn check_not_required(
+    snapshot: &Catalog,
+    staying: &[String],
+    leaving: &BTreeSet<ServiceName>,
+) -> Result<(), OperationError> {
+    let staying: Vec<&domain::catalog::Service> = staying
+        .iter()
+        .filter_map(|name| snapshot.service(name))
+        .collect();
+    let mut problems = Vec::new();
+    for service in &staying {
+        let dependencies = &service.dependencies;
+        let stages = [
+            ("to install", &dependencies.install.requires),
+            ("to run", &dependencies.runtime.requires),
+        ];
+        for (when, required) in stages {
+            for needed in required {
+                let met = staying.iter().any(|s| s.answers_to(needed.as_str()));
+                let gone = leaving.iter().find(|name| {
+                    snapshot
+                        .service(name.as_str())
+                        .is_some_and(|s| s.answers_to(needed.as_str()))
+                });
+                if let (false, Some(gone)) = (met, gone) {
+                    problems.push(format!("{} needs {gone} {when}", service.name));
+                }
+            }
+        }
+    }
+    if problems.is_empty() {
+        return Ok(());
+    }
+    problems.dedup();
+    Err(OperationError::StillRequired(format!(
+        "cannot remove {}: {} (remove those services too, or keep it)",
+        leaving
+            .iter()
+            .map(ServiceName::as_str)
+            .collect::<Vec<_>>()
+            .join(", "),
+        problems.join("; ")
+    )))
 }
 
 /// Submits `change` as the cluster's next job; refused while another job runs, and on

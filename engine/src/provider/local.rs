@@ -326,6 +326,18 @@ impl LocalProvider {
         procs::processes_under(&base_dir).into_iter().collect()
     }
 
+    /// Pids of every live process of node `id` under `base_dir`: empty once it is
+    /// deleted (what a scale-in must leave of the nodes it removed).
+    pub fn processes_of_node(base_dir: &Path, id: &str) -> Vec<i32> {
+        let base_dir = base_dir
+            .canonicalize()
+            .unwrap_or_else(|_| base_dir.to_owned());
+        let dir = NodeDir::with_area(base_dir.join(id), None);
+        procs::node_processes(&dir.sshd_config(), &dir.marker())
+            .into_iter()
+            .collect()
+    }
+
     /// Makes and checks the home root and this provider's instance dir in it, once.
     fn prepare_homes(&self) -> Result<(), ProviderError> {
         if self.homes_ready.get().is_some() {

@@ -6,7 +6,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use domain::names::{ClusterName, ServiceName, TemplateName};
 use domain::plan::TaskDag;
-use domain::solver::SolveRequest;
+use domain::solver::{NodesToRemove, SolveRequest};
 use serde_json::Value;
 
 use super::{
@@ -111,6 +111,20 @@ fn change_operation(change: &ClusterChangeRequest) -> Result<ClusterChange, Serv
             }
             ClusterChange::AddNodes { count: *count }
         }
+        ClusterChangeRequest::RemoveNodes { count, nodes } => ClusterChange::RemoveNodes {
+            which: nodes_to_remove(*count, nodes.as_deref())?,
+        },
+        ClusterChangeRequest::RemoveServices { services } => {
+            if services.is_empty() {
+                return Err(field_problem(
+                    "services",
+                    "name at least one service to remove",
+                ));
+            }
+            ClusterChange::RemoveServices {
+                services: services.clone(),
+            }
+        }
         ClusterChangeRequest::Reconfigure { restart, config } => ClusterChange::Reconfigure {
             restart: *restart,
             config: config.clone(),
@@ -128,6 +142,38 @@ fn change_operation(change: &ClusterChangeRequest) -> Result<ClusterChange, Serv
             job_id: job_id.clone(),
         },
     })
+}
+
+/// A scale-in as asked: how many nodes, which ones, or both when they agree.
+fn nodes_to_remove(
+    count: Option<u32>,
+    nodes: Option<&[u32]>,
+) -> Result<NodesToRemove, ServiceError> {
+    match (count, nodes) {
+        (Some(0), _) => Err(field_problem("count", "remove at least one node")),
+        (_, Some([])) => Err(field_problem("nodes", "name at least one node")),
+        (None, None) => Err(field_problem(
+            "count",
+            "say how many nodes to remove (count) or which ones (nodes)",
+        )),
+        (Some(count), None) => Ok(NodesToRemove::Count(count)),
+        (count, Some(numbers)) => {
+            let named: BTreeSet<u32> = numbers.iter().copied().collect();
+            if named.len() != numbers.len() {
+                return Err(field_problem("nodes", "a node is named twice"));
+            }
+            match count {
+                Some(count) if count as usize != named.len() => Err(field_problem(
+                    "count",
+                    format!(
+                        "count is {count} but {} node(s) are named; give one or make them agree",
+                        named.len()
+                    ),
+                )),
+                _ => Ok(NodesToRemove::Named(named)),
+            }
+        }
+    }
 }
 
 fn plan_view(preview: &Preview) -> PlanView {

@@ -18,8 +18,8 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 use api_types::{
-    ClusterChangeRequest, ClusterCreateRequest, ClusterDetail, ClusterView, JobState, JobView,
-    Page, PlanView, SubmittedJob,
+    ClusterCreateRequest, ClusterDetail, ClusterView, JobState, JobView, Page, PlanView,
+    SubmittedJob,
 };
 use clap::Args;
 use serde_json::{Map, Value};
@@ -38,12 +38,19 @@ pub struct ApplyArgs {
     /// Make the changes without asking.
     #[arg(long, short = 'y')]
     pub yes: bool,
+    /// Remove services a cluster runs that its entry's `services` no longer lists
+    /// (without it they are kept, and the plan says so).
+    #[arg(long)]
+    pub prune_services: bool,
 }
 
 #[derive(Debug, Args)]
 pub struct PlanArgs {
     /// The environment file (YAML).
     pub file: PathBuf,
+    /// Plan the removal of services an entry no longer lists (as apply would with it).
+    #[arg(long)]
+    pub prune_services: bool,
 }
 
 /// The file, the plan for it, and the client that made it.
@@ -54,32 +61,51 @@ struct Prepared {
 }
 
 /// Reads the file (before signing in: a bad file needs no server), lists the
-/// clusters, diffs, and dry-runs each create.
-async fn prepare(path: &Path) -> anyhow::Result<Prepared> {
+/// clusters, diffs, and dry-runs each create and each change of an amend (a removal
+/// the template or a service's requirements forbid is refused here, before anything
+/// is done).
+async fn prepare(path: &Path, prune_services: bool) -> anyhow::Result<Prepared> {
     let origin = path.display().to_string();
     let file = file::read(path)?;
     let client = Client::signed_in()?;
     let listed: Page<ClusterView> = client.get_as("/api/v1/clusters?limit=500").await?;
     let existing: Vec<Existing> = listed.items.into_iter().map(Existing::from_view).collect();
-    let plan = diff::diff(&file, &origin, &existing).map_err(|problems| {
+    let plan = diff::diff(&file, &origin, &existing, prune_services).map_err(|problems| {
         anyhow::anyhow!("{origin} cannot be applied:\n{}", problems.join("\n"))
     })?;
     let mut problems = Vec::new();
     for step in &plan.steps {
-        if let Step::Create { spec, config } = step {
-            let dry_run = client
-                .post_as::<PlanView>(
-                    "/api/v1/clusters?dry_run=true",
-                    &create_request(spec, config),
-                )
-                .await;
-            if let Err(error) = dry_run {
-                problems.push(format!(
-                    "{origin}:{}: cluster {}: {error:#}",
-                    spec.line,
-                    spec.name.as_str()
-                ));
+        match step {
+            Step::Create { spec, config } => {
+                let dry_run = client
+                    .post_as::<PlanView>(
+                        "/api/v1/clusters?dry_run=true",
+                        &create_request(spec, config),
+                    )
+                    .await;
+                if let Err(error) = dry_run {
+                    problems.push(format!(
+                        "{origin}:{}: cluster {}: {error:#}",
+                        spec.line,
+                        spec.name.as_str()
+                    ));
+                }
             }
+            Step::Amend { id, name, line, .. } => {
+                // Each change is planned against the cluster as it is now; a later one
+                // may still fail after an earlier one ran (its job then says why).
+                for (what, change) in step.changes() {
+                    let planned = client
+                        .post_as::<PlanView>(&format!("/api/v1/clusters/{id}/plan"), &change)
+                        .await;
+                    if let Err(error) = planned {
+                        problems.push(format!(
+                            "{origin}:{line}: cluster {name}: {what}: {error:#}"
+                        ));
+                    }
+                }
+            }
+            Step::Delete { .. } => {}
         }
     }
     if !problems.is_empty() {
@@ -105,7 +131,7 @@ fn create_request(spec: &file::ClusterSpec, config: &Map<String, Value>) -> Clus
 }
 
 pub async fn plan(args: PlanArgs) -> anyhow::Result<ExitCode> {
-    let prepared = prepare(&args.file).await?;
+    let prepared = prepare(&args.file, args.prune_services).await?;
     for line in describe(&prepared.plan, prepared.file.environment.as_str()) {
         println!("{line}");
     }
@@ -113,7 +139,7 @@ pub async fn plan(args: PlanArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub async fn apply(args: ApplyArgs) -> anyhow::Result<ExitCode> {
-    let Prepared { file, plan, client } = prepare(&args.file).await?;
+    let Prepared { file, plan, client } = prepare(&args.file, args.prune_services).await?;
     for line in describe(&plan, file.environment.as_str()) {
         println!("{line}");
     }
@@ -179,33 +205,16 @@ async fn converge(client: &Client, step: &Step) -> anyhow::Result<()> {
                 .with_context(|| format!("cannot create cluster {name}"))?;
             wait(client, name, "create", &submitted).await
         }
-        Step::Amend {
-            id,
-            add_services,
-            add_nodes,
-            config,
-            ..
-        } => {
+        Step::Amend { id, .. } => {
             let changes = format!("/api/v1/clusters/{id}/changes");
-            if !add_services.is_empty() {
-                let change = ClusterChangeRequest::AddServices {
-                    services: add_services.clone(),
-                };
-                let submitted = client.post_as(&changes, &change).await?;
-                wait(client, name, "add services", &submitted).await?;
+            for (what, change) in step.changes() {
+                let submitted = client
+                    .post_as(&changes, &change)
+                    .await
+                    .with_context(|| format!("cannot {what} on cluster {name}"))?;
+                wait(client, name, what, &submitted).await?;
             }
-            if *add_nodes > 0 {
-                let change = ClusterChangeRequest::AddNodes { count: *add_nodes };
-                let submitted = client.post_as(&changes, &change).await?;
-                wait(client, name, "add nodes", &submitted).await?;
-            }
-            // New nodes change what macros list (a load balancer's backends): configure
-            // everywhere again; changed config also restarts the services around it.
-            if !config.is_empty() || *add_nodes > 0 {
-                let change = ClusterChangeRequest::Reconfigure {
-                    restart: !config.is_empty(),
-                    config: (!config.is_empty()).then(|| config.clone()),
-                };
+            if let Some(change) = step.reconfigure() {
                 let submitted = client.post_as(&changes, &change).await?;
                 wait(client, name, "reconfigure", &submitted).await?;
             }

@@ -34,7 +34,8 @@ pub enum ClusterCommand {
     Create(CreateArgs),
     /// Show what a change would do, without doing it.
     Plan(ChangeArgs),
-    /// Submit a change: add services or nodes, reconfigure, start, stop, restart, roll back.
+    /// Submit a change: add or remove services or nodes, reconfigure, start, stop,
+    /// restart, roll back.
     Change(ChangeArgs),
     /// Let the cluster live this many more hours from now.
     Lease {
@@ -69,13 +70,17 @@ pub struct CreateArgs {
 #[derive(Debug, Args)]
 pub struct ChangeArgs {
     pub id: String,
-    /// add-services, add-nodes, reconfigure, start, stop, restart or rollback.
+    /// add-services, remove-services, add-nodes, remove-nodes, reconfigure, start, stop,
+    /// restart or rollback.
     pub operation: String,
     #[arg(long, value_delimiter = ',')]
     pub services: Option<Vec<String>>,
-    /// Nodes to add (add-nodes).
+    /// Nodes to add (add-nodes) or to remove (remove-nodes: Corral picks which).
     #[arg(long)]
     pub count: Option<u32>,
+    /// The nodes to remove, by number (remove-nodes).
+    #[arg(long, value_delimiter = ',')]
+    pub nodes: Option<Vec<u32>>,
     /// Restart services around their configure (reconfigure).
     #[arg(long)]
     pub restart: bool,
@@ -92,9 +97,21 @@ impl ChangeArgs {
             "add-services" => ClusterChangeRequest::AddServices {
                 services: services.context("add-services needs --services")?,
             },
+            "remove-services" => ClusterChangeRequest::RemoveServices {
+                services: services.context("remove-services needs --services")?,
+            },
             "add-nodes" => ClusterChangeRequest::AddNodes {
                 count: self.count.context("add-nodes needs --count")?,
             },
+            "remove-nodes" => {
+                if self.count.is_none() && self.nodes.is_none() {
+                    bail!("remove-nodes needs --count N (Corral picks the nodes) or --nodes 1003,1004");
+                }
+                ClusterChangeRequest::RemoveNodes {
+                    count: self.count,
+                    nodes: self.nodes.clone(),
+                }
+            }
             "reconfigure" => ClusterChangeRequest::Reconfigure {
                 restart: self.restart,
                 config: None,
@@ -106,8 +123,8 @@ impl ChangeArgs {
                 job_id: self.job.clone().context("rollback needs --job")?,
             },
             other => bail!(
-                "unknown operation {other:?}: use add-services, add-nodes, reconfigure, start, \
-                 stop, restart or rollback"
+                "unknown operation {other:?}: use add-services, remove-services, add-nodes, \
+                 remove-nodes, reconfigure, start, stop, restart or rollback"
             ),
         })
     }

@@ -43,6 +43,7 @@ pub fn ClusterShowPage() -> impl IntoView {
                 op,
                 services: crate::query::list(query, "services").unwrap_or_default(),
                 count: query.get("count"),
+                nodes: crate::query::list(query, "nodes").unwrap_or_default(),
                 job_id: query.get("job_id"),
                 config: query.get("config"),
                 force: query.get("force"),
@@ -226,6 +227,11 @@ fn Operations(
     let busy = page.running_job().is_some();
     let current = page.services();
     let addable = page.addable_services.clone();
+    let node_numbers: Vec<String> = page
+        .nodes
+        .iter()
+        .map(|node| node.number.to_string())
+        .collect();
     let tabs = OPERATIONS
         .iter()
         .map(|(op, label)| {
@@ -243,7 +249,8 @@ fn Operations(
             {move || form.get().map(|chosen| {
                 let current = current.clone();
                 let addable = addable.clone();
-                view! { <OperationInputs chosen current addable/> }
+                let nodes = node_numbers.clone();
+                view! { <OperationInputs chosen current addable nodes/> }
             })}
             {match preview {
                 Ok(None) => ().into_any(),
@@ -266,12 +273,16 @@ fn Operations(
                 let services = chosen.services.iter().enumerate().map(|(index, service)| view! {
                     <input type="hidden" name=crate::query::item("form[services]", index) value=service.clone()/>
                 }).collect_view();
+                let nodes = chosen.nodes.iter().enumerate().map(|(index, node)| view! {
+                    <input type="hidden" name=crate::query::item("form[nodes]", index) value=node.clone()/>
+                }).collect_view();
                 view! {
                     <ActionForm action=change attr:class="confirm">
                         <CsrfField/>
                         <input type="hidden" name="id" value=cluster_id/>
                         <input type="hidden" name="form[op]" value=chosen.op.clone()/>
                         {services}
+                        {nodes}
                         {chosen.count.clone().map(|count| view! { <input type="hidden" name="form[count]" value=count/> })}
                         {chosen.job_id.clone().map(|job| view! { <input type="hidden" name="form[job_id]" value=job/> })}
                         {chosen.config.clone().map(|config| view! { <input type="hidden" name="form[config]" value=config/> })}
@@ -299,22 +310,25 @@ fn OperationInputs(
     chosen: ChangeForm,
     current: Vec<String>,
     addable: Vec<String>,
+    /// The cluster's node numbers.
+    nodes: Vec<String>,
 ) -> impl IntoView {
-    let checkboxes = |choices: &[String], picked: &[String]| {
+    let boxes = |field: &'static str, choices: &[String], picked: &[String]| {
         choices
             .iter()
             .enumerate()
-            .map(|(index, service)| {
-                let checked = picked.contains(service);
+            .map(|(index, choice)| {
+                let checked = picked.contains(choice);
                 view! {
                     <label class="check">
-                        <input type="checkbox" name=crate::query::item("services", index) value=service.clone() checked=checked/>
-                        " " {service.clone()}
+                        <input type="checkbox" name=crate::query::item(field, index) value=choice.clone() checked=checked/>
+                        " " {choice.clone()}
                     </label>
                 }
             })
             .collect_view()
     };
+    let checkboxes = |choices: &[String], picked: &[String]| boxes("services", choices, picked);
     let inputs = match chosen.op.as_str() {
         "add-services" if addable.is_empty() => view! {
             <p class="muted">"Every service the template allows is already on this cluster."</p>
@@ -324,10 +338,28 @@ fn OperationInputs(
             <fieldset class="field"><legend>"Services to add"</legend>{checkboxes(&addable, &chosen.services)}</fieldset>
         }
         .into_any(),
+        "remove-services" => view! {
+            <fieldset class="field">
+                <legend>"Services to stop and remove on every node"</legend>
+                {checkboxes(&current, &chosen.services)}
+            </fieldset>
+        }
+        .into_any(),
         "add-nodes" => view! {
             <Field label="Nodes to add" id="count">
                 <input id="count" name="count" type="number" min="1" value=chosen.count.clone().unwrap_or_else(|| "1".to_owned())/>
             </Field>
+        }
+        .into_any(),
+        "remove-nodes" => view! {
+            <Field label="Nodes to remove (Corral picks which)" id="count">
+                <input id="count" name="count" type="number" min="1" value=chosen.count.clone().unwrap_or_else(|| "1".to_owned())/>
+            </Field>
+            <fieldset class="field">
+                <legend>"Or pick the nodes yourself"</legend>
+                {boxes("nodes", &nodes, &chosen.nodes)}
+            </fieldset>
+            <p class="hint">"Services that stay are reconfigured first, then the leaving nodes' services stop and the nodes are deleted."</p>
         }
         .into_any(),
         "start" | "stop" | "restart" => view! {

@@ -7,11 +7,13 @@ use crate::plan::graph::{DepKind, ResolvedDeps, ServiceAction};
 use crate::plan::PlanError;
 
 /// Cross-service rules as (source key, target key): every source task must finish
-/// before any target task starts. Only keys with planned tasks take part.
+/// before any target task starts. Only keys with planned tasks take part. `phase_rules`
+/// are the builder's own (prelude before teardown), added as they are.
 pub(super) fn group_edges(
     deps: &ResolvedDeps,
     keys: Keys,
     key_tasks: &[Vec<u32>],
+    phase_rules: &[(usize, usize)],
 ) -> Vec<(usize, usize)> {
     use ServiceAction::{Initialize, Install, Remove, Start, Stop};
     let planned = |key: usize| !key_tasks[key].is_empty();
@@ -36,6 +38,7 @@ pub(super) fn group_edges(
             add(keys.service(service, Stop), keys.service(dep, Stop));
         }
     }
+    edges.extend_from_slice(phase_rules);
     edges.sort_unstable();
     edges.dedup();
     edges

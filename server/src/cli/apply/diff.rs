@@ -2,14 +2,17 @@
 //!
 //! A cluster belongs to an environment through a key in its config
 //! ([`ENVIRONMENT_KEY`]), written when apply creates it. Listed and missing: create.
-//! Listed and present: amend what grew (services, nodes) or changed (config keys the
-//! file sets). Present in the environment but no longer listed: delete. What Corral
-//! cannot change in place (another template, fewer nodes, fewer services) is refused
-//! with the line of the entry, before anything is done.
+//! Listed and present: amend what grew or shrank (nodes, services) or changed (config
+//! keys the file sets). Present in the environment but no longer listed: delete.
+//!
+//! Services a cluster runs that its entry's `services` no longer lists are removed only
+//! when asked (`--prune-services`); otherwise they stay and the plan says so. What
+//! Corral cannot change in place (another template or provider) is refused with the
+//! line of the entry, before anything is done.
 
 use std::collections::BTreeSet;
 
-use api_types::{ClusterState, ClusterView};
+use api_types::{ClusterChangeRequest, ClusterState, ClusterView};
 use serde_json::{Map, Value};
 
 use super::file::{ClusterSpec, EnvFile};
@@ -72,8 +75,10 @@ pub enum Step {
         name: String,
         line: usize,
         add_services: Vec<String>,
+        /// Services the entry no longer lists, removed (`--prune-services`).
+        remove_services: Vec<String>,
         from_size: u32,
-        add_nodes: u32,
+        to_size: u32,
         /// Config keys whose value changes, with their new values.
         config: Map<String, Value>,
     },
@@ -94,18 +99,99 @@ impl Step {
     }
 }
 
+impl Step {
+    /// The API change requests of an amend, in the order apply submits them: services
+    /// first (added, then removed), then nodes; config last (see [`Step::reconfigure`]).
+    pub fn changes(&self) -> Vec<(&'static str, ClusterChangeRequest)> {
+        let Step::Amend {
+            add_services,
+            remove_services,
+            from_size,
+            to_size,
+            ..
+        } = self
+        else {
+            return Vec::new();
+        };
+        let mut changes = Vec::new();
+        if !add_services.is_empty() {
+            changes.push((
+                "add services",
+                ClusterChangeRequest::AddServices {
+                    services: add_services.clone(),
+                },
+            ));
+        }
+        if !remove_services.is_empty() {
+            changes.push((
+                "remove services",
+                ClusterChangeRequest::RemoveServices {
+                    services: remove_services.clone(),
+                },
+            ));
+        }
+        if to_size > from_size {
+            changes.push((
+                "add nodes",
+                ClusterChangeRequest::AddNodes {
+                    count: to_size - from_size,
+                },
+            ));
+        }
+        if to_size < from_size {
+            changes.push((
+                "remove nodes",
+                ClusterChangeRequest::RemoveNodes {
+                    count: Some(from_size - to_size),
+                    nodes: None,
+                },
+            ));
+        }
+        changes
+    }
+
+    /// The reconfigure an amend ends with: changed config (services restarted around
+    /// it), or new nodes, which change what macros list (a load balancer's backends).
+    /// A removal needs none: its own plan configures what stays.
+    pub fn reconfigure(&self) -> Option<ClusterChangeRequest> {
+        let Step::Amend {
+            config,
+            from_size,
+            to_size,
+            ..
+        } = self
+        else {
+            return None;
+        };
+        (!config.is_empty() || to_size > from_size).then(|| ClusterChangeRequest::Reconfigure {
+            restart: !config.is_empty(),
+            config: (!config.is_empty()).then(|| config.clone()),
+        })
+    }
+}
+
 /// Everything apply would do, and the clusters already as wanted.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
     pub steps: Vec<Step>,
     pub unchanged: Vec<String>,
+    /// Notes on what stays as it is although the file differs (services it no longer
+    /// lists, kept without `--prune-services`).
+    pub notes: Vec<String>,
 }
 
-/// The plan, or every reason it cannot be made (each naming its line).
-pub fn diff(file: &EnvFile, origin: &str, existing: &[Existing]) -> Result<Plan, Vec<String>> {
+/// The plan, or every reason it cannot be made (each naming its line). With
+/// `prune_services`, services an entry no longer lists are removed from its cluster.
+pub fn diff(
+    file: &EnvFile,
+    origin: &str,
+    existing: &[Existing],
+    prune_services: bool,
+) -> Result<Plan, Vec<String>> {
     let environment = file.environment.as_str();
     let mut steps = Vec::new();
     let mut unchanged = Vec::new();
+    let mut notes = Vec::new();
     let mut problems = Vec::new();
     for spec in &file.clusters {
         let at = format!("{origin}:{}: cluster {}", spec.line, spec.name.as_str());
@@ -160,14 +246,6 @@ pub fn diff(file: &EnvFile, origin: &str, existing: &[Existing]) -> Result<Plan,
             continue;
         }
         let wanted = spec.size.0;
-        if wanted < current.size {
-            problems.push(format!(
-                "{at} has {} nodes; shrinking to {wanted} is not supported (remove it from the \
-                 file to delete it, or keep its size)",
-                current.size
-            ));
-            continue;
-        }
         let add_services: Vec<String> = spec
             .services
             .iter()
@@ -181,7 +259,36 @@ pub fn diff(file: &EnvFile, origin: &str, existing: &[Existing]) -> Result<Plan,
             .filter(|(key, value)| current.config.get(*key) != Some(*value))
             .map(|(key, value)| (key.clone(), value.clone()))
             .collect();
-        if add_services.is_empty() && wanted == current.size && config.is_empty() {
+        // Only an entry that lists services can stop listing one.
+        let unlisted: Vec<String> = spec
+            .services
+            .as_ref()
+            .map(|listed| {
+                current
+                    .services
+                    .iter()
+                    .filter(|name| !listed.iter().any(|listed| listed.as_str() == *name))
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default();
+        let remove_services = if prune_services {
+            unlisted
+        } else {
+            if !unlisted.is_empty() {
+                notes.push(format!(
+                    "{at} runs {}, which the file does not list: kept (apply with \
+                     --prune-services to remove them)",
+                    unlisted.join(", ")
+                ));
+            }
+            Vec::new()
+        };
+        if add_services.is_empty()
+            && remove_services.is_empty()
+            && wanted == current.size
+            && config.is_empty()
+        {
             unchanged.push(current.name.clone());
             continue;
         }
@@ -190,8 +297,9 @@ pub fn diff(file: &EnvFile, origin: &str, existing: &[Existing]) -> Result<Plan,
             name: current.name.clone(),
             line: spec.line,
             add_services,
+            remove_services,
             from_size: current.size,
-            add_nodes: wanted - current.size,
+            to_size: wanted,
             config,
         });
     }
@@ -207,7 +315,11 @@ pub fn diff(file: &EnvFile, origin: &str, existing: &[Existing]) -> Result<Plan,
         }
     }
     if problems.is_empty() {
-        Ok(Plan { steps, unchanged })
+        Ok(Plan {
+            steps,
+            unchanged,
+            notes,
+        })
     } else {
         Err(problems)
     }
@@ -244,8 +356,9 @@ pub fn describe(plan: &Plan, environment: &str) -> Vec<String> {
             Step::Amend {
                 name,
                 add_services,
+                remove_services,
                 from_size,
-                add_nodes,
+                to_size,
                 config,
                 ..
             } => {
@@ -253,10 +366,19 @@ pub fn describe(plan: &Plan, environment: &str) -> Vec<String> {
                 if !add_services.is_empty() {
                     what.push(format!("add services {}", add_services.join(",")));
                 }
-                if *add_nodes > 0 {
+                if !remove_services.is_empty() {
+                    what.push(format!("remove services {}", remove_services.join(",")));
+                }
+                if to_size > from_size {
                     what.push(format!(
-                        "add {add_nodes} node(s) ({from_size} -> {})",
-                        from_size + add_nodes
+                        "add {} node(s) ({from_size} -> {to_size})",
+                        to_size - from_size
+                    ));
+                }
+                if to_size < from_size {
+                    what.push(format!(
+                        "remove {} node(s) ({from_size} -> {to_size})",
+                        from_size - to_size
                     ));
                 }
                 if !config.is_empty() {
@@ -273,6 +395,7 @@ pub fn describe(plan: &Plan, environment: &str) -> Vec<String> {
             } => format!("  - delete {name}: template {template}, {size} node(s)"),
         });
     }
+    lines.extend(plan.notes.iter().map(|note| format!("  ! {note}")));
     lines
 }
 
@@ -309,13 +432,13 @@ mod tests {
     #[test]
     fn a_cluster_names_its_provider_and_cannot_move_to_another() {
         let on_docker = format!("{SHOP}    provider: docker\n");
-        let plan = diff(&file(&on_docker), "env.yaml", &[]).unwrap();
+        let plan = diff(&file(&on_docker), "env.yaml", &[], false).unwrap();
         assert_eq!(
             describe(&plan, "demo")[1],
             "  + create shop: template web-stack, 3 node(s) on docker"
         );
         let built = existing("shop", 3, Some("demo"));
-        let problems = diff(&file(&on_docker), "env.yaml", &[built]).unwrap_err();
+        let problems = diff(&file(&on_docker), "env.yaml", &[built], false).unwrap_err();
         assert!(
             problems[0].contains("is built on provider local, not docker"),
             "{problems:?}"
@@ -324,7 +447,7 @@ mod tests {
 
     #[test]
     fn a_missing_cluster_is_created_with_its_environment() {
-        let plan = diff(&file(SHOP), "env.yaml", &[]).unwrap();
+        let plan = diff(&file(SHOP), "env.yaml", &[], false).unwrap();
         let [Step::Create { spec, config }] = plan.steps.as_slice() else {
             panic!("{plan:?}");
         };
@@ -342,6 +465,7 @@ mod tests {
             &file(SHOP),
             "env.yaml",
             &[existing("shop", 3, Some("demo"))],
+            false,
         )
         .unwrap();
         assert!(plan.steps.is_empty());
@@ -355,15 +479,20 @@ mod tests {
             &file(&text),
             "env.yaml",
             &[existing("shop", 3, Some("demo"))],
+            false,
         )
         .unwrap();
-        let [Step::Amend {
-            add_nodes, config, ..
-        }] = plan.steps.as_slice()
-        else {
+        let [step @ Step::Amend { config, .. }] = plan.steps.as_slice() else {
             panic!("{plan:?}");
         };
-        assert_eq!(*add_nodes, 2);
+        assert_eq!(
+            step.changes(),
+            [("add nodes", ClusterChangeRequest::AddNodes { count: 2 })]
+        );
+        assert!(matches!(
+            step.reconfigure(),
+            Some(ClusterChangeRequest::Reconfigure { restart: true, .. })
+        ));
         assert!(config.contains_key("lb"));
         assert_eq!(
             describe(&plan, "demo")[1],
@@ -382,6 +511,7 @@ mod tests {
                 existing("mine", 3, None),
                 existing("theirs", 3, Some("prod")),
             ],
+            false,
         )
         .unwrap();
         assert_eq!(plan.steps.len(), 1);
@@ -389,22 +519,71 @@ mod tests {
     }
 
     #[test]
-    fn what_cannot_change_in_place_is_refused_with_its_line() {
-        let shrink = diff(
+    fn a_smaller_size_removes_nodes_and_needs_no_extra_reconfigure() {
+        let plan = diff(
             &file(SHOP),
             "env.yaml",
             &[existing("shop", 5, Some("demo"))],
+            false,
         )
-        .unwrap_err();
-        assert!(
-            shrink[0].starts_with("env.yaml:3: cluster shop has 5 nodes"),
-            "{shrink:?}"
+        .unwrap();
+        let [step] = plan.steps.as_slice() else {
+            panic!("{plan:?}");
+        };
+        assert_eq!(
+            step.changes(),
+            [(
+                "remove nodes",
+                ClusterChangeRequest::RemoveNodes {
+                    count: Some(2),
+                    nodes: None
+                }
+            )]
         );
-        let foreign = diff(&file(SHOP), "env.yaml", &[existing("shop", 3, None)]).unwrap_err();
+        assert_eq!(step.reconfigure(), None);
+        assert_eq!(
+            describe(&plan, "demo")[1],
+            "  ~ amend shop: remove 2 node(s) (5 -> 3)"
+        );
+    }
+
+    #[test]
+    fn unlisted_services_are_kept_with_a_note_unless_pruning() {
+        let text = format!("{SHOP}    services: [base, kv, app, lb]\n");
+        let mut shop = existing("shop", 3, Some("demo"));
+        shop.services.insert("memcached".into());
+        let kept = diff(&file(&text), "env.yaml", &[shop.clone()], false).unwrap();
+        assert_eq!(kept.unchanged, ["shop"]);
+        assert_eq!(
+            describe(&kept, "demo")[1],
+            "  ! env.yaml:3: cluster shop runs memcached, which the file does not list: kept \
+             (apply with --prune-services to remove them)"
+        );
+        let pruned = diff(&file(&text), "env.yaml", &[shop], true).unwrap();
+        assert_eq!(
+            pruned.steps[0].changes(),
+            [(
+                "remove services",
+                ClusterChangeRequest::RemoveServices {
+                    services: vec!["memcached".into()]
+                }
+            )]
+        );
+        // Without a services list, nothing is unlisted.
+        let mut shop = existing("shop", 3, Some("demo"));
+        shop.services.insert("memcached".into());
+        let unlisted = diff(&file(SHOP), "env.yaml", &[shop], true).unwrap();
+        assert!(unlisted.steps.is_empty() && unlisted.notes.is_empty());
+    }
+
+    #[test]
+    fn what_cannot_change_in_place_is_refused_with_its_line() {
+        let foreign =
+            diff(&file(SHOP), "env.yaml", &[existing("shop", 3, None)], false).unwrap_err();
         assert!(foreign[0].contains("created by hand"), "{foreign:?}");
         let mut other = existing("shop", 3, Some("demo"));
         other.template = "paas".into();
-        let template = diff(&file(SHOP), "env.yaml", &[other]).unwrap_err();
+        let template = diff(&file(SHOP), "env.yaml", &[other], false).unwrap_err();
         assert!(
             template[0].contains("cannot change template"),
             "{template:?}"
