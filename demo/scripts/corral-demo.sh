@@ -32,8 +32,17 @@ need() {
   exit 1
 }
 
+# Whether process $1 still runs. A service that exited stays a zombie until its parent
+# reaps it, and its parent is whatever adopted it (PID 1 on a local node): some init
+# programs reap only every second or two, so `kill -0` alone would wait on a corpse.
+alive() {
+  kill -0 "$1" 2> /dev/null || return 1
+  state=$(sed 's/.*) //' "/proc/$1/stat" 2> /dev/null | cut -c1)
+  [ "$state" != Z ] && [ -n "$state" ]
+}
+
 running() {
-  [ -f pid ] && kill -0 "$(cat pid)" 2> /dev/null
+  [ -f pid ] && alive "$(cat pid)"
 }
 
 stop() {
@@ -42,8 +51,8 @@ stop() {
   # setsid made the service its own process group: end it with its children.
   kill -TERM -- "-$pid" 2> /dev/null || kill -TERM "$pid" 2> /dev/null || true
   tries=0
-  while kill -0 "$pid" 2> /dev/null && [ "$tries" -lt 50 ]; do
-    sleep 0.1
+  while alive "$pid" && [ "$tries" -lt 250 ]; do
+    sleep 0.02
     tries=$((tries + 1))
   done
   kill -KILL -- "-$pid" 2> /dev/null || true

@@ -17,6 +17,7 @@
 mod accounts;
 mod automators;
 mod cluster_lifecycle;
+mod demo_script;
 mod demo_templates;
 mod docker_nodes;
 mod ec2;
