@@ -1,13 +1,15 @@
 //! `corral catalog ...`: offline commands over catalog files — validate, convert
 //! between Coopr's JSON and Corral's normalised form, solve a layout, plan a create —
-//! and `import`/`export`, which send a bundle to or fetch one from the signed-in
-//! server (`corral login`).
+//! and `import`/`export`, which send a catalog (bundle file or folder-per-kind
+//! directory) to the signed-in server (`corral login`) or fetch it in either form.
 //!
 //! The offline ones read files only: no runtime, database or server. Exit codes: 0
 //! ok, 1 for an invalid catalog or an unsatisfiable request, 2 for usage errors
 //! (clap's).
 
 mod convert;
+mod export;
+mod import;
 mod input;
 mod resources;
 mod solve;
@@ -47,25 +49,43 @@ pub enum CatalogCommand {
     Solve(SolveArgs),
     /// Print the task DAG that creates the solved cluster, as JSON.
     Plan(SolveArgs),
-    /// Replace your tenant's catalog on the server with a Coopr bundle file, and
-    /// upload the plugin resources its services run (`scripts/` and `files/` beside
-    /// the file: scripts, playbooks, manifests).
+    /// Replace your tenant's catalog on the server with a catalog — a bundle file or
+    /// a directory with a folder per kind (Coopr's layout) — and upload the plugin
+    /// resources its services run (`scripts/` and `files/` inside the directory, or
+    /// beside the bundle file). All or nothing: if any file is wrong, nothing changes.
     Import {
+        /// A bundle JSON file, or a directory with a folder per kind.
         path: PathBuf,
-        /// Only check the bundle and print the report.
+        /// Only check the catalog and the resources, and print the report.
         #[arg(long)]
         dry_run: bool,
         /// Folder of scripts to upload and stage as plugin resources (default: the
-        /// `scripts` folder beside the bundle, if there is one).
+        /// `scripts` folder inside the directory or beside the bundle, if there is one).
         #[arg(long)]
         scripts: Option<PathBuf>,
     },
-    /// Write your tenant's catalog on the server as a Coopr bundle.
+    /// Write your tenant's catalog on the server as a bundle file or a directory.
     Export {
-        /// File to write (default: standard output).
-        #[arg(long)]
+        /// Where to write: the bundle file (default: standard output), or the
+        /// directory for `--layout directory` (created; must be new or empty).
+        #[arg(long, required_if_eq("layout", "directory"))]
         out: Option<PathBuf>,
+        /// One bundle file, or a directory with a folder per kind and a file per entity.
+        #[arg(long, value_enum, default_value_t = Layout::Bundle)]
+        layout: Layout,
+        /// Rewrite in this format (default: as the server stores the catalog).
+        #[arg(long, value_enum)]
+        format: Option<Format>,
     },
+}
+
+/// How a catalog is laid out on disk (see docs/catalog.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Layout {
+    /// One file with every entity, as Coopr's `GET /export` gives.
+    Bundle,
+    /// A folder per kind with one file per entity, as Coopr's published catalog.
+    Directory,
 }
 
 /// The two catalog formats (see docs/catalog.md).
@@ -118,70 +138,13 @@ pub fn run(args: CatalogArgs) -> anyhow::Result<ExitCode> {
             path,
             dry_run,
             scripts,
-        } => super::block_on(import(path, dry_run, scripts)),
-        CatalogCommand::Export { out } => super::block_on(export(out)),
+        } => super::block_on(import::run(&path, dry_run, scripts)),
+        CatalogCommand::Export {
+            out,
+            layout,
+            format,
+        } => super::block_on(export::run(out.as_deref(), layout, format)),
     }
-}
-
-async fn import(
-    path: PathBuf,
-    dry_run: bool,
-    scripts: Option<PathBuf>,
-) -> anyhow::Result<ExitCode> {
-    let text = std::fs::read_to_string(&path)
-        .with_context(|| format!("cannot read {}", path.display()))?;
-    let bundle: serde_json::Value =
-        serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))?;
-    let client = super::remote::Client::signed_in()?;
-    let report = client
-        .post(
-            &format!("/api/v1/catalog/import?dry_run={dry_run}"),
-            &bundle,
-        )
-        .await?;
-    for warning in report["warnings"].as_array().into_iter().flatten() {
-        println!(
-            "warning: {}: {}",
-            warning["path"].as_str().unwrap_or_default(),
-            warning["message"].as_str().unwrap_or_default()
-        );
-    }
-    let counts: Vec<String> = report["counts"]
-        .as_object()
-        .into_iter()
-        .flatten()
-        .map(|(kind, count)| format!("{count} {kind}"))
-        .collect();
-    let verdict = if report["applied"] == true {
-        "imported"
-    } else {
-        "valid (nothing saved)"
-    };
-    println!("{}: {verdict}: {}", path.display(), counts.join(", "));
-    let beside = |kind: &str| {
-        path.parent()
-            .map(|dir| dir.join(kind))
-            .filter(|dir| dir.is_dir())
-    };
-    if let Some(dir) = scripts.or(beside("scripts")) {
-        resources::upload(&client, &dir, "scripts", dry_run).await?;
-    }
-    if let Some(dir) = beside("files") {
-        resources::upload(&client, &dir, "files", dry_run).await?;
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-async fn export(out: Option<PathBuf>) -> anyhow::Result<ExitCode> {
-    let client = super::remote::Client::signed_in()?;
-    let bundle = client.get("/api/v1/catalog").await?;
-    let text = serde_json::to_string_pretty(&bundle)? + "\n";
-    match out {
-        Some(path) => std::fs::write(&path, text)
-            .with_context(|| format!("cannot write {}", path.display()))?,
-        None => print_out(&text)?,
-    }
-    Ok(ExitCode::SUCCESS)
 }
 
 /// Writes command output; a closed pipe (`corral catalog plan ... | head`) ends

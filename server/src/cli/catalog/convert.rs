@@ -1,6 +1,7 @@
 //! `corral catalog convert PATH --to corral|coopr --out DIR`: the same catalog in
 //! the other form, laid out like the input (a bundle stays one file, entity files
-//! stay one file per entity in a folder per kind).
+//! stay one file per entity in a folder per kind). Its writer also serves
+//! `corral catalog export`.
 
 use std::fs;
 use std::path::Path;
@@ -17,31 +18,9 @@ pub fn run(path: &Path, to: Format, out: &Path) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::FAILURE);
     };
     let converted = convert(&input.catalog, to);
-    let files = match input.shape {
-        Shape::Files => coopr::export_files(&converted),
-        Shape::Bundle { file_name } => {
-            let mut text = serde_json::to_string_pretty(&coopr::export_bundle(&converted))
-                .context("cannot write the bundle as JSON")?;
-            text.push('\n');
-            vec![(file_name, text)]
-        }
-    };
-    for (relative, text) in &files {
-        let target = out.join(relative);
-        if let Some(parent) = target.parent() {
-            fs::create_dir_all(parent)
-                .with_context(|| format!("cannot create {}", parent.display()))?;
-        }
-        fs::write(&target, text).with_context(|| format!("cannot write {}", target.display()))?;
-    }
-    super::print_out(&format!(
-        "wrote {} entit{} in {} file{} to {}\n",
-        converted.len(),
-        if converted.len() == 1 { "y" } else { "ies" },
-        files.len(),
-        if files.len() == 1 { "" } else { "s" },
-        out.display()
-    ))?;
+    let files = render(&converted, input.shape)?;
+    write_files(out, &files)?;
+    report_written(converted.len(), files.len(), out)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -52,4 +31,44 @@ pub fn convert(catalog: &Catalog, format: Format) -> Catalog {
         Format::Corral => corral::normalise(catalog),
         Format::Coopr => corral::to_coopr_shape(catalog),
     }
+}
+
+/// The files that lay `catalog` out as `shape`: (path under the output directory,
+/// text).
+pub fn render(catalog: &Catalog, shape: Shape) -> anyhow::Result<Vec<(String, String)>> {
+    Ok(match shape {
+        Shape::Files => coopr::export_files(catalog),
+        Shape::Bundle { file_name } => vec![(file_name, bundle_text(catalog)?)],
+    })
+}
+
+/// The whole catalog as one pretty-printed bundle, ending in a newline.
+pub fn bundle_text(catalog: &Catalog) -> anyhow::Result<String> {
+    let mut text = serde_json::to_string_pretty(&coopr::export_bundle(catalog))
+        .context("cannot write the bundle as JSON")?;
+    text.push('\n');
+    Ok(text)
+}
+
+/// Writes each file under `out`, creating the folders it needs.
+pub fn write_files(out: &Path, files: &[(String, String)]) -> anyhow::Result<()> {
+    for (relative, text) in files {
+        let target = out.join(relative);
+        if let Some(parent) = target.parent() {
+            fs::create_dir_all(parent)
+                .with_context(|| format!("cannot create {}", parent.display()))?;
+        }
+        fs::write(&target, text).with_context(|| format!("cannot write {}", target.display()))?;
+    }
+    Ok(())
+}
+
+/// `wrote 92 entities in 92 files to DIR`.
+pub fn report_written(entities: usize, files: usize, out: &Path) -> anyhow::Result<()> {
+    super::print_out(&format!(
+        "wrote {entities} entit{} in {files} file{} to {}\n",
+        if entities == 1 { "y" } else { "ies" },
+        if files == 1 { "" } else { "s" },
+        out.display()
+    ))
 }

@@ -25,6 +25,66 @@ pub enum Shape {
 pub struct Input {
     pub catalog: Catalog,
     pub shape: Shape,
+    /// Which file each entity came from, to name it in validation problems.
+    pub origins: Origins,
+}
+
+/// The file behind each entity: validation problems carry entity paths
+/// (`services.web.dependencies...`), and a user with a directory of files needs
+/// to know which one to open.
+#[derive(Debug, Default)]
+pub struct Origins {
+    /// The one file everything came from (a bundle or a single entity file).
+    whole: Option<String>,
+    /// `kind.name` and its file, for a directory.
+    entities: Vec<(String, String)>,
+}
+
+impl Origins {
+    /// The file holding what `path` (a validation problem's path) points into.
+    pub fn file_of(&self, path: &str) -> Option<&str> {
+        let within = |key: &str| {
+            path.strip_prefix(key).is_some_and(|rest| {
+                rest.is_empty() || rest.starts_with('.') || rest.starts_with('[')
+            })
+        };
+        // The longest match wins, should one name extend another with a dot.
+        self.entities
+            .iter()
+            .filter(|(key, _)| within(key))
+            .max_by_key(|(key, _)| key.len())
+            .map(|(_, file)| file.as_str())
+            .or(self.whole.as_deref())
+    }
+
+    fn whole(file: String) -> Self {
+        Self {
+            whole: Some(file),
+            entities: Vec::new(),
+        }
+    }
+
+    /// Reads each file's kind (its folder) and `name`; files that say neither are
+    /// left out (the decoder reports them).
+    fn of_files(files: &[(String, String)]) -> Self {
+        let entities = files
+            .iter()
+            .filter_map(|(file, text)| {
+                let kind = Path::new(file)
+                    .parent()
+                    .and_then(Path::file_name)
+                    .and_then(|name| name.to_str())
+                    .and_then(EntityKind::from_key)?;
+                let value: Value = serde_json::from_str(text).ok()?;
+                let name = value.get("name")?.as_str()?;
+                Some((format!("{}.{name}", kind.key()), file.clone()))
+            })
+            .collect();
+        Self {
+            whole: None,
+            entities,
+        }
+    }
 }
 
 /// Reads `path`; on decode problems prints them to stderr and returns `None`.
@@ -68,8 +128,13 @@ fn load_directory(root: &Path) -> anyhow::Result<Result<Input, ImportError>> {
     Ok(coopr::import_files(&files).map(|catalog| Input {
         catalog,
         shape: Shape::Files,
+        origins: Origins::of_files(&files),
     }))
 }
+
+/// Folders of a catalog directory that hold no entities: the plugin resources
+/// `corral catalog import` uploads (a playbook may well end in `.json`).
+pub const RESOURCE_FOLDERS: [&str; 2] = ["scripts", "files"];
 
 fn collect_json(dir: &Path, paths: &mut Vec<PathBuf>) -> anyhow::Result<()> {
     let entries = fs::read_dir(dir).with_context(|| format!("cannot read {}", dir.display()))?;
@@ -78,12 +143,22 @@ fn collect_json(dir: &Path, paths: &mut Vec<PathBuf>) -> anyhow::Result<()> {
             .with_context(|| format!("cannot read {}", dir.display()))?
             .path();
         if path.is_dir() {
+            if is_skipped_folder(&path) {
+                continue;
+            }
             collect_json(&path, paths)?;
         } else if path.extension().is_some_and(|ext| ext == "json") {
             paths.push(path);
         }
     }
     Ok(())
+}
+
+/// Resource folders, and hidden ones (`.git`), are not part of the catalog.
+fn is_skipped_folder(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|name| name.to_str())
+        .is_some_and(|name| name.starts_with('.') || RESOURCE_FOLDERS.contains(&name))
 }
 
 fn read(path: &Path) -> anyhow::Result<String> {
@@ -104,6 +179,7 @@ fn load_file(path: &Path) -> anyhow::Result<Result<Input, ImportError>> {
         return Ok(coopr::import_bundle_value(value).map(|catalog| Input {
             catalog,
             shape: Shape::Bundle { file_name },
+            origins: Origins::whole(display),
         }));
     }
     let Some(kind) = entity_kind(path, &value) else {
@@ -127,6 +203,7 @@ fn load_file(path: &Path) -> anyhow::Result<Result<Input, ImportError>> {
     Ok(imported.map(|catalog| Input {
         catalog,
         shape: Shape::Files,
+        origins: Origins::whole(display),
     }))
 }
 

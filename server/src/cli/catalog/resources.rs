@@ -1,67 +1,165 @@
-//! The resources half of `corral catalog import`: every file of a folder uploaded as a
-//! plugin resource of one kind (`scripts`, or `files` for playbooks and manifests) and
-//! staged, so the services of the imported catalog find them on their nodes. A file
-//! whose staged version already has the same bytes is left alone, so importing twice
-//! adds no versions.
+//! The resources half of `corral catalog import`: every file of a folder becomes a
+//! plugin resource of one kind (`scripts`, or `files` for playbooks and manifests),
+//! so the services of the imported catalog find them on their nodes. A file whose
+//! staged version already has the same bytes is left alone, so importing twice adds
+//! no versions.
+//!
+//! The steps are separate so the import can order them for all-or-nothing: [`read`]
+//! every file before anything is sent, [`upload`] new versions (unstaged, so nodes
+//! still get what they got before), and [`stage`] them only once the catalog is in.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use anyhow::Context;
+use anyhow::{bail, Context};
+use domain::catalog::automator::is_resource_name;
+use engine::resources::MAX_RESOURCE_BYTES;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use super::super::remote::Client;
 
-/// Uploads and stages every file of `dir` as a resource of `kind`.
-pub async fn upload(client: &Client, dir: &Path, kind: &str, dry_run: bool) -> anyhow::Result<()> {
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .with_context(|| format!("cannot read {}", dir.display()))?
-        .filter_map(Result::ok)
-        .map(|entry| entry.path())
-        .filter(|path| path.is_file())
+/// One file to make a resource of, with its bytes already read.
+#[derive(Debug)]
+pub struct Resource {
+    /// `scripts` or `files`.
+    pub kind: &'static str,
+    pub name: String,
+    pub path: PathBuf,
+    bytes: Vec<u8>,
+    sha256: String,
+    /// The server's staged version of this name has these very bytes.
+    pub staged_already: bool,
+}
+
+impl Resource {
+    /// `scripts/web.sh`, as the output and the server name it.
+    pub fn label(&self) -> String {
+        format!("{}/{}", self.kind, self.name)
+    }
+}
+
+/// Reads every file of `dir` as a resource of `kind`, refusing the first one the
+/// server would refuse (its name or size). Hidden files (`.gitkeep`) and
+/// subfolders are not resources and are skipped.
+pub fn read(dir: &Path, kind: &'static str) -> anyhow::Result<Vec<Resource>> {
+    let mut paths = Vec::new();
+    for entry in std::fs::read_dir(dir).with_context(|| format!("cannot read {}", dir.display()))? {
+        let path = entry
+            .with_context(|| format!("cannot read {}", dir.display()))?
+            .path();
+        let hidden = path
+            .file_name()
+            .is_some_and(|name| name.to_string_lossy().starts_with('.'));
+        if path.is_file() && !hidden {
+            paths.push(path);
+        }
+    }
+    paths.sort();
+    paths.into_iter().map(|path| read_one(path, kind)).collect()
+}
+
+fn read_one(path: PathBuf, kind: &'static str) -> anyhow::Result<Resource> {
+    let Some(name) = path
+        .file_name()
+        .and_then(|name| name.to_str())
+        .filter(|name| is_resource_name(name))
+        .map(str::to_owned)
+    else {
+        bail!(
+            "{}: not a valid resource name: use 1-128 letters, digits, '.', '_' or '-'",
+            path.display()
+        );
+    };
+    let bytes = std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    if bytes.len() > MAX_RESOURCE_BYTES {
+        bail!(
+            "{}: {} bytes; a resource may have at most {MAX_RESOURCE_BYTES}",
+            path.display(),
+            bytes.len()
+        );
+    }
+    let sha256 = Sha256::digest(&bytes)
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
         .collect();
-    files.sort();
+    Ok(Resource {
+        kind,
+        name,
+        path,
+        bytes,
+        sha256,
+        staged_already: false,
+    })
+}
+
+/// Marks the resources whose staged version on the server has the same bytes.
+pub async fn mark_staged(client: &Client, resources: &mut [Resource]) -> anyhow::Result<()> {
+    if resources.is_empty() {
+        return Ok(());
+    }
     let listed = client.get("/api/v1/resources?limit=500").await?;
     let staged: Vec<&Value> = listed["items"]
         .as_array()
         .into_iter()
         .flatten()
-        .filter(|item| item["kind"] == kind && item["staged"] == true)
+        .filter(|item| item["staged"] == true)
         .collect();
-    for path in files {
-        let Some(name) = path.file_name().and_then(|name| name.to_str()) else {
-            continue;
-        };
-        let bytes =
-            std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
-        let sha: String = Sha256::digest(&bytes)
-            .iter()
-            .map(|byte| format!("{byte:02x}"))
-            .collect();
-        if staged
-            .iter()
-            .any(|item| item["name"] == name && item["sha256"] == sha.as_str())
-        {
-            println!("{kind}/{name}: staged already");
-            continue;
-        }
-        if dry_run {
-            println!("{kind}/{name}: would be uploaded and staged");
-            continue;
-        }
-        let uploaded = client
-            .post_bytes(&format!("/api/v1/resources/{kind}/{name}"), bytes)
+    for resource in resources {
+        resource.staged_already = staged.iter().any(|item| {
+            item["kind"] == resource.kind
+                && item["name"] == resource.name.as_str()
+                && item["sha256"] == resource.sha256.as_str()
+        });
+    }
+    Ok(())
+}
+
+/// A version uploaded but not staged yet.
+pub struct Uploaded<'a> {
+    resource: &'a Resource,
+    version: i64,
+}
+
+/// Uploads a new version of every resource not staged already. Nothing is
+/// staged, so until [`stage`] runs nodes get exactly what they got before.
+pub async fn upload<'a>(
+    client: &Client,
+    resources: &'a [Resource],
+) -> anyhow::Result<Vec<Uploaded<'a>>> {
+    let mut uploaded = Vec::new();
+    for resource in resources.iter().filter(|resource| !resource.staged_already) {
+        let answer = client
+            .post_bytes(
+                &format!("/api/v1/resources/{}", resource.label()),
+                resource.bytes.clone(),
+            )
             .await
-            .with_context(|| format!("cannot upload {}", path.display()))?;
-        let version = uploaded["version"].as_i64().unwrap_or(1);
+            .with_context(|| format!("cannot upload {}", resource.path.display()))?;
+        let version = answer["version"]
+            .as_i64()
+            .with_context(|| format!("the server gave no version for {}", resource.label()))?;
+        uploaded.push(Uploaded { resource, version });
+    }
+    Ok(uploaded)
+}
+
+/// Stages the uploaded versions, printing each.
+pub async fn stage(client: &Client, uploaded: &[Uploaded<'_>]) -> anyhow::Result<()> {
+    for Uploaded { resource, version } in uploaded {
+        let label = resource.label();
         client
             .post(
-                &format!("/api/v1/resources/{kind}/{name}/versions/{version}/stage"),
+                &format!("/api/v1/resources/{label}/versions/{version}/stage"),
                 &json!({}),
             )
             .await
-            .with_context(|| format!("cannot stage {kind}/{name} version {version}"))?;
-        println!("{kind}/{name}: version {version} uploaded and staged");
+            .with_context(|| {
+                format!(
+                    "the catalog is imported but {label} version {version} is not staged; \
+                     run the import again to stage it"
+                )
+            })?;
+        println!("{label}: version {version} uploaded and staged");
     }
     Ok(())
 }
