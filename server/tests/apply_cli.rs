@@ -323,6 +323,34 @@ async fn apply_shrinks_clusters_and_prunes_services_only_when_asked() {
         LocalProvider::processes_under(&server.nodes),
         Vec::<i32>::new()
     );
+
+    // The deleted cluster stays readable by its id, with every job it ran; its name is
+    // free again, and it cannot change.
+    let id = shop["id"].as_str().unwrap();
+    let deleted = show(cfg, id);
+    assert_eq!(deleted["state"], "deleted");
+    let operations: Vec<&str> = deleted["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|job| job["operation"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        operations,
+        ["delete", "remove services", "remove nodes", "create"]
+    );
+    let by_name = corral(cfg, &["cluster", "show", "shop"], "");
+    assert!(
+        text(&by_name.stderr).contains("not found"),
+        "{}",
+        text(&by_name.stderr)
+    );
+    let change = corral(cfg, &["cluster", "change", id, "restart"], "");
+    assert!(
+        text(&change.stderr).contains("is deleted: its page and jobs stay readable"),
+        "{}",
+        text(&change.stderr)
+    );
 }
 
 /// The address Docker gave the container on its cluster's network.

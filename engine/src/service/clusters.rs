@@ -222,9 +222,10 @@ fn live(cluster: &Cluster) -> bool {
 }
 
 impl Service {
-    /// The cluster `id` if the caller may see it, else the caller's tenant's live
-    /// cluster named `id` (scripts and `corral apply` know clusters by name);
-    /// otherwise `NotFound`, the same answer as for an id that does not exist.
+    /// The cluster `id` if the caller may see it (deleted clusters too: their page and
+    /// jobs stay readable), else the caller's tenant's live cluster named `id` (scripts
+    /// and `corral apply` know clusters by name); otherwise `NotFound`, the same answer
+    /// as for an id that does not exist.
     pub(super) async fn visible_cluster(
         &self,
         caller: &Caller,
@@ -243,8 +244,19 @@ impl Service {
             other => other.into(),
         })?;
         caller.require_visible(&cluster.tenant_id, what)?;
+        Ok(cluster)
+    }
+
+    /// A visible cluster that still exists: what changes act on. A deleted one is a
+    /// conflict, not a 404: it is there to read, not to change.
+    async fn live_cluster(&self, caller: &Caller, id: &str) -> Result<Cluster, ServiceError> {
+        let cluster = self.visible_cluster(caller, id).await?;
         if !live(&cluster) {
-            return Err(ServiceError::NotFound(what()));
+            return Err(ServiceError::Conflict(format!(
+                "cluster {} is deleted: its page and jobs stay readable, but it cannot \
+                 change (create a new cluster instead)",
+                cluster.name
+            )));
         }
         Ok(cluster)
     }
@@ -350,7 +362,7 @@ impl Service {
         id: &str,
         change: &ClusterChangeRequest,
     ) -> Result<PlanView, ServiceError> {
-        let cluster = self.visible_cluster(caller, id).await?;
+        let cluster = self.live_cluster(caller, id).await?;
         let change = change_operation(change)?;
         self.check_rollback_target(&cluster, &change).await?;
         let plan = operations::preview_change(&self.store, &cluster, &change).await?;
@@ -363,7 +375,7 @@ impl Service {
         id: &str,
         change: &ClusterChangeRequest,
     ) -> Result<SubmittedJob, ServiceError> {
-        let cluster = self.visible_cluster(caller, id).await?;
+        let cluster = self.live_cluster(caller, id).await?;
         let change = change_operation(change)?;
         self.check_rollback_target(&cluster, &change).await?;
         self.submit(caller, cluster, &change).await
@@ -377,7 +389,7 @@ impl Service {
         id: &str,
         force: bool,
     ) -> Result<SubmittedJob, ServiceError> {
-        let cluster = self.visible_cluster(caller, id).await?;
+        let cluster = self.live_cluster(caller, id).await?;
         if cluster.state == ClusterState::Deleting {
             // Asked twice: the delete already under way is the answer.
             if let Some(job) = crate::queue::cluster_jobs(&self.store, &cluster.id)
@@ -402,7 +414,7 @@ impl Service {
         id: &str,
         extension: &LeaseExtension,
     ) -> Result<ClusterView, ServiceError> {
-        let cluster = self.visible_cluster(caller, id).await?;
+        let cluster = self.live_cluster(caller, id).await?;
         if extension.seconds == 0 || extension.seconds > MAX_LEASE_SECONDS {
             return Err(field_problem(
                 "seconds",

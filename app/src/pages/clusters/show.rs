@@ -3,7 +3,7 @@
 //! (`?op=add-nodes&count=2`), previewed (layout diff and task DAG) and only then
 //! confirmed, with or without JavaScript.
 
-use api_types::JobView;
+use api_types::{ClusterState, JobView};
 use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::components::Form;
@@ -130,6 +130,12 @@ fn ClusterView(page: ClusterPage, extend: ServerAction<ExtendLease>) -> impl Int
             <h1>{cluster.name.clone()}</h1>
             <StateBadge state=cluster.state/>
         </div>
+        {(cluster.state == ClusterState::Deleted).then(|| view! {
+            <p class="banner" role="status" data-testid="deleted-banner">
+                "This cluster was deleted " {timestamp(cluster.updated_at_ms)}
+                ". Its nodes are gone; what it was and every job it ran stay here to read."
+            </p>
+        })}
         {running.map(|job| {
             let href = format!("/clusters/{}/jobs/{}", cluster.id, job.id);
             view! {
@@ -150,7 +156,9 @@ fn ClusterView(page: ClusterPage, extend: ServerAction<ExtendLease>) -> impl Int
                     <tr><th scope="row">"Created"</th><td>{timestamp(cluster.created_at_ms)}</td></tr>
                     <tr><th scope="row">"Lease"</th><td>
                         {lease_left(cluster.lease_expires_ms, now_ms())}
-                        <ExtendButton id=cluster_id.clone() cluster=cluster.clone() extend/>
+                        {(cluster.state != ClusterState::Deleted).then(|| view! {
+                            <ExtendButton id=cluster_id.clone() cluster=cluster.clone() extend/>
+                        })}
                         {cluster.lease_latest_end_ms.map(|latest| view! {
                             <div class="hint">"The template's maximum: " {timestamp(latest)}</div>
                         })}
@@ -223,6 +231,10 @@ fn Operations(
     preview: Result<Option<ChangePreview>, UiError>,
     change: ServerAction<ChangeCluster>,
 ) -> impl IntoView {
+    if page.cluster.state == ClusterState::Deleted {
+        // Every branch renders an element (empty views side by side do not hydrate).
+        return view! { <p class="muted">"A deleted cluster cannot change."</p> }.into_any();
+    }
     let change_error = action_error(change);
     let busy = page.running_job().is_some();
     let current = page.services();
@@ -302,6 +314,7 @@ fn Operations(
             })}
         </section>
     }
+    .into_any()
 }
 
 /// The inputs of the chosen operation, as a GET form that re-previews.
