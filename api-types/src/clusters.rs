@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::jobs::JobView;
-use crate::states::{ClusterState, NodeState};
+use crate::states::{ClusterState, NodeState, ServiceHealth};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -52,6 +52,22 @@ pub struct NodeView {
     pub imagetype: String,
     pub services: Vec<String>,
     pub state: NodeState,
+    /// Each service's health, in the order of `services`.
+    #[serde(default)]
+    pub health: Vec<ServiceHealthView>,
+}
+
+/// One service's health on one node.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ServiceHealthView {
+    pub service: String,
+    pub health: ServiceHealth,
+    /// When it was last checked (Unix ms); none before the first check, or when the
+    /// service declares no check.
+    pub checked_at_ms: Option<i64>,
+    /// Why it is down (the check's last output), or why it is unknown.
+    pub detail: Option<String>,
 }
 
 /// One of a cluster's links, its macros expanded.

@@ -142,6 +142,20 @@ impl ClusterState {
 }
 
 word_enum!(
+    /// What a service's last health check found (Coopr's "monitor").
+    #[derive(Default)]
+    ServiceHealth, "service health" {
+        /// The check passed.
+        Up => "up",
+        /// The check failed, or the node could not be reached.
+        Down => "down",
+        /// Not checked yet, no check declared, or the cluster is changing.
+        #[default]
+        Unknown => "unknown",
+    }
+);
+
+word_enum!(
     /// Where a node is: made by its provider, confirmed reachable, bootstrapped.
     NodeState, "node state" {
         Created => "created",

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Runs one of the demo catalog's services on a local node: corral-demo.sh ACTION KIND [ARGS]
-#   ACTION  install | configure | start | stop | remove
+#   ACTION  install | configure | start | probe | stop | remove
 #   KIND    kv | app | lb | role (python3 servers in corral-demo.py) | redis | memcached
 # Corral runs it in the service's own directory ($HOME/corral/services/NAME), so the pid
 # file and log of each service live apart. start returns only once the service answers
@@ -131,6 +131,18 @@ case "$action" in
     fi
     echo "$kind answering on $host:$port (pid $(cat pid))"
     ;;
+  probe)
+    # The monitor's health check: whether the running service answers right now.
+    : "${port:?probe needs --port}"
+    case "$kind" in
+      redis) check="--port $port --send PING\\r\\n --expect +PONG" ;;
+      memcached) check="--port $port --send version\\r\\n --expect VERSION" ;;
+      lb) check="--url http://$host:$port/lb/health" ;;
+      *) check="--url http://$host:$port/health" ;;
+    esac
+    # shellcheck disable=SC2086
+    exec python3 "$demo" probe $check --timeout 3
+    ;;
   stop)
     stop
     echo "$kind stopped on $host"
@@ -141,7 +153,7 @@ case "$action" in
     echo "$kind removed from $host"
     ;;
   *)
-    echo "unknown action $action: use install, configure, start, stop or remove" >&2
+    echo "unknown action $action: use install, configure, start, probe, stop or remove" >&2
     exit 2
     ;;
 esac

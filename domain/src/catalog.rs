@@ -16,6 +16,7 @@ pub mod automator;
 pub mod coopr;
 pub mod corral;
 pub mod form_fields;
+pub mod health;
 
 mod common;
 mod lease;

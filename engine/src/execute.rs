@@ -29,6 +29,7 @@ use crate::store::{now_ms, Store, StoreError};
 
 pub(crate) use automator::is_resource_name;
 pub(crate) use node_spec::{node_spec, provider_settings};
+pub(crate) use view::cluster_macro_context;
 pub use view::node_id;
 use view::TaskView;
 
@@ -198,7 +199,7 @@ impl Executor {
 
     /// How this process reaches `record`'s node: as its provider here says, or as the
     /// record says when that provider does not run here.
-    async fn ssh_target(&self, record: &NodeRecord) -> Result<SshTarget, StepError> {
+    pub(crate) async fn ssh_target(&self, record: &NodeRecord) -> Result<SshTarget, StepError> {
         match self.inner.providers.get(&record.provider) {
             Some(provider) => Ok(provider.ssh_target(record).await?),
             None => Ok(record.ssh_target()),

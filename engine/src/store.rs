@@ -18,6 +18,7 @@ pub mod catalog;
 pub mod clusters;
 mod columns;
 mod database_url;
+pub mod health;
 pub mod login_attempts;
 mod migrations;
 pub mod pool_hosts;

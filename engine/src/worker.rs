@@ -51,6 +51,9 @@ pub struct WorkerSettings {
     pub idle_poll: Duration,
     /// How often the janitor requeues expired leases and deletes expired clusters.
     pub janitor_every: Duration,
+    /// How often the monitor looks for health checks that are due (each check has its
+    /// own interval; this is the resolution).
+    pub monitor_every: Duration,
     /// How long shutdown waits for running tasks before stopping them.
     pub shutdown_grace: Duration,
 }
@@ -67,6 +70,7 @@ impl Default for WorkerSettings {
             heartbeat: Duration::from_secs(10),
             idle_poll: Duration::from_millis(500),
             janitor_every: Duration::from_secs(5),
+            monitor_every: Duration::from_secs(2),
             shutdown_grace: Duration::from_secs(10),
         }
     }
@@ -107,6 +111,11 @@ impl WorkerPool {
             stopped: stopped.clone(),
         };
         loops.spawn(claimer.run());
+        loops.spawn(crate::monitor::run(
+            executor.clone(),
+            settings.monitor_every,
+            stopped.clone(),
+        ));
         loops.spawn(janitor::run(
             executor,
             settings.janitor_every,

@@ -217,6 +217,40 @@ fn cluster_view(
     Ok(view)
 }
 
+/// Each service of the node with what its last check found; services without a check
+/// are `unknown`, saying so.
+fn node_health(
+    node: &NodeView,
+    checks: &[crate::store::health::HealthRow],
+) -> Vec<api_types::ServiceHealthView> {
+    node.services
+        .iter()
+        .map(|service| {
+            let row = checks
+                .iter()
+                .find(|row| row.node_number == node.number && row.service == *service);
+            match row {
+                Some(row) => api_types::ServiceHealthView {
+                    service: service.clone(),
+                    health: row.health,
+                    checked_at_ms: row.checked_at_ms,
+                    detail: row.detail.clone().or_else(|| {
+                        row.checked_at_ms
+                            .is_none()
+                            .then(|| "not checked yet".to_owned())
+                    }),
+                },
+                None => api_types::ServiceHealthView {
+                    service: service.clone(),
+                    health: api_types::ServiceHealth::Unknown,
+                    checked_at_ms: None,
+                    detail: Some("the service declares no health check".to_owned()),
+                },
+            }
+        })
+        .collect()
+}
+
 fn live(cluster: &Cluster) -> bool {
     cluster.state != ClusterState::Deleted
 }
@@ -339,10 +373,15 @@ impl Service {
         let cluster = self.visible_cluster(caller, id).await?;
         let nodes = self.store.list_nodes(&cluster.id).await?;
         let links = crate::links::cluster_links(&cluster, &nodes);
+        let checks = self.store.cluster_health(&cluster.id).await?;
         let nodes = nodes
             .into_iter()
-            .map(NodeView::try_from)
-            .collect::<Result<_, _>>()?;
+            .map(|node| {
+                let mut view = NodeView::try_from(node)?;
+                view.health = node_health(&view, &checks);
+                Ok(view)
+            })
+            .collect::<Result<_, ServiceError>>()?;
         let jobs = super::jobs::cluster_job_views(
             crate::queue::cluster_jobs(&self.store, &cluster.id).await?,
         );

@@ -138,6 +138,7 @@ impl TryFrom<Node> for NodeView {
             imagetype: node.imagetype,
             services,
             state: node.state,
+            health: Vec::new(),
         })
     }
 }

@@ -56,6 +56,7 @@ pub fn quick_settings() -> WorkerSettings {
         heartbeat: Duration::from_millis(500),
         idle_poll: Duration::from_millis(50),
         janitor_every: Duration::from_millis(500),
+        monitor_every: Duration::from_millis(500),
         shutdown_grace: Duration::from_secs(5),
         ..WorkerSettings::default()
     }

@@ -26,6 +26,7 @@ mod faults;
 mod lab;
 mod local_nodes;
 mod migrations;
+mod monitor;
 mod overview;
 mod queue;
 mod resources;

@@ -99,6 +99,17 @@ pub(super) fn check_services(catalog: &Catalog, report: &mut Report) {
         warn_duplicates(report, &format!("{base}.provides"), &deps.provides);
         warn_duplicates(report, &format!("{base}.conflicts"), &deps.conflicts);
         check_actions(key.as_str(), service, report);
+        if let Err(problems) = super::super::health::HealthCheck::of(service) {
+            for (path, message) in problems {
+                let at = format!("services.{key}.{}", super::super::health::FIELD);
+                let at = if path.is_empty() {
+                    at
+                } else {
+                    format!("{at}.{path}")
+                };
+                report.error(at, message);
+            }
+        }
     }
 }
 

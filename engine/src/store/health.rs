@@ -1,0 +1,200 @@
+//! The monitor's table: each checked service on each node of a live cluster, with what
+//! its last check found and when the next one is due.
+//!
+//! A check is claimed by one conditional `UPDATE` (due, and not claimed by a process
+//! whose claim still runs), so several processes sharing the database never run the
+//! same check at the same moment; a process that dies mid-check loses its claim when
+//! `claimed_until_ms` passes.
+
+use api_types::{ClusterState, ServiceHealth};
+
+use super::{Store, StoreError};
+
+/// One row of `service_health`.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct HealthRow {
+    pub cluster_id: String,
+    pub node_number: i64,
+    pub service: String,
+    pub health: ServiceHealth,
+    pub detail: Option<String>,
+    pub checked_at_ms: Option<i64>,
+    pub next_check_ms: i64,
+}
+
+const COLUMNS: &str =
+    "cluster_id, node_number, service, health, detail, checked_at_ms, next_check_ms";
+
+/// Which check: a service on a node of a cluster.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct CheckKey {
+    pub cluster_id: String,
+    pub node_number: i64,
+    pub service: String,
+}
+
+impl Store {
+    /// Every cluster not deleted, with its state and when its row last changed: what
+    /// the monitor reconciles its checks against.
+    pub async fn monitored_clusters(&self) -> Result<Vec<(String, ClusterState, i64)>, StoreError> {
+        Ok(sqlx::query_as(
+            "SELECT id, state, updated_at_ms FROM clusters WHERE state <> 'deleted' ORDER BY id",
+        )
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
+    /// The cluster's checks, by node and service.
+    pub async fn cluster_health(&self, cluster_id: &str) -> Result<Vec<HealthRow>, StoreError> {
+        Ok(sqlx::query_as(&format!(
+            "SELECT {COLUMNS} FROM service_health WHERE cluster_id = $1 \
+             ORDER BY node_number, service"
+        ))
+        .bind(cluster_id)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
+    /// Makes the cluster's checks exactly `wanted`: new ones are due now and unknown,
+    /// gone ones are dropped, and, when `due_now`, every kept one is due now (the cluster
+    /// changed: what a job did is checked at once).
+    pub async fn set_cluster_checks(
+        &self,
+        cluster_id: &str,
+        wanted: &[(i64, String)],
+        due_now: bool,
+        now_ms: i64,
+    ) -> Result<(), StoreError> {
+        let existing = self.cluster_health(cluster_id).await?;
+        let mut tx = self.pool.begin().await?;
+        for row in &existing {
+            let keep = wanted
+                .iter()
+                .any(|(node, service)| *node == row.node_number && *service == row.service);
+            if !keep {
+                sqlx::query(
+                    "DELETE FROM service_health WHERE cluster_id = $1 AND node_number = $2 \
+                     AND service = $3",
+                )
+                .bind(cluster_id)
+                .bind(row.node_number)
+                .bind(&row.service)
+                .execute(&mut *tx)
+                .await?;
+            }
+        }
+        for (node, service) in wanted {
+            let known = existing
+                .iter()
+                .any(|row| row.node_number == *node && row.service == *service);
+            if !known {
+                sqlx::query(
+                    "INSERT INTO service_health (cluster_id, node_number, service, health, \
+                     next_check_ms) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
+                )
+                .bind(cluster_id)
+                .bind(node)
+                .bind(service)
+                .bind(ServiceHealth::Unknown.as_str())
+                .bind(now_ms)
+                .execute(&mut *tx)
+                .await?;
+            }
+        }
+        if due_now {
+            sqlx::query("UPDATE service_health SET next_check_ms = $2 WHERE cluster_id = $1")
+                .bind(cluster_id)
+                .bind(now_ms)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Drops every check of clusters not in `live` (deleted, or no longer checked).
+    pub async fn drop_checks_except(&self, live: &[String]) -> Result<u64, StoreError> {
+        let clusters: Vec<String> =
+            sqlx::query_scalar("SELECT DISTINCT cluster_id FROM service_health")
+                .fetch_all(&self.pool)
+                .await?;
+        let mut dropped = 0;
+        for cluster in clusters.iter().filter(|id| !live.contains(id)) {
+            dropped += sqlx::query("DELETE FROM service_health WHERE cluster_id = $1")
+                .bind(cluster)
+                .execute(&self.pool)
+                .await?
+                .rows_affected();
+        }
+        Ok(dropped)
+    }
+
+    /// Claims up to `limit` due checks until `claimed_until_ms`; another process's
+    /// claim that has not run out is left alone.
+    pub async fn claim_due_checks(
+        &self,
+        now_ms: i64,
+        claimed_until_ms: i64,
+        limit: i64,
+    ) -> Result<Vec<CheckKey>, StoreError> {
+        let due: Vec<(String, i64, String)> = sqlx::query_as(
+            "SELECT cluster_id, node_number, service FROM service_health \
+             WHERE next_check_ms <= $1 AND (claimed_until_ms IS NULL OR claimed_until_ms < $1) \
+             AND cluster_id IN (SELECT id FROM clusters WHERE state = 'active') \
+             ORDER BY next_check_ms LIMIT $2",
+        )
+        .bind(now_ms)
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?;
+        let mut claimed = Vec::new();
+        for (cluster_id, node_number, service) in due {
+            let done = sqlx::query(
+                "UPDATE service_health SET claimed_until_ms = $4 WHERE cluster_id = $1 \
+                 AND node_number = $2 AND service = $3 AND next_check_ms <= $5 \
+                 AND (claimed_until_ms IS NULL OR claimed_until_ms < $5)",
+            )
+            .bind(&cluster_id)
+            .bind(node_number)
+            .bind(&service)
+            .bind(claimed_until_ms)
+            .bind(now_ms)
+            .execute(&self.pool)
+            .await?;
+            if done.rows_affected() == 1 {
+                claimed.push(CheckKey {
+                    cluster_id,
+                    node_number,
+                    service,
+                });
+            }
+        }
+        Ok(claimed)
+    }
+
+    /// Records what a claimed check found and when the next one is due.
+    pub async fn record_check(
+        &self,
+        key: &CheckKey,
+        health: ServiceHealth,
+        detail: Option<&str>,
+        now_ms: i64,
+        next_check_ms: i64,
+    ) -> Result<(), StoreError> {
+        sqlx::query(
+            "UPDATE service_health SET health = $4, detail = $5, checked_at_ms = $6, \
+             next_check_ms = $7, claimed_until_ms = NULL WHERE cluster_id = $1 \
+             AND node_number = $2 AND service = $3",
+        )
+        .bind(&key.cluster_id)
+        .bind(key.node_number)
+        .bind(&key.service)
+        .bind(health.as_str())
+        .bind(detail)
+        .bind(now_ms)
+        .bind(next_check_ms)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+}
