@@ -66,6 +66,19 @@ pub enum StepError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StepOutcome {
     pub exit_code: Option<i64>,
+    /// A forced delete's teardown step that failed and was passed over: the task
+    /// ends `skipped`, not `succeeded`.
+    pub passed_over: bool,
+}
+
+impl StepOutcome {
+    /// The step ran to its end (or had nothing to do: `exit_code` is then `None`).
+    pub fn ran(exit_code: Option<i64>) -> Self {
+        Self {
+            exit_code,
+            passed_over: false,
+        }
+    }
 }
 
 /// Tunables for every step.
@@ -264,7 +277,7 @@ impl Executor {
                 Ok(record) => {
                     self.save_node(view, &record, NodeState::Created).await?;
                     note(output, "the node made by an earlier attempt was adopted\n").await;
-                    return Ok(StepOutcome { exit_code: None });
+                    return Ok(StepOutcome::ran(None));
                 }
                 Err(error) => {
                     let text = format!(
@@ -280,7 +293,7 @@ impl Executor {
         if let Some(text) = provider.creation_note(&record) {
             note(output, &text).await;
         }
-        Ok(StepOutcome { exit_code: None })
+        Ok(StepOutcome::ran(None))
     }
 
     async fn confirm(&self, view: &TaskView) -> Result<StepOutcome, StepError> {
@@ -293,7 +306,7 @@ impl Executor {
             )
             .await?;
         self.save_node(view, &record, NodeState::Confirmed).await?;
-        Ok(StepOutcome { exit_code: None })
+        Ok(StepOutcome::ran(None))
     }
 
     async fn delete(
@@ -317,7 +330,7 @@ impl Executor {
             .store
             .delete_node(&view.cluster.id, i64::from(view.node))
             .await?;
-        Ok(StepOutcome { exit_code: None })
+        Ok(StepOutcome::ran(None))
     }
 
     async fn save_node(
@@ -370,7 +383,10 @@ async fn forced_teardown(
         )
         .await;
     }
-    Ok(StepOutcome { exit_code })
+    Ok(StepOutcome {
+        exit_code,
+        passed_over: true,
+    })
 }
 
 /// A line of Corral's own in the task's output (as stderr, so it stands out).

@@ -377,6 +377,7 @@ async fn run_task(
         ));
         let ended = run_with_heartbeats(&executor, &settings, &task, sender).await;
         let captured = recorder.await.unwrap_or_default();
+        let passed_over = matches!(&ended, Ended::Finished(Ok(step)) if step.passed_over);
         let (kind, exit_code, error) = match ended {
             Ended::Finished(Ok(step)) => (OutcomeKind::Succeeded, step.exit_code, None),
             Ended::Finished(Err(StepError::NotReady(reason))) => {
@@ -406,6 +407,7 @@ async fn run_task(
             stdout: captured.stdout,
             stderr: captured.stderr,
             error,
+            passed_over,
         };
         let end = Finished {
             task,

@@ -190,7 +190,7 @@ impl ServiceStep<'_> {
     /// The step's end from a remote command's exit status.
     fn outcome(&self, exit: crate::ssh::ExitStatus) -> Result<StepOutcome, StepError> {
         if exit.success() {
-            return Ok(StepOutcome { exit_code: Some(0) });
+            return Ok(StepOutcome::ran(Some(0)));
         }
         let how = match exit.signal_name() {
             Some(signal) => format!(

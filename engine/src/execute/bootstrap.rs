@@ -119,7 +119,7 @@ pub(super) async fn run(
     };
     note(output, &summary).await;
     executor.save_node(view, &record, NodeState::Ready).await?;
-    Ok(StepOutcome { exit_code: Some(0) })
+    Ok(StepOutcome::ran(Some(0)))
 }
 
 /// Writes the resource in chunks, then moves it into place (unpacking archives) and

@@ -46,7 +46,7 @@ pub(super) async fn run(
             &format!("{service_name} defines no {action} action\n"),
         )
         .await;
-        return Ok(StepOutcome { exit_code: None });
+        return Ok(StepOutcome::ran(None));
     };
     // Refused at preview; a cluster made before that check, or a snapshot edited since,
     // still gets the same words.
@@ -68,7 +68,7 @@ pub(super) async fn run(
             "the node was never created: nothing to stop or remove\n",
         )
         .await;
-        return Ok(StepOutcome { exit_code: None });
+        return Ok(StepOutcome::ran(None));
     }
     let reloaded;
     // Teardown steps never wait: the nodes they lack addresses for are gone or going.

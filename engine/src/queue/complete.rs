@@ -127,11 +127,13 @@ async fn complete_succeeded(
         return Err(lease_lost(lease));
     };
     let held = released(&row, lease)?;
-    record_attempt(&mut tx, &held, TaskState::Succeeded, outcome, now_ms).await?;
+    let task_state = success_state(outcome);
+    record_attempt(&mut tx, &held, task_state, outcome, now_ms).await?;
+    mark_skipped(&mut tx, &[(lease, outcome)]).await?;
     let job_state = after_success(&mut tx, &held, job_state, counts, now_ms).await?;
     tx.commit().await?;
     Ok(Completion {
-        task_state: TaskState::Succeeded,
+        task_state,
         job_state,
     })
 }
@@ -183,9 +185,17 @@ pub async fn complete_batch(
     let held = release_succeeded(&mut tx, finished, &successes, now_ms).await?;
     let attempts: Vec<(&Released, TaskState, &Outcome)> = held
         .iter()
-        .map(|(index, held)| (held, TaskState::Succeeded, &finished[*index].1))
+        .map(|(index, held)| {
+            let outcome = &finished[*index].1;
+            (held, success_state(outcome), outcome)
+        })
         .collect();
     record_attempts(&mut tx, &attempts, now_ms).await?;
+    let passed: Vec<(&Lease, &Outcome)> = held
+        .iter()
+        .map(|(index, _)| (&finished[*index].0, &finished[*index].1))
+        .collect();
+    mark_skipped(&mut tx, &passed).await?;
     let released: Vec<&Released> = held.iter().map(|(_, held)| held).collect();
     for (job_id, next) in after_successes(&mut tx, &released, &jobs, now_ms).await? {
         jobs.insert(job_id, next);
@@ -211,7 +221,7 @@ pub async fn complete_batch(
 
     let recorded = held
         .iter()
-        .map(|(index, _)| (*index, TaskState::Succeeded))
+        .map(|(index, _)| (*index, success_state(&finished[*index].1)))
         .chain(other_answers);
     for (index, task_state) in recorded {
         let job_id = &finished[index].0.job_id;
@@ -221,6 +231,32 @@ pub async fn complete_batch(
         });
     }
     Ok(answers)
+}
+
+/// The state a successful attempt leaves its task in: `skipped` when the step was
+/// passed over rather than done.
+fn success_state(outcome: &Outcome) -> TaskState {
+    if outcome.passed_over {
+        TaskState::Skipped
+    } else {
+        TaskState::Succeeded
+    }
+}
+
+/// Marks the passed-over ones among just-succeeded tasks `skipped`. They count as
+/// done for their job and successors (released as after a success); only their shown
+/// state differs. Rare (forced deletes only), so one statement each.
+async fn mark_skipped(
+    tx: &mut Transaction<'static, Any>,
+    succeeded: &[(&Lease, &Outcome)],
+) -> Result<(), QueueError> {
+    for (lease, _) in succeeded.iter().filter(|(_, outcome)| outcome.passed_over) {
+        sqlx::query("UPDATE tasks SET state = 'skipped' WHERE id = $1 AND state = 'succeeded'")
+            .bind(&lease.task_id)
+            .execute(&mut **tx)
+            .await?;
+    }
+    Ok(())
 }
 
 /// Locks the jobs in id order (so two batches never wait on each other in a cycle)

@@ -128,6 +128,9 @@ pub struct Outcome {
     pub stdout: String,
     pub stderr: String,
     pub error: Option<String>,
+    /// A success that did not do the step (a forced delete passed over its failure):
+    /// the task ends `skipped`, and its successors run as after a success.
+    pub passed_over: bool,
 }
 
 impl Outcome {
@@ -138,6 +141,7 @@ impl Outcome {
             stdout: String::new(),
             stderr: String::new(),
             error: None,
+            passed_over: false,
         }
     }
 
@@ -148,6 +152,7 @@ impl Outcome {
             stdout: String::new(),
             stderr: String::new(),
             error: Some(error.into()),
+            passed_over: false,
         }
     }
 
@@ -158,6 +163,7 @@ impl Outcome {
             stdout: String::new(),
             stderr: String::new(),
             error: Some("stopped: job cancelled".into()),
+            passed_over: false,
         }
     }
 }

@@ -157,6 +157,26 @@ async fn a_forced_delete_passes_over_steps_that_cannot_run(backend: Backend) {
         .filter(|event| event.data.contains("passed over: this delete is forced"))
         .count();
     assert!(passed_over > 0, "the passed-over steps are reported");
+    // And they end `skipped`: the lost node's stop did not happen, and says so.
+    let tasks = queue::job_tasks(&lab.store, &job).await.unwrap();
+    let skipped: Vec<String> = tasks
+        .iter()
+        .filter(|task| task.state == TaskState::Skipped)
+        .map(|task| format!("{}-{}", task.node, task.action))
+        .collect();
+    assert!(!skipped.is_empty(), "{tasks:#?}");
+    assert!(
+        tasks
+            .iter()
+            .filter(|task| task.state == TaskState::Skipped)
+            .all(|task| task.node == 1000),
+        "only the lost node's steps are passed over: {skipped:?}"
+    );
+    assert!(tasks
+        .iter()
+        .all(|task| matches!(task.state, TaskState::Succeeded | TaskState::Skipped)));
+    let job_view = queue::job(&lab.store, &job).await.unwrap();
+    assert_eq!(job_view.state, JobState::Succeeded);
 }
 
 async fn wait_for_running_slow_step(lab: &Lab, job: &str) -> queue::TaskRecord {

@@ -7,7 +7,8 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use api_types::{
     ClusterChangeRequest, ClusterCreateRequest, ClusterDetail, ClusterView, EventKind, EventView,
-    JobState, JobView, LeaseExtension, Page, PlanView, SubmittedJob, TaskView,
+    JobState, JobView, LeaseExtension, NodeView, Page, PlanView, ServiceHealth, SubmittedJob,
+    TaskView,
 };
 use clap::{Args, Subcommand};
 use serde::Serialize;
@@ -188,6 +189,28 @@ fn rows(views: &[impl Serialize]) -> anyhow::Result<Vec<Value>> {
     views.iter().map(to_json).collect()
 }
 
+/// Nodes as table rows, each with its services' health in one cell (`kv up`); only
+/// services with a health check are listed there.
+fn node_rows(nodes: &[NodeView]) -> anyhow::Result<Vec<Value>> {
+    let mut rows = rows(nodes)?;
+    for (row, node) in rows.iter_mut().zip(nodes) {
+        let health: Vec<String> = node
+            .health
+            .iter()
+            .filter(|health| {
+                health.checked_at_ms.is_some() || health.health != ServiceHealth::Unknown
+            })
+            .map(|health| format!("{} {}", health.service, health.health))
+            .collect();
+        row["health"] = Value::from(if health.is_empty() {
+            "-".to_owned()
+        } else {
+            health.join(", ")
+        });
+    }
+    Ok(rows)
+}
+
 pub async fn run(args: ClusterArgs) -> anyhow::Result<ExitCode> {
     let client = Client::signed_in()?;
     let json = args.output.json;
@@ -209,14 +232,27 @@ pub async fn run(args: ClusterArgs) -> anyhow::Result<ExitCode> {
                 );
                 println!();
                 print_table(
-                    &rows(&cluster.nodes)?,
+                    &node_rows(&cluster.nodes)?,
                     &[
                         ("node", "number"),
                         ("address", "address"),
                         ("state", "state"),
                         ("services", "services"),
+                        ("health", "health"),
                     ],
                 );
+                for (node, health) in cluster.nodes.iter().flat_map(|node| {
+                    node.health
+                        .iter()
+                        .filter(|health| health.health == ServiceHealth::Down)
+                        .map(move |health| (node.number, health))
+                }) {
+                    println!(
+                        "down: {} on node {node}: {}",
+                        health.service,
+                        health.detail.as_deref().unwrap_or("no detail")
+                    );
+                }
                 println!();
                 print_table(
                     &rows(&cluster.jobs)?,

@@ -3,7 +3,7 @@
 //! (`?op=add-nodes&count=2`), previewed (layout diff and task DAG) and only then
 //! confirmed, with or without JavaScript.
 
-use api_types::{ClusterState, JobView};
+use api_types::{ClusterState, JobView, ServiceHealth, ServiceHealthView};
 use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::components::Form;
@@ -31,9 +31,12 @@ pub fn ClusterShowPage() -> impl IntoView {
     let params = use_params_map();
     let id = Memo::new(move |_| params.with(|params| params.get("id").unwrap_or_default()));
     let extend = ServerAction::<ExtendLease>::new();
+    // Health and job states change behind the page: it reloads every few seconds in
+    // the browser, unless an operation is being chosen (its inputs would be reset).
+    let refreshed = RwSignal::new(0u32);
     let page = Resource::new(
-        move || (id.get(), extend.version().get()),
-        |(id, _)| load_cluster_page(id),
+        move || (id.get(), extend.version().get(), refreshed.get()),
+        |(id, _, _)| load_cluster_page(id),
     );
     // The chosen operation lives in the query string.
     let query = use_query_map();
@@ -50,6 +53,22 @@ pub fn ClusterShowPage() -> impl IntoView {
             })
         })
     });
+    Effect::new(move |_| {
+        let ticker = set_interval_with_handle(
+            move || {
+                if form.with_untracked(Option::is_none) {
+                    refreshed.update(|count| *count += 1);
+                }
+            },
+            std::time::Duration::from_secs(5),
+        )
+        .ok();
+        on_cleanup(move || {
+            if let Some(ticker) = ticker {
+                ticker.clear();
+            }
+        });
+    });
     // Made here, before anything suspends: resources made inside a suspended view
     // would not line up with the server's when hydrating.
     let preview = Resource::new(
@@ -65,14 +84,14 @@ pub fn ClusterShowPage() -> impl IntoView {
     view! {
         // Sibling boundaries, not nested ones (a boundary inside another's resolved
         // view does not hydrate): the cluster, then its operations with the preview.
-        <Suspense fallback=|| view! { <p class="muted">"Loading cluster…"</p> }>
+        <Transition fallback=|| view! { <p class="muted">"Loading cluster…"</p> }>
             {move || Suspend::new(async move {
                 match page.await {
                     Err(error) => view! { <PageError error/> }.into_any(),
                     Ok(page) => view! { <ClusterView page extend/> }.into_any(),
                 }
             })}
-        </Suspense>
+        </Transition>
         <Transition>
             {move || Suspend::new(async move {
                 let Ok(page) = page.await else { return ().into_any() };
@@ -87,6 +106,16 @@ pub fn ClusterShowPage() -> impl IntoView {
 fn ClusterView(page: ClusterPage, extend: ServerAction<ExtendLease>) -> impl IntoView {
     let cluster = page.cluster.clone();
     let running = page.running_job().cloned();
+    let down: Vec<(i64, ServiceHealthView)> = page
+        .nodes
+        .iter()
+        .flat_map(|node| {
+            node.health
+                .iter()
+                .filter(|health| health.health == ServiceHealth::Down)
+                .map(|health| (node.number, health.clone()))
+        })
+        .collect();
     let extend_error = action_error(extend);
     let nodes = page
         .nodes
@@ -95,7 +124,27 @@ fn ClusterView(page: ClusterPage, extend: ServerAction<ExtendLease>) -> impl Int
             let services = node
                 .services
                 .iter()
-                .map(|service| view! { <span class="chip">{service.clone()}</span> " " })
+                .map(|service| {
+                    let health = node.health.iter().find(|health| &health.service == service);
+                    let (class, title) = match health {
+                        Some(health) => (
+                            match health.health {
+                                ServiceHealth::Up => "chip chip-up",
+                                ServiceHealth::Down => "chip chip-down",
+                                ServiceHealth::Unknown => "chip",
+                            },
+                            health_title(health),
+                        ),
+                        None => ("chip", String::new()),
+                    };
+                    // The word as well as the colour: health must not be colour alone.
+                    let mark = match health.map(|health| health.health) {
+                        Some(ServiceHealth::Up) => " ✓",
+                        Some(ServiceHealth::Down) => " ✗ down",
+                        _ => "",
+                    };
+                    view! { <span class=class title=title data-health=health.map(|h| h.health.as_str())>{service.clone()}{mark}</span> " " }
+                })
                 .collect_view();
             view! {
                 <tr>
@@ -130,6 +179,25 @@ fn ClusterView(page: ClusterPage, extend: ServerAction<ExtendLease>) -> impl Int
             <h1>{cluster.name.clone()}</h1>
             <StateBadge state=cluster.state/>
         </div>
+        {(!down.is_empty()).then(|| view! {
+            <div class="banner banner-bad" role="alert" data-testid="health-banner">
+                <strong>"Down: "</strong>
+                <ul class="plain">{down.clone().into_iter().map(|(node, health)| {
+                    let restart = format!(
+                        "?op=restart&{}={}",
+                        crate::query::item("services", 0),
+                        crate::query::encode_value(&health.service)
+                    );
+                    view! {
+                        <li>
+                            {health.service.clone()} " on node " {node} ": "
+                            {health.detail.clone().unwrap_or_default()} " "
+                            <a href=restart>"restart it"</a>
+                        </li>
+                    }
+                }).collect_view()}</ul>
+            </div>
+        })}
         {(cluster.state == ClusterState::Deleted).then(|| view! {
             <p class="banner" role="status" data-testid="deleted-banner">
                 "This cluster was deleted " {timestamp(cluster.updated_at_ms)}
@@ -189,6 +257,19 @@ fn ClusterView(page: ClusterPage, extend: ServerAction<ExtendLease>) -> impl Int
             <h2>"Jobs"</h2>
             <JobHistory cluster_id=cluster.id.clone() jobs/>
         </section>
+    }
+}
+
+/// What a health chip says on hover: the health, when it was checked, and why.
+fn health_title(health: &ServiceHealthView) -> String {
+    let checked = health
+        .checked_at_ms
+        .map_or("not checked yet".to_owned(), |at| {
+            format!("checked {}", timestamp(at))
+        });
+    match &health.detail {
+        Some(detail) => format!("{}, {checked}: {detail}", health.health),
+        None => format!("{}, {checked}", health.health),
     }
 }
 

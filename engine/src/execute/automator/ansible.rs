@@ -121,7 +121,7 @@ async fn run(
     group.reaped();
     let status = status.map_err(|error| step.setup(format!("{ANSIBLE_PLAYBOOK}: {error}")))?;
     if status.success() {
-        return Ok(StepOutcome { exit_code: Some(0) });
+        return Ok(StepOutcome::ran(Some(0)));
     }
     let code = status.code();
     let exited = match code {

@@ -37,10 +37,10 @@ impl Automator for Puppet {
             let command = command(step)?;
             let exit = step.run_on_node(&command, output).await?;
             match exit.code() {
-                0 => Ok(StepOutcome { exit_code: Some(0) }),
+                0 => Ok(StepOutcome::ran(Some(0))),
                 2 => {
                     note(output, "puppet applied changes (detailed exit code 2)\n").await;
-                    Ok(StepOutcome { exit_code: Some(2) })
+                    Ok(StepOutcome::ran(Some(2)))
                 }
                 code => {
                     let meaning = match code {
