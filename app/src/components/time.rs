@@ -15,13 +15,39 @@ pub fn duration(ms: i64) -> String {
     }
 }
 
-/// What a lease ending at `expires_ms` looks like at `now_ms`.
+/// What a lease ending at `expires_ms` looks like at `now_ms`: to the second in its
+/// last hour, where a countdown matters.
 pub fn lease_left(expires_ms: Option<i64>, now_ms: i64) -> String {
     match expires_ms {
         None => "no lease limit".to_owned(),
         Some(at) if at <= now_ms => "expired".to_owned(),
+        Some(at) if at - now_ms < 3_600_000 => {
+            let seconds = (at - now_ms) / 1000;
+            format!("ends in {} min {:02} s", seconds / 60, seconds % 60)
+        }
         Some(at) => format!("ends in {}", duration(at - now_ms)),
     }
+}
+
+/// A lease's time left, counting down in the browser once a second.
+#[leptos::component]
+pub fn LeaseLeft(expires_ms: Option<i64>) -> impl leptos::IntoView {
+    use leptos::prelude::*;
+    let now = RwSignal::new(now_ms());
+    Effect::new(move |_| {
+        if expires_ms.is_none() {
+            return;
+        }
+        let ticker =
+            set_interval_with_handle(move || now.set(now_ms()), std::time::Duration::from_secs(1))
+                .ok();
+        on_cleanup(move || {
+            if let Some(ticker) = ticker {
+                ticker.clear();
+            }
+        });
+    });
+    view! { <span data-testid="lease-left">{move || lease_left(expires_ms, now.get())}</span> }
 }
 
 /// Milliseconds since the epoch, on whichever side this runs.
@@ -75,6 +101,8 @@ mod tests {
         assert_eq!(lease_left(None, 0), "no lease limit");
         assert_eq!(lease_left(Some(10), 20), "expired");
         assert_eq!(lease_left(Some(3_600_000), 0), "ends in 1 h 0 min");
+        assert_eq!(lease_left(Some(3_599_999), 0), "ends in 59 min 59 s");
+        assert_eq!(lease_left(Some(65_000), 0), "ends in 1 min 05 s");
     }
 
     #[test]

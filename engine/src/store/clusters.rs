@@ -157,6 +157,24 @@ impl Store {
         .await?)
     }
 
+    /// Ids of failed clusters whose lease ended before `now_ms` (a delete at lease
+    /// expiry failed, or the cluster had failed before), the longest expired first.
+    pub async fn expired_failed_cluster_ids(
+        &self,
+        now_ms: i64,
+        limit: i64,
+    ) -> Result<Vec<String>, StoreError> {
+        Ok(sqlx::query_scalar(
+            "SELECT id FROM clusters WHERE state = $1 AND lease_expires_ms IS NOT NULL \
+             AND lease_expires_ms < $2 ORDER BY lease_expires_ms LIMIT $3",
+        )
+        .bind(ClusterState::Failed.as_str())
+        .bind(now_ms)
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
     /// One window of the tenant's live clusters, by name.
     pub async fn live_clusters_window(
         &self,

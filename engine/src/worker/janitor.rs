@@ -68,33 +68,59 @@ pub async fn sweep(store: &Store, wake: &Notify) {
     }
 }
 
-/// Submits a delete job for every active cluster whose lease ended before `now_ms`;
-/// returns how many were submitted.
+/// Submits a delete job for every active cluster whose lease ended before `now_ms`,
+/// and a forced one for every failed cluster whose lease ended (its plain delete
+/// failed, or it had failed before); returns how many were submitted.
+///
+/// A lease is a promise that the machines go: a service that cannot be stopped must
+/// not keep them. A failed *forced* delete is left for a person (its nodes could not
+/// be deleted: forcing again would fail the same way). The owner sees why on the
+/// cluster's page: its lease ended, the plain delete's failure, the forced delete.
 pub async fn delete_expired_clusters(store: &Store, now_ms: i64) -> Result<usize, OperationError> {
     // A hundred a round: the rest wait for the next round rather than one long one.
     let expired = store.expired_cluster_ids(now_ms, 100).await?;
     let mut submitted = 0;
     for cluster_id in expired {
-        match submit_change(
-            store,
-            &cluster_id,
-            &ClusterChange::Delete { force: false },
-            None,
-            SubmitOptions::default(),
-            now_ms,
-        )
-        .await
-        {
-            Ok(job_id) => {
-                tracing::info!(cluster = %cluster_id, job = %job_id, "lease expired: deleting");
-                submitted += 1;
-            }
-            // Another process's janitor got there first, or a job is running.
-            Err(OperationError::Busy { .. }) => {}
-            Err(error) => return Err(error),
+        if submit_delete(store, &cluster_id, false, now_ms).await? {
+            submitted += 1;
+        }
+    }
+    for cluster_id in store.expired_failed_cluster_ids(now_ms, 100).await? {
+        let newest = queue::newest_job(store, &cluster_id).await?;
+        let forced_before = newest
+            .is_some_and(|(_, state, layouts)| state == queue::JobState::Failed && layouts.forced);
+        if !forced_before && submit_delete(store, &cluster_id, true, now_ms).await? {
+            submitted += 1;
         }
     }
     Ok(submitted)
+}
+
+/// Submits the lease-expiry delete; false when another process's janitor got there
+/// first or a job is running.
+async fn submit_delete(
+    store: &Store,
+    cluster_id: &str,
+    force: bool,
+    now_ms: i64,
+) -> Result<bool, OperationError> {
+    match submit_change(
+        store,
+        cluster_id,
+        &ClusterChange::Delete { force },
+        None,
+        SubmitOptions::default(),
+        now_ms,
+    )
+    .await
+    {
+        Ok(job_id) => {
+            tracing::info!(cluster = %cluster_id, job = %job_id, force, "lease expired: deleting");
+            Ok(true)
+        }
+        Err(OperationError::Busy { .. }) => Ok(false),
+        Err(error) => Err(error),
+    }
 }
 
 /// Takes over every recorded node of a live cluster: checks it is there, restarts what

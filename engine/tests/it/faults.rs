@@ -179,6 +179,72 @@ async fn a_forced_delete_passes_over_steps_that_cannot_run(backend: Backend) {
     assert_eq!(job_view.state, JobState::Succeeded);
 }
 
+/// A lease that ends on a cluster whose service cannot be stopped (its node is gone):
+/// the janitor's plain delete fails, so its next round forces the delete, and the
+/// cluster's jobs show both; a failed forced delete is not tried again and again.
+async fn an_expired_lease_forces_a_delete_that_failed(backend: Backend) {
+    let lab = Lab::start(backend).await;
+    let (cluster, job) = lab.create("expiring", 2).await;
+    assert_eq!(lab.wait(&job, JOB_LIMIT).await, JobState::Succeeded);
+    let lost = lab.nodes_dir.join(node_id(&cluster.id, 1000));
+    assert!(LocalProvider::kill_everything_under(&lost) > 0);
+    lab.store
+        .set_cluster_lease(&cluster.id, Some(engine::store::now_ms() - 1_000))
+        .await
+        .unwrap();
+
+    // The lab's own janitor (every half second) does the rest.
+    let plain = wait_for_delete(&lab, &cluster.id, false).await;
+    assert_eq!(lab.wait(&plain, JOB_LIMIT).await, JobState::Failed);
+    let forced = wait_for_delete(&lab, &cluster.id, true).await;
+    assert_eq!(lab.wait(&forced, JOB_LIMIT).await, JobState::Succeeded);
+    assert_eq!(
+        lab.store.cluster(&cluster.id).await.unwrap().state,
+        ClusterState::Deleted
+    );
+    assert_eq!(lab.live_processes(), Vec::<i32>::new());
+    let jobs: Vec<(String, bool)> = queue::cluster_jobs(&lab.store, &cluster.id)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|job| (job.operation, job.forced))
+        .collect();
+    assert_eq!(
+        jobs,
+        [
+            ("delete".to_owned(), true),
+            ("delete".to_owned(), false),
+            ("create".to_owned(), false)
+        ]
+    );
+    let later = engine::store::now_ms();
+    assert_eq!(
+        engine::worker::janitor::delete_expired_clusters(&lab.store, later)
+            .await
+            .unwrap(),
+        0,
+        "nothing left to do"
+    );
+}
+
+/// The cluster's newest job once it is a delete, forced or not as asked.
+async fn wait_for_delete(lab: &Lab, cluster_id: &str, forced: bool) -> String {
+    let started = Instant::now();
+    loop {
+        if let Some((id, _, layouts)) = queue::newest_job(&lab.store, cluster_id).await.unwrap() {
+            let job = queue::job(&lab.store, &id).await.unwrap();
+            if job.operation == "delete" && layouts.forced == forced {
+                return id;
+            }
+        }
+        assert!(
+            started.elapsed() < JOB_LIMIT,
+            "no delete (forced: {forced}) was submitted"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 async fn wait_for_running_slow_step(lab: &Lab, job: &str) -> queue::TaskRecord {
     let started = Instant::now();
     loop {
@@ -201,4 +267,5 @@ engine::on_both_backends!(
     a_node_lost_mid_step_fails_then_resumes,
     a_restarted_pool_adopts_its_nodes_before_running_their_tasks,
     a_forced_delete_passes_over_steps_that_cannot_run,
+    an_expired_lease_forces_a_delete_that_failed,
 );

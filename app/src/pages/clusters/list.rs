@@ -12,7 +12,7 @@ use crate::components::errors::{action_error, FormError, PageError};
 use crate::components::session::{use_me, CsrfField};
 use crate::components::state::StateBadge;
 use crate::components::table::DataTable;
-use crate::components::time::{duration, lease_left, now_ms, timestamp};
+use crate::components::time::{duration, now_ms, timestamp, LeaseLeft};
 use crate::server_fns::clusters::extend_lease::ExtendLease;
 use crate::server_fns::clusters::list::list_clusters;
 
@@ -157,7 +157,7 @@ fn ClusterTable(
         .into_iter()
         .map(|cluster| {
             let href = format!("/clusters/{}", cluster.id);
-            let lease = lease_left(cluster.lease_expires_ms, now_ms());
+            let lease = cluster.lease_expires_ms;
             let id = cluster.id.clone();
             view! {
                 <tr data-cluster=cluster.name.clone()>
@@ -167,7 +167,7 @@ fn ClusterTable(
                     <td><StateBadge state=cluster.state/></td>
                     <td>{cluster.owner.clone().unwrap_or_else(|| "—".to_owned())}</td>
                     <td>
-                        <span class="lease">{lease}</span>
+                        <span class="lease"><LeaseLeft expires_ms=lease/></span>
                         <ExtendButton id cluster=cluster.clone() extend/>
                     </td>
                 </tr>

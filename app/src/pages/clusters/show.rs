@@ -16,7 +16,7 @@ use crate::components::plan::PlanView;
 use crate::components::session::CsrfField;
 use crate::components::state::StateBadge;
 use crate::components::table::DataTable;
-use crate::components::time::{duration, lease_left, now_ms, timestamp};
+use crate::components::time::{duration, now_ms, timestamp, LeaseLeft};
 use crate::error::UiError;
 
 use crate::server_fns::clusters::change::ChangeCluster;
@@ -198,6 +198,9 @@ fn ClusterView(page: ClusterPage, extend: ServerAction<ExtendLease>) -> impl Int
                 }).collect_view()}</ul>
             </div>
         })}
+        {lease_notice(&cluster, &page.jobs).map(|notice| view! {
+            <p class="banner banner-busy" role="status" data-testid="lease-notice">{notice}</p>
+        })}
         {(cluster.state == ClusterState::Deleted).then(|| view! {
             <p class="banner" role="status" data-testid="deleted-banner">
                 "This cluster was deleted " {timestamp(cluster.updated_at_ms)}
@@ -223,7 +226,7 @@ fn ClusterView(page: ClusterPage, extend: ServerAction<ExtendLease>) -> impl Int
                     <tr><th scope="row">"Owner"</th><td>{cluster.owner.clone().unwrap_or_else(|| "—".to_owned())}</td></tr>
                     <tr><th scope="row">"Created"</th><td>{timestamp(cluster.created_at_ms)}</td></tr>
                     <tr><th scope="row">"Lease"</th><td>
-                        {lease_left(cluster.lease_expires_ms, now_ms())}
+                        <LeaseLeft expires_ms=cluster.lease_expires_ms/>
                         {(cluster.state != ClusterState::Deleted).then(|| view! {
                             <ExtendButton id=cluster_id.clone() cluster=cluster.clone() extend/>
                         })}
@@ -258,6 +261,37 @@ fn ClusterView(page: ClusterPage, extend: ServerAction<ExtendLease>) -> impl Int
             <JobHistory cluster_id=cluster.id.clone() jobs/>
         </section>
     }
+}
+
+/// Why the cluster is going or gone when its lease ended: Corral deleted it, and
+/// forced the delete when the plain one failed (the owner learns it here).
+fn lease_notice(cluster: &api_types::ClusterView, jobs: &[JobView]) -> Option<String> {
+    let ended = cluster.lease_expires_ms.filter(|at| *at <= now_ms())?;
+    if !matches!(
+        cluster.state,
+        ClusterState::Deleting | ClusterState::Deleted | ClusterState::Failed
+    ) {
+        return None;
+    }
+    let mut notice = format!(
+        "The lease of this cluster ended {}, so Corral deletes it.",
+        timestamp(ended)
+    );
+    // Jobs are newest first: a forced delete right after a failed plain one.
+    let deletes: Vec<&JobView> = jobs
+        .iter()
+        .filter(|job| job.operation == "delete" && job.created_at_ms >= ended)
+        .collect();
+    if let [forced, plain, ..] = deletes.as_slice() {
+        if forced.forced && !plain.forced && plain.state == api_types::JobState::Failed {
+            notice.push_str(&format!(
+                " The delete failed ({}), so it was forced: steps that failed were passed \
+                 over (marked skipped) and the nodes deleted.",
+                plain.error.as_deref().unwrap_or("no error recorded")
+            ));
+        }
+    }
+    Some(notice)
 }
 
 /// What a health chip says on hover: the health, when it was checked, and why.
@@ -488,5 +522,58 @@ fn OperationInputs(
             {inputs}
             {action}
         </Form>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn cluster(state: &str, lease_expires_ms: i64) -> api_types::ClusterView {
+        serde_json::from_value(json!({
+            "id": "c1", "name": "shop", "state": state, "template": "web-stack",
+            "template_version": 1, "provider": "local", "owner_id": null, "size": 0,
+            "layout": {}, "config": {}, "lease_expires_ms": lease_expires_ms,
+            "created_at_ms": 0, "updated_at_ms": 0
+        }))
+        .unwrap()
+    }
+
+    fn delete(forced: bool, state: &str, at: i64) -> JobView {
+        serde_json::from_value(json!({
+            "id": format!("j{at}"), "cluster_id": "c1", "operation": "delete", "state": state,
+            "tasks_total": 4, "tasks_succeeded": 2, "created_at_ms": at,
+            "started_at_ms": at, "finished_at_ms": at + 1,
+            "error": (state == "failed").then_some("stop kv on node 1000 failed"),
+            "forced": forced, "can_roll_back": false
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn an_expired_lease_says_the_cluster_goes_and_why_its_delete_was_forced() {
+        let ended = 1_000;
+        assert_eq!(lease_notice(&cluster("active", ended), &[]), None);
+        assert_eq!(
+            lease_notice(&cluster("deleting", now_ms() + 60_000), &[]),
+            None
+        );
+        let plain = lease_notice(
+            &cluster("deleting", ended),
+            &[delete(false, "running", 2_000)],
+        )
+        .unwrap();
+        assert!(plain.ends_with("so Corral deletes it."), "{plain}");
+        let jobs = [
+            delete(true, "succeeded", 3_000),
+            delete(false, "failed", 2_000),
+        ];
+        let forced = lease_notice(&cluster("deleted", ended), &jobs).unwrap();
+        assert!(
+            forced.contains("The delete failed (stop kv on node 1000 failed), so it was forced"),
+            "{forced}"
+        );
     }
 }
