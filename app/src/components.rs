@@ -3,6 +3,7 @@
 pub mod dag;
 pub mod diff;
 pub mod errors;
+pub mod estimate;
 pub mod form;
 pub mod layout;
 pub mod plan;

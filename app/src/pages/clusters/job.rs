@@ -133,9 +133,10 @@ fn LiveJob(
     let title = format!("{} · {} · Corral", page.job.operation, page.cluster_name);
     let progress = move || {
         tasks.with(|tasks| {
+            // Passed over by a forced delete: done too, though not succeeded.
             let done = tasks
                 .iter()
-                .filter(|task| task.state == TaskState::Succeeded)
+                .filter(|task| matches!(task.state, TaskState::Succeeded | TaskState::Skipped))
                 .count();
             (done, tasks.len())
         })
@@ -146,6 +147,18 @@ fn LiveJob(
             (Some(start), Some(end)) => duration(end - start),
             (Some(start), None) => duration(now.get() - start),
             _ => "not started".to_owned(),
+        }
+    };
+    let dag = page.dag.clone();
+    let time_left = move || {
+        if job.with(|job| job.state.is_finished()) {
+            return String::new();
+        }
+        let left =
+            tasks.with(|tasks| crate::components::estimate::time_left_ms(&dag, tasks, now.get()));
+        match left {
+            Some(ms) => format!("about {} left", duration(ms)),
+            None => "estimating the time left…".to_owned(),
         }
     };
     let current_steps = move || {
@@ -187,6 +200,7 @@ fn LiveJob(
                 <progress max=move || progress().1 value=move || progress().0></progress>
                 <span data-testid="progress-count">{move || format!("{} of {} tasks done", progress().0, progress().1)}</span>
                 <span class="muted">{move || format!("elapsed {}", elapsed())}</span>
+                <span class="muted" data-testid="time-left">{move || time_left()}</span>
             </div>
             <p class="muted">{move || {
                 let steps = current_steps();
