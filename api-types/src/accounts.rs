@@ -194,6 +194,16 @@ impl fmt::Debug for UserUpdate {
     }
 }
 
+/// A superadmin moving a user to another tenant. The user's API tokens are revoked
+/// and their sessions end; the clusters they own stay with the tenant they leave.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct UserMove {
+    /// The name of the tenant the user moves to.
+    pub tenant: String,
+}
+
 /// A user changing their own password.
 #[derive(Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

@@ -3,9 +3,10 @@
 // services with a dependency, a template with constraints), sees the try-it panel
 // solve and reject sizes, sees a bad form and an in-use delete refused, imports a
 // Coopr bundle with errors and reads the report; a superadmin changes a user's role,
-// deletes a user, deletes an unused tenant and is refused a used one, uploads a
-// binary resource twice and writes a partial template; a tenant user cannot reach
-// the console. Every page is screenshotted to end2end/output/admin-*.png.
+// deletes a user and an unused tenant through their confirmations and is refused a
+// used one, uploads a binary resource twice and writes a partial template; a tenant
+// user cannot reach the console. Every page is screenshotted to
+// end2end/output/admin-*.png.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -320,23 +321,27 @@ test('a superadmin manages users, tenants, resources, partials and template pick
   await page.getByRole('button', { name: 'Save role' }).click();
   await page.waitForFunction(() => document.querySelector('[data-testid=user-summary]')?.textContent.includes('user in tenant'));
 
-  // A user is deleted.
+  // A user is deleted, once the confirmation has said what goes with them.
   await page.goto(`${corral.url}admin/users/dora`);
   await hydrated(page);
+  await page.getByTestId('delete-user-start').click();
+  await page.getByTestId('confirm-delete-user').waitFor();
   await page.getByTestId('delete-user').click();
   await page.getByTestId('user-deleted').waitFor();
   assert.equal(await page.locator('[data-user=dora]').count(), 0);
   await shot(page, 'users');
 
-  // Tenants: the busy one is refused with its cluster named, the spare one goes.
+  // Tenants: the busy one cannot go, its cluster named; the spare one goes once confirmed.
   await page.goto(`${corral.url}admin/tenants`);
   await hydrated(page);
   assert.match(await page.locator('[data-tenant=busy]').textContent(), /keep/);
   await page.locator('[data-tenant=busy] [data-testid=delete-tenant]').click();
-  await page.getByTestId('tenant-delete-refused').waitFor();
-  assert.match(await page.getByTestId('tenant-delete-refused').textContent(), /keep/);
+  await page.getByTestId('tenant-delete-blocked').waitFor();
+  assert.match(await page.getByTestId('tenant-delete-blocked').textContent(), /keep/);
   await shot(page, 'tenant-delete-refused');
+  await page.getByTestId('cancel').click();
   await page.locator('[data-tenant=spare] [data-testid=delete-tenant]').click();
+  await page.getByTestId('confirm-delete').click();
   await page.getByTestId('tenant-deleted').waitFor();
   assert.equal(await page.locator('[data-tenant=spare]').count(), 0);
   await shot(page, 'tenants');

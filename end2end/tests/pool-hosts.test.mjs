@@ -2,8 +2,9 @@
 // serve`: a tenant admin registers a host through the form (a bad port is answered next
 // to its field, a good host shows the public key to authorize), a cluster on the pool
 // checks the host out, and the page shows which cluster holds it and refuses to remove
-// it, naming the cluster. The same page works without JavaScript. Screenshots:
-// end2end/output/pool-hosts-*.png.
+// it, naming the cluster. After a registration the form is empty again, with or without
+// JavaScript, and the page names the new host. The same page works without JavaScript.
+// Screenshots: end2end/output/pool-hosts-*.png.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -65,6 +66,17 @@ async function signIn(page) {
   await page.waitForURL((url) => url.pathname === '/admin/hosts');
 }
 
+/** The registration form's fields, by label, with what each holds now. */
+async function formValues(page) {
+  const values = {};
+  for (const label of ['Name', 'Address', 'SSH port', 'User', 'Host key']) {
+    values[label] = await page.getByLabel(label).inputValue();
+  }
+  return values;
+}
+
+const EMPTY_FORM = { Name: '', Address: '', 'SSH port': '', User: '', 'Host key': '' };
+
 async function fillHost(page, { name, port }) {
   await page.getByLabel('Name').fill(name);
   await page.getByLabel('Address').fill('127.0.0.1');
@@ -94,10 +106,15 @@ test('an admin registers a host, sees it checked out by a cluster, and cannot re
   await fillHost(page, { name: 'rack1-07', port: '9' });
   const banner = page.getByTestId('registered-host');
   await banner.waitFor();
+  assert.match(await banner.innerText(), /Host rack1-07 registered/);
   assert.match(await banner.innerText(), /ssh-ed25519 AAAA\S+ corral-pool-rack1-07/);
   const row = page.locator('tr[data-host="rack1-07"]');
   await row.waitFor();
   assert.equal(await row.getByTestId('host-state').innerText(), 'free');
+  // The form is ready for the next host: nothing of this one is left in it.
+  await page.waitForFunction(() => document.querySelector('#host-name')?.value === '');
+  assert.deepEqual(await formValues(page), EMPTY_FORM);
+  assert.equal(await page.locator('.field-error').count(), 0);
   await shot(page, 'registered');
 
   const created = await api.post('/api/v1/clusters', { name: 'lent', template: 'pooled', size: 1 });
@@ -133,8 +150,14 @@ test('without JavaScript the form posts and the page re-renders with the error o
     await portError.waitFor();
     assert.match(await portError.innerText(), /"ssh" is not a port/);
     await fillHost(page, { name: 'plain-host', port: '2222' });
-    await page.waitForURL((url) => url.pathname === '/admin/hosts');
+    await page.waitForURL((url) => url.searchParams.has('registered'));
     await page.locator('tr[data-host="plain-host"]').waitFor();
+    // The page names the host and its key, the form is empty, and the earlier
+    // refusal is gone.
+    assert.match(await page.getByTestId('registered-host').innerText(), /Host plain-host registered/);
+    assert.match(await page.getByTestId('registered-host').innerText(), /corral-pool-plain-host/);
+    assert.deepEqual(await formValues(page), EMPTY_FORM);
+    assert.equal(await page.locator('.field-error').count(), 0);
     await shot(page, 'no-javascript');
   } finally {
     await plain.close();

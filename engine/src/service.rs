@@ -44,7 +44,7 @@ pub use api_types::{
     ErrorCode, FailedTaskView, ImportReport, LeaseExtension, LocalNodesUpdate, Page,
     PasswordChange, PoolHostRequest, PoolHostUpdate, PoolHostView, Problem,
     ProviderCredentialsView, ProviderTestReport, ProviderTestRequest, ProviderTypesUpdate,
-    QuotaUpdate, TenantRequest, TokenRequest, UserRequest, UserUpdate,
+    QuotaUpdate, TenantRequest, TokenRequest, UserMove, UserRequest, UserUpdate,
 };
 pub use audit::AuditQuery;
 pub use auth::{Access, SessionUser, ThrottleSettings};

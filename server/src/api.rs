@@ -118,6 +118,7 @@ fn routes() -> OpenApiRouter<AppState> {
             accounts::update_user,
             accounts::delete_user
         ))
+        .routes(routes!(accounts::move_user))
         .routes(routes!(accounts::list_user_tokens))
         .routes(routes!(accounts::revoke_user_token))
         .routes(routes!(accounts::list_tenants, accounts::create_tenant))

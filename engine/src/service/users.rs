@@ -2,12 +2,14 @@
 //! everyone can read themselves and change their own password.
 
 use super::{
-    AuditRecord, Caller, Page, PageRequest, PasswordChange, Service, ServiceError, UserRequest,
-    UserUpdate, UserView,
+    AuditRecord, Caller, Page, PageRequest, PasswordChange, Problem, Service, ServiceError,
+    UserMove, UserRequest, UserUpdate, UserView,
 };
 use crate::accounts::{self, hash_password_blocking, verify_password_blocking, Password};
+use crate::operations::ClusterState;
+use crate::store::tenants::Tenant;
 use crate::store::users::{Role, User};
-use crate::store::StoreError;
+use crate::store::{now_ms, StoreError};
 
 /// The hash to store for a new password, once it is strong enough.
 async fn new_password_hash(plain: &str) -> Result<String, ServiceError> {
@@ -18,6 +20,17 @@ async fn new_password_hash(plain: &str) -> Result<String, ServiceError> {
     hash_password_blocking(&password)
         .await
         .map_err(ServiceError::internal)
+}
+
+/// A refusal of a move's `tenant` field, shown next to it.
+fn bad_move_target(message: String) -> ServiceError {
+    ServiceError::Invalid {
+        details: vec![Problem {
+            path: "tenant".to_owned(),
+            message: message.clone(),
+        }],
+        message,
+    }
 }
 
 impl Service {
@@ -217,6 +230,109 @@ impl Service {
         )
         .await;
         Ok(())
+    }
+
+    /// The names of the live clusters user `id` owns, for the admin who is about to
+    /// delete or move them (the clusters stay with the tenant either way).
+    pub async fn owned_clusters(
+        &self,
+        caller: &Caller,
+        id: &str,
+    ) -> Result<Vec<String>, ServiceError> {
+        let user = self.administered_user(caller, id).await?;
+        Ok(self
+            .store
+            .list_clusters(&user.tenant_id)
+            .await?
+            .into_iter()
+            .filter(|cluster| cluster.state != ClusterState::Deleted)
+            .filter(|cluster| cluster.owner_id.as_deref() == Some(user.id.as_str()))
+            .map(|cluster| cluster.name)
+            .collect())
+    }
+
+    /// Moves user `id` to the tenant named in `request` (superadmins only; a tenant
+    /// admin administers one tenant and may not hand users to another or take them).
+    ///
+    /// What goes with them and what stays:
+    /// - their sessions end and their API tokens are revoked: a token acts as its user,
+    ///   so a script written against the old tenant would go on in the new one;
+    /// - the clusters they own stay in the old tenant and remain its own (the old
+    ///   tenant's admins manage them; the user no longer sees them);
+    /// - their own provider credentials stay with the old tenant's providers: the nodes
+    ///   of those clusters were made with them and are deleted with them, and they are
+    ///   only ever opened for that tenant's clusters;
+    /// - their role stays: a tenant admin administers the new tenant.
+    ///
+    /// Superadmins are not moved (they belong to the default tenant). The move is
+    /// written to both tenants' audit logs.
+    pub async fn move_user(
+        &self,
+        caller: &Caller,
+        id: &str,
+        request: &UserMove,
+    ) -> Result<UserView, ServiceError> {
+        let user = self.administered_user(caller, id).await?;
+        if !caller.principal.is_superadmin() {
+            return Err(ServiceError::Forbidden(
+                "only a superadmin moves users between tenants".to_owned(),
+            ));
+        }
+        if user.role == Role::Superadmin {
+            return Err(ServiceError::invalid(format!(
+                "{} is a superadmin, and superadmins belong to the default tenant: \
+                 make them a tenant-admin or user first",
+                user.username
+            )));
+        }
+        let from = self.store.tenant(&user.tenant_id).await?;
+        let to = self.move_target(&request.tenant).await?;
+        if to.id == from.id {
+            return Err(bad_move_target(format!(
+                "{} is already in tenant {}",
+                user.username, from.name
+            )));
+        }
+        if !self
+            .store
+            .move_user(&user.id, &from.id, &to.id, now_ms())
+            .await?
+        {
+            return Err(ServiceError::Conflict(format!(
+                "{} changed while being moved; look at the user again and retry",
+                user.username
+            )));
+        }
+        self.audit_move(caller, &user.username, &from, &to).await;
+        Ok(self.store.user(&user.id).await?.into())
+    }
+
+    /// The tenant a user is to move to, by name.
+    async fn move_target(&self, name: &str) -> Result<Tenant, ServiceError> {
+        if name.trim().is_empty() {
+            return Err(bad_move_target(
+                "name the tenant to move the user to".to_owned(),
+            ));
+        }
+        match self.store.tenant_by_name(name).await {
+            Ok(tenant) => Ok(tenant),
+            Err(StoreError::NotFound(_)) => Err(bad_move_target(format!(
+                "there is no tenant named {name:?}"
+            ))),
+            Err(error) => Err(error.into()),
+        }
+    }
+
+    /// One entry in each tenant's log: each tenant's admins read only their own.
+    async fn audit_move(&self, caller: &Caller, username: &str, from: &Tenant, to: &Tenant) {
+        let before = serde_json::json!({"tenant": from.name}).to_string();
+        let after = serde_json::json!({"tenant": to.name, "tokens_revoked": true}).to_string();
+        for tenant in [from, to] {
+            let mut record = AuditRecord::new(&tenant.id, "user.move", "user", username);
+            record.before = Some(before.clone());
+            record.after = Some(after.clone());
+            self.audit(caller, record).await;
+        }
     }
 
     /// Changes the caller's password after checking the current one; every session

@@ -165,6 +165,43 @@ impl Store {
         Ok(())
     }
 
+    /// Moves the user from tenant `from` to tenant `to` as one change: their sessions
+    /// end and their live API tokens are revoked with it (a token acts as its user, so
+    /// a script of the old tenant would otherwise carry on in the new one). Superadmins
+    /// are never moved: they belong to the default tenant. `false`, with nothing
+    /// changed, when the user is no longer in `from` or has become a superadmin.
+    pub async fn move_user(
+        &self,
+        id: &str,
+        from: &str,
+        to: &str,
+        now_ms: i64,
+    ) -> Result<bool, StoreError> {
+        let (_turn, mut tx) = self.begin_write().await?;
+        let moved = sqlx::query(
+            "UPDATE users SET tenant_id = $3, session_epoch = session_epoch + 1 \
+             WHERE id = $1 AND tenant_id = $2 AND role <> $4",
+        )
+        .bind(id)
+        .bind(from)
+        .bind(to)
+        .bind(Role::Superadmin.as_str())
+        .execute(&mut *tx)
+        .await?;
+        if moved.rows_affected() == 0 {
+            return Ok(false);
+        }
+        sqlx::query(
+            "UPDATE api_tokens SET revoked_at_ms = $2 WHERE user_id = $1 AND revoked_at_ms IS NULL",
+        )
+        .bind(id)
+        .bind(now_ms)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
     pub async fn delete_user(&self, id: &str) -> Result<(), StoreError> {
         let done = sqlx::query("DELETE FROM users WHERE id = $1")
             .bind(id)

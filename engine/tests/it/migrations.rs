@@ -1,10 +1,16 @@
 //! The SQLite and PostgreSQL migration trees describe one schema: the same files, and
 //! in each the same statements once the known dialect differences are folded. A column
 //! or index added to one tree only fails here, before it fails at run time on one
-//! backend.
+//! backend. Also what individual migrations do to the rows they fix.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+
+use engine::accounts::{create_user, Password};
+use engine::store::tenants::DEFAULT_TENANT_ID;
+use engine::store::users::Role;
+use engine::store::{now_ms, Backend, Store};
+use engine::testing::TestDatabase;
 
 /// SQLite's spelling and PostgreSQL's of the same thing; each side is folded to the
 /// right-hand form before comparing.
@@ -14,6 +20,11 @@ const DIALECT: &[(&str, &str)] = &[
     ("BLOB", "BYTEA"),
     // A clustered table on SQLite; PostgreSQL has no such option.
     (") WITHOUT ROWID;", ");"),
+    // The current Unix time in seconds.
+    (
+        "CAST(strftime('%s', 'now') AS BIGINT)",
+        "CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) AS BIGINT)",
+    ),
 ];
 
 fn tree(backend: &str) -> PathBuf {
@@ -78,3 +89,49 @@ fn normalising_folds_only_the_known_differences() {
     let drifted = "CREATE TABLE t (id BIGSERIAL PRIMARY KEY, b BYTEA, extra TEXT);";
     assert_ne!(normalised(sqlite), normalised(drifted));
 }
+
+/// The migration that gives tenants seeded with `created_at_ms = 0` a real time.
+const TENANT_CREATED_AT: i64 = 20261127230000;
+
+async fn default_tenant_created_at(store: &Store) -> i64 {
+    store.tenant(DEFAULT_TENANT_ID).await.unwrap().created_at_ms
+}
+
+/// A new database's `default` tenant was made by its first migration, now; an older
+/// database's, whose seed said 1970, when its first user was made (the first start).
+async fn the_default_tenant_gets_a_real_creation_time(backend: Backend) {
+    let db = TestDatabase::new(backend).await;
+    let before = now_ms();
+    let store = Store::open(&db.url).await.unwrap();
+    let created = default_tenant_created_at(&store).await;
+    // The database's clock counts whole seconds here.
+    assert!(
+        (before - 1000..=now_ms()).contains(&created),
+        "a new database's default tenant was made at {created}, not around {before}"
+    );
+
+    // A database migrated before the fix: the seed's 0, and a first admin made later.
+    let admin = create_user(
+        &store,
+        "admin",
+        Role::Superadmin,
+        None,
+        &Password::new("a long enough password"),
+    )
+    .await
+    .unwrap();
+    sqlx::query("UPDATE tenants SET created_at_ms = 0 WHERE id = $1")
+        .bind(DEFAULT_TENANT_ID)
+        .execute(store.pool())
+        .await
+        .unwrap();
+    sqlx::query("DELETE FROM _sqlx_migrations WHERE version = $1")
+        .bind(TENANT_CREATED_AT)
+        .execute(store.pool())
+        .await
+        .unwrap();
+    store.migrate().await.unwrap();
+    assert_eq!(default_tenant_created_at(&store).await, admin.created_at_ms);
+}
+
+engine::on_both_backends!(the_default_tenant_gets_a_real_creation_time);

@@ -6,7 +6,7 @@ use axum::http::StatusCode;
 use axum::Json;
 use engine::service::{
     AuditQuery, AuditView, CreatedToken, LocalNodesUpdate, Page, PageRequest, PasswordChange,
-    ProviderTypesUpdate, QuotaUpdate, TenantRequest, TenantView, TokenRequest, TokenView,
+    ProviderTypesUpdate, QuotaUpdate, TenantRequest, TenantView, TokenRequest, TokenView, UserMove,
     UserRequest, UserUpdate, UserView,
 };
 
@@ -76,6 +76,23 @@ pub async fn delete_user(
 ) -> Result<StatusCode, ApiError> {
     state.service.delete_user(&caller, &id).await?;
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// Move a user to another tenant (superadmins). Their API tokens are revoked and their
+/// sessions end; the clusters they own stay with the tenant they leave. Superadmins
+/// stay in the default tenant.
+#[utoipa::path(put, path = "/users/{id}/tenant", tag = "users",
+    params(("id" = String, Path, description = "User id")), request_body = UserMove,
+    responses((status = 200, body = UserView), (status = 403, body = ErrorBody),
+              (status = 404, body = ErrorBody), (status = 409, body = ErrorBody),
+              (status = 422, body = ErrorBody)))]
+pub async fn move_user(
+    State(state): State<AppState>,
+    Authenticated(caller): Authenticated,
+    ApiPath(id): ApiPath<String>,
+    ApiJson(request): ApiJson<UserMove>,
+) -> Result<Json<UserView>, ApiError> {
+    Ok(Json(state.service.move_user(&caller, &id, &request).await?))
 }
 
 /// Change your own password; every session of yours ends.

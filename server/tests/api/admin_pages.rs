@@ -513,7 +513,7 @@ async fn an_admin_changes_a_users_role_and_password_and_deletes_them() {
         &browser,
         &app,
         "admin-delete-user",
-        "/admin/users/erin",
+        "/admin/users/erin?confirm=delete-user",
         &[("csrf", &csrf), ("id", &erin.id)],
     )
     .await;
@@ -545,16 +545,19 @@ async fn a_superadmin_deletes_an_unused_tenant_and_is_refused_a_used_one() {
     assert!(html.contains("data-testid=\"live-clusters\""), "{html}");
     assert!(html.contains(">keep<"), "the busy tenant's cluster: {html}");
 
+    // Posted from a confirmation that showed before the cluster was made: the page
+    // it goes back to says why the tenant stays.
+    let confirmation = format!("/admin/tenants?confirm=delete-tenant&id={}", busy.tenant_id);
     let (_, html) = post_form(
         &browser,
         &app,
         "admin-delete-tenant",
-        "/admin/tenants",
+        &confirmation,
         &[("csrf", &csrf), ("id", &busy.tenant_id)],
     )
     .await;
     assert!(
-        html.contains("data-testid=\"tenant-delete-refused\""),
+        html.contains("data-testid=\"tenant-delete-blocked\""),
         "{html}"
     );
     assert!(html.contains("keep"), "{html}");
@@ -572,7 +575,7 @@ async fn a_superadmin_deletes_an_unused_tenant_and_is_refused_a_used_one() {
         &browser,
         &app,
         "admin-delete-tenant",
-        "/admin/tenants",
+        &format!("/admin/tenants?confirm=delete-tenant&id={}", idle.tenant_id),
         &[("csrf", &csrf), ("id", &idle.tenant_id)],
     )
     .await;
@@ -804,4 +807,186 @@ async fn a_partial_template_is_written_and_listed_like_the_other_kinds() {
     let (status, html) = page(&browser, &app, "/admin/partials/monitoring/edit").await;
     assert_eq!(status, 200);
     assert!(html.contains("Default services"), "the pickers: {html}");
+}
+
+/// Tenant `acme` (lifecycle catalog, its admin) with erin, who owns the cluster
+/// `erins` and has an API token; tenants `bravo` and `idle` each with a user; a
+/// superadmin `root`. Returns erin's id.
+async fn users_with_clusters(app: &TestApp) -> String {
+    with_catalog(app, "acme").await;
+    let erin = app.user("erin", Role::User, "acme").await;
+    let created = app
+        .call(
+            &erin,
+            Method::POST,
+            "/api/v1/clusters",
+            Some(&serde_json::json!({"name": "erins", "template": "lifecycle", "size": 2})),
+        )
+        .await;
+    assert_eq!(created.status(), 201);
+    app.user("bea", Role::User, "bravo").await;
+    app.user("ida", Role::User, "idle").await;
+    app.user("root", Role::Superadmin, "default").await;
+    erin.id
+}
+
+#[tokio::test]
+async fn deleting_a_user_or_a_tenant_shows_what_goes_before_it_happens() {
+    let app = spawn_app(Backend::Sqlite).await;
+    let erin = users_with_clusters(&app).await;
+    let (browser, _) = signed_in(&app, "root").await;
+
+    // The user's page offers a link to the confirmation, not a delete form.
+    let (_, html) = page(&browser, &app, "/admin/users/erin").await;
+    assert!(html.contains("href=\"?confirm=delete-user\""), "{html}");
+    assert!(
+        !html.contains("admin-delete-user"),
+        "one click must not delete: {html}"
+    );
+    let (status, html) = page(&browser, &app, "/admin/users/erin?confirm=delete-user").await;
+    assert_eq!(status, 200);
+    assert!(
+        html.contains("data-testid=\"confirm-delete-user\""),
+        "{html}"
+    );
+    assert!(html.contains("Their API token stops working."), "{html}");
+    assert!(html.contains("stays in tenant acme"), "{html}");
+    assert!(html.contains(">erins<"), "her cluster is named: {html}");
+    assert!(html.contains("action=\"/sfn/admin-delete-user\""), "{html}");
+    assert!(
+        html.contains("href=\"/admin/users/erin\""),
+        "cancel: {html}"
+    );
+    assert!(
+        app.store.user(&erin).await.is_ok(),
+        "looking deletes nothing"
+    );
+
+    // Tenants: a link per row; the confirmation names the users that go with it.
+    let idle = app.store.tenant_by_name("idle").await.unwrap().id;
+    let acme = app.store.tenant_by_name("acme").await.unwrap().id;
+    let (_, html) = page(&browser, &app, "/admin/tenants").await;
+    assert!(
+        html.contains(&format!("href=\"?confirm=delete-tenant&amp;id={idle}\"")),
+        "{html}"
+    );
+    assert!(
+        !html.contains("admin-delete-tenant"),
+        "one click must not delete: {html}"
+    );
+    let (_, html) = page(
+        &browser,
+        &app,
+        &format!("/admin/tenants?confirm=delete-tenant&id={idle}"),
+    )
+    .await;
+    assert!(
+        html.contains("data-testid=\"confirm-delete-tenant\""),
+        "{html}"
+    );
+    assert!(
+        html.contains("Its user ida can no longer sign in"),
+        "{html}"
+    );
+    assert!(
+        html.contains("action=\"/sfn/admin-delete-tenant\""),
+        "{html}"
+    );
+    assert!(html.contains("href=\"/admin/tenants\""), "cancel: {html}");
+    // A tenant with live clusters says why it cannot go, and offers no button.
+    let (_, html) = page(
+        &browser,
+        &app,
+        &format!("/admin/tenants?confirm=delete-tenant&id={acme}"),
+    )
+    .await;
+    assert!(
+        html.contains("data-testid=\"tenant-delete-blocked\""),
+        "{html}"
+    );
+    assert!(html.contains(">erins<"), "{html}");
+    assert!(!html.contains("admin-delete-tenant"), "{html}");
+    // The default tenant is never offered.
+    let (_, html) = page(
+        &browser,
+        &app,
+        &format!(
+            "/admin/tenants?confirm=delete-tenant&id={}",
+            engine::store::tenants::DEFAULT_TENANT_ID
+        ),
+    )
+    .await;
+    assert!(!html.contains("confirm-delete-tenant"), "{html}");
+}
+
+#[tokio::test]
+async fn a_superadmin_moves_a_user_after_seeing_what_the_move_does() {
+    let app = spawn_app(Backend::Sqlite).await;
+    let erin = users_with_clusters(&app).await;
+
+    // A tenant admin is offered no move, and is refused one.
+    let (admin_browser, admin_csrf) = signed_in(&app, "acme-admin").await;
+    let (_, html) = page(&admin_browser, &app, "/admin/users/erin").await;
+    assert!(!html.contains("move-user-start"), "{html}");
+    let (status, body) = post_json(
+        &admin_browser,
+        &app,
+        "admin-move-user",
+        &[("csrf", &admin_csrf), ("id", &erin), ("tenant", "bravo")],
+    )
+    .await;
+    assert_eq!(status, 403, "{body}");
+
+    let (browser, csrf) = signed_in(&app, "root").await;
+    let (_, html) = page(&browser, &app, "/admin/users/erin").await;
+    assert!(html.contains("data-testid=\"move-user-start\""), "{html}");
+    assert!(html.contains("<option value=\"bravo\">"), "{html}");
+    assert!(
+        !html.contains("<option value=\"acme\">"),
+        "not her own tenant: {html}"
+    );
+    let confirm = "/admin/users/erin?confirm=move-user&tenant=bravo";
+    let (_, html) = page(&browser, &app, confirm).await;
+    assert!(html.contains("Move erin from acme to bravo?"), "{html}");
+    assert!(html.contains("Their API token is revoked"), "{html}");
+    assert!(html.contains("Their sessions end"), "{html}");
+    assert!(html.contains("stays in tenant acme"), "{html}");
+    assert!(html.contains(">erins<"), "{html}");
+    assert!(html.contains("Their role stays user"), "{html}");
+    assert_eq!(
+        app.store.user(&erin).await.unwrap().tenant_id,
+        app.store.tenant_by_name("acme").await.unwrap().id
+    );
+    // A tenant that is not offered gets no button.
+    let (_, html) = page(
+        &browser,
+        &app,
+        "/admin/users/erin?confirm=move-user&tenant=nope",
+    )
+    .await;
+    assert!(!html.contains("admin-move-user"), "{html}");
+
+    // Refusals answer with their reason; the move itself lands on the user's page.
+    let (status, body) = post_json(
+        &browser,
+        &app,
+        "admin-move-user",
+        &[("csrf", &csrf), ("id", &erin), ("tenant", "nope")],
+    )
+    .await;
+    assert_eq!(status, 422, "{body}");
+    assert!(body.contains("no tenant named"), "{body}");
+    let (_, html) = post_form(
+        &browser,
+        &app,
+        "admin-move-user",
+        confirm,
+        &[("csrf", &csrf), ("id", &erin), ("tenant", "bravo")],
+    )
+    .await;
+    assert!(html.contains("data-testid=\"user-saved\""), "{html}");
+    assert!(html.contains("Moved to tenant bravo."), "{html}");
+    assert!(html.contains("in tenant <strong>bravo</strong>"), "{html}");
+    let bravo = app.store.tenant_by_name("bravo").await.unwrap().id;
+    assert_eq!(app.store.user(&erin).await.unwrap().tenant_id, bravo);
 }

@@ -105,6 +105,8 @@ const MATRIX: &[(&str, [u16; 5])] = &[
     ("GET /api/v1/users/{id}", [401, 403, 200, 404, 200]),
     ("PATCH /api/v1/users/{id}", [401, 403, 422, 404, 200]),
     ("DELETE /api/v1/users/{id}", [401, 403, 422, 404, 204]),
+    // Only superadmins move users between tenants; A's admin may not move A's users.
+    ("PUT /api/v1/users/{id}/tenant", [401, 403, 403, 404, 200]),
     ("GET /api/v1/users/{id}/tokens", [401, 403, 200, 404, 200]),
     (
         "DELETE /api/v1/users/{id}/tokens/{token_id}",

@@ -67,6 +67,7 @@ const EXPECTATIONS: &[(&str, &[Check])] = &[
     ("GET /api/v1/users/{id}", &[Scoped, AdminOnly]),
     ("PATCH /api/v1/users/{id}", &[Scoped, AdminOnly]),
     ("DELETE /api/v1/users/{id}", &[Scoped, AdminOnly]),
+    ("PUT /api/v1/users/{id}/tenant", &[Scoped, AdminOnly]),
     ("GET /api/v1/users/{id}/tokens", &[Scoped, AdminOnly]),
     (
         "DELETE /api/v1/users/{id}/tokens/{token_id}",
@@ -213,6 +214,9 @@ pub(crate) fn body_for(operation: &str) -> Option<Value> {
         p if p.ends_with("/provider-types") => json!({"provider_types": ["docker"]}),
         "/api/v1/users" => {
             json!({"username": "probe", "password": "a long enough password", "role": "user"})
+        }
+        p if p.starts_with("/api/v1/users/") && p.ends_with("/tenant") => {
+            json!({"tenant": "bravo"})
         }
         p if p.starts_with("/api/v1/users/") => json!({"role": "user"}),
         "/api/v1/tenants" => json!({"name": "probe"}),

@@ -14,3 +14,4 @@ mod pages;
 mod pool_hosts;
 mod providers;
 mod security;
+mod user_moves;

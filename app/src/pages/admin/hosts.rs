@@ -1,10 +1,12 @@
 //! `/admin/hosts`: the hosts the `ssh-pool` provider lends out as nodes: each one free or
 //! checked out to a cluster's node, the public key Corral made for it (to authorize on
 //! the host), a form to register one, and a button to remove one (refused, naming the
-//! cluster, while a node holds it).
+//! cluster, while a node holds it). After a registration the page is at
+//! `?registered=<id>`, which names the new host and its key, and the form is empty.
 
 use leptos::prelude::*;
 use leptos_meta::Title;
+use leptos_router::hooks::use_query_map;
 
 use crate::components::errors::{action_error, FormError};
 use crate::components::form::{AdminForm, Field, TextField};
@@ -62,6 +64,33 @@ fn host_row(row: PoolHostRow, remove: ServerAction<RemovePoolHost>) -> impl Into
     }
 }
 
+/// The host just registered (`?registered=<id>`) with the public key to authorize on it.
+fn registered_banner(rows: &[PoolHostRow], registered: Option<String>) -> Option<impl IntoView> {
+    let row = rows
+        .iter()
+        .find(|row| Some(&row.id) == registered.as_ref())?;
+    Some(view! {
+        <div class="banner banner-ok" role="status" data-testid="registered-host">
+            <p>"Host " <strong>{row.name.clone()}</strong> " registered. Authorize this key on it (the private key stays with Corral):"</p>
+            <p><code class="secret">{row.client_public_key.clone()}</code></p>
+        </div>
+    })
+}
+
+/// Empties the registration form inside `card`. With JavaScript the page is not
+/// loaded again after a registration, and its inputs would keep what was sent (the
+/// page is only rebuilt in place); without, the page comes fresh from the server.
+fn clear_registration_form(card: NodeRef<leptos::html::Section>) {
+    use leptos::wasm_bindgen::JsCast;
+    let form = card
+        .get_untracked()
+        .and_then(|card| card.query_selector("form").ok().flatten())
+        .and_then(|form| form.dyn_into::<leptos::web_sys::HtmlFormElement>().ok());
+    if let Some(form) = form {
+        form.reset();
+    }
+}
+
 #[component]
 pub fn HostsPage() -> impl IntoView {
     let register = ServerAction::<RegisterPoolHost>::new();
@@ -72,7 +101,17 @@ pub fn HostsPage() -> impl IntoView {
     );
     let error = action_error(register);
     let remove_error = action_error(remove);
-    let registered = move || register.value().get().and_then(Result::ok);
+    let query = use_query_map();
+    let registered = move || query.with(|query| query.get("registered"));
+    let register_card = NodeRef::<leptos::html::Section>::new();
+    Effect::new(move |_| {
+        if register
+            .value()
+            .with(|outcome| matches!(outcome, Some(Ok(()))))
+        {
+            clear_registration_form(register_card);
+        }
+    });
     view! {
         <Title text="Pool hosts · Admin · Corral"/>
         <div class="page-head"><h1>"Pool hosts"</h1></div>
@@ -81,37 +120,36 @@ pub fn HostsPage() -> impl IntoView {
             "Corral makes a key pair for each host; put its public key in the user's "
             <code>"~/.ssh/authorized_keys"</code> " on the host. Deleting a cluster returns its hosts."
         </p>
-        {move || registered().map(|public_key| view! {
-            <div class="banner banner-ok" role="status" data-testid="registered-host">
-                <p>"Host registered. Authorize this key on it (the private key stays with Corral):"</p>
-                <p><code class="secret">{public_key}</code></p>
-            </div>
-        })}
         <FormError error=remove_error/>
         <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
-            {move || Suspend::new(async move {
-                match hosts.await {
-                    Ok(rows) if rows.is_empty() => view! {
-                        <p class="muted" data-testid="no-hosts">"No pool hosts yet."</p>
-                    }.into_any(),
-                    Ok(rows) => {
-                        let rows = rows.into_iter().map(|row| host_row(row, remove)).collect_view();
-                        view! {
-                            <DataTable card=true testid="host-table" columns=&["Host", "State", "Host key", "Tenant", ""]>
-                                {rows}
-                            </DataTable>
-                        }.into_any()
+            {move || {
+                let registered = registered();
+                Suspend::new(async move {
+                    match hosts.await {
+                        Ok(rows) if rows.is_empty() => view! {
+                            <p class="muted" data-testid="no-hosts">"No pool hosts yet."</p>
+                        }.into_any(),
+                        Ok(rows) => {
+                            let banner = registered_banner(&rows, registered);
+                            let rows = rows.into_iter().map(|row| host_row(row, remove)).collect_view();
+                            view! {
+                                {banner}
+                                <DataTable card=true testid="host-table" columns=&["Host", "State", "Host key", "Tenant", ""]>
+                                    {rows}
+                                </DataTable>
+                            }.into_any()
+                        }
+                        Err(error) => crate::pages::admin::layout::admin_error(error),
                     }
-                    Err(error) => crate::pages::admin::layout::admin_error(error),
-                }
-            })}
+                })
+            }}
         </Suspense>
         <Suspense>
             {move || Suspend::new(async move {
                 hosts.await.is_ok().then(|| view! {
-                    <section class="card">
+                    <section class="card" node_ref=register_card>
                         <h2>"Register a host"</h2>
-                        <AdminForm action=register error submit="Register host">
+                        <AdminForm action=register error submit="Register host" testid="register-host-form">
                             <TextField label="Name" id="host-name" name="name" error
                                 required=true autocomplete="off" placeholder="e.g. rack1-07"/>
                             <TextField label="Address" id="host-address" name="host" error

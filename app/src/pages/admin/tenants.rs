@@ -1,13 +1,17 @@
 //! `/admin/tenants`: tenants with their quotas and what they hold. A superadmin
 //! creates tenants, sets quotas and deletes tenants (refused while a tenant has
 //! live clusters, which the table lists); a tenant admin sees their own tenant.
+//!
+//! A delete takes two steps, with or without JavaScript: the row's link opens
+//! `?confirm=delete-tenant&id=<id>`, which names what goes with the tenant (or why
+//! it cannot go yet), and only the button there deletes; Cancel goes back.
 
 use api_types::Role;
 use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
 
-use crate::components::errors::{action_error, FieldError, FormError};
+use crate::components::errors::{action_error, FieldError, FormError, FormErrors};
 use crate::components::form::{AdminForm, TextField};
 use crate::components::session::{use_me, CsrfField};
 use crate::components::time::timestamp;
@@ -35,6 +39,14 @@ pub fn TenantsPage() -> impl IntoView {
     let me = use_me();
     let query = use_query_map();
     let deleted = move || query.with(|query| query.get("deleted"));
+    // The tenant whose delete is being confirmed, if any.
+    let confirming = move || {
+        query.with(|query| {
+            (query.get("confirm").as_deref() == Some("delete-tenant"))
+                .then(|| query.get("id"))
+                .flatten()
+        })
+    };
     let note = Resource::new(|| (), |_| local_nodes_note());
     view! {
         <Title text="Tenants · Admin · Corral"/>
@@ -52,23 +64,103 @@ pub fn TenantsPage() -> impl IntoView {
             <p class="banner banner-ok" role="status" data-testid="tenant-deleted">"Tenant " <strong>{name}</strong> " deleted, with its users and catalog."</p>
         })}
         <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
-            {move || Suspend::new(async move {
-                let superadmin = matches!(me.await, Ok(Some(me)) if me.role == Role::Superadmin);
-                match tenants.await {
-                    Ok(rows) => view! { <TenantTable rows superadmin delete/> {superadmin.then(|| view! { <NewTenant create/> })} }.into_any(),
-                    Err(error) => crate::pages::admin::layout::admin_error(error),
-                }
-            })}
+            {move || {
+                let confirming = confirming();
+                Suspend::new(async move {
+                    let superadmin = matches!(me.await, Ok(Some(me)) if me.role == Role::Superadmin);
+                    match tenants.await {
+                        Ok(rows) => {
+                            // Only a superadmin deletes, and never the default tenant.
+                            let doomed = confirming
+                                .filter(|_| superadmin)
+                                .and_then(|id| rows.iter().find(|row| row.tenant.id == id && !row.is_default).cloned());
+                            match doomed {
+                                Some(row) => view! { <DeleteTenantConfirm row delete/> }.into_any(),
+                                None => view! { <TenantTable rows superadmin/> {superadmin.then(|| view! { <NewTenant create/> })} }.into_any(),
+                            }
+                        }
+                        Err(error) => crate::pages::admin::layout::admin_error(error),
+                    }
+                })
+            }}
         </Suspense>
     }
 }
 
+/// The second step of deleting a tenant: what goes with it and the button that
+/// deletes it, or, while it has live clusters, why it cannot go yet.
 #[component]
-fn TenantTable(
-    rows: Vec<TenantRow>,
-    superadmin: bool,
-    delete: ServerAction<DeleteTenant>,
-) -> impl IntoView {
+fn DeleteTenantConfirm(row: TenantRow, delete: ServerAction<DeleteTenant>) -> impl IntoView {
+    let name = row.tenant.name.clone();
+    if !row.live_clusters.is_empty() {
+        let clusters = row
+            .live_clusters
+            .iter()
+            .map(|cluster| view! { <span class="chip">{cluster.clone()}</span> " " })
+            .collect_view();
+        return view! {
+            <section class="card card-danger" data-testid="confirm-delete-tenant">
+                <h2>{format!("Tenant {name} cannot be deleted yet")}</h2>
+                <div class="banner banner-bad" role="alert" data-testid="tenant-delete-blocked">
+                    <p>{format!("It still has {} live cluster(s): ", row.live_clusters.len())} {clusters}</p>
+                    <p>"Delete those first; a tenant goes only once it holds no live clusters."</p>
+                </div>
+                <a class="button button-quiet" href="/admin/tenants" data-testid="cancel">"Back to tenants"</a>
+            </section>
+        }
+        .into_any();
+    }
+    let users = match row.users.as_slice() {
+        [] => "It has no users.".to_owned(),
+        [user] => format!(
+            "Its user {user} can no longer sign in: the account goes, its sessions end and its API tokens stop working."
+        ),
+        users => format!(
+            "Its {} users ({}) can no longer sign in: their accounts go, their sessions end and their API tokens stop working.",
+            users.len(),
+            users.join(", ")
+        ),
+    };
+    view! {
+        <section class="card card-danger" data-testid="confirm-delete-tenant">
+            <h2>{format!("Delete tenant {name}?")}</h2>
+            <p>"Everything the tenant holds goes with it, for good:"</p>
+            <ul>
+                <li data-testid="tenant-users">{users}</li>
+                <li>"Its catalog, uploaded resources, provider credentials and pool hosts."</li>
+                <li>"The records of its deleted clusters and their jobs."</li>
+            </ul>
+            <ActionForm action=delete attr:data-testid="delete-tenant-form">
+                <CsrfField/>
+                <input type="hidden" name="id" value=row.tenant.id.clone()/>
+                <DeleteRefused error=action_error(delete)/>
+                <div class="actions">
+                    <button class="button button-danger" type="submit" data-testid="confirm-delete">{format!("Delete tenant {name}")}</button>
+                    <a class="button button-quiet" href="/admin/tenants" data-testid="cancel">"Cancel"</a>
+                </div>
+            </ActionForm>
+        </section>
+    }
+    .into_any()
+}
+
+/// The service's refusal of a confirmed delete: a cluster made after the
+/// confirmation showed, for one.
+#[component]
+fn DeleteRefused(error: FormErrors) -> impl IntoView {
+    move || {
+        error.get().map(|error| {
+            view! {
+                <div class="banner banner-bad" role="alert" data-testid="tenant-delete-refused">
+                    <p><strong>"Not deleted: "</strong>{error.to_string()}</p>
+                </div>
+            }
+        })
+    }
+}
+
+#[component]
+fn TenantTable(rows: Vec<TenantRow>, superadmin: bool) -> impl IntoView {
     let update = ServerAction::<UpdateQuotas>::new();
     let set_types = ServerAction::<SetProviderTypes>::new();
     // Both row forms report above the table. A plain signal, not one `FormErrors`:
@@ -76,12 +168,14 @@ fn TenantTable(
     // field) shows as well as each field's problems.
     let (update_error, set_types_error) = (action_error(update), action_error(set_types));
     let error = Signal::derive(move || update_error.get().or_else(|| set_types_error.get()));
-    let refused = action_error(delete);
     let rows = rows
         .into_iter()
         .map(|row| {
             let name = row.tenant.name.clone();
-            let delete_id = row.tenant.id.clone();
+            let confirm_href = format!(
+                "?confirm=delete-tenant&id={}",
+                crate::query::encode_value(&row.tenant.id)
+            );
             let local_id = row.tenant.id.clone();
             let quotas = if superadmin {
                 view! {
@@ -110,24 +204,15 @@ fn TenantTable(
                     <td>{providers}</td>
                     <td><TenantUsage clusters=row.live_clusters users=row.users/></td>
                     <td>{timestamp(row.tenant.created_at_ms)}</td>
+                    // A link to the confirmation, which says what goes with the tenant.
                     <td>{deletable.then(|| view! {
-                        <ActionForm action=delete attr:class="inline">
-                            <CsrfField/>
-                            <input type="hidden" name="id" value=delete_id/>
-                            <button class="button button-small button-danger" type="submit" data-testid="delete-tenant">"Delete"</button>
-                        </ActionForm>
+                        <a class="button button-small button-danger" href=confirm_href data-testid="delete-tenant">"Delete…"</a>
                     })}</td>
                 </tr>
             }
         })
         .collect_view();
     view! {
-        {move || refused.get().map(|error| view! {
-            <div class="banner banner-bad" role="alert" data-testid="tenant-delete-refused">
-                <p><strong>"Not deleted: "</strong>{error.to_string()}</p>
-                <p>"The table lists each tenant's live clusters; delete those first."</p>
-            </div>
-        })}
         <section class="card table-card">
             <FormError error/>
             <FieldError error field="max_clusters"/>

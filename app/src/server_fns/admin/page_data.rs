@@ -138,6 +138,23 @@ pub struct UserDetail {
     pub viewer_is_superadmin: bool,
     /// The user's API tokens, when the viewer may change the account (never secrets).
     pub tokens: Vec<TokenView>,
+    /// The live clusters the user owns, when the viewer may change the account: a
+    /// delete or a move leaves them with the tenant, which the confirmation says.
+    pub owned_clusters: Vec<String>,
+    /// The tenants the user may be moved to, by name: every other tenant for a
+    /// superadmin viewing a tenant's user; empty when the user cannot be moved.
+    pub move_targets: Vec<String>,
+    /// Whether the user is the only tenant admin of their tenant (so that, once they
+    /// are gone, only superadmins administer it).
+    pub only_tenant_admin: bool,
+}
+
+impl UserDetail {
+    /// Whether the viewer may change this account (its role, password, tokens) and
+    /// delete it: not their own, and a superadmin's only as a superadmin.
+    pub fn may_change(&self) -> bool {
+        !self.is_me && (self.user.role != Role::Superadmin || self.viewer_is_superadmin)
+    }
 }
 
 /// A token just created: the only time its secret is shown.

@@ -1,5 +1,10 @@
 //! Register an `ssh-pool` host in the administered tenant; Corral makes its key pair
 //! and the page shows the public key to authorize on the host.
+//!
+//! A registration ends on `/admin/hosts?registered=<id>`: the page names the new host
+//! from the query, so a browser without JavaScript sees the key too, and the address
+//! holds no error of an earlier attempt (a plain post goes back to the page it came
+//! from, and that page may be the one a refusal left).
 
 use leptos::prelude::*;
 
@@ -13,7 +18,7 @@ pub async fn register_pool_host(
     port: String,
     user: String,
     host_key: String,
-) -> Result<String, UiError> {
+) -> Result<(), UiError> {
     let caller = super::caller::admin_checked(&csrf).await?;
     let port = match port.trim() {
         "" => 22,
@@ -32,5 +37,9 @@ pub async fn register_pool_host(
     let registered = crate::session::service()?
         .register_pool_host(&caller, &request)
         .await?;
-    Ok(registered.client_public_key)
+    leptos_axum::redirect(&format!(
+        "/admin/hosts?registered={}",
+        crate::query::encode_value(&registered.id)
+    ));
+    Ok(())
 }
