@@ -2,10 +2,12 @@
 // with real local nodes (sshd processes): sign in, preview and create a cluster,
 // watch the job live, change it, delete it; a failing step, fixed and retried; a delete
 // stuck at a failing stop step, finished by forcing it; a reload in the middle of a job
-// that neither loses nor repeats a log line.
+// that neither loses nor repeats a log line; the demo web-stack scaled in, its killed
+// kv seen down by the monitor and restarted, and its page kept after the delete.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -42,6 +44,8 @@ function catalog() {
   lifecycle.compatibility.services.push('ticker');
   lifecycle.defaults.services.push('ticker');
   lifecycle.links = [{ label: 'web page', url: 'http://%ip.access_v4.service.web[0]%:8080/' }];
+  // An hour's lease, whose countdown the cluster page shows to the second.
+  lifecycle.administration = { leaseduration: { initial: 3600000, max: 0, step: 0 } };
   bundle.services.push({
     name: 'gate',
     description: 'starts only once the test opens the gate',
@@ -64,6 +68,22 @@ function catalog() {
         stop: { type: 'shell', fields: { run: 'echo stopping; echo "sticky refuses to stop" >&2; exit 3' } },
       },
     },
+  });
+  bundle.services.push({
+    name: 'broken',
+    description: 'never starts',
+    dependencies: { install: { requires: ['base'] } },
+    provisioner: {
+      actions: {
+        start: { type: 'shell', fields: { run: 'echo "broken on purpose" >&2; exit 4' } },
+      },
+    },
+  });
+  bundle.clustertemplates.push({
+    name: 'broken',
+    description: 'one node whose service never starts',
+    compatibility: { services: ['base', 'broken'], hardwaretypes: ['small'], imagetypes: ['debian'] },
+    defaults: { services: ['base', 'broken'], provider: 'local', hardwaretype: 'small', imagetype: 'debian', config: {} },
   });
   bundle.clustertemplates.push({
     name: 'sticky',
@@ -212,6 +232,15 @@ test('a user previews, creates, watches, changes and deletes a cluster', async (
   const addresses = await page.locator('[data-testid=node-table] code').allTextContents();
   assert.equal(addresses.length, 3);
   assert.equal(await page.getByTestId('service-links').locator('a').first().getAttribute('href'), link);
+  // The lease counts down where the user sees it.
+  await hydrated(page);
+  const lease = await page.getByTestId('lease-left').textContent();
+  assert.match(lease, /^ends in 59 min \d\d s$/);
+  await page.waitForFunction(
+    (before) => document.querySelector('[data-testid=lease-left]').textContent !== before,
+    lease,
+    { timeout: 5_000 },
+  );
   await shot(page, 'portal-cluster');
   await page.setViewportSize({ width: 390, height: 844 });
   await shot(page, 'portal-cluster-phone');
@@ -285,9 +314,41 @@ test('a delete stuck at a failing stop step is finished by forcing it', async ()
   await page.waitForURL(/\/jobs\//);
   await page.getByTestId('job-succeeded').waitFor({ timeout: 120_000 });
   assert.match(await page.locator('.page-head h1').textContent(), /forced delete/);
+  // The stop that failed was passed over, and says so: skipped, not succeeded.
+  await page.locator('[data-testid=task-table] [data-state=skipped]').first().waitFor();
   assert.match(await page.locator('body').textContent(), /passed over: this delete is forced/);
   await shot(page, 'portal-delete-forced-done');
   assert.deepEqual(errors, []);
+});
+
+test('a failed create is rolled back from its job page, previewed first', async () => {
+  const user = await Api.signIn(corral.url, USER.username, USER.password);
+  const created = await user.post('/api/v1/clusters', { name: 'rollme', template: 'broken', size: 1 });
+  assert.equal((await waitForJob(user, created.job_id)).state, 'failed');
+  const clusterId = created.cluster.id;
+
+  const page = await browser.context.newPage();
+  const errors = watchErrors(page);
+  const jobPath = `/clusters/${clusterId}/jobs/${created.job_id}`;
+  await page.goto(`${corral.url}${jobPath.slice(1)}`);
+  if (page.url().includes('/login')) await signIn(page, jobPath);
+  const panel = page.getByTestId('failure-panel');
+  await panel.waitFor({ timeout: 30_000 });
+  assert.match(await panel.textContent(), /broken on purpose/);
+  await panel.getByRole('link', { name: 'Roll back (preview first)' }).click();
+  await page.waitForURL(/op=rollback/);
+  await page.getByTestId('plan-preview').waitFor();
+  // Undoing a create deletes the node it made.
+  assert.match(await page.getByTestId('plan-preview').textContent(), /delete/);
+  await shot(page, 'portal-rollback-preview');
+  await page.getByTestId('confirm-change').click();
+  await page.waitForURL(/\/jobs\//);
+  await page.getByTestId('job-succeeded').waitFor({ timeout: 120_000 });
+  assert.match(await page.locator('.page-head h1').textContent(), /rollback/);
+  await shot(page, 'portal-rollback-done');
+  const cluster = await user.get(`/api/v1/clusters/${clusterId}`);
+  assert.equal(cluster.nodes.length, 0, 'the node the create made is gone');
+  assert.deepEqual(errors, [], `browser errors: ${errors.join('\n')}`);
 });
 
 test('a reload in the middle of a job loses and repeats no log line', async () => {
@@ -318,7 +379,7 @@ test('the demo web-stack, created from the form, answers at its link', async (t)
   const demoBrowser = await launchBrowser();
   t.after(() => demoBrowser.close());
   const page = await demoBrowser.context.newPage();
-  const path = '/clusters/new?template=web-stack&size=3&name=demo-shop';
+  const path = '/clusters/new?template=web-stack&size=4&name=demo-shop';
   await signIn(page, path, DEMO_USER);
   await page.getByTestId('plan-preview').waitFor();
   await hydrated(page);
@@ -326,7 +387,7 @@ test('the demo web-stack, created from the form, answers at its link', async (t)
   await page.getByTestId('create-cluster').click();
   await page.waitForURL(/\/jobs\//);
   await page.getByTestId('job-succeeded').waitFor({ timeout: 120_000 });
-  console.log(`portal template=web-stack nodes=3 create_to_running_s=${((Date.now() - started) / 1000).toFixed(1)}`);
+  console.log(`portal template=web-stack nodes=4 create_to_running_s=${((Date.now() - started) / 1000).toFixed(1)}`);
   await shot(page, 'portal-web-stack-running');
   const link = await page.getByTestId('service-links').locator('a').first().getAttribute('href');
   const answer = await fetch(link);
@@ -345,6 +406,61 @@ test('the demo web-stack, created from the form, answers at its link', async (t)
   await page.getByTestId('job-succeeded').waitFor({ timeout: 120_000 });
   assert.equal((await fetch(link)).status, 200, 'the site still answers');
 
+  // Scale in by one, previewed: the node that goes is struck through.
+  await page.goto(`${clusterUrl}?op=remove-nodes&count=1`);
+  await page.getByTestId('plan-preview').waitFor();
+  const removed = page.getByTestId('plan-preview').locator('tr.row-removed');
+  assert.equal(await removed.count(), 1, 'one node goes');
+  assert.match(await removed.textContent(), /app/);
+  await shot(page, 'portal-web-stack-remove-node');
+  await page.getByTestId('confirm-change').click();
+  await page.waitForURL(/\/jobs\//);
+  await page.getByTestId('job-succeeded').waitFor({ timeout: 120_000 });
+  assert.equal((await fetch(link)).status, 200, 'the site still answers');
+
+  // The monitor: every checked service turns up on the page (it refreshes itself); a
+  // killed kv turns red within 30 s, with a banner; restarting it from the banner's
+  // link turns it green again.
+  await page.goto(clusterUrl);
+  await hydrated(page);
+  const kvChip = page.getByTestId('node-table').locator('[data-health]', { hasText: 'kv' });
+  // Every service but base (which declares no check) shows up.
+  const allUp = () => [...document.querySelectorAll('[data-testid=node-table] [data-health]')]
+    .filter((chip) => !chip.textContent.startsWith('base'))
+    .every((chip) => chip.dataset.health === 'up');
+  await page.waitForFunction(allUp, null, { timeout: 30_000 });
+  const demo = await Api.signIn(corral.url, DEMO_USER.username, DEMO_USER.password);
+  const shop = await demo.get(`/api/v1/clusters/demo-shop`);
+  const kvNode = shop.nodes.find((node) => node.services.includes('kv'));
+  assert.equal(kvNode.health.find((health) => health.service === 'kv').health, 'up');
+  const killed = Date.now();
+  // This cluster's kv only: its leader address ends the command line.
+  const leader = kvNode.address.replaceAll('.', '\\.');
+  execFileSync('pkill', ['-KILL', '-f', `corral-demo\\.py kv --port 7070 --leader ${leader}$`]);
+  await page.getByTestId('health-banner').waitFor({ timeout: 30_000 });
+  console.log(`portal health down_seen_s=${((Date.now() - killed) / 1000).toFixed(1)}`);
+  assert.equal(await kvChip.getAttribute('data-health'), 'down');
+  assert.match(await page.getByTestId('health-banner').textContent(), /kv on node \d+/);
+  await shot(page, 'portal-web-stack-kv-down');
+  // The app checks its kv too, so it may be listed down as well: restart kv.
+  await page.getByTestId('health-banner').getByRole('listitem').filter({ hasText: /^kv on node/ })
+    .getByRole('link', { name: 'restart it' }).click();
+  await page.getByTestId('plan-preview').waitFor();
+  await page.getByTestId('confirm-change').click();
+  await page.waitForURL(/\/jobs\//);
+  await page.getByTestId('job-succeeded').waitFor({ timeout: 120_000 });
+  await page.goto(clusterUrl);
+  await page.waitForFunction(
+    () => document.querySelector('[data-testid=health-banner]') === null
+      && [...document.querySelectorAll('[data-testid=node-table] [data-health]')]
+        .filter((chip) => !chip.textContent.startsWith('base'))
+        .every((chip) => chip.dataset.health === 'up'),
+    null,
+    { timeout: 30_000 },
+  );
+  assert.equal((await fetch(link)).status, 200, 'the site answers again');
+  await shot(page, 'portal-web-stack-kv-up-again');
+
   // Delete it from the page, previewed.
   await page.goto(`${clusterUrl}?op=delete`);
   await page.getByText('This cannot be undone').waitFor();
@@ -352,6 +468,11 @@ test('the demo web-stack, created from the form, answers at its link', async (t)
   await page.waitForURL(/\/jobs\//);
   await page.getByTestId('job-succeeded').waitFor({ timeout: 120_000 });
   await assert.rejects(fetch(link), 'nothing answers once the cluster is gone');
+  // The deleted cluster's page stays, read-only.
+  await page.goto(clusterUrl);
+  await page.getByTestId('deleted-banner').waitFor();
+  assert.equal(await page.getByTestId('operations').count(), 0, 'a deleted cluster offers no change');
+  await shot(page, 'portal-web-stack-deleted');
 });
 
 async function waitForJob(api, jobId) {

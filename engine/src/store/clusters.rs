@@ -139,10 +139,12 @@ impl Store {
         self.listed(&listing).await
     }
 
-    /// Ids of active clusters whose lease ended before `now_ms`, the longest expired
-    /// first, at most `limit`.
+    /// Ids of the clusters in `state` whose lease ended before `now_ms`, the longest
+    /// expired first, at most `limit` (active ones to delete, failed ones whose delete
+    /// must be forced).
     pub async fn expired_cluster_ids(
         &self,
+        state: ClusterState,
         now_ms: i64,
         limit: i64,
     ) -> Result<Vec<String>, StoreError> {
@@ -150,25 +152,7 @@ impl Store {
             "SELECT id FROM clusters WHERE state = $1 AND lease_expires_ms IS NOT NULL \
              AND lease_expires_ms < $2 ORDER BY lease_expires_ms LIMIT $3",
         )
-        .bind(ClusterState::Active.as_str())
-        .bind(now_ms)
-        .bind(limit)
-        .fetch_all(&self.pool)
-        .await?)
-    }
-
-    /// Ids of failed clusters whose lease ended before `now_ms` (a delete at lease
-    /// expiry failed, or the cluster had failed before), the longest expired first.
-    pub async fn expired_failed_cluster_ids(
-        &self,
-        now_ms: i64,
-        limit: i64,
-    ) -> Result<Vec<String>, StoreError> {
-        Ok(sqlx::query_scalar(
-            "SELECT id FROM clusters WHERE state = $1 AND lease_expires_ms IS NOT NULL \
-             AND lease_expires_ms < $2 ORDER BY lease_expires_ms LIMIT $3",
-        )
-        .bind(ClusterState::Failed.as_str())
+        .bind(state.as_str())
         .bind(now_ms)
         .bind(limit)
         .fetch_all(&self.pool)

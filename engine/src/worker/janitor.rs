@@ -10,7 +10,7 @@ use futures::StreamExt as _;
 use tokio::sync::{watch, Notify};
 
 use crate::execute::Executor;
-use crate::operations::{submit_change, ClusterChange, OperationError};
+use crate::operations::{submit_change, ClusterChange, ClusterState, OperationError};
 use crate::provider::NodeRecord;
 use crate::queue::{self, SubmitOptions};
 use crate::store::clusters::nodes::{Node, NodeRecord as NodeRow};
@@ -78,14 +78,19 @@ pub async fn sweep(store: &Store, wake: &Notify) {
 /// cluster's page: its lease ended, the plain delete's failure, the forced delete.
 pub async fn delete_expired_clusters(store: &Store, now_ms: i64) -> Result<usize, OperationError> {
     // A hundred a round: the rest wait for the next round rather than one long one.
-    let expired = store.expired_cluster_ids(now_ms, 100).await?;
+    let expired = store
+        .expired_cluster_ids(ClusterState::Active, now_ms, 100)
+        .await?;
     let mut submitted = 0;
     for cluster_id in expired {
         if submit_delete(store, &cluster_id, false, now_ms).await? {
             submitted += 1;
         }
     }
-    for cluster_id in store.expired_failed_cluster_ids(now_ms, 100).await? {
+    for cluster_id in store
+        .expired_cluster_ids(ClusterState::Failed, now_ms, 100)
+        .await?
+    {
         let newest = queue::newest_job(store, &cluster_id).await?;
         let forced_before = newest
             .is_some_and(|(_, state, layouts)| state == queue::JobState::Failed && layouts.forced);
