@@ -15,7 +15,6 @@
 //! checked: a job stopping services would only turn them red. Their last results stay.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::time::Duration;
 
 use api_types::{ClusterState, ServiceHealth};
@@ -119,12 +118,10 @@ pub async fn run_due(executor: &Executor) -> Result<usize, StoreError> {
         .claim_due_checks(now, claimed_until, CLAIM_BATCH)
         .await?;
     let count = due.len();
-    let executor = Arc::new(executor.clone());
     futures::stream::iter(due)
         .map(|key| {
-            let executor = Arc::clone(&executor);
             async move {
-                let (found, next_in) = check(&executor, &key).await;
+                let (found, next_in) = check(executor, &key).await;
                 let now = now_ms();
                 let next = now + i64::try_from(next_in.as_millis()).unwrap_or(i64::MAX / 2);
                 let (health, detail) = found;

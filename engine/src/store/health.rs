@@ -66,7 +66,9 @@ impl Store {
         now_ms: i64,
     ) -> Result<(), StoreError> {
         let existing = self.cluster_health(cluster_id).await?;
-        let mut tx = self.pool.begin().await?;
+        // Several processes reconcile the same cluster: inserts that lose the race do
+        // nothing (`ON CONFLICT`), deletes of rows already gone affect nothing.
+        let (_turn, mut tx) = self.begin_write().await?;
         for row in &existing {
             let keep = wanted
                 .iter()
