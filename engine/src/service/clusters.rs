@@ -530,3 +530,40 @@ impl Service {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused_field(result: Result<NodesToRemove, ServiceError>) -> (String, String) {
+        match result {
+            Err(ServiceError::Invalid { details, .. }) => {
+                (details[0].path.clone(), details[0].message.clone())
+            }
+            other => panic!("expected a field problem, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_scale_in_names_a_count_or_nodes_that_agree() {
+        assert_eq!(
+            nodes_to_remove(Some(2), None).unwrap(),
+            NodesToRemove::Count(2)
+        );
+        assert_eq!(
+            nodes_to_remove(Some(2), Some(&[1003, 1004])).unwrap(),
+            NodesToRemove::Named(BTreeSet::from([1003, 1004]))
+        );
+        assert_eq!(refused_field(nodes_to_remove(None, None)).0, "count");
+        assert_eq!(refused_field(nodes_to_remove(Some(0), None)).0, "count");
+        assert_eq!(refused_field(nodes_to_remove(None, Some(&[]))).0, "nodes");
+        let (path, message) = refused_field(nodes_to_remove(None, Some(&[1003, 1003])));
+        assert_eq!(
+            (path.as_str(), message.as_str()),
+            ("nodes", "a node is named twice")
+        );
+        let (path, message) = refused_field(nodes_to_remove(Some(1), Some(&[1003, 1004])));
+        assert_eq!(path, "count");
+        assert!(message.contains("2 node(s) are named"), "{message}");
+    }
+}
