@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 const SCRIPTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../demo/scripts");
 
 /// A process that stays a zombie as long as the test holds its parent: the parent
-/// (python) never waits for it. Returns the parent (to kill at the end) and the pid.
+/// (python) waits for it to have exited without reaping it (`WNOWAIT`). Returns the parent (to kill at the end) and the pid.
 fn zombie(dir: &Path) -> (std::process::Child, i32) {
     let mut parent = Command::new("python3")
         .arg("-c")
@@ -17,6 +17,7 @@ fn zombie(dir: &Path) -> (std::process::Child, i32) {
             "import os, signal, subprocess, sys, time\n\
              child = subprocess.Popen(['sleep', '100'], start_new_session=True)\n\
              os.kill(child.pid, signal.SIGKILL)\n\
+             os.waitid(os.P_PID, child.pid, os.WEXITED | os.WNOWAIT)\n\
              print(child.pid, flush=True)\n\
              time.sleep(60)\n",
         )
