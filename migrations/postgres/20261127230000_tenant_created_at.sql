@@ -5,6 +5,6 @@
 UPDATE tenants
 SET created_at_ms = COALESCE(
     (SELECT MIN(created_at_ms) FROM users WHERE created_at_ms > 0),
-    CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) AS BIGINT) * 1000
+    CAST(FLOOR(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP)) AS BIGINT) * 1000
 )
 WHERE created_at_ms = 0;

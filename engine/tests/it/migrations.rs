@@ -20,10 +20,10 @@ const DIALECT: &[(&str, &str)] = &[
     ("BLOB", "BYTEA"),
     // A clustered table on SQLite; PostgreSQL has no such option.
     (") WITHOUT ROWID;", ");"),
-    // The current Unix time in seconds.
+    // The current Unix time in whole seconds, rounded down.
     (
         "CAST(strftime('%s', 'now') AS BIGINT)",
-        "CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) AS BIGINT)",
+        "CAST(FLOOR(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP)) AS BIGINT)",
     ),
 ];
 
