@@ -15,6 +15,12 @@ wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sig
   "$SITE_DIR/pkg/corral_bg.wasm" -o "$SITE_DIR/pkg/corral_bg.wasm"
 cp style/main.css "$SITE_DIR/pkg/corral.css"
 cp style/favicon.svg "$SITE_DIR/pkg/favicon.svg"
+# Compressed once here at the highest levels, so the server never compresses per
+# request; it picks the form each browser accepts (server/src/http/bundle.rs).
+for file in corral_bg.wasm corral.js corral.css; do
+  brotli --best --force --keep "$SITE_DIR/pkg/$file"
+  gzip --best --force --keep --no-name "$SITE_DIR/pkg/$file"
+done
 
-echo "build: corral binary"
+echo "build: corral binary (the bundle built in)"
 cargo build -q -p server --bin corral

@@ -4,8 +4,9 @@ export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
 # The wasm build uses Debian's rustc-web toolchain; its own target dir avoids
 # rebuilding everything each time the toolchain switches.
 WASM_TARGET_DIR=$CARGO_TARGET_DIR/wasm
-# Where the server finds the browser bundle (the server's compiled-in default).
+# Where the build writes the browser bundle, which the binary embeds (site-bundle/build.rs).
 SITE_DIR=$ROOT/target/site
+export CORRAL_EMBED_SITE_DIR=$SITE_DIR
 CORRAL_BIN=$CARGO_TARGET_DIR/debug/corral
 export PATH=/opt/binaryen/bin:$HOME/.cargo/bin:$PATH
 # schemathesis lives in its own virtualenv (installed by bootstrap.sh).

@@ -20,24 +20,44 @@ pub mod server_fns;
 pub mod session;
 
 use leptos::prelude::*;
-use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
+use leptos_meta::{provide_meta_context, MetaTags, Title};
 use leptos_router::components::{Route, Router, Routes};
 use leptos_router::{path, SsrMode};
 
-/// The wasm/JS/CSS bundle name the server announces and the build writes.
+/// The wasm/JS/CSS bundle name the build writes (the server publishes it hashed).
 pub const OUTPUT_NAME: &str = "corral";
 
+/// What the page shell links to, chosen by the server from the bundle it serves
+/// (content-hashed names). A server without a bundle links nothing: its pages still
+/// work, without scripts.
+#[derive(Debug, Clone, Default)]
+pub struct ShellAssets {
+    /// Whether to load the wasm (named by `LeptosOptions::output_name`).
+    pub hydrate: bool,
+    pub stylesheet: Option<String>,
+    pub icon: Option<String>,
+}
+
 /// The HTML document around every page, rendered on the server only.
-pub fn shell(options: LeptosOptions) -> impl IntoView {
+///
+/// The stylesheet is linked here rather than through `leptos_meta` inside [`App`]: its
+/// name is known to the server only, and the browser never re-renders the head.
+pub fn shell(options: LeptosOptions, assets: ShellAssets) -> impl IntoView {
+    let ShellAssets {
+        hydrate,
+        stylesheet,
+        icon,
+    } = assets;
     view! {
         <!DOCTYPE html>
         <html lang="en">
             <head>
                 <meta charset="utf-8"/>
                 <meta name="viewport" content="width=device-width, initial-scale=1"/>
-                <link rel="icon" type="image/svg+xml" href="/pkg/favicon.svg"/>
+                {icon.map(|href| view! { <link rel="icon" type="image/svg+xml" href=href/> })}
+                {stylesheet.map(|href| view! { <link rel="stylesheet" id="corral" href=href/> })}
                 <meta name="csrf-token" content=components::session::csrf_token()/>
-                <HydrationScripts options/>
+                {hydrate.then(|| view! { <HydrationScripts options/> })}
                 <MetaTags/>
             </head>
             <body>
@@ -57,7 +77,6 @@ pub fn App() -> impl IntoView {
 
     provide_meta_context();
     view! {
-        <Stylesheet id="corral" href="/pkg/corral.css"/>
         <Title text="Corral"/>
         <Router>
             <components::layout::Layout>

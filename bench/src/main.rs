@@ -1,9 +1,10 @@
 //! Corral's benchmarks, run in release mode:
-//! `cargo run --release -p bench -- fanout --nodes 200`, `… -- latency --runs 50` and
-//! `… -- queue --backend sqlite|postgres --tasks 20000`.
+//! `cargo run --release -p bench -- fanout --nodes 200`, `… -- latency --runs 50`,
+//! `… -- queue --backend sqlite|postgres --tasks 20000` and `… -- bundle`.
 //!
 //! Each subcommand prints one `key=value` line so runs can be compared and tracked.
 
+mod bundle;
 mod fanout;
 mod latency;
 mod queue;
@@ -17,9 +18,10 @@ fn main() -> ExitCode {
         Some("fanout") => fanout::Options::parse(&args[1..]).and_then(fanout::run),
         Some("latency") => latency::Options::parse(&args[1..]).and_then(latency::run),
         Some("queue") => queue::Options::parse(&args[1..]).and_then(queue::run),
+        Some("bundle") => bundle::run(&args[1..]),
         _ => Err(BenchError::Usage(
             "usage: bench fanout [--nodes N] | bench latency [--runs N] \
-             | bench queue [--backend sqlite|postgres] [--tasks N]"
+             | bench queue [--backend sqlite|postgres] [--tasks N] | bench bundle"
                 .to_owned(),
         )),
     };

@@ -12,7 +12,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 export const outputDir = join(here, '..', 'output');
 mkdirSync(outputDir, { recursive: true });
 
-const corralBin = process.env.CORRAL_BIN ?? join(here, '..', '..', 'target', 'debug', 'corral');
+export const corralBin = process.env.CORRAL_BIN ?? join(here, '..', '..', 'target', 'debug', 'corral');
 
 async function freePort() {
   return new Promise((resolve, reject) => {
@@ -49,12 +49,16 @@ function stopLeftoverNodes(dataDir) {
   }
 }
 
-/** Starts `corral serve` and resolves once it prints the URL it serves. */
-export async function startCorral() {
+/**
+ * Starts `corral serve` and resolves once it prints the URL it serves; `bin` and `cwd`
+ * run another copy of the binary from another directory.
+ */
+export async function startCorral({ bin = corralBin, cwd = undefined } = {}) {
   const dataDir = mkdtempSync(join(tmpdir(), 'corral-e2e-'));
   const port = await freePort();
-  const child = spawn(corralBin, ['serve', '--listen', `127.0.0.1:${port}`, '--data-dir', dataDir], {
+  const child = spawn(bin, ['serve', '--listen', `127.0.0.1:${port}`, '--data-dir', dataDir], {
     stdio: ['ignore', 'pipe', 'pipe'],
+    cwd,
   });
   let logs = '';
   let adminPassword = null;

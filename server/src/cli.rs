@@ -1,7 +1,7 @@
 //! Command-line interface: `corral serve`, `corral worker`, `corral migrate`,
 //! `corral admin ...`, `corral catalog ...` (server-side and offline), and the API
 //! client commands `corral login`, `corral cluster ...`, `corral job ...`,
-//! `corral apply FILE` and `corral plan FILE`.
+//! `corral apply FILE` and `corral plan FILE`; `corral completions` and `corral man`.
 //!
 //! Each command group lives in its own module under `cli/`; this file only parses
 //! and dispatches.
@@ -11,6 +11,7 @@ mod apply;
 mod catalog;
 mod cluster;
 mod login;
+mod manual;
 mod provider;
 mod remote;
 
@@ -55,6 +56,10 @@ pub enum Command {
     Plan(apply::PlanArgs),
     /// Your tenant's providers: credentials and checks.
     Provider(provider::ProviderArgs),
+    /// Print a shell completion script for corral.
+    Completions(manual::CompletionsArgs),
+    /// Print corral's manual page (or write one per command with --out-dir).
+    Man(manual::ManArgs),
 }
 
 /// Runs an async command body on a fresh multi-threaded runtime.
@@ -104,5 +109,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Apply(args) => block_on(apply::apply(args)),
         Command::Plan(args) => block_on(apply::plan(args)),
         Command::Provider(args) => block_on(provider::run(args)),
+        Command::Completions(args) => manual::completions(args),
+        Command::Man(args) => manual::man(args),
     }
 }

@@ -8,6 +8,8 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use engine::store::DatabaseUrl;
+
+use crate::tls::TlsFiles;
 use serde::Deserialize;
 
 /// How log lines are written.
@@ -44,10 +46,29 @@ pub struct ServerArgs {
     /// Log format.
     #[arg(long, env = "CORRAL_LOG_FORMAT", value_enum)]
     pub log_format: Option<LogFormat>,
-    /// Directory holding the built browser bundle (`pkg/`).
+    /// Serve the browser bundle from this directory's `pkg/` (as `scripts/build.sh`
+    /// writes it) instead of the one built into the binary; for development.
     #[arg(long, env = "CORRAL_SITE_DIR", value_name = "DIR")]
     pub site_dir: Option<PathBuf>,
-    /// Mark session cookies Secure (set when users reach Corral over HTTPS).
+    /// Serve HTTPS with this PEM certificate chain (with --tls-key); SIGHUP reloads
+    /// both files.
+    #[arg(
+        long,
+        env = "CORRAL_TLS_CERT",
+        value_name = "FILE",
+        requires = "tls_key"
+    )]
+    pub tls_cert: Option<PathBuf>,
+    /// The PEM private key of --tls-cert.
+    #[arg(
+        long,
+        env = "CORRAL_TLS_KEY",
+        value_name = "FILE",
+        requires = "tls_cert"
+    )]
+    pub tls_key: Option<PathBuf>,
+    /// Mark session cookies Secure (set when users reach Corral over HTTPS; implied by
+    /// --tls-cert).
     #[arg(long, env = "CORRAL_SECURE_COOKIES")]
     #[serde(default)]
     pub secure_cookies: bool,
@@ -89,10 +110,13 @@ pub struct Config {
     pub provider_plugins: PathBuf,
     pub database_url: DatabaseUrl,
     pub log_format: LogFormat,
-    pub site_dir: PathBuf,
+    /// The browser bundle's directory, when not the one built in.
+    pub site_dir: Option<PathBuf>,
     pub worker_slots: usize,
     pub worker_lease: Duration,
     pub secure_cookies: bool,
+    /// HTTPS, when set.
+    pub tls: Option<TlsFiles>,
     pub trusted_proxies: Vec<IpAddr>,
     /// Endpoints `ec2` providers may name besides AWS's (a tenant admin's catalog must
     /// not make this server call arbitrary addresses).
@@ -103,11 +127,6 @@ const DEFAULT_WORKER_SLOTS: usize = 16;
 const DEFAULT_WORKER_LEASE_SECS: u64 = 30;
 
 const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
-
-/// Where the build script writes the browser bundle, relative to the workspace.
-fn default_site_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/site")
-}
 
 impl Config {
     /// Resolves flags/environment (already merged by clap) over the TOML file.
@@ -141,17 +160,24 @@ impl Config {
             .provider_plugins
             .or(file.provider_plugins)
             .unwrap_or_else(|| data_dir.join("provider-plugins"));
+        let tls = match (
+            args.tls_cert.or(file.tls_cert),
+            args.tls_key.or(file.tls_key),
+        ) {
+            (Some(cert), Some(key)) => Some(TlsFiles { cert, key }),
+            (None, None) => None,
+            (Some(_), None) => anyhow::bail!("tls-cert is set without tls-key"),
+            (None, Some(_)) => anyhow::bail!("tls-key is set without tls-cert"),
+        };
         Ok(Self {
             listen,
             provider_plugins,
             data_dir,
             database_url,
             log_format: args.log_format.or(file.log_format).unwrap_or_default(),
-            site_dir: args
-                .site_dir
-                .or(file.site_dir)
-                .unwrap_or_else(default_site_dir),
-            secure_cookies: args.secure_cookies || file.secure_cookies,
+            site_dir: args.site_dir.or(file.site_dir),
+            secure_cookies: args.secure_cookies || file.secure_cookies || tls.is_some(),
+            tls,
             trusted_proxies: if args.trusted_proxies.is_empty() {
                 file.trusted_proxies
             } else {

@@ -1,12 +1,12 @@
 //! The HTTP surface: server-rendered pages, server functions, the JSON API under
 //! `/api/v1`, static assets, health. Sessions (cookie + database store) wrap it all.
 
+pub mod bundle;
 pub mod hardening;
 mod health;
 mod page_guard;
 mod server_fn_status;
 
-use std::path::Path;
 use std::sync::LazyLock;
 
 use axum::extract::FromRef;
@@ -18,13 +18,14 @@ use leptos::prelude::*;
 use leptos_axum::{generate_route_list, AxumRouteListing, LeptosRoutes};
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::limit::RequestBodyLimitLayer;
-use tower_http::services::ServeDir;
 use tower_http::set_header::SetResponseHeaderLayer;
 
 /// What every handler can reach.
 #[derive(Clone, FromRef)]
 pub struct AppState {
     pub leptos_options: LeptosOptions,
+    /// The browser bundle served under `/pkg/`.
+    pub bundle: bundle::Bundle,
     pub store: Store,
     pub service: Service,
     pub sessions: crate::sessions::SessionBackend,
@@ -40,14 +41,17 @@ pub struct AppState {
 /// with room for its form fields. The JSON API sets lower limits per route.
 const MAX_REQUEST_BYTES: usize = engine::resources::MAX_RESOURCE_BYTES + 1024 * 1024;
 
-/// Leptos settings pointing at the bundle the build writes to `site_dir/pkg`.
-pub fn leptos_options(site_dir: &Path) -> LeptosOptions {
+/// Leptos settings naming `bundle`'s hashed loader, which pages load from `/pkg/`.
+pub fn leptos_options(bundle: &bundle::Bundle) -> LeptosOptions {
     LeptosOptions::builder()
-        .output_name(app::OUTPUT_NAME)
-        .site_root(site_dir.to_string_lossy().into_owned())
-        .site_pkg_dir("pkg")
+        .output_name(bundle.output_name())
+        .site_pkg_dir(bundle::PKG_PATH)
         .build()
 }
+
+/// Pages, API answers and everything else but the hashed bundle files may be stored
+/// by the browser but are checked again before each use (`/pkg/` sets its own).
+const CACHE_CONTROL: axum::http::HeaderValue = axum::http::HeaderValue::from_static("no-cache");
 
 /// The pages' routes, listed once per process.
 ///
@@ -62,7 +66,10 @@ static ROUTES: LazyLock<Vec<AxumRouteListing>> = LazyLock::new(|| generate_route
 /// The whole application router.
 pub fn router(state: AppState) -> Router {
     let routes = ROUTES.clone();
-    let pkg_dir = Path::new(state.leptos_options.site_root.as_ref()).join("pkg");
+    let shell = {
+        let assets = state.bundle.shell_assets();
+        move |options: LeptosOptions| app::shell(options, assets.clone())
+    };
     let context = {
         let store = state.store.clone();
         let service = state.service.clone();
@@ -82,15 +89,17 @@ pub fn router(state: AppState) -> Router {
         .nest("/api/v1", crate::api::router())
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
-        .nest_service("/pkg", ServeDir::new(pkg_dir))
+        .route("/pkg/{name}", get(bundle::serve_asset))
         .leptos_routes_with_context(&state, routes, context.clone(), {
             let options = state.leptos_options.clone();
-            move || app::shell(options.clone())
+            let shell = shell.clone();
+            move || shell(options.clone())
         })
-        .fallback(leptos_axum::file_and_error_handler_with_context::<
-            AppState,
-            _,
-        >(context, app::shell))
+        // Unknown addresses get the app's "not found" page (status 404, set by it).
+        .fallback(leptos_axum::render_app_async_with_context(context, {
+            let options = state.leptos_options.clone();
+            move || shell(options.clone())
+        }))
         .layer(axum::middleware::from_fn(page_guard::page_guard))
         .layer(axum::middleware::from_fn(
             server_fn_status::server_fn_status,
@@ -108,6 +117,10 @@ pub fn router(state: AppState) -> Router {
     for (name, value) in hardening::security_headers() {
         router = router.layer(SetResponseHeaderLayer::if_not_present(name, value));
     }
+    router = router.layer(SetResponseHeaderLayer::if_not_present(
+        axum::http::header::CACHE_CONTROL,
+        CACHE_CONTROL,
+    ));
     // A panicking handler answers 500 instead of dropping the connection unanswered.
     router.layer(CatchPanicLayer::new())
 }

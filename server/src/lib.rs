@@ -13,4 +13,5 @@ pub mod http;
 pub mod serve;
 pub mod sessions;
 pub mod telemetry;
+pub mod tls;
 pub mod workers;

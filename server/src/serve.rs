@@ -13,6 +13,7 @@ use engine::store::{now_ms, Store};
 use tokio::net::TcpListener;
 
 use crate::config::Config;
+use crate::http::bundle::Bundle;
 use crate::http::{leptos_options, router, AppState};
 use crate::sessions::SessionBackend;
 
@@ -41,14 +42,14 @@ fn create_private_dir(dir: &std::path::Path) -> anyhow::Result<()> {
 }
 
 pub async fn serve(config: Config) -> anyhow::Result<()> {
+    // Certificates first: a bad file stops the server before it touches anything.
+    let tls = match &config.tls {
+        Some(files) => Some((files.clone(), files.load().await?)),
+        None => None,
+    };
     let store = open_store(&config).await?;
     let first_admin = ensure_first_admin(&store).await?;
-    if !config.site_dir.join("pkg").join("corral.js").exists() {
-        tracing::warn!(
-            site_dir = %config.site_dir.display(),
-            "browser bundle not found: pages will render but not hydrate (run scripts/build.sh)"
-        );
-    }
+    let bundle = browser_bundle(&config)?;
     match store.seal_pool_host_keys().await {
         Ok(0) => {}
         Ok(sealed) => tracing::info!(hosts = sealed, "pool-host keys sealed with the secret key"),
@@ -76,7 +77,8 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         .context("cannot open the session store")?;
     let _cleanup = sessions.clone().spawn_cleanup(SESSION_CLEANUP_EVERY);
     let state = AppState {
-        leptos_options: leptos_options(&config.site_dir),
+        leptos_options: leptos_options(&bundle),
+        bundle,
         store,
         service,
         sessions,
@@ -104,17 +106,41 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
             templates.join(", ")
         );
     }
-    println!("Corral is running at http://{addr}/");
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    println!("Corral is running at {scheme}://{addr}/");
     // Connection info gives the API each client's address (login throttling, audit).
-    axum::serve(
-        listener,
-        router(state).into_make_service_with_connect_info::<SocketAddr>(),
-    )
-    .with_graceful_shutdown(shutdown_signal())
-    .await
-    .context("server error")?;
+    let app = router(state).into_make_service_with_connect_info::<SocketAddr>();
+    match tls {
+        Some((files, rustls)) => crate::tls::serve(listener, files, rustls, app).await?,
+        None => axum::serve(listener, app)
+            .with_graceful_shutdown(shutdown_signal())
+            .await
+            .context("server error")?,
+    }
     workers.shutdown().await;
     Ok(())
+}
+
+/// The bundle the pages load: `--site-dir`'s when given, else the one built in. A
+/// server without one says so now, and its pages work without scripts rather than
+/// naming files it cannot serve.
+fn browser_bundle(config: &Config) -> anyhow::Result<Bundle> {
+    let (bundle, origin) = match &config.site_dir {
+        Some(dir) => (Bundle::from_dir(dir)?, dir.display().to_string()),
+        None => (Bundle::embedded(), "built in".to_owned()),
+    };
+    if bundle.has_scripts() {
+        tracing::info!(origin, size = %bundle.summary(), "browser bundle");
+    } else {
+        tracing::warn!(
+            origin,
+            "no browser bundle: pages are served without scripts"
+        );
+        println!(
+            "Warning: this corral has no browser bundle ({origin}): pages work, without scripts or styles. Build one with scripts/build.sh, or pass --site-dir."
+        );
+    }
+    Ok(bundle)
 }
 
 /// Resolves on SIGINT or SIGTERM.

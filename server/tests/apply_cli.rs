@@ -17,6 +17,7 @@ use engine::provider::LocalProvider;
 #[path = "support/docker.rs"]
 mod docker;
 #[path = "support/served.rs"]
+#[allow(dead_code)] // Shared with the other CLI tests, which use more of it.
 mod served;
 
 use served::{corral, login_as_admin, text, Served, CORRAL};

@@ -161,3 +161,91 @@ fn admin_create_user_reads_the_password_from_stdin() {
         "invalid username",
     );
 }
+
+/// Built by the scripts (which embed the bundle), the binary serves it, hashed and
+/// precompressed, whatever directory it runs from; built bare, it says at start-up that
+/// it has none, and its pages name no script it cannot serve.
+#[tokio::test]
+async fn the_binary_serves_the_bundle_it_was_built_with() {
+    let dir = tempfile::tempdir().unwrap();
+    let (child, lines) = start_server(dir.path().to_str().unwrap());
+    let url = lines
+        .last()
+        .and_then(|line| line.strip_prefix("Corral is running at "))
+        .unwrap()
+        .to_owned();
+    let html = reqwest::get(format!("{url}login"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    if option_env!("CORRAL_EMBED_SITE_DIR").is_some() {
+        let preload = "rel=\"modulepreload\" href=\"/";
+        let start = html.find(preload).expect("a preloaded loader in the page") + preload.len();
+        let loader = &html[start..start + html[start..].find('"').unwrap()];
+        assert!(
+            loader.starts_with("pkg/corral-") && loader.ends_with(".js"),
+            "{loader}"
+        );
+        let response = reqwest::Client::new()
+            .get(format!("{url}{loader}"))
+            .header("accept-encoding", "gzip, br")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200, "{loader}");
+        assert_eq!(response.headers()["content-encoding"], "br");
+        assert!(response.headers()["cache-control"]
+            .to_str()
+            .unwrap()
+            .contains("immutable"));
+        stop(child);
+    } else {
+        assert!(!html.contains("/pkg/"), "{html}");
+        let logs = stop(child);
+        assert!(logs.contains("no browser bundle"), "{logs}");
+    }
+}
+
+#[test]
+fn completions_and_manual_pages_come_from_the_parser() {
+    let bash = corral(&["completions", "bash"]);
+    assert!(bash.status.success(), "{}", stderr_of(&bash));
+    let script = String::from_utf8(bash.stdout).unwrap();
+    // Bash accepts the script and registers it for `corral`, subcommands included.
+    let check = Command::new("bash")
+        .args(["-c", "source /dev/stdin && complete -p corral"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .and_then(|mut shell| {
+            shell.stdin.take().unwrap().write_all(script.as_bytes())?;
+            shell.wait_with_output()
+        })
+        .unwrap();
+    assert!(check.status.success());
+    assert!(String::from_utf8_lossy(&check.stdout).contains("corral"));
+    assert!(script.contains("remove-nodes"), "subcommands complete too");
+    let unknown = corral(&["completions", "tcsh"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(stderr_of(&unknown).contains("invalid value 'tcsh'"));
+
+    let page = corral(&["man"]);
+    assert!(page.status.success(), "{}", stderr_of(&page));
+    let page = String::from_utf8(page.stdout).unwrap();
+    assert!(page.contains(".TH corral 1"), "{page}");
+    assert!(page.contains("completions"), "every command is listed");
+
+    let dir = tempfile::tempdir().unwrap();
+    let written = corral(&["man", "--out-dir", dir.path().to_str().unwrap()]);
+    assert!(written.status.success(), "{}", stderr_of(&written));
+    let mut pages: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().into_string().unwrap())
+        .collect();
+    pages.sort();
+    for expected in ["corral.1", "corral-cluster.1", "corral-serve.1"] {
+        assert!(pages.iter().any(|page| page == expected), "{pages:?}");
+    }
+}

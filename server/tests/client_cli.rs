@@ -8,7 +8,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 #[path = "support/served.rs"]
-#[allow(dead_code)] // Shared with apply_cli.rs, which uses what this file does not.
+#[allow(dead_code)] // Shared with the other CLI tests, which use more of it.
 mod served;
 
 use served::{corral, login_as_admin, text, Served};

@@ -68,12 +68,25 @@ pub struct CreateArgs {
     pub wait: bool,
 }
 
+/// What `corral cluster plan|change` does to a cluster.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ChangeOperation {
+    AddServices,
+    RemoveServices,
+    AddNodes,
+    RemoveNodes,
+    Reconfigure,
+    Start,
+    Stop,
+    Restart,
+    Rollback,
+}
+
 #[derive(Debug, Args)]
 pub struct ChangeArgs {
     pub id: String,
-    /// add-services, remove-services, add-nodes, remove-nodes, reconfigure, start, stop,
-    /// restart or rollback.
-    pub operation: String,
+    #[arg(value_enum)]
+    pub operation: ChangeOperation,
     #[arg(long, value_delimiter = ',')]
     pub services: Option<Vec<String>>,
     /// Nodes to add (add-nodes) or to remove (remove-nodes: Corral picks which).
@@ -94,17 +107,17 @@ impl ChangeArgs {
     /// The API's change request for the arguments; a missing argument is named.
     fn request(&self) -> anyhow::Result<ClusterChangeRequest> {
         let services = self.services.clone();
-        Ok(match self.operation.as_str() {
-            "add-services" => ClusterChangeRequest::AddServices {
+        Ok(match self.operation {
+            ChangeOperation::AddServices => ClusterChangeRequest::AddServices {
                 services: services.context("add-services needs --services")?,
             },
-            "remove-services" => ClusterChangeRequest::RemoveServices {
+            ChangeOperation::RemoveServices => ClusterChangeRequest::RemoveServices {
                 services: services.context("remove-services needs --services")?,
             },
-            "add-nodes" => ClusterChangeRequest::AddNodes {
+            ChangeOperation::AddNodes => ClusterChangeRequest::AddNodes {
                 count: self.count.context("add-nodes needs --count")?,
             },
-            "remove-nodes" => {
+            ChangeOperation::RemoveNodes => {
                 if self.count.is_none() && self.nodes.is_none() {
                     bail!("remove-nodes needs --count N (Corral picks the nodes) or --nodes 1003,1004");
                 }
@@ -113,20 +126,16 @@ impl ChangeArgs {
                     nodes: self.nodes.clone(),
                 }
             }
-            "reconfigure" => ClusterChangeRequest::Reconfigure {
+            ChangeOperation::Reconfigure => ClusterChangeRequest::Reconfigure {
                 restart: self.restart,
                 config: None,
             },
-            "start" => ClusterChangeRequest::Start { services },
-            "stop" => ClusterChangeRequest::Stop { services },
-            "restart" => ClusterChangeRequest::Restart { services },
-            "rollback" => ClusterChangeRequest::Rollback {
+            ChangeOperation::Start => ClusterChangeRequest::Start { services },
+            ChangeOperation::Stop => ClusterChangeRequest::Stop { services },
+            ChangeOperation::Restart => ClusterChangeRequest::Restart { services },
+            ChangeOperation::Rollback => ClusterChangeRequest::Rollback {
                 job_id: self.job.clone().context("rollback needs --job")?,
             },
-            other => bail!(
-                "unknown operation {other:?}: use add-services, remove-services, add-nodes, \
-                 remove-nodes, reconfigure, start, stop, restart or rollback"
-            ),
         })
     }
 }

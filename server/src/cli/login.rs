@@ -20,6 +20,10 @@ pub struct LoginArgs {
     /// Read the password from standard input (the only way: never on the command line).
     #[arg(long, required = true)]
     pub password_stdin: bool,
+    /// Trust this PEM certificate authority for an https:// server whose certificate
+    /// it issued (a private CA); kept for later commands.
+    #[arg(long, value_name = "FILE")]
+    pub ca_cert: Option<std::path::PathBuf>,
 }
 
 /// How long a `corral login` token lives without being used.
@@ -31,7 +35,20 @@ pub async fn login(args: LoginArgs) -> anyhow::Result<ExitCode> {
         .read_to_string(&mut password)
         .context("cannot read the password from standard input")?;
     let password = password.trim_end_matches(['\n', '\r']);
-    let client = Client::new(&args.server, None)?;
+    let ca_cert = match &args.ca_cert {
+        Some(path) => Some(
+            std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read the CA certificate {}", path.display()))?,
+        ),
+        None => None,
+    };
+    let client =
+        Client::new(&args.server, None, ca_cert.as_deref()).with_context(|| {
+            match &args.ca_cert {
+                Some(path) => format!("cannot use {}", path.display()),
+                None => "cannot make an HTTP client".to_owned(),
+            }
+        })?;
     let session = client
         .post(
             "/api/v1/session",
@@ -71,6 +88,7 @@ pub async fn login(args: LoginArgs) -> anyhow::Result<ExitCode> {
             .as_str()
             .context("the server did not send the token")?
             .to_owned(),
+        ca_cert,
     };
     let path = credentials.save()?;
     println!(
@@ -85,7 +103,7 @@ pub async fn login(args: LoginArgs) -> anyhow::Result<ExitCode> {
 /// Revokes the saved token and forgets it.
 pub async fn logout() -> anyhow::Result<ExitCode> {
     let credentials = Credentials::load()?;
-    let client = Client::new(&credentials.server, Some(credentials.token.clone()))?;
+    let client = Client::for_credentials(&credentials)?;
     if let Err(error) = client
         .delete(&format!("/api/v1/tokens/{}", credentials.token_id))
         .await

@@ -2,6 +2,7 @@
 
 use std::net::SocketAddr;
 
+use axum::body::Bytes;
 use engine::accounts::Password;
 use engine::principal::Principal;
 use engine::resources::ResourceFiles;
@@ -10,6 +11,7 @@ use engine::store::tenants::NewTenant;
 use engine::store::users::Role;
 use engine::store::{Backend, Store};
 use engine::testing::TestDatabase;
+use server::http::bundle::Bundle;
 use server::http::hardening::TrustedProxies;
 use server::http::{leptos_options, router, AppState};
 use server::sessions::SessionBackend;
@@ -101,8 +103,8 @@ async fn spawn_configured(
     session_max_age_ms: i64,
     trusted_proxies: TrustedProxies,
 ) -> TestApp {
-    // Pages render without the browser bundle; these tests do not hydrate.
     let site = tempfile::tempdir().expect("site dir");
+    let bundle = test_bundle();
     let service = Service::new(
         store.clone(),
         ResourceFiles::in_directory(site.path().join("resources")),
@@ -111,7 +113,8 @@ async fn spawn_configured(
         .await
         .expect("session store opens");
     let state = AppState {
-        leptos_options: leptos_options(site.path()),
+        leptos_options: leptos_options(&bundle),
+        bundle,
         store: store.clone(),
         service,
         sessions,
@@ -138,6 +141,22 @@ async fn spawn_configured(
         _db: db,
         _site: site,
     }
+}
+
+/// The browser bundle test servers serve: the build's file names with stand-in bytes
+/// (these tests do not hydrate), the wasm also in both precompressed forms.
+pub fn test_bundle() -> Bundle {
+    Bundle::from_files(
+        [
+            ("corral.js", "export default async function init() {}"),
+            ("corral_bg.wasm", "wasm bytes"),
+            ("corral_bg.wasm.br", "wasm bytes in brotli"),
+            ("corral_bg.wasm.gz", "wasm bytes in gzip"),
+            ("corral.css", "body { margin: 0 }"),
+            ("favicon.svg", "<svg xmlns=\"http://www.w3.org/2000/svg\"/>"),
+        ]
+        .map(|(name, bytes)| (name.to_owned(), Bytes::from_static(bytes.as_bytes()))),
+    )
 }
 
 /// A user of the test server with an API token.

@@ -93,8 +93,86 @@ async fn visitors_are_sent_to_sign_in_and_come_back() {
     let html = page_html(&browser, app.url("/login?next=/clusters")).await;
     assert!(html.contains("action=\"/sfn/login\""), "{html}");
     assert!(html.contains("method=\"post\""), "{html}");
-    assert!(html.contains("/pkg/corral.js"), "hydration script missing");
-    assert!(html.contains("/pkg/corral.css"), "stylesheet missing");
+    assert!(html.contains("/pkg/corral-"), "hydration script missing");
+    assert!(html.contains("rel=\"stylesheet\""), "stylesheet missing");
+}
+
+/// The `href` of the first tag in `html` whose text contains `marker`.
+fn linked(html: &str, marker: &str) -> String {
+    let tag = html
+        .split('<')
+        .find(|tag| tag.contains(marker))
+        .unwrap_or_else(|| panic!("no tag with {marker} in {html}"));
+    let href = tag.split("href=\"").nth(1).expect("an href");
+    href[..href.find('"').unwrap()].to_owned()
+}
+
+async fn fetch_encoded(app: &TestApp, path: &str, accept: Option<&str>) -> reqwest::Response {
+    let mut request = app.client.get(app.url(path));
+    if let Some(accept) = accept {
+        request = request.header(header::ACCEPT_ENCODING, accept);
+    }
+    request.send().await.unwrap()
+}
+
+#[tokio::test]
+async fn the_bundle_is_served_by_content_hash_precompressed_and_cached_for_good() {
+    let app = spawn_app(Backend::Sqlite).await;
+    let page = plain_browser().get(app.url("/login")).send().await.unwrap();
+    assert_eq!(page.headers()[header::CACHE_CONTROL], "no-cache");
+    let html = page.text().await.unwrap();
+    let wasm = linked(&html, "application/wasm");
+    let loader = linked(&html, "modulepreload");
+    let stylesheet = linked(&html, "stylesheet");
+    let stem = loader.strip_suffix(".js").expect("a .js loader");
+    assert!(stem.starts_with("/pkg/corral-"), "{loader}");
+    assert_eq!(
+        wasm,
+        format!("{stem}_bg.wasm"),
+        "the wasm shares the loader's hash"
+    );
+    assert!(
+        html.contains(&format!("\"{}\"", &stem["/pkg/".len()..])),
+        "the hydration script loads it"
+    );
+
+    let brotli = fetch_encoded(&app, &wasm, Some("gzip, deflate, br")).await;
+    assert_eq!(brotli.status(), 200);
+    assert_eq!(brotli.headers()[header::CONTENT_ENCODING], "br");
+    assert_eq!(brotli.headers()[header::CONTENT_TYPE], "application/wasm");
+    assert_eq!(brotli.headers()[header::VARY], "accept-encoding");
+    assert_eq!(
+        brotli.headers()[header::CACHE_CONTROL],
+        "public, max-age=31536000, immutable"
+    );
+    assert_eq!(brotli.text().await.unwrap(), "wasm bytes in brotli");
+    let gzip = fetch_encoded(&app, &wasm, Some("gzip;q=1, br;q=0")).await;
+    assert_eq!(gzip.headers()[header::CONTENT_ENCODING], "gzip");
+    assert_eq!(gzip.text().await.unwrap(), "wasm bytes in gzip");
+    let plain = fetch_encoded(&app, &wasm, None).await;
+    assert!(plain.headers().get(header::CONTENT_ENCODING).is_none());
+    assert_eq!(plain.text().await.unwrap(), "wasm bytes");
+    // A file the build did not compress is sent as it is, whatever is accepted.
+    let css = fetch_encoded(&app, &stylesheet, Some("br, gzip")).await;
+    assert!(css.headers().get(header::CONTENT_ENCODING).is_none());
+    assert_eq!(
+        css.headers()[header::CONTENT_TYPE],
+        "text/css; charset=utf-8"
+    );
+    assert_eq!(css.text().await.unwrap(), "body { margin: 0 }");
+
+    // The build's own names answer too, but are checked again on every use.
+    let unhashed = fetch_encoded(&app, "/pkg/corral.css", None).await;
+    assert_eq!(unhashed.status(), 200);
+    assert_eq!(unhashed.headers()[header::CACHE_CONTROL], "no-cache");
+    for missing in [
+        "/pkg/corral-0000000000000000.js",
+        "/pkg/..%2F..%2FCargo.toml",
+        "/pkg/../Cargo.toml",
+    ] {
+        let response = fetch_encoded(&app, missing, None).await;
+        assert_eq!(response.status(), 404, "{missing}");
+    }
 }
 
 #[tokio::test]

@@ -20,6 +20,13 @@ pub struct Served {
     pub nodes: PathBuf,
 }
 
+impl Served {
+    /// The server's process id, for signals.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
 impl Drop for Served {
     fn drop(&mut self) {
         let _ = self.child.kill();

@@ -17,6 +17,10 @@ pub struct Credentials {
     pub username: String,
     pub token_id: String,
     pub token: String,
+    /// The private certificate authority (PEM) `corral login --ca-cert` was told to
+    /// trust for this server, kept so every later command trusts it too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca_cert: Option<String>,
 }
 
 impl std::fmt::Debug for Credentials {
@@ -98,12 +102,25 @@ pub struct Client {
 }
 
 impl Client {
-    pub fn new(server: &str, token: Option<String>) -> anyhow::Result<Self> {
+    /// A client of `server`; an `https://` server must present a certificate the
+    /// system trusts, or one issued by `ca_cert` (PEM) when given.
+    pub fn new(server: &str, token: Option<String>, ca_cert: Option<&str>) -> anyhow::Result<Self> {
         let server = server.trim_end_matches('/').to_owned();
         if !(server.starts_with("http://") || server.starts_with("https://")) {
             bail!("the server must be an http:// or https:// URL, not {server:?}");
         }
-        let http = reqwest::Client::builder().cookie_store(true).build()?;
+        let mut http = reqwest::Client::builder().cookie_store(true);
+        if let Some(pem) = ca_cert {
+            let certificates = reqwest::Certificate::from_pem_bundle(pem.as_bytes())
+                .context("the CA certificate is not valid PEM")?;
+            if certificates.is_empty() {
+                bail!("the CA certificate file holds no PEM certificate");
+            }
+            for certificate in certificates {
+                http = http.add_root_certificate(certificate);
+            }
+        }
+        let http = http.build()?;
         Ok(Self {
             http,
             server,
@@ -113,7 +130,15 @@ impl Client {
 
     pub fn signed_in() -> anyhow::Result<Self> {
         let credentials = Credentials::load()?;
-        Self::new(&credentials.server, Some(credentials.token))
+        Self::for_credentials(&credentials)
+    }
+
+    pub fn for_credentials(credentials: &Credentials) -> anyhow::Result<Self> {
+        Self::new(
+            &credentials.server,
+            Some(credentials.token.clone()),
+            credentials.ca_cert.as_deref(),
+        )
     }
 
     /// Sends a request and returns the JSON answer (`Null` for an empty one).
@@ -170,10 +195,17 @@ impl Client {
     /// Sends `request`: the JSON answer of a success, or an error saying what the server
     /// refused and why (each problem on its own line).
     async fn answer(&self, request: reqwest::RequestBuilder) -> anyhow::Result<Value> {
-        let response = request
-            .send()
-            .await
-            .with_context(|| format!("cannot reach {}", self.server))?;
+        let response = request.send().await.map_err(|error| {
+            let error = anyhow::Error::new(error);
+            // rustls names the problem ("invalid peer certificate: UnknownIssuer");
+            // what to do about it is ours to say.
+            let hint = if format!("{error:#}").contains("certificate") {
+                " (a server whose certificate a private CA issued needs `corral login --ca-cert FILE`)"
+            } else {
+                ""
+            };
+            error.context(format!("cannot reach {}{hint}", self.server))
+        })?;
         let status = response.status();
         let text = response.text().await?;
         if status.is_success() {
