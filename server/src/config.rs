@@ -8,9 +8,9 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use engine::store::DatabaseUrl;
+use serde::Deserialize;
 
 use crate::tls::TlsFiles;
-use serde::Deserialize;
 
 /// How log lines are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum, Deserialize)]

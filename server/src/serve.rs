@@ -134,10 +134,8 @@ fn browser_bundle(config: &Config) -> anyhow::Result<Bundle> {
     } else {
         tracing::warn!(
             origin,
-            "no browser bundle: pages are served without scripts"
-        );
-        println!(
-            "Warning: this corral has no browser bundle ({origin}): pages work, without scripts or styles. Build one with scripts/build.sh, or pass --site-dir."
+            "no browser bundle: pages are served without scripts or styles \
+             (build one with scripts/build.sh, or pass --site-dir)"
         );
     }
     Ok(bundle)
