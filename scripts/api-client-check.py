@@ -1,6 +1,6 @@
 """Drives a live Corral server through a Python client generated from its own OpenAPI
 document (openapi-python-client): a dry run, a create, a change and a delete of one
-cluster, each job waited for. It proves the document describes the API well enough
+cluster, each job waited for, then the deleted cluster and an unknown one read back. It proves the document describes the API well enough
 for a generated client to use it; every step is bounded in time.
 
 Usage: api-client-check.py BASE_URL TOKEN (the generated package on PYTHONPATH).
@@ -14,6 +14,8 @@ from corral_api_client.api.clusters import change, create, delete_cluster, show_
 from corral_api_client.api.jobs import show_job
 from corral_api_client.models import (
     ClusterCreateRequest,
+    ClusterDetail,
+    ClusterState,
     ErrorBody,
     ErrorCode,
     JobState,
@@ -70,9 +72,14 @@ def main():
     wait(client, submitted.job_id, "restart")
     submitted = expect(delete_cluster.sync(cluster_id, client=client), SubmittedJob, "delete")
     wait(client, submitted.job_id, "delete")
-    gone = expect(show_cluster.sync(cluster_id, client=client), ErrorBody, "the deleted cluster")
-    if gone.error != ErrorCode.NOT_FOUND:
-        fail(f"the deleted cluster answers {gone.error.value}, not not_found")
+    # A deleted cluster stays readable by id (its history), with no nodes left.
+    deleted = expect(show_cluster.sync(cluster_id, client=client), ClusterDetail, "the deleted cluster")
+    if deleted.state != ClusterState.DELETED or deleted.nodes:
+        fail(f"the deleted cluster is {deleted.state.value} with {len(deleted.nodes)} node(s)")
+    unknown = "00000000-0000-4000-8000-000000000000"
+    missing = expect(show_cluster.sync(unknown, client=client), ErrorBody, "an unknown cluster")
+    if missing.error != ErrorCode.NOT_FOUND:
+        fail(f"an unknown cluster answers {missing.error.value}, not not_found")
     print("api-client-check: a generated client created, changed and deleted a cluster")
 
 
