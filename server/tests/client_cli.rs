@@ -30,18 +30,7 @@ fn login_then_manage_the_catalog_and_clusters() {
     let config = tempfile::tempdir().unwrap();
     let server = serve(data.path());
 
-    let wrong = corral(
-        config.path(),
-        &[
-            "login",
-            "--server",
-            &server.url,
-            "--username",
-            "admin",
-            "--password-stdin",
-        ],
-        "not the password\n",
-    );
+    let wrong = served::login(config.path(), &server, "not the password", &[]);
     assert!(!wrong.status.success());
     assert!(
         text(&wrong.stderr).contains("wrong username or password"),
@@ -58,18 +47,7 @@ fn login_then_manage_the_catalog_and_clusters() {
     );
 
     // Signed in by hand: what the login prints is checked too.
-    let login = corral(
-        config.path(),
-        &[
-            "login",
-            "--server",
-            &server.url,
-            "--username",
-            "admin",
-            "--password-stdin",
-        ],
-        &format!("{}\n", server.password),
-    );
+    let login = served::login(config.path(), &server, &server.password, &[]);
     assert!(login.status.success(), "{}", text(&login.stderr));
     let file = config.path().join("cli.toml");
     let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;

@@ -94,18 +94,7 @@ fn curl_and_the_cli_reach_an_https_server_through_its_private_ca() {
         "an unknown CA is refused"
     );
 
-    let login = |extra: &[&str]| {
-        let mut args = vec![
-            "login",
-            "--server",
-            &server.url,
-            "--username",
-            "admin",
-            "--password-stdin",
-        ];
-        args.extend_from_slice(extra);
-        corral(config.path(), &args, &format!("{}\n", server.password))
-    };
+    let login = |extra: &[&str]| served::login(config.path(), &server, &server.password, extra);
     let untrusted = login(&[]);
     assert!(!untrusted.status.success());
     let refusal = text(&untrusted.stderr);

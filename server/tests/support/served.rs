@@ -91,20 +91,24 @@ pub fn corral(config: &Path, args: &[&str], stdin: &str) -> Output {
     child.wait_with_output().unwrap()
 }
 
+/// Runs `corral login` against `served` as its first admin with `password` on
+/// standard input and the `extra` arguments.
+pub fn login(config: &Path, served: &Served, password: &str, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "login",
+        "--server",
+        &served.url,
+        "--username",
+        "admin",
+        "--password-stdin",
+    ];
+    args.extend_from_slice(extra);
+    corral(config, &args, &format!("{password}\n"))
+}
+
 /// Signs the CLI whose config is in `config` in to `served` as its first admin.
 pub fn login_as_admin(config: &Path, served: &Served) {
-    let login = corral(
-        config,
-        &[
-            "login",
-            "--server",
-            &served.url,
-            "--username",
-            "admin",
-            "--password-stdin",
-        ],
-        &format!("{}\n", served.password),
-    );
+    let login = login(config, served, &served.password, &[]);
     assert!(login.status.success(), "{}", text(&login.stderr));
 }
 
