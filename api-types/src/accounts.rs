@@ -24,6 +24,10 @@ pub struct TenantView {
     /// The provider types the tenant may build on (`local`, `ssh-pool`, `docker`,
     /// `ec2`, `exec`), set by superadmins.
     pub provider_types: Vec<String>,
+    /// Only workers started for this tenant (`corral worker --tenant NAME`) run its
+    /// tasks; shared workers never do.
+    #[serde(default)]
+    pub dedicated_workers: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -123,6 +127,15 @@ pub struct TenantRequest {
 #[serde(deny_unknown_fields)]
 pub struct ProviderTypesUpdate {
     pub provider_types: Vec<String>,
+}
+
+/// Whether only the tenant's own workers run its tasks.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct DedicatedWorkersUpdate {
+    /// Run the tenant's tasks only on workers started with `--tenant NAME`.
+    pub dedicated_workers: bool,
 }
 
 /// Which providers a tenant may use beyond those of its own catalog.

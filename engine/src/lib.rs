@@ -34,6 +34,7 @@ pub mod catalog;
 pub mod demo;
 pub mod execute;
 pub mod links;
+pub mod metrics;
 pub mod monitor;
 pub mod operations;
 pub mod principal;

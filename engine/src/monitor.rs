@@ -28,6 +28,7 @@ use tokio::sync::{mpsc, watch};
 
 use crate::execute::Executor;
 use crate::provider::NodeRecord;
+use crate::queue::WorkerScope;
 use crate::ssh::{OutputChunk, RunOptions};
 use crate::store::health::CheckKey;
 use crate::store::{now_ms, Store, StoreError};
@@ -40,7 +41,12 @@ const CLAIM_BATCH: i64 = 64;
 const DETAIL_BYTES: usize = 600;
 
 /// Runs the monitor every `every` until `stopped` turns true.
-pub(crate) async fn run(executor: Executor, every: Duration, mut stopped: watch::Receiver<bool>) {
+pub(crate) async fn run(
+    executor: Executor,
+    scope: WorkerScope,
+    every: Duration,
+    mut stopped: watch::Receiver<bool>,
+) {
     let mut seen: HashMap<String, i64> = HashMap::new();
     loop {
         tokio::select! {
@@ -54,7 +60,7 @@ pub(crate) async fn run(executor: Executor, every: Duration, mut stopped: watch:
             tracing::warn!(%error, "listing health checks failed");
             continue;
         }
-        if let Err(error) = run_due(&executor).await {
+        if let Err(error) = run_due(&executor, &scope).await {
             tracing::warn!(%error, "running health checks failed");
         }
     }
@@ -108,14 +114,14 @@ fn checked_services(catalog_json: &str, layout_json: &str) -> Result<Vec<(i64, S
     Ok(wanted)
 }
 
-/// Claims the due checks and runs them, a few at a time.
-pub async fn run_due(executor: &Executor) -> Result<usize, StoreError> {
+/// Claims the due checks of the clusters `scope` serves and runs them, a few at a time.
+pub async fn run_due(executor: &Executor, scope: &WorkerScope) -> Result<usize, StoreError> {
     let store = executor.store();
     let now = now_ms();
     // Long enough for any check's timeout plus the SSH connection.
     let claimed_until = now + 120_000;
     let due = store
-        .claim_due_checks(now, claimed_until, CLAIM_BATCH)
+        .claim_due_checks(scope, now, claimed_until, CLAIM_BATCH)
         .await?;
     let count = due.len();
     futures::stream::iter(due)

@@ -26,11 +26,11 @@ pub use events::{Event, NewEvent};
 pub use read::{Attempt, Job, TaskRecord};
 pub use types::{
     ClaimLimits, ClaimedTask, Completion, Heartbeat, JobState, Lease, Outcome, OutcomeKind,
-    SubmitOptions, TaskState, DEFER_MS, OUTPUT_CAP_BYTES,
+    SubmitOptions, TaskState, WorkerScope, DEFER_MS, OUTPUT_CAP_BYTES,
 };
 
-pub use claim::{claim, claim_batch, claim_up_to, heartbeat};
-pub use complete::{complete, complete_batch, requeue_expired, Expired};
+pub use claim::{claim, claim_batch, claim_up_to, claim_up_to_in, heartbeat};
+pub use complete::{complete, complete_batch, release_leases, requeue_expired, Expired};
 pub use control::{cancel_job, retry_job};
 pub use events::{append_event, append_events, events_after, last_events};
 pub(crate) use read::unfinished_jobs_in;

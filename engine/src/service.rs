@@ -41,8 +41,8 @@ use crate::store::{Store, StoreError};
 
 pub use api_types::{
     ActivityView, CheckoutView, ClusterChangeRequest, ClusterCreateRequest, CreatedToken,
-    ErrorCode, FailedTaskView, ImportReport, LeaseExtension, LocalNodesUpdate, Page,
-    PasswordChange, PoolHostRequest, PoolHostUpdate, PoolHostView, Problem,
+    DedicatedWorkersUpdate, ErrorCode, FailedTaskView, ImportReport, LeaseExtension,
+    LocalNodesUpdate, Page, PasswordChange, PoolHostRequest, PoolHostUpdate, PoolHostView, Problem,
     ProviderCredentialsView, ProviderTestReport, ProviderTestRequest, ProviderTypesUpdate,
     QuotaUpdate, TenantRequest, TokenRequest, UserMove, UserRequest, UserUpdate,
 };

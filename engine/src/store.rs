@@ -18,12 +18,14 @@ pub mod catalog;
 pub mod clusters;
 mod columns;
 mod database_url;
+pub mod gauges;
 pub mod health;
 pub mod login_attempts;
 mod migrations;
 pub mod pool_hosts;
 pub mod provider_credentials;
 pub mod resources;
+pub mod snapshot;
 pub mod tenants;
 pub mod tokens;
 pub mod users;
@@ -78,6 +80,8 @@ pub enum StoreError {
     NoSecretKey,
     #[error(transparent)]
     Secret(#[from] crate::secrets::SecretError),
+    #[error("not supported: {what}")]
+    Unsupported { what: String },
 }
 
 impl From<sqlx::Error> for StoreError {

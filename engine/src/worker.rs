@@ -27,7 +27,7 @@ use tracing::Instrument;
 use crate::execute::{Executor, StepError};
 use crate::queue::{
     self, ClaimLimits, ClaimedTask, Completion, Heartbeat, Lease, NewEvent, Outcome, OutcomeKind,
-    QueueError,
+    QueueError, WorkerScope,
 };
 use crate::store::{now_ms, Store};
 use events::EventWriter;
@@ -56,6 +56,8 @@ pub struct WorkerSettings {
     pub monitor_every: Duration,
     /// How long shutdown waits for running tasks before stopping them.
     pub shutdown_grace: Duration,
+    /// Whose tasks (and health checks) the pool takes.
+    pub scope: WorkerScope,
 }
 
 impl Default for WorkerSettings {
@@ -72,6 +74,7 @@ impl Default for WorkerSettings {
             janitor_every: Duration::from_secs(5),
             monitor_every: Duration::from_secs(2),
             shutdown_grace: Duration::from_secs(10),
+            scope: WorkerScope::Shared,
         }
     }
 }
@@ -85,6 +88,9 @@ pub struct WorkerPool {
     stop: watch::Sender<bool>,
     loops: JoinSet<()>,
     grace: Duration,
+    /// The lease owner this pool claims as, and where its leases are.
+    id: String,
+    store: Store,
 }
 
 impl WorkerPool {
@@ -100,6 +106,7 @@ impl WorkerPool {
         );
         let (adopted_tx, adopted) = watch::channel(false);
         let mut loops = JoinSet::new();
+        let store = executor.store().clone();
         let claimer = Claimer {
             id: id.clone(),
             executor: executor.clone(),
@@ -113,6 +120,7 @@ impl WorkerPool {
         loops.spawn(claimer.run());
         loops.spawn(crate::monitor::run(
             executor.clone(),
+            settings.scope.clone(),
             settings.monitor_every,
             stopped.clone(),
         ));
@@ -123,13 +131,15 @@ impl WorkerPool {
             adopted_tx,
             stopped,
         ));
-        tracing::info!(slots = settings.slots, worker = %id, "worker pool started");
+        tracing::info!(slots = settings.slots, worker = %id, scope = ?settings.scope, "worker pool started");
         Self {
             wake,
             adopted,
             stop,
             loops,
             grace: settings.shutdown_grace,
+            id,
+            store,
         }
     }
 
@@ -146,20 +156,55 @@ impl WorkerPool {
         let _ = adopted.wait_for(|done| *done).await;
     }
 
-    /// Stops claiming, lets running tasks finish for the grace period, then stops them
-    /// (their leases expire and another pool, or this one after a restart, resumes them).
-    pub async fn shutdown(mut self) {
+    /// Drains the pool: stops claiming, lets running tasks finish for the grace
+    /// period, then stops the ones still running and hands their tasks back to the
+    /// queue, so another pool runs them at once rather than after the lease timeout.
+    pub async fn shutdown(mut self) -> Drained {
+        let started = tokio::time::Instant::now();
         let _ = self.stop.send(true);
         self.wake.notify_waiters();
-        let drained = tokio::time::timeout(self.grace, async {
+        let finished = tokio::time::timeout(self.grace, async {
             while self.loops.join_next().await.is_some() {}
         })
         .await;
-        if drained.is_err() {
-            tracing::warn!("stopping tasks still running after the shutdown grace period");
-            self.loops.shutdown().await;
+        if finished.is_ok() {
+            return Drained {
+                handed_back: 0,
+                took: started.elapsed(),
+            };
+        }
+        tracing::warn!(
+            grace = ?self.grace,
+            "stopping the steps still running after the shutdown grace period"
+        );
+        // Dropping a step's future stops its remote command.
+        self.loops.shutdown().await;
+        let handed_back = match queue::release_leases(&self.store, &self.id, now_ms()).await {
+            Ok(released) => {
+                for task in &released {
+                    tracing::info!(task = %task.task_id, attempt = task.attempt, now = %task.task_state, "task handed back");
+                }
+                released.len()
+            }
+            Err(error) => {
+                tracing::error!(%error, "handing tasks back failed; their leases will expire instead");
+                0
+            }
+        };
+        Drained {
+            handed_back,
+            took: started.elapsed(),
         }
     }
+}
+
+/// What a pool's shutdown did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Drained {
+    /// Tasks still running at the end of the grace period, handed back to the queue.
+    pub handed_back: usize,
+    /// From the shutdown call until the pool stopped.
+    pub took: Duration,
 }
 
 /// A task's end on its way to the queue, holding the task's slot until recorded.
@@ -218,17 +263,20 @@ impl Claimer {
                     room = self.slots.available_permits();
                     room
                 };
-                match queue::claim_up_to(
+                let claim_started = std::time::Instant::now();
+                let claimed = queue::claim_up_to_in(
                     self.executor.store(),
                     &self.id,
                     lease_ms,
                     self.settings.limits,
+                    &self.settings.scope,
                     free_slots,
                     now_ms(),
                 )
-                .await
-                {
+                .await;
+                match claimed {
                     Ok(tasks) => {
+                        crate::metrics::record_claim(tasks.len(), claim_started.elapsed());
                         filled = tasks.len() == room;
                         let started: Vec<NewEvent> = tasks
                             .iter()
@@ -258,6 +306,8 @@ impl Claimer {
                 }
             }
             while running.try_join_next().is_some() {}
+            let free = self.slots.available_permits();
+            crate::metrics::record_slots(self.settings.slots.max(1).saturating_sub(free), free);
             if filled {
                 // Every slot is taken now; the next pass waits for one to free up.
                 continue;
@@ -375,7 +425,9 @@ async fn run_task(
             task.attempt,
             receiver,
         ));
+        let started = std::time::Instant::now();
         let ended = run_with_heartbeats(&executor, &settings, &task, sender).await;
+        let took = started.elapsed();
         let captured = recorder.await.unwrap_or_default();
         let passed_over = matches!(&ended, Ended::Finished(Ok(step)) if step.passed_over);
         let (kind, exit_code, error) = match ended {
@@ -395,12 +447,14 @@ async fn run_task(
                 (stopped.kind, stopped.exit_code, stopped.error)
             }
             Ended::LeaseLost => {
+                crate::metrics::record_attempt(task.action.as_str(), "lease_lost", took);
                 tracing::warn!("lease lost while running; the queue has already moved on");
                 drop(slot);
                 freed.notify_one();
                 return;
             }
         };
+        crate::metrics::record_attempt(task.action.as_str(), kind.as_str(), took);
         let outcome = Outcome {
             kind,
             exit_code,

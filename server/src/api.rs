@@ -126,6 +126,7 @@ fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(accounts::update_quotas))
         .routes(routes!(accounts::set_local_nodes))
         .routes(routes!(accounts::set_provider_types))
+        .routes(routes!(accounts::set_dedicated_workers))
         .routes(routes!(accounts::list_tokens, accounts::create_token))
         .routes(routes!(accounts::revoke_token))
         .routes(routes!(accounts::audit))

@@ -8,6 +8,7 @@
 
 mod admin;
 mod apply;
+mod backup;
 mod catalog;
 mod cluster;
 mod login;
@@ -34,10 +35,10 @@ pub enum Command {
     /// Run the web server (UI, API) with the in-process workers.
     Serve(ServerArgs),
     /// Run only task workers (no web server) against a shared database.
-    Worker(ServerArgs),
+    Worker(crate::workers::WorkerArgs),
     /// Apply pending database migrations and exit.
     Migrate(ServerArgs),
-    /// Administer users directly in the database (works while the server runs).
+    /// Administer users and back up the database directly (works while the server runs).
     #[command(subcommand)]
     Admin(admin::AdminCommand),
     /// Catalogs: offline (validate, convert, solve, plan) or on the server (import, export).
@@ -82,9 +83,9 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }),
         Command::Worker(args) => block_on(async move {
-            let config = Config::load(args)?;
+            let config = Config::load(args.server)?;
             crate::telemetry::init(config.log_format);
-            crate::workers::run_worker(config).await?;
+            crate::workers::run_worker(config, &args.tenants).await?;
             Ok(ExitCode::SUCCESS)
         }),
         Command::Migrate(args) => block_on(async move {

@@ -78,6 +78,14 @@ pub struct ServerArgs {
     /// Seconds before a task of a vanished worker goes back to the queue [default: 30].
     #[arg(long, env = "CORRAL_WORKER_LEASE_SECS", value_name = "SECONDS")]
     pub worker_lease_secs: Option<u64>,
+    /// Also serve /metrics here, without authentication, for a Prometheus on a private
+    /// network (the main listener serves it to superadmins only) [default: none].
+    #[arg(long, env = "CORRAL_METRICS_LISTEN", value_name = "ADDR:PORT")]
+    pub metrics_listen: Option<SocketAddr>,
+    /// On SIGTERM, seconds running steps may take to finish before they are stopped and
+    /// their tasks handed back to the queue [default: 30].
+    #[arg(long, env = "CORRAL_SHUTDOWN_GRACE_SECS", value_name = "SECONDS")]
+    pub shutdown_grace_secs: Option<u64>,
     /// A reverse proxy in front of Corral whose X-Forwarded-For names the client
     /// (login throttling and the audit log); repeat for several [default: none].
     #[arg(
@@ -114,6 +122,10 @@ pub struct Config {
     pub site_dir: Option<PathBuf>,
     pub worker_slots: usize,
     pub worker_lease: Duration,
+    /// Where `/metrics` is served without authentication, when set.
+    pub metrics_listen: Option<SocketAddr>,
+    /// How long a stopping process lets running steps finish.
+    pub shutdown_grace: Duration,
     pub secure_cookies: bool,
     /// HTTPS, when set.
     pub tls: Option<TlsFiles>,
@@ -125,6 +137,7 @@ pub struct Config {
 
 const DEFAULT_WORKER_SLOTS: usize = 16;
 const DEFAULT_WORKER_LEASE_SECS: u64 = 30;
+const DEFAULT_SHUTDOWN_GRACE_SECS: u64 = 30;
 
 const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
 
@@ -193,6 +206,12 @@ impl Config {
                 .or(file.worker_slots)
                 .unwrap_or(DEFAULT_WORKER_SLOTS)
                 .max(1),
+            metrics_listen: args.metrics_listen.or(file.metrics_listen),
+            shutdown_grace: Duration::from_secs(
+                args.shutdown_grace_secs
+                    .or(file.shutdown_grace_secs)
+                    .unwrap_or(DEFAULT_SHUTDOWN_GRACE_SECS),
+            ),
             worker_lease: Duration::from_secs(
                 args.worker_lease_secs
                     .or(file.worker_lease_secs)

@@ -35,6 +35,8 @@ pub struct AppState {
     pub session_max_age_ms: i64,
     /// Reverse proxies whose `X-Forwarded-For` names the client.
     pub trusted_proxies: hardening::TrustedProxies,
+    /// The process's metrics, served at `/metrics`.
+    pub metrics: crate::metrics::Metrics,
 }
 
 /// The largest request body anything accepts: a resource upload through the console,
@@ -89,6 +91,7 @@ pub fn router(state: AppState) -> Router {
         .nest("/api/v1", crate::api::router())
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
+        .route("/metrics", get(crate::metrics::scrape_as_superadmin))
         .route("/pkg/{name}", get(bundle::serve_asset))
         .leptos_routes_with_context(&state, routes, context.clone(), {
             let options = state.leptos_options.clone();
@@ -111,6 +114,8 @@ pub fn router(state: AppState) -> Router {
             proxies,
             hardening::resolve_client_ip,
         ))
+        // Inside the routes, where each request's route pattern is known.
+        .layer(axum::middleware::from_fn(crate::metrics::track_requests))
         .with_state(state)
         .layer(sessions)
         .layer(RequestBodyLimitLayer::new(MAX_REQUEST_BYTES));

@@ -6,11 +6,14 @@ use std::time::Duration;
 use anyhow::Context;
 use engine::accounts::{ensure_first_admin, FIRST_ADMIN_USERNAME};
 use engine::demo::Loaded;
+use engine::queue::WorkerScope;
 use engine::secrets::SecretKey;
 use engine::service::Service;
 use engine::store::tenants::DEFAULT_TENANT_ID;
 use engine::store::{now_ms, Store};
+use engine::worker::Drained;
 use tokio::net::TcpListener;
+use tokio::sync::watch;
 
 use crate::config::Config;
 use crate::http::bundle::Bundle;
@@ -23,11 +26,46 @@ const SESSION_CLEANUP_EVERY: Duration = Duration::from_secs(600);
 /// with the server's secret key for the secrets stored in it.
 pub async fn open_store(config: &Config) -> anyhow::Result<Store> {
     create_private_dir(&config.data_dir)?;
+    hold_data_dir(&config.data_dir)?;
     let key = SecretKey::load(&config.data_dir)?;
     let store = Store::open(&config.database_url)
         .await?
         .with_secret_key(key);
     Ok(store)
+}
+
+/// The data directory's lock file. Every process that opens the store holds it shared
+/// until it exits; `corral admin restore` needs it alone, so it never replaces a
+/// database under a running server.
+pub const DATA_DIR_LOCK: &str = "corral.lock";
+
+/// Takes the data directory's lock shared, for the rest of the process.
+fn hold_data_dir(dir: &std::path::Path) -> anyhow::Result<()> {
+    static HELD: std::sync::Mutex<Vec<std::fs::File>> = std::sync::Mutex::new(Vec::new());
+    let path = dir.join(DATA_DIR_LOCK);
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .with_context(|| format!("cannot open {}", path.display()))?;
+    match file.try_lock_shared() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => anyhow::bail!(
+            "{} is being restored from a backup (corral admin restore holds {}): wait for it to finish",
+            dir.display(),
+            path.display()
+        ),
+        Err(std::fs::TryLockError::Error(error)) => {
+            return Err(error).with_context(|| format!("cannot lock {}", path.display()))
+        }
+    }
+    // A poisoned list still holds its files: keep this one with them.
+    let mut held = HELD
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    held.push(file);
+    Ok(())
 }
 
 /// The data dir holds the SQLite database, the secret key and node keys: nobody but
@@ -68,7 +106,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         .await
         .context("cannot load the demo catalog")?;
     let executor = crate::workers::executor(store.clone(), &config).await?;
-    let workers = crate::workers::start_pool(executor.clone(), &config);
+    let workers = crate::workers::start_pool(executor.clone(), &config, WorkerScope::Shared);
     let service = Service::new(store.clone(), resources)
         .with_waker(workers.waker())
         .with_executor(executor);
@@ -76,6 +114,8 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         .await
         .context("cannot open the session store")?;
     let _cleanup = sessions.clone().spawn_cleanup(SESSION_CLEANUP_EVERY);
+    let metrics = crate::metrics::Metrics::install();
+    let store_for_metrics = store.clone();
     let state = AppState {
         leptos_options: leptos_options(&bundle),
         bundle,
@@ -87,6 +127,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         trusted_proxies: crate::http::hardening::TrustedProxies(
             config.trusted_proxies.clone().into(),
         ),
+        metrics: metrics.clone(),
     };
     let listener = TcpListener::bind(config.listen)
         .await
@@ -106,19 +147,61 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
             templates.join(", ")
         );
     }
+    if let Some(address) = config.metrics_listen {
+        let bound = crate::metrics::spawn_listener(address, metrics, store_for_metrics).await?;
+        println!("Metrics at http://{bound}/metrics (no sign-in: keep this address private)");
+    }
+    let stop = StopSignal::on_signals()?;
     let scheme = if tls.is_some() { "https" } else { "http" };
+    // The last line: whoever waits for it may use everything above.
     println!("Corral is running at {scheme}://{addr}/");
+    // The pool drains while the listener closes: both start at the signal.
+    let drain = tokio::spawn({
+        let stop = stop.clone();
+        async move {
+            stop.wait().await;
+            workers.shutdown().await
+        }
+    });
     // Connection info gives the API each client's address (login throttling, audit).
     let app = router(state).into_make_service_with_connect_info::<SocketAddr>();
-    match tls {
-        Some((files, rustls)) => crate::tls::serve(listener, files, rustls, app).await?,
-        None => axum::serve(listener, app)
-            .with_graceful_shutdown(shutdown_signal())
-            .await
-            .context("server error")?,
+    let http = async {
+        match tls {
+            Some((files, rustls)) => {
+                crate::tls::serve(listener, files, rustls, app, stop.clone()).await
+            }
+            None => axum::serve(listener, app)
+                .with_graceful_shutdown(stop.clone().wait())
+                .await
+                .context("server error"),
+        }
+    };
+    // Event streams stay open as long as their job runs: they may not hold the
+    // process past the grace period.
+    let connections_closed = async {
+        stop.clone().wait().await;
+        tokio::time::sleep(CONNECTIONS_GRACE).await;
+    };
+    tokio::select! {
+        served = http => served?,
+        () = connections_closed => tracing::info!("closing the connections still open"),
     }
-    workers.shutdown().await;
+    report_drain(drain.await.context("the worker pool's shutdown failed")?);
     Ok(())
+}
+
+/// Says how the pool's drain went (on stderr, where the operator watching a stop looks).
+pub fn report_drain(drained: Drained) {
+    tracing::info!(
+        handed_back = drained.handed_back,
+        seconds = drained.took.as_secs_f64(),
+        "stopped"
+    );
+    eprintln!(
+        "corral: stopped in {:.1} s; {} running task(s) handed back to the queue",
+        drained.took.as_secs_f64(),
+        drained.handed_back
+    );
 }
 
 /// The bundle the pages load: `--site-dir`'s when given, else the one built in. A
@@ -141,24 +224,35 @@ fn browser_bundle(config: &Config) -> anyhow::Result<Bundle> {
     Ok(bundle)
 }
 
-/// Resolves on SIGINT or SIGTERM.
-pub async fn shutdown_signal() {
-    let ctrl_c = tokio::signal::ctrl_c();
-    #[cfg(unix)]
-    {
-        let mut term =
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(term) => term,
-                Err(_) => {
-                    let _ = ctrl_c.await;
-                    return;
-                }
-            };
-        tokio::select! {
-            _ = ctrl_c => {}
-            _ = term.recv() => {}
-        }
+/// How long open connections may go on after a stop was asked for.
+pub(crate) const CONNECTIONS_GRACE: Duration = Duration::from_secs(10);
+
+/// A stop asked for with SIGINT or SIGTERM; clones share the one signal.
+#[derive(Debug, Clone)]
+pub struct StopSignal(watch::Receiver<bool>);
+
+impl StopSignal {
+    /// Watches for SIGINT and SIGTERM from now on (the handlers are in place when this
+    /// returns, so a signal right after start-up drains rather than kills).
+    pub fn on_signals() -> anyhow::Result<Self> {
+        use tokio::signal::unix::{signal, SignalKind};
+        let mut interrupt = signal(SignalKind::interrupt()).context("cannot watch SIGINT")?;
+        let mut terminate = signal(SignalKind::terminate()).context("cannot watch SIGTERM")?;
+        let (stopped, stop) = watch::channel(false);
+        tokio::spawn(async move {
+            tokio::select! {
+                _ = interrupt.recv() => {}
+                _ = terminate.recv() => {}
+            }
+            tracing::info!("stop asked for: draining");
+            stopped.send_replace(true);
+        });
+        Ok(Self(stop))
     }
-    #[cfg(not(unix))]
-    let _ = ctrl_c.await;
+
+    /// Resolves once a stop was asked for.
+    pub async fn wait(mut self) {
+        // An error means the sender is gone, which only a stop does.
+        let _ = self.0.wait_for(|stopped| *stopped).await;
+    }
 }

@@ -5,13 +5,14 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::time::Duration;
 
 use anyhow::Context;
 use axum::extract::connect_info::IntoMakeServiceWithConnectInfo;
 use axum::Router;
 use axum_server::tls_rustls::RustlsConfig;
 use tokio::net::TcpListener;
+
+use crate::serve::{StopSignal, CONNECTIONS_GRACE};
 
 /// The PEM files `--tls-cert` and `--tls-key` name.
 #[derive(Debug, Clone)]
@@ -21,9 +22,6 @@ pub struct TlsFiles {
     /// Its private key (PKCS#8, PKCS#1 or SEC1).
     pub key: PathBuf,
 }
-
-/// How long running requests may take to finish once shutdown starts.
-const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
 impl TlsFiles {
     /// Reads both files now, so a bad one stops the server before it says it runs.
@@ -42,21 +40,22 @@ impl TlsFiles {
     }
 }
 
-/// Serves `app` over TLS on `listener` until SIGINT or SIGTERM, reloading the
-/// certificate on every SIGHUP.
+/// Serves `app` over TLS on `listener` until `stop`, reloading the certificate on
+/// every SIGHUP.
 pub async fn serve(
     listener: TcpListener,
     files: TlsFiles,
     config: RustlsConfig,
     app: IntoMakeServiceWithConnectInfo<Router, SocketAddr>,
+    stop: StopSignal,
 ) -> anyhow::Result<()> {
     let reloads = tokio::spawn(reload_on_hangup(files, config.clone()));
     let handle = axum_server::Handle::new();
     tokio::spawn({
         let handle = handle.clone();
         async move {
-            crate::serve::shutdown_signal().await;
-            handle.graceful_shutdown(Some(SHUTDOWN_GRACE));
+            stop.wait().await;
+            handle.graceful_shutdown(Some(CONNECTIONS_GRACE));
         }
     });
     let served = axum_server::from_tcp_rustls(listener.into_std()?, config)?

@@ -20,12 +20,14 @@ use engine::provider::{
     DockerProvider, Ec2Provider, ExecProvider, LocalProvider, NodeIsolation, SshPoolProvider,
     DOCKER_PROVIDER, EC2_PROVIDER, EXEC_PROVIDER, LOCAL_PROVIDER, SSH_POOL_PROVIDER,
 };
+use engine::queue::WorkerScope;
 use engine::resources::ResourceFiles;
 use engine::ssh::{PoolConfig, SessionPool};
 use engine::store::Store;
 use engine::worker::{WorkerPool, WorkerSettings};
 
 use crate::config::Config;
+use crate::serve::StopSignal;
 
 /// The executor for `config`'s data directory. Without sshd the `local` provider is
 /// recorded as unavailable (with how to install it) instead of stopping the server.
@@ -96,29 +98,73 @@ pub fn resource_files(config: &Config) -> anyhow::Result<ResourceFiles> {
     Ok(ResourceFiles::in_directory(resources))
 }
 
-/// Starts the configured number of worker slots over `store`, with `executor`.
-pub fn start_pool(executor: Executor, config: &Config) -> WorkerPool {
+/// `corral worker`'s arguments: the server's, and the tenants it serves.
+#[derive(Debug, clap::Args)]
+pub struct WorkerArgs {
+    /// Run only this tenant's tasks (repeat for several): the way to serve a tenant
+    /// marked for dedicated workers, whose tasks shared workers never take
+    /// [default: every tenant not so marked].
+    #[arg(long = "tenant", value_name = "NAME")]
+    pub tenants: Vec<String>,
+    #[command(flatten)]
+    pub server: crate::config::ServerArgs,
+}
+
+/// Starts the configured number of worker slots over `store`, with `executor`, for
+/// the tenants `scope` names.
+pub fn start_pool(executor: Executor, config: &Config, scope: WorkerScope) -> WorkerPool {
     let settings = WorkerSettings {
+        scope,
         slots: config.worker_slots,
         lease: config.worker_lease,
         // Three beats per lease: one lost beat never costs the lease.
         heartbeat: config.worker_lease / 3,
+        shutdown_grace: config.shutdown_grace,
         ..WorkerSettings::default()
     };
     WorkerPool::start(executor, settings)
 }
 
-/// `corral worker`: runs tasks until SIGINT/SIGTERM, then lets running tasks finish
-/// for the grace period.
-pub async fn run_worker(config: Config) -> anyhow::Result<()> {
+/// `corral worker`: runs tasks until SIGINT/SIGTERM, then drains (see
+/// [`WorkerPool::shutdown`]).
+pub async fn run_worker(config: Config, tenants: &[String]) -> anyhow::Result<()> {
     let store = crate::serve::open_store(&config).await?;
-    let pool = start_pool(executor(store, &config).await?, &config);
+    let scope = tenant_scope(&store, tenants).await?;
+    let metrics = crate::metrics::Metrics::install();
+    let pool = start_pool(executor(store.clone(), &config).await?, &config, scope);
+    let stop = StopSignal::on_signals()?;
+    let serving = if tenants.is_empty() {
+        "every tenant not served by dedicated workers".to_owned()
+    } else {
+        format!("tenant(s) {} only", tenants.join(", "))
+    };
     println!(
-        "Corral worker running {} task slot(s) on {}",
+        "Corral worker running {} task slot(s) for {serving} on {}",
         config.worker_slots,
         config.database_url.redacted()
     );
-    crate::serve::shutdown_signal().await;
-    pool.shutdown().await;
+    if let Some(address) = config.metrics_listen {
+        let bound = crate::metrics::spawn_listener(address, metrics, store).await?;
+        println!("Metrics at http://{bound}/metrics (no sign-in: keep this address private)");
+    }
+    stop.wait().await;
+    crate::serve::report_drain(pool.shutdown().await);
     Ok(())
+}
+
+/// The scope of a worker started for `tenants` (names): a shared one when none is
+/// named. An unknown name is an error, not a worker that waits for nothing.
+async fn tenant_scope(store: &Store, tenants: &[String]) -> anyhow::Result<WorkerScope> {
+    if tenants.is_empty() {
+        return Ok(WorkerScope::Shared);
+    }
+    let mut ids = Vec::with_capacity(tenants.len());
+    for name in tenants {
+        let tenant = store
+            .tenant_by_name(name)
+            .await
+            .with_context(|| format!("--tenant {name}: no such tenant"))?;
+        ids.push(tenant.id);
+    }
+    Ok(WorkerScope::Tenants(ids))
 }

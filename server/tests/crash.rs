@@ -7,26 +7,25 @@
 
 use std::fs::File;
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use domain::catalog::coopr::import_bundle;
 use domain::names::{ClusterName, ProviderName, TemplateName};
 use domain::solver::SolveRequest;
 use engine::operations::{create_cluster, submit_change, ClusterChange, CreateRequest};
 use engine::provider::LocalProvider;
 use engine::queue::{self, JobState, SubmitOptions, TaskState};
-use engine::resources::{ResourceFiles, ResourceKind, Upload};
 use engine::store::tenants::DEFAULT_TENANT_ID;
 use engine::store::{now_ms, Backend, DatabaseUrl, Store};
 use engine::testing::TestDatabase;
 
 #[path = "support/docker.rs"]
 mod docker;
+#[path = "support/lifecycle.rs"]
+mod lifecycle;
 
 const CORRAL: &str = env!("CARGO_BIN_EXE_corral");
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata/lifecycle");
 const NODES: u32 = 20;
 
 /// A `corral serve` over the test's data directory and database.
@@ -105,7 +104,7 @@ async fn killed_server_loses_no_task(backend: Backend) {
         .unwrap();
     let data_dir = data.path().canonicalize().unwrap();
     let store = Store::open(&db.url).await.unwrap();
-    seed(&store, &data_dir).await;
+    lifecycle::seed(&store, &data_dir, &lifecycle::catalog()).await;
     let mut server = Server {
         child: None,
         data: data_dir.clone(),
@@ -325,39 +324,6 @@ async fn killed_server_adopts_docker_containers() {
     eprintln!("docker crash test: {:?} in all", test_started.elapsed());
     drop(server);
     drop(data);
-}
-
-/// The lifecycle catalog and its script, as an administrator would have set them up.
-async fn seed(store: &Store, data_dir: &Path) {
-    let catalog =
-        import_bundle(&std::fs::read_to_string(format!("{FIXTURES}/catalog.json")).unwrap())
-            .unwrap();
-    engine::catalog::import(store, DEFAULT_TENANT_ID, &catalog, None, now_ms())
-        .await
-        .unwrap();
-    // The same place the server keeps resources: <data dir>/resources.
-    let resources = ResourceFiles::in_directory(data_dir.join("resources"));
-    let upload = Upload {
-        tenant_id: DEFAULT_TENANT_ID,
-        kind: ResourceKind::Scripts,
-        name: "web.sh",
-        author_id: None,
-    };
-    let script = std::fs::read(format!("{FIXTURES}/web.sh")).unwrap();
-    let version = resources
-        .upload(store, &upload, &script, now_ms())
-        .await
-        .unwrap();
-    resources
-        .stage(
-            store,
-            DEFAULT_TENANT_ID,
-            ResourceKind::Scripts,
-            "web.sh",
-            version.version,
-        )
-        .await
-        .unwrap();
 }
 
 async fn wait_for_progress(store: &Store, job_id: &str, fraction: f64) {

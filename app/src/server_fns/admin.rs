@@ -30,6 +30,7 @@ pub mod revoke_token;
 pub mod revoke_user_token;
 pub mod save_entity;
 pub mod scope;
+pub mod set_dedicated_workers;
 pub mod set_provider_types;
 pub mod set_user_role;
 pub mod stage_resource;

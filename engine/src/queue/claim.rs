@@ -10,7 +10,7 @@ use sqlx::{Any, FromRow, Row, Transaction};
 use super::types::PlanStep;
 use super::{
     begin_write, padded_item, padded_len, ClaimLimits, ClaimedTask, Heartbeat, JobState, Lease,
-    Params, QueueError,
+    Params, QueueError, WorkerScope,
 };
 use crate::store::{Backend, IntFlag, RowLock, Store};
 
@@ -22,7 +22,13 @@ const CLAIM_LOCK_KEY: i64 = 0x636f_7272_616c_0001;
 /// the batch.
 const CANDIDATE_SLACK: usize = 16;
 
-/// Hands `worker_id` the oldest ready task it may run now, leased until
+/// The condition on a candidate `t` of a shared pool: its tenant is not served by
+/// dedicated workers only.
+const SHARED_TENANTS: &str =
+    "t.tenant_id NOT IN (SELECT id FROM tenants WHERE dedicated_workers = 1)";
+
+/// Hands `worker_id` (a shared pool's worker: see [`WorkerScope`]) the oldest ready
+/// task it may run now, leased until
 /// `now_ms + lease_ms`, or `None` if there is none.
 ///
 /// A task qualifies when all its prerequisites succeeded, its backoff has passed,
@@ -46,6 +52,7 @@ pub async fn claim(
              AND j.state IN ('queued', 'running') \
              AND NOT EXISTS (SELECT 1 FROM tasks r WHERE r.state = 'running' \
                              AND r.cluster_id = t.cluster_id AND r.node = t.node) \
+             AND {SHARED_TENANTS} \
              AND t.tenant_id NOT IN (SELECT r.tenant_id FROM tasks r WHERE r.state = 'running' \
                                      GROUP BY r.tenant_id HAVING COUNT(*) >= $4) \
              AND (SELECT COUNT(*) FROM tasks r WHERE r.state = 'running') < $5 \
@@ -127,6 +134,28 @@ pub async fn claim_up_to(
     room: impl FnOnce() -> usize,
     now_ms: i64,
 ) -> Result<Vec<ClaimedTask>, QueueError> {
+    claim_up_to_in(
+        store,
+        worker_id,
+        lease_ms,
+        limits,
+        &WorkerScope::Shared,
+        room,
+        now_ms,
+    )
+    .await
+}
+
+/// [`claim_up_to`] for a pool whose `scope` may be narrower than a shared pool's.
+pub async fn claim_up_to_in(
+    store: &Store,
+    worker_id: &str,
+    lease_ms: i64,
+    limits: ClaimLimits,
+    scope: &WorkerScope,
+    room: impl FnOnce() -> usize,
+    now_ms: i64,
+) -> Result<Vec<ClaimedTask>, QueueError> {
     let (_turn, mut tx) = begin_write(store).await?;
     if store.backend() == Backend::Postgres {
         take_claim_lock(&mut tx).await?;
@@ -136,7 +165,7 @@ pub async fn claim_up_to(
         tx.commit().await?;
         return Ok(Vec::new());
     }
-    let picked = pick(store, &mut tx, limits, max, now_ms).await?;
+    let picked = pick(store, &mut tx, limits, scope, max, now_ms).await?;
     if picked.is_empty() {
         tx.commit().await?;
         return Ok(Vec::new());
@@ -232,6 +261,7 @@ async fn pick(
     store: &Store,
     tx: &mut Transaction<'static, Any>,
     limits: ClaimLimits,
+    scope: &WorkerScope,
     max: usize,
     now_ms: i64,
 ) -> Result<Vec<Candidate>, QueueError> {
@@ -282,6 +312,20 @@ async fn pick(
             params.list(padded_len(full.len()))
         );
     }
+    let served: &[String] = match scope {
+        WorkerScope::Shared => {
+            let _ = write!(sql, " AND {SHARED_TENANTS}");
+            &[]
+        }
+        WorkerScope::Tenants(tenants) => {
+            let _ = write!(
+                sql,
+                " AND t.tenant_id IN ({})",
+                params.list(padded_len(tenants.len().max(1)))
+            );
+            tenants
+        }
+    };
     // Locked rows (a cancel or a completion holds them) are skipped, never waited for,
     // so a claim never waits while holding the claim lock.
     let lock_rows = store.backend().lock_clause(RowLock::SkipLockedOfT);
@@ -294,6 +338,16 @@ async fn pick(
     if !full.is_empty() {
         for index in 0..padded_len(full.len()) {
             query = query.bind(*padded_item(&full, index));
+        }
+    }
+    if let WorkerScope::Tenants(_) = scope {
+        if served.is_empty() {
+            // No tenant: a list matching nothing (no tenant id is empty).
+            query = query.bind("");
+        } else {
+            for index in 0..padded_len(served.len()) {
+                query = query.bind(padded_item(served, index).as_str());
+            }
         }
     }
     let query = query.bind(i64::try_from(window).unwrap_or(i64::MAX));

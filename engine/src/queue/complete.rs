@@ -1,7 +1,7 @@
 //! Ending an attempt: by the worker's report ([`complete`], or [`complete_batch`] for
-//! many at once) or by its lease running out ([`requeue_expired`]). All settle the
-//! task the same way: record the attempt, retry or fail, release successors, and move
-//! the job on.
+//! many at once), by its lease running out ([`requeue_expired`]) or by its worker
+//! handing it back as it stops ([`release_leases`]). All settle the task the same way:
+//! record the attempt, retry or fail, release successors, and move the job on.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
@@ -437,14 +437,83 @@ async fn after_successes(
 /// One transaction settles the whole sweep (up to [`EXPIRY_BATCH`] leases): a worker
 /// process that died holding a hundred tasks costs one commit, not a hundred.
 pub async fn requeue_expired(store: &Store, now_ms: i64) -> Result<Vec<Expired>, QueueError> {
-    let job_ids: Vec<String> = sqlx::query_scalar(
-        "SELECT DISTINCT job_id FROM tasks WHERE state = 'running' AND lease_expires_ms < $1 \
-         ORDER BY job_id LIMIT $2",
-    )
-    .bind(now_ms)
-    .bind(EXPIRY_BATCH)
-    .fetch_all(store.pool())
-    .await?;
+    take_back(store, Holders::ExpiredBefore(now_ms), now_ms).await
+}
+
+/// Hands back every lease `worker_id` still holds, as [`requeue_expired`] would once
+/// they expired, but now: a worker that stops (its steps already stopped) gives its
+/// tasks to the other workers at once instead of after the lease timeout.
+pub async fn release_leases(
+    store: &Store,
+    worker_id: &str,
+    now_ms: i64,
+) -> Result<Vec<Expired>, QueueError> {
+    take_back(store, Holders::Worker(worker_id), now_ms).await
+}
+
+/// Whose leases [`take_back`] takes.
+#[derive(Clone, Copy)]
+enum Holders<'a> {
+    /// Every lease that ran out before this time.
+    ExpiredBefore(i64),
+    /// Every lease this worker holds.
+    Worker(&'a str),
+}
+
+impl Holders<'_> {
+    /// The condition on `tasks`, with its one parameter.
+    fn condition(self, params: &mut Params) -> String {
+        match self {
+            Self::ExpiredBefore(_) => format!("lease_expires_ms < {}", params.one()),
+            Self::Worker(_) => format!("lease_owner = {}", params.one()),
+        }
+    }
+
+    fn bind<'q>(
+        self,
+        query: sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>>,
+    ) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>>
+    where
+        Self: 'q,
+    {
+        match self {
+            Self::ExpiredBefore(time) => query.bind(time),
+            Self::Worker(worker) => query.bind(worker),
+        }
+    }
+
+    fn why(self, worker_id: &str, attempt: i64) -> String {
+        match self {
+            Self::ExpiredBefore(_) => {
+                format!("lease of worker {worker_id:?} expired (attempt {attempt})")
+            }
+            Self::Worker(_) => format!(
+                "worker {worker_id:?} stopped before attempt {attempt} ended and handed the task back"
+            ),
+        }
+    }
+}
+
+async fn take_back(
+    store: &Store,
+    holders: Holders<'_>,
+    now_ms: i64,
+) -> Result<Vec<Expired>, QueueError> {
+    let mut params = Params::new(store.backend());
+    let sql = format!(
+        "SELECT DISTINCT job_id FROM tasks WHERE state = 'running' AND {} \
+         ORDER BY job_id LIMIT {}",
+        holders.condition(&mut params),
+        params.one()
+    );
+    let job_ids: Vec<String> = holders
+        .bind(sqlx::query(&sql))
+        .bind(EXPIRY_BATCH)
+        .fetch_all(store.pool())
+        .await?
+        .iter()
+        .map(|row| row.try_get(0))
+        .collect::<Result<_, _>>()?;
     if job_ids.is_empty() {
         return Ok(Vec::new());
     }
@@ -455,22 +524,27 @@ pub async fn requeue_expired(store: &Store, now_ms: i64) -> Result<Vec<Expired>,
     let mut params = Params::new(store.backend());
     let sql = format!(
         "SELECT id, job_id, lease_owner, attempts FROM tasks \
-         WHERE state = 'running' AND lease_expires_ms < {} AND job_id IN ({}) \
+         WHERE state = 'running' AND {} AND job_id IN ({}) \
          ORDER BY lease_expires_ms, id LIMIT {}{}",
-        params.one(),
+        holders.condition(&mut params),
         params.list(padded_len(job_ids.len())),
         params.one(),
         for_update(store)
     );
-    let mut query = sqlx::query_as::<_, (String, String, Option<String>, i64)>(&sql).bind(now_ms);
+    let mut query = holders.bind(sqlx::query(&sql));
     for index in 0..padded_len(job_ids.len()) {
         query = query.bind(padded_item(&job_ids, index).as_str());
     }
-    let expired_rows = query.bind(EXPIRY_BATCH).fetch_all(&mut *tx).await?;
+    let held_rows = query.bind(EXPIRY_BATCH).fetch_all(&mut *tx).await?;
 
-    let mut expired = Vec::with_capacity(expired_rows.len());
-    for (task_id, job_id, lease_owner, attempt) in expired_rows {
-        let worker_id = lease_owner.unwrap_or_default();
+    let mut expired = Vec::with_capacity(held_rows.len());
+    for row in held_rows {
+        let task_id: String = row.try_get("id")?;
+        let job_id: String = row.try_get("job_id")?;
+        let attempt: i64 = row.try_get("attempts")?;
+        let worker_id = row
+            .try_get::<Option<String>, _>("lease_owner")?
+            .unwrap_or_default();
         let lease = Lease {
             task_id: task_id.clone(),
             job_id: job_id.clone(),
@@ -481,10 +555,16 @@ pub async fn requeue_expired(store: &Store, now_ms: i64) -> Result<Vec<Expired>,
             continue;
         };
         let job_state = jobs.get(&job_id).copied().unwrap_or(JobState::Running);
-        let outcome = Outcome::failed(format!(
-            "lease of worker {worker_id:?} expired (attempt {attempt})"
-        ));
+        let outcome = Outcome::failed(holders.why(&worker_id, attempt));
         let completion = settle(&mut tx, &held, job_state, &outcome, now_ms).await?;
+        if matches!(holders, Holders::Worker(_)) && completion.task_state == TaskState::Ready {
+            // Handed back, not failed: the step waits for no backoff.
+            sqlx::query("UPDATE tasks SET not_before_ms = $2 WHERE id = $1")
+                .bind(&task_id)
+                .bind(now_ms)
+                .execute(&mut *tx)
+                .await?;
+        }
         jobs.insert(job_id, completion.job_state);
         expired.push(Expired {
             task_id,

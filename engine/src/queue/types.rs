@@ -57,6 +57,17 @@ impl ClaimLimits {
     }
 }
 
+/// Whose tasks a worker pool takes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum WorkerScope {
+    /// Every tenant's, except the tenants served by dedicated workers only.
+    #[default]
+    Shared,
+    /// Only these tenants' (ids), whether they are served by dedicated workers only or
+    /// not: a process whose steps never mix with other tenants'.
+    Tenants(Vec<String>),
+}
+
 /// Proof that a worker holds a task: the attempt number tells a re-claimed task
 /// from the one this worker lost.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -115,6 +126,18 @@ pub enum OutcomeKind {
     /// goes back to the queue after [`DEFER_MS`] without using up an attempt, and its
     /// worker slot is free for the task it waits for.
     Deferred,
+}
+
+impl OutcomeKind {
+    /// The outcome's name in metrics and logs.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Succeeded => "succeeded",
+            Self::Failed => "failed",
+            Self::Stopped => "stopped",
+            Self::Deferred => "deferred",
+        }
+    }
 }
 
 /// How long a deferred task waits before it may be claimed again.

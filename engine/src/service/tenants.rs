@@ -3,8 +3,8 @@
 //! else sees only their own.
 
 use super::{
-    AuditRecord, Caller, LocalNodesUpdate, Page, PageRequest, Problem, ProviderTypesUpdate,
-    QuotaUpdate, Service, ServiceError, TenantRequest, TenantView,
+    AuditRecord, Caller, DedicatedWorkersUpdate, LocalNodesUpdate, Page, PageRequest, Problem,
+    ProviderTypesUpdate, QuotaUpdate, Service, ServiceError, TenantRequest, TenantView,
 };
 use crate::operations::ClusterState;
 use crate::provider::LOCAL_PROVIDER;
@@ -237,6 +237,29 @@ impl Service {
         record.before =
             Some(serde_json::json!({"provider_types": before.provider_types()}).to_string());
         record.after = Some(serde_json::json!({"provider_types": types}).to_string());
+        self.audit(caller, record).await;
+        Ok(self.store.tenant(id).await?.into())
+    }
+
+    /// Sets whether only workers started for the tenant (`corral worker --tenant`) run
+    /// its tasks (superadmins). Tasks already running finish where they are.
+    pub async fn set_dedicated_workers(
+        &self,
+        caller: &Caller,
+        id: &str,
+        update: &DedicatedWorkersUpdate,
+    ) -> Result<TenantView, ServiceError> {
+        caller.require_visible(id, || format!("tenant {id:?}"))?;
+        caller.require_superadmin()?;
+        let before = self.store.tenant(id).await?;
+        self.store
+            .set_tenant_dedicated_workers(id, update.dedicated_workers)
+            .await?;
+        let mut record = AuditRecord::new(id, "tenant.dedicated-workers", "tenant", &before.name);
+        record.before =
+            Some(serde_json::json!({"dedicated_workers": before.dedicated_workers}).to_string());
+        record.after =
+            Some(serde_json::json!({"dedicated_workers": update.dedicated_workers}).to_string());
         self.audit(caller, record).await;
         Ok(self.store.tenant(id).await?.into())
     }

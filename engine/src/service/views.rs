@@ -43,6 +43,7 @@ impl From<Tenant> for TenantView {
                 .iter()
                 .any(|providertype| providertype == crate::provider::LOCAL_PROVIDER),
             provider_types,
+            dedicated_workers: tenant.dedicated_workers,
         }
     }
 }

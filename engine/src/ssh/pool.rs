@@ -130,8 +130,11 @@ impl SessionPool {
         slot.handshakes.fetch_add(1, Ordering::Relaxed);
         self.handshakes.fetch_add(1, Ordering::Relaxed);
         tracing::debug!(node = %target.node, address = %target.address(), "ssh handshake");
+        let started = std::time::Instant::now();
         let connecting = SshSession::connect(target, self.config.handshake_timeout);
-        let session = Arc::new(connecting.await.inspect_err(|error| {
+        let connected = connecting.await;
+        crate::metrics::record_handshake(connected.as_ref().ok().map(|_| started.elapsed()));
+        let session = Arc::new(connected.inspect_err(|error| {
             tracing::warn!(node = %target.node, %error, "ssh connection failed");
         })?);
         *current = Some(session.clone());

@@ -92,13 +92,7 @@ impl DatabaseUrl {
         };
         match backend {
             Backend::Sqlite => {
-                let path = raw
-                    .trim_start_matches("sqlite:")
-                    .trim_start_matches("//")
-                    .split('?')
-                    .next()
-                    .unwrap_or_default();
-                if path.is_empty() {
+                if sqlite_path_of(raw).is_empty() {
                     return Err(malformed("no file path after sqlite://".into()));
                 }
             }
@@ -132,6 +126,14 @@ impl DatabaseUrl {
         redact(&self.raw)
     }
 
+    /// The SQLite database's file, for a `sqlite:` URL.
+    pub fn sqlite_path(&self) -> Option<std::path::PathBuf> {
+        match self.backend {
+            Backend::Sqlite => Some(sqlite_path_of(&self.raw).into()),
+            Backend::Postgres => None,
+        }
+    }
+
     /// What the driver is given: SQLite files are created when missing.
     pub fn connect_string(&self) -> String {
         match self.backend {
@@ -142,6 +144,15 @@ impl DatabaseUrl {
             _ => self.raw.clone(),
         }
     }
+}
+
+/// The file path of a `sqlite:` URL, without its query.
+fn sqlite_path_of(raw: &str) -> &str {
+    raw.trim_start_matches("sqlite:")
+        .trim_start_matches("//")
+        .split('?')
+        .next()
+        .unwrap_or_default()
 }
 
 fn redact(raw: &str) -> String {

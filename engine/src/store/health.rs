@@ -9,6 +9,7 @@
 use api_types::{ClusterState, ServiceHealth};
 
 use super::{Store, StoreError};
+use crate::queue::WorkerScope;
 
 /// One row of `service_health`.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -133,22 +134,46 @@ impl Store {
 
     /// Claims up to `limit` due checks until `claimed_until_ms`; another process's
     /// claim that has not run out is left alone.
+    ///
+    /// Only the checks of clusters `scope` serves: a check runs on the node over SSH
+    /// from this process, as a step would.
     pub async fn claim_due_checks(
         &self,
+        scope: &WorkerScope,
         now_ms: i64,
         claimed_until_ms: i64,
         limit: i64,
     ) -> Result<Vec<CheckKey>, StoreError> {
-        let due: Vec<(String, i64, String)> = sqlx::query_as(
+        let (tenants_served, tenants): (String, &[String]) = match scope {
+            WorkerScope::Shared => (
+                "tenant_id NOT IN (SELECT id FROM tenants WHERE dedicated_workers = 1)".to_owned(),
+                &[],
+            ),
+            WorkerScope::Tenants(tenants) => {
+                let placeholders: Vec<String> = (0..tenants.len())
+                    .map(|index| format!("${}", index + 3))
+                    .collect();
+                (
+                    format!("tenant_id IN ({})", placeholders.join(", ")),
+                    tenants,
+                )
+            }
+        };
+        let sql = format!(
             "SELECT cluster_id, node_number, service FROM service_health \
              WHERE next_check_ms <= $1 AND (claimed_until_ms IS NULL OR claimed_until_ms < $1) \
-             AND cluster_id IN (SELECT id FROM clusters WHERE state = 'active') \
-             ORDER BY next_check_ms LIMIT $2",
-        )
-        .bind(now_ms)
-        .bind(limit)
-        .fetch_all(&self.pool)
-        .await?;
+             AND cluster_id IN (SELECT id FROM clusters WHERE state = 'active' \
+                                AND {tenants_served}) \
+             ORDER BY next_check_ms LIMIT $2"
+        );
+        if tenants.is_empty() && matches!(scope, WorkerScope::Tenants(_)) {
+            return Ok(Vec::new());
+        }
+        let mut query = sqlx::query_as(&sql).bind(now_ms).bind(limit);
+        for tenant in tenants {
+            query = query.bind(tenant);
+        }
+        let due: Vec<(String, i64, String)> = query.fetch_all(&self.pool).await?;
         let mut claimed = Vec::new();
         for (cluster_id, node_number, service) in due {
             let done = sqlx::query(

@@ -2,7 +2,9 @@
 
 use sqlx::{Any, Transaction};
 
-use super::{conflict_on_unique, now_ms, Backend, Listing, RowLock, Store, StoreError, Window};
+use super::{
+    conflict_on_unique, now_ms, Backend, IntFlag, Listing, RowLock, Store, StoreError, Window,
+};
 
 /// Id of the `default` tenant created by the first migration.
 pub const DEFAULT_TENANT_ID: &str = "00000000-0000-0000-0000-000000000001";
@@ -18,6 +20,9 @@ pub struct Tenant {
     /// [`Tenant::provider_types`]).
     #[sqlx(rename = "provider_types")]
     provider_types_json: String,
+    /// Only workers started for this tenant run its tasks (`corral worker --tenant`).
+    #[sqlx(try_from = "IntFlag")]
+    pub dedicated_workers: bool,
 }
 
 impl Tenant {
@@ -45,7 +50,8 @@ pub struct NewTenant {
     pub provider_types: Vec<String>,
 }
 
-const COLUMNS: &str = "id, name, max_clusters, max_nodes, created_at_ms, provider_types";
+const COLUMNS: &str =
+    "id, name, max_clusters, max_nodes, created_at_ms, provider_types, dedicated_workers";
 
 impl NewTenant {
     /// Every provider type Corral has, `local` included (tests and the first tenant).
@@ -80,6 +86,7 @@ impl Store {
             max_nodes: new.max_nodes,
             created_at_ms: now_ms(),
             provider_types_json: types_json(&new.provider_types),
+            dedicated_workers: false,
         };
         let result = sqlx::query(
             "INSERT INTO tenants (id, name, max_clusters, max_nodes, created_at_ms, \
@@ -151,6 +158,23 @@ impl Store {
         let done = sqlx::query("UPDATE tenants SET provider_types = $2 WHERE id = $1")
             .bind(id)
             .bind(types_json(provider_types))
+            .execute(&self.pool)
+            .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::NotFound(format!("tenant {id:?}")));
+        }
+        Ok(())
+    }
+
+    /// Sets whether only the tenant's own workers run its tasks.
+    pub async fn set_tenant_dedicated_workers(
+        &self,
+        id: &str,
+        dedicated: bool,
+    ) -> Result<(), StoreError> {
+        let done = sqlx::query("UPDATE tenants SET dedicated_workers = $2 WHERE id = $1")
+            .bind(id)
+            .bind(i64::from(dedicated))
             .execute(&self.pool)
             .await?;
         if done.rows_affected() == 0 {

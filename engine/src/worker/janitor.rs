@@ -44,6 +44,7 @@ pub(super) async fn run(
 pub async fn sweep(store: &Store, wake: &Notify) {
     match queue::requeue_expired(store, now_ms()).await {
         Ok(expired) if !expired.is_empty() => {
+            crate::metrics::record_expired_leases(expired.len());
             for task in &expired {
                 tracing::warn!(
                     task = %task.task_id,

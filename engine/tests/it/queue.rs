@@ -9,7 +9,7 @@ use api_types::{ClusterState, EventKind, OutputStream};
 use domain::plan::{Action, TaskDag, TaskId};
 use engine::queue::{
     self, ClaimLimits, ClaimedTask, ClusterEffects, Completion, Heartbeat, JobState, NewEvent,
-    Outcome, OutcomeKind, QueueError, SubmitOptions, TaskState, DEFER_MS,
+    Outcome, OutcomeKind, QueueError, SubmitOptions, TaskState, WorkerScope, DEFER_MS,
 };
 use engine::store::tenants::{NewTenant, DEFAULT_TENANT_ID};
 use engine::store::{Backend, Store};
@@ -1355,7 +1355,125 @@ async fn one_sweep_settles_every_expired_lease(backend: Backend) {
         .is_empty());
 }
 
+/// A tenant served by dedicated workers only: shared claims pass its tasks over, a
+/// pool scoped to it takes only its tasks, and a pool scoped to another tenant takes
+/// none of them.
+async fn dedicated_tenants_are_served_by_their_own_workers(backend: Backend) {
+    let (_db, store) = open(backend).await;
+    let new_tenant = |name: &str| NewTenant {
+        name: name.into(),
+        max_clusters: None,
+        max_nodes: None,
+        provider_types: NewTenant::all_provider_types(),
+    };
+    let secret = store.create_tenant(&new_tenant("secret")).await.unwrap();
+    let other = store.create_tenant(&new_tenant("other")).await.unwrap();
+    store
+        .set_tenant_dedicated_workers(&secret.id, true)
+        .await
+        .unwrap();
+    let two_nodes = dag(&[(1000, Action::Create, &[]), (1001, Action::Create, &[])]);
+    let options = SubmitOptions::default();
+    for (tenant, name) in [(DEFAULT_TENANT_ID, "shared"), (&secret.id, "kept")] {
+        let cluster = cluster(&store, tenant, name).await;
+        queue::submit_job(&store, tenant, &cluster, "create", &two_nodes, &options, 0)
+            .await
+            .unwrap();
+    }
+    let claim_in = |worker: &'static str, scope: WorkerScope| {
+        let store = store.clone();
+        async move {
+            queue::claim_up_to_in(
+                &store,
+                worker,
+                LEASE_MS,
+                ClaimLimits::default(),
+                &scope,
+                || 10,
+                1,
+            )
+            .await
+            .unwrap()
+        }
+    };
+    let elsewhere = claim_in("other-only", WorkerScope::Tenants(vec![other.id.clone()])).await;
+    assert!(elsewhere.is_empty(), "{elsewhere:?}");
+    let shared = claim_in("shared", WorkerScope::Shared).await;
+    assert_eq!(shared.len(), 2);
+    assert!(shared
+        .iter()
+        .all(|task| task.tenant_id == DEFAULT_TENANT_ID));
+    assert!(
+        claim(&store, "single", 1).await.is_none(),
+        "one at a time too"
+    );
+    let dedicated = claim_in("dedicated", WorkerScope::Tenants(vec![secret.id.clone()])).await;
+    assert_eq!(dedicated.len(), 2);
+    assert!(dedicated.iter().all(|task| task.tenant_id == secret.id));
+
+    // Marked shared again, its next tasks go to any worker.
+    store
+        .set_tenant_dedicated_workers(&secret.id, false)
+        .await
+        .unwrap();
+    let more = cluster(&store, &secret.id, "more").await;
+    queue::submit_job(&store, &secret.id, &more, "create", &two_nodes, &options, 1)
+        .await
+        .unwrap();
+    assert_eq!(claim_in("shared", WorkerScope::Shared).await.len(), 2);
+}
+
+/// A stopping worker's leases go back at once: its idempotent tasks are ready again
+/// (a new attempt), another worker's leases are untouched.
+async fn a_stopping_worker_hands_its_leases_back(backend: Backend) {
+    let (_db, store) = open(backend).await;
+    let cluster_id = cluster(&store, DEFAULT_TENANT_ID, "handback").await;
+    let three = dag(&[
+        (1000, Action::Create, &[]),
+        (1001, Action::Create, &[]),
+        (1002, Action::Create, &[]),
+    ]);
+    let job = submit(&store, &cluster_id, &three, &SubmitOptions::default()).await;
+    let first = claim(&store, "stopping", 1).await.unwrap();
+    let second = claim(&store, "stopping", 1).await.unwrap();
+    let kept = claim(&store, "staying", 1).await.unwrap();
+    let released = queue::release_leases(&store, "stopping", 2).await.unwrap();
+    let mut ids: Vec<&str> = released.iter().map(|task| task.task_id.as_str()).collect();
+    ids.sort_unstable();
+    let mut expected = vec![first.task_id.as_str(), second.task_id.as_str()];
+    expected.sort_unstable();
+    assert_eq!(ids, expected);
+    assert!(released
+        .iter()
+        .all(|task| task.task_state == TaskState::Ready));
+    let attempts = queue::task_attempts(&store, &first.task_id).await.unwrap();
+    assert!(
+        attempts[0]
+            .error
+            .as_deref()
+            .unwrap_or_default()
+            .contains("handed the task back"),
+        "{attempts:?}"
+    );
+    // Well before any lease could expire, another worker takes them.
+    let retaken = claim(&store, "other", 3).await.unwrap();
+    assert_eq!(retaken.attempt, 2);
+    assert!(queue::heartbeat(&store, &kept.lease(), LEASE_MS, 3)
+        .await
+        .is_ok());
+    assert!(queue::release_leases(&store, "stopping", 4)
+        .await
+        .unwrap()
+        .is_empty());
+    assert_eq!(
+        queue::job(&store, &job).await.unwrap().state,
+        JobState::Running
+    );
+}
+
 engine::on_both_backends!(
+    dedicated_tenants_are_served_by_their_own_workers,
+    a_stopping_worker_hands_its_leases_back,
     a_deferred_task_waits_without_using_an_attempt,
     one_sweep_settles_every_expired_lease,
     two_claimers_drain_in_dependency_order,

@@ -5,9 +5,9 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
 use engine::service::{
-    AuditQuery, AuditView, CreatedToken, LocalNodesUpdate, Page, PageRequest, PasswordChange,
-    ProviderTypesUpdate, QuotaUpdate, TenantRequest, TenantView, TokenRequest, TokenView, UserMove,
-    UserRequest, UserUpdate, UserView,
+    AuditQuery, AuditView, CreatedToken, DedicatedWorkersUpdate, LocalNodesUpdate, Page,
+    PageRequest, PasswordChange, ProviderTypesUpdate, QuotaUpdate, TenantRequest, TenantView,
+    TokenRequest, TokenView, UserMove, UserRequest, UserUpdate, UserView,
 };
 
 use super::error::{ApiError, ErrorBody};
@@ -197,6 +197,26 @@ pub async fn set_local_nodes(
 ) -> Result<Json<TenantView>, ApiError> {
     Ok(Json(
         state.service.set_local_nodes(&caller, &id, &update).await?,
+    ))
+}
+
+/// Serve a tenant's tasks only on workers started for it (`corral worker --tenant
+/// NAME`), or on any worker again (superadmins).
+#[utoipa::path(put, path = "/tenants/{id}/dedicated-workers", tag = "tenants",
+    params(("id" = String, Path, description = "Tenant id")), request_body = DedicatedWorkersUpdate,
+    responses((status = 200, body = TenantView), (status = 403, body = ErrorBody),
+              (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
+pub async fn set_dedicated_workers(
+    State(state): State<AppState>,
+    Authenticated(caller): Authenticated,
+    ApiPath(id): ApiPath<String>,
+    ApiJson(update): ApiJson<DedicatedWorkersUpdate>,
+) -> Result<Json<TenantView>, ApiError> {
+    Ok(Json(
+        state
+            .service
+            .set_dedicated_workers(&caller, &id, &update)
+            .await?,
     ))
 }
 

@@ -1,5 +1,6 @@
-//! `corral admin ...`: user administration straight against the database, for the
-//! first setup and for recovery when nobody can sign in.
+//! `corral admin ...`: straight against the database and the data directory: user
+//! administration for the first setup and for recovery when nobody can sign in, and
+//! backups of the embedded SQLite deployment (see `backup`).
 
 use std::io::Read;
 use std::process::ExitCode;
@@ -15,6 +16,12 @@ use crate::config::{Config, ServerArgs};
 pub enum AdminCommand {
     /// Create a user. The password is read from standard input.
     CreateUser(CreateUserArgs),
+    /// Write the SQLite database, its secret key and the provider keys to one archive,
+    /// while Corral runs.
+    Backup(super::backup::BackupArgs),
+    /// Replace the data directory's database and keys with a backup's (stop every
+    /// serve and worker on it first).
+    Restore(super::backup::RestoreArgs),
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -72,5 +79,7 @@ pub async fn run(command: AdminCommand) -> anyhow::Result<ExitCode> {
             println!("created {} {}", user.role, user.username);
             Ok(ExitCode::SUCCESS)
         }
+        AdminCommand::Backup(args) => super::backup::backup(args).await,
+        AdminCommand::Restore(args) => super::backup::restore(args).await,
     }
 }

@@ -125,6 +125,10 @@ const MATRIX: &[(&str, [u16; 5])] = &[
         "PUT /api/v1/tenants/{id}/provider-types",
         [401, 403, 403, 404, 200],
     ),
+    (
+        "PUT /api/v1/tenants/{id}/dedicated-workers",
+        [401, 403, 403, 404, 200],
+    ),
     ("GET /api/v1/tokens", [401, 200, 200, 200, 200]),
     ("POST /api/v1/tokens", [401, 201, 201, 201, 201]),
     ("DELETE /api/v1/tokens/{id}", [401, 404, 200, 404, 404]),

@@ -121,6 +121,7 @@ async fn spawn_configured(
         secure_cookies: false,
         session_max_age_ms,
         trusted_proxies,
+        metrics: server::metrics::Metrics::install(),
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await

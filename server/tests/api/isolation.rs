@@ -80,6 +80,10 @@ const EXPECTATIONS: &[(&str, &[Check])] = &[
     ("PUT /api/v1/tenants/{id}/quotas", &[Scoped, AdminOnly]),
     ("PUT /api/v1/tenants/{id}/local-nodes", &[Scoped, AdminOnly]),
     (
+        "PUT /api/v1/tenants/{id}/dedicated-workers",
+        &[Scoped, AdminOnly],
+    ),
+    (
         "PUT /api/v1/tenants/{id}/provider-types",
         &[Scoped, AdminOnly],
     ),
@@ -211,6 +215,7 @@ pub(crate) fn body_for(operation: &str) -> Option<Value> {
         p if p.ends_with("/lease") => json!({"seconds": 3600}),
         p if p.ends_with("/quotas") => json!({"max_clusters": 1}),
         p if p.ends_with("/local-nodes") => json!({"local_nodes": true}),
+        p if p.ends_with("/dedicated-workers") => json!({"dedicated_workers": true}),
         p if p.ends_with("/provider-types") => json!({"provider_types": ["docker"]}),
         "/api/v1/users" => {
             json!({"username": "probe", "password": "a long enough password", "role": "user"})

@@ -7,11 +7,15 @@ mod admin_pages;
 mod auth;
 mod authz_matrix;
 mod clusters;
+mod dedicated_workers;
 mod health;
 mod helpers;
 mod isolation;
+mod metrics;
 mod pages;
 mod pool_hosts;
+#[path = "../support/prometheus.rs"]
+mod prometheus;
 mod providers;
 mod security;
 mod user_moves;

@@ -17,6 +17,7 @@ use crate::components::session::{use_me, CsrfField};
 use crate::components::time::timestamp;
 use crate::server_fns::admin::create_tenant::CreateTenant;
 use crate::server_fns::admin::delete_tenant::DeleteTenant;
+use crate::server_fns::admin::set_dedicated_workers::SetDedicatedWorkers;
 use crate::server_fns::admin::set_provider_types::SetProviderTypes;
 use crate::server_fns::admin::tenants::{list_tenants, local_nodes_note};
 use crate::server_fns::admin::update_quotas::UpdateQuotas;
@@ -163,11 +164,21 @@ fn DeleteRefused(error: FormErrors) -> impl IntoView {
 fn TenantTable(rows: Vec<TenantRow>, superadmin: bool) -> impl IntoView {
     let update = ServerAction::<UpdateQuotas>::new();
     let set_types = ServerAction::<SetProviderTypes>::new();
-    // Both row forms report above the table. A plain signal, not one `FormErrors`:
+    let set_workers = ServerAction::<SetDedicatedWorkers>::new();
+    // The row forms report above the table. A plain signal, not one `FormErrors`:
     // the quota fields are in the rows, so the whole message (which names the
     // field) shows as well as each field's problems.
-    let (update_error, set_types_error) = (action_error(update), action_error(set_types));
-    let error = Signal::derive(move || update_error.get().or_else(|| set_types_error.get()));
+    let (update_error, set_types_error, set_workers_error) = (
+        action_error(update),
+        action_error(set_types),
+        action_error(set_workers),
+    );
+    let error = Signal::derive(move || {
+        update_error
+            .get()
+            .or_else(|| set_types_error.get())
+            .or_else(|| set_workers_error.get())
+    });
     let rows = rows
         .into_iter()
         .map(|row| {
@@ -177,6 +188,13 @@ fn TenantTable(rows: Vec<TenantRow>, superadmin: bool) -> impl IntoView {
                 crate::query::encode_value(&row.tenant.id)
             );
             let local_id = row.tenant.id.clone();
+            let workers = dedicated_workers(
+                &row.tenant.name,
+                row.tenant.dedicated_workers,
+                superadmin,
+                row.tenant.id.clone(),
+                set_workers,
+            );
             let quotas = if superadmin {
                 view! {
                     <ActionForm action=update attr:class="inline quota-form">
@@ -202,6 +220,7 @@ fn TenantTable(rows: Vec<TenantRow>, superadmin: bool) -> impl IntoView {
                     <th scope="row">{row.tenant.name}</th>
                     <td>{quotas}</td>
                     <td>{providers}</td>
+                    <td>{workers}</td>
                     <td><TenantUsage clusters=row.live_clusters users=row.users/></td>
                     <td>{timestamp(row.tenant.created_at_ms)}</td>
                     // A link to the confirmation, which says what goes with the tenant.
@@ -222,6 +241,7 @@ fn TenantTable(rows: Vec<TenantRow>, superadmin: bool) -> impl IntoView {
                     <thead><tr>
                         <th scope="col">"Tenant"</th><th scope="col">"Quotas"</th>
                         <th scope="col" title="The provider types the tenant may build on; local runs node steps on this server's own host">"Providers"</th>
+                        <th scope="col" title="Which workers run the tenant's steps: any, or only workers started for it">"Workers"</th>
                         <th scope="col">"Holds"</th>
                         <th scope="col">"Created"</th><th scope="col"></th>
                     </tr></thead>
@@ -320,6 +340,40 @@ fn provider_types(
             <input type="hidden" name="id" value=id/>
             {boxes}
             <button class="button button-small button-quiet" type="submit">"Save providers"</button>
+        </ActionForm>
+    }
+    .into_any()
+}
+
+/// Which workers run the tenant's steps: a checkbox and a Save button for a
+/// superadmin, the answer for everyone else. The command that serves a dedicated
+/// tenant is spelled out, since nothing else runs its tasks.
+fn dedicated_workers(
+    name: &str,
+    dedicated: bool,
+    superadmin: bool,
+    id: String,
+    set_workers: ServerAction<SetDedicatedWorkers>,
+) -> impl IntoView {
+    let command = format!("corral worker --tenant {name}");
+    if !superadmin {
+        let text = if dedicated {
+            format!("dedicated: only `{command}` runs its steps")
+        } else {
+            "shared".to_owned()
+        };
+        return view! { <span data-testid="dedicated-workers">{text}</span> }.into_any();
+    }
+    view! {
+        <ActionForm action=set_workers attr:class="inline" attr:data-testid="dedicated-workers">
+            <CsrfField/>
+            <input type="hidden" name="id" value=id/>
+            <label class="check" title=format!("Shared workers never take its tasks: start `{command}`")>
+                <input type="checkbox" name="dedicated" checked=dedicated/>
+                " dedicated only"
+            </label>
+            {dedicated.then(|| view! { <code class="hint">{command}</code> })}
+            <button class="button button-small button-quiet" type="submit">"Save"</button>
         </ActionForm>
     }
     .into_any()
