@@ -20,6 +20,7 @@ mod events;
 mod read;
 mod submit;
 mod types;
+mod wake;
 
 pub use effects::ClusterEffects;
 pub use events::{Event, NewEvent};
@@ -39,6 +40,7 @@ pub use read::{
     newest_job, task_attempts, task_job_id, tenant_activity, JobLayouts,
 };
 pub use submit::{submit_in, submit_job};
+pub use wake::{announce, forward_notifications, JobWaiter, JobWakes, CHANNEL};
 
 use sqlx::{Any, Transaction};
 

@@ -129,6 +129,9 @@ pub struct Store {
     writer: Arc<tokio::sync::Mutex<()>>,
     /// Seals the secrets some rows hold; without it they cannot be written or read.
     secret_key: Option<Arc<SecretKey>>,
+    /// Wakes the followers of jobs whose events this process's writers (or, through
+    /// PostgreSQL, another process's) recorded.
+    job_wakes: crate::queue::JobWakes,
 }
 
 /// This process's turn to write to a SQLite database, held for the life of a write
@@ -202,6 +205,7 @@ impl Store {
             backend,
             writer: Arc::default(),
             secret_key: None,
+            job_wakes: crate::queue::JobWakes::default(),
         })
     }
 
@@ -239,6 +243,11 @@ impl Store {
 
     pub(crate) fn secret_key(&self) -> Result<&SecretKey, StoreError> {
         self.secret_key.as_deref().ok_or(StoreError::NoSecretKey)
+    }
+
+    /// The job wakes of this store's process (see [`crate::queue::JobWakes`]).
+    pub fn job_wakes(&self) -> &crate::queue::JobWakes {
+        &self.job_wakes
     }
 
     pub fn pool(&self) -> &AnyPool {

@@ -39,9 +39,10 @@ pub async fn open_store(config: &Config) -> anyhow::Result<Store> {
 /// database under a running server.
 pub const DATA_DIR_LOCK: &str = "corral.lock";
 
-/// Takes the data directory's lock shared, for the rest of the process.
-fn hold_data_dir(dir: &std::path::Path) -> anyhow::Result<()> {
-    static HELD: std::sync::Mutex<Vec<std::fs::File>> = std::sync::Mutex::new(Vec::new());
+/// The data directory's lock file, opened (not locked), and its path.
+pub(crate) fn data_dir_lock(
+    dir: &std::path::Path,
+) -> anyhow::Result<(std::fs::File, std::path::PathBuf)> {
     let path = dir.join(DATA_DIR_LOCK);
     let file = std::fs::OpenOptions::new()
         .create(true)
@@ -49,6 +50,13 @@ fn hold_data_dir(dir: &std::path::Path) -> anyhow::Result<()> {
         .write(true)
         .open(&path)
         .with_context(|| format!("cannot open {}", path.display()))?;
+    Ok((file, path))
+}
+
+/// Takes the data directory's lock shared, for the rest of the process.
+fn hold_data_dir(dir: &std::path::Path) -> anyhow::Result<()> {
+    static HELD: std::sync::Mutex<Vec<std::fs::File>> = std::sync::Mutex::new(Vec::new());
+    let (file, path) = data_dir_lock(dir)?;
     match file.try_lock_shared() {
         Ok(()) => {}
         Err(std::fs::TryLockError::WouldBlock) => anyhow::bail!(
@@ -114,6 +122,11 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         .await
         .context("cannot open the session store")?;
     let _cleanup = sessions.clone().spawn_cleanup(SESSION_CLEANUP_EVERY);
+    // Streams of jobs that other processes' workers run are woken through PostgreSQL.
+    tokio::spawn(engine::queue::forward_notifications(
+        store.clone(),
+        config.database_url.clone(),
+    ));
     let metrics = crate::metrics::Metrics::install();
     let store_for_metrics = store.clone();
     let state = AppState {

@@ -574,6 +574,7 @@ async fn take_back(
         });
     }
     tx.commit().await?;
+    super::announce(store, job_ids.iter().map(String::as_str)).await;
     Ok(expired)
 }
 

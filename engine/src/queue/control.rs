@@ -29,6 +29,7 @@ pub async fn cancel_job(store: &Store, job_id: &str, now_ms: i64) -> Result<JobS
     .await?;
     let state = finish_cancel_if_idle(&mut tx, job_id, now_ms).await?;
     tx.commit().await?;
+    super::announce(store, [job_id]).await;
     Ok(state)
 }
 
@@ -68,5 +69,6 @@ pub async fn retry_job(store: &Store, job_id: &str, now_ms: i64) -> Result<JobSt
     .await?;
     super::effects::apply(&mut tx, job_id, JobState::Running, now_ms).await?;
     tx.commit().await?;
+    super::announce(store, [job_id]).await;
     Ok(JobState::Running)
 }

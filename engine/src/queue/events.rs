@@ -67,6 +67,7 @@ pub async fn append_event(store: &Store, event: &NewEvent, now_ms: i64) -> Resul
     .fetch_one(&mut *tx)
     .await?;
     tx.commit().await?;
+    super::announce(store, [event.job_id.as_str()]).await;
     Ok(id)
 }
 
@@ -128,6 +129,7 @@ pub async fn append_events(
         query.execute(&mut *tx).await?;
     }
     tx.commit().await?;
+    super::announce(store, events.iter().map(|event| event.job_id.as_str())).await;
     Ok(())
 }
 

@@ -1471,7 +1471,64 @@ async fn a_stopping_worker_hands_its_leases_back(backend: Backend) {
     );
 }
 
+/// Followers of a job are woken by its events, whichever process wrote them: the same
+/// store's writers in-process, another process's through PostgreSQL's NOTIFY (two
+/// stores stand for two processes: each has its own pool and its own wakes). A
+/// follower of another job is not woken.
+async fn followers_are_woken_by_their_jobs_events(backend: Backend) {
+    use std::time::Duration;
+    let (db, store) = open(backend).await;
+    let cluster_id = cluster(&store, DEFAULT_TENANT_ID, "woken").await;
+    let job = submit(
+        &store,
+        &cluster_id,
+        &dag(&[(1000, Action::Create, &[])]),
+        &SubmitOptions::default(),
+    )
+    .await;
+    let event = NewEvent {
+        job_id: job.clone(),
+        task_id: None,
+        attempt: Some(1),
+        kind: EventKind::Output,
+        stream: Some(OutputStream::Stdout),
+        data: "hello".to_owned(),
+    };
+    let within = Duration::from_secs(10);
+
+    let mut follower = store.job_wakes().subscribe();
+    let mut bystander = store.job_wakes().subscribe();
+    queue::append_events(&store, std::slice::from_ref(&event), 1)
+        .await
+        .unwrap();
+    tokio::time::timeout(within, follower.changed(&job))
+        .await
+        .expect("woken by this process's write");
+    let other_job =
+        tokio::time::timeout(Duration::from_millis(300), bystander.changed("other")).await;
+    assert!(other_job.is_err(), "a follower of another job was woken");
+
+    if backend == Backend::Postgres {
+        let elsewhere = Store::open(&db.url).await.unwrap();
+        let mut remote = elsewhere.job_wakes().subscribe();
+        let forwarding = tokio::spawn(queue::forward_notifications(
+            elsewhere.clone(),
+            db.url.clone(),
+        ));
+        // The listener wakes everyone once it is connected (what came before is lost).
+        tokio::time::timeout(within, remote.changed("any job"))
+            .await
+            .expect("the listener connects");
+        queue::append_event(&store, &event, 2).await.unwrap();
+        tokio::time::timeout(within, remote.changed(&job))
+            .await
+            .expect("woken by another process's write");
+        forwarding.abort();
+    }
+}
+
 engine::on_both_backends!(
+    followers_are_woken_by_their_jobs_events,
     dedicated_tenants_are_served_by_their_own_workers,
     a_stopping_worker_hands_its_leases_back,
     a_deferred_task_waits_without_using_an_attempt,

@@ -322,13 +322,7 @@ fn move_aside(path: &Path, stamp: &str) -> anyhow::Result<Option<PathBuf>> {
 
 /// Holds the data directory's lock alone, or says which process is in the way.
 fn lock_alone(data_dir: &Path) -> anyhow::Result<File> {
-    let path = data_dir.join(crate::serve::DATA_DIR_LOCK);
-    let file = fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .with_context(|| format!("cannot open {}", path.display()))?;
+    let (file, path) = crate::serve::data_dir_lock(data_dir)?;
     match file.try_lock() {
         Ok(()) => Ok(file),
         Err(fs::TryLockError::WouldBlock) => bail!(

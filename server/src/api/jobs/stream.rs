@@ -17,6 +17,7 @@ use std::time::Duration;
 use axum::extract::State;
 use axum::http::{header, HeaderMap};
 use axum::response::sse::{Event, KeepAlive, Sse};
+use engine::queue::JobWaiter;
 use engine::service::{Access, Caller, EventView, Service, SessionUser, MAX_EVENTS};
 use futures::stream::{self, Stream};
 use serde::Deserialize;
@@ -28,8 +29,10 @@ use crate::api::error::{ApiError, ErrorBody};
 use crate::api::extract::{ApiPath, ApiQuery, Authenticated, SessionData, SESSION_USER};
 use crate::http::AppState;
 
-/// How often an idle stream looks for new events.
-const POLL_EVERY: Duration = Duration::from_millis(250);
+/// How often an idle stream looks for new events by itself: a stream is woken when its
+/// job's events are written (see `engine::queue::JobWakes`); this only bounds how
+/// long a lost wake could delay it.
+const LOOK_ANYWAY_EVERY: Duration = Duration::from_secs(5);
 
 /// How often an open stream checks that its credentials still hold.
 const RECHECK_EVERY: Duration = Duration::from_secs(5);
@@ -99,7 +102,10 @@ pub async fn stream(
         .and_then(|value| value.trim().parse::<i64>().ok())
         .unwrap_or(query.after)
         .max(0);
+    // Subscribed before the first read: a write after it wakes the stream.
+    let waiter = state.store.job_wakes().subscribe();
     let follower = Follower {
+        waiter,
         service: state.service.clone(),
         caller,
         job_id: id,
@@ -114,6 +120,7 @@ pub async fn stream(
 
 /// Where one stream is: the last event sent and the events read but not yet sent.
 struct Follower {
+    waiter: JobWaiter,
     service: Service,
     caller: Caller,
     job_id: String,
@@ -161,7 +168,12 @@ impl Follower {
                         .data(serde_json::to_string(&job).unwrap_or_default());
                     return Some((Ok(end), self.end()));
                 }
-                Ok(_) => tokio::time::sleep(POLL_EVERY).await,
+                Ok(_) => {
+                    tokio::select! {
+                        () = self.waiter.changed(&self.job_id) => {}
+                        () = tokio::time::sleep(LOOK_ANYWAY_EVERY) => {}
+                    }
+                }
                 Err(error) => return Some((Ok(failure(&error.to_string())), self.end())),
             }
         }
