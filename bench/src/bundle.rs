@@ -8,7 +8,7 @@
 //! build it with `scripts/build.sh`, or `CORRAL_EMBED_SITE_DIR=target/site cargo build
 //! --release -p server` after it.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use crate::BenchError;
@@ -17,16 +17,7 @@ pub fn run(args: &[String]) -> Result<String, BenchError> {
     if let Some(arg) = args.first() {
         return Err(BenchError::Usage(format!("unknown argument {arg:?}")));
     }
-    let corral = match std::env::var_os("CORRAL_BIN") {
-        Some(path) => PathBuf::from(path),
-        None => std::env::current_exe()?.with_file_name("corral"),
-    };
-    if !corral.exists() {
-        return Err(BenchError::Usage(format!(
-            "no corral binary at {} (build it with scripts/build.sh, or set CORRAL_BIN)",
-            corral.display()
-        )));
-    }
+    let corral = crate::corral_binary()?;
     let end2end = Path::new(env!("CARGO_MANIFEST_DIR")).join("../end2end");
     let output = Command::new("node")
         .arg("bench/bundle.mjs")

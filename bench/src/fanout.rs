@@ -35,10 +35,10 @@ use crate::BenchError;
 
 /// The benchmark's catalog: local nodes without limits and one service whose start
 /// is the measured step.
-const CATALOG: &str = include_str!("fanout/catalog.json");
+pub(crate) const CATALOG: &str = include_str!("fanout/catalog.json");
 const SERVICE: &str = "probe";
 /// Creating and deleting N nodes takes a while (each start runs ssh-keygen and sshd).
-const PROVISIONING_LIMIT: Duration = Duration::from_secs(600);
+pub(crate) const PROVISIONING_LIMIT: Duration = Duration::from_secs(600);
 const ROUND_LIMIT: Duration = Duration::from_secs(120);
 /// How often a round looks at its job; small next to the rounds measured.
 const JOB_POLL: Duration = Duration::from_millis(2);
@@ -64,19 +64,19 @@ pub fn run(options: Options) -> Result<String, BenchError> {
 
 /// One engine over a database and a node directory; each [`Engine::start`] is a new
 /// worker pool with its own (empty) SSH session pool, as a restarted server has.
-struct Engine {
-    store: Store,
-    providers: Providers,
-    resources: ResourceFiles,
+pub(crate) struct Engine {
+    pub(crate) store: Store,
+    pub(crate) providers: Providers,
+    pub(crate) resources: ResourceFiles,
 }
 
-struct Running {
-    executor: Executor,
-    pool: WorkerPool,
+pub(crate) struct Running {
+    pub(crate) executor: Executor,
+    pub(crate) pool: WorkerPool,
 }
 
 impl Engine {
-    fn start(&self, settings: WorkerSettings) -> Running {
+    pub(crate) fn start(&self, settings: WorkerSettings) -> Running {
         let executor = Executor::new(
             self.store.clone(),
             self.providers.clone(),
@@ -116,7 +116,7 @@ async fn fanout(base: &Path, nodes: usize) -> Result<String, BenchError> {
     // Nodes are made as a server with the default pool makes them.
     let started = Instant::now();
     let provisioning = engine.start(WorkerSettings::default());
-    let cluster_id = create(&provisioning, nodes).await?;
+    let cluster_id = create(&provisioning, "fanout", nodes).await?;
     let Running { executor, pool } = provisioning;
     pool.shutdown().await;
     close_sessions(&executor, &store, &cluster_id).await?;
@@ -182,16 +182,20 @@ async fn fanout(base: &Path, nodes: usize) -> Result<String, BenchError> {
     ))
 }
 
-/// Creates the cluster of `nodes` nodes through a normal create job.
-async fn create(running: &Running, nodes: usize) -> Result<String, BenchError> {
+/// Creates the cluster of `nodes` nodes of `template` through a normal create job.
+pub(crate) async fn create(
+    running: &Running,
+    template: &str,
+    nodes: usize,
+) -> Result<String, BenchError> {
     let size =
         u32::try_from(nodes).map_err(|_| BenchError::Usage("--nodes is too large".to_owned()))?;
     let request = CreateRequest {
         tenant_id: DEFAULT_TENANT_ID.to_owned(),
         owner_id: None,
-        name: ClusterName::parse("fanout")
+        name: ClusterName::parse(template)
             .map_err(|error| BenchError::Failed(error.to_string()))?,
-        template: TemplateName::parse("fanout")
+        template: TemplateName::parse(template)
             .map_err(|error| BenchError::Failed(error.to_string()))?,
         solve: SolveRequest::of_size(size),
         config: serde_json::Map::new(),
@@ -293,7 +297,11 @@ async fn step_everywhere(
 }
 
 /// Waits for `job` to end; anything but success fails the run with the job's error.
-async fn wait_for(store: &Store, job_id: &str, limit: Duration) -> Result<(), BenchError> {
+pub(crate) async fn wait_for(
+    store: &Store,
+    job_id: &str,
+    limit: Duration,
+) -> Result<(), BenchError> {
     let started = Instant::now();
     loop {
         let job = queue::job(store, job_id).await?;

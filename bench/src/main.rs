@@ -1,6 +1,7 @@
 //! Corral's benchmarks, run in release mode:
 //! `cargo run --release -p bench -- fanout --nodes 200`, `… -- latency --runs 50`,
-//! `… -- queue --backend sqlite|postgres --tasks 20000` and `… -- bundle`.
+//! `… -- queue --backend sqlite|postgres --tasks 20000`, `… -- scaleout --nodes 200`
+//! and `… -- bundle`.
 //!
 //! Each subcommand prints one `key=value` line so runs can be compared and tracked.
 
@@ -8,6 +9,7 @@ mod bundle;
 mod fanout;
 mod latency;
 mod queue;
+mod scaleout;
 mod usage;
 
 use std::process::ExitCode;
@@ -18,10 +20,12 @@ fn main() -> ExitCode {
         Some("fanout") => fanout::Options::parse(&args[1..]).and_then(fanout::run),
         Some("latency") => latency::Options::parse(&args[1..]).and_then(latency::run),
         Some("queue") => queue::Options::parse(&args[1..]).and_then(queue::run),
+        Some("scaleout") => scaleout::Options::parse(&args[1..]).and_then(scaleout::run),
         Some("bundle") => bundle::run(&args[1..]),
         _ => Err(BenchError::Usage(
             "usage: bench fanout [--nodes N] | bench latency [--runs N] \
-             | bench queue [--backend sqlite|postgres] [--tasks N] | bench bundle"
+             | bench queue [--backend sqlite|postgres] [--tasks N] \
+             | bench scaleout [--nodes N] | bench bundle"
                 .to_owned(),
         )),
     };
@@ -52,6 +56,24 @@ pub fn parse_count(args: &[String], flag: &str, default: usize) -> Result<usize,
             .ok_or_else(|| BenchError::Usage(format!("{flag} needs a positive number")))?;
     }
     Ok(count)
+}
+
+/// The `corral` binary the benchmarks that run it use: `CORRAL_BIN`, else the one next
+/// to this benchmark (it must carry the browser bundle for `bundle`: build it with
+/// scripts/build.sh).
+pub fn corral_binary() -> Result<std::path::PathBuf, BenchError> {
+    let corral = match std::env::var_os("CORRAL_BIN") {
+        Some(path) => std::path::PathBuf::from(path),
+        None => std::env::current_exe()?.with_file_name("corral"),
+    };
+    if corral.is_file() {
+        Ok(corral)
+    } else {
+        Err(BenchError::Usage(format!(
+            "no corral binary at {} (build it with scripts/build.sh, or set CORRAL_BIN)",
+            corral.display()
+        )))
+    }
 }
 
 /// Runs `body` on a 2-thread runtime with a scratch directory for nodes, and kills

@@ -5,96 +5,29 @@
 
 #![allow(clippy::unwrap_used)] // Tests fail loudly by design.
 
-use std::fs::File;
-use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use domain::names::{ClusterName, ProviderName, TemplateName};
 use domain::solver::SolveRequest;
 use engine::operations::{create_cluster, submit_change, ClusterChange, CreateRequest};
 use engine::provider::LocalProvider;
-use engine::queue::{self, JobState, SubmitOptions, TaskState};
+use engine::queue::{self, JobState, SubmitOptions};
 use engine::store::tenants::DEFAULT_TENANT_ID;
-use engine::store::{now_ms, Backend, DatabaseUrl, Store};
+use engine::store::{now_ms, Backend, Store};
 use engine::testing::TestDatabase;
 
+use chaos::{
+    check_attempt_log, wait_for_end, wait_for_end_within, wait_for_progress, Process, Role,
+};
+
+#[path = "support/chaos.rs"]
+mod chaos;
 #[path = "support/docker.rs"]
 mod docker;
 #[path = "support/lifecycle.rs"]
 mod lifecycle;
 
-const CORRAL: &str = env!("CARGO_BIN_EXE_corral");
 const NODES: u32 = 20;
-
-/// A `corral serve` over the test's data directory and database.
-struct Server {
-    child: Option<Child>,
-    data: PathBuf,
-    url: DatabaseUrl,
-    starts: usize,
-}
-
-impl Server {
-    fn start(&mut self) {
-        self.starts += 1;
-        let log = File::create(self.data.join(format!("server-{}.log", self.starts))).unwrap();
-        let mut child = Command::new(CORRAL)
-            .args(["serve", "--listen", "127.0.0.1:0", "--worker-slots", "8"])
-            .args(["--worker-lease-secs", "3", "--data-dir"])
-            .arg(&self.data)
-            .arg("--database-url")
-            // Test databases have no password, so the redacted form is the URL itself.
-            .arg(self.url.redacted())
-            .stdout(Stdio::piped())
-            .stderr(log)
-            .spawn()
-            .unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut running = false;
-        for line in stdout.lines() {
-            if line.unwrap().starts_with("Corral is running at") {
-                running = true;
-                break;
-            }
-        }
-        if !running {
-            let status = child.wait().unwrap();
-            panic!(
-                "server start {} ended before it was running: {status}",
-                self.starts
-            );
-        }
-        self.child = Some(child);
-    }
-
-    /// SIGKILL: no shutdown code runs, leases are left to expire.
-    fn kill(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            child.kill().unwrap();
-            child.wait().unwrap();
-        }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.kill();
-        LocalProvider::kill_everything_under(&self.data.join("nodes"));
-        if std::thread::panicking() {
-            for start in 1..=self.starts {
-                let log = std::fs::read_to_string(self.data.join(format!("server-{start}.log")))
-                    .unwrap_or_default();
-                let tail: Vec<&str> = log.lines().rev().take(40).collect();
-                eprintln!("--- server start {start} (last lines) ---");
-                for line in tail.into_iter().rev() {
-                    eprintln!("{line}");
-                }
-            }
-        }
-    }
-}
 
 async fn killed_server_loses_no_task(backend: Backend) {
     let db = TestDatabase::new(backend).await;
@@ -105,12 +38,7 @@ async fn killed_server_loses_no_task(backend: Backend) {
     let data_dir = data.path().canonicalize().unwrap();
     let store = Store::open(&db.url).await.unwrap();
     lifecycle::seed(&store, &data_dir, &lifecycle::catalog()).await;
-    let mut server = Server {
-        child: None,
-        data: data_dir.clone(),
-        url: db.url.clone(),
-        starts: 0,
-    };
+    let mut server = Process::new("server", Role::Serve, data_dir.clone(), db.url.clone());
     server.start();
 
     let request = CreateRequest {
@@ -179,12 +107,7 @@ async fn killed_server_adopts_docker_containers() {
         .unwrap();
     let data_dir = data.path().canonicalize().unwrap();
     let store = Store::open(&db.url).await.unwrap();
-    let mut server = Server {
-        child: None,
-        data: data_dir.clone(),
-        url: db.url.clone(),
-        starts: 0,
-    };
+    let mut server = Process::new("server", Role::Serve, data_dir.clone(), db.url.clone());
     // The first start loads the demo catalog (providers local and docker) into the
     // empty default tenant.
     server.start();
@@ -324,115 +247,6 @@ async fn killed_server_adopts_docker_containers() {
     eprintln!("docker crash test: {:?} in all", test_started.elapsed());
     drop(server);
     drop(data);
-}
-
-async fn wait_for_progress(store: &Store, job_id: &str, fraction: f64) {
-    let started = Instant::now();
-    loop {
-        let job = queue::job(store, job_id).await.unwrap();
-        let done = job.tasks_succeeded as f64 / job.tasks_total.max(1) as f64;
-        if done >= fraction || !job.state.is_active() {
-            return;
-        }
-        if started.elapsed() > Duration::from_secs(120) {
-            let pending: Vec<String> = queue::job_tasks(store, job_id)
-                .await
-                .unwrap()
-                .into_iter()
-                .filter(|task| task.state != TaskState::Succeeded)
-                .map(|task| {
-                    format!(
-                        "{}-{}-{:?}: {} attempts={} lease={:?} not_before={} error={:?}",
-                        task.node,
-                        task.action,
-                        task.service,
-                        task.state,
-                        task.attempts,
-                        task.lease_owner,
-                        task.not_before_ms,
-                        task.error
-                    )
-                })
-                .collect();
-            panic!("no progress: {job:?}\n{}", pending.join("\n"));
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
-async fn wait_for_end(store: &Store, job_id: &str) -> JobState {
-    wait_for_end_within(store, job_id, Duration::from_secs(240)).await
-}
-
-async fn wait_for_end_within(store: &Store, job_id: &str, limit: Duration) -> JobState {
-    let started = Instant::now();
-    loop {
-        let job = queue::job(store, job_id).await.unwrap();
-        if !job.state.is_active() && job.state != JobState::Cancelling {
-            if job.state != JobState::Succeeded {
-                eprintln!("job {job_id} ended {}: {:?}", job.state, job.error);
-            }
-            return job.state;
-        }
-        assert!(
-            started.elapsed() < limit,
-            "job still {} ({}/{}) after {limit:?}",
-            job.state,
-            job.tasks_succeeded,
-            job.tasks_total
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-/// Every task succeeded exactly once, and no two attempts overlapped in time, neither
-/// of one task nor of two tasks on one node.
-async fn check_attempt_log(store: &Store, job_id: &str) {
-    let tasks = queue::job_tasks(store, job_id).await.unwrap();
-    let mut by_node: std::collections::BTreeMap<u32, Vec<(i64, i64, u32)>> = Default::default();
-    let mut attempts_total = 0;
-    for task in &tasks {
-        assert_eq!(
-            task.state,
-            TaskState::Succeeded,
-            "task {:?} was lost",
-            task.number
-        );
-        let attempts = queue::task_attempts(store, &task.id).await.unwrap();
-        attempts_total += attempts.len();
-        let succeeded = attempts.iter().filter(|a| a.outcome == "succeeded").count();
-        assert_eq!(
-            succeeded, 1,
-            "task {} succeeded {succeeded} times",
-            task.number.0
-        );
-        for attempt in &attempts {
-            by_node.entry(task.node).or_default().push((
-                attempt.started_at_ms,
-                attempt.finished_at_ms,
-                task.number.0,
-            ));
-        }
-    }
-    for (node, mut spans) in by_node {
-        spans.sort();
-        for pair in spans.windows(2) {
-            assert!(
-                pair[0].1 <= pair[1].0,
-                "node {node}: task {} ran {}..{} while task {} started at {}",
-                pair[0].2,
-                pair[0].0,
-                pair[0].1,
-                pair[1].2,
-                pair[1].0
-            );
-        }
-    }
-    eprintln!(
-        "job {job_id}: {} tasks, {attempts_total} attempts ({} re-run after a crash)",
-        tasks.len(),
-        attempts_total - tasks.len()
-    );
 }
 
 mod sqlite {

@@ -1,0 +1,185 @@
+//! `scaleout`: task throughput of 1 and of 2 `corral worker` processes sharing one
+//! PostgreSQL database, on a fan-out whose nodes are not the bottleneck.
+//!
+//! N local nodes are made first (not timed) by an in-process pool. Then, for each
+//! worker count, that many `corral worker` processes (the binary next to this one, or
+//! `CORRAL_BIN`) with 16 slots each are started against the database and the nodes'
+//! directory; a warm-up round (a start job of a step that waits a second on every
+//! node) lets them re-adopt the nodes and open their SSH sessions, and the next round
+//! is timed: submit → claims through the queue → SSH → recorded results → job seen
+//! done. With a step that only waits, each worker's slots are what bounds the round,
+//! so two workers should come close to twice one's rate; what is lost is the queue's
+//! and the database's share.
+//!
+//! Prints one line per worker count: `scaleout workers= tasks_per_s= ...`, the second
+//! with `speedup=` against the first (the baseline, measured in the same run).
+
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use domain::catalog::coopr::import_bundle;
+use domain::names::ServiceName;
+use engine::operations::{submit_change, ClusterChange};
+use engine::provider::LocalProvider;
+use engine::queue::SubmitOptions;
+use engine::resources::ResourceFiles;
+use engine::store::tenants::DEFAULT_TENANT_ID;
+use engine::store::{now_ms, Backend, Store};
+use engine::testing::TestDatabase;
+use engine::worker::WorkerSettings;
+
+use crate::fanout::{self, Engine};
+use crate::BenchError;
+
+const SLOTS_PER_WORKER: usize = 16;
+const ROUND_LIMIT: Duration = Duration::from_secs(300);
+
+#[derive(Debug)]
+pub struct Options {
+    nodes: usize,
+}
+
+impl Options {
+    pub fn parse(args: &[String]) -> Result<Self, BenchError> {
+        Ok(Options {
+            nodes: crate::parse_count(args, "--nodes", 200)?,
+        })
+    }
+}
+
+pub fn run(options: Options) -> Result<String, BenchError> {
+    let corral = crate::corral_binary()?;
+    crate::run_in_scratch_dir("corral-scaleout-", |base| async move {
+        scaleout(&base, &corral, options.nodes).await
+    })
+}
+
+async fn scaleout(base: &Path, corral: &Path, nodes: usize) -> Result<String, BenchError> {
+    let db = TestDatabase::new(Backend::Postgres).await;
+    let store = Store::open(&db.url).await?;
+    let catalog = import_bundle(fanout::CATALOG)
+        .map_err(|error| BenchError::Failed(format!("bench catalog: {error}")))?;
+    engine::catalog::import(&store, DEFAULT_TENANT_ID, &catalog, None, now_ms())
+        .await
+        .map_err(|error| BenchError::Failed(format!("bench catalog import: {error}")))?;
+    let engine = Engine {
+        store: store.clone(),
+        providers: engine::execute::Providers::new()
+            .with(Arc::new(LocalProvider::new(base.join("nodes"))?)),
+        resources: ResourceFiles::in_directory(base.join("resources")),
+    };
+    let started = Instant::now();
+    let provisioning = engine.start(WorkerSettings::default());
+    let cluster_id = fanout::create(&provisioning, "scaleout", nodes).await?;
+    provisioning.pool.shutdown().await;
+    eprintln!(
+        "scaleout: {nodes} nodes up in {:.1} s; measuring",
+        started.elapsed().as_secs_f64()
+    );
+
+    let mut lines = Vec::new();
+    let mut baseline = None;
+    for workers in [1, 2] {
+        let processes = Workers::start(corral, base, &db.url.redacted(), workers)?;
+        let warm_up = round(&store, &cluster_id).await?;
+        let timed = round(&store, &cluster_id).await?;
+        drop(processes);
+        let tasks_per_s = nodes as f64 / timed.as_secs_f64();
+        eprintln!(
+            "scaleout: {workers} worker(s): warm-up {:.1} s, timed {:.1} s",
+            warm_up.as_secs_f64(),
+            timed.as_secs_f64()
+        );
+        let mut line = format!(
+            "scaleout workers={workers} tasks_per_s={tasks_per_s:.1} nodes={nodes} \
+             slots_per_worker={SLOTS_PER_WORKER} step_s=1 round_s={:.2}",
+            timed.as_secs_f64()
+        );
+        match baseline {
+            None => baseline = Some(tasks_per_s),
+            Some(one) => line.push_str(&format!(
+                " baseline_tasks_per_s={one:.1} speedup={:.2}",
+                tasks_per_s / one
+            )),
+        }
+        lines.push(line);
+    }
+    store.close().await;
+    drop(db);
+    Ok(lines.join("\n"))
+}
+
+/// One start job of the `pause` step on every node, until it is recorded as done.
+async fn round(store: &Store, cluster_id: &str) -> Result<Duration, BenchError> {
+    let services: BTreeSet<ServiceName> =
+        [ServiceName::parse("pause").map_err(|error| BenchError::Failed(error.to_string()))?]
+            .into();
+    let started = Instant::now();
+    let job = submit_change(
+        store,
+        cluster_id,
+        &ClusterChange::Start {
+            services: Some(services),
+        },
+        None,
+        SubmitOptions::default(),
+        now_ms(),
+    )
+    .await
+    .map_err(|error| BenchError::Failed(format!("start: {error}")))?;
+    fanout::wait_for(store, &job, ROUND_LIMIT).await?;
+    Ok(started.elapsed())
+}
+
+/// Running `corral worker` processes; dropping them stops them (SIGTERM, then they
+/// drain: no task is running between rounds).
+struct Workers(Vec<Child>);
+
+impl Workers {
+    fn start(corral: &Path, base: &Path, url: &str, count: usize) -> Result<Self, BenchError> {
+        let mut workers = Workers(Vec::new());
+        for index in 0..count {
+            let log = std::fs::File::create(base.join(format!("worker-{index}.log")))?;
+            let mut child = Command::new(corral)
+                .args(["worker", "--worker-slots", &SLOTS_PER_WORKER.to_string()])
+                .arg("--data-dir")
+                .arg(base)
+                .args(["--database-url", url])
+                .stdout(Stdio::piped())
+                .stderr(log)
+                .spawn()?;
+            let stdout = child.stdout.take();
+            workers.0.push(child);
+            let running = stdout.is_some_and(|stdout| {
+                BufReader::new(stdout)
+                    .lines()
+                    .map_while(Result::ok)
+                    .any(|line| line.starts_with("Corral worker running"))
+            });
+            if !running {
+                return Err(BenchError::Failed(format!(
+                    "corral worker {index} did not start: see {}",
+                    base.join(format!("worker-{index}.log")).display()
+                )));
+            }
+        }
+        Ok(workers)
+    }
+}
+
+impl Drop for Workers {
+    fn drop(&mut self) {
+        for child in &mut self.0 {
+            let _ = Command::new("kill")
+                .args(["-TERM", &child.id().to_string()])
+                .status();
+        }
+        for child in &mut self.0 {
+            let _ = child.wait();
+        }
+    }
+}
