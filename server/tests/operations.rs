@@ -628,3 +628,47 @@ async fn a_dedicated_tenant_is_served_only_by_its_worker() {
     drop(server);
     store.close().await;
 }
+
+/// With the secret key in `CORRAL_SECRET_KEY`, a backup leaves it out and says so, and
+/// restores with the same variable set.
+#[test]
+fn a_key_from_the_environment_stays_out_of_the_backup() {
+    let key = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
+    let run = |dir: &Path, args: &[&str]| {
+        let output = std::process::Command::new(served::CORRAL)
+            .args(args)
+            .arg("--data-dir")
+            .arg(dir)
+            .env("CORRAL_SECRET_KEY", key)
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{args:?}: {}",
+            text(&output.stderr)
+        );
+        text(&output.stdout)
+    };
+    let source = tempfile::tempdir().unwrap();
+    run(source.path(), &["migrate"]);
+    let archive = source.path().join("backup.tar");
+    let said = run(
+        source.path(),
+        &["admin", "backup", "--out", archive.to_str().unwrap()],
+    );
+    assert!(said.contains("not in the archive"), "{said}");
+    let names: Vec<String> = tar::Archive::new(std::fs::File::open(&archive).unwrap())
+        .entries()
+        .unwrap()
+        .map(|entry| entry.unwrap().path().unwrap().display().to_string())
+        .collect();
+    assert!(!names.iter().any(|name| name == "secret.key"), "{names:?}");
+
+    let target = tempfile::tempdir().unwrap();
+    let restored = run(
+        target.path(),
+        &["admin", "restore", "--from", archive.to_str().unwrap()],
+    );
+    assert!(restored.contains("restored"), "{restored}");
+    assert!(!target.path().join("secret.key").exists());
+}

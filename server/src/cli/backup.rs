@@ -5,7 +5,8 @@
 //! - `corral-backup.json`: what it is (format, Corral's version, time, schema);
 //! - `corral.db`: a consistent copy of the database (`VACUUM INTO`);
 //! - `secret.key`: the key the database's stored secrets are sealed with, without
-//!   which the copy's credentials and host keys cannot be opened;
+//!   which the copy's credentials and host keys cannot be opened (not when the key
+//!   comes from `CORRAL_SECRET_KEY`: that value is the operator's to keep);
 //! - `keys/<dir>/…`: the client keys providers keep in the data directory to reach
 //!   the nodes they made (`pool-keys`, `docker-keys`, `ec2-keys`, `exec-keys`).
 //!
@@ -26,7 +27,7 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context};
 use clap::Args;
-use engine::secrets::SECRET_KEY_FILE;
+use engine::secrets::{SECRET_KEY_ENV, SECRET_KEY_FILE};
 use engine::store::{DatabaseUrl, Store};
 use serde::{Deserialize, Serialize};
 
@@ -67,6 +68,13 @@ struct Manifest {
     corral_version: String,
     created_at: String,
     migrations_applied: usize,
+    /// False when the key came from `CORRAL_SECRET_KEY`: the operator keeps that value.
+    #[serde(default = "holds_the_key")]
+    secret_key_included: bool,
+}
+
+fn holds_the_key() -> bool {
+    true
 }
 
 pub async fn backup(args: BackupArgs) -> anyhow::Result<ExitCode> {
@@ -88,17 +96,26 @@ pub async fn backup(args: BackupArgs) -> anyhow::Result<ExitCode> {
         .context("cannot copy the database")?;
     let status = store.migration_status().await?;
     store.close().await;
+    // A key given in the environment is the operator's to keep; the file is ours.
+    let key_from_environment = std::env::var_os(SECRET_KEY_ENV).is_some();
     let manifest = Manifest {
         format: FORMAT,
         corral_version: env!("CARGO_PKG_VERSION").to_owned(),
         created_at: chrono::Utc::now().to_rfc3339(),
         migrations_applied: status.applied,
+        secret_key_included: !key_from_environment,
     };
     let partial = work.path().join("archive.tar");
     write_archive(&partial, &manifest, &copy, &config.data_dir)?;
     fs::rename(&partial, &args.out)
         .with_context(|| format!("cannot write {}", args.out.display()))?;
     let size = fs::metadata(&args.out).map(|meta| meta.len()).unwrap_or(0);
+    if key_from_environment {
+        println!(
+            "the secret key comes from {SECRET_KEY_ENV} and is not in the archive: \
+             keep that value with it, or its stored secrets cannot be opened"
+        );
+    }
     println!(
         "backed up {} to {} ({} KiB, schema {}); it holds the secret key: keep it private",
         config.database_url.redacted(),
@@ -122,15 +139,17 @@ fn write_archive(
         .open(path)
         .with_context(|| format!("cannot create {}", path.display()))?;
     let mut archive = tar::Builder::new(file);
-    let manifest = serde_json::to_vec_pretty(manifest)?;
-    append_bytes(&mut archive, MANIFEST, &manifest)?;
+    let described = serde_json::to_vec_pretty(manifest)?;
+    append_bytes(&mut archive, MANIFEST, &described)?;
     archive
         .append_path_with_name(database, DATABASE)
         .context("cannot archive the database copy")?;
-    let key = data_dir.join(SECRET_KEY_FILE);
-    archive
-        .append_path_with_name(&key, SECRET_KEY_FILE)
-        .with_context(|| format!("cannot archive {}", key.display()))?;
+    if manifest.secret_key_included {
+        let key = data_dir.join(SECRET_KEY_FILE);
+        archive
+            .append_path_with_name(&key, SECRET_KEY_FILE)
+            .with_context(|| format!("cannot archive {}", key.display()))?;
+    }
     for dir in KEY_DIRS {
         let source = data_dir.join(dir);
         if source.is_dir() {
@@ -208,9 +227,11 @@ pub async fn restore(args: RestoreArgs) -> anyhow::Result<ExitCode> {
         moved_aside.extend(move_aside(&current, &stamp)?);
     }
     let key = config.data_dir.join(SECRET_KEY_FILE);
-    moved_aside.extend(move_aside(&key, &stamp)?);
-    fs::rename(staged.path().join(SECRET_KEY_FILE), &key)
-        .with_context(|| format!("cannot put the secret key at {}", key.display()))?;
+    if manifest.secret_key_included {
+        moved_aside.extend(move_aside(&key, &stamp)?);
+        fs::rename(staged.path().join(SECRET_KEY_FILE), &key)
+            .with_context(|| format!("cannot put the secret key at {}", key.display()))?;
+    }
     for dir in KEY_DIRS {
         let restored = staged.path().join(KEYS).join(dir);
         if restored.is_dir() {
@@ -273,7 +294,14 @@ fn unpack(archive_path: &Path, into: &Path) -> anyhow::Result<Manifest> {
             bail!("{name:?} in the archive points outside it; nothing was changed");
         }
     }
-    for required in [DATABASE, SECRET_KEY_FILE] {
+    let manifest = manifest.with_context(|| {
+        format!(
+            "{} has no {MANIFEST}: not a backup archive; nothing was changed",
+            archive_path.display()
+        )
+    })?;
+    let key = manifest.secret_key_included.then_some(SECRET_KEY_FILE);
+    for required in [Some(DATABASE), key].into_iter().flatten() {
         if !into.join(required).is_file() {
             bail!(
                 "{} has no {required}: not a complete backup; nothing was changed",
@@ -281,12 +309,7 @@ fn unpack(archive_path: &Path, into: &Path) -> anyhow::Result<Manifest> {
             );
         }
     }
-    manifest.with_context(|| {
-        format!(
-            "{} has no {MANIFEST}: not a backup archive; nothing was changed",
-            archive_path.display()
-        )
-    })
+    Ok(manifest)
 }
 
 fn is_known_entry(name: &str) -> bool {
