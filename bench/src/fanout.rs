@@ -43,9 +43,10 @@ const ROUND_LIMIT: Duration = Duration::from_secs(120);
 /// How often a round looks at its job; small next to the rounds measured.
 const JOB_POLL: Duration = Duration::from_millis(2);
 
+/// `--nodes N` (default 200): the options of the benchmarks that fan out over nodes.
 #[derive(Debug)]
 pub struct Options {
-    nodes: usize,
+    pub(crate) nodes: usize,
 }
 
 impl Options {

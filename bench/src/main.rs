@@ -20,7 +20,7 @@ fn main() -> ExitCode {
         Some("fanout") => fanout::Options::parse(&args[1..]).and_then(fanout::run),
         Some("latency") => latency::Options::parse(&args[1..]).and_then(latency::run),
         Some("queue") => queue::Options::parse(&args[1..]).and_then(queue::run),
-        Some("scaleout") => scaleout::Options::parse(&args[1..]).and_then(scaleout::run),
+        Some("scaleout") => fanout::Options::parse(&args[1..]).and_then(scaleout::run),
         Some("bundle") => bundle::run(&args[1..]),
         _ => Err(BenchError::Usage(
             "usage: bench fanout [--nodes N] | bench latency [--runs N] \

@@ -32,24 +32,11 @@ use engine::store::{now_ms, Backend, Store};
 use engine::testing::TestDatabase;
 use engine::worker::WorkerSettings;
 
-use crate::fanout::{self, Engine};
+use crate::fanout::{self, Engine, Options};
 use crate::BenchError;
 
 const SLOTS_PER_WORKER: usize = 16;
 const ROUND_LIMIT: Duration = Duration::from_secs(300);
-
-#[derive(Debug)]
-pub struct Options {
-    nodes: usize,
-}
-
-impl Options {
-    pub fn parse(args: &[String]) -> Result<Self, BenchError> {
-        Ok(Options {
-            nodes: crate::parse_count(args, "--nodes", 200)?,
-        })
-    }
-}
 
 pub fn run(options: Options) -> Result<String, BenchError> {
     let corral = crate::corral_binary()?;

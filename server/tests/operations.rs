@@ -55,20 +55,7 @@ async fn metrics_move_while_a_cluster_is_created() {
         .await
         .unwrap();
     assert_eq!(anonymous.status(), 401);
-    let browser = reqwest::Client::builder()
-        .cookie_store(true)
-        .build()
-        .unwrap();
-    let session: Value = browser
-        .post(format!("{}/api/v1/session", server.url))
-        .json(&json!({"username": "admin", "password": server.password}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let csrf = session["csrf_token"].as_str().unwrap().to_owned();
+    let (browser, csrf) = served::sign_in(&server.url, "admin", &server.password).await;
     let signed_in = browser
         .get(format!("{}/metrics", server.url))
         .send()
@@ -328,6 +315,17 @@ mod postgres {
     }
 }
 
+/// The command failed, saying `expected` on stderr.
+fn refused_with(output: &std::process::Output, expected: &str) {
+    assert!(
+        !output.status.success(),
+        "it succeeded: {}",
+        text(&output.stdout)
+    );
+    let stderr = text(&output.stderr);
+    assert!(stderr.contains(expected), "{stderr}");
+}
+
 /// `corral admin ARGS` on the data directory `data`.
 fn admin(data: &Path, args: &[&str]) -> std::process::Output {
     let mut full = vec!["admin"];
@@ -384,24 +382,14 @@ async fn backup_while_serving_then_restore_elsewhere() {
         source.path(),
         &["backup", "--out", archive.to_str().unwrap()],
     );
-    assert!(!again.status.success());
-    assert!(
-        text(&again.stderr).contains("already exists"),
-        "{}",
-        text(&again.stderr)
-    );
+    refused_with(&again, "already exists");
 
     // Restoring into the running server's directory is refused, and changes nothing.
     let refused = admin(
         source.path(),
         &["restore", "--from", archive.to_str().unwrap()],
     );
-    assert!(!refused.status.success());
-    assert!(
-        text(&refused.stderr).contains("stop it before restoring"),
-        "{}",
-        text(&refused.stderr)
-    );
+    refused_with(&refused, "stop it before restoring");
     let password = server.password.clone();
     drop(server);
 
@@ -529,12 +517,7 @@ fn restore_refuses_what_is_not_a_backup() {
         ],
         "",
     );
-    assert!(!postgres.status.success());
-    assert!(
-        text(&postgres.stderr).contains("pg_dump"),
-        "{}",
-        text(&postgres.stderr)
-    );
+    refused_with(&postgres, "pg_dump");
 }
 
 /// A tenant marked for dedicated workers: `corral serve`'s shared workers leave its
@@ -574,12 +557,7 @@ async fn a_dedicated_tenant_is_served_only_by_its_worker() {
         .arg(&data_dir)
         .output()
         .unwrap();
-    assert!(!unknown.status.success());
-    assert!(
-        text(&unknown.stderr).contains("--tenant nosuch: no such tenant"),
-        "{}",
-        text(&unknown.stderr)
-    );
+    refused_with(&unknown, "--tenant nosuch: no such tenant");
 
     let mut worker = std::process::Command::new(served::CORRAL)
         .args([

@@ -15,6 +15,9 @@
 mod chaos;
 #[path = "support/lifecycle.rs"]
 mod lifecycle;
+#[allow(dead_code)] // Shared with the CLI tests, which use more of it.
+#[path = "support/served.rs"]
+mod served;
 
 use std::time::{Duration, Instant};
 
@@ -139,22 +142,10 @@ async fn one_run(run: usize, seed: u64) {
 
 /// Creates the cluster through the server's API as a tenant admin would; the job id.
 async fn submit_through_api(base: &str) -> String {
-    let client = reqwest::Client::builder()
-        .cookie_store(true)
-        .build()
-        .unwrap();
-    let session: Value = client
-        .post(format!("{base}api/v1/session"))
-        .json(&json!({"username": "chaos", "password": PASSWORD}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let csrf = session["csrf_token"].as_str().unwrap();
+    let base = base.trim_end_matches('/');
+    let (client, csrf) = served::sign_in(base, "chaos", PASSWORD).await;
     let created = client
-        .post(format!("{base}api/v1/clusters"))
+        .post(format!("{base}/api/v1/clusters"))
         .header("x-csrf-token", csrf)
         .json(&json!({"name": "chaos", "template": "lifecycle", "size": NODES}))
         .send()

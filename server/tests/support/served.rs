@@ -125,3 +125,22 @@ pub fn login_as_admin(config: &Path, served: &Served) {
 pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
+
+/// A browser-like client signed in to the server at `base` (no trailing slash) as
+/// `username`, and its session's CSRF token for writes.
+pub async fn sign_in(base: &str, username: &str, password: &str) -> (reqwest::Client, String) {
+    let client = reqwest::Client::builder()
+        .cookie_store(true)
+        .build()
+        .unwrap();
+    let response = client
+        .post(format!("{base}/api/v1/session"))
+        .json(&serde_json::json!({"username": username, "password": password}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200, "signing in as {username}");
+    let session: serde_json::Value = response.json().await.unwrap();
+    let csrf = session["csrf_token"].as_str().unwrap().to_owned();
+    (client, csrf)
+}
