@@ -8,6 +8,7 @@
 //! `exec` hands each call to an operator-installed plugin program (docs/providers.md
 //! describes the boundary and the plugin protocol).
 
+mod client_keys;
 mod confirm;
 mod credentials;
 mod docker;

@@ -15,6 +15,7 @@
 
 pub mod audit;
 pub mod catalog;
+pub mod client_keys;
 pub mod clusters;
 mod columns;
 mod database_url;

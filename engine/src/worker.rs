@@ -407,6 +407,9 @@ async fn run_task(
 ) {
     let span = tracing::info_span!(
         "task",
+        otel.name = format!("task {}", task.action.as_str()),
+        outcome = tracing::field::Empty,
+        otel.status_code = tracing::field::Empty,
         job = %task.job_id,
         task = task.number.0,
         node = task.node,
@@ -448,6 +451,7 @@ async fn run_task(
             }
             Ended::LeaseLost => {
                 crate::metrics::record_attempt(task.action.as_str(), "lease_lost", took);
+                tracing::Span::current().record("outcome", "lease_lost");
                 tracing::warn!("lease lost while running; the queue has already moved on");
                 drop(slot);
                 freed.notify_one();
@@ -455,6 +459,11 @@ async fn run_task(
             }
         };
         crate::metrics::record_attempt(task.action.as_str(), kind.as_str(), took);
+        let span = tracing::Span::current();
+        span.record("outcome", kind.as_str());
+        if kind == OutcomeKind::Failed {
+            span.record("otel.status_code", "error");
+        }
         let outcome = Outcome {
             kind,
             exit_code,

@@ -74,23 +74,41 @@ pub(crate) fn block_on<F: std::future::Future<Output = anyhow::Result<ExitCode>>
         .block_on(body)
 }
 
+/// Runs a long-lived command (`serve`, `worker`) with logging and, when configured,
+/// traces: set up before the runtime starts and flushed after it ended, because the
+/// trace exporter's HTTP client blocks.
+fn with_telemetry<F: std::future::Future<Output = anyhow::Result<ExitCode>>>(
+    config: Config,
+    role: &'static str,
+    body: impl FnOnce(Config) -> F,
+) -> anyhow::Result<ExitCode> {
+    let telemetry =
+        crate::telemetry::init(config.log_format, config.otlp_traces_url.as_ref(), role)?;
+    let ended = block_on(body(config));
+    telemetry.shutdown();
+    ended
+}
+
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
-        Command::Serve(args) => block_on(async move {
+        Command::Serve(args) => {
             let config = Config::load(args)?;
-            crate::telemetry::init(config.log_format);
-            crate::serve::serve(config).await?;
-            Ok(ExitCode::SUCCESS)
-        }),
-        Command::Worker(args) => block_on(async move {
+            with_telemetry(config, "serve", |config| async move {
+                crate::serve::serve(config).await?;
+                Ok(ExitCode::SUCCESS)
+            })
+        }
+        Command::Worker(args) => {
             let config = Config::load(args.server)?;
-            crate::telemetry::init(config.log_format);
-            crate::workers::run_worker(config, &args.tenants).await?;
-            Ok(ExitCode::SUCCESS)
-        }),
+            with_telemetry(config, "worker", |config| async move {
+                crate::workers::run_worker(config, &args.tenants).await?;
+                Ok(ExitCode::SUCCESS)
+            })
+        }
         Command::Migrate(args) => block_on(async move {
             let config = Config::load(args)?;
-            crate::telemetry::init(config.log_format);
+            // Logs only: a migration is not worth a trace.
+            crate::telemetry::init(config.log_format, None, "migrate")?.shutdown();
             let store = crate::serve::open_store(&config).await?;
             let status = store.migration_status().await?;
             println!(

@@ -82,6 +82,11 @@ pub struct ServerArgs {
     /// network (the main listener serves it to superadmins only) [default: none].
     #[arg(long, env = "CORRAL_METRICS_LISTEN", value_name = "ADDR:PORT")]
     pub metrics_listen: Option<SocketAddr>,
+    /// Send traces (HTTP requests, task attempts, SSH connections) to this
+    /// OpenTelemetry collector, OTLP over HTTP: a base URL gets `/v1/traces` appended,
+    /// a URL with a path is used as it is [default: none].
+    #[arg(long, env = "CORRAL_OTLP_ENDPOINT", value_name = "URL")]
+    pub otlp_endpoint: Option<url::Url>,
     /// On SIGTERM, seconds running steps may take to finish before they are stopped and
     /// their tasks handed back to the queue [default: 30].
     #[arg(long, env = "CORRAL_SHUTDOWN_GRACE_SECS", value_name = "SECONDS")]
@@ -124,6 +129,8 @@ pub struct Config {
     pub worker_lease: Duration,
     /// Where `/metrics` is served without authentication, when set.
     pub metrics_listen: Option<SocketAddr>,
+    /// Where traces are sent (OTLP over HTTP, the full traces URL), when set.
+    pub otlp_traces_url: Option<url::Url>,
     /// How long a stopping process lets running steps finish.
     pub shutdown_grace: Duration,
     pub secure_cookies: bool,
@@ -207,6 +214,11 @@ impl Config {
                 .unwrap_or(DEFAULT_WORKER_SLOTS)
                 .max(1),
             metrics_listen: args.metrics_listen.or(file.metrics_listen),
+            otlp_traces_url: args
+                .otlp_endpoint
+                .or(file.otlp_endpoint)
+                .map(otlp_traces_url)
+                .transpose()?,
             shutdown_grace: Duration::from_secs(
                 args.shutdown_grace_secs
                     .or(file.shutdown_grace_secs)
@@ -220,6 +232,26 @@ impl Config {
             ),
         })
     }
+}
+
+/// The URL traces are posted to: OTLP/HTTP's `/v1/traces` under a collector's base URL,
+/// or the URL as given when it names a path (a collector behind a proxy's prefix).
+fn otlp_traces_url(endpoint: url::Url) -> anyhow::Result<url::Url> {
+    if !endpoint.username().is_empty() || endpoint.password().is_some() {
+        // It would be printed with the URL; collectors take credentials in headers.
+        anyhow::bail!("--otlp-endpoint must not hold a user name or password");
+    }
+    if !matches!(endpoint.scheme(), "http" | "https") {
+        anyhow::bail!(
+            "--otlp-endpoint {endpoint}: an OTLP collector is reached over http:// or https://"
+        );
+    }
+    if endpoint.path() == "/" {
+        return endpoint
+            .join("v1/traces")
+            .context("--otlp-endpoint cannot take the /v1/traces path");
+    }
+    Ok(endpoint)
 }
 
 fn absolute(path: &Path) -> anyhow::Result<PathBuf> {
@@ -257,6 +289,28 @@ mod tests {
             config.database_url.redacted(),
             "sqlite:///srv/corral/corral.db"
         );
+    }
+
+    #[test]
+    fn an_otlp_endpoint_is_a_collector_base_or_a_full_traces_url() {
+        let url = |text: &str| otlp_traces_url(url::Url::parse(text).unwrap());
+        assert_eq!(
+            url("http://collector:4318").unwrap().as_str(),
+            "http://collector:4318/v1/traces"
+        );
+        assert_eq!(
+            url("https://proxy.example/otel/v1/traces")
+                .unwrap()
+                .as_str(),
+            "https://proxy.example/otel/v1/traces"
+        );
+        let refused = url("grpc://collector:4317").unwrap_err().to_string();
+        assert!(refused.contains("http:// or https://"), "{refused}");
+        let refused = url("http://user:secret@collector:4318")
+            .unwrap_err()
+            .to_string();
+        assert!(refused.contains("user name or password"), "{refused}");
+        assert!(!refused.contains("secret"), "{refused}");
     }
 
     #[test]

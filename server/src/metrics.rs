@@ -33,6 +33,7 @@ use engine::store::{now_ms, Store};
 use metrics::{counter, gauge, histogram, Unit};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use tokio::net::TcpListener;
+use tracing::Instrument;
 
 use crate::api::error::ApiError;
 use crate::api::extract::Authenticated;
@@ -224,7 +225,22 @@ pub async fn track_requests(request: Request, next: Next) -> Response {
         .extensions()
         .get::<MatchedPath>()
         .map_or_else(|| "unmatched".to_owned(), |path| path.as_str().to_owned());
-    let response = next.run(request).await;
+    // One span per request, named by the route's pattern like the metrics (an exported
+    // trace names no id or path a user typed).
+    let span = tracing::info_span!(
+        "request",
+        otel.name = format!("{method} {route}"),
+        otel.kind = "server",
+        http.request.method = method,
+        http.route = route.as_str(),
+        http.response.status_code = tracing::field::Empty,
+    );
+    let response = next.run(request).instrument(span.clone()).await;
+    // As i64: OpenTelemetry has no unsigned integers, and a u64 would be sent as text.
+    span.record(
+        "http.response.status_code",
+        i64::from(response.status().as_u16()),
+    );
     let status = response.status().as_u16().to_string();
     histogram!(HTTP_DURATION, "method" => method, "route" => route.clone())
         .record(started.elapsed().as_secs_f64());

@@ -6,11 +6,14 @@
 //! `<data dir>/resources`; the `ssh-pool` provider lends the hosts admins registered in
 //! the store (`/admin/hosts`, `/api/v1/pool-hosts`) and writes their client keys under
 //! `<data dir>/pool-keys`. The `docker` provider makes nodes as containers of the local
-//! Docker engine, with its client key under `<data dir>/docker-keys`; where no engine
-//! answers, it is recorded as unavailable with the engine's answer. The `ec2` provider
-//! keeps its clusters' private keys under `<data dir>/ec2-keys`. The `exec` provider
+//! Docker engine, with each node's client key copied under `<data dir>/docker-keys`;
+//! where no engine answers, it is recorded as unavailable with the engine's answer. The
+//! `ec2` provider copies its clusters' private keys under `<data dir>/ec2-keys`. The `exec` provider
 //! runs the operator's provider plugins from `--provider-plugins` (default
-//! `<data dir>/provider-plugins`), with its client key under `<data dir>/exec-keys`.
+//! `<data dir>/provider-plugins`), with its client key copied under `<data dir>/exec-keys`.
+//! Those three keep their client keys in the database (sealed with the server's secret
+//! key), so a process on another machine reaches the nodes another process made; the
+//! directories hold each process's copies, which connections load.
 
 use std::sync::Arc;
 
@@ -54,13 +57,14 @@ pub async fn executor(store: Store, config: &Config) -> anyhow::Result<Executor>
             providers.without(SSH_POOL_PROVIDER, error.to_string())
         }
     };
-    providers = match DockerProvider::connect(&config.data_dir.join("docker-keys")).await {
-        Ok(docker) => providers.with(Arc::new(docker)),
-        Err(error) => {
-            tracing::info!(%error, "docker nodes cannot be made from this process");
-            providers.without(DOCKER_PROVIDER, error.to_string())
-        }
-    };
+    providers =
+        match DockerProvider::connect(store.clone(), &config.data_dir.join("docker-keys")).await {
+            Ok(docker) => providers.with(Arc::new(docker)),
+            Err(error) => {
+                tracing::info!(%error, "docker nodes cannot be made from this process");
+                providers.without(DOCKER_PROVIDER, error.to_string())
+            }
+        };
     providers = match Ec2Provider::new(store.clone(), &config.data_dir.join("ec2-keys")) {
         Ok(ec2) => providers.with(Arc::new(
             ec2.with_allowed_endpoints(config.ec2_endpoints.clone()),

@@ -650,3 +650,212 @@ fn a_key_from_the_environment_stays_out_of_the_backup() {
     assert!(restored.contains("restored"), "{restored}");
     assert!(!target.path().join("secret.key").exists());
 }
+
+/// What a collector received: every export request Corral posted to `/v1/traces`, and
+/// the raw bodies (to look for secrets in).
+#[derive(Default)]
+struct Collected {
+    requests: Vec<opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest>,
+    bodies: Vec<Vec<u8>>,
+}
+
+/// An OTLP/HTTP collector on loopback: decodes each protobuf export as a real collector
+/// would, and answers as one does (an empty `ExportTraceServiceResponse`).
+async fn start_collector() -> (String, std::sync::Arc<std::sync::Mutex<Collected>>) {
+    use axum::body::Bytes;
+    use prost::Message as _;
+    let collected = std::sync::Arc::new(std::sync::Mutex::new(Collected::default()));
+    let sink = collected.clone();
+    let app = axum::Router::new().route(
+        "/v1/traces",
+        axum::routing::post(move |body: Bytes| async move {
+            let request =
+                opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest::decode(
+                    body.as_ref(),
+                );
+            let Ok(request) = request else {
+                return (axum::http::StatusCode::BAD_REQUEST, Vec::new());
+            };
+            let mut collected = sink.lock().unwrap();
+            collected.requests.push(request);
+            collected.bodies.push(body.to_vec());
+            (axum::http::StatusCode::OK, Vec::new())
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (format!("http://{address}"), collected)
+}
+
+fn string_attribute<'a>(
+    attributes: &'a [opentelemetry_proto::tonic::common::v1::KeyValue],
+    key: &str,
+) -> Option<&'a str> {
+    use opentelemetry_proto::tonic::common::v1::any_value::Value;
+    attributes
+        .iter()
+        .find(|attribute| attribute.key == key)
+        .and_then(|attribute| attribute.value.as_ref()?.value.as_ref())
+        .and_then(|value| match value {
+            Value::StringValue(text) => Some(text.as_str()),
+            _ => None,
+        })
+}
+
+fn int_attribute(
+    attributes: &[opentelemetry_proto::tonic::common::v1::KeyValue],
+    key: &str,
+) -> Option<i64> {
+    use opentelemetry_proto::tonic::common::v1::any_value::Value;
+    attributes
+        .iter()
+        .find(|attribute| attribute.key == key)
+        .and_then(|attribute| attribute.value.as_ref()?.value.as_ref())
+        .and_then(|value| match value {
+            Value::IntValue(number) => Some(*number),
+            _ => None,
+        })
+}
+
+/// A 3-node web-stack made through a server started with `--otlp-endpoint`: the
+/// collector gets the request that asked for it, one span per task attempt, and the
+/// SSH connections inside those attempts, all as the `corral` service; no secret is in
+/// what was sent.
+#[tokio::test(flavor = "multi_thread")]
+async fn traces_reach_an_otlp_collector() {
+    use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
+    let (collector, collected) = start_collector().await;
+    let data = tempfile::tempdir().unwrap();
+    let mut server = served::serve(
+        data.path(),
+        4,
+        &[
+            ("CORRAL_OTLP_ENDPOINT", collector.as_str()),
+            // The batch processor's delay (5 s by default), so spans arrive while the
+            // test waits rather than only at the stop.
+            ("OTEL_BSP_SCHEDULE_DELAY", "200"),
+        ],
+    );
+    let (browser, csrf) = served::sign_in(&server.url, "admin", &server.password).await;
+    let created = browser
+        .post(format!("{}/api/v1/clusters", server.url))
+        .header("x-csrf-token", &csrf)
+        .json(&json!({"name": "traced", "template": "web-stack", "size": 3}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(created.status(), 201);
+    let created: Value = created.json().await.unwrap();
+    let job_url = format!(
+        "{}/api/v1/jobs/{}",
+        server.url,
+        created["job_id"].as_str().unwrap()
+    );
+    let started = Instant::now();
+    let job = loop {
+        let job: Value = browser
+            .get(&job_url)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        if job["state"] != "queued" && job["state"] != "running" {
+            break job;
+        }
+        assert!(started.elapsed() < Duration::from_secs(120), "{job}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(job["state"], "succeeded", "{job}");
+    let tasks = usize::try_from(job["tasks_total"].as_u64().unwrap()).unwrap();
+
+    // Spans were sent while the server ran (the batch delay), not only at the stop.
+    let started = Instant::now();
+    while collected.lock().unwrap().requests.is_empty() {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "no export arrived"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(server.terminate().success());
+
+    let collected = collected.lock().unwrap();
+    let mut spans = Vec::new();
+    for request in &collected.requests {
+        for resource_spans in &request.resource_spans {
+            let resource = &resource_spans.resource.as_ref().unwrap().attributes;
+            assert_eq!(string_attribute(resource, "service.name"), Some("corral"));
+            assert_eq!(string_attribute(resource, "corral.role"), Some("serve"));
+            for scope_spans in &resource_spans.scope_spans {
+                spans.extend(scope_spans.spans.iter().cloned());
+            }
+        }
+    }
+    let names: std::collections::BTreeSet<&str> =
+        spans.iter().map(|span| span.name.as_str()).collect();
+    let create_request = spans
+        .iter()
+        .find(|span| span.name == "POST /api/v1/clusters")
+        .unwrap_or_else(|| panic!("no request span among {names:?}"));
+    assert_eq!(create_request.kind, SpanKind::Server as i32);
+    assert_eq!(
+        int_attribute(&create_request.attributes, "http.response.status_code"),
+        Some(201),
+        "{:?}",
+        create_request.attributes
+    );
+    assert!(
+        names.contains("GET /api/v1/jobs/{id}"),
+        "requests are named by their route's pattern: {names:?}"
+    );
+    let task_spans: Vec<_> = spans
+        .iter()
+        .filter(|span| span.name.starts_with("task "))
+        .collect();
+    assert_eq!(task_spans.len(), tasks, "one span per attempt: {names:?}");
+    for span in &task_spans {
+        assert_eq!(
+            string_attribute(&span.attributes, "outcome"),
+            Some("succeeded")
+        );
+        let action = string_attribute(&span.attributes, "action").unwrap();
+        assert_eq!(span.name, format!("task {action}"));
+    }
+    let connects: Vec<_> = spans
+        .iter()
+        .filter(|span| span.name == "ssh connect")
+        .collect();
+    assert!(
+        connects.len() >= 2,
+        "one handshake per node at least: {names:?}"
+    );
+    for connect in connects {
+        let parent = task_spans
+            .iter()
+            .find(|task| task.span_id == connect.parent_span_id)
+            .expect("an SSH connection is part of the task that opened it");
+        assert_eq!(parent.trace_id, connect.trace_id);
+        let address = string_attribute(&connect.attributes, "server.address").unwrap();
+        assert!(
+            address.starts_with("127."),
+            "a local node's loopback address: {address}"
+        );
+    }
+    for body in &collected.bodies {
+        let body = String::from_utf8_lossy(body);
+        assert!(
+            !body.contains(&server.password),
+            "the admin's password was exported"
+        );
+        assert!(!body.contains(&csrf), "a CSRF token was exported");
+    }
+    eprintln!(
+        "{} spans in {} exports: {} task attempts, {names:?}",
+        spans.len(),
+        collected.requests.len(),
+        task_spans.len()
+    );
+}

@@ -24,7 +24,7 @@
 mod image;
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use bollard::models::{ContainerCreateBody, HostConfig, NetworkCreateRequest, PortBinding};
 use bollard::query_parameters::{
@@ -37,9 +37,10 @@ use serde::{Deserialize, Serialize};
 pub use image::{NodeImage, NODE_IMAGE, NODE_IMAGE_PACKAGES};
 
 use super::boxed_node_provider;
-use super::private_files;
+use super::client_keys::ClientKeys;
 use super::{NodeRecord, NodeSpec, ProviderError};
-use crate::ssh::{ClientKeyPair, HostKey};
+use crate::ssh::{ClientKeyPair, HostKey, SshTarget};
+use crate::store::Store;
 
 /// The provider type's name in catalogs (`"providertype": "docker"`).
 pub const DOCKER_PROVIDER: &str = "docker";
@@ -67,25 +68,32 @@ pub struct DockerProvider {
     docker: Docker,
     /// Each node's own client key (`<node id>.key`): a key that opens one node only, so
     /// handing it to a tenant's Ansible run opens no other tenant's containers.
-    node_keys: PathBuf,
+    node_keys: ClientKeys,
 }
 
 impl DockerProvider {
     /// Connects to the engine at its default socket (or `DOCKER_HOST`), agreeing on an API
-    /// version it speaks; nodes' client keys are kept under `dir`.
-    pub async fn connect(dir: &Path) -> Result<Self, ProviderError> {
+    /// version it speaks; nodes' client keys are kept in `store` and copied under `dir`.
+    pub async fn connect(store: Store, dir: &Path) -> Result<Self, ProviderError> {
         let docker = Docker::connect_with_unix_defaults()
             .map_err(docker_error("", "connect"))?
             .negotiate_version()
             .await
             .map_err(docker_error("", "connect"))?;
-        let node_keys = dir.join("node-keys");
-        private_files::create_private_dir(&node_keys)?;
+        let node_keys = ClientKeys::new(store, &dir.join("node-keys"), DOCKER_PROVIDER)?;
         Ok(Self { docker, node_keys })
     }
 
-    fn node_key_path(&self, node: &str) -> PathBuf {
-        self.node_keys.join(format!("{node}.key"))
+    /// The name node `node`'s client key is stored under.
+    fn node_key_name(node: &str) -> String {
+        format!("{node}.key")
+    }
+
+    /// How this process reaches `record`'s node (with its copy of the node's key).
+    async fn target(&self, record: &NodeRecord) -> Result<SshTarget, ProviderError> {
+        self.node_keys
+            .target(record, &Self::node_key_name(&record.id))
+            .await
     }
 
     /// The engine answers, and whether Corral's node image is built yet (the first node
@@ -149,10 +157,10 @@ impl DockerProvider {
         let network = self.ensure_network(node, cluster, spec).await?;
         let host_key = ClientKeyPair::generate(&format!("corral node {node}"))
             .map_err(|error| docker_failure(node, "make a host key", error))?;
-        let client_key = ClientKeyPair::generate(&format!("corral client {node}"))
-            .map_err(|error| docker_failure(node, "make a client key", error))?;
-        let client_key_path = self.node_key_path(node);
-        private_files::write_private_file(&client_key_path, client_key.private_openssh.as_bytes())?;
+        let (client_key_path, client_public_key) = self
+            .node_keys
+            .ensure(&Self::node_key_name(node), &format!("corral client {node}"))
+            .await?;
 
         let labels = labels(spec, cluster);
         let memory = spec
@@ -204,7 +212,7 @@ impl DockerProvider {
             )
             .await
             .map_err(docker_error(node, "create the container"))?;
-        let keys = key_files(&host_key, &client_key.public_openssh)
+        let keys = key_files(&host_key, &client_public_key)
             .map_err(|error| docker_failure(node, "pack the node's keys", error))?;
         self.docker
             .upload_to_container(
@@ -377,18 +385,9 @@ impl DockerProvider {
         let state = state_of(record)?;
         self.remove_container(&record.id, &state.container).await?;
         // The node's own key (nodes made before keys were per node share one, kept).
-        if record.client_key_path == self.node_key_path(&record.id) {
-            match std::fs::remove_file(&record.client_key_path) {
-                Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
-                    return Err(docker_failure(
-                        &record.id,
-                        "remove the node's client key",
-                        error,
-                    ))
-                }
-                _ => {}
-            }
-        }
+        self.node_keys
+            .forget(&Self::node_key_name(&record.id))
+            .await?;
         // The cluster's networks go with its last node.
         for network in self.cluster_networks(&record.id, &state.cluster).await? {
             let in_use = match self
@@ -463,7 +462,8 @@ boxed_node_provider!(
     create: create_node,
     delete: delete_node,
     adopt: adopt_node,
-    check: check_engine
+    check: check_engine,
+    ssh_target: target
 );
 
 /// The container of node `node` (node ids are `<cluster id>-<number>`).

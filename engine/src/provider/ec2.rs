@@ -36,9 +36,9 @@ pub use api::{first_text, ApiError, Params, QueryClient, EC2_VERSION, IAM_VERSIO
 
 use self::api::{Instance, InstanceState, LIVE_STATES};
 use self::errors::{ec2_error, rejected};
-use super::private_files::{create_private_dir, write_private_file};
+use super::client_keys::ClientKeys;
 use super::{NodeRecord, NodeSpec, ProviderError, ProviderFuture, ProviderSettings};
-use crate::ssh::{ClientKeyPair, HostKey, SessionPool};
+use crate::ssh::{ClientKeyPair, HostKey, SessionPool, SshTarget};
 use crate::store::provider_credentials::CredentialsSource;
 use crate::store::Store;
 
@@ -222,16 +222,18 @@ impl Settings {
 #[derive(Clone)]
 pub struct Ec2Provider {
     store: Store,
-    key_dir: PathBuf,
+    /// Each cluster's key pair (named as [`key_name`] says), stored and copied here.
+    keys: ClientKeys,
     http: reqwest::Client,
     /// The endpoints other than AWS's own that catalogs may name (see [`Settings::read`]).
     allowed_endpoints: Vec<String>,
 }
 
 impl Ec2Provider {
-    /// A provider keeping its clusters' private keys in `key_dir` (made 0700).
+    /// A provider keeping its clusters' private keys in `store`, copied to `key_dir`
+    /// (made 0700) when it connects.
     pub fn new(store: Store, key_dir: &Path) -> Result<Self, ProviderError> {
-        create_private_dir(key_dir)?;
+        let keys = ClientKeys::new(store.clone(), key_dir, EC2_PROVIDER)?;
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(10))
             .timeout(Duration::from_secs(60))
@@ -244,7 +246,7 @@ impl Ec2Provider {
             })?;
         Ok(Self {
             store,
-            key_dir: key_dir.to_owned(),
+            keys,
             http,
             allowed_endpoints: Vec::new(),
         })
@@ -264,9 +266,10 @@ impl Ec2Provider {
             || state_of(record).map_or(true, |state| state.connect != Connect::None)
     }
 
-    /// The private key file of `cluster`'s key pair.
-    pub fn key_path(&self, cluster: &str) -> PathBuf {
-        self.key_dir.join(key_name(cluster))
+    /// How this process reaches `record`'s node (with its copy of the cluster's key).
+    async fn target(&self, record: &NodeRecord) -> Result<SshTarget, ProviderError> {
+        let state = state_of(record)?;
+        self.keys.target(record, &state.key_name).await
     }
 
     /// A client signing with the credentials [`Store::credentials_for`] picks for
@@ -421,7 +424,7 @@ impl Ec2Provider {
             (TAG_TENANT, tenant),
         ];
 
-        let key_name = self
+        let (key_name, client_key_path) = self
             .ensure_key_pair(&client, node, provider, cluster, &tags)
             .await?;
         let group_id = self
@@ -491,7 +494,7 @@ impl Ec2Provider {
                 .clone()
                 .unwrap_or_else(|| DEFAULT_USER.to_owned()),
             host_key,
-            client_key_path: self.key_path(cluster),
+            client_key_path,
             provider_state: serde_json::to_value(Ec2NodeState {
                 instance_id,
                 region: settings.region.clone(),
@@ -566,8 +569,8 @@ impl Ec2Provider {
             })
     }
 
-    /// The cluster's key pair, imported from a key Corral made, whose private half is in
-    /// this provider's key directory.
+    /// The cluster's key pair, imported from a key Corral made and keeps in the database:
+    /// its name, and this process's copy of its private key.
     async fn ensure_key_pair(
         &self,
         client: &QueryClient,
@@ -575,13 +578,17 @@ impl Ec2Provider {
         provider: &str,
         cluster: &str,
         tags: &[(&str, &str)],
-    ) -> Result<String, ProviderError> {
-        // This process's creates take turns, so a cluster's nodes made at once share a key.
+    ) -> Result<(String, PathBuf), ProviderError> {
+        // This process's creates take turns, so a cluster's nodes made at once share a
+        // key without asking the cloud twice; other processes agree through the database.
         static MAKING: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
         let _turn = MAKING.lock().await;
         let name = key_name(cluster);
-        let path = self.key_path(cluster);
-        let local = read_public_key(&path, node, provider)?;
+        let stored_before = self.keys.file_of(&name).await?.is_some();
+        let (path, public) = self
+            .keys
+            .ensure(&name, &format!("corral cluster {cluster}"))
+            .await?;
         let exists = match client
             .call(
                 "DescribeKeyPairs",
@@ -593,34 +600,22 @@ impl Ec2Provider {
             Err(error) if error.is("InvalidKeyPair.NotFound") => false,
             Err(error) => return Err(ec2_error(node, provider, "look up the key pair")(error)),
         };
-        let public = match (local, exists) {
-            (Some(_), true) => return Ok(name),
-            (Some(public), false) => public,
-            (None, exists) => {
-                let pair = ClientKeyPair::generate(&format!("corral cluster {cluster}")).map_err(
-                    |error| ProviderError::Ec2 {
-                        node: node.to_owned(),
-                        provider: provider.to_owned(),
-                        action: "make the cluster's key",
-                        detail: error.to_string(),
-                    },
-                )?;
-                write_private_file(&path, pair.private_openssh.as_bytes())?;
-                if exists {
-                    // Its private half is not here (another machine made it, or the key
-                    // directory was lost): the nodes made from now on get this one.
-                    tracing::warn!(node, key = %name, "the cluster's key pair has no private key here; replacing it");
-                    client
-                        .call(
-                            "DeleteKeyPair",
-                            Params::new().set("KeyName", &name).as_slice(),
-                        )
-                        .await
-                        .map_err(ec2_error(node, provider, "replace the key pair"))?;
-                }
-                pair.public_openssh
+        if exists {
+            if stored_before {
+                return Ok((name, path));
             }
-        };
+            // Corral does not hold its private half (an earlier version made it on a
+            // machine whose key directory is lost): the nodes made from now on get the
+            // stored one.
+            tracing::warn!(node, key = %name, "the cluster's key pair has no stored private key; replacing it");
+            client
+                .call(
+                    "DeleteKeyPair",
+                    Params::new().set("KeyName", &name).as_slice(),
+                )
+                .await
+                .map_err(ec2_error(node, provider, "replace the key pair"))?;
+        }
         let params = Params::new()
             .set("KeyName", &name)
             .set(
@@ -629,8 +624,8 @@ impl Ec2Provider {
             )
             .tags("key-pair", tags);
         match client.call("ImportKeyPair", params.as_slice()).await {
-            Ok(_) => Ok(name),
-            Err(error) if error.is("InvalidKeyPair.Duplicate") => Ok(name),
+            Ok(_) => Ok((name, path)),
+            Err(error) if error.is("InvalidKeyPair.Duplicate") => Ok((name, path)),
             Err(error) => Err(ec2_error(node, provider, "import the key pair")(error)),
         }
     }
@@ -1044,16 +1039,7 @@ impl Ec2Provider {
             Err(error) if error.is("InvalidKeyPair.NotFound") => {}
             Err(error) => return Err(ec2_error(node, provider, "delete the key pair")(error)),
         }
-        let path = self.key_path(cluster);
-        match std::fs::remove_file(&path) {
-            Ok(()) => Ok(()),
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            Err(source) => Err(ProviderError::Io {
-                action: "cannot remove the cluster's key",
-                path,
-                source,
-            }),
-        }
+        self.keys.forget(&state.key_name).await
     }
 
     async fn adopt_node(&self, record: &NodeRecord) -> Result<NodeRecord, ProviderError> {
@@ -1169,7 +1155,7 @@ impl super::NodeProvider for Ec2Provider {
                     provider,
                 });
             }
-            super::wait_for_ssh(&record.ssh_target(), pool, timeout).await
+            super::wait_for_ssh(&self.target(record).await?, pool, timeout).await
         })
     }
 
@@ -1191,6 +1177,10 @@ impl super::NodeProvider for Ec2Provider {
 
     fn connects(&self, record: &NodeRecord) -> bool {
         Self::reachable(record)
+    }
+
+    fn ssh_target<'a>(&'a self, record: &'a NodeRecord) -> ProviderFuture<'a, SshTarget> {
+        Box::pin(self.target(record))
     }
 
     fn creation_note(&self, record: &NodeRecord) -> Option<String> {
@@ -1276,40 +1266,6 @@ fn console_host_key(console: &str) -> Option<HostKey> {
         .find(|key| key.to_openssh().starts_with("ssh-ed25519 "))
         .or_else(|| keys.first())
         .cloned()
-}
-
-/// The public half of the key at `path`, or `None` when there is no file.
-fn read_public_key(
-    path: &Path,
-    node: &str,
-    provider: &str,
-) -> Result<Option<String>, ProviderError> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => {
-            return Err(ProviderError::Io {
-                action: "cannot read the cluster's key",
-                path: path.to_owned(),
-                source,
-            })
-        }
-    };
-    let key = russh::keys::PrivateKey::from_openssh(&text).map_err(|error| ProviderError::Ec2 {
-        node: node.to_owned(),
-        provider: provider.to_owned(),
-        action: "read the cluster's key",
-        detail: format!("{}: {error}", path.display()),
-    })?;
-    key.public_key()
-        .to_openssh()
-        .map(Some)
-        .map_err(|error| ProviderError::Ec2 {
-            node: node.to_owned(),
-            provider: provider.to_owned(),
-            action: "read the cluster's key",
-            detail: error.to_string(),
-        })
 }
 
 /// Node and cluster ids become key, group and file names.

@@ -171,9 +171,17 @@ pub enum ProviderError {
          `private-ip` for nodes Corral works on"
     )]
     NotConnected { node: String, provider: String },
-    /// A client key pair could not be made (the operating system's random source failed).
-    #[error("cannot make a client key for {}: {detail}", dir.display())]
-    ClientKey { dir: PathBuf, detail: String },
+    /// A client key pair could not be made (the operating system's random source failed)
+    /// or read (a key file left by an earlier version is not an OpenSSH private key).
+    #[error("client key {key}: {detail}")]
+    ClientKey { key: String, detail: String },
+    /// The database holding providers' client keys did not answer, or the server's
+    /// secret key does not open what it holds.
+    #[error("client key {key}: the database of client keys cannot be used: {source}")]
+    KeyStore {
+        key: String,
+        source: crate::store::StoreError,
+    },
     /// A catalog's `plugin` that is not a bare name in the plugin directory.
     #[error(
         "provider plugin name {name:?} is not allowed: {reason} (a plugin is named by a file \

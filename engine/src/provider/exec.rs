@@ -31,9 +31,9 @@ use serde_json::{json, Map, Value};
 pub use protocol::{ErrorCode, ExecOp, NodeInfo, PROTOCOL_VERSION};
 pub use run::{MAX_STDOUT, STDERR_TAIL};
 
-use super::private_files;
+use super::client_keys::ClientKeys;
 use super::{NodeProvider, NodeRecord, NodeSpec, ProviderError, ProviderFuture, ProviderSettings};
-use crate::ssh::{HostKey, SessionPool};
+use crate::ssh::{HostKey, SessionPool, SshTarget};
 use crate::store::Store;
 use protocol::Response;
 use run::{stderr_suffix, Call};
@@ -43,6 +43,8 @@ pub const EXEC_PROVIDER: &str = "exec";
 
 /// The setting naming the plugin.
 const PLUGIN_SETTING: &str = "plugin";
+/// The name Corral's client key for exec nodes is stored (and copied) under.
+const CLIENT_KEY: &str = "client_ed25519";
 /// The setting giving the seconds one plugin call may take.
 const TIMEOUT_SETTING: &str = "timeout_s";
 /// A create may wait for a machine to boot.
@@ -90,15 +92,15 @@ impl ExecNodeState {
 pub struct ExecProvider {
     store: Store,
     plugin_dir: PathBuf,
-    client_key_path: PathBuf,
-    client_public_key: String,
+    /// Corral's one client key for exec nodes, stored as [`CLIENT_KEY`].
+    keys: ClientKeys,
 }
 
 impl std::fmt::Debug for ExecProvider {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ExecProvider")
             .field("plugin_dir", &self.plugin_dir)
-            .field("client_key_path", &self.client_key_path)
+            .field("keys", &self.keys)
             .finish_non_exhaustive()
     }
 }
@@ -114,13 +116,10 @@ impl ExecProvider {
             path: plugin_dir.to_owned(),
             source,
         })?;
-        let (client_key_path, client_public_key) =
-            private_files::client_key(key_dir, "corral exec nodes")?;
         Ok(Self {
+            keys: ClientKeys::new(store.clone(), key_dir, EXEC_PROVIDER)?,
             store,
             plugin_dir,
-            client_key_path,
-            client_public_key,
         })
     }
 
@@ -129,9 +128,10 @@ impl ExecProvider {
         &self.plugin_dir
     }
 
-    /// The public line of Corral's client key, as plugins are asked to authorize it.
-    pub fn client_public_key(&self) -> &str {
-        &self.client_public_key
+    /// Corral's client key for exec nodes (made on first use): this process's copy of
+    /// the private key, and the public line plugins are asked to authorize.
+    pub async fn client_key(&self) -> Result<(PathBuf, String), ProviderError> {
+        self.keys.ensure(CLIENT_KEY, "corral exec nodes").await
     }
 
     async fn create_node(&self, spec: &NodeSpec) -> Result<NodeRecord, ProviderError> {
@@ -164,9 +164,10 @@ impl ExecProvider {
             exec_state.credentials_user =
                 found.and_then(|(_, source)| source.user().map(str::to_owned));
         }
+        let (client_key_path, client_public_key) = self.client_key().await?;
         let mut fields = Map::new();
         fields.insert("node".to_owned(), protocol::create_node(spec));
-        fields.insert("authorized_key".to_owned(), json!(self.client_public_key));
+        fields.insert("authorized_key".to_owned(), json!(client_public_key));
         let info = self
             .node_call(&exec_state, ExecOp::Create, &spec.id, fields)
             .await?;
@@ -185,7 +186,7 @@ impl ExecProvider {
             }
         };
         let host_key = pinned_key(&exec_state.plugin, ExecOp::Create, &spec.id, &info)?;
-        self.record(&spec.id, info, host_key, exec_state)
+        self.record(&spec.id, info, host_key, exec_state, client_key_path)
     }
 
     async fn confirm_node(
@@ -213,7 +214,7 @@ impl ExecProvider {
                 ),
             ));
         }
-        let target = record.ssh_target();
+        let target = self.keys.target(record, CLIENT_KEY).await?;
         super::wait_for_ssh(&target, pool, timeout).await
     }
 
@@ -250,7 +251,8 @@ impl ExecProvider {
             None => record.host_key.clone(),
         };
         exec_state.state = info.state.clone();
-        self.record(&record.id, info, host_key, exec_state)
+        let (client_key_path, _) = self.client_key().await?;
+        self.record(&record.id, info, host_key, exec_state, client_key_path)
     }
 
     async fn check_provider(
@@ -282,6 +284,7 @@ impl ExecProvider {
         info: NodeInfo,
         host_key: HostKey,
         exec_state: ExecNodeState,
+        client_key_path: PathBuf,
     ) -> Result<NodeRecord, ProviderError> {
         let provider_state =
             serde_json::to_value(&exec_state).map_err(|error| ProviderError::BadRecord {
@@ -295,7 +298,7 @@ impl ExecProvider {
             port: info.port,
             user: info.user,
             host_key,
-            client_key_path: self.client_key_path.clone(),
+            client_key_path,
             provider_state,
             address: info.address.filter(|address| !address.trim().is_empty()),
         })
@@ -455,6 +458,10 @@ impl NodeProvider for ExecProvider {
         provider: &'a ProviderSettings,
     ) -> ProviderFuture<'a, String> {
         Box::pin(self.check_provider(tenant_id, provider))
+    }
+
+    fn ssh_target<'a>(&'a self, record: &'a NodeRecord) -> ProviderFuture<'a, SshTarget> {
+        Box::pin(self.keys.target(record, CLIENT_KEY))
     }
 }
 

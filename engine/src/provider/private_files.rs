@@ -2,10 +2,9 @@
 //! the owner may enter, and files only the owner may read, written whole or not at all.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::ProviderError;
-use crate::ssh::ClientKeyPair;
 
 /// The `map_err` of a file operation on `path` that failed doing `action`.
 fn io(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> ProviderError {
@@ -45,23 +44,4 @@ pub(crate) fn write_private_file(path: &Path, bytes: &[u8]) -> Result<(), Provid
         .and_then(|()| file.sync_all())
         .map_err(io("cannot write the key", &temporary))?;
     std::fs::rename(&temporary, path).map_err(io("cannot write the key", path))
-}
-
-/// A provider's one client key pair in `dir` (made on first use, `comment` ending its
-/// public line): its private key's path and its public line for `authorized_keys`.
-pub(crate) fn client_key(dir: &Path, comment: &str) -> Result<(PathBuf, String), ProviderError> {
-    create_private_dir(dir)?;
-    let private = dir.join("client_ed25519");
-    let public = dir.join("client_ed25519.pub");
-    if !private.is_file() || !public.is_file() {
-        let pair = ClientKeyPair::generate(comment).map_err(|error| ProviderError::ClientKey {
-            dir: dir.to_owned(),
-            detail: error.to_string(),
-        })?;
-        std::fs::write(&public, format!("{}\n", pair.public_openssh))
-            .map_err(io("cannot write the key", &public))?;
-        write_private_file(&private, pair.private_openssh.as_bytes())?;
-    }
-    let line = std::fs::read_to_string(&public).map_err(io("cannot read the key", &public))?;
-    Ok((private, line.trim().to_owned()))
 }

@@ -48,4 +48,23 @@ impl ClientKeyPair {
             public_openssh,
         })
     }
+
+    /// The pair of an existing private key in OpenSSH PEM (a key file an earlier version
+    /// wrote), its public line derived from it.
+    pub fn from_private_openssh(private_openssh: &str) -> Result<Self, super::SshError> {
+        let invalid = |reason: String| super::SshError::ClientKey {
+            path: "(stored)".to_owned(),
+            reason,
+        };
+        let key = PrivateKey::from_openssh(private_openssh)
+            .map_err(|error| invalid(error.to_string()))?;
+        let public_openssh = key
+            .public_key()
+            .to_openssh()
+            .map_err(|error| invalid(error.to_string()))?;
+        Ok(Self {
+            private_openssh: private_openssh.to_owned(),
+            public_openssh,
+        })
+    }
 }

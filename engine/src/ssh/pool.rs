@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::Semaphore;
+use tracing::Instrument;
 
 use super::{CommandOutcome, RunOptions, SshError, SshSession, SshTarget};
 use crate::sync::lock_unpoisoned;
@@ -131,8 +132,16 @@ impl SessionPool {
         self.handshakes.fetch_add(1, Ordering::Relaxed);
         tracing::debug!(node = %target.node, address = %target.address(), "ssh handshake");
         let started = std::time::Instant::now();
+        // A span of its own, so a trace shows a task's time spent on the handshake.
+        let span = tracing::info_span!(
+            "ssh connect",
+            otel.kind = "client",
+            node = %target.node,
+            server.address = %target.host,
+            server.port = i64::from(target.port),
+        );
         let connecting = SshSession::connect(target, self.config.handshake_timeout);
-        let connected = connecting.await;
+        let connected = connecting.instrument(span).await;
         crate::metrics::record_handshake(connected.as_ref().ok().map(|_| started.elapsed()));
         let session = Arc::new(connected.inspect_err(|error| {
             tracing::warn!(node = %target.node, %error, "ssh connection failed");

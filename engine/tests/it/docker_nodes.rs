@@ -16,6 +16,8 @@ use engine::provider::{
     NodeSpec, ResourceLimits,
 };
 use engine::ssh::{OutputChunk, PoolConfig, RunOptions, SessionPool};
+use engine::store::Store;
+use engine::testing::TestDatabase;
 use tokio::sync::mpsc;
 
 const CONFIRM: Duration = Duration::from_secs(60);
@@ -126,10 +128,22 @@ async fn run(pool: &SessionPool, record: &NodeRecord, command: &str) -> (u32, St
     (outcome.exit.0, String::from_utf8(stdout).unwrap())
 }
 
+/// A database holding the providers' client keys (sealed with a test key).
+async fn key_store(db: &TestDatabase) -> Store {
+    Store::open(&db.url)
+        .await
+        .unwrap()
+        .with_secret_key(engine::testing::test_secret_key())
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn docker_nodes_are_made_reached_limited_adopted_and_removed() {
+    let db = TestDatabase::sqlite();
+    let store = key_store(&db).await;
     let keys = tempfile::tempdir().unwrap();
-    let provider = DockerProvider::connect(keys.path()).await.unwrap();
+    let provider = DockerProvider::connect(store.clone(), keys.path())
+        .await
+        .unwrap();
     let cluster = format!("test-{}", uuid::Uuid::new_v4().simple());
     let _cleanup = Cleanup::new(provider.docker(), &cluster);
     let pool = SessionPool::new(PoolConfig::default());
@@ -198,10 +212,21 @@ async fn docker_nodes_are_made_reached_limited_adopted_and_removed() {
         .await
         .unwrap();
     pool.close(&first.id).await;
-    let restarted = DockerProvider::connect(keys.path()).await.unwrap();
+    // Another process, with a key directory of its own (another machine sharing the
+    // database), adopts the node and reaches it with the stored key.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let restarted = DockerProvider::connect(store.clone(), elsewhere.path())
+        .await
+        .unwrap();
     let adopted = restarted.adopt(&first).await.unwrap();
     assert_eq!(adopted.host_key, first.host_key);
     restarted.confirm(&adopted, &pool, CONFIRM).await.unwrap();
+    let target = restarted.ssh_target(&adopted).await.unwrap();
+    assert!(target.client_key.path().starts_with(elsewhere.path()));
+    assert_eq!(
+        std::fs::read(target.client_key.path()).unwrap(),
+        std::fs::read(&first.client_key_path).unwrap()
+    );
     let (status, _) = run(&pool, &adopted, "true").await;
     assert_eq!(status, 0);
 
@@ -217,14 +242,26 @@ async fn docker_nodes_are_made_reached_limited_adopted_and_removed() {
     restarted.delete(&second).await.unwrap();
     assert!(containers_of(provider.docker(), &cluster).await.is_empty());
     assert!(networks_of(provider.docker(), &cluster).await.is_empty());
+    assert!(
+        store
+            .client_key(&format!("docker:{}.key", second.id))
+            .await
+            .unwrap()
+            .is_none(),
+        "a deleted node's key is forgotten"
+    );
+    assert!(!target.client_key.path().exists());
     let state: DockerNodeState = serde_json::from_value(second.provider_state.clone()).unwrap();
     assert_eq!(state.cluster, cluster);
 }
 
 #[tokio::test]
 async fn a_create_retried_after_a_crash_replaces_the_unrecorded_container() {
+    let db = TestDatabase::sqlite();
     let keys = tempfile::tempdir().unwrap();
-    let provider = DockerProvider::connect(keys.path()).await.unwrap();
+    let provider = DockerProvider::connect(key_store(&db).await, keys.path())
+        .await
+        .unwrap();
     let cluster = format!("test-{}", uuid::Uuid::new_v4().simple());
     let _cleanup = Cleanup::new(provider.docker(), &cluster);
     let pool = SessionPool::new(PoolConfig::default());
@@ -241,8 +278,11 @@ async fn a_create_retried_after_a_crash_replaces_the_unrecorded_container() {
 
 #[tokio::test]
 async fn an_image_the_engine_does_not_have_is_refused_without_a_pull() {
+    let db = TestDatabase::sqlite();
     let keys = tempfile::tempdir().unwrap();
-    let provider = DockerProvider::connect(keys.path()).await.unwrap();
+    let provider = DockerProvider::connect(key_store(&db).await, keys.path())
+        .await
+        .unwrap();
     let cluster = format!("test-{}", uuid::Uuid::new_v4().simple());
     let _cleanup = Cleanup::new(provider.docker(), &cluster);
     let spec = NodeSpec {

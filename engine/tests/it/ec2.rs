@@ -201,6 +201,15 @@ async fn ec2_nodes_are_made_once_share_their_cluster_and_go_with_it() {
     let adopted = restarted.adopt(&first).await.unwrap();
     assert_eq!(state(&adopted).instance_id, first_state.instance_id);
     assert_eq!(adopted.host_key, first.host_key);
+    // A process on another machine connects with its own copy of the stored key.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let other = Ec2Provider::new(store.clone(), elsewhere.path()).unwrap();
+    let target = other.ssh_target(&first).await.unwrap();
+    assert!(target.client_key.path().starts_with(elsewhere.path()));
+    assert_eq!(
+        std::fs::read(target.client_key.path()).unwrap(),
+        std::fs::read(&first.client_key_path).unwrap()
+    );
 
     // The first delete leaves what the second node uses; deleting again is fine.
     let started = Instant::now();
@@ -226,6 +235,8 @@ async fn ec2_nodes_are_made_once_share_their_cluster_and_go_with_it() {
     assert!(!key_pair_exists(&moto, cluster).await);
     assert_eq!(group_ids(&moto, cluster).await, 0);
     assert!(!first.client_key_path.exists());
+    let stored_name = format!("ec2:{}", first_state.key_name);
+    assert!(store.client_key(&stored_name).await.unwrap().is_none());
     restarted.delete(&second).await.unwrap();
     eprintln!(
         "ec2 against moto: first create {create_time:?}, second create \

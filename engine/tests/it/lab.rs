@@ -89,8 +89,12 @@ impl Lab {
     /// A demo lab whose executor also has the `docker` provider, on the machine's Docker
     /// engine, keeping its client key under `keys`.
     pub async fn start_demo_with_docker(backend: Backend, keys: &std::path::Path) -> Self {
-        let docker = Arc::new(DockerProvider::connect(keys).await.unwrap());
         let mut lab = Self::start_demo(backend).await;
+        let docker = Arc::new(
+            DockerProvider::connect(lab.store.clone(), keys)
+                .await
+                .unwrap(),
+        );
         lab.docker = Some(docker);
         lab.restart_workers().await;
         lab
