@@ -1,15 +1,18 @@
 //! Corral's benchmarks, run in release mode:
 //! `cargo run --release -p bench -- fanout --nodes 200`, `… -- latency --runs 50`,
-//! `… -- queue --backend sqlite|postgres --tasks 20000`, `… -- scaleout --nodes 200`
-//! and `… -- bundle`.
+//! `… -- queue --backend sqlite|postgres --tasks 20000`, `… -- scaleout --nodes 200`,
+//! `… -- bundle`, `… -- create --nodes 1000` and `… -- http --rate 200`.
 //!
 //! Each subcommand prints one `key=value` line so runs can be compared and tracked.
 
 mod bundle;
+mod create;
 mod fanout;
+mod http;
 mod latency;
 mod queue;
 mod scaleout;
+mod served;
 mod usage;
 
 use std::process::ExitCode;
@@ -22,10 +25,13 @@ fn main() -> ExitCode {
         Some("queue") => queue::Options::parse(&args[1..]).and_then(queue::run),
         Some("scaleout") => fanout::Options::parse(&args[1..]).and_then(scaleout::run),
         Some("bundle") => bundle::run(&args[1..]),
+        Some("create") => create::run(&args[1..]),
+        Some("http") => http::run(&args[1..]),
         _ => Err(BenchError::Usage(
             "usage: bench fanout [--nodes N] | bench latency [--runs N] \
              | bench queue [--backend sqlite|postgres] [--tasks N] \
-             | bench scaleout [--nodes N] | bench bundle"
+             | bench scaleout [--nodes N] | bench bundle | bench create [--nodes N] \
+             | bench http [--rate N]"
                 .to_owned(),
         )),
     };

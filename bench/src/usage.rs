@@ -5,7 +5,13 @@ const TICKS_PER_SECOND: f64 = 100.0;
 
 /// User plus system CPU time of this process so far, in milliseconds.
 pub fn cpu_ms() -> f64 {
-    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+    cpu_ms_of("/proc/self/stat")
+}
+
+/// User plus system CPU time so far of the process whose `/proc/PID/stat` is `stat_path`,
+/// in milliseconds.
+pub fn cpu_ms_of(stat_path: &str) -> f64 {
+    let Ok(stat) = std::fs::read_to_string(stat_path) else {
         return f64::NAN;
     };
     // Fields after the parenthesised command name: state is field 3, utime 14, stime 15.
@@ -21,9 +27,15 @@ pub fn cpu_ms() -> f64 {
     (ticks(11) + ticks(12)) * 1000.0 / TICKS_PER_SECOND
 }
 
-/// Peak resident set size (VmHWM), in MiB.
+/// Peak resident set size (VmHWM) of this process, in MiB.
 pub fn peak_rss_mb() -> f64 {
-    std::fs::read_to_string("/proc/self/status")
+    peak_rss_mb_of("/proc/self/status")
+}
+
+/// Peak resident set size (VmHWM) of the process whose `/proc/PID/status` is
+/// `status_path`, in MiB.
+pub fn peak_rss_mb_of(status_path: &str) -> f64 {
+    std::fs::read_to_string(status_path)
         .ok()
         .and_then(|status| {
             status

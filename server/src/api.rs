@@ -13,6 +13,7 @@ mod docs;
 pub mod error;
 pub mod extract;
 mod jobs;
+pub use jobs::JobFeeds;
 mod pool_hosts;
 mod providers;
 mod session;

@@ -37,6 +37,8 @@ pub struct AppState {
     pub trusted_proxies: hardening::TrustedProxies,
     /// The process's metrics, served at `/metrics`.
     pub metrics: crate::metrics::Metrics,
+    /// The shared reads of the jobs whose event streams are open.
+    pub job_feeds: crate::api::JobFeeds,
 }
 
 /// The largest request body anything accepts: a resource upload through the console,

@@ -141,6 +141,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
             config.trusted_proxies.clone().into(),
         ),
         metrics: metrics.clone(),
+        job_feeds: crate::api::JobFeeds::default(),
     };
     let listener = TcpListener::bind(config.listen)
         .await

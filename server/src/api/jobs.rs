@@ -1,7 +1,10 @@
 //! `/api/v1/jobs`: status, tasks, attempts with output, events from an offset,
 //! cancel and retry, and the live event stream.
 
+mod feed;
 mod stream;
+
+pub use feed::JobFeeds;
 
 pub use stream::{__path_stream, stream};
 

@@ -122,6 +122,7 @@ async fn spawn_configured(
         session_max_age_ms,
         trusted_proxies,
         metrics: server::metrics::Metrics::install(),
+        job_feeds: server::api::JobFeeds::default(),
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await

@@ -290,25 +290,109 @@ async fn read_stream(response: reqwest::Response) -> String {
         .unwrap()
 }
 
-#[tokio::test]
-async fn the_event_stream_resumes_after_the_last_event_seen() {
-    let app = spawn_app(Backend::Sqlite).await;
-    let admin = with_catalog(&app, "acme").await;
-    let created = create_cluster(&app, &admin, "streamed").await;
-    let job = created["job_id"].as_str().unwrap().to_owned();
-    let lines: Vec<NewEvent> = (1..=5)
+fn output_lines(job: &str, numbers: std::ops::RangeInclusive<u32>) -> Vec<NewEvent> {
+    numbers
         .map(|n| NewEvent {
-            job_id: job.clone(),
+            job_id: job.to_owned(),
             task_id: None,
             attempt: None,
             kind: api_types::EventKind::Output,
             stream: Some(api_types::OutputStream::Stdout),
             data: format!("line {n}"),
         })
-        .collect();
-    engine::queue::append_events(&app.store, &lines, engine::store::now_ms())
+        .collect()
+}
+
+/// Streams of one job share their reads (one feed per job): a stream opened behind
+/// where the feed started, one ahead, and events written while both are open each
+/// arrive once, in order, on both.
+#[tokio::test]
+async fn streams_of_one_job_at_different_places_each_get_every_event_once() {
+    let app = spawn_app(Backend::Sqlite).await;
+    let admin = with_catalog(&app, "acme").await;
+    let created = create_cluster(&app, &admin, "shared").await;
+    let job = created["job_id"].as_str().unwrap().to_owned();
+    let written = engine::store::now_ms();
+    engine::queue::append_events(&app.store, &output_lines(&job, 1..=5), written)
         .await
         .unwrap();
+    let events: Vec<Value> = app
+        .call(
+            &admin,
+            Method::GET,
+            &format!("/api/v1/jobs/{job}/events"),
+            None,
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    let line_ids: Vec<i64> = events
+        .iter()
+        .filter(|event| event["kind"] == "output")
+        .map(|event| event["id"].as_i64().unwrap())
+        .collect();
+    let open = |after: i64| {
+        app.client
+            .get(app.url(&format!("/api/v1/jobs/{job}/stream?after={after}")))
+            .bearer_auth(&admin.token)
+            .send()
+    };
+    // The first stream starts the feed at line 4; its first event is line 5.
+    let mut ahead = open(line_ids[3]).await.unwrap();
+    let first = ahead.chunk().await.unwrap().unwrap();
+    assert!(
+        String::from_utf8_lossy(&first).contains("line 5"),
+        "{first:?}"
+    );
+    // The second is behind the feed: it reads for itself until it catches up.
+    let behind = open(0).await.unwrap();
+    engine::queue::append_events(&app.store, &output_lines(&job, 6..=8), written + 1)
+        .await
+        .unwrap();
+    let cancelled = app
+        .call(
+            &admin,
+            Method::POST,
+            &format!("/api/v1/jobs/{job}/cancel"),
+            None,
+        )
+        .await;
+    assert_eq!(cancelled.status(), 200);
+
+    let ahead = format!(
+        "{}{}",
+        String::from_utf8_lossy(&first),
+        read_stream(ahead).await
+    );
+    let behind = read_stream(behind).await;
+    for (body, from) in [(&ahead, 5), (&behind, 1)] {
+        let mut last_at = 0;
+        for n in from..=8 {
+            let line = format!("\"line {n}\"");
+            assert_eq!(body.matches(&line).count(), 1, "{line} in {body}");
+            let at = body.find(&line).unwrap();
+            assert!(at > last_at, "line {n} out of order in {body}");
+            last_at = at;
+        }
+        assert!(body.contains("event: end"), "{body}");
+    }
+    assert!(!ahead.contains("\"line 4\""), "{ahead}");
+}
+
+#[tokio::test]
+async fn the_event_stream_resumes_after_the_last_event_seen() {
+    let app = spawn_app(Backend::Sqlite).await;
+    let admin = with_catalog(&app, "acme").await;
+    let created = create_cluster(&app, &admin, "streamed").await;
+    let job = created["job_id"].as_str().unwrap().to_owned();
+    engine::queue::append_events(
+        &app.store,
+        &output_lines(&job, 1..=5),
+        engine::store::now_ms(),
+    )
+    .await
+    .unwrap();
     let response = app
         .call(
             &admin,

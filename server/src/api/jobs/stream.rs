@@ -6,25 +6,29 @@
 //! every event has been sent, a final `end` event carries the job, and the stream
 //! closes.
 //!
+//! The streams of one job share their reads of the database (see [`super::feed`]).
+//!
 //! A stream can stay open for the whole of a long job, so the credentials it was
 //! opened with are checked again every [`RECHECK_EVERY`]: a user deleted, signed out
 //! everywhere, with a changed password or a revoked token stops receiving events.
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::State;
 use axum::http::{header, HeaderMap};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use engine::queue::JobWaiter;
-use engine::service::{Access, Caller, EventView, Service, SessionUser, MAX_EVENTS};
+use engine::service::{Access, Caller, Service, SessionUser};
 use futures::stream::{self, Stream};
 use serde::Deserialize;
 use tokio::time::Instant;
 use tower_sessions::Session;
 use utoipa::IntoParams;
 
+use super::feed::{JobFeed, Next};
 use crate::api::error::{ApiError, ErrorBody};
 use crate::api::extract::{ApiPath, ApiQuery, Authenticated, SessionData, SESSION_USER};
 use crate::http::AppState;
@@ -106,10 +110,12 @@ pub async fn stream(
     let waiter = state.store.job_wakes().subscribe();
     let follower = Follower {
         waiter,
+        feed: state.job_feeds.feed(&id),
         service: state.service.clone(),
         caller,
         job_id: id,
         after,
+        woken_at: Instant::now(),
         pending: VecDeque::new(),
         finished: false,
         credential,
@@ -121,11 +127,14 @@ pub async fn stream(
 /// Where one stream is: the last event sent and the events read but not yet sent.
 struct Follower {
     waiter: JobWaiter,
+    feed: Arc<JobFeed>,
     service: Service,
     caller: Caller,
     job_id: String,
     after: i64,
-    pending: VecDeque<EventView>,
+    /// When the stream was opened or last woken (see [`JobFeed::next_after`]).
+    woken_at: Instant,
+    pending: VecDeque<(i64, Event)>,
     finished: bool,
     credential: Credential,
     checked_at: Instant,
@@ -134,9 +143,9 @@ struct Follower {
 impl Follower {
     async fn next(mut self) -> Option<(Result<Event, Infallible>, Self)> {
         loop {
-            if let Some(event) = self.pending.pop_front() {
-                self.after = event.id;
-                return Some((Ok(message(&event)), self));
+            if let Some((id, event)) = self.pending.pop_front() {
+                self.after = id;
+                return Some((Ok(event), self));
             }
             if self.finished {
                 return None;
@@ -149,30 +158,19 @@ impl Follower {
                 }
                 self.checked_at = Instant::now();
             }
-            // The job's state is read before its events, so events written before
-            // it finished are all read below before `end` is sent.
-            let job = match self.service.job(&self.caller, &self.job_id).await {
-                Ok(job) => job,
-                Err(error) => return Some((Ok(failure(&error.to_string())), self.end())),
-            };
-            let done = job.state.is_finished();
-            match self
-                .service
-                .job_events(&self.caller, &self.job_id, self.after, MAX_EVENTS)
-                .await
-            {
-                Ok(events) if !events.is_empty() => self.pending.extend(events),
-                Ok(_) if done => {
-                    let end = Event::default()
-                        .event("end")
-                        .data(serde_json::to_string(&job).unwrap_or_default());
-                    return Some((Ok(end), self.end()));
-                }
-                Ok(_) => {
+            let next = self
+                .feed
+                .next_after(&self.service, &self.caller, self.after, self.woken_at)
+                .await;
+            match next {
+                Ok(Next::Events(events)) => self.pending.extend(events),
+                Ok(Next::End(end)) => return Some((Ok(end), self.end())),
+                Ok(Next::Nothing) => {
                     tokio::select! {
                         () = self.waiter.changed(&self.job_id) => {}
                         () = tokio::time::sleep(LOOK_ANYWAY_EVERY) => {}
                     }
+                    self.woken_at = Instant::now();
                 }
                 Err(error) => return Some((Ok(failure(&error.to_string())), self.end())),
             }
@@ -184,12 +182,6 @@ impl Follower {
         self.pending.clear();
         self
     }
-}
-
-fn message(event: &EventView) -> Event {
-    Event::default()
-        .id(event.id.to_string())
-        .data(serde_json::to_string(event).unwrap_or_default())
 }
 
 /// The stream cannot go on (the job vanished, the database is down): say so.

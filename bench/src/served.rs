@@ -1,0 +1,173 @@
+//! A real `corral serve` for the benchmarks that drive it over HTTP (`create`, `http`),
+//! and its first admin's signed-in API client.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::BenchError;
+
+const POLL: Duration = Duration::from_millis(250);
+/// A job that has not ended by then failed the run (a 1,000-node create takes minutes).
+const JOB_LIMIT: Duration = Duration::from_secs(1800);
+
+pub fn failed(error: impl std::fmt::Display) -> BenchError {
+    BenchError::Failed(error.to_string())
+}
+
+pub fn field(value: &Value, name: &str) -> Result<String, BenchError> {
+    value[name]
+        .as_str()
+        .map(str::to_owned)
+        .ok_or_else(|| BenchError::Failed(format!("no {name} in {value}")))
+}
+
+/// A running `corral serve`; dropping it stops it (SIGTERM, then it drains).
+pub struct Server {
+    child: Child,
+    pub url: String,
+    password: String,
+}
+
+impl Server {
+    /// Starts `corral serve` on a free loopback port with `worker_slots` task slots,
+    /// its data (SQLite, local nodes) in `data` and its log in `data/server.log`.
+    pub fn start(corral: &Path, data: &Path, worker_slots: usize) -> Result<Self, BenchError> {
+        let log = std::fs::File::create(data.join("server.log"))?;
+        let mut child = Command::new(corral)
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .args(["--worker-slots", &worker_slots.to_string()])
+            .arg("--data-dir")
+            .arg(data)
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(log)
+            .spawn()?;
+        let stdout = child.stdout.take();
+        let mut server = Server {
+            child,
+            url: String::new(),
+            password: String::new(),
+        };
+        for line in stdout
+            .map(|stdout| BufReader::new(stdout).lines().map_while(Result::ok))
+            .into_iter()
+            .flatten()
+        {
+            if let Some(rest) = line.split("with password ").nth(1) {
+                server.password = rest.split_whitespace().next().unwrap_or("").to_owned();
+            }
+            if let Some(rest) = line.strip_prefix("Corral is running at ") {
+                server.url = rest.trim_end_matches('/').to_owned();
+                break;
+            }
+        }
+        if server.url.is_empty() || server.password.is_empty() {
+            return Err(BenchError::Failed(format!(
+                "corral serve did not start: see {}",
+                data.join("server.log").display()
+            )));
+        }
+        Ok(server)
+    }
+
+    /// The server's peak resident memory (MiB) and CPU time (s) so far.
+    pub fn usage(&self) -> (f64, f64) {
+        let pid = self.child.id();
+        (
+            crate::usage::peak_rss_mb_of(&format!("/proc/{pid}/status")),
+            crate::usage::cpu_ms_of(&format!("/proc/{pid}/stat")) / 1000.0,
+        )
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let _ = self.child.wait();
+    }
+}
+
+/// The first admin's signed-in API client.
+pub struct Client {
+    pub http: reqwest::Client,
+    pub base: String,
+    csrf: String,
+}
+
+impl Client {
+    pub async fn sign_in(server: &Server) -> Result<Self, BenchError> {
+        let http = reqwest::Client::builder()
+            .cookie_store(true)
+            .build()
+            .map_err(failed)?;
+        let mut client = Client {
+            http,
+            base: server.url.clone(),
+            csrf: String::new(),
+        };
+        let session = client
+            .post(
+                "/api/v1/session",
+                &json!({"username": "admin", "password": server.password}),
+            )
+            .await?;
+        client.csrf = field(&session, "csrf_token")?;
+        Ok(client)
+    }
+
+    pub async fn post(&self, path: &str, body: &Value) -> Result<Value, BenchError> {
+        self.request(reqwest::Method::POST, path, Some(body)).await
+    }
+
+    /// One call; anything but a 2xx fails the run with the server's answer.
+    pub async fn request(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Result<Value, BenchError> {
+        let mut request = self
+            .http
+            .request(method.clone(), format!("{}{path}", self.base))
+            .header("x-csrf-token", &self.csrf);
+        if let Some(body) = body {
+            request = request.json(body);
+        }
+        let response = request.send().await.map_err(failed)?;
+        let status = response.status();
+        let text = response.text().await.map_err(failed)?;
+        if !status.is_success() {
+            return Err(BenchError::Failed(format!(
+                "{method} {path}: {status}: {text}"
+            )));
+        }
+        serde_json::from_str(&text).map_err(|error| failed(format!("{method} {path}: {error}")))
+    }
+
+    /// Polls the job until it ends; anything but success fails the run.
+    pub async fn wait_for_job(&self, job_id: &str) -> Result<Value, BenchError> {
+        let started = Instant::now();
+        loop {
+            let job = self
+                .request(
+                    reqwest::Method::GET,
+                    &format!("/api/v1/jobs/{job_id}"),
+                    None,
+                )
+                .await?;
+            match job["state"].as_str() {
+                Some("succeeded") => return Ok(job),
+                Some("queued" | "running") if started.elapsed() < JOB_LIMIT => {
+                    tokio::time::sleep(POLL).await;
+                }
+                _ => return Err(BenchError::Failed(format!("job {job_id} ended: {job}"))),
+            }
+        }
+    }
+}
