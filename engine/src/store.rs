@@ -218,11 +218,22 @@ impl Store {
     ) -> Result<(WriteTurn, Transaction<'static, Any>), StoreError> {
         Ok(match self.backend {
             Backend::Sqlite => {
-                let turn = WriteTurn(Some(self.writer.clone().lock_owned().await));
+                let turn = self.write_turn().await;
                 (turn, self.pool.begin_with("BEGIN IMMEDIATE").await?)
             }
             Backend::Postgres => (WriteTurn(None), self.pool.begin().await?),
         })
+    }
+
+    /// This process's turn to write one statement outside a transaction (see
+    /// [`WriteTurn`]): a statement that waited inside SQLite's busy handler instead
+    /// would hold a pooled connection for as long, and under load the handler's sleeps
+    /// reached seconds and starved the pool. Never take it while holding one.
+    pub(crate) async fn write_turn(&self) -> WriteTurn {
+        match self.backend {
+            Backend::Sqlite => WriteTurn(Some(self.writer.clone().lock_owned().await)),
+            Backend::Postgres => WriteTurn(None),
+        }
     }
 
     /// Connects and applies every pending migration: what `corral serve` does at start.

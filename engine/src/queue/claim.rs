@@ -429,6 +429,7 @@ pub async fn heartbeat(
     now_ms: i64,
 ) -> Result<Heartbeat, QueueError> {
     let expires = now_ms.saturating_add(lease_ms);
+    let turn = store.write_turn().await;
     let job_id: Option<String> = sqlx::query_scalar(
         "UPDATE tasks SET lease_expires_ms = $4 WHERE id = $1 AND lease_owner = $2 \
          AND attempts = $3 AND state = 'running' RETURNING job_id",
@@ -439,6 +440,7 @@ pub async fn heartbeat(
     .bind(expires)
     .fetch_optional(store.pool())
     .await?;
+    drop(turn);
     let job_id = job_id.ok_or_else(|| lease_lost(lease))?;
     let state: JobState = sqlx::query_scalar("SELECT state FROM jobs WHERE id = $1")
         .bind(&job_id)

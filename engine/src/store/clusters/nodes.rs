@@ -40,6 +40,7 @@ const COLUMNS: &str = "id, cluster_id, number, hostname, hardwaretype, imagetype
 impl Store {
     /// Inserts the node or updates the one with the same cluster and number.
     pub async fn save_node(&self, record: &NodeRecord, now_ms: i64) -> Result<(), StoreError> {
+        let _turn = self.write_turn().await;
         sqlx::query(
             "INSERT INTO nodes (id, cluster_id, number, hostname, hardwaretype, imagetype, \
              services_json, provider_json, state, created_at_ms, updated_at_ms) \
@@ -102,6 +103,7 @@ impl Store {
     }
 
     pub async fn delete_node(&self, cluster_id: &str, number: i64) -> Result<(), StoreError> {
+        let _turn = self.write_turn().await;
         sqlx::query("DELETE FROM nodes WHERE cluster_id = $1 AND number = $2")
             .bind(cluster_id)
             .bind(number)

@@ -6,13 +6,13 @@
 //! times a second. The streams of one job in this process share a [`JobFeed`]
 //! instead: the first stream woken reads the job's state and its new events once and
 //! keeps the last events rendered as Server-Sent Events; the others take them from
-//! there. A stream further behind than what the feed keeps (a client resuming from
+//! there, and each sends what it has as one write. A stream further behind than what the feed keeps (a client resuming from
 //! an old event) reads the database itself until it is within reach.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, Weak};
 
-use axum::response::sse::Event;
+use axum::body::Bytes;
 use engine::service::{Caller, EventView, Service, ServiceError, MAX_EVENTS};
 use tokio::time::Instant;
 
@@ -46,9 +46,9 @@ impl JobFeeds {
 /// What a stream sends next.
 pub enum Next {
     /// Events after the stream's last one, oldest first, with their ids.
-    Events(Vec<(i64, Event)>),
+    Events(Vec<(i64, Bytes)>),
     /// The job has finished and the stream has sent all of its events: the `end` event.
-    End(Event),
+    End(Bytes),
     /// Nothing new since the last read: wait for the job's next change.
     Nothing,
 }
@@ -63,11 +63,11 @@ pub struct JobFeed {
 #[derive(Default)]
 struct Cache {
     /// Rendered events with ids in `(floor, newest]`, oldest first, all of them.
-    events: VecDeque<(i64, Event)>,
+    events: VecDeque<(i64, Bytes)>,
     floor: i64,
     newest: i64,
     /// The `end` event, once a read found the job finished with no event after `newest`.
-    end: Option<Event>,
+    end: Option<Bytes>,
     /// When the last complete read began; `None` before the first one.
     read_at: Option<Instant>,
 }
@@ -137,11 +137,11 @@ impl JobFeed {
             }
         }
         if job.state.is_finished() && !more_to_read {
-            cache.end = Some(
-                Event::default()
-                    .event("end")
-                    .data(serde_json::to_string(&job).unwrap_or_default()),
-            );
+            cache.end = Some(frame(
+                Some("end"),
+                None,
+                &serde_json::to_string(&job).unwrap_or_default(),
+            ));
         }
         // A read that stopped at the page's end is not complete: the next stream asks again.
         cache.read_at = (!more_to_read).then_some(began);
@@ -168,8 +168,31 @@ impl JobFeed {
 }
 
 /// A job event as the stream sends it: its id, and the event object as `/events` has it.
-fn message(event: &EventView) -> Event {
-    Event::default()
-        .id(event.id.to_string())
-        .data(serde_json::to_string(event).unwrap_or_default())
+fn message(event: &EventView) -> Bytes {
+    frame(
+        None,
+        Some(event.id),
+        &serde_json::to_string(event).unwrap_or_default(),
+    )
+}
+
+/// One Server-Sent Event: its type (`message` when none), id and data, each line of the
+/// data on a `data:` line of its own as the format wants.
+pub fn frame(kind: Option<&str>, id: Option<i64>, data: &str) -> Bytes {
+    let mut text = String::with_capacity(data.len() + 32);
+    if let Some(kind) = kind {
+        text.push_str("event: ");
+        text.push_str(kind);
+        text.push('\n');
+    }
+    if let Some(id) = id {
+        text.push_str(&format!("id: {id}\n"));
+    }
+    for line in data.split('\n') {
+        text.push_str("data: ");
+        text.push_str(line.trim_end_matches('\r'));
+        text.push('\n');
+    }
+    text.push('\n');
+    Bytes::from(text)
 }
