@@ -169,11 +169,11 @@ impl Follower {
     async fn next(mut self) -> Option<(Result<Bytes, Infallible>, Self)> {
         loop {
             if let Some(&(last, _)) = self.pending.back() {
-                let frames: Vec<u8> = self
-                    .pending
-                    .drain(..)
-                    .flat_map(|(_, frame)| frame)
-                    .collect();
+                let mut frames =
+                    Vec::with_capacity(self.pending.iter().map(|(_, frame)| frame.len()).sum());
+                for (_, frame) in self.pending.drain(..) {
+                    frames.extend_from_slice(&frame);
+                }
                 self.after = last;
                 self.sent_at = Instant::now();
                 return Some((Ok(Bytes::from(frames)), self));
