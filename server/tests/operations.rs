@@ -688,19 +688,26 @@ async fn start_collector() -> (String, std::sync::Arc<std::sync::Mutex<Collected
     (format!("http://{address}"), collected)
 }
 
+/// The value of attribute `key`, if the span or resource has it.
+fn attribute<'a>(
+    attributes: &'a [opentelemetry_proto::tonic::common::v1::KeyValue],
+    key: &str,
+) -> Option<&'a opentelemetry_proto::tonic::common::v1::any_value::Value> {
+    attributes
+        .iter()
+        .find(|attribute| attribute.key == key)
+        .and_then(|attribute| attribute.value.as_ref()?.value.as_ref())
+}
+
 fn string_attribute<'a>(
     attributes: &'a [opentelemetry_proto::tonic::common::v1::KeyValue],
     key: &str,
 ) -> Option<&'a str> {
     use opentelemetry_proto::tonic::common::v1::any_value::Value;
-    attributes
-        .iter()
-        .find(|attribute| attribute.key == key)
-        .and_then(|attribute| attribute.value.as_ref()?.value.as_ref())
-        .and_then(|value| match value {
-            Value::StringValue(text) => Some(text.as_str()),
-            _ => None,
-        })
+    match attribute(attributes, key)? {
+        Value::StringValue(text) => Some(text.as_str()),
+        _ => None,
+    }
 }
 
 fn int_attribute(
@@ -708,14 +715,10 @@ fn int_attribute(
     key: &str,
 ) -> Option<i64> {
     use opentelemetry_proto::tonic::common::v1::any_value::Value;
-    attributes
-        .iter()
-        .find(|attribute| attribute.key == key)
-        .and_then(|attribute| attribute.value.as_ref()?.value.as_ref())
-        .and_then(|value| match value {
-            Value::IntValue(number) => Some(*number),
-            _ => None,
-        })
+    match attribute(attributes, key)? {
+        Value::IntValue(number) => Some(*number),
+        _ => None,
+    }
 }
 
 /// A 3-node web-stack made through a server started with `--otlp-endpoint`: the
