@@ -149,7 +149,14 @@ async fn fanout(base: &Path, nodes: usize) -> Result<String, BenchError> {
     }
     eprintln!("fanout: engine rounds done; OpenSSH next");
     let records = node_records(&store, &cluster_id).await?;
-    let openssh = openssh_fanout(base, &records)?;
+    // Waiting for xargs blocks: off the runtime, whose workers still serve the worker
+    // pool (heartbeats and claims each borrow a pooled database connection, and a task
+    // parked on a blocked worker would hold its connection until every other waiter
+    // timed out).
+    let openssh_base = base.to_owned();
+    let openssh = tokio::task::spawn_blocking(move || openssh_fanout(&openssh_base, &records))
+        .await
+        .map_err(|error| BenchError::Failed(format!("openssh fan-out: {error}")))??;
     let peak_rss_mb = peak_rss_mb();
 
     let started = Instant::now();

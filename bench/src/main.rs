@@ -1,11 +1,11 @@
 //! Corral's benchmarks, run in release mode:
 //! `cargo run --release -p bench -- fanout --nodes 200`, `… -- latency --runs 50`,
 //! `… -- queue --backend sqlite|postgres --tasks 20000`, `… -- scaleout --nodes 200`,
-//! `… -- bundle`, `… -- create --nodes 1000` and `… -- http --rate 200`.
+//! `… -- bundle`, `… -- solver`, `… -- create --nodes 1000` and `… -- http --rate 200`.
 //!
 //! Each subcommand prints one `key=value` line so runs can be compared and tracked.
 
-mod bundle;
+mod browser;
 mod create;
 mod fanout;
 mod http;
@@ -24,13 +24,15 @@ fn main() -> ExitCode {
         Some("latency") => latency::Options::parse(&args[1..]).and_then(latency::run),
         Some("queue") => queue::Options::parse(&args[1..]).and_then(queue::run),
         Some("scaleout") => fanout::Options::parse(&args[1..]).and_then(scaleout::run),
-        Some("bundle") => bundle::run(&args[1..]),
+        Some("bundle") => browser::run(browser::BUNDLE, &args[1..]),
+        Some("solver") => browser::run(browser::SOLVER, &args[1..]),
         Some("create") => create::run(&args[1..]),
         Some("http") => http::run(&args[1..]),
         _ => Err(BenchError::Usage(
             "usage: bench fanout [--nodes N] | bench latency [--runs N] \
              | bench queue [--backend sqlite|postgres] [--tasks N] \
-             | bench scaleout [--nodes N] | bench bundle | bench create [--nodes N] \
+             | bench scaleout [--nodes N] | bench bundle | bench solver \
+             | bench create [--nodes N] \
              | bench http [--rate N]"
                 .to_owned(),
         )),

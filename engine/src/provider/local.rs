@@ -171,6 +171,9 @@ pub struct LocalProvider {
     /// Serialises create/adopt/delete per node id, so concurrent retries make one node.
     /// Entries are only added whole, so a panicking holder cannot break the map.
     node_locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    /// Addresses in use outside this process's own allocations, read at most once a
+    /// second (see [`addresses::Occupied`]).
+    occupied: addresses::Occupied,
 }
 
 impl std::fmt::Debug for LocalProvider {
@@ -224,6 +227,7 @@ impl LocalProvider {
             homes: home_root.join(instance_name(&base_dir)),
             home_root,
             homes_ready: OnceLock::new(),
+            occupied: addresses::Occupied::default(),
             base_dir,
             sshd,
             keygen,
@@ -300,7 +304,12 @@ impl LocalProvider {
 
     /// A loopback address of its own for a new node.
     fn allocate_address(&self) -> Result<Ipv4Addr, ProviderError> {
-        addresses::allocate(&self.addresses_on_disk()).ok_or_else(|| ProviderError::SshdStart {
+        let occupied = self.occupied.read(|| {
+            let mut occupied = self.addresses_on_disk();
+            occupied.extend(addresses::listening_addresses());
+            occupied
+        });
+        addresses::allocate(&occupied).ok_or_else(|| ProviderError::SshdStart {
             node: String::new(),
             detail: "every loopback address in 127.1.0.0/16 is taken".to_owned(),
         })
@@ -627,23 +636,23 @@ boxed_node_provider!(
     check: check_host
 );
 
+/// One census of /proc for every local provider of the process: /proc is the host's.
+static PROCESS_CENSUS: procs::ProcessCensus = procs::ProcessCensus::new();
+
 /// Kills sshd and everything started through it, rescanning until nothing is left.
 async fn kill_node_processes(node: &str, dir: &NodeDir) -> Result<(), ProviderError> {
     let config = dir.sshd_config();
     let marker = dir.marker();
-    // A scan reads every process under /proc: off the async workers, so a burst of
-    // deletes never stalls the steps and database writes sharing them.
-    let scan = || {
-        let (config, marker) = (config.clone(), marker.clone());
-        async move {
-            tokio::task::spawn_blocking(move || procs::node_processes(&config, &marker))
-                .await
-                // Only a panicking scan fails to join: nothing is known to be gone.
-                .map_err(|error| ProviderError::BadRecord {
-                    node: node.to_owned(),
-                    reason: format!("scanning the node's processes failed: {error}"),
-                })
-        }
+    let scan = || async {
+        let table = PROCESS_CENSUS
+            .read_after(std::time::Instant::now())
+            .await
+            // Only a panicking scan fails to join: nothing is known to be gone.
+            .map_err(|error| ProviderError::BadRecord {
+                node: node.to_owned(),
+                reason: format!("scanning the node's processes failed: {error}"),
+            })?;
+        Ok::<_, ProviderError>(table.node_processes(&config, &marker))
     };
     for _ in 0..KILL_ROUNDS {
         let victims = scan().await?;

@@ -76,7 +76,7 @@ impl NodeDir {
     /// The environment entry every process started through this node's sshd carries; it is
     /// how delete finds processes that left the session (nohup, setsid, double fork).
     pub fn marker(&self) -> String {
-        format!("CORRAL_LOCAL_NODE={}", self.root.display())
+        format!("{}={}", super::procs::MARKER_VARIABLE, self.root.display())
     }
 }
 

@@ -10,6 +10,12 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// The environment variable every process started through a node's sshd carries; its
+/// value is the node's directory.
+pub(crate) const MARKER_VARIABLE: &str = "CORRAL_LOCAL_NODE";
 
 /// One live (non-zombie) process as /proc shows it.
 #[derive(Debug)]
@@ -18,11 +24,120 @@ struct ProcessInfo {
     cmdline: Vec<u8>,
 }
 
-/// Live processes; zombies are left out because they hold nothing and cannot be killed.
-fn live_processes() -> HashMap<i32, ProcessInfo> {
-    process_ids()
-        .filter_map(|pid| Some((pid, process_info(pid)?)))
-        .collect()
+/// One read of /proc: every live process with its parent, command line and node marker.
+///
+/// Reading it costs a few file reads per process on the host (thousands with a thousand
+/// nodes), so deletes running at the same time share one through [`ProcessCensus`]
+/// instead of each reading its own.
+#[derive(Debug, Default)]
+pub(crate) struct ProcessTable {
+    processes: HashMap<i32, ProcessInfo>,
+    /// The `CORRAL_LOCAL_NODE=…` entry of each process that has one.
+    markers: HashMap<i32, Vec<u8>>,
+}
+
+impl ProcessTable {
+    /// Reads /proc now; zombies are left out because they hold nothing and cannot be
+    /// killed, and this process is left out so no scan ever kills its reader.
+    pub(crate) fn read() -> Self {
+        let own = std::process::id() as i32;
+        let mut table = Self::default();
+        for pid in process_ids().filter(|pid| *pid != own) {
+            let Some(info) = process_info(pid) else {
+                continue;
+            };
+            if let Some(marker) = marker_entry(pid) {
+                table.markers.insert(pid, marker);
+            }
+            table.processes.insert(pid, info);
+        }
+        table
+    }
+
+    /// Every process belonging to the node: its sshd and descendants, and every process
+    /// carrying `marker` in its environment, with their descendants.
+    pub(crate) fn node_processes(&self, config: &Path, marker: &str) -> BTreeSet<i32> {
+        let config_needle = config_needle(config);
+        self.with_descendants(|pid, info| {
+            contains(&info.cmdline, config_needle.as_bytes())
+                || self.markers.get(&pid).map(Vec::as_slice) == Some(marker.as_bytes())
+        })
+    }
+
+    /// Every process of every node under `base_dir`, with descendants.
+    fn processes_under(&self, base_dir: &Path) -> BTreeSet<i32> {
+        let config_prefix = format!("-f {}/", base_dir.display());
+        let marker_prefix = format!("{MARKER_VARIABLE}={}/", base_dir.display());
+        self.with_descendants(|pid, info| {
+            contains(&info.cmdline, config_prefix.as_bytes())
+                || self
+                    .markers
+                    .get(&pid)
+                    .is_some_and(|marker| marker.starts_with(marker_prefix.as_bytes()))
+        })
+    }
+
+    fn with_descendants(&self, is_seed: impl Fn(i32, &ProcessInfo) -> bool) -> BTreeSet<i32> {
+        let mut members: BTreeSet<i32> = self
+            .processes
+            .iter()
+            .filter(|(pid, info)| is_seed(**pid, info))
+            .map(|(pid, _)| *pid)
+            .collect();
+        if members.is_empty() {
+            return members;
+        }
+        let mut children: HashMap<i32, Vec<i32>> = HashMap::new();
+        for (pid, info) in &self.processes {
+            children.entry(info.parent).or_default().push(*pid);
+        }
+        let mut pending: Vec<i32> = members.iter().copied().collect();
+        while let Some(pid) = pending.pop() {
+            for child in children.get(&pid).into_iter().flatten() {
+                if members.insert(*child) {
+                    pending.push(*child);
+                }
+            }
+        }
+        members
+    }
+}
+
+/// Shares reads of /proc between callers that ask at the same time: a caller gets the
+/// newest table whose read began after it asked, so it never sees a process list older
+/// than its own last kill, and a burst of N deletes costs a few reads instead of N.
+#[derive(Debug, Default)]
+pub(crate) struct ProcessCensus {
+    latest: tokio::sync::Mutex<Option<(Instant, Arc<ProcessTable>)>>,
+}
+
+impl ProcessCensus {
+    pub(crate) const fn new() -> Self {
+        Self {
+            latest: tokio::sync::Mutex::const_new(None),
+        }
+    }
+
+    /// A table read after `asked_at`: the one read meanwhile by another caller, or a new one.
+    pub(crate) async fn read_after(
+        &self,
+        asked_at: Instant,
+    ) -> Result<Arc<ProcessTable>, tokio::task::JoinError> {
+        // Callers queue here while one reads; when the read ends, those that asked before
+        // it began take it without reading again.
+        let mut latest = self.latest.lock().await;
+        if let Some((started, table)) = latest.as_ref() {
+            if *started >= asked_at {
+                return Ok(table.clone());
+            }
+        }
+        let started = Instant::now();
+        // Thousands of file reads: off the async workers, so a burst of deletes never
+        // stalls the steps and database writes sharing them.
+        let table = Arc::new(tokio::task::spawn_blocking(ProcessTable::read).await?);
+        *latest = Some((started, table.clone()));
+        Ok(table)
+    }
 }
 
 /// The ids of the processes /proc lists now (a process may be gone by the time it is
@@ -56,6 +171,17 @@ fn process_info(pid: i32) -> Option<ProcessInfo> {
     Some(ProcessInfo { parent, cmdline })
 }
 
+/// The process's `CORRAL_LOCAL_NODE=…` environment entry, if it has one and its
+/// environment is readable.
+fn marker_entry(pid: i32) -> Option<Vec<u8>> {
+    let environment = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+    let prefix = format!("{MARKER_VARIABLE}=");
+    environment
+        .split(|byte| *byte == 0)
+        .find(|variable| variable.starts_with(prefix.as_bytes()))
+        .map(<[u8]>::to_vec)
+}
+
 /// Whether `pid` is alive and is the sshd serving the config at `config`.
 pub(crate) fn is_node_sshd(pid: i32, config: &Path) -> bool {
     process_info(pid).is_some_and(|info| contains(&info.cmdline, config_needle(config).as_bytes()))
@@ -64,55 +190,22 @@ pub(crate) fn is_node_sshd(pid: i32, config: &Path) -> bool {
 /// The pid of the sshd listening for the node whose config is at `config`, if any.
 pub(crate) fn find_node_sshd(config: &Path) -> Option<i32> {
     let needle = config_needle(config);
-    live_processes()
-        .into_iter()
-        .filter(|(_, info)| contains(&info.cmdline, needle.as_bytes()))
-        .map(|(pid, _)| pid)
+    process_ids()
+        .filter(|pid| {
+            process_info(*pid).is_some_and(|info| contains(&info.cmdline, needle.as_bytes()))
+        })
         .min()
 }
 
-/// Every live process belonging to the node: its sshd and descendants, and every process
-/// carrying `marker` in its environment, with their descendants.
+/// Every live process of the node (see [`ProcessTable::node_processes`]), read now.
 pub(crate) fn node_processes(config: &Path, marker: &str) -> BTreeSet<i32> {
-    let config_needle = config_needle(config);
-    let mut marker_entry = marker.as_bytes().to_vec();
-    marker_entry.push(0);
-    processes_and_descendants(|pid, info| {
-        contains(&info.cmdline, config_needle.as_bytes())
-            || has_environment_entry(pid, &marker_entry)
-    })
+    ProcessTable::read().node_processes(config, marker)
 }
 
 /// Every live process of every node under `base_dir`, with descendants: a last-resort sweep
 /// for tests and tools that must not leave processes behind whatever happened.
 pub(crate) fn processes_under(base_dir: &Path) -> BTreeSet<i32> {
-    let config_prefix = format!("-f {}/", base_dir.display());
-    let marker_prefix = format!("CORRAL_LOCAL_NODE={}/", base_dir.display());
-    processes_and_descendants(|pid, info| {
-        contains(&info.cmdline, config_prefix.as_bytes())
-            || has_environment_prefix(pid, marker_prefix.as_bytes())
-    })
-}
-
-fn processes_and_descendants(is_seed: impl Fn(i32, &ProcessInfo) -> bool) -> BTreeSet<i32> {
-    let processes = live_processes();
-    let own = std::process::id() as i32;
-    let mut members: BTreeSet<i32> = processes
-        .iter()
-        .filter(|(pid, info)| **pid != own && is_seed(**pid, info))
-        .map(|(pid, _)| *pid)
-        .collect();
-    loop {
-        let before = members.len();
-        for (pid, info) in &processes {
-            if *pid != own && members.contains(&info.parent) {
-                members.insert(*pid);
-            }
-        }
-        if members.len() == before {
-            return members;
-        }
-    }
+    ProcessTable::read().processes_under(base_dir)
 }
 
 /// Sends SIGKILL; a process that is already gone is not an error.
@@ -144,24 +237,6 @@ fn config_needle(config: &Path) -> String {
     format!("-f {}", config.display())
 }
 
-fn has_environment_entry(pid: i32, entry: &[u8]) -> bool {
-    let Ok(environment) = std::fs::read(format!("/proc/{pid}/environ")) else {
-        return false;
-    };
-    environment
-        .split_inclusive(|byte| *byte == 0)
-        .any(|variable| variable == entry)
-}
-
-fn has_environment_prefix(pid: i32, prefix: &[u8]) -> bool {
-    let Ok(environment) = std::fs::read(format!("/proc/{pid}/environ")) else {
-        return false;
-    };
-    environment
-        .split(|byte| *byte == 0)
-        .any(|variable| variable.starts_with(prefix))
-}
-
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     !needle.is_empty()
         && haystack
@@ -176,7 +251,7 @@ mod tests {
     #[test]
     fn finds_own_process_but_never_returns_it() {
         let own = std::process::id() as i32;
-        assert!(live_processes().contains_key(&own));
+        assert!(process_ids().any(|pid| pid == own));
         // The test binary's environment certainly holds PATH; the scan must still skip us.
         let path = std::env::var("PATH").unwrap_or_default();
         let members = node_processes(
