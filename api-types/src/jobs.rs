@@ -52,6 +52,52 @@ impl TaskView {
     }
 }
 
+/// How many of a job's tasks of one step are in one state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct TaskStateCount {
+    pub state: TaskState,
+    pub tasks: u64,
+}
+
+/// A job's tasks of one step (an action, with its service if it has one), counted by
+/// state: what a page shows of a job too large to list task by task.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct TaskGroupView {
+    pub action: String,
+    pub service: Option<String>,
+    /// The step's first task number: steps list in plan order by it.
+    pub first_number: u32,
+    /// The states the step's tasks are in, each with how many (none left out as 0),
+    /// in the order of [`TaskState::ALL`].
+    pub counts: Vec<TaskStateCount>,
+}
+
+impl TaskGroupView {
+    /// `install web`, as people read it.
+    pub fn label(&self) -> String {
+        match &self.service {
+            Some(service) => format!("{} {service}", self.action),
+            None => self.action.clone(),
+        }
+    }
+
+    /// Every task of the step.
+    pub fn total(&self) -> u64 {
+        self.counts.iter().map(|count| count.tasks).sum()
+    }
+
+    /// The step's tasks in `state`.
+    pub fn count(&self, state: TaskState) -> u64 {
+        self.counts
+            .iter()
+            .filter(|count| count.state == state)
+            .map(|count| count.tasks)
+            .sum()
+    }
+}
+
 /// One attempt of a task, with its output (capped per attempt).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

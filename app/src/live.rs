@@ -1,43 +1,67 @@
 //! The browser side of the live job view: an `EventSource` on the job's event
 //! stream (browser only; compiled for `hydrate`).
 //!
-//! The stream starts after the last event the page already shows. `EventSource`
-//! reconnects by itself after a network drop and sends `Last-Event-ID`, which the
-//! server resumes from; events at or before the last one shown are dropped anyway,
-//! so nothing is ever shown twice.
+//! The stream starts after the newest event the page read. `EventSource` reconnects
+//! by itself after a network drop and sends `Last-Event-ID`, which the server resumes
+//! from; events at or before the last one applied are dropped anyway, so nothing is
+//! ever shown twice. Events are not applied one by one as they arrive (a thousand-node
+//! job sends hundreds a second): they wait for the next animation frame and are
+//! applied together, so the page changes at most once a frame.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
 
 use leptos::prelude::*;
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::JsCast;
 use web_sys::{EventSource, MessageEvent};
 
-use api_types::{EventView, JobView};
+use api_types::{EventView, JobView, TaskGroupView};
 
 use crate::pages::clusters::job::LiveSignals;
+use crate::server_fns::jobs::show::load_task_groups;
 
-/// Follows job `job_id`'s stream: each new event goes to `on_event`, the rest of
-/// what the page shows live to `live`.
-pub fn follow(job_id: String, live: LiveSignals, on_event: impl Fn(EventView) + Clone + 'static) {
-    let LiveSignals {
-        events,
-        job,
-        finished,
-        now,
-    } = live;
-    let after = events.with_untracked(|events| events.last().map_or(0, |event| event.id));
+/// How long counts may lag behind the tasks' states: at most one read a second.
+const RECOUNT_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Follows job `job_id`'s stream after event `after`: new events go to `on_batch`,
+/// together once per animation frame; the rest of what the page shows live to `live`.
+pub fn follow(
+    job_id: String,
+    after: i64,
+    live: LiveSignals,
+    on_batch: impl Fn(Vec<EventView>) + 'static,
+) {
+    let LiveSignals { job, finished, now } = live;
     let url = format!("/api/v1/jobs/{job_id}/stream?after={after}");
     let Ok(source) = EventSource::new(&url) else {
         leptos::logging::error!("cannot open the job's event stream");
         return;
     };
+    let waiting: Rc<RefCell<Vec<EventView>>> = Rc::default();
+    let frame_asked = Rc::new(Cell::new(false));
+    let on_batch = Rc::new(on_batch);
     let on_message = Closure::<dyn Fn(MessageEvent)>::new(move |message: MessageEvent| {
         let Some(data) = message.data().as_string() else {
             return;
         };
         match serde_json::from_str::<EventView>(&data) {
-            Ok(event) => on_event(event),
-            Err(error) => leptos::logging::error!("unreadable job event: {error}"),
+            Ok(event) => waiting.borrow_mut().push(event),
+            Err(error) => {
+                leptos::logging::error!("unreadable job event: {error}");
+                return;
+            }
         }
+        if frame_asked.replace(true) {
+            return;
+        }
+        let (waiting, frame_asked, on_batch) =
+            (waiting.clone(), frame_asked.clone(), on_batch.clone());
+        request_animation_frame(move || {
+            frame_asked.set(false);
+            let batch = std::mem::take(&mut *waiting.borrow_mut());
+            on_batch(batch);
+        });
     });
     source.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
     let end_source = source.clone();
@@ -73,4 +97,32 @@ pub fn follow(job_id: String, live: LiveSignals, on_event: impl Fn(EventView) + 
             ticker.clear();
         }
     });
+}
+
+/// Reads the job's counts by step again in a second, unless a read is already due
+/// (`stale`): however many tasks change, the server is asked at most once a second.
+pub fn recount_soon(
+    job_id: String,
+    groups: RwSignal<Vec<TaskGroupView>>,
+    stale: StoredValue<bool>,
+) {
+    if stale.try_get_value().unwrap_or(true) {
+        return;
+    }
+    stale.set_value(true);
+    set_timeout(
+        move || {
+            leptos::task::spawn_local(async move {
+                match load_task_groups(job_id).await {
+                    Ok(fresh) => {
+                        // The page may have gone meanwhile.
+                        let _ = groups.try_set(fresh);
+                    }
+                    Err(error) => leptos::logging::error!("cannot read the job's counts: {error}"),
+                }
+                let _ = stale.try_set_value(false);
+            });
+        },
+        RECOUNT_AFTER,
+    );
 }

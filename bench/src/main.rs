@@ -10,6 +10,7 @@ mod create;
 mod fanout;
 mod http;
 mod latency;
+mod pages;
 mod queue;
 mod scaleout;
 mod served;
@@ -28,12 +29,13 @@ fn main() -> ExitCode {
         Some("solver") => browser::run(browser::SOLVER, &args[1..]),
         Some("create") => create::run(&args[1..]),
         Some("http") => http::run(&args[1..]),
+        Some("pages") => pages::run(&args[1..]),
         _ => Err(BenchError::Usage(
             "usage: bench fanout [--nodes N] | bench latency [--runs N] \
              | bench queue [--backend sqlite|postgres] [--tasks N] \
              | bench scaleout [--nodes N] | bench bundle | bench solver \
              | bench create [--nodes N] \
-             | bench http [--rate N]"
+             | bench http [--rate N] | bench pages [--nodes N]"
                 .to_owned(),
         )),
     };

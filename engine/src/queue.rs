@@ -33,11 +33,15 @@ pub use types::{
 pub use claim::{claim, claim_batch, claim_up_to, claim_up_to_in, heartbeat};
 pub use complete::{complete, complete_batch, release_leases, requeue_expired, Expired};
 pub use control::{cancel_job, retry_job};
-pub use events::{append_event, append_events, events_after, last_events};
+pub use events::{
+    append_event, append_events, events_after, last_event_id, last_events, last_output,
+    task_last_output,
+};
 pub(crate) use read::unfinished_jobs_in;
 pub use read::{
-    cluster_jobs, completed_tasks, job, job_layouts, job_plan, job_tasks, job_tasks_page,
-    newest_job, task_attempts, task_job_id, tenant_activity, JobLayouts,
+    cluster_jobs, completed_tasks, job, job_layouts, job_plan, job_step_counts, job_tasks,
+    job_tasks_filtered, job_tasks_page, newest_job, task_attempts, task_job_id, tenant_activity,
+    JobLayouts, StepStateCount, TaskFilter,
 };
 pub use submit::{submit_in, submit_job};
 pub use wake::{announce, forward_notifications, JobWaiter, JobWakes, CHANNEL};

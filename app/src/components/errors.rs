@@ -90,6 +90,7 @@ pub fn set_status(status: u16) {
 pub fn PageError(error: UiError) -> impl IntoView {
     set_status(error.status_code());
     let location = use_location();
+    let pathname = location.pathname;
     let next = move || {
         format!(
             "/login?next={}",
@@ -106,6 +107,11 @@ pub fn PageError(error: UiError) -> impl IntoView {
         }
         UiError::NotFound(_) | UiError::Forbidden(_) => view! {
             <p><a href="/clusters">"Back to your clusters"</a></p>
+        }
+        .into_any(),
+        // A query naming nothing (`?state=sleeping`): the page without it.
+        UiError::Invalid { .. } => view! {
+            <p><a href=move || pathname.get()>"Show the page without its query"</a></p>
         }
         .into_any(),
         _ => view! { <p class="muted">"Reload the page to try again."</p> }.into_any(),

@@ -10,19 +10,39 @@ pub mod plan_change;
 pub mod preview;
 pub mod show;
 
-use api_types::{ClusterLink, ClusterView, JobView, NodeView};
+use api_types::{ClusterLink, ClusterView, JobView, NodeView, ServiceHealthView};
 use domain::layout::Layout;
 use domain::plan::TaskDag;
 use serde::{Deserialize, Serialize};
 
-/// Everything the cluster page shows.
+/// Rows of the cluster page's node table per page.
+pub const NODES_PER_PAGE: usize = 50;
+/// Services down that the cluster page names one by one; more are counted.
+pub const DOWN_NAMED: usize = 10;
+
+/// Everything the cluster page shows: of a thousand-node cluster, one page of its
+/// nodes and what is read from all of them (services, node numbers, what is down),
+/// never every node.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ClusterPage {
+    /// The cluster, without its layout (the node table shows the nodes).
     pub cluster: ClusterView,
-    pub layout: Option<Layout>,
     /// The cluster's config, pretty-printed JSON.
     pub config: String,
+    /// One page of the node table, in node-number order.
     pub nodes: Vec<NodeView>,
+    /// Which page `nodes` is, from 1 (a page past the last shows the last).
+    pub node_page: usize,
+    /// Every node of the cluster, over every page.
+    pub node_count: usize,
+    /// Every node's number, for picking nodes to remove.
+    pub node_numbers: Vec<i64>,
+    /// Every service on any node, sorted.
+    pub services: Vec<String>,
+    /// Services down, by node number: the first [`DOWN_NAMED`].
+    pub down: Vec<(i64, ServiceHealthView)>,
+    /// Services down on any node, over every node.
+    pub down_count: usize,
     /// Newest first.
     pub jobs: Vec<JobView>,
     /// Services the template allows that the cluster does not have yet.
@@ -31,16 +51,9 @@ pub struct ClusterPage {
 }
 
 impl ClusterPage {
-    /// Every service on any node, sorted.
-    pub fn services(&self) -> Vec<String> {
-        let mut services: Vec<String> = self
-            .nodes
-            .iter()
-            .flat_map(|node| node.services.iter().cloned())
-            .collect();
-        services.sort();
-        services.dedup();
-        services
+    /// How many pages the node table has (one when the cluster has no node).
+    pub fn node_pages(&self) -> usize {
+        self.node_count.div_ceil(NODES_PER_PAGE).max(1)
     }
 
     /// A job that is not finished, if any (changes wait for it).

@@ -170,3 +170,57 @@ pub async fn last_events(
     events.reverse();
     Ok(events)
 }
+
+/// The job's last `limit` output events with ids below `before` (every one when
+/// `None`), oldest first: a page of a long job's log without reading the rest.
+pub async fn last_output(
+    store: &Store,
+    job_id: &str,
+    before: Option<i64>,
+    limit: i64,
+) -> Result<Vec<Event>, QueueError> {
+    let mut events: Vec<Event> = sqlx::query_as(&format!(
+        "SELECT {EVENT_COLUMNS} FROM task_events WHERE job_id = $1 AND kind = $2 AND id < $3 \
+         ORDER BY id DESC LIMIT $4"
+    ))
+    .bind(job_id)
+    .bind(EventKind::Output.as_str())
+    .bind(before.unwrap_or(i64::MAX))
+    .bind(limit)
+    .fetch_all(store.pool())
+    .await?;
+    events.reverse();
+    Ok(events)
+}
+
+/// The last `limit` output events of one of the job's tasks, oldest first.
+pub async fn task_last_output(
+    store: &Store,
+    job_id: &str,
+    task_id: &str,
+    limit: i64,
+) -> Result<Vec<Event>, QueueError> {
+    let mut events: Vec<Event> = sqlx::query_as(&format!(
+        "SELECT {EVENT_COLUMNS} FROM task_events WHERE job_id = $1 AND task_id = $2 \
+         AND kind = $3 ORDER BY id DESC LIMIT $4"
+    ))
+    .bind(job_id)
+    .bind(task_id)
+    .bind(EventKind::Output.as_str())
+    .bind(limit)
+    .fetch_all(store.pool())
+    .await?;
+    events.reverse();
+    Ok(events)
+}
+
+/// The id of the job's newest event (0 before its first): where a stream that
+/// misses nothing after a read starts.
+pub async fn last_event_id(store: &Store, job_id: &str) -> Result<i64, QueueError> {
+    Ok(
+        sqlx::query_scalar("SELECT COALESCE(MAX(id), 0) FROM task_events WHERE job_id = $1")
+            .bind(job_id)
+            .fetch_one(store.pool())
+            .await?,
+    )
+}

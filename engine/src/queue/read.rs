@@ -193,6 +193,115 @@ pub async fn job_tasks_page(
     Ok((tasks, u64::try_from(total).unwrap_or(0)))
 }
 
+/// Which of a job's tasks a listing keeps: each condition that is set must hold.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TaskFilter {
+    pub state: Option<TaskState>,
+    /// The node number.
+    pub node: Option<u32>,
+    pub action: Option<String>,
+    /// A service name: tasks without a service never match one.
+    pub service: Option<String>,
+}
+
+/// A value bound to a [`TaskFilter`]'s condition.
+enum Bound<'a> {
+    Text(&'a str),
+    Number(i64),
+}
+
+impl TaskFilter {
+    /// The conditions after `job_id = $1` (` AND state = $2 ...`) and their values in
+    /// bind order.
+    fn conditions(&self) -> (String, Vec<Bound<'_>>) {
+        let mut set: Vec<(&str, Bound<'_>)> = Vec::new();
+        if let Some(state) = self.state {
+            set.push(("state", Bound::Text(state.as_str())));
+        }
+        if let Some(node) = self.node {
+            set.push(("node", Bound::Number(i64::from(node))));
+        }
+        if let Some(action) = &self.action {
+            set.push(("action", Bound::Text(action)));
+        }
+        if let Some(service) = &self.service {
+            set.push(("service", Bound::Text(service)));
+        }
+        let sql = set
+            .iter()
+            .enumerate()
+            .map(|(index, (column, _))| format!(" AND {column} = ${}", index + 2))
+            .collect();
+        (sql, set.into_iter().map(|(_, value)| value).collect())
+    }
+}
+
+/// One page of the job's tasks that `filter` keeps, in plan order, with how many it
+/// keeps: what the job page's task table reads of a 15,000-task job.
+pub async fn job_tasks_filtered(
+    store: &Store,
+    job_id: &str,
+    filter: &TaskFilter,
+    offset: u32,
+    limit: u32,
+) -> Result<(Vec<TaskRecord>, u64), QueueError> {
+    let (conditions, values) = filter.conditions();
+    let next = values.len() + 2;
+    let listing = format!(
+        "SELECT {TASK_COLUMNS} FROM tasks WHERE job_id = $1{conditions} ORDER BY number \
+         LIMIT ${next} OFFSET ${}",
+        next + 1
+    );
+    let mut query = sqlx::query_as(&listing).bind(job_id);
+    for value in &values {
+        query = match value {
+            Bound::Text(text) => query.bind(*text),
+            Bound::Number(number) => query.bind(*number),
+        };
+    }
+    let tasks = query
+        .bind(i64::from(limit))
+        .bind(i64::from(offset))
+        .fetch_all(store.pool())
+        .await?;
+    let counting = format!("SELECT COUNT(*) FROM tasks WHERE job_id = $1{conditions}");
+    let mut count = sqlx::query_scalar(&counting).bind(job_id);
+    for value in &values {
+        count = match value {
+            Bound::Text(text) => count.bind(*text),
+            Bound::Number(number) => count.bind(*number),
+        };
+    }
+    let total: i64 = count.fetch_one(store.pool()).await?;
+    Ok((tasks, u64::try_from(total).unwrap_or(0)))
+}
+
+/// How many of a job's tasks of one step are in one state.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct StepStateCount {
+    pub action: String,
+    pub service: Option<String>,
+    pub state: TaskState,
+    pub tasks: i64,
+    /// The lowest task number among them.
+    pub first_number: i64,
+}
+
+/// The job's tasks counted by step (action, service) and state, in one pass over its
+/// tasks: a thousand-node job's summary without reading its tasks.
+pub async fn job_step_counts(
+    store: &Store,
+    job_id: &str,
+) -> Result<Vec<StepStateCount>, QueueError> {
+    Ok(sqlx::query_as(
+        "SELECT action, service, state, COUNT(*) AS tasks, MIN(number) AS first_number \
+         FROM tasks WHERE job_id = $1 GROUP BY action, service, state",
+    )
+    .bind(job_id)
+    .fetch_all(store.pool())
+    .await?)
+}
+
 /// The DAG the job was submitted with (the `failed` input of a rollback plan).
 pub async fn job_plan(store: &Store, job_id: &str) -> Result<TaskDag, QueueError> {
     let plan_json: String = sqlx::query_scalar("SELECT plan_json FROM jobs WHERE id = $1")

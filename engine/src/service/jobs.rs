@@ -3,9 +3,10 @@
 //! cluster's tenant.
 
 use super::{
-    AttemptView, Caller, EventView, JobView, Page, PageRequest, Service, ServiceError, TaskView,
+    AttemptView, Caller, EventView, JobView, Page, PageRequest, Service, ServiceError,
+    TaskGroupView, TaskStateCount, TaskView,
 };
-use crate::queue::{self, Job, JobState};
+use crate::queue::{self, Job, JobState, TaskFilter};
 use crate::store::now_ms;
 
 /// Most events one read returns.
@@ -25,6 +26,42 @@ pub(super) fn cluster_job_views(jobs: Vec<Job>) -> Vec<JobView> {
         newest.can_roll_back = may_roll_back(newest);
     }
     views
+}
+
+/// Steps in plan order (by their first task), each with its per-state counts in the
+/// order of [`TaskState::ALL`].
+fn task_groups(counts: Vec<queue::StepStateCount>) -> Vec<TaskGroupView> {
+    let mut groups: Vec<TaskGroupView> = Vec::new();
+    for count in counts {
+        let first = u32::try_from(count.first_number).unwrap_or(u32::MAX);
+        let tasks = u64::try_from(count.tasks).unwrap_or(0);
+        let at = groups
+            .iter()
+            .position(|group| group.action == count.action && group.service == count.service);
+        let group = match at {
+            Some(at) => &mut groups[at],
+            None => {
+                groups.push(TaskGroupView {
+                    action: count.action,
+                    service: count.service,
+                    first_number: first,
+                    counts: Vec::new(),
+                });
+                let last = groups.len() - 1;
+                &mut groups[last]
+            }
+        };
+        group.first_number = group.first_number.min(first);
+        group.counts.push(TaskStateCount {
+            state: count.state,
+            tasks,
+        });
+    }
+    for group in &mut groups {
+        group.counts.sort_by_key(|count| count.state);
+    }
+    groups.sort_by_key(|group| group.first_number);
+    groups
 }
 
 impl Service {
@@ -62,6 +99,78 @@ impl Service {
         let (tasks, total) =
             queue::job_tasks_page(&self.store, &job.id, page.offset, page.limit).await?;
         Ok(page.of(tasks.into_iter().map(TaskView::from).collect(), total))
+    }
+
+    /// One page of the job's tasks that `filter` keeps, in plan order.
+    pub async fn job_tasks_filtered(
+        &self,
+        caller: &Caller,
+        id: &str,
+        filter: &TaskFilter,
+        page: PageRequest,
+    ) -> Result<Page<TaskView>, ServiceError> {
+        let job = self.visible_job(caller, id).await?;
+        page.check()?;
+        let (tasks, total) =
+            queue::job_tasks_filtered(&self.store, &job.id, filter, page.offset, page.limit)
+                .await?;
+        Ok(page.of(tasks.into_iter().map(TaskView::from).collect(), total))
+    }
+
+    /// The job's tasks by step (action and service), each counted by state, in plan
+    /// order.
+    pub async fn job_task_groups(
+        &self,
+        caller: &Caller,
+        id: &str,
+    ) -> Result<Vec<TaskGroupView>, ServiceError> {
+        let job = self.visible_job(caller, id).await?;
+        let counts = queue::job_step_counts(&self.store, &job.id).await?;
+        Ok(task_groups(counts))
+    }
+
+    /// The job's last `limit` output events before event `before` (the newest when
+    /// `None`), oldest first, and whether older output exists.
+    pub async fn job_output(
+        &self,
+        caller: &Caller,
+        id: &str,
+        before: Option<i64>,
+        limit: i64,
+    ) -> Result<(Vec<EventView>, bool), ServiceError> {
+        let job = self.visible_job(caller, id).await?;
+        let limit = limit.clamp(1, MAX_EVENTS);
+        let mut events = queue::last_output(&self.store, &job.id, before, limit + 1).await?;
+        let older = events.len() as i64 > limit;
+        if older {
+            events.remove(0);
+        }
+        Ok((events.into_iter().map(EventView::from).collect(), older))
+    }
+
+    /// The last `limit` output events of the job's task `task_id`, oldest first.
+    pub async fn task_output(
+        &self,
+        caller: &Caller,
+        job_id: &str,
+        task_id: &str,
+        limit: i64,
+    ) -> Result<Vec<EventView>, ServiceError> {
+        let job = self.visible_job(caller, job_id).await?;
+        let limit = limit.clamp(1, MAX_EVENTS);
+        Ok(
+            queue::task_last_output(&self.store, &job.id, task_id, limit)
+                .await?
+                .into_iter()
+                .map(EventView::from)
+                .collect(),
+        )
+    }
+
+    /// The id of the job's newest event (0 before its first).
+    pub async fn job_last_event_id(&self, caller: &Caller, id: &str) -> Result<i64, ServiceError> {
+        let job = self.visible_job(caller, id).await?;
+        Ok(queue::last_event_id(&self.store, &job.id).await?)
     }
 
     /// The task DAG the job runs: each task with the tasks it waits for (task

@@ -7,8 +7,8 @@ use serde_json::Value;
 
 pub use api_types::{
     AttemptView, AuditView, ClusterDetail, ClusterLink, ClusterView, EntityView, EventView,
-    JobView, NodeView, PlanView, ResourceView, RevisionView, SubmittedJob, TaskStateChange,
-    TaskView, TenantView, TokenView, UserView,
+    JobView, NodeView, PlanView, ResourceView, RevisionView, SubmittedJob, TaskGroupView,
+    TaskStateChange, TaskStateCount, TaskView, TenantView, TokenView, UserView,
 };
 
 use crate::queue::{Attempt, Event, Job, TaskRecord};

@@ -9,7 +9,7 @@ use api_types::{ClusterState, EventKind, OutputStream};
 use domain::plan::{Action, TaskDag, TaskId};
 use engine::queue::{
     self, ClaimLimits, ClaimedTask, ClusterEffects, Completion, Heartbeat, JobState, NewEvent,
-    Outcome, OutcomeKind, QueueError, SubmitOptions, TaskState, WorkerScope, DEFER_MS,
+    Outcome, OutcomeKind, QueueError, SubmitOptions, TaskFilter, TaskState, WorkerScope, DEFER_MS,
 };
 use engine::store::tenants::{NewTenant, DEFAULT_TENANT_ID};
 use engine::store::{Backend, Store};
@@ -1527,7 +1527,131 @@ async fn followers_are_woken_by_their_jobs_events(backend: Backend) {
     }
 }
 
+/// What the job page reads of a large job: one page of its tasks filtered by state,
+/// node and step with how many match, its tasks counted by step and state, and pages
+/// of its output from the newest back.
+async fn a_jobs_tasks_are_listed_filtered_counted_and_its_output_paged(backend: Backend) {
+    let (_db, store) = open(backend).await;
+    let cluster_id = cluster(&store, DEFAULT_TENANT_ID, "c1").await;
+    let job_id = submit(
+        &store,
+        &cluster_id,
+        &layered_dag(3, 3),
+        &SubmitOptions::default(),
+    )
+    .await;
+    let all = queue::job_tasks(&store, &job_id).await.unwrap();
+    assert_eq!(all.len(), 9);
+    let states: BTreeSet<TaskState> = all.iter().map(|task| task.state).collect();
+    assert!(states.len() > 1, "some ready, some pending: {states:?}");
+    for state in [
+        None,
+        Some(TaskState::Ready),
+        Some(TaskState::Pending),
+        Some(TaskState::Failed),
+    ] {
+        for node in [None, Some(2)] {
+            let filter = TaskFilter {
+                state,
+                node,
+                ..TaskFilter::default()
+            };
+            let (listed, total) = queue::job_tasks_filtered(&store, &job_id, &filter, 0, 100)
+                .await
+                .unwrap();
+            let expected: Vec<_> = all
+                .iter()
+                .filter(|task| state.is_none_or(|state| task.state == state))
+                .filter(|task| node.is_none_or(|node| task.node == node))
+                .cloned()
+                .collect();
+            assert_eq!(listed, expected, "{filter:?}");
+            assert_eq!(total, expected.len() as u64);
+        }
+    }
+    let creates = TaskFilter {
+        action: Some("create".to_owned()),
+        ..TaskFilter::default()
+    };
+    let (page, total) = queue::job_tasks_filtered(&store, &job_id, &creates, 1, 1)
+        .await
+        .unwrap();
+    let every_create: Vec<_> = all
+        .iter()
+        .filter(|task| task.action == Action::Create)
+        .cloned()
+        .collect();
+    assert_eq!((page, total), (every_create[1..2].to_vec(), 3));
+    let a_service = TaskFilter {
+        service: Some("web".to_owned()),
+        ..TaskFilter::default()
+    };
+    let (none, total) = queue::job_tasks_filtered(&store, &job_id, &a_service, 0, 10)
+        .await
+        .unwrap();
+    assert!(
+        none.is_empty() && total == 0,
+        "no task of this DAG has a service"
+    );
+
+    let counts = queue::job_step_counts(&store, &job_id).await.unwrap();
+    assert_eq!(counts.iter().map(|count| count.tasks).sum::<i64>(), 9);
+    for count in &counts {
+        let of_step: Vec<_> = all
+            .iter()
+            .filter(|task| task.action.to_string() == count.action && task.state == count.state)
+            .collect();
+        assert_eq!(count.tasks, of_step.len() as i64, "{count:?}");
+        assert_eq!(
+            count.first_number,
+            i64::from(of_step.iter().map(|task| task.number.0).min().unwrap())
+        );
+        assert_eq!(count.service, None);
+    }
+
+    assert_eq!(queue::last_event_id(&store, &job_id).await.unwrap(), 0);
+    let line = |n: usize, task: Option<&str>| NewEvent {
+        job_id: job_id.clone(),
+        task_id: task.map(str::to_owned),
+        attempt: Some(1),
+        kind: EventKind::Output,
+        stream: Some(OutputStream::Stdout),
+        data: format!("line {n}"),
+    };
+    let first_task = all[0].id.clone();
+    let mut events: Vec<NewEvent> = (1..=6)
+        .map(|n| line(n, (n % 2 == 0).then_some(first_task.as_str())))
+        .collect();
+    events.push(NewEvent {
+        kind: EventKind::State,
+        stream: None,
+        data: "running (attempt 1)".to_owned(),
+        ..line(0, Some(&first_task))
+    });
+    queue::append_events(&store, &events, 0).await.unwrap();
+    let data = |events: Vec<queue::Event>| -> Vec<String> {
+        events.into_iter().map(|event| event.data).collect()
+    };
+    let newest = queue::last_output(&store, &job_id, None, 4).await.unwrap();
+    let last_id = queue::last_event_id(&store, &job_id).await.unwrap();
+    assert!(
+        last_id > newest.last().unwrap().id,
+        "the state event is the newest"
+    );
+    let before = newest[0].id;
+    assert_eq!(data(newest), ["line 3", "line 4", "line 5", "line 6"]);
+    let older = queue::last_output(&store, &job_id, Some(before), 4)
+        .await
+        .unwrap();
+    assert_eq!(data(older), ["line 1", "line 2"]);
+    let of_task = queue::task_last_output(&store, &job_id, &first_task, 2)
+        .await
+        .unwrap();
+    assert_eq!(data(of_task), ["line 4", "line 6"]);
+}
+
 engine::on_both_backends!(
+    a_jobs_tasks_are_listed_filtered_counted_and_its_output_paged,
     followers_are_woken_by_their_jobs_events,
     dedicated_tenants_are_served_by_their_own_workers,
     a_stopping_worker_hands_its_leases_back,

@@ -283,11 +283,287 @@ async fn forms_without_the_sessions_csrf_token_change_nothing() {
     assert_eq!(list["total"], 0);
 }
 
+/// The task numbers of the task table's rows in a job page's HTML.
+fn task_rows(html: &str) -> Vec<u32> {
+    let table = html
+        .split("data-testid=\"task-table\"")
+        .nth(1)
+        .and_then(|rest| rest.split("</table>").next())
+        .unwrap_or_else(|| panic!("no task table in {html}"));
+    table
+        .split("<tr")
+        .filter_map(|row| row.split("data-task=\"").nth(1))
+        .map(|rest| rest[..rest.find('"').unwrap()].parse().unwrap())
+        .collect()
+}
+
+/// The job page's task table is one page of the tasks the query keeps (state, node,
+/// step), filtered on the server: it works without JavaScript. A value that names
+/// nothing is a clear 422, and another tenant's job stays a 404 whatever the query.
+#[tokio::test]
+async fn the_job_pages_task_table_is_filtered_and_paged_on_the_server() {
+    let app = spawn_app(Backend::Sqlite).await;
+    let admin = with_catalog(&app, "acme").await;
+    let created = create_cluster(&app, &admin, "filtered").await;
+    let (id, job) = (
+        created["cluster"]["id"].as_str().unwrap(),
+        created["job_id"].as_str().unwrap(),
+    );
+    let tasks: Value = app
+        .call(
+            &admin,
+            Method::GET,
+            &format!("/api/v1/jobs/{job}/tasks?limit=500"),
+            None,
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    let tasks = tasks["items"].as_array().unwrap().clone();
+    let numbers = |keep: &dyn Fn(&Value) -> bool| -> Vec<u32> {
+        tasks
+            .iter()
+            .filter(|task| keep(task))
+            .map(|task| task["number"].as_u64().unwrap() as u32)
+            .collect()
+    };
+    let browser = plain_browser();
+    plain_browser_sign_in(&browser, &app, "acme-admin", PASSWORD).await;
+    let page = |query: &str| {
+        let url = app.url(&format!("/clusters/{id}/jobs/{job}{query}"));
+        let browser = browser.clone();
+        async move {
+            let response = browser.get(url).send().await.unwrap();
+            (response.status().as_u16(), response.text().await.unwrap())
+        }
+    };
+
+    let (status, html) = page("").await;
+    assert_eq!(status, 200);
+    assert_eq!(task_rows(&html), numbers(&|_| true));
+    assert!(html.contains("data-testid=\"task-groups\""), "{html}");
+    // The last task's node, and the first's (nodes are numbered from the layout).
+    let (last_node, first_node) = (
+        tasks.last().unwrap()["node"].clone(),
+        tasks[0]["node"].clone(),
+    );
+    let (_, html) = page(&format!("?node={last_node}")).await;
+    let on_last_node = numbers(&|task| task["node"] == last_node);
+    assert!(on_last_node.len() < tasks.len());
+    assert_eq!(task_rows(&html), on_last_node);
+    let (_, html) = page(&format!("?state=ready&node={first_node}")).await;
+    assert_eq!(
+        task_rows(&html),
+        numbers(&|task| task["state"] == "ready" && task["node"] == first_node)
+    );
+    let (_, html) = page("?action=install").await;
+    assert_eq!(
+        task_rows(&html),
+        numbers(&|task| task["action"] == "install")
+    );
+    let (_, html) = page("?state=succeeded").await;
+    assert!(task_rows(&html).is_empty());
+    assert!(html.contains("No tasks match."), "{html}");
+    // Empty inputs (a GET form sends them) are no filter.
+    let (_, html) = page("?state=&node=").await;
+    assert_eq!(task_rows(&html).len(), tasks.len());
+    let (_, html) = page("?page=2").await;
+    assert!(task_rows(&html).is_empty(), "one page holds every task");
+
+    for (query, says) in [
+        ("?state=sleeping", "state: \"sleeping\" is not a task state"),
+        ("?node=first", "node: \"first\" is not a node number"),
+        ("?page=0", "page: \"0\" is not a page number"),
+    ] {
+        let (status, html) = page(query).await;
+        assert_eq!(status, 422, "{query}");
+        let escaped = says.replace('"', "&quot;");
+        assert!(
+            html.contains(says) || html.contains(&escaped),
+            "{query}: {html}"
+        );
+    }
+
+    // The page in the browser reads the same through its server function, which gets
+    // no query field at all when no value is set.
+    for (fields, listed) in [
+        (vec![], numbers(&|_| true)),
+        (
+            vec![("query[state]", "ready")],
+            numbers(&|task| task["state"] == "ready"),
+        ),
+    ] {
+        let mut form = vec![("cluster_id", id), ("job_id", job)];
+        form.extend(fields);
+        let response = browser
+            .post(app.url("/sfn/job-page"))
+            .header(header::ACCEPT, "application/json")
+            .form(&form)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200, "{form:?}");
+        let page: Value = response.json().await.unwrap();
+        let rows: Vec<u32> = page["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|task| task["number"].as_u64().unwrap() as u32)
+            .collect();
+        assert_eq!(rows, listed, "{form:?}");
+    }
+
+    app.user("bob", Role::TenantAdmin, "globex").await;
+    let other = plain_browser();
+    plain_browser_sign_in(&other, &app, "bob", PASSWORD).await;
+    let response = other
+        .get(app.url(&format!(
+            "/clusters/{id}/jobs/{job}?state=ready&node={first_node}"
+        )))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 404);
+    assert!(!response.text().await.unwrap().contains("filtered"));
+}
+
+/// The cluster page's node table is one page of the cluster's nodes, paged on the
+/// server with links that work without JavaScript: the page of a large cluster
+/// carries neither every node nor its layout.
+#[tokio::test]
+async fn the_cluster_pages_node_table_is_paged_on_the_server() {
+    use engine::store::clusters::nodes::{NodeRecord, NodeState};
+
+    let app = spawn_app(Backend::Sqlite).await;
+    let admin = with_catalog(&app, "acme").await;
+    let created = create_cluster(&app, &admin, "paged").await;
+    let id = created["cluster"]["id"].as_str().unwrap();
+    for number in 1..=120 {
+        let record = NodeRecord {
+            cluster_id: id.to_owned(),
+            number,
+            hostname: Some(format!("paged-node-{number}.")),
+            hardwaretype: "small".to_owned(),
+            imagetype: "host".to_owned(),
+            services_json: r#"["kv"]"#.to_owned(),
+            provider_json: None,
+            state: NodeState::Ready,
+        };
+        app.store.save_node(&record, 0).await.unwrap();
+    }
+    let browser = plain_browser();
+    plain_browser_sign_in(&browser, &app, "acme-admin", PASSWORD).await;
+    // The rows of the table (the page's data for hydration names them once more).
+    let hostnames = |html: &str| -> Vec<i64> {
+        let table = html
+            .split("data-testid=\"node-table\"")
+            .nth(1)
+            .and_then(|rest| rest.split("</table>").next())
+            .unwrap_or_else(|| panic!("no node table in {html}"));
+        table
+            .split("paged-node-")
+            .skip(1)
+            .map(|rest| rest[..rest.find('.').unwrap()].parse().unwrap())
+            .collect()
+    };
+    let page = |query: &str| page_html(&browser, app.url(&format!("/clusters/{id}{query}")));
+
+    let html = page("").await;
+    assert_eq!(hostnames(&html), (1..=50).collect::<Vec<_>>());
+    assert!(html.contains("nodes 1–50 of 120, page 1 of 3"), "{html}");
+    assert!(
+        !html.contains("\"layout\""),
+        "the layout stays on the server"
+    );
+    let next = linked(&html, "rel=\"next\"");
+    assert_eq!(next, "?node_page=2");
+    let html = page(&next).await;
+    assert_eq!(hostnames(&html), (51..=100).collect::<Vec<_>>());
+    assert_eq!(linked(&html, "rel=\"prev\""), "?node_page=1");
+    let html = page("?node_page=3").await;
+    assert_eq!(hostnames(&html), (101..=120).collect::<Vec<_>>());
+    assert!(
+        !html.contains("rel=\"next\""),
+        "the last page links no further"
+    );
+    // Past the last page: the last; not a number: the first.
+    assert_eq!(
+        hostnames(&page("?node_page=99").await),
+        (101..=120).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        hostnames(&page("?node_page=x").await),
+        (1..=50).collect::<Vec<_>>()
+    );
+}
+
+/// The log shows the newest lines of a long job, with a link to the older ones that
+/// works without JavaScript.
+#[tokio::test]
+async fn the_job_pages_output_shows_the_newest_lines_and_links_to_older_ones() {
+    let app = spawn_app(Backend::Sqlite).await;
+    let admin = with_catalog(&app, "acme").await;
+    let created = create_cluster(&app, &admin, "talkative").await;
+    let (id, job) = (
+        created["cluster"]["id"].as_str().unwrap(),
+        created["job_id"].as_str().unwrap(),
+    );
+    engine::queue::append_events(
+        &app.store,
+        &output_lines(job, 1..=600),
+        engine::store::now_ms(),
+    )
+    .await
+    .unwrap();
+    let browser = plain_browser();
+    plain_browser_sign_in(&browser, &app, "acme-admin", PASSWORD).await;
+    let ids = output_event_ids(&app, &admin, job).await;
+    assert_eq!(ids.len(), 600);
+    let shown = |html: &str| -> Vec<i64> {
+        html.split("data-event=\"")
+            .skip(1)
+            .map(|rest| rest[..rest.find('"').unwrap()].parse().unwrap())
+            .collect()
+    };
+    let html = page_html(&browser, app.url(&format!("/clusters/{id}/jobs/{job}"))).await;
+    assert_eq!(shown(&html), ids[100..].to_vec(), "the newest 500 lines");
+    let older = linked(&html, "older lines").replace("&amp;", "&");
+    assert_eq!(older, format!("?before={}", ids[100]));
+    let html = page_html(
+        &browser,
+        app.url(&format!("/clusters/{id}/jobs/{job}{older}")),
+    )
+    .await;
+    assert_eq!(shown(&html), ids[..100].to_vec(), "the 100 before them");
+    assert!(html.contains("The newest lines"), "{html}");
+}
+
 async fn read_stream(response: reqwest::Response) -> String {
     tokio::time::timeout(Duration::from_secs(20), response.text())
         .await
         .expect("the stream of a finished job ends")
         .unwrap()
+}
+
+/// The ids of the job's output events, oldest first, read through the API.
+async fn output_event_ids(app: &TestApp, user: &ApiUser, job: &str) -> Vec<i64> {
+    let events: Vec<Value> = app
+        .call(
+            user,
+            Method::GET,
+            &format!("/api/v1/jobs/{job}/events?limit=1000"),
+            None,
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    events
+        .iter()
+        .filter(|event| event["kind"] == "output")
+        .map(|event| event["id"].as_i64().unwrap())
+        .collect()
 }
 
 fn output_lines(job: &str, numbers: std::ops::RangeInclusive<u32>) -> Vec<NewEvent> {
@@ -402,22 +678,7 @@ async fn the_event_stream_resumes_after_the_last_event_seen() {
         )
         .await;
     assert_eq!(response.status(), 200);
-    let events: Vec<Value> = app
-        .call(
-            &admin,
-            Method::GET,
-            &format!("/api/v1/jobs/{job}/events"),
-            None,
-        )
-        .await
-        .json()
-        .await
-        .unwrap();
-    let ids: Vec<i64> = events
-        .iter()
-        .filter(|event| event["kind"] == "output")
-        .map(|event| event["id"].as_i64().unwrap())
-        .collect();
+    let ids = output_event_ids(&app, &admin, &job).await;
     assert_eq!(ids.len(), 5);
 
     let from_second = app

@@ -1,8 +1,12 @@
-//! `/clusters/{id}/jobs/{job}`: a job, live. The server renders the DAG, the task
-//! table and every output line so far; in the browser the page then follows the
-//! job's event stream (Server-Sent Events) from the last line it rendered, so a
-//! reload or a reconnect neither loses nor repeats a line. Without JavaScript the
-//! page refreshes itself every few seconds until the job ends.
+//! `/clusters/{id}/jobs/{job}`: a job, live. The server renders its tasks counted by
+//! step and state (and, for a job small enough, the whole DAG as a picture), one page
+//! of the task table (filtered by state, node and step from the query string:
+//! `?state=failed&node=12&page=3`) and the last lines of its output, older ones a link
+//! away; so a 15,000-task job's page is as light as a small one's. In the browser the
+//! page then follows the job's event stream (Server-Sent Events) from the newest event
+//! it read, applying what arrives once per animation frame, so a reload or a
+//! reconnect neither loses nor repeats a line and a busy job does not swamp the page.
+//! Without JavaScript the page refreshes itself every few seconds until the job ends.
 //!
 //! After a failure the page says which step failed on which node, shows its
 //! output, and offers retry from the failure, a previewed rollback, or deleting
@@ -10,10 +14,13 @@
 
 use std::collections::HashMap;
 
-use api_types::{EventKind, EventView, JobState, JobView, OutputStream, TaskState, TaskView};
+use api_types::{
+    EventKind, EventView, JobState, JobView, OutputStream, TaskGroupView, TaskState, TaskView,
+};
 use leptos::prelude::*;
 use leptos_meta::Title;
-use leptos_router::hooks::use_params_map;
+use leptos_router::components::Form;
+use leptos_router::hooks::{use_params_map, use_query_map};
 
 use crate::components::dag::DagPicture;
 use crate::components::errors::{action_error, FormError, PageError};
@@ -23,7 +30,9 @@ use crate::components::time::{duration, now_ms};
 use crate::server_fns::jobs::cancel::CancelJob;
 use crate::server_fns::jobs::retry::RetryJob;
 use crate::server_fns::jobs::show::load_job_page;
-use crate::server_fns::jobs::JobPage;
+use crate::server_fns::jobs::{
+    FailedTask, JobPage, JobPageQuery, TaskListing, LOG_LINES, TASKS_PER_PAGE,
+};
 
 #[component]
 pub fn JobShowPage() -> impl IntoView {
@@ -36,6 +45,17 @@ pub fn JobShowPage() -> impl IntoView {
             )
         })
     });
+    let query = use_query_map();
+    let listing = Memo::new(move |_| {
+        query.with(|query| JobPageQuery {
+            state: query.get("state"),
+            node: query.get("node"),
+            action: query.get("action"),
+            service: query.get("service"),
+            page: query.get("page"),
+            before: query.get("before"),
+        })
+    });
     let retry = ServerAction::<RetryJob>::new();
     let cancel = ServerAction::<CancelJob>::new();
     // Bumped when the stream ends, so the final states are read once more.
@@ -44,12 +64,13 @@ pub fn JobShowPage() -> impl IntoView {
         move || {
             (
                 ids.get(),
+                listing.get(),
                 retry.version().get(),
                 cancel.version().get(),
                 finished.get(),
             )
         },
-        |((cluster, job), ..)| load_job_page(cluster, job),
+        |((cluster, job), query, ..)| load_job_page(cluster, job, query),
     );
     view! {
         <Transition fallback=|| view! { <p class="muted">"Loading job…"</p> }>
@@ -89,6 +110,48 @@ fn apply_state_event(job: &mut JobView, tasks: &mut [TaskView], event: &EventVie
     }
 }
 
+/// Appends `lines` to the log, keeping the newest `LOG_LINES`; says whether any were
+/// dropped from its start.
+fn append_output(log: &mut Vec<EventView>, lines: Vec<EventView>) -> bool {
+    log.extend(lines);
+    let excess = log.len().saturating_sub(LOG_LINES);
+    log.drain(..excess);
+    excess > 0
+}
+
+/// Tasks done and all tasks, counted from the steps. Skipped ones (passed over by a
+/// forced delete) are done too, though not succeeded.
+fn progress_of(groups: &[TaskGroupView]) -> (u64, u64) {
+    groups.iter().fold((0, 0), |(done, total), group| {
+        (
+            done + group.count(TaskState::Succeeded) + group.count(TaskState::Skipped),
+            total + group.total(),
+        )
+    })
+}
+
+/// What runs now, by step: `install web (12), start db (1)`.
+fn running_steps(groups: &[TaskGroupView]) -> String {
+    groups
+        .iter()
+        .filter_map(|group| {
+            let running = group.count(TaskState::Running);
+            (running > 0).then(|| format!("{} ({running})", group.label()))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The time left at the pace so far, for a job too large to estimate step by step:
+/// the tasks left take as long per task as the done ones took.
+fn time_left_by_pace(done: u64, total: u64, ran_ms: i64) -> Option<i64> {
+    if done == 0 || done >= total || ran_ms <= 0 {
+        return None;
+    }
+    let per_task = ran_ms as f64 / done as f64;
+    Some((per_task * (total - done) as f64) as i64)
+}
+
 #[component]
 fn LiveJob(
     page: JobPage,
@@ -99,48 +162,71 @@ fn LiveJob(
     let hostnames: HashMap<u32, String> = page.hostnames.iter().cloned().collect();
     let job = RwSignal::new(page.job.clone());
     let tasks = RwSignal::new(page.tasks.clone());
-    let events = RwSignal::new(page.events.clone());
+    let groups = RwSignal::new(page.groups.clone());
+    let picture_tasks = RwSignal::new(
+        page.picture
+            .as_ref()
+            .map(|picture| picture.tasks.clone())
+            .unwrap_or_default(),
+    );
+    let output = RwSignal::new(page.output.clone());
+    let output_older = RwSignal::new(page.output_older);
     let selected = RwSignal::new(None::<String>);
-    let states = Signal::derive(move || {
-        tasks.with(|tasks| {
-            tasks
-                .iter()
-                .map(|task| (task.number, task.state))
-                .collect::<HashMap<u32, TaskState>>()
-        })
-    });
     let now = RwSignal::new(now_ms());
-    let on_event = move |event: EventView| {
-        let last = events.with_untracked(|events| events.last().map_or(0, |event| event.id));
-        if event.id <= last {
-            return;
+    let listing = page.listing.clone();
+    // Older output stays as it is; the newest grows as the job writes.
+    let following_output = listing.before.is_none();
+    let seen = StoredValue::new(page.last_event_id);
+    let counts_stale = StoredValue::new(false);
+    let job_id = page.job.id.clone();
+    let on_batch = {
+        let job_id = job_id.clone();
+        move |batch: Vec<EventView>| {
+            let last = seen.get_value();
+            let fresh: Vec<EventView> = batch.into_iter().filter(|event| event.id > last).collect();
+            let Some(newest) = fresh.last().map(|event| event.id) else {
+                return;
+            };
+            seen.set_value(newest);
+            let (changes, lines): (Vec<EventView>, Vec<EventView>) = fresh
+                .into_iter()
+                .partition(|event| event.kind == EventKind::State);
+            if !changes.is_empty() {
+                job.update(|job| {
+                    tasks.update(|tasks| {
+                        for event in &changes {
+                            apply_state_event(job, tasks, event);
+                        }
+                    });
+                    picture_tasks.update(|tasks| {
+                        for event in &changes {
+                            apply_state_event(job, tasks, event);
+                        }
+                    });
+                });
+                recount_soon(job_id.clone(), groups, counts_stale);
+            }
+            let lines: Vec<EventView> = lines
+                .into_iter()
+                .filter(|event| event.kind == EventKind::Output)
+                .collect();
+            if following_output && !lines.is_empty() {
+                let dropped = output
+                    .try_update(|log| append_output(log, lines))
+                    .unwrap_or(false);
+                if dropped {
+                    output_older.set(true);
+                }
+            }
         }
-        if event.kind == EventKind::State {
-            job.update(|job| tasks.update(|tasks| apply_state_event(job, tasks, &event)));
-        }
-        events.update(|events| events.push(event));
     };
     if !page.job.state.is_finished() {
-        let live = LiveSignals {
-            events,
-            job,
-            finished,
-            now,
-        };
-        follow_stream(page.job.id.clone(), live, on_event);
+        let live = LiveSignals { job, finished, now };
+        follow_stream(job_id.clone(), page.last_event_id, live, on_batch);
     }
     let cluster_href = format!("/clusters/{}", page.cluster_id);
     let title = format!("{} · {} · Corral", page.job.operation, page.cluster_name);
-    let progress = move || {
-        tasks.with(|tasks| {
-            // Passed over by a forced delete: done too, though not succeeded.
-            let done = tasks
-                .iter()
-                .filter(|task| matches!(task.state, TaskState::Succeeded | TaskState::Skipped))
-                .count();
-            (done, tasks.len())
-        })
-    };
+    let progress = Memo::new(move |_| groups.with(|groups| progress_of(groups)));
     let elapsed = move || {
         let job = job.get();
         match (job.started_at_ms, job.finished_at_ms) {
@@ -149,33 +235,38 @@ fn LiveJob(
             _ => "not started".to_owned(),
         }
     };
-    let dag = page.dag.clone();
+    let dag = page.picture.as_ref().map(|picture| picture.dag.clone());
     let time_left = move || {
-        if job.with(|job| job.state.is_finished()) {
+        let (started, state) = job.with(|job| (job.started_at_ms, job.state));
+        if state.is_finished() {
             return String::new();
         }
-        let left =
-            tasks.with(|tasks| crate::components::estimate::time_left_ms(&dag, tasks, now.get()));
+        let left = match &dag {
+            Some(dag) => picture_tasks
+                .with(|tasks| crate::components::estimate::time_left_ms(dag, tasks, now.get())),
+            None => {
+                let (done, total) = progress.get();
+                started.and_then(|start| time_left_by_pace(done, total, now.get() - start))
+            }
+        };
         match left {
             Some(ms) => format!("about {} left", duration(ms)),
             None => "estimating the time left…".to_owned(),
         }
     };
-    let current_steps = move || {
-        tasks.with(|tasks| {
-            tasks
-                .iter()
-                .filter(|task| task.state == TaskState::Running)
-                .map(|task| step_name(task, &hostnames_of(&page.hostnames)))
-                .collect::<Vec<_>>()
-                .join(", ")
-        })
-    };
-    let hostnames_for_table = hostnames.clone();
+    let current_steps = move || groups.with(|groups| running_steps(groups));
     let hostnames_for_failure = hostnames.clone();
-    let job_id = page.job.id.clone();
     let cluster_id = page.cluster_id.clone();
     let links = page.links.clone();
+    let failure = page.failure.clone();
+    let picture = page.picture.clone();
+    let older_href = move || {
+        output
+            .with(|log| log.first().map(|event| event.id))
+            .map(|first| listing.href_output_before(first))
+    };
+    let viewing_older = page.listing.before.is_some();
+    let newest_href = page.listing.href(page.listing.page);
     view! {
         <Title text=title/>
         // Without JavaScript the page reloads itself until the job ends. (Inner HTML:
@@ -197,10 +288,10 @@ fn LiveJob(
         </div>
         <section class="card progress-card" data-testid="job-progress">
             <div class="progress-line">
-                <progress max=move || progress().1 value=move || progress().0></progress>
-                <span data-testid="progress-count">{move || format!("{} of {} tasks done", progress().0, progress().1)}</span>
+                <progress max=move || progress.get().1 value=move || progress.get().0></progress>
+                <span data-testid="progress-count">{move || format!("{} of {} tasks done", progress.get().0, progress.get().1)}</span>
                 <span class="muted">{move || format!("elapsed {}", elapsed())}</span>
-                <span class="muted" data-testid="time-left">{move || time_left()}</span>
+                <span class="muted" data-testid="time-left">{time_left}</span>
             </div>
             <p class="muted">{move || {
                 let steps = current_steps();
@@ -224,7 +315,7 @@ fn LiveJob(
             let current = job.get();
             match current.state {
                 JobState::Failed | JobState::Cancelled => view! {
-                    <FailurePanel job=current tasks=tasks.get() events=events.get()
+                    <FailurePanel job=current failure=failure.clone()
                         hostnames=hostnames_for_failure.clone() cluster_id=cluster_id.clone()
                         retry/>
                 }.into_any(),
@@ -259,35 +350,50 @@ fn LiveJob(
         }}
         <section class="card">
             <h2>"Task graph"</h2>
-            <DagPicture dag=page.dag.clone() states hostnames=hostnames.clone()/>
-            <p class="legend">
-                <span class="state state-idle">"planned"</span> " "
-                <span class="state state-busy">"running"</span> " "
-                <span class="state state-ok">"succeeded"</span> " "
-                <span class="state state-bad">"failed"</span>
-            </p>
+            <TaskGroups groups/>
+            {picture.map(|picture| {
+                let states = Signal::derive(move || {
+                    picture_tasks.with(|tasks| {
+                        tasks
+                            .iter()
+                            .map(|task| (task.number, task.state))
+                            .collect::<HashMap<u32, TaskState>>()
+                    })
+                });
+                view! {
+                    <DagPicture dag=picture.dag states hostnames=hostnames.clone()/>
+                    <p class="legend">
+                        <span class="state state-idle">"planned"</span> " "
+                        <span class="state state-busy">"running"</span> " "
+                        <span class="state state-ok">"succeeded"</span> " "
+                        <span class="state state-bad">"failed"</span>
+                    </p>
+                }
+            })}
         </section>
         <div class="job-grid">
-            <section class="card">
+            <section class="card" id="tasks">
                 <h2>"Tasks"</h2>
-                <TaskTable tasks selected hostnames=hostnames_for_table/>
+                <TaskTable tasks selected hostnames=hostnames.clone()
+                    listing=page.listing.clone() matching=page.tasks_matching/>
             </section>
-            <section class="card">
+            <section class="card" id="output">
                 <h2>
                     "Output"
                     {move || selected.get().map(|_| view! {
                         " " <button class="button button-small button-quiet" on:click=move |_| selected.set(None)>"show all tasks"</button>
                     })}
                 </h2>
-                {page.events_truncated.then(|| view! { <p class="muted">"Earlier output is not shown; see the API for the whole log."</p> })}
-                <LogView events tasks selected/>
+                {move || (output_older.get()).then(|| older_href().map(|href| view! {
+                    <p class="muted" data-testid="older-output">"Earlier output is not shown: " <a href=href>"older lines"</a></p>
+                }))}
+                {viewing_older.then(|| view! {
+                    <p class="muted">"Older output. " <a href=newest_href.clone()>"The newest lines"</a></p>
+                })}
+                <LogView output picture_tasks page_tasks=tasks selected/>
             </section>
         </div>
     }
-}
-
-fn hostnames_of(pairs: &[(u32, String)]) -> HashMap<u32, String> {
-    pairs.iter().cloned().collect()
 }
 
 fn step_name(task: &TaskView, hostnames: &HashMap<u32, String>) -> String {
@@ -298,14 +404,142 @@ fn step_name(task: &TaskView, hostnames: &HashMap<u32, String>) -> String {
     format!("{} on {node}", task.label())
 }
 
+/// The job's tasks by step, one line each with its counts by state, opening (without
+/// JavaScript too: a `<details>`) to links that list the step's tasks in the task table.
+#[component]
+fn TaskGroups(groups: RwSignal<Vec<TaskGroupView>>) -> impl IntoView {
+    let keys = move || {
+        groups.with(|groups| {
+            groups
+                .iter()
+                .map(|group| (group.action.clone(), group.service.clone()))
+                .collect::<Vec<_>>()
+        })
+    };
+    view! {
+        <ul class="task-groups" data-testid="task-groups">
+            <For each=keys key=|key| key.clone() let:key>
+                {
+                    let (action, service) = key;
+                    let current = Memo::new({
+                        let (action, service) = (action.clone(), service.clone());
+                        move |_| {
+                            groups.with(|groups| {
+                                groups
+                                    .iter()
+                                    .find(|group| group.action == action && group.service == service)
+                                    .cloned()
+                            })
+                        }
+                    });
+                    let label = match &service {
+                        Some(service) => format!("{action} {service}"),
+                        None => action.clone(),
+                    };
+                    let all = TaskListing::step_href(&action, service.as_deref(), None);
+                    let count = move |state: TaskState| current.with(|group| group.as_ref().map_or(0, |group| group.count(state)));
+                    let total = move || current.with(|group| group.as_ref().map_or(0, TaskGroupView::total));
+                    let summary = move || {
+                        current.with(|group| {
+                            group.as_ref().map(|group| {
+                                group.counts.iter().map(|count| format!("{} {}", count.tasks, count.state)).collect::<Vec<_>>().join(", ")
+                            })
+                        }).unwrap_or_default()
+                    };
+                    let state_links = move || {
+                        let counts = current.with(|group| group.as_ref().map(|group| group.counts.clone()).unwrap_or_default());
+                        counts.into_iter().map(|count| {
+                            let href = TaskListing::step_href(&action, service.as_deref(), Some(count.state));
+                            view! { " · " <a href=href>{format!("{} {}", count.tasks, count.state)}</a> }
+                        }).collect_view()
+                    };
+                    let failed = move || count(TaskState::Failed) > 0;
+                    view! {
+                        <li class:group-failed=failed>
+                            <details>
+                                <summary>
+                                    <progress max=total value=move || count(TaskState::Succeeded) + count(TaskState::Skipped)></progress>
+                                    " " <strong>{label}</strong> " — " {total} " tasks: " {summary}
+                                </summary>
+                                <p class="group-links">"In the task table: " <a href=all>"all"</a> {state_links}</p>
+                            </details>
+                        </li>
+                    }
+                }
+            </For>
+        </ul>
+    }
+}
+
 #[component]
 fn TaskTable(
     tasks: RwSignal<Vec<TaskView>>,
     selected: RwSignal<Option<String>>,
     hostnames: HashMap<u32, String>,
+    listing: TaskListing,
+    /// How many tasks the listing keeps over every page.
+    matching: u64,
 ) -> impl IntoView {
     let hostnames = StoredValue::new(hostnames);
+    let pages = matching.div_ceil(u64::from(TASKS_PER_PAGE)).max(1);
+    let first_row = u64::from(listing.offset()) + 1;
+    let filtered = listing.is_filtered();
+    let shown = move || tasks.with(Vec::len) as u64;
+    let range = move || {
+        let shown = shown();
+        if shown == 0 {
+            if matching == 0 {
+                "No tasks match.".to_owned()
+            } else {
+                format!("No tasks on this page ({matching} match).")
+            }
+        } else {
+            format!(
+                "Tasks {first_row}–{} of {matching}{}",
+                first_row + shown - 1,
+                if filtered { " matching" } else { "" }
+            )
+        }
+    };
+    let page = u64::from(listing.page);
+    let previous = (page > 1).then(|| listing.href(listing.page - 1));
+    let next = (page < pages).then(|| listing.href(listing.page + 1));
+    let states = TaskState::ALL
+        .iter()
+        .map(|state| {
+            let chosen = listing.state == Some(*state);
+            view! { <option value=state.as_str() selected=chosen>{state.as_str()}</option> }
+        })
+        .collect_view();
+    let step = match (&listing.action, &listing.service) {
+        (None, None) => None,
+        (action, service) => Some(
+            [action.clone(), service.clone()]
+                .into_iter()
+                .flatten()
+                .collect::<Vec<_>>()
+                .join(" "),
+        ),
+    };
     view! {
+        <Form method="GET" action="" attr:class="filters" attr:data-testid="task-filters">
+            <label>"State"
+                <select name="state">
+                    <option value="" selected=listing.state.is_none()>"any"</option>
+                    {states}
+                </select>
+            </label>
+            <label>"Node"
+                <input type="number" name="node" min="0" class="input-narrow"
+                    value=listing.node.map(|node| node.to_string()).unwrap_or_default()/>
+            </label>
+            {listing.action.clone().map(|action| view! { <input type="hidden" name="action" value=action/> })}
+            {listing.service.clone().map(|service| view! { <input type="hidden" name="service" value=service/> })}
+            <button class="button button-quiet button-small" type="submit">"Filter"</button>
+            {filtered.then(|| view! { <a href="?">"show every task"</a> })}
+        </Form>
+        {step.map(|step| view! { <p class="muted">"Step: " <strong>{step}</strong></p> })}
+        <p class="muted" data-testid="task-range">{range}</p>
         <div class="table-scroll tasks-scroll">
             <table class="data compact" data-testid="task-table">
                 <thead><tr>
@@ -329,7 +563,7 @@ fn TaskTable(
                                 <tr class:row-selected=move || selected.get().as_deref() == Some(id.as_str())
                                     data-task=task.number>
                                     <td class="num">{task.number}</td>
-                                    <td>{node}</td>
+                                    <td><a href=TaskListing::node_href(task.node) title="This node's tasks">{node}</a></td>
                                     <td>
                                         <button class="linklike" title="Show this task's output"
                                             on:click=move |_| selected.set(Some(id_for_click.clone()))>
@@ -347,34 +581,43 @@ fn TaskTable(
                 </tbody>
             </table>
         </div>
+        {(pages > 1).then(|| view! {
+            <nav class="pager" aria-label="Task pages" data-testid="task-pager">
+                {previous.map(|href| view! { <a href=href rel="prev">"← previous"</a> })}
+                <span>{format!("page {page} of {pages}")}</span>
+                {next.map(|href| view! { <a href=href rel="next">"next →"</a> })}
+            </nav>
+        })}
     }
 }
 
 #[component]
 fn LogView(
-    events: RwSignal<Vec<EventView>>,
-    tasks: RwSignal<Vec<TaskView>>,
+    output: RwSignal<Vec<EventView>>,
+    picture_tasks: RwSignal<Vec<TaskView>>,
+    page_tasks: RwSignal<Vec<TaskView>>,
     selected: RwSignal<Option<String>>,
 ) -> impl IntoView {
+    // Tasks the page has: every one of a small job, the table's page of a large one.
     let labels = Memo::new(move |_| {
-        tasks.with(|tasks| {
-            tasks
-                .iter()
-                .map(|task| {
-                    (
+        let mut labels = HashMap::new();
+        for tasks in [picture_tasks, page_tasks] {
+            tasks.with(|tasks| {
+                for task in tasks {
+                    labels.insert(
                         task.id.clone(),
                         format!("#{} {}", task.number, task.label()),
-                    )
-                })
-                .collect::<HashMap<String, String>>()
-        })
+                    );
+                }
+            });
+        }
+        labels
     });
     let shown = move || {
         let selected = selected.get();
-        events.with(|events| {
+        output.with(|events| {
             events
                 .iter()
-                .filter(|event| event.kind == EventKind::Output)
                 .filter(|event| selected.is_none() || event.task_id == selected)
                 .cloned()
                 .collect::<Vec<_>>()
@@ -398,33 +641,17 @@ fn LogView(
 #[component]
 fn FailurePanel(
     job: JobView,
-    tasks: Vec<TaskView>,
-    events: Vec<EventView>,
+    failure: Option<FailedTask>,
     hostnames: HashMap<u32, String>,
     cluster_id: String,
     retry: ServerAction<RetryJob>,
 ) -> impl IntoView {
-    let failed = tasks
-        .iter()
-        .find(|task| task.state == TaskState::Failed)
-        .cloned();
-    let output: String = failed
+    let output = failure
         .as_ref()
-        .map(|task| {
-            let lines: Vec<&str> = events
-                .iter()
-                .filter(|event| {
-                    event.kind == EventKind::Output
-                        && event.task_id.as_deref() == Some(task.id.as_str())
-                })
-                .map(|event| event.data.trim_end())
-                .collect();
-            let tail = lines.len().saturating_sub(40);
-            lines[tail..].join("\n")
-        })
+        .map(|failure| failure.output.join("\n"))
         .unwrap_or_default();
-    let headline = match &failed {
-        Some(task) => format!("{} failed", step_name(task, &hostnames)),
+    let headline = match &failure {
+        Some(failure) => format!("{} failed", step_name(&failure.task, &hostnames)),
         None => format!("The job was {}", job.state),
     };
     let retry_error = action_error(retry);
@@ -469,14 +696,12 @@ fn FailurePanel(
     }
 }
 
-/// What the page shows live while the job runs, which its event stream updates in
-/// the browser.
+/// What the page shows live while the job runs besides what its events change, which
+/// the stream follower updates in the browser.
 #[derive(Clone, Copy)]
 // Read only by the browser's stream follower (`crate::live`).
 #[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
 pub(crate) struct LiveSignals {
-    /// The events shown so far; the stream starts after the last one.
-    pub events: RwSignal<Vec<EventView>>,
     /// The job, replaced by its final state when the stream ends.
     pub job: RwSignal<JobView>,
     /// Bumped when the stream ends, so the page reads the final states.
@@ -485,23 +710,37 @@ pub(crate) struct LiveSignals {
     pub now: RwSignal<i64>,
 }
 
-/// Follows the job's event stream in the browser: each new event goes to
-/// `on_event`. Does nothing on the server, which renders what there is so far.
+/// Follows the job's event stream in the browser from after event `after`: what
+/// arrives goes to `on_batch` once per animation frame. Does nothing on the server,
+/// which renders what there is so far.
 #[allow(unused_variables)]
 fn follow_stream(
     job_id: String,
+    after: i64,
     live: LiveSignals,
-    on_event: impl Fn(EventView) + Clone + 'static,
+    on_batch: impl Fn(Vec<EventView>) + 'static,
 ) {
     #[cfg(feature = "hydrate")]
-    crate::live::follow(job_id, live, on_event);
+    crate::live::follow(job_id, after, live, on_batch);
+}
+
+/// Reads the job's counts by step again soon (at most once a second however many
+/// tasks change), in the browser.
+#[allow(unused_variables)]
+fn recount_soon(job_id: String, groups: RwSignal<Vec<TaskGroupView>>, stale: StoredValue<bool>) {
+    #[cfg(feature = "hydrate")]
+    crate::live::recount_soon(job_id, groups, stale);
 }
 
 #[cfg(test)]
 mod tests {
-    use api_types::{EventKind, EventView, JobState, JobView, TaskState, TaskView};
+    use api_types::{
+        EventKind, EventView, JobState, JobView, TaskGroupView, TaskState, TaskStateCount, TaskView,
+    };
 
-    use super::apply_state_event;
+    use super::{
+        append_output, apply_state_event, progress_of, running_steps, time_left_by_pace, LOG_LINES,
+    };
 
     fn job(state: JobState) -> JobView {
         JobView {
@@ -581,5 +820,51 @@ mod tests {
         apply_state_event(&mut job, &mut tasks, &other);
         assert_eq!(job.state, JobState::Queued);
         assert_eq!(tasks[0].state, TaskState::Ready);
+    }
+
+    #[test]
+    fn the_log_keeps_the_newest_lines() {
+        let line = |id: i64| EventView {
+            kind: EventKind::Output,
+            ..state_event(id, TaskState::Running, 1)
+        };
+        let mut log: Vec<EventView> = (1..=LOG_LINES as i64 - 1).map(line).collect();
+        assert!(!append_output(&mut log, vec![line(1_000)]));
+        assert!(append_output(&mut log, vec![line(1_001), line(1_002)]));
+        assert_eq!(log.len(), LOG_LINES);
+        assert_eq!(log.first().map(|event| event.id), Some(3));
+        assert_eq!(log.last().map(|event| event.id), Some(1_002));
+    }
+
+    #[test]
+    fn progress_and_what_runs_are_counted_by_step() {
+        let group = |action: &str, counts: &[(TaskState, u64)]| TaskGroupView {
+            action: action.into(),
+            service: Some("web".into()),
+            first_number: 0,
+            counts: counts
+                .iter()
+                .map(|(state, tasks)| TaskStateCount {
+                    state: *state,
+                    tasks: *tasks,
+                })
+                .collect(),
+        };
+        let groups = [
+            group(
+                "install",
+                &[(TaskState::Succeeded, 998), (TaskState::Running, 2)],
+            ),
+            group(
+                "start",
+                &[(TaskState::Skipped, 1), (TaskState::Pending, 999)],
+            ),
+        ];
+        assert_eq!(progress_of(&groups), (999, 2_000));
+        assert_eq!(running_steps(&groups), "install web (2)");
+        // 999 done in 999 s: 1,001 left take as long each.
+        assert_eq!(time_left_by_pace(999, 2_000, 999_000), Some(1_001_000));
+        assert_eq!(time_left_by_pace(0, 2_000, 999_000), None);
+        assert_eq!(time_left_by_pace(2_000, 2_000, 999_000), None);
     }
 }

@@ -1,9 +1,10 @@
 //! `/clusters/{id}`: the cluster's nodes, services, config, lease, links and job
 //! history, and its day-2 operations. An operation is chosen in the query string
 //! (`?op=add-nodes&count=2`), previewed (layout diff and task DAG) and only then
-//! confirmed, with or without JavaScript.
+//! confirmed, with or without JavaScript. The node table shows a page of nodes at a
+//! time (`?node_page=3`), so a thousand-node cluster's page stays light.
 
-use api_types::{ClusterState, JobView, ServiceHealth, ServiceHealthView};
+use api_types::{ClusterState, JobView, NodeView, ServiceHealth, ServiceHealthView};
 use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::components::Form;
@@ -23,7 +24,7 @@ use crate::server_fns::clusters::change::ChangeCluster;
 use crate::server_fns::clusters::extend_lease::ExtendLease;
 use crate::server_fns::clusters::plan_change::plan_change;
 use crate::server_fns::clusters::show::load_cluster_page;
-use crate::server_fns::clusters::{ChangeForm, OPERATIONS};
+use crate::server_fns::clusters::{ChangeForm, NODES_PER_PAGE, OPERATIONS};
 use crate::server_fns::clusters::{ChangePreview, ClusterPage};
 
 #[component]
@@ -34,12 +35,28 @@ pub fn ClusterShowPage() -> impl IntoView {
     // Health and job states change behind the page: it reloads every few seconds in
     // the browser, unless an operation is being chosen (its inputs would be reset).
     let refreshed = RwSignal::new(0u32);
-    let page = Resource::new(
-        move || (id.get(), extend.version().get(), refreshed.get()),
-        |(id, _, _)| load_cluster_page(id),
-    );
-    // The chosen operation lives in the query string.
+    // The chosen operation lives in the query string, and so does the node table's
+    // page (a page number that is not one shows the first).
     let query = use_query_map();
+    let node_page = Memo::new(move |_| {
+        query.with(|query| {
+            query
+                .get("node_page")
+                .and_then(|page| page.parse::<usize>().ok())
+                .unwrap_or(1)
+        })
+    });
+    let page = Resource::new(
+        move || {
+            (
+                id.get(),
+                node_page.get(),
+                extend.version().get(),
+                refreshed.get(),
+            )
+        },
+        |(id, node_page, _, _)| load_cluster_page(id, node_page),
+    );
     let form = Memo::new(move |_| {
         query.with(|query| {
             query.get("op").map(|op| ChangeForm {
@@ -106,59 +123,27 @@ pub fn ClusterShowPage() -> impl IntoView {
 fn ClusterView(page: ClusterPage, extend: ServerAction<ExtendLease>) -> impl IntoView {
     let cluster = page.cluster.clone();
     let running = page.running_job().cloned();
-    let down: Vec<(i64, ServiceHealthView)> = page
-        .nodes
-        .iter()
-        .flat_map(|node| {
-            node.health
-                .iter()
-                .filter(|health| health.health == ServiceHealth::Down)
-                .map(|health| (node.number, health.clone()))
-        })
-        .collect();
+    let down = page.down.clone();
+    let down_count = page.down_count;
     let extend_error = action_error(extend);
-    let nodes = page
-        .nodes
-        .iter()
-        .map(|node| {
-            let services = node
-                .services
-                .iter()
-                .map(|service| {
-                    let health = node.health.iter().find(|health| &health.service == service);
-                    let (class, title) = match health {
-                        Some(health) => (
-                            match health.health {
-                                ServiceHealth::Up => "chip chip-up",
-                                ServiceHealth::Down => "chip chip-down",
-                                ServiceHealth::Unknown => "chip",
-                            },
-                            health_title(health),
-                        ),
-                        None => ("chip", String::new()),
-                    };
-                    // The word as well as the colour: health must not be colour alone.
-                    let mark = match health.map(|health| health.health) {
-                        Some(ServiceHealth::Up) => " ✓",
-                        Some(ServiceHealth::Down) => " ✗ down",
-                        _ => "",
-                    };
-                    view! { <span class=class title=title data-health=health.map(|h| h.health.as_str())>{service.clone()}{mark}</span> " " }
-                })
-                .collect_view();
+    let nodes = page.nodes.iter().map(node_row).collect_view();
+    let node_pages = page.node_pages();
+    let node_pager = {
+        let (current, node_count) = (page.node_page, page.node_count);
+        let first = (current - 1) * NODES_PER_PAGE + 1;
+        let last = (current * NODES_PER_PAGE).min(node_count);
+        let previous = (current > 1).then(|| format!("?node_page={}", current - 1));
+        let next = (current < node_pages).then(|| format!("?node_page={}", current + 1));
+        move || {
             view! {
-                <tr>
-                    <td class="num">{node.number}</td>
-                    <td>{node.hostname.clone().unwrap_or_else(|| "—".to_owned())}</td>
-                    <td><code>{node.address.clone().unwrap_or_else(|| "not yet".to_owned())}</code></td>
-                    <td>{node.hardwaretype.clone()}</td>
-                    <td>{node.imagetype.clone()}</td>
-                    <td>{services}</td>
-                    <td><StateBadge state=node.state/></td>
-                </tr>
+                <nav class="pager" aria-label="Node pages" data-testid="node-pager">
+                    {previous.map(|href| view! { <a href=href rel="prev">"← previous"</a> })}
+                    <span>{format!("nodes {first}–{last} of {node_count}, page {current} of {node_pages}")}</span>
+                    {next.map(|href| view! { <a href=href rel="next">"next →"</a> })}
+                </nav>
             }
-        })
-        .collect_view();
+        }
+    };
     let links = page
         .links
         .iter()
@@ -169,7 +154,7 @@ fn ClusterView(page: ClusterPage, extend: ServerAction<ExtendLease>) -> impl Int
         })
         .collect_view();
     let has_links = !page.links.is_empty();
-    let services = page.services().join(", ");
+    let services = page.services.join(", ");
     let jobs = page.jobs.clone();
     let cluster_id = cluster.id.clone();
     view! {
@@ -196,6 +181,9 @@ fn ClusterView(page: ClusterPage, extend: ServerAction<ExtendLease>) -> impl Int
                         </li>
                     }
                 }).collect_view()}</ul>
+                {(down_count > down.len()).then(|| view! {
+                    <p>{format!("and {} more", down_count - down.len())}</p>
+                })}
             </div>
         })}
         {lease_notice(&cluster, &page.jobs).map(|notice| view! {
@@ -255,11 +243,52 @@ fn ClusterView(page: ClusterPage, extend: ServerAction<ExtendLease>) -> impl Int
                 columns=&["#", "Hostname", "Address", "Hardware", "Image", "Services", "State"]>
                 {nodes}
             </DataTable>
+            {(node_pages > 1).then(node_pager)}
         </section>
         <section class="card">
             <h2>"Jobs"</h2>
             <JobHistory cluster_id=cluster.id.clone() jobs/>
         </section>
+    }
+}
+
+/// One row of the node table: the node, its services with their health, its state.
+fn node_row(node: &NodeView) -> impl IntoView {
+    let services = node
+        .services
+        .iter()
+        .map(|service| {
+            let health = node.health.iter().find(|health| &health.service == service);
+            let (class, title) = match health {
+                Some(health) => (
+                    match health.health {
+                        ServiceHealth::Up => "chip chip-up",
+                        ServiceHealth::Down => "chip chip-down",
+                        ServiceHealth::Unknown => "chip",
+                    },
+                    health_title(health),
+                ),
+                None => ("chip", String::new()),
+            };
+            // The word as well as the colour: health must not be colour alone.
+            let mark = match health.map(|health| health.health) {
+                Some(ServiceHealth::Up) => " ✓",
+                Some(ServiceHealth::Down) => " ✗ down",
+                _ => "",
+            };
+            view! { <span class=class title=title data-health=health.map(|h| h.health.as_str())>{service.clone()}{mark}</span> " " }
+        })
+        .collect_view();
+    view! {
+        <tr>
+            <td class="num">{node.number}</td>
+            <td>{node.hostname.clone().unwrap_or_else(|| "—".to_owned())}</td>
+            <td><code>{node.address.clone().unwrap_or_else(|| "not yet".to_owned())}</code></td>
+            <td>{node.hardwaretype.clone()}</td>
+            <td>{node.imagetype.clone()}</td>
+            <td>{services}</td>
+            <td><StateBadge state=node.state/></td>
+        </tr>
     }
 }
 
@@ -352,13 +381,9 @@ fn Operations(
     }
     let change_error = action_error(change);
     let busy = page.running_job().is_some();
-    let current = page.services();
+    let current = page.services.clone();
     let addable = page.addable_services.clone();
-    let node_numbers: Vec<String> = page
-        .nodes
-        .iter()
-        .map(|node| node.number.to_string())
-        .collect();
+    let node_numbers: Vec<String> = page.node_numbers.iter().map(i64::to_string).collect();
     let tabs = OPERATIONS
         .iter()
         .map(|(op, label)| {

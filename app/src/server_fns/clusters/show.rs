@@ -1,4 +1,4 @@
-//! Everything the cluster page shows.
+//! Everything the cluster page shows, with one page of its node table.
 
 use leptos::prelude::*;
 
@@ -6,18 +6,36 @@ use super::ClusterPage;
 use crate::error::UiError;
 
 #[server(prefix = "/sfn", endpoint = "cluster-page")]
-pub async fn load_cluster_page(id: String) -> Result<ClusterPage, UiError> {
+pub async fn load_cluster_page(id: String, node_page: usize) -> Result<ClusterPage, UiError> {
+    use api_types::ServiceHealth;
+
+    use super::{DOWN_NAMED, NODES_PER_PAGE};
+
     let caller = crate::session::caller().await?;
     let service = crate::session::service()?;
-    let detail = service.cluster(&caller, &id).await?;
-    let layout: Option<domain::layout::Layout> =
-        serde_json::from_value(detail.cluster.layout.clone()).ok();
+    let mut detail = service.cluster(&caller, &id).await?;
+    // The page never shows the layout, and a thousand nodes' of it would weigh more
+    // than the rest of the page.
+    detail.cluster.layout = serde_json::Value::Null;
     let config = serde_json::to_string_pretty(&detail.cluster.config).unwrap_or_default();
     let present: std::collections::BTreeSet<String> = detail
         .nodes
         .iter()
         .flat_map(|node| node.services.iter().cloned())
         .collect();
+    let down: Vec<(i64, api_types::ServiceHealthView)> = detail
+        .nodes
+        .iter()
+        .flat_map(|node| {
+            node.health
+                .iter()
+                .filter(|health| health.health == ServiceHealth::Down)
+                .map(|health| (node.number, health.clone()))
+        })
+        .collect();
+    let node_count = detail.nodes.len();
+    let node_page = node_page.clamp(1, node_count.div_ceil(NODES_PER_PAGE).max(1));
+    let node_numbers = detail.nodes.iter().map(|node| node.number).collect();
     let addable_services = match service
         .entity(&caller, "clustertemplates", &detail.cluster.template)
         .await
@@ -41,9 +59,19 @@ pub async fn load_cluster_page(id: String) -> Result<ClusterPage, UiError> {
     };
     Ok(ClusterPage {
         cluster: detail.cluster,
-        layout,
         config,
-        nodes: detail.nodes,
+        nodes: detail
+            .nodes
+            .into_iter()
+            .skip((node_page - 1) * NODES_PER_PAGE)
+            .take(NODES_PER_PAGE)
+            .collect(),
+        node_page,
+        node_count,
+        node_numbers,
+        services: present.into_iter().collect(),
+        down_count: down.len(),
+        down: down.into_iter().take(DOWN_NAMED).collect(),
         jobs: detail.jobs,
         addable_services,
         links: detail.links,

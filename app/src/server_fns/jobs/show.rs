@@ -1,24 +1,46 @@
-//! Everything the job page shows when first rendered; the page then follows the
-//! job's event stream from the last event included here.
+//! Everything the job page shows when first rendered, read in parts sized for a
+//! thousand-node job: one page of its tasks (filtered in the database), its tasks
+//! counted by step and state, the last lines of its output; the whole DAG only for a
+//! job small enough to draw. The page then follows the job's event stream from the
+//! newest event when read, and reads the counts again while tasks change.
 
+use api_types::TaskGroupView;
 use leptos::prelude::*;
 
-use super::JobPage;
+use super::{JobPage, JobPageQuery};
 use crate::error::UiError;
 
-/// Most output lines the first render includes; older ones are behind a link.
-pub const INITIAL_EVENTS: i64 = 5_000;
+/// Output lines of a failed task the failure panel shows.
+#[cfg(feature = "ssr")]
+const FAILED_TASK_LINES: i64 = 40;
 
 #[server(prefix = "/sfn", endpoint = "job-page")]
-pub async fn load_job_page(cluster_id: String, job_id: String) -> Result<JobPage, UiError> {
-    use engine::service::{PageRequest, MAX_PAGE};
+pub async fn load_job_page(
+    cluster_id: String,
+    job_id: String,
+    // A query with no value set is sent as no field at all: it means the defaults.
+    #[server(default)] query: JobPageQuery,
+) -> Result<JobPage, UiError> {
+    use std::collections::BTreeSet;
 
+    use api_types::{JobState, TaskState};
+    use engine::queue::TaskFilter;
+    use engine::service::PageRequest;
+
+    use super::{
+        FailedTask, JobPicture, TaskListing, LOG_LINES, PICTURE_MAX_TASKS, TASKS_PER_PAGE,
+    };
+
+    let listing = TaskListing::from_query(&query)?;
     let caller = crate::session::caller().await?;
     let service = crate::session::service()?;
     let job = service.job(&caller, &job_id).await?;
     if job.cluster_id != cluster_id {
         return Err(UiError::NotFound(format!("job {job_id:?}")));
     }
+    // First: every change after it reaches the page over the stream, so what is read
+    // below is at least this new and nothing in between is missed.
+    let last_event_id = service.job_last_event_id(&caller, &job_id).await?;
     // A delete's job outlives its cluster: its page still shows, without the
     // cluster's details.
     let cluster = match service.cluster(&caller, &cluster_id).await {
@@ -26,35 +48,92 @@ pub async fn load_job_page(cluster_id: String, job_id: String) -> Result<JobPage
         Err(engine::service::ServiceError::NotFound(_)) if job.operation == "delete" => None,
         Err(error) => return Err(error.into()),
     };
-    let mut tasks = Vec::new();
-    let mut offset = 0;
-    loop {
-        let page = service
-            .job_tasks(
+    let filter = TaskFilter {
+        state: listing.state,
+        node: listing.node,
+        action: listing.action.clone(),
+        service: listing.service.clone(),
+    };
+    let tasks = service
+        .job_tasks_filtered(
+            &caller,
+            &job_id,
+            &filter,
+            PageRequest {
+                offset: listing.offset(),
+                limit: TASKS_PER_PAGE,
+            },
+        )
+        .await?;
+    let groups = service.job_task_groups(&caller, &job_id).await?;
+    let total: u64 = groups.iter().map(TaskGroupView::total).sum();
+    let picture = if total <= PICTURE_MAX_TASKS {
+        let every = service
+            .job_tasks_filtered(
                 &caller,
                 &job_id,
+                &TaskFilter::default(),
                 PageRequest {
-                    offset,
-                    limit: MAX_PAGE,
+                    offset: 0,
+                    limit: u32::try_from(PICTURE_MAX_TASKS).unwrap_or(u32::MAX),
                 },
             )
             .await?;
-        let fetched = page.items.len() as u32;
-        tasks.extend(page.items);
-        offset += fetched;
-        if fetched == 0 || u64::from(offset) >= page.total {
-            break;
-        }
-    }
-    // Only the newest events are read: a long job's page costs no more than a short one's.
-    let (events, events_truncated) = service
-        .job_last_events(&caller, &job_id, INITIAL_EVENTS)
+        Some(JobPicture {
+            dag: service.job_plan(&caller, &job_id).await?,
+            tasks: every.items,
+        })
+    } else {
+        None
+    };
+    let (output, output_older) = service
+        .job_output(&caller, &job_id, listing.before, LOG_LINES as i64)
         .await?;
+    let failure = if matches!(job.state, JobState::Failed | JobState::Cancelled) {
+        let failed = TaskFilter {
+            state: Some(TaskState::Failed),
+            ..TaskFilter::default()
+        };
+        let first = service
+            .job_tasks_filtered(
+                &caller,
+                &job_id,
+                &failed,
+                PageRequest {
+                    offset: 0,
+                    limit: 1,
+                },
+            )
+            .await?;
+        match first.items.into_iter().next() {
+            Some(task) => {
+                let output = service
+                    .task_output(&caller, &job_id, &task.id, FAILED_TASK_LINES)
+                    .await?
+                    .into_iter()
+                    .map(|event| event.data.trim_end().to_owned())
+                    .collect();
+                Some(FailedTask { task, output })
+            }
+            None => None,
+        }
+    } else {
+        None
+    };
+    // Only the nodes the page names: a thousand-node cluster's list stays on the server.
+    let named: BTreeSet<u32> = tasks
+        .items
+        .iter()
+        .chain(picture.iter().flat_map(|picture| &picture.tasks))
+        .chain(failure.iter().map(|failure| &failure.task))
+        .map(|task| task.node)
+        .collect();
     let hostnames = cluster
         .iter()
         .flat_map(|cluster| &cluster.nodes)
         .filter_map(|node| {
             let number = u32::try_from(node.number).ok()?;
+            named.contains(&number).then_some(())?;
             Some((number, node.hostname.clone()?))
         })
         .collect();
@@ -65,14 +144,27 @@ pub async fn load_job_page(cluster_id: String, job_id: String) -> Result<JobPage
             |cluster| cluster.cluster.name.clone(),
         ),
         job,
-        tasks,
-        dag: service.job_plan(&caller, &job_id).await?,
-        events,
-        events_truncated,
+        listing,
+        tasks_matching: tasks.total,
+        tasks: tasks.items,
+        groups,
+        picture,
+        output,
+        output_older,
+        last_event_id,
+        failure,
         hostnames,
         links: cluster
             .iter()
             .flat_map(|cluster| cluster.links.iter().cloned())
             .collect(),
     })
+}
+
+/// The job's tasks counted by step and state, read again while the job runs.
+#[server(prefix = "/sfn", endpoint = "job-task-groups")]
+pub async fn load_task_groups(job_id: String) -> Result<Vec<TaskGroupView>, UiError> {
+    let caller = crate::session::caller().await?;
+    let service = crate::session::service()?;
+    Ok(service.job_task_groups(&caller, &job_id).await?)
 }
