@@ -169,30 +169,6 @@ pub async fn job_tasks(store: &Store, job_id: &str) -> Result<Vec<TaskRecord>, Q
     .await?)
 }
 
-/// One page of the job's tasks in plan order (`limit` from `offset`), with how many
-/// the job has: what a page of a thousand-node job reads.
-pub async fn job_tasks_page(
-    store: &Store,
-    job_id: &str,
-    offset: u32,
-    limit: u32,
-) -> Result<(Vec<TaskRecord>, u64), QueueError> {
-    let tasks = sqlx::query_as(&format!(
-        "SELECT {TASK_COLUMNS} FROM tasks WHERE job_id = $1 ORDER BY number \
-         LIMIT $2 OFFSET $3"
-    ))
-    .bind(job_id)
-    .bind(i64::from(limit))
-    .bind(i64::from(offset))
-    .fetch_all(store.pool())
-    .await?;
-    let total: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM tasks WHERE job_id = $1")
-        .bind(job_id)
-        .fetch_one(store.pool())
-        .await?;
-    Ok((tasks, u64::try_from(total).unwrap_or(0)))
-}
-
 /// Which of a job's tasks a listing keeps: each condition that is set must hold.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TaskFilter {

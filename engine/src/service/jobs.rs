@@ -94,11 +94,8 @@ impl Service {
         id: &str,
         page: PageRequest,
     ) -> Result<Page<TaskView>, ServiceError> {
-        let job = self.visible_job(caller, id).await?;
-        page.check()?;
-        let (tasks, total) =
-            queue::job_tasks_page(&self.store, &job.id, page.offset, page.limit).await?;
-        Ok(page.of(tasks.into_iter().map(TaskView::from).collect(), total))
+        self.job_tasks_filtered(caller, id, &TaskFilter::default(), page)
+            .await
     }
 
     /// One page of the job's tasks that `filter` keeps, in plan order.
