@@ -4,6 +4,7 @@
 
 mod cache;
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::convert::Infallible;
 use std::sync::Arc;
 
@@ -15,6 +16,7 @@ use domain::macros::{MacroContext, MacroNode, DEFAULT_ADDRESS_TYPE};
 use super::StepError;
 use crate::provider::{NodeRecord, LOCAL_PROVIDER};
 use crate::queue::ClaimedTask;
+use crate::store::clusters::nodes::Node;
 use crate::store::clusters::StepCluster;
 use crate::store::{Store, StoreError};
 pub(crate) use cache::ViewCache;
@@ -76,17 +78,20 @@ impl TaskView {
         .ok_or_else(|| StepError::Setup(format!("job {} has no layout to work on", task.job_id)))?;
         let layout_is_target = plan.to.as_ref().is_some_and(|to| Arc::ptr_eq(to, &layout));
         let nodes = cache
-            .nodes(&cluster.id, cluster.nodes_version, || async {
-                Ok::<_, StepError>(
-                    store
+            .nodes(&cluster.id, cluster.nodes_version, |kept| async {
+                Ok::<_, StepError>(match kept {
+                    Some((since, kept)) => {
+                        let (changed, numbers) =
+                            store.nodes_changed_since(&cluster.id, since).await?;
+                        rows_since(&kept, changed, &numbers)
+                    }
+                    None => store
                         .list_nodes(&cluster.id)
                         .await?
                         .into_iter()
-                        .filter_map(|node| {
-                            u32::try_from(node.number).ok().map(|number| (number, node))
-                        })
+                        .filter_map(by_number)
                         .collect(),
-                )
+                })
             })
             .await?;
         Ok(Self {
@@ -199,6 +204,28 @@ impl TaskView {
     }
 }
 
+/// A node row under its layout number (a row with an impossible number is no node of
+/// the layout).
+fn by_number(node: Node) -> Option<(u32, Arc<Node>)> {
+    u32::try_from(node.number)
+        .ok()
+        .map(|number| (number, Arc::new(node)))
+}
+
+/// The rows `kept` at some version, updated by the rows `changed` since and with only
+/// the nodes numbered in `numbers` (the ones that exist now). Unchanged rows are shared.
+fn rows_since(
+    kept: &BTreeMap<u32, Arc<Node>>,
+    changed: Vec<Node>,
+    numbers: &[i64],
+) -> BTreeMap<u32, Arc<Node>> {
+    let mut rows = kept.clone();
+    rows.extend(changed.into_iter().filter_map(by_number));
+    let exists: BTreeSet<i64> = numbers.iter().copied().collect();
+    rows.retain(|number, _| exists.contains(&i64::from(*number)));
+    rows
+}
+
 /// What `job_id` was submitted with (it never changes afterwards).
 async fn job_plan(store: &Store, job_id: &str) -> Result<JobPlan, StepError> {
     use crate::queue::QueueError;
@@ -260,4 +287,45 @@ fn macro_nodes(layout: &Layout, host_of: impl Fn(u32) -> Option<String>) -> Arc<
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::clusters::nodes::NodeState;
+
+    fn node(number: i64, hostname: &str) -> Node {
+        Node {
+            id: format!("n{number}"),
+            cluster_id: "c".to_owned(),
+            number,
+            hostname: Some(hostname.to_owned()),
+            hardwaretype: "small".to_owned(),
+            imagetype: "debian".to_owned(),
+            services_json: "[]".to_owned(),
+            provider_json: None,
+            state: NodeState::Ready,
+            created_at_ms: 0,
+            updated_at_ms: 0,
+        }
+    }
+
+    #[test]
+    fn rows_since_applies_changes_drops_deleted_nodes_and_shares_the_rest() {
+        let kept: BTreeMap<u32, Arc<Node>> = [node(1, "a"), node(2, "b"), node(3, "c")]
+            .into_iter()
+            .filter_map(by_number)
+            .collect();
+        // Node 2 got a new address, node 3 was deleted, node 4 was created.
+        let rows = rows_since(&kept, vec![node(2, "b2"), node(4, "d")], &[1, 2, 4]);
+        let hosts: Vec<(u32, &str)> = rows
+            .iter()
+            .map(|(number, row)| (*number, row.hostname.as_deref().unwrap()))
+            .collect();
+        assert_eq!(hosts, [(1, "a"), (2, "b2"), (4, "d")]);
+        assert!(
+            Arc::ptr_eq(&rows[&1], &kept[&1]),
+            "an unchanged row is shared"
+        );
+    }
 }

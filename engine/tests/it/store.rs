@@ -279,7 +279,56 @@ async fn a_node_uses_its_owners_credentials_where_allowed_else_the_tenants(backe
     assert_eq!(left, 0);
 }
 
+/// Each node write counts in the cluster's node version and stamps the row with it, so
+/// a reader that saw version `v` reads only the rows written since, and learns which
+/// nodes are gone from the numbers left.
+async fn node_rows_changed_since_a_version_are_read_alone(backend: Backend) {
+    let (_db, store) = open(backend).await;
+    let cluster = store
+        .create_cluster(&engine::testing::bare_cluster(DEFAULT_TENANT_ID, "c1"), 0)
+        .await
+        .unwrap();
+    let node = |number: i64, hostname: &str| NodeRecord {
+        cluster_id: cluster.id.clone(),
+        number,
+        hostname: Some(hostname.into()),
+        hardwaretype: "small".into(),
+        imagetype: "debian".into(),
+        services_json: "[]".into(),
+        provider_json: None,
+        state: NodeState::Created,
+    };
+    let version = || async { store.step_cluster(&cluster.id).await.unwrap().nodes_version };
+    for number in 1..=3 {
+        store.save_node(&node(number, "first"), 0).await.unwrap();
+    }
+    let seen = version().await;
+    assert_eq!(seen, 3);
+    let (changed, numbers) = store.nodes_changed_since(&cluster.id, seen).await.unwrap();
+    assert!(changed.is_empty());
+    assert_eq!(sorted(numbers), [1, 2, 3]);
+
+    store.save_node(&node(2, "second"), 0).await.unwrap();
+    store.delete_node(&cluster.id, 3).await.unwrap();
+    store.save_node(&node(4, "first"), 0).await.unwrap();
+    assert_eq!(version().await, seen + 3);
+    let (changed, numbers) = store.nodes_changed_since(&cluster.id, seen).await.unwrap();
+    let mut changed: Vec<(i64, String)> = changed
+        .into_iter()
+        .map(|row| (row.number, row.hostname.unwrap()))
+        .collect();
+    changed.sort();
+    assert_eq!(changed, [(2, "second".to_owned()), (4, "first".to_owned())]);
+    assert_eq!(sorted(numbers), [1, 2, 4]);
+}
+
+fn sorted(mut numbers: Vec<i64>) -> Vec<i64> {
+    numbers.sort_unstable();
+    numbers
+}
+
 engine::on_both_backends!(
+    node_rows_changed_since_a_version_are_read_alone,
     a_node_uses_its_owners_credentials_where_allowed_else_the_tenants,
     a_stored_word_no_state_names_is_a_corrupt_column,
     migrations_are_applied_and_idempotent,

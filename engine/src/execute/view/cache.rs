@@ -11,7 +11,12 @@
 //! Nothing here can go stale unnoticed: each value is kept under the version it was
 //! read at and reused only by tasks that saw that version. A snapshot's version grows
 //! with every write of it, a job's plan never changes once submitted, and the node
-//! version is bumped by every node write after the write.
+//! version is bumped by every node write, in the write's transaction.
+//!
+//! While a cluster's nodes are being created, nearly every task sees a new node
+//! version; reading every row again for each would be N² rows over a create. A new
+//! version's rows are built from the newest rows kept and the rows written since (see
+//! `Store::nodes_changed_since`), sharing the unchanged rows.
 
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
@@ -38,7 +43,8 @@ pub(crate) struct JobPlan {
     pub forced: bool,
 }
 
-pub(crate) type NodeRows = Arc<BTreeMap<u32, Node>>;
+/// A cluster's node rows by number; unchanged rows are shared between versions.
+pub(crate) type NodeRows = Arc<BTreeMap<u32, Arc<Node>>>;
 
 /// A value being loaded or loaded, and the version it is for.
 struct Entry<T> {
@@ -55,7 +61,7 @@ pub(crate) struct ViewCache {
     /// Job id → its plan (version 0: it never changes).
     plans: Map<JobPlan>,
     /// Cluster id → its node rows, by node version.
-    nodes: Map<BTreeMap<u32, Node>>,
+    nodes: Map<BTreeMap<u32, Arc<Node>>>,
     /// Job id and layout → the nodes as macros see them, by node version.
     macro_nodes: Map<Arc<[MacroNode]>>,
 }
@@ -71,7 +77,7 @@ impl ViewCache {
     where
         F: Future<Output = Result<Catalog, E>>,
     {
-        get_or_load(&self.catalogs, cluster_id, version, load).await
+        get_or_load(&self.catalogs, cluster_id, version, |_| load()).await
     }
 
     pub async fn job_plan<E, F>(
@@ -82,18 +88,20 @@ impl ViewCache {
     where
         F: Future<Output = Result<JobPlan, E>>,
     {
-        get_or_load(&self.plans, job_id, 0, load).await
+        get_or_load(&self.plans, job_id, 0, |_| load()).await
     }
 
-    /// The cluster's node rows, read at node version `version` or later.
+    /// The cluster's node rows, read at node version `version` or later. `load` gets
+    /// the rows kept for an older version, and that version, when there are some: it
+    /// then need read only what was written since.
     pub async fn nodes<E, F>(
         &self,
         cluster_id: &str,
         version: i64,
-        load: impl FnOnce() -> F,
+        load: impl FnOnce(Option<(i64, NodeRows)>) -> F,
     ) -> Result<NodeRows, E>
     where
-        F: Future<Output = Result<BTreeMap<u32, Node>, E>>,
+        F: Future<Output = Result<BTreeMap<u32, Arc<Node>>, E>>,
     {
         get_or_load(&self.nodes, cluster_id, version, load).await
     }
@@ -108,30 +116,38 @@ impl ViewCache {
     where
         F: Future<Output = Result<Arc<[MacroNode]>, E>>,
     {
-        get_or_load(&self.macro_nodes, key, version, load).await
+        get_or_load(&self.macro_nodes, key, version, |_| load()).await
     }
 }
 
 /// The value kept for `key` at `version`, or what `load` returns, kept for the tasks
-/// asking next. Concurrent callers for one key and version share one `load`; if it
-/// fails, each waiting caller tries its own. A caller behind the kept version (it read
-/// the version before a write another task has already seen) loads without keeping.
+/// asking next. `load` is given the value it replaces (an older version's, with that
+/// version) when that one had loaded. Concurrent callers for one key and version share
+/// one `load`; if it fails, each waiting caller tries its own. A caller behind the kept
+/// version (it read the version before a write another task has already seen) loads
+/// without keeping.
 async fn get_or_load<T, E, F>(
     map: &Map<T>,
     key: &str,
     version: i64,
-    load: impl FnOnce() -> F,
+    load: impl FnOnce(Option<(i64, Arc<T>)>) -> F,
 ) -> Result<Arc<T>, E>
 where
     F: Future<Output = Result<T, E>>,
 {
-    let cell = {
+    let (cell, replaced) = {
         // Entries are replaced whole, so a panicking holder leaves the map consistent.
         let mut map = lock_unpoisoned(map);
         match map.get(key) {
-            Some(entry) if entry.version == version => Some(entry.value.clone()),
-            Some(entry) if entry.version > version => None,
-            _ => {
+            Some(entry) if entry.version == version => (Some(entry.value.clone()), None),
+            Some(entry) if entry.version > version => (None, None),
+            older => {
+                let replaced = older.and_then(|entry| {
+                    entry
+                        .value
+                        .get()
+                        .map(|value| (entry.version, Arc::clone(value)))
+                });
                 if map.len() >= CAPACITY && !map.contains_key(key) {
                     map.clear();
                 }
@@ -143,16 +159,16 @@ where
                         value: value.clone(),
                     },
                 );
-                Some(value)
+                (Some(value), replaced)
             }
         }
     };
     match cell {
         Some(cell) => cell
-            .get_or_try_init(|| async { load().await.map(Arc::new) })
+            .get_or_try_init(|| async { load(replaced).await.map(Arc::new) })
             .await
             .cloned(),
-        None => load().await.map(Arc::new),
+        None => load(None).await.map(Arc::new),
     }
 }
 
@@ -168,7 +184,7 @@ mod tests {
         let loads = Arc::new(AtomicUsize::new(0));
         let load = |text: &'static str| {
             let loads = loads.clone();
-            move || async move {
+            move |_: Option<(i64, Arc<String>)>| async move {
                 loads.fetch_add(1, Ordering::SeqCst);
                 tokio::task::yield_now().await;
                 Ok::<_, ()>(text.to_owned())
@@ -200,9 +216,30 @@ mod tests {
     #[tokio::test]
     async fn a_failed_load_is_not_kept() {
         let map: Map<String> = Mutex::default();
-        let failed = get_or_load(&map, "c", 1, || async { Err::<String, _>("db down") }).await;
+        let failed = get_or_load(&map, "c", 1, |_| async { Err::<String, _>("db down") }).await;
         assert_eq!(failed, Err("db down"));
-        let loaded = get_or_load(&map, "c", 1, || async { Ok::<_, &str>("v1".to_owned()) });
+        let loaded = get_or_load(&map, "c", 1, |_| async { Ok::<_, &str>("v1".to_owned()) });
         assert_eq!(*loaded.await.unwrap(), "v1");
+    }
+
+    #[tokio::test]
+    async fn a_newer_version_is_loaded_from_the_value_it_replaces() {
+        let map: Map<String> = Mutex::default();
+        let first = get_or_load(&map, "c", 1, |replaced| async move {
+            assert!(replaced.is_none());
+            Ok::<_, ()>("rows at 1".to_owned())
+        });
+        assert_eq!(*first.await.unwrap(), "rows at 1");
+        let second = get_or_load(&map, "c", 3, |replaced| async move {
+            let (version, rows) = replaced.expect("the rows kept at version 1");
+            Ok::<_, ()>(format!("{rows} + changes since {version}"))
+        });
+        assert_eq!(*second.await.unwrap(), "rows at 1 + changes since 1");
+        // A caller behind the kept version starts from nothing.
+        let behind = get_or_load(&map, "c", 2, |replaced| async move {
+            assert!(replaced.is_none());
+            Ok::<_, ()>("rows at 2".to_owned())
+        });
+        assert_eq!(*behind.await.unwrap(), "rows at 2");
     }
 }

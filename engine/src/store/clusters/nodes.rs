@@ -40,15 +40,17 @@ const COLUMNS: &str = "id, cluster_id, number, hostname, hardwaretype, imagetype
 impl Store {
     /// Inserts the node or updates the one with the same cluster and number.
     pub async fn save_node(&self, record: &NodeRecord, now_ms: i64) -> Result<(), StoreError> {
-        let _turn = self.write_turn().await;
+        let (_turn, mut tx) = self.begin_write().await?;
+        let version = bump_nodes_version(&mut tx, &record.cluster_id).await?;
         sqlx::query(
             "INSERT INTO nodes (id, cluster_id, number, hostname, hardwaretype, imagetype, \
-             services_json, provider_json, state, created_at_ms, updated_at_ms) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10) \
+             services_json, provider_json, state, created_at_ms, updated_at_ms, version) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, $11) \
              ON CONFLICT (cluster_id, number) DO UPDATE SET hostname = excluded.hostname, \
              hardwaretype = excluded.hardwaretype, imagetype = excluded.imagetype, \
              services_json = excluded.services_json, provider_json = excluded.provider_json, \
-             state = excluded.state, updated_at_ms = excluded.updated_at_ms",
+             state = excluded.state, updated_at_ms = excluded.updated_at_ms, \
+             version = excluded.version",
         )
         .bind(uuid::Uuid::new_v4().to_string())
         .bind(&record.cluster_id)
@@ -60,20 +62,34 @@ impl Store {
         .bind(&record.provider_json)
         .bind(record.state.as_str())
         .bind(now_ms)
-        .execute(&self.pool)
+        .bind(version)
+        .execute(&mut *tx)
         .await?;
-        self.bump_nodes_version(&record.cluster_id).await
+        tx.commit().await?;
+        Ok(())
     }
 
-    /// Counts writes to the cluster's nodes in `StepCluster::nodes_version`, the write first
-    /// and then the number: node rows read after seeing version `v` are at least as new
-    /// as every write counted in `v`.
-    async fn bump_nodes_version(&self, cluster_id: &str) -> Result<(), StoreError> {
-        sqlx::query("UPDATE clusters SET nodes_version = nodes_version + 1 WHERE id = $1")
+    /// The cluster's node rows written after `version` (a `StepCluster::nodes_version`
+    /// read earlier), and the numbers of all its nodes now: with the rows read at
+    /// `version`, everything needed to have them all, deleted ones gone, without
+    /// reading every row again.
+    pub async fn nodes_changed_since(
+        &self,
+        cluster_id: &str,
+        version: i64,
+    ) -> Result<(Vec<Node>, Vec<i64>), StoreError> {
+        let changed = sqlx::query_as(&format!(
+            "SELECT {COLUMNS} FROM nodes WHERE cluster_id = $1 AND version > $2"
+        ))
+        .bind(cluster_id)
+        .bind(version)
+        .fetch_all(&self.pool)
+        .await?;
+        let numbers = sqlx::query_scalar("SELECT number FROM nodes WHERE cluster_id = $1")
             .bind(cluster_id)
-            .execute(&self.pool)
+            .fetch_all(&self.pool)
             .await?;
-        Ok(())
+        Ok((changed, numbers))
     }
 
     pub async fn list_nodes(&self, cluster_id: &str) -> Result<Vec<Node>, StoreError> {
@@ -103,12 +119,34 @@ impl Store {
     }
 
     pub async fn delete_node(&self, cluster_id: &str, number: i64) -> Result<(), StoreError> {
-        let _turn = self.write_turn().await;
+        let (_turn, mut tx) = self.begin_write().await?;
+        bump_nodes_version(&mut tx, cluster_id).await?;
         sqlx::query("DELETE FROM nodes WHERE cluster_id = $1 AND number = $2")
             .bind(cluster_id)
             .bind(number)
-            .execute(&self.pool)
+            .execute(&mut *tx)
             .await?;
-        self.bump_nodes_version(cluster_id).await
+        tx.commit().await?;
+        Ok(())
     }
+}
+
+/// Counts a write to the cluster's nodes in `StepCluster::nodes_version`, in the
+/// transaction of the write, and returns the new version (0 for a cluster that is
+/// gone). Versions grow by one per write, and the write and its count commit together
+/// (the cluster's row stays locked until then), so node rows read after seeing version
+/// `v` are at least as new as every write counted in `v`, and a row whose `version` is
+/// `v` or less was written no later than that.
+async fn bump_nodes_version(
+    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    cluster_id: &str,
+) -> Result<i64, StoreError> {
+    let version: Option<i64> = sqlx::query_scalar(
+        "UPDATE clusters SET nodes_version = nodes_version + 1 WHERE id = $1 \
+         RETURNING nodes_version",
+    )
+    .bind(cluster_id)
+    .fetch_optional(&mut **tx)
+    .await?;
+    Ok(version.unwrap_or_default())
 }
