@@ -5,21 +5,40 @@ source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$ROOT"
 
 echo "build: browser bundle"
+# Linked with relocations kept, which the splitter needs to tell what each split point
+# (a lazy route) reaches; passed to this crate's link only, so the dependencies' cached
+# builds stay valid.
 RUSTUP_TOOLCHAIN=web CARGO_TARGET_DIR=$WASM_TARGET_DIR \
-  cargo build -q -p frontend --lib --target wasm32-unknown-unknown --profile wasm-release
+  cargo rustc -q -p frontend --lib --crate-type cdylib --target wasm32-unknown-unknown \
+  --profile wasm-release -- -Clink-arg=--emit-relocs
+SPLIT_DIR=$WASM_TARGET_DIR/split
+rm -rf "$SPLIT_DIR" "$SITE_DIR/pkg"
 mkdir -p "$SITE_DIR/pkg"
-wasm-bindgen --target web --no-typescript --out-dir "$SITE_DIR/pkg" --out-name corral \
-  "$WASM_TARGET_DIR/wasm32-unknown-unknown/wasm-release/frontend.wasm"
-wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
-  --enable-mutable-globals --enable-reference-types --enable-multivalue \
-  "$SITE_DIR/pkg/corral_bg.wasm" -o "$SITE_DIR/pkg/corral_bg.wasm"
+# The main module every page loads, and one chunk per group of lazy routes
+# (wasm-split/src/main.rs, docs/bundle.md).
+cargo run -q -p wasm-split -- \
+  "$WASM_TARGET_DIR/wasm32-unknown-unknown/wasm-release/frontend.wasm" "$SPLIT_DIR"
+wasm-bindgen --target web --no-typescript --keep-lld-exports --no-demangle \
+  --out-dir "$SITE_DIR/pkg" --out-name corral "$SPLIT_DIR/main.wasm"
+# A split that went wrong leaves the main module importing placeholders no browser can
+# provide; fail here rather than in every page.
+if grep -q "__wbindgen_placeholder__" "$SITE_DIR/pkg/corral.js"; then
+  echo "build: the split main module still imports wasm-bindgen placeholders" >&2
+  exit 1
+fi
+find "$SPLIT_DIR" -maxdepth 1 -type f ! -name main.wasm -exec cp {} "$SITE_DIR/pkg/" \;
+for wasm in "$SITE_DIR"/pkg/*.wasm; do
+  wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
+    --enable-mutable-globals --enable-reference-types --enable-multivalue \
+    "$wasm" -o "$wasm"
+done
 cp style/main.css "$SITE_DIR/pkg/corral.css"
 cp style/favicon.svg "$SITE_DIR/pkg/favicon.svg"
 # Compressed once here at the highest levels, so the server never compresses per
 # request; it picks the form each browser accepts (server/src/http/bundle.rs).
-for file in corral_bg.wasm corral.js corral.css; do
-  brotli --best --force --keep "$SITE_DIR/pkg/$file"
-  gzip --best --force --keep --no-name "$SITE_DIR/pkg/$file"
+for file in "$SITE_DIR"/pkg/*.wasm "$SITE_DIR"/pkg/*.js "$SITE_DIR/pkg/corral.css"; do
+  brotli --best --force --keep "$file"
+  gzip --best --force --keep --no-name "$file"
 done
 
 echo "build: corral binary (the bundle built in)"

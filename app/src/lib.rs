@@ -15,6 +15,7 @@ pub mod error;
 mod live;
 pub mod pages;
 pub mod query;
+pub mod routes;
 pub mod server_fns;
 #[cfg(feature = "ssr")]
 pub mod session;
@@ -22,7 +23,7 @@ pub mod session;
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Title};
 use leptos_router::components::{Route, Router, Routes};
-use leptos_router::{path, SsrMode};
+use leptos_router::{path, Lazy, SsrMode};
 
 /// The wasm/JS/CSS bundle name the build writes (the server publishes it hashed).
 pub const OUTPUT_NAME: &str = "corral";
@@ -70,9 +71,9 @@ pub fn shell(options: LeptosOptions, assets: ShellAssets) -> impl IntoView {
 /// The application root: routes to pages.
 #[component]
 pub fn App() -> impl IntoView {
-    use pages::admin::sections::{AdminEditPage, AdminEntityPage, AdminHome, AdminSectionPage};
-    use pages::clusters::{
-        job::JobShowPage, list::ClusterListPage, new::NewClusterPage, show::ClusterShowPage,
+    use routes::{
+        AdminEditRoute, AdminEntityRoute, AdminHomeRoute, AdminNewRoute, AdminSectionRoute,
+        AdminUserRoute, ClusterShowRoute, JobShowRoute, LoginRoute, NewClusterRoute,
     };
 
     provide_meta_context();
@@ -81,18 +82,22 @@ pub fn App() -> impl IntoView {
         <Router>
             <components::layout::Layout>
                 <Routes fallback=pages::not_found::NotFound>
-                    <Route path=path!("/login") view=pages::login::LoginPage ssr=SsrMode::Async/>
-                    <Route path=path!("/clusters") view=ClusterListPage ssr=SsrMode::Async/>
-                    <Route path=path!("/clusters/new") view=NewClusterPage ssr=SsrMode::Async/>
-                    <Route path=path!("/clusters/:id") view=ClusterShowPage ssr=SsrMode::Async/>
-                    <Route path=path!("/clusters/:id/jobs/:job") view=JobShowPage ssr=SsrMode::Async/>
+                    <Route path=path!("/login") view={Lazy::<LoginRoute>::new()} ssr=SsrMode::Async/>
+                    <Route path=path!("/clusters") view=pages::clusters::list::ClusterListPage ssr=SsrMode::Async/>
+                    <Route path=path!("/clusters/new") view={Lazy::<NewClusterRoute>::new()} ssr=SsrMode::Async/>
+                    <Route path=path!("/clusters/:id") view={Lazy::<ClusterShowRoute>::new()} ssr=SsrMode::Async/>
+                    <Route path=path!("/clusters/:id/jobs/:job") view={Lazy::<JobShowRoute>::new()} ssr=SsrMode::Async/>
                     // The admin console: four flat shapes whose first segment names
                     // the section (see `pages::admin::sections`), flat like the
                     // portal's so they render and hydrate in the same order.
-                    <Route path=path!("/admin") view=AdminHome ssr=SsrMode::Async/>
-                    <Route path=path!("/admin/:section") view=AdminSectionPage ssr=SsrMode::Async/>
-                    <Route path=path!("/admin/:section/:name") view=AdminEntityPage ssr=SsrMode::Async/>
-                    <Route path=path!("/admin/:section/:name/edit") view=AdminEditPage ssr=SsrMode::Async/>
+                    <Route path=path!("/admin") view={Lazy::<AdminHomeRoute>::new()} ssr=SsrMode::Async/>
+                    <Route path=path!("/admin/:section") view={Lazy::<AdminSectionRoute>::new()} ssr=SsrMode::Async/>
+                    // Before the entity route, which their paths match too: a user's
+                    // page and the create forms are split points of their own.
+                    <Route path=path!("/admin/users/:name") view={Lazy::<AdminUserRoute>::new()} ssr=SsrMode::Async/>
+                    <Route path=path!("/admin/:section/new") view={Lazy::<AdminNewRoute>::new()} ssr=SsrMode::Async/>
+                    <Route path=path!("/admin/:section/:name") view={Lazy::<AdminEntityRoute>::new()} ssr=SsrMode::Async/>
+                    <Route path=path!("/admin/:section/:name/edit") view={Lazy::<AdminEditRoute>::new()} ssr=SsrMode::Async/>
                 </Routes>
             </components::layout::Layout>
         </Router>

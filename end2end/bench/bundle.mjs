@@ -1,8 +1,12 @@
 // `bench bundle`: what a user's browser downloads, measured in chromium against a real
 // `corral serve` (CORRAL_BIN). Prints one line:
 //
-//   bundle wasm_raw_kb= wasm_br_kb= first_load_portal_kb= first_load_admin_kb=
-//          repeat_visit_kb= baseline_portal_kb=
+//   bundle wasm_raw_kb= wasm_br_kb= main_wasm_br_kb= chunks= first_load_portal_kb=
+//          first_load_admin_kb= repeat_visit_kb= baseline_portal_kb=
+//
+// wasm_raw_kb, wasm_br_kb: the whole application's wasm (the main module and every
+// chunk), as stored and as brotli sends it; main_wasm_br_kb: the main module alone,
+// which every page loads; chunks: how many chunks the lazy routes were split into.
 //
 // first_load_*: bytes on the wire (headers and encoded bodies) for every .wasm and .js
 // of a cold first visit (a new browser profile, already signed in) to /clusters and to
@@ -59,15 +63,24 @@ const corral = await startCorral();
 try {
   const api = await Api.signIn(corral.url, 'admin', corral.adminPassword);
   const page = await fetch(`${corral.url}login`).then((response) => response.text());
-  const wasm = page.match(/\/pkg\/corral-[0-9a-f]+_bg\.wasm/)?.[0];
-  if (!wasm) throw new Error('the login page names no wasm');
-  const raw = await bodyBytes(`${corral.url}${wasm.slice(1)}`, 'identity');
-  const brotli = await bodyBytes(`${corral.url}${wasm.slice(1)}`, 'br');
+  const main = page.match(/\/pkg\/corral-[0-9a-f]+\/corral_bg\.wasm/)?.[0];
+  if (!main) throw new Error('the login page names no wasm');
+  const scripts = `${corral.url}${main.slice(1, main.lastIndexOf('/'))}`;
+  const manifest = await fetch(`${scripts}/__wasm_split_manifest.json`).then((r) => r.json());
+  const chunks = [...new Set(Object.values(manifest).flat())].map((stem) => `${stem}.wasm`);
+  let raw = 0;
+  let brotli = 0;
+  for (const file of ['corral_bg.wasm', ...chunks]) {
+    raw += await bodyBytes(`${scripts}/${file}`, 'identity');
+    brotli += await bodyBytes(`${scripts}/${file}`, 'br');
+  }
+  const mainBrotli = await bodyBytes(`${scripts}/corral_bg.wasm`, 'br');
   const [portal, repeat] = await coldVisit(corral, api, ['/clusters', '/clusters']);
   const [admin] = await coldVisit(corral, api, [TEMPLATE_PAGE]);
   const [baseline] = await coldVisit(corral, api, ['/clusters'], { compression: false });
   console.log(
-    `bundle wasm_raw_kb=${kb(raw)} wasm_br_kb=${kb(brotli)} first_load_portal_kb=${kb(portal)} ` +
+    `bundle wasm_raw_kb=${kb(raw)} wasm_br_kb=${kb(brotli)} main_wasm_br_kb=${kb(mainBrotli)} ` +
+      `chunks=${chunks.length} first_load_portal_kb=${kb(portal)} ` +
       `first_load_admin_kb=${kb(admin)} repeat_visit_kb=${kb(repeat)} baseline_portal_kb=${kb(baseline)}`,
   );
 } finally {

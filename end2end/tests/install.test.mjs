@@ -25,12 +25,19 @@ test('a copied binary started from an empty directory serves hydrated pages', as
     await page.waitForSelector('body[data-hydrated]', { timeout: 30_000 });
 
     const first = transfers.scripts();
-    const wasm = first.find(({ url }) => url.endsWith('.wasm'));
-    assert.ok(wasm, `no wasm was loaded: ${JSON.stringify(first)}`);
-    assert.match(new URL(wasm.url).pathname, /^\/pkg\/corral-[0-9a-f]{16}_bg\.wasm$/);
-    assert.equal(wasm.status, 200);
-    assert.equal(wasm.encoding, 'br', 'the wasm travels brotli-compressed');
-    assert.ok(!wasm.cached && wasm.bytes > 0);
+    const wasm = first.find(({ url }) => url.endsWith('/corral_bg.wasm'));
+    assert.ok(wasm, `no main module was loaded: ${JSON.stringify(first)}`);
+    const scripts = new URL(wasm.url).pathname.match(/^\/pkg\/corral-[0-9a-f]{16}\//)?.[0];
+    assert.ok(scripts, wasm.url);
+    // The login route is lazy: its code comes in a chunk from the same directory.
+    const chunks = first.filter(({ url }) => url.endsWith('.wasm') && url !== wasm.url);
+    assert.ok(chunks.length > 0, `no chunk was loaded: ${JSON.stringify(first)}`);
+    for (const file of [wasm, ...chunks]) {
+      assert.ok(new URL(file.url).pathname.startsWith(scripts), file.url);
+      assert.equal(file.status, 200);
+      assert.equal(file.encoding, 'br', `${file.url} travels brotli-compressed`);
+      assert.ok(!file.cached && file.bytes > 0);
+    }
     const display = await page.evaluate(() => getComputedStyle(document.body).display);
     assert.equal(display, 'flex', 'the stylesheet applies');
 

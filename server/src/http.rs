@@ -45,11 +45,12 @@ pub struct AppState {
 /// with room for its form fields. The JSON API sets lower limits per route.
 const MAX_REQUEST_BYTES: usize = engine::resources::MAX_RESOURCE_BYTES + 1024 * 1024;
 
-/// Leptos settings naming `bundle`'s hashed loader, which pages load from `/pkg/`.
+/// Leptos settings naming `bundle`'s scripts' directory, which pages load from
+/// (`/pkg/corral-<hash>/corral.js`).
 pub fn leptos_options(bundle: &bundle::Bundle) -> LeptosOptions {
     LeptosOptions::builder()
-        .output_name(bundle.output_name())
-        .site_pkg_dir(bundle::PKG_PATH)
+        .output_name(app::OUTPUT_NAME)
+        .site_pkg_dir(bundle.pkg_dir())
         .build()
 }
 
@@ -80,11 +81,15 @@ pub fn router(state: AppState) -> Router {
         let policy = app::session::SessionPolicy {
             max_age_ms: state.session_max_age_ms,
         };
+        let split_manifest = state.bundle.split_manifest();
         // What every page and server function finds in its reactive context.
         move || {
             provide_context(store.clone());
             provide_context(service.clone());
             provide_context(policy);
+            if let Some(manifest) = &split_manifest {
+                provide_context(manifest.clone());
+            }
         }
     };
     let sessions = state.sessions.clone().layer(state.secure_cookies);
@@ -94,7 +99,7 @@ pub fn router(state: AppState) -> Router {
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
         .route("/metrics", get(crate::metrics::scrape_as_superadmin))
-        .route("/pkg/{name}", get(bundle::serve_asset))
+        .route("/pkg/{*name}", get(bundle::serve_asset))
         .leptos_routes_with_context(&state, routes, context.clone(), {
             let options = state.leptos_options.clone();
             let shell = shell.clone();
@@ -122,7 +127,13 @@ pub fn router(state: AppState) -> Router {
         .layer(sessions)
         .layer(RequestBodyLimitLayer::new(MAX_REQUEST_BYTES));
     for (name, value) in hardening::security_headers() {
-        router = router.layer(SetResponseHeaderLayer::if_not_present(name, value));
+        let on_scripts = name == axum::http::header::X_CONTENT_TYPE_OPTIONS;
+        router = router.layer(SetResponseHeaderLayer::if_not_present(
+            name,
+            move |response: &axum::response::Response| {
+                (on_scripts || !hardening::is_script(response)).then(|| value.clone())
+            },
+        ));
     }
     router = router.layer(SetResponseHeaderLayer::if_not_present(
         axum::http::header::CACHE_CONTROL,

@@ -185,7 +185,7 @@ async fn the_binary_serves_the_bundle_it_was_built_with() {
         let start = html.find(preload).expect("a preloaded loader in the page") + preload.len();
         let loader = &html[start..start + html[start..].find('"').unwrap()];
         assert!(
-            loader.starts_with("pkg/corral-") && loader.ends_with(".js"),
+            loader.starts_with("pkg/corral-") && loader.ends_with("/corral.js"),
             "{loader}"
         );
         let response = reqwest::Client::new()
@@ -200,6 +200,22 @@ async fn the_binary_serves_the_bundle_it_was_built_with() {
             .to_str()
             .unwrap()
             .contains("immutable"));
+        // The page's route is lazy: its chunk is preloaded beside the main module, from
+        // the same directory, so it arrives while the main module starts.
+        let scripts = &loader[..loader.rfind('/').unwrap()];
+        let chunks: Vec<&str> = html
+            .split("href=\"/")
+            .skip(1)
+            .map(|rest| &rest[..rest.find('"').unwrap()])
+            .filter(|href| href.ends_with(".wasm") && !href.ends_with("/corral_bg.wasm"))
+            .collect();
+        assert!(!chunks.is_empty(), "no chunk preloaded in {html}");
+        for chunk in chunks {
+            assert!(chunk.starts_with(scripts), "{chunk} is not in {scripts}");
+            let response = reqwest::get(format!("{url}{chunk}")).await.unwrap();
+            assert_eq!(response.status(), 200, "{chunk}");
+            assert_eq!(response.headers()["content-type"], "application/wasm");
+        }
         stop(child);
     } else {
         assert!(!html.contains("/pkg/"), "{html}");

@@ -1,16 +1,19 @@
 //! The browser bundle as served under `/pkg/`: content-hashed names, precompressed
 //! forms chosen by the request's `Accept-Encoding`, cached by browsers for a year.
 //!
-//! The build writes `pkg/` with the wasm, its JS loader, the stylesheet and the icon,
-//! each next to its `.br` and `.gz` forms (`scripts/build.sh`). The binary carries those
-//! files (the `site-bundle` crate); `--site-dir` reads them from a directory instead,
-//! for development. Either way they are read once, at start-up, into memory.
+//! The build writes `pkg/` with the wasm split into a main module and chunks, their JS
+//! loaders, the split manifest, the stylesheet and the icon, each next to its `.br` and
+//! `.gz` forms (`scripts/build.sh`, docs/bundle.md). The binary carries those files (the
+//! `site-bundle` crate); `--site-dir` reads them from a directory instead, for
+//! development. Either way they are read once, at start-up, into memory.
 //!
 //! Every file is published under a name carrying a hash of its bytes, so a name's bytes
 //! never change and browsers may keep them for good (`immutable`): a new build is new
-//! names in the pages, and a repeat visit downloads nothing again. The wasm and its
-//! loader share one hash, because the page names the loader and the loader's name is
-//! the wasm's stem (`corral-<hash>.js` loads `corral-<hash>_bg.wasm`).
+//! names in the pages, and a repeat visit downloads nothing again. The scripts (every
+//! `.js`, `.wasm` and `.json`) name each other relatively (`corral.js` fetches
+//! `corral_bg.wasm`, the chunk loader imports `./corral.js` and fetches `./<chunk>.wasm`),
+//! so they are published together in one directory named by a hash of them all,
+//! `/pkg/corral-<hash>/`; the stylesheet and the icon each carry their own hash.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -32,6 +35,10 @@ const LOADER: &str = "corral.js";
 const WASM: &str = "corral_bg.wasm";
 const STYLESHEET: &str = "corral.css";
 const ICON: &str = "favicon.svg";
+/// The chunk loader the main module imports, and which chunks each split point needs
+/// (written by `wasm-split`).
+const SPLIT_LOADER: &str = "__wasm_split.js";
+const SPLIT_MANIFEST: &str = "__wasm_split_manifest.json";
 
 const IMMUTABLE: HeaderValue = HeaderValue::from_static("public, max-age=31536000, immutable");
 /// Files asked for by their build name (not a page's link): always checked again.
@@ -45,8 +52,10 @@ pub struct Bundle(Arc<Files>);
 struct Files {
     /// By the name a request uses: the hashed name, and the build's name too.
     by_name: HashMap<String, Served>,
-    /// The loader's hashed stem (`corral-<hash>`), when the bundle has scripts.
-    loader_stem: Option<String>,
+    /// The scripts' directory (`corral-<hash>`), when the bundle has scripts.
+    script_dir: Option<String>,
+    /// Split point → the chunks it needs (file stems), for preload links.
+    split_manifest: Option<HashMap<String, Vec<String>>>,
     stylesheet: Option<String>,
     icon: Option<String>,
     /// Every file once, for the start-up line.
@@ -141,29 +150,35 @@ impl Bundle {
             };
             assets.push((name, asset));
         }
-        let identity = |assets: &[(String, Asset)], wanted: &str| {
-            assets
+        let has = |wanted: &str| assets.iter().any(|(name, _)| name == wanted);
+        // One hash over every script, names and bytes: any change moves them all.
+        let script_dir = (has(LOADER) && has(WASM)).then(|| {
+            let parts: Vec<&[u8]> = assets
                 .iter()
-                .find(|(name, _)| name == wanted)
-                .map(|(_, asset)| asset.identity.clone())
-        };
-        // The loader and its wasm carry one hash: both names change when either does.
-        let loader_stem = match (identity(&assets, LOADER), identity(&assets, WASM)) {
-            (Some(loader), Some(wasm)) => Some(format!(
-                "{}-{}",
-                app::OUTPUT_NAME,
-                content_hash(&[&loader, &wasm])
-            )),
-            _ => None,
-        };
+                .filter(|(name, _)| is_script(name))
+                .flat_map(|(name, asset)| [name.as_bytes(), &asset.identity[..]])
+                .collect();
+            format!("{}-{}", app::OUTPUT_NAME, content_hash(&parts))
+        });
+        let split_manifest = assets
+            .iter()
+            .find(|(name, _)| name == SPLIT_MANIFEST)
+            .and_then(|(_, asset)| match serde_json::from_slice(&asset.identity) {
+                Ok(manifest) => Some(manifest),
+                Err(error) => {
+                    // Pages still load every chunk they need, one round trip later.
+                    tracing::warn!(%error, "the bundle's {SPLIT_MANIFEST} is unreadable: pages will not preload their chunks");
+                    None
+                }
+            });
         let mut files = Files {
-            loader_stem: loader_stem.clone(),
+            script_dir: script_dir.clone(),
+            split_manifest,
             ..Files::default()
         };
         for (name, asset) in assets {
-            let hashed = match (name.as_str(), &loader_stem) {
-                (LOADER, Some(stem)) => format!("{stem}.js"),
-                (WASM, Some(stem)) => format!("{stem}_bg.wasm"),
+            let hashed = match &script_dir {
+                Some(dir) if is_script(&name) => format!("{dir}/{name}"),
                 _ => hashed_name(&name, &asset.identity),
             };
             match name.as_str() {
@@ -193,12 +208,29 @@ impl Bundle {
 
     /// Whether pages can hydrate: the wasm and its loader are both here.
     pub fn has_scripts(&self) -> bool {
-        self.0.loader_stem.is_some()
+        self.0.script_dir.is_some()
     }
 
-    /// The name Leptos's hydration script loads (`<stem>.js`, `<stem>_bg.wasm`).
-    pub fn output_name(&self) -> &str {
-        self.0.loader_stem.as_deref().unwrap_or(app::OUTPUT_NAME)
+    /// Where Leptos's hydration script finds `corral.js` and `corral_bg.wasm`:
+    /// `pkg/corral-<hash>` (just `pkg` without scripts, where nothing loads them).
+    pub fn pkg_dir(&self) -> String {
+        match &self.0.script_dir {
+            Some(dir) => format!("{PKG_PATH}/{dir}"),
+            None => PKG_PATH.to_owned(),
+        }
+    }
+
+    /// What Leptos needs to add preload links for the chunks a page's lazy routes
+    /// use (it reads them from disk otherwise, and this bundle may be compiled in).
+    pub fn split_manifest(&self) -> Option<leptos::WasmSplitManifest> {
+        let manifest = self.0.split_manifest.clone()?;
+        Some(leptos::WasmSplitManifest(
+            leptos::prelude::ArcStoredValue::new((
+                format!("/{}", self.pkg_dir()),
+                manifest,
+                SPLIT_LOADER.to_owned(),
+            )),
+        ))
     }
 
     /// What the page shell links to.
@@ -234,7 +266,7 @@ impl Bundle {
     }
 }
 
-/// `GET /pkg/{name}`: the file in the best encoding the client accepts.
+/// `GET /pkg/{*name}`: the file in the best encoding the client accepts.
 pub async fn serve_asset(
     State(bundle): State<Bundle>,
     UrlPath(name): UrlPath<String>,
@@ -301,6 +333,14 @@ pub fn accepted_codings(headers: &HeaderMap) -> Vec<Coding> {
         .collect()
 }
 
+/// Whether the file is one of the scripts (or their manifest), by its name: published
+/// in the scripts' directory.
+fn is_script(name: &str) -> bool {
+    [".js", ".wasm", ".json"]
+        .iter()
+        .any(|extension| name.ends_with(extension))
+}
+
 /// `corral.css` → `corral-<hash>.css`.
 fn hashed_name(name: &str, bytes: &[u8]) -> String {
     let hash = content_hash(&[bytes]);
@@ -335,6 +375,8 @@ fn content_type(name: &str) -> &'static str {
 
 #[cfg(test)]
 mod tests {
+    use leptos::prelude::ReadValue;
+
     use super::*;
 
     fn accept(value: &str) -> Vec<Coding> {
@@ -368,15 +410,48 @@ mod tests {
     }
 
     #[test]
-    fn the_loader_and_its_wasm_share_a_hash_that_either_changes() {
-        let first = bundle(&[(LOADER, b"js"), (WASM, b"wasm")]);
-        let stem = first.output_name().to_owned();
-        assert!(stem.starts_with("corral-") && stem.len() == "corral-".len() + 16);
-        assert!(first.get(&format!("{stem}.js")).is_some());
-        assert!(first.get(&format!("{stem}_bg.wasm")).is_some());
-        let other_wasm = bundle(&[(LOADER, b"js"), (WASM, b"wasm2")]);
-        assert_ne!(other_wasm.output_name(), stem);
+    fn the_scripts_share_a_directory_that_any_of_them_moves() {
+        let scripts: &[(&str, &[u8])] = &[
+            (LOADER, b"js"),
+            (WASM, b"wasm"),
+            (SPLIT_LOADER, b"loader"),
+            ("split_0.wasm", b"chunk"),
+            (SPLIT_MANIFEST, br#"{"split_a": ["split_0"]}"#),
+            (STYLESHEET, b"body{}"),
+        ];
+        let first = bundle(scripts);
+        let dir = first.pkg_dir();
+        assert!(dir.starts_with("pkg/corral-") && dir.len() == "pkg/corral-".len() + 16);
+        let published = |name: &str| format!("{}/{name}", &dir["pkg/".len()..]);
+        for name in [LOADER, WASM, SPLIT_LOADER, "split_0.wasm"] {
+            let served = first.get(&published(name)).expect(name);
+            assert_eq!(served.cache_control, IMMUTABLE);
+            assert_eq!(first.get(name).unwrap().cache_control, REVALIDATE);
+        }
+        // The stylesheet keeps its own hash, outside the scripts' directory.
+        assert!(first.get(&published(STYLESHEET)).is_none());
+        let (prefix, manifest, loader) = &*first.split_manifest().unwrap().0.read_value();
+        assert_eq!(prefix, &format!("/{dir}"));
+        assert_eq!(manifest["split_a"], ["split_0"]);
+        assert_eq!(loader, SPLIT_LOADER);
+
+        // A change in any chunk moves every script, and only the scripts.
+        let mut changed = scripts.to_vec();
+        changed[3] = ("split_0.wasm", b"other chunk");
+        let second = bundle(&changed);
+        assert_ne!(second.pkg_dir(), dir);
+        assert_eq!(
+            second.shell_assets().stylesheet,
+            first.shell_assets().stylesheet
+        );
         assert!(first.shell_assets().hydrate);
+    }
+
+    #[test]
+    fn an_unreadable_manifest_only_loses_the_preloads() {
+        let bundle = bundle(&[(LOADER, b"js"), (WASM, b"wasm"), (SPLIT_MANIFEST, b"{")]);
+        assert!(bundle.has_scripts());
+        assert!(bundle.split_manifest().is_none());
     }
 
     #[test]

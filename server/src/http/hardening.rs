@@ -125,7 +125,8 @@ pub async fn refuse_cross_site_writes(request: Request, next: Next) -> Response 
     next.run(request).await
 }
 
-/// The browser security headers every response carries (a handler's own win).
+/// The browser security headers every response carries (a handler's own win; scripts
+/// carry only `nosniff`, see [`is_script`]).
 ///
 /// The policy allows only this site's scripts, styles and connections, plus inline
 /// scripts and styles (the hydration bootstrap and the pages' style attributes) and
@@ -134,6 +135,18 @@ pub const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; \
      script-src 'self' 'unsafe-inline' 'wasm-unsafe-eval'; \
      style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; \
      object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'";
+
+/// Whether `response` is a script or a wasm module, which a browser runs or compiles but
+/// never shows as a document: the document-only headers (the content security policy,
+/// framing, referrer policy) do nothing on it. Left off, they no longer make up a tenth
+/// of the bytes of the bundle's small chunks. `nosniff` stays on every response.
+pub fn is_script<B>(response: &axum::http::Response<B>) -> bool {
+    response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.starts_with("text/javascript") || value == "application/wasm")
+}
 
 pub fn security_headers() -> [(header::HeaderName, HeaderValue); 4] {
     [

@@ -154,6 +154,7 @@ pub fn test_bundle() -> Bundle {
             ("corral_bg.wasm", "wasm bytes"),
             ("corral_bg.wasm.br", "wasm bytes in brotli"),
             ("corral_bg.wasm.gz", "wasm bytes in gzip"),
+            ("__wasm_split.js", "export const loaders = {};"),
             ("corral.css", "body { margin: 0 }"),
             ("favicon.svg", "<svg xmlns=\"http://www.w3.org/2000/svg\"/>"),
         ]

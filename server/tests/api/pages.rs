@@ -124,16 +124,28 @@ async fn the_bundle_is_served_by_content_hash_precompressed_and_cached_for_good(
     let wasm = linked(&html, "application/wasm");
     let loader = linked(&html, "modulepreload");
     let stylesheet = linked(&html, "stylesheet");
-    let stem = loader.strip_suffix(".js").expect("a .js loader");
-    assert!(stem.starts_with("/pkg/corral-"), "{loader}");
+    let dir = loader.strip_suffix("/corral.js").expect("corral.js");
+    let hash = dir
+        .strip_prefix("/pkg/corral-")
+        .expect("the scripts' directory");
+    assert!(
+        hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit()),
+        "{loader}"
+    );
     assert_eq!(
         wasm,
-        format!("{stem}_bg.wasm"),
-        "the wasm shares the loader's hash"
+        format!("{dir}/corral_bg.wasm"),
+        "the wasm is in the loader's directory"
     );
     assert!(
-        html.contains(&format!("\"{}\"", &stem["/pkg/".len()..])),
-        "the hydration script loads it"
+        html.contains(&format!("\"{}\"", &dir[1..])),
+        "the hydration script loads from it"
+    );
+    let chunk_loader = fetch_encoded(&app, &format!("{dir}/__wasm_split.js"), None).await;
+    assert_eq!(chunk_loader.status(), 200);
+    assert_eq!(
+        chunk_loader.headers()[header::CACHE_CONTROL],
+        "public, max-age=31536000, immutable"
     );
 
     let brotli = fetch_encoded(&app, &wasm, Some("gzip, deflate, br")).await;
@@ -145,6 +157,13 @@ async fn the_bundle_is_served_by_content_hash_precompressed_and_cached_for_good(
         brotli.headers()[header::CACHE_CONTROL],
         "public, max-age=31536000, immutable"
     );
+    // Scripts carry `nosniff` but not the document-only headers.
+    assert_eq!(brotli.headers()[header::X_CONTENT_TYPE_OPTIONS], "nosniff");
+    assert!(brotli
+        .headers()
+        .get(header::CONTENT_SECURITY_POLICY)
+        .is_none());
+    assert!(brotli.headers().get(header::X_FRAME_OPTIONS).is_none());
     assert_eq!(brotli.text().await.unwrap(), "wasm bytes in brotli");
     let gzip = fetch_encoded(&app, &wasm, Some("gzip;q=1, br;q=0")).await;
     assert_eq!(gzip.headers()[header::CONTENT_ENCODING], "gzip");
@@ -159,6 +178,7 @@ async fn the_bundle_is_served_by_content_hash_precompressed_and_cached_for_good(
         css.headers()[header::CONTENT_TYPE],
         "text/css; charset=utf-8"
     );
+    assert!(css.headers().get(header::CONTENT_SECURITY_POLICY).is_some());
     assert_eq!(css.text().await.unwrap(), "body { margin: 0 }");
 
     // The build's own names answer too, but are checked again on every use.
@@ -166,7 +186,9 @@ async fn the_bundle_is_served_by_content_hash_precompressed_and_cached_for_good(
     assert_eq!(unhashed.status(), 200);
     assert_eq!(unhashed.headers()[header::CACHE_CONTROL], "no-cache");
     for missing in [
-        "/pkg/corral-0000000000000000.js",
+        "/pkg/corral-0000000000000000/corral.js",
+        format!("{dir}/missing.wasm").as_str(),
+        format!("{dir}%2F..%2Fcorral.css").as_str(),
         "/pkg/..%2F..%2FCargo.toml",
         "/pkg/../Cargo.toml",
     ] {

@@ -1,8 +1,10 @@
 //! The admin console's routes, dispatched on their first segment: `/admin`,
 //! `/admin/<section>` (a catalog kind's list, `catalog`, `resources`, `tenants`,
-//! `users`, `tokens`, `audit`), `/admin/<kind>/<name>` (`new` for the create
-//! form; `/admin/users/<username>` is a user's page) and `/admin/<kind>/<name>/edit`. Each shape is one flat route, and the
-//! page inside the admin frame follows the URL as it changes.
+//! `users`, `tokens`, `audit`), `/admin/users/<username>` (a user's page),
+//! `/admin/<kind>/new` (the create form), `/admin/<kind>/<name>` and
+//! `/admin/<kind>/<name>/edit`. Each shape is one flat route (a split point of the
+//! browser bundle, see `crate::routes`), and the page inside the admin frame follows
+//! the URL as it changes.
 
 use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
@@ -50,20 +52,39 @@ pub fn AdminSectionPage() -> impl IntoView {
     }
 }
 
+/// `/admin/<kind>/<name>`. A user's page and the create forms have routes of their own
+/// (before this one), so this route's code is only the entity pages'.
 #[component]
 pub fn AdminEntityPage() -> impl IntoView {
     let section = param("section");
-    let name = param("name");
     view! {
         <AdminLayout>
             {move || match EntityKind::parse(&section.get()) {
-                Some(kind) if name.get() == "new" => view! { <EntityFormPage kind editing=false/> }.into_any(),
                 Some(kind) => view! { <EntityShowPage kind/> }.into_any(),
-                None if section.get() == "users" => view! { <user::UserPage/> }.into_any(),
                 None => view! { <NotFound/> }.into_any(),
             }}
         </AdminLayout>
     }
+}
+
+/// `/admin/<kind>/new`.
+#[component]
+pub fn AdminNewPage() -> impl IntoView {
+    let section = param("section");
+    view! {
+        <AdminLayout>
+            {move || match EntityKind::parse(&section.get()) {
+                Some(kind) => view! { <EntityFormPage kind editing=false/> }.into_any(),
+                None => view! { <NotFound/> }.into_any(),
+            }}
+        </AdminLayout>
+    }
+}
+
+/// `/admin/users/<username>`.
+#[component]
+pub fn AdminUserPage() -> impl IntoView {
+    view! { <AdminLayout><user::UserPage/></AdminLayout> }
 }
 
 #[component]

@@ -1,0 +1,114 @@
+// Every route's page hydrates, whatever the split of the browser bundle: each route
+// shape is loaded cold (its chunks preloaded by the server) in a fresh page, which must
+// become live without a page error, and again after a client-side navigation from the
+// cluster list (its chunks fetched on demand). A page whose server and browser renders
+// disagree panics in hydration and never sets `data-hydrated`; a chunk the server does
+// not have fails its fetch. Both fail here, naming the route.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startCorral, launchBrowser } from '../support/harness.mjs';
+import { Api } from '../support/api.mjs';
+
+let corral;
+let browser;
+let paths;
+
+async function waitForJob(api, jobId) {
+  for (let i = 0; i < 600; i += 1) {
+    const job = await api.get(`/api/v1/jobs/${jobId}`);
+    if (['succeeded', 'failed', 'cancelled'].includes(job.state)) return job;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`job ${jobId} did not finish`);
+}
+
+before(async () => {
+  corral = await startCorral();
+  const admin = await Api.signIn(corral.url, 'admin', corral.adminPassword);
+  await admin.post('/api/v1/users', { username: 'hana', password: 'hydration-password-1', role: 'user' });
+  const created = await admin.post('/api/v1/clusters', { name: 'hydrate', template: 'kv-cluster', size: 1 });
+  const job = await waitForJob(admin, created.job_id);
+  assert.equal(job.state, 'succeeded', JSON.stringify(job));
+  const cluster = created.cluster.id;
+  paths = [
+    '/clusters',
+    '/clusters/new',
+    `/clusters/${cluster}`,
+    `/clusters/${cluster}/jobs/${created.job_id}`,
+    '/admin',
+    '/admin/templates',
+    '/admin/catalog',
+    '/admin/users',
+    '/admin/users/hana',
+    '/admin/templates/new',
+    '/admin/templates/kv-cluster',
+    '/admin/templates/kv-cluster/edit',
+  ];
+  browser = await launchBrowser();
+  const split = admin.cookie.indexOf('=');
+  await browser.context.addCookies([
+    { name: admin.cookie.slice(0, split), value: admin.cookie.slice(split + 1), url: corral.url },
+  ]);
+});
+
+after(async () => {
+  if (corral) {
+    const admin = await Api.signIn(corral.url, 'admin', corral.adminPassword);
+    for (const cluster of (await admin.get('/api/v1/clusters?limit=500')).items) {
+      const deleted = await admin.call('DELETE', `/api/v1/clusters/${cluster.id}`);
+      await waitForJob(admin, deleted.job_id);
+    }
+  }
+  await browser?.close();
+  await corral?.stop();
+});
+
+/** A fresh page that records page errors, panics and failed script fetches. */
+async function watchedPage() {
+  const page = await browser.context.newPage();
+  const errors = [];
+  page.on('pageerror', (error) => errors.push(error.message));
+  page.on('console', (message) => {
+    if (message.type() === 'error' && message.text().includes('panicked')) errors.push(message.text());
+  });
+  page.on('response', (response) => {
+    if (/\.(wasm|js)$/.test(new URL(response.url()).pathname) && response.status() !== 200) {
+      errors.push(`${response.status()} ${response.url()}`);
+    }
+  });
+  return { page, errors };
+}
+
+test('every route hydrates on a first visit', async () => {
+  for (const path of paths) {
+    const { page, errors } = await watchedPage();
+    await page.goto(`${corral.url}${path.slice(1)}`);
+    await page
+      .waitForSelector('body[data-hydrated]', { timeout: 30_000 })
+      .catch(() => errors.push('never hydrated'));
+    assert.deepEqual(errors, [], `${path}: ${errors.join('\n')}`);
+    assert.equal(new URL(page.url()).pathname, path);
+    await page.close();
+  }
+});
+
+test('every route renders after a client-side navigation', async () => {
+  for (const path of paths.slice(1)) {
+    const { page, errors } = await watchedPage();
+    await page.goto(`${corral.url}clusters`);
+    await page.waitForSelector('body[data-hydrated]', { timeout: 30_000 });
+    // A link the router follows in the page, as a click on any internal link does.
+    await page.evaluate((href) => {
+      const link = document.createElement('a');
+      link.href = href;
+      link.textContent = 'go';
+      document.body.append(link);
+      link.click();
+    }, path);
+    await page.waitForURL((url) => url.pathname === path);
+    await page.waitForSelector('main h1', { timeout: 30_000 });
+    await page.waitForLoadState('networkidle');
+    assert.deepEqual(errors, [], `${path}: ${errors.join('\n')}`);
+    await page.close();
+  }
+});
