@@ -87,9 +87,9 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/clusters/new") view={Lazy::<NewClusterRoute>::new()} ssr=SsrMode::Async/>
                     <Route path=path!("/clusters/:id") view={Lazy::<ClusterShowRoute>::new()} ssr=SsrMode::Async/>
                     <Route path=path!("/clusters/:id/jobs/:job") view={Lazy::<JobShowRoute>::new()} ssr=SsrMode::Async/>
-                    // The admin console: four flat shapes whose first segment names
-                    // the section (see `pages::admin::sections`), flat like the
-                    // portal's so they render and hydrate in the same order.
+                    // The admin console: flat shapes whose first segment names the
+                    // section (see `pages::admin::sections`), flat like the portal's
+                    // so they render and hydrate in the same order.
                     <Route path=path!("/admin") view={Lazy::<AdminHomeRoute>::new()} ssr=SsrMode::Async/>
                     <Route path=path!("/admin/:section") view={Lazy::<AdminSectionRoute>::new()} ssr=SsrMode::Async/>
                     // Before the entity route, which their paths match too: a user's

@@ -34,6 +34,16 @@ export class Api {
   }
 
   get(path) { return this.call('GET', path); }
+
+  /** The job once it has ended (succeeded, failed or cancelled); two minutes at most. */
+  async waitForJob(jobId) {
+    for (let i = 0; i < 600; i += 1) {
+      const job = await this.get(`/api/v1/jobs/${jobId}`);
+      if (['succeeded', 'failed', 'cancelled'].includes(job.state)) return job;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    throw new Error(`job ${jobId} did not finish`);
+  }
   post(path, body) { return this.call('POST', path, body); }
 
   /** Uploads a script resource and makes that version the one nodes get. */

@@ -36,19 +36,11 @@ before(async () => {
   // Made before the tests start, so deleting it at the end never races its creation.
   const kept = await busy.post('/api/v1/clusters', { name: 'keep', template: 'kv-cluster', size: 1 });
   // The seeded tenant got the default tenant's scripts along with its catalog.
-  const keptJob = await waitForJob(busy, kept.job_id);
+  const keptJob = await busy.waitForJob(kept.job_id);
   if (keptJob.state !== 'succeeded') throw new Error(`creating keep: ${JSON.stringify(keptJob)}`);
   browser = await launchBrowser();
 });
 
-async function waitForJob(api, jobId) {
-  for (let i = 0; i < 600; i += 1) {
-    const job = await api.get(`/api/v1/jobs/${jobId}`);
-    if (['succeeded', 'failed', 'cancelled'].includes(job.state)) return job;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error(`job ${jobId} did not finish`);
-}
 
 after(async () => {
   // Nodes outlive a stopped server: delete the busy tenant's cluster first.
@@ -57,7 +49,7 @@ after(async () => {
     const clusters = await busy.get('/api/v1/clusters?limit=500');
     for (const cluster of clusters.items) {
       const deleted = await busy.call('DELETE', `/api/v1/clusters/${cluster.id}`);
-      const job = await waitForJob(busy, deleted.job_id);
+      const job = await busy.waitForJob(deleted.job_id);
       if (job.state !== 'succeeded') console.error(`deleting ${cluster.name}: ${JSON.stringify(job)}`);
     }
   }

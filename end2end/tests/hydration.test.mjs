@@ -13,21 +13,13 @@ let corral;
 let browser;
 let paths;
 
-async function waitForJob(api, jobId) {
-  for (let i = 0; i < 600; i += 1) {
-    const job = await api.get(`/api/v1/jobs/${jobId}`);
-    if (['succeeded', 'failed', 'cancelled'].includes(job.state)) return job;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error(`job ${jobId} did not finish`);
-}
 
 before(async () => {
   corral = await startCorral();
   const admin = await Api.signIn(corral.url, 'admin', corral.adminPassword);
   await admin.post('/api/v1/users', { username: 'hana', password: 'hydration-password-1', role: 'user' });
   const created = await admin.post('/api/v1/clusters', { name: 'hydrate', template: 'kv-cluster', size: 1 });
-  const job = await waitForJob(admin, created.job_id);
+  const job = await admin.waitForJob(created.job_id);
   assert.equal(job.state, 'succeeded', JSON.stringify(job));
   const cluster = created.cluster.id;
   paths = [
@@ -56,7 +48,7 @@ after(async () => {
     const admin = await Api.signIn(corral.url, 'admin', corral.adminPassword);
     for (const cluster of (await admin.get('/api/v1/clusters?limit=500')).items) {
       const deleted = await admin.call('DELETE', `/api/v1/clusters/${cluster.id}`);
-      await waitForJob(admin, deleted.job_id);
+      await admin.waitForJob(deleted.job_id);
     }
   }
   await browser?.close();

@@ -131,7 +131,7 @@ after(async () => {
     const deletes = await Promise.all(
       clusters.items.map((cluster) => api.call('DELETE', `/api/v1/clusters/${cluster.id}?force=true`)),
     );
-    await Promise.all(deletes.map((deleted) => waitForJob(api, deleted.job_id)));
+    await Promise.all(deletes.map((deleted) => api.waitForJob(deleted.job_id)));
   }
   rmSync(gateFile, { force: true });
   await browser?.close();
@@ -289,10 +289,10 @@ test('a failed step shows what failed where, and retry from the failure succeeds
 test('a delete stuck at a failing stop step is finished by forcing it', async () => {
   const user = await Api.signIn(corral.url, USER.username, USER.password);
   const created = await user.post('/api/v1/clusters', { name: 'sticky-one', template: 'sticky', size: 1 });
-  assert.equal((await waitForJob(user, created.job_id)).state, 'succeeded');
+  assert.equal((await user.waitForJob(created.job_id)).state, 'succeeded');
   const clusterId = created.cluster.id;
   const deleted = await user.call('DELETE', `/api/v1/clusters/${clusterId}`);
-  assert.equal((await waitForJob(user, deleted.job_id)).state, 'failed');
+  assert.equal((await user.waitForJob(deleted.job_id)).state, 'failed');
 
   const page = await browser.context.newPage();
   const errors = watchErrors(page);
@@ -324,7 +324,7 @@ test('a delete stuck at a failing stop step is finished by forcing it', async ()
 test('a failed create is rolled back from its job page, previewed first', async () => {
   const user = await Api.signIn(corral.url, USER.username, USER.password);
   const created = await user.post('/api/v1/clusters', { name: 'rollme', template: 'broken', size: 1 });
-  assert.equal((await waitForJob(user, created.job_id)).state, 'failed');
+  assert.equal((await user.waitForJob(created.job_id)).state, 'failed');
   const clusterId = created.cluster.id;
 
   const page = await browser.context.newPage();
@@ -371,7 +371,7 @@ test('a reload in the middle of a job loses and repeats no log line', async () =
   const expected = events.filter((event) => event.kind === 'output').map((event) => event.id);
   assert.deepEqual(shown, expected, 'the page shows every output event once, in order');
   const deleted = await user.call('DELETE', `/api/v1/clusters/${submitted.cluster.id}`);
-  await waitForJob(user, deleted.job_id);
+  await user.waitForJob(deleted.job_id);
 });
 
 test('the demo web-stack, created from the form, answers at its link', async (t) => {
@@ -475,11 +475,3 @@ test('the demo web-stack, created from the form, answers at its link', async (t)
   await shot(page, 'portal-web-stack-deleted');
 });
 
-async function waitForJob(api, jobId) {
-  for (let i = 0; i < 600; i += 1) {
-    const job = await api.get(`/api/v1/jobs/${jobId}`);
-    if (['succeeded', 'failed', 'cancelled'].includes(job.state)) return job;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error(`job ${jobId} did not finish`);
-}

@@ -131,7 +131,7 @@ pub fn router(state: AppState) -> Router {
         router = router.layer(SetResponseHeaderLayer::if_not_present(
             name,
             move |response: &axum::response::Response| {
-                (on_scripts || !hardening::is_script(response)).then(|| value.clone())
+                (on_scripts || !hardening::is_script_response(response)).then(|| value.clone())
             },
         ));
     }

@@ -200,21 +200,40 @@ async fn the_binary_serves_the_bundle_it_was_built_with() {
             .to_str()
             .unwrap()
             .contains("immutable"));
-        // The page's route is lazy: its chunk is preloaded beside the main module, from
-        // the same directory, so it arrives while the main module starts.
+        // The login route is lazy: its chunks are named by the split manifest beside
+        // the main module, and served from the same directory. (The page usually
+        // preloads them too, but Leptos leaves the links out of some renders.)
         let scripts = &loader[..loader.rfind('/').unwrap()];
-        let chunks: Vec<&str> = html
-            .split("href=\"/")
-            .skip(1)
-            .map(|rest| &rest[..rest.find('"').unwrap()])
-            .filter(|href| href.ends_with(".wasm") && !href.ends_with("/corral_bg.wasm"))
-            .collect();
-        assert!(!chunks.is_empty(), "no chunk preloaded in {html}");
-        for chunk in chunks {
-            assert!(chunk.starts_with(scripts), "{chunk} is not in {scripts}");
-            let response = reqwest::get(format!("{url}{chunk}")).await.unwrap();
+        let manifest: serde_json::Value =
+            reqwest::get(format!("{url}{scripts}/__wasm_split_manifest.json"))
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+        let (_, login_chunks) = manifest
+            .as_object()
+            .unwrap()
+            .iter()
+            .find(|(split, _)| split.contains("login_route"))
+            .expect("the login route is a split point");
+        let login_chunks = login_chunks.as_array().unwrap();
+        assert!(!login_chunks.is_empty(), "{manifest}");
+        for chunk in login_chunks {
+            let chunk = format!("{url}{scripts}/{}.wasm", chunk.as_str().unwrap());
+            let response = reqwest::get(&chunk).await.unwrap();
             assert_eq!(response.status(), 200, "{chunk}");
             assert_eq!(response.headers()["content-type"], "application/wasm");
+        }
+        for preloaded in html
+            .split("rel=\"preload\" href=\"/")
+            .skip(1)
+            .map(|rest| &rest[..rest.find('"').unwrap()])
+        {
+            assert!(
+                preloaded.starts_with(scripts),
+                "{preloaded} is not in {scripts}"
+            );
         }
         stop(child);
     } else {

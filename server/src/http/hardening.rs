@@ -126,7 +126,7 @@ pub async fn refuse_cross_site_writes(request: Request, next: Next) -> Response 
 }
 
 /// The browser security headers every response carries (a handler's own win; scripts
-/// carry only `nosniff`, see [`is_script`]).
+/// carry only `nosniff`, see [`is_script_response`]).
 ///
 /// The policy allows only this site's scripts, styles and connections, plus inline
 /// scripts and styles (the hydration bootstrap and the pages' style attributes) and
@@ -140,7 +140,7 @@ pub const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; \
 /// never shows as a document: the document-only headers (the content security policy,
 /// framing, referrer policy) do nothing on it. Left off, they no longer make up a tenth
 /// of the bytes of the bundle's small chunks. `nosniff` stays on every response.
-pub fn is_script<B>(response: &axum::http::Response<B>) -> bool {
+pub fn is_script_response<B>(response: &axum::http::Response<B>) -> bool {
     response
         .headers()
         .get(header::CONTENT_TYPE)

@@ -70,11 +70,22 @@ pub fn AdminEntityPage() -> impl IntoView {
 /// `/admin/<kind>/new`.
 #[component]
 pub fn AdminNewPage() -> impl IntoView {
+    entity_form(false)
+}
+
+/// `/admin/<kind>/<name>/edit`.
+#[component]
+pub fn AdminEditPage() -> impl IntoView {
+    entity_form(true)
+}
+
+/// The create or edit form of the entity kind the URL's section names.
+fn entity_form(editing: bool) -> impl IntoView {
     let section = param("section");
     view! {
         <AdminLayout>
             {move || match EntityKind::parse(&section.get()) {
-                Some(kind) => view! { <EntityFormPage kind editing=false/> }.into_any(),
+                Some(kind) => view! { <EntityFormPage kind editing/> }.into_any(),
                 None => view! { <NotFound/> }.into_any(),
             }}
         </AdminLayout>
@@ -85,17 +96,4 @@ pub fn AdminNewPage() -> impl IntoView {
 #[component]
 pub fn AdminUserPage() -> impl IntoView {
     view! { <AdminLayout><user::UserPage/></AdminLayout> }
-}
-
-#[component]
-pub fn AdminEditPage() -> impl IntoView {
-    let section = param("section");
-    view! {
-        <AdminLayout>
-            {move || match EntityKind::parse(&section.get()) {
-                Some(kind) => view! { <EntityFormPage kind editing=true/> }.into_any(),
-                None => view! { <NotFound/> }.into_any(),
-            }}
-        </AdminLayout>
-    }
 }
