@@ -25,9 +25,7 @@ const TEMPLATE_PAGE = '/admin/templates/web-stack';
 async function coldVisit(corral, api, paths, { compression = true } = {}) {
   const browser = await launchBrowser();
   try {
-    const split = api.cookie.indexOf('=');
-    const [name, value] = [api.cookie.slice(0, split), api.cookie.slice(split + 1)];
-    await browser.context.addCookies([{ name, value, url: corral.url }]);
+    await api.signInBrowser(browser.context);
     if (!compression) await browser.context.setExtraHTTPHeaders({ 'accept-encoding': 'identity' });
     const page = await browser.context.newPage();
     const transfers = await recordTransfers(browser.context, page);

@@ -64,10 +64,7 @@ const browser = await launchBrowser();
 try {
   const api = await Api.signIn(corral.url, 'admin', corral.adminPassword);
   await api.post('/api/v1/catalog/import', CATALOG);
-  const split = api.cookie.indexOf('=');
-  await browser.context.addCookies([
-    { name: api.cookie.slice(0, split), value: api.cookie.slice(split + 1), url: corral.url },
-  ]);
+  await api.signInBrowser(browser.context);
   const page = await browser.context.newPage();
   await page.goto(`${corral.url}admin/templates/${TEMPLATE}?size=${BASELINE_NODES}`);
   await page.waitForSelector('body[data-hydrated]', { timeout: 60_000 });

@@ -35,6 +35,14 @@ export class Api {
 
   get(path) { return this.call('GET', path); }
 
+  /** Signs `context` (a browser context) in as this client's user: its session cookie. */
+  async signInBrowser(context) {
+    const split = this.cookie.indexOf('=');
+    await context.addCookies([
+      { name: this.cookie.slice(0, split), value: this.cookie.slice(split + 1), url: `${this.base}/` },
+    ]);
+  }
+
   /** The job once it has ended (succeeded, failed or cancelled); two minutes at most. */
   async waitForJob(jobId) {
     for (let i = 0; i < 600; i += 1) {

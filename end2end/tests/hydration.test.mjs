@@ -13,7 +13,6 @@ let corral;
 let browser;
 let paths;
 
-
 before(async () => {
   corral = await startCorral();
   const admin = await Api.signIn(corral.url, 'admin', corral.adminPassword);
@@ -37,10 +36,7 @@ before(async () => {
     '/admin/templates/kv-cluster/edit',
   ];
   browser = await launchBrowser();
-  const split = admin.cookie.indexOf('=');
-  await browser.context.addCookies([
-    { name: admin.cookie.slice(0, split), value: admin.cookie.slice(split + 1), url: corral.url },
-  ]);
+  await admin.signInBrowser(browser.context);
 });
 
 after(async () => {
