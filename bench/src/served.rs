@@ -42,7 +42,12 @@ impl Server {
             .args(["--worker-slots", &worker_slots.to_string()])
             .arg("--data-dir")
             .arg(data)
-            .env("RUST_LOG", "warn")
+            // BENCH_SERVER_LOG sets the server's log filter for a profiling run, e.g.
+            // `warn,sqlx::query=debug` logs every statement with its time.
+            .env(
+                "RUST_LOG",
+                std::env::var("BENCH_SERVER_LOG").unwrap_or_else(|_| "warn".to_owned()),
+            )
             .stdout(Stdio::piped())
             .stderr(log)
             .spawn()?;

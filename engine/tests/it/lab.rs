@@ -15,7 +15,7 @@ use domain::solver::SolveRequest;
 use engine::execute::{Executor, ExecutorSettings, Providers};
 use engine::operations::{create_cluster, submit_change, ClusterChange, CreateRequest};
 use engine::provider::{
-    DockerProvider, ExecProvider, LocalProvider, NodeProvider, NodeRecord, NodeSpec,
+    DockerProvider, ExecProvider, LocalProvider, NodeImage, NodeProvider, NodeRecord, NodeSpec,
     SshPoolProvider,
 };
 use engine::queue::{self, JobState, SubmitOptions};
@@ -26,6 +26,10 @@ use engine::store::tenants::DEFAULT_TENANT_ID;
 use engine::store::{now_ms, Backend, Store};
 use engine::testing::TestDatabase;
 use engine::worker::{WorkerPool, WorkerSettings};
+
+/// How long a docker lab waits for Corral's node image to be built (the first build on
+/// a machine downloads and unpacks a few hundred MB of Debian packages).
+const IMAGE_LIMIT: Duration = Duration::from_secs(900);
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata/lifecycle");
 
@@ -95,6 +99,15 @@ impl Lab {
                 .await
                 .unwrap(),
         );
+        // The node image is built on its first use, from Debian's packages: minutes on a
+        // fresh machine busy with other tests. Built here, it is not part of what a
+        // test's job limit times.
+        let started = Instant::now();
+        let image = tokio::time::timeout(IMAGE_LIMIT, NodeImage::ensure(docker.docker()))
+            .await
+            .expect("the node image is built within its limit")
+            .unwrap();
+        eprintln!("node image {image} ready after {:?}", started.elapsed());
         lab.docker = Some(docker);
         lab.restart_workers().await;
         lab
