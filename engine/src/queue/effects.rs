@@ -36,8 +36,9 @@ pub(super) async fn apply(
     now_ms: i64,
 ) -> Result<(), QueueError> {
     let row = sqlx::query(
-        "SELECT cluster_id, cluster_state_running, cluster_state_succeeded, \
-         cluster_state_failed, to_layout_json FROM jobs WHERE id = $1",
+        "SELECT j.cluster_id, j.cluster_state_running, j.cluster_state_succeeded, \
+         j.cluster_state_failed, d.to_layout_json \
+         FROM jobs j LEFT JOIN job_documents d ON d.job_id = j.id WHERE j.id = $1",
     )
     .bind(job_id)
     .fetch_optional(&mut **tx)

@@ -74,11 +74,14 @@ pub struct JobLayouts {
 }
 
 pub async fn job_layouts(store: &Store, job_id: &str) -> Result<JobLayouts, QueueError> {
-    sqlx::query_as("SELECT from_layout_json, to_layout_json, forced FROM jobs WHERE id = $1")
-        .bind(job_id)
-        .fetch_optional(store.pool())
-        .await?
-        .ok_or_else(|| QueueError::NotFound(format!("job {job_id}")))
+    sqlx::query_as(
+        "SELECT d.from_layout_json, d.to_layout_json, j.forced \
+         FROM jobs j LEFT JOIN job_documents d ON d.job_id = j.id WHERE j.id = $1",
+    )
+    .bind(job_id)
+    .fetch_optional(store.pool())
+    .await?
+    .ok_or_else(|| QueueError::NotFound(format!("job {job_id}")))
 }
 
 /// The newest job's id and state, with its layouts.
@@ -96,8 +99,9 @@ pub async fn newest_job(
     cluster_id: &str,
 ) -> Result<Option<(String, JobState, JobLayouts)>, QueueError> {
     let newest: Option<NewestJob> = sqlx::query_as(
-        "SELECT id, state, from_layout_json, to_layout_json, forced FROM jobs \
-         WHERE cluster_id = $1 ORDER BY created_at_ms DESC, id DESC LIMIT 1",
+        "SELECT j.id, j.state, d.from_layout_json, d.to_layout_json, j.forced \
+         FROM jobs j LEFT JOIN job_documents d ON d.job_id = j.id \
+         WHERE j.cluster_id = $1 ORDER BY j.created_at_ms DESC, j.id DESC LIMIT 1",
     )
     .bind(cluster_id)
     .fetch_optional(store.pool())
@@ -280,11 +284,12 @@ pub async fn job_step_counts(
 
 /// The DAG the job was submitted with (the `failed` input of a rollback plan).
 pub async fn job_plan(store: &Store, job_id: &str) -> Result<TaskDag, QueueError> {
-    let plan_json: String = sqlx::query_scalar("SELECT plan_json FROM jobs WHERE id = $1")
-        .bind(job_id)
-        .fetch_optional(store.pool())
-        .await?
-        .ok_or_else(|| QueueError::NotFound(format!("job {job_id}")))?;
+    let plan_json: String =
+        sqlx::query_scalar("SELECT plan_json FROM job_documents WHERE job_id = $1")
+            .bind(job_id)
+            .fetch_optional(store.pool())
+            .await?
+            .ok_or_else(|| QueueError::NotFound(format!("job {job_id}")))?;
     serde_json::from_str(&plan_json).map_err(|err| QueueError::CorruptPlan {
         job_id: job_id.to_owned(),
         reason: err.to_string(),

@@ -61,19 +61,37 @@ pub async fn submit_in(
     };
 
     sqlx::query(
-        "INSERT INTO jobs (id, tenant_id, cluster_id, operation, state, plan_json, tasks_total, \
+        "INSERT INTO jobs (id, tenant_id, cluster_id, operation, state, tasks_total, \
          tasks_succeeded, created_at_ms, started_at_ms, finished_at_ms, error) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, 0, $8, NULL, $9, NULL)",
+         VALUES ($1, $2, $3, $4, $5, $6, 0, $7, NULL, $8, NULL)",
     )
     .bind(&job_id)
     .bind(tenant_id)
     .bind(cluster_id)
     .bind(operation)
     .bind(state.as_str())
-    .bind(&plan_json)
     .bind(total)
     .bind(now_ms)
     .bind(finished)
+    .execute(&mut **tx)
+    .await?;
+    // Beside the job row, not in it: every completion updates the job row, and the
+    // plan of a big cluster is megabytes (see the job_documents migration).
+    let (from_layout_json, to_layout_json) =
+        options.effects.as_ref().map_or((None, None), |effects| {
+            (
+                effects.from_layout_json.as_deref(),
+                effects.to_layout_json.as_deref(),
+            )
+        });
+    sqlx::query(
+        "INSERT INTO job_documents (job_id, plan_json, from_layout_json, to_layout_json) \
+         VALUES ($1, $2, $3, $4)",
+    )
+    .bind(&job_id)
+    .bind(&plan_json)
+    .bind(from_layout_json)
+    .bind(to_layout_json)
     .execute(&mut **tx)
     .await?;
 
@@ -159,15 +177,12 @@ pub async fn submit_in(
     if let Some(effects) = &options.effects {
         sqlx::query(
             "UPDATE jobs SET cluster_state_running = $2, cluster_state_succeeded = $3, \
-             cluster_state_failed = $4, from_layout_json = $5, to_layout_json = $6, \
-             requested_by = $7, forced = $8 WHERE id = $1",
+             cluster_state_failed = $4, requested_by = $5, forced = $6 WHERE id = $1",
         )
         .bind(&job_id)
         .bind(effects.running.as_str())
         .bind(effects.succeeded.as_str())
         .bind(effects.failed.as_str())
-        .bind(&effects.from_layout_json)
-        .bind(&effects.to_layout_json)
         .bind(&effects.requested_by)
         .bind(i64::from(effects.forced))
         .execute(&mut **tx)

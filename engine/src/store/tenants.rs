@@ -235,7 +235,8 @@ pub async fn live_cluster_footprints(
     tenant_id: &str,
 ) -> Result<Vec<ClusterFootprint>, StoreError> {
     sqlx::query_as(
-        "SELECT c.layout_json, (SELECT j.to_layout_json FROM jobs j WHERE j.cluster_id = c.id \
+        "SELECT c.layout_json, (SELECT d.to_layout_json FROM jobs j \
+           JOIN job_documents d ON d.job_id = j.id WHERE j.cluster_id = c.id \
            AND j.state IN ('queued', 'running', 'cancelling') \
            ORDER BY j.created_at_ms DESC LIMIT 1) AS planned_layout_json, \
            (SELECT COUNT(*) FROM nodes n WHERE n.cluster_id = c.id) AS existing_nodes \

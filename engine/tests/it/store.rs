@@ -322,12 +322,72 @@ async fn node_rows_changed_since_a_version_are_read_alone(backend: Backend) {
     assert_eq!(sorted(numbers), [1, 2, 4]);
 }
 
+/// The migration that moved a job's plan and layouts out of its row into
+/// `job_documents` carries the jobs a database already has: a job written as the
+/// release before stored it reads back whole.
+async fn a_jobs_documents_move_out_of_its_row_with_its_data(backend: Backend) {
+    const JOB_DOCUMENTS: &str = "20261129000000";
+    let db = TestDatabase::new(backend).await;
+    let store = Store::connect(&db.url).await.unwrap();
+    // The database as the release before left it: every migration older than this one.
+    let older = tempfile::tempdir().unwrap();
+    let dialect = match backend {
+        Backend::Sqlite => "sqlite",
+        Backend::Postgres => "postgres",
+    };
+    let all =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../migrations/{dialect}"));
+    for entry in std::fs::read_dir(all).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if name.as_str() < JOB_DOCUMENTS {
+            std::fs::copy(&path, older.path().join(&name)).unwrap();
+        }
+    }
+    sqlx::migrate::Migrator::new(older.path())
+        .await
+        .unwrap()
+        .run(store.pool())
+        .await
+        .unwrap();
+    let cluster = store
+        .create_cluster(&engine::testing::bare_cluster(DEFAULT_TENANT_ID, "old"), 0)
+        .await
+        .unwrap();
+    let plan = serde_json::json!({"tasks": [
+        {"id": 0, "node": 1, "service": null, "action": "create", "after": [], "stage": 0}
+    ]});
+    sqlx::query(
+        "INSERT INTO jobs (id, tenant_id, cluster_id, operation, state, plan_json, tasks_total, \
+         tasks_succeeded, created_at_ms, from_layout_json, to_layout_json, forced) \
+         VALUES ('old-job', $1, $2, 'create', 'queued', $3, 1, 0, 0, NULL, '{\"nodes\":1}', 1)",
+    )
+    .bind(DEFAULT_TENANT_ID)
+    .bind(&cluster.id)
+    .bind(plan.to_string())
+    .execute(store.pool())
+    .await
+    .unwrap();
+
+    store.migrate().await.unwrap();
+    assert!(store.migration_status().await.unwrap().is_current());
+    assert_eq!(
+        engine::queue::job_plan(&store, "old-job").await.unwrap(),
+        serde_json::from_value(plan).unwrap()
+    );
+    let layouts = engine::queue::job_layouts(&store, "old-job").await.unwrap();
+    assert_eq!(layouts.from_layout_json, None);
+    assert_eq!(layouts.to_layout_json.as_deref(), Some(r#"{"nodes":1}"#));
+    assert!(layouts.forced);
+}
+
 fn sorted(mut numbers: Vec<i64>) -> Vec<i64> {
     numbers.sort_unstable();
     numbers
 }
 
 engine::on_both_backends!(
+    a_jobs_documents_move_out_of_its_row_with_its_data,
     node_rows_changed_since_a_version_are_read_alone,
     a_node_uses_its_owners_credentials_where_allowed_else_the_tenants,
     a_stored_word_no_state_names_is_a_corrupt_column,
