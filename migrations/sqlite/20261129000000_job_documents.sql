@@ -5,13 +5,15 @@
 -- of well under one. They are written once at submit and read rarely.
 CREATE TABLE job_documents (
     job_id           TEXT PRIMARY KEY REFERENCES jobs (id) ON DELETE CASCADE,
-    plan_json        TEXT NOT NULL,
     from_layout_json TEXT,
-    to_layout_json   TEXT
+    to_layout_json   TEXT,
+    -- Last: the layouts are read far more often, and reading a column means reading
+    -- the row up to it.
+    plan_json        TEXT NOT NULL
 );
 
-INSERT INTO job_documents (job_id, plan_json, from_layout_json, to_layout_json)
-SELECT id, plan_json, from_layout_json, to_layout_json FROM jobs;
+INSERT INTO job_documents (job_id, from_layout_json, to_layout_json, plan_json)
+SELECT id, from_layout_json, to_layout_json, plan_json FROM jobs;
 
 ALTER TABLE jobs DROP COLUMN plan_json;
 ALTER TABLE jobs DROP COLUMN from_layout_json;

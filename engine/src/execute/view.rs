@@ -81,9 +81,16 @@ impl TaskView {
             .nodes(&cluster.id, cluster.nodes_version, |kept| async {
                 Ok::<_, StepError>(match kept {
                     Some((since, kept)) => {
-                        let (changed, numbers) =
+                        let (changed, count) =
                             store.nodes_changed_since(&cluster.id, since).await?;
-                        rows_since(&kept, changed, &numbers)
+                        let mut rows = rows_since(&kept, changed);
+                        // More rows than nodes: some were deleted since (rare; reading
+                        // every number each time was O(nodes) a task).
+                        if i64::try_from(rows.len()).unwrap_or(i64::MAX) != count {
+                            let numbers = store.node_numbers(&cluster.id).await?;
+                            keep_numbered(&mut rows, &numbers);
+                        }
+                        rows
                     }
                     None => store
                         .list_nodes(&cluster.id)
@@ -212,18 +219,18 @@ fn by_number(node: Node) -> Option<(u32, Arc<Node>)> {
         .map(|number| (number, Arc::new(node)))
 }
 
-/// The rows `kept` at some version, updated by the rows `changed` since and with only
-/// the nodes numbered in `numbers` (the ones that exist now). Unchanged rows are shared.
-fn rows_since(
-    kept: &BTreeMap<u32, Arc<Node>>,
-    changed: Vec<Node>,
-    numbers: &[i64],
-) -> BTreeMap<u32, Arc<Node>> {
+/// The rows `kept` at some version, updated by the rows `changed` since (nodes deleted
+/// since are still there: see [`keep_numbered`]). Unchanged rows are shared.
+fn rows_since(kept: &BTreeMap<u32, Arc<Node>>, changed: Vec<Node>) -> BTreeMap<u32, Arc<Node>> {
     let mut rows = kept.clone();
     rows.extend(changed.into_iter().filter_map(by_number));
+    rows
+}
+
+/// Drops the rows of nodes not numbered in `numbers` (the ones that exist now).
+fn keep_numbered(rows: &mut BTreeMap<u32, Arc<Node>>, numbers: &[i64]) {
     let exists: BTreeSet<i64> = numbers.iter().copied().collect();
     rows.retain(|number, _| exists.contains(&i64::from(*number)));
-    rows
 }
 
 /// What `job_id` was submitted with (it never changes afterwards).
@@ -317,7 +324,9 @@ mod tests {
             .filter_map(by_number)
             .collect();
         // Node 2 got a new address, node 3 was deleted, node 4 was created.
-        let rows = rows_since(&kept, vec![node(2, "b2"), node(4, "d")], &[1, 2, 4]);
+        let mut rows = rows_since(&kept, vec![node(2, "b2"), node(4, "d")]);
+        assert_eq!(rows.len(), 4, "more rows than the 3 nodes: one was deleted");
+        keep_numbered(&mut rows, &[1, 2, 4]);
         let hosts: Vec<(u32, &str)> = rows
             .iter()
             .map(|(number, row)| (*number, row.hostname.as_deref().unwrap()))

@@ -109,6 +109,17 @@ pub async fn newest_job(
     Ok(newest.map(|job| (job.id, job.state, job.layouts)))
 }
 
+/// The id of the cluster's newest job, if it has had any (what [`newest_job`] reads
+/// first, without the layouts).
+pub async fn newest_job_id(store: &Store, cluster_id: &str) -> Result<Option<String>, QueueError> {
+    Ok(sqlx::query_scalar(
+        "SELECT id FROM jobs WHERE cluster_id = $1 ORDER BY created_at_ms DESC, id DESC LIMIT 1",
+    )
+    .bind(cluster_id)
+    .fetch_optional(store.pool())
+    .await?)
+}
+
 /// The cluster's jobs that are not finished, newest first: (id, state), read inside
 /// the caller's transaction.
 pub(crate) async fn unfinished_jobs_in(

@@ -80,10 +80,10 @@ impl Service {
     pub async fn job(&self, caller: &Caller, id: &str) -> Result<JobView, ServiceError> {
         let job = self.visible_job(caller, id).await?;
         // The newest job as the engine's rollback rule reads it (one row, not the list).
-        let newest = queue::newest_job(&self.store, &job.cluster_id).await?;
+        let newest = queue::newest_job_id(&self.store, &job.cluster_id).await?;
         let mut view = JobView::from(job);
         view.can_roll_back =
-            newest.is_some_and(|(newest_id, ..)| newest_id == view.id && may_roll_back(&view));
+            newest.is_some_and(|newest_id| newest_id == view.id && may_roll_back(&view));
         Ok(view)
     }
 

@@ -304,22 +304,26 @@ async fn node_rows_changed_since_a_version_are_read_alone(backend: Backend) {
     }
     let seen = version().await;
     assert_eq!(seen, 3);
-    let (changed, numbers) = store.nodes_changed_since(&cluster.id, seen).await.unwrap();
+    let (changed, count) = store.nodes_changed_since(&cluster.id, seen).await.unwrap();
     assert!(changed.is_empty());
-    assert_eq!(sorted(numbers), [1, 2, 3]);
+    assert_eq!(count, 3);
 
     store.save_node(&node(2, "second"), 0).await.unwrap();
     store.delete_node(&cluster.id, 3).await.unwrap();
     store.save_node(&node(4, "first"), 0).await.unwrap();
     assert_eq!(version().await, seen + 3);
-    let (changed, numbers) = store.nodes_changed_since(&cluster.id, seen).await.unwrap();
+    let (changed, count) = store.nodes_changed_since(&cluster.id, seen).await.unwrap();
+    assert_eq!(count, 3);
     let mut changed: Vec<(i64, String)> = changed
         .into_iter()
         .map(|row| (row.number, row.hostname.unwrap()))
         .collect();
     changed.sort();
     assert_eq!(changed, [(2, "second".to_owned()), (4, "first".to_owned())]);
-    assert_eq!(sorted(numbers), [1, 2, 4]);
+    assert_eq!(
+        sorted(store.node_numbers(&cluster.id).await.unwrap()),
+        [1, 2, 4]
+    );
 }
 
 /// The migration that moved a job's plan and layouts out of its row into

@@ -70,14 +70,14 @@ impl Store {
     }
 
     /// The cluster's node rows written after `version` (a `StepCluster::nodes_version`
-    /// read earlier), and the numbers of all its nodes now: with the rows read at
-    /// `version`, everything needed to have them all, deleted ones gone, without
-    /// reading every row again.
+    /// read earlier), and how many nodes it has now: with the rows read at `version`,
+    /// everything needed to tell whether a node was deleted since (then
+    /// [`Store::node_numbers`] says which) without reading every row again.
     pub async fn nodes_changed_since(
         &self,
         cluster_id: &str,
         version: i64,
-    ) -> Result<(Vec<Node>, Vec<i64>), StoreError> {
+    ) -> Result<(Vec<Node>, i64), StoreError> {
         let changed = sqlx::query_as(&format!(
             "SELECT {COLUMNS} FROM nodes WHERE cluster_id = $1 AND version > $2"
         ))
@@ -85,11 +85,21 @@ impl Store {
         .bind(version)
         .fetch_all(&self.pool)
         .await?;
-        let numbers = sqlx::query_scalar("SELECT number FROM nodes WHERE cluster_id = $1")
+        let count = sqlx::query_scalar("SELECT COUNT(*) FROM nodes WHERE cluster_id = $1")
             .bind(cluster_id)
-            .fetch_all(&self.pool)
+            .fetch_one(&self.pool)
             .await?;
-        Ok((changed, numbers))
+        Ok((changed, count))
+    }
+
+    /// The numbers of the cluster's nodes.
+    pub async fn node_numbers(&self, cluster_id: &str) -> Result<Vec<i64>, StoreError> {
+        Ok(
+            sqlx::query_scalar("SELECT number FROM nodes WHERE cluster_id = $1")
+                .bind(cluster_id)
+                .fetch_all(&self.pool)
+                .await?,
+        )
     }
 
     pub async fn list_nodes(&self, cluster_id: &str) -> Result<Vec<Node>, StoreError> {
