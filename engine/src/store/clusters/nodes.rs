@@ -3,7 +3,7 @@
 //! A node is recorded (with its provider record) as soon as the provider made it, so
 //! a retried create finds it instead of leaking a second machine.
 
-use crate::store::{Listing, Store, StoreError};
+use crate::store::{Backend, Listing, Store, StoreError};
 pub use api_types::NodeState;
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -78,17 +78,26 @@ impl Store {
         cluster_id: &str,
         version: i64,
     ) -> Result<(Vec<Node>, i64), StoreError> {
+        // Both reads from one snapshot: between two snapshots a node could be deleted
+        // and another made, and the count would hide the deletion.
+        let mut tx = self.pool.begin().await?;
+        if self.backend == Backend::Postgres {
+            sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+                .execute(&mut *tx)
+                .await?;
+        }
         let changed = sqlx::query_as(&format!(
             "SELECT {COLUMNS} FROM nodes WHERE cluster_id = $1 AND version > $2"
         ))
         .bind(cluster_id)
         .bind(version)
-        .fetch_all(&self.pool)
+        .fetch_all(&mut *tx)
         .await?;
         let count = sqlx::query_scalar("SELECT COUNT(*) FROM nodes WHERE cluster_id = $1")
             .bind(cluster_id)
-            .fetch_one(&self.pool)
+            .fetch_one(&mut *tx)
             .await?;
+        tx.commit().await?;
         Ok((changed, count))
     }
 
