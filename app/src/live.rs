@@ -40,6 +40,10 @@ pub fn follow(
     };
     let waiting: Rc<RefCell<Vec<EventView>>> = Rc::default();
     let frame_asked = Rc::new(Cell::new(false));
+    // Set when the page goes: a frame asked for before then still comes, and the
+    // page's signals it would write are gone.
+    let stopped = Rc::new(Cell::new(false));
+    let frame_stopped = stopped.clone();
     let on_batch = Rc::new(on_batch);
     let on_message = Closure::<dyn Fn(MessageEvent)>::new(move |message: MessageEvent| {
         let Some(data) = message.data().as_string() else {
@@ -55,10 +59,17 @@ pub fn follow(
         if frame_asked.replace(true) {
             return;
         }
-        let (waiting, frame_asked, on_batch) =
-            (waiting.clone(), frame_asked.clone(), on_batch.clone());
+        let (waiting, frame_asked, on_batch, stopped) = (
+            waiting.clone(),
+            frame_asked.clone(),
+            on_batch.clone(),
+            frame_stopped.clone(),
+        );
         request_animation_frame(move || {
             frame_asked.set(false);
+            if stopped.get() {
+                return;
+            }
             let batch = std::mem::take(&mut *waiting.borrow_mut());
             on_batch(batch);
         });
@@ -72,26 +83,29 @@ pub fn follow(
             .as_string()
             .and_then(|data| serde_json::from_str::<JobView>(&data).ok())
         {
-            job.set(ended);
+            let _ = job.try_set(ended);
         }
-        finished.update(|count| *count += 1);
+        let _ = finished.try_update(|count| *count += 1);
     });
     let _ = source.add_event_listener_with_callback("end", on_end.as_ref().unchecked_ref());
     let failure_source = source.clone();
     let on_failure = Closure::<dyn Fn(MessageEvent)>::new(move |_: MessageEvent| {
         failure_source.close();
-        finished.update(|count| *count += 1);
+        let _ = finished.try_update(|count| *count += 1);
     });
     let _ = source.add_event_listener_with_callback("failure", on_failure.as_ref().unchecked_ref());
     let ticker = set_interval_with_handle(
-        move || now.set(js_sys::Date::now() as i64),
+        move || {
+            let _ = now.try_set(js_sys::Date::now() as i64);
+        },
         std::time::Duration::from_secs(1),
     )
     .ok();
     // The closures live as long as the page shows this job.
-    let handles = send_wrapper::SendWrapper::new((source, on_message, on_end, on_failure));
+    let handles = send_wrapper::SendWrapper::new((source, on_message, on_end, on_failure, stopped));
     on_cleanup(move || {
-        let (source, ..) = &*handles;
+        let (source, .., stopped) = &*handles;
+        stopped.set(true);
         source.close();
         if let Some(ticker) = ticker {
             ticker.clear();
