@@ -84,6 +84,10 @@ pub async fn job_layouts(store: &Store, job_id: &str) -> Result<JobLayouts, Queu
     .ok_or_else(|| QueueError::NotFound(format!("job {job_id}")))
 }
 
+/// Which of a cluster's jobs (`jobs j`) is its newest: what [`newest_job`] and
+/// [`newest_job_id`] both mean by it (the rollback rule reads one, the job page the other).
+const NEWEST_OF_JOBS_J: &str = "ORDER BY j.created_at_ms DESC, j.id DESC LIMIT 1";
+
 /// The newest job's id and state, with its layouts.
 #[derive(sqlx::FromRow)]
 struct NewestJob {
@@ -98,11 +102,11 @@ pub async fn newest_job(
     store: &Store,
     cluster_id: &str,
 ) -> Result<Option<(String, JobState, JobLayouts)>, QueueError> {
-    let newest: Option<NewestJob> = sqlx::query_as(
+    let newest: Option<NewestJob> = sqlx::query_as(&format!(
         "SELECT j.id, j.state, d.from_layout_json, d.to_layout_json, j.forced \
          FROM jobs j LEFT JOIN job_documents d ON d.job_id = j.id \
-         WHERE j.cluster_id = $1 ORDER BY j.created_at_ms DESC, j.id DESC LIMIT 1",
-    )
+         WHERE j.cluster_id = $1 {NEWEST_OF_JOBS_J}"
+    ))
     .bind(cluster_id)
     .fetch_optional(store.pool())
     .await?;
@@ -112,9 +116,9 @@ pub async fn newest_job(
 /// The id of the cluster's newest job, if it has had any (what [`newest_job`] reads
 /// first, without the layouts).
 pub async fn newest_job_id(store: &Store, cluster_id: &str) -> Result<Option<String>, QueueError> {
-    Ok(sqlx::query_scalar(
-        "SELECT id FROM jobs WHERE cluster_id = $1 ORDER BY created_at_ms DESC, id DESC LIMIT 1",
-    )
+    Ok(sqlx::query_scalar(&format!(
+        "SELECT j.id FROM jobs j WHERE j.cluster_id = $1 {NEWEST_OF_JOBS_J}"
+    ))
     .bind(cluster_id)
     .fetch_optional(store.pool())
     .await?)
