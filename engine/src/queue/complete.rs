@@ -388,32 +388,11 @@ async fn after_successes(
         }
         counts.extend(query.fetch_all(&mut **tx).await?);
     }
-    for chunk in succeeded.chunks(BATCH_ROWS) {
-        // A successor may wait on several tasks of the batch: it loses as many pending
-        // prerequisites, and is ready only if those were all it had left (and its job
-        // still goes on; successors of a stopped job wait as pending for a retry).
-        // Padding rows repeat the last task, which DISTINCT counts once.
-        let sql = format!(
-            "WITH done (job_id, prereq) AS (VALUES {}), \
-             freed AS (SELECT d.job_id, d.task, COUNT(*) AS n \
-               FROM (SELECT DISTINCT job_id, prereq FROM done) s \
-               JOIN task_deps d ON d.job_id = s.job_id AND d.prereq = s.prereq \
-               GROUP BY d.job_id, d.task) \
-             UPDATE tasks SET pending_prereqs = pending_prereqs - freed.n, \
-             state = CASE WHEN pending_prereqs = freed.n AND state = 'pending' \
-               THEN (SELECT CASE WHEN j.state IN ('queued', 'running') THEN 'ready' \
-                     ELSE 'pending' END FROM jobs j WHERE j.id = tasks.job_id) \
-               ELSE state END \
-             FROM freed WHERE tasks.job_id = freed.job_id AND tasks.number = freed.task",
-            Params::new(backend).rows(padded_len(chunk.len()), 2)
-        );
-        let mut query = sqlx::query(&sql);
-        for index in 0..padded_len(chunk.len()) {
-            let task = padded_item(chunk, index);
-            query = query.bind(task.job_id.as_str()).bind(task.number);
-        }
-        query.execute(&mut **tx).await?;
-    }
+    let done: Vec<(&str, i64)> = succeeded
+        .iter()
+        .map(|task| (task.job_id.as_str(), task.number))
+        .collect();
+    release_successors(tx, &done).await?;
     let mut next_states = Vec::with_capacity(counts.len());
     for (job_id, succeeded, total) in counts {
         let job_state = jobs.get(&job_id).copied().unwrap_or(JobState::Running);
@@ -740,23 +719,7 @@ async fn after_success(
     (succeeded, total): (i64, i64),
     now_ms: i64,
 ) -> Result<JobState, QueueError> {
-    // Successors of a stopped job wait as pending until it is retried.
-    let released_state = if job_state.is_active() {
-        TaskState::Ready
-    } else {
-        TaskState::Pending
-    };
-    sqlx::query(
-        "UPDATE tasks SET pending_prereqs = pending_prereqs - 1, \
-         state = CASE WHEN pending_prereqs = 1 AND state = 'pending' THEN $3 ELSE state END \
-         WHERE job_id = $1 AND number IN \
-           (SELECT task FROM task_deps WHERE job_id = $1 AND prereq = $2)",
-    )
-    .bind(&held.job_id)
-    .bind(held.number)
-    .bind(released_state.as_str())
-    .execute(&mut **tx)
-    .await?;
+    release_successors(tx, &[(held.job_id.as_str(), held.number)]).await?;
     if succeeded >= total && job_state.is_active() {
         set_job_state(tx, &held.job_id, JobState::Succeeded, None, now_ms).await?;
         return Ok(JobState::Succeeded);
@@ -765,6 +728,89 @@ async fn after_success(
         return finish_cancel_if_idle(tx, &held.job_id, now_ms).await;
     }
     Ok(job_state)
+}
+
+/// Takes the succeeded tasks `done` (job id, task number) off what their successors
+/// wait on. A task whose last prerequisites these were becomes ready, or stays pending
+/// if its job is stopped (it waits for a retry). A group (see the `task_groups`
+/// migration) whose last members these were releases its waiting tasks the same way.
+async fn release_successors(
+    tx: &mut Transaction<'static, Any>,
+    done: &[(&str, i64)],
+) -> Result<(), QueueError> {
+    let mut emptied_groups = Vec::new();
+    for chunk in done.chunks(BATCH_ROWS) {
+        count_down(tx, Successors::Tasks, chunk).await?;
+        for row in count_down(tx, Successors::Groups, chunk).await? {
+            let (job_id, group, pending): (String, i64, i64) = (
+                row.try_get("job_id")?,
+                row.try_get("number")?,
+                row.try_get("pending_prereqs")?,
+            );
+            if pending == 0 {
+                emptied_groups.push((job_id, group));
+            }
+        }
+    }
+    // Groups wait only on tasks, so their waiters are tasks: one level is all there is.
+    let emptied: Vec<(&str, i64)> = emptied_groups
+        .iter()
+        .map(|(job_id, group)| (job_id.as_str(), *group))
+        .collect();
+    for chunk in emptied.chunks(BATCH_ROWS) {
+        count_down(tx, Successors::Tasks, chunk).await?;
+    }
+    Ok(())
+}
+
+/// What [`count_down`] updates.
+#[derive(Clone, Copy)]
+enum Successors {
+    Tasks,
+    Groups,
+}
+
+/// Lowers the pending count of every successor in `which` of the prerequisites `done`
+/// (at most [`BATCH_ROWS`]) by how many of them it waits on; groups are returned with
+/// their new counts.
+async fn count_down(
+    tx: &mut Transaction<'static, Any>,
+    which: Successors,
+    done: &[(&str, i64)],
+) -> Result<Vec<AnyRow>, QueueError> {
+    // A successor may wait on several of `done`: it loses as many pending prerequisites.
+    // Padding rows repeat the last one, which DISTINCT counts once.
+    let freed = format!(
+        "WITH done (job_id, prereq) AS (VALUES {}), \
+         freed AS (SELECT d.job_id, d.task, COUNT(*) AS n \
+           FROM (SELECT DISTINCT job_id, prereq FROM done) s \
+           JOIN task_deps d ON d.job_id = s.job_id AND d.prereq = s.prereq \
+           GROUP BY d.job_id, d.task) ",
+        Params::new(backend_of(tx)).rows(padded_len(done.len()), 2)
+    );
+    let sql = match which {
+        // Ready only if those were all it had left and its job still goes on.
+        Successors::Tasks => format!(
+            "{freed}UPDATE tasks SET pending_prereqs = pending_prereqs - freed.n, \
+             state = CASE WHEN pending_prereqs = freed.n AND state = 'pending' \
+               THEN (SELECT CASE WHEN j.state IN ('queued', 'running') THEN 'ready' \
+                     ELSE 'pending' END FROM jobs j WHERE j.id = tasks.job_id) \
+               ELSE state END \
+             FROM freed WHERE tasks.job_id = freed.job_id AND tasks.number = freed.task"
+        ),
+        Successors::Groups => format!(
+            "{freed}UPDATE task_groups SET pending_prereqs = pending_prereqs - freed.n \
+             FROM freed \
+             WHERE task_groups.job_id = freed.job_id AND task_groups.number = freed.task \
+             RETURNING task_groups.job_id, task_groups.number, task_groups.pending_prereqs"
+        ),
+    };
+    let mut query = sqlx::query(&sql);
+    for index in 0..padded_len(done.len()) {
+        let (job_id, number) = padded_item(done, index);
+        query = query.bind(*job_id).bind(*number);
+    }
+    Ok(query.fetch_all(&mut **tx).await?)
 }
 
 fn label(held: &Released) -> String {

@@ -1650,7 +1650,79 @@ async fn a_jobs_tasks_are_listed_filtered_counted_and_its_output_paged(backend: 
     assert_eq!(data(of_task), ["line 4", "line 6"]);
 }
 
+/// Every node's second step waits on the first step of all ten nodes: the queue keeps
+/// that shared set as one group (20 dependency rows instead of 100) and releases the
+/// ten waiters only with the set's last member, after a failure and a retry of it too,
+/// on the batched and the single completion paths.
+async fn a_shared_prerequisite_set_releases_its_waiters_with_its_last_member(backend: Backend) {
+    let (_db, store) = open(backend).await;
+    let cluster_id = cluster(&store, DEFAULT_TENANT_ID, "c1").await;
+    let all_firsts: Vec<u32> = (0..10).collect();
+    let mut tasks: Vec<(u32, Action, &[u32])> =
+        (0..10).map(|n| (n, Action::Create, &[][..])).collect();
+    tasks.extend((0..10).map(|n| (n, Action::Confirm, all_firsts.as_slice())));
+    let plan = dag(&tasks);
+    let options = SubmitOptions {
+        max_attempts: 1,
+        ..SubmitOptions::default()
+    };
+    let job_id = submit(&store, &cluster_id, &plan, &options).await;
+    let count = |table: &'static str| {
+        let store = store.clone();
+        let job_id = job_id.clone();
+        async move {
+            sqlx::query_scalar::<_, i64>(&format!("SELECT COUNT(*) FROM {table} WHERE job_id = $1"))
+                .bind(job_id)
+                .fetch_one(store.pool())
+                .await
+                .unwrap()
+        }
+    };
+    assert_eq!(
+        (count("task_deps").await, count("task_groups").await),
+        (20, 1)
+    );
+
+    let firsts = claim_batch(&store, "w1", 20, 1).await;
+    assert_eq!(firsts.len(), 10, "only the first steps are ready");
+    succeed_all(&store, &firsts[..9], 2).await;
+    assert!(
+        claim(&store, "w1", 3).await.is_none(),
+        "one member is still running"
+    );
+    let failed = queue::complete(&store, &firsts[9].lease(), &Outcome::failed("boom"), 4)
+        .await
+        .unwrap();
+    assert_eq!(failed.job_state, JobState::Failed);
+    for second in 10..20 {
+        assert_eq!(
+            task_state(&store, &job_id, second).await,
+            TaskState::Pending
+        );
+    }
+
+    queue::retry_job(&store, &job_id, 5).await.unwrap();
+    let last = claim(&store, "w2", 6).await.unwrap();
+    assert_eq!(last.number, TaskId(9));
+    queue::complete(&store, &last.lease(), &Outcome::succeeded(), 7)
+        .await
+        .unwrap();
+    let seconds = claim_batch(&store, "w2", 20, 8).await;
+    let mut numbers: Vec<u32> = seconds.iter().map(|task| task.number.0).collect();
+    numbers.sort_unstable();
+    assert_eq!(numbers, (10..20).collect::<Vec<_>>());
+    let done = succeed_all(&store, &seconds, 9).await;
+    assert!(done
+        .iter()
+        .all(|completion| completion.job_state == JobState::Succeeded));
+    assert_eq!(
+        queue::job(&store, &job_id).await.unwrap().tasks_succeeded,
+        20
+    );
+}
+
 engine::on_both_backends!(
+    a_shared_prerequisite_set_releases_its_waiters_with_its_last_member,
     a_jobs_tasks_are_listed_filtered_counted_and_its_output_paged,
     followers_are_woken_by_their_jobs_events,
     dedicated_tenants_are_served_by_their_own_workers,
