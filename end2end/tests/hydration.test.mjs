@@ -100,3 +100,32 @@ test('every route renders after a client-side navigation', async () => {
     await page.close();
   }
 });
+
+test('a tab asking for a chunk the server no longer has reloads once, into the running build', async () => {
+  const page = await browser.context.newPage();
+  await page.goto(`${corral.url}clusters`);
+  await page.waitForSelector('body[data-hydrated]', { timeout: 30_000 });
+  // As after an upgrade: the first chunk this tab's build asks for answers 404 (the
+  // running build has chunks of that name again after the reload).
+  let refused = 0;
+  await page.route(/\/pkg\/[^/]+\/(chunk|split)_[^/]*\.wasm$/, async (route) => {
+    if (refused > 0) return route.continue();
+    refused += 1;
+    return route.fulfill({ status: 404, body: 'gone' });
+  });
+  const reloaded = page.waitForEvent('load', { timeout: 30_000 });
+  await page.evaluate(() => {
+    const link = document.createElement('a');
+    link.href = '/clusters/new';
+    link.textContent = 'go';
+    document.body.append(link);
+    link.click();
+  });
+  await reloaded;
+  await page.waitForSelector('body[data-hydrated]', { timeout: 30_000 });
+  assert.ok(refused >= 1, 'no chunk was asked for');
+  assert.equal(new URL(page.url()).pathname, '/clusters/new');
+  const stamp = await page.evaluate(() => sessionStorage.getItem('corral-chunk-reload'));
+  assert.ok(Number(stamp) > 0, `no reload was recorded: ${stamp}`);
+  await page.close();
+});

@@ -1,7 +1,8 @@
 //! The parts every form is made of, so a page writes only what its form asks for:
 //! [`Field`] (a label, the control, a hint and the field's problems), [`TextField`]
-//! (the same for a text input, in one line) and [`AdminForm`] (a post form with
-//! the session's CSRF token, the form's error and its submit button). The markup
+//! (the same for a text input, in one line), [`AdminForm`] (a post form with
+//! the session's CSRF token, the form's error and its submit button) and [`PostForm`]
+//! (a post form for the pages every visitor loads). The markup
 //! is the one the stylesheet and the tests rely on: `div.field`, `label[for]`,
 //! `p.hint`, `p.field-error[data-field]`, `p.form-error`.
 
@@ -15,6 +16,37 @@ use serde::de::DeserializeOwned;
 
 use super::errors::{FieldError, FormError, FormErrors};
 use super::session::CsrfField;
+
+/// A form posting to a server function, for what every visitor loads (the page frame,
+/// the cluster list). Without JavaScript the browser posts its fields, as it posts an
+/// `ActionForm`'s; with it, a submit dispatches `input`'s typed arguments (the same
+/// values as the fields) to `action`. `ActionForm` instead parses the fields back into
+/// arguments, and that parsing (serde_qs) would be in the bundle's main module, which
+/// every page downloads (docs/bundle.md).
+#[component]
+pub fn PostForm<ServFn, Input>(
+    action: ServerAction<ServFn>,
+    /// The arguments a submit sends.
+    input: Input,
+    #[prop(optional)] class: &'static str,
+    children: Children,
+) -> impl IntoView
+where
+    ServFn: ServerFn + Clone + Send + Sync + 'static,
+    ServFn::Output: Send + Sync + 'static,
+    ServFn::Error: Send + Sync + 'static,
+    Input: Fn() -> ServFn + 'static,
+{
+    let submit = move |event: leptos::ev::SubmitEvent| {
+        event.prevent_default();
+        action.dispatch(input());
+    };
+    view! {
+        <form method="post" action=ServFn::url() class=class on:submit=submit>
+            {children()}
+        </form>
+    }
+}
 
 /// One labelled control: `<div class="field">` with the label, the control (the
 /// children, which carry the `id` the label names), an optional hint and, with

@@ -4,7 +4,8 @@
 use leptos::prelude::*;
 use leptos_router::components::A;
 
-use super::session::{provide_me, session_changed, CsrfField};
+use super::form::PostForm;
+use super::session::{csrf_token, provide_me, session_changed, CsrfField};
 use crate::server_fns::session::logout::Logout;
 use crate::server_fns::status::get_server_status;
 
@@ -41,10 +42,10 @@ pub fn Layout(children: Children) -> impl IntoView {
                                         {me.username.clone()}
                                         <span class="role">{me.role.as_str()}</span>
                                     </span>
-                                    <ActionForm action=logout>
+                                    <PostForm action=logout input=|| Logout { csrf: csrf_token() }>
                                         <CsrfField/>
                                         <button class="button button-quiet" type="submit">"Sign out"</button>
-                                    </ActionForm>
+                                    </PostForm>
                                 </div>
                             }
                             .into_any()

@@ -164,7 +164,9 @@ impl SessionPool {
         }
     }
 
-    /// Closes and forgets the node's session (after the node is deleted).
+    /// Closes and forgets the node's session (after the node is deleted), and the
+    /// channel caps of hosts nothing uses any more, so a long-running server does not
+    /// keep one for every address it ever reached.
     pub async fn close(&self, node: &str) {
         let slot = lock_unpoisoned(&self.nodes).remove(node);
         if let Some(slot) = slot {
@@ -172,6 +174,16 @@ impl SessionPool {
                 session.disconnect().await;
             }
         }
+        // A cap no command holds has all its permits: dropping it changes nothing, and
+        // the next command to that host makes a new one. Clones are made under this
+        // lock (host_permits), so none appears between the count and the removal.
+        lock_unpoisoned(&self.hosts).retain(|_, permits| Arc::strong_count(permits) > 1);
+    }
+
+    /// Hosts whose channel cap the pool keeps (those commands ran on since their nodes
+    /// were last closed).
+    pub fn tracked_hosts(&self) -> usize {
+        lock_unpoisoned(&self.hosts).len()
     }
 
     fn host_permits(&self, address: &str) -> Arc<Semaphore> {

@@ -1052,7 +1052,13 @@ async fn a_node_runs_as_its_user_again_after_adoption_and_restart() {
         create_for(&provider, &pool, "reborn", "corral-test-reborn").await
     };
     let before = run_ok(&pool, &record, "id -u; echo \"$HOME\"").await;
+    assert_eq!(pool.tracked_hosts(), 1);
     pool.close(&record.id).await;
+    assert_eq!(
+        pool.tracked_hosts(),
+        0,
+        "an idle host's channel cap is forgotten"
+    );
 
     // (e) Another provider object, as after a restart: with its sshd running, and dead.
     let provider = fixture.provider();

@@ -9,7 +9,8 @@ use leptos_router::components::Form;
 use leptos_router::hooks::use_query_map;
 
 use crate::components::errors::{action_error, FormError, PageError};
-use crate::components::session::{use_me, CsrfField};
+use crate::components::form::PostForm;
+use crate::components::session::{csrf_token, use_me, CsrfField};
 use crate::components::state::StateBadge;
 use crate::components::table::DataTable;
 use crate::components::time::{duration, now_ms, timestamp, LeaseLeft};
@@ -200,13 +201,22 @@ pub fn ExtendButton(
     let added = end - cluster.lease_expires_ms.unwrap_or(end).max(now_ms());
     let label = format!("+{}", duration(added));
     let title = format!("Extend the lease to {}", timestamp(end));
+    let input = {
+        let id = id.clone();
+        move || ExtendLease {
+            csrf: csrf_token(),
+            id: id.clone(),
+            hours: None,
+            until_ms: Some(end.to_string()),
+        }
+    };
     view! {
-        <ActionForm action=extend attr:class="inline">
+        <PostForm action=extend input class="inline">
             <CsrfField/>
             <input type="hidden" name="id" value=id/>
             <input type="hidden" name="until_ms" value=end.to_string()/>
             <button class="button button-small button-quiet" type="submit" title=title data-testid="extend-lease">{label}</button>
-        </ActionForm>
+        </PostForm>
     }
     .into_any()
 }
