@@ -374,6 +374,47 @@ test('a reload in the middle of a job loses and repeats no log line', async () =
   await user.waitForJob(deleted.job_id);
 });
 
+test('the cluster list extends a lease in place, and sign out ends the session', async () => {
+  // A browser of its own: signing out must not sign the other tests' browser out.
+  const own = await launchBrowser();
+  try {
+    const page = await own.context.newPage();
+    const errors = watchErrors(page);
+    const user = await Api.signIn(corral.url, USER.username, USER.password);
+    const submitted = await user.post('/api/v1/clusters', { name: 'leased', template: 'lifecycle', size: 3 });
+    await user.waitForJob(submitted.job_id);
+    const before = await user.get(`/api/v1/clusters/${submitted.cluster.id}`);
+    assert.ok(before.lease_next_end_ms > before.lease_expires_ms, JSON.stringify(before));
+    await signIn(page, '/clusters');
+    await hydrated(page);
+    let navigations = 0;
+    page.on('framenavigated', (frame) => {
+      if (frame === page.mainFrame()) navigations += 1;
+    });
+    const row = page.getByTestId('cluster-table').locator('tr', { hasText: 'leased' });
+    await row.getByTestId('extend-lease').click();
+    // One step further (a day: the template sets no step), sent by the page itself.
+    for (let tries = 0; ; tries += 1) {
+      const now = await user.get(`/api/v1/clusters/${submitted.cluster.id}`);
+      if (now.lease_expires_ms > before.lease_expires_ms + 3_600_000) break;
+      assert.ok(tries < 100, `the lease was not extended: ${JSON.stringify(now)}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    assert.equal(navigations, 0, 'the lease was extended without posting the page');
+    await shot(page, 'portal-lease-extended');
+
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL((url) => url.pathname === '/login');
+    await page.goto(`${corral.url}clusters`);
+    assert.match(page.url(), /\/login\?next=/, 'the session ended');
+    assert.deepEqual(errors, [], `browser errors: ${errors.join('\n')}`);
+    const deleted = await user.call('DELETE', `/api/v1/clusters/${submitted.cluster.id}`);
+    await user.waitForJob(deleted.job_id);
+  } finally {
+    await own.close();
+  }
+});
+
 test('the demo web-stack, created from the form, answers at its link', async (t) => {
   // Another user, in the default tenant (which has the demo catalog): a browser of its own.
   const demoBrowser = await launchBrowser();
