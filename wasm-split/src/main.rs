@@ -23,7 +23,6 @@ const MAIN_MODULE: &str = "./corral.js";
 /// The loader's module name, as the main module imports it.
 const LINK_NAME: &str = "./__wasm_split.js";
 const MANIFEST: &str = "__wasm_split_manifest.json";
-const LOADER: &str = "__wasm_split.js";
 
 /// Where the loader reports a chunk it could not load, before telling the main module
 /// (which then stops: its split point cannot go on without the chunk).
@@ -77,16 +76,19 @@ fn main() -> anyhow::Result<()> {
     let split = wasm_split_cli_support::transform(options)
         .map_err(|error| anyhow::anyhow!("cannot split {input}: {error:?}"))?;
 
-    let loader_path = out_dir.join(LOADER);
+    let loader_path = out_dir.join(LINK_NAME.trim_start_matches("./"));
     let loader = std::fs::read_to_string(&loader_path)
         .with_context(|| format!("cannot read {}", loader_path.display()))?;
     // A splitter whose loader reads otherwise must fail the build, not lose the reload.
     if loader.matches(LOADER_FAILURE).count() != 1 {
-        bail!("{LOADER} no longer reports a failed chunk load as expected; update RELOAD_ON_MISSING_CHUNK's hook");
+        bail!(
+            "{} no longer reports a failed chunk load as expected; update RELOAD_ON_MISSING_CHUNK's hook",
+            loader_path.display()
+        );
     }
     let loader = loader.replacen(
         LOADER_FAILURE,
-        "            console.error(e);\n            reloadForMissingChunk();\n            success = false;",
+        &format!("{LOADER_FAILURE}\n            reloadForMissingChunk();"),
         1,
     );
     std::fs::write(&loader_path, format!("{loader}{RELOAD_ON_MISSING_CHUNK}"))
