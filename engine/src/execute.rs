@@ -28,7 +28,7 @@ use crate::store::clusters::nodes::NodeRecord as NodeRow;
 use crate::store::{now_ms, Store, StoreError};
 
 pub(crate) use automator::is_resource_name;
-pub(crate) use node_spec::{node_spec, provider_settings};
+pub(crate) use node_spec::{hardware_limits, node_spec, provider_settings};
 pub(crate) use view::cluster_macro_context;
 pub use view::node_id;
 use view::TaskView;

@@ -8,6 +8,7 @@
 
 mod change;
 mod create;
+mod node_limits;
 mod quota;
 
 use domain::layout::Layout;

@@ -28,8 +28,8 @@ use std::time::Duration;
 pub use confirm::wait_for_ssh;
 pub use credentials::{Credentials, CredentialsError};
 pub use docker::{
-    container_name, network_name, DockerNodeState, DockerProvider, NodeImage, DOCKER_PROVIDER,
-    NODE_IMAGE, NODE_IMAGE_PACKAGES,
+    container_name, network_name, AppliedLimits, DockerLimits, DockerNodeState, DockerProvider,
+    NodeImage, DOCKER_PROVIDER, NODE_IMAGE, NODE_IMAGE_PACKAGES,
 };
 pub use ec2::{
     first_text as xml_first_text, group_name as ec2_group_name, key_name as ec2_key_name, ApiError,
@@ -38,8 +38,8 @@ pub use ec2::{
 };
 pub use error::ProviderError;
 pub use exec::{
-    check_plugin_name, ErrorCode, ExecNodeState, ExecOp, ExecProvider, EXEC_PROVIDER, MAX_STDOUT,
-    PROTOCOL_VERSION, STDERR_TAIL,
+    check_plugin_name, shares_client_key, tenant_key_name, ErrorCode, ExecNodeState, ExecOp,
+    ExecProvider, EXEC_PROVIDER, MAX_STDOUT, PROTOCOL_VERSION, STDERR_TAIL,
 };
 pub use local::{
     process_ids, LocalNodeState, LocalProvider, NodeIsolation, DEFAULT_NODE_HOMES, LOCAL_PROVIDER,

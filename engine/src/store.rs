@@ -130,6 +130,9 @@ pub struct Store {
     writer: Arc<tokio::sync::Mutex<()>>,
     /// Seals the secrets some rows hold; without it they cannot be written or read.
     secret_key: Option<Arc<SecretKey>>,
+    /// The operator's limits for docker nodes, which previews check hardware types
+    /// against (kept here because every operation has the store).
+    docker_limits: crate::provider::DockerLimits,
     /// Wakes the followers of jobs whose events this process's writers (or, through
     /// PostgreSQL, another process's) recorded.
     job_wakes: crate::queue::JobWakes,
@@ -206,6 +209,7 @@ impl Store {
             backend,
             writer: Arc::default(),
             secret_key: None,
+            docker_limits: crate::provider::DockerLimits::default(),
             job_wakes: crate::queue::JobWakes::default(),
         })
     }
@@ -255,6 +259,19 @@ impl Store {
 
     pub(crate) fn secret_key(&self) -> Result<&SecretKey, StoreError> {
         self.secret_key.as_deref().ok_or(StoreError::NoSecretKey)
+    }
+
+    /// This store, with previews checking docker nodes against `limits` (the
+    /// operator's; see [`crate::provider::DockerLimits`]).
+    #[must_use]
+    pub fn with_docker_limits(mut self, limits: crate::provider::DockerLimits) -> Self {
+        self.docker_limits = limits;
+        self
+    }
+
+    /// The operator's limits for docker nodes.
+    pub fn docker_limits(&self) -> &crate::provider::DockerLimits {
+        &self.docker_limits
     }
 
     /// The job wakes of this store's process (see [`crate::queue::JobWakes`]).

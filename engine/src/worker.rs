@@ -126,6 +126,7 @@ impl WorkerPool {
         ));
         loops.spawn(janitor::run(
             executor,
+            settings.scope.clone(),
             settings.janitor_every,
             wake.clone(),
             adopted_tx,

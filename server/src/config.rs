@@ -111,6 +111,25 @@ pub struct ServerArgs {
     )]
     #[serde(default)]
     pub ec2_endpoints: Vec<String>,
+    /// Memory of a docker node whose hardware type names none (or 0), in MiB
+    /// [default: 1024].
+    #[arg(long, env = "CORRAL_DOCKER_DEFAULT_MEMORY_MB", value_name = "MIB")]
+    pub docker_default_memory_mb: Option<u64>,
+    /// CPUs of a docker node whose hardware type names none (or 0), fractions allowed
+    /// [default: 1].
+    #[arg(long, env = "CORRAL_DOCKER_DEFAULT_CPUS", value_name = "CPUS")]
+    pub docker_default_cpus: Option<f64>,
+    /// Processes and threads one docker node may have at once [default: 1024].
+    #[arg(long, env = "CORRAL_DOCKER_PIDS_LIMIT", value_name = "N")]
+    pub docker_pids_limit: Option<u64>,
+    /// The most memory a hardware type may ask for a docker node, in MiB; a cluster
+    /// asking more is refused at preview [default: 8192].
+    #[arg(long, env = "CORRAL_DOCKER_MAX_MEMORY_MB", value_name = "MIB")]
+    pub docker_max_memory_mb: Option<u64>,
+    /// The most CPUs a hardware type may ask for a docker node; a cluster asking more
+    /// is refused at preview [default: 4].
+    #[arg(long, env = "CORRAL_DOCKER_MAX_CPUS", value_name = "CPUS")]
+    pub docker_max_cpus: Option<f64>,
 }
 
 /// The resolved configuration every command runs with.
@@ -140,6 +159,9 @@ pub struct Config {
     /// Endpoints `ec2` providers may name besides AWS's (a tenant admin's catalog must
     /// not make this server call arbitrary addresses).
     pub ec2_endpoints: Vec<String>,
+    /// What docker nodes get when their hardware type names nothing, and the most it
+    /// may name.
+    pub docker_limits: engine::provider::DockerLimits,
 }
 
 const DEFAULT_WORKER_SLOTS: usize = 16;
@@ -164,6 +186,7 @@ impl Config {
     }
 
     fn resolve(args: ServerArgs, file: ServerArgs) -> anyhow::Result<Self> {
+        let docker_limits = docker_limits(&args, &file)?;
         let listen = match args.listen.or(file.listen) {
             Some(listen) => listen,
             None => DEFAULT_LISTEN.parse()?,
@@ -190,6 +213,7 @@ impl Config {
             (None, Some(_)) => anyhow::bail!("tls-key is set without tls-cert"),
         };
         Ok(Self {
+            docker_limits,
             listen,
             provider_plugins,
             data_dir,
@@ -232,6 +256,46 @@ impl Config {
             ),
         })
     }
+}
+
+/// The docker node limits of the flags over the file over the defaults, checked.
+fn docker_limits(
+    args: &ServerArgs,
+    file: &ServerArgs,
+) -> anyhow::Result<engine::provider::DockerLimits> {
+    let defaults = engine::provider::DockerLimits::default();
+    let cpu_millis = |setting: Option<f64>, default: u64, name: &str| -> anyhow::Result<u64> {
+        match setting {
+            None => Ok(default),
+            // Whole thousandths of a bounded positive number, so the cast is exact.
+            Some(cpus) if cpus.is_finite() && cpus > 0.0 && cpus <= 1_000_000.0 => {
+                Ok((cpus * 1000.0).round() as u64)
+            }
+            Some(cpus) => anyhow::bail!("--{name} {cpus}: give a positive number of CPUs"),
+        }
+    };
+    engine::provider::DockerLimits::new(
+        args.docker_default_memory_mb
+            .or(file.docker_default_memory_mb)
+            .unwrap_or(defaults.default_memory_mb),
+        cpu_millis(
+            args.docker_default_cpus.or(file.docker_default_cpus),
+            defaults.default_cpu_millis,
+            "docker-default-cpus",
+        )?,
+        args.docker_pids_limit
+            .or(file.docker_pids_limit)
+            .unwrap_or(defaults.pids),
+        args.docker_max_memory_mb
+            .or(file.docker_max_memory_mb)
+            .unwrap_or(defaults.max_memory_mb),
+        cpu_millis(
+            args.docker_max_cpus.or(file.docker_max_cpus),
+            defaults.max_cpu_millis,
+            "docker-max-cpus",
+        )?,
+    )
+    .map_err(|problem| anyhow::anyhow!("docker node limits: {problem}"))
 }
 
 /// The URL traces are posted to: OTLP/HTTP's `/v1/traces` under a collector's base URL,
@@ -311,6 +375,48 @@ mod tests {
             .to_string();
         assert!(refused.contains("user name or password"), "{refused}");
         assert!(!refused.contains("secret"), "{refused}");
+    }
+
+    #[test]
+    fn docker_limits_come_from_flags_over_the_file_and_are_checked() {
+        let file: ServerArgs =
+            toml::from_str("docker-max-memory-mb = 4096\ndocker-default-cpus = 0.5\n").unwrap();
+        let flags = ServerArgs {
+            docker_pids_limit: Some(256),
+            ..Default::default()
+        };
+        let limits = Config::resolve(flags, file).unwrap().docker_limits;
+        assert_eq!(
+            limits,
+            engine::provider::DockerLimits {
+                default_memory_mb: 1024,
+                default_cpu_millis: 500,
+                pids: 256,
+                max_memory_mb: 4096,
+                max_cpu_millis: 4000,
+            }
+        );
+        for (flags, problem) in [
+            (
+                ServerArgs {
+                    docker_default_memory_mb: Some(16384),
+                    ..Default::default()
+                },
+                "above the most",
+            ),
+            (
+                ServerArgs {
+                    docker_max_cpus: Some(-1.0),
+                    ..Default::default()
+                },
+                "--docker-max-cpus -1",
+            ),
+        ] {
+            let error = Config::resolve(flags, ServerArgs::default())
+                .unwrap_err()
+                .to_string();
+            assert!(error.contains(problem), "{error}");
+        }
     }
 
     #[test]

@@ -30,7 +30,8 @@ pub async fn open_store(config: &Config) -> anyhow::Result<Store> {
     let key = SecretKey::load(&config.data_dir)?;
     let store = Store::open(&config.database_url)
         .await?
-        .with_secret_key(key);
+        .with_secret_key(key)
+        .with_docker_limits(config.docker_limits);
     Ok(store)
 }
 

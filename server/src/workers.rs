@@ -59,7 +59,7 @@ pub async fn executor(store: Store, config: &Config) -> anyhow::Result<Executor>
     };
     providers =
         match DockerProvider::connect(store.clone(), &config.data_dir.join("docker-keys")).await {
-            Ok(docker) => providers.with(Arc::new(docker)),
+            Ok(docker) => providers.with(Arc::new(docker.with_limits(config.docker_limits))),
             Err(error) => {
                 tracing::info!(%error, "docker nodes cannot be made from this process");
                 providers.without(DOCKER_PROVIDER, error.to_string())

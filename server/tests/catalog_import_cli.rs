@@ -289,3 +289,65 @@ fn a_directory_with_anything_wrong_changes_nothing() {
     let dry = session.run(&["catalog", "import", path_str(&bad_script), "--dry-run"]);
     assert!(!dry.status.success(), "a dry run refuses it too");
 }
+
+/// The attack of issue 38: a catalog directory whose `scripts/web.sh` was a link to the
+/// CLI's own token file uploaded the token as a plugin resource. Links inside the
+/// directory are refused, naming the link, before anything is sent; so is a link
+/// standing for a whole resource folder, and an entity file that is a link. A resource
+/// too big for the server is refused from its size before it is read: here a sparse
+/// terabyte, which reading would never finish.
+#[test]
+fn links_and_too_big_files_in_a_catalog_directory_are_refused() {
+    let session = Session::start();
+    let before = session.export();
+    let token_file = session.config.path().join("cli.toml");
+    assert!(token_file.is_file(), "the CLI keeps its token there");
+    let token_text = fs::read_to_string(&token_file).unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let refused_with = |dir: &Path, needle: &str| {
+        let refused = session.run(&["catalog", "import", path_str(dir)]);
+        let err = text(&refused.stderr);
+        assert!(!refused.status.success(), "{err}");
+        assert!(err.contains(needle), "{err}");
+        assert!(
+            err.contains("symbolic link") || err.contains("bytes"),
+            "{err}"
+        );
+        assert!(!err.contains(token_text.trim()), "{err}");
+    };
+
+    let linked_script = work.path().join("linked-script");
+    copy_catalog(&linked_script, &BROKEN);
+    fs::create_dir(linked_script.join("scripts")).unwrap();
+    fs::write(linked_script.join("scripts/ok.sh"), "true\n").unwrap();
+    let link = linked_script.join("scripts/web.sh");
+    std::os::unix::fs::symlink(&token_file, &link).unwrap();
+    refused_with(&linked_script, path_str(&link));
+
+    let linked_folder = work.path().join("linked-folder");
+    copy_catalog(&linked_folder, &BROKEN);
+    std::os::unix::fs::symlink(session.config.path(), linked_folder.join("files")).unwrap();
+    refused_with(&linked_folder, path_str(&linked_folder.join("files")));
+
+    let linked_entity = work.path().join("linked-entity");
+    copy_catalog(&linked_entity, &BROKEN);
+    let base = linked_entity.join("services/base.json");
+    let elsewhere = work.path().join("base.json");
+    fs::rename(&base, &elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &base).unwrap();
+    refused_with(&linked_entity, path_str(&base));
+
+    let too_big = work.path().join("too-big");
+    copy_catalog(&too_big, &BROKEN);
+    fs::create_dir(too_big.join("files")).unwrap();
+    let huge = too_big.join("files/huge.tar");
+    fs::File::create(&huge).unwrap().set_len(1 << 40).unwrap();
+    refused_with(&too_big, path_str(&huge));
+
+    // Every refusal came before the CLI signed in to send anything.
+    assert_eq!(
+        session.export(),
+        before,
+        "the server's catalog is unchanged"
+    );
+}

@@ -30,7 +30,7 @@ pub(crate) fn node_spec(
             .and_then(|hardware| hardware.flavor(provider))
             .map(str::to_owned),
         limits: hardware_type.map_or_else(ResourceLimits::default, |hardware| {
-            limits(hardware, provider)
+            hardware_limits(hardware, provider)
         }),
         provider: provider_settings(catalog, provider),
         hardwaretype: Some(hardware.clone()),
@@ -58,8 +58,8 @@ pub(crate) fn provider_settings(catalog: &Catalog, name: &str) -> ProviderSettin
 }
 
 /// Limits `hardware` asks of `provider`: `memory_mb`, `cpus` and `nice` in its provider
-/// map entry.
-fn limits(hardware: &HardwareType, provider: &str) -> ResourceLimits {
+/// map entry (previews check them against the operator's maxima with the same reading).
+pub(crate) fn hardware_limits(hardware: &HardwareType, provider: &str) -> ResourceLimits {
     // A number, or a string holding one (Coopr's catalogs write both).
     let setting = |key: &str| {
         hardware

@@ -280,6 +280,15 @@ pub async fn preview_change(
     if matches!(operation, Operation::AddServices | Operation::AddNodes) {
         super::check_automators(store, &cluster.tenant_id, &snapshot, &to).await?;
     }
+    if operation == Operation::AddNodes {
+        super::node_limits::check_new_nodes(
+            store.docker_limits(),
+            &snapshot,
+            &cluster.provider,
+            &from,
+            &to,
+        )?;
+    }
     let dag = match &operation {
         // Rollback plans from the failed job's own before/after layouts.
         Operation::Rollback { .. } => plan(

@@ -77,6 +77,14 @@ pub async fn preview_create(
         .map(|name| name.as_str().to_owned())
         .unwrap_or_default();
     super::check_provider_allowed(store, &request.tenant_id, &catalog, &provider).await?;
+    let empty = Layout::empty(request.template.clone());
+    super::node_limits::check_new_nodes(
+        store.docker_limits(),
+        &catalog,
+        &provider,
+        &empty,
+        &layout,
+    )?;
     super::check_automators(store, &request.tenant_id, &catalog, &layout).await?;
     let dag = plan_create(&layout, &ServiceGraph::from_catalog(&catalog))?;
     let mut config: Map<String, Value> = template.defaults.effective_config().into_iter().collect();

@@ -9,8 +9,10 @@
 //!   first use. The private half exists only inside the container.
 //! - Corral's client key in root's `authorized_keys` (one key pair per provider, kept
 //!   0600 in the provider's directory).
-//! - The hardware type's `memory_mb` and `cpus` as cgroup limits (`docker inspect` shows
-//!   them), no privileges, no host mounts, no Docker socket.
+//! - Cgroup limits always (`docker inspect` shows them): the hardware type's `memory_mb`
+//!   and `cpus`, or the operator's defaults where it names none (or 0), never above the
+//!   operator's maxima, and a PIDs limit (see [`limits`]); no privileges, no host
+//!   mounts, no Docker socket.
 //! - A bridge network per cluster, so a cluster's nodes reach each other and nothing of
 //!   another cluster; sshd published on a free port of 127.0.0.1 only, which is the one
 //!   address Corral connects to (it never scans or guesses an address).
@@ -22,6 +24,7 @@
 //! removed and made again; a delete of a deleted node succeeds.
 
 mod image;
+mod limits;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -35,6 +38,7 @@ use bollard::Docker;
 use serde::{Deserialize, Serialize};
 
 pub use image::{NodeImage, NODE_IMAGE, NODE_IMAGE_PACKAGES};
+pub use limits::{AppliedLimits, DockerLimits};
 
 use super::boxed_node_provider;
 use super::client_keys::ClientKeys;
@@ -69,6 +73,8 @@ pub struct DockerProvider {
     /// Each node's own client key (`<node id>.key`): a key that opens one node only, so
     /// handing it to a tenant's Ansible run opens no other tenant's containers.
     node_keys: ClientKeys,
+    /// The operator's defaults and maxima for nodes' memory, CPUs and processes.
+    limits: DockerLimits,
 }
 
 impl DockerProvider {
@@ -81,7 +87,18 @@ impl DockerProvider {
             .await
             .map_err(docker_error("", "connect"))?;
         let node_keys = ClientKeys::new(store, &dir.join("node-keys"), DOCKER_PROVIDER)?;
-        Ok(Self { docker, node_keys })
+        Ok(Self {
+            docker,
+            node_keys,
+            limits: DockerLimits::default(),
+        })
+    }
+
+    /// Makes nodes within `limits` (the operator's) instead of the defaults.
+    #[must_use]
+    pub fn with_limits(mut self, limits: DockerLimits) -> Self {
+        self.limits = limits;
+        self
     }
 
     /// The name node `node`'s client key is stored under.
@@ -131,6 +148,15 @@ impl DockerProvider {
     async fn create_node(&self, spec: &NodeSpec) -> Result<NodeRecord, ProviderError> {
         let node = spec.id.as_str();
         check_name(node)?;
+        // Previews refuse such a hardware type already; this worker may be set lower.
+        let hardware = spec
+            .hardwaretype
+            .as_ref()
+            .map_or_else(|| "(none)".to_owned(), ToString::to_string);
+        self.limits
+            .check(&hardware, &spec.limits)
+            .map_err(|problem| docker_failure(node, "apply the hardware type's limits", problem))?;
+        let applied = self.limits.applied(&spec.limits);
         let container = container_name(node);
         // Not recorded, so nothing depends on it: a leftover of a crashed create.
         self.remove_container(node, &container).await?;
@@ -163,10 +189,6 @@ impl DockerProvider {
             .await?;
 
         let labels = labels(spec, cluster);
-        let memory = spec
-            .limits
-            .memory_mb
-            .map(|mb| i64::try_from(mb.saturating_mul(1024 * 1024)).unwrap_or(i64::MAX));
         let port_bindings = HashMap::from([(
             SSH_PORT.to_owned(),
             Some(vec![PortBinding {
@@ -189,12 +211,11 @@ impl DockerProvider {
             exposed_ports: Some(vec![SSH_PORT.to_owned()]),
             labels: Some(labels),
             host_config: Some(HostConfig {
-                memory,
+                memory: Some(applied.memory_bytes),
                 // The same as the memory: no swap beyond the limit.
-                memory_swap: memory,
-                nano_cpus: spec.limits.cpu_millis.map(|millis| {
-                    i64::try_from(millis.saturating_mul(1_000_000)).unwrap_or(i64::MAX)
-                }),
+                memory_swap: Some(applied.memory_bytes),
+                nano_cpus: Some(applied.nano_cpus),
+                pids_limit: Some(applied.pids),
                 port_bindings: Some(port_bindings),
                 network_mode: Some(network.clone()),
                 privileged: Some(false),

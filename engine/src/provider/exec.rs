@@ -10,9 +10,13 @@
 //! - Credentials (the tenant's, for the catalog provider) go to the plugin on stdin
 //!   only: never in its arguments or environment, which other users of the machine can
 //!   read, and never into an error message (values are blotted out of what it says).
-//! - Corral's client key (one pair for all exec nodes, in the key directory) is what the
-//!   plugin authorizes on the machine; the host key it reports is pinned at create and
-//!   checked on every connection, and again on confirm and adopt.
+//! - Corral's client key for the node's tenant (one pair per tenant, sealed in the
+//!   database, copied to the key directory) is what the plugin authorizes on the
+//!   machine, so the copy a tenant's Ansible run gets opens that tenant's nodes only;
+//!   the record names the key, and nodes made before keys were per tenant keep the one
+//!   shared key they were made with until they are deleted. The host key the plugin
+//!   reports is pinned at create and checked on every connection, and again on confirm
+//!   and adopt.
 //! - Every node record keeps which plugin and catalog provider made it, with the
 //!   provider's settings and the plugin's own state, because delete and adopt get only
 //!   the record: credentials are looked up again by tenant and provider name, and by the
@@ -43,8 +47,9 @@ pub const EXEC_PROVIDER: &str = "exec";
 
 /// The setting naming the plugin.
 const PLUGIN_SETTING: &str = "plugin";
-/// The name Corral's client key for exec nodes is stored (and copied) under.
-const CLIENT_KEY: &str = "client_ed25519";
+/// The name the one client key of earlier versions, shared by every tenant's exec
+/// nodes, is stored (and copied) under; nodes whose record names no key use it.
+const SHARED_CLIENT_KEY: &str = "client_ed25519";
 /// The setting giving the seconds one plugin call may take.
 const TIMEOUT_SETTING: &str = "timeout_s";
 /// A create may wait for a machine to boot.
@@ -77,6 +82,11 @@ pub struct ExecNodeState {
     /// the tenant's.
     #[serde(default)]
     pub credentials_user: Option<String>,
+    /// The name of the client key the machine authorizes (its tenant's, see
+    /// [`tenant_key_name`]); `None` for nodes made before keys were per tenant, which
+    /// keep the shared key [`SHARED_CLIENT_KEY`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_key: Option<String>,
 }
 
 impl ExecNodeState {
@@ -86,13 +96,53 @@ impl ExecNodeState {
             settings: self.settings.clone(),
         }
     }
+
+    /// The name of the client key the node's machine authorizes.
+    fn key_name(&self) -> &str {
+        self.client_key.as_deref().unwrap_or(SHARED_CLIENT_KEY)
+    }
+}
+
+/// Whether `record` is an exec node made before keys were per tenant, whose machine
+/// authorizes the key every tenant's exec nodes then shared: a copy of that key (an
+/// Ansible run's) would open other tenants' such nodes too, so callers that hand a key
+/// to tenant code refuse these.
+pub fn shares_client_key(record: &NodeRecord) -> bool {
+    record.provider == EXEC_PROVIDER
+        && state_of(record).is_ok_and(|state| state.client_key.is_none())
+}
+
+/// The name the client key of `tenant`'s exec nodes is stored (and copied) under: one
+/// key per tenant, so a tenant holding its key (an Ansible run gets a copy) reaches no
+/// other tenant's machines. Ids that are not plain names (Corral's are UUIDs) are
+/// hashed, so a name never holds a path separator.
+pub fn tenant_key_name(tenant: Option<&str>) -> String {
+    use sha2::Digest as _;
+    match tenant {
+        Some(id)
+            if !id.is_empty()
+                && id.len() <= 64
+                && id
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') =>
+        {
+            format!("{SHARED_CLIENT_KEY}.tenant-{id}")
+        }
+        Some(id) => {
+            let digest = sha2::Sha256::digest(id.as_bytes());
+            let hex: String = digest.iter().map(|byte| format!("{byte:02x}")).collect();
+            format!("{SHARED_CLIENT_KEY}.tenant-h{hex}")
+        }
+        // Nodes made outside any tenant (tools, tests) share a key of their own.
+        None => format!("{SHARED_CLIENT_KEY}.no-tenant"),
+    }
 }
 
 /// Makes nodes through plugins of one plugin directory.
 pub struct ExecProvider {
     store: Store,
     plugin_dir: PathBuf,
-    /// Corral's one client key for exec nodes, stored as [`CLIENT_KEY`].
+    /// Corral's client keys for exec nodes, one per tenant ([`tenant_key_name`]).
     keys: ClientKeys,
 }
 
@@ -108,8 +158,8 @@ impl std::fmt::Debug for ExecProvider {
 impl ExecProvider {
     /// A provider running plugins from `plugin_dir` (which need not exist yet: a catalog
     /// naming a plugin then gets an error saying where to put it) with tenants'
-    /// credentials from `store`, and Corral's client key for exec nodes in `key_dir`
-    /// (made on first use, kept private).
+    /// credentials from `store`, and Corral's client keys for exec nodes (one per
+    /// tenant, made on first use, sealed in `store`) copied into `key_dir`, kept private.
     pub fn new(store: Store, plugin_dir: &Path, key_dir: &Path) -> Result<Self, ProviderError> {
         let plugin_dir = std::path::absolute(plugin_dir).map_err(|source| ProviderError::Io {
             action: "cannot resolve the plugin directory",
@@ -128,10 +178,12 @@ impl ExecProvider {
         &self.plugin_dir
     }
 
-    /// Corral's client key for exec nodes (made on first use): this process's copy of
-    /// the private key, and the public line plugins are asked to authorize.
-    pub async fn client_key(&self) -> Result<(PathBuf, String), ProviderError> {
-        self.keys.ensure(CLIENT_KEY, "corral exec nodes").await
+    /// Client key `name` of exec nodes (made on first use): this process's copy of the
+    /// private key, and the public line plugins are asked to authorize.
+    async fn client_key(&self, name: &str) -> Result<(PathBuf, String), ProviderError> {
+        self.keys
+            .ensure(name, &format!("corral exec nodes {name}"))
+            .await
     }
 
     async fn create_node(&self, spec: &NodeSpec) -> Result<NodeRecord, ProviderError> {
@@ -144,6 +196,7 @@ impl ExecProvider {
             cluster_id: spec.cluster_id.clone(),
             state: Value::Null,
             credentials_user: None,
+            client_key: Some(tenant_key_name(spec.tenant_id.as_deref())),
         };
         // Whose credentials the node is made with is settled once, here: every call
         // for it (create, confirm, delete, adopt) then uses the same ones.
@@ -164,7 +217,7 @@ impl ExecProvider {
             exec_state.credentials_user =
                 found.and_then(|(_, source)| source.user().map(str::to_owned));
         }
-        let (client_key_path, client_public_key) = self.client_key().await?;
+        let (client_key_path, client_public_key) = self.client_key(exec_state.key_name()).await?;
         let mut fields = Map::new();
         fields.insert("node".to_owned(), protocol::create_node(spec));
         fields.insert("authorized_key".to_owned(), json!(client_public_key));
@@ -214,7 +267,7 @@ impl ExecProvider {
                 ),
             ));
         }
-        let target = self.keys.target(record, CLIENT_KEY).await?;
+        let target = self.keys.target(record, exec_state.key_name()).await?;
         super::wait_for_ssh(&target, pool, timeout).await
     }
 
@@ -251,7 +304,9 @@ impl ExecProvider {
             None => record.host_key.clone(),
         };
         exec_state.state = info.state.clone();
-        let (client_key_path, _) = self.client_key().await?;
+        // The key the machine was made with, shared or the tenant's: its authorized_keys
+        // holds that one.
+        let (client_key_path, _) = self.client_key(exec_state.key_name()).await?;
         self.record(&record.id, info, host_key, exec_state, client_key_path)
     }
 
@@ -270,6 +325,7 @@ impl ExecProvider {
             state: Value::Null,
             // The check is an admin's: it uses the tenant's credentials.
             credentials_user: None,
+            client_key: None,
         };
         let fields = self
             .call(&exec_state, ExecOp::Test, None, Map::new())
@@ -461,7 +517,10 @@ impl NodeProvider for ExecProvider {
     }
 
     fn ssh_target<'a>(&'a self, record: &'a NodeRecord) -> ProviderFuture<'a, SshTarget> {
-        Box::pin(self.keys.target(record, CLIENT_KEY))
+        Box::pin(async move {
+            let exec_state = state_of(record)?;
+            self.keys.target(record, exec_state.key_name()).await
+        })
     }
 }
 
@@ -607,6 +666,40 @@ mod tests {
             assert!(check_plugin_name(bad).is_err(), "{bad:?}");
         }
         assert!(check_plugin_name(&"a".repeat(65)).is_err());
+    }
+
+    #[test]
+    fn every_tenant_has_a_key_of_its_own_named_without_paths() {
+        let uuid = "00000000-0000-0000-0000-000000000001";
+        for (tenant, expected) in [
+            (Some(uuid), format!("client_ed25519.tenant-{uuid}")),
+            (Some("acme_2"), "client_ed25519.tenant-acme_2".to_owned()),
+            (None, "client_ed25519.no-tenant".to_owned()),
+        ] {
+            assert_eq!(tenant_key_name(tenant), expected);
+        }
+        for odd in ["../x", "a/b", "", "ä", &"a".repeat(65)] {
+            let name = tenant_key_name(Some(odd));
+            assert!(
+                name.starts_with("client_ed25519.tenant-h"),
+                "{odd:?}: {name}"
+            );
+            assert!(!name.contains('/') && !name.contains(".."), "{name}");
+        }
+        assert_ne!(tenant_key_name(Some("a/b")), tenant_key_name(Some("a/c")));
+        assert_ne!(tenant_key_name(Some("a")), tenant_key_name(Some("b")));
+    }
+
+    #[test]
+    fn nodes_recorded_without_a_key_keep_the_shared_one() {
+        let earlier: ExecNodeState =
+            serde_json::from_value(json!({"plugin": "p", "provider": "lab"})).unwrap();
+        assert_eq!(earlier.key_name(), SHARED_CLIENT_KEY);
+        let now = ExecNodeState {
+            client_key: Some(tenant_key_name(Some("t1"))),
+            ..earlier
+        };
+        assert_eq!(now.key_name(), "client_ed25519.tenant-t1");
     }
 
     #[test]

@@ -17,10 +17,14 @@
 //! sshd daemonizes, so nodes outlive the provider object and the process that made them;
 //! [`LocalProvider::adopt`] takes them over again from their records (also records of
 //! nodes made before nodes had users of their own, which keep running as they did).
-//! Delete kills the node's sshd and every process started through it, found through
-//! /proc, then removes its node dir and home area.
+//! Delete kills the node's sshd and every process started through it: through the
+//! node's own cgroup where the host lets Corral make one (see `cgroup`: it holds every
+//! process of the node, also one started with `env -i` in a session of its own), and
+//! through /proc (the node's environment marker and sshd's process tree), then removes
+//! its node dir and home area.
 
 mod addresses;
+mod cgroup;
 mod files;
 mod os_user;
 mod procs;
@@ -144,6 +148,10 @@ pub struct LocalNodeState {
     /// nodes of a server that is not root and nodes made before nodes had users.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub home_area: Option<PathBuf>,
+    /// The node's cgroup, holding all its processes; `None` where the host let Corral
+    /// make none, and for nodes made before nodes had one (until sshd is restarted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cgroup: Option<PathBuf>,
 }
 
 impl LocalNodeState {
@@ -174,6 +182,8 @@ pub struct LocalProvider {
     /// Addresses in use outside this process's own allocations, read at most once a
     /// second (see [`addresses::Occupied`]).
     occupied: addresses::Occupied,
+    /// Where nodes' cgroups are made, where this host allows it.
+    cgroups: Option<cgroup::NodeCgroups>,
 }
 
 impl std::fmt::Debug for LocalProvider {
@@ -234,6 +244,7 @@ impl LocalProvider {
             isolation,
             user,
             node_locks: Mutex::new(HashMap::new()),
+            cgroups: cgroup::NodeCgroups::detect(),
         })
     }
 
@@ -425,6 +436,10 @@ impl LocalProvider {
         if dir.root.exists() {
             // A create that died before recording the node: nothing was handed out from
             // this directory, so clear it (and anything it started) and start over.
+            if let Some(cgroups) = &self.cgroups {
+                let path = cgroups.path_of(&instance_name(&self.base_dir), &spec.id);
+                cgroup::kill_and_remove(&spec.id, &path).await?;
+            }
             kill_node_processes(&spec.id, &dir).await?;
             remove_dir(&dir.root)?;
         }
@@ -480,6 +495,7 @@ impl LocalProvider {
                 pid: None,
                 limits: spec.limits.clone(),
                 home_area: dir.area.clone(),
+                cgroup: None,
             }),
             address: None,
         };
@@ -519,6 +535,9 @@ impl LocalProvider {
             match sshd::start(&self.sshd, dir, &record.id, &limits).await {
                 Ok(pid) => {
                     set_pid(record, Some(pid));
+                    // Into the node's cgroup before anything connects, so every session
+                    // forked from it starts there.
+                    self.enter_cgroup(record, pid)?;
                     return write_record(dir, record);
                 }
                 Err(StartFailure::PortTaken) => port = sshd::free_port(&record.host)?,
@@ -529,6 +548,26 @@ impl LocalProvider {
             node: record.id.clone(),
             detail: format!("no free port after {PORT_ATTEMPTS} attempts"),
         })
+    }
+
+    /// Moves the node's sshd `pid` into the node's cgroup, made (and recorded) the
+    /// first time; nothing where the host gives Corral no cgroups.
+    fn enter_cgroup(&self, record: &mut NodeRecord, pid: i32) -> Result<(), ProviderError> {
+        let Some(cgroups) = &self.cgroups else {
+            return Ok(());
+        };
+        let mut state: LocalNodeState = record.state_as(LOCAL_PROVIDER)?;
+        let path = match state.cgroup.clone().filter(|path| cgroups.owns(path)) {
+            Some(path) => path,
+            None => cgroups.make(&instance_name(&self.base_dir), &record.id)?,
+        };
+        if let Err(error) = cgroup::enter(&path, pid) {
+            procs::kill_all(&BTreeSet::from([pid]));
+            return Err(error);
+        }
+        state.cgroup = Some(path);
+        record.provider_state = state_value(&state);
+        Ok(())
     }
 
     async fn adopt_node(&self, record: &NodeRecord) -> Result<NodeRecord, ProviderError> {
@@ -582,6 +621,13 @@ impl LocalProvider {
         let lock = self.node_lock(&record.id);
         let _guard = lock.lock().await;
         let dir = NodeDir::with_area(state.dir, state.home_area);
+        // The cgroup first: it holds every process of the node, also those the /proc
+        // scan cannot tell apart (`env -i` in a session of its own).
+        if let (Some(cgroups), Some(path)) = (&self.cgroups, &state.cgroup) {
+            if cgroups.owns(path) {
+                cgroup::kill_and_remove(&record.id, path).await?;
+            }
+        }
         kill_node_processes(&record.id, &dir).await?;
         // The node dir (with its record) first: a delete cut short in between leaves a
         // home area that a retried delete, or a new node of the same id, removes.

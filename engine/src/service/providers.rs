@@ -251,6 +251,7 @@ impl Service {
         let (catalog, providertype) = self.administered_provider(caller, provider).await?;
         crate::operations::check_provider_allowed(&self.store, tenant_id, &catalog, provider)
             .await?;
+        refuse_outside_dedicated_workers(&self.store.tenant(tenant_id).await?)?;
         let machine = if request.create {
             Some(test_machine(&catalog, provider, request)?)
         } else {
@@ -367,6 +368,24 @@ impl Service {
             .map_err(|error| error.to_string());
         phases.push(phase("delete", deleted, started));
     }
+}
+
+/// Refuses a provider test for a tenant served by dedicated workers only: the test
+/// runs in this process (the plugin, the tenant's credentials, a machine made and
+/// reached over SSH), which is the shared server the tenant asked to be kept out of.
+fn refuse_outside_dedicated_workers(
+    tenant: &crate::store::tenants::Tenant,
+) -> Result<(), ServiceError> {
+    if tenant.dedicated_workers {
+        return Err(ServiceError::Conflict(format!(
+            "tenant {} is served by dedicated workers only, and a provider test would run \
+             its provider (with the tenant's credentials) in the shared server process; \
+             create a small cluster instead (its tasks run on the tenant's own workers), \
+             or ask a superadmin to serve the tenant with shared workers while testing",
+            tenant.name
+        )));
+    }
+    Ok(())
 }
 
 /// The audit action of `what` (`set`, `delete`) done to `source`'s credentials.

@@ -1,5 +1,6 @@
 //! The janitor: the pool's housekeeping loop. At start it re-adopts the nodes an
-//! earlier process made (a restarted server must not leak or lose them); then, on a
+//! earlier process made of the tenants its pool serves (a restarted server must not
+//! leak or lose them); then, on a
 //! timer, it returns tasks whose leases expired to the queue and deletes clusters whose
 //! lease ran out, through an ordinary delete job.
 
@@ -12,7 +13,7 @@ use tokio::sync::{watch, Notify};
 use crate::execute::Executor;
 use crate::operations::{submit_change, ClusterChange, ClusterState, OperationError};
 use crate::provider::NodeRecord;
-use crate::queue::{self, SubmitOptions};
+use crate::queue::{self, SubmitOptions, WorkerScope};
 use crate::store::clusters::nodes::{Node, NodeRecord as NodeRow};
 use crate::store::{now_ms, Store};
 
@@ -21,12 +22,13 @@ const ADOPTIONS_AT_ONCE: usize = 16;
 
 pub(super) async fn run(
     executor: Executor,
+    scope: WorkerScope,
     every: Duration,
     wake: Arc<Notify>,
     adopted: watch::Sender<bool>,
     mut stopped: watch::Receiver<bool>,
 ) {
-    adopt_nodes(&executor).await;
+    adopt_nodes(&executor, &scope).await;
     adopted.send_replace(true);
     loop {
         tokio::select! {
@@ -129,12 +131,13 @@ async fn submit_delete(
     }
 }
 
-/// Takes over every recorded node of a live cluster: checks it is there, restarts what
-/// it can (a local node's sshd after a reboot), and stores the refreshed record. Nodes
-/// are adopted [`ADOPTIONS_AT_ONCE`] at a time, since claiming waits for all of them.
-async fn adopt_nodes(executor: &Executor) {
+/// Takes over every recorded node of a live cluster of the tenants `scope` serves (and
+/// no other tenant's: see [`Store::live_nodes`]): checks it is there, restarts what it
+/// can (a local node's sshd after a reboot), and stores the refreshed record. Nodes are
+/// adopted [`ADOPTIONS_AT_ONCE`] at a time, since claiming waits for all of them.
+async fn adopt_nodes(executor: &Executor, scope: &WorkerScope) {
     let store = executor.store();
-    let nodes = match store.live_nodes().await {
+    let nodes = match store.live_nodes(scope).await {
         Ok(nodes) => nodes,
         Err(error) => {
             tracing::warn!(%error, "listing nodes to adopt failed");

@@ -297,3 +297,73 @@ async fn an_image_the_engine_does_not_have_is_refused_without_a_pull() {
     assert!(containers_of(provider.docker(), &cluster).await.is_empty());
     assert!(networks_of(provider.docker(), &cluster).await.is_empty());
 }
+
+/// The attack of issue 38: a hardware type without limits (or with 0) made a container
+/// with no memory, CPU or PIDs limit, so one node could take the host down (a fork bomb
+/// fills the host's process table). Every node now gets the operator's defaults and a
+/// PIDs limit, as `docker inspect` shows and the node's own cgroup says; a hardware
+/// type asking above the operator's maximum is refused before anything is made.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn docker_nodes_without_limits_get_the_operators_defaults_and_a_pids_limit() {
+    use engine::provider::DockerLimits;
+    let db = TestDatabase::sqlite();
+    let keys = tempfile::tempdir().unwrap();
+    let limits = DockerLimits::new(384, 250, 64, 512, 1000).unwrap();
+    let provider = DockerProvider::connect(key_store(&db).await, keys.path())
+        .await
+        .unwrap()
+        .with_limits(limits);
+    let cluster = format!("test-{}", uuid::Uuid::new_v4().simple());
+    let _cleanup = Cleanup::new(provider.docker(), &cluster);
+    let pool = SessionPool::new(PoolConfig::default());
+    let unlimited = |number: u32, memory_mb: Option<u64>, cpu_millis: Option<u64>| NodeSpec {
+        limits: ResourceLimits {
+            memory_mb,
+            cpu_millis,
+            ..ResourceLimits::default()
+        },
+        ..spec(&cluster, number)
+    };
+    for (number, memory, cpus) in [(1, None, None), (2, Some(0), Some(0))] {
+        let record = provider
+            .create(&unlimited(number, memory, cpus))
+            .await
+            .unwrap();
+        let state: DockerNodeState = serde_json::from_value(record.provider_state.clone()).unwrap();
+        let host = provider
+            .docker()
+            .inspect_container(&state.container, None)
+            .await
+            .unwrap()
+            .host_config
+            .unwrap();
+        assert_eq!(host.memory, Some(384 * 1024 * 1024), "node {number}");
+        assert_eq!(
+            host.memory_swap,
+            Some(384 * 1024 * 1024),
+            "no swap beyond it"
+        );
+        assert_eq!(host.nano_cpus, Some(250_000_000), "node {number}");
+        assert_eq!(host.pids_limit, Some(64), "node {number}");
+        provider.confirm(&record, &pool, CONFIRM).await.unwrap();
+        // The node itself cannot start more processes than its limit.
+        let (code, out) = run(
+            &pool,
+            &record,
+            "cat /sys/fs/cgroup/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids/pids.max",
+        )
+        .await;
+        assert_eq!((code, out.trim()), (0, "64"), "node {number}");
+        pool.close(&record.id).await;
+        provider.delete(&record).await.unwrap();
+    }
+
+    let greedy = unlimited(3, Some(4096), Some(8000));
+    let error = provider.create(&greedy).await.unwrap_err().to_string();
+    assert!(
+        error.contains("memory_mb 4096 (at most 512)") && error.contains("cpus 8 (at most 1)"),
+        "{error}"
+    );
+    assert!(containers_of(provider.docker(), &cluster).await.is_empty());
+    assert!(networks_of(provider.docker(), &cluster).await.is_empty());
+}

@@ -565,3 +565,253 @@ async fn exec_nodes_of_a_users_cluster_use_the_owners_own_credentials() {
     assert_eq!(state.credentials_user, None);
     fixture.provider.delete(&record).await.unwrap();
 }
+
+/// The attack of issue 38: a tenant holding its exec client key (every Ansible run gets
+/// a copy of it) used it to log in to another tenant's exec node. Each tenant's nodes
+/// now authorize that tenant's key only: tenant B's node refuses tenant A's key, and
+/// takes B's. A node recorded before keys were per tenant keeps the shared key it was
+/// made with, through adopt too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_exec_node_refuses_another_tenants_client_key() {
+    let fixture = Fixture::new(Path::new(PLUGINS)).await;
+    let other = fixture
+        .store
+        .create_tenant(&engine::store::tenants::NewTenant {
+            name: "other".to_owned(),
+            max_clusters: None,
+            max_nodes: None,
+            provider_types: engine::store::tenants::NewTenant::all_provider_types(),
+        })
+        .await
+        .unwrap();
+    let settings = fixture.settings(TEST_PLUGIN, serde_json::json!({}));
+    let pool = SessionPool::new(PoolConfig::default());
+    let mine = fixture
+        .provider
+        .create(&fixture.spec("a-1", &settings))
+        .await
+        .unwrap();
+    let theirs_spec = NodeSpec {
+        cluster_id: Some("b".to_owned()),
+        provider: settings.clone(),
+        ..NodeSpec::for_tenant("b-1", other.id.clone())
+    };
+    let theirs = fixture.provider.create(&theirs_spec).await.unwrap();
+    assert_ne!(mine.client_key_path, theirs.client_key_path);
+    let their_state: ExecNodeState = serde_json::from_value(theirs.provider_state.clone()).unwrap();
+    assert_eq!(
+        their_state.client_key.as_deref(),
+        Some(format!("client_ed25519.tenant-{}", other.id).as_str())
+    );
+
+    // What tenant A's playbook holds: its own node's key, aimed at tenant B's node.
+    let mut attack = fixture.provider.ssh_target(&theirs).await.unwrap();
+    attack.client_key = fixture.provider.ssh_target(&mine).await.unwrap().client_key;
+    let options = RunOptions {
+        timeout: CONFIRM,
+        output: None,
+    };
+    let refused = pool.run(&attack, "id -u", options.clone()).await;
+    assert!(refused.is_err(), "tenant A's key opened tenant B's node");
+    let error = refused.unwrap_err().to_string();
+    assert!(error.contains("b-1"), "{error}");
+    pool.close("b-1").await;
+    let their_target = fixture.provider.ssh_target(&theirs).await.unwrap();
+    let outcome = pool
+        .run(&their_target, "true", options.clone())
+        .await
+        .unwrap();
+    assert_eq!(outcome.exit.0, 0);
+    pool.close("b-1").await;
+
+    // Both keys are sealed in the database, one row per tenant.
+    for tenant in [DEFAULT_TENANT_ID, other.id.as_str()] {
+        let name = format!("exec:client_ed25519.tenant-{tenant}");
+        assert!(
+            fixture.store.client_key(&name).await.unwrap().is_some(),
+            "{name}"
+        );
+    }
+
+    // A node made by an earlier version: its record names no key, and its machine
+    // authorizes the key all exec nodes then shared (here: A's, stored under the shared
+    // name). It is reached, adopted and deleted with that key.
+    let shared = fixture
+        .store
+        .client_key(&format!("exec:client_ed25519.tenant-{DEFAULT_TENANT_ID}"))
+        .await
+        .unwrap()
+        .unwrap();
+    use secrecy::ExposeSecret as _;
+    fixture
+        .store
+        .ensure_client_key(
+            "exec:client_ed25519",
+            (
+                &shared.public_openssh,
+                shared.private_openssh.expose_secret(),
+            ),
+        )
+        .await
+        .unwrap();
+    let mut earlier = mine.clone();
+    let mut state: ExecNodeState = serde_json::from_value(earlier.provider_state.clone()).unwrap();
+    state.client_key = None;
+    earlier.provider_state = serde_json::to_value(&state).unwrap();
+    earlier.client_key_path = fixture.keys.join("client_ed25519");
+    assert!(engine::provider::shares_client_key(&earlier));
+    assert!(!engine::provider::shares_client_key(&mine));
+    let target = fixture.provider.ssh_target(&earlier).await.unwrap();
+    assert_eq!(
+        target.client_key.path(),
+        fixture.keys.join("client_ed25519")
+    );
+    let adopted = fixture.provider.adopt(&earlier).await.unwrap();
+    assert_eq!(adopted.client_key_path, fixture.keys.join("client_ed25519"));
+    let adopted_state: ExecNodeState =
+        serde_json::from_value(adopted.provider_state.clone()).unwrap();
+    assert_eq!(adopted_state.client_key, None, "it keeps the shared key");
+    fixture
+        .provider
+        .confirm(&adopted, &pool, CONFIRM)
+        .await
+        .unwrap();
+    pool.close("a-1").await;
+    fixture.provider.delete(&adopted).await.unwrap();
+    fixture.provider.delete(&theirs).await.unwrap();
+    assert_eq!(fixture.sshds(), Vec::<i32>::new(), "no sshd is left");
+}
+
+/// The attack of issue 38: `corral worker --tenant acme` adopted every tenant's nodes at
+/// start, running another tenant's plugin with that tenant's credentials. Two tenants
+/// each have a live exec node whose plugin logs every request it gets (credentials
+/// included); a pool dedicated to `acme` adopts acme's node only, and a shared pool,
+/// once acme is served by dedicated workers only, adopts the other tenant's node only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dedicated_worker_adopts_only_its_tenants_nodes() {
+    use engine::execute::{Executor, ExecutorSettings, Providers};
+    use engine::queue::WorkerScope;
+    use engine::store::clusters::nodes::{NodeRecord as NodeRow, NodeState};
+    use engine::worker::{WorkerPool, WorkerSettings};
+
+    let plugins = tempfile::tempdir().unwrap();
+    let log = plugins.path().join("requests.log");
+    write_plugin(
+        plugins.path(),
+        "adopt-log",
+        &format!(
+            "cat >> '{}'; echo >> '{}'; echo '{{\"protocol\": 1, \"ok\": true, \"node\": \
+             {{\"host\": \"127.0.0.1\", \"port\": 22, \"user\": \"root\"}}}}'",
+            log.display(),
+            log.display()
+        ),
+    );
+    let fixture = Fixture::new(plugins.path()).await;
+    let acme = fixture
+        .store
+        .create_tenant(&engine::store::tenants::NewTenant {
+            name: "acme".to_owned(),
+            max_clusters: None,
+            max_nodes: None,
+            provider_types: engine::store::tenants::NewTenant::all_provider_types(),
+        })
+        .await
+        .unwrap();
+    let settings = fixture.settings("adopt-log", serde_json::json!({}));
+    let host_key = engine::ssh::ClientKeyPair::generate("pinned").unwrap();
+    for (tenant, name, token) in [
+        (acme.id.as_str(), "acme-node", "token-of-acme"),
+        (DEFAULT_TENANT_ID, "other-node", "token-of-default"),
+    ] {
+        let credentials = Credentials::from_json(serde_json::json!({ "token": token })).unwrap();
+        fixture
+            .store
+            .set_provider_credentials(tenant, "lab", &credentials, None, now_ms())
+            .await
+            .unwrap();
+        let mut cluster = engine::testing::bare_cluster(tenant, name);
+        cluster.state = engine::operations::ClusterState::Active;
+        let cluster = fixture.store.create_cluster(&cluster, 0).await.unwrap();
+        let state = ExecNodeState {
+            plugin: "adopt-log".to_owned(),
+            provider: "lab".to_owned(),
+            settings: settings.settings.clone(),
+            tenant_id: Some(tenant.to_owned()),
+            cluster_id: Some(cluster.id.clone()),
+            state: serde_json::Value::Null,
+            credentials_user: None,
+            client_key: None,
+        };
+        let record = NodeRecord {
+            id: name.to_owned(),
+            provider: "exec".to_owned(),
+            host: "127.0.0.1".to_owned(),
+            port: 22,
+            user: "root".to_owned(),
+            host_key: engine::ssh::HostKey::from_openssh(&host_key.public_openssh).unwrap(),
+            client_key_path: fixture.keys.join("client_ed25519"),
+            provider_state: serde_json::to_value(&state).unwrap(),
+            address: None,
+        };
+        fixture
+            .store
+            .save_node(
+                &NodeRow {
+                    cluster_id: cluster.id.clone(),
+                    number: 1,
+                    hostname: Some("127.0.0.1".to_owned()),
+                    hardwaretype: "small".to_owned(),
+                    imagetype: "debian".to_owned(),
+                    services_json: "[]".to_owned(),
+                    provider_json: Some(serde_json::to_string(&record).unwrap()),
+                    state: NodeState::Ready,
+                },
+                now_ms(),
+            )
+            .await
+            .unwrap();
+    }
+    let adopted_by = |scope: WorkerScope| {
+        let store = fixture.store.clone();
+        let plugin_dir = plugins.path().to_owned();
+        let keys = fixture.keys.clone();
+        let log = log.clone();
+        async move {
+            let _ = std::fs::remove_file(&log);
+            let exec = ExecProvider::new(store.clone(), &plugin_dir, &keys).unwrap();
+            let executor = Executor::new(
+                store,
+                Providers::new().with(std::sync::Arc::new(exec)),
+                std::sync::Arc::new(SessionPool::new(PoolConfig::default())),
+                engine::resources::ResourceFiles::in_directory(keys.join("resources")),
+                ExecutorSettings::default(),
+            );
+            let pool = WorkerPool::start(
+                executor,
+                WorkerSettings {
+                    scope,
+                    ..WorkerSettings::default()
+                },
+            );
+            pool.ready().await;
+            pool.shutdown().await;
+            std::fs::read_to_string(&log).unwrap_or_default()
+        }
+    };
+
+    let dedicated = adopted_by(WorkerScope::Tenants(vec![acme.id.clone()])).await;
+    assert!(dedicated.contains("\"acme-node\""), "{dedicated}");
+    assert!(dedicated.contains("token-of-acme"), "{dedicated}");
+    assert!(!dedicated.contains("other-node"), "{dedicated}");
+    assert!(!dedicated.contains("token-of-default"), "{dedicated}");
+
+    fixture
+        .store
+        .set_tenant_dedicated_workers(&acme.id, true)
+        .await
+        .unwrap();
+    let shared = adopted_by(WorkerScope::Shared).await;
+    assert!(shared.contains("\"other-node\""), "{shared}");
+    assert!(!shared.contains("acme-node"), "{shared}");
+    assert!(!shared.contains("token-of-acme"), "{shared}");
+}

@@ -1169,3 +1169,45 @@ async fn a_home_root_node_users_cannot_reach_or_others_can_write_is_refused() {
     assert_eq!(mode_of(&made), 0o711);
     assert_eq!(mode_of(&parent.path().join("a")), 0o755);
 }
+
+/// The attack of issue 38: a step's `env -i setsid sleep …` lost the node's environment
+/// marker and left sshd's process tree, so it outlived the node's deletion. The node's
+/// cgroup holds it all the same (where the host lets Corral make cgroups, as here),
+/// and delete kills it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_process_that_shed_the_nodes_environment_dies_with_the_node() {
+    let fixture = Fixture::new();
+    let provider = fixture.provider();
+    let pool = pool();
+    let record = create_confirmed(&provider, &pool, "escapee").await;
+    let cgroup = state(&record)
+        .cgroup
+        .expect("this host gives nodes cgroups");
+    let needle = format!("sleep 7{}", std::process::id());
+    let escape = format!("(env -i setsid {needle} >/dev/null 2>&1 < /dev/null &) ; echo started");
+    let (outcome, stdout, _) = run_collect(&pool, &record, &escape).await;
+    assert!(outcome.exit.success());
+    assert_eq!(stdout, "started\n");
+    let mut escaped = Vec::new();
+    for _ in 0..200 {
+        escaped = pids_with_cmdline(&needle);
+        if !escaped.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(escaped.len(), 1, "{needle} started on the node");
+    let environment = std::fs::read(format!("/proc/{}/environ", escaped[0])).unwrap();
+    assert!(
+        !String::from_utf8_lossy(&environment).contains("CORRAL_LOCAL_NODE"),
+        "it carries no marker"
+    );
+    pool.close(&record.id).await;
+    provider.delete(&record).await.unwrap();
+    assert_eq!(
+        pids_with_cmdline(&needle),
+        Vec::<i32>::new(),
+        "{needle} survived"
+    );
+    assert!(!cgroup.exists(), "the node's cgroup is gone");
+}

@@ -170,8 +170,81 @@ async fn nodes_left_by_a_cancelled_create_count_toward_the_quota(backend: Backen
     );
 }
 
+/// Issue 38: a docker hardware type asking more memory or CPUs than the operator
+/// allows is refused at preview (and so at create), naming the hardware type, what it
+/// asks and the most; nothing is stored. Within the operator's maxima it plans.
+async fn a_docker_hardware_type_above_the_operators_maximum_is_refused_at_preview(
+    backend: Backend,
+) {
+    let db = TestDatabase::new(backend).await;
+    let store = open(&db).await;
+    let tenant = store
+        .create_tenant(&NewTenant {
+            name: "greedy".to_owned(),
+            max_clusters: None,
+            max_nodes: None,
+            provider_types: NewTenant::all_provider_types(),
+        })
+        .await
+        .unwrap();
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../testdata/lifecycle/catalog.json"
+    ))
+    .unwrap();
+    let mut bundle: serde_json::Value = serde_json::from_str(&text).unwrap();
+    // The lifecycle catalog's provider `local`, made a docker provider, and its hardware
+    // type asking 100 GB and 64 CPUs of it.
+    bundle["providers"][0]["providertype"] = "docker".into();
+    bundle["hardwaretypes"][0]["providermap"]["local"]["memory_mb"] = 100_000.into();
+    bundle["hardwaretypes"][0]["providermap"]["local"]["cpus"] = "64".into();
+    let catalog = import_bundle(&bundle.to_string()).unwrap();
+    engine::catalog::import(&store, &tenant.id, &catalog, None, 0)
+        .await
+        .unwrap();
+
+    let refused = preview_create(&store, &request(&tenant.id, "huge", 2), 0)
+        .await
+        .unwrap_err();
+    let message = refused.to_string();
+    assert!(
+        message.contains("hardware type small asks for more than a docker node may have")
+            && message.contains("memory_mb 100000 (at most 8192)")
+            && message.contains("cpus 64 (at most 4)"),
+        "{message}"
+    );
+    assert!(matches!(
+        ServiceError::from(refused),
+        ServiceError::Invalid { .. }
+    ));
+    let refused = create_cluster(
+        &store,
+        &request(&tenant.id, "huge", 2),
+        SubmitOptions::default(),
+        0,
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        refused.to_string().contains("memory_mb 100000"),
+        "{refused}"
+    );
+    assert!(
+        store.cluster_by_name(&tenant.id, "huge").await.is_err(),
+        "nothing stored"
+    );
+
+    let generous = store.with_docker_limits(
+        engine::provider::DockerLimits::new(1024, 1000, 1024, 200_000, 64_000).unwrap(),
+    );
+    preview_create(&generous, &request(&tenant.id, "huge", 2), 0)
+        .await
+        .unwrap();
+}
+
 engine::on_both_backends!(
     failed_logins_count_across_processes,
     local_nodes_need_a_superadmins_leave,
-    nodes_left_by_a_cancelled_create_count_toward_the_quota
+    nodes_left_by_a_cancelled_create_count_toward_the_quota,
+    a_docker_hardware_type_above_the_operators_maximum_is_refused_at_preview
 );

@@ -11,6 +11,7 @@ mod convert;
 mod export;
 mod import;
 mod input;
+mod local_files;
 mod resources;
 mod solve;
 mod validate;

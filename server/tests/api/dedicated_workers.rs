@@ -72,4 +72,50 @@ async fn a_tenant_is_marked_for_dedicated_workers(backend: Backend) {
     assert_eq!(cleared["dedicated_workers"], false);
 }
 
-engine::on_both_backends!(a_tenant_is_marked_for_dedicated_workers);
+/// The attack of issue 38: `provider test --create` for a tenant served by dedicated
+/// workers only ran its provider, with the tenant's credentials, in the shared server
+/// process. It is refused (409) saying why, before anything runs or is made.
+async fn a_provider_test_of_a_dedicated_tenant_is_refused_in_the_shared_server(backend: Backend) {
+    let app = spawn_app(backend).await;
+    let root = app.user("root", Role::Superadmin, "default").await;
+    let admin = crate::helpers::with_catalog(&app, "acme").await;
+    let marked = app
+        .call(
+            &root,
+            Method::PUT,
+            &format!("/api/v1/tenants/{}/dedicated-workers", admin.tenant_id),
+            Some(&json!({"dedicated_workers": true})),
+        )
+        .await;
+    assert_eq!(marked.status(), 200);
+    for body in [json!({"create": true}), json!({})] {
+        let refused = app
+            .call(
+                &admin,
+                Method::POST,
+                "/api/v1/providers/local/test",
+                Some(&body),
+            )
+            .await;
+        assert_eq!(refused.status(), 409, "{body}");
+        let error: Value = refused.json().await.unwrap();
+        let message = error["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("tenant acme is served by dedicated workers only")
+                && message.contains("shared server process"),
+            "{error}"
+        );
+    }
+    let audit: Value = app
+        .call(&admin, Method::GET, "/api/v1/audit", None)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert!(!audit.to_string().contains("provider.test"), "{audit}");
+}
+
+engine::on_both_backends!(
+    a_tenant_is_marked_for_dedicated_workers,
+    a_provider_test_of_a_dedicated_tenant_is_refused_in_the_shared_server
+);

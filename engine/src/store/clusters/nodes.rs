@@ -3,6 +3,7 @@
 //! A node is recorded (with its provider record) as soon as the provider made it, so
 //! a retried create finds it instead of leaking a second machine.
 
+use crate::queue::WorkerScope;
 use crate::store::{Backend, Listing, Store, StoreError};
 pub use api_types::NodeState;
 
@@ -121,20 +122,43 @@ impl Store {
         self.listed(&listing).await
     }
 
-    /// Nodes of clusters not yet deleted, across tenants (for re-adoption at start).
-    pub async fn live_nodes(&self) -> Result<Vec<Node>, StoreError> {
-        sqlx::query_as(&format!(
+    /// Nodes of clusters not yet deleted, of the tenants `scope` serves (for
+    /// re-adoption at start): adopting runs the node's provider, a plugin with its
+    /// tenant's credentials among them, so a worker dedicated to some tenants must never
+    /// touch another's nodes, and a shared worker never the nodes of a tenant served by
+    /// dedicated workers only.
+    pub async fn live_nodes(&self, scope: &WorkerScope) -> Result<Vec<Node>, StoreError> {
+        let (served, tenants): (String, &[String]) = match scope {
+            WorkerScope::Shared => (
+                "c.tenant_id NOT IN (SELECT id FROM tenants WHERE dedicated_workers = 1)"
+                    .to_owned(),
+                &[],
+            ),
+            WorkerScope::Tenants(tenants) if tenants.is_empty() => return Ok(Vec::new()),
+            WorkerScope::Tenants(tenants) => {
+                let placeholders: Vec<String> = (1..=tenants.len())
+                    .map(|index| format!("${index}"))
+                    .collect();
+                (
+                    format!("c.tenant_id IN ({})", placeholders.join(", ")),
+                    tenants,
+                )
+            }
+        };
+        let sql = format!(
             "SELECT {} FROM nodes n JOIN clusters c ON c.id = n.cluster_id \
-             WHERE c.state <> 'deleted' ORDER BY n.cluster_id, n.number",
+             WHERE c.state <> 'deleted' AND {served} ORDER BY n.cluster_id, n.number",
             COLUMNS
                 .split(", ")
                 .map(|column| format!("n.{column}"))
                 .collect::<Vec<_>>()
                 .join(", ")
-        ))
-        .fetch_all(&self.pool)
-        .await
-        .map_err(StoreError::from)
+        );
+        let mut query = sqlx::query_as(&sql);
+        for tenant in tenants {
+            query = query.bind(tenant);
+        }
+        query.fetch_all(&self.pool).await.map_err(StoreError::from)
     }
 
     pub async fn delete_node(&self, cluster_id: &str, number: i64) -> Result<(), StoreError> {

@@ -17,6 +17,7 @@ use serde_json::Value;
 
 use super::super::remote::Client;
 use super::input::{load_or_report, Input, Shape};
+use super::local_files::{entry_kind, EntryKind};
 use super::resources::{self, Resource};
 
 pub async fn run(path: &Path, dry_run: bool, scripts: Option<PathBuf>) -> anyhow::Result<ExitCode> {
@@ -112,12 +113,23 @@ fn read_resources(path: &Path, scripts: Option<&Path>) -> anyhow::Result<Vec<Res
     } else {
         path.parent()
     };
-    let folder = |kind: &str| base.map(|dir| dir.join(kind)).filter(|dir| dir.is_dir());
+    // The folders are looked at without following links: a `scripts` link to another
+    // directory would upload whatever is there.
+    let folder = |kind: &str| -> anyhow::Result<Option<PathBuf>> {
+        let Some(dir) = base.map(|dir| dir.join(kind)) else {
+            return Ok(None);
+        };
+        Ok((entry_kind(&dir)? == Some(EntryKind::Dir)).then_some(dir))
+    };
     let mut found = Vec::new();
-    if let Some(dir) = scripts.map(Path::to_path_buf).or_else(|| folder("scripts")) {
+    let scripts_dir = match scripts {
+        Some(dir) => Some(dir.to_path_buf()),
+        None => folder("scripts")?,
+    };
+    if let Some(dir) = scripts_dir {
         found.extend(resources::read(&dir, "scripts")?);
     }
-    if let Some(dir) = folder("files") {
+    if let Some(dir) = folder("files")? {
         found.extend(resources::read(&dir, "files")?);
     }
     Ok(found)

@@ -12,6 +12,8 @@ use domain::catalog::coopr::{self, DecodeProblem, ImportError};
 use domain::catalog::{Catalog, EntityKind};
 use serde_json::Value;
 
+use super::local_files::{read_capped, refuse_link, EntryKind, Links};
+
 /// How the input was laid out, so `convert` can write the same shape back.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Shape {
@@ -123,7 +125,7 @@ fn load_directory(root: &Path) -> anyhow::Result<Result<Input, ImportError>> {
     paths.sort();
     let files = paths
         .iter()
-        .map(|path| Ok((path.display().to_string(), read(path)?)))
+        .map(|path| Ok((path.display().to_string(), read(path, Links::Refuse)?)))
         .collect::<anyhow::Result<Vec<_>>>()?;
     Ok(coopr::import_files(&files).map(|catalog| Input {
         catalog,
@@ -139,16 +141,19 @@ pub const RESOURCE_FOLDERS: [&str; 2] = ["scripts", "files"];
 fn collect_json(dir: &Path, paths: &mut Vec<PathBuf>) -> anyhow::Result<()> {
     let entries = fs::read_dir(dir).with_context(|| format!("cannot read {}", dir.display()))?;
     for entry in entries {
-        let path = entry
-            .with_context(|| format!("cannot read {}", dir.display()))?
-            .path();
-        if path.is_dir() {
-            if is_skipped_folder(&path) {
-                continue;
+        let entry = entry.with_context(|| format!("cannot read {}", dir.display()))?;
+        let path = entry.path();
+        let file_type = entry
+            .file_type()
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        // Links are refused, not followed, wherever they point (see local_files).
+        match refuse_link(&path, EntryKind::of_type(file_type))? {
+            EntryKind::Dir if is_skipped_folder(&path) => {}
+            EntryKind::Dir => collect_json(&path, paths)?,
+            EntryKind::File if path.extension().is_some_and(|ext| ext == "json") => {
+                paths.push(path);
             }
-            collect_json(&path, paths)?;
-        } else if path.extension().is_some_and(|ext| ext == "json") {
-            paths.push(path);
+            _ => {}
         }
     }
     Ok(())
@@ -161,12 +166,15 @@ fn is_skipped_folder(path: &Path) -> bool {
         .is_some_and(|name| name.starts_with('.') || RESOURCE_FOLDERS.contains(&name))
 }
 
-fn read(path: &Path) -> anyhow::Result<String> {
-    fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
+/// A catalog file's text: no bigger than the server takes, and not through a link
+/// unless it is the path named on the command line.
+fn read(path: &Path, links: Links) -> anyhow::Result<String> {
+    let bytes = read_capped(path, crate::api::MAX_JSON_BYTES, links)?;
+    String::from_utf8(bytes).with_context(|| format!("{}: is not UTF-8 text", path.display()))
 }
 
 fn load_file(path: &Path) -> anyhow::Result<Result<Input, ImportError>> {
-    let text = read(path)?;
+    let text = read(path, Links::Follow)?;
     let display = path.display().to_string();
     let value: Value = serde_json::from_str(&text).map_err(|err| {
         anyhow::anyhow!("{display}: {}", DecodeProblem::InvalidJson(err.to_string()))

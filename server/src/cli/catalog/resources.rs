@@ -17,6 +17,7 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use super::super::remote::Client;
+use super::local_files::{read_capped, refuse_link, EntryKind, Links};
 
 /// One file to make a resource of, with its bytes already read.
 #[derive(Debug)]
@@ -39,18 +40,24 @@ impl Resource {
 }
 
 /// Reads every file of `dir` as a resource of `kind`, refusing the first one the
-/// server would refuse (its name or size). Hidden files (`.gitkeep`) and
-/// subfolders are not resources and are skipped.
+/// server would refuse (its name or size, checked before it is read) and any symbolic
+/// link (never followed: it could publish any file the user can read). Hidden files
+/// (`.gitkeep`) and subfolders are not resources and are skipped.
 pub fn read(dir: &Path, kind: &'static str) -> anyhow::Result<Vec<Resource>> {
     let mut paths = Vec::new();
     for entry in std::fs::read_dir(dir).with_context(|| format!("cannot read {}", dir.display()))? {
-        let path = entry
-            .with_context(|| format!("cannot read {}", dir.display()))?
-            .path();
+        let entry = entry.with_context(|| format!("cannot read {}", dir.display()))?;
+        let path = entry.path();
         let hidden = path
             .file_name()
             .is_some_and(|name| name.to_string_lossy().starts_with('.'));
-        if path.is_file() && !hidden {
+        if hidden {
+            continue;
+        }
+        let file_type = entry
+            .file_type()
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        if refuse_link(&path, EntryKind::of_type(file_type))? == EntryKind::File {
             paths.push(path);
         }
     }
@@ -70,14 +77,7 @@ fn read_one(path: PathBuf, kind: &'static str) -> anyhow::Result<Resource> {
             path.display()
         );
     };
-    let bytes = std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
-    if bytes.len() > MAX_RESOURCE_BYTES {
-        bail!(
-            "{}: {} bytes; a resource may have at most {MAX_RESOURCE_BYTES}",
-            path.display(),
-            bytes.len()
-        );
-    }
+    let bytes = read_capped(&path, MAX_RESOURCE_BYTES, Links::Refuse)?;
     let sha256 = Sha256::digest(&bytes)
         .iter()
         .map(|byte| format!("{byte:02x}"))
