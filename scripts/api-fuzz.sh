@@ -8,6 +8,7 @@
 #    no response is a server error (5xx).
 # Exits non-zero on any finding.
 set -euo pipefail
+# shellcheck source=scripts/env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 MAX_EXAMPLES=${API_FUZZ_EXAMPLES:-25}
 
@@ -16,6 +17,7 @@ log=$data/server.log
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$CORRAL_BIN" serve --listen "127.0.0.1:$port" --data-dir "$data" >"$data/stdout" 2>"$log" &
 server=$!
+# shellcheck disable=SC2317  # called by the trap
 cleanup() { kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; rm -rf "$data"; }
 trap cleanup EXIT
 

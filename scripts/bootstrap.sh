@@ -16,10 +16,12 @@ if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 # its nodes' image (run as root it needs no uidmap). See docs/docker-nodes.md.
 # The `ansible` automator runs ansible-core's ansible-playbook on the worker; the
 # `puppet` automator runs puppet apply on nodes (local nodes use this host's). See
-# docs/automators.md. brotli precompresses the browser bundle (scripts/build.sh).
+# docs/automators.md; bubblewrap confines Ansible's controller side. brotli precompresses
+# the browser bundle (scripts/build.sh); shellcheck reads every shell script (test.sh).
 PKGS=(rustc-web cargo-web rust-web-src rust-web-llvm rust-web-clippy rustfmt-web lld-22
       chromium chromium-driver openssh-server openssh-client pkg-config
-      python3 redis-server memcached docker.io mmdebstrap ansible-core puppet brotli)
+      python3 redis-server memcached docker.io mmdebstrap ansible-core puppet brotli
+      bubblewrap shellcheck)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 && continue

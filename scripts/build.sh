@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the browser bundle (wasm, JS, CSS) into target/site/pkg and the `corral` binary.
 set -euo pipefail
+# shellcheck source=scripts/env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$ROOT"
 

@@ -8,6 +8,7 @@
 # Usage: scripts/fuzz.sh [SECONDS] [TARGET...]
 # FUZZ_ARGS adds libFuzzer flags to every run (e.g. FUZZ_ARGS="-max_len=65536").
 set -euo pipefail
+# shellcheck source=scripts/env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 SECONDS_PER_TARGET=${1:-20}
 shift || true
@@ -39,6 +40,7 @@ for target in "${TARGETS[@]}"; do
   status=0
   # -timeout: an input that takes 10 s is a finding (a denial of service), not a
   # reason to wait; libFuzzer's own default is 20 minutes.
+  # shellcheck disable=SC2086  # FUZZ_ARGS is a list of libFuzzer flags, split on purpose
   cargo fuzz run --target-dir "$FUZZ_TARGET_DIR" "$target" \
     "$scratch/$target" "$ROOT/fuzz/corpus/$target" -- \
     -max_total_time="$SECONDS_PER_TARGET" -timeout=10 -print_final_stats=1 ${FUZZ_ARGS:-} \

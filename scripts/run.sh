@@ -2,6 +2,7 @@
 # Installs what is missing, builds, and runs Corral on the embedded default
 # (SQLite in ./corral-data, local nodes). Extra arguments go to `corral serve`.
 set -euo pipefail
+# shellcheck source=scripts/env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 "$ROOT/scripts/bootstrap.sh"
 # Docker for the demo's `docker` provider; without it Corral still runs (local nodes).

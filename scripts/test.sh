@@ -2,6 +2,7 @@
 # Installs what is missing and runs every check and test: formatting, lints, unit and
 # integration tests on SQLite and PostgreSQL, the wasm build, and the browser tests.
 set -euo pipefail
+# shellcheck source=scripts/env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 "$ROOT/scripts/bootstrap.sh"
 # The `docker` provider's tests need a Docker daemon; nothing else starts one here.
@@ -12,6 +13,9 @@ step() { printf '\n==> %s\n' "$*"; }
 
 step "cargo fmt --check"
 cargo fmt --all -- --check
+
+step "shellcheck (every shell script in the tree)"
+git ls-files -z '*.sh' | xargs -0 shellcheck -x
 
 step "cargo clippy (native, all targets)"
 cargo clippy -q --all-targets -- -D warnings

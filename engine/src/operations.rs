@@ -50,8 +50,6 @@ pub enum OperationError {
     /// Actions the cluster would run with automators Corral does not have.
     #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
     UnsupportedAutomators(Vec<domain::catalog::automator::UnsupportedAction>),
-    #[error("{0}")]
-    AutomatorNotAllowed(String),
     /// Services that stay on the cluster need a service the change would remove.
     #[error("{0}")]
     StillRequired(String),
@@ -108,31 +106,16 @@ pub(crate) async fn check_provider_allowed(
 }
 
 /// Refuses a layout whose services would run an action with an automator Corral does
-/// not have (Coopr's `chef-solo`), before anything is made, and `ansible` for a tenant
-/// that may not run steps on this server's host: its controller side (the playbook's
-/// lookups, templates and local tasks) runs on the worker, as the tenant's node user.
-pub(crate) async fn check_automators(
-    store: &Store,
-    tenant_id: &str,
+/// not have (Coopr's `chef-solo`), before anything is made. Ansible is open to every
+/// tenant: its controller side runs confined (see `execute::automator::ansible`).
+pub(crate) fn check_automators(
     catalog: &domain::catalog::Catalog,
     layout: &Layout,
 ) -> Result<(), OperationError> {
-    use domain::catalog::automator::{automators_used, unsupported_actions, AutomatorType};
-    let services = layout.services();
-    let unsupported = unsupported_actions(catalog, services.iter().copied());
+    use domain::catalog::automator::unsupported_actions;
+    let unsupported = unsupported_actions(catalog, layout.services().iter().copied());
     if !unsupported.is_empty() {
         return Err(OperationError::UnsupportedAutomators(unsupported));
-    }
-    if automators_used(catalog, services.iter().copied()).contains(&AutomatorType::Ansible) {
-        let tenant = store.tenant(tenant_id).await?;
-        if !tenant.may_use(crate::provider::LOCAL_PROVIDER) {
-            return Err(OperationError::AutomatorNotAllowed(format!(
-                "automator ansible runs the controller side of playbooks on the Corral \
-                 server's own host, which tenant {} may not use (a superadmin can allow \
-                 local nodes on the tenant's admin page)",
-                tenant.name
-            )));
-        }
     }
     Ok(())
 }

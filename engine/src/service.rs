@@ -187,8 +187,7 @@ impl From<OperationError> for ServiceError {
                 ServiceError::Conflict(error.to_string())
             }
             OperationError::QuotaExceeded(message) => ServiceError::QuotaExceeded(message),
-            OperationError::ProviderNotAllowed(message)
-            | OperationError::AutomatorNotAllowed(message) => ServiceError::Forbidden(message),
+            OperationError::ProviderNotAllowed(message) => ServiceError::Forbidden(message),
             OperationError::UnsupportedAutomators(ref actions) => ServiceError::Invalid {
                 message: error.to_string(),
                 details: actions

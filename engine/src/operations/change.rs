@@ -278,7 +278,7 @@ pub async fn preview_change(
         }
     };
     if matches!(operation, Operation::AddServices | Operation::AddNodes) {
-        super::check_automators(store, &cluster.tenant_id, &snapshot, &to).await?;
+        super::check_automators(&snapshot, &to)?;
     }
     if operation == Operation::AddNodes {
         super::node_limits::check_new_nodes(

@@ -85,7 +85,7 @@ pub async fn preview_create(
         &empty,
         &layout,
     )?;
-    super::check_automators(store, &request.tenant_id, &catalog, &layout).await?;
+    super::check_automators(&catalog, &layout)?;
     let dag = plan_create(&layout, &ServiceGraph::from_catalog(&catalog))?;
     let mut config: Map<String, Value> = template.defaults.effective_config().into_iter().collect();
     for (key, value) in &request.config {

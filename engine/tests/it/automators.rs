@@ -28,7 +28,7 @@ const GREETING: &str =
 async fn lab(backend: Backend) -> Lab {
     let bundle = std::fs::read_to_string(format!("{FIXTURES}/catalog.json")).unwrap();
     let mut resources: Vec<(ResourceKind, &str, Vec<u8>)> =
-        ["greeter.yml", "broken.yml", "motd.pp"]
+        ["greeter.yml", "broken.yml", "motd.pp", "probe.yml"]
             .into_iter()
             .map(|name| {
                 let bytes = std::fs::read(format!("{FIXTURES}/files/{name}")).unwrap();
@@ -247,9 +247,10 @@ async fn chef_solo_is_refused_before_anything_is_made(backend: Backend) {
         .is_empty());
 }
 
-/// Ansible's controller side runs on the worker's host: a tenant that may not have
-/// `local` nodes (the same reach) may not use it either, whatever its provider.
-async fn ansible_needs_a_tenant_trusted_with_this_host(backend: Backend) {
+/// Ansible's controller side runs confined, so a tenant that may not have `local`
+/// nodes may use it with any provider (a docker-only tenant runs the demo's
+/// kv-automated in `demo_templates::kv_automated_on_docker`).
+async fn ansible_is_open_to_tenants_without_local_nodes(backend: Backend) {
     let lab = lab(backend).await;
     let mut bundle: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(format!("{FIXTURES}/catalog.json")).unwrap())
@@ -283,25 +284,99 @@ async fn ansible_needs_a_tenant_trusted_with_this_host(backend: Backend) {
         solve: SolveRequest::of_size(2),
         config: serde_json::Map::new(),
     };
-    let refused = preview_create(&lab.store, &request, now_ms())
-        .await
-        .unwrap_err();
-    let message = refused.to_string();
-    assert!(
-        message.contains("automator ansible") && message.contains("outsiders"),
-        "{message}"
-    );
-    assert!(matches!(
-        ServiceError::from(refused),
-        ServiceError::Forbidden(_)
-    ));
-    lab.store
-        .set_tenant_provider_types(&tenant.id, &["docker".to_owned(), "local".to_owned()])
-        .await
-        .unwrap();
     preview_create(&lab.store, &request, now_ms())
         .await
-        .unwrap();
+        .expect("a docker-only tenant may run playbooks");
+}
+
+/// A playbook's `delegate_to: localhost` task is tenant code on this host: it sees
+/// neither this host's /tmp, nor its loopback services, nor root's files, and can
+/// change neither the system nor its own run's files; the node is still reached,
+/// through the relay.
+async fn the_controller_is_confined(backend: Backend) {
+    const HOST_FILE: &str = "/tmp/corral-confinement-probe";
+    std::fs::write(HOST_FILE, "on the host").unwrap();
+    std::fs::set_permissions(
+        HOST_FILE,
+        std::os::unix::fs::PermissionsExt::from_mode(0o644),
+    )
+    .unwrap();
+    // PostgreSQL listens on this host's loopback in every environment these tests run
+    // in: the probe must not reach what this process can.
+    std::net::TcpStream::connect(("127.0.0.1", 5432)).expect("postgres on the host's loopback");
+    let lab = lab(backend).await;
+    let (cluster, job) = lab.create_from("probe", "probe", 1).await;
+    assert_eq!(lab.wait(&job, JOB_LIMIT).await, JobState::Succeeded);
+    let output = job_output(&lab, &job).await;
+    for seen in [
+        "probe host_tmp_file=no",
+        "probe host_loopback=no",
+        "probe write_etc=no",
+        "probe write_work_dir=no",
+        "probe root_home=no",
+        "probe relay_socket=yes",
+    ] {
+        assert!(output.contains(seen), "{seen:?} missing from:\n{output}");
+    }
+    assert!(!std::path::Path::new("/etc/corral-confinement-probe").exists());
+    let node = &lab.store.list_nodes(&cluster.id).await.unwrap()[0];
+    let (code, reached) = lab
+        .run_on_node(&cluster.id, node.number, "cat probe.txt")
+        .await;
+    assert_eq!((code, reached.as_str()), (0, "reached"));
+}
+
+/// The first review's root escalation: a process of the tenant's node user (left
+/// running by a shell step) plants links in the Ansible run's work dir while root
+/// writes the run's files, so that root writes into a file of the link's choosing.
+/// Root now writes only into a directory that user cannot write: the racer sees the
+/// work dir and plants nothing, and the target is untouched.
+async fn a_racing_tenant_process_plants_nothing_in_the_work_dir(backend: Backend) {
+    if !rustix::process::geteuid().is_root() {
+        eprintln!("skipped: the race needs nodes of their own OS user (this process as root)");
+        return;
+    }
+    const TARGET: &str = "/tmp/corral-race-target";
+    const RACER: &str = "/tmp/corral-race-work-dir.sh";
+    std::fs::write(TARGET, "root's").unwrap();
+    std::fs::copy(format!("{FIXTURES}/race_work_dir.sh"), RACER).unwrap();
+    for path in [TARGET, RACER] {
+        std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o644))
+            .unwrap();
+    }
+    let lab = lab(backend).await;
+    let (racer_cluster, job) = lab.create_from("marker", "racer", 1).await;
+    assert_eq!(lab.wait(&job, JOB_LIMIT).await, JobState::Succeeded);
+    let racer = lab.store.list_nodes(&racer_cluster.id).await.unwrap()[0].number;
+    let (code, _) = lab
+        .run_on_node(
+            &racer_cluster.id,
+            racer,
+            &format!("setsid nohup bash {RACER} {TARGET} >/dev/null 2>&1 </dev/null &"),
+        )
+        .await;
+    assert_eq!(code, 0);
+
+    // Two runs, so the racer is surely looping when the second one's files are written.
+    for name in ["probe-a", "probe-b"] {
+        let (_cluster, job) = lab.create_from("probe", name, 1).await;
+        assert_eq!(lab.wait(&job, JOB_LIMIT).await, JobState::Succeeded);
+    }
+    let (_, _) = lab
+        .run_on_node(&racer_cluster.id, racer, "touch stop")
+        .await;
+    let (_, seen) = lab.run_on_node(&racer_cluster.id, racer, "cat seen").await;
+    let (_, planted) = lab
+        .run_on_node(&racer_cluster.id, racer, "cat planted")
+        .await;
+    assert!(
+        seen.lines().count() >= 1,
+        "the racer never saw a work dir, so it proved nothing"
+    );
+    assert_eq!(planted, "", "links planted in a run's work dir");
+    assert_eq!(std::fs::read_to_string(TARGET).unwrap(), "root's");
+    let meta = std::fs::metadata(TARGET).unwrap();
+    assert_eq!(std::os::unix::fs::MetadataExt::uid(&meta), 0);
 }
 
 /// A playbook tree and a Puppet module path shipped as archives: the playbook's role
@@ -331,7 +406,9 @@ async fn playbooks_and_modules_come_from_archives(backend: Backend) {
 
 engine::on_both_backends!(
     playbooks_and_modules_come_from_archives,
-    ansible_needs_a_tenant_trusted_with_this_host,
+    ansible_is_open_to_tenants_without_local_nodes,
+    the_controller_is_confined,
+    a_racing_tenant_process_plants_nothing_in_the_work_dir,
     ansible_and_puppet_write_exact_values_and_serve,
     a_failing_playbook_names_its_task,
     chef_solo_is_refused_before_anything_is_made,

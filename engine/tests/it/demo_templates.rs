@@ -680,16 +680,38 @@ async fn kv_automated_at_three_nodes(backend: Backend) {
     tear_down(&lab, &clusters).await;
 }
 
-/// kv-automated on the demo's `docker` provider: Ansible reaches the containers with
-/// their pinned keys, Puppet runs inside them, and the links answer at the addresses
-/// Docker gave them; nothing is left after the delete.
+/// kv-automated on the demo's `docker` provider, in a tenant that may not have `local`
+/// nodes: Ansible's controller runs confined and reaches the containers with their
+/// pinned keys through its relay, Puppet runs inside them, and the links answer at the
+/// addresses Docker gave them; nothing is left after the delete.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kv_automated_on_docker() {
     let keys = tempfile::tempdir().unwrap();
     let lab = Lab::start_demo_with_docker(Backend::Sqlite, keys.path()).await;
     let docker = lab.docker.clone().unwrap();
+    let tenant = lab
+        .store
+        .create_tenant(&engine::store::tenants::NewTenant {
+            name: "docker-only".to_owned(),
+            max_clusters: None,
+            max_nodes: None,
+            provider_types: vec!["docker".to_owned()],
+        })
+        .await
+        .unwrap();
+    let now = engine::store::now_ms();
+    engine::demo::load_if_empty(&lab.store, &lab.resource_files(), &tenant.id, now)
+        .await
+        .unwrap();
     let (cluster, job) = lab
-        .create_on("docker", "kv-automated", "kv-automated-docker", 3)
+        .create_in_on(
+            &tenant.id,
+            "docker",
+            "kv-automated",
+            "kv-automated-docker",
+            3,
+            None,
+        )
         .await;
     let _cleanup = crate::docker_nodes::Cleanup::new(docker.docker(), &cluster.id);
     assert_eq!(lab.wait(&job, JOB_LIMIT).await, JobState::Succeeded);

@@ -269,9 +269,24 @@ impl Lab {
         size: u32,
         owner: Option<String>,
     ) -> (Cluster, String) {
+        self.create_in_on(DEFAULT_TENANT_ID, provider, template, name, size, owner)
+            .await
+    }
+
+    /// Submits a create of `template` in the tenant `tenant_id` on its catalog's
+    /// provider `provider`.
+    pub async fn create_in_on(
+        &self,
+        tenant_id: &str,
+        provider: &str,
+        template: &str,
+        name: &str,
+        size: u32,
+        owner: Option<String>,
+    ) -> (Cluster, String) {
         let mut solve = SolveRequest::of_size(size);
         solve.provider = Some(domain::names::ProviderName::parse(provider).unwrap());
-        self.submit_create(DEFAULT_TENANT_ID, template, name, solve, owner)
+        self.submit_create(tenant_id, template, name, solve, owner)
             .await
     }
 
@@ -445,6 +460,11 @@ impl Lab {
         LocalProvider::processes_under(&self.nodes_dir)
     }
 
+    /// The lab's plugin resource files (where uploads go).
+    pub fn resource_files(&self) -> ResourceFiles {
+        ResourceFiles::in_directory(self._resources.path())
+    }
+
     pub async fn stop_workers(&mut self) {
         if let Some(pool) = self.pool.take() {
             pool.shutdown().await;
@@ -459,7 +479,7 @@ impl Lab {
             &self.store,
             &self.nodes_dir,
             &self.pool_keys_dir,
-            ResourceFiles::in_directory(self._resources.path()),
+            self.resource_files(),
             self.executor_settings.clone(),
             self.docker.clone(),
             self.exec.clone(),

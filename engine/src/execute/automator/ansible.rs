@@ -1,22 +1,30 @@
 //! The `ansible` automator: `ansible-playbook` run on the worker against the one node
 //! of the task.
 //!
-//! Each run gets a fresh private work dir holding the playbook (a `files` resource, or
-//! an `archives` resource unpacked), an inventory of the one node, a `known_hosts`
-//! with the node's pinned host key (strict checking), a copy of the node's client key
-//! and the variables as a file (`-e @vars.yml`, never through a shell): the action's
+//! Each run gets a fresh work dir holding the playbook (a `files` resource, or an
+//! `archives` resource unpacked), an inventory of the one node, a `known_hosts` with
+//! the node's pinned host key (strict checking), a copy of the node's client key and
+//! the variables as a file (`-e @vars.yml`, never through a shell): the action's
 //! `extra_vars` with macros expanded, and Corral's own (`corral_host`,
 //! `corral_cluster_name`, `corral_config`…).
 //!
-//! The controller side of a playbook (lookups, templates, `delegate_to: localhost`) runs
-//! on this host. So the playbook runs as the tenant's node user when this process is
-//! root (the user its local nodes run as), from a work dir only that user can read, with
-//! an environment of its own (none of the server's variables), and only tenants allowed
-//! `local` nodes may use it (checked at preview). Its whole process group is killed when
-//! the step times out or is cancelled; its work dir is removed when the step ends.
+//! A playbook is tenant code, and its controller side (lookups, templates, `delegate_to:
+//! localhost`) runs on this host. So it runs confined ([`sandbox`]): in bubblewrap
+//! namespaces with the system read-only, a private `/tmp`, no network but a relay to
+//! the step's node ([`relay`]), as the tenant's node user when this process is root,
+//! with an environment of its own. The work dir is written by this process before that
+//! user can touch it ([`work_dir`]). Any tenant may use it, whichever its providers.
+//! Its whole process group (and with it the sandbox's pid namespace) is killed when the
+//! step times out or is cancelled; its work dir is removed when the step ends.
+//!
+//! One SSH connection serves the whole step (a ControlPersist master whose socket is in
+//! the sandbox's private `/tmp`, gone with the sandbox), with pipelining on.
 
-use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+mod relay;
+mod sandbox;
+mod work_dir;
+
+use std::path::PathBuf;
 use std::process::Stdio;
 
 use domain::catalog::automator::{NameRule, ResourcePath, ResourceRule, ARCHIVES};
@@ -25,6 +33,9 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 use tokio::process::Command;
 use tokio::sync::mpsc;
 
+use self::relay::Relay;
+use self::sandbox::{Writable, BWRAP, WORK};
+use self::work_dir::{Controller, WorkDir, PLAYBOOK_DIR};
 use super::{Automator, ServiceStep, StepFuture};
 use crate::execute::{note, StepError, StepOutcome};
 use crate::ssh::{OutputChunk, OutputStream, SshTarget};
@@ -66,35 +77,40 @@ async fn run(
     let tenant = &step.view.cluster.tenant_id;
     let playbook_bytes = resource_bytes(step, &playbook).await?;
     let user = crate::provider::tenant_host_user(tenant, &step.view.node_id()).await?;
-    let work = WorkDir::new(user).map_err(|error| step.setup(format!("work dir: {error}")))?;
-    let playbook_path = work
-        .stage_playbook(&playbook, &playbook_bytes)
+    let work = WorkDir::new(Controller::of(user))
+        .map_err(|error| step.setup(format!("work dir: {error}")))?;
+    let (_relay, socket) = Relay::start(work.root(), (target.host.clone(), target.port))
+        .map_err(|error| step.setup(format!("relay to the node: {error}")))?;
+    work.hand_over_socket(&socket)
+        .map_err(|error| step.setup(format!("relay to the node: {error}")))?;
+    let playbook_path = stage_playbook(&work, &playbook, &playbook_bytes)
         .await
         .map_err(|error| step.setup(error))?;
-    work.write_connection(step, &target, &vars)
+    write_connection(&work, step, &target, &vars)
         .map_err(|error| step.setup(format!("work dir: {error}")))?;
 
-    let mut command = Command::new(ANSIBLE_PLAYBOOK);
+    let mut command = confined(&work, Writable::Nothing);
     command
+        .arg(ANSIBLE_PLAYBOOK)
         .arg("--inventory")
-        .arg(work.path("inventory.json"))
+        .arg(inside("inventory.json"))
         .arg("--extra-vars")
-        .arg(format!("@{}", work.path("vars.yml").display()));
+        .arg(format!("@{}", inside("vars.yml").display()));
     if let Some(tags) = tags.filter(|tags| !tags.trim().is_empty()) {
         command.arg("--tags").arg(tags);
     }
     command.arg(&playbook_path);
-    work.controller(&mut command);
     let mut child = command.spawn().map_err(|error| match error.kind() {
         std::io::ErrorKind::NotFound => step.setup(format!(
-            "{ANSIBLE_PLAYBOOK} is not installed on this worker's host (Debian's ansible-core \
-             package): install it there, then retry"
+            "{BWRAP} is not installed on this worker's host (Debian's bubblewrap package, \
+             which confines Ansible's controller): install it there, then retry"
         )),
         _ => step.setup(format!("could not start {ANSIBLE_PLAYBOOK}: {error}")),
     })?;
-    // A timeout or a cancelled step kills the group: ansible's forks and their ssh
-    // clients with it. Declared after `child`, so it is dropped first, while the leader
-    // is not reaped yet and the group id cannot have been reused.
+    // A timeout or a cancelled step kills the group: the sandbox's leader, and with it
+    // its pid namespace (ansible's forks, their ssh clients and master). Declared after
+    // `child`, so it is dropped first, while the leader is not reaped yet and the group
+    // id cannot have been reused.
     let mut group = ProcessGroup(child.id());
     let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
     let watch = async {
@@ -258,175 +274,153 @@ impl Drop for ProcessGroup {
     }
 }
 
-/// The run's private directory, removed when dropped.
-struct WorkDir {
-    dir: tempfile::TempDir,
-    /// Who the controller runs as (uid, gid); `None`: this process's user.
-    user: Option<(u32, u32)>,
+/// `name` in the work dir as the sandbox sees it.
+fn inside(name: &str) -> PathBuf {
+    PathBuf::from(WORK).join(name)
 }
 
-impl WorkDir {
-    fn new(user: Option<(u32, u32)>) -> std::io::Result<Self> {
-        let dir = tempfile::Builder::new()
-            .prefix("corral-ansible-")
-            .tempdir()?;
-        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700))?;
-        let work = Self { dir, user };
-        work.own(work.dir.path())?;
-        Ok(work)
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
-    }
-
-    /// Hands `path` to the controller's user.
-    fn own(&self, path: &Path) -> std::io::Result<()> {
-        match self.user {
-            Some((uid, gid)) => std::os::unix::fs::chown(path, Some(uid), Some(gid)),
-            None => Ok(()),
-        }
-    }
-
-    /// Writes a file only the controller's user can read.
-    fn write_private(&self, name: &str, bytes: &[u8]) -> std::io::Result<PathBuf> {
-        let path = self.path(name);
-        std::fs::write(&path, bytes)?;
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))?;
-        self.own(&path)?;
-        Ok(path)
-    }
-
-    /// Puts the playbook in place and returns its path: a file as it is, an archive
-    /// unpacked (by `tar`, as the controller's user) under `playbook/`.
-    async fn stage_playbook(
-        &self,
-        playbook: &ResourcePath,
-        bytes: &[u8],
-    ) -> Result<PathBuf, String> {
-        let dir = self.path("playbook");
-        std::fs::create_dir(&dir).map_err(|error| format!("work dir: {error}"))?;
-        self.own(&dir)
+/// Puts the playbook in place and returns its path inside the sandbox: a file as it
+/// is, an archive unpacked (by `tar`, confined, as the controller's user) under
+/// `playbook/`.
+async fn stage_playbook(
+    work: &WorkDir,
+    playbook: &ResourcePath,
+    bytes: &[u8],
+) -> Result<PathBuf, String> {
+    let in_dir = PathBuf::from(WORK).join(PLAYBOOK_DIR);
+    if playbook.kind != ARCHIVES {
+        work.write(&format!("{PLAYBOOK_DIR}/{}", playbook.name), bytes)
             .map_err(|error| format!("work dir: {error}"))?;
-        if playbook.kind != ARCHIVES {
-            self.write_private(&format!("playbook/{}", playbook.name), bytes)
-                .map_err(|error| format!("work dir: {error}"))?;
-            return Ok(dir.join(&playbook.name));
-        }
-        let archive = self
-            .write_private(&playbook.name, bytes)
-            .map_err(|error| format!("work dir: {error}"))?;
-        let mut tar = Command::new("tar");
-        tar.arg("-xf")
-            .arg(&archive)
-            .arg("--no-same-owner")
-            .arg("--no-same-permissions")
-            .arg("-C")
-            .arg(&dir);
-        self.controller(&mut tar);
-        let unpacked = tar
-            .output()
-            .await
-            .map_err(|error| format!("could not run tar: {error}"))?;
-        if !unpacked.status.success() {
-            return Err(format!(
-                "archives/{} could not be unpacked: {}",
-                playbook.name,
-                String::from_utf8_lossy(&unpacked.stderr).trim()
-            ));
-        }
-        let path = dir.join(&playbook.inner);
-        // Only a regular file: a link in the archive must not point the controller at a
-        // file outside it.
-        match std::fs::symlink_metadata(&path) {
-            Ok(meta) if meta.is_file() => Ok(path),
-            _ => Err(format!(
-                "archives/{} has no playbook file {}",
-                playbook.name, playbook.inner
-            )),
-        }
+        return Ok(in_dir.join(&playbook.name));
     }
+    work.write(&playbook.name, bytes)
+        .map_err(|error| format!("work dir: {error}"))?;
+    work.open_playbook_dir()
+        .map_err(|error| format!("work dir: {error}"))?;
+    let mut tar = confined(work, Writable::PlaybookDir);
+    tar.arg("tar")
+        .arg("-xf")
+        .arg(inside(&playbook.name))
+        .arg("--no-same-owner")
+        .arg("--no-same-permissions")
+        .arg("-C")
+        .arg(&in_dir);
+    let unpacked = tar
+        .output()
+        .await
+        .map_err(|error| format!("could not run tar in the sandbox ({BWRAP}): {error}"))?;
+    if !unpacked.status.success() {
+        return Err(format!(
+            "archives/{} could not be unpacked: {}",
+            playbook.name,
+            String::from_utf8_lossy(&unpacked.stderr).trim()
+        ));
+    }
+    // Only a regular file (read, never written: the directory is the controller's
+    // now). A link would only point inside the sandbox's view, but a missing playbook
+    // is better said here than by ansible-playbook.
+    match std::fs::symlink_metadata(work.path(PLAYBOOK_DIR).join(&playbook.inner)) {
+        Ok(meta) if meta.is_file() => Ok(in_dir.join(&playbook.inner)),
+        _ => Err(format!(
+            "archives/{} has no playbook file {}",
+            playbook.name, playbook.inner
+        )),
+    }
+}
 
-    /// The inventory of the one node, its pinned host key, the client key and the
-    /// variables.
-    fn write_connection(
-        &self,
-        step: &ServiceStep<'_>,
-        target: &SshTarget,
-        vars: &str,
-    ) -> std::io::Result<()> {
-        let key = std::fs::read(target.client_key.path())?;
-        let key_path = self.write_private("client_key", &key)?;
-        let known_host = if target.port == 22 {
-            target.host.clone()
-        } else {
-            format!("[{}]:{}", target.host, target.port)
-        };
-        let known_hosts = self.write_private(
-            "known_hosts",
-            format!("{known_host} {}\n", target.host_key.to_openssh()).as_bytes(),
-        )?;
-        let inventory = json!({"all": {"hosts": {inventory_name(step): {
-            "ansible_host": target.host,
-            "ansible_port": target.port,
-            "ansible_ssh_private_key_file": key_path,
-            // The user goes to ssh, not to `ansible_user`: Ansible expands `~` (its
-            // remote temp dir, `dest: ~/x`) as `~<ansible_user>`, the user's home in
-            // the node's passwd file, while a local node's sessions have a HOME of
-            // their own. Without `ansible_user`, `~` is the session's HOME.
-            "ansible_ssh_common_args": format!(
-                "-o User={} -o UserKnownHostsFile={} -o GlobalKnownHostsFile=/dev/null \
-                 -o StrictHostKeyChecking=yes -o IdentitiesOnly=yes -o BatchMode=yes",
-                target.user,
-                known_hosts.display()
-            ),
-            "ansible_python_interpreter": "auto_silent",
-        }}}});
-        self.write_private("inventory.json", inventory.to_string().as_bytes())?;
-        self.write_private("vars.yml", vars.as_bytes())?;
-        // Settings of our own only: not the host's /etc/ansible, not a file in the
-        // playbook's tree.
-        self.write_private("ansible.cfg", b"[defaults]\n")?;
-        Ok(())
-    }
+/// The inventory of the one node, its pinned host key, the client key, the relay's
+/// proxy and the variables.
+fn write_connection(
+    work: &WorkDir,
+    step: &ServiceStep<'_>,
+    target: &SshTarget,
+    vars: &str,
+) -> std::io::Result<()> {
+    let key = std::fs::read(target.client_key.path())?;
+    work.write("client_key", &key)?;
+    let known_host = if target.port == 22 {
+        target.host.clone()
+    } else {
+        format!("[{}]:{}", target.host, target.port)
+    };
+    work.write(
+        "known_hosts",
+        format!("{known_host} {}\n", target.host_key.to_openssh()).as_bytes(),
+    )?;
+    work.write(relay::PROXY_SCRIPT, relay::PROXY_SCRIPT_TEXT.as_bytes())?;
+    let inventory = json!({"all": {"hosts": {inventory_name(step): {
+        // The node's address names it for known_hosts; the connection itself goes
+        // through the relay.
+        "ansible_host": target.host,
+        "ansible_port": target.port,
+        "ansible_ssh_private_key_file": inside("client_key"),
+        // The user goes to ssh, not to `ansible_user`: Ansible expands `~` (its
+        // remote temp dir, `dest: ~/x`) as `~<ansible_user>`, the user's home in
+        // the node's passwd file, while a local node's sessions have a HOME of
+        // their own. Without `ansible_user`, `~` is the session's HOME.
+        "ansible_ssh_common_args": format!(
+            "-o User={} -o UserKnownHostsFile={} -o GlobalKnownHostsFile=/dev/null \
+             -o StrictHostKeyChecking=yes -o IdentitiesOnly=yes -o BatchMode=yes \
+             -o ProxyCommand=\"python3 {} {}\"",
+            target.user,
+            inside("known_hosts").display(),
+            inside(relay::PROXY_SCRIPT).display(),
+            inside(relay::SOCKET).display(),
+        ),
+        "ansible_python_interpreter": "auto_silent",
+    }}}});
+    work.write("inventory.json", inventory.to_string().as_bytes())?;
+    work.write("vars.yml", vars.as_bytes())?;
+    // Settings of our own only: not the host's /etc/ansible, not a file in the
+    // playbook's tree.
+    work.write("ansible.cfg", b"[defaults]\n")?;
+    Ok(())
+}
 
-    /// Makes `command` run as the controller: its user, in the work dir, in a process
-    /// group of its own, with an environment of its own.
-    fn controller(&self, command: &mut Command) {
-        let home = self.dir.path();
-        command
-            .current_dir(home)
-            .env_clear()
-            .env("PATH", CONTROLLER_PATH)
-            .env("HOME", home)
-            .env("LANG", "C.UTF-8")
-            .env("PYTHONUNBUFFERED", "1")
-            .env("ANSIBLE_CONFIG", home.join("ansible.cfg"))
-            .env("ANSIBLE_HOME", home.join(".ansible"))
-            .env("ANSIBLE_LOCAL_TEMP", home.join(".ansible/tmp"))
-            .env("ANSIBLE_NOCOLOR", "1")
-            .env("ANSIBLE_FORCE_COLOR", "0")
-            .env("ANSIBLE_HOST_KEY_CHECKING", "True")
-            .env("ANSIBLE_RETRY_FILES_ENABLED", "False")
-            .env("ANSIBLE_STDOUT_CALLBACK", "default")
-            .env("ANSIBLE_PIPELINING", "True")
-            // Files go through the SSH session itself: nodes need no sftp subsystem.
-            .env("ANSIBLE_SSH_TRANSFER_METHOD", "piped")
-            // One SSH connection per task and none left behind: a persistent master
-            // would outlive the step.
-            .env(
-                "ANSIBLE_SSH_ARGS",
-                "-o ControlMaster=no -o ControlPersist=no",
-            )
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .kill_on_drop(true);
-        if let Some((uid, gid)) = self.user {
-            command.uid(uid).gid(gid);
-        }
+/// A command that runs a program (its first argument, added by the caller) as the
+/// controller: confined, as its user, in a process group of its own, with an
+/// environment of its own.
+fn confined(work: &WorkDir, writable: Writable) -> Command {
+    let mut command = Command::new(BWRAP);
+    command.args(sandbox::arguments(
+        &sandbox::system_entries(),
+        work.root(),
+        writable,
+    ));
+    let home = PathBuf::from(sandbox::HOME);
+    command
+        .env_clear()
+        .env("PATH", CONTROLLER_PATH)
+        .env("HOME", &home)
+        .env("LANG", "C.UTF-8")
+        .env("PYTHONUNBUFFERED", "1")
+        .env("ANSIBLE_CONFIG", inside("ansible.cfg"))
+        .env("ANSIBLE_HOME", home.join(".ansible"))
+        .env("ANSIBLE_LOCAL_TEMP", home.join(".ansible/tmp"))
+        .env("ANSIBLE_NOCOLOR", "1")
+        .env("ANSIBLE_FORCE_COLOR", "0")
+        .env("ANSIBLE_HOST_KEY_CHECKING", "True")
+        .env("ANSIBLE_RETRY_FILES_ENABLED", "False")
+        .env("ANSIBLE_STDOUT_CALLBACK", "default")
+        .env("ANSIBLE_PIPELINING", "True")
+        // Files go through the SSH session itself: nodes need no sftp subsystem.
+        .env("ANSIBLE_SSH_TRANSFER_METHOD", "piped")
+        // One SSH connection for the whole step: a master whose socket is in the
+        // private home (Ansible's default place), which dies with the sandbox when the
+        // playbook ends.
+        .env(
+            "ANSIBLE_SSH_ARGS",
+            "-o ControlMaster=auto -o ControlPersist=300s",
+        )
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    if let Controller::TenantUser { uid, gid } = work.controller {
+        command.uid(uid).gid(gid);
     }
+    command
 }
 
 /// The variables file (`-e @vars.yml`): YAML in JSON's flow style. The action's
