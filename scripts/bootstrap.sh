@@ -1,27 +1,36 @@
 #!/usr/bin/env bash
-# Installs everything Corral's build and tests need on Debian 12, idempotently.
-# A second run takes about a second: every step checks before it acts.
+# Installs what Corral needs on Debian 12, idempotently: what building and running it
+# needs (scripts/run.sh), and with --tests also what only the tests need
+# (scripts/test.sh: chromium, cargo-fuzz, the API checkers, moto, shellcheck). A second
+# run takes about a second: every step checks before it acts.
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+FOR_TESTS=false
+case "${1:-}" in
+  --tests) FOR_TESTS=true ;;
+  "") ;;
+  *) echo "usage: $0 [--tests]" >&2; exit 2 ;;
+esac
 
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 
-# Debian packages: the wasm-capable rustc-web toolchain, chromium for browser tests,
-# OpenSSH server for the `local` provider's nodes, and the data services the demo
-# catalog's `paas` template runs on them (python3 runs the rest). For the `docker`
-# provider: docker.io (dockerd with containerd, runc and iptables; scripts/dockerd.sh
-# starts it, as nothing else does without an init system) and mmdebstrap, which builds
-# its nodes' image (run as root it needs no uidmap). See docs/docker-nodes.md.
-# The `ansible` automator runs ansible-core's ansible-playbook on the worker; the
-# `puppet` automator runs puppet apply on nodes (local nodes use this host's). See
-# docs/automators.md; bubblewrap confines Ansible's controller side. brotli precompresses
-# the browser bundle (scripts/build.sh); shellcheck reads every shell script (test.sh).
+# Debian packages: the wasm-capable rustc-web toolchain, OpenSSH server for the `local`
+# provider's nodes, and the data services the demo catalog's `paas` template runs on
+# them (python3 runs the rest). For the `docker` provider: docker.io (dockerd with
+# containerd, runc and iptables; scripts/dockerd.sh starts it, as nothing else does
+# without an init system) and mmdebstrap, which builds its nodes' image (run as root it
+# needs no uidmap). See docs/docker-nodes.md. The `ansible` automator runs ansible-core's
+# ansible-playbook on the worker, confined by bubblewrap; the `puppet` automator runs
+# puppet apply on nodes (local nodes use this host's). See docs/automators.md. brotli
+# precompresses the browser bundle (scripts/build.sh).
 PKGS=(rustc-web cargo-web rust-web-src rust-web-llvm rust-web-clippy rustfmt-web lld-22
-      chromium chromium-driver openssh-server openssh-client pkg-config
+      openssh-server openssh-client pkg-config
       python3 redis-server memcached docker.io mmdebstrap ansible-core puppet brotli
-      bubblewrap shellcheck)
+      bubblewrap)
+# Tests only: chromium for the browser tests, shellcheck for every shell script.
+if $FOR_TESTS; then PKGS+=(chromium chromium-driver shellcheck); fi
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 && continue
@@ -68,15 +77,20 @@ if [ "$(wasm-bindgen --version 2>/dev/null)" != "wasm-bindgen $WB" ]; then
   cargo install -q --force wasm-bindgen-cli --version "$WB"
 fi
 
+# wasm-opt from npm's binaryen (Debian's wasm-opt 108 writes modules browsers reject).
+[ -x /opt/binaryen/bin/wasm-opt ] || $SUDO npm install -g --silent --prefix /opt/binaryen binaryen@132
+
+if ! $FOR_TESTS; then
+  echo "bootstrap: ok"
+  exit 0
+fi
+
 # cargo-fuzz (libFuzzer targets in fuzz/, run by scripts/fuzz.sh) on rustup's stable
 # toolchain; the pinned version is the one tested here.
 if ! cargo fuzz --version >/dev/null 2>&1; then
   echo "bootstrap: installing cargo-fuzz 0.13.2 (about 2 min)"
   cargo install -q --locked cargo-fuzz --version 0.13.2
 fi
-
-# wasm-opt from npm's binaryen (Debian's wasm-opt 108 writes modules browsers reject).
-[ -x /opt/binaryen/bin/wasm-opt ] || $SUDO npm install -g --silent --prefix /opt/binaryen binaryen@132
 
 # Browser-test driver: playwright-core only (it never downloads a browser).
 if [ ! -d "$ROOT/end2end/node_modules/playwright-core" ]; then

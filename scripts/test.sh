@@ -4,7 +4,7 @@
 set -euo pipefail
 # shellcheck source=scripts/env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
-"$ROOT/scripts/bootstrap.sh"
+"$ROOT/scripts/bootstrap.sh" --tests
 # The `docker` provider's tests need a Docker daemon; nothing else starts one here.
 "$ROOT/scripts/dockerd.sh"
 cd "$ROOT"

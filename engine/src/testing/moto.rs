@@ -1,6 +1,6 @@
 //! moto, the emulator of AWS's APIs the `ec2` provider is tested against (PyPI
-//! `moto[server]`, installed by `scripts/bootstrap.sh` into Corral's venv): one server
-//! per test on a free port of 127.0.0.1, killed when dropped.
+//! `moto[server]`, installed by `scripts/bootstrap.sh --tests` into Corral's venv): one
+//! server per test on a free port of 127.0.0.1, killed when dropped.
 //!
 //! The addresses moto gives instances are made up: tests set the provider's `connect`
 //! to `none` and never connect to one.
@@ -37,8 +37,8 @@ impl Moto {
         let server = venv.join("bin/moto_server");
         assert!(
             server.exists(),
-            "moto_server was not found at {}: run scripts/bootstrap.sh (it installs moto, the \
-             ec2 provider's test double)",
+            "moto_server was not found at {}: run scripts/bootstrap.sh --tests (it installs \
+             moto, the ec2 provider's test double)",
             server.display()
         );
         let port = std::net::TcpListener::bind("127.0.0.1:0")
