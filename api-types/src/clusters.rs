@@ -91,6 +91,12 @@ pub struct ClusterDetail {
     pub links: Vec<ClusterLink>,
 }
 
+/// The most tasks a dry run sends one by one with their dependencies (the job page
+/// draws graphs up to the same size). A larger plan's answer counts its tasks by step
+/// instead: its dependencies grow with the square of its nodes (a 2,000-node plan's
+/// graph was 225 MB of JSON).
+pub const PLAN_GRAPH_MAX_TASKS: usize = 150;
+
 /// A dry run of a create or change: the layout it leads to and the tasks it runs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -100,6 +106,28 @@ pub struct PlanView {
     #[cfg_attr(feature = "openapi", schema(value_type = Object))]
     pub to: Value,
     pub tasks: usize,
+    /// The plan's steps (an action, with its service when it has one) in plan order,
+    /// each with how many tasks it has. Always there, whatever the plan's size.
+    pub step_counts: Vec<StepCount>,
+    /// Every task and its dependencies, for plans of up to [`PLAN_GRAPH_MAX_TASKS`]
+    /// tasks; absent for larger plans, which `step_counts` summarises.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub graph: Option<PlanGraph>,
+}
+
+/// One step of a plan and how many tasks it has (`install` of `web` on 40 nodes: 40).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct StepCount {
+    /// The action, then the service when it has one: `create`, `install web`.
+    pub step: String,
+    pub tasks: usize,
+}
+
+/// A small plan's every task.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct PlanGraph {
     /// Each task as `node-action-service`, in plan order.
     pub steps: Vec<String>,
     /// The task DAG: `{"tasks": [{"id", "node", "service", "action", "after", "stage"}]}`.

@@ -41,6 +41,9 @@ pub enum ErrorCode {
     QuotaExceeded,
     /// Too many failed sign-ins: wait and try again.
     TooManyAttempts,
+    /// The caller has as many job event streams open as the server allows one user:
+    /// close one first.
+    TooManyStreams,
     PayloadTooLarge,
     UnsupportedMediaType,
     /// Something broke inside; the cause is in the server's log only.
@@ -59,7 +62,7 @@ impl ErrorCode {
             ErrorCode::PayloadTooLarge => 413,
             ErrorCode::UnsupportedMediaType => 415,
             ErrorCode::Invalid => 422,
-            ErrorCode::TooManyAttempts => 429,
+            ErrorCode::TooManyAttempts | ErrorCode::TooManyStreams => 429,
             ErrorCode::Internal => 500,
         }
     }

@@ -40,6 +40,14 @@ impl Server {
         let mut child = Command::new(corral)
             .args(["serve", "--listen", "127.0.0.1:0"])
             .args(["--worker-slots", &worker_slots.to_string()])
+            // Benches measure past the serving limits: `bench create --nodes` above the
+            // default cluster size limit, `bench http`'s 200 stream watchers as one user.
+            .args([
+                "--max-cluster-nodes",
+                "100000",
+                "--max-streams-per-user",
+                "1000",
+            ])
             .arg("--data-dir")
             .arg(data)
             // BENCH_SERVER_LOG sets the server's log filter for a profiling run, e.g.

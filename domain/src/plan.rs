@@ -219,6 +219,28 @@ impl TaskDag {
         self.tasks.iter().map(|task| task.after.len()).sum()
     }
 
+    /// The plan's steps (an action, with its service when it has one: `install web`)
+    /// in plan order, each with how many tasks it has: how a plan too big to list
+    /// task by task is shown.
+    pub fn step_counts(&self) -> Vec<(String, usize)> {
+        let mut steps: Vec<(String, usize)> = Vec::new();
+        let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+        for task in &self.tasks {
+            let label = match &task.service {
+                Some(service) => format!("{} {service}", task.action),
+                None => task.action.to_string(),
+            };
+            match index.get(&label) {
+                Some(&at) => steps[at].1 += 1,
+                None => {
+                    index.insert(label.clone(), steps.len());
+                    steps.push((label, 1));
+                }
+            }
+        }
+        steps
+    }
+
     /// The task for `node`, `service`, `action`, if planned.
     pub fn find(&self, node: u32, service: Option<&str>, action: Action) -> Option<&Task> {
         self.tasks.iter().find(|task| {

@@ -21,7 +21,7 @@ use crate::store::{Store, StoreError};
 
 pub use change::{preview_change, submit_change, ClusterChange};
 pub use create::{create_cluster, preview_create, CreateRequest};
-pub use quota::check_quota;
+pub use quota::{check_quota, SizeLimits, DEFAULT_MAX_CLUSTER_NODES, DEFAULT_TENANT_MAX_NODES};
 
 pub use api_types::ClusterState;
 

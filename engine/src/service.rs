@@ -382,6 +382,8 @@ pub struct Service {
     waker: Option<Arc<Notify>>,
     /// The providers and SSH sessions of this process's workers, for provider checks.
     executor: Option<crate::execute::Executor>,
+    /// How big a cluster may get, and a new tenant's node quota.
+    limits: crate::operations::SizeLimits,
 }
 
 impl std::fmt::Debug for Service {
@@ -400,7 +402,14 @@ impl Service {
             throttle: ThrottleSettings::default(),
             waker: None,
             executor: None,
+            limits: crate::operations::SizeLimits::default(),
         }
+    }
+
+    /// Holds clusters and new tenants to `limits` instead of the defaults.
+    pub fn with_size_limits(mut self, limits: crate::operations::SizeLimits) -> Self {
+        self.limits = limits;
+        self
     }
 
     /// Checks providers with `executor`'s providers (see [`Service::test_provider`]).

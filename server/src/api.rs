@@ -13,7 +13,7 @@ mod docs;
 pub mod error;
 pub mod extract;
 mod jobs;
-pub use jobs::JobFeeds;
+pub use jobs::{JobFeeds, DEFAULT_STREAMS_PER_USER};
 mod pool_hosts;
 mod providers;
 mod session;

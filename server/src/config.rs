@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Args, ValueEnum};
+use engine::operations::{SizeLimits, DEFAULT_MAX_CLUSTER_NODES, DEFAULT_TENANT_MAX_NODES};
 use engine::store::DatabaseUrl;
 use serde::Deserialize;
 
@@ -111,6 +112,27 @@ pub struct ServerArgs {
     )]
     #[serde(default)]
     pub ec2_endpoints: Vec<String>,
+    /// Seconds a client has to send a request's headers: from connecting (TLS
+    /// handshake included) to the first request's end of headers, and from a
+    /// keep-alive connection going idle to the next request's [default: 10].
+    #[arg(long, env = "CORRAL_HEADER_READ_TIMEOUT_SECS", value_name = "SECONDS")]
+    pub header_read_timeout_secs: Option<u64>,
+    /// Connections served at once; at the limit a new one displaces the oldest that
+    /// has not sent a whole request yet, or waits [default: 1024].
+    #[arg(long, env = "CORRAL_MAX_CONNECTIONS", value_name = "N")]
+    pub max_connections: Option<usize>,
+    /// Job event streams one user may have open at once [default: 16].
+    #[arg(long, env = "CORRAL_MAX_STREAMS_PER_USER", value_name = "N")]
+    pub max_streams_per_user: Option<usize>,
+    /// The most nodes one cluster may have, whatever its tenant's quota; creates,
+    /// grows and their previews past it are refused before they are planned
+    /// [default: 1000].
+    #[arg(long, env = "CORRAL_MAX_CLUSTER_NODES", value_name = "N")]
+    pub max_cluster_nodes: Option<u32>,
+    /// The node quota of a tenant created without one (a superadmin can change it
+    /// afterwards) [default: 100].
+    #[arg(long, env = "CORRAL_DEFAULT_TENANT_MAX_NODES", value_name = "N")]
+    pub default_tenant_max_nodes: Option<u32>,
     /// Memory of a docker node whose hardware type names none (or 0), in MiB
     /// [default: 1024].
     #[arg(long, env = "CORRAL_DOCKER_DEFAULT_MEMORY_MB", value_name = "MIB")]
@@ -159,9 +181,25 @@ pub struct Config {
     /// Endpoints `ec2` providers may name besides AWS's (a tenant admin's catalog must
     /// not make this server call arbitrary addresses).
     pub ec2_endpoints: Vec<String>,
+    /// What one client may hold of the listener (see [`ConnectionLimits`]).
+    pub connections: ConnectionLimits,
+    /// Job event streams one user may have open at once.
+    pub max_streams_per_user: usize,
+    /// How big a cluster may get, and a new tenant's node quota.
+    pub size_limits: SizeLimits,
     /// What docker nodes get when their hardware type names nothing, and the most it
     /// may name.
     pub docker_limits: engine::provider::DockerLimits,
+}
+
+/// How long a client may take to send its request headers, and how many connections
+/// are served at once: a client that connects and sends nothing (or half a request)
+/// holds a connection for at most `header_read_timeout`, and the listener never holds
+/// more than `max_connections`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConnectionLimits {
+    pub header_read_timeout: Duration,
+    pub max_connections: usize,
 }
 
 const DEFAULT_WORKER_SLOTS: usize = 16;
@@ -169,6 +207,8 @@ const DEFAULT_WORKER_LEASE_SECS: u64 = 30;
 const DEFAULT_SHUTDOWN_GRACE_SECS: u64 = 30;
 
 const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
+const DEFAULT_HEADER_READ_TIMEOUT_SECS: u64 = 10;
+const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 
 impl Config {
     /// Resolves flags/environment (already merged by clap) over the TOML file.
@@ -254,6 +294,35 @@ impl Config {
                     .unwrap_or(DEFAULT_WORKER_LEASE_SECS)
                     .max(2),
             ),
+            connections: ConnectionLimits {
+                header_read_timeout: Duration::from_secs(
+                    args.header_read_timeout_secs
+                        .or(file.header_read_timeout_secs)
+                        .unwrap_or(DEFAULT_HEADER_READ_TIMEOUT_SECS)
+                        .max(1),
+                ),
+                max_connections: args
+                    .max_connections
+                    .or(file.max_connections)
+                    .unwrap_or(DEFAULT_MAX_CONNECTIONS)
+                    .max(1),
+            },
+            max_streams_per_user: args
+                .max_streams_per_user
+                .or(file.max_streams_per_user)
+                .unwrap_or(crate::api::DEFAULT_STREAMS_PER_USER)
+                .max(1),
+            size_limits: SizeLimits {
+                max_cluster_nodes: args
+                    .max_cluster_nodes
+                    .or(file.max_cluster_nodes)
+                    .unwrap_or(DEFAULT_MAX_CLUSTER_NODES)
+                    .max(1),
+                default_tenant_max_nodes: args
+                    .default_tenant_max_nodes
+                    .or(file.default_tenant_max_nodes)
+                    .unwrap_or(DEFAULT_TENANT_MAX_NODES),
+            },
         })
     }
 }
@@ -375,6 +444,44 @@ mod tests {
             .to_string();
         assert!(refused.contains("user name or password"), "{refused}");
         assert!(!refused.contains("secret"), "{refused}");
+    }
+
+    #[test]
+    fn limits_come_from_flags_or_the_file_else_defaults() {
+        let defaults = Config::resolve(ServerArgs::default(), ServerArgs::default()).unwrap();
+        assert_eq!(
+            defaults.connections,
+            ConnectionLimits {
+                header_read_timeout: Duration::from_secs(10),
+                max_connections: 1024,
+            }
+        );
+        assert_eq!(defaults.max_streams_per_user, 16);
+        assert_eq!(defaults.size_limits, SizeLimits::default());
+        let file: ServerArgs = toml::from_str(
+            "header-read-timeout-secs = 2\nmax-connections = 50\nmax-streams-per-user = 3\n\
+             max-cluster-nodes = 400\ndefault-tenant-max-nodes = 20\n",
+        )
+        .unwrap();
+        let flags = ServerArgs {
+            max_connections: Some(60),
+            default_tenant_max_nodes: Some(0),
+            ..Default::default()
+        };
+        let config = Config::resolve(flags, file).unwrap();
+        assert_eq!(
+            config.connections.header_read_timeout,
+            Duration::from_secs(2)
+        );
+        assert_eq!(config.connections.max_connections, 60);
+        assert_eq!(config.max_streams_per_user, 3);
+        assert_eq!(
+            config.size_limits,
+            SizeLimits {
+                max_cluster_nodes: 400,
+                default_tenant_max_nodes: 0,
+            }
+        );
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! `corral serve`: open the store, migrate, start the workers, listen, print where to go.
 
-use std::net::SocketAddr;
+mod listener;
+
 use std::time::Duration;
 
 use anyhow::Context;
@@ -117,6 +118,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     let executor = crate::workers::executor(store.clone(), &config).await?;
     let workers = crate::workers::start_pool(executor.clone(), &config, WorkerScope::Shared);
     let service = Service::new(store.clone(), resources)
+        .with_size_limits(config.size_limits)
         .with_waker(workers.waker())
         .with_executor(executor);
     let sessions = SessionBackend::connect(&config.database_url)
@@ -142,7 +144,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
             config.trusted_proxies.clone().into(),
         ),
         metrics: metrics.clone(),
-        job_feeds: crate::api::JobFeeds::default(),
+        job_feeds: crate::api::JobFeeds::with_stream_limit(config.max_streams_per_user),
     };
     let listener = TcpListener::bind(config.listen)
         .await
@@ -178,19 +180,18 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
             workers.shutdown().await
         }
     });
-    // Connection info gives the API each client's address (login throttling, audit).
-    let app = router(state).into_make_service_with_connect_info::<SocketAddr>();
-    let http = async {
-        match tls {
-            Some((files, rustls)) => {
-                crate::tls::serve(listener, files, rustls, app, stop.clone()).await
-            }
-            None => axum::serve(listener, app)
-                .with_graceful_shutdown(stop.clone().wait())
-                .await
-                .context("server error"),
-        }
-    };
+    // The listener gives the API each client's address (login throttling, audit).
+    let app = router(state);
+    let reloads = tls
+        .as_ref()
+        .map(|(files, rustls)| crate::tls::reload_on_hangups(files.clone(), rustls.clone()));
+    let http = listener::serve(
+        listener,
+        tls.map(|(_, rustls)| rustls),
+        app,
+        config.connections,
+        stop.clone(),
+    );
     // Event streams stay open as long as their job runs: they may not hold the
     // process past the grace period.
     let connections_closed = async {
@@ -200,6 +201,9 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     tokio::select! {
         served = http => served?,
         () = connections_closed => tracing::info!("closing the connections still open"),
+    }
+    if let Some(reloads) = reloads {
+        reloads.abort();
     }
     report_drain(drain.await.context("the worker pool's shutdown failed")?);
     Ok(())

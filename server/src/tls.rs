@@ -3,16 +3,10 @@
 //! without a restart. A reload that fails (a half-written file, a key that does not
 //! match) keeps the certificate being served and says why.
 
-use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use anyhow::Context;
-use axum::extract::connect_info::IntoMakeServiceWithConnectInfo;
-use axum::Router;
 use axum_server::tls_rustls::RustlsConfig;
-use tokio::net::TcpListener;
-
-use crate::serve::{StopSignal, CONNECTIONS_GRACE};
 
 /// The PEM files `--tls-cert` and `--tls-key` name.
 #[derive(Debug, Clone)]
@@ -40,31 +34,10 @@ impl TlsFiles {
     }
 }
 
-/// Serves `app` over TLS on `listener` until `stop`, reloading the certificate on
-/// every SIGHUP.
-pub async fn serve(
-    listener: TcpListener,
-    files: TlsFiles,
-    config: RustlsConfig,
-    app: IntoMakeServiceWithConnectInfo<Router, SocketAddr>,
-    stop: StopSignal,
-) -> anyhow::Result<()> {
-    let reloads = tokio::spawn(reload_on_hangup(files, config.clone()));
-    let handle = axum_server::Handle::new();
-    tokio::spawn({
-        let handle = handle.clone();
-        async move {
-            stop.wait().await;
-            handle.graceful_shutdown(Some(CONNECTIONS_GRACE));
-        }
-    });
-    let served = axum_server::from_tcp_rustls(listener.into_std()?, config)?
-        .handle(handle)
-        .serve(app)
-        .await
-        .context("server error");
-    reloads.abort();
-    served
+/// Reads the certificate and key again on every SIGHUP, into `config`, which the
+/// listener takes each new connection's TLS settings from (see `serve::listener`).
+pub fn reload_on_hangups(files: TlsFiles, config: RustlsConfig) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(reload_on_hangup(files, config))
 }
 
 async fn reload_on_hangup(files: TlsFiles, config: RustlsConfig) {

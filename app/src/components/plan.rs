@@ -8,28 +8,9 @@ use std::collections::{BTreeSet, HashMap};
 
 use leptos::prelude::*;
 
-use domain::plan::TaskDag;
-
 use super::dag::DagPicture;
 use crate::server_fns::clusters::PlanPreview;
 use crate::server_fns::jobs::PICTURE_MAX_TASKS;
-
-/// The plan's steps (an action, with its service if it has one) in plan order, each
-/// with how many tasks it has.
-fn step_counts(dag: &TaskDag) -> Vec<(String, usize)> {
-    let mut steps: Vec<(String, usize)> = Vec::new();
-    for task in dag.tasks() {
-        let label = match &task.service {
-            Some(service) => format!("{} {service}", task.action),
-            None => task.action.to_string(),
-        };
-        match steps.iter_mut().find(|(step, _)| *step == label) {
-            Some((_, count)) => *count += 1,
-            None => steps.push((label, 1)),
-        }
-    }
-    steps
-}
 
 #[component]
 pub fn PlanView(preview: PlanPreview) -> impl IntoView {
@@ -113,7 +94,7 @@ pub fn PlanView(preview: PlanPreview) -> impl IntoView {
             }
         })
         .collect_view();
-    let tasks = preview.dag.tasks().len();
+    let tasks = preview.tasks;
     let nodes = preview.to.nodes.len();
     view! {
         <div class="plan" data-testid="plan-preview">
@@ -130,16 +111,17 @@ pub fn PlanView(preview: PlanPreview) -> impl IntoView {
                     <tbody>{rows}</tbody>
                 </table>
             </div>
-            {if tasks as u64 <= PICTURE_MAX_TASKS {
-                view! {
+            {match preview.dag.filter(|_| tasks as u64 <= PICTURE_MAX_TASKS) {
+                Some(dag) => view! {
                     <details class="plan-dag" open=tasks <= 60>
                         <summary>"Task graph (" {tasks} " tasks)"</summary>
-                        <DagPicture dag=preview.dag states=Signal::derive(HashMap::new)/>
+                        <DagPicture dag states=Signal::derive(HashMap::new)/>
                     </details>
                 }
-                .into_any()
-            } else {
-                let steps = step_counts(&preview.dag)
+                .into_any(),
+                None => {
+                let steps = preview
+                    .steps
                     .into_iter()
                     .map(|(step, count)| view! { <li><strong>{step}</strong> " — " {count} " tasks"</li> })
                     .collect_view();
@@ -150,40 +132,8 @@ pub fn PlanView(preview: PlanPreview) -> impl IntoView {
                     </div>
                 }
                 .into_any()
+                }
             }}
         </div>
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use domain::plan::TaskDag;
-
-    use super::step_counts;
-
-    #[test]
-    fn a_plans_tasks_are_counted_by_step_in_plan_order() {
-        let task = |id: u32, node: u32, action: &str, service: Option<&str>, after: &[u32]| {
-            serde_json::json!({
-                "id": id, "node": node, "service": service, "action": action,
-                "after": after, "stage": id,
-            })
-        };
-        let dag: TaskDag = serde_json::from_value(serde_json::json!({"tasks": [
-            task(0, 1, "create", None, &[]),
-            task(1, 2, "create", None, &[]),
-            task(2, 1, "install", Some("web"), &[0]),
-            task(3, 2, "install", Some("db"), &[1]),
-            task(4, 2, "install", Some("web"), &[3]),
-        ]}))
-        .unwrap();
-        assert_eq!(
-            step_counts(&dag),
-            [
-                ("create".to_owned(), 2),
-                ("install web".to_owned(), 2),
-                ("install db".to_owned(), 1)
-            ]
-        );
     }
 }

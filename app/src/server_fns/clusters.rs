@@ -67,7 +67,27 @@ impl ClusterPage {
 pub struct PlanPreview {
     pub from: Option<Layout>,
     pub to: Layout,
-    pub dag: TaskDag,
+    /// How many tasks would run.
+    pub tasks: usize,
+    /// The plan's steps in plan order, each with how many tasks it has.
+    pub steps: Vec<(String, usize)>,
+    /// Every task, for a plan small enough to draw (the server sends no more).
+    pub dag: Option<TaskDag>,
+}
+
+impl PlanPreview {
+    /// The preview of `dag`, which keeps its tasks only when they are few enough to
+    /// draw (see [`api_types::PLAN_GRAPH_MAX_TASKS`]).
+    pub fn of_dag(from: Option<Layout>, to: Layout, dag: TaskDag) -> Self {
+        let tasks = dag.len();
+        Self {
+            from,
+            to,
+            tasks,
+            steps: dag.step_counts(),
+            dag: (tasks <= api_types::PLAN_GRAPH_MAX_TASKS).then_some(dag),
+        }
+    }
 }
 
 /// What a day-2 operation would do. (An enum, not `Option`: a nested `Option`

@@ -788,3 +788,30 @@ fn update_tears_a_traded_service_down_before_building_its_replacement() {
     );
     assert_eq!(actions_on(&dag, 1003).len(), 9);
 }
+
+#[test]
+fn a_plans_tasks_are_counted_by_step_in_plan_order() {
+    let task = |id: u32, node: u32, action: &str, service: Option<&str>, after: &[u32]| {
+        serde_json::json!({
+            "id": id, "node": node, "service": service, "action": action,
+            "after": after, "stage": id,
+        })
+    };
+    let dag: TaskDag = serde_json::from_value(serde_json::json!({"tasks": [
+        task(0, 1, "create", None, &[]),
+        task(1, 2, "create", None, &[]),
+        task(2, 1, "install", Some("web"), &[0]),
+        task(3, 2, "install", Some("db"), &[1]),
+        task(4, 2, "install", Some("web"), &[3]),
+    ]}))
+    .unwrap();
+    assert_eq!(
+        dag.step_counts(),
+        [
+            ("create".to_owned(), 2),
+            ("install web".to_owned(), 2),
+            ("install db".to_owned(), 1)
+        ]
+    );
+    assert_eq!(TaskDag::default().step_counts(), []);
+}

@@ -18,6 +18,7 @@ use crate::operations::{self, ClusterChange, ClusterState, CreateRequest, Previe
 use crate::queue::SubmitOptions;
 use crate::store::clusters::Cluster;
 use crate::store::now_ms;
+use api_types::{PlanGraph, StepCount, PLAN_GRAPH_MAX_TASKS};
 
 const MAX_LEASE_SECONDS: u64 = 10 * 365 * 24 * 3600;
 
@@ -176,13 +177,40 @@ fn nodes_to_remove(
     }
 }
 
+/// The dry run's answer: every task and dependency of a small plan, only the step
+/// counts of a large one (its dependencies grow with the square of its nodes).
 fn plan_view(preview: &Preview) -> PlanView {
+    let graph = (preview.dag.len() <= PLAN_GRAPH_MAX_TASKS).then(|| PlanGraph {
+        steps: step_labels(&preview.dag),
+        dag: serde_json::to_value(&preview.dag).unwrap_or(Value::Null),
+    });
     PlanView {
         from: serde_json::to_value(&preview.from).unwrap_or(Value::Null),
         to: serde_json::to_value(&preview.to).unwrap_or(Value::Null),
         tasks: preview.dag.len(),
-        steps: step_labels(&preview.dag),
-        dag: serde_json::to_value(&preview.dag).unwrap_or(Value::Null),
+        step_counts: preview
+            .dag
+            .step_counts()
+            .into_iter()
+            .map(|(step, tasks)| StepCount { step, tasks })
+            .collect(),
+        graph,
+    }
+}
+
+/// How many nodes the cluster's committed layout has (an unreadable one counts as
+/// none: the change's own planning says what is wrong with it).
+fn committed_size(cluster: &Cluster) -> u64 {
+    serde_json::from_str::<domain::layout::Layout>(&cluster.layout_json)
+        .map_or(0, |layout| layout.size() as u64)
+}
+
+/// The nodes a change adds, before it is solved: only adding nodes grows a cluster
+/// (added services go onto the nodes it has).
+fn requested_growth(change: &ClusterChange) -> u64 {
+    match change {
+        ClusterChange::AddNodes { count } => u64::from(*count),
+        _ => 0,
     }
 }
 
@@ -302,14 +330,10 @@ impl Service {
         request: &ClusterCreateRequest,
     ) -> Result<PlanView, ServiceError> {
         let operation = create_operation(request, caller)?;
+        let size = u64::from(request.size);
+        self.check_size(caller.tenant_id(), "size", 1, size, size)
+            .await?;
         let plan = operations::preview_create(&self.store, &operation, now_ms()).await?;
-        operations::check_quota(
-            &self.store,
-            caller.tenant_id(),
-            1,
-            plan.preview.to.size() as u64,
-        )
-        .await?;
         Ok(plan_view(&plan.preview))
     }
 
@@ -319,6 +343,9 @@ impl Service {
         request: &ClusterCreateRequest,
     ) -> Result<SubmittedJob, ServiceError> {
         let operation = create_operation(request, caller)?;
+        let size = u64::from(request.size);
+        self.check_size(caller.tenant_id(), "size", 1, size, size)
+            .await?;
         let (cluster, job_id) =
             operations::create_cluster(&self.store, &operation, SubmitOptions::default(), now_ms())
                 .await
@@ -404,6 +431,7 @@ impl Service {
         let cluster = self.live_cluster(caller, id).await?;
         let change = change_operation(change)?;
         self.check_rollback_target(&cluster, &change).await?;
+        self.check_change_size(&cluster, &change).await?;
         let plan = operations::preview_change(&self.store, &cluster, &change).await?;
         Ok(plan_view(&plan.preview))
     }
@@ -417,6 +445,7 @@ impl Service {
         let cluster = self.live_cluster(caller, id).await?;
         let change = change_operation(change)?;
         self.check_rollback_target(&cluster, &change).await?;
+        self.check_change_size(&cluster, &change).await?;
         self.submit(caller, cluster, &change).await
     }
 
@@ -478,6 +507,40 @@ impl Service {
         Ok(ClusterView::try_from(
             self.store.cluster(&cluster.id).await?,
         )?)
+    }
+
+    /// Refuses, before anything is solved or planned, a cluster of `size` nodes past
+    /// the server's cap, or `growth` more nodes (and `new_clusters` more clusters)
+    /// than the tenant's quotas leave: planning is what costs, so the size asked for
+    /// is checked first (the submit checks the planned size again, under a lock).
+    async fn check_size(
+        &self,
+        tenant_id: &str,
+        field: &str,
+        new_clusters: u64,
+        size: u64,
+        growth: u64,
+    ) -> Result<(), ServiceError> {
+        if let Some(refusal) = self.limits.refuse_size(size) {
+            return Err(field_problem(field, refusal));
+        }
+        operations::check_quota(&self.store, tenant_id, new_clusters, growth).await?;
+        Ok(())
+    }
+
+    /// [`Service::check_size`] for a change that adds nodes.
+    async fn check_change_size(
+        &self,
+        cluster: &Cluster,
+        change: &ClusterChange,
+    ) -> Result<(), ServiceError> {
+        let growth = requested_growth(change);
+        if growth == 0 {
+            return Ok(());
+        }
+        let size = committed_size(cluster).saturating_add(growth);
+        self.check_size(&cluster.tenant_id, "count", 0, size, growth)
+            .await
     }
 
     /// A rollback names a job; it must be one of this cluster's (else it does not exist).

@@ -140,7 +140,11 @@ impl Service {
             .create_tenant(&NewTenant {
                 name: request.name.clone(),
                 max_clusters: request.max_clusters,
-                max_nodes: request.max_nodes,
+                // None asked for is the server's default, not unlimited: a superadmin
+                // lifts it afterwards, on purpose (see `update_quotas`).
+                max_nodes: request
+                    .max_nodes
+                    .or(Some(i64::from(self.limits.default_tenant_max_nodes))),
                 provider_types,
             })
             .await?;

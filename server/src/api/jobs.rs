@@ -3,8 +3,10 @@
 
 mod feed;
 mod stream;
+mod stream_limit;
 
 pub use feed::JobFeeds;
+pub use stream_limit::DEFAULT_STREAMS_PER_USER;
 
 pub use stream::{__path_stream, stream};
 

@@ -175,10 +175,21 @@ const CLUSTER_COLUMNS: &[(&str, &str)] = &[
     ("size", "size"),
 ];
 
+/// Each task of a small plan; a large one's steps with their task counts (the server
+/// sends no more).
 fn print_plan(plan: &PlanView) {
     println!("{} task(s):", plan.tasks);
-    for step in &plan.steps {
-        println!("  {step}");
+    match &plan.graph {
+        Some(graph) => {
+            for step in &graph.steps {
+                println!("  {step}");
+            }
+        }
+        None => {
+            for count in &plan.step_counts {
+                println!("  {} x{}", count.step, count.tasks);
+            }
+        }
     }
 }
 

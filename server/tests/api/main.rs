@@ -11,6 +11,7 @@ mod dedicated_workers;
 mod health;
 mod helpers;
 mod isolation;
+mod limits;
 mod metrics;
 mod pages;
 mod pool_hosts;

@@ -37,6 +37,12 @@ pub(crate) fn plan_preview(plan: engine::service::PlanView) -> Result<PlanPrevie
     Ok(PlanPreview {
         from: (!from.nodes.is_empty()).then_some(from),
         to: read("to", plan.to)?,
-        dag: read("dag", plan.dag)?,
+        tasks: plan.tasks,
+        steps: plan
+            .step_counts
+            .into_iter()
+            .map(|count| (count.step, count.tasks))
+            .collect(),
+        dag: plan.graph.map(|graph| read("dag", graph.dag)).transpose()?,
     })
 }

@@ -19,15 +19,27 @@ use tokio::time::Instant;
 /// How many rendered events a feed keeps for streams that are a little behind.
 const KEEP: usize = 5_000;
 
-/// The feeds of the jobs streamed in this process now, by job id.
+/// The feeds of the jobs streamed in this process now, by job id, and how many
+/// streams each user has open.
 #[derive(Clone, Default)]
-pub struct JobFeeds(Arc<Mutex<HashMap<String, Weak<JobFeed>>>>);
+pub struct JobFeeds {
+    feeds: Arc<Mutex<HashMap<String, Weak<JobFeed>>>>,
+    pub(super) streams: super::stream_limit::StreamLimit,
+}
 
 impl JobFeeds {
+    /// Feeds whose users may each have at most `max` streams open.
+    pub fn with_stream_limit(max: usize) -> Self {
+        Self {
+            feeds: Arc::default(),
+            streams: super::stream_limit::StreamLimit::new(max),
+        }
+    }
+
     /// The feed of `job_id`, shared with its other open streams; it goes when they do.
     pub fn feed(&self, job_id: &str) -> Arc<JobFeed> {
         let mut feeds = self
-            .0
+            .feeds
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(feed) = feeds.get(job_id).and_then(Weak::upgrade) {

@@ -8,6 +8,9 @@
 //!
 //! The streams of one job share their reads of the database (see [`super::feed`]).
 //!
+//! One user may have only so many streams open at once (`--max-streams-per-user`);
+//! past that a new one is refused with 429 (see [`super::stream_limit`]).
+//!
 //! A stream can stay open for the whole of a long job, so the credentials it was
 //! opened with are checked again every [`RECHECK_EVERY`]: a user deleted, signed out
 //! everywhere, with a changed password or a revoked token stops receiving events.
@@ -30,7 +33,8 @@ use tower_sessions::Session;
 use utoipa::IntoParams;
 
 use super::feed::{frame, JobFeed, Next};
-use crate::api::error::{ApiError, ErrorBody};
+use super::stream_limit::OpenStream;
+use crate::api::error::{ApiError, ErrorBody, ErrorCode};
 use crate::api::extract::{ApiPath, ApiQuery, Authenticated, SessionData, SESSION_USER};
 use crate::http::AppState;
 
@@ -96,7 +100,8 @@ pub struct StreamQuery {
     params(("id" = String, Path, description = "Job id"), StreamQuery),
     responses(
         (status = 200, description = "Server-Sent Events", content_type = "text/event-stream", body = String),
-        (status = 404, body = ErrorBody)))]
+        (status = 404, body = ErrorBody),
+        (status = 429, description = "The caller has the most streams one user may have open", body = ErrorBody)))]
 pub async fn stream(
     State(state): State<AppState>,
     Authenticated(caller): Authenticated,
@@ -107,6 +112,20 @@ pub async fn stream(
 ) -> Result<Response, ApiError> {
     // Refused up front (not mid-stream) when the job is not the caller's.
     state.service.job(&caller, &id).await?;
+    let place = state
+        .job_feeds
+        .streams
+        .open(&caller.principal.user_id)
+        .ok_or_else(|| {
+            ApiError::new(
+                ErrorCode::TooManyStreams,
+                format!(
+                    "you have {} job event streams open, the most one user may have: close \
+                     one (a tab showing a job) and try again",
+                    state.job_feeds.streams.max()
+                ),
+            )
+        })?;
     let credential = Credential::of(&headers, &session)
         .await
         .ok_or_else(|| ApiError::unauthenticated("sign in or send a bearer token"))?;
@@ -131,6 +150,7 @@ pub async fn stream(
         credential,
         checked_at: Instant::now(),
         sent_at: Instant::now(),
+        _place: place,
     };
     let body = Body::from_stream(stream::unfold(follower, Follower::next));
     Ok((
@@ -162,6 +182,8 @@ struct Follower {
     checked_at: Instant,
     /// When the stream last sent something (see [`KEEP_ALIVE_EVERY`]).
     sent_at: Instant,
+    /// The stream's place among its user's (see [`super::stream_limit`]).
+    _place: OpenStream,
 }
 
 impl Follower {
