@@ -113,6 +113,11 @@ pub struct PlanView {
     /// tasks; absent for larger plans, which `step_counts` summarises.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub graph: Option<PlanGraph>,
+    /// Whose credentials the plan's new machines are made with (the requester's own,
+    /// or the tenant's; never another user's), for providers that take credentials;
+    /// absent when it makes none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credentials: Option<String>,
 }
 
 /// One step of a plan and how many tasks it has (`install` of `web` on 40 nodes: 40).

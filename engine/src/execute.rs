@@ -260,8 +260,10 @@ impl Executor {
             NodeSpec {
                 tenant_id: Some(view.cluster.tenant_id.clone()),
                 cluster_id: Some(view.cluster.id.clone()),
-                // Whose own credentials the provider may use, where it allows them.
-                owner_id: view.cluster.owner_id.clone(),
+                // Whose own credentials the provider may use, where it allows them: the
+                // job's requester's, not the cluster owner's (a user's credentials pay
+                // only for what that user asked for).
+                requested_by: view.requested_by.clone(),
                 ..NodeSpec::new(view.node_id())
             },
             &layout_node.hardwaretype,

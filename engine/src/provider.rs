@@ -8,6 +8,7 @@
 //! `exec` hands each call to an operator-installed plugin program (docs/providers.md
 //! describes the boundary and the plugin protocol).
 
+mod binding;
 mod client_keys;
 mod confirm;
 mod credentials;
@@ -19,12 +20,14 @@ mod local;
 pub(crate) use local::tenant_host_user;
 mod private_files;
 mod record;
+mod scrub;
 mod ssh_pool;
 
 use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
+pub use binding::CredentialBinding;
 pub use confirm::wait_for_ssh;
 pub use credentials::{Credentials, CredentialsError};
 pub use docker::{
@@ -47,6 +50,7 @@ pub use local::{
 pub use record::{
     NodeRecord, NodeSpec, ProviderSettings, ResourceLimits, USER_CREDENTIALS_SETTING,
 };
+pub use scrub::{Scrubber, BLOT};
 pub use ssh_pool::{PoolNodeState, SshPoolProvider, SSH_POOL_PROVIDER};
 
 use crate::ssh::{SessionPool, SshTarget};

@@ -39,7 +39,7 @@ pub use events::{
 };
 pub(crate) use read::unfinished_jobs_in;
 pub use read::{
-    cluster_jobs, completed_tasks, job, job_layouts, job_plan, job_step_counts, job_tasks,
+    cluster_jobs, completed_tasks, job, job_layouts, job_plan, job_requested_by, job_step_counts, job_tasks,
     job_tasks_filtered, newest_job, newest_job_id, task_attempts, task_job_id, tenant_activity,
     JobLayouts, StepStateCount, TaskFilter,
 };

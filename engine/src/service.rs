@@ -15,6 +15,7 @@ mod audit;
 mod auth;
 mod catalog;
 mod clusters;
+mod job_credentials;
 mod jobs;
 mod lease;
 mod overview;

@@ -40,6 +40,8 @@ pub(crate) struct TaskView {
     pub job_id: String,
     /// The job is a forced delete: a failed teardown step does not stop it.
     pub forced: bool,
+    /// Who asked for the job (see [`crate::queue::job_requested_by`]).
+    pub requested_by: Option<String>,
 }
 
 impl TaskView {
@@ -110,6 +112,7 @@ impl TaskView {
             node: task.node,
             job_id: task.job_id.clone(),
             forced: plan.forced,
+            requested_by: plan.requested_by.clone(),
         })
     }
 
@@ -237,18 +240,23 @@ fn keep_numbered(rows: &mut BTreeMap<u32, Arc<Node>>, numbers: &[i64]) {
 async fn job_plan(store: &Store, job_id: &str) -> Result<JobPlan, StepError> {
     use crate::queue::QueueError;
 
+    let step_error = |error| match error {
+        // The database could not answer: a store error, retried like any other.
+        QueueError::Store(error) => StepError::Store(error),
+        QueueError::NotFound(what) => StepError::Store(StoreError::NotFound(what)),
+        other => StepError::Setup(other.to_string()),
+    };
     let layouts = crate::queue::job_layouts(store, job_id)
         .await
-        .map_err(|error| match error {
-            // The database could not answer: a store error, retried like any other.
-            QueueError::Store(error) => StepError::Store(error),
-            QueueError::NotFound(what) => StepError::Store(StoreError::NotFound(what)),
-            other => StepError::Setup(other.to_string()),
-        })?;
+        .map_err(step_error)?;
+    let requested_by = crate::queue::job_requested_by(store, job_id)
+        .await
+        .map_err(step_error)?;
     Ok(JobPlan {
         from: parse_layout(layouts.from_layout_json)?.map(Arc::new),
         to: parse_layout(layouts.to_layout_json)?.map(Arc::new),
         forced: layouts.forced,
+        requested_by,
     })
 }
 

@@ -106,6 +106,12 @@ impl Credentials {
         self.fields.get(name).map(|value| value.expose_secret())
     }
 
+    /// What blots these credentials' values (in every escaped form) out of text that
+    /// is shown: errors, output, reports, the audit log.
+    pub fn scrubber(&self) -> super::Scrubber {
+        super::Scrubber::new(self.fields.values().map(|value| value.expose_secret()))
+    }
+
     /// The whole object as JSON text: what is sealed for the store, or handed to a
     /// provider plugin on its stdin. Never log or return it.
     pub fn expose_json(&self) -> String {
@@ -145,6 +151,13 @@ mod tests {
         assert!(
             !shown.contains("s3cr3t") && shown.contains("secret_access_key"),
             "{shown}"
+        );
+        assert_eq!(
+            credentials
+                .scrubber()
+                .scrub("key s3cr3t, id AKIA1, port 443"),
+            "key [credential], id [credential], port 443",
+            "values of more than three characters are blotted out"
         );
         let back = Credentials::from_json_text(&credentials.expose_json()).unwrap();
         assert_eq!(back.field("access_key_id"), Some("AKIA1"));

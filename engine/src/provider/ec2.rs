@@ -37,9 +37,10 @@ pub use api::{first_text, ApiError, Params, QueryClient, EC2_VERSION, IAM_VERSIO
 use self::api::{Instance, InstanceState, LIVE_STATES};
 use self::errors::{ec2_error, rejected};
 use super::client_keys::ClientKeys;
+use super::CredentialBinding;
 use super::{NodeRecord, NodeSpec, ProviderError, ProviderFuture, ProviderSettings};
 use crate::ssh::{ClientKeyPair, HostKey, SessionPool, SshTarget};
-use crate::store::provider_credentials::CredentialsSource;
+use crate::store::provider_credentials::{CredentialsSource, OpenedCredentials};
 use crate::store::Store;
 
 /// The provider type's name in catalogs (`"providertype": "ec2"`).
@@ -123,11 +124,17 @@ pub struct Ec2NodeState {
     #[serde(default)]
     pub connect: Connect,
     pub host_key_source: HostKeySource,
-    /// The user whose own credentials made the node (its cluster's owner, where the
-    /// provider allows `user_credentials`), so delete and adopt sign as they did;
+    /// The user whose own credentials made the node (the requester of the job that
+    /// made it, where the provider allows `user_credentials`), so delete and adopt sign
+    /// as they did;
     /// `None`: the tenant's.
     #[serde(default)]
     pub credentials_user: Option<String>,
+}
+
+/// AWS's own EC2 endpoint for `region`: where a provider that names no `endpoint` goes.
+pub(crate) fn default_endpoint(region: &str) -> String {
+    format!("https://ec2.{region}.amazonaws.com")
 }
 
 /// A catalog provider's settings, read and checked.
@@ -202,7 +209,7 @@ impl Settings {
                 }
                 endpoint.to_owned()
             }
-            None => format!("https://ec2.{region}.amazonaws.com"),
+            None => default_endpoint(&region),
         };
         Ok(Self {
             region,
@@ -273,8 +280,9 @@ impl Ec2Provider {
     }
 
     /// A client signing with the credentials [`Store::credentials_for`] picks for
-    /// `provider` of `tenant_id` (`user`'s own where `users_allowed` and set, the
-    /// tenant's otherwise), and whose they are.
+    /// `provider` of `tenant_id` at `region` and `endpoint` (`user`'s own where
+    /// `users_allowed` and set for this region and endpoint, the tenant's otherwise),
+    /// and whose they are.
     async fn client(
         &self,
         tenant_id: &str,
@@ -283,17 +291,29 @@ impl Ec2Provider {
         region: &str,
         endpoint: &str,
     ) -> Result<(QueryClient, CredentialsSource), ProviderError> {
-        let (credentials, source) = self
+        // A user's own open only for the region and endpoint they were set for.
+        let binding = CredentialBinding::ec2(region, endpoint);
+        let found = self
             .store
-            .credentials_for(tenant_id, provider, user, users_allowed)
+            .credentials_for(tenant_id, provider, &binding, user, users_allowed)
             .await
             .map_err(|error| ProviderError::CredentialsUnusable {
                 provider: provider.to_owned(),
                 reason: error.to_string(),
-            })?
-            .ok_or_else(|| ProviderError::NoCredentials {
-                provider: provider.to_owned(),
             })?;
+        let (credentials, source) = match found {
+            OpenedCredentials::Open(credentials, source) => (credentials, source),
+            OpenedCredentials::Nothing => {
+                return Err(ProviderError::NoCredentials {
+                    provider: provider.to_owned(),
+                })
+            }
+            OpenedCredentials::Rebound(_) => {
+                return Err(ProviderError::CredentialsRebound {
+                    provider: provider.to_owned(),
+                })
+            }
+        };
         let field = |name: &str| {
             credentials
                 .field(name)
@@ -406,7 +426,7 @@ impl Ec2Provider {
                 ),
             })?;
         let whose = (
-            spec.owner_id.as_deref(),
+            spec.requested_by.as_deref(),
             spec.provider.allows_user_credentials(),
         );
         let (client, source) = self

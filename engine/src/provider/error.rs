@@ -118,6 +118,15 @@ pub enum ProviderError {
          (set them again with `corral provider credentials set {provider} --stdin`)"
     )]
     CredentialsUnusable { provider: String, reason: String },
+    /// The requester's own credentials were set for another definition of the provider
+    /// (see [`super::CredentialBinding`]); nothing is sent with them.
+    #[error(
+        "provider {provider} has changed (its type, endpoint, plugin or region) since the \
+         user who asked set their own credentials for it, so they are not used: the user \
+         must enter them again for the provider as it is now (`corral provider \
+         credentials set {provider} --mine --stdin`)"
+    )]
+    CredentialsRebound { provider: String },
     #[error(
         "the EC2 credentials of provider {provider} were rejected ({code}): set them again \
          with `corral provider credentials set {provider} --stdin`"

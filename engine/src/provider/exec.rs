@@ -9,7 +9,9 @@
 //!   tenant admins, who must not be able to run an arbitrary program on the server.
 //! - Credentials (the tenant's, for the catalog provider) go to the plugin on stdin
 //!   only: never in its arguments or environment, which other users of the machine can
-//!   read, and never into an error message (values are blotted out of what it says).
+//!   read, and never into an error message (values are blotted out of what it says, also
+//!   JSON-, URL- or shell-escaped). A user's own go only to the plugin and settings they
+//!   were set for (see [`super::CredentialBinding`]).
 //! - Corral's client key for the node's tenant (one pair per tenant, sealed in the
 //!   database, copied to the key directory) is what the plugin authorizes on the
 //!   machine, so the copy a tenant's Ansible run gets opens that tenant's nodes only;
@@ -20,8 +22,9 @@
 //! - Every node record keeps which plugin and catalog provider made it, with the
 //!   provider's settings and the plugin's own state, because delete and adopt get only
 //!   the record: credentials are looked up again by tenant and provider name, and by the
-//!   user whose own credentials made the node (where the provider allows
-//!   `user_credentials`), falling back to the tenant's once that user's are gone.
+//!   user whose own credentials made the node (the requester of the job that made it,
+//!   where the provider allows `user_credentials`), falling back to the tenant's once
+//!   that user's are gone.
 
 mod protocol;
 mod run;
@@ -36,8 +39,12 @@ pub use protocol::{ErrorCode, ExecOp, NodeInfo, PROTOCOL_VERSION};
 pub use run::{MAX_STDOUT, STDERR_TAIL};
 
 use super::client_keys::ClientKeys;
-use super::{NodeProvider, NodeRecord, NodeSpec, ProviderError, ProviderFuture, ProviderSettings};
+use super::{
+    CredentialBinding, Credentials, NodeProvider, NodeRecord, NodeSpec, ProviderError,
+    ProviderFuture, ProviderSettings,
+};
 use crate::ssh::{HostKey, SessionPool, SshTarget};
+use crate::store::provider_credentials::{CredentialsChoice, OpenedCredentials};
 use crate::store::Store;
 use protocol::Response;
 use run::{stderr_suffix, Call};
@@ -77,8 +84,9 @@ pub struct ExecNodeState {
     /// The plugin's own state for the node, opaque to Corral.
     #[serde(default)]
     pub state: Value,
-    /// The user whose own credentials made the node (its cluster's owner, where the
-    /// provider allows `user_credentials`), so every later call uses them too; `None`:
+    /// The user whose own credentials made the node (the requester of the job that made
+    /// it, where the provider allows `user_credentials`), so every later call uses them
+    /// too; `None`:
     /// the tenant's.
     #[serde(default)]
     pub credentials_user: Option<String>,
@@ -199,14 +207,17 @@ impl ExecProvider {
             client_key: Some(tenant_key_name(spec.tenant_id.as_deref())),
         };
         // Whose credentials the node is made with is settled once, here: every call
-        // for it (create, confirm, delete, adopt) then uses the same ones.
-        if let (Some(tenant_id), Some(owner)) = (&spec.tenant_id, &spec.owner_id) {
-            let found = self
+        // for it (create, confirm, delete, adopt) then uses the same ones. They are the
+        // job's requester's own (never the cluster owner's for another's request).
+        if let (Some(tenant_id), Some(requester)) = (&spec.tenant_id, &spec.requested_by) {
+            let binding = CredentialBinding::of(EXEC_PROVIDER, &spec.provider);
+            let choice = self
                 .store
-                .credentials_for(
+                .credentials_choice(
                     tenant_id,
                     &spec.provider.name,
-                    Some(owner),
+                    &binding,
+                    Some(requester),
                     spec.provider.allows_user_credentials(),
                 )
                 .await
@@ -214,10 +225,19 @@ impl ExecProvider {
                     provider: spec.provider.name.clone(),
                     source,
                 })?;
-            exec_state.credentials_user =
-                found.and_then(|(_, source)| source.user().map(str::to_owned));
+            exec_state.credentials_user = match choice {
+                CredentialsChoice::User(user) => Some(user),
+                CredentialsChoice::Tenant | CredentialsChoice::Nothing => None,
+                // The plugin is not run: it is not the one the credentials were set for.
+                CredentialsChoice::Rebound(_) => {
+                    return Err(ProviderError::CredentialsRebound {
+                        provider: spec.provider.name.clone(),
+                    })
+                }
+            };
         }
-        let (client_key_path, client_public_key) = self.client_key(exec_state.key_name()).await?;
+        let (client_key_path, client_public_key) =
+            self.client_key(exec_state.key_name()).await?;
         let mut fields = Map::new();
         fields.insert("node".to_owned(), protocol::create_node(spec));
         fields.insert("authorized_key".to_owned(), json!(client_public_key));
@@ -386,11 +406,13 @@ impl ExecProvider {
         let path = self.resolve(plugin)?;
         let settings = exec_state.provider_settings();
         let credentials = match &exec_state.tenant_id {
-            Some(tenant_id) => self
+            // A user's own open only for the plugin and settings they were set for.
+            Some(tenant_id) => match self
                 .store
                 .credentials_for(
                     tenant_id,
                     &exec_state.provider,
+                    &CredentialBinding::of(EXEC_PROVIDER, &settings),
                     exec_state.credentials_user.as_deref(),
                     true,
                 )
@@ -398,19 +420,20 @@ impl ExecProvider {
                 .map_err(|source| ProviderError::CredentialsStore {
                     provider: exec_state.provider.clone(),
                     source,
-                })?
-                .map(|(credentials, _)| credentials),
+                })? {
+                OpenedCredentials::Open(credentials, _) => Some(credentials),
+                OpenedCredentials::Nothing => None,
+                OpenedCredentials::Rebound(_) => {
+                    return Err(ProviderError::CredentialsRebound {
+                        provider: exec_state.provider.clone(),
+                    })
+                }
+            },
             None => None,
         };
-        let secrets: Vec<String> = credentials
+        let scrubber = credentials
             .as_ref()
-            .map(|credentials| {
-                credentials
-                    .field_names()
-                    .iter()
-                    .filter_map(|name| credentials.field(name).map(str::to_owned))
-                    .collect()
-            })
+            .map(Credentials::scrubber)
             .unwrap_or_default();
         let credentials_json = match &credentials {
             Some(credentials) => Some(
@@ -429,7 +452,7 @@ impl ExecProvider {
             op,
             node,
             timeout: timeout_of(&settings, op),
-            secrets: &secrets,
+            scrubber: &scrubber,
         };
         let finished = call.run(&request).await?;
         let stderr = stderr_suffix(&finished.stderr_tail);

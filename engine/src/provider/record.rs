@@ -39,10 +39,12 @@ pub struct NodeSpec {
     /// Limits derived from the hardware type; providers apply what they can.
     #[serde(default)]
     pub limits: ResourceLimits,
-    /// The user owning the node's cluster: providers that allow users' own credentials
-    /// (`user_credentials`) make the node with theirs when they set some.
+    /// The user whose job makes the node (not necessarily the cluster's owner):
+    /// providers that allow users' own credentials (`user_credentials`) make the node
+    /// with theirs when they set some. One user's credentials are never spent on
+    /// another's request.
     #[serde(default)]
-    pub owner_id: Option<String>,
+    pub requested_by: Option<String>,
 }
 
 impl NodeSpec {
@@ -66,7 +68,7 @@ impl NodeSpec {
             hardwaretype: None,
             imagetype: None,
             limits: ResourceLimits::default(),
-            owner_id: None,
+            requested_by: None,
         }
     }
 }
@@ -223,9 +225,9 @@ mod tests {
     }
 
     #[test]
-    fn a_spec_stored_before_owners_has_none() {
+    fn a_spec_stored_before_requesters_has_none() {
         let spec: NodeSpec = serde_json::from_str(r#"{"id": "c1-1"}"#).unwrap();
-        assert_eq!(spec.owner_id, None);
+        assert_eq!(spec.requested_by, None);
         assert_eq!(spec, NodeSpec::new("c1-1"));
     }
 }

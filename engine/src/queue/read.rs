@@ -84,6 +84,17 @@ pub async fn job_layouts(store: &Store, job_id: &str) -> Result<JobLayouts, Queu
     .ok_or_else(|| QueueError::NotFound(format!("job {job_id}")))
 }
 
+/// Who asked for `job_id` (`None`: Corral itself, e.g. an expired lease's delete). Its
+/// new machines are made with this user's own credentials where the provider takes
+/// them, never with another user's.
+pub async fn job_requested_by(store: &Store, job_id: &str) -> Result<Option<String>, QueueError> {
+    sqlx::query_scalar::<_, Option<String>>("SELECT requested_by FROM jobs WHERE id = $1")
+        .bind(job_id)
+        .fetch_optional(store.pool())
+        .await?
+        .ok_or_else(|| QueueError::NotFound(format!("job {job_id}")))
+}
+
 /// Which of a cluster's jobs (`jobs j`) is its newest: what [`newest_job`] and
 /// [`newest_job_id`] both mean by it (the rollback rule reads one, the job page the other).
 const NEWEST_OF_JOBS_J: &str = "ORDER BY j.created_at_ms DESC, j.id DESC LIMIT 1";

@@ -195,6 +195,7 @@ fn plan_view(preview: &Preview) -> PlanView {
             .map(|(step, tasks)| StepCount { step, tasks })
             .collect(),
         graph,
+        credentials: None,
     }
 }
 
@@ -334,7 +335,11 @@ impl Service {
         self.check_size(caller.tenant_id(), "size", 1, size, size)
             .await?;
         let plan = operations::preview_create(&self.store, &operation, now_ms()).await?;
-        Ok(plan_view(&plan.preview))
+        let mut view = plan_view(&plan.preview);
+        view.credentials = self
+            .plan_credentials(caller, &plan.snapshot, &plan.provider, &plan.preview.dag)
+            .await?;
+        Ok(view)
     }
 
     pub async fn create_cluster(
@@ -346,6 +351,7 @@ impl Service {
         let size = u64::from(request.size);
         self.check_size(caller.tenant_id(), "size", 1, size, size)
             .await?;
+        self.check_create_credentials(caller, &operation).await?;
         let (cluster, job_id) =
             operations::create_cluster(&self.store, &operation, SubmitOptions::default(), now_ms())
                 .await
@@ -433,7 +439,11 @@ impl Service {
         self.check_rollback_target(&cluster, &change).await?;
         self.check_change_size(&cluster, &change).await?;
         let plan = operations::preview_change(&self.store, &cluster, &change).await?;
-        Ok(plan_view(&plan.preview))
+        let mut view = plan_view(&plan.preview);
+        view.credentials = self
+            .plan_credentials(caller, &plan.snapshot, &cluster.provider, &plan.preview.dag)
+            .await?;
+        Ok(view)
     }
 
     pub async fn change_cluster(
@@ -446,6 +456,8 @@ impl Service {
         let change = change_operation(change)?;
         self.check_rollback_target(&cluster, &change).await?;
         self.check_change_size(&cluster, &change).await?;
+        self.check_change_credentials(caller, &cluster, &change)
+            .await?;
         self.submit(caller, cluster, &change).await
     }
 

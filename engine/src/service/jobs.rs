@@ -255,6 +255,7 @@ impl Service {
     /// Runs a failed or cancelled job again from where it stopped. Idempotent.
     pub async fn retry_job(&self, caller: &Caller, id: &str) -> Result<JobView, ServiceError> {
         let job = self.visible_job(caller, id).await?;
+        self.check_retry_credentials(caller, &job).await?;
         queue::retry_job(&self.store, &job.id, now_ms()).await?;
         self.wake_workers();
         self.audit_job(caller, &job, "job.retry").await;

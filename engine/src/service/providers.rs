@@ -4,9 +4,10 @@
 //!
 //! Both are tenant-admin operations on the caller's tenant, for a provider of that
 //! tenant's catalog. Besides, any user of the tenant may set their own credentials for a
-//! provider whose admins allow it (`"user_credentials": true`): nodes of the clusters
-//! they own are then made with those (see [`crate::store::Store::credentials_for`]);
-//! each user sees and changes only their own. A check may make a machine: it does so only with a provider type
+//! provider whose admins allow it (`"user_credentials": true`): nodes that jobs they ask
+//! for make are then made with those, for the provider as it was defined when they set
+//! them (see [`crate::store::Store::credentials_for`]); each user sees and changes only
+//! their own. A check may make a machine: it does so only with a provider type
 //! the tenant may use, under the tenant's own credentials, and always tries to delete
 //! what it made, also when an earlier phase failed.
 
@@ -21,7 +22,9 @@ use domain::names::{HardwareTypeName, ImageTypeName};
 
 use super::{AuditRecord, Caller, Problem, Service, ServiceError};
 use crate::execute::{node_spec, provider_settings};
-use crate::provider::{Credentials, NodeProvider, NodeSpec, USER_CREDENTIALS_SETTING};
+use crate::provider::{
+    CredentialBinding, Credentials, NodeProvider, NodeSpec, USER_CREDENTIALS_SETTING,
+};
 use crate::store::now_ms;
 use crate::store::provider_credentials::CredentialsSource;
 
@@ -49,11 +52,12 @@ impl Service {
         provider: &str,
         json: &str,
     ) -> Result<ProviderCredentialsView, ServiceError> {
-        let (_, providertype) = self.administered_provider(caller, provider).await?;
+        let (catalog, providertype) = self.administered_provider(caller, provider).await?;
+        let binding = CredentialBinding::of(&providertype, &provider_settings(&catalog, provider));
         self.set_credentials(
             caller,
             provider,
-            &providertype,
+            (&providertype, &binding),
             CredentialsSource::Tenant,
             json,
         )
@@ -77,46 +81,47 @@ impl Service {
         caller: &Caller,
         provider: &str,
     ) -> Result<ProviderCredentialsView, ServiceError> {
-        let providertype = self.user_credentials_provider(caller, provider).await?;
+        let (providertype, _) = self.user_credentials_provider(caller, provider).await?;
         let source = CredentialsSource::User(caller.principal.user_id.clone());
         self.credentials_view(caller, provider, &providertype, &source)
             .await
     }
 
     /// Sets the caller's own credentials for `provider` from `json`, where the provider
-    /// allows users' own. Sealed like the tenant's; the audit log records field names.
+    /// allows users' own. Sealed like the tenant's, and bound to the provider as it is
+    /// defined now (see [`CredentialBinding`]); the audit log records field names.
     pub async fn set_my_provider_credentials(
         &self,
         caller: &Caller,
         provider: &str,
         json: &str,
     ) -> Result<ProviderCredentialsView, ServiceError> {
-        let providertype = self.user_credentials_provider(caller, provider).await?;
+        let (providertype, binding) = self.user_credentials_provider(caller, provider).await?;
         let source = CredentialsSource::User(caller.principal.user_id.clone());
-        self.set_credentials(caller, provider, &providertype, source, json)
+        self.set_credentials(caller, provider, (&providertype, &binding), source, json)
             .await
     }
 
-    /// Removes the caller's own credentials for `provider`: their clusters' new nodes
-    /// use the tenant's again.
+    /// Removes the caller's own credentials for `provider`: nodes their jobs make use
+    /// the tenant's again.
     pub async fn delete_my_provider_credentials(
         &self,
         caller: &Caller,
         provider: &str,
     ) -> Result<ProviderCredentialsView, ServiceError> {
-        let providertype = self.user_credentials_provider(caller, provider).await?;
+        let (providertype, _) = self.user_credentials_provider(caller, provider).await?;
         let source = CredentialsSource::User(caller.principal.user_id.clone());
         self.delete_credentials(caller, provider, &providertype, source)
             .await
     }
 
-    /// Sets `source`'s credentials (the tenant's or the caller's own), once the caller
-    /// was found allowed to.
+    /// Sets `source`'s credentials (the tenant's or the caller's own) for `provider` of
+    /// `providertype` defined as `binding` says, once the caller was found allowed to.
     async fn set_credentials(
         &self,
         caller: &Caller,
         provider: &str,
-        providertype: &str,
+        (providertype, binding): (&str, &CredentialBinding),
         source: CredentialsSource,
         json: &str,
     ) -> Result<ProviderCredentialsView, ServiceError> {
@@ -134,6 +139,7 @@ impl Service {
                 tenant_id,
                 provider,
                 &source,
+                binding,
                 &credentials,
                 Some(&caller.principal.username),
                 now_ms(),
@@ -176,23 +182,25 @@ impl Service {
             .await
     }
 
-    /// The provider type of `provider` of the caller's tenant's catalog, when the
-    /// provider takes users' own credentials. Any user of the tenant may ask: it is
-    /// about their own credentials.
+    /// The provider type of `provider` of the caller's tenant's catalog and its
+    /// binding as defined now, when the provider takes users' own credentials. Any
+    /// user of the tenant may ask: it is about their own credentials.
     async fn user_credentials_provider(
         &self,
         caller: &Caller,
         provider: &str,
-    ) -> Result<String, ServiceError> {
+    ) -> Result<(String, CredentialBinding), ServiceError> {
         let catalog = crate::catalog::load(&self.store, caller.tenant_id()).await?;
         let providertype = providertype_of(&catalog, provider)?.to_owned();
-        if !provider_settings(&catalog, provider).allows_user_credentials() {
+        let settings = provider_settings(&catalog, provider);
+        if !settings.allows_user_credentials() {
             return Err(ServiceError::Forbidden(format!(
                 "provider {provider} does not take users' own credentials (its admins set \
                  `{USER_CREDENTIALS_SETTING}`)"
             )));
         }
-        Ok(providertype)
+        let binding = CredentialBinding::of(&providertype, &settings);
+        Ok((providertype, binding))
     }
 
     /// What `source` has set for `provider` (names only), and whether the tenant may
@@ -288,6 +296,14 @@ impl Service {
                         }
                     }
                 }
+            }
+        }
+        // What a plugin or a cloud said may quote the credentials it got: blotted out
+        // here too (in every escaped form) before the report is shown or audited.
+        if let Some(credentials) = self.store.provider_credentials(tenant_id, provider).await? {
+            let scrubber = credentials.scrubber();
+            for phase in &mut phases {
+                phase.detail = scrubber.scrub(&phase.detail);
             }
         }
         let report = ProviderTestReport {

@@ -2,11 +2,17 @@
 //! providers that allow them (`"user_credentials": true`), sealed with the server's
 //! secret key. [`StoredCredentials`] (what pages and the API show) holds the field names
 //! and who set them, never a value; only [`Store::provider_credentials`] (the tenant's,
-//! for the provider check) and [`Store::credentials_for`] (a node's: its owner's or the
-//! tenant's) open them, for the provider that uses them.
+//! for the provider check) and [`Store::credentials_for`] (a provider call's) open them,
+//! for the provider that uses them.
+//!
+//! A user's own are theirs in one tenant: their row is keyed by (tenant, user,
+//! provider), so a user moved to another tenant neither reads nor moves the row they
+//! left behind. And they are bound to the provider's definition when they were set (its
+//! [`CredentialBinding`]: type and where credentials go): a provider its admins have
+//! since pointed elsewhere does not get them ([`CredentialsChoice::Rebound`]).
 
 use super::{Store, StoreError};
-use crate::provider::Credentials;
+use crate::provider::{CredentialBinding, Credentials};
 
 /// What is known about a provider's credentials without opening them.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -31,22 +37,12 @@ impl StoredCredentials {
 
 const COLUMNS: &str = "tenant_id, provider, field_names, updated_by, updated_at_ms";
 
-/// What a sealed object is bound to: it opens for its own tenant and provider only.
-fn sealed_context(tenant_id: &str, provider: &str) -> String {
-    format!("provider_credentials:{tenant_id}:{provider}")
-}
-
-/// What a user's sealed object is bound to: it opens for its own user and provider only.
-fn user_sealed_context(user_id: &str, provider: &str) -> String {
-    format!("user_provider_credentials:{user_id}:{provider}")
-}
-
-/// Whose credentials [`Store::credentials_for`] opened.
+/// Whose credentials these are.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CredentialsSource {
     /// The tenant's, set by its admins.
     Tenant,
-    /// This user's own (the cluster's owner).
+    /// This user's own.
     User(String),
 }
 
@@ -58,6 +54,75 @@ impl CredentialsSource {
             Self::User(user) => Some(user),
         }
     }
+
+    /// The table holding this source's credentials.
+    fn table(&self) -> &'static str {
+        match self {
+            Self::Tenant => "provider_credentials",
+            Self::User(_) => "user_provider_credentials",
+        }
+    }
+
+    /// What a sealed object is bound to: it opens in its own place only. A user's is
+    /// bound to their tenant and to the provider's definition too, so a row copied to
+    /// another tenant, or given another binding, does not open.
+    fn sealed_context(&self, tenant_id: &str, provider: &str, binding: &str) -> String {
+        match self {
+            Self::Tenant => format!("provider_credentials:{tenant_id}:{provider}"),
+            Self::User(user) => {
+                format!("user_provider_credentials:{tenant_id}:{user}:{provider}:{binding}")
+            }
+        }
+    }
+
+    /// The row's key: a user's rows are matched on their tenant too.
+    fn key_condition(&self) -> &'static str {
+        match self {
+            Self::Tenant => "tenant_id = $1 AND provider = $2",
+            Self::User(_) => "tenant_id = $1 AND provider = $2 AND user_id = $3",
+        }
+    }
+}
+
+/// Whose credentials a provider call for a user (a job's requester, or the user whose
+/// own made a node) uses, decided without opening any.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CredentialsChoice {
+    /// The user's own.
+    User(String),
+    /// The tenant's: the user has none of their own (or the provider takes none).
+    Tenant,
+    /// Neither is set.
+    Nothing,
+    /// The user's own are bound to another definition of the provider: they are not
+    /// used (nor the tenant's in their place) until the user enters them again.
+    Rebound(String),
+}
+
+/// The decision behind [`CredentialsChoice`]: `user` is the user and the binding of
+/// their own row when they have one, given only where the provider takes users' own.
+fn choose(
+    user: Option<(&str, Option<&str>)>,
+    current: &CredentialBinding,
+    tenant_set: bool,
+) -> CredentialsChoice {
+    match user {
+        Some((user, Some(bound))) if bound == current.as_str() => {
+            CredentialsChoice::User(user.to_owned())
+        }
+        Some((user, Some(_))) => CredentialsChoice::Rebound(user.to_owned()),
+        _ if tenant_set => CredentialsChoice::Tenant,
+        _ => CredentialsChoice::Nothing,
+    }
+}
+
+/// What [`Store::credentials_for`] found.
+#[derive(Debug)]
+pub enum OpenedCredentials {
+    Open(Credentials, CredentialsSource),
+    Nothing,
+    /// See [`CredentialsChoice::Rebound`].
+    Rebound(String),
 }
 
 fn field_names_json(credentials: &Credentials) -> Result<String, StoreError> {
@@ -67,75 +132,51 @@ fn field_names_json(credentials: &Credentials) -> Result<String, StoreError> {
     })
 }
 
-fn opened(
-    table: &'static str,
-    provider: &str,
-    text: &str,
-) -> Result<Option<Credentials>, StoreError> {
-    Credentials::from_json_text(text)
-        .map(Some)
-        .map_err(|error| StoreError::CorruptRow {
-            table,
-            reason: format!("credentials of {provider:?}: {error}"),
-        })
-}
-
-impl CredentialsSource {
-    /// The table holding this source's credentials.
-    fn table(&self) -> &'static str {
-        match self {
-            Self::Tenant => "provider_credentials",
-            Self::User(_) => "user_provider_credentials",
-        }
-    }
-
-    /// What a sealed object is bound to: it opens in its own place only.
-    fn sealed_context(&self, tenant_id: &str, provider: &str) -> String {
-        match self {
-            Self::Tenant => sealed_context(tenant_id, provider),
-            Self::User(user) => user_sealed_context(user, provider),
-        }
-    }
-
-    /// The row's key after `tenant_id = $1 AND provider = $2`. A user's rows are
-    /// matched on the tenant too: a user moved to another tenant does not bring their
-    /// credentials to its clusters.
-    fn key_condition(&self) -> &'static str {
-        match self {
-            Self::Tenant => "tenant_id = $1 AND provider = $2",
-            Self::User(_) => "tenant_id = $1 AND provider = $2 AND user_id = $3",
-        }
-    }
+fn opened(table: &'static str, provider: &str, text: &str) -> Result<Credentials, StoreError> {
+    Credentials::from_json_text(text).map_err(|error| StoreError::CorruptRow {
+        table,
+        reason: format!("credentials of {provider:?}: {error}"),
+    })
 }
 
 impl Store {
-    /// Sets (or replaces) `source`'s credentials for `provider` of `tenant_id`, sealed.
-    /// Whether the provider takes a user's own is the caller's check.
+    /// Sets (or replaces) `source`'s credentials for `provider` of `tenant_id`, sealed;
+    /// a user's bound to `binding` (the provider's definition now). Whether the provider
+    /// takes a user's own is the caller's check.
+    #[allow(clippy::too_many_arguments)]
     pub async fn set_credentials(
         &self,
         tenant_id: &str,
         provider: &str,
         source: &CredentialsSource,
+        binding: &CredentialBinding,
         credentials: &Credentials,
         updated_by: Option<&str>,
         now_ms: i64,
     ) -> Result<(), StoreError> {
         let sealed = self.secret_key()?.seal(
             &credentials.expose_json(),
-            &source.sealed_context(tenant_id, provider),
+            &source.sealed_context(tenant_id, provider, binding.as_str()),
         )?;
         let field_names = field_names_json(credentials)?;
-        let (user_column, user_value, conflict) = match source {
-            CredentialsSource::Tenant => ("", "", "tenant_id, provider"),
-            CredentialsSource::User(_) => (", user_id", ", $7", "user_id, provider"),
+        // A user's row is replaced in its own tenant only: the key holds the tenant.
+        let (user_columns, user_values, conflict, user_updates) = match source {
+            CredentialsSource::Tenant => ("", "", "tenant_id, provider", ""),
+            CredentialsSource::User(_) => (
+                ", user_id, binding",
+                ", $7, $8",
+                "tenant_id, user_id, provider",
+                ", binding = excluded.binding",
+            ),
         };
         let sql = format!(
             "INSERT INTO {table} \
-             (tenant_id, provider, sealed, field_names, updated_by, updated_at_ms{user_column}) \
-             VALUES ($1, $2, $3, $4, $5, $6{user_value}) \
-             ON CONFLICT ({conflict}) DO UPDATE SET tenant_id = excluded.tenant_id, \
+             (tenant_id, provider, sealed, field_names, updated_by, updated_at_ms{user_columns}) \
+             VALUES ($1, $2, $3, $4, $5, $6{user_values}) \
+             ON CONFLICT ({conflict}) DO UPDATE SET \
              sealed = excluded.sealed, field_names = excluded.field_names, \
-             updated_by = excluded.updated_by, updated_at_ms = excluded.updated_at_ms",
+             updated_by = excluded.updated_by, updated_at_ms = excluded.updated_at_ms\
+             {user_updates}",
             table = source.table()
         );
         let mut query = sqlx::query(&sql)
@@ -146,7 +187,7 @@ impl Store {
             .bind(updated_by)
             .bind(now_ms);
         if let CredentialsSource::User(user) = source {
-            query = query.bind(user.as_str());
+            query = query.bind(user.as_str()).bind(binding.as_str());
         }
         query.execute(&self.pool).await?;
         Ok(())
@@ -190,6 +231,31 @@ impl Store {
         Ok(query.fetch_optional(&self.pool).await?)
     }
 
+    /// The sealed object and binding of `source`'s row (a tenant's has no binding).
+    async fn sealed_row(
+        &self,
+        tenant_id: &str,
+        provider: &str,
+        source: &CredentialsSource,
+    ) -> Result<Option<(String, String)>, StoreError> {
+        let binding = match source {
+            CredentialsSource::Tenant => "''",
+            CredentialsSource::User(_) => "binding",
+        };
+        let sql = format!(
+            "SELECT sealed, {binding} FROM {} WHERE {}",
+            source.table(),
+            source.key_condition()
+        );
+        let mut query = sqlx::query_as::<_, (String, String)>(&sql)
+            .bind(tenant_id)
+            .bind(provider);
+        if let CredentialsSource::User(user) = source {
+            query = query.bind(user.as_str());
+        }
+        Ok(query.fetch_optional(&self.pool).await?)
+    }
+
     /// `source`'s credentials for `provider` of `tenant_id`, opened: for the provider
     /// that signs with them, never for showing. `None` when none are set.
     async fn open_credentials(
@@ -198,23 +264,12 @@ impl Store {
         provider: &str,
         source: &CredentialsSource,
     ) -> Result<Option<Credentials>, StoreError> {
-        let sql = format!(
-            "SELECT sealed FROM {} WHERE {}",
-            source.table(),
-            source.key_condition()
-        );
-        let mut query = sqlx::query_scalar::<_, String>(&sql)
-            .bind(tenant_id)
-            .bind(provider);
-        if let CredentialsSource::User(user) = source {
-            query = query.bind(user.as_str());
-        }
-        let Some(stored) = query.fetch_optional(&self.pool).await? else {
+        let Some((stored, binding)) = self.sealed_row(tenant_id, provider, source).await? else {
             return Ok(None);
         };
-        let context = source.sealed_context(tenant_id, provider);
+        let context = source.sealed_context(tenant_id, provider, &binding);
         let text = self.secret_key()?.open(&stored, &context)?;
-        opened(source.table(), provider, &text)
+        opened(source.table(), provider, &text).map(Some)
     }
 
     /// Sets (or replaces) `tenant_id`'s credentials for `provider`.
@@ -226,11 +281,14 @@ impl Store {
         updated_by: Option<&str>,
         now_ms: i64,
     ) -> Result<(), StoreError> {
+        // A tenant's credentials are not bound: its admins define the provider.
+        let unbound = CredentialBinding::stored("");
         let source = CredentialsSource::Tenant;
         self.set_credentials(
             tenant_id,
             provider,
             &source,
+            &unbound,
             credentials,
             updated_by,
             now_ms,
@@ -238,12 +296,15 @@ impl Store {
         .await
     }
 
-    /// Sets (or replaces) `user_id`'s own credentials for `provider` of `tenant_id`.
+    /// Sets (or replaces) `user_id`'s own credentials for `provider` of `tenant_id`,
+    /// bound to the provider's definition `binding`.
+    #[allow(clippy::too_many_arguments)]
     pub async fn set_user_provider_credentials(
         &self,
         tenant_id: &str,
         user_id: &str,
         provider: &str,
+        binding: &CredentialBinding,
         credentials: &Credentials,
         updated_by: Option<&str>,
         now_ms: i64,
@@ -253,6 +314,7 @@ impl Store {
             tenant_id,
             provider,
             &source,
+            binding,
             credentials,
             updated_by,
             now_ms,
@@ -292,30 +354,128 @@ impl Store {
             .await
     }
 
-    /// The credentials a node of `tenant_id` made through `provider` uses, opened (for
-    /// the provider that signs with them, never for showing): `owner`'s own when
-    /// `users_allowed` (the provider's `user_credentials`) and the owner set some, the
-    /// tenant's otherwise, with whose they are. `None` when neither is set.
+    /// Whose credentials a call of `provider` (of `tenant_id`, defined as `binding`
+    /// says) for `user` uses: `user`'s own when `users_allowed` (the provider's
+    /// `user_credentials`) and they set some for this definition, none when they set
+    /// some for another, the tenant's otherwise. Opens nothing: what a plan shows.
+    pub async fn credentials_choice(
+        &self,
+        tenant_id: &str,
+        provider: &str,
+        binding: &CredentialBinding,
+        user: Option<&str>,
+        users_allowed: bool,
+    ) -> Result<CredentialsChoice, StoreError> {
+        let own = match (user, users_allowed) {
+            (Some(user), true) => {
+                let bound: Option<String> = sqlx::query_scalar(
+                    "SELECT binding FROM user_provider_credentials \
+                     WHERE tenant_id = $1 AND provider = $2 AND user_id = $3",
+                )
+                .bind(tenant_id)
+                .bind(provider)
+                .bind(user)
+                .fetch_optional(&self.pool)
+                .await?;
+                Some((user, bound))
+            }
+            _ => None,
+        };
+        let tenant_set = sqlx::query_scalar::<_, i64>(
+            "SELECT COUNT(*) FROM provider_credentials WHERE tenant_id = $1 AND provider = $2",
+        )
+        .bind(tenant_id)
+        .bind(provider)
+        .fetch_one(&self.pool)
+        .await?
+            > 0;
+        let own = own.as_ref().map(|(user, bound)| (*user, bound.as_deref()));
+        Ok(choose(own, binding, tenant_set))
+    }
+
+    /// The credentials a call of `provider` for `user` uses (see
+    /// [`Store::credentials_choice`]), opened: for the provider that signs with them,
+    /// never for showing.
     ///
-    /// Delete and adopt pass the user recorded at create with `users_allowed`, so they
-    /// use the credentials the node was made with, or the tenant's once the user's are
-    /// gone.
+    /// A create passes the job's requester (never the cluster's owner: one user's
+    /// credentials are spent only on what they asked for); delete and adopt pass the
+    /// user whose own made the node (recorded at create), so they use the credentials
+    /// the node was made with, or the tenant's once that user's are gone.
     pub async fn credentials_for(
         &self,
         tenant_id: &str,
         provider: &str,
-        owner: Option<&str>,
+        binding: &CredentialBinding,
+        user: Option<&str>,
         users_allowed: bool,
-    ) -> Result<Option<(Credentials, CredentialsSource)>, StoreError> {
-        if let (Some(owner), true) = (owner, users_allowed) {
-            let source = CredentialsSource::User(owner.to_owned());
-            if let Some(credentials) = self.open_credentials(tenant_id, provider, &source).await? {
-                return Ok(Some((credentials, source)));
+    ) -> Result<OpenedCredentials, StoreError> {
+        let choice = self
+            .credentials_choice(tenant_id, provider, binding, user, users_allowed)
+            .await?;
+        let source = match choice {
+            CredentialsChoice::User(user) => CredentialsSource::User(user),
+            CredentialsChoice::Tenant => CredentialsSource::Tenant,
+            CredentialsChoice::Nothing => return Ok(OpenedCredentials::Nothing),
+            CredentialsChoice::Rebound(user) => return Ok(OpenedCredentials::Rebound(user)),
+        };
+        let Some((stored, bound)) = self.sealed_row(tenant_id, provider, &source).await? else {
+            // Removed since the choice: nothing of the user's is used.
+            return Ok(OpenedCredentials::Nothing);
+        };
+        if let CredentialsSource::User(user) = &source {
+            // Set again since the choice, for another definition.
+            if bound != binding.as_str() {
+                return Ok(OpenedCredentials::Rebound(user.clone()));
             }
         }
-        Ok(self
-            .provider_credentials(tenant_id, provider)
-            .await?
-            .map(|credentials| (credentials, CredentialsSource::Tenant)))
+        let context = source.sealed_context(tenant_id, provider, &bound);
+        let text = self.secret_key()?.open(&stored, &context)?;
+        let credentials = opened(source.table(), provider, &text)?;
+        Ok(OpenedCredentials::Open(credentials, source))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_users_own_are_used_only_for_the_definition_they_were_set_for() {
+        let now = CredentialBinding::stored("b2");
+        let user = |bound: Option<&'static str>| Some(("alice", bound));
+        let cases = [
+            // (the user and their row's binding, tenant's set, choice)
+            (
+                user(Some("b2")),
+                true,
+                CredentialsChoice::User("alice".into()),
+            ),
+            (
+                user(Some("b2")),
+                false,
+                CredentialsChoice::User("alice".into()),
+            ),
+            (
+                user(Some("b1")),
+                true,
+                CredentialsChoice::Rebound("alice".into()),
+            ),
+            (
+                user(Some("")),
+                false,
+                CredentialsChoice::Rebound("alice".into()),
+            ),
+            (user(None), true, CredentialsChoice::Tenant),
+            (user(None), false, CredentialsChoice::Nothing),
+            (None, true, CredentialsChoice::Tenant),
+            (None, false, CredentialsChoice::Nothing),
+        ];
+        for (own, tenant_set, expected) in cases {
+            assert_eq!(
+                choose(own, &now, tenant_set),
+                expected,
+                "{own:?} {tenant_set}"
+            );
+        }
     }
 }

@@ -432,11 +432,16 @@ async fn a_users_cluster_through_an_exec_plugin() {
         serde_json::json!({ "token": USERS_PLUGIN_TOKEN }),
     )
     .unwrap();
+    let catalog = engine::catalog::load(&lab.store, DEFAULT_TENANT_ID)
+        .await
+        .unwrap();
+    let binding = engine::provider::CredentialBinding::of_catalog(&catalog, "lab-plugin").unwrap();
     lab.store
         .set_user_provider_credentials(
             DEFAULT_TENANT_ID,
             &alice,
             "lab-plugin",
+            &binding,
             &own,
             None,
             engine::store::now_ms(),

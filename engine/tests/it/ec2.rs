@@ -10,9 +10,9 @@
 use std::time::{Duration, Instant};
 
 use engine::provider::{
-    ec2_group_name, ec2_key_name, Credentials, Ec2NodeState, Ec2Provider, HostKeySource,
-    NodeProvider, NodeRecord, NodeSpec, Params, ProviderError, ProviderSettings, QueryClient,
-    EC2_VERSION,
+    ec2_group_name, ec2_key_name, CredentialBinding, Credentials, Ec2NodeState, Ec2Provider,
+    HostKeySource, NodeProvider, NodeRecord, NodeSpec, Params, ProviderError, ProviderSettings,
+    QueryClient, EC2_PROVIDER, EC2_VERSION,
 };
 use engine::ssh::{PoolConfig, SessionPool};
 use engine::store::tenants::DEFAULT_TENANT_ID;
@@ -481,7 +481,15 @@ async fn ec2_nodes_of_a_users_cluster_sign_with_the_owners_own_credentials() {
         .id;
     let own = Credentials::from_json_text(TEST_CREDENTIALS).unwrap();
     store
-        .set_user_provider_credentials(DEFAULT_TENANT_ID, &alice, PROVIDER, &own, None, 0)
+        .set_user_provider_credentials(
+            DEFAULT_TENANT_ID,
+            &alice,
+            PROVIDER,
+            &CredentialBinding::of(EC2_PROVIDER, &provider_settings(&moto)),
+            &own,
+            None,
+            0,
+        )
         .await
         .unwrap();
     let keys = tempfile::tempdir().unwrap();
@@ -491,7 +499,7 @@ async fn ec2_nodes_of_a_users_cluster_sign_with_the_owners_own_credentials() {
     let cluster = "c-ec2-alice";
     let owned = |number: u32, allowed: bool| {
         let mut spec = spec(&moto, cluster, number);
-        spec.owner_id = Some(alice.clone());
+        spec.requested_by = Some(alice.clone());
         spec.provider
             .settings
             .insert("user_credentials".to_owned(), allowed.into());

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use engine::provider::{
-    Credentials, ExecNodeState, ExecProvider, NodeProvider, NodeRecord, NodeSpec, ProviderError,
-    ProviderSettings,
+    CredentialBinding, Credentials, ExecNodeState, ExecProvider, NodeProvider, NodeRecord,
+    NodeSpec, ProviderError, ProviderSettings, EXEC_PROVIDER,
 };
 use engine::ssh::{OutputChunk, PoolConfig, RunOptions, SessionPool};
 use engine::store::tenants::DEFAULT_TENANT_ID;
@@ -497,10 +497,10 @@ async fn exec_credentials_reach_the_plugin_on_stdin_only_and_never_an_error() {
     }
 }
 
-/// A node of a cluster whose owner set their own credentials, on a provider that takes
-/// users' own (`user_credentials`), is made, reached and deleted with the owner's: the
-/// test plugin refuses every call carrying another token. Where the provider does not
-/// take them, the same owner's node gets the tenant's.
+/// A node made for a user who set their own credentials, on a provider that takes
+/// users' own (`user_credentials`), is made, reached and deleted with theirs: the test
+/// plugin refuses every call carrying another token. Where the provider does not take
+/// them, the same user's node gets the tenant's.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn exec_nodes_of_a_users_cluster_use_the_owners_own_credentials() {
     const USER_TOKEN: &str = "s3cr3t-token-of-alice";
@@ -518,18 +518,26 @@ async fn exec_nodes_of_a_users_cluster_use_the_owners_own_credentials() {
         .unwrap()
         .id;
     let own = Credentials::from_json(serde_json::json!({ "token": USER_TOKEN })).unwrap();
-    fixture
-        .store
-        .set_user_provider_credentials(DEFAULT_TENANT_ID, &alice, "lab", &own, None, now_ms())
-        .await
-        .unwrap();
     let expect_alice = sha256_hex(USER_TOKEN.as_bytes());
     let allowed = fixture.settings(
         TEST_PLUGIN,
         serde_json::json!({"expect_token_sha256": expect_alice, "user_credentials": true}),
     );
+    fixture
+        .store
+        .set_user_provider_credentials(
+            DEFAULT_TENANT_ID,
+            &alice,
+            "lab",
+            &CredentialBinding::of(EXEC_PROVIDER, &allowed),
+            &own,
+            None,
+            now_ms(),
+        )
+        .await
+        .unwrap();
     let spec = NodeSpec {
-        owner_id: Some(alice.clone()),
+        requested_by: Some(alice.clone()),
         ..fixture.spec("c1-1", &allowed)
     };
     let record = fixture.provider.create(&spec).await.unwrap();
@@ -557,7 +565,7 @@ async fn exec_nodes_of_a_users_cluster_use_the_owners_own_credentials() {
         serde_json::json!({"expect_token_sha256": sha256_hex(TOKEN.as_bytes())}),
     );
     let spec = NodeSpec {
-        owner_id: Some(alice.clone()),
+        requested_by: Some(alice.clone()),
         ..fixture.spec("c1-2", &not_allowed)
     };
     let record = fixture.provider.create(&spec).await.unwrap();

@@ -33,3 +33,4 @@ mod resources;
 mod security;
 mod ssh_pool;
 mod store;
+mod user_credentials;

@@ -1,8 +1,10 @@
 //! The store against both real backends: a SQLite file and a fresh PostgreSQL database.
 
-use engine::provider::Credentials;
+use engine::provider::{CredentialBinding, Credentials};
 use engine::store::clusters::nodes::{NodeRecord, NodeState};
-use engine::store::provider_credentials::CredentialsSource;
+use engine::store::provider_credentials::{
+    CredentialsChoice, CredentialsSource, OpenedCredentials,
+};
 use engine::store::tenants::{NewTenant, DEFAULT_TENANT_ID};
 use engine::store::users::{NewUser, Role};
 use engine::store::{Backend, Store, StoreError};
@@ -179,17 +181,29 @@ fn token(value: &str) -> Credentials {
     Credentials::from_json(serde_json::json!({ "token": value })).unwrap()
 }
 
-/// What `credentials_for` opened: the token and whose it is.
+/// The binding users' credentials are set for in these tests.
+fn bound() -> CredentialBinding {
+    CredentialBinding::stored("definition-1")
+}
+
+/// What `credentials_for` opened for the provider as [`bound`] defines it: the token
+/// and whose it is.
 async fn resolved(
     store: &Store,
-    owner: Option<&str>,
+    user: Option<&str>,
     users_allowed: bool,
 ) -> Option<(String, CredentialsSource)> {
-    store
-        .credentials_for(DEFAULT_TENANT_ID, "lab", owner, users_allowed)
+    match store
+        .credentials_for(DEFAULT_TENANT_ID, "lab", &bound(), user, users_allowed)
         .await
         .unwrap()
-        .map(|(credentials, source)| (credentials.field("token").unwrap().to_owned(), source))
+    {
+        OpenedCredentials::Open(credentials, source) => {
+            Some((credentials.field("token").unwrap().to_owned(), source))
+        }
+        OpenedCredentials::Nothing => None,
+        OpenedCredentials::Rebound(user) => panic!("{user}'s are bound elsewhere"),
+    }
 }
 
 async fn a_node_uses_its_owners_credentials_where_allowed_else_the_tenants(backend: Backend) {
@@ -204,7 +218,15 @@ async fn a_node_uses_its_owners_credentials_where_allowed_else_the_tenants(backe
 
     // Only alice's own: hers where users' own are allowed, nothing where not.
     store
-        .set_user_provider_credentials(DEFAULT_TENANT_ID, &alice, "lab", &token("alice"), None, 1)
+        .set_user_provider_credentials(
+            DEFAULT_TENANT_ID,
+            &alice,
+            "lab",
+            &bound(),
+            &token("alice"),
+            None,
+            1,
+        )
         .await
         .unwrap();
     assert_eq!(
@@ -228,11 +250,30 @@ async fn a_node_uses_its_owners_credentials_where_allowed_else_the_tenants(backe
         Some("alice".into())
     );
     // Another provider's or tenant's rows are not hers for this one.
-    assert!(store
-        .credentials_for("another-tenant", "lab", Some(&alice), true)
-        .await
-        .unwrap()
-        .is_none());
+    assert!(matches!(
+        store
+            .credentials_for("another-tenant", "lab", &bound(), Some(&alice), true)
+            .await
+            .unwrap(),
+        OpenedCredentials::Nothing
+    ));
+    // The provider defined otherwise: hers are not used, nor the tenant's instead.
+    let redefined = CredentialBinding::stored("definition-2");
+    assert!(matches!(
+        store
+            .credentials_for(DEFAULT_TENANT_ID, "lab", &redefined, Some(&alice), true)
+            .await
+            .unwrap(),
+        OpenedCredentials::Rebound(user) if user == alice
+    ));
+    assert_eq!(
+        store
+            .credentials_choice(DEFAULT_TENANT_ID, "lab", &redefined, Some(&bob), true)
+            .await
+            .unwrap(),
+        CredentialsChoice::Tenant,
+        "bob has none of his own: the tenant's"
+    );
 
     // Her row as stored, field names only; removed, the tenant's again.
     let stored = store
@@ -249,13 +290,23 @@ async fn a_node_uses_its_owners_credentials_where_allowed_else_the_tenants(backe
 
     // A sealed row copied to another user does not open as theirs.
     store
-        .set_user_provider_credentials(DEFAULT_TENANT_ID, &alice, "lab", &token("alice"), None, 1)
+        .set_user_provider_credentials(
+            DEFAULT_TENANT_ID,
+            &alice,
+            "lab",
+            &bound(),
+            &token("alice"),
+            None,
+            1,
+        )
         .await
         .unwrap();
     sqlx::query(
         "INSERT INTO user_provider_credentials \
-         (user_id, tenant_id, provider, sealed, field_names, updated_by, updated_at_ms) \
-         SELECT $1, tenant_id, provider, sealed, field_names, updated_by, updated_at_ms \
+         (user_id, tenant_id, provider, binding, sealed, field_names, updated_by, \
+          updated_at_ms) \
+         SELECT $1, tenant_id, provider, binding, sealed, field_names, updated_by, \
+          updated_at_ms \
          FROM user_provider_credentials WHERE user_id = $2",
     )
     .bind(&bob)
@@ -264,7 +315,17 @@ async fn a_node_uses_its_owners_credentials_where_allowed_else_the_tenants(backe
     .await
     .unwrap();
     assert!(store
-        .credentials_for(DEFAULT_TENANT_ID, "lab", Some(&bob), true)
+        .credentials_for(DEFAULT_TENANT_ID, "lab", &bound(), Some(&bob), true)
+        .await
+        .is_err());
+    // Nor does one given another binding: the binding is sealed in.
+    sqlx::query("UPDATE user_provider_credentials SET binding = 'definition-2' WHERE user_id = $1")
+        .bind(&alice)
+        .execute(store.pool())
+        .await
+        .unwrap();
+    assert!(store
+        .credentials_for(DEFAULT_TENANT_ID, "lab", &redefined, Some(&alice), true)
         .await
         .is_err());
 

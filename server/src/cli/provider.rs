@@ -51,7 +51,7 @@ pub enum CredentialsCommand {
 #[derive(Debug, Args)]
 pub struct Whose {
     /// Your own credentials rather than the tenant's, for a provider that takes users'
-    /// own (`"user_credentials": true`): nodes of the clusters you own use them.
+    /// own (`"user_credentials": true`): nodes made by jobs you ask for use them.
     #[arg(long)]
     pub mine: bool,
 }

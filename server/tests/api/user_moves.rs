@@ -246,7 +246,117 @@ async fn a_refused_move_says_why_and_changes_nothing(backend: Backend) {
     assert_eq!(login.status(), 200);
 }
 
+/// Lets users of `admin`'s tenant bring their own credentials for its provider `local`.
+async fn allow_user_credentials(app: &TestApp, admin: &ApiUser) {
+    let response = app
+        .call(
+            admin,
+            Method::PUT,
+            "/api/v1/catalog/providers/local",
+            Some(&json!({
+                "name": "local",
+                "providertype": "local",
+                "provisioner": {"user_credentials": true},
+            })),
+        )
+        .await;
+    assert_eq!(response.status(), 200, "{}", response.text().await.unwrap());
+}
+
+const MINE: &str = "/api/v1/providers/local/credentials/mine";
+
+/// Erin set her own credentials for acme's provider `local`; moved to bravo, she sets
+/// her own for bravo's provider of the same name. Before, that moved her acme row to
+/// bravo (the row was keyed by user and provider): now each tenant keeps its own, and
+/// bravo never shows or opens acme's.
+async fn a_moved_user_neither_reads_nor_moves_her_old_tenants_credentials(backend: Backend) {
+    let app = spawn_app(backend).await;
+    let acme_admin = with_catalog(&app, "acme").await;
+    let bravo_admin = with_catalog(&app, "bravo").await;
+    let root = app.user("root", Role::Superadmin, "default").await;
+    let erin = app.user("erin", Role::User, "acme").await;
+    allow_user_credentials(&app, &acme_admin).await;
+    allow_user_credentials(&app, &bravo_admin).await;
+    let set = app
+        .call(
+            &erin,
+            Method::PUT,
+            MINE,
+            Some(&json!({"token": "acme-s3cret"})),
+        )
+        .await;
+    assert_eq!(set.status(), 200);
+
+    let (status, moved) = move_user(&app, &root, &erin.id, json!({"tenant": "bravo"})).await;
+    assert_eq!(status, 200, "{moved}");
+    let (browser, csrf) = app.browser("erin").await;
+    let hers: Value = browser
+        .get(app.url(MINE))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(hers["set"], false, "acme's row is not bravo's: {hers}");
+    let set = browser
+        .put(app.url(MINE))
+        .header("x-csrf-token", &csrf)
+        .json(&json!({"token": "bravo-s3cret"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(set.status(), 200, "{}", set.text().await.unwrap());
+
+    // Two rows, one per tenant, each opening only in its own tenant.
+    let tenants: Vec<String> = sqlx::query_scalar(
+        "SELECT tenant_id FROM user_provider_credentials WHERE user_id = $1 ORDER BY tenant_id",
+    )
+    .bind(&erin.id)
+    .fetch_all(app.store.pool())
+    .await
+    .unwrap();
+    let mut expected = vec![acme_admin.tenant_id.clone(), bravo_admin.tenant_id.clone()];
+    expected.sort();
+    assert_eq!(tenants, expected);
+    for (tenant, token) in [
+        (&acme_admin.tenant_id, "acme-s3cret"),
+        (&bravo_admin.tenant_id, "bravo-s3cret"),
+    ] {
+        let binding = engine::provider::CredentialBinding::of_catalog(
+            &engine::catalog::load(&app.store, tenant).await.unwrap(),
+            "local",
+        )
+        .unwrap();
+        let opened = app
+            .store
+            .credentials_for(tenant, "local", &binding, Some(&erin.id), true)
+            .await
+            .unwrap();
+        let engine::store::provider_credentials::OpenedCredentials::Open(credentials, _) = opened
+        else {
+            panic!("{tenant}: {opened:?}")
+        };
+        assert_eq!(credentials.field("token"), Some(token));
+    }
+    // Removing hers in bravo leaves acme's.
+    let removed = browser
+        .delete(app.url(MINE))
+        .header("x-csrf-token", &csrf)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(removed.status(), 200);
+    assert!(app
+        .store
+        .stored_user_provider_credentials(&acme_admin.tenant_id, &erin.id, "local")
+        .await
+        .unwrap()
+        .is_some());
+}
+
 engine::on_both_backends!(
     a_moved_user_leaves_clusters_tokens_and_sessions_behind,
-    a_refused_move_says_why_and_changes_nothing
+    a_refused_move_says_why_and_changes_nothing,
+    a_moved_user_neither_reads_nor_moves_her_old_tenants_credentials
 );

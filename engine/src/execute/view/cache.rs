@@ -41,6 +41,8 @@ pub(crate) struct JobPlan {
     pub to: Option<Arc<Layout>>,
     /// A forced delete: failed teardown steps are passed over.
     pub forced: bool,
+    /// Who asked for the job: whose own credentials its new machines may be made with.
+    pub requested_by: Option<String>,
 }
 
 /// A cluster's node rows by number; unchanged rows are shared between versions.

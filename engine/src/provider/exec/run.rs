@@ -16,7 +16,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 
 use super::protocol::{ExecOp, PROTOCOL_VERSION};
-use crate::provider::ProviderError;
+use crate::provider::{ProviderError, Scrubber};
 
 /// Most bytes a response may have: a node's answer is a few hundred.
 pub const MAX_STDOUT: usize = 1024 * 1024;
@@ -33,8 +33,8 @@ pub struct Call<'a> {
     pub op: ExecOp,
     pub node: Option<&'a str>,
     pub timeout: Duration,
-    /// Values that must never appear in an error (the credentials' values).
-    pub secrets: &'a [String],
+    /// What blots the credentials' values (in any escaped form) out of errors.
+    pub scrubber: &'a Scrubber,
 }
 
 /// What a finished plugin left: its exit status, stdout and stderr's tail (scrubbed).
@@ -58,7 +58,7 @@ impl Call<'_> {
 
     /// `text` with every secret value replaced.
     pub fn scrub(&self, text: &str) -> String {
-        scrub(text, self.secrets)
+        self.scrubber.scrub(text)
     }
 
     /// Runs the plugin with `request` on its stdin.
@@ -275,29 +275,4 @@ async fn read_tail(mut source: impl AsyncRead + Unpin, keep: usize) -> Vec<u8> {
         }
     }
     tail
-}
-
-/// Replaces every secret of more than three characters in `text` (shorter ones would
-/// blot out ordinary words and are no secret worth the name).
-fn scrub(text: &str, secrets: &[String]) -> String {
-    secrets
-        .iter()
-        .filter(|secret| secret.len() > 3)
-        .fold(text.to_owned(), |text, secret| {
-            text.replace(secret.as_str(), "[credential]")
-        })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn secrets_are_blotted_out() {
-        let secrets = vec!["s3cr3t-token".to_owned(), "ab".to_owned()];
-        assert_eq!(
-            scrub("token s3cr3t-token rejected, ab", &secrets),
-            "token [credential] rejected, ab"
-        );
-    }
 }
