@@ -294,7 +294,8 @@ impl LocalProvider {
     }
 
     /// Kills every process of every node under `base_dir` (sshd, sessions, detached
-    /// services) without touching records or directories; returns how many were signalled.
+    /// services) and removes the nodes' cgroups, without touching records or
+    /// directories; returns how many processes were signalled.
     /// Blocking and synchronous so `Drop` guards in tests and tools can call it.
     pub fn kill_everything_under(base_dir: &Path) -> usize {
         let base_dir = base_dir
@@ -310,6 +311,8 @@ impl LocalProvider {
             procs::kill_all(&victims);
             std::thread::sleep(Duration::from_millis(2));
         }
+        // The nodes' cgroups too (empty by now, or holding what shed the node's marker).
+        cgroup::clear_instance(&instance_name(&base_dir));
         killed
     }
 
@@ -550,17 +553,15 @@ impl LocalProvider {
         })
     }
 
-    /// Moves the node's sshd `pid` into the node's cgroup, made (and recorded) the
-    /// first time; nothing where the host gives Corral no cgroups.
+    /// Moves the node's sshd `pid` into the node's cgroup, made (and recorded) when it is
+    /// not there; nothing where the host gives Corral no cgroups.
     fn enter_cgroup(&self, record: &mut NodeRecord, pid: i32) -> Result<(), ProviderError> {
         let Some(cgroups) = &self.cgroups else {
             return Ok(());
         };
         let mut state: LocalNodeState = record.state_as(LOCAL_PROVIDER)?;
-        let path = match state.cgroup.clone().filter(|path| cgroups.owns(path)) {
-            Some(path) => path,
-            None => cgroups.make(&instance_name(&self.base_dir), &record.id)?,
-        };
+        // Made again when it is gone: cgroups do not survive a reboot.
+        let path = cgroups.make(&instance_name(&self.base_dir), &record.id)?;
         if let Err(error) = cgroup::enter(&path, pid) {
             procs::kill_all(&BTreeSet::from([pid]));
             return Err(error);

@@ -169,6 +169,41 @@ pub(crate) async fn kill_and_remove(node: &str, path: &Path) -> Result<(), Provi
     })
 }
 
+/// Kills and removes every node cgroup of the provider instance `instance` (a last-resort
+/// sweep, blocking, for tests and tools that must leave nothing behind); returns how many
+/// went.
+pub(crate) fn clear_instance(instance: &str) -> usize {
+    let Some(cgroups) = NodeCgroups::detect() else {
+        return 0;
+    };
+    let prefix = format!("{instance}-");
+    let mut removed = 0;
+    for entry in std::fs::read_dir(&cgroups.root)
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let path = entry.path();
+        let ours = entry
+            .file_name()
+            .to_str()
+            .is_some_and(|name| name.starts_with(&prefix));
+        if !ours || !cgroups.owns(&path) {
+            continue;
+        }
+        let _ = std::fs::write(path.join("cgroup.kill"), "1");
+        for _ in 0..KILL_ROUNDS {
+            super::procs::kill_all(&members(&path));
+            if std::fs::remove_dir(&path).is_ok() {
+                removed += 1;
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+    removed
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
