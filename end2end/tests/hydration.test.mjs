@@ -3,7 +3,8 @@
 // become live without a page error, and again after a client-side navigation from the
 // cluster list (its chunks fetched on demand). A page whose server and browser renders
 // disagree panics in hydration and never sets `data-hydrated`; a chunk the server does
-// not have fails its fetch. Both fail here, naming the route.
+// not have fails its fetch. Both fail here, naming the route, as does anything the
+// pages' content security policy blocks.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startCorral, launchBrowser } from '../support/harness.mjs';
@@ -51,13 +52,17 @@ after(async () => {
   await corral?.stop();
 });
 
-/** A fresh page that records page errors, panics and failed script fetches. */
+/** A fresh page that records page errors, panics, content security policy violations
+ * and failed script fetches. */
 async function watchedPage() {
   const page = await browser.context.newPage();
   const errors = [];
   page.on('pageerror', (error) => errors.push(error.message));
   page.on('console', (message) => {
     if (message.type() === 'error' && message.text().includes('panicked')) errors.push(message.text());
+    // The pages' policy allows their own scripts by nonce and no inline styles: anything
+    // of theirs it blocks is reported here (and would not have run).
+    if (message.text().includes('Content Security Policy')) errors.push(message.text());
   });
   page.on('response', (response) => {
     if (/\.(wasm|js)$/.test(new URL(response.url()).pathname) && response.status() !== 200) {

@@ -2,6 +2,7 @@
 //! `/api/v1`, static assets, health. Sessions (cookie + database store) wrap it all.
 
 pub mod bundle;
+pub mod csp;
 pub mod hardening;
 mod health;
 mod page_guard;
@@ -84,6 +85,7 @@ pub fn router(state: AppState) -> Router {
         let split_manifest = state.bundle.split_manifest();
         // What every page and server function finds in its reactive context.
         move || {
+            csp::provide_page_nonce();
             provide_context(store.clone());
             provide_context(service.clone());
             provide_context(policy);
@@ -126,6 +128,7 @@ pub fn router(state: AppState) -> Router {
         .with_state(state)
         .layer(sessions)
         .layer(RequestBodyLimitLayer::new(MAX_REQUEST_BYTES));
+    router = router.layer(axum::middleware::from_fn(csp::content_security_policy));
     for (name, value) in hardening::security_headers() {
         let on_scripts = name == axum::http::header::X_CONTENT_TYPE_OPTIONS;
         router = router.layer(SetResponseHeaderLayer::if_not_present(

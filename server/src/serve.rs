@@ -182,6 +182,11 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     });
     // The listener gives the API each client's address (login throttling, audit).
     let app = router(state);
+    // Served over HTTPS here: browsers are told to keep to it (docs/security.md).
+    let app = match &tls {
+        Some(_) => crate::http::hardening::with_strict_transport_security(app),
+        None => app,
+    };
     let reloads = tls
         .as_ref()
         .map(|(files, rustls)| crate::tls::reload_on_hangups(files.clone(), rustls.clone()));

@@ -1,7 +1,8 @@
 //! HTTPS end to end with a private certificate authority made up for each test:
 //! `corral serve --tls-cert --tls-key` answers curl and the CLI (`--ca-cert`), marks
-//! its session cookie Secure, and takes a renewed certificate on SIGHUP without
-//! dropping the old one when the new files are bad.
+//! its session cookie Secure, tells browsers to keep to HTTPS (HSTS), and takes a
+//! renewed certificate on SIGHUP without dropping the old one when the new files are
+//! bad.
 
 #![allow(clippy::unwrap_used)] // Tests fail loudly by design.
 
@@ -137,6 +138,62 @@ async fn sessions_over_https_get_secure_cookies() {
     assert_eq!(response.status(), 200);
     let cookie = response.headers()["set-cookie"].to_str().unwrap();
     assert!(cookie.contains("Secure"), "{cookie}");
+}
+
+/// Without `Strict-Transport-Security` a browser that once used Corral over HTTPS still
+/// follows a plain `http://` link or typed address to it, which a network attacker can
+/// answer in its place. Every response over HTTPS carries it (pages, the API, errors,
+/// the bundle); over plain HTTP, where it means nothing, none does.
+#[tokio::test]
+async fn https_responses_tell_browsers_to_keep_to_https_and_plain_http_ones_do_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let tls_data = tempfile::tempdir().unwrap();
+    let plain_data = tempfile::tempdir().unwrap();
+    let first = authority(dir.path(), "first");
+    let https = serve_tls(tls_data.path(), &first.cert, &first.key);
+    let plain = served::serve(plain_data.path(), 1, &[]);
+    assert!(plain.url.starts_with("http://"), "{}", plain.url);
+    let ca = reqwest::Certificate::from_pem(&std::fs::read(&first.ca).unwrap()).unwrap();
+    let client = reqwest::Client::builder()
+        .add_root_certificate(ca)
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let paths = [
+        "/healthz",
+        "/login",
+        "/",
+        "/api/v1/clusters",
+        "/pkg/no-such-file",
+    ];
+    for path in paths {
+        let response = client
+            .get(format!("{}{path}", https.url))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            response
+                .headers()
+                .get("strict-transport-security")
+                .map(|value| value.to_str().unwrap()),
+            Some("max-age=31536000"),
+            "{path} over HTTPS ({})",
+            response.status()
+        );
+        let response = client
+            .get(format!("{}{path}", plain.url))
+            .send()
+            .await
+            .unwrap();
+        assert!(
+            response
+                .headers()
+                .get("strict-transport-security")
+                .is_none(),
+            "{path} over plain HTTP"
+        );
+    }
 }
 
 #[test]

@@ -123,18 +123,28 @@ fn render_operation(html: &mut String, method: &str, path: &str, operation: &Ope
     html.push_str("</ul></section>");
 }
 
-pub async fn page() -> Html<String> {
+/// The page's look, inline so the page needs no other file.
+const STYLE: &str = "\
+     body{font:15px/1.5 system-ui,sans-serif;max-width:960px;margin:2rem auto;padding:0 1rem;color:#1c2330}\
+     code{font:13px ui-monospace,monospace}.endpoint{border-top:1px solid #dde2ea;padding:.5rem 0}\
+     .method{display:inline-block;min-width:4.5rem;font:600 12px ui-monospace,monospace;padding:2px 6px;border-radius:4px;background:#e8edf5}\
+     .get{background:#dff3e4}.post{background:#dde9fb}.put,.patch{background:#fbf0d9}.delete{background:#fbe0de}\
+     table{border-collapse:collapse;margin:.25rem 0}td,th{border:1px solid #dde2ea;padding:2px 8px;text-align:left}\
+     h3{font-size:15px;margin:.5rem 0}";
+
+/// The inline style carries the response's nonce, by which the pages' content security
+/// policy allows it (`crate::http::csp`).
+pub async fn page(nonce: Option<axum::Extension<crate::http::csp::CspNonce>>) -> Html<String> {
     let doc = super::document();
-    let mut html = String::from(
+    let nonce = nonce.map(|axum::Extension(nonce)| nonce);
+    let nonce = nonce
+        .as_ref()
+        .map(|nonce| nonce.as_str())
+        .unwrap_or_default();
+    let mut html = format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-         <title>Corral API reference</title><style>\
-         body{font:15px/1.5 system-ui,sans-serif;max-width:960px;margin:2rem auto;padding:0 1rem;color:#1c2330}\
-         code{font:13px ui-monospace,monospace}.endpoint{border-top:1px solid #dde2ea;padding:.5rem 0}\
-         .method{display:inline-block;min-width:4.5rem;font:600 12px ui-monospace,monospace;padding:2px 6px;border-radius:4px;background:#e8edf5}\
-         .get{background:#dff3e4}.post{background:#dde9fb}.put,.patch{background:#fbf0d9}.delete{background:#fbe0de}\
-         table{border-collapse:collapse;margin:.25rem 0}td,th{border:1px solid #dde2ea;padding:2px 8px;text-align:left}\
-         h3{font-size:15px;margin:.5rem 0}</style></head><body>",
+         <title>Corral API reference</title><style nonce=\"{nonce}\">{STYLE}</style></head><body>"
     );
     html.push_str(&format!(
         "<h1>{}</h1><p>{}</p><p>Machine-readable: <a href=\"/api/v1/openapi.json\">/api/v1/openapi.json</a></p>",

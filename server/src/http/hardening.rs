@@ -125,35 +125,23 @@ pub async fn refuse_cross_site_writes(request: Request, next: Next) -> Response 
     next.run(request).await
 }
 
-/// The browser security headers every response carries (a handler's own win; scripts
-/// carry only `nosniff`, see [`is_script_response`]).
-///
-/// The policy allows only this site's scripts, styles and connections, plus inline
-/// scripts and styles (the hydration bootstrap and the pages' style attributes) and
-/// wasm compilation; nothing may frame the pages, and forms post only here.
-pub const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; \
-     script-src 'self' 'unsafe-inline' 'wasm-unsafe-eval'; \
-     style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; \
-     object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'";
-
 /// Whether `response` is a script or a wasm module, which a browser runs or compiles but
 /// never shows as a document: the document-only headers (the content security policy,
 /// framing, referrer policy) do nothing on it. Left off, they no longer make up a tenth
 /// of the bytes of the bundle's small chunks. `nosniff` stays on every response.
 pub fn is_script_response<B>(response: &axum::http::Response<B>) -> bool {
-    response
+    let content_type = response
         .headers()
         .get(header::CONTENT_TYPE)
-        .and_then(|value| value.to_str().ok())
-        .is_some_and(|value| value.starts_with("text/javascript") || value == "application/wasm")
+        .and_then(|value| value.to_str().ok());
+    super::csp::Served::of(content_type) == super::csp::Served::Script
 }
 
-pub fn security_headers() -> [(header::HeaderName, HeaderValue); 4] {
+/// The browser security headers every response carries besides its content security
+/// policy ([`super::csp`], which depends on the response): a handler's own win; scripts
+/// carry only `nosniff`, see [`is_script_response`]. Nothing may frame the pages.
+pub fn security_headers() -> [(header::HeaderName, HeaderValue); 3] {
     [
-        (
-            header::CONTENT_SECURITY_POLICY,
-            HeaderValue::from_static(CONTENT_SECURITY_POLICY),
-        ),
         (
             header::X_CONTENT_TYPE_OPTIONS,
             HeaderValue::from_static("nosniff"),
@@ -164,6 +152,22 @@ pub fn security_headers() -> [(header::HeaderName, HeaderValue); 4] {
             HeaderValue::from_static("same-origin"),
         ),
     ]
+}
+
+/// `Strict-Transport-Security` for a server that serves HTTPS itself: a browser that
+/// has seen it goes to this host only over HTTPS for a year, so a network attacker
+/// cannot downgrade a later visit (or a typed `http://` address) to plain HTTP and read
+/// the session cookie or rewrite the pages. Not `includeSubDomains`: other hosts under
+/// Corral's domain are not Corral's to commit. Never sent over plain HTTP, where
+/// browsers ignore it and a proxy in front may be what serves HTTPS.
+pub const STRICT_TRANSPORT_SECURITY: &str = "max-age=31536000";
+
+/// `router` with [`STRICT_TRANSPORT_SECURITY`] on every response, for HTTPS.
+pub fn with_strict_transport_security(router: axum::Router) -> axum::Router {
+    router.layer(tower_http::set_header::SetResponseHeaderLayer::overriding(
+        header::STRICT_TRANSPORT_SECURITY,
+        HeaderValue::from_static(STRICT_TRANSPORT_SECURITY),
+    ))
 }
 
 #[cfg(test)]

@@ -1,8 +1,8 @@
 //! The escalation paths found in review, each performed as the attacker would and
 //! shown to fail: superadmin takeover by a tenant admin, a request that overflows the
 //! stack, concurrent password guessing, account lock-out from afar, open redirects,
-//! login CSRF, `javascript:` links, tokens that outlive a reset, streams that outlive a
-//! sign-out, and secrets kept readable in the database.
+//! login CSRF, `javascript:` links, injected inline scripts, tokens that outlive a
+//! reset, streams that outlive a sign-out, and secrets kept readable in the database.
 
 use std::time::Duration;
 
@@ -554,14 +554,106 @@ async fn a_stream_stops_when_its_user_signs_out_everywhere() {
     assert_eq!(ended, Ok(true), "{seen}");
 }
 
-#[tokio::test]
-async fn pages_carry_the_browser_security_headers() {
-    let app = spawn_app(Backend::Sqlite).await;
-    let response = app.client.get(app.url("/login")).send().await.unwrap();
-    let headers = response.headers();
-    let csp = headers[header::CONTENT_SECURITY_POLICY].to_str().unwrap();
+/// The nonce a page's policy allows scripts by, after checking that the policy allows
+/// no other inline script.
+fn script_nonce(response: &reqwest::Response) -> String {
+    let csp = response.headers()[header::CONTENT_SECURITY_POLICY]
+        .to_str()
+        .unwrap()
+        .to_owned();
     assert!(csp.contains("frame-ancestors 'none'"), "{csp}");
     assert!(csp.contains("object-src 'none'"), "{csp}");
+    let directive = |name: &str| {
+        csp.split(';')
+            .map(str::trim)
+            .find(|directive| directive.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("no {name} in {csp}"))
+            .to_owned()
+    };
+    let scripts = directive("script-src");
+    assert!(!scripts.contains("'unsafe-inline'"), "{csp}");
+    assert!(!scripts.contains("'unsafe-eval'"), "{csp}");
+    assert!(!directive("style-src").contains("'unsafe-inline'"), "{csp}");
+    let nonces: Vec<&str> = scripts
+        .split_whitespace()
+        .filter_map(|source| source.strip_prefix("'nonce-")?.strip_suffix('\''))
+        .collect();
+    let [nonce] = nonces.as_slice() else {
+        panic!("one nonce expected in {scripts}");
+    };
+    assert!(nonce.len() >= 22, "a nonce of 128 bits or more: {nonce}");
+    (*nonce).to_owned()
+}
+
+/// Every `<tag` of `html`, asserting each carries `nonce`; how many there are.
+fn assert_tags_carry(html: &str, tag: &str, nonce: &str, page: &str) -> usize {
+    let found: Vec<&str> = html
+        .match_indices(&format!("<{tag}"))
+        .map(|(at, _)| {
+            let rest = &html[at..];
+            &rest[..rest.find('>').expect("a closed tag")]
+        })
+        .collect();
+    for opening in &found {
+        assert!(
+            opening.contains(&format!("nonce=\"{nonce}\"")),
+            "{page}: {opening}> does not carry the response's nonce {nonce}"
+        );
+    }
+    found.len()
+}
+
+/// An injected inline script (stored text rendered into a page, a reflected parameter)
+/// ran under the old policy, which allowed every inline script for the hydration
+/// bootstrap. Pages now allow inline scripts only by a nonce new in every response,
+/// which every script Corral writes carries: an injected script cannot know it.
+#[tokio::test]
+async fn pages_run_only_the_inline_scripts_carrying_their_own_nonce() {
+    let app = spawn_app(Backend::Sqlite).await;
+    app.user("nonce-user", Role::User, "default").await;
+    let (signed_in, _) = app.browser("nonce-user").await;
+    let visitor = browser();
+    let mut seen = std::collections::HashSet::new();
+    for (client, page) in [
+        (&visitor, "/login"),
+        (&visitor, "/login"),
+        (&signed_in, "/clusters"),
+        (&signed_in, "/clusters/new"),
+        (&signed_in, "/clusters/no-such-cluster"),
+        (&visitor, "/no-such-page"),
+    ] {
+        let response = client.get(app.url(page)).send().await.unwrap();
+        let nonce = script_nonce(&response);
+        assert!(
+            seen.insert(nonce.clone()),
+            "{page}: nonce {nonce} used twice"
+        );
+        let html = response.text().await.unwrap();
+        let scripts = assert_tags_carry(&html, "script", &nonce, page);
+        assert!(
+            scripts >= 1,
+            "{page} has no script at all (the hydration bootstrap): {html}"
+        );
+        assert_tags_carry(&html, "style", &nonce, page);
+    }
+    // The API reference's inline style is allowed by the nonce too.
+    let reference = app.get("/api/v1/docs").await;
+    let nonce = script_nonce(&reference);
+    assert!(seen.insert(nonce.clone()));
+    let html = reference.text().await.unwrap();
+    assert_eq!(assert_tags_carry(&html, "style", &nonce, "/api/v1/docs"), 1);
+    assert_eq!(
+        assert_tags_carry(&html, "script", &nonce, "/api/v1/docs"),
+        0
+    );
+
+    // What is not a page runs nothing, whatever it holds; scripts carry no policy.
+    let answer = app.get("/api/v1/session").await;
+    assert_eq!(
+        answer.headers()[header::CONTENT_SECURITY_POLICY],
+        server::http::csp::NON_PAGE_POLICY
+    );
+    let headers = answer.headers();
     assert_eq!(headers[header::X_CONTENT_TYPE_OPTIONS], "nosniff");
     assert_eq!(headers[header::X_FRAME_OPTIONS], "DENY");
 }

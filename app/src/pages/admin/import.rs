@@ -11,17 +11,40 @@ use crate::components::form::Field;
 use crate::components::session::CsrfField;
 use crate::server_fns::admin::import_catalog::ImportCatalog;
 
-/// Fills the bundle box from the chosen file. A one-line inline handler: it needs
-/// nothing from the wasm bundle and is inert without JavaScript, where pasting
-/// into the box is the way.
-const READ_FILE: &str =
-    "this.files[0] && this.files[0].text().then(function (t) { document.getElementById('bundle').value = t; })";
+/// Fills the bundle box with the file chosen in `event`'s input. Without JavaScript
+/// the input is inert, and pasting into the box is the way. (It was an inline
+/// `onchange` attribute, which the pages' content security policy blocks.)
+#[cfg(feature = "hydrate")]
+fn fill_from_file(event: &leptos::ev::Event, bundle: NodeRef<leptos::html::Textarea>) {
+    use leptos::wasm_bindgen::JsCast;
+    let file = event
+        .target()
+        .and_then(|target| target.dyn_into::<web_sys::HtmlInputElement>().ok())
+        .and_then(|input| input.files())
+        .and_then(|files| files.get(0));
+    let Some(file) = file else {
+        return;
+    };
+    let text = wasm_bindgen_futures::JsFuture::from(file.text());
+    leptos::task::spawn_local(async move {
+        let text = text.await.ok().and_then(|text| text.as_string());
+        // The page may be gone by the time the file is read.
+        let textarea = bundle.try_get_untracked().flatten();
+        if let (Some(text), Some(textarea)) = (text, textarea) {
+            textarea.set_value(&text);
+        }
+    });
+}
+
+#[cfg(not(feature = "hydrate"))]
+fn fill_from_file(_: &leptos::ev::Event, _: NodeRef<leptos::html::Textarea>) {}
 
 #[component]
 pub fn CatalogPage() -> impl IntoView {
     let query = use_query_map();
     let import = ServerAction::<ImportCatalog>::new();
     let error = action_error(import);
+    let bundle_box = NodeRef::<leptos::html::Textarea>::new();
     let banner = move || {
         query.with(|query| {
             let warnings = query.get("warnings").unwrap_or_default();
@@ -67,10 +90,11 @@ pub fn CatalogPage() -> impl IntoView {
                     <Field label="File" id="bundle-file"
                         hint="Choosing a file fills the box below (needs JavaScript); you can also paste.">
                         <input id="bundle-file" type="file" accept=".json,application/json"
-                            onchange=READ_FILE data-testid="bundle-file"/>
+                            on:change=move |event| fill_from_file(&event, bundle_box)
+                            data-testid="bundle-file"/>
                     </Field>
                     <Field label="Bundle (JSON)" id="bundle" error field="bundle">
-                        <textarea id="bundle" name="bundle" class="code" rows="14" spellcheck="false" required></textarea>
+                        <textarea node_ref=bundle_box id="bundle" name="bundle" class="code" rows="14" spellcheck="false" required></textarea>
                         {report}
                     </Field>
                     <label class="check"><input type="checkbox" name="check_only" value="1"/> " Only check, do not import"</label>
