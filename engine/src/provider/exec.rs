@@ -236,8 +236,7 @@ impl ExecProvider {
                 }
             };
         }
-        let (client_key_path, client_public_key) =
-            self.client_key(exec_state.key_name()).await?;
+        let (client_key_path, client_public_key) = self.client_key(exec_state.key_name()).await?;
         let mut fields = Map::new();
         fields.insert("node".to_owned(), protocol::create_node(spec));
         fields.insert("authorized_key".to_owned(), json!(client_public_key));
