@@ -73,7 +73,17 @@ async fn run(
         .collect();
     let vars = vars_file(&extra_vars, &corral_vars);
     let tags = step.expanded_text("tags")?;
-    let target = step.executor.ssh_target(&step.view.node_record()?).await?;
+    let record = step.view.node_record()?;
+    if crate::provider::shares_client_key(&record) {
+        // The run gets a copy of the node's client key, which tenant code can read.
+        return Err(step.setup(
+            "this exec node was made before exec keys were per tenant and still accepts \
+             the key every tenant's exec nodes then shared, which a playbook could read and \
+             use on other tenants' nodes: replace the node (delete it from the cluster and \
+             add one) to run Ansible on it",
+        ));
+    }
+    let target = step.executor.ssh_target(&record).await?;
     let tenant = &step.view.cluster.tenant_id;
     let playbook_bytes = resource_bytes(step, &playbook).await?;
     let user = crate::provider::tenant_host_user(tenant, &step.view.node_id()).await?;
