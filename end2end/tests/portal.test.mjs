@@ -275,6 +275,9 @@ test('a failed step shows what failed where, and retry from the failure succeeds
   await page.waitForURL(/\/jobs\//);
   const panel = page.getByTestId('failure-panel');
   await panel.waitFor({ timeout: 120_000 });
+  // The panel shows as soon as the job has failed; the failed step's output follows
+  // from the stream (seen missing at that moment on a loaded machine).
+  await panel.getByText(/gate closed/).first().waitFor({ timeout: 30_000 });
   const text = await panel.textContent();
   assert.match(text, /start gate/);
   assert.match(text, /gate closed/);
