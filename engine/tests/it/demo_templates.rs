@@ -234,7 +234,7 @@ async fn web_stack_on_docker() {
     let docker = lab.docker.clone().unwrap();
     let (cluster, job) = lab.create_on("docker", "web-stack", "web-docker", 3).await;
     let _cleanup = crate::docker_nodes::Cleanup::new(docker.docker(), &cluster.id);
-    assert_eq!(lab.wait(&job, JOB_LIMIT).await, JobState::Succeeded);
+    assert_eq!(lab.wait(&job, DOCKER_JOB_LIMIT).await, JobState::Succeeded);
     let cluster = lab.store.cluster(&cluster.id).await.unwrap();
     check_web_stack(&lab, &cluster, 3).await;
     let containers = crate::docker_nodes::containers_of(docker.docker(), &cluster.id).await;
@@ -278,8 +278,8 @@ async fn kv_cluster_and_paas_on_docker() {
     let _kv_cleanup = crate::docker_nodes::Cleanup::new(docker.docker(), &kv.id);
     let (paas, paas_job) = lab.create_on("docker", "paas", "paas-docker", 3).await;
     let _paas_cleanup = crate::docker_nodes::Cleanup::new(docker.docker(), &paas.id);
-    assert_eq!(lab.wait(&kv_job, JOB_LIMIT).await, JobState::Succeeded);
-    assert_eq!(lab.wait(&paas_job, JOB_LIMIT).await, JobState::Succeeded);
+    assert_eq!(lab.wait(&kv_job, DOCKER_JOB_LIMIT).await, JobState::Succeeded);
+    assert_eq!(lab.wait(&paas_job, DOCKER_JOB_LIMIT).await, JobState::Succeeded);
     eprintln!(
         "kv-cluster and paas of 3 on docker: built in {:?}",
         started.elapsed()
