@@ -238,6 +238,10 @@ word_enum!(
     OutputStream, "output stream" {
         Stdout => "stdout",
         Stderr => "stderr",
+        /// A line of Corral's own about the step, not the node's: what it waits for
+        /// (an image being built) or did differently (a node adopted). Clients that
+        /// show only progress still show these.
+        Notice => "notice",
     }
 );
 

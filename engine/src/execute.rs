@@ -290,6 +290,11 @@ impl Executor {
                 }
             }
         }
+        // Said before the wait, not after it: the user sees why the node is slow. A
+        // provider that cannot tell fails in `create` below, with the real error.
+        if let Some(text) = provider.slow_start(&spec).await.ok().flatten() {
+            note(output, &text).await;
+        }
         let record = provider.create(&spec).await?;
         self.save_node(view, &record, NodeState::Created).await?;
         if let Some(text) = provider.creation_note(&record) {
@@ -391,11 +396,12 @@ async fn forced_teardown(
     })
 }
 
-/// A line of Corral's own in the task's output (as stderr, so it stands out).
+/// A line of Corral's own in the task's output, as a notice: shown apart from the
+/// node's output on the job page, and printed by `corral apply` and `job watch`.
 async fn note(output: &mpsc::Sender<OutputChunk>, text: &str) {
     let _ = output
         .send(OutputChunk {
-            stream: OutputStream::Stderr,
+            stream: OutputStream::Notice,
             bytes: format!("corral: {text}").into_bytes(),
         })
         .await;

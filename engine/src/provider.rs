@@ -61,11 +61,12 @@ pub type ProviderFuture<'a, T> =
 
 /// The [`NodeProvider`] of a provider whose methods are plain `async fn`s taking what the
 /// trait's do: each future boxed, as `dyn NodeProvider` needs. Names the provider type and
-/// its methods for create, delete and adopt (and `check` and `ssh_target` where it has
-/// its own).
+/// its methods for create, delete and adopt (and `check`, `ssh_target` and `slow_start`
+/// where it has its own).
 macro_rules! boxed_node_provider {
     ($provider:ty, $name:expr, create: $create:ident, delete: $delete:ident,
-     adopt: $adopt:ident $(, check: $check:ident)? $(, ssh_target: $target:ident)?) => {
+     adopt: $adopt:ident $(, check: $check:ident)? $(, ssh_target: $target:ident)?
+     $(, slow_start: $slow_start:ident)?) => {
         impl $crate::provider::NodeProvider for $provider {
             fn name(&self) -> &'static str {
                 $name
@@ -108,6 +109,15 @@ macro_rules! boxed_node_provider {
                     record: &'a $crate::provider::NodeRecord,
                 ) -> $crate::provider::ProviderFuture<'a, $crate::ssh::SshTarget> {
                     Box::pin(self.$target(record))
+                }
+            )?
+
+            $(
+                fn slow_start<'a>(
+                    &'a self,
+                    spec: &'a $crate::provider::NodeSpec,
+                ) -> $crate::provider::ProviderFuture<'a, Option<String>> {
+                    Box::pin(self.$slow_start(spec))
                 }
             )?
         }
@@ -160,6 +170,14 @@ pub trait NodeProvider: Send + Sync {
             "the {} provider has nothing to check before making a node",
             self.name()
         ))))
+    }
+
+    /// Whether making `spec`'s node must first do something slow that happens once
+    /// (building an image), said in a few words for the create step's output before
+    /// the wait. `None` when the node comes at its usual speed.
+    fn slow_start<'a>(&'a self, spec: &'a NodeSpec) -> ProviderFuture<'a, Option<String>> {
+        let _ = spec;
+        Box::pin(std::future::ready(Ok(None)))
     }
 
     /// What the user should know about a node just made, for the create step's output:

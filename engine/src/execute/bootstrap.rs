@@ -200,7 +200,9 @@ async fn capture(
         while let Some(chunk) = receiver.recv().await {
             match chunk.stream {
                 OutputStream::Stdout => stdout.extend_from_slice(&chunk.bytes),
-                OutputStream::Stderr => stderr.extend_from_slice(&chunk.bytes),
+                OutputStream::Stderr | OutputStream::Notice => {
+                    stderr.extend_from_slice(&chunk.bytes);
+                }
             }
         }
         (stdout, stderr)

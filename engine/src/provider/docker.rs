@@ -135,9 +135,23 @@ impl DockerProvider {
             if built {
                 "built"
             } else {
-                "not built yet: the first node builds it from Debian's packages (about 25 s)"
+                "not built yet: the first node builds it from Debian's packages (about a \
+                 minute, once)"
             }
         ))
+    }
+
+    /// Whether `spec`'s node waits for Corral's node image to be built first.
+    async fn image_to_build(&self, spec: &NodeSpec) -> Result<Option<String>, ProviderError> {
+        if spec
+            .image
+            .as_deref()
+            .is_some_and(|image| image != NODE_IMAGE)
+        {
+            return Ok(None);
+        }
+        let tag = NodeImage::tag();
+        Ok((!image::exists(&self.docker, &tag).await?).then(|| NodeImage::building_note(&tag)))
     }
 
     /// The engine this provider talks to (tests list what it made through it).
@@ -484,7 +498,8 @@ boxed_node_provider!(
     delete: delete_node,
     adopt: adopt_node,
     check: check_engine,
-    ssh_target: target
+    ssh_target: target,
+    slow_start: image_to_build
 );
 
 /// The container of node `node` (node ids are `<cluster id>-<number>`).

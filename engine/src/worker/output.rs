@@ -41,7 +41,9 @@ pub(super) async fn record(
                 Some(chunk) => {
                     let kept = match chunk.stream {
                         OutputStream::Stdout => &mut captured.0,
-                        OutputStream::Stderr => &mut captured.1,
+                        // The attempt record keeps Corral's notes with the step's
+                        // errors, where a reader of a failure looks.
+                        OutputStream::Stderr | OutputStream::Notice => &mut captured.1,
                     };
                     let room = OUTPUT_CAP_BYTES.saturating_sub(kept.len());
                     kept.extend_from_slice(&chunk.bytes[..chunk.bytes.len().min(room)]);

@@ -278,8 +278,14 @@ async fn kv_cluster_and_paas_on_docker() {
     let _kv_cleanup = crate::docker_nodes::Cleanup::new(docker.docker(), &kv.id);
     let (paas, paas_job) = lab.create_on("docker", "paas", "paas-docker", 3).await;
     let _paas_cleanup = crate::docker_nodes::Cleanup::new(docker.docker(), &paas.id);
-    assert_eq!(lab.wait(&kv_job, DOCKER_JOB_LIMIT).await, JobState::Succeeded);
-    assert_eq!(lab.wait(&paas_job, DOCKER_JOB_LIMIT).await, JobState::Succeeded);
+    assert_eq!(
+        lab.wait(&kv_job, DOCKER_JOB_LIMIT).await,
+        JobState::Succeeded
+    );
+    assert_eq!(
+        lab.wait(&paas_job, DOCKER_JOB_LIMIT).await,
+        JobState::Succeeded
+    );
     eprintln!(
         "kv-cluster and paas of 3 on docker: built in {:?}",
         started.elapsed()

@@ -148,7 +148,28 @@ async fn docker_nodes_are_made_reached_limited_adopted_and_removed() {
     let _cleanup = Cleanup::new(provider.docker(), &cluster);
     let pool = SessionPool::new(PoolConfig::default());
 
+    // The create step says so before it waits for the node image to be built (on a
+    // fresh engine), and says nothing once the engine has it. The image only ever goes
+    // from missing to built, so both checks hold whatever other tests build meanwhile.
+    let tag = engine::provider::NodeImage::tag();
+    match provider.slow_start(&spec(&cluster, 1)).await.unwrap() {
+        Some(note) => assert!(
+            note.contains(&format!("building Corral's node image {tag}")),
+            "{note}"
+        ),
+        None => assert!(provider.docker().inspect_image(&tag).await.is_ok()),
+    }
     let first = provider.create(&spec(&cluster, 1)).await.unwrap();
+    assert_eq!(provider.slow_start(&spec(&cluster, 2)).await.unwrap(), None);
+    let own_image = NodeSpec {
+        image: Some("corral-test-no-such-image:1".to_owned()),
+        ..spec(&cluster, 2)
+    };
+    assert_eq!(
+        provider.slow_start(&own_image).await.unwrap(),
+        None,
+        "an image Corral does not build is never waited for"
+    );
     let second = provider.create(&spec(&cluster, 2)).await.unwrap();
     assert_eq!(first.host, "127.0.0.1", "only a loopback port is used");
     provider.confirm(&first, &pool, CONFIRM).await.unwrap();

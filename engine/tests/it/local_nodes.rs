@@ -162,6 +162,7 @@ async fn run_collect(
         match stream {
             OutputStream::Stdout => stdout.extend(bytes),
             OutputStream::Stderr => stderr.extend(bytes),
+            OutputStream::Notice => panic!("a node's own output is never a notice"),
         }
     }
     (

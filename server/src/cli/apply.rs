@@ -24,7 +24,7 @@ use api_types::{
 use clap::Args;
 use serde_json::{Map, Value};
 
-use super::remote::Client;
+use super::remote::{Client, Notices};
 use diff::{describe, Existing, Plan, Step};
 use file::EnvFile;
 
@@ -237,7 +237,11 @@ async fn wait(
 ) -> anyhow::Result<()> {
     let job = &submitted.job_id;
     let mut shown = None;
+    let mut notices = Notices::default();
     loop {
+        notices
+            .print_new(client, job, &format!("  {cluster}: {what}: "))
+            .await?;
         let state: JobView = client.get_as(&format!("/api/v1/jobs/{job}")).await?;
         let progress = (state.tasks_succeeded, state.tasks_total);
         if shown != Some(progress) {

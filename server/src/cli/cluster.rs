@@ -7,8 +7,8 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use api_types::{
     ClusterChangeRequest, ClusterCreateRequest, ClusterDetail, ClusterView, EventKind, EventView,
-    JobState, JobView, LeaseExtension, NodeView, Page, PlanView, ServiceHealth, SubmittedJob,
-    TaskView,
+    JobState, JobView, LeaseExtension, NodeView, OutputStream, Page, PlanView, ServiceHealth,
+    SubmittedJob, TaskView,
 };
 use clap::{Args, Subcommand};
 use serde::Serialize;
@@ -432,7 +432,8 @@ pub async fn run_job(args: JobArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Prints state events as they come until the job finishes; exit 1 if it failed.
+/// Prints state events and Corral's notices as they come until the job finishes;
+/// exit 1 if it failed.
 async fn watch(client: &Client, job: &str) -> anyhow::Result<ExitCode> {
     let mut after = 0i64;
     loop {
@@ -443,8 +444,8 @@ async fn watch(client: &Client, job: &str) -> anyhow::Result<ExitCode> {
             .await?;
         for event in events {
             after = event.id;
-            if event.kind == EventKind::State {
-                println!("{}", event.data);
+            if event.kind == EventKind::State || event.stream == Some(OutputStream::Notice) {
+                println!("{}", event.data.trim_end());
             }
         }
         let state: JobView = client.get_as(&format!("/api/v1/jobs/{job}")).await?;

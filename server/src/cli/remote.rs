@@ -5,7 +5,9 @@
 //! `$XDG_CONFIG_HOME/corral`, else `~/.config/corral`, written with mode 0600.
 
 mod client;
+mod notices;
 mod output;
 
 pub use client::{Client, Credentials};
+pub use notices::Notices;
 pub use output::{print_json, print_table, OutputArgs};

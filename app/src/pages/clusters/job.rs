@@ -629,7 +629,11 @@ fn LogView(
                 let label = event.task_id.as_ref()
                     .and_then(|task| labels.with(|labels| labels.get(task).cloned()))
                     .unwrap_or_default();
-                let class = if event.stream == Some(OutputStream::Stderr) { "line line-err" } else { "line" };
+                let class = match event.stream {
+                    Some(OutputStream::Stderr) => "line line-err",
+                    Some(OutputStream::Notice) => "line line-notice",
+                    _ => "line",
+                };
                 view! {
                     <span class=class data-event=event.id><span class="line-task">{label}</span>" "{event.data.trim_end().to_owned()}"\n"</span>
                 }

@@ -61,6 +61,14 @@ impl NodeImage {
         format!("{NODE_IMAGE}:{short}")
     }
 
+    /// What a user waiting for the image is told: the wait is expected, and once.
+    pub fn building_note(tag: &str) -> String {
+        format!(
+            "building Corral's node image {tag} from Debian's packages (about a minute, once \
+             per Docker engine); nodes made meanwhile wait for it\n"
+        )
+    }
+
     /// The image's tag once the engine has it, building it first if it does not.
     pub async fn ensure(docker: &bollard::Docker) -> Result<String, ProviderError> {
         let tag = Self::tag();
