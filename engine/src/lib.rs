@@ -16,7 +16,10 @@
 //! - [`operations`]: cluster operations without access checks (solve, plan, store the
 //!   cluster and its job in one transaction), and their previews.
 //! - [`principal`]: the authenticated user every `service` call is checked against.
-//! - [`provider`]: node providers (`local`, `ssh-pool`): where nodes come from and go.
+//! - [`metrics`]: the engine's counters and gauges (through the `metrics` facade).
+//! - [`monitor`]: health checks of live clusters' services, and restarts of down ones.
+//! - [`provider`]: node providers (`local`, `ssh-pool`, `docker`, `ec2`, and `exec`
+//!   plugins): where nodes come from and go, with the credentials they spend.
 //! - [`queue`]: the durable task queue: jobs stored as task rows that workers claim under
 //!   a heartbeated lease and complete, each change one transaction.
 //! - [`resources`]: plugin resources (scripts, archives, files) a tenant uploads, versioned
