@@ -4,7 +4,10 @@
 //! Only what the provider needs is here: one `call` that signs, sends, retries throttling
 //! with exponential backoff and jitter, and turns an error document into its code and
 //! message. Credentials are held as `aws_credential_types::Credentials`, whose `Debug`
-//! redacts the secret, and nothing here logs a request body or a header.
+//! redacts the secret, and nothing here logs a request body or a header. Every error a
+//! call returns has the credentials blotted out ([`Scrubber`]): a service may quote the
+//! access key id it was given (an `AuthFailure` naming the key, an `UnauthorizedOperation`
+//! quoting the request), and these errors end in task logs and provider test reports.
 
 use std::time::{Duration, SystemTime};
 
@@ -13,6 +16,8 @@ use aws_sigv4::sign::v4;
 use quick_xml::events::Event;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
+
+use crate::provider::Scrubber;
 
 /// The EC2 API version every request names (the current one; EC2 keeps old versions).
 pub const EC2_VERSION: &str = "2016-11-15";
@@ -87,6 +92,8 @@ pub struct QueryClient {
     service: &'static str,
     version: &'static str,
     credentials: aws_credential_types::Credentials,
+    /// Blots the credentials out of what the service says back.
+    scrubber: Scrubber,
 }
 
 impl std::fmt::Debug for QueryClient {
@@ -119,6 +126,11 @@ impl QueryClient {
             region: region.to_owned(),
             service,
             version,
+            scrubber: Scrubber::new(
+                [access_key_id, secret_access_key]
+                    .into_iter()
+                    .chain(session_token),
+            ),
             credentials: aws_credential_types::Credentials::new(
                 access_key_id,
                 secret_access_key,
@@ -156,7 +168,7 @@ impl QueryClient {
                     );
                     tokio::time::sleep(pause).await;
                 }
-                other => return other,
+                other => return other.map_err(|error| scrubbed(error, &self.scrubber)),
             }
         }
     }
@@ -169,7 +181,10 @@ impl QueryClient {
     ) -> Result<T, ApiError> {
         let text = self.call(action, params).await?;
         quick_xml::de::from_str(&text).map_err(|error| {
-            ApiError::Transport(format!("the answer to {action} could not be read: {error}"))
+            scrubbed(
+                ApiError::Transport(format!("the answer to {action} could not be read: {error}")),
+                &self.scrubber,
+            )
         })
     }
 
@@ -234,14 +249,36 @@ impl QueryClient {
         if status.is_success() {
             return Ok(text);
         }
-        let code = first_text(&text, "Code").unwrap_or_else(|| format!("HTTP{}", status.as_u16()));
-        let message = first_text(&text, "Message")
-            .unwrap_or_else(|| text.chars().take(200).collect::<String>());
-        Err(ApiError::Service {
-            status: status.as_u16(),
+        Err(service_error(status.as_u16(), &text))
+    }
+}
+
+/// The error an answer of HTTP `status` with body `text` (an error document) stands for:
+/// its code and message, or the start of the body when it is no error document.
+fn service_error(status: u16, text: &str) -> ApiError {
+    let code = first_text(text, "Code").unwrap_or_else(|| format!("HTTP{status}"));
+    let message =
+        first_text(text, "Message").unwrap_or_else(|| text.chars().take(200).collect::<String>());
+    ApiError::Service {
+        status,
+        code,
+        message,
+    }
+}
+
+/// `error` with every form of the credentials `scrubber` knows blotted out of its text.
+fn scrubbed(error: ApiError, scrubber: &Scrubber) -> ApiError {
+    match error {
+        ApiError::Service {
+            status,
             code,
             message,
-        })
+        } => ApiError::Service {
+            status,
+            code: scrubber.scrub(&code),
+            message: scrubber.scrub(&message),
+        },
+        ApiError::Transport(detail) => ApiError::Transport(scrubber.scrub(&detail)),
     }
 }
 
@@ -494,6 +531,106 @@ mod tests {
                    <Message>no</Message></Error></ErrorResponse>";
         assert_eq!(first_text(iam, "Code").as_deref(), Some("NoSuchEntity"));
         assert_eq!(first_text(iam, "Message").as_deref(), Some("no"));
+    }
+
+    const KEY_ID: &str = "AKIAECHOEDKEY0000001";
+    const SECRET: &str = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY";
+
+    /// An endpoint that answers one request with HTTP `status` and `body`, then closes.
+    async fn answering(status: &str, body: String) -> String {
+        use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        let status = status.to_owned();
+        tokio::spawn(async move {
+            let (mut stream, _) = listener.accept().await.unwrap();
+            // The whole request (headers, then as many body bytes as they announce).
+            let mut request = Vec::new();
+            let mut buffer = [0u8; 4096];
+            loop {
+                let read = stream.read(&mut buffer).await.unwrap();
+                if read == 0 {
+                    break;
+                }
+                request.extend_from_slice(&buffer[..read]);
+                let text = String::from_utf8_lossy(&request).to_lowercase();
+                if let Some(end) = text.find("\r\n\r\n") {
+                    let length: usize = text
+                        .lines()
+                        .find_map(|line| line.strip_prefix("content-length:"))
+                        .map_or(0, |value| value.trim().parse().unwrap());
+                    if request.len() >= end + 4 + length {
+                        break;
+                    }
+                }
+            }
+            let answer = format!(
+                "HTTP/1.1 {status}\r\ncontent-type: text/xml\r\ncontent-length: {}\r\n\
+                 connection: close\r\n\r\n{body}",
+                body.len()
+            );
+            stream.write_all(answer.as_bytes()).await.unwrap();
+        });
+        format!("http://{address}")
+    }
+
+    /// A service quoting the access key id it was given (and the secret, URL-encoded):
+    /// neither is in the error a call returns, nor in the provider's message made of it.
+    #[tokio::test]
+    async fn what_the_service_echoes_of_the_credentials_is_blotted_out() {
+        let echoed = format!(
+            "<Response><Errors><Error><Code>UnauthorizedOperation</Code><Message>You are not \
+             authorized to perform this operation with access key {KEY_ID} (signed with \
+             {}); request Action=RunInstances</Message></Error></Errors></Response>",
+            SECRET.replace('/', "%2F").replace('+', "%2B")
+        );
+        let not_xml = format!("denied for {KEY_ID}");
+        for (status, body) in [("403 Forbidden", echoed), ("401 Unauthorized", not_xml)] {
+            let endpoint = answering(status, body.clone()).await;
+            let client = QueryClient::new(
+                reqwest::Client::new(),
+                &endpoint,
+                "us-east-1",
+                "ec2",
+                EC2_VERSION,
+                KEY_ID,
+                SECRET,
+                None,
+            );
+            let error = client
+                .call("RunInstances", Params::new().as_slice())
+                .await
+                .unwrap_err();
+            let provider_error =
+                super::super::errors::ec2_error("c-1", "aws1", "run the instance")(error.clone())
+                    .to_string();
+            for text in [error.to_string(), provider_error] {
+                assert!(text.contains(crate::provider::BLOT), "{body}: {text}");
+                assert!(
+                    !text.contains(KEY_ID) && !text.contains("K7MDENG"),
+                    "{body}: {text}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn an_error_document_or_the_start_of_a_body_is_the_message() {
+        let document = "<Response><Errors><Error><Code>InvalidAMIID.NotFound</Code>\
+                        <Message>no such image</Message></Error></Errors></Response>";
+        assert_eq!(
+            service_error(400, document),
+            ApiError::Service {
+                status: 400,
+                code: "InvalidAMIID.NotFound".into(),
+                message: "no such image".into(),
+            }
+        );
+        let body = "x".repeat(300);
+        let ApiError::Service { code, message, .. } = service_error(502, &body) else {
+            panic!("a service error");
+        };
+        assert_eq!((code.as_str(), message.len()), ("HTTP502", 200));
     }
 
     #[test]
