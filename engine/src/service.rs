@@ -52,6 +52,7 @@ pub use auth::{Access, SessionUser, ThrottleSettings};
 pub use catalog::parse_kind;
 pub use jobs::MAX_EVENTS;
 pub use lease::LeaseLimits;
+pub use providers::ProviderTestWaits;
 pub use tenants::TenantUsage;
 pub use views::*;
 
@@ -379,10 +380,11 @@ pub struct Service {
     store: Store,
     resources: ResourceFiles,
     throttle: ThrottleSettings,
-    /// Wakes local workers when a job is submitted, so they do not wait for a poll.
+    /// Wakes local workers when a job is submitted or a provider check is asked for,
+    /// so they do not wait for a poll.
     waker: Option<Arc<Notify>>,
-    /// The providers and SSH sessions of this process's workers, for provider checks.
-    executor: Option<crate::execute::Executor>,
+    /// How long a provider check waits for a worker pool to take it and to report.
+    provider_test_waits: ProviderTestWaits,
     /// How big a cluster may get, and a new tenant's node quota.
     limits: crate::operations::SizeLimits,
 }
@@ -402,7 +404,7 @@ impl Service {
             resources,
             throttle: ThrottleSettings::default(),
             waker: None,
-            executor: None,
+            provider_test_waits: ProviderTestWaits::default(),
             limits: crate::operations::SizeLimits::default(),
         }
     }
@@ -413,9 +415,10 @@ impl Service {
         self
     }
 
-    /// Checks providers with `executor`'s providers (see [`Service::test_provider`]).
-    pub fn with_executor(mut self, executor: crate::execute::Executor) -> Self {
-        self.executor = Some(executor);
+    /// Waits `waits` for provider checks (see [`Service::test_provider`]) instead of
+    /// the defaults.
+    pub fn with_provider_test_waits(mut self, waits: ProviderTestWaits) -> Self {
+        self.provider_test_waits = waits;
         self
     }
 

@@ -25,6 +25,7 @@ pub mod login_attempts;
 mod migrations;
 pub mod pool_hosts;
 pub mod provider_credentials;
+pub mod provider_tests;
 pub mod resources;
 pub mod snapshot;
 pub mod tenants;

@@ -1,6 +1,8 @@
 //! The worker pool: claims ready tasks from the durable queue, runs each through the
 //! [`Executor`] under a heartbeated lease, streams its output into the job's events,
-//! and records the outcome.
+//! and records the outcome. It also runs the provider checks (`corral provider test`)
+//! of the tenants it serves ([`provider_tests`]): they belong where those tenants'
+//! tasks run.
 //!
 //! Claims and completions are batched: the pool claims as many tasks as it has free
 //! slots in one transaction, and records every outcome that arrived while the previous
@@ -15,6 +17,7 @@
 mod events;
 pub mod janitor;
 mod output;
+mod provider_tests;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -124,6 +127,14 @@ impl WorkerPool {
             settings.monitor_every,
             stopped.clone(),
         ));
+        loops.spawn(provider_tests::run(
+            executor.clone(),
+            settings.scope.clone(),
+            id.clone(),
+            settings.idle_poll,
+            wake.clone(),
+            stopped.clone(),
+        ));
         loops.spawn(janitor::run(
             executor,
             settings.scope.clone(),
@@ -144,9 +155,15 @@ impl WorkerPool {
         }
     }
 
-    /// Wakes idle workers (call after submitting a job in this process).
+    /// Wakes idle workers (call after submitting a job or asking for a provider test
+    /// in this process).
     pub fn waker(&self) -> Arc<Notify> {
         self.wake.clone()
+    }
+
+    /// The lease owner id this pool claims tasks (and provider tests) as.
+    pub fn id(&self) -> &str {
+        &self.id
     }
 
     /// Waits until the pool has re-adopted the nodes earlier processes made, which it

@@ -116,11 +116,10 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         .await
         .context("cannot load the demo catalog")?;
     let executor = crate::workers::executor(store.clone(), &config).await?;
-    let workers = crate::workers::start_pool(executor.clone(), &config, WorkerScope::Shared);
+    let workers = crate::workers::start_pool(executor, &config, WorkerScope::Shared);
     let service = Service::new(store.clone(), resources)
         .with_size_limits(config.size_limits)
-        .with_waker(workers.waker())
-        .with_executor(executor);
+        .with_waker(workers.waker());
     let sessions = SessionBackend::connect(&config.database_url)
         .await
         .context("cannot open the session store")?;

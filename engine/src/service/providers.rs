@@ -9,27 +9,22 @@
 //! them (see [`crate::store::Store::credentials_for`]); each user sees and changes only
 //! their own. A check may make a machine: it does so only with a provider type
 //! the tenant may use, under the tenant's own credentials, and always tries to delete
-//! what it made, also when an earlier phase failed.
+//! what it made, also when an earlier phase failed. It runs on a worker pool that
+//! serves the tenant, as the tenant's tasks do (`crate::worker::provider_tests`); this
+//! module stores the request and waits for the report.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use api_types::{
-    PhaseOutcome, ProviderCredentialsView, ProviderTestPhase, ProviderTestReport,
-    ProviderTestRequest,
-};
+use api_types::{ProviderCredentialsView, ProviderTestReport, ProviderTestRequest};
 use domain::catalog::Catalog;
 use domain::names::{HardwareTypeName, ImageTypeName};
 
 use super::{AuditRecord, Caller, Problem, Service, ServiceError};
-use crate::execute::{node_spec, provider_settings};
-use crate::provider::{
-    CredentialBinding, Credentials, NodeProvider, NodeSpec, USER_CREDENTIALS_SETTING,
-};
+use crate::execute::provider_settings;
+use crate::provider::{CredentialBinding, Credentials, USER_CREDENTIALS_SETTING};
 use crate::store::now_ms;
 use crate::store::provider_credentials::CredentialsSource;
-
-/// How long the check's new machine may take to accept SSH.
-const TEST_CONFIRM_TIMEOUT: Duration = Duration::from_secs(120);
+use crate::store::provider_tests::{NewProviderTest, ProviderTestRow, ProviderTestState};
 
 impl Service {
     /// What is set for `provider`'s credentials in the caller's tenant (names only).
@@ -247,8 +242,14 @@ impl Service {
 
     /// Checks `provider` as the caller's tenant would use it: its credentials and
     /// endpoint, then (with `create`) one machine made, reached over SSH where the
-    /// provider connects to its machines, and deleted. Each phase is timed; a failed
-    /// phase skips the ones that need it, but a made machine is always deleted.
+    /// provider connects to its machines, and deleted.
+    ///
+    /// The check runs where the tenant's tasks run, never in this process for its own
+    /// sake: the request is stored, a worker pool serving the tenant (a shared one, or
+    /// the tenant's dedicated `corral worker --tenant`) runs it (see
+    /// `crate::worker::provider_tests`), and this waits for its report within
+    /// [`ProviderTestWaits`]. When no pool takes it in time it is marked so none ever
+    /// runs it, and the answer says which worker to start.
     pub async fn test_provider(
         &self,
         caller: &Caller,
@@ -256,152 +257,190 @@ impl Service {
         request: &ProviderTestRequest,
     ) -> Result<ProviderTestReport, ServiceError> {
         let tenant_id = caller.tenant_id();
-        let (catalog, providertype) = self.administered_provider(caller, provider).await?;
+        let (catalog, _) = self.administered_provider(caller, provider).await?;
         crate::operations::check_provider_allowed(&self.store, tenant_id, &catalog, provider)
             .await?;
-        refuse_outside_dedicated_workers(&self.store.tenant(tenant_id).await?)?;
-        let machine = if request.create {
-            Some(test_machine(&catalog, provider, request)?)
+        // Resolved here, so bad input is refused before anything is stored.
+        let resolved = if request.create {
+            let (hardware, image) = test_machine(&catalog, provider, request)?;
+            ProviderTestRequest {
+                create: true,
+                hardwaretype: Some(hardware.to_string()),
+                imagetype: Some(image.to_string()),
+            }
         } else {
-            None
+            ProviderTestRequest::default()
         };
-        let executor = self.executor.as_ref().ok_or_else(|| {
-            ServiceError::Conflict(
-                "this server runs no workers, so it has no providers to test".to_owned(),
-            )
-        })?;
-        let mut phases = Vec::new();
-        match executor.providers().require(&providertype) {
-            Err(error) => phases.push(failed("check", error.to_string(), Duration::ZERO)),
-            Ok(plugin) => {
-                let settings = provider_settings(&catalog, provider);
-                let started = Instant::now();
-                let checked = plugin.check(tenant_id, &settings).await;
-                let passed = checked.is_ok();
-                phases.push(phase("check", checked.map_err(|e| e.to_string()), started));
-                if let Some((hardware, image)) = machine {
-                    let cluster_id = test_cluster_id();
-                    let base = NodeSpec {
-                        tenant_id: Some(tenant_id.to_owned()),
-                        cluster_id: Some(cluster_id.clone()),
-                        ..NodeSpec::new(format!("{cluster_id}-1"))
-                    };
-                    let spec = node_spec(&catalog, provider, base, &hardware, &image);
-                    if passed {
-                        self.test_machine_phases(plugin.as_ref(), &spec, &mut phases)
-                            .await;
-                    } else {
-                        for name in ["create", "ssh", "delete"] {
-                            phases.push(skipped(name, "the check failed"));
-                        }
-                    }
-                }
-            }
-        }
-        // What a plugin or a cloud said may quote the credentials it got: blotted out
-        // here too (in every escaped form) before the report is shown or audited.
-        if let Some(credentials) = self.store.provider_credentials(tenant_id, provider).await? {
-            let scrubber = credentials.scrubber();
-            for phase in &mut phases {
-                phase.detail = scrubber.scrub(&phase.detail);
-            }
-        }
-        let report = ProviderTestReport {
-            provider: provider.to_owned(),
-            providertype,
-            passed: phases
-                .iter()
-                .all(|phase| phase.outcome != PhaseOutcome::Failed),
-            phases,
-        };
+        let waits = self.provider_test_waits;
+        let id = uuid::Uuid::new_v4().to_string();
+        let asked_at = now_ms();
+        let request_json = serde_json::to_string(&resolved).map_err(ServiceError::internal)?;
+        self.store
+            .queue_provider_test(&NewProviderTest {
+                id: &id,
+                tenant_id,
+                provider,
+                request_json: &request_json,
+                created_at_ms: asked_at,
+                claim_by_ms: asked_at + duration_ms(waits.claim),
+            })
+            .await?;
+        // The pool in this process (if it serves the tenant) takes it at once.
+        self.wake_workers();
+        // Waited for (and audited) by a task of its own, which goes on when the caller
+        // hangs up: an unclaimed request is still abandoned, and a test that ran is
+        // still audited.
+        let service = self.clone();
+        let (caller, provider) = (caller.clone(), provider.to_owned());
+        tokio::spawn(async move {
+            service
+                .audited_report(&caller, &provider, &id, resolved.create)
+                .await
+        })
+        .await
+        .map_err(ServiceError::internal)?
+    }
+
+    /// The report of the stored request `id` once a pool ran it, with its audit entry.
+    async fn audited_report(
+        &self,
+        caller: &Caller,
+        provider: &str,
+        id: &str,
+        create: bool,
+    ) -> Result<ProviderTestReport, ServiceError> {
+        let row = self.provider_test_report(id, create).await?;
+        let worker = row.claimed_by.clone().unwrap_or_default();
+        let report: ProviderTestReport = row
+            .report_json
+            .as_deref()
+            .map(serde_json::from_str)
+            .transpose()
+            .map_err(ServiceError::internal)?
+            .ok_or_else(|| ServiceError::internal("a finished provider test has no report"))?;
+        let tenant_id = caller.tenant_id();
         let mut record = AuditRecord::new(tenant_id, "provider.test", "provider", provider);
-        record.after = serde_json::to_string(&report).ok();
+        record.after = serde_json::to_value(&report).ok().map(|mut after| {
+            // Which pool ran it: the tenant's own, for a tenant with dedicated workers.
+            after["worker"] = serde_json::Value::String(worker);
+            after.to_string()
+        });
         self.audit(caller, record).await;
         Ok(report)
     }
 
-    /// Makes, reaches and deletes one machine, adding a phase for each.
-    async fn test_machine_phases(
+    /// Waits for the report of the stored request `id`: first for a pool to claim it
+    /// (or marks it abandoned and says no worker serves the tenant), then for the pool
+    /// to finish it.
+    async fn provider_test_report(
         &self,
-        plugin: &dyn NodeProvider,
-        spec: &NodeSpec,
-        phases: &mut Vec<ProviderTestPhase>,
-    ) {
-        let started = Instant::now();
-        let record = match plugin.create(spec).await {
-            Ok(record) => {
-                let detail = format!(
-                    "made node {} (SSH at {}:{}, address {})",
-                    record.id,
-                    record.host,
-                    record.port,
-                    record.address()
-                );
-                phases.push(phase("create", Ok(detail), started));
-                record
+        id: &str,
+        create: bool,
+    ) -> Result<ProviderTestRow, ServiceError> {
+        let waits = self.provider_test_waits;
+        let claim_until = tokio::time::Instant::now() + waits.claim;
+        let mut finish_until = None;
+        loop {
+            let row = self.store.provider_test(id).await?;
+            match row.state {
+                ProviderTestState::Done => return Ok(row),
+                ProviderTestState::Abandoned => {
+                    return Err(ServiceError::internal(format!(
+                        "provider test {id} was abandoned while it was waited for"
+                    )))
+                }
+                ProviderTestState::Running => {
+                    let until = *finish_until.get_or_insert_with(|| {
+                        tokio::time::Instant::now() + waits.run_bound(create)
+                    });
+                    if tokio::time::Instant::now() >= until {
+                        return Err(ServiceError::Conflict(no_report_message(
+                            row.claimed_by.as_deref().unwrap_or("?"),
+                            waits.run_bound(create),
+                        )));
+                    }
+                }
+                ProviderTestState::Queued => {
+                    if tokio::time::Instant::now() >= claim_until
+                        && self.store.abandon_provider_test(id, now_ms()).await?
+                    {
+                        let tenant = self.store.tenant(&row.tenant_id).await?;
+                        return Err(ServiceError::Conflict(no_worker_message(
+                            &tenant.name,
+                            tenant.dedicated_workers,
+                            waits.claim,
+                        )));
+                    }
+                    // Not abandoned: a pool claimed it meanwhile; the next look sees it.
+                }
             }
-            Err(error) => {
-                phases.push(phase("create", Err(error.to_string()), started));
-                phases.push(skipped("ssh", "no machine was made"));
-                phases.push(skipped("delete", "no machine was made"));
-                return;
-            }
-        };
-        let started = Instant::now();
-        if plugin.connects(&record) {
-            let ssh = self
-                .executor
-                .as_ref()
-                .map(|executor| executor.ssh().clone());
-            let reached = match &ssh {
-                Some(pool) => plugin
-                    .confirm(&record, pool, TEST_CONFIRM_TIMEOUT)
-                    .await
-                    .map(|()| {
-                        format!(
-                            "{}@{}:{} accepted Corral's key and presented the pinned host key",
-                            record.user, record.host, record.port
-                        )
-                    })
-                    .map_err(|error| error.to_string()),
-                None => Err("no SSH sessions on this server".to_owned()),
-            };
-            if let Some(pool) = &ssh {
-                pool.close(&record.id).await;
-            }
-            phases.push(phase("ssh", reached, started));
-        } else {
-            phases.push(skipped(
-                "ssh",
-                "the provider's settings say Corral does not connect to its machines",
-            ));
+            tokio::time::sleep(PROVIDER_TEST_POLL).await;
         }
-        let started = Instant::now();
-        let deleted = plugin
-            .delete(&record)
-            .await
-            .map(|()| format!("node {} deleted", record.id))
-            .map_err(|error| error.to_string());
-        phases.push(phase("delete", deleted, started));
     }
 }
 
-/// Refuses a provider test for a tenant served by dedicated workers only: the test
-/// runs in this process (the plugin, the tenant's credentials, a machine made and
-/// reached over SSH), which is the shared server the tenant asked to be kept out of.
-fn refuse_outside_dedicated_workers(
-    tenant: &crate::store::tenants::Tenant,
-) -> Result<(), ServiceError> {
-    if tenant.dedicated_workers {
-        return Err(ServiceError::Conflict(format!(
-            "tenant {} is served by dedicated workers only, and a provider test would run \
-             its provider (with the tenant's credentials) in the shared server process; \
-             create a small cluster instead (its tasks run on the tenant's own workers), \
-             or ask a superadmin to serve the tenant with shared workers while testing",
-            tenant.name
-        )));
+/// How long a provider test waits for a pool to take it, and then for its report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProviderTestWaits {
+    /// For a pool serving the tenant to claim the request (pools look every half
+    /// second, and the one in this process at once).
+    pub claim: Duration,
+    /// For the report of a check that makes no machine, once claimed.
+    pub check: Duration,
+    /// For the report of a check that makes, reaches and deletes a machine.
+    pub create: Duration,
+}
+
+impl Default for ProviderTestWaits {
+    fn default() -> Self {
+        Self {
+            claim: Duration::from_secs(30),
+            check: Duration::from_secs(60),
+            create: Duration::from_secs(300),
+        }
     }
-    Ok(())
+}
+
+impl ProviderTestWaits {
+    /// How long a claimed check may run before its report is given up on.
+    fn run_bound(self, create: bool) -> Duration {
+        if create {
+            self.create
+        } else {
+            self.check
+        }
+    }
+}
+
+/// How often a waiting provider test looks at its request.
+const PROVIDER_TEST_POLL: Duration = Duration::from_millis(200);
+
+/// Why a provider test of tenant `tenant` was not run: no pool serving it took the
+/// request within `waited`. Says which worker serves the tenant, and how to start one.
+fn no_worker_message(tenant: &str, dedicated: bool, waited: Duration) -> String {
+    let secs = waited.as_secs();
+    if dedicated {
+        format!(
+            "no worker serving tenant {tenant} took the provider test within {secs} s, so it              was not run: tenant {tenant} is served by dedicated workers only, and the test              runs where its tasks run; start one with `corral worker --tenant {tenant}` (or,              if one runs, it is busy with other provider tests: try again)"
+        )
+    } else {
+        format!(
+            "no worker serving tenant {tenant} took the provider test within {secs} s, so it              was not run: the tenant's tasks and tests run on the shared workers of `corral              serve` or `corral worker` (without --tenant), or on a `corral worker --tenant              {tenant}`; start one (or, if one runs, it is busy with other provider tests: try              again)"
+        )
+    }
+}
+
+/// Why a claimed provider test has no answer: `worker` took it and gave no report
+/// within `waited`.
+fn no_report_message(worker: &str, waited: Duration) -> String {
+    format!(
+        "worker {worker} took the provider test but gave no report within {} s (it may have          stopped, or the provider is slow); its log says more, and a machine the test made is          deleted when the test ends",
+        waited.as_secs()
+    )
+}
+
+fn duration_ms(duration: Duration) -> i64 {
+    i64::try_from(duration.as_millis()).unwrap_or(i64::MAX / 2)
 }
 
 /// The audit action of `what` (`set`, `delete`) done to `source`'s credentials.
@@ -481,46 +520,4 @@ fn test_machine(
             })?,
     };
     Ok((hardware, image))
-}
-
-/// A cluster id of its own for each check, so its machine shares nothing (network,
-/// key pair, security group) with a real cluster and is cleaned up with it.
-fn test_cluster_id() -> String {
-    let id = uuid::Uuid::new_v4().simple().to_string();
-    format!("ptest{}", &id[..12])
-}
-
-fn phase(name: &str, result: Result<String, String>, started: Instant) -> ProviderTestPhase {
-    let elapsed = started.elapsed();
-    match result {
-        Ok(detail) => ProviderTestPhase {
-            phase: name.to_owned(),
-            outcome: PhaseOutcome::Passed,
-            detail,
-            elapsed_ms: millis(elapsed),
-        },
-        Err(detail) => failed(name, detail, elapsed),
-    }
-}
-
-fn failed(name: &str, detail: String, elapsed: Duration) -> ProviderTestPhase {
-    ProviderTestPhase {
-        phase: name.to_owned(),
-        outcome: PhaseOutcome::Failed,
-        detail,
-        elapsed_ms: millis(elapsed),
-    }
-}
-
-fn skipped(name: &str, why: &str) -> ProviderTestPhase {
-    ProviderTestPhase {
-        phase: name.to_owned(),
-        outcome: PhaseOutcome::Skipped,
-        detail: why.to_owned(),
-        elapsed_ms: 0,
-    }
-}
-
-fn millis(elapsed: Duration) -> u64 {
-    u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX)
 }

@@ -86,8 +86,8 @@ async fn world() -> World {
         ExecProvider::new(lab.store.clone(), plugins.path(), keys.path()).unwrap(),
     ));
     lab.restart_workers().await;
-    let service =
-        Service::new(lab.store.clone(), lab.resource_files()).with_executor(lab.executor.clone());
+    // Provider checks run on the lab's worker pool, which serves the default tenant.
+    let service = Service::new(lab.store.clone(), lab.resource_files());
     let caller = |name: &str, role: Role| {
         let store = lab.store.clone();
         let name = name.to_owned();

@@ -1,12 +1,22 @@
 //! `PUT /api/v1/tenants/{id}/dedicated-workers`: what it shows and what it refuses
-//! (who may call it is in the authorization matrix).
+//! (who may call it is in the authorization matrix), and where a marked tenant's
+//! provider test runs (on its own workers, never on the shared ones).
 
+use std::sync::Arc;
+use std::time::Duration;
+
+use engine::execute::{Executor, ExecutorSettings, Providers};
+use engine::provider::LocalProvider;
+use engine::queue::WorkerScope;
+use engine::resources::ResourceFiles;
+use engine::ssh::{PoolConfig, SessionPool};
 use engine::store::users::Role;
 use engine::store::Backend;
+use engine::worker::{WorkerPool, WorkerSettings};
 use reqwest::Method;
 use serde_json::{json, Value};
 
-use crate::helpers::spawn_app;
+use crate::helpers::{spawn_app, TestApp};
 
 async fn a_tenant_is_marked_for_dedicated_workers(backend: Backend) {
     let app = spawn_app(backend).await;
@@ -72,13 +82,53 @@ async fn a_tenant_is_marked_for_dedicated_workers(backend: Backend) {
     assert_eq!(cleared["dedicated_workers"], false);
 }
 
+/// A pool running the tenants of `scope` over the test server's database, with a
+/// `local` provider whose nodes would go under `nodes`; ready to claim when returned.
+async fn pool(app: &TestApp, nodes: &std::path::Path, scope: WorkerScope) -> WorkerPool {
+    let providers = Providers::new().with(Arc::new(LocalProvider::new(nodes).unwrap()));
+    let executor = Executor::new(
+        app.store.clone(),
+        providers,
+        Arc::new(SessionPool::new(PoolConfig::default())),
+        ResourceFiles::in_directory(nodes.join("resources")),
+        ExecutorSettings::default(),
+    );
+    let pool = WorkerPool::start(
+        executor,
+        WorkerSettings {
+            scope,
+            idle_poll: Duration::from_millis(50),
+            ..WorkerSettings::default()
+        },
+    );
+    pool.ready().await;
+    pool
+}
+
+/// (state, claimed_by) of every provider test request of `tenant_id`, oldest first.
+async fn requests(app: &TestApp, tenant_id: &str) -> Vec<(String, Option<String>)> {
+    sqlx::query_as(
+        "SELECT state, claimed_by FROM provider_tests WHERE tenant_id = $1 \
+         ORDER BY created_at_ms, id",
+    )
+    .bind(tenant_id)
+    .fetch_all(app.store.pool())
+    .await
+    .unwrap()
+}
+
 /// The attack of issue 38: `provider test --create` for a tenant served by dedicated
 /// workers only ran its provider, with the tenant's credentials, in the shared server
-/// process. It is refused (409) saying why, before anything runs or is made.
-async fn a_provider_test_of_a_dedicated_tenant_is_refused_in_the_shared_server(backend: Backend) {
+/// process. The test now runs where the tenant's tasks run. With only a shared pool
+/// running, nobody takes it: the answer (409) says no worker serving the tenant took
+/// it and how to start one, and the request is marked so that no worker ever runs it.
+/// The tenant's dedicated pool then runs its next test, and the request and the audit
+/// log say which pool that was; a shared tenant's test is run by the shared pool.
+async fn a_provider_test_of_a_dedicated_tenant_runs_on_its_dedicated_worker(backend: Backend) {
     let app = spawn_app(backend).await;
     let root = app.user("root", Role::Superadmin, "default").await;
     let admin = crate::helpers::with_catalog(&app, "acme").await;
+    let shared_admin = crate::helpers::with_catalog(&app, "default").await;
     let marked = app
         .call(
             &root,
@@ -88,6 +138,9 @@ async fn a_provider_test_of_a_dedicated_tenant_is_refused_in_the_shared_server(b
         )
         .await;
     assert_eq!(marked.status(), 200);
+    let nodes = tempfile::tempdir().unwrap();
+    let shared = pool(&app, nodes.path(), WorkerScope::Shared).await;
+
     for body in [json!({"create": true}), json!({})] {
         let refused = app
             .call(
@@ -101,21 +154,79 @@ async fn a_provider_test_of_a_dedicated_tenant_is_refused_in_the_shared_server(b
         let error: Value = refused.json().await.unwrap();
         let message = error["message"].as_str().unwrap_or_default();
         assert!(
-            message.contains("tenant acme is served by dedicated workers only")
-                && message.contains("shared server process"),
+            message.contains("no worker serving tenant acme took the provider test")
+                && message.contains("corral worker --tenant acme"),
             "{error}"
         );
     }
+    let abandoned = vec![("abandoned".to_owned(), None); 2];
+    assert_eq!(requests(&app, &admin.tenant_id).await, abandoned);
+
+    let ran = app
+        .call(
+            &shared_admin,
+            Method::POST,
+            "/api/v1/providers/local/test",
+            Some(&json!({})),
+        )
+        .await;
+    assert_eq!(
+        ran.status(),
+        200,
+        "a shared tenant's test runs on the shared pool"
+    );
+    assert_eq!(
+        requests(&app, &shared_admin.tenant_id).await,
+        vec![("done".to_owned(), Some(shared.id().to_owned()))]
+    );
+
+    let dedicated = pool(
+        &app,
+        nodes.path(),
+        WorkerScope::Tenants(vec![admin.tenant_id.clone()]),
+    )
+    .await;
+    let ran = app
+        .call(
+            &admin,
+            Method::POST,
+            "/api/v1/providers/local/test",
+            Some(&json!({})),
+        )
+        .await;
+    assert_eq!(ran.status(), 200);
+    let report: Value = ran.json().await.unwrap();
+    assert_eq!(report["passed"], true, "{report}");
+    assert_eq!(report["phases"][0]["phase"], "check", "{report}");
+    let mut expected = abandoned;
+    expected.push(("done".to_owned(), Some(dedicated.id().to_owned())));
+    assert_eq!(
+        requests(&app, &admin.tenant_id).await,
+        expected,
+        "the dedicated pool ran the new request and left the abandoned ones alone"
+    );
     let audit: Value = app
-        .call(&admin, Method::GET, "/api/v1/audit", None)
+        .call(
+            &admin,
+            Method::GET,
+            "/api/v1/audit?action=provider.test",
+            None,
+        )
         .await
         .json()
         .await
         .unwrap();
-    assert!(!audit.to_string().contains("provider.test"), "{audit}");
+    let entries = audit.as_array().unwrap();
+    assert_eq!(entries.len(), 1, "{audit}");
+    assert!(
+        entries[0].to_string().contains(dedicated.id()),
+        "the audit entry names the pool: {audit}"
+    );
+    dedicated.shutdown().await;
+    shared.shutdown().await;
 }
 
 engine::on_both_backends!(
     a_tenant_is_marked_for_dedicated_workers,
-    a_provider_test_of_a_dedicated_tenant_is_refused_in_the_shared_server
+    a_provider_test_of_a_dedicated_tenant_runs_on_its_dedicated_worker
 );

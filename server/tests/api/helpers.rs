@@ -6,7 +6,7 @@ use axum::body::Bytes;
 use engine::accounts::Password;
 use engine::principal::Principal;
 use engine::resources::ResourceFiles;
-use engine::service::{Caller, Service, TokenRequest};
+use engine::service::{Caller, ProviderTestWaits, Service, TokenRequest};
 use engine::store::tenants::NewTenant;
 use engine::store::users::Role;
 use engine::store::{Backend, Store};
@@ -38,6 +38,13 @@ pub async fn render_page(client: &reqwest::Client, url: &str) -> (u16, String) {
         .await
         .unwrap_or_else(|error| panic!("GET {url}: {error}"))
 }
+
+/// How long a test server's provider tests wait for a worker pool, and for its report.
+pub const PROVIDER_TEST_WAITS: ProviderTestWaits = ProviderTestWaits {
+    claim: std::time::Duration::from_secs(2),
+    check: std::time::Duration::from_secs(60),
+    create: std::time::Duration::from_secs(180),
+};
 
 pub struct TestApp {
     pub address: String,
@@ -105,10 +112,13 @@ async fn spawn_configured(
 ) -> TestApp {
     let site = tempfile::tempdir().expect("site dir");
     let bundle = test_bundle();
+    // No worker pool runs unless a test starts one: a provider test waits for one
+    // briefly (see `dedicated_workers`).
     let service = Service::new(
         store.clone(),
         ResourceFiles::in_directory(site.path().join("resources")),
-    );
+    )
+    .with_provider_test_waits(PROVIDER_TEST_WAITS);
     let sessions = SessionBackend::connect(&db.url)
         .await
         .expect("session store opens");
