@@ -2,7 +2,8 @@
 //! nodes as loopback sshds) for the whole node life, and tiny shell plugins written into a
 //! temporary plugin directory for every way a plugin can misbehave. The security rules
 //! are tested here too: plugins are bare names in the plugin directory, credentials reach
-//! a plugin on stdin only and never show in an error.
+//! a plugin on stdin only and never show in an error, each tenant's nodes take its own
+//! client key only, and Ansible refuses nodes that still take the key tenants once shared.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -822,4 +823,132 @@ async fn a_dedicated_worker_adopts_only_its_tenants_nodes() {
     assert!(shared.contains("\"other-node\""), "{shared}");
     assert!(!shared.contains("acme-node"), "{shared}");
     assert!(!shared.contains("token-of-acme"), "{shared}");
+}
+
+/// A playbook for [`ansible_refuses_exec_nodes_that_share_the_old_client_key`]: it
+/// leaves a mark on the node.
+const MARK_PLAYBOOK: &str = r#"- name: Mark
+  hosts: all
+  gather_facts: false
+  tasks:
+    - name: Leave a mark
+      ansible.builtin.copy:
+        dest: "~/corral-mark.txt"
+        content: "marked"
+"#;
+
+/// The guard of issue 38 (c75be80): an Ansible run hands tenant code a copy of its
+/// node's client key, so Ansible refuses an exec node whose record says it authorizes
+/// the key every tenant's exec nodes once shared. A cluster of exec nodes made with
+/// the tenant's own key runs its playbook (install, then start); once its node's record
+/// is one made before keys were per tenant, the same playbook's next run is refused
+/// with a setup error that says why and what to do, and Ansible never runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ansible_refuses_exec_nodes_that_share_the_old_client_key() {
+    use engine::operations::ClusterChange;
+    use engine::queue::{self, JobState};
+    use engine::resources::ResourceKind;
+    use engine::store::clusters::nodes::NodeRecord as NodeRow;
+
+    const JOB_LIMIT: Duration = Duration::from_secs(180);
+    let nodes = tempfile::Builder::new()
+        .prefix("corral-exec-ansible-")
+        .tempdir()
+        .unwrap();
+    let _cleanup = KillSshds(nodes.path().to_owned());
+    let keys = tempfile::tempdir().unwrap();
+    let play = serde_json::json!({"type": "ansible", "fields": {"playbook": "files/mark.yml"}});
+    let bundle = serde_json::json!({
+        "providers": [{"name": "plugin-nodes", "providertype": "exec",
+                       "provisioner": {"plugin": TEST_PLUGIN,
+                                       "nodes_dir": nodes.path().display().to_string()}}],
+        "hardwaretypes": [{"name": "small",
+                           "providermap": {"plugin-nodes": {"flavor": "local-small"}}}],
+        "imagetypes": [{"name": "debian", "providermap": {"plugin-nodes": {"image": "host"}}}],
+        "services": [{"name": "mark",
+                      "provisioner": {"actions": {"install": play, "start": play}}}],
+        "clustertemplates": [{"name": "marked",
+                              "compatibility": {"services": ["mark"],
+                                                "hardwaretypes": ["small"],
+                                                "imagetypes": ["debian"]},
+                              "defaults": {"services": ["mark"], "provider": "plugin-nodes",
+                                           "hardwaretype": "small", "imagetype": "debian",
+                                           "config": {}}}],
+    });
+    let staged = [(
+        ResourceKind::Files,
+        "mark.yml",
+        MARK_PLAYBOOK.as_bytes().to_vec(),
+    )];
+    let mut lab =
+        crate::lab::Lab::start_catalog(Backend::Sqlite, &bundle.to_string(), &staged).await;
+    lab.exec = Some(std::sync::Arc::new(
+        ExecProvider::new(lab.store.clone(), Path::new(PLUGINS), keys.path()).unwrap(),
+    ));
+    lab.restart_workers().await;
+
+    let (cluster, created) = lab.create_from("marked", "keyed", 1).await;
+    assert_eq!(lab.wait(&created, JOB_LIMIT).await, JobState::Succeeded);
+    let node = lab.store.list_nodes(&cluster.id).await.unwrap().remove(0);
+    let made: NodeRecord = serde_json::from_str(node.provider_json.as_deref().unwrap()).unwrap();
+    assert!(
+        !engine::provider::shares_client_key(&made),
+        "a new exec node has its tenant's key"
+    );
+    let started = lab
+        .change(&cluster.id, ClusterChange::Start { services: None })
+        .await;
+    assert_eq!(
+        lab.wait(&started, JOB_LIMIT).await,
+        JobState::Succeeded,
+        "the playbook runs on a node with the tenant's own key"
+    );
+
+    // The node as an earlier version recorded it: no key of its own.
+    let save = |record: &NodeRecord| NodeRow {
+        cluster_id: node.cluster_id.clone(),
+        number: node.number,
+        hostname: node.hostname.clone(),
+        hardwaretype: node.hardwaretype.clone(),
+        imagetype: node.imagetype.clone(),
+        services_json: node.services_json.clone(),
+        provider_json: Some(serde_json::to_string(record).unwrap()),
+        state: node.state,
+    };
+    let mut earlier = made.clone();
+    let mut state: ExecNodeState = serde_json::from_value(earlier.provider_state.clone()).unwrap();
+    state.client_key = None;
+    earlier.provider_state = serde_json::to_value(&state).unwrap();
+    assert!(engine::provider::shares_client_key(&earlier));
+    lab.store
+        .save_node(&save(&earlier), now_ms())
+        .await
+        .unwrap();
+    let refused = lab
+        .change(&cluster.id, ClusterChange::Start { services: None })
+        .await;
+    assert_eq!(lab.wait(&refused, JOB_LIMIT).await, JobState::Failed);
+    let mut errors = String::new();
+    let mut output = String::new();
+    for task in queue::job_tasks(&lab.store, &refused).await.unwrap() {
+        for attempt in queue::task_attempts(&lab.store, &task.id).await.unwrap() {
+            errors.push_str(attempt.error.as_deref().unwrap_or_default());
+            output.push_str(&attempt.stdout);
+            output.push_str(&attempt.stderr);
+        }
+    }
+    assert!(
+        errors.contains("made before exec keys were per tenant")
+            && errors.contains("replace the node"),
+        "{errors}"
+    );
+    assert!(!output.contains("PLAY ["), "Ansible ran: {output}");
+
+    // Its own record back, the cluster goes as usual.
+    lab.store.save_node(&save(&made), now_ms()).await.unwrap();
+    let deleted = lab
+        .change(&cluster.id, ClusterChange::Delete { force: false })
+        .await;
+    assert_eq!(lab.wait(&deleted, JOB_LIMIT).await, JobState::Succeeded);
+    assert_eq!(sshds_under(nodes.path()), Vec::<i32>::new());
 }
