@@ -446,7 +446,9 @@ fn own_provider_credentials_from_the_cli() {
 
 /// `corral provider test aws1 --create` against moto (an EC2 emulator on 127.0.0.1):
 /// credentials and endpoint checked, an instance made and deleted, SSH skipped because
-/// the provider is set not to connect (moto's addresses are made up). With a wrong
+/// the provider is set not to connect (moto's addresses are made up); the test runs on
+/// the server's own (shared) workers. A dry run of a cluster on the provider says whose
+/// credentials it would spend. With a wrong
 /// secret the check exits non-zero saying the credentials were rejected, without
 /// showing them.
 #[test]
@@ -474,6 +476,14 @@ fn ec2_provider_test_against_moto() {
         "hardwaretypes": [{"name": "small", "providermap": {"aws1": {"flavor": "t3.micro"}}}],
         "imagetypes": [{"name": "debian", "providermap": {"aws1": {"image": MOTO_AMI,
                                                                     "sshuser": "admin"}}}],
+        "services": [{"name": "base", "provisioner": {"actions": {}}}],
+        "clustertemplates": [{"name": "bare",
+                              "compatibility": {"services": ["base"],
+                                                "hardwaretypes": ["small"],
+                                                "imagetypes": ["debian"]},
+                              "defaults": {"services": ["base"], "provider": "aws1",
+                                           "hardwaretype": "small", "imagetype": "debian",
+                                           "config": {}}}],
     });
     let bundle_file = config.path().join("aws.json");
     std::fs::write(&bundle_file, bundle.to_string()).unwrap();
@@ -508,6 +518,30 @@ fn ec2_provider_test_against_moto() {
         );
     }
     assert!(out.contains("provider aws1 (ec2) passed"), "{out}");
+
+    // A dry run says whose credentials its machines would be made with.
+    let plan = corral(
+        config.path(),
+        &[
+            "cluster",
+            "create",
+            "probe",
+            "--template",
+            "bare",
+            "--size",
+            "1",
+            "--dry-run",
+        ],
+        "",
+    );
+    let out = text(&plan.stdout);
+    assert!(plan.status.success(), "{out}{}", text(&plan.stderr));
+    assert!(
+        out.lines().next().is_some_and(|line| line
+            == "credentials: new machines are made with the tenant's credentials for provider \
+                aws1 (nobody else's own: a user's own pay only for what that user asks for)"),
+        "{out}"
+    );
 
     const WRONG: &str = "wrong-secret-5f4e3d2c1b0a";
     let wrong = serde_json::json!({"access_key_id": key_id, "secret_access_key": WRONG});

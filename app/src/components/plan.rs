@@ -1,5 +1,6 @@
 //! A plan preview: the layout it leads to (which services on which node, with
-//! hardware and image), what changes against the current layout, and the task DAG:
+//! hardware and image), whose credentials its new machines are made with, what changes
+//! against the current layout, and the task DAG:
 //! drawn when it is small enough to read, else counted by step (a hundred nodes' plan
 //! has over a thousand tasks, whose picture took the browser most of the time the
 //! preview took).
@@ -96,11 +97,15 @@ pub fn PlanView(preview: PlanPreview) -> impl IntoView {
         .collect_view();
     let tasks = preview.tasks;
     let nodes = preview.to.nodes.len();
+    let credentials = preview.credentials.map(|credentials| {
+        view! { <p class="plan-credentials" data-testid="plan-credentials">"Credentials: " {credentials}</p> }
+    });
     view! {
         <div class="plan" data-testid="plan-preview">
             <p class="plan-summary">
                 <strong>{nodes}</strong> " node(s), " <strong>{tasks}</strong> " task(s) to run."
             </p>
+            {credentials}
             <div class="table-scroll">
                 <table class="data">
                     <thead><tr>

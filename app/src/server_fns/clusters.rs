@@ -73,6 +73,9 @@ pub struct PlanPreview {
     pub steps: Vec<(String, usize)>,
     /// Every task, for a plan small enough to draw (the server sends no more).
     pub dag: Option<TaskDag>,
+    /// Whose credentials the new machines are made with, when the plan makes any on a
+    /// provider that takes credentials.
+    pub credentials: Option<String>,
 }
 
 impl PlanPreview {
@@ -86,6 +89,7 @@ impl PlanPreview {
             tasks,
             steps: dag.step_counts(),
             dag: (tasks <= api_types::PLAN_GRAPH_MAX_TASKS).then_some(dag),
+            credentials: None,
         }
     }
 }

@@ -175,9 +175,13 @@ const CLUSTER_COLUMNS: &[(&str, &str)] = &[
     ("size", "size"),
 ];
 
-/// Each task of a small plan; a large one's steps with their task counts (the server
-/// sends no more).
+/// Whose credentials the plan spends (when it makes machines on a provider that takes
+/// credentials), then each task of a small plan, or a large one's steps with their task
+/// counts (the server sends no more).
 fn print_plan(plan: &PlanView) {
+    if let Some(credentials) = &plan.credentials {
+        println!("credentials: {credentials}");
+    }
     println!("{} task(s):", plan.tasks);
     match &plan.graph {
         Some(graph) => {

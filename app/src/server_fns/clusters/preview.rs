@@ -44,5 +44,6 @@ pub(crate) fn plan_preview(plan: engine::service::PlanView) -> Result<PlanPrevie
             .map(|count| (count.step, count.tasks))
             .collect(),
         dag: plan.graph.map(|graph| read("dag", graph.dag)).transpose()?,
+        credentials: plan.credentials,
     })
 }
