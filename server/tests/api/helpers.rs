@@ -40,8 +40,10 @@ pub async fn render_page(client: &reqwest::Client, url: &str) -> (u16, String) {
 }
 
 /// How long a test server's provider tests wait for a worker pool, and for its report.
+/// A claim is a wake and one update, but a full test run keeps both cores busy: the
+/// claim bound is long enough not to refuse a started pool that is merely slow.
 pub const PROVIDER_TEST_WAITS: ProviderTestWaits = ProviderTestWaits {
-    claim: std::time::Duration::from_secs(2),
+    claim: std::time::Duration::from_secs(8),
     check: std::time::Duration::from_secs(60),
     create: std::time::Duration::from_secs(180),
 };
