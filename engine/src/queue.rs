@@ -17,6 +17,7 @@ mod complete;
 mod control;
 mod effects;
 mod events;
+mod fair;
 mod read;
 mod submit;
 mod types;

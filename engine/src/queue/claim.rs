@@ -1,12 +1,15 @@
 //! Claiming ready tasks under a lease, one ([`claim`]) or a batch at a time
-//! ([`claim_batch`]), and keeping the lease alive.
+//! ([`claim_batch`]), and keeping the lease alive. Which ready tasks a batch takes when
+//! several tenants and jobs wait is the fair policy of `fair.rs`; this module reads
+//! the rows it decides on and writes the leases.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap};
 use std::fmt::Write as _;
 
 use sqlx::any::AnyRow;
 use sqlx::{Any, FromRow, Row, Transaction};
 
+use super::fair;
 use super::types::PlanStep;
 use super::{
     begin_write, padded_item, padded_len, ClaimLimits, ClaimedTask, Heartbeat, JobState, Lease,
@@ -17,19 +20,19 @@ use crate::store::{Backend, IntFlag, RowLock, Store};
 /// Namespace of the PostgreSQL advisory lock that serializes claims.
 const CLAIM_LOCK_KEY: i64 = 0x636f_7272_616c_0001;
 
-/// Ready tasks a batch claim looks at (and locks) beyond one and a half times the
-/// batch size, for the ones it skips because their node or tenant filled up within
-/// the batch.
-const CANDIDATE_SLACK: usize = 16;
+/// The most jobs one claim reads ready tasks of; more wait for the next claim, in the
+/// order of [`fair::read_order`]. A batch of a worker's free slots rarely has room for
+/// more jobs than this anyway.
+const JOBS_PER_CLAIM: usize = 64;
 
-/// The condition on a candidate `t` of a shared pool: its tenant is not served by
+/// The condition on a waiting job `j` of a shared pool: its tenant is not served by
 /// dedicated workers only.
 const SHARED_TENANTS: &str =
-    "t.tenant_id NOT IN (SELECT id FROM tenants WHERE dedicated_workers = 1)";
+    "j.tenant_id NOT IN (SELECT id FROM tenants WHERE dedicated_workers = 1)";
 
-/// Hands `worker_id` (a shared pool's worker: see [`WorkerScope`]) the oldest ready
-/// task it may run now, leased until
-/// `now_ms + lease_ms`, or `None` if there is none.
+/// Hands `worker_id` (a shared pool's worker: see [`WorkerScope`]) the ready task the
+/// fair policy (`fair.rs`) gives the next slot to, leased until `now_ms + lease_ms`, or
+/// `None` if there is none: a [`claim_batch`] of one.
 ///
 /// A task qualifies when all its prerequisites succeeded, its backoff has passed,
 /// its job is active, no task runs on its node, and neither the global nor its
@@ -41,62 +44,17 @@ pub async fn claim(
     limits: ClaimLimits,
     now_ms: i64,
 ) -> Result<Option<ClaimedTask>, QueueError> {
-    let (max_running, per_tenant) = limits.as_counts();
-    let lock_rows = store.backend().lock_clause(RowLock::SkipLockedOfT);
-    let sql = format!(
-        "UPDATE tasks SET state = 'running', lease_owner = $1, lease_expires_ms = $2 + $3, \
-         attempts = attempts + 1, tries = tries + 1, started_at_ms = $6, finished_at_ms = NULL \
-         WHERE id = ( \
-           SELECT t.id FROM tasks t JOIN jobs j ON j.id = t.job_id \
-           WHERE t.state = 'ready' AND t.not_before_ms <= $2 \
-             AND j.state IN ('queued', 'running') \
-             AND NOT EXISTS (SELECT 1 FROM tasks r WHERE r.state = 'running' \
-                             AND r.cluster_id = t.cluster_id AND r.node = t.node) \
-             AND {SHARED_TENANTS} \
-             AND t.tenant_id NOT IN (SELECT r.tenant_id FROM tasks r WHERE r.state = 'running' \
-                                     GROUP BY r.tenant_id HAVING COUNT(*) >= $4) \
-             AND (SELECT COUNT(*) FROM tasks r WHERE r.state = 'running') < $5 \
-           ORDER BY t.not_before_ms, t.number LIMIT 1{lock_rows}) \
-         RETURNING id, job_id, tenant_id, cluster_id, number, node, service, action, attempts, \
-           idempotent, lease_expires_ms, (SELECT state FROM jobs WHERE jobs.id = tasks.job_id) AS job_state"
-    );
-
-    let (_turn, mut tx) = begin_write(store).await?;
-    if store.backend() == Backend::Postgres {
-        take_claim_lock(&mut tx).await?;
-    }
-    // The start is stamped after the claim lock is held, so it is later than the end
-    // stamped by whichever attempt released the node before: the attempt log then
-    // orders attempts on a node as the lock did (never seemingly overlapping).
-    let started_ms = now_ms.max(crate::store::now_ms());
-    let row = sqlx::query(&sql)
-        .bind(worker_id)
-        .bind(now_ms)
-        .bind(lease_ms)
-        .bind(per_tenant)
-        .bind(max_running)
-        .bind(started_ms)
-        .fetch_optional(&mut *tx)
-        .await?;
-    tx.commit().await?;
-    let Some(row) = row else {
-        return Ok(None);
-    };
-
-    let claimed = claimed_task(&row, worker_id)?;
-    if row.try_get::<JobState, _>("job_state")? != JobState::Queued {
-        return Ok(Some(claimed));
-    }
-    // Outside the claim transaction: locking the job row there could wait in a
-    // cycle with a cancel that holds the job and waits for this task row.
-    sqlx::query(
-        "UPDATE jobs SET state = 'running', started_at_ms = $2 WHERE id = $1 AND state = 'queued'",
+    let mut claimed = claim_up_to_in(
+        store,
+        worker_id,
+        lease_ms,
+        limits,
+        &WorkerScope::Shared,
+        || 1,
+        now_ms,
     )
-    .bind(&claimed.job_id)
-    .bind(now_ms)
-    .execute(store.pool())
     .await?;
-    Ok(Some(claimed))
+    Ok(claimed.pop())
 }
 
 /// Up to `max` ready tasks for `worker_id` in one transaction, leased until
@@ -173,7 +131,7 @@ pub async fn claim_up_to_in(
 
     // The picked rows are still ready: PostgreSQL's row locks (taken by `pick`) and
     // SQLite's write lock keep everyone else off them. (Checking `state` again would
-    // tempt PostgreSQL into reading the whole `tasks_ready` index.)
+    // tempt PostgreSQL into reading the whole `tasks_ready_job` index.)
     let mut params = Params::new(store.backend());
     let sql = format!(
         "UPDATE tasks SET state = 'running', lease_owner = {}, lease_expires_ms = {} + {}, \
@@ -252,11 +210,24 @@ struct Candidate {
     tenant_id: String,
     cluster_id: String,
     node: i64,
+    not_before_ms: i64,
+    number: i64,
 }
 
-/// Chooses the batch inside the claim transaction: the oldest ready tasks whose node
-/// is free, walking them in claim order and counting each one taken against its
-/// node, its tenant's limit and the global limit, as consecutive claims would.
+/// An active job with ready tasks.
+#[derive(sqlx::FromRow)]
+struct WaitingJobRow {
+    id: String,
+    tenant_id: String,
+    created_at_ms: i64,
+}
+
+/// Chooses the batch inside the claim transaction: reads what runs (per tenant and
+/// job), the active jobs with ready tasks, and the oldest ready tasks on free nodes of
+/// each of those jobs, then lets [`fair::choose`] share the room among them.
+///
+/// A window per job, not one window of the oldest tasks overall: that one would hold
+/// only a big job's tasks while a small job submitted after it waits.
 async fn pick(
     store: &Store,
     tx: &mut Transaction<'static, Any>,
@@ -266,49 +237,89 @@ async fn pick(
     now_ms: i64,
 ) -> Result<Vec<Candidate>, QueueError> {
     let (max_running, per_tenant) = limits.as_counts();
-    let mut running_by_tenant: HashMap<String, i64> = HashMap::new();
-    let mut running = 0_i64;
-    let running_per_tenant: Vec<(String, i64)> = sqlx::query_as(
-        "SELECT tenant_id, COUNT(*) AS running FROM tasks WHERE state = 'running' \
-         GROUP BY tenant_id",
+    let running_rows: Vec<(String, String, i64)> = sqlx::query_as(
+        "SELECT tenant_id, job_id, COUNT(*) AS running FROM tasks WHERE state = 'running' \
+         GROUP BY tenant_id, job_id",
     )
     .fetch_all(&mut **tx)
     .await?;
-    for (tenant_id, count) in running_per_tenant {
-        running = running.saturating_add(count);
-        running_by_tenant.insert(tenant_id, count);
+    let mut running = fair::Running::default();
+    for (tenant_id, job_id, count) in &running_rows {
+        running.add(tenant_id, job_id, *count);
     }
-    let room = usize::try_from(max_running.saturating_sub(running).max(0))
+    let room = usize::try_from(max_running.saturating_sub(running.total()).max(0))
         .unwrap_or(usize::MAX)
         .min(max);
     if room == 0 {
         return Ok(Vec::new());
     }
-    // Tenants already at their limit are left out in SQL, so their backlog cannot
-    // crowd the window; the window is wider than the batch because tasks on one node
-    // or of one tenant may fill up within it.
-    let full: Vec<&str> = running_by_tenant
+
+    let waiting = waiting_jobs(store, tx, &running.tenants_at(per_tenant), scope, now_ms).await?;
+    if waiting.is_empty() {
+        return Ok(Vec::new());
+    }
+    let jobs: Vec<fair::WaitingJob> = waiting
         .iter()
-        .filter(|(_, count)| **count >= per_tenant)
-        .map(|(tenant, _)| tenant.as_str())
+        .map(|job| fair::WaitingJob {
+            tenant: &job.tenant_id,
+            job: &job.id,
+            created_ms: job.created_at_ms,
+        })
         .collect();
-    let window = room
-        .saturating_add(room / 2)
-        .saturating_add(CANDIDATE_SLACK);
+    let read: Vec<&str> = fair::read_order(&jobs, &running, per_tenant)
+        .into_iter()
+        .take(JOBS_PER_CLAIM)
+        .map(|index| jobs[index].job)
+        .collect();
+    let mut candidates =
+        ready_tasks(store, tx, &read, fair::job_window(room, read.len()), now_ms).await?;
+    // Each job's tasks in claim order (the order of a compound query's rows is not
+    // promised); sorting all by the same key keeps every job's own order.
+    candidates.sort_by_key(|candidate| (candidate.not_before_ms, candidate.number));
+
+    let created: HashMap<&str, i64> = jobs.iter().map(|job| (job.job, job.created_ms)).collect();
+    let ready: Vec<fair::Ready> = candidates
+        .iter()
+        .map(|candidate| fair::Ready {
+            tenant: &candidate.tenant_id,
+            job: &candidate.job_id,
+            job_created_ms: created
+                .get(candidate.job_id.as_str())
+                .copied()
+                .unwrap_or(i64::MAX),
+            cluster: &candidate.cluster_id,
+            node: candidate.node,
+        })
+        .collect();
+    let chosen = fair::choose(&ready, &running, per_tenant, room);
+    let mut candidates: Vec<Option<Candidate>> = candidates.into_iter().map(Some).collect();
+    Ok(chosen
+        .into_iter()
+        .filter_map(|index| candidates.get_mut(index).and_then(Option::take))
+        .collect())
+}
+
+/// The active jobs with ready tasks past their backoff that `scope` serves, but for
+/// the tenants in `full` (at their limit).
+async fn waiting_jobs(
+    store: &Store,
+    tx: &mut Transaction<'static, Any>,
+    full: &[&str],
+    scope: &WorkerScope,
+    now_ms: i64,
+) -> Result<Vec<WaitingJobRow>, QueueError> {
     let mut params = Params::new(store.backend());
     let mut sql = format!(
-        "SELECT t.id, t.job_id, j.state AS job_state, t.tenant_id, t.cluster_id, t.node \
-         FROM tasks t JOIN jobs j ON j.id = t.job_id \
-         WHERE t.state = 'ready' AND t.not_before_ms <= {} \
-           AND j.state IN ('queued', 'running') \
-           AND NOT EXISTS (SELECT 1 FROM tasks r WHERE r.state = 'running' \
-                           AND r.cluster_id = t.cluster_id AND r.node = t.node)",
+        "SELECT j.id, j.tenant_id, j.created_at_ms FROM jobs j \
+         WHERE j.state IN ('queued', 'running') \
+           AND EXISTS (SELECT 1 FROM tasks t WHERE t.job_id = j.id AND t.state = 'ready' \
+                       AND t.not_before_ms <= {})",
         params.one()
     );
     if !full.is_empty() {
         let _ = write!(
             sql,
-            " AND t.tenant_id NOT IN ({})",
+            " AND j.tenant_id NOT IN ({})",
             params.list(padded_len(full.len()))
         );
     }
@@ -320,24 +331,16 @@ async fn pick(
         WorkerScope::Tenants(tenants) => {
             let _ = write!(
                 sql,
-                " AND t.tenant_id IN ({})",
+                " AND j.tenant_id IN ({})",
                 params.list(padded_len(tenants.len().max(1)))
             );
             tenants
         }
     };
-    // Locked rows (a cancel or a completion holds them) are skipped, never waited for,
-    // so a claim never waits while holding the claim lock.
-    let lock_rows = store.backend().lock_clause(RowLock::SkipLockedOfT);
-    let _ = write!(
-        sql,
-        " ORDER BY t.not_before_ms, t.number LIMIT {}{lock_rows}",
-        params.one()
-    );
-    let mut query = sqlx::query_as::<_, Candidate>(&sql).bind(now_ms);
+    let mut query = sqlx::query_as::<_, WaitingJobRow>(&sql).bind(now_ms);
     if !full.is_empty() {
         for index in 0..padded_len(full.len()) {
-            query = query.bind(*padded_item(&full, index));
+            query = query.bind(*padded_item(full, index));
         }
     }
     if let WorkerScope::Tenants(_) = scope {
@@ -350,30 +353,53 @@ async fn pick(
             }
         }
     }
-    let query = query.bind(i64::try_from(window).unwrap_or(i64::MAX));
-    let candidates: Vec<Candidate> = query.fetch_all(&mut **tx).await?;
+    Ok(query.fetch_all(&mut **tx).await?)
+}
 
-    let mut busy_nodes: HashSet<(String, i64)> = HashSet::new();
-    let mut picked = Vec::with_capacity(room);
-    for candidate in candidates {
-        let tenant_running = running_by_tenant
-            .get(&candidate.tenant_id)
-            .copied()
-            .unwrap_or(0);
-        if tenant_running >= per_tenant
-            || !busy_nodes.insert((candidate.cluster_id.clone(), candidate.node))
-        {
-            continue;
-        }
-        *running_by_tenant
-            .entry(candidate.tenant_id.clone())
-            .or_insert(0) += 1;
-        picked.push(candidate);
-        if picked.len() == room {
-            break;
-        }
+/// Up to `window` ready tasks of each of `jobs`, oldest first, on nodes where nothing
+/// runs: one `UNION ALL` branch per job (padded to a power of two with branches for
+/// the empty job id, which matches nothing), each walking `tasks_ready_job` in order
+/// and stopping after `window` rows.
+async fn ready_tasks(
+    store: &Store,
+    tx: &mut Transaction<'static, Any>,
+    jobs: &[&str],
+    window: usize,
+    now_ms: i64,
+) -> Result<Vec<Candidate>, QueueError> {
+    if jobs.is_empty() {
+        return Ok(Vec::new());
     }
-    Ok(picked)
+    // Locked rows (a cancel or a completion holds them) are skipped, never waited for,
+    // so a claim never waits while holding the claim lock.
+    let lock_rows = store.backend().lock_clause(RowLock::SkipLockedOfT);
+    let mut params = Params::new(store.backend());
+    let branches = padded_len(jobs.len());
+    let sql = (0..branches)
+        .map(|_| {
+            format!(
+                "SELECT * FROM (SELECT t.id, t.job_id, j.state AS job_state, t.tenant_id, \
+                 t.cluster_id, t.node, t.not_before_ms, t.number \
+                 FROM tasks t JOIN jobs j ON j.id = t.job_id \
+                 WHERE t.job_id = {} AND t.state = 'ready' AND t.not_before_ms <= {} \
+                   AND j.state IN ('queued', 'running') \
+                   AND NOT EXISTS (SELECT 1 FROM tasks r WHERE r.state = 'running' \
+                                   AND r.cluster_id = t.cluster_id AND r.node = t.node) \
+                 ORDER BY t.not_before_ms, t.number LIMIT {}{lock_rows}) AS ready",
+                params.one(),
+                params.one(),
+                params.one(),
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" UNION ALL ");
+    let window = i64::try_from(window).unwrap_or(i64::MAX);
+    let mut query = sqlx::query_as::<_, Candidate>(&sql);
+    for index in 0..branches {
+        let job = jobs.get(index).copied().unwrap_or("");
+        query = query.bind(job).bind(now_ms).bind(window);
+    }
+    Ok(query.fetch_all(&mut **tx).await?)
 }
 
 /// Claims take turns so the running counts they check are exact; completions and
@@ -383,8 +409,8 @@ async fn pick(
 /// the statistics on `tasks` are often missing or stale (a fresh database, or a big
 /// job just submitted into a table of finished tasks), and the plans PostgreSQL then
 /// prefers cost tens of milliseconds a claim and grow with every task run:
-/// - no sorting: the claim must walk `tasks_ready` in index order and stop after a
-///   few rows, not fetch every ready task and sort them all;
+/// - no sorting: the claim must walk each job's part of `tasks_ready_job` in index
+///   order and stop after a few rows, not fetch every ready task and sort them all;
 /// - no bitmap scans: the partial indexes on `running` and `ready` keep entries of
 ///   rows that have moved on until a vacuum; a plain index scan marks them dead as it
 ///   passes so the next claim skips them, a bitmap scan visits them all every time.

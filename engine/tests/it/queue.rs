@@ -1721,7 +1721,91 @@ async fn a_shared_prerequisite_set_releases_its_waiters_with_its_last_member(bac
     );
 }
 
+/// `nodes` independent create tasks, one a node.
+fn independent_nodes(nodes: u32) -> TaskDag {
+    let tasks: Vec<(u32, Action, &[u32])> = (0..nodes)
+        .map(|node| (1000 + node, Action::Create, &[][..]))
+        .collect();
+    dag(&tasks)
+}
+
+/// A big job's 40 ready tasks first, then a 3-node job of the same tenant and one of
+/// another tenant: the next nine claims (one at a time, or one batch) share the slots
+/// between the tenants, then between the jobs of each (fewest running first), instead
+/// of handing out the big job's older tasks until they run out.
+async fn a_small_job_is_not_starved_by_a_big_one(backend: Backend) {
+    for batched in [false, true] {
+        let (_db, store) = open(backend).await;
+        let acme = store
+            .create_tenant(&NewTenant {
+                name: "acme".into(),
+                max_clusters: None,
+                max_nodes: None,
+                provider_types: NewTenant::all_provider_types(),
+            })
+            .await
+            .unwrap();
+        let options = SubmitOptions::default();
+        let mut jobs = Vec::new();
+        for (at, tenant, name, nodes) in [
+            (0, DEFAULT_TENANT_ID, "big", 40),
+            (1, DEFAULT_TENANT_ID, "colleague", 3),
+            (2, acme.id.as_str(), "other-tenant", 3),
+        ] {
+            let cluster_id = cluster(&store, tenant, name).await;
+            let plan = independent_nodes(nodes);
+            jobs.push(
+                queue::submit_job(&store, tenant, &cluster_id, "create", &plan, &options, at)
+                    .await
+                    .unwrap(),
+            );
+        }
+        let claimed = if batched {
+            claim_batch(&store, "w", 9, 10).await
+        } else {
+            let mut claimed = Vec::new();
+            for _ in 0..9 {
+                claimed.push(claim(&store, "w", 10).await.unwrap());
+            }
+            claimed
+        };
+        assert_claim_rules(&store, &claimed).await;
+        let of_job = |job: &str| -> Vec<u32> {
+            claimed
+                .iter()
+                .filter(|task| task.job_id == job)
+                .map(|task| task.number.0)
+                .collect()
+        };
+        assert_eq!(
+            of_job(&jobs[1]),
+            [0, 1, 2],
+            "same tenant (batched: {batched})"
+        );
+        assert_eq!(
+            of_job(&jobs[2]),
+            [0, 1, 2],
+            "other tenant (batched: {batched})"
+        );
+        assert_eq!(of_job(&jobs[0]), [0, 1, 2], "big job (batched: {batched})");
+        // Slots alternate: tenants first (fewest running, ties to the older job), then
+        // the jobs of the default tenant.
+        let order: Vec<usize> = claimed
+            .iter()
+            .map(|task| jobs.iter().position(|job| *job == task.job_id).unwrap())
+            .collect();
+        assert_eq!(order, [0, 2, 1, 2, 0, 2, 1, 0, 1], "batched: {batched}");
+        for job in &jobs {
+            assert_eq!(
+                queue::job(&store, job).await.unwrap().state,
+                JobState::Running
+            );
+        }
+    }
+}
+
 engine::on_both_backends!(
+    a_small_job_is_not_starved_by_a_big_one,
     a_shared_prerequisite_set_releases_its_waiters_with_its_last_member,
     a_jobs_tasks_are_listed_filtered_counted_and_its_output_paged,
     followers_are_woken_by_their_jobs_events,
