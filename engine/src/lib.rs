@@ -13,6 +13,7 @@
 //! - [`execute`]: runs one claimed task on its node: node steps through the cluster's
 //!   provider, service actions through an automator.
 //! - [`links`]: a live cluster's link URLs with their macros expanded.
+//! - `node_scripts` (private): Corral's folders on a node and the `.sh` scripts run there.
 //! - [`operations`]: cluster operations without access checks (solve, plan, store the
 //!   cluster and its job in one transaction), and their previews.
 //! - [`principal`]: the authenticated user every `service` call is checked against.
@@ -39,6 +40,7 @@ pub mod execute;
 pub mod links;
 pub mod metrics;
 pub mod monitor;
+mod node_scripts;
 pub mod operations;
 pub mod principal;
 pub mod provider;

@@ -27,8 +27,10 @@ use futures::StreamExt as _;
 use tokio::sync::{mpsc, watch};
 
 use crate::execute::Executor;
+use crate::node_scripts;
 use crate::provider::NodeRecord;
 use crate::queue::WorkerScope;
+use crate::resources::ResourceKind;
 use crate::ssh::{OutputChunk, RunOptions};
 use crate::store::health::CheckKey;
 use crate::store::{now_ms, Store, StoreError};
@@ -207,21 +209,25 @@ async fn prepare(store: &Store, key: &CheckKey) -> Result<Prepared, String> {
         ("CORRAL_SERVICE", key.service.as_str()),
         ("CORRAL_HOST", row.hostname.as_deref().unwrap_or_default()),
     ];
-    let mut command = String::new();
-    for (name, value) in env {
-        command.push_str(&format!("export {name}={}\n", shell_quote(value)));
-    }
-    // The service's own directory, as its steps (a missing one is no failure here: the
-    // check may not need it).
-    command.push_str(&format!(
-        "cd \"$HOME\"/corral/services/{} 2>/dev/null || cd\n{body}\n",
-        shell_quote(&key.service)
-    ));
+    let command = check_command(&env, &key.service, &body);
     Ok(Prepared {
         check,
         record,
         command,
     })
+}
+
+/// The step that runs a probe: the check's environment, then the probe in the
+/// service's own directory, as its steps (a missing one is no failure here: the check
+/// may not need it).
+fn check_command(env: &[(&str, &str)], service: &str, probe: &str) -> String {
+    let mut command = String::new();
+    for (name, value) in env {
+        command.push_str(&format!("export {name}={}\n", shell_quote(value)));
+    }
+    let dir = node_scripts::in_home(&node_scripts::service_dir(service));
+    command.push_str(&format!("cd {dir} 2>/dev/null || cd\n{probe}\n"));
+    command
 }
 
 /// The shell text of the probe, macros expanded as seen from the node.
@@ -230,17 +236,7 @@ fn probe_command(check: &HealthCheck, context: &MacroContext) -> Result<String, 
     match &check.probe {
         Probe::Http(url) => {
             let url = expand(url, context, "healthcheck.http").map_err(|e| e.to_string())?;
-            // A URL is fetched from the node, with whichever client it has.
-            Ok(format!(
-                "url={url}\n\
-                 if command -v curl >/dev/null 2>&1; then\n\
-                 curl -fsS -o /dev/null --max-time {timeout} \"$url\"\n\
-                 elif command -v python3 >/dev/null 2>&1; then\n\
-                 python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=float(sys.argv[2]))' \"$url\" {timeout}\n\
-                 else echo 'neither curl nor python3 is on the node to fetch the URL' >&2; exit 127\n\
-                 fi",
-                url = shell_quote(&url)
-            ))
+            Ok(node_scripts::HTTP_PROBE.with_args(&[&url, &timeout.to_string()]))
         }
         Probe::Run(text) => {
             expand_for_shell(text, context, "healthcheck.run").map_err(|e| e.to_string())
@@ -248,10 +244,8 @@ fn probe_command(check: &HealthCheck, context: &MacroContext) -> Result<String, 
         Probe::Script { script, args } => {
             let args =
                 expand_for_shell(args, context, "healthcheck.args").map_err(|e| e.to_string())?;
-            Ok(format!(
-                "exec \"$HOME\"/corral/resources/scripts/{} {args}",
-                shell_quote(script)
-            ))
+            let script = node_scripts::resource_file(ResourceKind::Scripts.as_str(), script);
+            Ok(format!("exec {} {args}", node_scripts::in_home(&script)))
         }
     }
 }
@@ -315,4 +309,52 @@ fn tail(output: &[u8]) -> String {
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::node_scripts::assert_snapshot;
+
+    fn check(probe: Probe) -> HealthCheck {
+        HealthCheck {
+            probe,
+            interval: Duration::from_secs(30),
+            timeout: Duration::from_secs(7),
+        }
+    }
+
+    fn context() -> MacroContext {
+        MacroContext {
+            owner: "ann".to_owned(),
+            nodes: Arc::from(Vec::new()),
+            this_node: None,
+        }
+    }
+
+    #[test]
+    fn an_http_check_fetches_its_url_from_the_service_folder() {
+        let probe = probe_command(
+            &check(Probe::Http("http://127.0.0.1:8080/health?x='1'".to_owned())),
+            &context(),
+        )
+        .unwrap();
+        let env = [("CORRAL_SERVICE", "web"), ("CORRAL_HOST", "it's")];
+        assert_snapshot("health_check_http", &check_command(&env, "web", &probe));
+    }
+
+    #[test]
+    fn a_script_check_execs_the_resource_with_its_arguments() {
+        let probe = probe_command(
+            &check(Probe::Script {
+                script: "check.sh".to_owned(),
+                args: "--port 8080".to_owned(),
+            }),
+            &context(),
+        )
+        .unwrap();
+        assert_snapshot("health_check_script", &check_command(&[], "db", &probe));
+    }
 }

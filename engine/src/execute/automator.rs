@@ -239,20 +239,14 @@ fn remote_command(env: &[(String, String)], workdir: &str, body: &str) -> String
 
 /// The service's own directory on the node, where its steps run.
 fn service_dir(service: &ServiceName) -> String {
-    format!(
-        "\"$HOME\"/corral/services/{}",
-        shell_quote(service.as_str())
-    )
+    crate::node_scripts::in_home(&crate::node_scripts::service_dir(service.as_str()))
 }
 
 /// Where bootstrap put a plugin resource on the node, as a shell word: files as they
 /// are, archives unpacked into `<name>.d`.
 fn resource_on_node(path: &ResourcePath) -> String {
-    let base = format!(
-        "\"$HOME\"/corral/resources/{}/{}",
-        path.kind,
-        shell_quote(&path.name)
-    );
+    let base =
+        crate::node_scripts::in_home(&crate::node_scripts::resource_file(path.kind, &path.name));
     match (path.kind, path.inner.as_str()) {
         (domain::catalog::automator::ARCHIVES, "") => format!("{base}.d"),
         (domain::catalog::automator::ARCHIVES, inner) => format!("{base}.d/{}", shell_quote(inner)),

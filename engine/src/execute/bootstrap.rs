@@ -1,33 +1,24 @@
 //! Bootstrap: prepares a confirmed node for service actions. Makes Corral's folders
-//! under the node's home (one per service of the node), writes the node's facts (`$HOME/corral/node.json`) and copies
+//! under the node's home (one per service of the node), writes the node's facts
+//! ([`node_scripts::NODE_FACTS`]) and copies
 //! the tenant's staged plugin resources, skipping those already there (by checksum), so
 //! a re-bootstrap (reconfigure) ships only what changed.
 
 use std::collections::BTreeMap;
 
 use domain::catalog::automator::{automators_used, AutomatorType};
-use domain::macros::shell_quote;
 use tokio::sync::mpsc;
 
 use super::automator::PUPPET_MISSING;
 use super::view::TaskView;
 use super::{note, Executor, NodeState, StepError, StepOutcome};
+use crate::node_scripts;
 use crate::resources::{ResourceKind, ResourceVersion};
 use crate::ssh::{OutputChunk, OutputStream, RunOptions, SshTarget};
 
 /// Raw bytes per upload command (64 KiB of base64): small enough that no step's text
 /// weighs on the node's shell, large enough that an archive takes few round trips.
 const UPLOAD_CHUNK: usize = 48 * 1024;
-
-const PREPARE: &str = r#"set -e
-cd "$HOME"
-mkdir -p corral/services corral/resources/scripts corral/resources/archives \
-  corral/resources/files corral/resources/.sha
-printf '%s\n' "$1" > corral/node.json.partial && mv corral/node.json.partial corral/node.json
-for f in corral/resources/.sha/*; do
-  [ -f "$f" ] && printf '%s %s\n' "${f##*/}" "$(cat "$f")"
-done
-exit 0"#;
 
 pub(super) async fn run(
     executor: &Executor,
@@ -44,7 +35,6 @@ pub(super) async fn run(
         "host": record.host,
         "services": layout_node.services,
     });
-    let mut prepare = format!("set -- {}\n", shell_quote(&facts.to_string()));
     let puppet_services: Vec<&str> = layout_node
         .services
         .iter()
@@ -53,33 +43,12 @@ pub(super) async fn run(
         })
         .map(|service| service.as_str())
         .collect();
-    if !puppet_services.is_empty() {
-        // Found now, not at the first puppet step after everything else was installed.
-        let missing = format!(
-            "corral: {PUPPET_MISSING} (service(s) {} use the puppet automator)",
-            puppet_services.join(", ")
-        );
-        prepare.push_str(&format!(
-            "command -v puppet >/dev/null 2>&1 || {{ echo {} >&2; exit 3; }}\n",
-            shell_quote(&missing)
-        ));
-    }
-    // Each service's own folder, where its steps run: there before any automator needs
-    // it (Ansible's tasks write into it by path and make nothing first).
-    let folders: Vec<String> = layout_node
+    let services: Vec<&str> = layout_node
         .services
         .iter()
-        .map(|service| {
-            format!(
-                "\"$HOME\"/corral/services/{}",
-                shell_quote(service.as_str())
-            )
-        })
+        .map(|service| service.as_str())
         .collect();
-    if !folders.is_empty() {
-        prepare.push_str(&format!("mkdir -p {} || exit 1\n", folders.join(" ")));
-    }
-    prepare.push_str(PREPARE);
+    let prepare = prepare_command(&facts.to_string(), &services, &puppet_services);
     let listing = capture(executor, view, &target, &prepare).await?;
     let on_node: BTreeMap<&str, &str> = listing
         .lines()
@@ -132,9 +101,7 @@ async fn upload(
     bytes: &[u8],
 ) -> Result<(), StepError> {
     use base64::Engine as _;
-    let dir = format!("\"$HOME\"/corral/resources/{}", resource.kind);
-    let name = shell_quote(&resource.name);
-    let encoded = format!("{dir}/.{}.b64", resource.name.replace('\'', ""));
+    let encoded = node_scripts::in_home(&encoded_file(resource));
     let mut first = true;
     // An empty resource still needs its (empty) upload file.
     let chunks: Vec<&[u8]> = if bytes.is_empty() {
@@ -154,28 +121,70 @@ async fn upload(
         )
         .await?;
     }
-    let install = match resource.kind {
-        ResourceKind::Scripts => format!("chmod 755 {dir}/{name}.partial && "),
-        ResourceKind::Archives => format!(
-            "rm -rf {dir}/{name}.d && mkdir -p {dir}/{name}.d && \
-             tar -xf {dir}/{name}.partial -C {dir}/{name}.d && "
-        ),
-        ResourceKind::Files => String::new(),
-    };
-    capture(
-        executor,
-        view,
-        target,
-        &format!(
-            "set -e\nbase64 -d {encoded} > {dir}/{name}.partial\nrm -f {encoded}\n\
-             {install}mv {dir}/{name}.partial {dir}/{name}\n\
-             printf %s {sha} > \"$HOME\"/corral/resources/.sha/{key}",
-            sha = shell_quote(&resource.sha256),
-            key = shell_quote(&sha_file(resource)),
-        ),
-    )
-    .await?;
+    capture(executor, view, target, &install_command(resource)).await?;
     Ok(())
+}
+
+/// The first step's text: checks for puppet when `puppet_services` need it, makes
+/// Corral's folders and each service's own (where its steps run: there before any
+/// automator needs it, as Ansible's tasks write into it by path and make nothing
+/// first), writes the facts and lists the resources already on the node.
+fn prepare_command(facts: &str, services: &[&str], puppet_services: &[&str]) -> String {
+    // Found now, not at the first puppet step after everything else was installed.
+    let puppet_missing = if puppet_services.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "corral: {PUPPET_MISSING} (service(s) {} use the puppet automator)",
+            puppet_services.join(", ")
+        )
+    };
+    let mut folders = vec![node_scripts::SERVICES.to_owned()];
+    folders.extend(
+        ResourceKind::ALL
+            .iter()
+            .map(|kind| node_scripts::resource_dir(kind.as_str())),
+    );
+    folders.push(node_scripts::RESOURCE_SHAS.to_owned());
+    folders.extend(
+        services
+            .iter()
+            .map(|service| node_scripts::service_dir(service)),
+    );
+    let mut args = vec![
+        puppet_missing.as_str(),
+        facts,
+        node_scripts::NODE_FACTS,
+        node_scripts::RESOURCE_SHAS,
+    ];
+    args.extend(folders.iter().map(String::as_str));
+    node_scripts::BOOTSTRAP_PREPARE.with_args(&args)
+}
+
+/// The last step for one resource: decode its upload, install it, record its checksum.
+fn install_command(resource: &ResourceVersion) -> String {
+    let how = match resource.kind {
+        ResourceKind::Scripts => "executable",
+        ResourceKind::Archives => "unpack",
+        ResourceKind::Files => "plain",
+    };
+    let sha_path = format!("{}/{}", node_scripts::RESOURCE_SHAS, sha_file(resource));
+    node_scripts::INSTALL_RESOURCE.with_args(&[
+        how,
+        &encoded_file(resource),
+        &node_scripts::resource_file(resource.kind.as_str(), &resource.name),
+        &resource.sha256,
+        &sha_path,
+    ])
+}
+
+/// Where a resource's base64 is uploaded before it is installed, relative to the home.
+fn encoded_file(resource: &ResourceVersion) -> String {
+    format!(
+        "{}/.{}.b64",
+        node_scripts::resource_dir(resource.kind.as_str()),
+        resource.name
+    )
 }
 
 fn sha_file(resource: &ResourceVersion) -> String {
@@ -224,5 +233,53 @@ async fn capture(
             ),
             exit_code: Some(i64::from(outcome.exit.code())),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::node_scripts::assert_snapshot;
+
+    fn resource(kind: ResourceKind, name: &str) -> ResourceVersion {
+        ResourceVersion {
+            tenant_id: "t1".to_owned(),
+            kind,
+            name: name.to_owned(),
+            version: 3,
+            sha256: "ab12".to_owned(),
+            size_bytes: 10,
+            staged: true,
+            created_at_ms: 0,
+        }
+    }
+
+    #[test]
+    fn the_prepare_step_makes_every_folder_and_checks_puppet_only_when_needed() {
+        let facts = r#"{"node":1,"services":["web","it's"]}"#;
+        assert_snapshot(
+            "bootstrap_prepare_puppet",
+            &prepare_command(facts, &["web", "it's"], &["web"]),
+        );
+        assert_snapshot(
+            "bootstrap_prepare_no_puppet",
+            &prepare_command(facts, &[], &[]),
+        );
+    }
+
+    #[test]
+    fn each_kind_of_resource_is_installed_its_way() {
+        assert_snapshot(
+            "install_resource_script",
+            &install_command(&resource(ResourceKind::Scripts, "web.sh")),
+        );
+        assert_snapshot(
+            "install_resource_archive",
+            &install_command(&resource(ResourceKind::Archives, "site.tgz")),
+        );
+        assert_snapshot(
+            "install_resource_file",
+            &install_command(&resource(ResourceKind::Files, "it's.conf")),
+        );
     }
 }

@@ -18,15 +18,20 @@
 //!
 //! The nonce is random per step, so output cannot end a step early by accident.
 
+use std::sync::LazyLock;
+
 use futures::FutureExt as _;
 use rand_core::{OsRng, RngCore};
 use russh::client::{Handle, Msg};
 use russh::{ChannelMsg, ChannelReadHalf, ChannelWriteHalf};
 use tokio::sync::mpsc;
 
+use crate::node_scripts::STEP_DRIVER;
+
 use super::{CommandOutcome, ExitStatus, OutputChunk, OutputStream, RunOptions, SshError};
 
-/// The driver's text. It has no `'` so that [`DRIVER_COMMAND`] can quote it whole.
+/// What the session channel execs: the driver ([`STEP_DRIVER`], `node_scripts/step_driver.sh`),
+/// in bash. The driver's text has no `'`, so that this can quote it whole.
 ///
 /// While a step runs, the driver waits for it by polling, at intervals that grow by a
 /// quarter from 1 ms to 50 ms, whether it still runs and whether stdin has ended (bash
@@ -58,69 +63,12 @@ use super::{CommandOutcome, ExitStatus, OutputChunk, OutputStream, RunOptions, S
 /// reads an exact byte count from a pipe in one system call (`read -N`). The node's
 /// login shell may be any Bourne-family shell; it execs `/bin/bash` when it is not bash
 /// itself.
-macro_rules! driver {
-    () => {
-        r#"exec 3>&2 2>/dev/null
-cd "$HOME"
-corral_leader=
-corral_abort() {
-  [ -n "$corral_leader" ] && kill -KILL -- "-$corral_leader"
-  exit "$1"
-}
-corral_running() {
-  IFS= read -r corral_proc <"/proc/$1/stat" || {
-    kill -0 "$1"
-    return
-  }
-  case ${corral_proc##*") "} in
-  [ZX]*) return 1 ;;
-  ?" $$ "*) return 0 ;;
-  esac
-  return 1
-}
-trap "corral_abort 143" TERM
-trap "corral_abort 129" HUP
-corral_radix=.
-corral_byte=unread
-IFS= read -r -t 0.001 corral_byte </dev/null
-[ "$corral_byte" = unread ] && corral_radix=,
-unset corral_byte
-while IFS=" " read -r corral_nonce corral_length &&
-  LC_ALL=C IFS= read -r -N "$corral_length" corral_step; do
-  set -m
-  eval "(unset corral_leader corral_status corral_nonce corral_length corral_step corral_radix
-$corral_step
-) </dev/null 3>&- & corral_leader=\$!" 2>&3
-  corral_status=$?
-  set +m
-  if [ -n "$corral_leader" ]; then
-    corral_ms=1
-    while corral_running "$corral_leader"; do
-      printf -v corral_wait "0%s%03d" "$corral_radix" "$corral_ms"
-      IFS= read -r -t "$corral_wait" -N 1 corral_byte
-      [ $? -gt 128 ] || corral_abort 143
-      corral_ms=$((corral_ms + (corral_ms + 3) / 4))
-      [ "$corral_ms" -gt 50 ] && corral_ms=50
-    done
-    wait "$corral_leader"
-    corral_status=$?
-    corral_leader=
-    unset corral_ms corral_wait corral_byte corral_proc
-  fi
-  printf "\037%s %s\n" "$corral_nonce" "$corral_status"
-  printf "\037%s\n" "$corral_nonce" >&3
-done
-"#
-    };
-}
-
-/// What the session channel execs: the driver, in bash.
-const DRIVER_COMMAND: &str = concat!(
-    "[ -n \"${BASH_VERSION-}\" ] && ! shopt -oq posix || exec /bin/bash -c '",
-    driver!(),
-    "'\n",
-    driver!()
-);
+static DRIVER_COMMAND: LazyLock<String> = LazyLock::new(|| {
+    let driver = STEP_DRIVER.text;
+    format!(
+        "[ -n \"${{BASH_VERSION-}}\" ] && ! shopt -oq posix || exec /bin/bash -c '{driver}'\n{driver}"
+    )
+});
 
 /// One driver running on the node, idle or running one step.
 pub(super) struct StepShell {
@@ -146,7 +94,7 @@ impl StepShell {
                 })?;
         let (reader, writer) = channel.split();
         writer
-            .exec(true, DRIVER_COMMAND)
+            .exec(true, DRIVER_COMMAND.as_str())
             .await
             .map_err(|source| SshError::Protocol {
                 node: node.to_owned(),
@@ -399,7 +347,17 @@ mod tests {
 
     #[test]
     fn the_driver_can_be_quoted_whole() {
-        assert!(!driver!().contains('\''));
+        assert!(!STEP_DRIVER.text.contains('\''));
+    }
+
+    #[test]
+    fn the_command_runs_the_driver_in_bash_whatever_the_login_shell() {
+        let (guard, rest) = DRIVER_COMMAND.split_once(" -c '").unwrap();
+        assert_eq!(
+            guard,
+            "[ -n \"${BASH_VERSION-}\" ] && ! shopt -oq posix || exec /bin/bash"
+        );
+        assert_eq!(rest, format!("{0}'\n{0}", STEP_DRIVER.text));
     }
 
     #[test]
@@ -437,7 +395,7 @@ mod tests {
         let mut command = Command::new(shell);
         command
             .env("HOME", home)
-            .args(["-c", DRIVER_COMMAND])
+            .args(["-c", DRIVER_COMMAND.as_str()])
             .stdin(Stdio::piped());
         command
     }
