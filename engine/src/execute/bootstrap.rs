@@ -282,4 +282,51 @@ mod tests {
             &install_command(&resource(ResourceKind::Files, "it's.conf")),
         );
     }
+
+    /// Uploads `bytes` as bootstrap does (one chunk) and runs the install step with
+    /// `sh`, in a fresh home: its exit code.
+    fn install_locally(home: &std::path::Path, resource: &ResourceVersion, bytes: &[u8]) -> i32 {
+        use base64::Engine as _;
+        let folder = home.join(node_scripts::resource_dir(resource.kind.as_str()));
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::create_dir_all(home.join(node_scripts::RESOURCE_SHAS)).unwrap();
+        let text = base64::engine::general_purpose::STANDARD.encode(bytes);
+        std::fs::write(home.join(encoded_file(resource)), text).unwrap();
+        std::process::Command::new("sh")
+            .args(["-c", &install_command(resource)])
+            .env("HOME", home)
+            .stderr(std::process::Stdio::null())
+            .status()
+            .unwrap()
+            .code()
+            .unwrap()
+    }
+
+    #[test]
+    fn an_installed_script_is_executable_and_its_checksum_recorded() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let home = tempfile::tempdir().unwrap();
+        let script = resource(ResourceKind::Scripts, "web.sh");
+        assert_eq!(install_locally(home.path(), &script, b"echo hi\n"), 0);
+        let installed = home.path().join("corral/resources/scripts/web.sh");
+        assert_eq!(std::fs::read(&installed).unwrap(), b"echo hi\n");
+        let mode = std::fs::metadata(&installed).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o755);
+        let sha = home.path().join("corral/resources/.sha/scripts__web.sh");
+        assert_eq!(std::fs::read_to_string(sha).unwrap(), "ab12");
+        assert!(!home.path().join(encoded_file(&script)).exists());
+    }
+
+    #[test]
+    fn an_archive_that_does_not_unpack_fails_and_records_no_checksum() {
+        let home = tempfile::tempdir().unwrap();
+        let archive = resource(ResourceKind::Archives, "site.tgz");
+        assert_ne!(install_locally(home.path(), &archive, b"not a tar"), 0);
+        let sha = home.path().join("corral/resources/.sha/archives__site.tgz");
+        assert!(!sha.exists(), "a re-bootstrap must copy it again");
+        assert!(!home
+            .path()
+            .join("corral/resources/archives/site.tgz")
+            .exists());
+    }
 }
