@@ -1,10 +1,12 @@
 //! Corral's benchmarks, run in release mode:
 //! `cargo run --release -p bench -- fanout --nodes 200`, `… -- latency --runs 50`,
 //! `… -- queue --backend sqlite|postgres --tasks 20000`, `… -- scaleout --nodes 200`,
-//! `… -- bundle`, `… -- solver`, `… -- create --nodes 1000` and `… -- http --rate 200`.
+//! `… -- bundle`, `… -- solver`, `… -- create --nodes 1000`, `… -- http --rate 200`
+//! and `… -- automators --runs 3`.
 //!
 //! Each subcommand prints one `key=value` line so runs can be compared and tracked.
 
+mod automators;
 mod browser;
 mod create;
 mod fanout;
@@ -21,6 +23,7 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
+        Some("automators") => automators::run(&args[1..]),
         Some("fanout") => fanout::Options::parse(&args[1..]).and_then(fanout::run),
         Some("latency") => latency::Options::parse(&args[1..]).and_then(latency::run),
         Some("queue") => queue::Options::parse(&args[1..]).and_then(queue::run),
@@ -35,7 +38,8 @@ fn main() -> ExitCode {
              | bench queue [--backend sqlite|postgres] [--tasks N] \
              | bench scaleout [--nodes N] | bench bundle | bench solver \
              | bench create [--nodes N] \
-             | bench http [--rate N] | bench pages [--nodes N]"
+             | bench http [--rate N] | bench pages [--nodes N] \
+             | bench automators [--runs N]"
                 .to_owned(),
         )),
     };

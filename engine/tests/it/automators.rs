@@ -330,7 +330,9 @@ async fn the_controller_is_confined(backend: Backend) {
 /// running by a shell step) plants links in the Ansible run's work dir while root
 /// writes the run's files, so that root writes into a file of the link's choosing.
 /// Root now writes only into a directory that user cannot write: the racer sees the
-/// work dir and plants nothing, and the target is untouched.
+/// work dir and plants nothing, and the target is untouched. (It also sees the work dirs
+/// of the tests beside it: the `playbook/` of a run unpacking an archive is that user's
+/// by design, and root never writes there, so the racer does not count links in it.)
 async fn a_racing_tenant_process_plants_nothing_in_the_work_dir(backend: Backend) {
     if !rustix::process::geteuid().is_root() {
         eprintln!("skipped: the race needs nodes of their own OS user (this process as root)");
@@ -404,7 +406,73 @@ async fn playbooks_and_modules_come_from_archives(backend: Backend) {
     );
 }
 
+/// A play that says nothing of facts, as most playbooks written elsewhere: it gathers
+/// them (Ansible's default, kept) and reads Ansible's own, network and hardware ones
+/// included, with the node's Python 3 (named, not discovered). Corral leaves out only
+/// the `facter` and `ohai` subsets, which a play asks for with `gather_subset`.
+const FACTS_PLAYBOOK: &str = r#"- name: Facts
+  hosts: all
+  tasks:
+    - name: Record what the facts say
+      ansible.builtin.copy:
+        dest: "~/corral/services/facts/facts.txt"
+        content: "{{ ansible_facts.system }} lo={{ 'lo' in ansible_facts.interfaces }} mounts={{ ansible_facts.mounts is defined }} python{{ ansible_facts.python.version.major }}"
+"#;
+
+async fn a_play_that_gathers_facts_reads_them(backend: Backend) {
+    let mut bundle: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(format!("{FIXTURES}/catalog.json")).unwrap())
+            .unwrap();
+    bundle["services"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!({
+            "name": "facts",
+            "provisioner": {"actions": {"install": {
+                "type": "ansible", "fields": {"playbook": "files/facts.yml"}
+            }}}
+        }));
+    bundle["clustertemplates"].as_array_mut().unwrap().push(serde_json::json!({
+        "name": "facts",
+        "compatibility": {"services": ["facts"], "hardwaretypes": ["small"], "imagetypes": ["debian"]},
+        "defaults": {"services": ["facts"], "provider": "local", "hardwaretype": "small",
+                     "imagetype": "debian", "config": {}}
+    }));
+    let lab = Lab::start_catalog(
+        backend,
+        &bundle.to_string(),
+        &[(
+            ResourceKind::Files,
+            "facts.yml",
+            FACTS_PLAYBOOK.as_bytes().to_vec(),
+        )],
+    )
+    .await;
+    let (cluster, job) = lab.create_from("facts", "facts", 1).await;
+    assert_eq!(
+        lab.wait(&job, JOB_LIMIT).await,
+        JobState::Succeeded,
+        "{}",
+        job_output(&lab, &job).await
+    );
+    let output = job_output(&lab, &job).await;
+    assert!(output.contains("TASK [Gathering Facts]"), "{output}");
+    let node = &lab.store.list_nodes(&cluster.id).await.unwrap()[0];
+    let (code, facts) = lab
+        .run_on_node(
+            &cluster.id,
+            node.number,
+            "cat corral/services/facts/facts.txt",
+        )
+        .await;
+    assert_eq!(
+        (code, facts.as_str()),
+        (0, "Linux lo=True mounts=True python3")
+    );
+}
+
 engine::on_both_backends!(
+    a_play_that_gathers_facts_reads_them,
     playbooks_and_modules_come_from_archives,
     ansible_is_open_to_tenants_without_local_nodes,
     the_controller_is_confined,

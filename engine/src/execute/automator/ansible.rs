@@ -46,6 +46,13 @@ const ANSIBLE_PLAYBOOK: &str = "ansible-playbook";
 /// The controller's PATH: system programs only, nothing of the server's.
 const CONTROLLER_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 
+/// The node's Python, found on its PATH (docs/automators.md: nodes need Python 3).
+const PYTHON_INTERPRETER: &str = "/usr/bin/env python3";
+
+/// The facts a play gathers unless it names its own `gather_subset`: all of Ansible's
+/// own, not Facter's and Ohai's (`!facter` alone would mean the minimal set).
+const GATHER_SUBSET: &str = "all,!facter,!ohai";
+
 pub(super) struct Ansible;
 
 impl Automator for Ansible {
@@ -371,13 +378,17 @@ fn write_connection(
         "ansible_ssh_common_args": format!(
             "-o User={} -o UserKnownHostsFile={} -o GlobalKnownHostsFile=/dev/null \
              -o StrictHostKeyChecking=yes -o IdentitiesOnly=yes -o BatchMode=yes \
-             -o ProxyCommand=\"python3 {} {}\"",
+             -o ProxyUseFdpass=yes -o ProxyCommand=\"python3 {} {}\"",
             target.user,
             inside("known_hosts").display(),
             inside(relay::PROXY_SCRIPT).display(),
             inside(relay::SOCKET).display(),
         ),
-        "ansible_python_interpreter": "auto_silent",
+        // Named, not discovered: discovery costs every step two more round trips to
+        // the node (a shell listing interpreters, then Python reading the platform).
+        // Through `env`, any `python3` on the node's PATH serves, as for shell steps; a
+        // play's own `ansible_python_interpreter` still wins.
+        "ansible_python_interpreter": PYTHON_INTERPRETER,
     }}}});
     work.write("inventory.json", inventory.to_string().as_bytes())?;
     work.write("vars.yml", vars.as_bytes())?;
@@ -413,6 +424,11 @@ fn confined(work: &WorkDir, writable: Writable) -> Command {
         .env("ANSIBLE_RETRY_FILES_ENABLED", "False")
         .env("ANSIBLE_STDOUT_CALLBACK", "default")
         .env("ANSIBLE_PIPELINING", "True")
+        // A play that gathers facts gets them all but Facter's and Ohai's: on a node
+        // with Puppet (the demo's balancer nodes, Corral's node image) Ansible's `facter`
+        // subset runs `facter --puppet`, which loads Puppet: ~2 s of CPU a step, for
+        // `facter_*` facts plays rarely read. A play asks for them with `gather_subset`.
+        .env("ANSIBLE_GATHER_SUBSET", GATHER_SUBSET)
         // Files go through the SSH session itself: nodes need no sftp subsystem.
         .env("ANSIBLE_SSH_TRANSFER_METHOD", "piped")
         // One SSH connection for the whole step: a master whose socket is in the

@@ -2,7 +2,9 @@
 //! Corral connects to the step's node, and nowhere else.
 //!
 //! The sandbox has no network of its own, so ssh reaches the node through its
-//! `ProxyCommand` (`node_proxy.py`, which joins its stdin and stdout to this socket).
+//! `ProxyCommand` (`node_proxy.py`), which connects to this socket and hands the
+//! connection to ssh (`ProxyUseFdpass`): ssh then talks to this relay directly, with no
+//! process copying its bytes inside the sandbox (such a hop cost a step about 0.15 s).
 //! Each connection to the socket is one TCP connection from this process to the node's
 //! SSH address; the node's host key is still checked by ssh inside, against the pinned
 //! one. The relay stops when the step ends (dropping [`Relay`]).
