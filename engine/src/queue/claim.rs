@@ -3,7 +3,7 @@
 //! several tenants and jobs wait is the fair policy of `fair.rs`; this module reads
 //! the rows it decides on and writes the leases.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt::Write as _;
 
 use sqlx::any::AnyRow;
@@ -19,11 +19,6 @@ use crate::store::{Backend, IntFlag, RowLock, Store};
 
 /// Namespace of the PostgreSQL advisory lock that serializes claims.
 const CLAIM_LOCK_KEY: i64 = 0x636f_7272_616c_0001;
-
-/// The most jobs one claim reads ready tasks of; more wait for the next claim, in the
-/// order of [`fair::read_order`]. A batch of a worker's free slots rarely has room for
-/// more jobs than this anyway.
-const JOBS_PER_CLAIM: usize = 64;
 
 /// The condition on a waiting job `j` of a shared pool: its tenant is not served by
 /// dedicated workers only.
@@ -224,7 +219,9 @@ struct WaitingJobRow {
 
 /// Chooses the batch inside the claim transaction: reads what runs (per tenant and
 /// job), the active jobs with ready tasks, and the oldest ready tasks on free nodes of
-/// each of those jobs, then lets [`fair::choose`] share the room among them.
+/// each job about as many as its share of the batch ([`fair::read_plan`]), then lets
+/// [`fair::choose`] share the room among them; reads more once if that left the batch
+/// short ([`fair::reread_plan`]).
 ///
 /// A window per job, not one window of the oldest tasks overall: that one would hold
 /// only a big job's tasks while a small job submitted after it waits.
@@ -266,18 +263,68 @@ async fn pick(
             created_ms: job.created_at_ms,
         })
         .collect();
-    let read: Vec<&str> = fair::read_order(&jobs, &running, per_tenant)
+    let created: HashMap<&str, i64> = jobs.iter().map(|job| (job.job, job.created_ms)).collect();
+    let windows = |plan: &[(usize, usize)]| -> Vec<(&str, usize)> {
+        plan.iter()
+            .map(|(index, rows)| (jobs[*index].job, *rows))
+            .collect()
+    };
+
+    let first = fair::read_plan(&jobs, &running, per_tenant, room);
+    let mut candidates = ready_tasks(store, tx, &windows(&first), now_ms).await?;
+    let mut chosen = choose(&mut candidates, &created, &running, per_tenant, room);
+    if chosen.len() < room {
+        // A job had fewer ready tasks than its share: read more of the jobs that may
+        // have more, and choose again among all.
+        let index_of: HashMap<&str, usize> = jobs
+            .iter()
+            .enumerate()
+            .map(|(index, job)| (job.job, index))
+            .collect();
+        let mut first_rows = vec![0; jobs.len()];
+        for (index, rows) in &first {
+            first_rows[*index] = *rows;
+        }
+        let mut returned = vec![0; jobs.len()];
+        for candidate in &candidates {
+            if let Some(index) = index_of.get(candidate.job_id.as_str()) {
+                returned[*index] += 1;
+            }
+        }
+        let again = fair::reread_plan(
+            &jobs,
+            &running,
+            per_tenant,
+            &first_rows,
+            &returned,
+            room - chosen.len(),
+        );
+        if !again.is_empty() {
+            let more = ready_tasks(store, tx, &windows(&again), now_ms).await?;
+            let seen: HashSet<String> = candidates.iter().map(|c| c.id.clone()).collect();
+            candidates.extend(more.into_iter().filter(|c| !seen.contains(&c.id)));
+            chosen = choose(&mut candidates, &created, &running, per_tenant, room);
+        }
+    }
+    let mut candidates: Vec<Option<Candidate>> = candidates.into_iter().map(Some).collect();
+    Ok(chosen
         .into_iter()
-        .take(JOBS_PER_CLAIM)
-        .map(|index| jobs[index].job)
-        .collect();
-    let mut candidates =
-        ready_tasks(store, tx, &read, fair::job_window(room, read.len()), now_ms).await?;
+        .filter_map(|index| candidates.get_mut(index).and_then(Option::take))
+        .collect())
+}
+
+/// [`fair::choose`] over the tasks read (indexes into `candidates`, which it puts in
+/// claim order), with each job's creation from `created`.
+fn choose(
+    candidates: &mut [Candidate],
+    created: &HashMap<&str, i64>,
+    running: &fair::Running,
+    per_tenant: i64,
+    room: usize,
+) -> Vec<usize> {
     // Each job's tasks in claim order (the order of a compound query's rows is not
     // promised); sorting all by the same key keeps every job's own order.
     candidates.sort_by_key(|candidate| (candidate.not_before_ms, candidate.number));
-
-    let created: HashMap<&str, i64> = jobs.iter().map(|job| (job.job, job.created_ms)).collect();
     let ready: Vec<fair::Ready> = candidates
         .iter()
         .map(|candidate| fair::Ready {
@@ -291,12 +338,7 @@ async fn pick(
             node: candidate.node,
         })
         .collect();
-    let chosen = fair::choose(&ready, &running, per_tenant, room);
-    let mut candidates: Vec<Option<Candidate>> = candidates.into_iter().map(Some).collect();
-    Ok(chosen
-        .into_iter()
-        .filter_map(|index| candidates.get_mut(index).and_then(Option::take))
-        .collect())
+    fair::choose(&ready, running, per_tenant, room)
 }
 
 /// The active jobs with ready tasks past their backoff that `scope` serves, but for
@@ -356,15 +398,14 @@ async fn waiting_jobs(
     Ok(query.fetch_all(&mut **tx).await?)
 }
 
-/// Up to `window` ready tasks of each of `jobs`, oldest first, on nodes where nothing
+/// Up to `rows` ready tasks of each `(job, rows)`, oldest first, on nodes where nothing
 /// runs: one `UNION ALL` branch per job (padded to a power of two with branches for
 /// the empty job id, which matches nothing), each walking `tasks_ready_job` in order
-/// and stopping after `window` rows.
+/// and stopping after its rows.
 async fn ready_tasks(
     store: &Store,
     tx: &mut Transaction<'static, Any>,
-    jobs: &[&str],
-    window: usize,
+    jobs: &[(&str, usize)],
     now_ms: i64,
 ) -> Result<Vec<Candidate>, QueueError> {
     if jobs.is_empty() {
@@ -393,11 +434,13 @@ async fn ready_tasks(
         })
         .collect::<Vec<_>>()
         .join(" UNION ALL ");
-    let window = i64::try_from(window).unwrap_or(i64::MAX);
     let mut query = sqlx::query_as::<_, Candidate>(&sql);
     for index in 0..branches {
-        let job = jobs.get(index).copied().unwrap_or("");
-        query = query.bind(job).bind(now_ms).bind(window);
+        let (job, rows) = jobs.get(index).copied().unwrap_or(("", 0));
+        query = query
+            .bind(job)
+            .bind(now_ms)
+            .bind(i64::try_from(rows).unwrap_or(i64::MAX));
     }
     Ok(query.fetch_all(&mut **tx).await?)
 }

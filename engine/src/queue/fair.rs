@@ -15,13 +15,28 @@
 //!
 //! A job whose next tasks are all on taken nodes drops out for the batch; a batch ends
 //! when it has `room` tasks or no tenant has anything it may take.
+//!
+//! Before reading any task the claim plans how many ready tasks to read of each job
+//! ([`read_plan`]): about the share of the batch the policy would give the job if each
+//! had ready tasks enough. Reading a full batch's worth of every waiting job instead
+//! cost the queue a third of its throughput with ten jobs waiting. When a job had fewer
+//! ready tasks than its share and the batch came out short, the claim reads more of the
+//! jobs that may have more ([`reread_plan`]) and chooses again.
 
-use std::collections::{HashMap, HashSet};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, HashSet};
 
-/// Ready tasks a claim reads (and locks) for one job beyond one and a half times the
-/// batch size, for the ones it skips because their node or tenant filled up within the
-/// batch.
+/// Ready tasks a claim reads (and locks) beyond one and a half times a job's share of
+/// the batch, for the ones it skips because their node or tenant filled up within the
+/// batch; shared among the jobs read.
 const CANDIDATE_SLACK: usize = 16;
+
+/// The least of [`CANDIDATE_SLACK`] each job read gets.
+const MIN_SLACK: usize = 2;
+
+/// The most jobs one read covers (one `UNION ALL` branch each); more wait for the
+/// next claim. A batch of a worker's free slots rarely has room for more jobs anyway.
+pub(super) const JOBS_PER_READ: usize = 64;
 
 /// Per claim, the rows read for all jobs together are about this many single-job
 /// windows: with many jobs waiting, each gets a smaller window.
@@ -199,9 +214,9 @@ pub(super) fn choose(
     picked
 }
 
-/// The order in which to read waiting jobs' tasks when a claim reads only some of the
-/// jobs (indexes into `jobs`): the policy of [`choose`] as far as it is known before
-/// any task is read. Each tenant's jobs by fewest running, then oldest; the tenants
+/// The order in which to read more of the waiting jobs' tasks when a claim reads only
+/// some of the jobs (indexes into `jobs`): the policy of [`choose`] as far as it is
+/// known before any task is read. Each tenant's jobs by fewest running, then oldest; the tenants
 /// take turns, fewest running first, so a tenant's many jobs cannot crowd out another
 /// tenant's one. Tenants at `per_tenant` are left out.
 pub(super) fn read_order(
@@ -244,6 +259,94 @@ pub(super) fn read_order(
                 .iter()
                 .filter_map(move |(_, members)| members.get(round).copied())
         })
+        .collect()
+}
+
+/// How many ready tasks to read first of which waiting job, as `(index into jobs,
+/// rows)`: the slots of a batch of `room` that [`choose`] would give each job if every
+/// job had ready tasks enough on free nodes, plus half as many again and a share of
+/// [`CANDIDATE_SLACK`]. Jobs with no slot are not read; at most [`JOBS_PER_READ`]
+/// jobs, in the order they got their first slot.
+pub(super) fn read_plan(
+    jobs: &[WaitingJob<'_>],
+    running: &Running<'_>,
+    per_tenant: i64,
+    room: usize,
+) -> Vec<(usize, usize)> {
+    // Each tenant's jobs by (running, creation, id), the tenants by (running, oldest
+    // job, id): the orders of `choose`, kept in heaps since every job stays waiting.
+    type JobKey<'a> = Reverse<(i64, i64, &'a str, usize)>;
+    let mut tenant_jobs: HashMap<&str, BinaryHeap<JobKey>> = HashMap::new();
+    let mut oldest: HashMap<&str, i64> = HashMap::new();
+    for (index, job) in jobs.iter().enumerate() {
+        tenant_jobs.entry(job.tenant).or_default().push(Reverse((
+            running.job(job.job),
+            job.created_ms,
+            job.job,
+            index,
+        )));
+        let entry = oldest.entry(job.tenant).or_insert(job.created_ms);
+        *entry = (*entry).min(job.created_ms);
+    }
+    let mut tenants: BinaryHeap<Reverse<(i64, i64, &str)>> = oldest
+        .iter()
+        .map(|(tenant, oldest)| Reverse((running.tenant(tenant), *oldest, *tenant)))
+        .filter(|Reverse((count, _, _))| *count < per_tenant)
+        .collect();
+    let mut shares = vec![0_usize; jobs.len()];
+    let mut served = Vec::new();
+    for _ in 0..room {
+        let Some(Reverse((count, oldest, tenant))) = tenants.pop() else {
+            break;
+        };
+        let Some(Reverse((job_count, created, id, index))) =
+            tenant_jobs.get_mut(tenant).and_then(BinaryHeap::pop)
+        else {
+            continue;
+        };
+        if shares[index] == 0 {
+            served.push(index);
+        }
+        shares[index] += 1;
+        if let Some(heap) = tenant_jobs.get_mut(tenant) {
+            heap.push(Reverse((job_count + 1, created, id, index)));
+        }
+        if count + 1 < per_tenant {
+            tenants.push(Reverse((count + 1, oldest, tenant)));
+        }
+    }
+    served.truncate(JOBS_PER_READ);
+    let slack = (CANDIDATE_SLACK / served.len().max(1)).max(MIN_SLACK);
+    served
+        .into_iter()
+        .map(|index| (index, shares[index] + shares[index] / 2 + slack))
+        .collect()
+}
+
+/// What to read next when the tasks read by `first` (rows per job index, 0 for a job
+/// not read) left the batch `short` tasks short: the jobs that may have ready tasks not
+/// read yet (not read at all, or `returned` every row they were allowed), in
+/// [`read_order`], at most [`JOBS_PER_READ`], each with its first window plus a
+/// [`job_window`] of what is missing.
+pub(super) fn reread_plan(
+    jobs: &[WaitingJob<'_>],
+    running: &Running<'_>,
+    per_tenant: i64,
+    first: &[usize],
+    returned: &[usize],
+    short: usize,
+) -> Vec<(usize, usize)> {
+    let more: Vec<usize> = read_order(jobs, running, per_tenant)
+        .into_iter()
+        .filter(|index| {
+            let window = first.get(*index).copied().unwrap_or(0);
+            window == 0 || returned.get(*index).copied().unwrap_or(0) >= window
+        })
+        .take(JOBS_PER_READ)
+        .collect();
+    let extra = job_window(short, more.len());
+    more.into_iter()
+        .map(|index| (index, first.get(index).copied().unwrap_or(0) + extra))
         .collect()
 }
 
@@ -443,15 +546,6 @@ mod tests {
 
     #[test]
     fn jobs_are_read_in_turns_of_their_tenants() {
-        let waiting = |jobs: &[(&'static str, &'static str, i64)]| -> Vec<WaitingJob<'static>> {
-            jobs.iter()
-                .map(|&(tenant, job, created_ms)| WaitingJob {
-                    tenant,
-                    job,
-                    created_ms,
-                })
-                .collect()
-        };
         let cases: [(&str, Vec<_>, Vec<_>, i64, Vec<&str>); 4] = [
             (
                 "oldest first within a tenant",
@@ -494,6 +588,135 @@ mod tests {
                 .collect();
             assert_eq!(order, expected, "{name}");
         }
+    }
+
+    fn waiting(jobs: &[(&'static str, &'static str, i64)]) -> Vec<WaitingJob<'static>> {
+        jobs.iter()
+            .map(|&(tenant, job, created_ms)| WaitingJob {
+                tenant,
+                job,
+                created_ms,
+            })
+            .collect()
+    }
+
+    /// `count` jobs `j1`, `j2`, … of tenant `a`, created in that order.
+    fn many_jobs(count: usize) -> Vec<WaitingJob<'static>> {
+        (1..=count)
+            .map(|number| WaitingJob {
+                tenant: "a",
+                job: Box::leak(format!("j{number}").into_boxed_str()),
+                created_ms: i64::try_from(number).unwrap(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn each_job_is_read_about_its_share_of_the_batch() {
+        struct Case {
+            name: &'static str,
+            jobs: Vec<WaitingJob<'static>>,
+            running: Vec<(&'static str, &'static str, i64)>,
+            per_tenant: i64,
+            room: usize,
+            /// `(job, rows)` in the order the jobs got their first slot.
+            expected: Vec<(&'static str, usize)>,
+        }
+        let ten: Vec<(&str, usize)> = vec![("j1", 8), ("j2", 8)]
+            .into_iter()
+            .chain(
+                ["j3", "j4", "j5", "j6", "j7", "j8", "j9", "j10"]
+                    .into_iter()
+                    .map(|job| (job, 6)),
+            )
+            .collect();
+        let cases = [
+            Case {
+                name: "one job alone: the whole batch and the whole slack",
+                jobs: many_jobs(1),
+                running: vec![],
+                per_tenant: i64::MAX,
+                room: 64,
+                expected: vec![("j1", 112)],
+            },
+            Case {
+                name: "ten jobs share 32 slots: the two oldest get 4, the others 3",
+                jobs: many_jobs(10),
+                running: vec![],
+                per_tenant: i64::MAX,
+                room: 32,
+                expected: ten,
+            },
+            Case {
+                name: "a small job with nothing running takes a small batch, the big job none",
+                jobs: waiting(&[("a", "j1", 1), ("a", "j2", 2)]),
+                running: vec![("a", "j1", 60)],
+                per_tenant: i64::MAX,
+                room: 4,
+                expected: vec![("j2", 4 + 2 + 16)],
+            },
+            Case {
+                name: "the emptier tenant first, then turns",
+                jobs: waiting(&[("a", "j1", 1), ("b", "j2", 2)]),
+                running: vec![("a", "j1", 2)],
+                per_tenant: i64::MAX,
+                room: 4,
+                expected: vec![("j2", 3 + 1 + 8), ("j1", 1 + 8)],
+            },
+            Case {
+                name: "a tenant at its limit is not read",
+                jobs: waiting(&[("a", "j1", 1), ("b", "j2", 2)]),
+                running: vec![("a", "j1", 2)],
+                per_tenant: 2,
+                room: 4,
+                expected: vec![("j2", 2 + 1 + 16)],
+            },
+            Case {
+                name: "no room, nothing read",
+                jobs: many_jobs(3),
+                running: vec![],
+                per_tenant: i64::MAX,
+                room: 0,
+                expected: vec![],
+            },
+        ];
+        for case in cases {
+            let plan: Vec<(&str, usize)> = read_plan(
+                &case.jobs,
+                &running(&case.running),
+                case.per_tenant,
+                case.room,
+            )
+            .into_iter()
+            .map(|(index, rows)| (case.jobs[index].job, rows))
+            .collect();
+            assert_eq!(plan, case.expected, "{}", case.name);
+        }
+
+        // More jobs than one read covers: the first JOBS_PER_READ to get a slot.
+        let jobs = many_jobs(JOBS_PER_READ + 6);
+        let plan = read_plan(&jobs, &Running::default(), i64::MAX, jobs.len());
+        assert_eq!(plan.len(), JOBS_PER_READ);
+        assert_eq!(plan[0], (0, 1 + MIN_SLACK));
+        assert_eq!(plan[JOBS_PER_READ - 1].0, JOBS_PER_READ - 1);
+    }
+
+    #[test]
+    fn a_short_batch_reads_more_of_the_jobs_that_may_have_more() {
+        // j1 was read 22 rows and had 3 (all it has); j2 was read 6 and gave 6 (it may
+        // have more); j3 was not read; j4's tenant is at its limit.
+        let jobs = waiting(&[
+            ("a", "j1", 1),
+            ("a", "j2", 2),
+            ("a", "j3", 3),
+            ("b", "j4", 4),
+        ]);
+        let running = running(&[("b", "j4", 2)]);
+        let again = reread_plan(&jobs, &running, 2, &[22, 6, 0, 0], &[3, 6, 0, 0], 5);
+        let extra = job_window(5, 2);
+        assert_eq!(again, [(1, 6 + extra), (2, extra)]);
+        // Nothing may have more: nothing to read.
+        assert!(reread_plan(&jobs[..1], &running, 2, &[22], &[3], 5).is_empty());
     }
 
     #[test]

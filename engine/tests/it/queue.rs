@@ -1804,7 +1804,45 @@ async fn a_small_job_is_not_starved_by_a_big_one(backend: Backend) {
     }
 }
 
+/// A small job's share of a batch is more than its ready tasks: the batch still takes
+/// every ready task, the big job's filling what the small one leaves (the claim reads
+/// the big job again, past its first window).
+async fn a_batch_fills_up_when_a_small_job_has_less_than_its_share(backend: Backend) {
+    let (_db, store) = open(backend).await;
+    let options = SubmitOptions::default();
+    let big_cluster = cluster(&store, DEFAULT_TENANT_ID, "big").await;
+    let big = queue::submit_job(
+        &store,
+        DEFAULT_TENANT_ID,
+        &big_cluster,
+        "create",
+        &independent_nodes(40),
+        &options,
+        0,
+    )
+    .await
+    .unwrap();
+    assert_eq!(claim_batch(&store, "w", 4, 1).await.len(), 4);
+    let small_cluster = cluster(&store, DEFAULT_TENANT_ID, "small").await;
+    let small = queue::submit_job(
+        &store,
+        DEFAULT_TENANT_ID,
+        &small_cluster,
+        "create",
+        &independent_nodes(2),
+        &options,
+        2,
+    )
+    .await
+    .unwrap();
+    let batch = claim_batch(&store, "w", 40, 3).await;
+    assert_claim_rules(&store, &batch).await;
+    let of = |job: &str| batch.iter().filter(|task| task.job_id == job).count();
+    assert_eq!((of(&small), of(&big)), (2, 36), "every ready task");
+}
+
 engine::on_both_backends!(
+    a_batch_fills_up_when_a_small_job_has_less_than_its_share,
     a_small_job_is_not_starved_by_a_big_one,
     a_shared_prerequisite_set_releases_its_waiters_with_its_last_member,
     a_jobs_tasks_are_listed_filtered_counted_and_its_output_paged,
