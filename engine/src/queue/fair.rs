@@ -93,18 +93,6 @@ impl<'a> Running<'a> {
             .values()
             .fold(0, |sum, count| sum.saturating_add(*count))
     }
-
-    /// The tenants with `limit` tasks running or more.
-    pub fn tenants_at(&self, limit: i64) -> Vec<&'a str> {
-        let mut full: Vec<&str> = self
-            .tenants
-            .iter()
-            .filter(|(_, count)| **count >= limit)
-            .map(|(tenant, _)| *tenant)
-            .collect();
-        full.sort_unstable();
-        full
-    }
 }
 
 /// The batch: indexes into `ready` in the order the slots were given, at most `room`.
@@ -743,7 +731,5 @@ mod tests {
         assert_eq!(running.job("j2"), 3);
         assert_eq!(running.job("j9"), 0);
         assert_eq!(running.total(), 6);
-        assert_eq!(running.tenants_at(5), ["a"]);
-        assert_eq!(running.tenants_at(1), ["a", "b"]);
     }
 }
