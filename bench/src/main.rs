@@ -1,14 +1,15 @@
 //! Corral's benchmarks, run in release mode:
 //! `cargo run --release -p bench -- fanout --nodes 200`, `… -- latency --runs 50`,
 //! `… -- queue --backend sqlite|postgres --tasks 20000`, `… -- scaleout --nodes 200`,
-//! `… -- bundle`, `… -- solver`, `… -- create --nodes 1000`, `… -- http --rate 200`
-//! and `… -- automators --runs 3`.
+//! `… -- bundle`, `… -- solver`, `… -- create --nodes 1000`, `… -- fairness --nodes 1000`,
+//! `… -- http --rate 200` and `… -- automators --runs 3`.
 //!
 //! Each subcommand prints one `key=value` line so runs can be compared and tracked.
 
 mod automators;
 mod browser;
 mod create;
+mod fairness;
 mod fanout;
 mod http;
 mod latency;
@@ -31,13 +32,14 @@ fn main() -> ExitCode {
         Some("bundle") => browser::run(browser::BUNDLE, &args[1..]),
         Some("solver") => browser::run(browser::SOLVER, &args[1..]),
         Some("create") => create::run(&args[1..]),
+        Some("fairness") => fairness::run(&args[1..]),
         Some("http") => http::run(&args[1..]),
         Some("pages") => pages::run(&args[1..]),
         _ => Err(BenchError::Usage(
             "usage: bench fanout [--nodes N] | bench latency [--runs N] \
              | bench queue [--backend sqlite|postgres] [--tasks N] \
              | bench scaleout [--nodes N] | bench bundle | bench solver \
-             | bench create [--nodes N] \
+             | bench create [--nodes N] | bench fairness [--nodes N] \
              | bench http [--rate N] | bench pages [--nodes N] \
              | bench automators [--runs N]"
                 .to_owned(),

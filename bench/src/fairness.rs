@@ -1,0 +1,361 @@
+//! `fairness`: how long small creates wait behind a big one, in the same tenant and in
+//! another, and what sharing the workers costs the big one (the claim's fair policy,
+//! engine/src/queue/fair.rs).
+//!
+//! One fresh `corral serve` (the binary next to this one, or `CORRAL_BIN`) on the
+//! embedded default (SQLite, local nodes) with `--worker-slots 64`, the catalog of
+//! `bench create` (12 tasks a node) in the default tenant "A", a second tenant "B"
+//! seeded with it, a second user in A and a user in B. In turn, each create timed from
+//! its request until its job is seen to succeed (polled every 100 ms):
+//! 1. a 3-node create by A's second user on the idle server: the baseline of a small
+//!    create;
+//! 2. an N-node create (1,000 by default) by A's admin alone: the baseline of the big
+//!    job; it is deleted before the next step;
+//! 3. the N-node create again and, once it fills the workers (64 of its tasks done),
+//!    a 3-node create by A's second user and one by B's user at the same time.
+//!
+//! Prints `fairness nodes= small_idle_s= same_tenant_s= other_tenant_s=
+//! same_tenant_ratio= other_tenant_ratio= big_alone_s= big_s= big_job_slowdown=
+//! small_idle_wait_s= same_tenant_wait_s= other_tenant_wait_s=`; the targets are ratios
+//! ≤ 2 (a small create waits for a few of the big job's tasks, not for its backlog) and
+//! a slowdown ≤ 1.10. A `_wait_s` is the part of a small job's time (from its submission
+//! to its end, by the server's clock) in which none of its tasks ran: what it spent in
+//! the queue, apart from what the busy machine's slower steps cost it.
+
+use std::future::Future;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use reqwest::Method;
+use serde_json::{json, Value};
+
+use crate::served::{failed, field, Client, Server};
+use crate::BenchError;
+
+const TEMPLATE: &str = "three-services";
+const WORKER_SLOTS: usize = 64;
+const SMALL_NODES: usize = 3;
+const TENANT_B: &str = "tenant-b";
+/// The bench's users' password (a throwaway server).
+const PASSWORD: &str = "fairness-bench-password";
+/// Small creates take seconds: a finer poll than `bench create`'s.
+const POLL: Duration = Duration::from_millis(100);
+/// A job that has not ended by then failed the run (a 1,000-node create takes minutes).
+const JOB_LIMIT: Duration = Duration::from_secs(1800);
+
+pub fn run(args: &[String]) -> Result<String, BenchError> {
+    let nodes = crate::parse_count(args, "--nodes", 1000)?;
+    let corral = crate::corral_binary()?;
+    crate::run_in_scratch_dir("corral-fairness-", |base| async move {
+        let data = base.join("server");
+        std::fs::create_dir_all(&data)?;
+        let line = measure(&data, &corral, nodes)
+            .await
+            .map_err(|error| with_server_log(error, &data))?;
+        Ok(line)
+    })
+}
+
+async fn measure(data: &Path, corral: &Path, nodes: usize) -> Result<String, BenchError> {
+    let server = Server::start(corral, data, WORKER_SLOTS)?;
+    let admin = Client::sign_in(&server).await?;
+    admin
+        .post(
+            "/api/v1/catalog/import",
+            &serde_json::from_str::<Value>(crate::create::CATALOG).map_err(failed)?,
+        )
+        .await?;
+    admin
+        .post(
+            "/api/v1/tenants",
+            &json!({"name": TENANT_B, "seed_catalog_from": "default", "local_nodes": true}),
+        )
+        .await?;
+    for (username, tenant) in [("colleague", None), ("other", Some(TENANT_B))] {
+        admin
+            .post(
+                "/api/v1/users",
+                &json!({"username": username, "password": PASSWORD, "role": "user",
+                        "tenant": tenant}),
+            )
+            .await?;
+    }
+    let colleague = User::sign_in(&server.url, "colleague").await?;
+    let other = User::sign_in(&server.url, "other").await?;
+
+    let (small_idle_s, idle_job) = timed_create(&colleague, "idle-small", SMALL_NODES).await?;
+    eprintln!("fairness: {SMALL_NODES} nodes on an idle server in {small_idle_s:.1} s");
+
+    let started = Instant::now();
+    let (alone, job) = create(&admin, "big-alone", nodes).await?;
+    wait_for_job(&admin, &job).await?;
+    let big_alone_s = started.elapsed().as_secs_f64();
+    eprintln!("fairness: {nodes} nodes alone in {big_alone_s:.1} s; deleting");
+    let deleted = admin
+        .request(Method::DELETE, &format!("/api/v1/clusters/{alone}"), None)
+        .await?;
+    wait_for_job(&admin, &field(&deleted, "job_id")?).await?;
+
+    let started = Instant::now();
+    let (_, big_job) = create(&admin, "big", nodes).await?;
+    wait_until_busy(&admin, &big_job).await?;
+    let (same_tenant_s, other_tenant_s, big_done) = tokio::join!(
+        timed_create(&colleague, "colleague-small", SMALL_NODES),
+        timed_create(&other, "other-small", SMALL_NODES),
+        async {
+            wait_for_job(&admin, &big_job).await?;
+            Ok::<_, BenchError>(started.elapsed().as_secs_f64())
+        },
+    );
+    let ((same_tenant_s, same_job), (other_tenant_s, other_job), big_s) =
+        (same_tenant_s?, other_tenant_s?, big_done?);
+    let small_idle_wait_s = waiting_s(&colleague, &idle_job).await?;
+    let same_tenant_wait_s = waiting_s(&colleague, &same_job).await?;
+    let other_tenant_wait_s = waiting_s(&other, &other_job).await?;
+    drop(server);
+    Ok(format!(
+        "fairness nodes={nodes} small_idle_s={small_idle_s:.2} same_tenant_s={same_tenant_s:.2} \
+         other_tenant_s={other_tenant_s:.2} same_tenant_ratio={:.2} other_tenant_ratio={:.2} \
+         big_alone_s={big_alone_s:.2} big_s={big_s:.2} big_job_slowdown={:.2} \
+         small_idle_wait_s={small_idle_wait_s:.2} same_tenant_wait_s={same_tenant_wait_s:.2} \
+         other_tenant_wait_s={other_tenant_wait_s:.2}",
+        same_tenant_s / small_idle_s,
+        other_tenant_s / small_idle_s,
+        big_s / big_alone_s,
+    ))
+}
+
+/// Creates a cluster of `nodes` from the bench template: its id and its job's.
+async fn create(api: &impl Api, name: &str, nodes: usize) -> Result<(String, String), BenchError> {
+    let created = api
+        .call(
+            Method::POST,
+            "/api/v1/clusters",
+            Some(&json!({"name": name, "template": TEMPLATE, "size": nodes})),
+        )
+        .await?;
+    Ok((
+        field(&created["cluster"], "id")?,
+        field(&created, "job_id")?,
+    ))
+}
+
+/// Seconds from asking for the cluster until its create job is seen to succeed, and
+/// the job's id.
+async fn timed_create(
+    api: &impl Api,
+    name: &str,
+    nodes: usize,
+) -> Result<(f64, String), BenchError> {
+    let started = Instant::now();
+    let (_, job) = create(api, name, nodes).await?;
+    wait_for_job(api, &job).await?;
+    Ok((started.elapsed().as_secs_f64(), job))
+}
+
+/// Tasks of a small job: one page holds them all.
+const TASK_PAGE: usize = 500;
+
+/// Seconds of an ended job's span (submitted to finished) in which none of its tasks
+/// ran.
+async fn waiting_s(api: &impl Api, job_id: &str) -> Result<f64, BenchError> {
+    let job = api
+        .call(Method::GET, &format!("/api/v1/jobs/{job_id}"), None)
+        .await?;
+    let span = (
+        job["created_at_ms"].as_i64().unwrap_or(0),
+        job["finished_at_ms"].as_i64().unwrap_or(0),
+    );
+    let page = api
+        .call(
+            Method::GET,
+            &format!("/api/v1/jobs/{job_id}/tasks?limit={TASK_PAGE}"),
+            None,
+        )
+        .await?;
+    let tasks = page["items"].as_array().cloned().unwrap_or_default();
+    if page["total"].as_u64() != Some(tasks.len() as u64) {
+        return Err(BenchError::Failed(format!(
+            "job {job_id} has more tasks than a page of {TASK_PAGE}"
+        )));
+    }
+    let ran: Vec<(i64, i64)> = tasks
+        .iter()
+        .filter_map(|task| {
+            Some((
+                task["started_at_ms"].as_i64()?,
+                task["finished_at_ms"].as_i64()?,
+            ))
+        })
+        .collect();
+    Ok(uncovered_ms(span, ran) as f64 / 1000.0)
+}
+
+/// Milliseconds of `span` that none of `intervals` covers.
+fn uncovered_ms(span: (i64, i64), mut intervals: Vec<(i64, i64)>) -> i64 {
+    intervals.sort_unstable();
+    let (start, end) = span;
+    let mut uncovered = 0;
+    let mut reached = start;
+    for (from, to) in intervals {
+        let (from, to) = (from.clamp(start, end), to.clamp(start, end));
+        uncovered += (from - reached).max(0);
+        reached = reached.max(to);
+    }
+    uncovered + (end - reached).max(0)
+}
+
+/// Polls the job until it ends; anything but success fails the run.
+async fn wait_for_job(api: &impl Api, job_id: &str) -> Result<(), BenchError> {
+    let started = Instant::now();
+    loop {
+        let job = api
+            .call(Method::GET, &format!("/api/v1/jobs/{job_id}"), None)
+            .await?;
+        match job["state"].as_str() {
+            Some("succeeded") => return Ok(()),
+            Some("queued" | "running") if started.elapsed() < JOB_LIMIT => {
+                tokio::time::sleep(POLL).await;
+            }
+            _ => return Err(BenchError::Failed(format!("job {job_id} ended: {job}"))),
+        }
+    }
+}
+
+/// Waits until the big job has had as many tasks done as there are worker slots: its
+/// tasks fill the workers and a backlog of its ready tasks waits.
+async fn wait_until_busy(api: &impl Api, job_id: &str) -> Result<(), BenchError> {
+    let started = Instant::now();
+    loop {
+        let job = api
+            .call(Method::GET, &format!("/api/v1/jobs/{job_id}"), None)
+            .await?;
+        let done = job["tasks_succeeded"].as_u64().unwrap_or(0);
+        match job["state"].as_str() {
+            Some("running") if done >= WORKER_SLOTS as u64 => return Ok(()),
+            Some("queued" | "running") if started.elapsed() < JOB_LIMIT => {
+                tokio::time::sleep(POLL).await;
+            }
+            _ => {
+                return Err(BenchError::Failed(format!(
+                    "job {job_id} ended before it filled the workers: {job}"
+                )))
+            }
+        }
+    }
+}
+
+/// One call to the API as some signed-in user.
+trait Api {
+    fn call(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> impl Future<Output = Result<Value, BenchError>>;
+}
+
+impl Api for Client {
+    fn call(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> impl Future<Output = Result<Value, BenchError>> {
+        self.request(method, path, body)
+    }
+}
+
+/// A user other than the first admin, signed in with a cookie ([`Client`] signs in as
+/// the first admin only).
+struct User {
+    http: reqwest::Client,
+    base: String,
+    csrf: String,
+}
+
+impl User {
+    async fn sign_in(base: &str, username: &str) -> Result<Self, BenchError> {
+        let mut user = User {
+            http: reqwest::Client::builder()
+                .cookie_store(true)
+                .build()
+                .map_err(failed)?,
+            base: base.to_owned(),
+            csrf: String::new(),
+        };
+        let session = user
+            .call(
+                Method::POST,
+                "/api/v1/session",
+                Some(&json!({"username": username, "password": PASSWORD})),
+            )
+            .await?;
+        user.csrf = field(&session, "csrf_token")?;
+        Ok(user)
+    }
+}
+
+impl Api for User {
+    /// Anything but a 2xx fails the run with the server's answer.
+    async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Result<Value, BenchError> {
+        let mut request = self
+            .http
+            .request(method.clone(), format!("{}{path}", self.base))
+            .header("x-csrf-token", &self.csrf);
+        if let Some(body) = body {
+            request = request.json(body);
+        }
+        let response = request.send().await.map_err(failed)?;
+        let status = response.status();
+        let text = response.text().await.map_err(failed)?;
+        if !status.is_success() {
+            return Err(BenchError::Failed(format!(
+                "{method} {path}: {status}: {text}"
+            )));
+        }
+        serde_json::from_str(&text).map_err(|error| failed(format!("{method} {path}: {error}")))
+    }
+}
+
+/// `error`, with the end of what the server logged besides slow statements (the
+/// scratch directory, and the log with it, is gone once the run ends).
+fn with_server_log(error: BenchError, data: &Path) -> BenchError {
+    let log = std::fs::read_to_string(data.join("server.log")).unwrap_or_default();
+    let lines: Vec<&str> = log
+        .lines()
+        .filter(|line| !line.contains("slow statement"))
+        .collect();
+    let tail = lines[lines.len().saturating_sub(20)..].join("\n");
+    BenchError::Failed(format!("{error}\nthe server's log ends:\n{tail}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uncovered_time_is_what_no_interval_overlaps() {
+        // (span, intervals, uncovered)
+        let cases = [
+            ((0, 100), vec![], 100),
+            ((0, 100), vec![(0, 100)], 0),
+            ((0, 100), vec![(10, 20), (30, 40)], 80),
+            ((0, 100), vec![(30, 60), (10, 40), (20, 25)], 50),
+            ((0, 100), vec![(-50, 10), (90, 150)], 80),
+            ((0, 100), vec![(10, 20), (12, 15), (50, 60)], 80),
+        ];
+        for (span, intervals, expected) in cases {
+            assert_eq!(
+                uncovered_ms(span, intervals.clone()),
+                expected,
+                "{intervals:?}"
+            );
+        }
+    }
+}
