@@ -396,7 +396,8 @@ async fn tally(
 /// PostgreSQL reads the jobs as one lateral join over a `VALUES` list: one plan whose
 /// inner scan restarts per job. SQLite has no lateral joins: it reads one `UNION ALL`
 /// branch per job, which costs it little (on PostgreSQL each branch is a plan of its
-/// own to start, which doubled the read with ten jobs).
+/// own to start: with ten jobs the read took twice as long as one window of the
+/// oldest tasks overall).
 async fn ready_tasks(
     store: &Store,
     tx: &mut Transaction<'static, Any>,

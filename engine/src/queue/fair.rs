@@ -19,9 +19,9 @@
 //! Before reading any task the claim plans how many ready tasks to read of each job
 //! ([`read_plan`]): about the share of the batch the policy would give the job if each
 //! had ready tasks enough. Reading a full batch's worth of every waiting job instead
-//! cost the queue a third of its throughput with ten jobs waiting. When a job had fewer
-//! ready tasks than its share and the batch came out short, the claim reads more of the
-//! jobs that may have more ([`reread_plan`]) and chooses again.
+//! would read (and, on PostgreSQL, lock) tens of rows of each job to take a few. When a
+//! job had fewer ready tasks than its share and the batch came out short, the claim
+//! reads more of the jobs that may have more ([`reread_plan`]) and chooses again.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet};
@@ -34,8 +34,8 @@ const CANDIDATE_SLACK: usize = 16;
 /// The least of [`CANDIDATE_SLACK`] each job read gets.
 const MIN_SLACK: usize = 2;
 
-/// The most jobs one read covers (one `UNION ALL` branch each); more wait for the
-/// next claim. A batch of a worker's free slots rarely has room for more jobs anyway.
+/// The most jobs one read covers (a `UNION ALL` branch or a `VALUES` row each); more
+/// wait for the next claim. A batch of a worker's free slots rarely has room for more jobs anyway.
 pub(super) const JOBS_PER_READ: usize = 64;
 
 /// Per claim, the rows read for all jobs together are about this many single-job
