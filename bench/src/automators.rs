@@ -36,7 +36,7 @@ use engine::provider::{LocalNodeState, NodeRecord, LOCAL_PROVIDER};
 use serde_json::{json, Value};
 use tokio::process::Command;
 
-use crate::served::{failed, Client, Server};
+use crate::served::{failed, with_server_log, Client, Server};
 use crate::BenchError;
 
 /// The services and template `bench automators` adds to the demo catalog.
@@ -578,14 +578,6 @@ fn median(values: &[f64]) -> f64 {
         n if n % 2 == 1 => sorted[n / 2],
         n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
     }
-}
-
-/// `error`, with the end of the server's log (the scratch dir goes with the run).
-fn with_server_log(error: BenchError, data: &Path) -> BenchError {
-    let log = std::fs::read_to_string(data.join("server.log")).unwrap_or_default();
-    let lines: Vec<&str> = log.lines().collect();
-    let tail = lines[lines.len().saturating_sub(20)..].join("\n");
-    BenchError::Failed(format!("{error}\nthe server's log ends:\n{tail}"))
 }
 
 #[cfg(test)]

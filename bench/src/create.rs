@@ -21,7 +21,7 @@ use std::time::Instant;
 
 use serde_json::{json, Value};
 
-use crate::served::{failed, field, Client, Server};
+use crate::served::{failed, field, with_server_log, Client, Server};
 use crate::BenchError;
 
 pub(crate) const CATALOG: &str = include_str!("create/catalog.json");
@@ -137,16 +137,4 @@ async fn create_and_delete(
         server_cpu_s,
         left_running,
     })
-}
-
-/// `error`, with what the server logged besides slow statements (the scratch
-/// directory, and the log with it, is gone once the run ends).
-fn with_server_log(error: BenchError, data: &Path) -> BenchError {
-    let log = std::fs::read_to_string(data.join("server.log")).unwrap_or_default();
-    let lines: Vec<&str> = log
-        .lines()
-        .filter(|line| !line.contains("slow statement"))
-        .collect();
-    let tail = lines[lines.len().saturating_sub(20)..].join("\n");
-    BenchError::Failed(format!("{error}\nthe server's log ends:\n{tail}"))
 }

@@ -22,14 +22,13 @@
 //! to its end, by the server's clock) in which none of its tasks ran: what it spent in
 //! the queue, apart from what the busy machine's slower steps cost it.
 
-use std::future::Future;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use reqwest::Method;
 use serde_json::{json, Value};
 
-use crate::served::{failed, field, Client, Server};
+use crate::served::{failed, field, with_server_log, Client, Server};
 use crate::BenchError;
 
 const TEMPLATE: &str = "three-services";
@@ -80,8 +79,8 @@ async fn measure(data: &Path, corral: &Path, nodes: usize) -> Result<String, Ben
             )
             .await?;
     }
-    let colleague = User::sign_in(&server.url, "colleague").await?;
-    let other = User::sign_in(&server.url, "other").await?;
+    let colleague = Client::sign_in_as(&server.url, "colleague", PASSWORD).await?;
+    let other = Client::sign_in_as(&server.url, "other", PASSWORD).await?;
 
     let (small_idle_s, idle_job) = timed_create(&colleague, "idle-small", SMALL_NODES).await?;
     eprintln!("fairness: {SMALL_NODES} nodes on an idle server in {small_idle_s:.1} s");
@@ -126,9 +125,9 @@ async fn measure(data: &Path, corral: &Path, nodes: usize) -> Result<String, Ben
 }
 
 /// Creates a cluster of `nodes` from the bench template: its id and its job's.
-async fn create(api: &impl Api, name: &str, nodes: usize) -> Result<(String, String), BenchError> {
+async fn create(api: &Client, name: &str, nodes: usize) -> Result<(String, String), BenchError> {
     let created = api
-        .call(
+        .request(
             Method::POST,
             "/api/v1/clusters",
             Some(&json!({"name": name, "template": TEMPLATE, "size": nodes})),
@@ -142,11 +141,7 @@ async fn create(api: &impl Api, name: &str, nodes: usize) -> Result<(String, Str
 
 /// Seconds from asking for the cluster until its create job is seen to succeed, and
 /// the job's id.
-async fn timed_create(
-    api: &impl Api,
-    name: &str,
-    nodes: usize,
-) -> Result<(f64, String), BenchError> {
+async fn timed_create(api: &Client, name: &str, nodes: usize) -> Result<(f64, String), BenchError> {
     let started = Instant::now();
     let (_, job) = create(api, name, nodes).await?;
     wait_for_job(api, &job).await?;
@@ -158,16 +153,16 @@ const TASK_PAGE: usize = 500;
 
 /// Seconds of an ended job's span (submitted to finished) in which none of its tasks
 /// ran.
-async fn waiting_s(api: &impl Api, job_id: &str) -> Result<f64, BenchError> {
+async fn waiting_s(api: &Client, job_id: &str) -> Result<f64, BenchError> {
     let job = api
-        .call(Method::GET, &format!("/api/v1/jobs/{job_id}"), None)
+        .request(Method::GET, &format!("/api/v1/jobs/{job_id}"), None)
         .await?;
     let span = (
         job["created_at_ms"].as_i64().unwrap_or(0),
         job["finished_at_ms"].as_i64().unwrap_or(0),
     );
     let page = api
-        .call(
+        .request(
             Method::GET,
             &format!("/api/v1/jobs/{job_id}/tasks?limit={TASK_PAGE}"),
             None,
@@ -206,11 +201,11 @@ fn uncovered_ms(span: (i64, i64), mut intervals: Vec<(i64, i64)>) -> i64 {
 }
 
 /// Polls the job until it ends; anything but success fails the run.
-async fn wait_for_job(api: &impl Api, job_id: &str) -> Result<(), BenchError> {
+async fn wait_for_job(api: &Client, job_id: &str) -> Result<(), BenchError> {
     let started = Instant::now();
     loop {
         let job = api
-            .call(Method::GET, &format!("/api/v1/jobs/{job_id}"), None)
+            .request(Method::GET, &format!("/api/v1/jobs/{job_id}"), None)
             .await?;
         match job["state"].as_str() {
             Some("succeeded") => return Ok(()),
@@ -224,11 +219,11 @@ async fn wait_for_job(api: &impl Api, job_id: &str) -> Result<(), BenchError> {
 
 /// Waits until the big job has had as many tasks done as there are worker slots: its
 /// tasks fill the workers and a backlog of its ready tasks waits.
-async fn wait_until_busy(api: &impl Api, job_id: &str) -> Result<(), BenchError> {
+async fn wait_until_busy(api: &Client, job_id: &str) -> Result<(), BenchError> {
     let started = Instant::now();
     loop {
         let job = api
-            .call(Method::GET, &format!("/api/v1/jobs/{job_id}"), None)
+            .request(Method::GET, &format!("/api/v1/jobs/{job_id}"), None)
             .await?;
         let done = job["tasks_succeeded"].as_u64().unwrap_or(0);
         match job["state"].as_str() {
@@ -243,96 +238,6 @@ async fn wait_until_busy(api: &impl Api, job_id: &str) -> Result<(), BenchError>
             }
         }
     }
-}
-
-/// One call to the API as some signed-in user.
-trait Api {
-    fn call(
-        &self,
-        method: Method,
-        path: &str,
-        body: Option<&Value>,
-    ) -> impl Future<Output = Result<Value, BenchError>>;
-}
-
-impl Api for Client {
-    fn call(
-        &self,
-        method: Method,
-        path: &str,
-        body: Option<&Value>,
-    ) -> impl Future<Output = Result<Value, BenchError>> {
-        self.request(method, path, body)
-    }
-}
-
-/// A user other than the first admin, signed in with a cookie ([`Client`] signs in as
-/// the first admin only).
-struct User {
-    http: reqwest::Client,
-    base: String,
-    csrf: String,
-}
-
-impl User {
-    async fn sign_in(base: &str, username: &str) -> Result<Self, BenchError> {
-        let mut user = User {
-            http: reqwest::Client::builder()
-                .cookie_store(true)
-                .build()
-                .map_err(failed)?,
-            base: base.to_owned(),
-            csrf: String::new(),
-        };
-        let session = user
-            .call(
-                Method::POST,
-                "/api/v1/session",
-                Some(&json!({"username": username, "password": PASSWORD})),
-            )
-            .await?;
-        user.csrf = field(&session, "csrf_token")?;
-        Ok(user)
-    }
-}
-
-impl Api for User {
-    /// Anything but a 2xx fails the run with the server's answer.
-    async fn call(
-        &self,
-        method: Method,
-        path: &str,
-        body: Option<&Value>,
-    ) -> Result<Value, BenchError> {
-        let mut request = self
-            .http
-            .request(method.clone(), format!("{}{path}", self.base))
-            .header("x-csrf-token", &self.csrf);
-        if let Some(body) = body {
-            request = request.json(body);
-        }
-        let response = request.send().await.map_err(failed)?;
-        let status = response.status();
-        let text = response.text().await.map_err(failed)?;
-        if !status.is_success() {
-            return Err(BenchError::Failed(format!(
-                "{method} {path}: {status}: {text}"
-            )));
-        }
-        serde_json::from_str(&text).map_err(|error| failed(format!("{method} {path}: {error}")))
-    }
-}
-
-/// `error`, with the end of what the server logged besides slow statements (the
-/// scratch directory, and the log with it, is gone once the run ends).
-fn with_server_log(error: BenchError, data: &Path) -> BenchError {
-    let log = std::fs::read_to_string(data.join("server.log")).unwrap_or_default();
-    let lines: Vec<&str> = log
-        .lines()
-        .filter(|line| !line.contains("slow statement"))
-        .collect();
-    let tail = lines[lines.len().saturating_sub(20)..].join("\n");
-    BenchError::Failed(format!("{error}\nthe server's log ends:\n{tail}"))
 }
 
 #[cfg(test)]

@@ -14,6 +14,18 @@ const POLL: Duration = Duration::from_millis(250);
 /// A job that has not ended by then failed the run (a 1,000-node create takes minutes).
 const JOB_LIMIT: Duration = Duration::from_secs(1800);
 
+/// `error`, with the end of what the server in `data` logged besides slow statements
+/// (the scratch directory, and the log with it, is gone once the run ends).
+pub fn with_server_log(error: BenchError, data: &Path) -> BenchError {
+    let log = std::fs::read_to_string(data.join("server.log")).unwrap_or_default();
+    let lines: Vec<&str> = log
+        .lines()
+        .filter(|line| !line.contains("slow statement"))
+        .collect();
+    let tail = lines[lines.len().saturating_sub(20)..].join("\n");
+    BenchError::Failed(format!("{error}\nthe server's log ends:\n{tail}"))
+}
+
 pub fn failed(error: impl std::fmt::Display) -> BenchError {
     BenchError::Failed(error.to_string())
 }
@@ -114,20 +126,31 @@ pub struct Client {
 }
 
 impl Client {
+    /// Signed in as the server's first admin.
     pub async fn sign_in(server: &Server) -> Result<Self, BenchError> {
+        Self::sign_in_as(&server.url, "admin", &server.password).await
+    }
+
+    /// Signed in to the server at `base` as `username` (a session cookie and its CSRF
+    /// token).
+    pub async fn sign_in_as(
+        base: &str,
+        username: &str,
+        password: &str,
+    ) -> Result<Self, BenchError> {
         let http = reqwest::Client::builder()
             .cookie_store(true)
             .build()
             .map_err(failed)?;
         let mut client = Client {
             http,
-            base: server.url.clone(),
+            base: base.to_owned(),
             csrf: String::new(),
         };
         let session = client
             .post(
                 "/api/v1/session",
-                &json!({"username": "admin", "password": server.password}),
+                &json!({"username": username, "password": password}),
             )
             .await?;
         client.csrf = field(&session, "csrf_token")?;
