@@ -168,6 +168,12 @@ pub struct ClusterCreateRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(value_type = ConfigSchema))]
     pub config: Option<Map<String, Value>>,
+    /// Values of the template's parameters by name (JSON values, or text read as the
+    /// parameter's type); checked against the template, kept in the config under
+    /// `parameters`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = ConfigSchema))]
+    pub parameters: Option<Map<String, Value>>,
 }
 
 /// A change to a running cluster, as the API takes it.

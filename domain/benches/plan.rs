@@ -431,6 +431,7 @@ fn macro_context(layout: &Layout) -> MacroContext {
             })
             .collect(),
         this_node: layout.nodes.last().map(|node| node.number),
+        parameters: Default::default(),
     }
 }
 

@@ -17,6 +17,7 @@ pub mod coopr;
 pub mod corral;
 pub mod form_fields;
 pub mod health;
+pub mod parameters;
 
 mod common;
 mod lease;

@@ -37,6 +37,10 @@ pub struct ClusterSpec {
     /// Merged over the template's default config.
     #[serde(default)]
     pub config: Map<String, Value>,
+    /// Values of the template's parameters by name, checked by the server as
+    /// `corral cluster create --param` values are.
+    #[serde(default)]
+    pub parameters: Map<String, Value>,
     /// The catalog provider to build on (`local`, `docker`, ...); absent: the template's.
     #[serde(default)]
     pub provider: Option<ProviderName>,

@@ -46,6 +46,9 @@ pub struct MacroContext {
     /// the same list, and a step on each of N nodes would otherwise copy it N times.
     pub nodes: Arc<[MacroNode]>,
     pub this_node: Option<u32>,
+    /// The cluster's template parameter values by name (`%param.NAME%`), as kept in
+    /// its config under [`crate::catalog::parameters::CONFIG_KEY`].
+    pub parameters: Arc<serde_json::Map<String, Value>>,
 }
 
 /// A macro that cannot be expanded, and in which field.

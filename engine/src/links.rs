@@ -68,7 +68,7 @@ fn context(cluster: &Cluster, layout: &Layout, nodes: &[Node]) -> MacroContext {
         .iter()
         .filter_map(|node| node.hostname.as_deref().map(|host| (node.number, host)))
         .collect();
-    crate::execute::view::cluster_macro_context(cluster.owner_id.as_deref(), layout, |number| {
+    crate::execute::view::cluster_macro_context(cluster, layout, |number| {
         hosts.get(&i64::from(number)).map(|host| (*host).to_owned())
     })
 }

@@ -194,13 +194,12 @@ async fn prepare(store: &Store, key: &CheckKey) -> Result<Prepared, String> {
         .as_deref()
         .ok_or_else(|| format!("node {} was never created", key.node_number))
         .and_then(|json| serde_json::from_str(json).map_err(|e| e.to_string()))?;
-    let mut context =
-        crate::execute::cluster_macro_context(cluster.owner_id.as_deref(), &layout, |number| {
-            nodes
-                .iter()
-                .find(|node| node.number == i64::from(number))
-                .and_then(|node| node.hostname.clone())
-        });
+    let mut context = crate::execute::cluster_macro_context(&cluster, &layout, |number| {
+        nodes
+            .iter()
+            .find(|node| node.number == i64::from(number))
+            .and_then(|node| node.hostname.clone())
+    });
     context.this_node = u32::try_from(key.node_number).ok();
     let body = probe_command(&check, &context)?;
     let env = [
@@ -331,6 +330,7 @@ mod tests {
             owner: "ann".to_owned(),
             nodes: Arc::from(Vec::new()),
             this_node: None,
+            parameters: Default::default(),
         }
     }
 

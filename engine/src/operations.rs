@@ -9,6 +9,7 @@
 mod change;
 mod create;
 mod node_limits;
+mod parameters;
 mod quota;
 
 use domain::layout::Layout;
@@ -47,6 +48,9 @@ pub enum OperationError {
     QuotaExceeded(String),
     #[error("{0}")]
     ProviderNotAllowed(String),
+    /// Template parameter values refused, each naming its parameter.
+    #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+    BadParameters(Vec<domain::catalog::parameters::FieldError>),
     /// Actions the cluster would run with automators Corral does not have.
     #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
     UnsupportedAutomators(Vec<domain::catalog::automator::UnsupportedAction>),

@@ -203,6 +203,16 @@ impl From<OperationError> for ServiceError {
                     })
                     .collect(),
             },
+            OperationError::BadParameters(ref refused) => ServiceError::Invalid {
+                message: error.to_string(),
+                details: refused
+                    .iter()
+                    .map(|field| Problem {
+                        path: format!("parameters.{}", field.parameter),
+                        message: field.problem.clone(),
+                    })
+                    .collect(),
+            },
             OperationError::Unsatisfiable(ref unsatisfiable) => ServiceError::Invalid {
                 message: error.to_string(),
                 details: unsatisfiable

@@ -45,11 +45,13 @@ fn cluster() -> &'static (MacroContext, MacroContext) {
             owner: "o'wner; rm -rf /".to_owned(),
             nodes: nodes.clone(),
             this_node: Some(1),
+            parameters: Default::default(),
         };
         let cluster_level = MacroContext {
             owner: "owner".to_owned(),
             nodes,
             this_node: None,
+            parameters: Default::default(),
         };
         (from_node, cluster_level)
     })

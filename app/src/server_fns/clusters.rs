@@ -244,6 +244,7 @@ pub(crate) mod convert {
             hardwaretype: picked(&form.hardwaretype),
             imagetype: picked(&form.imagetype),
             config: None,
+            parameters: None,
         })
     }
 

@@ -3,7 +3,7 @@
 //!
 //! Merge order: the parent's resolved chain, then this template's includes in
 //! order, then the template itself. Lists are unioned, later non-blank scalars win,
-//! `constraints.services` is replaced per service, `size` comes from the last
+//! `constraints.services` and `parameters` are replaced per name, `size` comes from the last
 //! member with constraints and `administration` from the last that sets it; config
 //! merges per top-level key, except that keys of an immutable partial are final.
 
@@ -299,6 +299,10 @@ fn merge_template_only(merged: &mut ClusterTemplate, template: &ClusterTemplate)
     }
     if template.administration.is_some() {
         merged.administration.clone_from(&template.administration);
+    }
+    // Per parameter: a child redeclares a parent's parameter whole.
+    for (name, parameter) in &template.parameters {
+        merged.parameters.insert(name.clone(), parameter.clone());
     }
     for link in &template.links {
         if !merged.links.contains(link) {

@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use super::common::{Count, EntityMeta, Extra, Link, Origin, TemplateRef};
 use super::lease::{DurationMs, Lease, LeaseError};
+use super::parameters::Parameters;
 use crate::names::{HardwareTypeName, ImageTypeName, ProviderName, ServiceName, TemplateName};
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -22,6 +23,10 @@ pub struct ClusterTemplate {
     pub constraints: Option<Constraints>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub administration: Option<Administration>,
+    /// Corral's extension: what the user may choose at create time (Coopr templates
+    /// have none, and none is written for them).
+    #[serde(skip_serializing_if = "IndexMap::is_empty")]
+    pub parameters: Parameters,
     pub links: Vec<Link>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub extends: Option<TemplateRef>,
@@ -289,6 +294,7 @@ impl ClusterTemplate {
             defaults: Defaults::default(),
             constraints: None,
             administration: None,
+            parameters: Parameters::new(),
             links: Vec::new(),
             extends: None,
             includes: Vec::new(),

@@ -169,6 +169,13 @@ impl<'a> Evaluator<'a> {
             Reference::SelfServiceIp { kind, service } => {
                 Value::One(address(this_carrying(context, service, name)?, kind, name)?)
             }
+            // An optional parameter left unset yields nothing, as a service on no node.
+            Reference::Param { name } => context
+                .parameters
+                .get(name)
+                .map_or(Value::Nothing, |value| {
+                    Value::One(crate::catalog::parameters::value_text(value))
+                }),
         })
     }
 }

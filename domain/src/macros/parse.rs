@@ -89,6 +89,8 @@ pub(crate) enum Reference<'a> {
         kind: Option<&'a str>,
         service: &'a str,
     },
+    /// `param.NAME`: a template parameter's value (Corral's extension).
+    Param { name: &'a str },
 }
 
 impl Reference<'_> {
@@ -248,6 +250,9 @@ fn reference(name: &str) -> Option<Reference<'_>> {
             service_after(tail, "self.service.").map(|service| Reference::SelfInstance { service })
         }
         "ip" => ip_reference(tail),
+        "param" => {
+            (!tail.is_empty() && !tail.contains('.')).then_some(Reference::Param { name: tail })
+        }
         _ => None,
     }
 }

@@ -34,6 +34,12 @@ fn context() -> MacroContext {
         ]
         .into(),
         this_node: Some(1001),
+        parameters: Arc::new(
+            serde_json::json!({"shards": 3, "tls": true, "version": "1.2"})
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+        ),
     }
 }
 
@@ -59,6 +65,9 @@ fn expands_every_macro_form() {
         ("%num.service.absent%", "0"),
         ("%instance.self.service.zk%", "2"),
         ("%instance.self.service.dn%", "1"),
+        ("%param.shards%", "3"),
+        ("%param.tls%", "true"),
+        ("v%param.version%-%param.shards%", "v1.2-3"),
         ("%host.self.service.dn%", "c1-1001.corral.test"),
         ("%ip.self.service.dn%", "10.0.0.11"),
         ("%ip.access_v4.self.service.dn%", "192.0.2.11"),

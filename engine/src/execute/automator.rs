@@ -144,9 +144,20 @@ impl ServiceStep<'_> {
     /// of it.
     fn corral_facts(&self) -> Result<Vec<(&'static str, Value)>, StepError> {
         let view = self.view;
-        let config: Value = serde_json::from_str(&view.cluster.config_json)
+        let mut config: Value = serde_json::from_str(&view.cluster.config_json)
             .map_err(|error| StepError::Setup(format!("cluster config is unreadable: {error}")))?;
-        let config = expand_json(&config, &self.context, "config").map_err(self.macro_error())?;
+        // Parameter values are what a user typed: data, never macros to expand.
+        let parameters = config
+            .as_object_mut()
+            .and_then(|config| config.shift_remove(domain::catalog::parameters::CONFIG_KEY));
+        let mut config =
+            expand_json(&config, &self.context, "config").map_err(self.macro_error())?;
+        if let (Some(parameters), Some(config)) = (parameters, config.as_object_mut()) {
+            config.insert(
+                domain::catalog::parameters::CONFIG_KEY.to_owned(),
+                parameters,
+            );
+        }
         let service_config = config
             .get(self.service.as_str())
             .cloned()

@@ -203,6 +203,7 @@ impl TaskView {
                 Err(never) => match never {},
             },
             this_node: Some(self.node),
+            parameters: parameter_values(&self.cluster.config_json),
         }
     }
 
@@ -270,15 +271,24 @@ fn parse_layout(json: Option<String>) -> Result<Option<Layout>, StepError> {
 
 /// The cluster as macros see it from no node in particular (see [`macro_nodes`]).
 pub(crate) fn cluster_macro_context(
-    owner_id: Option<&str>,
+    cluster: &crate::store::clusters::Cluster,
     layout: &Layout,
     host_of: impl Fn(u32) -> Option<String>,
 ) -> MacroContext {
     MacroContext {
-        owner: owner_id.unwrap_or_default().to_owned(),
+        owner: cluster.owner_id.clone().unwrap_or_default(),
         nodes: macro_nodes(layout, host_of),
         this_node: None,
+        parameters: parameter_values(&cluster.config_json),
     }
+}
+
+/// The template parameter values kept in a cluster's config (`%param.NAME%`). A config
+/// that does not parse holds none here; the step reading it reports that itself.
+fn parameter_values(config_json: &str) -> Arc<serde_json::Map<String, serde_json::Value>> {
+    let config: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(config_json).unwrap_or_default();
+    Arc::new(domain::catalog::parameters::values_in_config(&config))
 }
 
 /// Every node of `layout` with its address from `host_of` (none yet means no address,

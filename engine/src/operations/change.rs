@@ -211,6 +211,7 @@ pub async fn preview_change(
             restart,
             config: changes,
         } => {
+            let changes = super::parameters::checked_changes(cluster, &config, changes.as_ref())?;
             for (key, value) in changes.iter().flatten() {
                 config.insert(key.clone(), value.clone());
             }

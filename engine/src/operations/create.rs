@@ -25,7 +25,8 @@ pub struct CreateRequest {
     pub template: TemplateName,
     /// Size, services, provider and machine types as the solver takes them.
     pub solve: SolveRequest,
-    /// Merged over the template's default config, key by key.
+    /// Merged over the template's default config, key by key. Its `parameters` key
+    /// holds the template parameter values given, checked against the template.
     pub config: Map<String, Value>,
 }
 
@@ -91,6 +92,7 @@ pub async fn preview_create(
     for (key, value) in &request.config {
         config.insert(key.clone(), value.clone());
     }
+    super::parameters::settle_create(&template, &request.config, &mut config)?;
     let lease = template
         .lease()
         .map(|lease| lease.initial_duration())

@@ -7,7 +7,7 @@ use std::collections::{BTreeSet, HashMap};
 use domain::names::{ClusterName, ServiceName, TemplateName};
 use domain::plan::TaskDag;
 use domain::solver::{NodesToRemove, SolveRequest};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::{
     AuditRecord, Caller, ClusterChangeRequest, ClusterCreateRequest, ClusterDetail, ClusterView,
@@ -91,8 +91,30 @@ fn create_operation(
                 domain::names::ImageTypeName::parse(raw)
             })?,
         },
-        config: request.config.clone().unwrap_or_default(),
+        config: with_parameters(
+            request.config.clone().unwrap_or_default(),
+            request.parameters.as_ref(),
+        ),
     })
+}
+
+/// The request's config with the parameter values given beside it put under its
+/// `parameters` key (over any given there), where the create operation checks them.
+fn with_parameters(
+    mut config: Map<String, Value>,
+    parameters: Option<&Map<String, Value>>,
+) -> Map<String, Value> {
+    let Some(given) = parameters.filter(|given| !given.is_empty()) else {
+        return config;
+    };
+    let key = domain::catalog::parameters::CONFIG_KEY;
+    let mut values = match config.remove(key) {
+        Some(Value::Object(values)) => values,
+        _ => Map::new(),
+    };
+    values.extend(given.clone());
+    config.insert(key.to_owned(), Value::Object(values));
+    config
 }
 
 /// The engine's change for a user's request, each field checked.

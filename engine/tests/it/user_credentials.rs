@@ -173,6 +173,7 @@ impl World {
             hardwaretype: None,
             imagetype: None,
             config: None,
+            parameters: None,
         }
     }
 

@@ -127,6 +127,7 @@ fn create_request(spec: &file::ClusterSpec, config: &Map<String, Value>) -> Clus
         hardwaretype: spec.hardwaretype.as_ref().map(ToString::to_string),
         imagetype: spec.imagetype.as_ref().map(ToString::to_string),
         config: Some(config.clone()),
+        parameters: (!spec.parameters.is_empty()).then(|| spec.parameters.clone()),
     }
 }
 

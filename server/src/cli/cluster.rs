@@ -61,11 +61,25 @@ pub struct CreateArgs {
     /// Config as a JSON object, merged over the template's.
     #[arg(long)]
     pub config: Option<String>,
+    /// A template parameter's value, `NAME=VALUE` (repeatable); the server reads the
+    /// value as the parameter's type and checks it.
+    #[arg(long = "param", value_name = "NAME=VALUE", value_parser = parse_param)]
+    pub params: Vec<(String, String)>,
     #[arg(long)]
     pub dry_run: bool,
     /// Wait for the create job to finish, printing its progress.
     #[arg(long)]
     pub wait: bool,
+}
+
+/// `--param NAME=VALUE` as a name and its value (text, typed by the server).
+fn parse_param(raw: &str) -> Result<(String, String), String> {
+    match raw.split_once('=') {
+        Some((name, value)) if !name.trim().is_empty() => {
+            Ok((name.trim().to_owned(), value.to_owned()))
+        }
+        _ => Err(format!("{raw:?}: write NAME=VALUE")),
+    }
 }
 
 /// What `corral cluster plan|change` does to a cluster.
@@ -311,6 +325,13 @@ pub async fn run(args: ClusterArgs) -> anyhow::Result<ExitCode> {
                 hardwaretype: create.cluster.hardwaretype,
                 imagetype: create.cluster.imagetype,
                 config,
+                parameters: (!create.params.is_empty()).then(|| {
+                    create
+                        .params
+                        .into_iter()
+                        .map(|(name, value)| (name, Value::String(value)))
+                        .collect()
+                }),
             };
             if create.dry_run {
                 let plan: PlanView = client

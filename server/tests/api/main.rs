@@ -14,6 +14,7 @@ mod isolation;
 mod limits;
 mod metrics;
 mod pages;
+mod parameters;
 mod pool_hosts;
 #[path = "../support/prometheus.rs"]
 mod prometheus;

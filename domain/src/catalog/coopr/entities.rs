@@ -249,6 +249,20 @@ impl CooprEntity for ClusterTemplate {
                 extra: admin.extra(),
             }
         });
+        let parameters = match fields.take("parameters") {
+            None => crate::catalog::parameters::Parameters::new(),
+            Some(value) => crate::catalog::parameters::decode(value).unwrap_or_else(|errors| {
+                for error in errors {
+                    let path = fields.path_of("parameters");
+                    let path = match error.parameter.as_str() {
+                        "" => path,
+                        name => format!("{path}.{name}"),
+                    };
+                    ctx.fail(path, DecodeProblem::BadParameter(error.problem));
+                }
+                crate::catalog::parameters::Parameters::new()
+            }),
+        };
         let links = ctx.links(&mut fields, "links");
         let extends = fields
             .take("extends")
@@ -280,6 +294,7 @@ impl CooprEntity for ClusterTemplate {
             defaults,
             constraints,
             administration,
+            parameters,
             links,
             extends,
             includes,

@@ -33,6 +33,9 @@ pub enum DecodeProblem {
         "unknown action {0:?}; expected install, configure, initialize, start, stop or remove"
     )]
     UnknownAction(String),
+    /// A template parameter's declaration (the path names the parameter).
+    #[error("{0}")]
+    BadParameter(String),
     #[error("duplicate name {0:?}")]
     Duplicate(String),
     #[error("not in a folder named after an entity kind (providers, hardwaretypes, imagetypes, services, clustertemplates, partialtemplates)")]

@@ -13,6 +13,7 @@
 use std::collections::BTreeSet;
 
 use api_types::{ClusterChangeRequest, ClusterState, ClusterView};
+use domain::catalog::parameters;
 use serde_json::{Map, Value};
 
 use super::file::{ClusterSpec, EnvFile};
@@ -253,12 +254,16 @@ pub fn diff(
             .map(|name| name.as_str().to_owned())
             .filter(|name| !current.services.contains(name))
             .collect();
-        let config: Map<String, Value> = spec
+        let mut config: Map<String, Value> = spec
             .config
             .iter()
             .filter(|(key, value)| current.config.get(*key) != Some(*value))
             .map(|(key, value)| (key.clone(), value.clone()))
             .collect();
+        let parameters = changed_parameters(&spec.parameters, &current.config);
+        if !parameters.is_empty() {
+            config.insert(parameters::CONFIG_KEY.to_owned(), Value::Object(parameters));
+        }
         // Only an entry that lists services can stop listing one.
         let unlisted: Vec<String> = spec
             .services
@@ -326,6 +331,23 @@ pub fn diff(
 }
 
 /// The plan as people read it: one line per change.
+/// The file's parameter values that differ from the cluster's, compared as text: the
+/// file may write `3` or `"3"` for the integer the cluster holds, and only the server
+/// knows the parameter's type. An unchanged file therefore asks for no reconfigure.
+fn changed_parameters(
+    given: &Map<String, Value>,
+    config: &Map<String, Value>,
+) -> Map<String, Value> {
+    let current = parameters::values_in_config(config);
+    given
+        .iter()
+        .filter(|(name, value)| {
+            current.get(*name).map(parameters::value_text) != Some(parameters::value_text(value))
+        })
+        .map(|(name, value)| (name.clone(), value.clone()))
+        .collect()
+}
+
 pub fn describe(plan: &Plan, environment: &str) -> Vec<String> {
     let count = |wanted: fn(&Step) -> bool| plan.steps.iter().filter(|s| wanted(s)).count();
     let mut lines = vec![format!(
