@@ -122,6 +122,21 @@ pub struct TemplateChoice {
     pub imagetypes: Vec<String>,
     pub default_imagetype: Option<String>,
     pub default_provider: Option<String>,
+    /// The template's parameter declarations as its JSON holds them (null: none);
+    /// the form reads them with [`domain::catalog::parameters::decode`].
+    #[serde(default)]
+    pub parameters: serde_json::Value,
+}
+
+impl TemplateChoice {
+    /// The template's parameters (none if its declarations do not read, which the
+    /// catalog's checks do not let happen).
+    pub fn parameters(&self) -> domain::catalog::parameters::Parameters {
+        if self.parameters.is_null() {
+            return Default::default();
+        }
+        domain::catalog::parameters::decode(self.parameters.clone()).unwrap_or_default()
+    }
 }
 
 /// Everything the create form offers.
@@ -184,6 +199,10 @@ pub struct CreateForm {
     pub hardwaretype: Option<String>,
     #[serde(default)]
     pub imagetype: Option<String>,
+    /// Template parameter values as typed, by parameter name (the server reads each
+    /// as its parameter's type).
+    #[serde(default)]
+    pub parameters: std::collections::BTreeMap<String, String>,
 }
 
 /// The day-2 operations, as `(op, label)`.
@@ -244,7 +263,13 @@ pub(crate) mod convert {
             hardwaretype: picked(&form.hardwaretype),
             imagetype: picked(&form.imagetype),
             config: None,
-            parameters: None,
+            parameters: (!form.parameters.is_empty()).then(|| {
+                let text = |value: &String| serde_json::Value::String(value.clone());
+                form.parameters
+                    .iter()
+                    .map(|(name, value)| (name.clone(), text(value)))
+                    .collect()
+            }),
         })
     }
 

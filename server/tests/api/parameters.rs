@@ -339,3 +339,126 @@ async fn parameters_are_checked_reach_the_node_and_only_changeable_ones_change()
     );
     pool.shutdown().await;
 }
+
+/// The portal's New cluster form without JavaScript: the template's parameters are
+/// fields of their types, rendered on the server from the query, with an out-of-range
+/// value marked at its field; the form's create post carries the values to the same
+/// check and into the cluster's config.
+#[tokio::test]
+async fn the_create_form_shows_parameters_as_fields_with_their_errors() {
+    let app = spawn_app(Backend::Sqlite).await;
+    let admin = app.user("acme-admin", Role::TenantAdmin, "acme").await;
+    let out = tempfile::tempdir().unwrap();
+    let mut parameters = tuned_parameters();
+    parameters["version"] =
+        json!({"type": "string", "pattern": "[0-9]+", "description": "the release"});
+    let (status, body) = import(&app, &admin, &tuned_catalog(out.path(), parameters)).await;
+    assert_eq!(status, 200, "{body}");
+    let (browser, csrf) = app.browser("acme-admin").await;
+    let page = |query: &'static str| {
+        let browser = browser.clone();
+        let url = app.url(&format!(
+            "/clusters/new?template=tuned&name=t&size=1{query}"
+        ));
+        async move { browser.get(url).send().await.unwrap().text().await.unwrap() }
+    };
+
+    let html = page("").await;
+    let field = |name: &str| {
+        let start = html
+            .find(&format!("data-parameter=\"{name}\""))
+            .unwrap_or_else(|| panic!("no field for {name} in {html}"));
+        let rest = &html[start..];
+        rest[..rest.find("</div>").unwrap()].to_owned()
+    };
+    let shards = field("shards");
+    assert!(
+        shards.contains("<label for=\"param-shards\">Shards</label>")
+            && shards.contains("type=\"number\"")
+            && shards.contains("min=\"1\"")
+            && shards.contains("max=\"5\"")
+            && shards.contains("value=\"1\""),
+        "a number box with its bounds and default: {shards}"
+    );
+    let tier = field("tier");
+    assert!(
+        tier.contains("<select id=\"param-tier\" name=\"param.tier\"")
+            && tier.contains("<option value=\"large\""),
+        "a select of the choices: {tier}"
+    );
+    let tls = field("tls");
+    assert!(
+        tls.contains("type=\"checkbox\"") && !tls.contains("checked"),
+        "an unticked checkbox (default false): {tls}"
+    );
+    let version = field("version");
+    assert!(
+        version.contains("pattern=\"[0-9]+\"") && version.contains("the release"),
+        "a text box with its pattern and description: {version}"
+    );
+    assert!(!html.contains("field-error"), "no errors yet: {html}");
+
+    // Out of range and not matching: each marked at its field; the preview says why.
+    let html = page("&param.shards=9&param.tls=true&param.version=v2").await;
+    let error_at = |field: &str| {
+        html.split(&format!(
+            "data-field=\"parameters.{field}\" class=\"field-error\">"
+        ))
+        .nth(1)
+        .and_then(|rest| rest.split("</p>").next())
+        .unwrap_or_else(|| panic!("no error at {field}: {html}"))
+        .to_owned()
+    };
+    assert_eq!(error_at("shards"), "9 is above the maximum 5");
+    assert_eq!(
+        error_at("version"),
+        "\"v2\" does not match the pattern [0-9]+"
+    );
+    assert!(!html.contains("data-field=\"parameters.tier\""), "{html}");
+    assert!(html.contains("shards: 9 is above the maximum 5"), "{html}");
+    assert!(html.contains("data-testid=\"unsatisfiable\""), "{html}");
+    assert!(
+        html.contains("checked"),
+        "the ticked checkbox stays ticked: {html}"
+    );
+
+    // The form's create post: a bad value is refused naming the field, nothing stored;
+    // good ones are typed and kept.
+    let post = |shards: &'static str| {
+        browser
+            .post(app.url("/sfn/create-cluster"))
+            .header(reqwest::header::ACCEPT, "application/json")
+            .form(&[
+                ("csrf", csrf.as_str()),
+                ("form[name]", "t"),
+                ("form[template]", "tuned"),
+                ("form[size]", "1"),
+                ("form[parameters][shards]", shards),
+                ("form[parameters][tls]", "true"),
+            ])
+            .send()
+    };
+    let response = post("0").await.unwrap();
+    assert_eq!(response.status(), 422);
+    let body = response.text().await.unwrap();
+    assert!(
+        body.contains("parameters.shards") && body.contains("0 is below the minimum 1"),
+        "{body}"
+    );
+    assert_eq!(live_clusters(&app, &admin).await, 0);
+    let response = post("2").await.unwrap();
+    assert!(
+        response.status().is_success(),
+        "{}",
+        response.text().await.unwrap()
+    );
+    let (_, list) = json_of(
+        app.call(&admin, Method::GET, "/api/v1/clusters", None)
+            .await,
+    )
+    .await;
+    assert_eq!(
+        list["items"][0]["config"]["parameters"],
+        json!({"shards": 2, "tier": "small", "tls": true})
+    );
+}

@@ -3,13 +3,20 @@
 //! preview is rendered on the server for a plain form post (no JavaScript) and
 //! recomputed in place as inputs change (with JavaScript), and a preview can be
 //! bookmarked or shared.
+//!
+//! A template's parameters are fields of their type (a select for a choice, a number
+//! box with its bounds, a checkbox, a text box with its pattern), named `param.NAME`
+//! in the query. Each value is checked where it is shown, with the check the server
+//! makes ([`Parameter::check_value`]), so a bad one is marked at its field with or
+//! without JavaScript; the server checks them all again on create.
 
+use domain::catalog::parameters::{value_text, Parameter, ParameterType};
 use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::components::Form;
 use leptos_router::hooks::use_query_map;
 
-use crate::components::errors::{action_error, FormError, PageError};
+use crate::components::errors::{action_error, FormError, FormErrors, PageError};
 use crate::components::form::{resubmit_form, Field};
 use crate::components::plan::PlanView;
 use crate::components::session::CsrfField;
@@ -33,7 +40,15 @@ struct Request {
     provider: String,
     hardwaretype: String,
     imagetype: String,
+    /// Template parameter values as the query holds them (`param.NAME`).
+    params: Vec<(String, String)>,
+    /// Whether the form was sent (its size field always is): an unticked checkbox
+    /// then means false rather than the parameter's default.
+    submitted: bool,
 }
+
+/// The query key prefix of template parameter fields.
+const PARAM_PREFIX: &str = "param.";
 
 /// What the form shows and the preview uses: the request with the template's
 /// defaults filled in.
@@ -46,6 +61,9 @@ struct Inputs {
     provider: String,
     hardwaretype: String,
     imagetype: String,
+    /// The chosen template's parameters in declaration order, each with its value
+    /// as text (given, else the default).
+    parameters: Vec<(String, String)>,
 }
 
 impl Inputs {
@@ -60,6 +78,12 @@ impl Inputs {
             provider: chosen(&self.provider),
             hardwaretype: chosen(&self.hardwaretype),
             imagetype: chosen(&self.imagetype),
+            parameters: self
+                .parameters
+                .iter()
+                .filter(|(_, value)| !value.is_empty())
+                .cloned()
+                .collect(),
         }
     }
 
@@ -87,6 +111,10 @@ impl Request {
         };
         Inputs {
             name: self.name.clone(),
+            parameters: template
+                .as_ref()
+                .map(|template| self.parameters_for(template))
+                .unwrap_or_default(),
             provider: self.provider.clone(),
             hardwaretype: self.hardwaretype.clone(),
             imagetype: self.imagetype.clone(),
@@ -97,6 +125,34 @@ impl Request {
             template,
             size,
         }
+    }
+
+    /// Each of `template`'s parameters with its value: as given, else (for a form
+    /// that was sent) false for an unticked checkbox, else the default.
+    fn parameters_for(&self, template: &TemplateChoice) -> Vec<(String, String)> {
+        template
+            .parameters()
+            .into_iter()
+            .map(|(name, parameter)| {
+                let given = self
+                    .params
+                    .iter()
+                    .find(|(given, _)| *given == name)
+                    .map(|(_, value)| value.clone());
+                let value = match given {
+                    Some(value) => value,
+                    None if self.submitted && parameter.kind == ParameterType::Boolean => {
+                        "false".to_owned()
+                    }
+                    None => parameter
+                        .default
+                        .as_ref()
+                        .map(value_text)
+                        .unwrap_or_default(),
+                };
+                (name, value)
+            })
+            .collect()
     }
 
     /// The services to use with `template`: those asked for that it offers, or its
@@ -129,6 +185,13 @@ pub fn NewClusterPage() -> impl IntoView {
             provider: query.get("provider").unwrap_or_default(),
             hardwaretype: query.get("hardwaretype").unwrap_or_default(),
             imagetype: query.get("imagetype").unwrap_or_default(),
+            params: query
+                .latest_values()
+                .filter_map(|(key, value)| {
+                    Some((key.strip_prefix(PARAM_PREFIX)?.to_owned(), value.to_owned()))
+                })
+                .collect(),
+            submitted: query.get("size").is_some(),
         })
     });
     // Both resources are made here, before anything suspends: resources made
@@ -232,7 +295,9 @@ fn AskCard(
         <section class="card" aria-labelledby="ask">
             <h2 id="ask">"What you ask for"</h2>
             // With JavaScript the preview follows every change; without, "Preview" posts.
-            <Form method="GET" action="" on:change=resubmit_form attr:class="stack">
+            // No browser validation: a value out of bounds is sent, so the page says
+            // what is wrong at its field, the same with and without JavaScript.
+            <Form method="GET" action="" on:change=resubmit_form attr:class="stack" attr:novalidate=true>
                 <Field label="Name" id="name" error=create_error field="name">
                     <input id="name" name="name" placeholder="e.g. shop-staging"
                         value=move || inputs.with(|inputs| inputs.name.clone())
@@ -282,6 +347,10 @@ fn AskCard(
                         })
                     }}
                 </fieldset>
+                {move || chosen.get().map(|template| {
+                    let values = inputs.with(|inputs| inputs.parameters.clone());
+                    view! { <ParameterFields template values error=create_error/> }
+                })}
                 <details class="field" open=move || inputs.with(|inputs| !(inputs.provider.is_empty() && inputs.hardwaretype.is_empty() && inputs.imagetype.is_empty()))>
                     <summary>"Provider, hardware and image"</summary>
                     <Choice label="Provider" name="provider" options=Signal::derive(move || providers.clone())
@@ -337,6 +406,15 @@ fn GetCard(
         value.map(|value| view! { <input type="hidden" name=name value=value/> })
     })
     .collect_view();
+    let parameters = form
+        .parameters
+        .iter()
+        .map(|(name, value)| {
+            view! {
+                <input type="hidden" name=format!("form[parameters][{name}]") value=value.clone()/>
+            }
+        })
+        .collect_view();
     view! {
         <section class="card" aria-labelledby="get">
             <h2 id="get">"What you will get"</h2>
@@ -351,6 +429,7 @@ fn GetCard(
                 <input type="hidden" name="form[size]" value=form.size.clone()/>
                 {services}
                 {optional}
+                {parameters}
                 <FormError error=create_error/>
                 <button class="button" type="submit" data-testid="create-cluster"
                     disabled=move || !buildable || create.pending().get()>
@@ -400,7 +479,14 @@ fn Unsatisfiable(error: UiError) -> impl IntoView {
         UiError::Invalid { problems, .. } if !problems.is_empty() => {
             let reasons = problems
                 .iter()
-                .map(|problem| view! { <li>{problem.message.clone()}</li> })
+                .map(|problem| {
+                    // A parameter's problem says which parameter.
+                    let message = match problem.field.strip_prefix("parameters.") {
+                        Some(name) => format!("{name}: {}", problem.message),
+                        None => problem.message.clone(),
+                    };
+                    view! { <li>{message}</li> }
+                })
                 .collect_view();
             view! {
                 <p><strong>"This cannot be built:"</strong></p>
@@ -440,6 +526,122 @@ fn Choice(
                     view! { <option value=option.clone() selected=selected>{option.clone()}</option> }
                 }).collect_view()}
             </select>
+        </div>
+    }
+}
+
+/// The chosen template's parameters as fields of their types, each with what is wrong
+/// with its value: found here for the value shown, or by the server on create.
+#[component]
+fn ParameterFields(
+    template: TemplateChoice,
+    values: Vec<(String, String)>,
+    error: FormErrors,
+) -> impl IntoView {
+    let parameters = template.parameters();
+    if parameters.is_empty() {
+        return ().into_any();
+    }
+    let fields = parameters
+        .into_iter()
+        .map(|(name, parameter)| {
+            let value = values
+                .iter()
+                .find(|(given, _)| *given == name)
+                .map(|(_, value)| value.clone())
+                .unwrap_or_default();
+            parameter_field(name, parameter, value, error)
+        })
+        .collect_view();
+    view! {
+        <fieldset class="field parameters" data-testid="parameters">
+            <legend>"Parameters"</legend>
+            {fields}
+        </fieldset>
+    }
+    .into_any()
+}
+
+/// One parameter's field: label, control, description and problems.
+fn parameter_field(
+    name: String,
+    parameter: Parameter,
+    value: String,
+    error: FormErrors,
+) -> impl IntoView {
+    let id = format!("param-{name}");
+    let input_name = format!("{PARAM_PREFIX}{name}");
+    let field = format!("parameters.{name}");
+    let label = parameter.label_or(&name).to_owned();
+    let problem = if value.trim().is_empty() {
+        None
+    } else {
+        parameter
+            .check_value(&serde_json::Value::String(value.clone()))
+            .err()
+    };
+    let invalid = problem.is_some().then_some("true");
+    let bound = |bound: &Option<serde_json::Number>| bound.as_ref().map(ToString::to_string);
+    let required = parameter.required;
+    let control = match parameter.kind {
+        ParameterType::Choice => {
+            let options = parameter
+                .choices
+                .iter()
+                .map(|choice| {
+                    let selected = *choice == value;
+                    view! { <option value=choice.clone() selected=selected>{choice.clone()}</option> }
+                })
+                .collect_view();
+            let blank = (value.is_empty() || !required)
+                .then(|| view! { <option value="" selected=value.is_empty()>"(none)"</option> });
+            view! {
+                <select id=id.clone() name=input_name aria-invalid=invalid>{blank}{options}</select>
+            }
+            .into_any()
+        }
+        ParameterType::Boolean => view! {
+            <input type="checkbox" id=id.clone() name=input_name value="true"
+                checked=value == "true" aria-invalid=invalid/>
+        }
+        .into_any(),
+        ParameterType::Integer | ParameterType::Number => {
+            let step = if parameter.kind == ParameterType::Integer {
+                "1"
+            } else {
+                "any"
+            };
+            view! {
+                <input type="number" id=id.clone() name=input_name value=value step=step
+                    min=bound(&parameter.minimum) max=bound(&parameter.maximum)
+                    required=required aria-invalid=invalid/>
+            }
+            .into_any()
+        }
+        ParameterType::String => view! {
+            <input id=id.clone() name=input_name value=value pattern=parameter.pattern.clone()
+                required=required aria-invalid=invalid/>
+        }
+        .into_any(),
+    };
+    let shown = field.clone();
+    view! {
+        <div class="field" data-parameter=name>
+            <label for=id>{label}</label>
+            {control}
+            {parameter.description.map(|description| view! { <p class="hint">{description}</p> })}
+            {problem.map(|problem| view! {
+                <p class="field-error" data-field=field.clone()>{problem}</p>
+            })}
+            {move || {
+                error
+                    .get()
+                    .map(|error| error.problems_for(&shown))
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|message| view! { <p class="field-error" data-field=shown.clone()>{message}</p> })
+                    .collect_view()
+            }}
         </div>
     }
 }

@@ -99,5 +99,6 @@ fn template_choice(name: &str, body: &serde_json::Value) -> super::TemplateChoic
         imagetypes: strings(body.pointer("/compatibility/imagetypes")),
         default_imagetype: text(body.pointer("/defaults/imagetype")),
         default_provider: text(body.pointer("/defaults/provider")),
+        parameters: body.get("parameters").cloned().unwrap_or(Value::Null),
     }
 }
