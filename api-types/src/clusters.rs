@@ -36,6 +36,137 @@ pub struct ClusterView {
     pub lease_latest_end_ms: Option<i64>,
     pub created_at_ms: i64,
     pub updated_at_ms: i64,
+    /// The catalog entities the cluster uses whose definitions moved on since it was
+    /// built (or last upgraded): empty when it runs the current ones. An `upgrade`
+    /// change moves it to them.
+    #[serde(default)]
+    pub catalog_behind: Vec<CatalogChange>,
+    /// The template's current revision, when the cluster is behind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template_current_version: Option<i64>,
+}
+
+impl ClusterView {
+    /// Says how the cluster is behind the catalog, e.g. "built from web-stack r3; r5 is
+    /// current: app, lb changed"; `None` when it runs the current definitions.
+    pub fn catalog_behind_summary(&self) -> Option<String> {
+        if self.catalog_behind.is_empty() {
+            return None;
+        }
+        let mut changed = Vec::new();
+        let mut removed = Vec::new();
+        for entity in &self.catalog_behind {
+            match entity.change {
+                DefinitionChange::Changed => changed.push(entity.name.as_str()),
+                DefinitionChange::Removed => removed.push(entity.name.as_str()),
+            }
+        }
+        let mut what = Vec::new();
+        if !changed.is_empty() {
+            what.push(format!("{} changed", changed.join(", ")));
+        }
+        if !removed.is_empty() {
+            what.push(format!("{} removed", removed.join(", ")));
+        }
+        let current = match self.template_current_version {
+            Some(version) if version != self.template_version => format!("r{version} is current"),
+            _ => "the catalog moved on".to_owned(),
+        };
+        Some(format!(
+            "built from {} r{}; {current}: {}",
+            self.template,
+            self.template_version,
+            what.join("; ")
+        ))
+    }
+}
+
+/// One catalog entity whose definition differs from a cluster's snapshot.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct CatalogChange {
+    /// The entity's kind as a catalog bundle names it: `services`, `clustertemplates`…
+    pub kind: String,
+    pub name: String,
+    pub change: DefinitionChange,
+}
+
+/// How an entity's current definition differs from a cluster's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum DefinitionChange {
+    Changed,
+    /// The catalog no longer has it.
+    Removed,
+}
+
+impl DefinitionChange {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DefinitionChange::Changed => "changed",
+            DefinitionChange::Removed => "removed",
+        }
+    }
+}
+
+/// What an upgrade (or its rollback) changes and runs, beside its plan.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct UpgradePlanView {
+    /// Each entity whose definition changes, before (the cluster's) and after.
+    pub changes: Vec<DefinitionDiff>,
+    /// What each changed service runs on its nodes.
+    pub services: Vec<ServiceUpgradeView>,
+    /// Services configured again at the end: they depend on a restarted service.
+    pub reconfigure: Vec<String>,
+    /// The node numbers of each batch, in order: a batch starts when the one before
+    /// has finished, its services healthy again.
+    pub batches: Vec<Vec<u32>>,
+}
+
+/// One entity's definitions before and after an upgrade (Coopr JSON).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct DefinitionDiff {
+    pub kind: String,
+    pub name: String,
+    pub change: DefinitionChange,
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    pub before: Value,
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    pub after: Option<Value>,
+}
+
+/// What an upgrade runs for one service.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ServiceUpgradeView {
+    pub service: String,
+    pub runs: UpgradeRun,
+}
+
+/// The steps an upgrade runs for a changed service on each of its nodes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum UpgradeRun {
+    /// Stop (old definition), start: its start or stop changed.
+    Restart,
+    /// Stop, configure, start: its configure changed.
+    Reconfigure,
+    /// Stop, install, configure, start: its install changed.
+    Reinstall,
+}
+
+impl UpgradeRun {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UpgradeRun::Restart => "restart",
+            UpgradeRun::Reconfigure => "reconfigure",
+            UpgradeRun::Reinstall => "reinstall",
+        }
+    }
 }
 
 /// A node as users see it: where it is and what runs there (never its keys).
@@ -118,6 +249,9 @@ pub struct PlanView {
     /// absent when it makes none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credentials: Option<String>,
+    /// For an upgrade and its rollback: what changes, what runs, in which batches.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upgrade: Option<UpgradePlanView>,
 }
 
 /// One step of a plan and how many tasks it has (`install` of `web` on 40 nodes: 40).
@@ -222,6 +356,14 @@ pub enum ClusterChangeRequest {
     },
     #[cfg_attr(feature = "openapi", schema(title = "RollbackChange"))]
     Rollback { job_id: String },
+    /// Move the cluster to the catalog's current definitions of its template and the
+    /// entities it uses; at most `max_unavailable` nodes of a service (default 1) are
+    /// upgraded at once.
+    #[cfg_attr(feature = "openapi", schema(title = "UpgradeChange"))]
+    Upgrade {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        max_unavailable: Option<u32>,
+    },
 }
 
 /// The OpenAPI schema of a config in a request: keys and JSON values, merged over the

@@ -177,6 +177,13 @@ class App:
     def __init__(self, kv_hosts, kv_port, title):
         self.kv = ["%s:%d" % (host, kv_port) for host in kv_hosts if host]
         self.title = title
+        # What `install --release` wrote into the service's directory (the working
+        # directory): which release of the app this node serves.
+        try:
+            with open("release") as text:
+                self.release = text.read().strip() or "1"
+        except OSError:
+            self.release = "1"
 
     def handle(self, req):
         path = req.path.split("?")[0]
@@ -184,7 +191,7 @@ class App:
             problem = self.kv_problem()
             return req.reply(503 if problem else 200, {
                 "service": self.title, "node": NODE, "ok": not problem, "kv": self.kv,
-                "problem": problem})
+                "release": self.release, "problem": problem})
         if path != "/":
             return req.reply(404, {"error": "no page %s" % path})
         visits = "no counter (this tier has no kv)"
@@ -195,9 +202,10 @@ class App:
             except (OSError, ValueError) as error:
                 return req.reply(503, "kv unreachable: %s\n" % error, "text/plain")
         page = ("<!doctype html><title>%s</title><h1>%s on cluster %s</h1>"
-                "<p>served by node %s (%s); visits: %s</p>\n"
-                % (self.title, self.title, CLUSTER, NODE, HOST, visits))
-        return req.reply(200, page, "text/html", [("X-Corral-Node", NODE)])
+                "<p>release %s, served by node %s (%s); visits: %s</p>\n"
+                % (self.title, self.title, CLUSTER, self.release, NODE, HOST, visits))
+        return req.reply(200, page, "text/html",
+                         [("X-Corral-Node", NODE), ("X-Corral-Release", self.release)])
 
     def kv_problem(self):
         for address in self.kv[:1]:

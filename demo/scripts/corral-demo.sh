@@ -2,6 +2,8 @@
 # Runs one of the demo catalog's services on a local node: corral-demo.sh ACTION KIND [ARGS]
 #   ACTION  install | configure | start | probe | stop | remove
 #   KIND    kv | app | lb | role (python3 servers in corral-demo.py) | redis | memcached
+#   ARGS    --port N (start, probe), --backends A,B (configure lb), --release R (install:
+#           the release an app serves)
 # Corral runs it in the service's own directory ($HOME/corral/services/NAME), so the pid
 # file and log of each service live apart. start returns only once the service answers
 # its health check, and fails with the service's log otherwise.
@@ -17,11 +19,13 @@ export MALLOC_ARENA_MAX=2
 
 port=""
 backends=""
+release=""
 prev=""
 for arg in "$@"; do
   case "$prev" in
     --port) port=$arg ;;
     --backends) backends=$arg ;;
+    --release) release=$arg ;;
   esac
   prev=$arg
 done
@@ -67,7 +71,9 @@ case "$action" in
       memcached) need memcached "run scripts/bootstrap.sh (it installs memcached)" ;;
     esac
     mkdir -p data
-    echo "$kind installed on $host"
+    # The release the app serves from its next start (an upgrade's reinstall changes it).
+    [ -z "$release" ] || printf '%s\n' "$release" > release
+    echo "$kind installed on $host${release:+ (release $release)}"
     ;;
   configure)
     if [ "$kind" = lb ]; then
@@ -149,7 +155,7 @@ case "$action" in
     ;;
   remove)
     stop
-    rm -rf data backends service.log
+    rm -rf data backends release service.log
     echo "$kind removed from $host"
     ;;
   *)

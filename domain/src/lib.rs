@@ -11,3 +11,4 @@ pub mod macros;
 pub mod names;
 pub mod plan;
 pub mod solver;
+pub mod upgrade;

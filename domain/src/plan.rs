@@ -14,6 +14,7 @@ mod build;
 mod graph;
 #[cfg(test)]
 mod proptests;
+mod rolling;
 mod schedule;
 #[cfg(test)]
 mod tests;
@@ -214,6 +215,43 @@ impl TaskDag {
         self.tasks.is_empty()
     }
 
+    /// Appends `next` to run after this plan: its tasks that wait for nothing wait for
+    /// every task of this plan nothing waits for (so for all of it), and its stages
+    /// follow this plan's.
+    pub fn append(&mut self, next: TaskDag) {
+        let offset = u32::try_from(self.tasks.len()).unwrap_or(u32::MAX);
+        let mut waited_for = vec![false; self.tasks.len()];
+        for task in &self.tasks {
+            for after in &task.after {
+                waited_for[after.index()] = true;
+            }
+        }
+        let ends: Vec<TaskId> = self
+            .tasks
+            .iter()
+            .filter(|task| !waited_for[task.id.index()])
+            .map(|task| task.id)
+            .collect();
+        let stage_offset = self
+            .tasks
+            .iter()
+            .map(|task| task.stage + 1)
+            .max()
+            .unwrap_or(0);
+        for mut task in next.tasks {
+            task.id = TaskId(task.id.0 + offset);
+            if task.after.is_empty() {
+                task.after.clone_from(&ends);
+            } else {
+                for after in &mut task.after {
+                    after.0 += offset;
+                }
+            }
+            task.stage += stage_offset;
+            self.tasks.push(task);
+        }
+    }
+
     /// Total number of `after` entries.
     pub fn edge_count(&self) -> usize {
         self.tasks.iter().map(|task| task.after.len()).sum()
@@ -294,6 +332,20 @@ pub enum Operation {
         failed: TaskDag,
         completed: BTreeSet<TaskId>,
     },
+    /// Run changed services' steps on their nodes of `new` in batches, then configure
+    /// their dependants (see [`crate::upgrade`]).
+    Upgrade(Upgrade),
+}
+
+/// An upgrade's steps and how they roll across the cluster.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Upgrade {
+    pub steps: crate::upgrade::UpgradeSteps,
+    /// Only these nodes (a rollback redoes the nodes a failed upgrade touched);
+    /// `None` for every node. Dependants are configured on every node regardless.
+    pub nodes: Option<BTreeSet<u32>>,
+    /// Most nodes of one service upgraded at once (at least 1).
+    pub max_unavailable: u32,
 }
 
 impl Operation {
@@ -311,8 +363,17 @@ impl Operation {
             Operation::Stop { .. } => "stop",
             Operation::Restart { .. } => "restart",
             Operation::Rollback { .. } => "rollback",
+            Operation::Upgrade(_) => "upgrade",
         }
     }
+}
+
+/// The node numbers of each batch an upgrade of `layout` runs, in order.
+pub fn upgrade_batches(layout: &Layout, upgrade: &Upgrade) -> Vec<Vec<u32>> {
+    rolling::batches(layout, upgrade)
+        .into_iter()
+        .map(|batch| batch.into_iter().map(|node| node.number).collect())
+        .collect()
 }
 
 /// Why no plan can be made.
@@ -359,6 +420,9 @@ pub fn plan(
 ) -> Result<TaskDag, PlanError> {
     let cluster = work::cluster_services(old, new, operation);
     let deps = graph::ResolvedDeps::new(services, &cluster).map_err(PlanError::UnknownService)?;
+    if let Operation::Upgrade(upgrade) = operation {
+        return rolling::plan(new, upgrade, &deps);
+    }
     let work = work::for_operation(old, new, operation, &deps, services)?;
     build::build(&work, &deps)
 }

@@ -9,6 +9,7 @@
 
 mod automator;
 mod bootstrap;
+mod health_gate;
 mod node_spec;
 mod service_step;
 pub(crate) mod view;

@@ -148,7 +148,7 @@ pub async fn run_due(executor: &Executor, scope: &WorkerScope) -> Result<usize, 
     Ok(count)
 }
 
-type Found = (ServiceHealth, Option<String>);
+pub(crate) type Found = (ServiceHealth, Option<String>);
 
 /// Runs one check; returns what it found and when to check again.
 async fn check(executor: &Executor, key: &CheckKey) -> (Found, Duration) {
@@ -162,10 +162,30 @@ async fn check(executor: &Executor, key: &CheckKey) -> (Found, Duration) {
 }
 
 /// A check ready to run: the node to reach and the command.
-struct Prepared {
+pub(crate) struct Prepared {
     check: HealthCheck,
     record: NodeRecord,
     command: String,
+}
+
+impl Prepared {
+    /// `check` of `service` on the node `record`, macros expanded through `context`,
+    /// run with `env` in the service's directory.
+    pub(crate) fn new(
+        check: HealthCheck,
+        record: NodeRecord,
+        env: &[(&str, &str)],
+        service: &str,
+        context: &MacroContext,
+    ) -> Result<Self, String> {
+        let body = probe_command(&check, context)?;
+        let command = check_command(env, service, &body);
+        Ok(Self {
+            check,
+            record,
+            command,
+        })
+    }
 }
 
 async fn prepare(store: &Store, key: &CheckKey) -> Result<Prepared, String> {
@@ -201,19 +221,13 @@ async fn prepare(store: &Store, key: &CheckKey) -> Result<Prepared, String> {
             .and_then(|node| node.hostname.clone())
     });
     context.this_node = u32::try_from(key.node_number).ok();
-    let body = probe_command(&check, &context)?;
     let env = [
         ("CORRAL_CLUSTER_ID", cluster.id.as_str()),
         ("CORRAL_CLUSTER_NAME", cluster.name.as_str()),
         ("CORRAL_SERVICE", key.service.as_str()),
         ("CORRAL_HOST", row.hostname.as_deref().unwrap_or_default()),
     ];
-    let command = check_command(&env, &key.service, &body);
-    Ok(Prepared {
-        check,
-        record,
-        command,
-    })
+    Prepared::new(check, record, &env, &key.service, &context)
 }
 
 /// The step that runs a probe: the check's environment, then the probe in the
@@ -251,7 +265,7 @@ fn probe_command(check: &HealthCheck, context: &MacroContext) -> Result<String, 
 
 /// Runs the probe over the node's SSH session: exit 0 is up; anything else, or no
 /// session at all, is down with what the probe printed.
-async fn run_on_node(executor: &Executor, prepared: &Prepared) -> Found {
+pub(crate) async fn run_on_node(executor: &Executor, prepared: &Prepared) -> Found {
     let target = match executor.ssh_target(&prepared.record).await {
         Ok(target) => target,
         Err(error) => {

@@ -11,6 +11,7 @@ mod create;
 mod node_limits;
 mod parameters;
 mod quota;
+mod upgrade;
 
 use domain::layout::Layout;
 use domain::plan::{PlanError, TaskDag};
@@ -23,6 +24,7 @@ use crate::store::{Store, StoreError};
 pub use change::{preview_change, submit_change, ClusterChange};
 pub use create::{create_cluster, preview_create, CreateRequest};
 pub use quota::{check_quota, SizeLimits, DEFAULT_MAX_CLUSTER_NODES, DEFAULT_TENANT_MAX_NODES};
+pub use upgrade::{catalog_behind, UpgradePreview};
 
 pub use api_types::ClusterState;
 

@@ -40,9 +40,9 @@ pub use events::{
 };
 pub(crate) use read::unfinished_jobs_in;
 pub use read::{
-    cluster_jobs, completed_tasks, job, job_layouts, job_plan, job_requested_by, job_step_counts,
-    job_tasks, job_tasks_filtered, newest_job, newest_job_id, task_attempts, task_job_id,
-    tenant_activity, JobLayouts, StepStateCount, TaskFilter,
+    cluster_jobs, completed_tasks, job, job_catalogs, job_layouts, job_plan, job_requested_by,
+    job_step_counts, job_tasks, job_tasks_filtered, newest_job, newest_job_id, task_attempts,
+    task_job_id, tenant_activity, JobCatalogs, JobLayouts, StepStateCount, TaskFilter,
 };
 pub use submit::{submit_in, submit_job};
 pub use wake::{announce, forward_notifications, JobWaiter, JobWakes, CHANNEL};

@@ -24,6 +24,7 @@ mod providers;
 mod resources;
 mod tenants;
 mod tokens;
+mod upgrades;
 mod users;
 mod views;
 

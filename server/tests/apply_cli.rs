@@ -562,3 +562,241 @@ fn invalid_files_are_refused_with_their_line() {
         }
     }
 }
+
+/// The job id `corral cluster change` printed ("...; job ID").
+fn submitted_job(output: &str) -> String {
+    output
+        .trim()
+        .rsplit("job ")
+        .next()
+        .unwrap()
+        .trim()
+        .to_owned()
+}
+
+/// Fetches `url` every 100 ms until `stop` turns true; returns how many fetches failed
+/// (with the first few failures) and the releases that answered.
+async fn fetch_every_100ms(
+    url: String,
+    stop: tokio::sync::watch::Receiver<bool>,
+) -> (usize, Vec<String>, BTreeSet<String>) {
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(5))
+        .build()
+        .unwrap();
+    let mut failed = 0;
+    let mut failures = Vec::new();
+    let mut releases = BTreeSet::new();
+    while !*stop.borrow() {
+        match client.get(&url).send().await {
+            Ok(response) if response.status() == 200 => {
+                releases.insert(release_of(&response.text().await.unwrap_or_default()));
+            }
+            Ok(response) => {
+                failed += 1;
+                failures.push(format!(
+                    "{}: {}",
+                    response.status(),
+                    response.text().await.unwrap_or_default()
+                ));
+            }
+            Err(error) => {
+                failed += 1;
+                failures.push(error.to_string());
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    failures.truncate(5);
+    (failed, failures, releases)
+}
+
+/// The release a demo app's page says it serves ("release 2, served by node ...").
+fn release_of(page: &str) -> String {
+    page.split("release ")
+        .nth(1)
+        .and_then(|rest| rest.split(',').next())
+        .unwrap_or("none")
+        .to_owned()
+}
+
+/// The releases the web site's app nodes serve, over enough fetches to meet each.
+async fn releases_served(url: &str) -> BTreeSet<(String, String)> {
+    let client = reqwest::Client::new();
+    let mut seen = BTreeSet::new();
+    for _ in 0..8 {
+        let response = client.get(url).send().await.unwrap();
+        assert_eq!(response.status(), 200);
+        let backend = response.headers()["x-corral-backend"]
+            .to_str()
+            .unwrap()
+            .to_owned();
+        seen.insert((backend, release_of(&response.text().await.unwrap())));
+    }
+    seen
+}
+
+/// Issue 40's first acceptance: the admin changes `app`'s install; the cluster says it
+/// is behind, the upgrade's plan touches only what changed, the upgrade runs under a
+/// client fetching the site every 100 ms without one failure, every app node then
+/// serves the new release, and rolling the job back brings the old one back.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_upgrade_rolls_a_changed_service_out_without_downtime_and_back() {
+    let data = tempfile::tempdir().unwrap();
+    let config = tempfile::tempdir().unwrap();
+    let server = start(data.path());
+    let cfg = config.path();
+    login_as_admin(cfg, &server);
+    ok(&corral(
+        cfg,
+        &[
+            "cluster",
+            "create",
+            "shop",
+            "--template",
+            "web-stack",
+            "--size",
+            "4",
+            "--wait",
+        ],
+        "",
+    ));
+    let shop = show(cfg, "shop");
+    assert_eq!(shop["catalog_behind"], serde_json::json!([]));
+    let site = shop["links"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|link| link["label"] == "web site")
+        .unwrap()["url"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let app_nodes: BTreeSet<u64> = shop["layout"]["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|node| node["services"].as_array().unwrap().contains(&"app".into()))
+        .map(|node| node["number"].as_u64().unwrap())
+        .collect();
+    assert_eq!(app_nodes.len(), 2, "{shop}");
+    let before = releases_served(&site).await;
+    assert_eq!(
+        before
+            .iter()
+            .map(|(_, release)| release.as_str())
+            .collect::<BTreeSet<_>>(),
+        BTreeSet::from(["1"])
+    );
+
+    // The admin's fix: app's install now lays down release 2.
+    let bundle = data.path().join("catalog.json");
+    ok(&corral(
+        cfg,
+        &["catalog", "export", "--out", bundle.to_str().unwrap()],
+        "",
+    ));
+    let exported = std::fs::read_to_string(&bundle).unwrap();
+    assert!(exported.contains("install app --release 1"));
+    std::fs::write(
+        &bundle,
+        exported.replace("install app --release 1", "install app --release 2"),
+    )
+    .unwrap();
+    ok(&corral(
+        cfg,
+        &["catalog", "import", bundle.to_str().unwrap()],
+        "",
+    ));
+
+    let shop = show(cfg, "shop");
+    assert_eq!(
+        shop["catalog_behind"],
+        serde_json::json!([{"kind": "services", "name": "app", "change": "changed"}])
+    );
+    let shown = ok(&corral(cfg, &["cluster", "show", "shop"], ""));
+    assert!(
+        shown.contains("built from web-stack r1") && shown.contains("app changed"),
+        "{shown}"
+    );
+    let (browser, _) = served::sign_in(&server.url, "admin", &server.password).await;
+    let page = browser
+        .get(format!(
+            "{}/clusters/{}",
+            server.url,
+            shop["id"].as_str().unwrap()
+        ))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        page.contains("data-testid=\"catalog-behind\"") && page.contains("app changed"),
+        "the cluster page says it is behind"
+    );
+
+    let plan = ok(&corral(cfg, &["cluster", "plan", "shop", "upgrade"], ""));
+    assert!(
+        plan.contains("services app changed (provisioner)"),
+        "{plan}"
+    );
+    assert!(plan.contains("upgrade: app reinstall"), "{plan}");
+    let steps: Vec<&str> = plan
+        .lines()
+        .filter_map(|line| line.strip_prefix("  "))
+        .collect();
+    for step in &steps {
+        let (node, rest) = step.split_once('-').unwrap();
+        let node: u64 = node.parse().unwrap();
+        assert!(
+            (app_nodes.contains(&node) && rest.ends_with("-app")) || rest == "configure-lb",
+            "only app nodes' app steps and the balancer's configure: {plan}"
+        );
+    }
+    // stop, install, start on each app node (the demo app has no configure), then
+    // the balancer.
+    assert_eq!(steps.len(), 3 * 2 + 1, "{plan}");
+
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let fetching = tokio::spawn(fetch_every_100ms(site.clone(), stopped));
+    let changed = ok(&corral(cfg, &["cluster", "change", "shop", "upgrade"], ""));
+    let job = submitted_job(&changed);
+    let watched = ok(&corral(cfg, &["job", "watch", &job], ""));
+    assert!(watched.contains("succeeded"), "{watched}");
+    stop.send(true).unwrap();
+    let (failed, failures, releases) = fetching.await.unwrap();
+    assert_eq!(failed, 0, "fetches failed during the upgrade: {failures:?}");
+    assert!(
+        releases.contains("1") && releases.contains("2"),
+        "{releases:?}"
+    );
+    let after = releases_served(&site).await;
+    assert_eq!(after.len(), 2, "both app nodes answer: {after:?}");
+    assert!(after.iter().all(|(_, release)| release == "2"), "{after:?}");
+    assert_eq!(show(cfg, "shop")["catalog_behind"], serde_json::json!([]));
+
+    // Back to release 1: the upgrade's rollback runs the definitions it replaced.
+    let rollback_plan = ok(&corral(
+        cfg,
+        &["cluster", "plan", "shop", "rollback", "--job", &job],
+        "",
+    ));
+    assert!(
+        rollback_plan.contains("upgrade: app reinstall"),
+        "{rollback_plan}"
+    );
+    let rolled = ok(&corral(
+        cfg,
+        &["cluster", "change", "shop", "rollback", "--job", &job],
+        "",
+    ));
+    ok(&corral(cfg, &["job", "watch", &submitted_job(&rolled)], ""));
+    let back = releases_served(&site).await;
+    assert!(back.iter().all(|(_, release)| release == "1"), "{back:?}");
+    assert_eq!(
+        show(cfg, "shop")["catalog_behind"],
+        serde_json::json!([{"kind": "services", "name": "app", "change": "changed"}])
+    );
+}

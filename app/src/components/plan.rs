@@ -10,6 +10,7 @@ use std::collections::{BTreeSet, HashMap};
 use leptos::prelude::*;
 
 use super::dag::DagPicture;
+use super::diff::DiffView;
 use crate::server_fns::clusters::PlanPreview;
 use crate::server_fns::jobs::PICTURE_MAX_TASKS;
 
@@ -100,12 +101,14 @@ pub fn PlanView(preview: PlanPreview) -> impl IntoView {
     let credentials = preview.credentials.map(|credentials| {
         view! { <p class="plan-credentials" data-testid="plan-credentials">"Credentials: " {credentials}</p> }
     });
+    let upgrade = preview.upgrade.map(|upgrade| view! { <UpgradeView upgrade/> });
     view! {
         <div class="plan" data-testid="plan-preview">
             <p class="plan-summary">
                 <strong>{nodes}</strong> " node(s), " <strong>{tasks}</strong> " task(s) to run."
             </p>
             {credentials}
+            {upgrade}
             <div class="table-scroll">
                 <table class="data">
                     <thead><tr>
@@ -139,6 +142,56 @@ pub fn PlanView(preview: PlanPreview) -> impl IntoView {
                 .into_any()
                 }
             }}
+        </div>
+    }
+}
+
+/// What an upgrade changes: each entity's definition diff, what each changed service
+/// runs, the dependants configured afterwards, and the batches.
+#[component]
+fn UpgradeView(upgrade: api_types::UpgradePlanView) -> impl IntoView {
+    let pretty = |value: &serde_json::Value| serde_json::to_string_pretty(value).unwrap_or_default();
+    let changes = upgrade
+        .changes
+        .iter()
+        .map(|change| {
+            let new = change.after.as_ref().map(pretty).unwrap_or_default();
+            view! {
+                <details class="upgrade-change" open=true>
+                    <summary>{change.kind.clone()} " " <strong>{change.name.clone()}</strong> " " {change.change.as_str()}</summary>
+                    <DiffView old=pretty(&change.before) new/>
+                </details>
+            }
+        })
+        .collect_view();
+    let runs = upgrade
+        .services
+        .iter()
+        .map(|service| {
+            let steps = match service.runs {
+                api_types::UpgradeRun::Restart => "stop (old definition), start",
+                api_types::UpgradeRun::Reconfigure => "stop (old definition), configure, start",
+                api_types::UpgradeRun::Reinstall => "stop (old definition), install, configure, start",
+            };
+            view! { <li><strong>{service.service.clone()}</strong> " " {service.runs.as_str()} ": " {steps}</li> }
+        })
+        .collect_view();
+    let reconfigure = (!upgrade.reconfigure.is_empty()).then(|| {
+        view! { <li>"then configure " {upgrade.reconfigure.join(", ")} " (they depend on a restarted service)"</li> }
+    });
+    let batches = upgrade
+        .batches
+        .iter()
+        .map(|batch| batch.iter().map(u32::to_string).collect::<Vec<_>>().join(", "))
+        .collect::<Vec<_>>()
+        .join(" → ");
+    view! {
+        <div class="upgrade" data-testid="upgrade-preview">
+            <h3>"What changes"</h3>
+            {changes}
+            <h3>"What runs"</h3>
+            <ul>{runs}{reconfigure}</ul>
+            <p class="hint" data-testid="upgrade-batches">"Nodes in batches: " {batches}</p>
         </div>
     }
 }

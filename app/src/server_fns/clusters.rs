@@ -76,6 +76,10 @@ pub struct PlanPreview {
     /// Whose credentials the new machines are made with, when the plan makes any on a
     /// provider that takes credentials.
     pub credentials: Option<String>,
+    /// For an upgrade and its rollback: the definitions that change, what runs, and
+    /// the batches.
+    #[serde(default)]
+    pub upgrade: Option<api_types::UpgradePlanView>,
 }
 
 impl PlanPreview {
@@ -90,6 +94,7 @@ impl PlanPreview {
             steps: dag.step_counts(),
             dag: (tasks <= api_types::PLAN_GRAPH_MAX_TASKS).then_some(dag),
             credentials: None,
+            upgrade: None,
         }
     }
 }
@@ -215,6 +220,7 @@ pub const OPERATIONS: &[(&str, &str)] = &[
     ("stop", "Stop services"),
     ("start", "Start services"),
     ("reconfigure", "Reconfigure"),
+    ("upgrade", "Upgrade"),
     ("delete", "Delete cluster"),
 ];
 
@@ -318,6 +324,9 @@ pub(crate) mod convert {
                     }
                 }
             }
+            "upgrade" => ClusterChangeRequest::Upgrade {
+                max_unavailable: Some(count(form)?),
+            },
             "start" => ClusterChangeRequest::Start { services },
             "stop" => ClusterChangeRequest::Stop { services },
             "restart" => ClusterChangeRequest::Restart { services },

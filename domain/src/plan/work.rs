@@ -192,6 +192,8 @@ pub(crate) fn for_operation(
             &[ServiceAction::Stop, ServiceAction::Start],
         ),
         Operation::Rollback { failed, completed } => rollback::rollback(failed, completed, deps),
+        // In one batch; `plan` cuts an upgrade into batches instead of calling this.
+        Operation::Upgrade(upgrade) => Ok(super::rolling::all_at_once(new, upgrade, deps)),
     }
 }
 

@@ -1,6 +1,7 @@
-//! A service action's step: finds the action in the cluster's catalog snapshot, waits
-//! briefly for the nodes its macros may name to have addresses, and hands it to its
-//! automator ([`super::automator`]).
+//! A service action's step: finds the action in the cluster's catalog snapshot (or the
+//! definitions its job runs), waits briefly for the nodes its macros may name to have
+//! addresses, and hands it to its automator ([`super::automator`]). In an upgrade, a
+//! start then waits for the service's health check ([`super::health_gate`]).
 
 use std::time::Duration;
 
@@ -11,7 +12,7 @@ use tokio::sync::mpsc;
 
 use super::automator::{automator_for, ServiceStep};
 use super::view::TaskView;
-use super::{note, Executor, StepError, StepOutcome};
+use super::{health_gate, note, Executor, StepError, StepOutcome};
 use crate::queue::ClaimedTask;
 use crate::ssh::OutputChunk;
 
@@ -89,6 +90,7 @@ pub(super) async fn run(
             _ => None,
         })
         .map_or(executor.inner.settings.step_timeout, Duration::from_secs);
+    let definition = service;
     let service: &ServiceName = &service.name;
     let step = ServiceStep {
         executor,
@@ -99,7 +101,11 @@ pub(super) async fn run(
         context,
         timeout,
     };
-    automator_for(automator).run(&step, output).await
+    let outcome = automator_for(automator).run(&step, output).await?;
+    if action == ServiceAction::Start && view.changes_definitions {
+        health_gate::wait_healthy(executor, view, definition, &step.context, output).await?;
+    }
+    Ok(outcome)
 }
 
 /// Waits briefly until every node of the layout has an address (macros may name any

@@ -42,6 +42,8 @@ pub(crate) struct TaskView {
     pub forced: bool,
     /// Who asked for the job (see [`crate::queue::job_requested_by`]).
     pub requested_by: Option<String>,
+    /// The job moves services to other definitions (see [`JobPlan::changes_definitions`]).
+    pub changes_definitions: bool,
 }
 
 impl TaskView {
@@ -67,6 +69,14 @@ impl TaskView {
         let plan = cache
             .job_plan(&task.job_id, || job_plan(store, &task.job_id))
             .await?;
+        // A job that changes definitions runs its own; its stops, those the services
+        // were started with.
+        let own = if task.action == domain::plan::Action::Stop {
+            plan.stop_catalog.as_ref()
+        } else {
+            plan.catalog.as_ref()
+        };
+        let catalog = own.map_or(catalog, Arc::clone);
         let has_node = |layout: &Option<Arc<Layout>>| {
             layout
                 .as_ref()
@@ -113,6 +123,7 @@ impl TaskView {
             job_id: task.job_id.clone(),
             forced: plan.forced,
             requested_by: plan.requested_by.clone(),
+            changes_definitions: plan.changes_definitions(),
         })
     }
 
@@ -253,12 +264,28 @@ async fn job_plan(store: &Store, job_id: &str) -> Result<JobPlan, StepError> {
     let requested_by = crate::queue::job_requested_by(store, job_id)
         .await
         .map_err(step_error)?;
+    let catalogs = crate::queue::job_catalogs(store, job_id)
+        .await
+        .map_err(step_error)?;
     Ok(JobPlan {
         from: parse_layout(layouts.from_layout_json)?.map(Arc::new),
         to: parse_layout(layouts.to_layout_json)?.map(Arc::new),
         forced: layouts.forced,
         requested_by,
+        catalog: parse_catalog(catalogs.catalog_json)?.map(Arc::new),
+        stop_catalog: parse_catalog(catalogs.stop_catalog_json)?.map(Arc::new),
     })
+}
+
+fn parse_catalog(json: Option<String>) -> Result<Option<Catalog>, StepError> {
+    json.map(|json| {
+        import_bundle(&json).map_err(|error| {
+            StepError::Setup(format!(
+                "the job's catalog definitions are unreadable: {error}"
+            ))
+        })
+    })
+    .transpose()
 }
 
 fn parse_layout(json: Option<String>) -> Result<Option<Layout>, StepError> {

@@ -1,5 +1,6 @@
 //! Changing a live cluster: add or remove services or nodes, reconfigure,
-//! start/stop/restart, roll back a failed job, delete. Each is solved against the
+//! start/stop/restart, upgrade to the catalog's current definitions, roll back a
+//! failed job, delete. Each is solved against the
 //! cluster's own catalog snapshot (plus, for added services, their current definitions)
 //! and planned from the cluster's committed layout.
 
@@ -15,6 +16,7 @@ use domain::solver::{
 };
 use serde_json::{Map, Value};
 
+use super::upgrade::UpgradePreview;
 use super::{layout_json, ClusterState, OperationError, Preview};
 use crate::queue::{self, submit_in, ClusterEffects, JobState, SubmitOptions, TaskState};
 use crate::store::clusters::{lock_cluster_state, update_catalog_and_config, Cluster};
@@ -49,8 +51,13 @@ pub enum ClusterChange {
     Restart {
         services: Option<BTreeSet<ServiceName>>,
     },
-    /// Undo what a failed or cancelled job of this cluster did.
+    /// Undo what a failed or cancelled job of this cluster did (for an upgrade: bring
+    /// the definitions the cluster kept back on the nodes it touched).
     Rollback { job_id: String },
+    /// Move the cluster to the tenant's current definitions of its template and of
+    /// every entity it uses, running only what changed, at most `max_unavailable`
+    /// nodes of a service at a time (see [`super::upgrade`]).
+    Upgrade { max_unavailable: u32 },
     /// Stop and remove every service, then delete every node. A forced delete reports
     /// a failed stop or remove step and goes on, so that the nodes are deleted even when
     /// a service cannot be stopped (a broken script, a node that is gone).
@@ -69,6 +76,7 @@ impl ClusterChange {
             ClusterChange::Stop { .. } => "stop",
             ClusterChange::Restart { .. } => "restart",
             ClusterChange::Rollback { .. } => "rollback",
+            ClusterChange::Upgrade { .. } => "upgrade",
             // A forced delete is a delete (its job says it is forced).
             ClusterChange::Delete { .. } => "delete",
         }
@@ -83,6 +91,9 @@ pub struct ChangePlan {
     pub snapshot: Catalog,
     /// The cluster config after the change.
     pub config: Map<String, Value>,
+    /// For an upgrade and its rollback: the definitions that change, and those the
+    /// job runs.
+    pub upgrade: Option<UpgradePreview>,
 }
 
 /// The facts of the cluster's newest job, which decide where a change starts from.
@@ -250,6 +261,42 @@ pub async fn preview_change(
                     cluster.name
                 )));
             };
+            let catalogs = queue::job_catalogs(store, job_id).await?;
+            if let (Some(upgraded), Some(previous)) =
+                (catalogs.catalog_json, catalogs.stop_catalog_json)
+            {
+                // An upgrade, failed or done, goes back to the definitions it replaced.
+                if !matches!(
+                    last.state,
+                    JobState::Failed | JobState::Cancelled | JobState::Succeeded
+                ) {
+                    return Err(OperationError::Invalid(format!(
+                        "job {job_id} is {}: wait for it to end before rolling it back",
+                        last.state
+                    )));
+                }
+                let read = |json: &str| {
+                    import_bundle(json).map_err(|error| {
+                        OperationError::Invalid(format!(
+                            "the definitions stored with job {job_id} are unreadable: {error}"
+                        ))
+                    })
+                };
+                let (preview, upgrade) = super::upgrade::preview_rollback(
+                    store,
+                    &committed,
+                    job_id,
+                    read(&upgraded)?,
+                    read(&previous)?,
+                )
+                .await?;
+                return Ok(ChangePlan {
+                    preview,
+                    snapshot,
+                    config,
+                    upgrade: Some(upgrade),
+                });
+            }
             if !matches!(last.state, JobState::Failed | JobState::Cancelled) {
                 return Err(OperationError::Invalid(format!(
                     "job {job_id} is {}: only a failed or cancelled job can be rolled back",
@@ -263,6 +310,17 @@ pub async fn preview_change(
                 last.to.unwrap_or_else(|| committed.clone()),
             );
             (to, from, Operation::Rollback { failed, completed })
+        }
+        ClusterChange::Upgrade { max_unavailable } => {
+            let (preview, upgrade) =
+                super::upgrade::preview(store, cluster, &snapshot, &committed, *max_unavailable)
+                    .await?;
+            return Ok(ChangePlan {
+                preview,
+                snapshot,
+                config,
+                upgrade: Some(upgrade),
+            });
         }
         ClusterChange::Delete { .. } => {
             // After a failed job, nodes of its target layout may exist: take them all down.
@@ -309,6 +367,7 @@ pub async fn preview_change(
         preview: Preview { from, to, dag },
         snapshot,
         config,
+        upgrade: None,
     })
 }
 
@@ -464,8 +523,14 @@ pub async fn submit_change(
             to_layout_json: Some(layout_json(&plan.preview.to)),
             requested_by: requested_by.map(str::to_owned),
             forced: matches!(change, ClusterChange::Delete { force: true }),
+            catalog_json: job_catalog(&plan, |upgrade| &upgrade.catalog),
+            stop_catalog_json: job_catalog(&plan, |upgrade| &upgrade.stop_catalog),
         }),
-        non_idempotent_steps: non_idempotent_steps(&plan.snapshot),
+        non_idempotent_steps: non_idempotent_steps(
+            plan.upgrade
+                .as_ref()
+                .map_or(&plan.snapshot, |upgrade| &upgrade.catalog),
+        ),
         ..options
     };
     let (_turn, mut tx) = store.begin_write().await?;
@@ -525,6 +590,13 @@ pub async fn submit_change(
     .await?;
     tx.commit().await.map_err(StoreError::from)?;
     Ok(job_id)
+}
+
+/// One of the definitions an upgrade's job runs, as stored.
+fn job_catalog(plan: &ChangePlan, which: impl Fn(&UpgradePreview) -> &Catalog) -> Option<String> {
+    plan.upgrade
+        .as_ref()
+        .map(|upgrade| export_bundle(which(upgrade)).to_string())
 }
 
 /// Steps the catalog declares unsafe to repeat: `"idempotent": false` (or `"false"`)

@@ -155,6 +155,8 @@ pub async fn create_cluster(
             to_layout_json: Some(layout_json(&plan.preview.to)),
             requested_by: request.owner_id.clone(),
             forced: false,
+            catalog_json: None,
+            stop_catalog_json: None,
         }),
         non_idempotent_steps: super::change::non_idempotent_steps(&plan.snapshot),
         ..options

@@ -1,5 +1,6 @@
 //! What a job's progress does to its cluster: the cluster's state while the job runs,
-//! after it succeeds (with the layout it then has) and after it fails or is cancelled.
+//! after it succeeds (with the layout, and for an upgrade the catalog snapshot, it
+//! then has) and after it fails or is cancelled.
 //!
 //! Stored on the job at submit and applied inside the very transaction that moves the
 //! job, so a crash can never leave a finished job beside a cluster still "creating".
@@ -25,6 +26,13 @@ pub struct ClusterEffects {
     /// A forced delete: teardown steps (service stop and remove) that fail are reported
     /// and passed over, so that the nodes are deleted anyway.
     pub forced: bool,
+    /// The catalog snapshot (a Coopr bundle) the job's steps run, stops aside, and the
+    /// cluster keeps once the job succeeded; `None`: the cluster's own (an upgrade
+    /// moves a cluster to new definitions this way).
+    pub catalog_json: Option<String>,
+    /// The definitions the job's stop steps run; `None`: the cluster's own (a rollback
+    /// of an upgrade stops what the upgrade started with the upgrade's definitions).
+    pub stop_catalog_json: Option<String>,
 }
 
 /// Moves the job's cluster along with the job entering `state`; jobs without effects
@@ -37,7 +45,7 @@ pub(super) async fn apply(
 ) -> Result<(), QueueError> {
     let row = sqlx::query(
         "SELECT j.cluster_id, j.cluster_state_running, j.cluster_state_succeeded, \
-         j.cluster_state_failed, d.to_layout_json \
+         j.cluster_state_failed, d.to_layout_json, d.catalog_json \
          FROM jobs j LEFT JOIN job_documents d ON d.job_id = j.id WHERE j.id = $1",
     )
     .bind(job_id)
@@ -55,10 +63,10 @@ pub(super) async fn apply(
         return Ok(());
     };
     let cluster_id: String = row.try_get("cluster_id")?;
-    let layout: Option<String> = if state == JobState::Succeeded {
-        row.try_get("to_layout_json")?
+    let (layout, catalog): (Option<String>, Option<String>) = if state == JobState::Succeeded {
+        (row.try_get("to_layout_json")?, row.try_get("catalog_json")?)
     } else {
-        None
+        (None, None)
     };
     sqlx::query(
         "UPDATE clusters SET state = $2, layout_json = COALESCE($3, layout_json), \
@@ -70,5 +78,16 @@ pub(super) async fn apply(
     .bind(now_ms)
     .execute(&mut **tx)
     .await?;
+    if let Some(catalog) = catalog {
+        // The version tells cached copies of the snapshot that they are stale.
+        sqlx::query(
+            "UPDATE clusters SET catalog_json = $2, catalog_version = catalog_version + 1 \
+             WHERE id = $1",
+        )
+        .bind(&cluster_id)
+        .bind(catalog)
+        .execute(&mut **tx)
+        .await?;
+    }
     Ok(())
 }

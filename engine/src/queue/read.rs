@@ -84,6 +84,32 @@ pub async fn job_layouts(store: &Store, job_id: &str) -> Result<JobLayouts, Queu
     .ok_or_else(|| QueueError::NotFound(format!("job {job_id}")))
 }
 
+/// The catalog definitions a job runs instead of its cluster's snapshot (see
+/// [`super::ClusterEffects::catalog_json`]): Coopr bundles, `None` where the job runs
+/// the cluster's own. Fixed at submit.
+#[derive(Debug, Clone, Default, PartialEq, Eq, sqlx::FromRow)]
+pub struct JobCatalogs {
+    pub catalog_json: Option<String>,
+    pub stop_catalog_json: Option<String>,
+}
+
+impl JobCatalogs {
+    /// Whether the job moves services to other definitions than they run now.
+    pub fn changes_definitions(&self) -> bool {
+        self.catalog_json.is_some() || self.stop_catalog_json.is_some()
+    }
+}
+
+pub async fn job_catalogs(store: &Store, job_id: &str) -> Result<JobCatalogs, QueueError> {
+    Ok(sqlx::query_as(
+        "SELECT catalog_json, stop_catalog_json FROM job_documents WHERE job_id = $1",
+    )
+    .bind(job_id)
+    .fetch_optional(store.pool())
+    .await?
+    .unwrap_or_default())
+}
+
 /// Who asked for `job_id` (`None`: Corral itself, e.g. an expired lease's delete). Its
 /// new machines are made with this user's own credentials where the provider takes
 /// them, never with another user's.

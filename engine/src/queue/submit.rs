@@ -11,7 +11,9 @@ use domain::plan::{Action, Task, TaskDag};
 
 use sqlx::{Any, Transaction};
 
-use super::{backend_of, begin_write, JobState, Params, QueueError, SubmitOptions, TaskState};
+use super::{
+    backend_of, begin_write, ClusterEffects, JobState, Params, QueueError, SubmitOptions, TaskState,
+};
 use crate::store::Store;
 
 /// Rows per task INSERT: nine bound values each, under both backends' limits (32,766).
@@ -192,21 +194,20 @@ pub async fn submit_in(
     .await?;
     // Beside the job row, not in it: every completion updates the job row, and the
     // plan of a big cluster is megabytes (see the job_documents migration).
-    let (from_layout_json, to_layout_json) =
-        options.effects.as_ref().map_or((None, None), |effects| {
-            (
-                effects.from_layout_json.as_deref(),
-                effects.to_layout_json.as_deref(),
-            )
-        });
+    let effects = options.effects.as_ref();
+    let document = |field: fn(&ClusterEffects) -> &Option<String>| {
+        effects.and_then(|effects| field(effects).as_deref())
+    };
     sqlx::query(
-        "INSERT INTO job_documents (job_id, from_layout_json, to_layout_json, plan_json) \
-         VALUES ($1, $2, $3, $4)",
+        "INSERT INTO job_documents (job_id, from_layout_json, to_layout_json, plan_json, \
+         catalog_json, stop_catalog_json) VALUES ($1, $2, $3, $4, $5, $6)",
     )
     .bind(&job_id)
-    .bind(from_layout_json)
-    .bind(to_layout_json)
+    .bind(document(|effects| &effects.from_layout_json))
+    .bind(document(|effects| &effects.to_layout_json))
     .bind(&plan_json)
+    .bind(document(|effects| &effects.catalog_json))
+    .bind(document(|effects| &effects.stop_catalog_json))
     .execute(&mut **tx)
     .await?;
 

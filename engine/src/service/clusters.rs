@@ -164,6 +164,16 @@ fn change_operation(change: &ClusterChangeRequest) -> Result<ClusterChange, Serv
         ClusterChangeRequest::Rollback { job_id } => ClusterChange::Rollback {
             job_id: job_id.clone(),
         },
+        ClusterChangeRequest::Upgrade { max_unavailable } => {
+            let max_unavailable = max_unavailable.unwrap_or(1);
+            if max_unavailable == 0 {
+                return Err(field_problem(
+                    "max_unavailable",
+                    "upgrade at least one node at a time",
+                ));
+            }
+            ClusterChange::Upgrade { max_unavailable }
+        }
     })
 }
 
@@ -218,6 +228,7 @@ fn plan_view(preview: &Preview) -> PlanView {
             .collect(),
         graph,
         credentials: None,
+        upgrade: None,
     }
 }
 
@@ -417,11 +428,16 @@ impl Service {
             .await?;
         let usernames = self.usernames_of(caller.tenant_id()).await?;
         let now = now_ms();
-        let clusters = clusters
-            .into_iter()
-            .map(|cluster| cluster_view(cluster, &usernames, now))
-            .collect::<Result<_, _>>()?;
-        Ok(page.of(clusters, total))
+        let current = crate::catalog::load(&self.store, caller.tenant_id()).await?;
+        let mut views = Vec::with_capacity(clusters.len());
+        for cluster in clusters {
+            let behind = super::upgrades::behind(&cluster, &current);
+            let mut view = cluster_view(cluster, &usernames, now)?;
+            self.note_catalog_behind(caller.tenant_id(), &mut view, behind)
+                .await?;
+            views.push(view);
+        }
+        Ok(page.of(views, total))
     }
 
     pub async fn cluster(&self, caller: &Caller, id: &str) -> Result<ClusterDetail, ServiceError> {
@@ -441,8 +457,14 @@ impl Service {
             crate::queue::cluster_jobs(&self.store, &cluster.id).await?,
         );
         let usernames = self.usernames_of(&cluster.tenant_id).await?;
+        let current = crate::catalog::load(&self.store, &cluster.tenant_id).await?;
+        let behind = super::upgrades::behind(&cluster, &current);
+        let tenant_id = cluster.tenant_id.clone();
+        let mut view = cluster_view(cluster, &usernames, now_ms())?;
+        self.note_catalog_behind(&tenant_id, &mut view, behind)
+            .await?;
         Ok(ClusterDetail {
-            cluster: cluster_view(cluster, &usernames, now_ms())?,
+            cluster: view,
             nodes,
             jobs,
             links,
@@ -462,6 +484,7 @@ impl Service {
         self.check_change_size(&cluster, &change).await?;
         let plan = operations::preview_change(&self.store, &cluster, &change).await?;
         let mut view = plan_view(&plan.preview);
+        view.upgrade = plan.upgrade.as_ref().map(super::upgrades::upgrade_plan_view);
         view.credentials = self
             .plan_credentials(caller, &plan.snapshot, &cluster.provider, &plan.preview.dag)
             .await?;

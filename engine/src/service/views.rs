@@ -103,6 +103,8 @@ impl TryFrom<Cluster> for ClusterView {
             lease_latest_end_ms: None,
             created_at_ms: cluster.created_at_ms,
             updated_at_ms: cluster.updated_at_ms,
+            catalog_behind: Vec::new(),
+            template_current_version: None,
         })
     }
 }

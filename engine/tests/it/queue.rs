@@ -1037,6 +1037,8 @@ async fn batch_completion_moves_jobs_and_their_clusters(backend: Backend) {
         to_layout_json: Some(r#"{"nodes":2}"#.into()),
         requested_by: None,
         forced: false,
+        catalog_json: None,
+        stop_catalog_json: None,
     };
     let with_effects = |succeeded: ClusterState| SubmitOptions {
         effects: Some(effects(succeeded)),

@@ -8,7 +8,7 @@ use anyhow::{bail, Context};
 use api_types::{
     ClusterChangeRequest, ClusterCreateRequest, ClusterDetail, ClusterView, EventKind, EventView,
     JobState, JobView, LeaseExtension, NodeView, OutputStream, Page, PlanView, ServiceHealth,
-    SubmittedJob, TaskView,
+    SubmittedJob, TaskView, UpgradePlanView,
 };
 use clap::{Args, Subcommand};
 use serde::Serialize;
@@ -94,6 +94,8 @@ pub enum ChangeOperation {
     Stop,
     Restart,
     Rollback,
+    /// Move the cluster to the catalog's current definitions.
+    Upgrade,
 }
 
 #[derive(Debug, Args)]
@@ -115,6 +117,9 @@ pub struct ChangeArgs {
     /// The job to roll back (rollback).
     #[arg(long)]
     pub job: Option<String>,
+    /// At most this many nodes of a service upgraded at once (upgrade; default 1).
+    #[arg(long)]
+    pub max_unavailable: Option<u32>,
 }
 
 impl ChangeArgs {
@@ -149,6 +154,9 @@ impl ChangeArgs {
             ChangeOperation::Restart => ClusterChangeRequest::Restart { services },
             ChangeOperation::Rollback => ClusterChangeRequest::Rollback {
                 job_id: self.job.clone().context("rollback needs --job")?,
+            },
+            ChangeOperation::Upgrade => ClusterChangeRequest::Upgrade {
+                max_unavailable: self.max_unavailable,
             },
         })
     }
@@ -196,6 +204,9 @@ fn print_plan(plan: &PlanView) {
     if let Some(credentials) = &plan.credentials {
         println!("credentials: {credentials}");
     }
+    if let Some(upgrade) = &plan.upgrade {
+        print_upgrade(upgrade);
+    }
     println!("{} task(s):", plan.tasks);
     match &plan.graph {
         Some(graph) => {
@@ -209,6 +220,50 @@ fn print_plan(plan: &PlanView) {
             }
         }
     }
+}
+
+/// What an upgrade changes (each entity's changed top-level fields), what each changed
+/// service runs, and the batches.
+fn print_upgrade(upgrade: &UpgradePlanView) {
+    for change in &upgrade.changes {
+        let fields = match (&change.before, &change.after) {
+            (Value::Object(before), Some(Value::Object(after))) => {
+                let mut keys: Vec<&str> = before
+                    .iter()
+                    .filter(|(key, value)| after.get(*key) != Some(*value))
+                    .chain(after.iter().filter(|(key, _)| !before.contains_key(*key)))
+                    .map(|(key, _)| key.as_str())
+                    .collect();
+                keys.dedup();
+                format!(" ({})", keys.join(", "))
+            }
+            _ => String::new(),
+        };
+        println!(
+            "{} {} {}{fields}",
+            change.kind,
+            change.name,
+            change.change.as_str()
+        );
+    }
+    for service in &upgrade.services {
+        println!("upgrade: {} {}", service.service, service.runs.as_str());
+    }
+    if !upgrade.reconfigure.is_empty() {
+        println!("then configure: {}", upgrade.reconfigure.join(", "));
+    }
+    let batches: Vec<String> = upgrade
+        .batches
+        .iter()
+        .map(|batch| {
+            batch
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .collect();
+    println!("batches: {}", batches.join(" | "));
 }
 
 fn print_submitted(submitted: &SubmittedJob) {
@@ -256,7 +311,22 @@ pub async fn run(args: ClusterArgs) -> anyhow::Result<ExitCode> {
         ClusterCommand::List => {
             let page: Page<ClusterView> = client.get_as("/api/v1/clusters?limit=500").await?;
             if !json {
-                print_table(&rows(&page.items)?, CLUSTER_COLUMNS);
+                let mut table = rows(&page.items)?;
+                for (row, cluster) in table.iter_mut().zip(&page.items) {
+                    let names: Vec<&str> = cluster
+                        .catalog_behind
+                        .iter()
+                        .map(|entity| entity.name.as_str())
+                        .collect();
+                    row["catalog"] = Value::from(if names.is_empty() {
+                        "current".to_owned()
+                    } else {
+                        format!("behind ({})", names.join(", "))
+                    });
+                }
+                let mut columns = CLUSTER_COLUMNS.to_vec();
+                columns.push(("catalog", "catalog"));
+                print_table(&table, &columns);
                 return Ok(ExitCode::SUCCESS);
             }
             to_json(&page)?
@@ -268,6 +338,9 @@ pub async fn run(args: ClusterArgs) -> anyhow::Result<ExitCode> {
                     &rows(std::slice::from_ref(&cluster.cluster))?,
                     CLUSTER_COLUMNS,
                 );
+                if let Some(behind) = cluster.cluster.catalog_behind_summary() {
+                    println!("{behind} (corral cluster plan {id} upgrade)");
+                }
                 println!();
                 print_table(
                     &node_rows(&cluster.nodes)?,

@@ -163,7 +163,12 @@ fn ClusterTable(
             view! {
                 <tr data-cluster=cluster.name.clone()>
                     <td><a href=href>{cluster.name.clone()}</a></td>
-                    <td>{cluster.template.clone()}</td>
+                    <td>
+                        {cluster.template.clone()}
+                        {cluster.catalog_behind_summary().map(|summary| view! {
+                            " " <span class="chip chip-behind" title=summary data-testid="behind-chip">"behind"</span>
+                        })}
+                    </td>
                     <td class="num">{cluster.size}</td>
                     <td><StateBadge state=cluster.state/></td>
                     <td>{cluster.owner.clone().unwrap_or_else(|| "—".to_owned())}</td>

@@ -186,6 +186,11 @@ fn ClusterView(page: ClusterPage, extend: ServerAction<ExtendLease>) -> impl Int
                 })}
             </div>
         })}
+        {cluster.catalog_behind_summary().filter(|_| cluster.state != ClusterState::Deleted).map(|summary| view! {
+            <p class="banner" role="status" data-testid="catalog-behind">
+                {summary} ". " <a href="?op=upgrade">"Preview the upgrade"</a>
+            </p>
+        })}
         {lease_notice(&cluster, &page.jobs).map(|notice| view! {
             <p class="banner banner-busy" role="status" data-testid="lease-notice">{notice}</p>
         })}
@@ -526,6 +531,13 @@ fn OperationInputs(
             <Field label="Config to merge (JSON object); services are reconfigured and restarted" id="config">
                 <textarea id="config" name="config" rows="5">{chosen.config.clone().unwrap_or_default()}</textarea>
             </Field>
+        }
+        .into_any(),
+        "upgrade" => view! {
+            <Field label="Nodes of a service upgraded at once" id="count">
+                <input id="count" name="count" type="number" min="1" value=chosen.count.clone().unwrap_or_else(|| "1".to_owned())/>
+            </Field>
+            <p class="hint">"Moves the cluster to the catalog's current definitions. Only what changed runs, one batch after another; each batch's services must answer their health checks before the next starts."</p>
         }
         .into_any(),
         "rollback" => view! {

@@ -45,5 +45,6 @@ pub(crate) fn plan_preview(plan: engine::service::PlanView) -> Result<PlanPrevie
             .collect(),
         dag: plan.graph.map(|graph| read("dag", graph.dag)).transpose()?,
         credentials: plan.credentials,
+        upgrade: plan.upgrade,
     })
 }

@@ -43,6 +43,19 @@ pub(crate) struct JobPlan {
     pub forced: bool,
     /// Who asked for the job: whose own credentials its new machines may be made with.
     pub requested_by: Option<String>,
+    /// The definitions the job's steps run instead of the cluster's snapshot (stops
+    /// aside), and those its stops run: see `queue::ClusterEffects::catalog_json`.
+    pub catalog: Option<Arc<Catalog>>,
+    pub stop_catalog: Option<Arc<Catalog>>,
+}
+
+impl JobPlan {
+    /// Whether the job moves services to other definitions than they run now (an
+    /// upgrade, or its rollback): a service it starts must then answer its health check
+    /// before the step counts as done.
+    pub fn changes_definitions(&self) -> bool {
+        self.catalog.is_some() || self.stop_catalog.is_some()
+    }
 }
 
 /// A cluster's node rows by number; unchanged rows are shared between versions.
