@@ -28,6 +28,23 @@ pub struct TenantView {
     /// tasks; shared workers never do.
     #[serde(default)]
     pub dedicated_workers: bool,
+    /// The tenant's cluster owners and admins may open SSH sessions to their nodes
+    /// through Corral (`corral cluster ssh`); set by the tenant's admins.
+    #[serde(default = "default_node_shell")]
+    pub node_shell: bool,
+}
+
+fn default_node_shell() -> bool {
+    true
+}
+
+/// Whether a tenant's users may open SSH sessions to their nodes through Corral.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct NodeShellUpdate {
+    /// Allow `corral cluster ssh` and the node shell WebSocket for the tenant's nodes.
+    pub node_shell: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -6,6 +6,7 @@
 //! - [`accounts`], [`clusters`], [`jobs`], [`catalog`]: views (what reads return) and
 //!   requests (what writes take).
 //! - [`providers`]: credentials (names only) and the provider check.
+//! - [`node_shell`]: SSH certificates for reaching a node through Corral.
 //! - [`error`]: the body of every error response.
 //!
 //! The engine builds these views from its rows; the server serialises them; the web
@@ -21,6 +22,7 @@ pub mod jobs;
 pub mod providers;
 pub mod states;
 
+pub mod node_shell;
 pub use accounts::*;
 pub use catalog::*;
 pub use clusters::*;
@@ -30,6 +32,7 @@ pub use providers::*;
 pub use states::*;
 
 /// One page of a list.
+pub use node_shell::*;
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Page<T> {

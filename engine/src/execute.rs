@@ -249,12 +249,34 @@ impl Executor {
         self.inner.providers.require(view.providertype())
     }
 
+    /// The tenant's SSH user CA for a node whose sshd Corral prepares itself (`local`,
+    /// `docker`): made on the tenant's first such node. Other providers' machines get
+    /// none (an admin's pool host has users of its own).
+    async fn trusted_user_ca(&self, view: &TaskView) -> Result<Option<String>, StepError> {
+        if ![
+            crate::provider::LOCAL_PROVIDER,
+            crate::provider::DOCKER_PROVIDER,
+        ]
+        .contains(&view.providertype())
+        {
+            return Ok(None);
+        }
+        match crate::ssh::UserCa::of_tenant(&self.inner.store, &view.cluster.tenant_id).await {
+            Ok(ca) => Ok(Some(ca.public_openssh().to_owned())),
+            // A store opened without the server's secret key (an engine embedded in a
+            // tool) seals nothing: its nodes trust no CA and keep working otherwise.
+            Err(crate::ssh::UserCaError::Store(StoreError::NoSecretKey)) => Ok(None),
+            Err(error) => Err(StepError::Setup(error.to_string())),
+        }
+    }
+
     async fn create(
         &self,
         view: &TaskView,
         output: &mpsc::Sender<OutputChunk>,
     ) -> Result<StepOutcome, StepError> {
         let layout_node = view.layout_node()?;
+        let trusted_user_ca = self.trusted_user_ca(view).await?;
         let spec = node_spec(
             &view.catalog,
             &view.cluster.provider,
@@ -265,6 +287,7 @@ impl Executor {
                 // job's requester's, not the cluster owner's (a user's credentials pay
                 // only for what that user asked for).
                 requested_by: view.requested_by.clone(),
+                trusted_user_ca,
                 ..NodeSpec::new(view.node_id())
             },
             &layout_node.hardwaretype,

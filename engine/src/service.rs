@@ -19,6 +19,7 @@ mod job_credentials;
 mod jobs;
 mod lease;
 mod overview;
+mod node_shell;
 mod pool_hosts;
 mod providers;
 mod resources;
@@ -54,6 +55,7 @@ pub use catalog::parse_kind;
 pub use jobs::MAX_EVENTS;
 pub use lease::LeaseLimits;
 pub use providers::ProviderTestWaits;
+pub use node_shell::{NodeShellTarget, SessionBytes};
 pub use tenants::TenantUsage;
 pub use views::*;
 
@@ -404,6 +406,8 @@ impl std::fmt::Debug for Service {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Service")
             .field("store", &self.store)
+    /// Whether this server relays SSH sessions to nodes at all (`--no-node-shell`).
+    node_shell: bool,
             .finish_non_exhaustive()
     }
 }
@@ -423,6 +427,7 @@ impl Service {
     /// Holds clusters and new tenants to `limits` instead of the defaults.
     pub fn with_size_limits(mut self, limits: crate::operations::SizeLimits) -> Self {
         self.limits = limits;
+            node_shell: true,
         self
     }
 

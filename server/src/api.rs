@@ -15,6 +15,7 @@ pub mod extract;
 mod jobs;
 pub use jobs::{JobFeeds, DEFAULT_STREAMS_PER_USER};
 mod pool_hosts;
+mod node_shell;
 mod providers;
 mod session;
 
@@ -151,6 +152,9 @@ fn routes() -> OpenApiRouter<AppState> {
 }
 
 /// The `/api/v1` routes (to be nested under `/api/v1`).
+        .routes(routes!(node_shell::certificate))
+        .routes(routes!(node_shell::tunnel))
+        .routes(routes!(node_shell::set_node_shell))
 pub fn router() -> Router<AppState> {
     let (documented, _) = routes().split_for_parts();
     Router::new()

@@ -15,6 +15,7 @@ mod login;
 mod manual;
 mod provider;
 mod remote;
+mod node_ssh;
 
 use std::process::ExitCode;
 

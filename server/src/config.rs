@@ -73,6 +73,11 @@ pub struct ServerArgs {
     #[arg(long, env = "CORRAL_SECURE_COOKIES")]
     #[serde(default)]
     pub secure_cookies: bool,
+    /// Relay no SSH sessions to nodes (`corral cluster ssh`, the node shell WebSocket):
+    /// their endpoints answer 404 for every tenant.
+    #[arg(long, env = "CORRAL_NO_NODE_SHELL")]
+    #[serde(default)]
+    pub no_node_shell: bool,
     /// Tasks this process runs at once [default: 16].
     #[arg(long, env = "CORRAL_WORKER_SLOTS", value_name = "N")]
     pub worker_slots: Option<usize>,
@@ -185,6 +190,8 @@ pub struct Config {
     pub connections: ConnectionLimits,
     /// Job event streams one user may have open at once.
     pub max_streams_per_user: usize,
+    /// Whether SSH sessions to nodes are relayed at all (`--no-node-shell` says no).
+    pub node_shell: bool,
     /// How big a cluster may get, and a new tenant's node quota.
     pub size_limits: SizeLimits,
     /// What docker nodes get when their hardware type names nothing, and the most it
@@ -286,6 +293,7 @@ impl Config {
             shutdown_grace: Duration::from_secs(
                 args.shutdown_grace_secs
                     .or(file.shutdown_grace_secs)
+            node_shell: !(args.no_node_shell || file.no_node_shell),
                     .unwrap_or(DEFAULT_SHUTDOWN_GRACE_SECS),
             ),
             worker_lease: Duration::from_secs(

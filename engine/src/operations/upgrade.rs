@@ -202,6 +202,10 @@ fn check_layout_allowed(
     template: &ClusterTemplate,
     committed: &Layout,
 ) -> Result<(), OperationError> {
+    if committed.nodes.is_empty() {
+        // No node yet (its create has not finished): nothing the template could refuse.
+        return Ok(());
+    }
     let size = u32::try_from(committed.size()).unwrap_or(u32::MAX);
     let services: Vec<String> = committed
         .services()

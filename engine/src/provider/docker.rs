@@ -9,6 +9,8 @@
 //!   first use. The private half exists only inside the container.
 //! - Corral's client key in root's `authorized_keys` (one key pair per provider, kept
 //!   0600 in the provider's directory).
+//! - The tenant's SSH user CA trusted by sshd for certificates naming the node's
+//!   cluster (`corral cluster ssh`), when the spec brings one.
 //! - Cgroup limits always (`docker inspect` shows them): the hardware type's `memory_mb`
 //!   and `cpus`, or the operator's defaults where it names none (or 0), never above the
 //!   operator's maxima, and a PIDs limit (see [`limits`]); no privileges, no host
@@ -55,6 +57,10 @@ const LABEL_TENANT: &str = "corral.tenant";
 const SSH_PORT: &str = "22/tcp";
 /// Where the node's pinned host key lives inside the container.
 const HOST_KEY_IN_CONTAINER: &str = "etc/ssh/ssh_host_ed25519_key";
+/// The tenant's SSH user CA, which the container's sshd trusts (empty: none).
+const USER_CA_IN_CONTAINER: &str = "etc/ssh/corral_user_ca.pub";
+/// The principal a certificate must name to log in: the node's cluster's.
+const PRINCIPALS_IN_CONTAINER: &str = "etc/ssh/corral_principals";
 
 /// What a docker node's record keeps beyond how to reach it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -219,7 +225,9 @@ impl DockerProvider {
                 format!(
                     "mkdir -p /run/sshd && chmod 0600 /{HOST_KEY_IN_CONTAINER} && \
                      exec /usr/sbin/sshd -D -e -o HostKey=/{HOST_KEY_IN_CONTAINER} \
-                     -o PasswordAuthentication=no -o PermitRootLogin=prohibit-password"
+                     -o PasswordAuthentication=no -o PermitRootLogin=prohibit-password \
+                     -o TrustedUserCAKeys=/{USER_CA_IN_CONTAINER} \
+                     -o AuthorizedPrincipalsFile=/{PRINCIPALS_IN_CONTAINER}"
                 ),
             ]),
             exposed_ports: Some(vec![SSH_PORT.to_owned()]),
@@ -247,8 +255,12 @@ impl DockerProvider {
             )
             .await
             .map_err(docker_error(node, "create the container"))?;
-        let keys = key_files(&host_key, &client_public_key)
-            .map_err(|error| docker_failure(node, "pack the node's keys", error))?;
+        let keys = key_files(
+            &host_key,
+            &client_public_key,
+            &UserCaFiles::of(spec, cluster),
+        )
+        .map_err(|error| docker_failure(node, "pack the node's keys", error))?;
         self.docker
             .upload_to_container(
                 &container,
@@ -543,9 +555,35 @@ fn state_of(record: &NodeRecord) -> Result<DockerNodeState, ProviderError> {
     record.state_as(DOCKER_PROVIDER)
 }
 
-/// A tar of what the container needs before sshd starts: its host key pair and root's
-/// `authorized_keys` with Corral's client key.
-fn key_files(host_key: &ClientKeyPair, client_public_key: &str) -> std::io::Result<Vec<u8>> {
+/// What the container's sshd is told about the tenant's SSH user CA (see
+/// `crate::ssh::UserCa`): its key (none: nothing trusted) and the cluster's principal.
+struct UserCaFiles {
+    ca: String,
+    principals: String,
+}
+
+impl UserCaFiles {
+    fn of(spec: &NodeSpec, cluster: &str) -> Self {
+        match &spec.trusted_user_ca {
+            Some(ca) => Self {
+                ca: format!("{}\n", ca.trim()),
+                principals: format!("{}\n", crate::ssh::cluster_principal(cluster)),
+            },
+            None => Self {
+                ca: String::new(),
+                principals: String::new(),
+            },
+        }
+    }
+}
+
+/// A tar of what the container needs before sshd starts: its host key pair, root's
+/// `authorized_keys` with Corral's client key, and the user CA sshd trusts.
+fn key_files(
+    host_key: &ClientKeyPair,
+    client_public_key: &str,
+    user_ca: &UserCaFiles,
+) -> std::io::Result<Vec<u8>> {
     let mut archive = tar::Builder::new(Vec::new());
     let mut add = |path: &str, mode: u32, bytes: &[u8]| {
         let mut header = tar::Header::new_gnu();
@@ -570,6 +608,12 @@ fn key_files(host_key: &ClientKeyPair, client_public_key: &str) -> std::io::Resu
         "root/.ssh/authorized_keys",
         0o600,
         format!("{client_public_key}\n").as_bytes(),
+    )?;
+    add(USER_CA_IN_CONTAINER, 0o644, user_ca.ca.as_bytes())?;
+    add(
+        PRINCIPALS_IN_CONTAINER,
+        0o644,
+        user_ca.principals.as_bytes(),
     )?;
     archive.into_inner()
 }
@@ -629,9 +673,15 @@ mod tests {
     }
 
     #[test]
-    fn the_key_archive_holds_the_host_key_and_the_client_key_with_tight_modes() {
+    fn the_key_archive_holds_the_host_key_the_client_key_and_the_user_ca_with_tight_modes() {
         let host = ClientKeyPair::generate("host").unwrap();
-        let bytes = key_files(&host, "ssh-ed25519 AAAA client").unwrap();
+        let spec = NodeSpec {
+            trusted_user_ca: Some("ssh-ed25519 AAAA ca".to_owned()),
+            ..NodeSpec::new("n1")
+        };
+        let user_ca = UserCaFiles::of(&spec, "c1");
+        assert_eq!(user_ca.principals, "corral-cluster-c1\n");
+        let bytes = key_files(&host, "ssh-ed25519 AAAA client", &user_ca).unwrap();
         let mut archive = tar::Archive::new(bytes.as_slice());
         let entries: Vec<(String, u32)> = archive
             .entries()
@@ -650,6 +700,8 @@ mod tests {
                 ("etc/ssh/ssh_host_ed25519_key".to_owned(), 0o600),
                 ("etc/ssh/ssh_host_ed25519_key.pub".to_owned(), 0o644),
                 ("root/.ssh/authorized_keys".to_owned(), 0o600),
+                ("etc/ssh/corral_user_ca.pub".to_owned(), 0o644),
+                ("etc/ssh/corral_principals".to_owned(), 0o644),
             ]
         );
     }

@@ -484,6 +484,7 @@ impl LocalProvider {
                 self.user.clone()
             }
         };
+        trust_user_ca(&dir, spec)?;
         let host_key = read_host_key(&spec.id, &dir)?;
         let mut record = NodeRecord {
             id: spec.id.clone(),
@@ -528,7 +529,14 @@ impl LocalProvider {
             record.port = port;
             write_file(
                 &dir.sshd_config(),
-                &files::sshd_config(&record.id, dir, &record.host, port, &record.user),
+                &files::sshd_config(
+                    &record.id,
+                    dir,
+                    &record.host,
+                    port,
+                    &record.user,
+                    dir.trusted_user_ca_keys().exists(),
+                ),
             )?;
             set_pid(record, None);
             write_record(dir, record)?;
@@ -860,6 +868,27 @@ fn make_home_area(dir: &NodeDir, user: &os_user::NodeUser) -> Result<(), Provide
         })?;
     }
     Ok(())
+}
+
+/// Has the node's sshd trust the tenant's SSH user CA for certificates naming the
+/// node's cluster (see `crate::ssh::UserCa`), when the spec brings one: the CA's key
+/// in the node dir, the cluster's principal beside `authorized_keys` (root's, readable
+/// by the node user, as `authorized_keys`).
+fn trust_user_ca(dir: &NodeDir, spec: &NodeSpec) -> Result<(), ProviderError> {
+    let (Some(ca), Some(cluster)) = (&spec.trusted_user_ca, &spec.cluster_id) else {
+        return Ok(());
+    };
+    let principal = crate::ssh::cluster_principal(cluster);
+    create_file_with_mode(
+        &dir.authorized_principals(),
+        format!("{principal}\n").as_bytes(),
+        PUBLIC_FILE,
+    )?;
+    create_file_with_mode(
+        &dir.trusted_user_ca_keys(),
+        format!("{}\n", ca.trim()).as_bytes(),
+        PUBLIC_FILE,
+    )
 }
 
 /// Refuses a directory that others could change: they could swap node homes in it.

@@ -45,6 +45,11 @@ pub struct NodeSpec {
     /// another's request.
     #[serde(default)]
     pub requested_by: Option<String>,
+    /// The tenant's SSH user certificate authority (public key line), for providers
+    /// that prepare their nodes' sshd (`local`, `docker`) to trust its certificates
+    /// for the cluster's principal. Never put on hosts an admin registered (`ssh-pool`).
+    #[serde(default)]
+    pub trusted_user_ca: Option<String>,
 }
 
 impl NodeSpec {
@@ -69,6 +74,7 @@ impl NodeSpec {
             imagetype: None,
             limits: ResourceLimits::default(),
             requested_by: None,
+            trusted_user_ca: None,
         }
     }
 }

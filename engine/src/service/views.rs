@@ -44,6 +44,7 @@ impl From<Tenant> for TenantView {
                 .any(|providertype| providertype == crate::provider::LOCAL_PROVIDER),
             provider_types,
             dedicated_workers: tenant.dedicated_workers,
+            node_shell: tenant.node_shell,
         }
     }
 }

@@ -23,6 +23,9 @@ pub struct Tenant {
     /// Only workers started for this tenant run its tasks (`corral worker --tenant`).
     #[sqlx(try_from = "IntFlag")]
     pub dedicated_workers: bool,
+    /// Its users may open SSH sessions to their nodes through Corral.
+    #[sqlx(try_from = "IntFlag")]
+    pub node_shell: bool,
 }
 
 impl Tenant {
@@ -51,7 +54,8 @@ pub struct NewTenant {
 }
 
 const COLUMNS: &str =
-    "id, name, max_clusters, max_nodes, created_at_ms, provider_types, dedicated_workers";
+    "id, name, max_clusters, max_nodes, created_at_ms, provider_types, dedicated_workers, \
+     node_shell";
 
 impl NewTenant {
     /// Every provider type Corral has, `local` included (tests and the first tenant).
@@ -87,6 +91,7 @@ impl Store {
             created_at_ms: now_ms(),
             provider_types_json: types_json(&new.provider_types),
             dedicated_workers: false,
+            node_shell: true,
         };
         let result = sqlx::query(
             "INSERT INTO tenants (id, name, max_clusters, max_nodes, created_at_ms, \
@@ -158,6 +163,19 @@ impl Store {
         let done = sqlx::query("UPDATE tenants SET provider_types = $2 WHERE id = $1")
             .bind(id)
             .bind(types_json(provider_types))
+            .execute(&self.pool)
+            .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::NotFound(format!("tenant {id:?}")));
+        }
+        Ok(())
+    }
+
+    /// Sets whether the tenant's users may open SSH sessions to their nodes.
+    pub async fn set_tenant_node_shell(&self, id: &str, allowed: bool) -> Result<(), StoreError> {
+        let done = sqlx::query("UPDATE tenants SET node_shell = $2 WHERE id = $1")
+            .bind(id)
+            .bind(i64::from(allowed))
             .execute(&self.pool)
             .await?;
         if done.rows_affected() == 0 {

@@ -44,6 +44,9 @@ pub enum ClusterCommand {
         #[arg(long)]
         hours: u64,
     },
+    /// Open an SSH session to a node through the server (a shell, or `-- COMMAND`),
+    /// or print an OpenSSH config for the cluster's nodes (`--config`).
+    Ssh(super::node_ssh::SshArgs),
     /// Delete the cluster and its nodes.
     Delete {
         id: String,
@@ -308,6 +311,7 @@ pub async fn run(args: ClusterArgs) -> anyhow::Result<ExitCode> {
     let client = Client::signed_in()?;
     let json = args.output.json;
     let answer = match args.command {
+        ClusterCommand::Ssh(ssh) => return super::node_ssh::run(&client, ssh).await,
         ClusterCommand::List => {
             let page: Page<ClusterView> = client.get_as("/api/v1/clusters?limit=500").await?;
             if !json {

@@ -8,6 +8,6 @@ mod client;
 mod notices;
 mod output;
 
-pub use client::{Client, Credentials};
+pub use client::{config_dir, Client, Credentials};
 pub use notices::Notices;
 pub use output::{print_json, print_table, OutputArgs};

@@ -98,6 +98,17 @@ const MATRIX: &[(&str, [u16; 5])] = &[
         "POST /api/v1/resources/{kind}/{name}/versions/{version}/stage",
         [401, 403, 200, 404, 404],
     ),
+    // Tenant A's cluster was made by A's admin and has no node 1000 yet: its owner, a
+    // superadmin (who administers every tenant) get as far as the node; A's plain user
+    // is not the owner.
+    (
+        "POST /api/v1/clusters/{id}/nodes/{number}/ssh/certificate",
+        [401, 403, 404, 404, 404],
+    ),
+    (
+        "GET /api/v1/clusters/{id}/nodes/{number}/ssh",
+        [401, 403, 404, 404, 404],
+    ),
     ("GET /api/v1/me", [401, 200, 200, 200, 200]),
     ("POST /api/v1/me/password", [401, 422, 422, 422, 422]),
     ("GET /api/v1/users", [401, 403, 200, 200, 200]),
@@ -143,6 +154,10 @@ const MATRIX: &[(&str, [u16; 5])] = &[
     // so a check has no providers to run (409).
     (
         "GET /api/v1/providers/{name}/credentials",
+    (
+        "PUT /api/v1/tenants/{id}/node-shell",
+        [401, 403, 200, 404, 200],
+    ),
         [401, 403, 200, 404, 404],
     ),
     (

@@ -330,7 +330,121 @@ async fn a_delete_may_be_forced_and_says_so(backend: Backend) {
     );
 }
 
+/// An upgrade's preview says what changed since the cluster's snapshot; one with
+/// nothing to do, a bad batch size, or a template the catalog lost is refused naming
+/// the problem, and a preview stores nothing.
+async fn upgrades_say_what_changed_and_refuse_what_they_cannot_do(backend: Backend) {
+    let app = spawn_app(backend).await;
+    let admin = with_catalog(&app, "acme").await;
+    let (status, created) = create(
+        &app,
+        &admin,
+        json!({"name": "web", "template": "lifecycle", "size": 2}),
+    )
+    .await;
+    assert_eq!(status, 201, "{created}");
+    let id = created["cluster"]["id"].as_str().unwrap().to_owned();
+    let plan = |body: Value| {
+        let (app, admin, path) = (&app, &admin, format!("/api/v1/clusters/{id}/plan"));
+        async move { json_of(app.call(admin, Method::POST, &path, Some(&body)).await).await }
+    };
+    let cluster = || {
+        let (app, admin, path) = (&app, &admin, format!("/api/v1/clusters/{id}"));
+        async move {
+            json_of(app.call(admin, Method::GET, &path, None).await)
+                .await
+                .1
+        }
+    };
+    assert_eq!(cluster().await["catalog_behind"], json!([]));
+
+    let (status, body) = plan(json!({"operation": "upgrade"})).await;
+    assert_eq!(status, 422, "{body}");
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap()
+            .contains("already runs the catalog's current definitions"),
+        "{body}"
+    );
+    let (status, body) = plan(json!({"operation": "upgrade", "max_unavailable": 0})).await;
+    assert_eq!(status, 422, "{body}");
+    assert_eq!(body["details"][0]["path"], "max_unavailable", "{body}");
+
+    // The admin changes web's start.
+    let mut catalog = crate::helpers::lifecycle_catalog();
+    let web = catalog["services"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|service| service["name"] == "web")
+        .unwrap();
+    web["provisioner"]["actions"]["start"]["fields"]["args"] = json!("start --fast");
+    let response = app
+        .call(
+            &admin,
+            Method::POST,
+            "/api/v1/catalog/import",
+            Some(&catalog),
+        )
+        .await;
+    assert_eq!(response.status(), 200);
+    let view = cluster().await;
+    assert_eq!(
+        view["catalog_behind"],
+        json!([{"kind": "services", "name": "web", "change": "changed"}]),
+        "{view}"
+    );
+    let (status, body) = plan(json!({"operation": "upgrade", "max_unavailable": 2})).await;
+    assert_eq!(status, 200, "{body}");
+    let change = &body["upgrade"]["changes"][0];
+    assert_eq!(
+        (&change["kind"], &change["name"]),
+        (&json!("services"), &json!("web"))
+    );
+    assert_eq!(
+        change["after"]["provisioner"]["actions"]["start"]["fields"]["args"],
+        "start --fast"
+    );
+    assert_eq!(
+        change["before"]["provisioner"]["actions"]["start"]["fields"]["args"],
+        "start"
+    );
+    assert_eq!(
+        cluster().await["catalog_behind"],
+        view["catalog_behind"],
+        "a preview changes nothing"
+    );
+
+    // A catalog without the cluster's template leaves nothing to upgrade to.
+    // (Renamed: the catalog keeps a template, which it must have.)
+    for template in catalog["clustertemplates"].as_array_mut().unwrap() {
+        if template["name"] == "lifecycle" {
+            template["name"] = json!("renamed");
+        }
+    }
+    let response = app
+        .call(
+            &admin,
+            Method::POST,
+            "/api/v1/catalog/import",
+            Some(&catalog),
+        )
+        .await;
+    assert_eq!(response.status(), 200, "{}", response.text().await.unwrap());
+    let (status, body) = plan(json!({"operation": "upgrade"})).await;
+    assert_eq!(status, 422, "{body}");
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap()
+            .contains("template lifecycle is no longer in the catalog"),
+        "{body}"
+    );
+}
+
 engine::on_both_backends!(
+    upgrades_say_what_changed_and_refuse_what_they_cannot_do,
     a_delete_may_be_forced_and_says_so,
     clusters_are_found_by_name_in_their_tenant,
     concurrent_creates_cannot_both_slip_under_the_quota,

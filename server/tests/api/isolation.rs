@@ -40,6 +40,11 @@ const EXPECTATIONS: &[(&str, &[Check])] = &[
     ("POST /api/v1/clusters/{id}/plan", &[Scoped]),
     ("POST /api/v1/clusters/{id}/changes", &[Scoped]),
     ("PUT /api/v1/clusters/{id}/lease", &[Scoped]),
+    (
+        "POST /api/v1/clusters/{id}/nodes/{number}/ssh/certificate",
+        &[Scoped],
+    ),
+    ("GET /api/v1/clusters/{id}/nodes/{number}/ssh", &[Scoped]),
     ("GET /api/v1/jobs/{id}", &[Scoped]),
     ("GET /api/v1/jobs/{id}/tasks", &[Scoped]),
     ("GET /api/v1/jobs/{id}/tasks/{task_id}/attempts", &[Scoped]),
@@ -87,6 +92,7 @@ const EXPECTATIONS: &[(&str, &[Check])] = &[
         "PUT /api/v1/tenants/{id}/provider-types",
         &[Scoped, AdminOnly],
     ),
+    ("PUT /api/v1/tenants/{id}/node-shell", &[Scoped, AdminOnly]),
     ("GET /api/v1/tokens", &[Listing]),
     ("POST /api/v1/tokens", &[Personal]),
     ("DELETE /api/v1/tokens/{id}", &[Scoped]),
@@ -197,6 +203,7 @@ impl Ids {
             pool_host: none,
             provider: "no-such-provider".into(),
             entity: ("services".into(), "no-such-service".into()),
+            .replace("{number}", "1000")
             resource: ("scripts".into(), "no-such-script.sh".into(), 1),
             secrets: Vec::new(),
         }
@@ -233,6 +240,8 @@ pub(crate) fn body_for(operation: &str) -> Option<Value> {
             json!({"current_password": "wrong", "new_password": "another long password"})
         }
         "/api/v1/catalog/import" => json!({}),
+        p if p.ends_with("/node-shell") => json!({"node_shell": true}),
+        p if p.ends_with("/ssh/certificate") => json!({"public_key": "ssh-ed25519 AAAA"}),
         p if p.starts_with("/api/v1/catalog/") => json!({"description": "probe"}),
         _ => json!({}),
     })

@@ -14,6 +14,7 @@ mod isolation;
 mod limits;
 mod metrics;
 mod pages;
+mod node_shell;
 mod parameters;
 mod pool_hosts;
 #[path = "../support/prometheus.rs"]

@@ -50,6 +50,19 @@ impl NodeDir {
             .unwrap_or(&self.root)
             .join("authorized_keys")
     }
+    /// The tenant's SSH user CA the node's sshd trusts (`TrustedUserCAKeys`): read by
+    /// sshd as root, so it stays in the node dir. Absent on nodes made without one.
+    pub fn trusted_user_ca_keys(&self) -> PathBuf {
+        self.root.join("trusted_user_ca_keys")
+    }
+    /// The principals a certificate must name to log in (the node's cluster): read by
+    /// sshd with the node user's privileges, so it sits beside `authorized_keys`.
+    pub fn authorized_principals(&self) -> PathBuf {
+        self.area
+            .as_ref()
+            .unwrap_or(&self.root)
+            .join("authorized_principals")
+    }
     pub fn sshd_config(&self) -> PathBuf {
         self.root.join("sshd_config")
     }
@@ -97,8 +110,19 @@ pub(crate) fn sshd_config(
     host: &str,
     port: u16,
     user: &str,
+    trusts_user_ca: bool,
 ) -> String {
     let root = dir.root.display();
+    // Certificates of the tenant's CA log in only when they name the node's cluster.
+    let user_ca = if trusts_user_ca {
+        format!(
+            "TrustedUserCAKeys {}\nAuthorizedPrincipalsFile {}\n",
+            dir.trusted_user_ca_keys().display(),
+            dir.authorized_principals().display()
+        )
+    } else {
+        String::new()
+    };
     format!(
         "# Written by Corral for local node {node_id}.\n\
          Port {port}\n\
@@ -106,6 +130,7 @@ pub(crate) fn sshd_config(
          HostKey {host_key}\n\
          PidFile {pid_file}\n\
          AuthorizedKeysFile {authorized_keys}\n\
+         {user_ca}\
          AllowUsers {user}\n\
          UsePAM no\n\
          StrictModes no\n\
@@ -125,6 +150,9 @@ pub(crate) fn sshd_config(
          AllowTcpForwarding no\n\
          AllowAgentForwarding no\n\
          PermitTunnel no\n\
+         # scp and sftp clients of users who reach the node through Corral, starting in\n\
+         # the node's HOME (the node user's passwd home is /).\n\
+         Subsystem sftp internal-sftp -d {home}\n\
          MaxSessions 64\n\
          MaxStartups 256\n\
          LogLevel ERROR\n\
@@ -193,19 +221,23 @@ mod tests {
             PathBuf::from("/base/n1"),
             Some(PathBuf::from("/homes/abc/n1")),
         );
-        let config = sshd_config("n1", &dir, "127.1.0.1", 2222, "corral-node");
+        let config = sshd_config("n1", &dir, "127.1.0.1", 2222, "corral-node", true);
         for line in [
             "HostKey /base/n1/ssh_host_ed25519_key\n",
             "AuthorizedKeysFile /homes/abc/n1/authorized_keys\n",
             "AllowUsers corral-node\n",
             "PermitRootLogin no\n",
             "SetEnv HOME=/homes/abc/n1/home CORRAL_LOCAL_NODE=/base/n1 SHLVL=1\n",
+            "TrustedUserCAKeys /base/n1/trusted_user_ca_keys\n",
+            "AuthorizedPrincipalsFile /homes/abc/n1/authorized_principals\n",
+            "Subsystem sftp internal-sftp -d /homes/abc/n1/home\n",
         ] {
             assert!(config.contains(line), "{line}");
         }
         // A node of the old layout: everything in its node dir, as before.
         let old = NodeDir::new(PathBuf::from("/base/n1"));
-        let config = sshd_config("n1", &old, "127.1.0.1", 2222, "root");
+        let config = sshd_config("n1", &old, "127.1.0.1", 2222, "root", false);
+        assert!(!config.contains("TrustedUserCAKeys"), "{config}");
         for line in [
             "AuthorizedKeysFile /base/n1/authorized_keys\n",
             "PermitRootLogin prohibit-password\n",

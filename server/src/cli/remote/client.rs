@@ -215,7 +215,44 @@ impl Client {
                 serde_json::from_str(&text).context("the server sent invalid JSON")?
             });
         }
-        let mut message = match serde_json::from_str::<ErrorBody>(&text) {
+        bail!(self.refusal(status, &text))
+    }
+
+    /// Opens a WebSocket to `path` (an HTTP/1.1 upgrade, with this client's token and
+    /// TLS settings): the upgraded connection, for a WebSocket client without a
+    /// handshake of its own.
+    pub async fn websocket(&self, path: &str) -> anyhow::Result<reqwest::Upgraded> {
+        use base64::Engine as _;
+        use rand_core::RngCore as _;
+        let mut nonce = [0u8; 16];
+        rand_core::OsRng.fill_bytes(&mut nonce);
+        let request = self
+            .request(Method::GET, path)
+            .header(reqwest::header::CONNECTION, "Upgrade")
+            .header(reqwest::header::UPGRADE, "websocket")
+            .header("Sec-WebSocket-Version", "13")
+            .header(
+                "Sec-WebSocket-Key",
+                base64::engine::general_purpose::STANDARD.encode(nonce),
+            );
+        let response = request
+            .send()
+            .await
+            .with_context(|| format!("cannot reach {}", self.server))?;
+        let status = response.status();
+        if status != reqwest::StatusCode::SWITCHING_PROTOCOLS {
+            let text = response.text().await.unwrap_or_default();
+            bail!(self.refusal(status, &text));
+        }
+        response
+            .upgrade()
+            .await
+            .context("the server did not switch to a WebSocket")
+    }
+
+    /// What the server refused and why (each problem on its own line), from its answer.
+    fn refusal(&self, status: reqwest::StatusCode, text: &str) -> String {
+        let mut message = match serde_json::from_str::<ErrorBody>(text) {
             Ok(error) => {
                 let mut message = format!("{} ({status})", error.message);
                 for problem in error.details {
@@ -229,7 +266,7 @@ impl Client {
         if status == reqwest::StatusCode::UNAUTHORIZED && self.token.is_some() {
             message.push_str("\nsign in again with `corral login`");
         }
-        bail!(message)
+        message
     }
 
     /// GETs `path` and reads the answer as `T`, a type of the wire contract.
