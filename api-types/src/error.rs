@@ -39,6 +39,9 @@ pub enum ErrorCode {
     Conflict,
     /// A tenant quota would be exceeded.
     QuotaExceeded,
+    /// A gate hook of the tenant refused the operation (its reason is the message), or
+    /// could not be asked and its failure policy is to refuse.
+    GateRefused,
     /// Too many failed sign-ins: wait and try again.
     TooManyAttempts,
     /// The caller has as many job event streams open as the server allows one user:
@@ -56,7 +59,7 @@ impl ErrorCode {
         match self {
             ErrorCode::BadRequest => 400,
             ErrorCode::Unauthenticated => 401,
-            ErrorCode::Forbidden => 403,
+            ErrorCode::Forbidden | ErrorCode::GateRefused => 403,
             ErrorCode::NotFound => 404,
             ErrorCode::Conflict | ErrorCode::QuotaExceeded => 409,
             ErrorCode::PayloadTooLarge => 413,

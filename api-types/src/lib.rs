@@ -7,6 +7,8 @@
 //!   requests (what writes take).
 //! - [`providers`]: credentials (names only) and the provider check.
 //! - [`node_shell`]: SSH certificates for reaching a node through Corral.
+//! - [`hooks`]: a tenant's lifecycle hooks and gates, their deliveries and the event
+//!   body they are sent.
 //! - [`error`]: the body of every error response.
 //!
 //! The engine builds these views from its rows; the server serialises them; the web
@@ -18,6 +20,7 @@ pub mod accounts;
 pub mod catalog;
 pub mod clusters;
 pub mod error;
+pub mod hooks;
 pub mod jobs;
 pub mod providers;
 pub mod states;
@@ -27,6 +30,7 @@ pub use accounts::*;
 pub use catalog::*;
 pub use clusters::*;
 pub use error::*;
+pub use hooks::*;
 pub use jobs::*;
 pub use providers::*;
 pub use states::*;

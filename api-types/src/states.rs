@@ -85,6 +85,8 @@ macro_rules! word_enum {
         }
     };
 }
+// Also for the other modules' word enums (hooks).
+pub(crate) use word_enum;
 
 word_enum!(
     /// What a user may do. Superadmins span tenants; the others act inside their own.

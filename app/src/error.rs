@@ -36,6 +36,9 @@ pub enum UiError {
     Conflict(String),
     #[error("{0}")]
     QuotaExceeded(String),
+    /// A gate hook of the tenant refused the operation; the message says why.
+    #[error("{0}")]
+    GateRefused(String),
     #[error("{0}")]
     TooManyAttempts(String),
     /// Something broke on the server; the cause is in its log.
@@ -55,6 +58,7 @@ impl UiError {
             UiError::NotFound(_) => ErrorCode::NotFound,
             UiError::Conflict(_) => ErrorCode::Conflict,
             UiError::QuotaExceeded(_) => ErrorCode::QuotaExceeded,
+            UiError::GateRefused(_) => ErrorCode::GateRefused,
             UiError::Invalid { .. } => ErrorCode::Invalid,
             UiError::TooManyAttempts(_) => ErrorCode::TooManyAttempts,
             UiError::Internal | UiError::Transport(_) => ErrorCode::Internal,
@@ -131,6 +135,7 @@ impl From<engine::service::ServiceError> for UiError {
             },
             ServiceError::Conflict(message) => UiError::Conflict(message),
             ServiceError::QuotaExceeded(message) => UiError::QuotaExceeded(message),
+            ServiceError::GateRefused(message) => UiError::GateRefused(message),
             error @ ServiceError::TooManyAttempts { .. } => {
                 UiError::TooManyAttempts(error.to_string())
             }
@@ -158,6 +163,7 @@ mod tests {
             ServiceError::invalid("bad"),
             ServiceError::Conflict("taken".into()),
             ServiceError::QuotaExceeded("too many".into()),
+            ServiceError::GateRefused("the gate said no".into()),
             ServiceError::TooManyAttempts { wait_secs: 3 },
             ServiceError::internal("boom"),
         ];

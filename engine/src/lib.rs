@@ -12,6 +12,8 @@
 //! - [`demo`]: the demo catalog compiled into the binary, loaded into an empty default tenant.
 //! - [`execute`]: runs one claimed task on its node: node steps through the cluster's
 //!   provider, service actions through an automator.
+//! - [`hooks`]: lifecycle hooks: event deliveries through the store, signed calls
+//!   within the operator's network rules, and gates asked before an operation.
 //! - [`links`]: a live cluster's link URLs with their macros expanded.
 //! - `node_scripts` (private): Corral's folders on a node and the `.sh` scripts run there.
 //! - [`operations`]: cluster operations without access checks (solve, plan, store the
@@ -37,6 +39,7 @@ pub mod accounts;
 pub mod catalog;
 pub mod demo;
 pub mod execute;
+pub mod hooks;
 pub mod links;
 pub mod metrics;
 pub mod monitor;

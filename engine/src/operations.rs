@@ -53,6 +53,9 @@ pub enum OperationError {
     /// Template parameter values refused, each naming its parameter.
     #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
     BadParameters(Vec<domain::catalog::parameters::FieldError>),
+    /// A gate hook refused the operation, or could not be asked and refuses then.
+    #[error("{0}")]
+    GateRefused(String),
     /// Actions the cluster would run with automators Corral does not have.
     #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
     UnsupportedAutomators(Vec<domain::catalog::automator::UnsupportedAction>),

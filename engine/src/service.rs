@@ -15,6 +15,7 @@ mod audit;
 mod auth;
 mod catalog;
 mod clusters;
+mod hooks;
 mod job_credentials;
 mod jobs;
 mod lease;
@@ -80,6 +81,9 @@ pub enum ServiceError {
     Conflict(String),
     #[error("{0}")]
     QuotaExceeded(String),
+    /// A gate hook refused the operation (its reason is the message).
+    #[error("{0}")]
+    GateRefused(String),
     /// Login throttled: try again after `wait_secs`.
     #[error("too many failed logins; try again in {wait_secs} s")]
     TooManyAttempts { wait_secs: u64 },
@@ -136,6 +140,7 @@ impl ServiceError {
             ServiceError::Invalid { .. } => ErrorCode::Invalid,
             ServiceError::Conflict(_) => ErrorCode::Conflict,
             ServiceError::QuotaExceeded(_) => ErrorCode::QuotaExceeded,
+            ServiceError::GateRefused(_) => ErrorCode::GateRefused,
             ServiceError::TooManyAttempts { .. } => ErrorCode::TooManyAttempts,
             ServiceError::Internal { .. } => ErrorCode::Internal,
         }
@@ -193,6 +198,7 @@ impl From<OperationError> for ServiceError {
             }
             OperationError::QuotaExceeded(message) => ServiceError::QuotaExceeded(message),
             OperationError::ProviderNotAllowed(message) => ServiceError::Forbidden(message),
+            OperationError::GateRefused(message) => ServiceError::GateRefused(message),
             OperationError::UnsupportedAutomators(ref actions) => ServiceError::Invalid {
                 message: error.to_string(),
                 details: actions

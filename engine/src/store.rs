@@ -21,6 +21,7 @@ mod columns;
 mod database_url;
 pub mod gauges;
 pub mod health;
+pub mod hooks;
 pub mod login_attempts;
 mod migrations;
 pub mod pool_hosts;
@@ -137,6 +138,9 @@ pub struct Store {
     /// Wakes the followers of jobs whose events this process's writers (or, through
     /// PostgreSQL, another process's) recorded.
     job_wakes: crate::queue::JobWakes,
+    /// Where hooks may send (the operator's `--hook-allow` ranges): kept here because
+    /// gates are called from operations, which all have the store.
+    hook_network: Arc<crate::hooks::HookNetwork>,
 }
 
 /// This process's turn to write to a SQLite database, held for the life of a write
@@ -212,6 +216,7 @@ impl Store {
             secret_key: None,
             docker_limits: crate::provider::DockerLimits::default(),
             job_wakes: crate::queue::JobWakes::default(),
+            hook_network: Arc::default(),
         })
     }
 
@@ -273,6 +278,18 @@ impl Store {
     /// The operator's limits for docker nodes.
     pub fn docker_limits(&self) -> &crate::provider::DockerLimits {
         &self.docker_limits
+    }
+
+    /// This store, with hooks sent only where `network` permits.
+    #[must_use]
+    pub fn with_hook_network(mut self, network: crate::hooks::HookNetwork) -> Self {
+        self.hook_network = Arc::new(network);
+        self
+    }
+
+    /// Where hooks may send.
+    pub fn hook_network(&self) -> &crate::hooks::HookNetwork {
+        &self.hook_network
     }
 
     /// The job wakes of this store's process (see [`crate::queue::JobWakes`]).

@@ -12,6 +12,7 @@ mod clusters;
 mod docs;
 pub mod error;
 pub mod extract;
+mod hooks;
 mod jobs;
 pub use jobs::{JobFeeds, DEFAULT_STREAMS_PER_USER};
 mod pool_hosts;
@@ -43,6 +44,8 @@ pub const MAX_JSON_BYTES: usize = 8 * 1024 * 1024;
         state-changing requests. Errors are `{error, message, details}`."),
     modifiers(&Security),
     security(("bearer" = []), ("session" = [])),
+    // What hooks are sent and answer, which no route returns (docs/integrations.md).
+    components(schemas(api_types::HookEventBody, api_types::GateRequestBody, api_types::GateAnswer)),
 )]
 pub struct ApiDoc;
 
@@ -149,6 +152,11 @@ fn routes() -> OpenApiRouter<AppState> {
             providers::delete_my_credentials
         ))
         .routes(routes!(providers::test))
+        .routes(routes!(hooks::list, hooks::add))
+        .routes(routes!(hooks::show, hooks::remove))
+        .routes(routes!(hooks::test))
+        .routes(routes!(hooks::deliveries))
+        .routes(routes!(hooks::redeliver))
 }
 
 /// The `/api/v1` routes (to be nested under `/api/v1`).

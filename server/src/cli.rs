@@ -1,7 +1,8 @@
 //! Command-line interface: `corral serve`, `corral worker`, `corral migrate`,
 //! `corral admin ...`, `corral catalog ...` (server-side and offline), and the API
 //! client commands `corral login`, `corral cluster ...`, `corral job ...`,
-//! `corral apply FILE` and `corral plan FILE`; `corral completions` and `corral man`.
+//! `corral apply FILE`, `corral plan FILE` and `corral hook ...`; `corral completions`
+//! and `corral man`.
 //!
 //! Each command group lives in its own module under `cli/`; this file only parses
 //! and dispatches.
@@ -11,6 +12,7 @@ mod apply;
 mod backup;
 mod catalog;
 mod cluster;
+mod hook;
 mod login;
 mod manual;
 mod provider;
@@ -58,6 +60,8 @@ pub enum Command {
     Plan(apply::PlanArgs),
     /// Your tenant's providers: credentials and checks.
     Provider(provider::ProviderArgs),
+    /// Your tenant's lifecycle hooks: HTTP endpoints told of jobs, or asked first.
+    Hook(hook::HookArgs),
     /// Print a shell completion script for corral.
     Completions(manual::CompletionsArgs),
     /// Print corral's manual page (or write one per command with --out-dir).
@@ -129,6 +133,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Apply(args) => block_on(apply::apply(args)),
         Command::Plan(args) => block_on(apply::plan(args)),
         Command::Provider(args) => block_on(provider::run(args)),
+        Command::Hook(args) => block_on(hook::run(args)),
         Command::Completions(args) => manual::completions(args),
         Command::Man(args) => manual::man(args),
     }

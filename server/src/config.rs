@@ -117,6 +117,16 @@ pub struct ServerArgs {
     )]
     #[serde(default)]
     pub ec2_endpoints: Vec<String>,
+    /// An address range hooks may reach besides public addresses (loopback, a private
+    /// network), e.g. 10.0.0.0/8 or 127.0.0.1/32; repeat for several [default: none].
+    #[arg(
+        long = "hook-allow",
+        env = "CORRAL_HOOK_ALLOW",
+        value_name = "CIDR",
+        value_delimiter = ','
+    )]
+    #[serde(default)]
+    pub hook_allow: Vec<String>,
     /// Seconds a client has to send a request's headers: from connecting (TLS
     /// handshake included) to the first request's end of headers, and from a
     /// keep-alive connection going idle to the next request's [default: 10].
@@ -186,6 +196,9 @@ pub struct Config {
     /// Endpoints `ec2` providers may name besides AWS's (a tenant admin's catalog must
     /// not make this server call arbitrary addresses).
     pub ec2_endpoints: Vec<String>,
+    /// Where hooks may send: public addresses and the `--hook-allow` ranges (a tenant
+    /// admin's hook must not make this server call its own private network).
+    pub hook_network: engine::hooks::HookNetwork,
     /// What one client may hold of the listener (see [`ConnectionLimits`]).
     pub connections: ConnectionLimits,
     /// Job event streams one user may have open at once.
@@ -234,6 +247,17 @@ impl Config {
 
     fn resolve(args: ServerArgs, file: ServerArgs) -> anyhow::Result<Self> {
         let docker_limits = docker_limits(&args, &file)?;
+        let hook_allow = if args.hook_allow.is_empty() {
+            &file.hook_allow
+        } else {
+            &args.hook_allow
+        };
+        let hook_network = engine::hooks::HookNetwork::allowing(
+            hook_allow
+                .iter()
+                .map(|range| range.parse().with_context(|| "--hook-allow".to_owned()))
+                .collect::<anyhow::Result<_>>()?,
+        );
         let listen = match args.listen.or(file.listen) {
             Some(listen) => listen,
             None => DEFAULT_LISTEN.parse()?,
@@ -261,6 +285,7 @@ impl Config {
         };
         Ok(Self {
             docker_limits,
+            hook_network,
             listen,
             provider_plugins,
             data_dir,

@@ -32,7 +32,8 @@ pub async fn open_store(config: &Config) -> anyhow::Result<Store> {
     let store = Store::open(&config.database_url)
         .await?
         .with_secret_key(key)
-        .with_docker_limits(config.docker_limits);
+        .with_docker_limits(config.docker_limits)
+        .with_hook_network(config.hook_network.clone());
     Ok(store)
 }
 
@@ -117,6 +118,8 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         .context("cannot load the demo catalog")?;
     let executor = crate::workers::executor(store.clone(), &config).await?;
     let workers = crate::workers::start_pool(executor, &config, WorkerScope::Shared);
+    // Hook deliveries are sent by every process sharing the database (one each).
+    let _deliveries = engine::hooks::deliver::start(store.clone());
     let service = Service::new(store.clone(), resources)
         .with_size_limits(config.size_limits)
         .with_waker(workers.waker());

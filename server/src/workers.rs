@@ -136,6 +136,8 @@ pub async fn run_worker(config: Config, tenants: &[String]) -> anyhow::Result<()
     let scope = tenant_scope(&store, tenants).await?;
     let metrics = crate::metrics::Metrics::install();
     let pool = start_pool(executor(store.clone(), &config).await?, &config, scope);
+    // Hook deliveries are sent by every process sharing the database (one each).
+    let _deliveries = engine::hooks::deliver::start(store.clone());
     let stop = StopSignal::on_signals()?;
     let serving = if tenants.is_empty() {
         "every tenant not served by dedicated workers".to_owned()

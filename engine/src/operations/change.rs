@@ -505,6 +505,13 @@ pub async fn submit_change(
 ) -> Result<String, OperationError> {
     let cluster = store.cluster(cluster_id).await?;
     let plan = preview_change(store, &cluster, change).await?;
+    // The tenant's gates, after the preview and before anything is written.
+    crate::hooks::check_gates(
+        store,
+        &cluster.tenant_id,
+        crate::hooks::GateCall::change(&cluster, change, requested_by, &plan.preview),
+    )
+    .await?;
     let deleting = matches!(change, ClusterChange::Delete { .. });
     let options = SubmitOptions {
         effects: Some(ClusterEffects {

@@ -129,6 +129,13 @@ pub async fn create_cluster(
     now_ms: i64,
 ) -> Result<(Cluster, String), OperationError> {
     let plan = preview_create(store, request, now_ms).await?;
+    // The tenant's gates, after the preview and before anything is written.
+    crate::hooks::check_gates(
+        store,
+        &request.tenant_id,
+        crate::hooks::GateCall::create(request, &plan.preview),
+    )
+    .await?;
     let template_json =
         serde_json::to_string(&domain::catalog::coopr::entity_to_value(&plan.template))
             .unwrap_or_else(|_| "{}".to_owned());

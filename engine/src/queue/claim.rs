@@ -183,15 +183,30 @@ pub async fn claim_up_to_in(
         let mut params = Params::new(store.backend());
         let sql = format!(
             "UPDATE jobs SET state = 'running', started_at_ms = {} \
-             WHERE state = 'queued' AND id IN ({})",
+             WHERE state = 'queued' AND id IN ({}) RETURNING id",
             params.one(),
             params.list(padded_len(queued.len())),
         );
-        let mut query = sqlx::query(&sql).bind(now_ms);
+        let mut query = sqlx::query_scalar::<_, String>(&sql).bind(now_ms);
         for index in 0..padded_len(queued.len()) {
             query = query.bind(*padded_item(&queued, index));
         }
-        query.execute(store.pool()).await?;
+        // With the hooks' deliveries of each job's start, in one transaction: a job
+        // that started has its `job.started` stored (once: only the claim that moved it
+        // from queued gets its id back).
+        drop(_turn);
+        let (_turn, mut tx) = begin_write(store).await?;
+        let started = query.fetch_all(&mut *tx).await?;
+        for job_id in &started {
+            crate::store::hooks::record_job_event(
+                &mut tx,
+                job_id,
+                api_types::HookEvent::JobStarted,
+                now_ms,
+            )
+            .await?;
+        }
+        tx.commit().await?;
     }
     Ok(claimed.into_iter().map(|(_, task)| task).collect())
 }

@@ -834,7 +834,17 @@ pub(super) async fn set_job_state(
         .bind(now_ms)
         .execute(&mut **tx)
         .await?;
-    super::effects::apply(tx, job_id, state, now_ms).await
+    super::effects::apply(tx, job_id, state, now_ms).await?;
+    // The hooks' deliveries of the job's end go in with it (lifecycle hooks).
+    let event = match state {
+        JobState::Succeeded => Some(api_types::HookEvent::JobSucceeded),
+        JobState::Failed => Some(api_types::HookEvent::JobFailed),
+        _ => None,
+    };
+    if let Some(event) = event {
+        crate::store::hooks::record_job_event(tx, job_id, event, now_ms).await?;
+    }
+    Ok(())
 }
 
 /// A cancelling job becomes cancelled once none of its tasks runs.

@@ -109,6 +109,17 @@ const MATRIX: &[(&str, [u16; 5])] = &[
         "GET /api/v1/clusters/{id}/nodes/{number}/ssh",
         [401, 403, 404, 404, 404],
     ),
+    ("GET /api/v1/hooks", [401, 403, 200, 200, 200]),
+    ("POST /api/v1/hooks", [401, 403, 201, 201, 201]),
+    ("GET /api/v1/hooks/{id}", [401, 403, 200, 404, 200]),
+    ("DELETE /api/v1/hooks/{id}", [401, 403, 204, 404, 204]),
+    ("POST /api/v1/hooks/{id}/test", [401, 403, 202, 404, 202]),
+    ("GET /api/v1/hooks/{id}/deliveries", [401, 403, 200, 404, 200]),
+    // A's delivery is still pending (no delivery loop runs here): not redelivered.
+    (
+        "POST /api/v1/hooks/{id}/deliveries/{delivery}/redeliver",
+        [401, 403, 409, 404, 409],
+    ),
     ("GET /api/v1/me", [401, 200, 200, 200, 200]),
     ("POST /api/v1/me/password", [401, 422, 422, 422, 422]),
     ("GET /api/v1/users", [401, 403, 200, 200, 200]),

@@ -102,6 +102,16 @@ const EXPECTATIONS: &[(&str, &[Check])] = &[
     ("GET /api/v1/pool-hosts/{id}", &[Scoped, AdminOnly]),
     ("PATCH /api/v1/pool-hosts/{id}", &[Scoped, AdminOnly]),
     ("DELETE /api/v1/pool-hosts/{id}", &[Scoped, AdminOnly]),
+    ("GET /api/v1/hooks", &[AdminOnly]),
+    ("POST /api/v1/hooks", &[AdminOnly]),
+    ("GET /api/v1/hooks/{id}", &[Scoped, AdminOnly]),
+    ("DELETE /api/v1/hooks/{id}", &[Scoped, AdminOnly]),
+    ("POST /api/v1/hooks/{id}/test", &[Scoped, AdminOnly]),
+    ("GET /api/v1/hooks/{id}/deliveries", &[Scoped, AdminOnly]),
+    (
+        "POST /api/v1/hooks/{id}/deliveries/{delivery}/redeliver",
+        &[Scoped, AdminOnly],
+    ),
     // By name in the caller's own catalog: B's admin naming A's provider reaches B's
     // (none), never A's credentials.
     (
@@ -154,6 +164,8 @@ pub(crate) struct Ids {
     tenant: String,
     token: String,
     pool_host: String,
+    hook: String,
+    delivery: String,
     provider: String,
     entity: (String, String),
     resource: (String, String, i64),
@@ -173,6 +185,8 @@ impl Ids {
             &self.tenant
         } else if path.starts_with("/api/v1/pool-hosts") {
             &self.pool_host
+        } else if path.starts_with("/api/v1/hooks") {
+            &self.hook
         } else {
             &self.token
         };
@@ -189,6 +203,7 @@ impl Ids {
             .replace("{kind}", kind)
             .replace("{name}", name)
             .replace("{version}", &self.resource.2.to_string())
+            .replace("{delivery}", &self.delivery)
     }
 
     fn nonexistent() -> Self {
@@ -200,7 +215,9 @@ impl Ids {
             user: none.clone(),
             tenant: none.clone(),
             token: none.clone(),
-            pool_host: none,
+            pool_host: none.clone(),
+            hook: none.clone(),
+            delivery: none,
             provider: "no-such-provider".into(),
             entity: ("services".into(), "no-such-service".into()),
             .replace("{number}", "1000")
@@ -236,6 +253,8 @@ pub(crate) fn body_for(operation: &str) -> Option<Value> {
         "/api/v1/pool-hosts" => json!({"name": "probe", "host": "10.9.9.9", "user": "corral",
                                       "host_key": POOL_HOST_KEY}),
         p if p.starts_with("/api/v1/pool-hosts/") => json!({"name": "probe"}),
+        // A public address that is never called: no delivery loop runs here.
+        "/api/v1/hooks" => json!({"url": "http://8.8.8.8/probe", "events": ["test"]}),
         "/api/v1/me/password" => {
             json!({"current_password": "wrong", "new_password": "another long password"})
         }
@@ -361,6 +380,32 @@ pub(crate) async fn populate_tenant_a(app: &TestApp) -> (Ids, ApiUser) {
         .await
         .unwrap();
     assert_eq!(own.status(), 200, "{}", own.text().await.unwrap());
+    // A hook and a delivery queued to it (never sent: no delivery loop runs here).
+    let hook: Value = app
+        .call(
+            &admin,
+            Method::POST,
+            "/api/v1/hooks",
+            Some(&json!({"url": "http://8.8.8.8/acme-secret-hook", "events": ["job.failed"]})),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    let hook_secret = hook["secret"].as_str().unwrap().to_owned();
+    let hook = hook["hook"]["id"].as_str().unwrap().to_owned();
+    let delivery: Value = app
+        .call(
+            &admin,
+            Method::POST,
+            &format!("/api/v1/hooks/{hook}/test"),
+            None,
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    let delivery = delivery["id"].as_str().unwrap().to_owned();
     let ids = Ids {
         secrets: vec![
             PROVIDER_SECRET.into(),
@@ -372,6 +417,8 @@ pub(crate) async fn populate_tenant_a(app: &TestApp) -> (Ids, ApiUser) {
             "acme-secret-cluster".into(),
             "acme-admin".into(),
             admin.tenant_id.clone(),
+            "acme-secret-hook".into(),
+            hook_secret,
         ],
         cluster,
         job,
@@ -380,6 +427,8 @@ pub(crate) async fn populate_tenant_a(app: &TestApp) -> (Ids, ApiUser) {
         tenant: admin.tenant_id.clone(),
         token,
         pool_host,
+        hook,
+        delivery,
         provider: "local".into(),
         entity: ("services".into(), "web".into()),
         resource: ("scripts".into(), "acme-setup.sh".into(), 1),

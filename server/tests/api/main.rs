@@ -10,6 +10,7 @@ mod clusters;
 mod dedicated_workers;
 mod health;
 mod helpers;
+mod hooks;
 mod isolation;
 mod limits;
 mod metrics;
