@@ -65,11 +65,14 @@ fn upgrade_of(changed: &[(&str, ServiceUpgrade)], reconfigure: &[&str]) -> Upgra
     }
 }
 
+/// A change an admin makes to the test catalog's JSON.
+type Edit = Box<dyn Fn(&mut Value)>;
+
 #[test]
 fn each_changed_action_decides_what_the_service_runs() {
     let app = 1;
     let lb = 2;
-    let cases: Vec<(&str, Box<dyn Fn(&mut Value)>, UpgradeSteps)> = vec![
+    let cases: Vec<(&str, Edit, UpgradeSteps)> = vec![
         ("nothing changed", Box::new(|_| {}), UpgradeSteps::default()),
         (
             "a description changed",
