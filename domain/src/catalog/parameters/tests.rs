@@ -354,3 +354,35 @@ fn a_bad_declaration_is_refused_at_import_at_its_path() {
         "clustertemplates.tuned.parameters.shards: the default is refused: 9 is above the maximum 5"
     );
 }
+
+#[test]
+fn a_child_template_inherits_parameters_and_may_redeclare_one() {
+    let text = json!({
+        "providers": [{"name": "local", "providertype": "local", "provisioner": {}}],
+        "services": [{"name": "base", "dependencies": {}, "provisioner": {"actions": {}}}],
+        "clustertemplates": [
+            {
+                "name": "parent",
+                "defaults": {"services": ["base"], "provider": "local", "config": {}},
+                "parameters": {
+                    "shards": {"type": "integer", "maximum": 5},
+                    "tier": {"type": "choice", "choices": ["a", "b"]},
+                },
+            },
+            {
+                "name": "child",
+                "extends": {"name": "parent"},
+                "defaults": {"config": {}},
+                "parameters": {"shards": {"type": "integer", "maximum": 9}},
+            },
+        ],
+    })
+    .to_string();
+    let catalog = crate::catalog::corral::import_bundle(&text).unwrap();
+    let child = catalog
+        .resolved_template(&"child".parse().unwrap())
+        .unwrap();
+    let names: Vec<&str> = child.parameters.keys().map(String::as_str).collect();
+    assert_eq!(names, ["shards", "tier"]);
+    assert_eq!(child.parameters["shards"].maximum, Some(9.into()));
+}
