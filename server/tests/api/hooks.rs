@@ -335,6 +335,111 @@ async fn job_events_arrive_signed(backend: Backend) {
     }
 }
 
+/// Fails the job's first step for good (every retry fails too); the job's state.
+async fn fail_job(store: &Store, job_id: &str) -> JobState {
+    let started = Instant::now();
+    loop {
+        assert!(started.elapsed() < PATIENCE, "the job never failed");
+        let state = queue::job(store, job_id).await.unwrap().state;
+        if state.is_finished() {
+            return state;
+        }
+        match queue::claim(
+            store,
+            "hooks-test",
+            60_000,
+            ClaimLimits::default(),
+            now_ms(),
+        )
+        .await
+        .unwrap()
+        {
+            Some(task) => {
+                queue::complete(
+                    store,
+                    &task.lease(),
+                    &Outcome::failed("exit status 3: port 80 is taken"),
+                    now_ms(),
+                )
+                .await
+                .unwrap();
+            }
+            // Waiting out a retry's backoff.
+            None => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    }
+}
+
+async fn a_failed_job_names_its_step_in_json_and_slack(backend: Backend) {
+    let app = spawn(backend, true).await;
+    let admin = with_catalog(&app, "acme").await;
+    let receiver = Receiver::new(accept);
+    let address = receiver.start().await;
+    let (_, secret) = add_hook(
+        &app,
+        &admin,
+        json!({"url": format!("http://{address}/json"), "events": ["job.failed"]}),
+    )
+    .await;
+    add_hook(
+        &app,
+        &admin,
+        json!({"url": format!("http://{address}/slack"), "events": ["job.failed"],
+               "format": "slack"}),
+    )
+    .await;
+    let (status, created) = json_of(
+        app.call(
+            &admin,
+            Method::POST,
+            "/api/v1/clusters",
+            Some(&json!({"name": "shop", "template": "lifecycle", "size": 2})),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(status, 201, "{created}");
+    let job_id = created["job_id"].as_str().unwrap().to_owned();
+    assert_eq!(fail_job(&app.store, &job_id).await, JobState::Failed);
+
+    let deliverer = Deliverer::new(app.store.clone(), DeliverySettings::default());
+    deliver_until(&deliverer, || receiver.got().len() >= 2).await;
+    let got = receiver.got();
+    assert_eq!(got.len(), 2, "one delivery per hook");
+    let json_request = got
+        .iter()
+        .find(|request| request.json().get("schema").is_some())
+        .unwrap();
+    assert!(verifies(json_request, &secret));
+    let body = json_request.json();
+    assert_eq!(body["event"], "job.failed");
+    assert_eq!(body["job"]["state"], "failed");
+    let step = &body["failed_step"];
+    assert!(
+        step["message"]
+            .as_str()
+            .unwrap()
+            .contains("port 80 is taken"),
+        "{body}"
+    );
+    assert!(step["action"].is_string(), "{body}");
+    assert!(
+        step["node"]
+            .as_str()
+            .unwrap()
+            .starts_with(created["cluster"]["id"].as_str().unwrap()),
+        "{body}"
+    );
+    let slack = got
+        .iter()
+        .find(|request| request.json().get("schema").is_none())
+        .unwrap()
+        .json();
+    let text = slack["text"].as_str().unwrap();
+    assert!(text.contains("shop") && text.contains("FAILED"), "{text}");
+    assert!(text.contains("port 80 is taken"), "{text}");
+}
+
 async fn a_receiver_that_was_down_gets_the_delivery_once(backend: Backend) {
     let app = spawn(backend, true).await;
     let admin = app.user("admin", Role::TenantAdmin, "acme").await;
@@ -730,6 +835,7 @@ async fn private_addresses_are_refused_unless_allowed(backend: Backend) {
 
 engine::on_both_backends!(
     job_events_arrive_signed,
+    a_failed_job_names_its_step_in_json_and_slack,
     a_receiver_that_was_down_gets_the_delivery_once,
     a_gate_refuses_big_creates_and_nothing_is_stored,
     a_gate_that_is_down_refuses_by_its_policy,
