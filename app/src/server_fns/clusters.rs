@@ -104,7 +104,7 @@ impl PlanPreview {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum ChangePreview {
     /// The layout change and the tasks.
-    Plan(PlanPreview),
+    Plan(Box<PlanPreview>),
     /// A delete: every node goes.
     Delete,
 }

@@ -411,7 +411,7 @@ fn Operations(
             })}
             {match preview {
                 Ok(None) => ().into_any(),
-                Ok(Some(ChangePreview::Plan(plan))) => view! { <PlanView preview=plan/> }.into_any(),
+                Ok(Some(ChangePreview::Plan(plan))) => view! { <PlanView preview=*plan/> }.into_any(),
                 Ok(Some(ChangePreview::Delete)) => view! {
                     <p class="banner banner-bad" role="status">
                         "Deleting stops every service and removes every node of this cluster. This cannot be undone."

@@ -13,7 +13,7 @@ pub async fn plan_change(id: String, form: ChangeForm) -> Result<ChangePreview, 
     match super::convert::change_request(&form)? {
         Some(change) => {
             let plan = service.plan_change(&caller, &id, &change).await?;
-            super::preview::plan_preview(plan).map(ChangePreview::Plan)
+            super::preview::plan_preview(plan).map(|plan| ChangePreview::Plan(Box::new(plan)))
         }
         // A delete removes every node: the page says so without a plan.
         None => {
