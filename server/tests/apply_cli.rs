@@ -800,3 +800,92 @@ async fn an_upgrade_rolls_a_changed_service_out_without_downtime_and_back() {
         serde_json::json!([{"kind": "services", "name": "app", "change": "changed"}])
     );
 }
+
+/// A catalog of one template with parameters (issue 44): an integer with bounds, a
+/// choice and a boolean, which its one service writes out through `%param.NAME%`.
+const TUNED_CATALOG: &str = r#"{
+  "providers": [{"name": "local", "providertype": "local", "provisioner": {}}],
+  "hardwaretypes": [{"name": "small", "providermap": {"local": {"flavor": "local-small"}}}],
+  "imagetypes": [{"name": "debian", "providermap": {"local": {"image": "host"}}}],
+  "services": [{"name": "tuned", "dependencies": {}, "provisioner": {"actions": {
+    "install": {"type": "shell", "fields": {"run": "echo %param.shards% %param.tier% %param.tls% > values"}}
+  }}}],
+  "clustertemplates": [{
+    "name": "tuned",
+    "compatibility": {"services": ["tuned"]},
+    "defaults": {"services": ["tuned"], "provider": "local", "hardwaretype": "small",
+                 "imagetype": "debian", "config": {}},
+    "parameters": {
+      "shards": {"type": "integer", "minimum": 1, "maximum": 5, "default": 1},
+      "tier": {"type": "choice", "choices": ["small", "large"], "default": "small"},
+      "tls": {"type": "boolean", "default": false}
+    }
+  }]
+}"#;
+
+/// `corral cluster create --param` and an environment file's `parameters:` give the
+/// same cluster config (each value typed by the server), a bad `--param` is refused
+/// naming the parameter with nothing made, and applying the file again does nothing.
+#[test]
+fn params_from_the_cli_and_from_an_environment_file_give_the_same_cluster() {
+    let data = tempfile::tempdir().unwrap();
+    let config = tempfile::tempdir().unwrap();
+    let server = start(data.path());
+    let cfg = config.path();
+    login_as_admin(cfg, &server);
+    let catalog = data.path().join("tuned.json");
+    std::fs::write(&catalog, TUNED_CATALOG).unwrap();
+    ok(&corral(
+        cfg,
+        &["catalog", "import", catalog.to_str().unwrap()],
+        "",
+    ));
+
+    let create = |name: &str, params: &[&str]| {
+        let mut args = vec![
+            "cluster",
+            "create",
+            name,
+            "--template",
+            "tuned",
+            "--size",
+            "1",
+        ];
+        for param in params {
+            args.extend(["--param", param]);
+        }
+        args.push("--wait");
+        corral(cfg, &args, "")
+    };
+    let refused = create("bad", &["shards=9", "tier=large"]);
+    assert!(!refused.status.success());
+    let stderr = text(&refused.stderr);
+    assert!(
+        stderr.contains("parameters.shards: 9 is above the maximum 5"),
+        "{stderr}"
+    );
+    let listed = ok(&corral(cfg, &["cluster", "list", "--json"], ""));
+    assert!(listed.contains("\"total\": 0"), "{listed}");
+
+    ok(&create("by-flag", &["shards=3", "tier=large", "tls=true"]));
+    let file = data.path().join("tuned.yaml");
+    std::fs::write(
+        &file,
+        "environment: tuned\nclusters:\n  - name: by-file\n    template: tuned\n    size: 1\n    \
+         parameters: {shards: 3, tier: large, tls: true}\n",
+    )
+    .unwrap();
+    let file = file.to_str().unwrap();
+    ok(&corral(cfg, &["apply", file, "--yes"], ""));
+    let expected = serde_json::json!({"shards": 3, "tier": "large", "tls": true});
+    for name in ["by-flag", "by-file"] {
+        let cluster = show(cfg, name);
+        assert_eq!(cluster["state"], "active", "{cluster}");
+        assert_eq!(
+            cluster["config"]["parameters"], expected,
+            "{name}: {cluster}"
+        );
+    }
+    let again = ok(&corral(cfg, &["apply", file, "--yes"], ""));
+    assert!(again.contains("nothing to do"), "{again}");
+}
