@@ -1,5 +1,5 @@
-//! Crash test: a 20-node create run by a real `corral serve` that is killed with SIGKILL
-//! at several points and restarted. Every job must complete, no task may have run twice
+//! Crash test: a 20-node create, its upgrade and its delete run by a real `corral
+//! serve` that is killed with SIGKILL at several points and restarted. Every job must complete, no task may have run twice
 //! at once (nor two tasks on one node), and none may be lost. A docker variant kills the
 //! server mid-create of a web-stack on containers and checks they are adopted.
 
@@ -64,6 +64,40 @@ async fn killed_server_loses_no_task(backend: Backend) {
         NODES as usize
     );
 
+    // An upgrade is killed once too: it finishes, and the cluster keeps the new
+    // definitions (the admin changed the workers' start).
+    let mut catalog = lifecycle::catalog();
+    for service in catalog["services"].as_array_mut().unwrap() {
+        if service["name"] == "worker" {
+            let start = &mut service["provisioner"]["actions"]["start"]["fields"]["run"];
+            *start = format!("{}; echo worker release 2", start.as_str().unwrap()).into();
+        }
+    }
+    let catalog = domain::catalog::coopr::import_bundle(&catalog.to_string()).unwrap();
+    engine::catalog::import(&store, DEFAULT_TENANT_ID, &catalog, None, now_ms())
+        .await
+        .unwrap();
+    let upgrade = submit_change(
+        &store,
+        &cluster.id,
+        &ClusterChange::Upgrade { max_unavailable: 4 },
+        None,
+        SubmitOptions::default(),
+        now_ms(),
+    )
+    .await
+    .unwrap();
+    wait_for_progress(&store, &upgrade, 0.3).await;
+    server.kill();
+    server.start();
+    assert_eq!(wait_for_end(&store, &upgrade).await, JobState::Succeeded);
+    check_attempt_log(&store, &upgrade).await;
+    assert!(store
+        .catalog_snapshot(&cluster.id)
+        .await
+        .unwrap()
+        .contains("worker release 2"));
+
     // The delete is killed once too, and still takes everything down.
     let delete = submit_change(
         &store,
@@ -85,6 +119,116 @@ async fn killed_server_loses_no_task(backend: Backend) {
         Vec::<i32>::new(),
         "no node process is left"
     );
+    server.kill();
+    store.close().await;
+    drop(server);
+    drop(data);
+}
+
+/// A hook's `job.succeeded` survives a SIGKILL of the server: the job ends while the
+/// receiver is down (its delivery is written with the job's end, then refused), the
+/// server is killed, the receiver comes up, and the restarted server delivers the event
+/// once, with the delivery id stored at the job's end.
+async fn killed_server_still_delivers_hook_events(backend: Backend) {
+    use std::sync::{Arc, Mutex};
+    let db = TestDatabase::new(backend).await;
+    let data = tempfile::Builder::new()
+        .prefix("corral-crash-hooks-")
+        .tempdir()
+        .unwrap();
+    let data_dir = data.path().canonicalize().unwrap();
+    let store = Store::open(&db.url).await.unwrap();
+    lifecycle::seed(&store, &data_dir, &lifecycle::catalog()).await;
+    // The receiver's port, with nothing listening on it yet; loopback is allowed for
+    // hooks of the servers this test starts.
+    let parked = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = parked.local_addr().unwrap();
+    drop(parked);
+    let mut server = Process::new("server", Role::Serve, data_dir.clone(), db.url.clone())
+        .with_env("CORRAL_HOOK_ALLOW", "127.0.0.0/8");
+    server.start();
+    // The server made its secret key at start: seal the hook's secret with it.
+    let keyed = store
+        .clone()
+        .with_secret_key(engine::secrets::SecretKey::load(&data_dir).unwrap());
+    let hook = engine::store::hooks::Hook {
+        id: uuid::Uuid::new_v4().to_string(),
+        tenant_id: DEFAULT_TENANT_ID.to_owned(),
+        url: format!("http://{address}/corral"),
+        events: vec![api_types::HookEvent::JobSucceeded],
+        gates: Vec::new(),
+        format: api_types::HookFormat::Json,
+        timeout_ms: 2_000,
+        on_failure: api_types::GateFailurePolicy::Refuse,
+        created_by: None,
+        created_at_ms: now_ms(),
+    };
+    keyed.insert_hook(&hook, "crash-secret").await.unwrap();
+
+    let request = CreateRequest {
+        tenant_id: DEFAULT_TENANT_ID.to_owned(),
+        owner_id: None,
+        name: ClusterName::parse("hooked").unwrap(),
+        template: TemplateName::parse("lifecycle").unwrap(),
+        solve: SolveRequest::of_size(2),
+        config: serde_json::Map::new(),
+    };
+    let (_, create) = create_cluster(&store, &request, SubmitOptions::default(), now_ms())
+        .await
+        .unwrap();
+    assert_eq!(wait_for_end(&store, &create).await, JobState::Succeeded);
+    server.kill();
+    let window = engine::store::Window {
+        offset: 0,
+        limit: 10,
+    };
+    let (deliveries, _) = keyed.deliveries_window(&hook.id, window).await.unwrap();
+    assert_eq!(deliveries.len(), 1, "written with the job's end");
+    let delivery_id = deliveries[0].id.clone();
+
+    let got: Arc<Mutex<Vec<String>>> = Arc::default();
+    let router = axum::Router::new().fallback({
+        let got = got.clone();
+        move |headers: axum::http::HeaderMap| {
+            let got = got.clone();
+            async move {
+                let id = headers
+                    .get("Corral-Delivery")
+                    .and_then(|value| value.to_str().ok())
+                    .unwrap_or_default()
+                    .to_owned();
+                got.lock().unwrap().push(id);
+                "ok"
+            }
+        }
+    });
+    let listener = tokio::net::TcpListener::bind(address).await.unwrap();
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    server.start();
+    // Due again after its backoff, or after the claim of a send the kill cut short.
+    let started = Instant::now();
+    while got.lock().unwrap().is_empty() {
+        assert!(
+            started.elapsed() < Duration::from_secs(180),
+            "never delivered after the restart"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    eprintln!(
+        "hook event delivered {:?} after the restart",
+        started.elapsed()
+    );
+    // Delivered: nothing more comes.
+    let done = Instant::now();
+    loop {
+        let delivery = keyed.delivery(&delivery_id).await.unwrap();
+        if delivery.state == api_types::DeliveryState::Delivered {
+            break;
+        }
+        assert!(done.elapsed() < Duration::from_secs(30), "{delivery:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(*got.lock().unwrap(), vec![delivery_id], "once, with its id");
     server.kill();
     store.close().await;
     drop(server);
@@ -254,11 +398,21 @@ mod sqlite {
     async fn killed_server_loses_no_task() {
         super::killed_server_loses_no_task(engine::store::Backend::Sqlite).await;
     }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn killed_server_still_delivers_hook_events() {
+        super::killed_server_still_delivers_hook_events(engine::store::Backend::Sqlite).await;
+    }
 }
 
 mod postgres {
     #[tokio::test(flavor = "multi_thread")]
     async fn killed_server_loses_no_task() {
         super::killed_server_loses_no_task(engine::store::Backend::Postgres).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn killed_server_still_delivers_hook_events() {
+        super::killed_server_still_delivers_hook_events(engine::store::Backend::Postgres).await;
     }
 }

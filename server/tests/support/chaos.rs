@@ -35,6 +35,8 @@ pub struct Process {
     starts: usize,
     /// Where a running `serve` answers (`http://127.0.0.1:PORT/`).
     pub http: Option<String>,
+    /// Extra environment of every start.
+    env: Vec<(String, String)>,
 }
 
 impl Process {
@@ -47,7 +49,14 @@ impl Process {
             url,
             starts: 0,
             http: None,
+            env: Vec::new(),
         }
+    }
+
+    /// This process, started with `name=value` in its environment.
+    pub fn with_env(mut self, name: &str, value: &str) -> Self {
+        self.env.push((name.to_owned(), value.to_owned()));
+        self
     }
 
     fn log(&self, start: usize) -> PathBuf {
@@ -75,6 +84,7 @@ impl Process {
             .arg("--database-url")
             // Test databases have no password, so the redacted form is the URL itself.
             .arg(self.url.redacted())
+            .envs(self.env.iter().map(|(name, value)| (name, value)))
             .stdout(Stdio::piped())
             .stderr(log)
             .spawn()
