@@ -22,21 +22,21 @@ pub mod clusters;
 pub mod error;
 pub mod hooks;
 pub mod jobs;
+pub mod node_shell;
 pub mod providers;
 pub mod states;
 
-pub mod node_shell;
 pub use accounts::*;
 pub use catalog::*;
 pub use clusters::*;
 pub use error::*;
 pub use hooks::*;
 pub use jobs::*;
+pub use node_shell::*;
 pub use providers::*;
 pub use states::*;
 
 /// One page of a list.
-pub use node_shell::*;
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Page<T> {

@@ -19,8 +19,8 @@ mod hooks;
 mod job_credentials;
 mod jobs;
 mod lease;
-mod overview;
 mod node_shell;
+mod overview;
 mod pool_hosts;
 mod providers;
 mod resources;
@@ -55,8 +55,8 @@ pub use auth::{Access, SessionUser, ThrottleSettings};
 pub use catalog::parse_kind;
 pub use jobs::MAX_EVENTS;
 pub use lease::LeaseLimits;
-pub use providers::ProviderTestWaits;
 pub use node_shell::{NodeShellTarget, SessionBytes};
+pub use providers::ProviderTestWaits;
 pub use tenants::TenantUsage;
 pub use views::*;
 
@@ -406,14 +406,14 @@ pub struct Service {
     provider_test_waits: ProviderTestWaits,
     /// How big a cluster may get, and a new tenant's node quota.
     limits: crate::operations::SizeLimits,
+    /// Whether this server relays SSH sessions to nodes at all (`--no-node-shell`).
+    node_shell: bool,
 }
 
 impl std::fmt::Debug for Service {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Service")
             .field("store", &self.store)
-    /// Whether this server relays SSH sessions to nodes at all (`--no-node-shell`).
-    node_shell: bool,
             .finish_non_exhaustive()
     }
 }
@@ -427,13 +427,13 @@ impl Service {
             waker: None,
             provider_test_waits: ProviderTestWaits::default(),
             limits: crate::operations::SizeLimits::default(),
+            node_shell: true,
         }
     }
 
     /// Holds clusters and new tenants to `limits` instead of the defaults.
     pub fn with_size_limits(mut self, limits: crate::operations::SizeLimits) -> Self {
         self.limits = limits;
-            node_shell: true,
         self
     }
 

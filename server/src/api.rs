@@ -15,8 +15,8 @@ pub mod extract;
 mod hooks;
 mod jobs;
 pub use jobs::{JobFeeds, DEFAULT_STREAMS_PER_USER};
-mod pool_hosts;
 mod node_shell;
+mod pool_hosts;
 mod providers;
 mod session;
 
@@ -157,12 +157,12 @@ fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(hooks::test))
         .routes(routes!(hooks::deliveries))
         .routes(routes!(hooks::redeliver))
-}
-
-/// The `/api/v1` routes (to be nested under `/api/v1`).
         .routes(routes!(node_shell::certificate))
         .routes(routes!(node_shell::tunnel))
         .routes(routes!(node_shell::set_node_shell))
+}
+
+/// The `/api/v1` routes (to be nested under `/api/v1`).
 pub fn router() -> Router<AppState> {
     let (documented, _) = routes().split_for_parts();
     Router::new()

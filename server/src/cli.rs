@@ -15,9 +15,9 @@ mod cluster;
 mod hook;
 mod login;
 mod manual;
+mod node_ssh;
 mod provider;
 mod remote;
-mod node_ssh;
 
 use std::process::ExitCode;
 

@@ -190,6 +190,8 @@ pub struct Config {
     /// How long a stopping process lets running steps finish.
     pub shutdown_grace: Duration,
     pub secure_cookies: bool,
+    /// Whether SSH sessions to nodes are relayed at all (`--no-node-shell` says no).
+    pub node_shell: bool,
     /// HTTPS, when set.
     pub tls: Option<TlsFiles>,
     pub trusted_proxies: Vec<IpAddr>,
@@ -203,8 +205,6 @@ pub struct Config {
     pub connections: ConnectionLimits,
     /// Job event streams one user may have open at once.
     pub max_streams_per_user: usize,
-    /// Whether SSH sessions to nodes are relayed at all (`--no-node-shell` says no).
-    pub node_shell: bool,
     /// How big a cluster may get, and a new tenant's node quota.
     pub size_limits: SizeLimits,
     /// What docker nodes get when their hardware type names nothing, and the most it
@@ -293,6 +293,7 @@ impl Config {
             log_format: args.log_format.or(file.log_format).unwrap_or_default(),
             site_dir: args.site_dir.or(file.site_dir),
             secure_cookies: args.secure_cookies || file.secure_cookies || tls.is_some(),
+            node_shell: !(args.no_node_shell || file.no_node_shell),
             tls,
             trusted_proxies: if args.trusted_proxies.is_empty() {
                 file.trusted_proxies
@@ -318,7 +319,6 @@ impl Config {
             shutdown_grace: Duration::from_secs(
                 args.shutdown_grace_secs
                     .or(file.shutdown_grace_secs)
-            node_shell: !(args.no_node_shell || file.no_node_shell),
                     .unwrap_or(DEFAULT_SHUTDOWN_GRACE_SECS),
             ),
             worker_lease: Duration::from_secs(

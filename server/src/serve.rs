@@ -122,10 +122,10 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     let _deliveries = engine::hooks::deliver::start(store.clone());
     let service = Service::new(store.clone(), resources)
         .with_size_limits(config.size_limits)
+        .with_node_shell(config.node_shell)
         .with_waker(workers.waker());
     let sessions = SessionBackend::connect(&config.database_url)
         .await
-        .with_node_shell(config.node_shell)
         .context("cannot open the session store")?;
     let _cleanup = sessions.clone().spawn_cleanup(SESSION_CLEANUP_EVERY);
     // Streams of jobs that other processes' workers run are woken through PostgreSQL.

@@ -114,7 +114,10 @@ const MATRIX: &[(&str, [u16; 5])] = &[
     ("GET /api/v1/hooks/{id}", [401, 403, 200, 404, 200]),
     ("DELETE /api/v1/hooks/{id}", [401, 403, 204, 404, 204]),
     ("POST /api/v1/hooks/{id}/test", [401, 403, 202, 404, 202]),
-    ("GET /api/v1/hooks/{id}/deliveries", [401, 403, 200, 404, 200]),
+    (
+        "GET /api/v1/hooks/{id}/deliveries",
+        [401, 403, 200, 404, 200],
+    ),
     // A's delivery is still pending (no delivery loop runs here): not redelivered.
     (
         "POST /api/v1/hooks/{id}/deliveries/{delivery}/redeliver",
@@ -151,6 +154,10 @@ const MATRIX: &[(&str, [u16; 5])] = &[
         "PUT /api/v1/tenants/{id}/dedicated-workers",
         [401, 403, 403, 404, 200],
     ),
+    (
+        "PUT /api/v1/tenants/{id}/node-shell",
+        [401, 403, 200, 404, 200],
+    ),
     ("GET /api/v1/tokens", [401, 200, 200, 200, 200]),
     ("POST /api/v1/tokens", [401, 201, 201, 201, 201]),
     ("DELETE /api/v1/tokens/{id}", [401, 404, 200, 404, 404]),
@@ -165,10 +172,6 @@ const MATRIX: &[(&str, [u16; 5])] = &[
     // so a check has no providers to run (409).
     (
         "GET /api/v1/providers/{name}/credentials",
-    (
-        "PUT /api/v1/tenants/{id}/node-shell",
-        [401, 403, 200, 404, 200],
-    ),
         [401, 403, 200, 404, 404],
     ),
     (

@@ -203,6 +203,7 @@ impl Ids {
             .replace("{kind}", kind)
             .replace("{name}", name)
             .replace("{version}", &self.resource.2.to_string())
+            .replace("{number}", "1000")
             .replace("{delivery}", &self.delivery)
     }
 
@@ -220,7 +221,6 @@ impl Ids {
             delivery: none,
             provider: "no-such-provider".into(),
             entity: ("services".into(), "no-such-service".into()),
-            .replace("{number}", "1000")
             resource: ("scripts".into(), "no-such-script.sh".into(), 1),
             secrets: Vec::new(),
         }
@@ -240,6 +240,8 @@ pub(crate) fn body_for(operation: &str) -> Option<Value> {
         p if p.ends_with("/quotas") => json!({"max_clusters": 1}),
         p if p.ends_with("/local-nodes") => json!({"local_nodes": true}),
         p if p.ends_with("/dedicated-workers") => json!({"dedicated_workers": true}),
+        p if p.ends_with("/node-shell") => json!({"node_shell": true}),
+        p if p.ends_with("/ssh/certificate") => json!({"public_key": "ssh-ed25519 AAAA"}),
         p if p.ends_with("/provider-types") => json!({"provider_types": ["docker"]}),
         "/api/v1/users" => {
             json!({"username": "probe", "password": "a long enough password", "role": "user"})
@@ -259,8 +261,6 @@ pub(crate) fn body_for(operation: &str) -> Option<Value> {
             json!({"current_password": "wrong", "new_password": "another long password"})
         }
         "/api/v1/catalog/import" => json!({}),
-        p if p.ends_with("/node-shell") => json!({"node_shell": true}),
-        p if p.ends_with("/ssh/certificate") => json!({"public_key": "ssh-ed25519 AAAA"}),
         p if p.starts_with("/api/v1/catalog/") => json!({"description": "probe"}),
         _ => json!({}),
     })

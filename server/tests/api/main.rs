@@ -14,8 +14,8 @@ mod hooks;
 mod isolation;
 mod limits;
 mod metrics;
-mod pages;
 mod node_shell;
+mod pages;
 mod parameters;
 mod pool_hosts;
 #[path = "../support/prometheus.rs"]
