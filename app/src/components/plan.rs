@@ -101,7 +101,9 @@ pub fn PlanView(preview: PlanPreview) -> impl IntoView {
     let credentials = preview.credentials.map(|credentials| {
         view! { <p class="plan-credentials" data-testid="plan-credentials">"Credentials: " {credentials}</p> }
     });
-    let upgrade = preview.upgrade.map(|upgrade| view! { <UpgradeView upgrade/> });
+    let upgrade = preview
+        .upgrade
+        .map(|upgrade| view! { <UpgradeView upgrade/> });
     view! {
         <div class="plan" data-testid="plan-preview">
             <p class="plan-summary">
@@ -150,7 +152,8 @@ pub fn PlanView(preview: PlanPreview) -> impl IntoView {
 /// runs, the dependants configured afterwards, and the batches.
 #[component]
 fn UpgradeView(upgrade: api_types::UpgradePlanView) -> impl IntoView {
-    let pretty = |value: &serde_json::Value| serde_json::to_string_pretty(value).unwrap_or_default();
+    let pretty =
+        |value: &serde_json::Value| serde_json::to_string_pretty(value).unwrap_or_default();
     let changes = upgrade
         .changes
         .iter()
@@ -182,7 +185,13 @@ fn UpgradeView(upgrade: api_types::UpgradePlanView) -> impl IntoView {
     let batches = upgrade
         .batches
         .iter()
-        .map(|batch| batch.iter().map(u32::to_string).collect::<Vec<_>>().join(", "))
+        .map(|batch| {
+            batch
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
         .collect::<Vec<_>>()
         .join(" → ");
     view! {

@@ -484,7 +484,10 @@ impl Service {
         self.check_change_size(&cluster, &change).await?;
         let plan = operations::preview_change(&self.store, &cluster, &change).await?;
         let mut view = plan_view(&plan.preview);
-        view.upgrade = plan.upgrade.as_ref().map(super::upgrades::upgrade_plan_view);
+        view.upgrade = plan
+            .upgrade
+            .as_ref()
+            .map(super::upgrades::upgrade_plan_view);
         view.credentials = self
             .plan_credentials(caller, &plan.snapshot, &cluster.provider, &plan.preview.dag)
             .await?;
