@@ -125,6 +125,23 @@ pub struct UpgradePlanView {
     pub batches: Vec<Vec<u32>>,
 }
 
+impl UpgradePlanView {
+    /// The batches as text: node numbers joined by `within`, batches by `between`.
+    pub fn batches_text(&self, within: &str, between: &str) -> String {
+        self.batches
+            .iter()
+            .map(|batch| {
+                batch
+                    .iter()
+                    .map(u32::to_string)
+                    .collect::<Vec<_>>()
+                    .join(within)
+            })
+            .collect::<Vec<_>>()
+            .join(between)
+    }
+}
+
 /// One entity's definitions before and after an upgrade (Coopr JSON).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

@@ -182,18 +182,7 @@ fn UpgradeView(upgrade: api_types::UpgradePlanView) -> impl IntoView {
     let reconfigure = (!upgrade.reconfigure.is_empty()).then(|| {
         view! { <li>"then configure " {upgrade.reconfigure.join(", ")} " (they depend on a restarted service)"</li> }
     });
-    let batches = upgrade
-        .batches
-        .iter()
-        .map(|batch| {
-            batch
-                .iter()
-                .map(u32::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        })
-        .collect::<Vec<_>>()
-        .join(" → ");
+    let batches = upgrade.batches_text(", ", " → ");
     view! {
         <div class="upgrade" data-testid="upgrade-preview">
             <h3>"What changes"</h3>

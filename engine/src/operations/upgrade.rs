@@ -93,34 +93,16 @@ pub(super) async fn preview(
     check_layout_allowed(cluster, &current, &template, committed)?;
     let target = crate::catalog::snapshot(&current, &template, &cluster.provider, committed);
     super::check_automators(&target, committed)?;
-    let on_cluster = committed.services().into_iter().cloned().collect();
-    let steps = service_upgrades(snapshot, &target, &on_cluster);
-    let upgrade = Upgrade {
-        steps: steps.clone(),
-        nodes: None,
+    // Stated, not left to the cluster's: a rollback of this job reads them here.
+    let stop_catalog = snapshot.clone();
+    plan_move(
+        committed,
+        found,
+        stop_catalog,
+        target,
+        None,
         max_unavailable,
-    };
-    let dag = plan(
-        committed,
-        committed,
-        &Operation::Upgrade(upgrade.clone()),
-        &upgrade_graph(snapshot, &target),
-    )?;
-    Ok((
-        Preview {
-            from: committed.clone(),
-            to: committed.clone(),
-            dag,
-        },
-        UpgradePreview {
-            drift: found,
-            steps,
-            batches: upgrade_batches(committed, &upgrade),
-            catalog: target,
-            // Stated, not left to the cluster's: a rollback of this job reads them here.
-            stop_catalog: snapshot.clone(),
-        },
-    ))
+    )
 }
 
 /// Plans undoing the upgrade `job_id` (failed or done), which moved the cluster from
@@ -140,20 +122,34 @@ pub(super) async fn preview_rollback(
         .filter(|task| task.state == TaskState::Succeeded || task.attempts > 0)
         .map(|task| task.node)
         .collect();
+    let template = previous.clustertemplates.values().next();
+    let found = drift(&upgraded, &previous, template);
+    plan_move(committed, found, upgraded, previous, Some(touched), 1)
+}
+
+/// The plan moving the services of `committed` from the `from` definitions to the
+/// `to` ones (on `nodes`, or all), and what it runs beside it.
+fn plan_move(
+    committed: &Layout,
+    found: Vec<EntityDrift>,
+    from: Catalog,
+    to: Catalog,
+    nodes: Option<BTreeSet<u32>>,
+    max_unavailable: u32,
+) -> Result<(Preview, UpgradePreview), OperationError> {
     let on_cluster = committed.services().into_iter().cloned().collect();
-    let steps = service_upgrades(&upgraded, &previous, &on_cluster);
+    let steps = service_upgrades(&from, &to, &on_cluster);
     let upgrade = Upgrade {
         steps: steps.clone(),
-        nodes: Some(touched),
-        max_unavailable: 1,
+        nodes,
+        max_unavailable,
     };
     let dag = plan(
         committed,
         committed,
         &Operation::Upgrade(upgrade.clone()),
-        &upgrade_graph(&upgraded, &previous),
+        &upgrade_graph(&from, &to),
     )?;
-    let template = previous.clustertemplates.values().next();
     Ok((
         Preview {
             from: committed.clone(),
@@ -161,11 +157,11 @@ pub(super) async fn preview_rollback(
             dag,
         },
         UpgradePreview {
-            drift: drift(&upgraded, &previous, template),
+            drift: found,
             steps,
             batches: upgrade_batches(committed, &upgrade),
-            catalog: previous,
-            stop_catalog: upgraded,
+            catalog: to,
+            stop_catalog: from,
         },
     ))
 }

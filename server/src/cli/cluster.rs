@@ -255,18 +255,7 @@ fn print_upgrade(upgrade: &UpgradePlanView) {
     if !upgrade.reconfigure.is_empty() {
         println!("then configure: {}", upgrade.reconfigure.join(", "));
     }
-    let batches: Vec<String> = upgrade
-        .batches
-        .iter()
-        .map(|batch| {
-            batch
-                .iter()
-                .map(u32::to_string)
-                .collect::<Vec<_>>()
-                .join(",")
-        })
-        .collect();
-    println!("batches: {}", batches.join(" | "));
+    println!("batches: {}", upgrade.batches_text(",", " | "));
 }
 
 fn print_submitted(submitted: &SubmittedJob) {
