@@ -14,6 +14,7 @@ mod build;
 mod graph;
 #[cfg(test)]
 mod proptests;
+mod replace;
 mod rolling;
 mod schedule;
 #[cfg(test)]
@@ -335,6 +336,10 @@ pub enum Operation {
     /// Run changed services' steps on their nodes of `new` in batches, then configure
     /// their dependants (see [`crate::upgrade`]).
     Upgrade(Upgrade),
+    /// Build the nodes `new` adds with their services, configure what stays for `new`,
+    /// then tear down the nodes `new` drops: as many go as come, and the nodes both
+    /// layouts have are unchanged.
+    ReplaceNodes,
 }
 
 /// An upgrade's steps and how they roll across the cluster.
@@ -364,6 +369,7 @@ impl Operation {
             Operation::Restart { .. } => "restart",
             Operation::Rollback { .. } => "rollback",
             Operation::Upgrade(_) => "upgrade",
+            Operation::ReplaceNodes => "replace nodes",
         }
     }
 }
@@ -420,8 +426,10 @@ pub fn plan(
 ) -> Result<TaskDag, PlanError> {
     let cluster = work::cluster_services(old, new, operation);
     let deps = graph::ResolvedDeps::new(services, &cluster).map_err(PlanError::UnknownService)?;
-    if let Operation::Upgrade(upgrade) = operation {
-        return rolling::plan(new, upgrade, &deps);
+    match operation {
+        Operation::Upgrade(upgrade) => return rolling::plan(new, upgrade, &deps),
+        Operation::ReplaceNodes => return replace::plan(old, new, &deps),
+        _ => {}
     }
     let work = work::for_operation(old, new, operation, &deps, services)?;
     build::build(&work, &deps)

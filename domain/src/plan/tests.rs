@@ -815,3 +815,94 @@ fn a_plans_tasks_are_counted_by_step_in_plan_order() {
     );
     assert_eq!(TaskDag::default().step_counts(), []);
 }
+
+#[test]
+fn replace_nodes_builds_the_new_node_then_reconfigures_then_tears_the_old_one_down() {
+    let old = cluster();
+    let mut new = layout(&[
+        (1000, &["base", "namenode"]),
+        (1002, &["base", "datanode", "client"]),
+        (1003, &["base", "datanode"]),
+    ]);
+    new.nodes.sort_by_key(|node| node.number);
+    let dag = plan(&old, &new, &Operation::ReplaceNodes, &hadoop()).unwrap();
+    assert_eq!(
+        actions_on(&dag, 1003),
+        [
+            "1003-create",
+            "1003-confirm",
+            "1003-bootstrap",
+            "1003-install-base",
+            "1003-install-datanode",
+            "1003-configure-base",
+            "1003-configure-datanode",
+            "1003-initialize-datanode",
+            "1003-start-datanode",
+            // Configured again with the cluster the old node has left.
+            "1003-configure-base",
+            "1003-configure-datanode",
+        ]
+    );
+    assert_eq!(
+        actions_on(&dag, 1001),
+        [
+            "1001-stop-datanode",
+            "1001-remove-datanode",
+            "1001-remove-base",
+            "1001-delete"
+        ]
+    );
+    assert_eq!(
+        actions_on(&dag, 1002),
+        [
+            "1002-configure-base",
+            "1002-configure-client",
+            "1002-configure-datanode"
+        ]
+    );
+    // The new node serves before anything is reconfigured, and everything is
+    // reconfigured before the old node stops.
+    let started = id(&dag, 1003, Some("datanode"), Action::Start);
+    let stop = id(&dag, 1001, Some("datanode"), Action::Stop);
+    for task in dag
+        .tasks()
+        .iter()
+        .filter(|task| task.action == Action::Configure)
+    {
+        if task.node != 1003 || task.id > started {
+            assert!(precedes(&dag, started, task.id), "{}", task.label());
+            assert!(precedes(&dag, task.id, stop), "{}", task.label());
+        }
+    }
+    assert_stages_well_formed(&dag);
+    assert_nodes_serial(&dag);
+}
+
+#[test]
+fn replace_nodes_refuses_layouts_that_are_not_a_replacement() {
+    let old = cluster();
+    let cases: [(&str, Layout); 3] = [
+        ("no node would be replaced", cluster()),
+        (
+            "1 nodes would go and 2 come",
+            layout(&[
+                (1000, &["base", "namenode"]),
+                (1002, &["base", "datanode", "client"]),
+                (1003, &["base", "datanode"]),
+                (1004, &["base", "datanode"]),
+            ]),
+        ),
+        (
+            "node 1002 would change",
+            layout(&[
+                (1000, &["base", "namenode"]),
+                (1002, &["base", "datanode"]),
+                (1003, &["base", "datanode"]),
+            ]),
+        ),
+    ];
+    for (expected, new) in cases {
+        let err = plan(&old, &new, &Operation::ReplaceNodes, &hadoop()).unwrap_err();
+        assert!(err.to_string().contains(expected), "{expected}: {err}");
+    }
+}

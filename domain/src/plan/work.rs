@@ -105,11 +105,11 @@ pub(crate) fn cluster_services(
 
 /// Which layout changes an operation accepts.
 #[derive(Debug, Clone, Copy, Default)]
-struct Allowed {
-    add_nodes: bool,
-    remove_nodes: bool,
-    add_services: bool,
-    remove_services: bool,
+pub(super) struct Allowed {
+    pub add_nodes: bool,
+    pub remove_nodes: bool,
+    pub add_services: bool,
+    pub remove_services: bool,
 }
 
 pub(crate) fn for_operation(
@@ -194,10 +194,21 @@ pub(crate) fn for_operation(
         Operation::Rollback { failed, completed } => rollback::rollback(failed, completed, deps),
         // In one batch; `plan` cuts an upgrade into batches instead of calling this.
         Operation::Upgrade(upgrade) => Ok(super::rolling::all_at_once(new, upgrade, deps)),
+        // All at once; `plan` builds the new nodes before the old ones go instead.
+        Operation::ReplaceNodes => diff(
+            old,
+            new,
+            name,
+            deps,
+            allow(|a| {
+                a.add_nodes = true;
+                a.remove_nodes = true;
+            }),
+        ),
     }
 }
 
-fn allow(set: impl FnOnce(&mut Allowed)) -> Allowed {
+pub(super) fn allow(set: impl FnOnce(&mut Allowed)) -> Allowed {
     let mut allowed = Allowed::default();
     set(&mut allowed);
     allowed
@@ -243,7 +254,7 @@ fn tear_down_node(node: &NodeLayout, deps: &ResolvedDeps) -> NodeWork {
 }
 
 /// Plans the difference between two layouts, refusing changes `allowed` excludes.
-fn diff(
+pub(super) fn diff(
     old: &Layout,
     new: &Layout,
     operation: &'static str,
@@ -320,7 +331,11 @@ fn diff(
 /// Adds, when anything goes away, a configure of every service that stays (on every
 /// node of `new`) ahead of the teardown: what stays stops using what goes before it
 /// goes (a load balancer forgets removed backends before they stop).
-fn reconfigure_first(work: Vec<NodeWork>, new: &Layout, deps: &ResolvedDeps) -> Vec<NodeWork> {
+pub(super) fn reconfigure_first(
+    work: Vec<NodeWork>,
+    new: &Layout,
+    deps: &ResolvedDeps,
+) -> Vec<NodeWork> {
     if work.is_empty() {
         return work;
     }

@@ -52,6 +52,19 @@ pub struct Lab {
     _db: TestDatabase,
 }
 
+/// Sends the engine's warnings and errors to the test's captured output, so a failed
+/// test shows what went wrong inside the workers as well as its own assertion (the
+/// first lab of the binary installs it; the others find it there).
+fn show_warnings() {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_test_writer()
+        .try_init();
+}
+
 /// Worker settings with short leases so crash and fault tests finish quickly.
 pub fn quick_settings() -> WorkerSettings {
     WorkerSettings {
@@ -131,6 +144,7 @@ impl Lab {
         settings: WorkerSettings,
         executor_settings: ExecutorSettings,
     ) -> Self {
+        show_warnings();
         if fixture == Fixture::Lifecycle {
             let catalog = std::fs::read_to_string(format!("{FIXTURES}/catalog.json")).unwrap();
             let script = std::fs::read(format!("{FIXTURES}/web.sh")).unwrap();
