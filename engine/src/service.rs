@@ -20,6 +20,7 @@ mod job_credentials;
 mod jobs;
 mod lease;
 mod node_shell;
+mod node_terminal;
 mod overview;
 mod pool_hosts;
 mod providers;
@@ -56,6 +57,9 @@ pub use catalog::parse_kind;
 pub use jobs::MAX_EVENTS;
 pub use lease::LeaseLimits;
 pub use node_shell::{NodeShellTarget, SessionBytes};
+pub use node_terminal::{
+    NodeTerminal, TerminalEnd, TerminalSummary, DEFAULT_TERMINAL_IDLE,
+};
 pub use providers::ProviderTestWaits;
 pub use tenants::TenantUsage;
 pub use views::*;
@@ -408,6 +412,8 @@ pub struct Service {
     limits: crate::operations::SizeLimits,
     /// Whether this server relays SSH sessions to nodes at all (`--no-node-shell`).
     node_shell: bool,
+    /// How long a browser terminal may go without a keystroke or output.
+    terminal_idle: std::time::Duration,
 }
 
 impl std::fmt::Debug for Service {
@@ -428,6 +434,7 @@ impl Service {
             provider_test_waits: ProviderTestWaits::default(),
             limits: crate::operations::SizeLimits::default(),
             node_shell: true,
+            terminal_idle: node_terminal::DEFAULT_TERMINAL_IDLE,
         }
     }
 

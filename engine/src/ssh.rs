@@ -11,6 +11,7 @@ mod output;
 mod pool;
 mod session;
 mod step_shell;
+mod terminal;
 mod user_ca;
 
 pub use client_keys::ClientKeyPair;
@@ -20,6 +21,9 @@ pub use output::{CommandOutcome, ExitStatus, OutputChunk, OutputStream};
 pub use pool::{PoolConfig, SessionPool};
 pub(crate) use session::first_seen_host_key;
 pub use session::{ClientKey, RunOptions, SshSession, SshTarget};
+pub use terminal::{
+    open_terminal, TerminalEvent, TerminalInput, TerminalLogin, TerminalOutput, TerminalSize,
+};
 pub use user_ca::{
     cluster_principal, CertificateRequest, UserCa, UserCaError, DEFAULT_CERTIFICATE_MINUTES,
     MAX_CERTIFICATE_MINUTES,

@@ -16,6 +16,7 @@ mod hooks;
 mod jobs;
 pub use jobs::{JobFeeds, DEFAULT_STREAMS_PER_USER};
 mod node_shell;
+mod node_terminal;
 mod pool_hosts;
 mod providers;
 mod session;
@@ -160,6 +161,7 @@ fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(node_shell::certificate))
         .routes(routes!(node_shell::tunnel))
         .routes(routes!(node_shell::set_node_shell))
+        .routes(routes!(node_terminal::terminal))
 }
 
 /// The `/api/v1` routes (to be nested under `/api/v1`).

@@ -78,6 +78,10 @@ pub struct ServerArgs {
     #[arg(long, env = "CORRAL_NO_NODE_SHELL")]
     #[serde(default)]
     pub no_node_shell: bool,
+    /// Seconds a node terminal in the browser may go without a keystroke or output
+    /// before it is closed [default: 900].
+    #[arg(long, env = "CORRAL_TERMINAL_IDLE_SECS", value_name = "SECONDS")]
+    pub terminal_idle_secs: Option<u64>,
     /// Tasks this process runs at once [default: 16].
     #[arg(long, env = "CORRAL_WORKER_SLOTS", value_name = "N")]
     pub worker_slots: Option<usize>,
@@ -192,6 +196,8 @@ pub struct Config {
     pub secure_cookies: bool,
     /// Whether SSH sessions to nodes are relayed at all (`--no-node-shell` says no).
     pub node_shell: bool,
+    /// How long a node terminal in the browser may stay idle.
+    pub terminal_idle: Duration,
     /// HTTPS, when set.
     pub tls: Option<TlsFiles>,
     pub trusted_proxies: Vec<IpAddr>,
@@ -294,6 +300,11 @@ impl Config {
             site_dir: args.site_dir.or(file.site_dir),
             secure_cookies: args.secure_cookies || file.secure_cookies || tls.is_some(),
             node_shell: !(args.no_node_shell || file.no_node_shell),
+            terminal_idle: args
+                .terminal_idle_secs
+                .or(file.terminal_idle_secs)
+                .map(|secs| Duration::from_secs(secs.max(1)))
+                .unwrap_or(engine::service::DEFAULT_TERMINAL_IDLE),
             tls,
             trusted_proxies: if args.trusted_proxies.is_empty() {
                 file.trusted_proxies

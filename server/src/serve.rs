@@ -123,6 +123,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     let service = Service::new(store.clone(), resources)
         .with_size_limits(config.size_limits)
         .with_node_shell(config.node_shell)
+        .with_terminal_idle(config.terminal_idle)
         .with_waker(workers.waker());
     let sessions = SessionBackend::connect(&config.database_url)
         .await

@@ -79,7 +79,7 @@ impl RunOptions {
 
 /// Why a handshake stopped, before the node's name is attached.
 #[derive(Debug)]
-enum HandshakeFailure {
+pub(super) enum HandshakeFailure {
     HostKeyMismatch { pinned: String, presented: String },
     Ssh(russh::Error),
 }
@@ -91,8 +91,8 @@ impl From<russh::Error> for HandshakeFailure {
 }
 
 /// The russh client handler: accepts exactly the pinned host key and nothing else.
-struct PinnedHostKey {
-    pinned: HostKey,
+pub(super) struct PinnedHostKey {
+    pub(super) pinned: HostKey,
 }
 
 impl client::Handler for PinnedHostKey {

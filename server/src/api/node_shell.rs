@@ -74,7 +74,7 @@ impl FromRequestParts<AppState> for CookieSessionCsrf {
 
 /// A cookie session's upgrade must come from a page of this server and carry the CSRF
 /// token: otherwise any site the user visits could open a shell on their nodes.
-fn check_browser_upgrade(
+pub(super) fn check_browser_upgrade(
     headers: &HeaderMap,
     session_csrf: Option<&str>,
     sent_csrf: Option<&str>,

@@ -109,6 +109,10 @@ const MATRIX: &[(&str, [u16; 5])] = &[
         "GET /api/v1/clusters/{id}/nodes/{number}/ssh",
         [401, 403, 404, 404, 404],
     ),
+    (
+        "GET /api/v1/clusters/{id}/nodes/{number}/terminal",
+        [401, 403, 404, 404, 404],
+    ),
     ("GET /api/v1/hooks", [401, 403, 200, 200, 200]),
     ("POST /api/v1/hooks", [401, 403, 201, 201, 201]),
     ("GET /api/v1/hooks/{id}", [401, 403, 200, 404, 200]),

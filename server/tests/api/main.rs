@@ -15,6 +15,7 @@ mod isolation;
 mod limits;
 mod metrics;
 mod node_shell;
+mod node_terminal;
 mod pages;
 mod parameters;
 mod pool_hosts;

@@ -24,7 +24,7 @@ use tokio::io::AsyncReadExt;
 use crate::helpers::{spawn_app, with_catalog, ApiUser, TestApp};
 
 /// A pool building the test server's clusters on `local` nodes under `nodes`.
-async fn pool(app: &TestApp, nodes: &std::path::Path) -> WorkerPool {
+pub(crate) async fn pool(app: &TestApp, nodes: &std::path::Path) -> WorkerPool {
     let providers = Providers::new().with(Arc::new(LocalProvider::new(nodes).unwrap()));
     let executor = Executor::new(
         app.store.clone(),
@@ -45,7 +45,7 @@ async fn pool(app: &TestApp, nodes: &std::path::Path) -> WorkerPool {
     pool
 }
 
-async fn json_of(response: reqwest::Response) -> (u16, Value) {
+pub(crate) async fn json_of(response: reqwest::Response) -> (u16, Value) {
     let status = response.status().as_u16();
     (status, response.json().await.unwrap_or(Value::Null))
 }
@@ -53,7 +53,7 @@ async fn json_of(response: reqwest::Response) -> (u16, Value) {
 /// Creates a lifecycle cluster as `owner` and waits (at most 3 minutes) until its
 /// create job is over; returns its id. Its nodes are made and ready whatever its
 /// service steps do (this catalog's scripts are not uploaded, so installs fail).
-async fn built_cluster(app: &TestApp, owner: &ApiUser, name: &str) -> String {
+pub(crate) async fn built_cluster(app: &TestApp, owner: &ApiUser, name: &str) -> String {
     let (status, created) = json_of(
         app.call(
             owner,
@@ -149,7 +149,7 @@ async fn node_address(app: &TestApp, cluster: &str, number: i64) -> String {
     format!("{}:{}", record["host"].as_str().unwrap(), record["port"])
 }
 
-async fn audit_actions(app: &TestApp, admin: &ApiUser) -> Vec<(String, String, Value)> {
+pub(crate) async fn audit_actions(app: &TestApp, admin: &ApiUser) -> Vec<(String, String, Value)> {
     let (_, page) = json_of(
         app.call(admin, Method::GET, "/api/v1/audit?action=node.", None)
             .await,
@@ -417,7 +417,7 @@ async fn owners_and_admins_reach_their_nodes_with_short_lived_certificates() {
 
 /// Asks for a WebSocket at `path` with a bearer `token`: the upgraded connection, or
 /// the refusal's status.
-async fn upgrade(
+pub(crate) async fn upgrade(
     app: &TestApp,
     path: &str,
     token: Option<&str>,
@@ -426,7 +426,7 @@ async fn upgrade(
     upgrade_with(&app.client, &app.url(path), token, headers).await
 }
 
-async fn upgrade_with(
+pub(crate) async fn upgrade_with(
     client: &reqwest::Client,
     url: &str,
     token: Option<&str>,
