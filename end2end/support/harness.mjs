@@ -14,7 +14,7 @@ mkdirSync(outputDir, { recursive: true });
 
 export const corralBin = process.env.CORRAL_BIN ?? join(here, '..', '..', 'target', 'debug', 'corral');
 
-async function freePort() {
+export async function freePort() {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.unref();
@@ -51,12 +51,15 @@ function stopLeftoverNodes(dataDir) {
 
 /**
  * Starts `corral serve` and resolves once it prints the URL it serves; `bin` and `cwd`
- * run another copy of the binary from another directory.
+ * run another copy of the binary from another directory; `dataDir`, `port` and
+ * `extraArgs` (e.g. `--config FILE`) for a test that prepares them first.
  */
-export async function startCorral({ bin = corralBin, cwd = undefined } = {}) {
-  const dataDir = mkdtempSync(join(tmpdir(), 'corral-e2e-'));
-  const port = await freePort();
-  const child = spawn(bin, ['serve', '--listen', `127.0.0.1:${port}`, '--data-dir', dataDir], {
+export async function startCorral({
+  bin = corralBin, cwd = undefined, dataDir = undefined, port = undefined, extraArgs = [],
+} = {}) {
+  dataDir ??= mkdtempSync(join(tmpdir(), 'corral-e2e-'));
+  port ??= await freePort();
+  const child = spawn(bin, ['serve', '--listen', `127.0.0.1:${port}`, '--data-dir', dataDir, ...extraArgs], {
     stdio: ['ignore', 'pipe', 'pipe'],
     cwd,
   });

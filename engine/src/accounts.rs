@@ -3,6 +3,7 @@
 //! the store only ever sees argon2id hashes.
 
 mod password;
+mod sso;
 mod tokens;
 
 use crate::store::tenants::DEFAULT_TENANT_ID;
@@ -13,6 +14,7 @@ pub use password::{
     generate_password, hash_password, hash_password_blocking, verify_password,
     verify_password_blocking, Password, PasswordError,
 };
+pub use sso::{sign_in_sso, username_from_claim, SsoAccountError, SsoSignIn, NO_PASSWORD};
 pub use tokens::TokenSecret;
 
 /// The superadmin created on first start.

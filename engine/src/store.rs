@@ -29,6 +29,7 @@ pub mod provider_credentials;
 pub mod provider_tests;
 pub mod resources;
 pub mod snapshot;
+pub mod sso;
 pub mod tenants;
 pub mod tokens;
 pub mod users;

@@ -14,6 +14,7 @@ mod catalog;
 mod cluster;
 mod hook;
 mod login;
+mod login_sso;
 mod manual;
 mod node_ssh;
 mod provider;

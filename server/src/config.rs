@@ -171,6 +171,11 @@ pub struct ServerArgs {
     /// is refused at preview [default: 4].
     #[arg(long, env = "CORRAL_DOCKER_MAX_CPUS", value_name = "CPUS")]
     pub docker_max_cpus: Option<f64>,
+    /// Single sign-on issuers: `[[sso]]` tables of the config file only (see
+    /// docs/integrations.md).
+    #[arg(skip)]
+    #[serde(default)]
+    pub sso: Vec<crate::sso::config::IssuerSettings>,
 }
 
 /// The resolved configuration every command runs with.
@@ -216,6 +221,8 @@ pub struct Config {
     /// What docker nodes get when their hardware type names nothing, and the most it
     /// may name.
     pub docker_limits: engine::provider::DockerLimits,
+    /// The OpenID Connect issuers users may sign in with (checked, secrets still sealed).
+    pub sso: Vec<crate::sso::config::IssuerSettings>,
 }
 
 /// How long a client may take to send its request headers, and how many connections
@@ -289,7 +296,9 @@ impl Config {
             (Some(_), None) => anyhow::bail!("tls-cert is set without tls-key"),
             (None, Some(_)) => anyhow::bail!("tls-key is set without tls-cert"),
         };
+        crate::sso::config::check_all(&file.sso)?;
         Ok(Self {
+            sso: file.sso,
             docker_limits,
             hook_network,
             listen,

@@ -40,6 +40,8 @@ pub struct AppState {
     pub metrics: crate::metrics::Metrics,
     /// The shared reads of the jobs whose event streams are open.
     pub job_feeds: crate::api::JobFeeds,
+    /// The single sign-on issuers the operator configured (none by default).
+    pub sso: crate::sso::Sso,
 }
 
 /// The largest request body anything accepts: a resource upload through the console,
@@ -83,12 +85,14 @@ pub fn router(state: AppState) -> Router {
             max_age_ms: state.session_max_age_ms,
         };
         let split_manifest = state.bundle.split_manifest();
+        let sso_buttons = crate::sso::app_buttons(&state.sso);
         // What every page and server function finds in its reactive context.
         move || {
             csp::provide_page_nonce();
             provide_context(store.clone());
             provide_context(service.clone());
             provide_context(policy);
+            provide_context(sso_buttons.clone());
             if let Some(manifest) = &split_manifest {
                 provide_context(manifest.clone());
             }
@@ -98,6 +102,7 @@ pub fn router(state: AppState) -> Router {
     let proxies = state.trusted_proxies.clone();
     let mut router = Router::new()
         .nest("/api/v1", crate::api::router())
+        .nest("/auth/sso", crate::sso::router())
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
         .route("/metrics", get(crate::metrics::scrape_as_superadmin))

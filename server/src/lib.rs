@@ -13,6 +13,7 @@ pub mod http;
 pub mod metrics;
 pub mod serve;
 pub mod sessions;
+pub mod sso;
 pub mod telemetry;
 pub mod tls;
 pub mod workers;

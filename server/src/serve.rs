@@ -97,6 +97,8 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         None => None,
     };
     let store = open_store(&config).await?;
+    // Issuers' client secrets open with the data dir's key: a wrong one stops here.
+    let sso = crate::sso::Sso::new(&config.sso, &SecretKey::load(&config.data_dir)?)?;
     let first_admin = ensure_first_admin(&store).await?;
     let bundle = browser_bundle(&config)?;
     match store.seal_pool_host_keys().await {
@@ -149,6 +151,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         ),
         metrics: metrics.clone(),
         job_feeds: crate::api::JobFeeds::with_stream_limit(config.max_streams_per_user),
+        sso,
     };
     let listener = TcpListener::bind(config.listen)
         .await

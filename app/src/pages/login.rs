@@ -8,6 +8,7 @@ use crate::components::errors::{action_error, FormError};
 use crate::components::form::TextField;
 use crate::components::session::session_changed;
 use crate::server_fns::session::login::{landing, Login};
+use crate::server_fns::session::sso::sso_issuers;
 
 #[component]
 pub fn LoginPage() -> impl IntoView {
@@ -23,6 +24,18 @@ pub fn LoginPage() -> impl IntoView {
     });
     let next = move || query.with(|query| query.get("next").unwrap_or_default());
     let error = action_error(login);
+    // Single sign-on: plain links, so they work before (and without) the scripts.
+    let issuers = Resource::new(|| (), |()| sso_issuers());
+    let sso_href = move |name: &str| {
+        let next = query.with(|query| query.get("next"));
+        match next {
+            Some(next) => format!(
+                "/auth/sso/{name}/start?next={}",
+                crate::query::encode_value(&next)
+            ),
+            None => format!("/auth/sso/{name}/start"),
+        }
+    };
     view! {
         <Title text="Sign in · Corral"/>
         <section class="card narrow">
@@ -38,6 +51,24 @@ pub fn LoginPage() -> impl IntoView {
                     {move || if login.pending().get() { "Signing in…" } else { "Sign in" }}
                 </button>
             </ActionForm>
+            <Suspense>
+                {move || Suspend::new(async move {
+                    let buttons = issuers.await.unwrap_or_default();
+                    (!buttons.is_empty()).then(|| view! {
+                        <div class="sso-buttons">
+                            <p class="muted">"Or"</p>
+                            {buttons.into_iter().map(|button| {
+                                let href = sso_href(&button.name);
+                                view! {
+                                    <a class="button secondary" rel="external" href=href>
+                                        {format!("Sign in with {}", button.label)}
+                                    </a>
+                                }
+                            }).collect_view()}
+                        </div>
+                    })
+                })}
+            </Suspense>
         </section>
     }
 }

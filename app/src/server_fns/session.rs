@@ -3,6 +3,7 @@
 pub mod login;
 pub mod logout;
 pub mod me;
+pub mod sso;
 
 use api_types::Role;
 use serde::{Deserialize, Serialize};

@@ -142,8 +142,14 @@ impl Service {
             |user| user.password_hash.clone(),
         );
         let matches = verify_password_blocking(password, &hash).await;
+        // A user of a single sign-on issuer that switches local passwords off signs in
+        // there only, whatever password an admin may have set.
+        let allowed = match &user {
+            Some(user) if matches => self.store.password_login_allowed(&user.id).await?,
+            _ => false,
+        };
         match user {
-            Some(user) if matches => {
+            Some(user) if allowed => {
                 self.store.release_login_attempt(&reservation).await?;
                 self.store
                     .clear_login_attempts(&keys[0].key_hash, now - settings.window_ms())

@@ -22,6 +22,18 @@ pub enum AdminCommand {
     /// Replace the data directory's database and keys with a backup's (stop every
     /// serve and worker on it first).
     Restore(super::backup::RestoreArgs),
+    /// Seal a single sign-on issuer's client secret (read from standard input) with
+    /// this data dir's secret key; prints the value for `client-secret` of its
+    /// `[[sso]]` table.
+    SealSsoSecret(SealSsoSecretArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SealSsoSecretArgs {
+    /// The issuer's `name` in the config file (a sealed secret opens only there).
+    pub name: String,
+    #[command(flatten)]
+    pub server: ServerArgs,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -81,5 +93,23 @@ pub async fn run(command: AdminCommand) -> anyhow::Result<ExitCode> {
         }
         AdminCommand::Backup(args) => super::backup::backup(args).await,
         AdminCommand::Restore(args) => super::backup::restore(args).await,
+        AdminCommand::SealSsoSecret(args) => {
+            let mut input = String::new();
+            std::io::stdin()
+                .read_to_string(&mut input)
+                .context("cannot read the client secret from standard input")?;
+            let secret = input.trim_end_matches(['\n', '\r']);
+            anyhow::ensure!(!secret.is_empty(), "no client secret on standard input");
+            let config = Config::load(args.server)?;
+            std::fs::create_dir_all(&config.data_dir).with_context(|| {
+                format!("cannot create the data directory {}", config.data_dir.display())
+            })?;
+            let key = engine::secrets::SecretKey::load(&config.data_dir)?;
+            println!(
+                "{}",
+                key.seal(secret, &crate::sso::config::secret_context(&args.name))?
+            );
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }

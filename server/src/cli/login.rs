@@ -1,5 +1,6 @@
-//! `corral login` and `corral logout`: sign in with a password once, keep an API
-//! token for every later command.
+//! `corral login` and `corral logout`: sign in with a password (or, with `--sso`,
+//! through a single sign-on issuer in the browser) once, keep an API token for every
+//! later command.
 
 use std::io::Read;
 use std::process::ExitCode;
@@ -15,11 +16,18 @@ pub struct LoginArgs {
     /// The server's base URL, e.g. http://127.0.0.1:8080.
     #[arg(long)]
     pub server: String,
-    #[arg(long)]
-    pub username: String,
+    #[arg(long, required_unless_present = "sso", conflicts_with = "sso")]
+    pub username: Option<String>,
     /// Read the password from standard input (the only way: never on the command line).
-    #[arg(long, required = true)]
+    #[arg(long, required_unless_present = "sso", conflicts_with = "sso")]
     pub password_stdin: bool,
+    /// Sign in through the server's single sign-on issuer NAME in a browser instead:
+    /// Corral listens on 127.0.0.1 for the browser to come back, then keeps a token.
+    #[arg(long, value_name = "NAME")]
+    pub sso: Option<String>,
+    /// With --sso: only print the address to open, do not start a browser.
+    #[arg(long, requires = "sso")]
+    pub no_browser: bool,
     /// Trust this PEM certificate authority for an https:// server whose certificate
     /// it issued (a private CA); kept for later commands.
     #[arg(long, value_name = "FILE")]
@@ -30,18 +38,16 @@ pub struct LoginArgs {
 const CLI_TOKEN_IDLE_SECS: u64 = 30 * 24 * 3600;
 
 pub async fn login(args: LoginArgs) -> anyhow::Result<ExitCode> {
+    if let Some(issuer) = &args.sso {
+        return super::login_sso::login(&args, issuer).await;
+    }
+    let username = args.username.clone().unwrap_or_default();
     let mut password = String::new();
     std::io::stdin()
         .read_to_string(&mut password)
         .context("cannot read the password from standard input")?;
     let password = password.trim_end_matches(['\n', '\r']);
-    let ca_cert = match &args.ca_cert {
-        Some(path) => Some(
-            std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read the CA certificate {}", path.display()))?,
-        ),
-        None => None,
-    };
+    let ca_cert = read_ca_cert(&args)?;
     let client =
         Client::new(&args.server, None, ca_cert.as_deref()).with_context(|| {
             match &args.ca_cert {
@@ -52,7 +58,7 @@ pub async fn login(args: LoginArgs) -> anyhow::Result<ExitCode> {
     let session = client
         .post(
             "/api/v1/session",
-            &json!({"username": args.username, "password": password}),
+            &json!({"username": username, "password": password}),
         )
         .await?;
     let csrf = session["csrf_token"]
@@ -82,7 +88,7 @@ pub async fn login(args: LoginArgs) -> anyhow::Result<ExitCode> {
         .await;
     let credentials = Credentials {
         server: args.server.trim_end_matches('/').to_owned(),
-        username: args.username.clone(),
+        username: username.clone(),
         token_id: token["id"].as_str().unwrap_or_default().to_owned(),
         token: token["secret"]
             .as_str()
@@ -94,10 +100,20 @@ pub async fn login(args: LoginArgs) -> anyhow::Result<ExitCode> {
     println!(
         "Signed in to {} as {} (token saved in {})",
         credentials.server,
-        args.username,
+        username,
         path.display()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// The PEM of `--ca-cert`, when given.
+pub(super) fn read_ca_cert(args: &LoginArgs) -> anyhow::Result<Option<String>> {
+    match &args.ca_cert {
+        Some(path) => Ok(Some(std::fs::read_to_string(path).with_context(|| {
+            format!("cannot read the CA certificate {}", path.display())
+        })?)),
+        None => Ok(None),
+    }
 }
 
 /// Revokes the saved token and forgets it.

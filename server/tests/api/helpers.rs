@@ -135,6 +135,7 @@ async fn spawn_configured(
         trusted_proxies,
         metrics: server::metrics::Metrics::install(),
         job_feeds: server::api::JobFeeds::default(),
+        sso: Default::default(),
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
