@@ -237,6 +237,10 @@ pub struct ClusterDetail {
     /// The template's and services' links, macros expanded against the live nodes
     /// (links naming a node without an address yet are left out).
     pub links: Vec<ClusterLink>,
+    /// The cluster's approval requests, newest first: what waits, and why a request
+    /// was denied or expired.
+    #[serde(default)]
+    pub approvals: Vec<crate::ApprovalView>,
 }
 
 /// The most tasks a dry run sends one by one with their dependencies (the job page
@@ -295,7 +299,11 @@ pub struct PlanGraph {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SubmittedJob {
     pub cluster: ClusterView,
+    /// Empty when the operation waits for an approval (`approval`).
     pub job_id: String,
+    /// The approval request the operation waits on instead of running.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<crate::ApprovalView>,
 }
 
 /// What a user asks for.

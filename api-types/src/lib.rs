@@ -9,6 +9,7 @@
 //! - [`node_shell`]: SSH certificates for reaching a node through Corral.
 //! - [`hooks`]: a tenant's lifecycle hooks and gates, their deliveries and the event
 //!   body they are sent.
+//! - [`approvals`]: user groups, approval rules and the requests that wait on them.
 //! - [`error`]: the body of every error response.
 //!
 //! The engine builds these views from its rows; the server serialises them; the web
@@ -17,6 +18,7 @@
 //! the `utoipa` schemas the server's OpenAPI document is made of.
 
 pub mod accounts;
+pub mod approvals;
 pub mod catalog;
 pub mod clusters;
 pub mod error;
@@ -27,6 +29,7 @@ pub mod providers;
 pub mod states;
 
 pub use accounts::*;
+pub use approvals::*;
 pub use catalog::*;
 pub use clusters::*;
 pub use error::*;

@@ -120,6 +120,8 @@ word_enum!(
     /// Where a cluster is in its life (in the order the overview lists them).
     ClusterState, "cluster state" {
         Active => "active",
+        /// A create or grow waits for an approval (nothing is made meanwhile).
+        AwaitingApproval => "awaiting-approval",
         Creating => "creating",
         Updating => "updating",
         Deleting => "deleting",

@@ -118,6 +118,11 @@ entity_name!(
     /// A cluster, chosen by its owner.
     ClusterName
 );
+entity_name!(
+    /// A group of a tenant's users (`data-team`), which templates may be limited to
+    /// and approval rules may name as approvers.
+    GroupName
+);
 
 #[cfg(test)]
 mod tests {

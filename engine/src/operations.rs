@@ -6,6 +6,7 @@
 //! [`preview_change`]) with exactly the computation its submit does, so a preview shows
 //! what will run. A cluster runs one job at a time.
 
+pub mod approval;
 mod change;
 mod create;
 mod node_limits;
@@ -21,8 +22,8 @@ use crate::catalog::CatalogError;
 use crate::queue::QueueError;
 use crate::store::{Store, StoreError};
 
-pub use change::{preview_change, submit_change, ClusterChange};
-pub use create::{create_cluster, preview_create, CreateRequest};
+pub use change::{preview_change, submit_change, submit_held_change, ClusterChange};
+pub use create::{create_cluster, create_held, preview_create, CreatePlan, CreateRequest};
 pub use quota::{check_quota, SizeLimits, DEFAULT_MAX_CLUSTER_NODES, DEFAULT_TENANT_MAX_NODES};
 pub use upgrade::{catalog_behind, UpgradePreview};
 
@@ -62,6 +63,9 @@ pub enum OperationError {
     /// Services that stay on the cluster need a service the change would remove.
     #[error("{0}")]
     StillRequired(String),
+    /// An approval request was decided (or expired) before this decision.
+    #[error("approval request {0} is already decided")]
+    AlreadyDecided(String),
     #[error("cluster {name} is {state}: {hint}")]
     Busy {
         name: String,

@@ -11,6 +11,7 @@
 //! One module per resource; they share the error type, paging and the audit helper
 //! defined here.
 
+mod approvals;
 mod audit;
 mod auth;
 mod catalog;
@@ -51,6 +52,7 @@ pub use api_types::{
     ProviderCredentialsView, ProviderTestReport, ProviderTestRequest, ProviderTypesUpdate,
     QuotaUpdate, TenantRequest, TokenRequest, UserMove, UserRequest, UserUpdate,
 };
+pub use approvals::expire_due as expire_due_approvals;
 pub use audit::AuditQuery;
 pub use auth::{Access, SessionUser, ThrottleSettings};
 pub use catalog::parse_kind;
@@ -197,9 +199,9 @@ impl From<OperationError> for ServiceError {
             OperationError::Store(store) => store.into(),
             OperationError::Queue(queue) => queue.into(),
             OperationError::Catalog(catalog) => catalog.into(),
-            OperationError::Busy { .. } | OperationError::StillRequired(_) => {
-                ServiceError::Conflict(error.to_string())
-            }
+            OperationError::Busy { .. }
+            | OperationError::StillRequired(_)
+            | OperationError::AlreadyDecided(_) => ServiceError::Conflict(error.to_string()),
             OperationError::QuotaExceeded(message) => ServiceError::QuotaExceeded(message),
             OperationError::ProviderNotAllowed(message) => ServiceError::Forbidden(message),
             OperationError::GateRefused(message) => ServiceError::GateRefused(message),

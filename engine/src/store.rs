@@ -13,6 +13,7 @@
 //! `LIMIT`/`OFFSET` plus a count). Row locks are written by [`Backend::lock_clause`].
 //! SQL lives here and in [`crate::queue`], nowhere else.
 
+pub mod approvals;
 pub mod audit;
 pub mod catalog;
 pub mod client_keys;

@@ -7,6 +7,7 @@
 //! `/api/v1/docs`.
 
 mod accounts;
+mod approvals;
 mod catalog;
 mod clusters;
 mod docs;
@@ -158,6 +159,16 @@ fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(hooks::test))
         .routes(routes!(hooks::deliveries))
         .routes(routes!(hooks::redeliver))
+        .routes(routes!(approvals::list_groups, approvals::add_group))
+        .routes(routes!(approvals::show_group, approvals::remove_group))
+        .routes(routes!(approvals::add_member))
+        .routes(routes!(approvals::remove_member))
+        .routes(routes!(approvals::list_rules, approvals::add_rule))
+        .routes(routes!(approvals::remove_rule))
+        .routes(routes!(approvals::list))
+        .routes(routes!(approvals::show))
+        .routes(routes!(approvals::approve))
+        .routes(routes!(approvals::deny))
         .routes(routes!(node_shell::certificate))
         .routes(routes!(node_shell::tunnel))
         .routes(routes!(node_shell::set_node_shell))

@@ -1,7 +1,8 @@
 //! Command-line interface: `corral serve`, `corral worker`, `corral migrate`,
 //! `corral admin ...`, `corral catalog ...` (server-side and offline), and the API
 //! client commands `corral login`, `corral cluster ...`, `corral job ...`,
-//! `corral apply FILE`, `corral plan FILE` and `corral hook ...`; `corral completions`
+//! `corral apply FILE`, `corral plan FILE`, `corral hook ...`, `corral group ...` and
+//! `corral approval ...`; `corral completions`
 //! and `corral man`.
 //!
 //! Each command group lives in its own module under `cli/`; this file only parses
@@ -9,6 +10,7 @@
 
 mod admin;
 mod apply;
+mod approval;
 mod backup;
 mod catalog;
 mod cluster;
@@ -63,6 +65,10 @@ pub enum Command {
     Provider(provider::ProviderArgs),
     /// Your tenant's lifecycle hooks: HTTP endpoints told of jobs, or asked first.
     Hook(hook::HookArgs),
+    /// Your tenant's user groups (tenant admins): templates may be limited to them.
+    Group(approval::GroupArgs),
+    /// Approval rules, and the creates and grows that wait for a decision.
+    Approval(approval::ApprovalArgs),
     /// Print a shell completion script for corral.
     Completions(manual::CompletionsArgs),
     /// Print corral's manual page (or write one per command with --out-dir).
@@ -135,6 +141,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Plan(args) => block_on(apply::plan(args)),
         Command::Provider(args) => block_on(provider::run(args)),
         Command::Hook(args) => block_on(hook::run(args)),
+        Command::Group(args) => block_on(approval::run_group(args)),
+        Command::Approval(args) => block_on(approval::run_approval(args)),
         Command::Completions(args) => manual::completions(args),
         Command::Man(args) => manual::man(args),
     }

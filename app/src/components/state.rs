@@ -38,6 +38,8 @@ impl Shown for ClusterState {
         match self {
             ClusterState::Active => Tone::Ok,
             ClusterState::Creating | ClusterState::Updating | ClusterState::Deleting => Tone::Busy,
+            // Waiting to happen: a person decides, then its job runs.
+            ClusterState::AwaitingApproval => Tone::Busy,
             ClusterState::Failed => Tone::Bad,
             ClusterState::Deleted => Tone::Idle,
         }

@@ -1,6 +1,7 @@
 //! The admin console (`/admin/*`): for tenant admins and superadmins. Tenant users
 //! get a 403 page; visitors are sent to sign in by the server's page guard.
 
+pub mod approvals;
 pub mod audit;
 pub mod catalog;
 pub mod hosts;

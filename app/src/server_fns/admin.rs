@@ -3,6 +3,7 @@
 //! superadmin's tenant switcher: a superadmin administers the tenant chosen in
 //! their session, everyone else their own tenant.
 
+pub mod approvals;
 pub mod audit;
 pub mod catalog_bundle;
 pub mod create_tenant;

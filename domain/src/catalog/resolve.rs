@@ -304,6 +304,11 @@ fn merge_template_only(merged: &mut ClusterTemplate, template: &ClusterTemplate)
     for (name, parameter) in &template.parameters {
         merged.parameters.insert(name.clone(), parameter.clone());
     }
+    // The nearest template that limits who may use it decides: a child may widen or
+    // narrow its parent's groups, and inherits them when it names none.
+    if !template.groups.is_empty() {
+        merged.groups.clone_from(&template.groups);
+    }
     for link in &template.links {
         if !merged.links.contains(link) {
             merged.links.push(link.clone());

@@ -9,7 +9,9 @@ use serde_json::Value;
 use super::common::{Count, EntityMeta, Extra, Link, Origin, TemplateRef};
 use super::lease::{DurationMs, Lease, LeaseError};
 use super::parameters::Parameters;
-use crate::names::{HardwareTypeName, ImageTypeName, ProviderName, ServiceName, TemplateName};
+use crate::names::{
+    GroupName, HardwareTypeName, ImageTypeName, ProviderName, ServiceName, TemplateName,
+};
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ClusterTemplate {
@@ -27,6 +29,11 @@ pub struct ClusterTemplate {
     /// have none, and none is written for them).
     #[serde(skip_serializing_if = "IndexMap::is_empty")]
     pub parameters: Parameters,
+    /// Corral's extension: the tenant groups whose members may see and use the
+    /// template (tenant admins see every template); empty means every user of the
+    /// tenant.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<GroupName>,
     pub links: Vec<Link>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub extends: Option<TemplateRef>,
@@ -295,12 +302,20 @@ impl ClusterTemplate {
             constraints: None,
             administration: None,
             parameters: Parameters::new(),
+            groups: Vec::new(),
             links: Vec::new(),
             extends: None,
             includes: Vec::new(),
             extra: Extra::new(),
             origin: Origin::none(),
         }
+    }
+
+    /// Whether a member of `groups` may see and use the template: a template limited to
+    /// no group is open to every user of its tenant. Ask the resolved template (a child
+    /// inherits its parent's groups); tenant admins pass over this (the caller knows).
+    pub fn open_to<'a>(&self, groups: impl IntoIterator<Item = &'a GroupName>) -> bool {
+        self.groups.is_empty() || groups.into_iter().any(|group| self.groups.contains(group))
     }
 
     /// Size bounds with Coopr's defaults (1, unbounded).

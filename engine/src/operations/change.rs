@@ -503,6 +503,49 @@ pub async fn submit_change(
     options: SubmitOptions,
     now_ms: i64,
 ) -> Result<String, OperationError> {
+    submit(
+        store,
+        cluster_id,
+        change,
+        requested_by,
+        options,
+        now_ms,
+        None,
+    )
+    .await
+}
+
+/// Submits the change a held grow asked for (see [`super::approval`]), planned now, in
+/// the transaction that marks its request approved; the cluster must still await it.
+pub async fn submit_held_change(
+    store: &Store,
+    cluster_id: &str,
+    change: &ClusterChange,
+    requested_by: Option<&str>,
+    approval: &super::approval::Approval<'_>,
+    now_ms: i64,
+) -> Result<String, OperationError> {
+    submit(
+        store,
+        cluster_id,
+        change,
+        requested_by,
+        SubmitOptions::default(),
+        now_ms,
+        Some(approval),
+    )
+    .await
+}
+
+async fn submit(
+    store: &Store,
+    cluster_id: &str,
+    change: &ClusterChange,
+    requested_by: Option<&str>,
+    options: SubmitOptions,
+    now_ms: i64,
+    approval: Option<&super::approval::Approval<'_>>,
+) -> Result<String, OperationError> {
     let cluster = store.cluster(cluster_id).await?;
     let plan = preview_change(store, &cluster, change).await?;
     // The tenant's gates, after the preview and before anything is written.
@@ -556,9 +599,16 @@ pub async fn submit_change(
             "job {job_id} is {job_state}; wait for it to finish or cancel it first"
         )));
     }
-    match state {
-        ClusterState::Deleted => return Err(busy("it no longer exists".into())),
-        ClusterState::Failed
+    match (state, approval) {
+        (ClusterState::AwaitingApproval, None) => {
+            return Err(busy(
+                "an approver decides its request first (corral approval list)".into(),
+            ))
+        }
+        (ClusterState::AwaitingApproval, Some(_)) => {}
+        (_, Some(_)) => return Err(busy("it no longer awaits approval".into())),
+        (ClusterState::Deleted, None) => return Err(busy("it no longer exists".into())),
+        (ClusterState::Failed, None)
             if !matches!(
                 change,
                 ClusterChange::Delete { .. } | ClusterChange::Rollback { .. }
@@ -595,6 +645,9 @@ pub async fn submit_change(
         now_ms,
     )
     .await?;
+    if let Some(approval) = approval {
+        super::approval::approve_in(&mut tx, approval, &job_id, now_ms).await?;
+    }
     tx.commit().await.map_err(StoreError::from)?;
     Ok(job_id)
 }

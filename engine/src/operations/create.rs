@@ -11,7 +11,10 @@ use serde_json::{Map, Value};
 
 use super::{layout_json, ClusterState, OperationError, Preview};
 use crate::queue::{submit_in, ClusterEffects, SubmitOptions};
-use crate::store::clusters::{insert_cluster, Cluster, NewCluster};
+use crate::store::approvals::refresh_held_cluster_in;
+use crate::store::clusters::{
+    cluster_in as store_cluster_in, insert_cluster, lock_cluster_state, Cluster, NewCluster,
+};
 use crate::store::{Store, StoreError};
 
 const TEMPLATES: &str = "clustertemplates";
@@ -129,6 +132,67 @@ pub async fn create_cluster(
     now_ms: i64,
 ) -> Result<(Cluster, String), OperationError> {
     let plan = preview_create(store, request, now_ms).await?;
+    submit_create(store, request, &plan, options, now_ms, None).await
+}
+
+/// Submits the create job of a cluster held for approval (see [`super::approval`]),
+/// re-planned against the catalog as it is now, in the transaction that marks its
+/// request approved. Returns the job id.
+pub async fn create_held(
+    store: &Store,
+    request: &CreateRequest,
+    cluster_id: &str,
+    approval: &super::approval::Approval<'_>,
+    now_ms: i64,
+) -> Result<String, OperationError> {
+    let plan = preview_create(store, request, now_ms).await?;
+    let (_, job_id) = submit_create(
+        store,
+        request,
+        &plan,
+        SubmitOptions::default(),
+        now_ms,
+        Some((cluster_id, approval)),
+    )
+    .await?;
+    Ok(job_id)
+}
+
+/// The cluster row a create stores (in `state`).
+pub(super) fn new_cluster(
+    request: &CreateRequest,
+    plan: &CreatePlan,
+    state: ClusterState,
+) -> NewCluster {
+    let template_json =
+        serde_json::to_string(&domain::catalog::coopr::entity_to_value(&plan.template))
+            .unwrap_or_else(|_| "{}".to_owned());
+    NewCluster {
+        tenant_id: request.tenant_id.clone(),
+        name: request.name.to_string(),
+        template_name: request.template.to_string(),
+        template_version: plan.template_version,
+        template_json,
+        owner_id: request.owner_id.clone(),
+        state,
+        layout_json: layout_json(&plan.preview.from),
+        config_json: Value::Object(plan.config.clone()).to_string(),
+        catalog_json: export_bundle(&plan.snapshot).to_string(),
+        provider: plan.provider.clone(),
+        lease_expires_ms: plan.lease_expires_ms,
+    }
+}
+
+/// Asks the gates, then stores the cluster (or, for a held one, its fresh plan over
+/// its row, marking the request approved) and its create job in one transaction.
+async fn submit_create(
+    store: &Store,
+    request: &CreateRequest,
+    plan: &CreatePlan,
+    options: SubmitOptions,
+    now_ms: i64,
+    held: Option<(&str, &super::approval::Approval<'_>)>,
+) -> Result<(Cluster, String), OperationError> {
     // The tenant's gates, after the preview and before anything is written.
     crate::hooks::check_gates(
         store,
@@ -136,23 +200,7 @@ pub async fn create_cluster(
         crate::hooks::GateCall::create(request, &plan.preview),
     )
     .await?;
-    let template_json =
-        serde_json::to_string(&domain::catalog::coopr::entity_to_value(&plan.template))
-            .unwrap_or_else(|_| "{}".to_owned());
-    let new = NewCluster {
-        tenant_id: request.tenant_id.clone(),
-        name: request.name.to_string(),
-        template_name: request.template.to_string(),
-        template_version: plan.template_version,
-        template_json,
-        owner_id: request.owner_id.clone(),
-        state: ClusterState::Creating,
-        layout_json: layout_json(&plan.preview.from),
-        config_json: Value::Object(plan.config.clone()).to_string(),
-        catalog_json: export_bundle(&plan.snapshot).to_string(),
-        provider: plan.provider.clone(),
-        lease_expires_ms: plan.lease_expires_ms,
-    };
+    let new = new_cluster(request, plan, ClusterState::Creating);
     let options = SubmitOptions {
         effects: Some(ClusterEffects {
             running: ClusterState::Creating,
@@ -169,15 +217,40 @@ pub async fn create_cluster(
         ..options
     };
     let (_turn, mut tx) = store.begin_write().await?;
-    super::quota::check_growth(
-        &mut tx,
-        store.backend(),
-        &request.tenant_id,
-        1,
-        plan.preview.to.size() as u64,
-    )
-    .await?;
-    let cluster = insert_cluster(&mut tx, &new, now_ms).await?;
+    let cluster = match held {
+        None => {
+            super::quota::check_growth(
+                &mut tx,
+                store.backend(),
+                &request.tenant_id,
+                1,
+                plan.preview.to.size() as u64,
+            )
+            .await?;
+            insert_cluster(&mut tx, &new, now_ms).await?
+        }
+        Some((cluster_id, _)) => {
+            let state = lock_cluster_state(&mut tx, store.backend(), cluster_id).await?;
+            if state != ClusterState::AwaitingApproval {
+                return Err(OperationError::Busy {
+                    name: request.name.to_string(),
+                    state,
+                    hint: "it no longer awaits approval".to_owned(),
+                });
+            }
+            // The held cluster counts already; only its nodes are new.
+            super::quota::check_growth(
+                &mut tx,
+                store.backend(),
+                &request.tenant_id,
+                0,
+                plan.preview.to.size() as u64,
+            )
+            .await?;
+            refresh_held_cluster_in(&mut tx, cluster_id, &new, now_ms).await?;
+            store_cluster_in(&mut tx, cluster_id).await?
+        }
+    };
     let job_id = submit_in(
         &mut tx,
         &cluster.tenant_id,
@@ -188,6 +261,9 @@ pub async fn create_cluster(
         now_ms,
     )
     .await?;
+    if let Some((_, approval)) = held {
+        super::approval::approve_in(&mut tx, approval, &job_id, now_ms).await?;
+    }
     tx.commit().await.map_err(StoreError::from)?;
     Ok((cluster, job_id))
 }

@@ -73,6 +73,20 @@ impl Service {
         page: PageRequest,
     ) -> Result<Page<EntityView>, ServiceError> {
         let kind = parse_kind(kind)?;
+        let hidden = self.hidden_of_kind(caller, kind).await?;
+        if !hidden.is_empty() {
+            // Some templates are limited to groups the caller is not in: page what is
+            // left (a tenant's templates are few).
+            let visible = self
+                .store
+                .current_catalog(caller.tenant_id())
+                .await?
+                .into_iter()
+                .filter(|revision| revision.kind == kind.key() && !hidden.contains(&revision.name))
+                .map(entity_view)
+                .collect();
+            return page.slice(visible);
+        }
         let (revisions, total) = self
             .store
             .catalog_entities_window(caller.tenant_id(), kind.key(), page.window()?)
@@ -87,6 +101,9 @@ impl Service {
         name: &str,
     ) -> Result<EntityView, ServiceError> {
         let kind = parse_kind(kind)?;
+        if self.hidden_of_kind(caller, kind).await?.contains(name) {
+            return Err(ServiceError::NotFound(format!("{} {name:?}", kind.key())));
+        }
         Ok(entity_view(
             self.store
                 .catalog_entity(caller.tenant_id(), kind.key(), name)
@@ -102,6 +119,9 @@ impl Service {
         name: &str,
     ) -> Result<Vec<RevisionView>, ServiceError> {
         let kind = parse_kind(kind)?;
+        if self.hidden_of_kind(caller, kind).await?.contains(name) {
+            return Err(ServiceError::NotFound(format!("{} {name:?}", kind.key())));
+        }
         let revisions = self
             .store
             .catalog_history(caller.tenant_id(), kind.key(), name)
@@ -299,6 +319,34 @@ impl Service {
 
     /// The tenant's catalog as a Coopr bundle.
     pub async fn export_catalog(&self, caller: &Caller) -> Result<Value, ServiceError> {
-        Ok(crate::catalog::export(&self.store, caller.tenant_id()).await?)
+        let mut bundle = crate::catalog::export(&self.store, caller.tenant_id()).await?;
+        let hidden = self
+            .hidden_of_kind(caller, EntityKind::ClusterTemplate)
+            .await?;
+        if let Some(Value::Array(templates)) = bundle.get_mut(EntityKind::ClusterTemplate.key()) {
+            templates.retain(|template| {
+                template
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .is_none_or(|name| !hidden.contains(name))
+            });
+        }
+        Ok(bundle)
+    }
+
+    /// The entities of `kind` the caller may not see: cluster templates limited to
+    /// groups the caller is not in (see [`Service::hidden_templates`]).
+    async fn hidden_of_kind(
+        &self,
+        caller: &Caller,
+        kind: EntityKind,
+    ) -> Result<std::collections::BTreeSet<String>, ServiceError> {
+        if kind != EntityKind::ClusterTemplate
+            || caller.principal.can_administer_tenant(caller.tenant_id())
+        {
+            return Ok(std::collections::BTreeSet::new());
+        }
+        let catalog = crate::catalog::load(&self.store, caller.tenant_id()).await?;
+        self.hidden_templates(caller, &catalog).await
     }
 }

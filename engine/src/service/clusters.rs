@@ -61,10 +61,12 @@ fn parse_services(
         .transpose()
 }
 
-/// The engine's create operation for a user's request, each field checked.
-fn create_operation(
+/// The engine's create operation for a request of `owner_id` in `tenant_id`, each
+/// field checked.
+pub(super) fn create_operation(
     request: &ClusterCreateRequest,
-    caller: &Caller,
+    tenant_id: &str,
+    owner_id: Option<String>,
 ) -> Result<CreateRequest, ServiceError> {
     let name = ClusterName::parse(&request.name)
         .map_err(|error| field_problem("name", error.to_string()))?;
@@ -74,8 +76,8 @@ fn create_operation(
         return Err(field_problem("size", "a cluster needs at least one node"));
     }
     Ok(CreateRequest {
-        tenant_id: caller.tenant_id().to_owned(),
-        owner_id: Some(caller.principal.user_id.clone()),
+        tenant_id: tenant_id.to_owned(),
+        owner_id,
         name,
         template,
         solve: SolveRequest {
@@ -118,7 +120,9 @@ fn with_parameters(
 }
 
 /// The engine's change for a user's request, each field checked.
-fn change_operation(change: &ClusterChangeRequest) -> Result<ClusterChange, ServiceError> {
+pub(super) fn change_operation(
+    change: &ClusterChangeRequest,
+) -> Result<ClusterChange, ServiceError> {
     Ok(match change {
         ClusterChangeRequest::AddServices { services } => {
             if services.is_empty() {
@@ -248,6 +252,28 @@ fn requested_growth(change: &ClusterChange) -> u64 {
     }
 }
 
+/// What a held operation's preview showed, kept with its request.
+fn held_preview(
+    preview: &Preview,
+    template: &str,
+    provider: &str,
+) -> super::approvals::HeldPreview {
+    let size = preview.to.size() as u64;
+    super::approvals::HeldPreview {
+        template: template.to_owned(),
+        provider: provider.to_owned(),
+        size,
+        growth: size.saturating_sub(preview.from.size() as u64),
+        tasks: preview.dag.len(),
+        steps: preview
+            .dag
+            .step_counts()
+            .into_iter()
+            .map(|(step, tasks)| StepCount { step, tasks })
+            .collect(),
+    }
+}
+
 fn step_labels(dag: &TaskDag) -> Vec<String> {
     dag.tasks()
         .iter()
@@ -363,7 +389,7 @@ impl Service {
         caller: &Caller,
         request: &ClusterCreateRequest,
     ) -> Result<PlanView, ServiceError> {
-        let operation = create_operation(request, caller)?;
+        let operation = self.caller_create_operation(caller, request).await?;
         let size = u64::from(request.size);
         self.check_size(caller.tenant_id(), "size", 1, size, size)
             .await?;
@@ -380,11 +406,14 @@ impl Service {
         caller: &Caller,
         request: &ClusterCreateRequest,
     ) -> Result<SubmittedJob, ServiceError> {
-        let operation = create_operation(request, caller)?;
+        let operation = self.caller_create_operation(caller, request).await?;
         let size = u64::from(request.size);
         self.check_size(caller.tenant_id(), "size", 1, size, size)
             .await?;
         self.check_create_credentials(caller, &operation).await?;
+        if let Some(held) = self.hold_create(caller, request, &operation).await? {
+            return Ok(held);
+        }
         let (cluster, job_id) =
             operations::create_cluster(&self.store, &operation, SubmitOptions::default(), now_ms())
                 .await
@@ -412,7 +441,127 @@ impl Service {
         Ok(SubmittedJob {
             cluster: ClusterView::try_from(cluster)?,
             job_id,
+            approval: None,
         })
+    }
+
+    /// The create operation of the caller's request; a template the caller may not
+    /// see is refused exactly as one that does not exist.
+    async fn caller_create_operation(
+        &self,
+        caller: &Caller,
+        request: &ClusterCreateRequest,
+    ) -> Result<CreateRequest, ServiceError> {
+        let operation = create_operation(
+            request,
+            caller.tenant_id(),
+            Some(caller.principal.user_id.clone()),
+        )?;
+        if let Err(ServiceError::NotFound(_)) = self
+            .check_template_visible(caller, operation.template.as_str())
+            .await
+        {
+            return Err(
+                operations::OperationError::UnknownTemplate(request.template.clone()).into(),
+            );
+        }
+        Ok(operation)
+    }
+
+    /// Holds the create when a rule of the tenant says it needs approval: the cluster
+    /// is stored `awaiting-approval` with its request, and nothing else is made.
+    async fn hold_create(
+        &self,
+        caller: &Caller,
+        request: &ClusterCreateRequest,
+        operation: &CreateRequest,
+    ) -> Result<Option<SubmittedJob>, ServiceError> {
+        if !self.has_approval_rules(caller.tenant_id()).await? {
+            return Ok(None);
+        }
+        let now = now_ms();
+        let plan = operations::preview_create(&self.store, operation, now).await?;
+        let size = plan.preview.to.size() as u64;
+        let ask = operations::approval::Ask {
+            operation: api_types::ApprovalOperation::Create,
+            template: operation.template.as_str(),
+            provider: &plan.provider,
+            size,
+            growth: size,
+            by_admin: false,
+        };
+        let Some(rule) = self.holding_rule(caller, caller.tenant_id(), ask).await? else {
+            return Ok(None);
+        };
+        let preview = held_preview(&plan.preview, operation.template.as_str(), &plan.provider);
+        let hold = operations::approval::Hold {
+            rule: &rule,
+            requested_by: &caller.principal.user_id,
+            request_json: serde_json::to_string(request).map_err(ServiceError::internal)?,
+            preview_json: serde_json::to_string(&preview).map_err(ServiceError::internal)?,
+        };
+        let (cluster, request_id) =
+            operations::approval::hold_create(&self.store, operation, &plan, &hold, now)
+                .await
+                .map_err(|error| match error {
+                    operations::OperationError::Store(crate::store::StoreError::Conflict(_)) => {
+                        ServiceError::Conflict(format!(
+                            "a cluster named {:?} already exists",
+                            request.name
+                        ))
+                    }
+                    other => other.into(),
+                })?;
+        let view = super::approvals::approval_view(self.store.approval_request(&request_id).await?);
+        self.audit_held(caller, &view).await;
+        Ok(Some(SubmittedJob {
+            cluster: ClusterView::try_from(cluster)?,
+            job_id: String::new(),
+            approval: Some(view),
+        }))
+    }
+
+    /// Holds a grow (adding nodes) when a rule of the tenant says it needs approval.
+    async fn hold_grow(
+        &self,
+        caller: &Caller,
+        cluster: &Cluster,
+        request: &ClusterChangeRequest,
+        change: &ClusterChange,
+    ) -> Result<Option<SubmittedJob>, ServiceError> {
+        if requested_growth(change) == 0 || !self.has_approval_rules(&cluster.tenant_id).await? {
+            return Ok(None);
+        }
+        let plan = operations::preview_change(&self.store, cluster, change).await?;
+        let size = plan.preview.to.size() as u64;
+        let growth = size.saturating_sub(plan.preview.from.size() as u64);
+        let ask = operations::approval::Ask {
+            operation: api_types::ApprovalOperation::Grow,
+            template: &cluster.template_name,
+            provider: &cluster.provider,
+            size,
+            growth,
+            by_admin: false,
+        };
+        let Some(rule) = self.holding_rule(caller, &cluster.tenant_id, ask).await? else {
+            return Ok(None);
+        };
+        let preview = held_preview(&plan.preview, &cluster.template_name, &cluster.provider);
+        let hold = operations::approval::Hold {
+            rule: &rule,
+            requested_by: &caller.principal.user_id,
+            request_json: serde_json::to_string(request).map_err(ServiceError::internal)?,
+            preview_json: serde_json::to_string(&preview).map_err(ServiceError::internal)?,
+        };
+        let request_id =
+            operations::approval::hold_grow(&self.store, cluster, &hold, now_ms()).await?;
+        let view = super::approvals::approval_view(self.store.approval_request(&request_id).await?);
+        self.audit_held(caller, &view).await;
+        Ok(Some(SubmittedJob {
+            cluster: ClusterView::try_from(self.store.cluster(&cluster.id).await?)?,
+            job_id: String::new(),
+            approval: Some(view),
+        }))
     }
 
     /// The caller's tenant's live clusters by name (a superadmin's own tenant too;
@@ -460,6 +609,13 @@ impl Service {
         let current = crate::catalog::load(&self.store, &cluster.tenant_id).await?;
         let behind = super::upgrades::behind(&cluster, &current);
         let tenant_id = cluster.tenant_id.clone();
+        let approvals = self
+            .store
+            .cluster_approval_requests(&cluster.id)
+            .await?
+            .into_iter()
+            .map(super::approvals::approval_view)
+            .collect();
         let mut view = cluster_view(cluster, &usernames, now_ms())?;
         self.note_catalog_behind(&tenant_id, &mut view, behind)
             .await?;
@@ -468,6 +624,7 @@ impl Service {
             nodes,
             jobs,
             links,
+            approvals,
         })
     }
 
@@ -498,14 +655,17 @@ impl Service {
         &self,
         caller: &Caller,
         id: &str,
-        change: &ClusterChangeRequest,
+        request: &ClusterChangeRequest,
     ) -> Result<SubmittedJob, ServiceError> {
         let cluster = self.live_cluster(caller, id).await?;
-        let change = change_operation(change)?;
+        let change = change_operation(request)?;
         self.check_rollback_target(&cluster, &change).await?;
         self.check_change_size(&cluster, &change).await?;
         self.check_change_credentials(caller, &cluster, &change)
             .await?;
+        if let Some(held) = self.hold_grow(caller, &cluster, request, &change).await? {
+            return Ok(held);
+        }
         self.submit(caller, cluster, &change).await
     }
 
@@ -528,6 +688,7 @@ impl Service {
                 return Ok(SubmittedJob {
                     cluster: ClusterView::try_from(cluster)?,
                     job_id: job.id,
+                    approval: None,
                 });
             }
         }
@@ -650,6 +811,7 @@ impl Service {
         Ok(SubmittedJob {
             cluster: ClusterView::try_from(cluster)?,
             job_id,
+            approval: None,
         })
     }
 }

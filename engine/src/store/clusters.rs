@@ -301,3 +301,15 @@ pub async fn insert_cluster(
     conflict_on_unique(result, || format!("cluster {:?}", new.name))?;
     Ok(cluster)
 }
+
+/// The cluster's row as `tx` sees it.
+pub async fn cluster_in(
+    tx: &mut Transaction<'static, Any>,
+    id: &str,
+) -> Result<Cluster, StoreError> {
+    sqlx::query_as(&format!("SELECT {COLUMNS} FROM clusters WHERE id = $1"))
+        .bind(id)
+        .fetch_optional(&mut **tx)
+        .await?
+        .ok_or_else(|| StoreError::NotFound(format!("cluster {id}")))
+}

@@ -1,8 +1,9 @@
 //! The janitor: the pool's housekeeping loop. At start it re-adopts the nodes an
 //! earlier process made of the tenants its pool serves (a restarted server must not
 //! leak or lose them); then, on a
-//! timer, it returns tasks whose leases expired to the queue and deletes clusters whose
-//! lease ran out, through an ordinary delete job.
+//! timer, it returns tasks whose leases expired to the queue, deletes clusters whose
+//! lease ran out, through an ordinary delete job, and ends approval requests left
+//! undecided past their rule's window.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -68,6 +69,11 @@ pub async fn sweep(store: &Store, wake: &Notify) {
             wake.notify_waiters();
         }
         Err(error) => tracing::warn!(%error, "deleting expired clusters failed"),
+    }
+    match crate::service::expire_due_approvals(store, now_ms()).await {
+        Ok(0) => {}
+        Ok(count) => tracing::info!(count, "approval requests expired undecided"),
+        Err(error) => tracing::warn!(%error, "expiring approval requests failed"),
     }
 }
 

@@ -236,6 +236,14 @@ async fn wait(
     what: &str,
     submitted: &SubmittedJob,
 ) -> anyhow::Result<()> {
+    if let Some(request) = &submitted.approval {
+        // Nothing runs until an approver decides; applying again then finds the rest.
+        println!(
+            "  {cluster}: {what} awaits approval ({}; request {}); apply again once it is decided",
+            request.rule, request.id
+        );
+        return Ok(());
+    }
     let job = &submitted.job_id;
     let mut shown = None;
     let mut notices = Notices::default();

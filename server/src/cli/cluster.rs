@@ -259,6 +259,18 @@ fn print_upgrade(upgrade: &UpgradePlanView) {
 }
 
 fn print_submitted(submitted: &SubmittedJob) {
+    if let Some(request) = &submitted.approval {
+        println!(
+            "cluster {} ({}) is {}: {} needs approval ({}); request {}",
+            submitted.cluster.name,
+            submitted.cluster.id,
+            submitted.cluster.state,
+            request.operation,
+            request.rule,
+            request.id
+        );
+        return;
+    }
     println!(
         "cluster {} ({}) is {}; job {}",
         submitted.cluster.name, submitted.cluster.id, submitted.cluster.state, submitted.job_id
@@ -410,7 +422,7 @@ pub async fn run(args: ClusterArgs) -> anyhow::Result<ExitCode> {
                 to_json(&plan)?
             } else {
                 let submitted: SubmittedJob = client.post_as("/api/v1/clusters", &request).await?;
-                if create.wait {
+                if create.wait && submitted.approval.is_none() {
                     return watch(&client, &submitted.job_id).await;
                 }
                 if !json {

@@ -127,6 +127,37 @@ const MATRIX: &[(&str, [u16; 5])] = &[
         "POST /api/v1/hooks/{id}/deliveries/{delivery}/redeliver",
         [401, 403, 409, 404, 409],
     ),
+    // Groups and rules are the caller's own tenant's: B's admin and the superadmin have
+    // no group named as A's. A's request was asked by another user of A's, so A's plain
+    // user is no approver (403) and the admins decide it.
+    ("GET /api/v1/groups", [401, 403, 200, 200, 200]),
+    ("POST /api/v1/groups", [401, 403, 201, 201, 201]),
+    ("GET /api/v1/groups/{name}", [401, 403, 200, 404, 404]),
+    ("DELETE /api/v1/groups/{name}", [401, 403, 204, 404, 404]),
+    (
+        "POST /api/v1/groups/{name}/members",
+        [401, 403, 200, 404, 404],
+    ),
+    (
+        "DELETE /api/v1/groups/{name}/members/{username}",
+        [401, 403, 200, 404, 404],
+    ),
+    ("GET /api/v1/approval-rules", [401, 403, 200, 200, 200]),
+    ("POST /api/v1/approval-rules", [401, 403, 201, 201, 201]),
+    (
+        "DELETE /api/v1/approval-rules/{id}",
+        [401, 403, 204, 404, 204],
+    ),
+    ("GET /api/v1/approvals", [401, 200, 200, 200, 200]),
+    ("GET /api/v1/approvals/{id}", [401, 200, 200, 404, 200]),
+    (
+        "POST /api/v1/approvals/{id}/approve",
+        [401, 403, 202, 404, 202],
+    ),
+    (
+        "POST /api/v1/approvals/{id}/deny",
+        [401, 403, 200, 404, 200],
+    ),
     ("GET /api/v1/me", [401, 200, 200, 200, 200]),
     ("POST /api/v1/me/password", [401, 422, 422, 422, 422]),
     ("GET /api/v1/users", [401, 403, 200, 200, 200]),

@@ -113,6 +113,24 @@ const EXPECTATIONS: &[(&str, &[Check])] = &[
         "POST /api/v1/hooks/{id}/deliveries/{delivery}/redeliver",
         &[Scoped, AdminOnly],
     ),
+    // Groups by name in the caller's own tenant: B's admin naming A's group reaches
+    // B's (none).
+    ("GET /api/v1/groups", &[AdminOnly]),
+    ("POST /api/v1/groups", &[AdminOnly]),
+    ("GET /api/v1/groups/{name}", &[Scoped, AdminOnly]),
+    ("DELETE /api/v1/groups/{name}", &[Scoped, AdminOnly]),
+    ("POST /api/v1/groups/{name}/members", &[Scoped, AdminOnly]),
+    (
+        "DELETE /api/v1/groups/{name}/members/{username}",
+        &[Scoped, AdminOnly],
+    ),
+    ("GET /api/v1/approval-rules", &[AdminOnly]),
+    ("POST /api/v1/approval-rules", &[AdminOnly]),
+    ("DELETE /api/v1/approval-rules/{id}", &[Scoped, AdminOnly]),
+    ("GET /api/v1/approvals", &[Listing]),
+    ("GET /api/v1/approvals/{id}", &[Scoped]),
+    ("POST /api/v1/approvals/{id}/approve", &[Scoped]),
+    ("POST /api/v1/approvals/{id}/deny", &[Scoped]),
     // By name in the caller's own catalog: B's admin naming A's provider reaches B's
     // (none), never A's credentials.
     (
@@ -167,6 +185,10 @@ pub(crate) struct Ids {
     pool_host: String,
     hook: String,
     delivery: String,
+    group: String,
+    member: String,
+    rule: String,
+    approval: String,
     provider: String,
     entity: (String, String),
     resource: (String, String, i64),
@@ -188,6 +210,10 @@ impl Ids {
             &self.pool_host
         } else if path.starts_with("/api/v1/hooks") {
             &self.hook
+        } else if path.starts_with("/api/v1/approval-rules") {
+            &self.rule
+        } else if path.starts_with("/api/v1/approvals") {
+            &self.approval
         } else {
             &self.token
         };
@@ -195,6 +221,8 @@ impl Ids {
             (&self.resource.0, &self.resource.1)
         } else if path.starts_with("/api/v1/providers") {
             (&self.entity.0, &self.provider)
+        } else if path.starts_with("/api/v1/groups") {
+            (&self.entity.0, &self.group)
         } else {
             (&self.entity.0, &self.entity.1)
         };
@@ -206,6 +234,7 @@ impl Ids {
             .replace("{version}", &self.resource.2.to_string())
             .replace("{number}", "1000")
             .replace("{delivery}", &self.delivery)
+            .replace("{username}", &self.member)
     }
 
     fn nonexistent() -> Self {
@@ -219,7 +248,11 @@ impl Ids {
             token: none.clone(),
             pool_host: none.clone(),
             hook: none.clone(),
-            delivery: none,
+            delivery: none.clone(),
+            group: "no-such-group".into(),
+            member: "nobody".into(),
+            rule: none.clone(),
+            approval: none,
             provider: "no-such-provider".into(),
             entity: ("services".into(), "no-such-service".into()),
             resource: ("scripts".into(), "no-such-script.sh".into(), 1),
@@ -258,6 +291,10 @@ pub(crate) fn body_for(operation: &str) -> Option<Value> {
         p if p.starts_with("/api/v1/pool-hosts/") => json!({"name": "probe"}),
         // A public address that is never called: no delivery loop runs here.
         "/api/v1/hooks" => json!({"url": "http://8.8.8.8/probe", "events": ["test"]}),
+        "/api/v1/groups" => json!({"name": "probe"}),
+        p if p.starts_with("/api/v1/groups/") => json!({"username": "acme-admin"}),
+        "/api/v1/approval-rules" => json!({"kind": "size-above", "value": "10"}),
+        p if p.ends_with("/deny") => json!({"reason": "probe"}),
         "/api/v1/me/password" => {
             json!({"current_password": "wrong", "new_password": "another long password"})
         }
@@ -407,6 +444,51 @@ pub(crate) async fn populate_tenant_a(app: &TestApp) -> (Ids, ApiUser) {
         .await
         .unwrap();
     let delivery = delivery["id"].as_str().unwrap().to_owned();
+    // A group with A's admin in it, a rule, and a create it holds (asked by a user of
+    // A's: admins' own requests are not held).
+    let group = app
+        .call(
+            &admin,
+            Method::POST,
+            "/api/v1/groups",
+            Some(&json!({"name": "acme-secret-group"})),
+        )
+        .await;
+    assert_eq!(group.status(), 201);
+    let member = app
+        .call(
+            &admin,
+            Method::POST,
+            "/api/v1/groups/acme-secret-group/members",
+            Some(&json!({"username": "acme-admin"})),
+        )
+        .await;
+    assert_eq!(member.status(), 200);
+    let rule: Value = app
+        .call(
+            &admin,
+            Method::POST,
+            "/api/v1/approval-rules",
+            Some(&json!({"kind": "size-above", "value": "5", "approvers": "acme-secret-group"})),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    let rule = rule["id"].as_str().unwrap().to_owned();
+    let requester = app.user("acme-requester", Role::User, "acme").await;
+    let held: Value = app
+        .call(
+            &requester,
+            Method::POST,
+            "/api/v1/clusters",
+            Some(&json!({"name": "acme-secret-held", "template": "lifecycle", "size": 6})),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    let approval = held["approval"]["id"].as_str().unwrap().to_owned();
     let ids = Ids {
         secrets: vec![
             PROVIDER_SECRET.into(),
@@ -420,6 +502,10 @@ pub(crate) async fn populate_tenant_a(app: &TestApp) -> (Ids, ApiUser) {
             admin.tenant_id.clone(),
             "acme-secret-hook".into(),
             hook_secret,
+            "acme-secret-group".into(),
+            "acme-secret-held".into(),
+            rule.clone(),
+            approval.clone(),
         ],
         cluster,
         job,
@@ -430,6 +516,10 @@ pub(crate) async fn populate_tenant_a(app: &TestApp) -> (Ids, ApiUser) {
         pool_host,
         hook,
         delivery,
+        group: "acme-secret-group".into(),
+        member: "acme-admin".into(),
+        rule,
+        approval,
         provider: "local".into(),
         entity: ("services".into(), "web".into()),
         resource: ("scripts".into(), "acme-setup.sh".into(), 1),

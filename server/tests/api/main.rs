@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used)] // Tests fail loudly by design.
 
 mod admin_pages;
+mod approvals;
 mod auth;
 mod authz_matrix;
 mod clusters;

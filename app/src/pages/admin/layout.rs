@@ -87,6 +87,7 @@ fn AdminNav() -> impl IntoView {
                 <li><A href="/admin/tenants">"Tenants"</A></li>
                 <li><A href="/admin/users">"Users"</A></li>
                 <li><A href="/admin/tokens">"API tokens"</A></li>
+                <li><A href="/admin/approvals">"Approvals"</A></li>
                 <li><A href="/admin/audit">"Audit log"</A></li>
             </ul>
         </nav>

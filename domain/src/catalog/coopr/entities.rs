@@ -263,6 +263,7 @@ impl CooprEntity for ClusterTemplate {
                 crate::catalog::parameters::Parameters::new()
             }),
         };
+        let groups = ctx.names(&mut fields, "groups");
         let links = ctx.links(&mut fields, "links");
         let extends = fields
             .take("extends")
@@ -295,6 +296,7 @@ impl CooprEntity for ClusterTemplate {
             constraints,
             administration,
             parameters,
+            groups,
             links,
             extends,
             includes,

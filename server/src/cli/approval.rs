@@ -1,0 +1,292 @@
+//! `corral group ...` and `corral approval ...`: your tenant's user groups, its
+//! approval rules, and the creates and grows waiting for a decision (issue 44).
+
+use std::process::ExitCode;
+
+use api_types::{
+    ApprovalDenial, ApprovalRuleRequest, ApprovalRuleView, ApprovalView, GroupMemberRequest,
+    GroupRequest, GroupView, SubmittedJob,
+};
+use clap::{Args, Subcommand};
+
+use super::remote::{print_json, Client, OutputArgs};
+
+#[derive(Debug, Args)]
+pub struct GroupArgs {
+    #[command(subcommand)]
+    pub command: GroupCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum GroupCommand {
+    /// Add a group (templates may be limited to it with "groups": [NAME]).
+    Add { name: String },
+    /// List your tenant's groups and their members.
+    List(OutputArgs),
+    /// Remove a group and its memberships.
+    Remove { name: String },
+    /// Show a group's members, or add or remove one.
+    Members {
+        name: String,
+        #[command(subcommand)]
+        change: Option<MemberChange>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum MemberChange {
+    /// Put a user into the group.
+    Add { username: String },
+    /// Take a user out of the group.
+    Remove { username: String },
+}
+
+#[derive(Debug, Args)]
+pub struct ApprovalArgs {
+    #[command(subcommand)]
+    pub command: ApprovalCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ApprovalCommand {
+    /// Approval rules: which creates and grows wait for an approver.
+    #[command(subcommand)]
+    Rule(RuleCommand),
+    /// Requests: pending first (approvers see the tenant's, others their own).
+    List {
+        /// Only those still waiting.
+        #[arg(long)]
+        pending: bool,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+    /// Approve a request: its job is submitted.
+    Approve { id: String },
+    /// Deny a request with a reason the requester sees.
+    Deny {
+        id: String,
+        #[arg(long)]
+        reason: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RuleCommand {
+    /// Add a rule: exactly one of --size-above, --template, --provider.
+    Add(RuleAddArgs),
+    /// List the rules, oldest first (the first that matches holds a request).
+    List(OutputArgs),
+    /// Remove a rule (requests it held keep waiting).
+    Remove { id: String },
+}
+
+#[derive(Debug, Args)]
+#[group(id = "matches", required = true, multiple = false)]
+pub struct RuleAddArgs {
+    /// Clusters that would have more than N nodes.
+    #[arg(long, value_name = "N", group = "matches")]
+    pub size_above: Option<String>,
+    /// Clusters of this template.
+    #[arg(long, value_name = "TEMPLATE", group = "matches")]
+    pub template: Option<String>,
+    /// Clusters on this provider.
+    #[arg(long, value_name = "PROVIDER", group = "matches")]
+    pub provider: Option<String>,
+    /// A group whose members may decide too (tenant admins always may).
+    #[arg(long, value_name = "GROUP")]
+    pub approvers: Option<String>,
+    /// Seconds a request waits before it expires [default: 86400].
+    #[arg(long, value_name = "SECONDS")]
+    pub window: Option<u64>,
+}
+
+pub async fn run_group(args: GroupArgs) -> anyhow::Result<ExitCode> {
+    let client = Client::signed_in()?;
+    match args.command {
+        GroupCommand::Add { name } => {
+            let group: GroupView = client
+                .post_as("/api/v1/groups", &GroupRequest { name })
+                .await?;
+            println!("group {} added", group.name);
+        }
+        GroupCommand::List(output) => {
+            let groups: Vec<GroupView> = client.get_as("/api/v1/groups").await?;
+            if output.json {
+                print_json(&serde_json::to_value(&groups)?);
+            } else if groups.is_empty() {
+                println!("no groups");
+            } else {
+                for group in &groups {
+                    println!("{}  members: {}", group.name, members(&group.members));
+                }
+            }
+        }
+        GroupCommand::Remove { name } => {
+            client
+                .send(
+                    reqwest::Method::DELETE,
+                    &format!("/api/v1/groups/{name}"),
+                    None,
+                    &[],
+                )
+                .await?;
+            println!("group {name} removed");
+        }
+        GroupCommand::Members { name, change } => {
+            let group: GroupView = match change {
+                None => client.get_as(&format!("/api/v1/groups/{name}")).await?,
+                Some(MemberChange::Add { username }) => {
+                    client
+                        .post_as(
+                            &format!("/api/v1/groups/{name}/members"),
+                            &GroupMemberRequest { username },
+                        )
+                        .await?
+                }
+                Some(MemberChange::Remove { username }) => {
+                    client
+                        .delete_as(&format!("/api/v1/groups/{name}/members/{username}"))
+                        .await?
+                }
+            };
+            println!("{}  members: {}", group.name, members(&group.members));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn members(names: &[String]) -> String {
+    if names.is_empty() {
+        "-".to_owned()
+    } else {
+        names.join(", ")
+    }
+}
+
+pub async fn run_approval(args: ApprovalArgs) -> anyhow::Result<ExitCode> {
+    let client = Client::signed_in()?;
+    match args.command {
+        ApprovalCommand::Rule(RuleCommand::Add(add)) => {
+            let (kind, value) = match (add.size_above, add.template, add.provider) {
+                (Some(nodes), _, _) => ("size-above", nodes),
+                (_, Some(template), _) => ("template", template),
+                (_, _, Some(provider)) => ("provider", provider),
+                // clap's group requires one of them.
+                (None, None, None) => anyhow::bail!("give --size-above, --template or --provider"),
+            };
+            let request = ApprovalRuleRequest {
+                kind: kind.to_owned(),
+                value,
+                approvers: add.approvers,
+                window_secs: add.window,
+            };
+            let rule: ApprovalRuleView = client.post_as("/api/v1/approval-rules", &request).await?;
+            println!("rule {} added: {}", rule.id, describe_rule(&rule));
+        }
+        ApprovalCommand::Rule(RuleCommand::List(output)) => {
+            let rules: Vec<ApprovalRuleView> = client.get_as("/api/v1/approval-rules").await?;
+            if output.json {
+                print_json(&serde_json::to_value(&rules)?);
+            } else if rules.is_empty() {
+                println!("no approval rules");
+            } else {
+                for rule in &rules {
+                    println!("{}  {}", rule.id, describe_rule(rule));
+                }
+            }
+        }
+        ApprovalCommand::Rule(RuleCommand::Remove { id }) => {
+            client
+                .send(
+                    reqwest::Method::DELETE,
+                    &format!("/api/v1/approval-rules/{id}"),
+                    None,
+                    &[],
+                )
+                .await?;
+            println!("rule {id} removed");
+        }
+        ApprovalCommand::List { pending, output } => {
+            let query = if pending { "?pending=true" } else { "" };
+            let requests: Vec<ApprovalView> =
+                client.get_as(&format!("/api/v1/approvals{query}")).await?;
+            if output.json {
+                print_json(&serde_json::to_value(&requests)?);
+            } else if requests.is_empty() {
+                println!("no approval requests");
+            } else {
+                for request in &requests {
+                    print_request(request);
+                }
+            }
+        }
+        ApprovalCommand::Approve { id } => {
+            let submitted: SubmittedJob = client
+                .post_as(
+                    &format!("/api/v1/approvals/{id}/approve"),
+                    &serde_json::json!({}),
+                )
+                .await?;
+            println!(
+                "approved: cluster {} is {}; job {}",
+                submitted.cluster.name, submitted.cluster.state, submitted.job_id
+            );
+        }
+        ApprovalCommand::Deny { id, reason } => {
+            let request: ApprovalView = client
+                .post_as(
+                    &format!("/api/v1/approvals/{id}/deny"),
+                    &ApprovalDenial { reason },
+                )
+                .await?;
+            println!("denied: {} of cluster {}", request.operation, request.cluster);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn describe_rule(rule: &ApprovalRuleView) -> String {
+    format!(
+        "{}; approvers: tenant admins{}; expires after {} s",
+        rule.description,
+        rule.approvers
+            .as_ref()
+            .map(|group| format!(", group {group}"))
+            .unwrap_or_default(),
+        rule.window_secs
+    )
+}
+
+/// A request in a few lines: what it would do, why it waits, how it ended.
+pub fn print_request(request: &ApprovalView) {
+    println!(
+        "{}  {:<8} {} cluster {} ({} to {} node(s), template {}, provider {})",
+        request.id,
+        request.state,
+        request.operation,
+        request.cluster,
+        if request.growth == request.size {
+            "create".to_owned()
+        } else {
+            format!("+{}", request.growth)
+        },
+        request.size,
+        request.template,
+        request.provider,
+    );
+    println!(
+        "    asked by {} because of rule: {}; {} task(s)",
+        request.requested_by.as_deref().unwrap_or("-"),
+        request.rule,
+        request.tasks
+    );
+    if let Some(by) = &request.decided_by {
+        println!("    decided by {by}");
+    }
+    if let Some(reason) = &request.reason {
+        println!("    reason: {reason}");
+    }
+    if let Some(job) = &request.job_id {
+        println!("    job: {job}");
+    }
+}
