@@ -273,6 +273,9 @@ pub struct PlanView {
     /// For an upgrade and its rollback: what changes, what runs, in which batches.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upgrade: Option<UpgradePlanView>,
+    /// What to know before going ahead (data a node replacement loses).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// One step of a plan and how many tasks it has (`install` of `web` on 40 nodes: 40).
@@ -388,6 +391,16 @@ pub enum ClusterChangeRequest {
     Upgrade {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         max_unavailable: Option<u32>,
+    },
+    /// Give each named node (by number) a successor of the same hardware and image
+    /// type with the same services, configure the cluster around it, then delete the
+    /// old node. A node with a stateful service is only replaced with `force` (its
+    /// data is lost).
+    #[cfg_attr(feature = "openapi", schema(title = "ReplaceNodesChange"))]
+    ReplaceNodes {
+        nodes: Vec<u32>,
+        #[serde(default)]
+        force: bool,
     },
 }
 

@@ -12,6 +12,7 @@ mod create;
 mod node_limits;
 mod parameters;
 mod quota;
+mod replace;
 mod upgrade;
 
 use domain::layout::Layout;
@@ -63,6 +64,10 @@ pub enum OperationError {
     /// Services that stay on the cluster need a service the change would remove.
     #[error("{0}")]
     StillRequired(String),
+    /// A replacement would lose data a stateful service keeps on its node, and the
+    /// caller did not accept that.
+    #[error("{0}")]
+    DataWouldBeLost(String),
     /// An approval request was decided (or expired) before this decision.
     #[error("approval request {0} is already decided")]
     AlreadyDecided(String),

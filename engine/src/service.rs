@@ -201,7 +201,10 @@ impl From<OperationError> for ServiceError {
             OperationError::Catalog(catalog) => catalog.into(),
             OperationError::Busy { .. }
             | OperationError::StillRequired(_)
-            | OperationError::AlreadyDecided(_) => ServiceError::Conflict(error.to_string()),
+            | OperationError::DataWouldBeLost(_)
+            | OperationError::AlreadyDecided(_) => {
+                ServiceError::Conflict(error.to_string())
+            }
             OperationError::QuotaExceeded(message) => ServiceError::QuotaExceeded(message),
             OperationError::ProviderNotAllowed(message) => ServiceError::Forbidden(message),
             OperationError::GateRefused(message) => ServiceError::GateRefused(message),

@@ -889,3 +889,148 @@ fn params_from_the_cli_and_from_an_environment_file_give_the_same_cluster() {
     let again = ok(&corral(cfg, &["apply", file, "--yes"], ""));
     assert!(again.contains("nothing to do"), "{again}");
 }
+
+/// Issue 40's node replacement: an app node of a local web-stack is replaced while a
+/// client fetches the site every 100 ms, without a failed fetch; the balancer then
+/// sends to the successor (numbered after the cluster's last node) and no longer to
+/// the old node, which is gone from the cluster. A node running the stateful `kv` is
+/// refused without `--force` (naming the data), and its plan with `--force` warns.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_replaced_node_hands_over_to_its_successor_without_downtime() {
+    let data = tempfile::tempdir().unwrap();
+    let config = tempfile::tempdir().unwrap();
+    let server = start(data.path());
+    let cfg = config.path();
+    login_as_admin(cfg, &server);
+    ok(&corral(
+        cfg,
+        &[
+            "cluster",
+            "create",
+            "shop",
+            "--template",
+            "web-stack",
+            "--size",
+            "4",
+            "--wait",
+        ],
+        "",
+    ));
+    let shop = show(cfg, "shop");
+    let site = shop["links"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|link| link["label"] == "web site")
+        .unwrap()["url"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let nodes = shop["layout"]["nodes"].as_array().unwrap().clone();
+    let runs = |node: &serde_json::Value, service: &str| {
+        node["services"]
+            .as_array()
+            .unwrap()
+            .contains(&service.into())
+    };
+    let number = |node: &serde_json::Value| node["number"].as_u64().unwrap();
+    let last = nodes.iter().map(number).max().unwrap();
+    let replaced = nodes
+        .iter()
+        .find(|node| runs(node, "app") && !runs(node, "kv"))
+        .map(number)
+        .expect("an app node without kv");
+    let keeping_data = nodes
+        .iter()
+        .find(|node| runs(node, "kv"))
+        .map(number)
+        .unwrap()
+        .to_string();
+    let before = backends(&site, 8).await;
+    assert_eq!(before.len(), 2, "{before:?}");
+
+    let refused = corral(
+        cfg,
+        &["cluster", "change", "shop", "replace-nodes", "--nodes", &keeping_data],
+        "",
+    );
+    assert!(!refused.status.success());
+    let stderr = text(&refused.stderr);
+    assert!(
+        stderr.contains(&format!("node {keeping_data} runs kv"))
+            && stderr.contains("keep data")
+            && stderr.contains("--force"),
+        "{stderr}"
+    );
+    let forced_plan = ok(&corral(
+        cfg,
+        &[
+            "cluster",
+            "plan",
+            "shop",
+            "replace-nodes",
+            "--nodes",
+            &keeping_data,
+            "--force",
+        ],
+        "",
+    ));
+    assert!(
+        forced_plan.contains("warning: ") && forced_plan.contains("is lost"),
+        "{forced_plan}"
+    );
+    let unknown = corral(
+        cfg,
+        &["cluster", "plan", "shop", "replace-nodes", "--nodes", "1999"],
+        "",
+    );
+    assert!(
+        text(&unknown.stderr).contains("has no node 1999"),
+        "{}",
+        text(&unknown.stderr)
+    );
+
+    let replaced_arg = replaced.to_string();
+    let plan = ok(&corral(
+        cfg,
+        &["cluster", "plan", "shop", "replace-nodes", "--nodes", &replaced_arg],
+        "",
+    ));
+    let successor = last + 1;
+    assert!(plan.contains(&format!("{successor}-create")), "{plan}");
+    assert!(plan.contains(&format!("{replaced}-delete")), "{plan}");
+    assert!(!plan.contains("warning:"), "{plan}");
+
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let fetching = tokio::spawn(fetch_every_100ms(site.clone(), stopped));
+    let changed = ok(&corral(
+        cfg,
+        &["cluster", "change", "shop", "replace-nodes", "--nodes", &replaced_arg],
+        "",
+    ));
+    let watched = ok(&corral(cfg, &["job", "watch", &submitted_job(&changed)], ""));
+    assert!(watched.contains("succeeded"), "{watched}");
+    stop.send(true).unwrap();
+    let (failed, failures, _) = fetching.await.unwrap();
+    assert_eq!(failed, 0, "fetches failed during the replacement: {failures:?}");
+
+    let after = backends(&site, 8).await;
+    assert_eq!(after.len(), 2, "{after:?}");
+    assert_eq!(
+        before.intersection(&after).count(),
+        1,
+        "one app node stays, the other is the successor: {before:?} then {after:?}"
+    );
+    let shop = show(cfg, "shop");
+    let numbers: BTreeSet<u64> = shop["layout"]["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(number)
+        .collect();
+    assert!(
+        numbers.contains(&successor) && !numbers.contains(&replaced),
+        "{numbers:?}"
+    );
+    assert_eq!(numbers.len(), nodes.len());
+}

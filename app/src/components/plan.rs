@@ -104,12 +104,18 @@ pub fn PlanView(preview: PlanPreview) -> impl IntoView {
     let upgrade = preview
         .upgrade
         .map(|upgrade| view! { <UpgradeView upgrade/> });
+    let warnings = preview
+        .warnings
+        .into_iter()
+        .map(|warning| view! { <p class="banner banner-bad" role="alert" data-testid="plan-warning">{warning}</p> })
+        .collect_view();
     view! {
         <div class="plan" data-testid="plan-preview">
             <p class="plan-summary">
                 <strong>{nodes}</strong> " node(s), " <strong>{tasks}</strong> " task(s) to run."
             </p>
             {credentials}
+            {warnings}
             {upgrade}
             <div class="table-scroll">
                 <table class="data">

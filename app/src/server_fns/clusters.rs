@@ -84,6 +84,9 @@ pub struct PlanPreview {
 
 impl PlanPreview {
     /// The preview of `dag`, which keeps its tasks only when they are few enough to
+    /// What to know before going ahead (data a node replacement loses).
+    #[serde(default)]
+    pub warnings: Vec<String>,
     /// draw (see [`api_types::PLAN_GRAPH_MAX_TASKS`]).
     pub fn of_dag(from: Option<Layout>, to: Layout, dag: TaskDag) -> Self {
         let tasks = dag.len();
@@ -99,6 +102,7 @@ impl PlanPreview {
     }
 }
 
+            warnings: Vec::new(),
 /// What a day-2 operation would do. (An enum, not `Option`: a nested `Option`
 /// does not survive JSON, and the page must read back exactly what the server saw.)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -180,8 +184,9 @@ pub struct ChangeForm {
     /// Reconfigure: JSON object merged over the cluster's config.
     #[serde(default)]
     pub config: Option<String>,
-    /// Delete: pass over stop and remove steps that fail (a checkbox: present when
-    /// ticked, whatever its value).
+    /// Delete: pass over stop and remove steps that fail; replace nodes: replace
+    /// nodes whose stateful services' data is lost (a checkbox: present when ticked,
+    /// whatever its value).
     #[serde(default)]
     pub force: Option<String>,
 }
@@ -225,6 +230,7 @@ pub const OPERATIONS: &[(&str, &str)] = &[
 ];
 
 #[cfg(feature = "ssr")]
+    ("replace-nodes", "Replace nodes"),
 pub(crate) mod convert {
     //! From form fields to the engine's requests, with per-field errors.
 
@@ -331,6 +337,21 @@ pub(crate) mod convert {
             "stop" => ClusterChangeRequest::Stop { services },
             "restart" => ClusterChangeRequest::Restart { services },
             "reconfigure" => {
+            "replace-nodes" => {
+                let nodes: Vec<u32> = chosen(&form.nodes)
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|number| number.parse())
+                    .collect::<Result<_, _>>()
+                    .map_err(|_| UiError::field("nodes", "pick nodes by their number"))?;
+                if nodes.is_empty() {
+                    return Err(UiError::field("nodes", "pick the nodes to replace"));
+                }
+                ClusterChangeRequest::ReplaceNodes {
+                    nodes,
+                    force: form.force.is_some(),
+                }
+            }
                 let raw = form.config.as_deref().unwrap_or("").trim();
                 let config = if raw.is_empty() {
                     None

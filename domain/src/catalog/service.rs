@@ -10,6 +10,9 @@ use serde_json::Value;
 use super::common::{EntityMeta, Extra, Link, Origin};
 use crate::names::ServiceName;
 
+/// The service field marking a service that keeps data ([`Service::is_stateful`]).
+pub const STATEFUL_FIELD: &str = "stateful";
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Service {
     pub name: ServiceName,
@@ -143,6 +146,13 @@ impl Service {
 
     pub fn action(&self, action: ServiceAction) -> Option<&ActionSpec> {
         self.provisioner.actions.get(&action)
+    }
+
+    /// Whether the service keeps data on its node that a new node would not have
+    /// (`"stateful": true`, a Corral extension kept in the extra fields so Coopr JSON
+    /// round-trips it): such a node is only replaced when the user accepts the loss.
+    pub fn is_stateful(&self) -> bool {
+        self.extra.get(STATEFUL_FIELD).and_then(Value::as_bool) == Some(true)
     }
 
     /// True if this service answers to `name`: its own name or an alias it provides.

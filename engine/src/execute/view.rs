@@ -38,7 +38,8 @@ pub(crate) struct TaskView {
     pub nodes: NodeRows,
     pub node: u32,
     pub job_id: String,
-    /// The job is a forced delete: a failed teardown step does not stop it.
+    /// The job is a forced delete or a node replacement: a failed teardown step does
+    /// not stop it.
     pub forced: bool,
     /// Who asked for the job (see [`crate::queue::job_requested_by`]).
     pub requested_by: Option<String>,

@@ -58,6 +58,14 @@ pub enum ClusterChange {
     /// every entity it uses, running only what changed, at most `max_unavailable`
     /// nodes of a service at a time (see [`super::upgrade`]).
     Upgrade { max_unavailable: u32 },
+    /// Give each of `nodes` a successor of the same hardware and image type with the
+    /// same services, configure the cluster around the successors, then tear the old
+    /// nodes down (their failed stops are passed over: a node being replaced may be
+    /// gone). Nodes with stateful services need `accept_data_loss`.
+    ReplaceNodes {
+        nodes: BTreeSet<u32>,
+        accept_data_loss: bool,
+    },
     /// Stop and remove every service, then delete every node. A forced delete reports
     /// a failed stop or remove step and goes on, so that the nodes are deleted even when
     /// a service cannot be stopped (a broken script, a node that is gone).
@@ -77,6 +85,7 @@ impl ClusterChange {
             ClusterChange::Restart { .. } => "restart",
             ClusterChange::Rollback { .. } => "rollback",
             ClusterChange::Upgrade { .. } => "upgrade",
+            ClusterChange::ReplaceNodes { .. } => "replace nodes",
             // A forced delete is a delete (its job says it is forced).
             ClusterChange::Delete { .. } => "delete",
         }
@@ -94,6 +103,8 @@ pub struct ChangePlan {
     /// For an upgrade and its rollback: the definitions that change, and those the
     /// job runs.
     pub upgrade: Option<UpgradePreview>,
+    /// What the caller should know before going ahead (data a replacement loses).
+    pub warnings: Vec<String>,
 }
 
 /// The facts of the cluster's newest job, which decide where a change starts from.
@@ -157,6 +168,7 @@ pub async fn preview_change(
             .collect()
     };
     let size = u32::try_from(committed.nodes.len()).unwrap_or(u32::MAX);
+    let mut warnings = Vec::new();
     let (from, to, operation) = match change {
         ClusterChange::AddServices { services } => {
             if services.is_empty() {
@@ -197,7 +209,9 @@ pub async fn preview_change(
             (committed.clone(), to, Operation::AddNodes)
         }
         ClusterChange::RemoveNodes { which } => {
-            check_named_nodes(cluster, &committed, which)?;
+            if let NodesToRemove::Named(numbers) = which {
+                check_named_nodes(&cluster.name, &committed, numbers)?;
+            }
             let problem = solve_on(&snapshot, current_services(), size)?;
             let to = solve_removal(&problem, &committed.nodes, which)
                 .map_err(OperationError::Unsatisfiable)?;
@@ -295,6 +309,7 @@ pub async fn preview_change(
                     snapshot,
                     config,
                     upgrade: Some(upgrade),
+                    warnings: Vec::new(),
                 });
             }
             if !matches!(last.state, JobState::Failed | JobState::Cancelled) {
@@ -320,7 +335,22 @@ pub async fn preview_change(
                 snapshot,
                 config,
                 upgrade: Some(upgrade),
+                warnings: Vec::new(),
             });
+        }
+        ClusterChange::ReplaceNodes {
+            nodes,
+            accept_data_loss,
+        } => {
+            let (to, warned) = super::replace::replacement(
+                &cluster.name,
+                &snapshot,
+                &committed,
+                nodes,
+                *accept_data_loss,
+            )?;
+            warnings = warned;
+            (committed.clone(), to, Operation::ReplaceNodes)
         }
         ClusterChange::Delete { .. } => {
             // After a failed job, nodes of its target layout may exist: take them all down.
@@ -339,7 +369,7 @@ pub async fn preview_change(
     if matches!(operation, Operation::AddServices | Operation::AddNodes) {
         super::check_automators(&snapshot, &to)?;
     }
-    if operation == Operation::AddNodes {
+    if matches!(operation, Operation::AddNodes | Operation::ReplaceNodes) {
         super::node_limits::check_new_nodes(
             store.docker_limits(),
             &snapshot,
@@ -368,18 +398,16 @@ pub async fn preview_change(
         snapshot,
         config,
         upgrade: None,
+        warnings,
     })
 }
 
 /// Refuses named nodes the cluster does not have.
-fn check_named_nodes(
-    cluster: &Cluster,
+pub(super) fn check_named_nodes(
+    cluster_name: &str,
     committed: &Layout,
-    which: &NodesToRemove,
+    numbers: &BTreeSet<u32>,
 ) -> Result<(), OperationError> {
-    let NodesToRemove::Named(numbers) = which else {
-        return Ok(());
-    };
     let unknown: Vec<String> = numbers
         .iter()
         .filter(|number| committed.node(**number).is_none())
@@ -395,7 +423,7 @@ fn check_named_nodes(
         .collect();
     Err(OperationError::Invalid(format!(
         "cluster {} has no node {} (its nodes: {})",
-        cluster.name,
+        cluster_name,
         unknown.join(", "),
         known.join(", ")
     )))
@@ -572,7 +600,10 @@ async fn submit(
             from_layout_json: Some(layout_json(&plan.preview.from)),
             to_layout_json: Some(layout_json(&plan.preview.to)),
             requested_by: requested_by.map(str::to_owned),
-            forced: matches!(change, ClusterChange::Delete { force: true }),
+            forced: matches!(
+                change,
+                ClusterChange::Delete { force: true } | ClusterChange::ReplaceNodes { .. }
+            ),
             catalog_json: job_catalog(&plan, |upgrade| &upgrade.catalog),
             stop_catalog_json: job_catalog(&plan, |upgrade| &upgrade.stop_catalog),
         }),

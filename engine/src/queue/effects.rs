@@ -23,8 +23,9 @@ pub struct ClusterEffects {
     pub to_layout_json: Option<String>,
     /// The user who asked for the job.
     pub requested_by: Option<String>,
-    /// A forced delete: teardown steps (service stop and remove) that fail are reported
-    /// and passed over, so that the nodes are deleted anyway.
+    /// A forced delete or a node replacement: teardown steps (service stop and
+    /// remove) that fail are reported and passed over, so that the nodes are deleted
+    /// anyway (a node being replaced may already be gone).
     pub forced: bool,
     /// The catalog snapshot (a Coopr bundle) the job's steps run, stops aside, and the
     /// cluster keeps once the job succeeded; `None`: the cluster's own (an upgrade

@@ -64,13 +64,27 @@ pub async fn job(store: &Store, job_id: &str) -> Result<Job, QueueError> {
 }
 
 /// What a job was submitted to do to its cluster: the layouts before and after (as
-/// stored, JSON) and whether it is a forced delete. Fixed at submit.
+/// stored, JSON) and whether its failed teardown steps are passed over (a forced
+/// delete, a node replacement). Fixed at submit.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct JobLayouts {
     pub from_layout_json: Option<String>,
     pub to_layout_json: Option<String>,
     #[sqlx(try_from = "IntFlag")]
     pub forced: bool,
+}
+
+impl JobLayouts {
+    /// Whether the job is a forced delete: forced, and its target has no node (a node
+    /// replacement is forced too, and keeps its nodes).
+    pub fn is_forced_delete(&self) -> bool {
+        self.forced
+            && self
+                .to_layout_json
+                .as_deref()
+                .and_then(|json| serde_json::from_str::<domain::layout::Layout>(json).ok())
+                .is_none_or(|layout| layout.nodes.is_empty())
+    }
 }
 
 pub async fn job_layouts(store: &Store, job_id: &str) -> Result<JobLayouts, QueueError> {

@@ -178,6 +178,19 @@ pub(super) fn change_operation(
             }
             ClusterChange::Upgrade { max_unavailable }
         }
+        ClusterChangeRequest::ReplaceNodes { nodes, force } => {
+            let named: BTreeSet<u32> = nodes.iter().copied().collect();
+            if named.is_empty() {
+                return Err(field_problem("nodes", "name at least one node to replace"));
+            }
+            if named.len() != nodes.len() {
+                return Err(field_problem("nodes", "a node is named twice"));
+            }
+            ClusterChange::ReplaceNodes {
+                nodes: named,
+                accept_data_loss: *force,
+            }
+        }
     })
 }
 
@@ -233,6 +246,7 @@ fn plan_view(preview: &Preview) -> PlanView {
         graph,
         credentials: None,
         upgrade: None,
+        warnings: Vec::new(),
     }
 }
 
@@ -645,6 +659,7 @@ impl Service {
             .upgrade
             .as_ref()
             .map(super::upgrades::upgrade_plan_view);
+        view.warnings = plan.warnings;
         view.credentials = self
             .plan_credentials(caller, &plan.snapshot, &cluster.provider, &plan.preview.dag)
             .await?;

@@ -99,6 +99,8 @@ pub enum ChangeOperation {
     Rollback,
     /// Move the cluster to the catalog's current definitions.
     Upgrade,
+    /// Give named nodes successors with the same services, then delete them.
+    ReplaceNodes,
 }
 
 #[derive(Debug, Args)]
@@ -111,9 +113,12 @@ pub struct ChangeArgs {
     /// Nodes to add (add-nodes) or to remove (remove-nodes: Corral picks which).
     #[arg(long)]
     pub count: Option<u32>,
-    /// The nodes to remove, by number (remove-nodes).
+    /// The nodes to remove or replace, by number (remove-nodes, replace-nodes).
     #[arg(long, value_delimiter = ',')]
     pub nodes: Option<Vec<u32>>,
+    /// Replace nodes even though their stateful services' data is lost (replace-nodes).
+    #[arg(long)]
+    pub force: bool,
     /// Restart services around their configure (reconfigure).
     #[arg(long)]
     pub restart: bool,
@@ -161,6 +166,13 @@ impl ChangeArgs {
             ChangeOperation::Upgrade => ClusterChangeRequest::Upgrade {
                 max_unavailable: self.max_unavailable,
             },
+            ChangeOperation::ReplaceNodes => ClusterChangeRequest::ReplaceNodes {
+                nodes: self
+                    .nodes
+                    .clone()
+                    .context("replace-nodes needs --nodes 1001,1002")?,
+                force: self.force,
+            },
         })
     }
 }
@@ -201,7 +213,7 @@ const CLUSTER_COLUMNS: &[(&str, &str)] = &[
 ];
 
 /// Whose credentials the plan spends (when it makes machines on a provider that takes
-/// credentials), then each task of a small plan, or a large one's steps with their task
+/// credentials), what the caller should know before going ahead, then each task of a small plan, or a large one's steps with their task
 /// counts (the server sends no more).
 fn print_plan(plan: &PlanView) {
     if let Some(credentials) = &plan.credentials {
@@ -209,6 +221,9 @@ fn print_plan(plan: &PlanView) {
     }
     if let Some(upgrade) = &plan.upgrade {
         print_upgrade(upgrade);
+    }
+    for warning in &plan.warnings {
+        println!("warning: {warning}");
     }
     println!("{} task(s):", plan.tasks);
     match &plan.graph {

@@ -478,6 +478,9 @@ fn OperationInputs(
             .map(|(index, choice)| {
                 let checked = picked.contains(choice);
                 view! {
+                        {(chosen.op == "replace-nodes" && chosen.force.is_some()).then(|| view! {
+                            <input type="hidden" name="form[force]" value="on"/>
+                        })}
                     <label class="check">
                         <input type="checkbox" name=crate::query::item(field, index) value=choice.clone() checked=checked/>
                         " " {choice.clone()}
@@ -575,6 +578,18 @@ mod tests {
             "layout": {}, "config": {}, "lease_expires_ms": lease_expires_ms,
             "created_at_ms": 0, "updated_at_ms": 0
         }))
+        "replace-nodes" => view! {
+            <fieldset class="field">
+                <legend>"Nodes to replace"</legend>
+                {boxes("nodes", &nodes, &chosen.nodes)}
+            </fieldset>
+            <label class="check">
+                <input type="checkbox" name="force" value="on" checked=chosen.force.is_some() data-testid="accept-data-loss"/>
+                " Replace nodes whose services keep data (the data on them is lost)"
+            </label>
+            <p class="hint">"Each node gets a new node of the same hardware and image with the same services; the cluster is reconfigured around it, then the old node's services stop and it is deleted."</p>
+        }
+        .into_any(),
         .unwrap()
     }
 

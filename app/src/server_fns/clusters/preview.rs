@@ -46,5 +46,6 @@ pub(crate) fn plan_preview(plan: engine::service::PlanView) -> Result<PlanPrevie
         dag: plan.graph.map(|graph| read("dag", graph.dag)).transpose()?,
         credentials: plan.credentials,
         upgrade: plan.upgrade,
+        warnings: plan.warnings,
     })
 }

@@ -4,6 +4,7 @@ use std::collections::HashSet;
 
 use super::Report;
 use crate::catalog::automator::AutomatorType;
+use crate::catalog::service::STATEFUL_FIELD;
 use crate::catalog::{Catalog, ProviderMap, Service, SUPPORTED_PROVIDER_TYPES};
 use crate::names::ServiceName;
 
@@ -99,6 +100,16 @@ pub(super) fn check_services(catalog: &Catalog, report: &mut Report) {
         warn_duplicates(report, &format!("{base}.provides"), &deps.provides);
         warn_duplicates(report, &format!("{base}.conflicts"), &deps.conflicts);
         check_actions(key.as_str(), service, report);
+        if let Some(value) = service
+            .extra
+            .get(STATEFUL_FIELD)
+            .filter(|value| !value.is_boolean())
+        {
+            report.error(
+                format!("services.{key}.{STATEFUL_FIELD}"),
+                format!("must be true or false, not {value}"),
+            );
+        }
         if let Err(problems) = super::super::health::HealthCheck::of(service) {
             for (path, message) in problems {
                 let at = format!("services.{key}.{}", super::super::health::FIELD);

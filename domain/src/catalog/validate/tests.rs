@@ -329,3 +329,15 @@ fn links_must_be_web_urls() {
         .iter()
         .any(|problem| problem.starts_with("error: services.base.links[0].url")));
 }
+
+#[test]
+fn stateful_is_true_or_false() {
+    let found = problems_after(|b| {
+        b["services"][1]["stateful"] = json!(true);
+        b["services"][2]["stateful"] = json!("yes");
+    });
+    assert_eq!(
+        found,
+        ["error: services.web.stateful: must be true or false, not \"yes\""]
+    );
+}
