@@ -103,7 +103,7 @@ impl IssuerSettings {
     pub fn rule_for<'a>(&'a self, values: &[String]) -> Option<&'a Rule> {
         self.rules
             .iter()
-            .find(|rule| values.iter().any(|value| *value == rule.value))
+            .find(|rule| values.contains(&rule.value))
     }
 
     /// Checks what can be checked without the network; names the issuer and the key.
