@@ -8,8 +8,8 @@ CREATE TABLE sso_identities (
     subject         TEXT NOT NULL,
     user_id         TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
     local_passwords INTEGER NOT NULL DEFAULT 0,
-    created_at_ms   INTEGER NOT NULL,
-    signed_in_at_ms INTEGER NOT NULL,
+    created_at_ms   BIGINT NOT NULL,
+    signed_in_at_ms BIGINT NOT NULL,
     PRIMARY KEY (issuer, subject)
 );
 CREATE INDEX sso_identities_user ON sso_identities (user_id);
@@ -18,5 +18,5 @@ CREATE TABLE sso_cli_codes (
     code_hash     TEXT PRIMARY KEY,
     user_id       TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
     challenge     TEXT NOT NULL,
-    expires_at_ms INTEGER NOT NULL
+    expires_at_ms BIGINT NOT NULL
 );
