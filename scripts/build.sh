@@ -34,10 +34,14 @@ for wasm in "$SITE_DIR"/pkg/*.wasm; do
     "$wasm" -o "$wasm"
 done
 cp style/main.css "$SITE_DIR/pkg/corral.css"
+# The node terminal and the session player: our loaders and the libraries they load
+# when first used (frontend/js/package.json), vendored from node_modules into the
+# scripts' directory, which names them relatively (docs/bundle.md).
+"$ROOT/scripts/vendor-js.sh" "$SITE_DIR/pkg"
 cp style/favicon.svg "$SITE_DIR/pkg/favicon.svg"
 # Compressed once here at the highest levels, so the server never compresses per
 # request; it picks the form each browser accepts (server/src/http/bundle.rs).
-for file in "$SITE_DIR"/pkg/*.wasm "$SITE_DIR"/pkg/*.js "$SITE_DIR/pkg/corral.css"; do
+for file in "$SITE_DIR"/pkg/*.wasm "$SITE_DIR"/pkg/*.js "$SITE_DIR"/pkg/*.css; do
   brotli --best --force --keep "$file"
   gzip --best --force --keep --no-name "$file"
 done

@@ -19,6 +19,8 @@ pub mod routes;
 pub mod server_fns;
 #[cfg(feature = "ssr")]
 pub mod session;
+#[cfg(feature = "hydrate")]
+mod terminal;
 
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Title};

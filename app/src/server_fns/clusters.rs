@@ -48,6 +48,10 @@ pub struct ClusterPage {
     /// Services the template allows that the cluster does not have yet.
     pub addable_services: Vec<String>,
     pub links: Vec<ClusterLink>,
+    /// Whether the viewer may open a terminal on the cluster's nodes (its owner or a
+    /// tenant admin, with node shells on for the server and the tenant).
+    #[serde(default)]
+    pub terminal: bool,
 }
 
 impl ClusterPage {

@@ -13,7 +13,9 @@
 //! `.js`, `.wasm` and `.json`) name each other relatively (`corral.js` fetches
 //! `corral_bg.wasm`, the chunk loader imports `./corral.js` and fetches `./<chunk>.wasm`),
 //! so they are published together in one directory named by a hash of them all,
-//! `/pkg/corral-<hash>/`; the stylesheet and the icon each carry their own hash.
+//! `/pkg/corral-<hash>/`, with the vendored libraries' stylesheets that the terminal's
+//! loader names the same way (`xterm.css`); the page's stylesheet and the icon each
+//! carry their own hash.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -339,6 +341,9 @@ fn is_script(name: &str) -> bool {
     [".js", ".wasm", ".json"]
         .iter()
         .any(|extension| name.ends_with(extension))
+        // The stylesheets of vendored libraries (xterm.css), which their loaders name
+        // relatively; the page's own stylesheet is linked by its hashed name.
+        || (name.ends_with(".css") && name != STYLESHEET)
 }
 
 /// `corral.css` → `corral-<hash>.css`.

@@ -126,7 +126,14 @@ fn ClusterView(page: ClusterPage, extend: ServerAction<ExtendLease>) -> impl Int
     let down = page.down.clone();
     let down_count = page.down_count;
     let extend_error = action_error(extend);
-    let nodes = page.nodes.iter().map(node_row).collect_view();
+    let terminal = page
+        .terminal
+        .then(|| (cluster.id.clone(), cluster.name.clone()));
+    let nodes = page
+        .nodes
+        .iter()
+        .map(|node| node_row(node, terminal.as_ref()))
+        .collect_view();
     let node_pages = page.node_pages();
     let node_pager = {
         let (current, node_count) = (page.node_page, page.node_count);
@@ -244,10 +251,21 @@ fn ClusterView(page: ClusterPage, extend: ServerAction<ExtendLease>) -> impl Int
         </div>
         <section class="card">
             <h2>"Nodes"</h2>
-            <DataTable testid="node-table" numeric=&["#"]
-                columns=&["#", "Hostname", "Address", "Hardware", "Image", "Services", "State"]>
-                {nodes}
-            </DataTable>
+            {if page.terminal {
+                view! {
+                    <DataTable testid="node-table" numeric=&["#"]
+                        columns=&["#", "Hostname", "Address", "Hardware", "Image", "Services", "State", "Terminal"]>
+                        {nodes}
+                    </DataTable>
+                }.into_any()
+            } else {
+                view! {
+                    <DataTable testid="node-table" numeric=&["#"]
+                        columns=&["#", "Hostname", "Address", "Hardware", "Image", "Services", "State"]>
+                        {nodes}
+                    </DataTable>
+                }.into_any()
+            }}
             {(node_pages > 1).then(node_pager)}
         </section>
         <section class="card">
@@ -257,8 +275,26 @@ fn ClusterView(page: ClusterPage, extend: ServerAction<ExtendLease>) -> impl Int
     }
 }
 
-/// One row of the node table: the node, its services with their health, its state.
-fn node_row(node: &NodeView) -> impl IntoView {
+/// One row of the node table: the node, its services with their health, its state,
+/// and with `terminal` (the cluster's id and name, when the viewer may open one) a
+/// Terminal button for a node that has been made.
+fn node_row(node: &NodeView, terminal: Option<&(String, String)>) -> impl IntoView {
+    let terminal_cell = terminal.map(|(cluster_id, cluster_name)| {
+        let button = node.address.is_some().then(|| {
+            let label = format!("{cluster_name}/{}", node.number);
+            view! {
+                <button type="button" class="button button-quiet terminal-open" data-testid="terminal-open"
+                    data-terminal-cluster=cluster_id.clone()
+                    data-terminal-node=node.number
+                    data-terminal-label=label.clone()
+                    aria-label=format!("Open a terminal on {label}")
+                    on:click=open_terminal>
+                    "Terminal"
+                </button>
+            }
+        });
+        view! { <td>{button}</td> }
+    });
     let services = node
         .services
         .iter()
@@ -293,6 +329,7 @@ fn node_row(node: &NodeView) -> impl IntoView {
             <td>{node.imagetype.clone()}</td>
             <td>{services}</td>
             <td><StateBadge state=node.state/></td>
+            {terminal_cell}
         </tr>
     }
 }
@@ -563,6 +600,15 @@ fn OperationInputs(
             {action}
         </Form>
     }
+}
+
+/// A Terminal button's click: loads the terminal (browser only; a page without
+/// JavaScript has no terminal, the button then does nothing).
+fn open_terminal(event: leptos::ev::MouseEvent) {
+    #[cfg(feature = "hydrate")]
+    crate::terminal::open(&event);
+    #[cfg(not(feature = "hydrate"))]
+    let _ = event;
 }
 
 #[cfg(test)]

@@ -57,7 +57,9 @@ pub async fn load_cluster_page(id: String, node_page: usize) -> Result<ClusterPa
         Err(engine::service::ServiceError::NotFound(_)) => Vec::new(),
         Err(other) => return Err(other.into()),
     };
+    let terminal = service.node_terminal_available(&caller, &id).await;
     Ok(ClusterPage {
+        terminal,
         cluster: detail.cluster,
         config,
         nodes: detail
