@@ -241,6 +241,19 @@ pub struct ClusterDetail {
     /// was denied or expired.
     #[serde(default)]
     pub approvals: Vec<crate::ApprovalView>,
+    /// The last thing healing did on the cluster, or why it declined (too many nodes
+    /// unhealthy at once, nodes that keep data); absent when it never acted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heal_note: Option<HealNote>,
+}
+
+/// What healing last did or declined to do on a cluster.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct HealNote {
+    pub text: String,
+    /// When healing first said so.
+    pub at_ms: i64,
 }
 
 /// The most tasks a dry run sends one by one with their dependencies (the job page

@@ -16,6 +16,7 @@ pub mod automator;
 pub mod coopr;
 pub mod corral;
 pub mod form_fields;
+pub mod healing;
 pub mod health;
 pub mod parameters;
 

@@ -20,7 +20,8 @@
 //!   cluster and its job in one transaction), and their previews.
 //! - [`principal`]: the authenticated user every `service` call is checked against.
 //! - [`metrics`]: the engine's counters and gauges (through the `metrics` facade).
-//! - [`monitor`]: health checks of live clusters' services, and restarts of down ones.
+//! - [`monitor`]: health checks of live clusters' services, and restarts of down ones;
+//!   [`heal`]: replacing the nodes that died, where a template asks for it.
 //! - [`provider`]: node providers (`local`, `ssh-pool`, `docker`, `ec2`, and `exec`
 //!   plugins): where nodes come from and go, with the credentials they spend.
 //! - [`queue`]: the durable task queue: jobs stored as task rows that workers claim under
@@ -39,6 +40,7 @@ pub mod accounts;
 pub mod catalog;
 pub mod demo;
 pub mod execute;
+pub mod heal;
 pub mod hooks;
 pub mod links;
 pub mod metrics;

@@ -13,6 +13,9 @@
 //!
 //! Clusters that are changing (creating, updating, deleting) or failed are not
 //! checked: a job stopping services would only turn them red. Their last results stay.
+//!
+//! Every few seconds the loop also heals ([`crate::heal`]): it replaces the dead nodes
+//! of clusters whose template asks for it.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -50,6 +53,7 @@ pub(crate) async fn run(
     mut stopped: watch::Receiver<bool>,
 ) {
     let mut seen: HashMap<String, i64> = HashMap::new();
+    let mut healed_at: Option<std::time::Instant> = None;
     loop {
         tokio::select! {
             () = tokio::time::sleep(every) => {}
@@ -64,6 +68,10 @@ pub(crate) async fn run(
         }
         if let Err(error) = run_due(&executor, &scope).await {
             tracing::warn!(%error, "running health checks failed");
+        }
+        if healed_at.is_none_or(|at| at.elapsed() >= crate::heal::EVERY) {
+            crate::heal::heal_clusters(&executor).await;
+            healed_at = Some(std::time::Instant::now());
         }
     }
 }

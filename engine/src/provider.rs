@@ -66,7 +66,7 @@ pub type ProviderFuture<'a, T> =
 macro_rules! boxed_node_provider {
     ($provider:ty, $name:expr, create: $create:ident, delete: $delete:ident,
      adopt: $adopt:ident $(, check: $check:ident)? $(, ssh_target: $target:ident)?
-     $(, slow_start: $slow_start:ident)?) => {
+     $(, slow_start: $slow_start:ident)? $(, presence: $presence:ident)?) => {
         impl $crate::provider::NodeProvider for $provider {
             fn name(&self) -> &'static str {
                 $name
@@ -120,10 +120,31 @@ macro_rules! boxed_node_provider {
                     Box::pin(self.$slow_start(spec))
                 }
             )?
+
+            $(
+                fn presence<'a>(
+                    &'a self,
+                    record: &'a $crate::provider::NodeRecord,
+                ) -> $crate::provider::ProviderFuture<'a, $crate::provider::NodePresence> {
+                    Box::pin(self.$presence(record))
+                }
+            )?
         }
     };
 }
 use boxed_node_provider;
+
+/// A node's machine as its provider sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NodePresence {
+    /// The machine is there and running.
+    Present,
+    /// The machine is gone or stopped for good (container removed or exited, instance
+    /// terminated, the node's sshd dead).
+    Gone,
+    /// The provider cannot tell.
+    Unknown,
+}
 
 /// Creates, confirms, deletes and re-adopts nodes. Every method is safe to retry.
 pub trait NodeProvider: Send + Sync {
@@ -186,6 +207,13 @@ pub trait NodeProvider: Send + Sync {
     fn creation_note(&self, record: &NodeRecord) -> Option<String> {
         let _ = record;
         None
+    }
+
+    /// Whether the node's machine is still there, as its provider sees it, without
+    /// changing anything: what healing reads to replace nodes that died.
+    fn presence<'a>(&'a self, record: &'a NodeRecord) -> ProviderFuture<'a, NodePresence> {
+        let _ = record;
+        Box::pin(std::future::ready(Ok(NodePresence::Unknown)))
     }
 
     /// Whether Corral connects to `record`'s machine over SSH. A cloud provider may be

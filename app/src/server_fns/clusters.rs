@@ -52,6 +52,9 @@ pub struct ClusterPage {
     /// tenant admin, with node shells on for the server and the tenant).
     #[serde(default)]
     pub terminal: bool,
+    /// What healing last did or declined to do on the cluster.
+    #[serde(default)]
+    pub heal_note: Option<api_types::HealNote>,
 }
 
 impl ClusterPage {
@@ -84,13 +87,13 @@ pub struct PlanPreview {
     /// the batches.
     #[serde(default)]
     pub upgrade: Option<api_types::UpgradePlanView>,
+    /// What to know before going ahead (data a node replacement loses).
+    #[serde(default)]
+    pub warnings: Vec<String>,
 }
 
 impl PlanPreview {
     /// The preview of `dag`, which keeps its tasks only when they are few enough to
-    /// What to know before going ahead (data a node replacement loses).
-    #[serde(default)]
-    pub warnings: Vec<String>,
     /// draw (see [`api_types::PLAN_GRAPH_MAX_TASKS`]).
     pub fn of_dag(from: Option<Layout>, to: Layout, dag: TaskDag) -> Self {
         let tasks = dag.len();
@@ -102,11 +105,11 @@ impl PlanPreview {
             dag: (tasks <= api_types::PLAN_GRAPH_MAX_TASKS).then_some(dag),
             credentials: None,
             upgrade: None,
+            warnings: Vec::new(),
         }
     }
 }
 
-            warnings: Vec::new(),
 /// What a day-2 operation would do. (An enum, not `Option`: a nested `Option`
 /// does not survive JSON, and the page must read back exactly what the server saw.)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -230,11 +233,11 @@ pub const OPERATIONS: &[(&str, &str)] = &[
     ("start", "Start services"),
     ("reconfigure", "Reconfigure"),
     ("upgrade", "Upgrade"),
+    ("replace-nodes", "Replace nodes"),
     ("delete", "Delete cluster"),
 ];
 
 #[cfg(feature = "ssr")]
-    ("replace-nodes", "Replace nodes"),
 pub(crate) mod convert {
     //! From form fields to the engine's requests, with per-field errors.
 
@@ -337,10 +340,6 @@ pub(crate) mod convert {
             "upgrade" => ClusterChangeRequest::Upgrade {
                 max_unavailable: Some(count(form)?),
             },
-            "start" => ClusterChangeRequest::Start { services },
-            "stop" => ClusterChangeRequest::Stop { services },
-            "restart" => ClusterChangeRequest::Restart { services },
-            "reconfigure" => {
             "replace-nodes" => {
                 let nodes: Vec<u32> = chosen(&form.nodes)
                     .unwrap_or_default()
@@ -356,6 +355,10 @@ pub(crate) mod convert {
                     force: form.force.is_some(),
                 }
             }
+            "start" => ClusterChangeRequest::Start { services },
+            "stop" => ClusterChangeRequest::Stop { services },
+            "restart" => ClusterChangeRequest::Restart { services },
+            "reconfigure" => {
                 let raw = form.config.as_deref().unwrap_or("").trim();
                 let config = if raw.is_empty() {
                     None

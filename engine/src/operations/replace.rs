@@ -64,7 +64,7 @@ pub(super) fn replacement(
             keeping_data.join("; ")
         )));
     };
-    let mut next = committed
+    let first_free = committed
         .nodes
         .iter()
         .map(|node| node.number + 1)
@@ -72,17 +72,16 @@ pub(super) fn replacement(
         .unwrap_or(FIRST_NODE_NUMBER);
     let mut to = committed.clone();
     to.nodes.retain(|node| !nodes.contains(&node.number));
-    for old in committed
+    let successors = committed
         .nodes
         .iter()
         .filter(|node| nodes.contains(&node.number))
-    {
-        to.nodes.push(NodeLayout {
-            number: next,
+        .zip(first_free..)
+        .map(|(old, number)| NodeLayout {
+            number,
             ..old.clone()
         });
-        next += 1;
-    }
+    to.nodes.extend(successors);
     Ok((to, warnings))
 }
 
@@ -137,8 +136,7 @@ mod tests {
     #[test]
     fn successors_take_the_services_and_the_next_numbers() {
         let nodes = BTreeSet::from([1001, 1002]);
-        let (to, warnings) =
-            replacement("shop", &catalog(), &layout(), &nodes, false).unwrap();
+        let (to, warnings) = replacement("shop", &catalog(), &layout(), &nodes, false).unwrap();
         assert_eq!(
             numbers(&to),
             [
@@ -170,7 +168,10 @@ mod tests {
     fn no_node_or_an_unknown_node_is_refused() {
         for (nodes, expected) in [
             (BTreeSet::new(), "name the nodes to replace"),
-            (BTreeSet::from([1001, 1007]), "cluster shop has no node 1007"),
+            (
+                BTreeSet::from([1001, 1007]),
+                "cluster shop has no node 1007",
+            ),
         ] {
             let refused = replacement("shop", &catalog(), &layout(), &nodes, true).unwrap_err();
             assert!(refused.to_string().contains(expected), "{refused}");

@@ -44,7 +44,7 @@ pub use limits::{AppliedLimits, DockerLimits};
 
 use super::boxed_node_provider;
 use super::client_keys::ClientKeys;
-use super::{NodeRecord, NodeSpec, ProviderError};
+use super::{NodePresence, NodeRecord, NodeSpec, ProviderError};
 use crate::ssh::{ClientKeyPair, HostKey, SshTarget};
 use crate::store::Store;
 
@@ -469,6 +469,26 @@ impl DockerProvider {
         Ok(())
     }
 
+    /// Gone when the node's container was removed or is no longer running.
+    async fn container_presence(&self, record: &NodeRecord) -> Result<NodePresence, ProviderError> {
+        let state = state_of(record)?;
+        match self.docker.inspect_container(&state.container, None).await {
+            Ok(inspected) => {
+                let running = inspected
+                    .state
+                    .and_then(|state| state.running)
+                    .unwrap_or(false);
+                Ok(if running {
+                    NodePresence::Present
+                } else {
+                    NodePresence::Gone
+                })
+            }
+            Err(error) if is_not_found(&error) => Ok(NodePresence::Gone),
+            Err(error) => Err(docker_error(&record.id, "inspect the container")(error)),
+        }
+    }
+
     async fn adopt_node(&self, record: &NodeRecord) -> Result<NodeRecord, ProviderError> {
         let state = state_of(record)?;
         let inspected = match self.docker.inspect_container(&state.container, None).await {
@@ -511,7 +531,8 @@ boxed_node_provider!(
     adopt: adopt_node,
     check: check_engine,
     ssh_target: target,
-    slow_start: image_to_build
+    slow_start: image_to_build,
+    presence: container_presence
 );
 
 /// The container of node `node` (node ids are `<cluster id>-<number>`).

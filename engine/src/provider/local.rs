@@ -43,7 +43,7 @@ use sha2::{Digest, Sha256};
 pub use procs::process_ids;
 
 use super::boxed_node_provider;
-use super::{NodeRecord, NodeSpec, ProviderError, ResourceLimits};
+use super::{NodePresence, NodeRecord, NodeSpec, ProviderError, ResourceLimits};
 use crate::ssh::HostKey;
 use crate::sync::lock_unpoisoned;
 use files::NodeDir;
@@ -579,6 +579,25 @@ impl LocalProvider {
         Ok(())
     }
 
+    /// Gone when the node's directory is gone or no sshd serves it any more.
+    async fn sshd_presence(&self, record: &NodeRecord) -> Result<NodePresence, ProviderError> {
+        let state = self.state_of(record)?;
+        let dir = NodeDir::with_area(state.dir.clone(), state.home_area.clone());
+        if !dir.root.is_dir() {
+            return Ok(NodePresence::Gone);
+        }
+        let config = dir.sshd_config();
+        let running = state
+            .pid
+            .is_some_and(|pid| procs::is_node_sshd(pid, &config))
+            || procs::find_node_sshd(&config).is_some();
+        Ok(if running {
+            NodePresence::Present
+        } else {
+            NodePresence::Gone
+        })
+    }
+
     async fn adopt_node(&self, record: &NodeRecord) -> Result<NodeRecord, ProviderError> {
         let lock = self.node_lock(&record.id);
         let _guard = lock.lock().await;
@@ -688,7 +707,8 @@ boxed_node_provider!(
     create: create_node,
     delete: delete_node,
     adopt: adopt_node,
-    check: check_host
+    check: check_host,
+    presence: sshd_presence
 );
 
 /// One census of /proc for every local provider of the process: /proc is the host's.

@@ -630,6 +630,11 @@ impl Service {
             .into_iter()
             .map(super::approvals::approval_view)
             .collect();
+        let heal_note = self
+            .store
+            .heal_note(&cluster.id)
+            .await?
+            .map(|(text, at_ms)| api_types::HealNote { text, at_ms });
         let mut view = cluster_view(cluster, &usernames, now_ms())?;
         self.note_catalog_behind(&tenant_id, &mut view, behind)
             .await?;
@@ -639,6 +644,7 @@ impl Service {
             jobs,
             links,
             approvals,
+            heal_note,
         })
     }
 

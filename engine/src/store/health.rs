@@ -21,10 +21,13 @@ pub struct HealthRow {
     pub detail: Option<String>,
     pub checked_at_ms: Option<i64>,
     pub next_check_ms: i64,
+    /// When the service was first found down since it last answered; `None` while up
+    /// or unknown.
+    pub down_since_ms: Option<i64>,
 }
 
-const COLUMNS: &str =
-    "cluster_id, node_number, service, health, detail, checked_at_ms, next_check_ms";
+const COLUMNS: &str = "cluster_id, node_number, service, health, detail, checked_at_ms, \
+                       next_check_ms, down_since_ms";
 
 /// Which check: a service on a node of a cluster.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -199,6 +202,38 @@ impl Store {
         Ok(claimed)
     }
 
+    /// The last thing healing did or declined to do on the cluster, with when.
+    pub async fn heal_note(&self, cluster_id: &str) -> Result<Option<(String, i64)>, StoreError> {
+        let row: Option<(Option<String>, Option<i64>)> =
+            sqlx::query_as("SELECT heal_note, heal_note_at_ms FROM clusters WHERE id = $1")
+                .bind(cluster_id)
+                .fetch_optional(&self.pool)
+                .await?;
+        Ok(row.and_then(|(note, at)| note.zip(at)))
+    }
+
+    /// Keeps `note` as the cluster's heal note unless it already is (its time stays
+    /// when it first said so). The cluster's `updated_at_ms` is not touched: the
+    /// monitor reads that as "the cluster changed, list its checks again".
+    pub async fn set_heal_note(
+        &self,
+        cluster_id: &str,
+        note: &str,
+        now_ms: i64,
+    ) -> Result<bool, StoreError> {
+        let _turn = self.write_turn().await;
+        let changed = sqlx::query(
+            "UPDATE clusters SET heal_note = $2, heal_note_at_ms = $3 WHERE id = $1 \
+             AND (heal_note IS NULL OR heal_note <> $2)",
+        )
+        .bind(cluster_id)
+        .bind(note)
+        .bind(now_ms)
+        .execute(&self.pool)
+        .await?;
+        Ok(changed.rows_affected() > 0)
+    }
+
     /// Records what a claimed check found and when the next one is due.
     pub async fn record_check(
         &self,
@@ -210,8 +245,9 @@ impl Store {
     ) -> Result<(), StoreError> {
         sqlx::query(
             "UPDATE service_health SET health = $4, detail = $5, checked_at_ms = $6, \
-             next_check_ms = $7, claimed_until_ms = NULL WHERE cluster_id = $1 \
-             AND node_number = $2 AND service = $3",
+             next_check_ms = $7, claimed_until_ms = NULL, down_since_ms = CASE \
+             WHEN $4 = 'down' THEN COALESCE(down_since_ms, $6) ELSE NULL END \
+             WHERE cluster_id = $1 AND node_number = $2 AND service = $3",
         )
         .bind(&key.cluster_id)
         .bind(key.node_number)

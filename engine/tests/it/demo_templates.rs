@@ -5,11 +5,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{Read, Write};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::lab::Lab;
 use engine::operations::ClusterChange;
-use engine::queue::JobState;
+use engine::queue::{self, JobState};
 use engine::store::clusters::Cluster;
 use engine::store::Backend;
 use sha2::Digest;
@@ -784,3 +784,145 @@ engine::on_both_backends!(
     paas_at_one_and_three_nodes,
     kv_automated_at_three_nodes
 );
+
+/// Healing (issue 40 point 4) on the demo's `docker` provider: a web-stack of 4 whose
+/// template turns healing on. `docker rm -f` of an app node's container gets the node
+/// replaced by a heal job within the heal time and a minute; the balancer then sends
+/// to the successor and the removed node is gone from the cluster, and the audit log
+/// names the heal. Removing both app containers (2 of 4 nodes, above 40 %) replaces
+/// nothing, and the cluster's heal note says why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_removed_container_is_healed_and_too_many_are_not() {
+    use engine::store::tenants::DEFAULT_TENANT_ID;
+    let keys = tempfile::tempdir().unwrap();
+    let lab = Lab::start_demo_with_docker(Backend::Sqlite, keys.path()).await;
+    let docker = lab.docker.clone().unwrap();
+    let mut bundle: serde_json::Value = serde_json::from_str(engine::demo::CATALOG_JSON).unwrap();
+    for template in bundle["clustertemplates"].as_array_mut().unwrap() {
+        if template["name"] == "web-stack" {
+            template["administration"]["healing"] =
+                serde_json::json!({"enabled": true, "heal_after": "30s", "max_unhealthy": 40});
+        }
+    }
+    let catalog = domain::catalog::coopr::import_bundle_value(bundle).unwrap();
+    let report = engine::catalog::import(
+        &lab.store,
+        DEFAULT_TENANT_ID,
+        &catalog,
+        None,
+        engine::store::now_ms(),
+    )
+    .await
+    .unwrap();
+    assert!(!report.has_errors(), "{report}");
+    let (cluster, job) = lab.create_on("docker", "web-stack", "healing", 4).await;
+    let _cleanup = crate::docker_nodes::Cleanup::new(docker.docker(), &cluster.id);
+    assert_eq!(lab.wait(&job, DOCKER_JOB_LIMIT).await, JobState::Succeeded);
+    let numbers_running = |service: &'static str| {
+        let lab = &lab;
+        let id = cluster.id.clone();
+        async move {
+            let mut nodes = lab.store.list_nodes(&id).await.unwrap();
+            nodes.sort_by_key(|node| node.number);
+            nodes
+                .into_iter()
+                .filter(|node| node.services_json.contains(&format!("\"{service}\"")))
+                .map(|node| node.number)
+                .collect::<Vec<i64>>()
+        }
+    };
+    let remove = |number: i64| {
+        let docker = docker.clone();
+        let container = engine::provider::container_name(&format!("{}-{number}", cluster.id));
+        async move {
+            docker
+                .docker()
+                .remove_container(
+                    &container,
+                    Some(bollard::query_parameters::RemoveContainerOptions {
+                        force: true,
+                        ..Default::default()
+                    }),
+                )
+                .await
+                .unwrap();
+        }
+    };
+    let apps = numbers_running("app").await;
+    assert_eq!(apps.len(), 2);
+    let removed = apps[0];
+    let started = Instant::now();
+    remove(removed).await;
+
+    // Within the heal time and a minute, a heal job replaces the node and succeeds.
+    let heal_job = loop {
+        assert!(
+            started.elapsed() < Duration::from_secs(90),
+            "no heal job within 90 s"
+        );
+        let jobs = queue::cluster_jobs(&lab.store, &cluster.id).await.unwrap();
+        if let Some(heal) = jobs.iter().find(|job| job.operation == "replace nodes") {
+            break heal.id.clone();
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    };
+    assert_eq!(
+        lab.wait(&heal_job, DOCKER_JOB_LIMIT).await,
+        JobState::Succeeded
+    );
+    eprintln!("healed in {:?}", started.elapsed());
+    let apps_now = numbers_running("app").await;
+    assert_eq!(apps_now.len(), 2, "{apps_now:?}");
+    assert!(!apps_now.contains(&removed), "{apps_now:?}");
+    let cluster_now = lab.store.cluster(&cluster.id).await.unwrap();
+    check_web_stack(&lab, &cluster_now, 4).await;
+    let note = lab.store.heal_note(&cluster.id).await.unwrap().unwrap().0;
+    assert!(
+        note.starts_with(&format!("replacing node {removed} ({removed} is gone)")),
+        "{note}"
+    );
+    let audit = lab
+        .store
+        .audit_entries(&engine::store::audit::AuditFilter {
+            tenant_id: Some(DEFAULT_TENANT_ID.to_owned()),
+            action_prefix: Some("cluster.heal".to_owned()),
+            limit: 10,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(audit.len(), 1, "{audit:?}");
+    assert_eq!(audit[0].actor_name, engine::heal::HEALER);
+
+    // Both app containers at once: 2 of 4 nodes is above 40 %, so nothing is replaced.
+    for number in &apps_now {
+        remove(*number).await;
+    }
+    let said = Instant::now();
+    let note = loop {
+        assert!(
+            said.elapsed() < Duration::from_secs(60),
+            "no heal note within 60 s"
+        );
+        let note = lab.store.heal_note(&cluster.id).await.unwrap().unwrap().0;
+        if note.starts_with("2 of 4 nodes are unhealthy") {
+            break note;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    };
+    assert!(note.contains("more than the 40%"), "{note}");
+    // A few more heal rounds: still no new job.
+    tokio::time::sleep(engine::heal::EVERY * 3).await;
+    let jobs = queue::cluster_jobs(&lab.store, &cluster.id).await.unwrap();
+    assert_eq!(
+        jobs.iter()
+            .filter(|job| job.operation == "replace nodes")
+            .count(),
+        1,
+        "{jobs:?}"
+    );
+    let job = lab
+        .change(&cluster.id, ClusterChange::Delete { force: true })
+        .await;
+    assert_eq!(lab.wait(&job, DOCKER_JOB_LIMIT).await, JobState::Succeeded);
+}

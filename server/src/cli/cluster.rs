@@ -361,6 +361,9 @@ pub async fn run(args: ClusterArgs) -> anyhow::Result<ExitCode> {
                 if let Some(behind) = cluster.cluster.catalog_behind_summary() {
                     println!("{behind} (corral cluster plan {id} upgrade)");
                 }
+                if let Some(note) = &cluster.heal_note {
+                    println!("healing: {}", note.text);
+                }
                 println!();
                 print_table(
                     &node_rows(&cluster.nodes)?,

@@ -193,6 +193,9 @@ fn ClusterView(page: ClusterPage, extend: ServerAction<ExtendLease>) -> impl Int
                 })}
             </div>
         })}
+        {page.heal_note.clone().filter(|_| cluster.state != ClusterState::Deleted).map(|note| view! {
+            <p class="banner" role="status" data-testid="heal-note">"Healing: " {note.text}</p>
+        })}
         {cluster.catalog_behind_summary().filter(|_| cluster.state != ClusterState::Deleted).map(|summary| view! {
             <p class="banner" role="status" data-testid="catalog-behind">
                 {summary} ". " <a href="?op=upgrade">"Preview the upgrade"</a>
@@ -480,6 +483,9 @@ fn Operations(
                         {chosen.count.clone().map(|count| view! { <input type="hidden" name="form[count]" value=count/> })}
                         {chosen.job_id.clone().map(|job| view! { <input type="hidden" name="form[job_id]" value=job/> })}
                         {chosen.config.clone().map(|config| view! { <input type="hidden" name="form[config]" value=config/> })}
+                        {(chosen.op == "replace-nodes" && chosen.force.is_some()).then(|| view! {
+                            <input type="hidden" name="form[force]" value="on"/>
+                        })}
                         {danger.then(|| view! {
                             <label class="check">
                                 <input type="checkbox" name="form[force]" value="on" checked=chosen.force.is_some() data-testid="force-delete"/>
@@ -515,9 +521,6 @@ fn OperationInputs(
             .map(|(index, choice)| {
                 let checked = picked.contains(choice);
                 view! {
-                        {(chosen.op == "replace-nodes" && chosen.force.is_some()).then(|| view! {
-                            <input type="hidden" name="form[force]" value="on"/>
-                        })}
                     <label class="check">
                         <input type="checkbox" name=crate::query::item(field, index) value=choice.clone() checked=checked/>
                         " " {choice.clone()}
@@ -580,6 +583,18 @@ fn OperationInputs(
             <p class="hint">"Moves the cluster to the catalog's current definitions. Only what changed runs, one batch after another; each batch's services must answer their health checks before the next starts."</p>
         }
         .into_any(),
+        "replace-nodes" => view! {
+            <fieldset class="field">
+                <legend>"Nodes to replace"</legend>
+                {boxes("nodes", &nodes, &chosen.nodes)}
+            </fieldset>
+            <label class="check">
+                <input type="checkbox" name="force" value="on" checked=chosen.force.is_some() data-testid="accept-data-loss"/>
+                " Replace nodes whose services keep data (the data on them is lost)"
+            </label>
+            <p class="hint">"Each node gets a new node of the same hardware and image with the same services; the cluster is reconfigured around it, then the old node's services stop and it is deleted."</p>
+        }
+        .into_any(),
         "rollback" => view! {
             <input type="hidden" name="job_id" value=chosen.job_id.clone().unwrap_or_default()/>
             <p>"Undo what the failed job did, as planned below."</p>
@@ -624,18 +639,6 @@ mod tests {
             "layout": {}, "config": {}, "lease_expires_ms": lease_expires_ms,
             "created_at_ms": 0, "updated_at_ms": 0
         }))
-        "replace-nodes" => view! {
-            <fieldset class="field">
-                <legend>"Nodes to replace"</legend>
-                {boxes("nodes", &nodes, &chosen.nodes)}
-            </fieldset>
-            <label class="check">
-                <input type="checkbox" name="force" value="on" checked=chosen.force.is_some() data-testid="accept-data-loss"/>
-                " Replace nodes whose services keep data (the data on them is lost)"
-            </label>
-            <p class="hint">"Each node gets a new node of the same hardware and image with the same services; the cluster is reconfigured around it, then the old node's services stop and it is deleted."</p>
-        }
-        .into_any(),
         .unwrap()
     }
 

@@ -77,5 +77,6 @@ pub async fn load_cluster_page(id: String, node_page: usize) -> Result<ClusterPa
         jobs: detail.jobs,
         addable_services,
         links: detail.links,
+        heal_note: detail.heal_note,
     })
 }

@@ -215,6 +215,21 @@ impl<'a> TemplateChecker<'a> {
         if let Some(lease) = template.lease() {
             self.check_lease(lease);
         }
+        if let Err(problems) = crate::catalog::healing::Healing::of(template) {
+            let at = format!(
+                "{}.administration.{}",
+                self.base,
+                crate::catalog::healing::FIELD
+            );
+            for (path, message) in problems {
+                let at = if path.is_empty() {
+                    at.clone()
+                } else {
+                    format!("{at}.{path}")
+                };
+                self.report.error(at, message);
+            }
+        }
     }
 
     /// Default services' `requires` are met within the defaults, and no two

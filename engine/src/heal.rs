@@ -1,0 +1,273 @@
+//! Healing: the monitor's second duty. Every few seconds, for each active cluster whose
+//! template turns healing on (`administration.healing`, see
+//! [`domain::catalog::healing`]), it asks the provider whether each node's machine is
+//! still there and reads how long each node's checked services have been down, lets
+//! [`decide`] choose, and submits a `replace-nodes` job for the nodes to replace.
+//!
+//! A cluster runs one job at a time, so there is never more than one heal job per
+//! cluster, also with several servers on one database (the loser's submit is refused
+//! and ignored). What healing did, or why it declined (too many nodes unhealthy at once,
+//! nodes that keep data), is the cluster's heal note, shown on its page, and each heal
+//! is in the job list and the audit log (`cluster.heal`, by "corral (healing)").
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use api_types::{ClusterState, ServiceHealth};
+use domain::catalog::coopr::import_bundle;
+use domain::catalog::healing::{decide, HealDecision, Healing, NodeCondition};
+use domain::layout::Layout;
+use domain::names::TemplateName;
+
+use crate::execute::Executor;
+use crate::operations::{submit_change, ClusterChange, OperationError};
+use crate::provider::{NodePresence, NodeRecord};
+use crate::queue::SubmitOptions;
+use crate::store::audit::AuditEntry;
+use crate::store::clusters::Cluster;
+use crate::store::{now_ms, Store};
+
+/// Who the audit log names for a heal.
+pub const HEALER: &str = "corral (healing)";
+/// How often a process looks at its clusters' nodes.
+pub const EVERY: Duration = Duration::from_secs(5);
+
+/// Looks at every active cluster once, replacing the nodes its policy says to.
+/// Returns how many heal jobs it submitted; a cluster that cannot be read is logged and
+/// passed over.
+pub async fn heal_clusters(executor: &Executor) -> usize {
+    let store = executor.store();
+    let clusters = match store.monitored_clusters().await {
+        Ok(clusters) => clusters,
+        Err(error) => {
+            tracing::warn!(%error, "healing: listing clusters failed");
+            return 0;
+        }
+    };
+    let mut submitted = 0;
+    for (cluster_id, state, _) in clusters {
+        if state != ClusterState::Active {
+            continue;
+        }
+        match heal_cluster(executor, &cluster_id).await {
+            Ok(true) => submitted += 1,
+            Ok(false) => {}
+            Err(problem) => tracing::warn!(cluster = %cluster_id, %problem, "healing failed"),
+        }
+    }
+    submitted
+}
+
+/// Decides about one cluster and acts; `true` when it submitted a heal job.
+async fn heal_cluster(executor: &Executor, cluster_id: &str) -> Result<bool, String> {
+    let store = executor.store();
+    let cluster = store.cluster(cluster_id).await.map_err(|e| e.to_string())?;
+    let Some(policy) = policy(&cluster)? else {
+        return Ok(false);
+    };
+    let layout: Layout = serde_json::from_str(&cluster.layout_json).map_err(|e| e.to_string())?;
+    let conditions = conditions(executor, &cluster, &layout, now_ms()).await?;
+    let decision = decide(&policy, &conditions);
+    let now = now_ms();
+    match decision {
+        HealDecision::Healthy => Ok(false),
+        HealDecision::Replace(nodes) => {
+            let change = ClusterChange::ReplaceNodes {
+                nodes: nodes.clone(),
+                accept_data_loss: true,
+            };
+            let job = match submit_change(
+                store,
+                cluster_id,
+                &change,
+                None,
+                SubmitOptions::default(),
+                now,
+            )
+            .await
+            {
+                Ok(job) => job,
+                // Another job (or another server's heal) got there first.
+                Err(OperationError::Busy { .. }) => return Ok(false),
+                Err(error) => {
+                    note(
+                        store,
+                        &cluster,
+                        &format!("healing could not replace {}: {error}", list(&nodes)),
+                        now,
+                    )
+                    .await;
+                    return Err(error.to_string());
+                }
+            };
+            let why: Vec<String> = conditions
+                .iter()
+                .filter(|node| nodes.contains(&node.number))
+                .map(|node| {
+                    if node.gone {
+                        format!("{} is gone", node.number)
+                    } else {
+                        format!("{}'s services are down", node.number)
+                    }
+                })
+                .collect();
+            note(
+                store,
+                &cluster,
+                &format!(
+                    "replacing node {} ({}): job {job}",
+                    list(&nodes),
+                    why.join(", ")
+                ),
+                now,
+            )
+            .await;
+            let entry = AuditEntry {
+                id: uuid::Uuid::new_v4().to_string(),
+                tenant_id: cluster.tenant_id.clone(),
+                actor_id: None,
+                actor_name: HEALER.to_owned(),
+                action: "cluster.heal".to_owned(),
+                target_kind: "cluster".to_owned(),
+                target: cluster.id.clone(),
+                address: None,
+                before_json: None,
+                after_json: serde_json::to_string(&serde_json::json!({
+                    "job": job, "nodes": nodes, "why": why,
+                }))
+                .ok(),
+                at_ms: now,
+            };
+            if let Err(error) = store.append_audit(&entry).await {
+                tracing::warn!(%error, "healing: recording the audit entry failed");
+            }
+            tracing::info!(cluster = %cluster.name, nodes = %list(&nodes), %job, "healing");
+            Ok(true)
+        }
+        declined => {
+            if let Some(reason) = declined.reason() {
+                note(store, &cluster, &reason, now).await;
+            }
+            Ok(false)
+        }
+    }
+}
+
+/// The cluster's healing policy when healing is on for it.
+fn policy(cluster: &Cluster) -> Result<Option<Healing>, String> {
+    let catalog = import_bundle(&cluster.catalog_json).map_err(|e| e.to_string())?;
+    let name = TemplateName::parse(cluster.template_name.clone()).map_err(|e| e.to_string())?;
+    let template = catalog
+        .resolved_template(&name)
+        .map_err(|error| error.message())?;
+    let policy = Healing::of(&template).map_err(|problems| format!("{problems:?}"))?;
+    Ok(policy.enabled.then_some(policy))
+}
+
+/// What the provider and the health checks say of each node of `layout`.
+async fn conditions(
+    executor: &Executor,
+    cluster: &Cluster,
+    layout: &Layout,
+    now_ms: i64,
+) -> Result<Vec<NodeCondition>, String> {
+    let store = executor.store();
+    let catalog = import_bundle(&cluster.catalog_json).map_err(|e| e.to_string())?;
+    let rows = store
+        .list_nodes(&cluster.id)
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut checks: BTreeMap<i64, Vec<(ServiceHealth, Option<i64>)>> = BTreeMap::new();
+    for row in store
+        .cluster_health(&cluster.id)
+        .await
+        .map_err(|e| e.to_string())?
+    {
+        checks
+            .entry(row.node_number)
+            .or_default()
+            .push((row.health, row.down_since_ms));
+    }
+    let mut conditions = Vec::new();
+    for node in &layout.nodes {
+        let record: Option<NodeRecord> = rows
+            .iter()
+            .find(|row| row.number == i64::from(node.number))
+            .and_then(|row| row.provider_json.as_deref())
+            .and_then(|json| serde_json::from_str(json).ok());
+        let gone = match &record {
+            Some(record) => presence(executor, record).await == NodePresence::Gone,
+            None => false,
+        };
+        let all_down_for = checks
+            .get(&i64::from(node.number))
+            .and_then(|services| all_down_since(services))
+            .map(|since| Duration::from_millis(u64::try_from(now_ms - since).unwrap_or(0)));
+        conditions.push(NodeCondition {
+            number: node.number,
+            gone,
+            all_down_for,
+            stateful: node.services.iter().any(|service| {
+                catalog
+                    .service(service.as_str())
+                    .is_some_and(|service| service.is_stateful())
+            }),
+        });
+    }
+    Ok(conditions)
+}
+
+/// When the last of a node's checked services went down, if all of them are down.
+fn all_down_since(services: &[(ServiceHealth, Option<i64>)]) -> Option<i64> {
+    if services.is_empty() {
+        return None;
+    }
+    services
+        .iter()
+        .map(|(health, since)| (*health == ServiceHealth::Down).then_some(*since).flatten())
+        .collect::<Option<Vec<i64>>>()
+        .and_then(|since| since.into_iter().max())
+}
+
+/// The provider's answer; a provider that is not here or fails counts as not knowing.
+async fn presence(executor: &Executor, record: &NodeRecord) -> NodePresence {
+    let Some(provider) = executor.providers().get(&record.provider) else {
+        return NodePresence::Unknown;
+    };
+    match provider.presence(record).await {
+        Ok(presence) => presence,
+        Err(error) => {
+            tracing::warn!(node = %record.id, %error, "healing: asking the provider failed");
+            NodePresence::Unknown
+        }
+    }
+}
+
+async fn note(store: &Store, cluster: &Cluster, text: &str, now_ms: i64) {
+    if let Err(error) = store.set_heal_note(&cluster.id, text, now_ms).await {
+        tracing::warn!(cluster = %cluster.name, %error, "healing: keeping its note failed");
+    }
+}
+
+fn list(nodes: &std::collections::BTreeSet<u32>) -> String {
+    nodes
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_node_is_all_down_since_its_last_service_went_down() {
+        use ServiceHealth::{Down, Up};
+        assert_eq!(all_down_since(&[]), None);
+        assert_eq!(all_down_since(&[(Down, Some(5)), (Up, None)]), None);
+        assert_eq!(all_down_since(&[(Down, Some(5)), (Down, Some(9))]), Some(9));
+        // Down without a time (recorded before the column existed): not yet counted.
+        assert_eq!(all_down_since(&[(Down, None)]), None);
+    }
+}
