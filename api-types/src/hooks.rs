@@ -40,7 +40,8 @@ pub enum HookEvent {
     /// Reserved: a node was replaced (not sent yet).
     #[serde(rename = "node.replaced")]
     NodeReplaced,
-    /// Reserved: an operation waits for an approval (not sent yet).
+    /// A user's create or grow waits for an approver (the body's `approval` says what
+    /// and why).
     #[serde(rename = "approval.needed")]
     ApprovalNeeded,
     /// Sent on request (`corral hook test`), to check a receiver.
@@ -293,6 +294,27 @@ pub struct HookEventBody {
     /// For `job.failed`: the step that failed.
     pub failed_step: Option<HookFailedStep>,
     pub links: HookLinks,
+    /// For `approval.needed`: the request that waits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<HookApproval>,
+}
+
+/// The request an `approval.needed` event is about.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct HookApproval {
+    pub id: String,
+    /// `create` or `grow`.
+    pub operation: String,
+    /// The cluster's size if approved.
+    pub size: u64,
+    /// The rule that matched, in words (`size above 3`).
+    pub rule: String,
+    /// The group whose members may decide besides the tenant admins.
+    pub approvers: Option<String>,
+    pub requested_by: Option<String>,
+    /// When it expires undecided, RFC 3339 (UTC).
+    pub expires: String,
 }
 
 /// How big an operation's plan is, as a gate is told.

@@ -55,6 +55,9 @@ pub struct ClusterPage {
     /// What healing last did or declined to do on the cluster.
     #[serde(default)]
     pub heal_note: Option<api_types::HealNote>,
+    /// The cluster's newest approval request: what waits, or why it was denied.
+    #[serde(default)]
+    pub approval: Option<api_types::ApprovalView>,
 }
 
 impl ClusterPage {

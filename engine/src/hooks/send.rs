@@ -91,6 +91,20 @@ fn slack_text(event: &HookEventBody) -> String {
                 .unwrap_or_default();
             format!("Corral: {operation}{cluster} FAILED{by}.{step}{link}")
         }
+        HookEvent::ApprovalNeeded => match &event.approval {
+            Some(approval) => format!(
+                "Corral: {}{cluster} to {} node(s){} needs approval ({}).",
+                approval.operation,
+                approval.size,
+                approval
+                    .requested_by
+                    .as_ref()
+                    .map(|user| format!(", asked for by {user},"))
+                    .unwrap_or_default(),
+                approval.rule
+            ),
+            None => format!("Corral: an operation{cluster} needs approval."),
+        },
         HookEvent::Test => format!(
             "Corral: a test delivery for tenant {}: this hook works.",
             event.tenant.name

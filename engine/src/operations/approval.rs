@@ -9,18 +9,19 @@
 //! [`super::create::create_held`] and [`super::change::submit_held_change`]) in the
 //! transaction that marks the request approved; a denial or the window's end
 //! ([`settle`]) marks it and puts the cluster back (a held create's cluster ends
-//! `deleted`: it never had anything).
+//! `deleted`: it never had anything). Holding writes an `approval.needed` delivery to
+//! the tenant's hooks that hear it, in the same transaction.
 
 use api_types::{ApprovalOperation, ApprovalRuleKind, ApprovalState, ClusterState};
 use domain::names::{GroupName, ProviderName, TemplateName};
 
-use super::create::{new_cluster, CreatePlan, CreateRequest};
 use super::OperationError;
+use super::create::{CreatePlan, CreateRequest, new_cluster};
 use crate::store::approvals::{
-    decide_in, insert_request_in, move_cluster_state_in, Decision as Stored, NewRequest,
-    RequestRow,
+    Decision as Stored, NewRequest, RequestRow, decide_in, insert_request_in, move_cluster_state_in,
 };
-use crate::store::clusters::{insert_cluster, lock_cluster_state, Cluster};
+use crate::store::clusters::{Cluster, insert_cluster, lock_cluster_state};
+use crate::store::hooks::record_approval_needed;
 use crate::store::{Store, StoreError};
 
 /// A request waits this long for a decision unless its rule says otherwise.
@@ -59,9 +60,11 @@ impl RuleMatch {
             ApprovalRuleKind::Provider => RuleMatch::Provider(
                 ProviderName::parse(value).map_err(|error| format!("provider: {error}"))?,
             ),
-            ApprovalRuleKind::SizeAbove => RuleMatch::SizeAbove(value.trim().parse().map_err(
-                |_| format!("size-above takes a whole number of nodes, not {value:?}"),
-            )?),
+            ApprovalRuleKind::SizeAbove => {
+                RuleMatch::SizeAbove(value.trim().parse().map_err(|_| {
+                    format!("size-above takes a whole number of nodes, not {value:?}")
+                })?)
+            }
         })
     }
 
@@ -162,9 +165,9 @@ pub enum Refusal {
 impl std::fmt::Display for Refusal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Refusal::OwnRequest => f.write_str(
-                "you asked for this yourself; another approver must decide it",
-            ),
+            Refusal::OwnRequest => {
+                f.write_str("you asked for this yourself; another approver must decide it")
+            }
             Refusal::NotAnApprover { group: None } => {
                 f.write_str("only a tenant admin may decide this request")
             }
@@ -209,7 +212,14 @@ pub struct Hold<'a> {
 }
 
 impl Hold<'_> {
-    fn row(&self, tenant_id: &str, cluster_id: &str, operation: ApprovalOperation, resume: ClusterState, now_ms: i64) -> NewRequest {
+    fn row(
+        &self,
+        tenant_id: &str,
+        cluster_id: &str,
+        operation: ApprovalOperation,
+        resume: ClusterState,
+        now_ms: i64,
+    ) -> NewRequest {
         NewRequest {
             tenant_id: tenant_id.to_owned(),
             cluster_id: cluster_id.to_owned(),
@@ -248,6 +258,7 @@ pub async fn hold_create(
         now_ms,
     );
     let id = insert_request_in(&mut tx, &row, now_ms).await?;
+    record_approval_needed(&mut tx, &id, plan.preview.to.size() as u64, now_ms).await?;
     tx.commit().await.map_err(StoreError::from)?;
     Ok((cluster, id))
 }
@@ -257,6 +268,7 @@ pub async fn hold_create(
 pub async fn hold_grow(
     store: &Store,
     cluster: &Cluster,
+    size: u64,
     hold: &Hold<'_>,
     now_ms: i64,
 ) -> Result<String, OperationError> {
@@ -286,6 +298,7 @@ pub async fn hold_grow(
         now_ms,
     );
     let id = insert_request_in(&mut tx, &row, now_ms).await?;
+    record_approval_needed(&mut tx, &id, size, now_ms).await?;
     tx.commit().await.map_err(StoreError::from)?;
     Ok(id)
 }
@@ -340,7 +353,9 @@ pub(super) async fn approve_in(
     if decide_in(tx, approval.request_id, &decision, now_ms).await? {
         Ok(())
     } else {
-        Err(OperationError::AlreadyDecided(approval.request_id.to_owned()))
+        Err(OperationError::AlreadyDecided(
+            approval.request_id.to_owned(),
+        ))
     }
 }
 
@@ -378,9 +393,18 @@ mod tests {
     #[test]
     fn the_first_matching_rule_holds_a_create_or_a_grow() {
         let size = rule("size", RuleMatch::SizeAbove(3));
-        let template = rule("template", RuleMatch::Template(TemplateName::parse("web-stack").unwrap()));
-        let provider = rule("provider", RuleMatch::Provider(ProviderName::parse("docker").unwrap()));
-        let other = rule("other", RuleMatch::Template(TemplateName::parse("paas").unwrap()));
+        let template = rule(
+            "template",
+            RuleMatch::Template(TemplateName::parse("web-stack").unwrap()),
+        );
+        let provider = rule(
+            "provider",
+            RuleMatch::Provider(ProviderName::parse("docker").unwrap()),
+        );
+        let other = rule(
+            "other",
+            RuleMatch::Template(TemplateName::parse("paas").unwrap()),
+        );
         let create = ApprovalOperation::Create;
         let grow = ApprovalOperation::Grow;
         // (rules, ask, the rule that holds it or None)
@@ -398,7 +422,14 @@ mod tests {
             (vec![&provider, &size], ask(create, 5, 5), Some("provider")),
             (vec![&size, &provider], ask(create, 5, 5), Some("size")),
             (vec![&size, &provider], ask(create, 2, 2), Some("provider")),
-            (vec![&size], Ask { by_admin: true, ..ask(create, 5, 5) }, None),
+            (
+                vec![&size],
+                Ask {
+                    by_admin: true,
+                    ..ask(create, 5, 5)
+                },
+                None,
+            ),
         ];
         for (rules, asked, expected) in table {
             let rules: Vec<Rule> = rules.into_iter().cloned().collect();
@@ -414,21 +445,64 @@ mod tests {
     fn requesters_never_decide_their_own_and_approvers_are_admins_or_the_group() {
         let team = vec!["data-team".to_owned()];
         let none: Vec<String> = Vec::new();
-        let admin = |id: &'static str| Decider { user_id: id, is_admin: true, groups: &[] };
+        let admin = |id: &'static str| Decider {
+            user_id: id,
+            is_admin: true,
+            groups: &[],
+        };
         let table: Vec<(Decider<'_>, &str, Option<&str>, Result<(), Refusal>)> = vec![
             (admin("boss"), "alice", None, Ok(())),
             (admin("boss"), "boss", None, Err(Refusal::OwnRequest)),
-            (Decider { user_id: "bob", is_admin: false, groups: &none }, "alice", None,
-             Err(Refusal::NotAnApprover { group: None })),
-            (Decider { user_id: "bob", is_admin: false, groups: &team }, "alice", Some("data-team"), Ok(())),
-            (Decider { user_id: "bob", is_admin: false, groups: &team }, "alice", Some("ops"),
-             Err(Refusal::NotAnApprover { group: Some("ops".to_owned()) })),
-            (Decider { user_id: "bob", is_admin: false, groups: &team }, "bob", Some("data-team"),
-             Err(Refusal::OwnRequest)),
+            (
+                Decider {
+                    user_id: "bob",
+                    is_admin: false,
+                    groups: &none,
+                },
+                "alice",
+                None,
+                Err(Refusal::NotAnApprover { group: None }),
+            ),
+            (
+                Decider {
+                    user_id: "bob",
+                    is_admin: false,
+                    groups: &team,
+                },
+                "alice",
+                Some("data-team"),
+                Ok(()),
+            ),
+            (
+                Decider {
+                    user_id: "bob",
+                    is_admin: false,
+                    groups: &team,
+                },
+                "alice",
+                Some("ops"),
+                Err(Refusal::NotAnApprover {
+                    group: Some("ops".to_owned()),
+                }),
+            ),
+            (
+                Decider {
+                    user_id: "bob",
+                    is_admin: false,
+                    groups: &team,
+                },
+                "bob",
+                Some("data-team"),
+                Err(Refusal::OwnRequest),
+            ),
             (admin("boss"), "alice", Some("ops"), Ok(())),
         ];
         for (decider, requester, group, expected) in table {
-            assert_eq!(may_decide(&decider, requester, group), expected, "{decider:?} on {requester}'s");
+            assert_eq!(
+                may_decide(&decider, requester, group),
+                expected,
+                "{decider:?} on {requester}'s"
+            );
         }
         assert_eq!(
             Refusal::OwnRequest.to_string(),
@@ -438,7 +512,10 @@ mod tests {
 
     #[test]
     fn rules_are_read_naming_what_is_wrong() {
-        assert_eq!(RuleMatch::parse("size-above", "3"), Ok(RuleMatch::SizeAbove(3)));
+        assert_eq!(
+            RuleMatch::parse("size-above", "3"),
+            Ok(RuleMatch::SizeAbove(3))
+        );
         assert_eq!(
             RuleMatch::parse("template", "web-stack").map(|rule| rule.describe()),
             Ok("template web-stack".to_owned())
@@ -448,7 +525,15 @@ mod tests {
             unknown,
             "unknown rule kind \"cost-above\"; the kinds are template, size-above, provider"
         );
-        assert!(RuleMatch::parse("size-above", "many").unwrap_err().contains("whole number"));
-        assert!(RuleMatch::parse("provider", "no such/name").unwrap_err().starts_with("provider: "));
+        assert!(
+            RuleMatch::parse("size-above", "many")
+                .unwrap_err()
+                .contains("whole number")
+        );
+        assert!(
+            RuleMatch::parse("provider", "no such/name")
+                .unwrap_err()
+                .starts_with("provider: ")
+        );
     }
 }

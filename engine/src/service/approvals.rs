@@ -21,10 +21,10 @@ use serde::{Deserialize, Serialize};
 
 use super::{AuditRecord, Caller, Service, ServiceError, SubmittedJob};
 use crate::operations::approval::{
-    self, Approval, Decider, Rule, RuleMatch, DEFAULT_WINDOW_MS, MAX_WINDOW_MS,
+    self, Approval, DEFAULT_WINDOW_MS, Decider, MAX_WINDOW_MS, Rule, RuleMatch,
 };
 use crate::store::approvals::{Group, RequestRow, RuleRow};
-use crate::store::{now_ms, Store, StoreError};
+use crate::store::{Store, StoreError, now_ms};
 
 /// The most requests a list returns.
 const MAX_LISTED: u32 = 500;
@@ -41,8 +41,10 @@ pub(super) struct HeldPreview {
 }
 
 fn rule_view(row: RuleRow) -> ApprovalRuleView {
-    let description = RuleMatch::parse(row.kind.as_str(), &row.value)
-        .map_or_else(|_| format!("{} {}", row.kind, row.value), |rule| rule.describe());
+    let description = RuleMatch::parse(row.kind.as_str(), &row.value).map_or_else(
+        |_| format!("{} {}", row.kind, row.value),
+        |rule| rule.describe(),
+    );
     ApprovalRuleView {
         id: row.id,
         tenant_id: row.tenant_id,
@@ -188,7 +190,11 @@ impl Service {
             return Ok(());
         }
         let catalog = crate::catalog::load(&self.store, caller.tenant_id()).await?;
-        if self.hidden_templates(caller, &catalog).await?.contains(name) {
+        if self
+            .hidden_templates(caller, &catalog)
+            .await?
+            .contains(name)
+        {
             return Err(ServiceError::NotFound(format!("clustertemplates {name:?}")));
         }
         Ok(())
@@ -288,8 +294,12 @@ impl Service {
                 group.name
             )));
         }
-        let mut record =
-            AuditRecord::new(caller.tenant_id(), "group.member-remove", "group", &group.name);
+        let mut record = AuditRecord::new(
+            caller.tenant_id(),
+            "group.member-remove",
+            "group",
+            &group.name,
+        );
         record.before = Some(user.username.clone());
         self.audit(caller, record).await;
         self.group_view(group).await
@@ -348,7 +358,7 @@ impl Service {
                     return Err(field_problem(
                         "approvers",
                         format!("no group named {group:?} (corral group add {group})"),
-                    ))
+                    ));
                 }
                 Err(error) => return Err(error.into()),
             }
@@ -378,14 +388,22 @@ impl Service {
         };
         self.store.insert_approval_rule(&row).await?;
         let view = rule_view(row);
-        let mut record =
-            AuditRecord::new(caller.tenant_id(), "approval-rule.add", "approval-rule", &view.id);
+        let mut record = AuditRecord::new(
+            caller.tenant_id(),
+            "approval-rule.add",
+            "approval-rule",
+            &view.id,
+        );
         record.after = Some(view.description.clone());
         self.audit(caller, record).await;
         Ok(view)
     }
 
-    pub async fn remove_approval_rule(&self, caller: &Caller, id: &str) -> Result<(), ServiceError> {
+    pub async fn remove_approval_rule(
+        &self,
+        caller: &Caller,
+        id: &str,
+    ) -> Result<(), ServiceError> {
         caller.require_tenant_admin(caller.tenant_id())?;
         let what = || format!("approval rule {id:?}");
         let row = match self.store.approval_rule(id).await {
@@ -395,8 +413,12 @@ impl Service {
         };
         caller.require_tenant_admin(&row.tenant_id)?;
         self.store.delete_approval_rule(&row.id).await?;
-        let mut record =
-            AuditRecord::new(&row.tenant_id, "approval-rule.remove", "approval-rule", &row.id);
+        let mut record = AuditRecord::new(
+            &row.tenant_id,
+            "approval-rule.remove",
+            "approval-rule",
+            &row.id,
+        );
         record.before = Some(rule_view(row.clone()).description);
         self.audit(caller, record).await;
         Ok(())
@@ -471,7 +493,11 @@ impl Service {
 
     /// The request, still pending and not past its window (one past it is expired
     /// now), if the caller may decide it.
-    async fn decidable_request(&self, caller: &Caller, id: &str) -> Result<RequestRow, ServiceError> {
+    async fn decidable_request(
+        &self,
+        caller: &Caller,
+        id: &str,
+    ) -> Result<RequestRow, ServiceError> {
         let row = self.visible_request(caller, id).await?;
         let now = now_ms();
         if row.state == ApprovalState::Pending && row.expires_at_ms <= now {
@@ -542,9 +568,16 @@ impl Service {
             }
         };
         self.wake_workers();
-        let mut record =
-            AuditRecord::new(&row.tenant_id, "approval.approve", "cluster", &row.cluster_name);
-        record.after = Some(format!("request {} ({}): job {job_id}", row.id, row.operation));
+        let mut record = AuditRecord::new(
+            &row.tenant_id,
+            "approval.approve",
+            "cluster",
+            &row.cluster_name,
+        );
+        record.after = Some(format!(
+            "request {} ({}): job {job_id}",
+            row.id, row.operation
+        ));
         self.audit(caller, record).await;
         let cluster = self.store.cluster(&row.cluster_id).await?;
         Ok(SubmittedJob {
@@ -584,8 +617,12 @@ impl Service {
                 "approval request {id} was decided meanwhile"
             )));
         }
-        let mut record =
-            AuditRecord::new(&row.tenant_id, "approval.deny", "cluster", &row.cluster_name);
+        let mut record = AuditRecord::new(
+            &row.tenant_id,
+            "approval.deny",
+            "cluster",
+            &row.cluster_name,
+        );
         record.after = Some(format!("request {} ({}): {reason}", row.id, row.operation));
         self.audit(caller, record).await;
         Ok(approval_view(self.store.approval_request(&row.id).await?))
@@ -593,8 +630,12 @@ impl Service {
 
     /// Holds an operation the rule matched: stores the request and audits it.
     pub(super) async fn audit_held(&self, caller: &Caller, view: &ApprovalView) {
-        let mut record =
-            AuditRecord::new(&view.tenant_id, "approval.request", "cluster", &view.cluster);
+        let mut record = AuditRecord::new(
+            &view.tenant_id,
+            "approval.request",
+            "cluster",
+            &view.cluster,
+        );
         record.after = Some(format!(
             "request {} ({} to {} node(s)): needs approval, {}",
             view.id, view.operation, view.size, view.rule

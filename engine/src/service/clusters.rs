@@ -568,7 +568,7 @@ impl Service {
             preview_json: serde_json::to_string(&preview).map_err(ServiceError::internal)?,
         };
         let request_id =
-            operations::approval::hold_grow(&self.store, cluster, &hold, now_ms()).await?;
+            operations::approval::hold_grow(&self.store, cluster, size, &hold, now_ms()).await?;
         let view = super::approvals::approval_view(self.store.approval_request(&request_id).await?);
         self.audit_held(caller, &view).await;
         Ok(Some(SubmittedJob {

@@ -208,6 +208,7 @@ impl Service {
                 job: None,
                 cluster: None,
             },
+            approval: None,
         };
         let text = serde_json::to_string(&body).map_err(ServiceError::internal)?;
         let delivery_id = self

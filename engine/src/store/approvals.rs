@@ -8,7 +8,7 @@
 use api_types::{ApprovalOperation, ApprovalRuleKind, ApprovalState, ClusterState};
 use sqlx::{Any, Transaction};
 
-use super::{conflict_on_unique, Store, StoreError};
+use super::{Store, StoreError, conflict_on_unique};
 
 /// A group of users of one tenant.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -96,7 +96,12 @@ const RULE_COLUMNS: &str =
     "id, tenant_id, kind, value, approver_group, window_ms, created_by, created_at_ms";
 
 impl Store {
-    pub async fn insert_group(&self, tenant_id: &str, name: &str, now_ms: i64) -> Result<Group, StoreError> {
+    pub async fn insert_group(
+        &self,
+        tenant_id: &str,
+        name: &str,
+        now_ms: i64,
+    ) -> Result<Group, StoreError> {
         let group = Group {
             id: uuid::Uuid::new_v4().to_string(),
             tenant_id: tenant_id.to_owned(),
@@ -157,13 +162,18 @@ impl Store {
     }
 
     /// Adds the user to the group; false when they were in it already.
-    pub async fn add_group_member(&self, group_id: &str, user_id: &str) -> Result<bool, StoreError> {
+    pub async fn add_group_member(
+        &self,
+        group_id: &str,
+        user_id: &str,
+    ) -> Result<bool, StoreError> {
         let _turn = self.write_turn().await;
-        let result = sqlx::query("INSERT INTO user_group_members (group_id, user_id) VALUES ($1, $2)")
-            .bind(group_id)
-            .bind(user_id)
-            .execute(&self.pool)
-            .await;
+        let result =
+            sqlx::query("INSERT INTO user_group_members (group_id, user_id) VALUES ($1, $2)")
+                .bind(group_id)
+                .bind(user_id)
+                .execute(&self.pool)
+                .await;
         match conflict_on_unique(result, String::new) {
             Ok(_) => Ok(true),
             Err(StoreError::Conflict(_)) => Ok(false),
@@ -172,13 +182,18 @@ impl Store {
     }
 
     /// Takes the user out of the group; false when they were not in it.
-    pub async fn remove_group_member(&self, group_id: &str, user_id: &str) -> Result<bool, StoreError> {
+    pub async fn remove_group_member(
+        &self,
+        group_id: &str,
+        user_id: &str,
+    ) -> Result<bool, StoreError> {
         let _turn = self.write_turn().await;
-        let done = sqlx::query("DELETE FROM user_group_members WHERE group_id = $1 AND user_id = $2")
-            .bind(group_id)
-            .bind(user_id)
-            .execute(&self.pool)
-            .await?;
+        let done =
+            sqlx::query("DELETE FROM user_group_members WHERE group_id = $1 AND user_id = $2")
+                .bind(group_id)
+                .bind(user_id)
+                .execute(&self.pool)
+                .await?;
         Ok(done.rows_affected() > 0)
     }
 
@@ -235,11 +250,13 @@ impl Store {
     }
 
     pub async fn approval_rule(&self, id: &str) -> Result<RuleRow, StoreError> {
-        sqlx::query_as(&format!("SELECT {RULE_COLUMNS} FROM approval_rules WHERE id = $1"))
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await?
-            .ok_or_else(|| StoreError::NotFound(format!("approval rule {id:?}")))
+        sqlx::query_as(&format!(
+            "SELECT {RULE_COLUMNS} FROM approval_rules WHERE id = $1"
+        ))
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?
+        .ok_or_else(|| StoreError::NotFound(format!("approval rule {id:?}")))
     }
 
     /// Removes a rule; requests it already held keep waiting.
@@ -267,7 +284,11 @@ impl Store {
         pending_only: bool,
         limit: u32,
     ) -> Result<Vec<RequestRow>, StoreError> {
-        let filter = if pending_only { " AND r.state = 'pending'" } else { "" };
+        let filter = if pending_only {
+            " AND r.state = 'pending'"
+        } else {
+            ""
+        };
         Ok(sqlx::query_as(&format!(
             "{REQUEST_SELECT} WHERE r.tenant_id = $1{filter} \
              ORDER BY CASE WHEN r.state = 'pending' THEN 0 ELSE 1 END, r.created_at_ms DESC, r.id \

@@ -9,8 +9,9 @@
 //! ([`Store::claim_delivery`]), so two processes never send one delivery at once.
 
 use api_types::{
-    DeliveryState, GateFailurePolicy, GateOperation, HookCluster, HookEvent, HookEventBody,
-    HookFailedStep, HookFormat, HookJob, HookLinks, HookTenant, JobState, HOOK_SCHEMA_VERSION,
+    DeliveryState, GateFailurePolicy, GateOperation, HookApproval, HookCluster, HookEvent,
+    HookEventBody, HookFailedStep, HookFormat, HookJob, HookLinks, HookTenant, JobState,
+    HOOK_SCHEMA_VERSION,
 };
 use sqlx::{Any, Row, Transaction};
 
@@ -596,5 +597,81 @@ async fn job_event_body(
             job: Some(format!("/clusters/{cluster_id}/jobs/{job_id}")),
             cluster: Some(format!("/clusters/{cluster_id}")),
         },
+        approval: None,
     })
+}
+
+/// Writes an `approval.needed` delivery for every hook of the request's tenant that
+/// hears it, inside the transaction that stores the request (see
+/// [`crate::operations::approval`]).
+pub(crate) async fn record_approval_needed(
+    tx: &mut Transaction<'static, Any>,
+    request_id: &str,
+    size: u64,
+    now_ms: i64,
+) -> Result<(), StoreError> {
+    let event = HookEvent::ApprovalNeeded;
+    let word = serde_json::Value::from(event.as_str()).to_string();
+    let row = sqlx::query(
+        "SELECT r.tenant_id, r.cluster_id, r.operation, r.rule, r.approver_group, \
+         r.expires_at_ms, c.name AS cluster_name, t.name AS tenant_name, u.username \
+         FROM approval_requests r JOIN clusters c ON c.id = r.cluster_id \
+         JOIN tenants t ON t.id = r.tenant_id LEFT JOIN users u ON u.id = r.requested_by \
+         WHERE r.id = $1",
+    )
+    .bind(request_id)
+    .fetch_optional(&mut **tx)
+    .await?
+    .ok_or_else(|| StoreError::NotFound(format!("approval request {request_id}")))?;
+    let tenant_id: String = row.try_get("tenant_id")?;
+    let hearing: Vec<(String, String)> =
+        sqlx::query_as("SELECT id, events FROM hooks WHERE tenant_id = $1 AND events <> '[]'")
+            .bind(&tenant_id)
+            .fetch_all(&mut **tx)
+            .await?;
+    let hearing: Vec<&String> = hearing
+        .iter()
+        .filter(|(_, events)| events.contains(&word))
+        .map(|(id, _)| id)
+        .collect();
+    if hearing.is_empty() {
+        return Ok(());
+    }
+    let cluster_id: String = row.try_get("cluster_id")?;
+    let body = HookEventBody {
+        schema: HOOK_SCHEMA_VERSION,
+        event,
+        id: uuid::Uuid::new_v4().to_string(),
+        time: rfc3339(now_ms),
+        tenant: HookTenant {
+            id: tenant_id.clone(),
+            name: row.try_get("tenant_name")?,
+        },
+        cluster: Some(HookCluster {
+            id: Some(cluster_id.clone()),
+            name: row.try_get("cluster_name")?,
+        }),
+        job: None,
+        failed_step: None,
+        links: HookLinks {
+            job: None,
+            cluster: Some(format!("/clusters/{cluster_id}")),
+        },
+        approval: Some(HookApproval {
+            id: request_id.to_owned(),
+            operation: row.try_get("operation")?,
+            size,
+            rule: row.try_get("rule")?,
+            approvers: row.try_get("approver_group")?,
+            requested_by: row.try_get("username")?,
+            expires: rfc3339(row.try_get("expires_at_ms")?),
+        }),
+    };
+    let text = serde_json::to_string(&body)
+        .map_err(|error| corrupt(format!("event body of approval {request_id}: {error}")))?;
+    for hook_id in hearing {
+        let id = uuid::Uuid::new_v4().to_string();
+        insert_delivery_in(tx, &id, hook_id, &tenant_id, event, &body.id, &text, now_ms).await?;
+    }
+    Ok(())
 }

@@ -6,9 +6,9 @@ use api_types::{
     ApprovalDenial, ApprovalRuleRequest, ApprovalRuleView, ApprovalView, GroupMemberRequest,
     GroupRequest, GroupView, SubmittedJob,
 };
+use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::Json;
 use serde::Deserialize;
 
 use super::error::{ApiError, ErrorBody};
@@ -78,7 +78,10 @@ pub async fn add_member(
     ApiJson(request): ApiJson<GroupMemberRequest>,
 ) -> Result<Json<GroupView>, ApiError> {
     Ok(Json(
-        state.service.add_group_member(&caller, &name, &request).await?,
+        state
+            .service
+            .add_group_member(&caller, &name, &request)
+            .await?,
     ))
 }
 
@@ -162,7 +165,10 @@ pub async fn list(
     ApiQuery(filter): ApiQuery<ApprovalFilter>,
 ) -> Result<Json<Vec<ApprovalView>>, ApiError> {
     Ok(Json(
-        state.service.list_approvals(&caller, filter.pending).await?,
+        state
+            .service
+            .list_approvals(&caller, filter.pending)
+            .await?,
     ))
 }
 

@@ -9,7 +9,7 @@ use api_types::{
 };
 use clap::{Args, Subcommand};
 
-use super::remote::{print_json, Client, OutputArgs};
+use super::remote::{Client, OutputArgs, print_json};
 
 #[derive(Debug, Args)]
 pub struct GroupArgs {
@@ -239,7 +239,10 @@ pub async fn run_approval(args: ApprovalArgs) -> anyhow::Result<ExitCode> {
                     &ApprovalDenial { reason },
                 )
                 .await?;
-            println!("denied: {} of cluster {}", request.operation, request.cluster);
+            println!(
+                "denied: {} of cluster {}",
+                request.operation, request.cluster
+            );
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -44,8 +44,8 @@ pub enum HookCommand {
 #[derive(Debug, Args)]
 pub struct AddArgs {
     pub url: String,
-    /// Events to send, comma-separated: job.started, job.succeeded, job.failed, test
-    /// (lease.expiring, health.down, health.up, node.replaced, approval.needed are
+    /// Events to send, comma-separated: job.started, job.succeeded, job.failed,
+    /// approval.needed, test (lease.expiring, health.down, health.up, node.replaced are
     /// reserved).
     #[arg(long, value_delimiter = ',', value_parser = parse_word::<HookEvent>)]
     pub events: Vec<HookEvent>,

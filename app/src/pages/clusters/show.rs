@@ -27,6 +27,47 @@ use crate::server_fns::clusters::show::load_cluster_page;
 use crate::server_fns::clusters::{ChangeForm, NODES_PER_PAGE, OPERATIONS};
 use crate::server_fns::clusters::{ChangePreview, ClusterPage};
 
+/// The newest approval request, as its requester reads it: what it waits for, or how it
+/// was decided and why.
+fn approval_banner(approval: api_types::ApprovalView) -> impl IntoView {
+    use api_types::ApprovalState;
+    let (class, text) = match approval.state {
+        ApprovalState::Pending => (
+            "banner banner-busy",
+            format!(
+                "Waiting for approval ({}): nothing is made until an approver decides, by {}.",
+                approval.rule,
+                timestamp(approval.expires_at_ms)
+            ),
+        ),
+        ApprovalState::Approved => (
+            "banner",
+            format!(
+                "Approved by {}.",
+                approval.decided_by.clone().unwrap_or_default()
+            ),
+        ),
+        ApprovalState::Denied => (
+            "banner banner-bad",
+            format!(
+                "Denied by {}: {}",
+                approval.decided_by.clone().unwrap_or_default(),
+                approval.reason.clone().unwrap_or_default()
+            ),
+        ),
+        ApprovalState::Expired => (
+            "banner banner-bad",
+            format!(
+                "The request expired: {}.",
+                approval.reason.clone().unwrap_or_default()
+            ),
+        ),
+    };
+    view! {
+        <p class=class role="status" data-testid="approval-banner" data-state=approval.state.as_str()>{text}</p>
+    }
+}
+
 #[component]
 pub fn ClusterShowPage() -> impl IntoView {
     let params = use_params_map();
@@ -204,6 +245,7 @@ fn ClusterView(page: ClusterPage, extend: ServerAction<ExtendLease>) -> impl Int
         {lease_notice(&cluster, &page.jobs).map(|notice| view! {
             <p class="banner banner-busy" role="status" data-testid="lease-notice">{notice}</p>
         })}
+        {page.approval.clone().map(approval_banner)}
         {(cluster.state == ClusterState::Deleted).then(|| view! {
             <p class="banner" role="status" data-testid="deleted-banner">
                 "This cluster was deleted " {timestamp(cluster.updated_at_ms)}

@@ -59,13 +59,15 @@ pub async fn add_approval_rule(
     let caller = super::caller::admin_checked(&csrf).await?;
     let window_secs = match window_hours.trim() {
         "" => None,
-        hours => Some(hours.parse::<u64>().map_err(|_| UiError::Invalid {
-            message: format!("window: {hours:?} is not a whole number of hours"),
-            problems: vec![crate::error::FieldProblem {
-                field: "window_secs".to_owned(),
-                message: "a whole number of hours".to_owned(),
-            }],
-        })? * 3600),
+        hours => Some(
+            hours.parse::<u64>().map_err(|_| UiError::Invalid {
+                message: format!("window: {hours:?} is not a whole number of hours"),
+                problems: vec![crate::error::FieldProblem {
+                    field: "window_secs".to_owned(),
+                    message: "a whole number of hours".to_owned(),
+                }],
+            })? * 3600,
+        ),
     };
     let approvers = Some(approvers.trim().to_owned()).filter(|group| !group.is_empty());
     crate::session::service()?
