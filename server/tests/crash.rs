@@ -1,5 +1,6 @@
-//! Crash test: a 20-node create, its upgrade and its delete run by a real `corral
-//! serve` that is killed with SIGKILL at several points and restarted. Every job must complete, no task may have run twice
+//! Crash test: a 20-node create, its upgrade, a heal of three dead nodes and its delete
+//! run by a real `corral serve` that is killed with SIGKILL at several points and
+//! restarted. Every job must complete, no task may have run twice
 //! at once (nor two tasks on one node), and none may be lost. A docker variant kills the
 //! server mid-create of a web-stack on containers and checks they are adopted.
 
@@ -67,6 +68,9 @@ async fn killed_server_loses_no_task(backend: Backend) {
     // An upgrade is killed once too: it finishes, and the cluster keeps the new
     // definitions (the admin changed the workers' start).
     let mut catalog = lifecycle::catalog();
+    // Healing on as well, for the heal below (nothing is unhealthy yet).
+    catalog["clustertemplates"][0]["administration"]["healing"] =
+        serde_json::json!({"enabled": true, "heal_after": "1h", "max_unhealthy": 40});
     for service in catalog["services"].as_array_mut().unwrap() {
         if service["name"] == "worker" {
             let start = &mut service["provisioner"]["actions"]["start"]["fields"]["run"];
@@ -97,6 +101,50 @@ async fn killed_server_loses_no_task(backend: Backend) {
         .await
         .unwrap()
         .contains("worker release 2"));
+
+    // A heal is killed once too: three nodes' machines die (their sshd is killed), the
+    // monitor replaces them, and the replacement finishes after the restart.
+    let mut nodes = store.list_nodes(&cluster.id).await.unwrap();
+    nodes.sort_by_key(|node| node.number);
+    let dead: Vec<i64> = nodes.iter().take(3).map(|node| node.number).collect();
+    for node in nodes.iter().take(3) {
+        let record: serde_json::Value =
+            serde_json::from_str(node.provider_json.as_deref().unwrap()).unwrap();
+        let pid = record["provider_state"]["pid"].as_i64().unwrap();
+        let killed = std::process::Command::new("kill")
+            .args(["-9", &pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+    }
+    let heal = {
+        let started = Instant::now();
+        loop {
+            let jobs = queue::cluster_jobs(&store, &cluster.id).await.unwrap();
+            if let Some(heal) = jobs.iter().find(|job| job.operation == "replace nodes") {
+                break heal.id.clone();
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "no heal job within 60 s"
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    };
+    wait_for_progress(&store, &heal, 0.3).await;
+    server.kill();
+    server.start();
+    assert_eq!(wait_for_end(&store, &heal).await, JobState::Succeeded);
+    check_attempt_log(&store, &heal).await;
+    let after: Vec<i64> = store
+        .list_nodes(&cluster.id)
+        .await
+        .unwrap()
+        .iter()
+        .map(|node| node.number)
+        .collect();
+    assert_eq!(after.len(), NODES as usize, "{after:?}");
+    assert!(dead.iter().all(|number| !after.contains(number)), "{after:?}");
 
     // The delete is killed once too, and still takes everything down.
     let delete = submit_change(
