@@ -60,7 +60,8 @@ pub use jobs::MAX_EVENTS;
 pub use lease::LeaseLimits;
 pub use node_shell::{NodeShellTarget, SessionBytes};
 pub use node_terminal::{
-    NodeTerminal, TerminalEnd, TerminalSummary, DEFAULT_TERMINAL_IDLE,
+    NodeTerminal, Recorder, TerminalEnd, TerminalSummary, DEFAULT_TERMINAL_IDLE,
+    MAX_RECORDING_BYTES,
 };
 pub use providers::ProviderTestWaits;
 pub use tenants::TenantUsage;

@@ -32,6 +32,7 @@ pub mod resources;
 pub mod snapshot;
 pub mod sso;
 pub mod tenants;
+pub mod terminal_recordings;
 pub mod tokens;
 pub mod users;
 

@@ -173,6 +173,8 @@ fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(node_shell::tunnel))
         .routes(routes!(node_shell::set_node_shell))
         .routes(routes!(node_terminal::terminal))
+        .routes(routes!(node_terminal::set_terminal_recording))
+        .routes(routes!(node_terminal::recording))
 }
 
 /// The `/api/v1` routes (to be nested under `/api/v1`).

@@ -7,8 +7,12 @@
 //! enough to sign in; an open session outlives its certificate, as with OpenSSH), and
 //! starts a shell on a PTY on the node as the node user. Nothing runs on the server's
 //! own host, and nothing is installed on the node.
+//!
+//! A tenant may have its sessions recorded ([`Recorder`]: asciicast v2, bounded by
+//! [`MAX_RECORDING_BYTES`]), kept under the id of the session's closing audit entry and
+//! readable by the tenant's admins.
 
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use rand_core::{OsRng, RngCore};
 use russh::keys::PrivateKey;
@@ -20,7 +24,9 @@ use crate::ssh::{
     CertificateRequest, SshError, TerminalInput, TerminalLogin, TerminalOutput, TerminalSize,
     UserCa, open_terminal,
 };
+use crate::store::audit::AuditEntry;
 use crate::store::now_ms;
+use crate::store::terminal_recordings::TerminalRecording;
 
 /// How long the certificate the server signs in with is valid.
 const LOGIN_CERTIFICATE_VALIDITY: Duration = Duration::from_secs(120);
@@ -195,26 +201,192 @@ impl Service {
         started
     }
 
-    /// Records that `caller`'s terminal on `target` ended, what it moved and why.
+    /// A recorder for a session on `target` starting at `size`, if its tenant records
+    /// terminal sessions.
+    pub async fn terminal_recorder(
+        &self,
+        target: &NodeShellTarget,
+        size: TerminalSize,
+    ) -> Option<Recorder> {
+        match self
+            .store
+            .tenant_terminal_recording(&target.tenant_id)
+            .await
+        {
+            Ok(true) => Some(Recorder::new(size)),
+            Ok(false) => None,
+            Err(error) => {
+                // Recording is the tenant's choice: a session that cannot tell whether
+                // to record is not opened unrecorded silently.
+                tracing::error!(%error, "cannot read the tenant's terminal recording setting");
+                Some(Recorder::new(size))
+            }
+        }
+    }
+
+    /// Records that `caller`'s terminal on `target` ended, what it moved and why, with
+    /// the session's recording, if it was recorded, kept under the entry's id.
     pub async fn node_terminal_closed(
         &self,
         caller: &Caller,
         target: &NodeShellTarget,
         summary: TerminalSummary,
+        recording: Option<Recorder>,
     ) {
-        let label = target.label();
-        let mut record = AuditRecord::new(&target.tenant_id, "node.terminal.end", "node", &label);
-        record.after = Some(
-            serde_json::json!({
-                "started_at_ms": summary.started_ms,
-                "ended_at_ms": now_ms(),
-                "bytes_to_node": summary.bytes_to_node,
-                "bytes_from_node": summary.bytes_from_node,
-                "ended": summary.ended.as_str(),
-            })
-            .to_string(),
-        );
+        let id = uuid::Uuid::new_v4().to_string();
+        let recording = recording.map(Recorder::finish);
+        let mut after = serde_json::json!({
+            "started_at_ms": summary.started_ms,
+            "ended_at_ms": now_ms(),
+            "bytes_to_node": summary.bytes_to_node,
+            "bytes_from_node": summary.bytes_from_node,
+            "ended": summary.ended.as_str(),
+        });
+        if let Some((_, truncated)) = &recording {
+            after["recorded"] = serde_json::json!(true);
+            after["recording_truncated"] = serde_json::json!(truncated);
+        }
+        let entry = AuditEntry {
+            id: id.clone(),
+            tenant_id: target.tenant_id.clone(),
+            actor_id: Some(caller.principal.user_id.clone()),
+            actor_name: caller.principal.username.clone(),
+            action: "node.terminal.end".to_owned(),
+            target_kind: "node".to_owned(),
+            target: target.label(),
+            address: caller.address.clone(),
+            before_json: None,
+            after_json: Some(after.to_string()),
+            at_ms: now_ms(),
+        };
+        if let Err(error) = self.store.append_audit(&entry).await {
+            tracing::error!(%error, action = "node.terminal.end", "audit entry not written");
+        }
+        if let Some((cast_text, truncated)) = recording {
+            let saved = self
+                .store
+                .save_terminal_recording(&TerminalRecording {
+                    audit_id: id,
+                    tenant_id: target.tenant_id.clone(),
+                    cast_text,
+                    truncated,
+                    recorded_at_ms: now_ms(),
+                })
+                .await;
+            if let Err(error) = saved {
+                tracing::error!(%error, "terminal recording not written");
+            }
+        }
+    }
+
+    /// The recording kept with audit entry `audit_id` (the tenant's admins).
+    pub async fn terminal_recording(
+        &self,
+        caller: &Caller,
+        audit_id: &str,
+    ) -> Result<TerminalRecording, ServiceError> {
+        let recording = self.store.terminal_recording(audit_id).await?;
+        caller.require_visible(&recording.tenant_id, || {
+            format!("recording of audit entry {audit_id:?}")
+        })?;
+        caller.require_tenant_admin(&recording.tenant_id)?;
+        Ok(recording)
+    }
+
+    /// Turns recording the tenant's browser terminal sessions on or off (its admins).
+    pub async fn set_terminal_recording(
+        &self,
+        caller: &Caller,
+        tenant_id: &str,
+        on: bool,
+    ) -> Result<bool, ServiceError> {
+        caller.require_visible(tenant_id, || format!("tenant {tenant_id:?}"))?;
+        caller.require_tenant_admin(tenant_id)?;
+        let before = self.store.tenant_terminal_recording(tenant_id).await?;
+        self.store
+            .set_tenant_terminal_recording(tenant_id, on)
+            .await?;
+        let name = self.store.tenant(tenant_id).await?.name;
+        let mut record = AuditRecord::new(tenant_id, "tenant.terminal-recording", "tenant", &name);
+        record.before = Some(serde_json::json!({"terminal_recording": before}).to_string());
+        record.after = Some(serde_json::json!({"terminal_recording": on}).to_string());
         self.audit(caller, record).await;
+        Ok(on)
+    }
+}
+
+/// The most a session's recording keeps, in bytes of asciicast text; past it the rest
+/// of the session is not recorded and the recording says it was cut.
+pub const MAX_RECORDING_BYTES: usize = 1024 * 1024;
+
+/// A session's recording as it is made: asciicast v2, the PTY's output (which echoes
+/// what was typed) and window size changes, timed from the start.
+pub struct Recorder {
+    started: Instant,
+    text: String,
+    /// The end of a UTF-8 character split between two reads, kept for the next.
+    partial: Vec<u8>,
+    truncated: bool,
+}
+
+impl Recorder {
+    /// A recording of a terminal of `size`, starting now.
+    pub fn new(size: TerminalSize) -> Self {
+        let header = serde_json::json!({
+            "version": 2,
+            "width": size.columns,
+            "height": size.rows,
+            "timestamp": now_ms() / 1000,
+            "env": {"TERM": "xterm-256color"},
+        });
+        Self {
+            started: Instant::now(),
+            text: format!("{header}\n"),
+            partial: Vec::new(),
+            truncated: false,
+        }
+    }
+
+    /// The PTY wrote `bytes`.
+    pub fn output(&mut self, bytes: &[u8]) {
+        self.partial.extend_from_slice(bytes);
+        let whole = match std::str::from_utf8(&self.partial) {
+            Ok(_) => self.partial.len(),
+            // An incomplete character at the end waits for the rest; an invalid one is
+            // written as U+FFFD below.
+            Err(error) if error.error_len().is_none() => error.valid_up_to(),
+            Err(_) => self.partial.len(),
+        };
+        let rest = self.partial.split_off(whole);
+        let data = String::from_utf8_lossy(&self.partial).into_owned();
+        self.partial = rest;
+        if !data.is_empty() {
+            self.event("o", &data);
+        }
+    }
+
+    /// The window is now `size`.
+    pub fn resize(&mut self, size: TerminalSize) {
+        self.event("r", &format!("{}x{}", size.columns, size.rows));
+    }
+
+    fn event(&mut self, code: &str, data: &str) {
+        if self.truncated {
+            return;
+        }
+        let at = self.started.elapsed().as_secs_f64();
+        let line = serde_json::json!([(at * 1_000_000.0).round() / 1_000_000.0, code, data]);
+        let line = format!("{line}\n");
+        if self.text.len() + line.len() > MAX_RECORDING_BYTES {
+            self.truncated = true;
+            return;
+        }
+        self.text.push_str(&line);
+    }
+
+    /// The asciicast text, and whether it was cut at the bound.
+    pub fn finish(self) -> (String, bool) {
+        (self.text, self.truncated)
     }
 }
 
@@ -232,5 +404,39 @@ fn terminal_refused(target: &NodeShellTarget, error: SshError) -> ServiceError {
         )),
         SshError::HostKeyMismatch { .. } => ServiceError::Conflict(error.to_string()),
         other => ServiceError::Conflict(format!("cannot open a terminal on node {node}: {other}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{MAX_RECORDING_BYTES, Recorder, TerminalSize};
+
+    #[test]
+    fn a_recording_keeps_split_characters_whole_and_stops_at_its_bound() {
+        let mut recorder = Recorder::new(TerminalSize::default());
+        let snowman = "☃".as_bytes();
+        recorder.output(&snowman[..1]);
+        recorder.output(&snowman[1..]);
+        recorder.resize(TerminalSize::clamped(100, 30));
+        let (text, truncated) = recorder.finish();
+        assert!(!truncated);
+        let events: Vec<serde_json::Value> = text
+            .lines()
+            .skip(1)
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+        assert_eq!(events[0][1], "o");
+        assert_eq!(events[0][2], "☃");
+        assert_eq!(events[1][2], "100x30");
+
+        let mut recorder = Recorder::new(TerminalSize::default());
+        let line = vec![b'x'; 4096];
+        for _ in 0..(2 * MAX_RECORDING_BYTES / line.len()) {
+            recorder.output(&line);
+        }
+        let (text, truncated) = recorder.finish();
+        assert!(truncated);
+        assert!(text.len() <= MAX_RECORDING_BYTES, "{}", text.len());
+        assert!(text.len() > MAX_RECORDING_BYTES - 2 * line.len());
     }
 }

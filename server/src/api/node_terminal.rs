@@ -12,10 +12,13 @@
 //! out everywhere, a role lost, the tenant's setting turned off), and it is closed
 //! after the server's idle time (`--terminal-idle-secs`) without a keystroke or output.
 //! Every session is audited when it opens (`node.terminal`) and ends
-//! (`node.terminal.end`: start, end, bytes each way, why it ended).
+//! (`node.terminal.end`: start, end, bytes each way, why it ended). A tenant that
+//! records sessions (`PUT /tenants/{id}/terminal-recording`) gets each one as asciicast
+//! v2, kept with its closing audit entry and read at `GET /audit/{id}/recording`.
 
 use std::time::Duration;
 
+use axum::Json;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{FromRequestParts, State};
@@ -23,17 +26,17 @@ use axum::http::request::Parts;
 use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
 use engine::service::{
-    Access, Caller, NodeTerminal, Service, SessionUser, TerminalEnd, TerminalSummary,
+    Access, Caller, NodeTerminal, Recorder, Service, SessionUser, TerminalEnd, TerminalSummary,
 };
 use engine::ssh::{TerminalEvent, TerminalSize};
 use futures::{SinkExt, StreamExt};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
 use tower_sessions::Session;
-use utoipa::IntoParams;
+use utoipa::{IntoParams, ToSchema};
 
 use super::error::{ApiError, ErrorBody};
-use super::extract::{ApiPath, ApiQuery, Authenticated, SESSION_USER, SessionData};
+use super::extract::{ApiJson, ApiPath, ApiQuery, Authenticated, SESSION_USER, SessionData};
 use super::node_shell::check_browser_upgrade;
 use crate::http::AppState;
 
@@ -161,21 +164,23 @@ pub async fn terminal(
         ))
     })?;
     let size = TerminalSize::clamped(query.columns.unwrap_or(80), query.rows.unwrap_or(24));
+    let recorder = service.terminal_recorder(&target, size).await;
     let terminal = service.open_node_terminal(&caller, target, size).await?;
     let service = service.clone();
     Ok(upgrade
         .on_upgrade(move |socket| async move {
             let target = terminal.target.clone();
             let started_ms = service.node_terminal_opened(&caller, &target).await;
-            let session = Relay {
+            let mut session = Relay {
                 service: &service,
                 caller: &caller,
                 credential: credential.credential,
+                recorder,
             };
             let mut summary = session.run(socket, terminal).await;
             summary.started_ms = started_ms;
             service
-                .node_terminal_closed(&caller, &target, summary)
+                .node_terminal_closed(&caller, &target, summary, session.recorder)
                 .await;
         })
         .into_response())
@@ -194,11 +199,13 @@ struct Relay<'a> {
     service: &'a Service,
     caller: &'a Caller,
     credential: Credential,
+    /// The session's recording, when its tenant records sessions.
+    recorder: Option<Recorder>,
 }
 
 impl Relay<'_> {
     /// Moves keystrokes and output until the session ends; returns what it moved.
-    async fn run(self, socket: WebSocket, terminal: NodeTerminal) -> TerminalSummary {
+    async fn run(&mut self, socket: WebSocket, terminal: NodeTerminal) -> TerminalSummary {
         let NodeTerminal {
             target,
             input,
@@ -224,7 +231,11 @@ impl Relay<'_> {
                         // A size change is not activity: a tab left open does not
                         // keep its session.
                         if let Ok(Control::Resize { columns, rows }) = serde_json::from_str(&text) {
-                            let _ = input.resize(TerminalSize::clamped(columns, rows)).await;
+                            let size = TerminalSize::clamped(columns, rows);
+                            let _ = input.resize(size).await;
+                            if let Some(recorder) = &mut self.recorder {
+                                recorder.resize(size);
+                            }
                         }
                     }
                     Some(Ok(Message::Ping(_) | Message::Pong(_))) => {}
@@ -233,6 +244,9 @@ impl Relay<'_> {
                 event = output.next() => match event {
                     Some(TerminalEvent::Output(bytes)) => {
                         from_node += bytes.len() as u64;
+                        if let Some(recorder) = &mut self.recorder {
+                            recorder.output(&bytes);
+                        }
                         last_active = Instant::now();
                         if to_page.send(Message::Binary(bytes.into())).await.is_err() {
                             break TerminalEnd::ClientClosed;
@@ -271,4 +285,51 @@ impl Relay<'_> {
             ended,
         }
     }
+}
+
+/// Whether a tenant's browser terminal sessions are recorded.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TerminalRecordingSetting {
+    pub terminal_recording: bool,
+}
+
+/// Record the tenant's browser terminal sessions (asciicast v2, at most 1 MiB each) or
+/// stop (the tenant's admins). Each recording is kept with its session's
+/// `node.terminal.end` audit entry.
+#[utoipa::path(put, path = "/tenants/{id}/terminal-recording", tag = "tenants",
+    params(("id" = String, Path, description = "Tenant id")), request_body = TerminalRecordingSetting,
+    responses((status = 200, body = TerminalRecordingSetting), (status = 403, body = ErrorBody),
+              (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
+pub async fn set_terminal_recording(
+    State(state): State<AppState>,
+    Authenticated(caller): Authenticated,
+    ApiPath(id): ApiPath<String>,
+    ApiJson(setting): ApiJson<TerminalRecordingSetting>,
+) -> Result<Json<TerminalRecordingSetting>, ApiError> {
+    let terminal_recording = state
+        .service
+        .set_terminal_recording(&caller, &id, setting.terminal_recording)
+        .await?;
+    Ok(Json(TerminalRecordingSetting { terminal_recording }))
+}
+
+/// The recording of a browser terminal session, as asciicast v2
+/// (`application/x-asciicast`), by the id of its `node.terminal.end` audit entry (the
+/// tenant's admins).
+#[utoipa::path(get, path = "/audit/{id}/recording", tag = "audit",
+    params(("id" = String, Path, description = "The session's node.terminal.end audit entry id")),
+    responses((status = 200, description = "asciicast v2", content_type = "application/x-asciicast", body = String),
+              (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn recording(
+    State(state): State<AppState>,
+    Authenticated(caller): Authenticated,
+    ApiPath(id): ApiPath<String>,
+) -> Result<Response, ApiError> {
+    let recording = state.service.terminal_recording(&caller, &id).await?;
+    Ok((
+        [(header::CONTENT_TYPE, "application/x-asciicast")],
+        recording.cast_text,
+    )
+        .into_response())
 }

@@ -193,6 +193,15 @@ const MATRIX: &[(&str, [u16; 5])] = &[
         "PUT /api/v1/tenants/{id}/node-shell",
         [401, 403, 200, 404, 200],
     ),
+    (
+        "PUT /api/v1/tenants/{id}/terminal-recording",
+        [401, 403, 200, 404, 200],
+    ),
+    // No session of tenant A was recorded: the id names nothing for anyone.
+    (
+        "GET /api/v1/audit/{id}/recording",
+        [401, 404, 404, 404, 404],
+    ),
     ("GET /api/v1/tokens", [401, 200, 200, 200, 200]),
     ("POST /api/v1/tokens", [401, 201, 201, 201, 201]),
     ("DELETE /api/v1/tokens/{id}", [401, 404, 200, 404, 404]),

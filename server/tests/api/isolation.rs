@@ -94,6 +94,11 @@ const EXPECTATIONS: &[(&str, &[Check])] = &[
         &[Scoped, AdminOnly],
     ),
     ("PUT /api/v1/tenants/{id}/node-shell", &[Scoped, AdminOnly]),
+    (
+        "PUT /api/v1/tenants/{id}/terminal-recording",
+        &[Scoped, AdminOnly],
+    ),
+    ("GET /api/v1/audit/{id}/recording", &[Scoped]),
     ("GET /api/v1/tokens", &[Listing]),
     ("POST /api/v1/tokens", &[Personal]),
     ("DELETE /api/v1/tokens/{id}", &[Scoped]),
@@ -275,6 +280,7 @@ pub(crate) fn body_for(operation: &str) -> Option<Value> {
         p if p.ends_with("/local-nodes") => json!({"local_nodes": true}),
         p if p.ends_with("/dedicated-workers") => json!({"dedicated_workers": true}),
         p if p.ends_with("/node-shell") => json!({"node_shell": true}),
+        p if p.ends_with("/terminal-recording") => json!({"terminal_recording": false}),
         p if p.ends_with("/ssh/certificate") => json!({"public_key": "ssh-ed25519 AAAA"}),
         p if p.ends_with("/provider-types") => json!({"provider_types": ["docker"]}),
         "/api/v1/users" => {

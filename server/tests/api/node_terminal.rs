@@ -280,3 +280,150 @@ async fn a_terminal_runs_a_shell_on_the_node_for_its_owner_and_admins_only() {
         404
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tenant_that_records_sessions_keeps_each_as_asciicast_for_its_admins() {
+    let app = spawn_app(Backend::Sqlite).await;
+    let nodes = tempfile::tempdir().unwrap();
+    let _pool = pool(&app, nodes.path()).await;
+    let admin = with_catalog(&app, "acme").await;
+    let owner = app.user("owner", UserRole::User, "acme").await;
+    let stranger = with_catalog(&app, "globex").await;
+    let cluster = built_cluster(&app, &owner, "shop").await;
+    let path = format!("/api/v1/clusters/{cluster}/nodes/1000/terminal");
+    let setting = format!("/api/v1/tenants/{}/terminal-recording", admin.tenant_id);
+
+    // Only the tenant's admins turn it on; a body that does not fit is refused.
+    let on = json!({"terminal_recording": true});
+    let (status, _) = json_of(app.call(&owner, Method::PUT, &setting, Some(&on)).await).await;
+    assert_eq!(status, 403);
+    let (status, body) = json_of(
+        app.call(
+            &admin,
+            Method::PUT,
+            &setting,
+            Some(&json!({"terminal_recording": "yes"})),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(status, 422, "{body}");
+    let (status, body) = json_of(app.call(&admin, Method::PUT, &setting, Some(&on)).await).await;
+    assert_eq!((status, body), (200, on.clone()));
+
+    let mut terminal = open(&app, &format!("{path}?columns=90&rows=20"), &owner.token).await;
+    type_line(&mut terminal, "echo recorded-$((6*7))").await;
+    read_until(&mut terminal, "recorded-42").await;
+    terminal
+        .send(Message::Text(
+            json!({"type": "resize", "columns": 100, "rows": 30})
+                .to_string()
+                .into(),
+        ))
+        .await
+        .unwrap();
+    type_line(&mut terminal, "exit").await;
+    read_until_closed(&mut terminal, Duration::from_secs(10)).await;
+
+    let mut entry = Value::Null;
+    for _ in 0..100 {
+        let (_, page) = json_of(
+            app.call(
+                &admin,
+                Method::GET,
+                "/api/v1/audit?action=node.terminal.end",
+                None,
+            )
+            .await,
+        )
+        .await;
+        if let Some(found) = page.as_array().and_then(|entries| entries.first()) {
+            entry = found.clone();
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(entry["after"]["recorded"], true, "{entry}");
+    assert_eq!(entry["after"]["recording_truncated"], false, "{entry}");
+    let recording = format!("/api/v1/audit/{}/recording", entry["id"].as_str().unwrap());
+
+    // The tenant's admins read it: asciicast v2 holding what was typed and shown.
+    let response = app.call(&admin, Method::GET, &recording, None).await;
+    assert_eq!(response.status(), 200);
+    assert_eq!(
+        response.headers()["content-type"],
+        "application/x-asciicast"
+    );
+    let cast = response.text().await.unwrap();
+    let mut lines = cast.lines();
+    let header: Value = serde_json::from_str(lines.next().unwrap()).unwrap();
+    assert_eq!(header["version"], 2);
+    assert_eq!(
+        (header["width"].as_u64(), header["height"].as_u64()),
+        (Some(90), Some(20))
+    );
+    let events: Vec<Value> = lines
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let output: String = events
+        .iter()
+        .filter(|event| event[1] == "o")
+        .map(|event| event[2].as_str().unwrap())
+        .collect();
+    assert!(output.contains("echo recorded-$((6*7))"), "{output:?}");
+    assert!(output.contains("recorded-42"), "{output:?}");
+    assert!(
+        events
+            .iter()
+            .any(|event| event[1] == "r" && event[2] == "100x30"),
+        "{events:?}"
+    );
+    let times: Vec<f64> = events
+        .iter()
+        .map(|event| event[0].as_f64().unwrap())
+        .collect();
+    assert!(times.windows(2).all(|pair| pair[0] <= pair[1]), "{times:?}");
+
+    // The session's owner, a plain user, may not; another tenant finds nothing.
+    let status = app
+        .call(&owner, Method::GET, &recording, None)
+        .await
+        .status();
+    assert_eq!(status, 403);
+    let status = app
+        .call(&stranger, Method::GET, &recording, None)
+        .await
+        .status();
+    assert_eq!(status, 404);
+
+    // Off again: the next session is not recorded.
+    app.call(
+        &admin,
+        Method::PUT,
+        &setting,
+        Some(&json!({"terminal_recording": false})),
+    )
+    .await;
+    let mut terminal = open(&app, &path, &owner.token).await;
+    type_line(&mut terminal, "exit").await;
+    read_until_closed(&mut terminal, Duration::from_secs(10)).await;
+    let mut ended = Vec::new();
+    for _ in 0..100 {
+        ended = audit_actions(&app, &admin)
+            .await
+            .into_iter()
+            .filter(|(action, _, _)| action == "node.terminal.end")
+            .collect();
+        if ended.len() == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(ended.len(), 2);
+    assert!(
+        ended
+            .iter()
+            .any(|(_, _, after)| after.get("recorded").is_none()),
+        "{ended:?}"
+    );
+}
