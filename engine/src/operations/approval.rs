@@ -450,7 +450,9 @@ mod tests {
             is_admin: true,
             groups: &[],
         };
-        let table: Vec<(Decider<'_>, &str, Option<&str>, Result<(), Refusal>)> = vec![
+        // (who decides, who asked, the rule's approver group, the answer)
+        type Case<'a> = (Decider<'a>, &'a str, Option<&'a str>, Result<(), Refusal>);
+        let table: Vec<Case<'_>> = vec![
             (admin("boss"), "alice", None, Ok(())),
             (admin("boss"), "boss", None, Err(Refusal::OwnRequest)),
             (

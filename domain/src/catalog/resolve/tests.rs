@@ -227,3 +227,48 @@ fn a_chain_of_20000_templates_neither_overflows_nor_crawls() {
         started.elapsed()
     );
 }
+
+#[test]
+fn a_child_inherits_its_parents_groups_unless_it_names_its_own() {
+    let catalog = catalog(
+        json!([
+            {"name": "base", "groups": ["data-team"], "defaults": {"services": ["s"], "provider": "p", "hardwaretype": "h", "imagetype": "i", "config": {}}},
+            {"name": "same", "extends": {"name": "base"}, "defaults": {"services": ["s"], "provider": "p", "hardwaretype": "h", "imagetype": "i", "config": {}}},
+            {"name": "wider", "extends": {"name": "base"}, "groups": ["data-team", "ops"],
+             "defaults": {"services": ["s"], "provider": "p", "hardwaretype": "h", "imagetype": "i", "config": {}}},
+            {"name": "open", "defaults": {"services": ["s"], "provider": "p", "hardwaretype": "h", "imagetype": "i", "config": {}}}
+        ]),
+        json!([]),
+    );
+    let groups = |template: &str| {
+        let resolved = catalog.resolved_template(&name(template)).unwrap();
+        resolved
+            .groups
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(groups("same"), ["data-team"]);
+    assert_eq!(groups("wider"), ["data-team", "ops"]);
+    assert!(groups("open").is_empty());
+    let ops = crate::names::GroupName::parse("ops").unwrap();
+    let resolved = catalog.resolved_template(&name("same")).unwrap();
+    assert!(!resolved.open_to([&ops]), "a template limited to data-team");
+    assert!(catalog
+        .resolved_template(&name("wider"))
+        .unwrap()
+        .open_to([&ops]));
+    assert!(catalog
+        .resolved_template(&name("open"))
+        .unwrap()
+        .open_to([]));
+    // A bad group name is refused where it is written.
+    let error = import_bundle_value(json!({"clustertemplates": [
+        {"name": "bad", "groups": ["Not A Name"], "defaults": {"services": ["s"], "provider": "p", "hardwaretype": "h", "imagetype": "i", "config": {}}}
+    ]}))
+    .unwrap_err();
+    assert_eq!(
+        error.problems[0].path, "clustertemplates.bad.groups[0]",
+        "{error:?}"
+    );
+}
