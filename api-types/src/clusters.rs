@@ -245,6 +245,27 @@ pub struct ClusterDetail {
     /// unhealthy at once, nodes that keep data); absent when it never acted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub heal_note: Option<HealNote>,
+    /// Whether Corral replaces the cluster's dead nodes by itself.
+    #[serde(default)]
+    pub healing: HealingView,
+}
+
+/// Whether a cluster heals, and who decided.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct HealingView {
+    pub enabled: bool,
+    /// The owner's choice for this cluster; absent when the template's policy decides.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner_choice: Option<bool>,
+}
+
+/// The owner's healing choice for a cluster: on, off, or (`null`) the template's.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct HealingChoice {
+    pub enabled: Option<bool>,
 }
 
 /// What healing last did or declined to do on a cluster.

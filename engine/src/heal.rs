@@ -4,6 +4,9 @@
 //! still there and reads how long each node's checked services have been down, lets
 //! [`decide`] choose, and submits a `replace-nodes` job for the nodes to replace.
 //!
+//! The cluster's owner (or a tenant admin) may turn healing on or off for one cluster
+//! (`corral cluster heal ID on|off|template`); the template's timings stay.
+//!
 //! A cluster runs one job at a time, so there is never more than one heal job per
 //! cluster, also with several servers on one database (the loser's submit is refused
 //! and ignored). What healing did, or why it declined (too many nodes unhealthy at once,
@@ -62,9 +65,14 @@ pub async fn heal_clusters(executor: &Executor) -> usize {
 async fn heal_cluster(executor: &Executor, cluster_id: &str) -> Result<bool, String> {
     let store = executor.store();
     let cluster = store.cluster(cluster_id).await.map_err(|e| e.to_string())?;
-    let Some(policy) = policy(&cluster)? else {
+    let choice = store
+        .cluster_healing(cluster_id)
+        .await
+        .map_err(|e| e.to_string())?;
+    let policy = policy(&cluster)?.for_cluster(choice);
+    if !policy.enabled {
         return Ok(false);
-    };
+    }
     let layout: Layout = serde_json::from_str(&cluster.layout_json).map_err(|e| e.to_string())?;
     let conditions = conditions(executor, &cluster, &layout, now_ms()).await?;
     let decision = decide(&policy, &conditions);
@@ -153,15 +161,14 @@ async fn heal_cluster(executor: &Executor, cluster_id: &str) -> Result<bool, Str
     }
 }
 
-/// The cluster's healing policy when healing is on for it.
-fn policy(cluster: &Cluster) -> Result<Option<Healing>, String> {
+/// The healing policy of the cluster's template.
+pub(crate) fn policy(cluster: &Cluster) -> Result<Healing, String> {
     let catalog = import_bundle(&cluster.catalog_json).map_err(|e| e.to_string())?;
     let name = TemplateName::parse(cluster.template_name.clone()).map_err(|e| e.to_string())?;
     let template = catalog
         .resolved_template(&name)
         .map_err(|error| error.message())?;
-    let policy = Healing::of(&template).map_err(|problems| format!("{problems:?}"))?;
-    Ok(policy.enabled.then_some(policy))
+    Healing::of(&template).map_err(|problems| format!("{problems:?}"))
 }
 
 /// What the provider and the health checks say of each node of `layout`.

@@ -96,6 +96,7 @@ fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(clusters::plan))
         .routes(routes!(clusters::change))
         .routes(routes!(clusters::extend_lease))
+        .routes(routes!(clusters::set_healing))
         .routes(routes!(jobs::show))
         .routes(routes!(jobs::tasks))
         .routes(routes!(jobs::attempts))

@@ -65,6 +65,18 @@ impl Healing {
     }
 }
 
+impl Healing {
+    /// The policy as it applies to one cluster: the owner's choice, when there is one,
+    /// turns it on or off; the template's timings stay.
+    #[must_use]
+    pub fn for_cluster(self, owner_choice: Option<bool>) -> Healing {
+        Healing {
+            enabled: owner_choice.unwrap_or(self.enabled),
+            ..self
+        }
+    }
+}
+
 fn parse(value: &Value) -> Result<Healing, Vec<(String, String)>> {
     let Some(fields) = value.as_object() else {
         return Err(vec![(
@@ -324,6 +336,24 @@ mod tests {
         for (name, nodes, expected) in cases {
             assert_eq!(decide(&policy(), &nodes), expected, "{name}");
         }
+    }
+
+    #[test]
+    fn the_owner_turns_healing_on_or_off_keeping_the_templates_timings() {
+        let template = Healing {
+            heal_after: Duration::from_secs(30),
+            ..Healing::default()
+        };
+        for (choice, enabled) in [(None, false), (Some(true), true), (Some(false), false)] {
+            let policy = template.for_cluster(choice);
+            assert_eq!(policy.enabled, enabled, "{choice:?}");
+            assert_eq!(policy.heal_after, Duration::from_secs(30));
+        }
+        let on = Healing {
+            enabled: true,
+            ..Healing::default()
+        };
+        assert!(!on.for_cluster(Some(false)).enabled);
     }
 
     #[test]

@@ -635,6 +635,7 @@ impl Service {
             .heal_note(&cluster.id)
             .await?
             .map(|(text, at_ms)| api_types::HealNote { text, at_ms });
+        let healing = self.healing_view(&cluster).await?;
         let mut view = cluster_view(cluster, &usernames, now_ms())?;
         self.note_catalog_behind(&tenant_id, &mut view, behind)
             .await?;
@@ -645,6 +646,7 @@ impl Service {
             links,
             approvals,
             heal_note,
+            healing,
         })
     }
 
@@ -718,6 +720,50 @@ impl Service {
     }
 
     /// Sets the lease to end `seconds` from now.
+    /// Turns healing on or off for the cluster, or (`None`) back to its template's
+    /// policy: the owner's or a tenant admin's choice, audited.
+    pub async fn set_healing(
+        &self,
+        caller: &Caller,
+        id: &str,
+        choice: &api_types::HealingChoice,
+    ) -> Result<api_types::HealingView, ServiceError> {
+        let cluster = self.live_cluster(caller, id).await?;
+        let before = self.store.cluster_healing(&cluster.id).await?;
+        self.store
+            .set_cluster_healing(&cluster.id, choice.enabled)
+            .await?;
+        let word = |choice: Option<bool>| match choice {
+            Some(true) => "on".to_owned(),
+            Some(false) => "off".to_owned(),
+            None => "template".to_owned(),
+        };
+        let mut record = AuditRecord::new(
+            &cluster.tenant_id,
+            "cluster.healing",
+            "cluster",
+            &cluster.name,
+        );
+        record.before = Some(word(before));
+        record.after = Some(word(choice.enabled));
+        self.audit(caller, record).await;
+        self.healing_view(&cluster).await
+    }
+
+    /// Whether the cluster heals: its template's policy, or its owner's choice.
+    async fn healing_view(
+        &self,
+        cluster: &Cluster,
+    ) -> Result<api_types::HealingView, ServiceError> {
+        let owner_choice = self.store.cluster_healing(&cluster.id).await?;
+        // An unreadable snapshot heals nothing (the monitor says why in its log).
+        let template = crate::heal::policy(cluster).unwrap_or_default();
+        Ok(api_types::HealingView {
+            enabled: template.for_cluster(owner_choice).enabled,
+            owner_choice,
+        })
+    }
+
     pub async fn extend_lease(
         &self,
         caller: &Caller,

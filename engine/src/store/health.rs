@@ -234,6 +234,31 @@ impl Store {
         Ok(changed.rows_affected() > 0)
     }
 
+    /// The owner's healing choice for the cluster: `None` when the template decides.
+    pub async fn cluster_healing(&self, cluster_id: &str) -> Result<Option<bool>, StoreError> {
+        let row: Option<(Option<i64>,)> =
+            sqlx::query_as("SELECT healing FROM clusters WHERE id = $1")
+                .bind(cluster_id)
+                .fetch_optional(&self.pool)
+                .await?;
+        Ok(row.and_then(|(healing,)| healing).map(|flag| flag != 0))
+    }
+
+    /// Sets the owner's healing choice (`None`: back to the template's policy).
+    pub async fn set_cluster_healing(
+        &self,
+        cluster_id: &str,
+        healing: Option<bool>,
+    ) -> Result<(), StoreError> {
+        let _turn = self.write_turn().await;
+        sqlx::query("UPDATE clusters SET healing = $2 WHERE id = $1")
+            .bind(cluster_id)
+            .bind(healing.map(i64::from))
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
     /// Records what a claimed check found and when the next one is due.
     pub async fn record_check(
         &self,

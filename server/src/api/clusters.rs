@@ -130,6 +130,22 @@ pub async fn extend_lease(
     ))
 }
 
+/// Turn healing on or off for the cluster (`{"enabled": null}`: back to its template's
+/// policy). The owner or a tenant admin.
+#[utoipa::path(put, path = "/clusters/{id}/healing", tag = "clusters",
+    params(("id" = String, Path, description = "Cluster id, or the name of a live cluster of your tenant")),
+    request_body = api_types::HealingChoice,
+    responses((status = 200, body = api_types::HealingView), (status = 404, body = ErrorBody),
+              (status = 422, body = ErrorBody)))]
+pub async fn set_healing(
+    State(state): State<AppState>,
+    Authenticated(caller): Authenticated,
+    ApiPath(id): ApiPath<String>,
+    ApiJson(choice): ApiJson<api_types::HealingChoice>,
+) -> Result<Json<api_types::HealingView>, ApiError> {
+    Ok(Json(state.service.set_healing(&caller, &id, &choice).await?))
+}
+
 /// Delete the cluster: its nodes are stopped and removed by a delete job; with
 /// `force=true`, a stop or remove step that fails is passed over.
 #[utoipa::path(delete, path = "/clusters/{id}", operation_id = "delete_cluster", tag = "clusters",

@@ -44,6 +44,13 @@ pub enum ClusterCommand {
         #[arg(long)]
         hours: u64,
     },
+    /// Turn healing (replacing dead nodes by itself) on or off for the cluster, or back
+    /// to what its template says.
+    Heal {
+        id: String,
+        #[arg(value_enum)]
+        choice: HealChoice,
+    },
     /// Open an SSH session to a node through the server (a shell, or `-- COMMAND`),
     /// or print an OpenSSH config for the cluster's nodes (`--config`).
     Ssh(super::node_ssh::SshArgs),
@@ -101,6 +108,15 @@ pub enum ChangeOperation {
     Upgrade,
     /// Give named nodes successors with the same services, then delete them.
     ReplaceNodes,
+}
+
+/// `corral cluster heal`'s choice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum HealChoice {
+    On,
+    Off,
+    /// Whatever the cluster's template says.
+    Template,
 }
 
 #[derive(Debug, Args)]
@@ -361,8 +377,12 @@ pub async fn run(args: ClusterArgs) -> anyhow::Result<ExitCode> {
                 if let Some(behind) = cluster.cluster.catalog_behind_summary() {
                     println!("{behind} (corral cluster plan {id} upgrade)");
                 }
-                if let Some(note) = &cluster.heal_note {
-                    println!("healing: {}", note.text);
+                if cluster.healing.enabled || cluster.heal_note.is_some() {
+                    let state = if cluster.healing.enabled { "on" } else { "off" };
+                    match &cluster.heal_note {
+                        Some(note) => println!("healing: {state}; {}", note.text),
+                        None => println!("healing: {state}"),
+                    }
                 }
                 println!();
                 print_table(
@@ -475,6 +495,32 @@ pub async fn run(args: ClusterArgs) -> anyhow::Result<ExitCode> {
                 return Ok(ExitCode::SUCCESS);
             }
             to_json(&submitted)?
+        }
+        ClusterCommand::Heal { id, choice } => {
+            let enabled = match choice {
+                HealChoice::On => Some(true),
+                HealChoice::Off => Some(false),
+                HealChoice::Template => None,
+            };
+            let view: api_types::HealingView = client
+                .put_as(
+                    &format!("/api/v1/clusters/{id}/healing"),
+                    &api_types::HealingChoice { enabled },
+                )
+                .await?;
+            if !json {
+                println!(
+                    "healing is {} for cluster {id} ({})",
+                    if view.enabled { "on" } else { "off" },
+                    if view.owner_choice.is_some() {
+                        "its own setting"
+                    } else {
+                        "as its template says"
+                    }
+                );
+                return Ok(ExitCode::SUCCESS);
+            }
+            to_json(&view)?
         }
         ClusterCommand::Lease { id, hours } => {
             client

@@ -40,6 +40,7 @@ const EXPECTATIONS: &[(&str, &[Check])] = &[
     ("POST /api/v1/clusters/{id}/plan", &[Scoped]),
     ("POST /api/v1/clusters/{id}/changes", &[Scoped]),
     ("PUT /api/v1/clusters/{id}/lease", &[Scoped]),
+    ("PUT /api/v1/clusters/{id}/healing", &[Scoped]),
     (
         "POST /api/v1/clusters/{id}/nodes/{number}/ssh/certificate",
         &[Scoped],
@@ -276,6 +277,7 @@ pub(crate) fn body_for(operation: &str) -> Option<Value> {
         "/api/v1/clusters" => json!({"name": "probe", "template": "lifecycle", "size": 2}),
         p if p.ends_with("/plan") || p.ends_with("/changes") => json!({"operation": "restart"}),
         p if p.ends_with("/lease") => json!({"seconds": 3600}),
+        p if p.ends_with("/healing") => json!({"enabled": true}),
         p if p.ends_with("/quotas") => json!({"max_clusters": 1}),
         p if p.ends_with("/local-nodes") => json!({"local_nodes": true}),
         p if p.ends_with("/dedicated-workers") => json!({"dedicated_workers": true}),

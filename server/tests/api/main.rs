@@ -9,6 +9,7 @@ mod auth;
 mod authz_matrix;
 mod clusters;
 mod dedicated_workers;
+mod healing;
 mod health;
 mod helpers;
 mod hooks;

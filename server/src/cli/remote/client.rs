@@ -284,6 +284,16 @@ impl Client {
         typed(path, self.post(path, &body).await?)
     }
 
+    /// PUTs `body` to `path` and reads the answer as `T`.
+    pub async fn put_as<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        body: &impl Serialize,
+    ) -> anyhow::Result<T> {
+        let body = serde_json::to_value(body)?;
+        typed(path, self.send(Method::PUT, path, Some(&body), &[]).await?)
+    }
+
     /// DELETEs `path` and reads the answer as `T`.
     pub async fn delete_as<T: DeserializeOwned>(&self, path: &str) -> anyhow::Result<T> {
         typed(path, self.delete(path).await?)
