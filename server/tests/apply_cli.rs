@@ -636,17 +636,9 @@ async fn releases_served(url: &str) -> BTreeSet<(String, String)> {
     seen
 }
 
-/// Issue 40's first acceptance: the admin changes `app`'s install; the cluster says it
-/// is behind, the upgrade's plan touches only what changed, the upgrade runs under a
-/// client fetching the site every 100 ms without one failure, every app node then
-/// serves the new release, and rolling the job back brings the old one back.
-#[tokio::test(flavor = "multi_thread")]
-async fn an_upgrade_rolls_a_changed_service_out_without_downtime_and_back() {
-    let data = tempfile::tempdir().unwrap();
-    let config = tempfile::tempdir().unwrap();
-    let server = start(data.path());
-    let cfg = config.path();
-    login_as_admin(cfg, &server);
+/// Creates the web-stack `shop` of 4 local nodes and waits for it: its view and the
+/// address of its web site.
+fn web_stack_of_four(cfg: &Path) -> (serde_json::Value, String) {
     ok(&corral(
         cfg,
         &[
@@ -662,7 +654,6 @@ async fn an_upgrade_rolls_a_changed_service_out_without_downtime_and_back() {
         "",
     ));
     let shop = show(cfg, "shop");
-    assert_eq!(shop["catalog_behind"], serde_json::json!([]));
     let site = shop["links"]
         .as_array()
         .unwrap()
@@ -672,6 +663,22 @@ async fn an_upgrade_rolls_a_changed_service_out_without_downtime_and_back() {
         .as_str()
         .unwrap()
         .to_owned();
+    (shop, site)
+}
+
+/// Issue 40's first acceptance: the admin changes `app`'s install; the cluster says it
+/// is behind, the upgrade's plan touches only what changed, the upgrade runs under a
+/// client fetching the site every 100 ms without one failure, every app node then
+/// serves the new release, and rolling the job back brings the old one back.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_upgrade_rolls_a_changed_service_out_without_downtime_and_back() {
+    let data = tempfile::tempdir().unwrap();
+    let config = tempfile::tempdir().unwrap();
+    let server = start(data.path());
+    let cfg = config.path();
+    login_as_admin(cfg, &server);
+    let (shop, site) = web_stack_of_four(cfg);
+    assert_eq!(shop["catalog_behind"], serde_json::json!([]));
     let app_nodes: BTreeSet<u64> = shop["layout"]["nodes"]
         .as_array()
         .unwrap()
@@ -902,30 +909,7 @@ async fn a_replaced_node_hands_over_to_its_successor_without_downtime() {
     let server = start(data.path());
     let cfg = config.path();
     login_as_admin(cfg, &server);
-    ok(&corral(
-        cfg,
-        &[
-            "cluster",
-            "create",
-            "shop",
-            "--template",
-            "web-stack",
-            "--size",
-            "4",
-            "--wait",
-        ],
-        "",
-    ));
-    let shop = show(cfg, "shop");
-    let site = shop["links"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|link| link["label"] == "web site")
-        .unwrap()["url"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let (shop, site) = web_stack_of_four(cfg);
     let nodes = shop["layout"]["nodes"].as_array().unwrap().clone();
     let runs = |node: &serde_json::Value, service: &str| {
         node["services"]
@@ -951,7 +935,14 @@ async fn a_replaced_node_hands_over_to_its_successor_without_downtime() {
 
     let refused = corral(
         cfg,
-        &["cluster", "change", "shop", "replace-nodes", "--nodes", &keeping_data],
+        &[
+            "cluster",
+            "change",
+            "shop",
+            "replace-nodes",
+            "--nodes",
+            &keeping_data,
+        ],
         "",
     );
     assert!(!refused.status.success());
@@ -981,7 +972,14 @@ async fn a_replaced_node_hands_over_to_its_successor_without_downtime() {
     );
     let unknown = corral(
         cfg,
-        &["cluster", "plan", "shop", "replace-nodes", "--nodes", "1999"],
+        &[
+            "cluster",
+            "plan",
+            "shop",
+            "replace-nodes",
+            "--nodes",
+            "1999",
+        ],
         "",
     );
     assert!(
@@ -993,7 +991,14 @@ async fn a_replaced_node_hands_over_to_its_successor_without_downtime() {
     let replaced_arg = replaced.to_string();
     let plan = ok(&corral(
         cfg,
-        &["cluster", "plan", "shop", "replace-nodes", "--nodes", &replaced_arg],
+        &[
+            "cluster",
+            "plan",
+            "shop",
+            "replace-nodes",
+            "--nodes",
+            &replaced_arg,
+        ],
         "",
     ));
     let successor = last + 1;
@@ -1005,14 +1010,28 @@ async fn a_replaced_node_hands_over_to_its_successor_without_downtime() {
     let fetching = tokio::spawn(fetch_every_100ms(site.clone(), stopped));
     let changed = ok(&corral(
         cfg,
-        &["cluster", "change", "shop", "replace-nodes", "--nodes", &replaced_arg],
+        &[
+            "cluster",
+            "change",
+            "shop",
+            "replace-nodes",
+            "--nodes",
+            &replaced_arg,
+        ],
         "",
     ));
-    let watched = ok(&corral(cfg, &["job", "watch", &submitted_job(&changed)], ""));
+    let watched = ok(&corral(
+        cfg,
+        &["job", "watch", &submitted_job(&changed)],
+        "",
+    ));
     assert!(watched.contains("succeeded"), "{watched}");
     stop.send(true).unwrap();
     let (failed, failures, _) = fetching.await.unwrap();
-    assert_eq!(failed, 0, "fetches failed during the replacement: {failures:?}");
+    assert_eq!(
+        failed, 0,
+        "fetches failed during the replacement: {failures:?}"
+    );
 
     let after = backends(&site, 8).await;
     assert_eq!(after.len(), 2, "{after:?}");
