@@ -22,4 +22,4 @@ vendor xterm-fit.js @xterm/addon-fit/lib/addon-fit.mjs
 vendor xterm.css @xterm/xterm/css/xterm.css
 vendor asciinema-player.js asciinema-player/dist/bundle/asciinema-player.min.js
 vendor asciinema-player.css asciinema-player/dist/bundle/asciinema-player.css
-cp "$js/terminal.js" "$out/"
+cp "$js/terminal.js" "$js/player.js" "$out/"

@@ -4,7 +4,8 @@
 // window changes the PTY's size; nothing is blocked by the page's content security
 // policy; an idle session is closed and Reconnect opens a new one; a user of another
 // tenant is refused the upgrade; with the tenant's setting off the button is gone and
-// the endpoint answers 404.
+// the endpoint answers 404; with recording on (point 5) a session's asciicast holds
+// what was typed and the audit page plays it (asciinema-player, loaded on first use).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
@@ -187,4 +188,57 @@ test('with the tenant setting off the button is gone and the endpoint answers 40
   await page.getByTestId('node-table').waitFor();
   assert.equal(await page.getByTestId('terminal-open').count(), 3, 'back on: a button per node');
   await page.close();
+});
+
+test('a recorded session plays back on the audit page', async () => {
+  const tenant = (await admin.get('/api/v1/session')).user.tenant_id;
+  await admin.call('PUT', `/api/v1/tenants/${tenant}/terminal-recording`, { terminal_recording: true });
+  const page = await browser.context.newPage();
+  const violations = [];
+  const errors = [];
+  page.on('console', (message) => {
+    if (message.text().includes('Content Security Policy')) violations.push(message.text());
+  });
+  page.on('pageerror', (error) => errors.push(error.message));
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await page.goto(`${corral.url}clusters/${cluster.id}`);
+  await page.waitForSelector('body[data-hydrated]', { timeout: 30_000 });
+  const row = page.locator('[data-testid="node-table"] tr', { has: page.locator('td.num', { hasText: /^1000$/ }) });
+  await row.getByTestId('terminal-open').click();
+  await page.waitForSelector('[data-testid="terminal"][data-state="open"]', { timeout: 20_000 });
+  await page.keyboard.type('echo played-$((6*7))\n');
+  await waitForScreen(page, /\nplayed-42/);
+  await page.keyboard.type('exit\n');
+  await page.waitForSelector('[data-testid="terminal"][data-state="closed"]', { timeout: 20_000 });
+
+  // The cast holds the typed command and its output.
+  const [entry] = await admin.get('/api/v1/audit?action=node.terminal.end');
+  assert.equal(entry.after.recorded, true, JSON.stringify(entry));
+  const cast = await (await fetch(`${admin.base}/api/v1/audit/${entry.id}/recording`, {
+    headers: { cookie: admin.cookie },
+  })).text();
+  const [header, ...events] = cast.trim().split('\n').map((line) => JSON.parse(line));
+  assert.equal(header.version, 2);
+  // Typed keys come back one echo at a time: the output events together hold the line.
+  const output = events.filter(([, code]) => code === 'o').map(([, , data]) => data).join('');
+  assert.ok(output.includes('echo played-$((6*7))'), output);
+  assert.ok(output.includes('played-42'), output);
+
+  // The audit page plays it.
+  await page.goto(`${corral.url}admin/audit?action=node.terminal.end`);
+  await page.waitForSelector('body[data-hydrated]', { timeout: 30_000 });
+  await page.getByTestId('recording-play').first().click();
+  await page.waitForSelector('[data-testid="player"]', { timeout: 20_000 });
+  const deadline = Date.now() + 20_000;
+  let shown = '';
+  while (Date.now() < deadline && !shown.includes('played-42')) {
+    shown = (await page.getByTestId('player').innerText()).replaceAll('\u00a0', ' ');
+    await page.waitForTimeout(200);
+  }
+  assert.ok(shown.includes('played-42'), `the player shows:\n${shown}`);
+  await page.screenshot({ path: join(outputDir, 'terminal-recording-player.png') });
+  assert.deepEqual(violations, [], violations.join('\n'));
+  assert.deepEqual(errors, [], errors.join('\n'));
+  await page.close();
+  await admin.call('PUT', `/api/v1/tenants/${tenant}/terminal-recording`, { terminal_recording: false });
 });

@@ -47,17 +47,30 @@ pub fn AuditPage() -> impl IntoView {
                 match entries.await {
                     Ok(rows) if rows.is_empty() => view! { <p class="muted">"Nothing matches."</p> }.into_any(),
                     Ok(rows) => {
-                        let rows = rows.into_iter().map(|row| view! {
-                            <tr>
-                                <td>{timestamp(row.at_ms)}</td>
-                                <td>{row.actor}</td>
-                                <td><code>{row.action}</code></td>
-                                <td>{row.target}</td>
-                                <td class="muted">{row.address.unwrap_or_default()}</td>
-                            </tr>
+                        let rows = rows.into_iter().map(|row| {
+                            // A recorded terminal session plays here (its player is
+                            // loaded on the first click, like the terminal).
+                            let play = row.recorded.then(|| view! {
+                                <button type="button" class="button button-quiet" data-testid="recording-play"
+                                    data-player-src=format!("/api/v1/audit/{}/recording", row.id)
+                                    data-player-label=row.target.clone()
+                                    on:click=play_recording>
+                                    "Play"
+                                </button>
+                            });
+                            view! {
+                                <tr>
+                                    <td>{timestamp(row.at_ms)}</td>
+                                    <td>{row.actor}</td>
+                                    <td><code>{row.action}</code></td>
+                                    <td>{row.target}</td>
+                                    <td class="muted">{row.address.unwrap_or_default()}</td>
+                                    <td>{play}</td>
+                                </tr>
+                            }
                         }).collect_view();
                         view! {
-                            <DataTable card=true testid="audit-table" columns=&["When", "User", "Action", "Target", "From"]>
+                            <DataTable card=true testid="audit-table" columns=&["When", "User", "Action", "Target", "From", "Recording"]>
                                 {rows}
                             </DataTable>
                         }.into_any()
@@ -67,4 +80,12 @@ pub fn AuditPage() -> impl IntoView {
             })}
         </Suspense>
     }
+}
+
+/// A Play button's click: loads the session player (browser only).
+fn play_recording(event: leptos::ev::MouseEvent) {
+    #[cfg(feature = "hydrate")]
+    crate::terminal::play(&event);
+    #[cfg(not(feature = "hydrate"))]
+    let _ = event;
 }

@@ -27,6 +27,13 @@ pub async fn audit_log(actor: String, action: String) -> Result<Vec<AuditRow>, U
         .into_iter()
         .map(|entry| AuditRow {
             has_change: entry.before.is_some() || entry.after.is_some(),
+            recorded: entry.action == "node.terminal.end"
+                && entry
+                    .after
+                    .as_ref()
+                    .and_then(|after| after.get("recorded"))
+                    .and_then(serde_json::Value::as_bool)
+                    .unwrap_or(false),
             id: entry.id,
             tenant_id: entry.tenant_id,
             actor: entry.actor,

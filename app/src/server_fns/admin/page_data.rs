@@ -175,6 +175,10 @@ pub struct AuditRow {
     pub at_ms: i64,
     /// Whether before/after bodies were recorded.
     pub has_change: bool,
+    /// A browser terminal session's end whose session was recorded (its recording is
+    /// at `/api/v1/audit/{id}/recording`).
+    #[serde(default)]
+    pub recorded: bool,
 }
 
 /// The admin scope: the tenant being administered, and (superadmins) the others.
