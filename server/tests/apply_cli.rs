@@ -949,7 +949,7 @@ async fn a_replaced_node_hands_over_to_its_successor_without_downtime() {
     let stderr = text(&refused.stderr);
     assert!(
         stderr.contains(&format!("node {keeping_data} runs kv"))
-            && stderr.contains("keep data")
+            && stderr.contains("keeps data")
             && stderr.contains("--force"),
         "{stderr}"
     );

@@ -45,22 +45,28 @@ pub(super) fn replacement(
                 })
                 .map(|service| service.as_str())
                 .collect();
-            (!stateful.is_empty())
-                .then(|| format!("node {} runs {}", node.number, stateful.join(", ")))
+            let verb = if stateful.len() == 1 { "keeps" } else { "keep" };
+            (!stateful.is_empty()).then(|| {
+                format!(
+                    "node {} runs {}, which {verb} data on the node",
+                    node.number,
+                    stateful.join(", ")
+                )
+            })
         })
         .collect();
     let warnings = if keeping_data.is_empty() {
         Vec::new()
     } else if accept_data_loss {
         vec![format!(
-            "{}, which keep data on the node: the replacement starts without it, and \
-             the data on the old node is lost when it is deleted",
+            "{}: the replacement starts without it, and the data on the old node is \
+             lost when it is deleted",
             keeping_data.join("; ")
         )]
     } else {
         return Err(OperationError::DataWouldBeLost(format!(
-            "{}, which keep data on the node: a replacement would lose it; replace with \
-             force (--force) to accept that, or leave the node",
+            "{}: a replacement would lose it; replace with force (--force) to accept \
+             that, or leave the node",
             keeping_data.join("; ")
         )));
     };
@@ -154,7 +160,7 @@ mod tests {
         let refused = replacement("shop", &catalog(), &layout(), &nodes, false).unwrap_err();
         assert!(
             matches!(&refused, OperationError::DataWouldBeLost(message)
-                if message.starts_with("node 1000 runs db, which keep data")
+                if message.starts_with("node 1000 runs db, which keeps data on the node: a replacement")
                     && message.contains("--force")),
             "{refused}"
         );
