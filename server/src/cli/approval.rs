@@ -81,16 +81,22 @@ pub enum RuleCommand {
 }
 
 #[derive(Debug, Args)]
-#[group(id = "matches", required = true, multiple = false)]
+// Exactly one of the three says what the rule matches; the others are its options.
+#[group(skip)]
+#[command(group(
+    clap::ArgGroup::new("matches")
+        .required(true)
+        .args(["size_above", "template", "provider"])
+))]
 pub struct RuleAddArgs {
     /// Clusters that would have more than N nodes.
-    #[arg(long, value_name = "N", group = "matches")]
+    #[arg(long, value_name = "N")]
     pub size_above: Option<String>,
     /// Clusters of this template.
-    #[arg(long, value_name = "TEMPLATE", group = "matches")]
+    #[arg(long, value_name = "TEMPLATE")]
     pub template: Option<String>,
     /// Clusters on this provider.
-    #[arg(long, value_name = "PROVIDER", group = "matches")]
+    #[arg(long, value_name = "PROVIDER")]
     pub provider: Option<String>,
     /// A group whose members may decide too (tenant admins always may).
     #[arg(long, value_name = "GROUP")]
@@ -262,18 +268,18 @@ fn describe_rule(rule: &ApprovalRuleView) -> String {
 
 /// A request in a few lines: what it would do, why it waits, how it ended.
 pub fn print_request(request: &ApprovalView) {
+    let what = match request.operation {
+        api_types::ApprovalOperation::Create => format!("{} node(s)", request.size),
+        api_types::ApprovalOperation::Grow => {
+            format!("+{} to {} node(s)", request.growth, request.size)
+        }
+    };
     println!(
-        "{}  {:<8} {} cluster {} ({} to {} node(s), template {}, provider {})",
+        "{}  {:<8} {} cluster {} ({what}, template {}, provider {})",
         request.id,
         request.state,
         request.operation,
         request.cluster,
-        if request.growth == request.size {
-            "create".to_owned()
-        } else {
-            format!("+{}", request.growth)
-        },
-        request.size,
         request.template,
         request.provider,
     );
