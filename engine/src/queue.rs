@@ -83,10 +83,14 @@ impl From<sqlx::Error> for QueueError {
 
 /// Starts a transaction that may write, in this process's turn (see
 /// [`Store::begin_write`]); keep the turn until the transaction ends.
-pub(crate) async fn begin_write(
+#[track_caller]
+pub(crate) fn begin_write(
     store: &Store,
-) -> Result<(WriteTurn, Transaction<'static, Any>), QueueError> {
-    Ok(store.begin_write().await?)
+) -> impl std::future::Future<Output = Result<(WriteTurn, Transaction<'static, Any>), QueueError>>
+       + Send
+       + '_ {
+    let beginning = store.begin_write();
+    async move { Ok(beginning.await?) }
 }
 
 /// Row-lock suffix for a job row read inside a write transaction (SQLite's write

@@ -131,8 +131,12 @@ fn describe_migrate(err: &sqlx::migrate::MigrateError) -> String {
 pub struct Store {
     pool: AnyPool,
     backend: Backend,
-    /// Whose turn it is to write, among this process's write transactions (SQLite).
+    /// Whose turn it is to write, among this process's write transactions (SQLite):
+    /// held by the code at the location it keeps, so a turn that is never given back
+    /// can be named (see [`Store::write_turn`]).
     writer: Arc<tokio::sync::Mutex<()>>,
+    /// Where the current (or last) turn was taken.
+    turn_taken_at: Arc<std::sync::Mutex<Option<&'static std::panic::Location<'static>>>>,
     /// Seals the secrets some rows hold; without it they cannot be written or read.
     secret_key: Option<Arc<SecretKey>>,
     /// The operator's limits for docker nodes, which previews check hardware types
@@ -156,6 +160,10 @@ pub struct Store {
 /// file still meet SQLite's busy handler.
 #[must_use = "the turn lasts as long as it is held"]
 pub(crate) struct WriteTurn(#[allow(dead_code)] Option<tokio::sync::OwnedMutexGuard<()>>);
+
+/// How long a writer waits for its turn before it says so (and again each time as
+/// long): turns last one transaction, so a wait this long means a holder that is stuck.
+const TURN_WAIT_WARNING: std::time::Duration = std::time::Duration::from_secs(30);
 
 impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -216,6 +224,7 @@ impl Store {
             pool,
             backend,
             writer: Arc::default(),
+            turn_taken_at: Arc::default(),
             secret_key: None,
             docker_limits: crate::provider::DockerLimits::default(),
             job_wakes: crate::queue::JobWakes::default(),
@@ -226,26 +235,58 @@ impl Store {
     /// Starts a transaction that may write, in this process's turn (see [`WriteTurn`]);
     /// SQLite takes its write lock up front so a read-then-write transaction never fails
     /// on a stale snapshot. Keep the turn until the transaction ends.
-    pub(crate) async fn begin_write(
+    #[track_caller]
+    pub(crate) fn begin_write(
         &self,
-    ) -> Result<(WriteTurn, Transaction<'static, Any>), StoreError> {
-        Ok(match self.backend {
-            Backend::Sqlite => {
-                let turn = self.write_turn().await;
-                (turn, self.pool.begin_with("BEGIN IMMEDIATE").await?)
-            }
-            Backend::Postgres => (WriteTurn(None), self.pool.begin().await?),
-        })
+    ) -> impl std::future::Future<Output = Result<(WriteTurn, Transaction<'static, Any>), StoreError>>
+           + Send
+           + '_ {
+        let turn = self.write_turn();
+        async move {
+            Ok(match self.backend {
+                Backend::Sqlite => {
+                    let turn = turn.await;
+                    (turn, self.pool.begin_with("BEGIN IMMEDIATE").await?)
+                }
+                Backend::Postgres => (WriteTurn(None), self.pool.begin().await?),
+            })
+        }
     }
 
     /// This process's turn to write one statement outside a transaction (see
     /// [`WriteTurn`]): a statement that waited inside SQLite's busy handler instead
     /// would hold a pooled connection for as long, and under load the handler's sleeps
     /// reached seconds and starved the pool. Never take it while holding one.
-    pub(crate) async fn write_turn(&self) -> WriteTurn {
-        match self.backend {
-            Backend::Sqlite => WriteTurn(Some(self.writer.clone().lock_owned().await)),
-            Backend::Postgres => WriteTurn(None),
+    ///
+    /// The turn remembers where it was taken; a writer that waits longer than
+    /// [`TURN_WAIT_WARNING`] logs where it waits and where the holder took the turn.
+    #[track_caller]
+    pub(crate) fn write_turn(&self) -> impl std::future::Future<Output = WriteTurn> + Send + '_ {
+        let wanted_at = std::panic::Location::caller();
+        async move {
+            if self.backend == Backend::Postgres {
+                return WriteTurn(None);
+            }
+            let taking = self.writer.clone().lock_owned();
+            tokio::pin!(taking);
+            let started = std::time::Instant::now();
+            let guard = loop {
+                match tokio::time::timeout(TURN_WAIT_WARNING, &mut taking).await {
+                    Ok(guard) => break guard,
+                    Err(_) => {
+                        let held_at = crate::sync::lock_unpoisoned(&self.turn_taken_at)
+                            .map_or_else(|| "unknown".to_owned(), ToString::to_string);
+                        tracing::warn!(
+                            waited_s = started.elapsed().as_secs(),
+                            at = %wanted_at,
+                            held_by = %held_at,
+                            "waiting for SQLite's write turn"
+                        );
+                    }
+                }
+            };
+            *crate::sync::lock_unpoisoned(&self.turn_taken_at) = Some(wanted_at);
+            WriteTurn(Some(guard))
         }
     }
 
