@@ -1062,6 +1062,33 @@ impl Ec2Provider {
         self.keys.forget(&state.key_name).await
     }
 
+    /// Gone when the node's instance is terminated (or terminating), stopped, or no
+    /// longer known to the endpoint.
+    async fn instance_presence(
+        &self,
+        record: &NodeRecord,
+    ) -> Result<super::NodePresence, ProviderError> {
+        let state = state_of(record)?;
+        let provider = state.provider.as_str();
+        let (client, _) = self
+            .client(
+                &state.tenant_id,
+                provider,
+                (state.credentials_user.as_deref(), true),
+                &state.region,
+                &state.endpoint,
+            )
+            .await?;
+        let found = self
+            .instance(&client, &record.id, provider, &state.instance_id)
+            .await?;
+        Ok(match found.map(|instance| instance.state()) {
+            Some(InstanceState::Pending | InstanceState::Running) => super::NodePresence::Present,
+            Some(InstanceState::Other(_)) => super::NodePresence::Unknown,
+            Some(_) | None => super::NodePresence::Gone,
+        })
+    }
+
     async fn adopt_node(&self, record: &NodeRecord) -> Result<NodeRecord, ProviderError> {
         let mut state = state_of(record)?;
         let node = record.id.as_str();
@@ -1185,6 +1212,10 @@ impl super::NodeProvider for Ec2Provider {
 
     fn adopt<'a>(&'a self, record: &'a NodeRecord) -> ProviderFuture<'a, NodeRecord> {
         Box::pin(self.adopt_node(record))
+    }
+
+    fn presence<'a>(&'a self, record: &'a NodeRecord) -> ProviderFuture<'a, super::NodePresence> {
+        Box::pin(self.instance_presence(record))
     }
 
     fn check<'a>(

@@ -200,6 +200,10 @@ async fn ec2_nodes_are_made_once_share_their_cluster_and_go_with_it() {
         .with_allowed_endpoints(vec![moto.endpoint.clone()]);
     let adopted = restarted.adopt(&first).await.unwrap();
     assert_eq!(state(&adopted).instance_id, first_state.instance_id);
+    assert_eq!(
+        restarted.presence(&first).await.unwrap(),
+        engine::provider::NodePresence::Present
+    );
     assert_eq!(adopted.host_key, first.host_key);
     // A process on another machine connects with its own copy of the stored key.
     let elsewhere = tempfile::tempdir().unwrap();
@@ -219,6 +223,11 @@ async fn ec2_nodes_are_made_once_share_their_cluster_and_go_with_it() {
     assert!(instance_xml(&moto, &first_state.instance_id)
         .await
         .contains("<name>terminated</name>"));
+    // What healing reads: a terminated instance is gone.
+    assert_eq!(
+        restarted.presence(&first).await.unwrap(),
+        engine::provider::NodePresence::Gone
+    );
     assert!(key_pair_exists(&moto, cluster).await);
     assert_eq!(group_ids(&moto, cluster).await, 1);
     let error = restarted.adopt(&first).await.unwrap_err();
