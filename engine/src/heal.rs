@@ -13,7 +13,7 @@
 //! nodes that keep data), is the cluster's heal note, shown on its page, and each heal
 //! is in the job list and the audit log (`cluster.heal`, by "corral (healing)").
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 use api_types::{ClusterState, ServiceHealth};
@@ -35,24 +35,59 @@ pub const HEALER: &str = "corral (healing)";
 /// How often a process looks at its clusters' nodes.
 pub const EVERY: Duration = Duration::from_secs(5);
 
+/// Each cluster's template policy as of the cluster row's `updated_at_ms`: a tick reads
+/// a cluster's catalog snapshot only when the cluster changed, so clusters that do not
+/// heal cost one row of a listing.
+#[derive(Debug, Default)]
+pub struct Policies(HashMap<String, (i64, Healing)>);
+
 /// Looks at every active cluster once, replacing the nodes its policy says to.
 /// Returns how many heal jobs it submitted; a cluster that cannot be read is logged and
 /// passed over.
-pub async fn heal_clusters(executor: &Executor) -> usize {
+pub async fn heal_clusters(executor: &Executor, policies: &mut Policies) -> usize {
     let store = executor.store();
-    let clusters = match store.monitored_clusters().await {
-        Ok(clusters) => clusters,
+    let listed = async {
+        Ok::<_, crate::store::StoreError>((
+            store.monitored_clusters().await?,
+            store.healing_choices().await?,
+        ))
+    };
+    let (clusters, choices) = match listed.await {
+        Ok(listed) => listed,
         Err(error) => {
             tracing::warn!(%error, "healing: listing clusters failed");
             return 0;
         }
     };
+    policies
+        .0
+        .retain(|id, _| clusters.iter().any(|(cluster, _, _)| cluster == id));
     let mut submitted = 0;
-    for (cluster_id, state, _) in clusters {
+    for (cluster_id, state, updated_at_ms) in clusters {
         if state != ClusterState::Active {
             continue;
         }
-        match heal_cluster(executor, &cluster_id).await {
+        let template_policy = match policies.0.get(&cluster_id) {
+            Some((seen, policy)) if *seen == updated_at_ms => *policy,
+            _ => {
+                let read = store
+                    .cluster(&cluster_id)
+                    .await
+                    .map_err(|e| e.to_string())
+                    .and_then(|cluster| policy(&cluster));
+                // An unreadable snapshot heals nothing; the cluster's own jobs say why.
+                let policy = read.unwrap_or_default();
+                policies
+                    .0
+                    .insert(cluster_id.clone(), (updated_at_ms, policy));
+                policy
+            }
+        };
+        let policy = template_policy.for_cluster(choices.get(&cluster_id).copied());
+        if !policy.enabled {
+            continue;
+        }
+        match heal_cluster(executor, &cluster_id, &policy).await {
             Ok(true) => submitted += 1,
             Ok(false) => {}
             Err(problem) => tracing::warn!(cluster = %cluster_id, %problem, "healing failed"),
@@ -61,21 +96,18 @@ pub async fn heal_clusters(executor: &Executor) -> usize {
     submitted
 }
 
-/// Decides about one cluster and acts; `true` when it submitted a heal job.
-async fn heal_cluster(executor: &Executor, cluster_id: &str) -> Result<bool, String> {
+/// Decides about one cluster under `policy` and acts; `true` when it submitted a heal
+/// job.
+async fn heal_cluster(
+    executor: &Executor,
+    cluster_id: &str,
+    policy: &Healing,
+) -> Result<bool, String> {
     let store = executor.store();
     let cluster = store.cluster(cluster_id).await.map_err(|e| e.to_string())?;
-    let choice = store
-        .cluster_healing(cluster_id)
-        .await
-        .map_err(|e| e.to_string())?;
-    let policy = policy(&cluster)?.for_cluster(choice);
-    if !policy.enabled {
-        return Ok(false);
-    }
     let layout: Layout = serde_json::from_str(&cluster.layout_json).map_err(|e| e.to_string())?;
     let conditions = conditions(executor, &cluster, &layout, now_ms()).await?;
-    let decision = decide(&policy, &conditions);
+    let decision = decide(policy, &conditions);
     let now = now_ms();
     match decision {
         HealDecision::Healthy => Ok(false),

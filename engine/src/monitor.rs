@@ -54,6 +54,7 @@ pub(crate) async fn run(
 ) {
     let mut seen: HashMap<String, i64> = HashMap::new();
     let mut healed_at: Option<std::time::Instant> = None;
+    let mut policies = crate::heal::Policies::default();
     loop {
         tokio::select! {
             () = tokio::time::sleep(every) => {}
@@ -70,7 +71,7 @@ pub(crate) async fn run(
             tracing::warn!(%error, "running health checks failed");
         }
         if healed_at.is_none_or(|at| at.elapsed() >= crate::heal::EVERY) {
-            crate::heal::heal_clusters(&executor).await;
+            crate::heal::heal_clusters(&executor, &mut policies).await;
             healed_at = Some(std::time::Instant::now());
         }
     }

@@ -244,6 +244,21 @@ impl Store {
         Ok(row.and_then(|(healing,)| healing).map(|flag| flag != 0))
     }
 
+    /// The owners' healing choices of the live clusters that have one, by cluster id.
+    pub async fn healing_choices(
+        &self,
+    ) -> Result<std::collections::HashMap<String, bool>, StoreError> {
+        let rows: Vec<(String, i64)> = sqlx::query_as(
+            "SELECT id, healing FROM clusters WHERE healing IS NOT NULL AND state <> 'deleted'",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|(id, healing)| (id, healing != 0))
+            .collect())
+    }
+
     /// Sets the owner's healing choice (`None`: back to the template's policy).
     pub async fn set_cluster_healing(
         &self,
