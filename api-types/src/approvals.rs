@@ -7,7 +7,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::states::{UnknownValue, Word, word_enum};
+use crate::states::{word_enum, UnknownValue, Word};
 
 /// What `POST /api/v1/groups` takes.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

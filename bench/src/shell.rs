@@ -15,16 +15,16 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::{SinkExt, StreamExt};
-use russh::keys::ssh_key::Certificate;
 use russh::keys::ssh_key::private::Ed25519Keypair;
+use russh::keys::ssh_key::Certificate;
 use russh::keys::{PrivateKey, PublicKey, PublicKeyOrCertificate};
 use serde_json::json;
-use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::protocol::Role;
 use tokio_tungstenite::tungstenite::{Bytes, Message};
+use tokio_tungstenite::WebSocketStream;
 
+use crate::served::{failed, field, with_server_log, Client, Server};
 use crate::BenchError;
-use crate::served::{Client, Server, failed, field, with_server_log};
 
 /// Round trips measured each way.
 const ROUND_TRIPS: usize = 300;
@@ -307,7 +307,11 @@ fn rand_seed() -> [u8; 32] {
 /// What the shell echoes for `key`: the letter, or for DEL the backspace that erases it
 /// (waited for whole, so a round trip never ends on the previous key's echo).
 fn echo_of(key: u8) -> &'static str {
-    if key == b'x' { "x" } else { "\u{8}" }
+    if key == b'x' {
+        "x"
+    } else {
+        "\u{8}"
+    }
 }
 
 /// The 50th and 99th percentiles, in milliseconds.

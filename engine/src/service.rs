@@ -203,9 +203,7 @@ impl From<OperationError> for ServiceError {
             OperationError::Busy { .. }
             | OperationError::StillRequired(_)
             | OperationError::DataWouldBeLost(_)
-            | OperationError::AlreadyDecided(_) => {
-                ServiceError::Conflict(error.to_string())
-            }
+            | OperationError::AlreadyDecided(_) => ServiceError::Conflict(error.to_string()),
             OperationError::QuotaExceeded(message) => ServiceError::QuotaExceeded(message),
             OperationError::ProviderNotAllowed(message) => ServiceError::Forbidden(message),
             OperationError::GateRefused(message) => ServiceError::GateRefused(message),

@@ -144,7 +144,10 @@ async fn killed_server_loses_no_task(backend: Backend) {
         .map(|node| node.number)
         .collect();
     assert_eq!(after.len(), NODES as usize, "{after:?}");
-    assert!(dead.iter().all(|number| !after.contains(number)), "{after:?}");
+    assert!(
+        dead.iter().all(|number| !after.contains(number)),
+        "{after:?}"
+    );
 
     // The delete is killed once too, and still takes everything down.
     let delete = submit_change(

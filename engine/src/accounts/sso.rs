@@ -5,7 +5,7 @@
 
 use crate::store::tenants::DEFAULT_TENANT_ID;
 use crate::store::users::{NewUser, Role, User};
-use crate::store::{Store, StoreError, now_ms};
+use crate::store::{now_ms, Store, StoreError};
 
 use super::parse_username;
 

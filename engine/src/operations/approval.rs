@@ -15,12 +15,12 @@
 use api_types::{ApprovalOperation, ApprovalRuleKind, ApprovalState, ClusterState};
 use domain::names::{GroupName, ProviderName, TemplateName};
 
+use super::create::{new_cluster, CreatePlan, CreateRequest};
 use super::OperationError;
-use super::create::{CreatePlan, CreateRequest, new_cluster};
 use crate::store::approvals::{
-    Decision as Stored, NewRequest, RequestRow, decide_in, insert_request_in, move_cluster_state_in,
+    decide_in, insert_request_in, move_cluster_state_in, Decision as Stored, NewRequest, RequestRow,
 };
-use crate::store::clusters::{Cluster, insert_cluster, lock_cluster_state};
+use crate::store::clusters::{insert_cluster, lock_cluster_state, Cluster};
 use crate::store::hooks::record_approval_needed;
 use crate::store::{Store, StoreError};
 
@@ -527,15 +527,11 @@ mod tests {
             unknown,
             "unknown rule kind \"cost-above\"; the kinds are template, size-above, provider"
         );
-        assert!(
-            RuleMatch::parse("size-above", "many")
-                .unwrap_err()
-                .contains("whole number")
-        );
-        assert!(
-            RuleMatch::parse("provider", "no such/name")
-                .unwrap_err()
-                .starts_with("provider: ")
-        );
+        assert!(RuleMatch::parse("size-above", "many")
+            .unwrap_err()
+            .contains("whole number"));
+        assert!(RuleMatch::parse("provider", "no such/name")
+            .unwrap_err()
+            .starts_with("provider: "));
     }
 }

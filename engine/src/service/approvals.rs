@@ -21,10 +21,10 @@ use serde::{Deserialize, Serialize};
 
 use super::{AuditRecord, Caller, Service, ServiceError, SubmittedJob};
 use crate::operations::approval::{
-    self, Approval, DEFAULT_WINDOW_MS, Decider, MAX_WINDOW_MS, Rule, RuleMatch,
+    self, Approval, Decider, Rule, RuleMatch, DEFAULT_WINDOW_MS, MAX_WINDOW_MS,
 };
 use crate::store::approvals::{Group, RequestRow, RuleRow};
-use crate::store::{Store, StoreError, now_ms};
+use crate::store::{now_ms, Store, StoreError};
 
 /// The most requests a list returns.
 const MAX_LISTED: u32 = 500;

@@ -15,14 +15,14 @@
 use std::time::{Duration, Instant, SystemTime};
 
 use rand_core::{OsRng, RngCore};
-use russh::keys::PrivateKey;
-use russh::keys::ssh_key::Certificate;
 use russh::keys::ssh_key::private::Ed25519Keypair;
+use russh::keys::ssh_key::Certificate;
+use russh::keys::PrivateKey;
 
 use super::{AuditRecord, Caller, NodeShellTarget, Service, ServiceError};
 use crate::ssh::{
-    CertificateRequest, SshError, TerminalInput, TerminalLogin, TerminalOutput, TerminalSize,
-    UserCa, open_terminal,
+    open_terminal, CertificateRequest, SshError, TerminalInput, TerminalLogin, TerminalOutput,
+    TerminalSize, UserCa,
 };
 use crate::store::audit::AuditEntry;
 use crate::store::now_ms;
@@ -409,7 +409,7 @@ fn terminal_refused(target: &NodeShellTarget, error: SshError) -> ServiceError {
 
 #[cfg(test)]
 mod tests {
-    use super::{MAX_RECORDING_BYTES, Recorder, TerminalSize};
+    use super::{Recorder, TerminalSize, MAX_RECORDING_BYTES};
 
     #[test]
     fn a_recording_keeps_split_characters_whole_and_stops_at_its_bound() {

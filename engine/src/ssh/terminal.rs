@@ -13,12 +13,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use russh::client::{self, Handle, Msg};
-use russh::keys::PrivateKey;
 use russh::keys::ssh_key::Certificate;
+use russh::keys::PrivateKey;
 use russh::{ChannelMsg, ChannelReadHalf, ChannelWriteHalf};
 use tokio::net::TcpStream;
 
-use super::session::{HandshakeFailure, PinnedHostKey, client_config};
+use super::session::{client_config, HandshakeFailure, PinnedHostKey};
 use super::{HostKey, SshError};
 
 /// Columns and rows of a terminal.

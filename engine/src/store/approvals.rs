@@ -8,7 +8,7 @@
 use api_types::{ApprovalOperation, ApprovalRuleKind, ApprovalState, ClusterState};
 use sqlx::{Any, Transaction};
 
-use super::{Store, StoreError, conflict_on_unique};
+use super::{conflict_on_unique, Store, StoreError};
 
 /// A group of users of one tenant.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]

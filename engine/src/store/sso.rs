@@ -3,7 +3,7 @@
 //! browser sign-in hands to `corral login --sso`.
 
 use super::users::User;
-use super::{Store, StoreError, now_ms};
+use super::{now_ms, Store, StoreError};
 
 /// A one-time code for `corral login --sso`, as taken (once) from the store.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]

@@ -101,10 +101,9 @@ pub async fn delete_expired_clusters(store: &Store, now_ms: i64) -> Result<usize
         .await?
     {
         let newest = queue::newest_job(store, &cluster_id).await?;
-        let forced_before = newest
-            .is_some_and(|(_, state, layouts)| {
-                state == queue::JobState::Failed && layouts.is_forced_delete()
-            });
+        let forced_before = newest.is_some_and(|(_, state, layouts)| {
+            state == queue::JobState::Failed && layouts.is_forced_delete()
+        });
         if !forced_before && submit_delete(store, &cluster_id, true, now_ms).await? {
             submitted += 1;
         }

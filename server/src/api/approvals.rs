@@ -6,9 +6,9 @@ use api_types::{
     ApprovalDenial, ApprovalRuleRequest, ApprovalRuleView, ApprovalView, GroupMemberRequest,
     GroupRequest, GroupView, SubmittedJob,
 };
-use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
+use axum::Json;
 use serde::Deserialize;
 
 use super::error::{ApiError, ErrorBody};

@@ -143,7 +143,9 @@ pub async fn set_healing(
     ApiPath(id): ApiPath<String>,
     ApiJson(choice): ApiJson<api_types::HealingChoice>,
 ) -> Result<Json<api_types::HealingView>, ApiError> {
-    Ok(Json(state.service.set_healing(&caller, &id, &choice).await?))
+    Ok(Json(
+        state.service.set_healing(&caller, &id, &choice).await?,
+    ))
 }
 
 /// Delete the cluster: its nodes are stopped and removed by a delete job; with

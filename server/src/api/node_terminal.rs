@@ -18,13 +18,13 @@
 
 use std::time::Duration;
 
-use axum::Json;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{FromRequestParts, State};
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, header};
+use axum::http::{header, HeaderMap};
 use axum::response::{IntoResponse, Response};
+use axum::Json;
 use engine::service::{
     Access, Caller, NodeTerminal, Recorder, Service, SessionUser, TerminalEnd, TerminalSummary,
 };
@@ -36,7 +36,7 @@ use tower_sessions::Session;
 use utoipa::{IntoParams, ToSchema};
 
 use super::error::{ApiError, ErrorBody};
-use super::extract::{ApiJson, ApiPath, ApiQuery, Authenticated, SESSION_USER, SessionData};
+use super::extract::{ApiJson, ApiPath, ApiQuery, Authenticated, SessionData, SESSION_USER};
 use super::node_shell::check_browser_upgrade;
 use crate::http::AppState;
 

@@ -102,7 +102,10 @@ pub async fn run(command: AdminCommand) -> anyhow::Result<ExitCode> {
             anyhow::ensure!(!secret.is_empty(), "no client secret on standard input");
             let config = Config::load(args.server)?;
             std::fs::create_dir_all(&config.data_dir).with_context(|| {
-                format!("cannot create the data directory {}", config.data_dir.display())
+                format!(
+                    "cannot create the data directory {}",
+                    config.data_dir.display()
+                )
             })?;
             let key = engine::secrets::SecretKey::load(&config.data_dir)?;
             println!(

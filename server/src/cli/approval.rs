@@ -9,7 +9,7 @@ use api_types::{
 };
 use clap::{Args, Subcommand};
 
-use super::remote::{Client, OutputArgs, print_json};
+use super::remote::{print_json, Client, OutputArgs};
 
 #[derive(Debug, Args)]
 pub struct GroupArgs {

@@ -14,15 +14,15 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context;
-use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine as _;
 use engine::accounts::TokenSecret;
 use serde_json::json;
 use sha2::{Digest, Sha256};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
-use super::login::{LoginArgs, read_ca_cert};
+use super::login::{read_ca_cert, LoginArgs};
 use super::remote::{Client, Credentials};
 
 /// How long the CLI waits for the browser to come back.

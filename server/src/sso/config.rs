@@ -101,9 +101,7 @@ impl IssuerSettings {
 
     /// The rule the claim's values select, if any.
     pub fn rule_for<'a>(&'a self, values: &[String]) -> Option<&'a Rule> {
-        self.rules
-            .iter()
-            .find(|rule| values.contains(&rule.value))
+        self.rules.iter().find(|rule| values.contains(&rule.value))
     }
 
     /// Checks what can be checked without the network; names the issuer and the key.

@@ -16,7 +16,7 @@ use serde::Deserialize;
 use tokio::sync::{OnceCell, RwLock};
 
 use super::config::IssuerSettings;
-use super::token::{Expected, IdClaims, TokenError, validate};
+use super::token::{validate, Expected, IdClaims, TokenError};
 
 const CALL_TIMEOUT: Duration = Duration::from_secs(10);
 

@@ -173,11 +173,11 @@ pub fn constant_time_eq(left: &[u8], right: &[u8]) -> bool {
 mod tests {
     #![allow(clippy::unwrap_used)]
 
-    use base64::Engine as _;
     use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    use base64::Engine as _;
     use jsonwebtoken::{EncodingKey, Header};
     use ring::rand::SystemRandom;
-    use ring::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair};
+    use ring::signature::{EcdsaKeyPair, KeyPair, ECDSA_P256_SHA256_FIXED_SIGNING};
     use serde_json::json;
 
     use super::*;

@@ -5,12 +5,12 @@
 //! can (its job is then queued), a denial's reason reaches the requester, an
 //! undecided request expires; and bad input gets the right status.
 
-use engine::store::Backend;
 use engine::store::users::Role;
+use engine::store::Backend;
 use reqwest::Method;
-use serde_json::{Value, json};
+use serde_json::{json, Value};
 
-use crate::helpers::{ApiUser, PASSWORD, TestApp, lifecycle_catalog, render_page, spawn_app};
+use crate::helpers::{lifecycle_catalog, render_page, spawn_app, ApiUser, TestApp, PASSWORD};
 
 async fn json_of(response: reqwest::Response) -> (u16, Value) {
     let status = response.status().as_u16();

@@ -60,7 +60,10 @@ const MATRIX: &[(&str, [u16; 5])] = &[
         [401, 409, 409, 404, 409],
     ),
     ("PUT /api/v1/clusters/{id}/lease", [401, 200, 200, 404, 200]),
-    ("PUT /api/v1/clusters/{id}/healing", [401, 200, 200, 404, 200]),
+    (
+        "PUT /api/v1/clusters/{id}/healing",
+        [401, 200, 200, 404, 200],
+    ),
     ("GET /api/v1/jobs/{id}", [401, 200, 200, 404, 200]),
     ("GET /api/v1/jobs/{id}/tasks", [401, 200, 200, 404, 200]),
     (

@@ -46,7 +46,10 @@ const EXPECTATIONS: &[(&str, &[Check])] = &[
         &[Scoped],
     ),
     ("GET /api/v1/clusters/{id}/nodes/{number}/ssh", &[Scoped]),
-    ("GET /api/v1/clusters/{id}/nodes/{number}/terminal", &[Scoped]),
+    (
+        "GET /api/v1/clusters/{id}/nodes/{number}/terminal",
+        &[Scoped],
+    ),
     ("GET /api/v1/jobs/{id}", &[Scoped]),
     ("GET /api/v1/jobs/{id}/tasks", &[Scoped]),
     ("GET /api/v1/jobs/{id}/tasks/{task_id}/attempts", &[Scoped]),

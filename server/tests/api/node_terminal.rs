@@ -8,15 +8,15 @@ use std::time::Duration;
 
 use futures::{SinkExt, StreamExt};
 use reqwest::Method;
-use serde_json::{Value, json};
-use tokio_tungstenite::WebSocketStream;
+use serde_json::{json, Value};
 use tokio_tungstenite::tungstenite::protocol::Role;
 use tokio_tungstenite::tungstenite::{Bytes, Message};
+use tokio_tungstenite::WebSocketStream;
 
-use crate::helpers::{TestApp, spawn_app, with_catalog};
+use crate::helpers::{spawn_app, with_catalog, TestApp};
 use crate::node_shell::{audit_actions, built_cluster, json_of, pool, upgrade, upgrade_with};
-use engine::store::Backend;
 use engine::store::users::Role as UserRole;
+use engine::store::Backend;
 
 type Terminal = WebSocketStream<reqwest::Upgraded>;
 

@@ -14,8 +14,8 @@ use crate::components::table::DataTable;
 use crate::components::time::timestamp;
 use crate::pages::admin::loaded::{Loaded, OnceLoaded};
 use crate::server_fns::admin::approvals::{
-    AddApprovalRule, ApprovalsPageData, ApproveRequest, DenyRequest, RemoveApprovalRule,
-    approvals_page,
+    approvals_page, AddApprovalRule, ApprovalsPageData, ApproveRequest, DenyRequest,
+    RemoveApprovalRule,
 };
 
 fn state_class(state: ApprovalState) -> &'static str {
