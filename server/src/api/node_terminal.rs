@@ -314,12 +314,13 @@ pub async fn set_terminal_recording(
     Ok(Json(TerminalRecordingSetting { terminal_recording }))
 }
 
-/// The recording of a browser terminal session, as asciicast v2
-/// (`application/x-asciicast`), by the id of its `node.terminal.end` audit entry (the
-/// tenant's admins).
+/// The recording of a browser terminal session, as asciicast v2, by the id of its
+/// `node.terminal.end` audit entry (the tenant's admins). Served as
+/// `application/octet-stream`: asciicast has no registered media type, and generated
+/// clients read an unknown `application/x-…` type as nothing at all.
 #[utoipa::path(get, path = "/audit/{id}/recording", tag = "audit",
     params(("id" = String, Path, description = "The session's node.terminal.end audit entry id")),
-    responses((status = 200, description = "asciicast v2", content_type = "application/x-asciicast", body = String),
+    responses((status = 200, description = "asciicast v2", content_type = "application/octet-stream", body = String),
               (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn recording(
     State(state): State<AppState>,
@@ -328,7 +329,7 @@ pub async fn recording(
 ) -> Result<Response, ApiError> {
     let recording = state.service.terminal_recording(&caller, &id).await?;
     Ok((
-        [(header::CONTENT_TYPE, "application/x-asciicast")],
+        [(header::CONTENT_TYPE, "application/octet-stream")],
         recording.cast_text,
     )
         .into_response())

@@ -352,7 +352,7 @@ async fn a_tenant_that_records_sessions_keeps_each_as_asciicast_for_its_admins()
     assert_eq!(response.status(), 200);
     assert_eq!(
         response.headers()["content-type"],
-        "application/x-asciicast"
+        "application/octet-stream"
     );
     let cast = response.text().await.unwrap();
     let mut lines = cast.lines();
