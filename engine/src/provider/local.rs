@@ -586,12 +586,7 @@ impl LocalProvider {
         if !dir.root.is_dir() {
             return Ok(NodePresence::Gone);
         }
-        let config = dir.sshd_config();
-        let running = state
-            .pid
-            .is_some_and(|pid| procs::is_node_sshd(pid, &config))
-            || procs::find_node_sshd(&config).is_some();
-        Ok(if running {
+        Ok(if running_sshd(&state, &dir).is_some() {
             NodePresence::Present
         } else {
             NodePresence::Gone
@@ -624,13 +619,7 @@ impl LocalProvider {
             });
         }
         let mut record = record.clone();
-        let config = dir.sshd_config();
-        let running = state
-            .pid
-            .filter(|pid| procs::is_node_sshd(*pid, &config))
-            .or_else(|| sshd::read_pid(&dir).filter(|pid| procs::is_node_sshd(*pid, &config)))
-            .or_else(|| procs::find_node_sshd(&config));
-        match running {
+        match running_sshd(&state, &dir) {
             Some(pid) => {
                 set_pid(&mut record, Some(pid));
                 write_record(&dir, &record)?;
@@ -954,6 +943,17 @@ fn current_user() -> Result<String, ProviderError> {
 
 fn state_value(state: &LocalNodeState) -> serde_json::Value {
     serde_json::to_value(state).unwrap_or(serde_json::Value::Null)
+}
+
+/// The pid of the sshd serving the node, if one runs: the recorded pid, the pid file,
+/// then a scan of the processes (a restarted sshd the record has not caught up with).
+fn running_sshd(state: &LocalNodeState, dir: &NodeDir) -> Option<i32> {
+    let config = dir.sshd_config();
+    state
+        .pid
+        .filter(|pid| procs::is_node_sshd(*pid, &config))
+        .or_else(|| sshd::read_pid(dir).filter(|pid| procs::is_node_sshd(*pid, &config)))
+        .or_else(|| procs::find_node_sshd(&config))
 }
 
 fn set_pid(record: &mut NodeRecord, pid: Option<i32>) {
