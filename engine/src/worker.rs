@@ -522,30 +522,51 @@ async fn run_with_heartbeats(
 ) -> Ended {
     let store = executor.store();
     let lease = task.lease();
-    let step = executor.run(task, &output);
-    tokio::pin!(step);
-    let mut beat = tokio::time::interval(settings.heartbeat);
-    beat.tick().await;
-    let mut renewed_at = tokio::time::Instant::now();
-    loop {
-        tokio::select! {
-            result = &mut step => return Ended::Finished(result),
-            _ = beat.tick() => {
-                let asked_at = tokio::time::Instant::now();
-                match queue::heartbeat(store, &lease, millis(settings.lease), now_ms()).await {
-                    Ok(Heartbeat::Continue { .. }) => renewed_at = asked_at,
-                    Ok(Heartbeat::Stop { .. }) => return Ended::Stopped,
-                    Err(QueueError::LeaseLost { .. }) => return Ended::LeaseLost,
-                    // A database hiccup: keep running while the next beat may still
-                    // get through before the lease runs out; after that, fence.
-                    Err(error) if must_fence(renewed_at.elapsed(), settings) => {
-                        tracing::error!(%error, "heartbeats keep failing; giving the step up before its lease runs out");
-                        return Ended::LeaseLost;
-                    }
-                    Err(error) => tracing::warn!(%error, "heartbeat failed"),
+    let lease_ms = millis(settings.lease);
+    run_while_leased(executor.run(task, &output), settings, || {
+        queue::heartbeat(store, &lease, lease_ms, now_ms())
+    })
+    .await
+}
+
+/// Polls `step` and the heartbeats side by side until one of them ends the task.
+///
+/// The two must be polled concurrently, never one inside the other's turn: a step
+/// that holds SQLite's write turn while it awaits its connection would otherwise
+/// wait for a heartbeat that waits for the same turn (a `select!` branch body that
+/// awaits a beat stops polling the step), and the worker froze every write.
+async fn run_while_leased<Beat>(
+    step: impl std::future::Future<Output = Result<crate::execute::StepOutcome, StepError>>,
+    settings: &WorkerSettings,
+    mut heartbeat: impl FnMut() -> Beat,
+) -> Ended
+where
+    Beat: std::future::Future<Output = Result<Heartbeat, QueueError>>,
+{
+    let keep_lease = async {
+        let mut beat = tokio::time::interval(settings.heartbeat);
+        beat.tick().await;
+        let mut renewed_at = tokio::time::Instant::now();
+        loop {
+            beat.tick().await;
+            let asked_at = tokio::time::Instant::now();
+            match heartbeat().await {
+                Ok(Heartbeat::Continue { .. }) => renewed_at = asked_at,
+                Ok(Heartbeat::Stop { .. }) => return Ended::Stopped,
+                Err(QueueError::LeaseLost { .. }) => return Ended::LeaseLost,
+                // A database hiccup: keep running while the next beat may still
+                // get through before the lease runs out; after that, fence.
+                Err(error) if must_fence(renewed_at.elapsed(), settings) => {
+                    tracing::error!(%error, "heartbeats keep failing; giving the step up before its lease runs out");
+                    return Ended::LeaseLost;
                 }
+                Err(error) => tracing::warn!(%error, "heartbeat failed"),
             }
         }
+    };
+    tokio::select! {
+        result = step => Ended::Finished(result),
+        ended = keep_lease => ended,
     }
 }
 
@@ -574,6 +595,69 @@ fn state_event(task: &ClaimedTask, data: String) -> NewEvent {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The regression behind a frozen worker: the step holds a lock (as a write holds
+    /// SQLite's turn) across several heartbeat ticks and each heartbeat wants the same
+    /// lock. Run one inside the other and neither ever finishes; side by side, the
+    /// beats wait their turn and the step ends.
+    #[tokio::test(start_paused = true)]
+    async fn a_step_holding_the_write_turn_across_beats_still_ends() {
+        let settings = WorkerSettings {
+            lease: Duration::from_secs(30),
+            heartbeat: Duration::from_secs(10),
+            ..WorkerSettings::default()
+        };
+        let turn = Arc::new(tokio::sync::Mutex::new(()));
+        let beats = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let step = {
+            let turn = turn.clone();
+            async move {
+                let _held = turn.lock().await;
+                tokio::time::sleep(Duration::from_secs(25)).await;
+                Ok(crate::execute::StepOutcome::ran(Some(0)))
+            }
+        };
+        let ended = tokio::time::timeout(
+            Duration::from_secs(3600),
+            run_while_leased(step, &settings, || {
+                let turn = turn.clone();
+                let beats = beats.clone();
+                async move {
+                    let _held = turn.lock().await;
+                    beats.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    Ok(Heartbeat::Continue {
+                        lease_expires_ms: 0,
+                    })
+                }
+            }),
+        )
+        .await
+        .expect("the step and its heartbeats deadlocked");
+        assert!(matches!(ended, Ended::Finished(Ok(_))));
+        assert_eq!(
+            beats.load(std::sync::atomic::Ordering::SeqCst),
+            0,
+            "beats waited for the step's turn"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_cancelled_job_stops_the_step_at_the_next_beat() {
+        let settings = WorkerSettings {
+            lease: Duration::from_secs(30),
+            heartbeat: Duration::from_secs(10),
+            ..WorkerSettings::default()
+        };
+        let started = tokio::time::Instant::now();
+        let ended = run_while_leased(std::future::pending(), &settings, || async {
+            Ok(Heartbeat::Stop {
+                lease_expires_ms: 0,
+            })
+        })
+        .await;
+        assert!(matches!(ended, Ended::Stopped));
+        assert_eq!(started.elapsed(), Duration::from_secs(10));
+    }
 
     #[test]
     fn a_worker_fences_itself_before_its_lease_can_run_out() {
