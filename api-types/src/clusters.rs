@@ -248,6 +248,18 @@ pub struct ClusterDetail {
     /// Whether Corral replaces the cluster's dead nodes by itself.
     #[serde(default)]
     pub healing: HealingView,
+    /// Pinned by its owner: a rollout of its template's new catalog revision lists it
+    /// and passes it over (it stays on its revision until unpinned and upgraded).
+    #[serde(default)]
+    pub pinned: bool,
+}
+
+/// Pin or unpin a cluster (`PUT /clusters/{id}/pin`); the answer is the same shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct PinChoice {
+    pub pinned: bool,
 }
 
 /// Whether a cluster heals, and who decided.

@@ -9,6 +9,7 @@
 //! - [`node_shell`]: SSH certificates for reaching a node through Corral.
 //! - [`hooks`]: a tenant's lifecycle hooks and gates, their deliveries and the event
 //!   body they are sent.
+//! - [`rollouts`]: a template's new catalog revision rolled out across its clusters.
 //! - [`approvals`]: user groups, approval rules and the requests that wait on them.
 //! - [`error`]: the body of every error response.
 //!
@@ -26,6 +27,7 @@ pub mod hooks;
 pub mod jobs;
 pub mod node_shell;
 pub mod providers;
+pub mod rollouts;
 pub mod states;
 
 pub use accounts::*;
@@ -37,6 +39,7 @@ pub use hooks::*;
 pub use jobs::*;
 pub use node_shell::*;
 pub use providers::*;
+pub use rollouts::*;
 pub use states::*;
 
 /// One page of a list.

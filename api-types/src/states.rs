@@ -180,6 +180,46 @@ word_enum!(
     }
 );
 
+word_enum!(
+    /// Where a rollout of a template's new catalog revision is.
+    RolloutState, "rollout state" {
+        /// Upgrading its clusters, at most `max_parallel` at a time.
+        Running => "running",
+        /// A cluster failed: no other starts; the upgrades already running finish.
+        Stopping => "stopping",
+        /// Every cluster not pinned is upgraded.
+        Succeeded => "succeeded",
+        /// A cluster's upgrade failed or its health checks turned red; the clusters
+        /// after it were left untouched.
+        Stopped => "stopped",
+    }
+);
+
+impl RolloutState {
+    /// Whether the rollout still has work to do.
+    pub fn is_active(self) -> bool {
+        matches!(self, RolloutState::Running | RolloutState::Stopping)
+    }
+}
+
+word_enum!(
+    /// Where one cluster of a rollout is.
+    RolloutClusterState, "rollout cluster state" {
+        /// Waits for its turn.
+        Pending => "pending",
+        /// Pinned by its owner: listed and passed over.
+        SkippedPinned => "skipped-pinned",
+        /// Its upgrade job runs, or its health checks are awaited after it.
+        Running => "running",
+        /// Upgraded, and its health checks are not red.
+        Succeeded => "succeeded",
+        /// Its upgrade job failed, or its health checks turned red after it.
+        Failed => "failed",
+        /// The rollout stopped before this cluster's turn: nothing was done to it.
+        Untouched => "untouched",
+    }
+);
+
 impl JobState {
     /// Whether the job's tasks may still be claimed.
     pub fn is_active(self) -> bool {
@@ -285,6 +325,8 @@ mod tests {
         check(ClusterState::ALL);
         check(NodeState::ALL);
         check(JobState::ALL);
+        check(RolloutState::ALL);
+        check(RolloutClusterState::ALL);
         check(TaskState::ALL);
         check(PoolHostState::ALL);
         check(EventKind::ALL);

@@ -207,6 +207,11 @@ impl Executor {
         &self.inner.ssh
     }
 
+    /// The resource files steps read, for the rollout driver's service calls.
+    pub fn resources(&self) -> &ResourceFiles {
+        &self.inner.resources
+    }
+
     pub fn providers(&self) -> &Providers {
         &self.inner.providers
     }

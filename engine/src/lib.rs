@@ -51,6 +51,7 @@ pub mod principal;
 pub mod provider;
 pub mod queue;
 pub mod resources;
+pub mod rollout;
 pub mod secrets;
 pub mod service;
 pub mod ssh;

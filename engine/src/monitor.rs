@@ -14,6 +14,8 @@
 //! Clusters that are changing (creating, updating, deleting) or failed are not
 //! checked: a job stopping services would only turn them red. Their last results stay.
 //!
+//! Every tick it also moves running catalog rollouts on ([`crate::rollout`]).
+//!
 //! Every few seconds the loop also heals ([`crate::heal`]): it replaces the dead nodes
 //! of clusters whose template asks for it.
 
@@ -73,6 +75,11 @@ pub(crate) async fn run(
         if healed_at.is_none_or(|at| at.elapsed() >= crate::heal::EVERY) {
             crate::heal::heal_clusters(&executor, &mut policies).await;
             healed_at = Some(std::time::Instant::now());
+        }
+        // Rollouts are moved on by the pool that serves every tenant (the server's),
+        // not by dedicated pools, which would only race it for the same rows.
+        if scope == WorkerScope::Shared {
+            crate::rollout::advance_all(&executor).await;
         }
     }
 }

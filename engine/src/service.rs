@@ -26,6 +26,7 @@ mod overview;
 mod pool_hosts;
 mod providers;
 mod resources;
+mod rollouts;
 mod tenants;
 mod tokens;
 mod upgrades;
@@ -50,7 +51,8 @@ pub use api_types::{
     DedicatedWorkersUpdate, ErrorCode, FailedTaskView, ImportReport, LeaseExtension,
     LocalNodesUpdate, Page, PasswordChange, PoolHostRequest, PoolHostUpdate, PoolHostView, Problem,
     ProviderCredentialsView, ProviderTestReport, ProviderTestRequest, ProviderTypesUpdate,
-    QuotaUpdate, TenantRequest, TokenRequest, UserMove, UserRequest, UserUpdate,
+    QuotaUpdate, RolloutRequest, RolloutStarted, RolloutView, TenantRequest, TokenRequest,
+    UserMove, UserRequest, UserUpdate,
 };
 pub use approvals::expire_due as expire_due_approvals;
 pub use audit::AuditQuery;

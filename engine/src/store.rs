@@ -29,6 +29,7 @@ pub mod pool_hosts;
 pub mod provider_credentials;
 pub mod provider_tests;
 pub mod resources;
+pub mod rollouts;
 pub mod snapshot;
 pub mod sso;
 pub mod tenants;

@@ -20,6 +20,7 @@ mod node_shell;
 mod node_terminal;
 mod pool_hosts;
 mod providers;
+mod rollouts;
 mod session;
 
 use std::sync::LazyLock;
@@ -97,6 +98,7 @@ fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(clusters::change))
         .routes(routes!(clusters::extend_lease))
         .routes(routes!(clusters::set_healing))
+        .routes(routes!(clusters::set_pinned))
         .routes(routes!(jobs::show))
         .routes(routes!(jobs::tasks))
         .routes(routes!(jobs::attempts))
@@ -106,6 +108,8 @@ fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(jobs::retry))
         .routes(routes!(catalog::export))
         .routes(routes!(catalog::import))
+        .routes(routes!(rollouts::start, rollouts::list))
+        .routes(routes!(rollouts::show))
         .routes(routes!(catalog::list))
         .routes(routes!(catalog::show, catalog::put, catalog::delete))
         .routes(routes!(catalog::history))

@@ -1053,3 +1053,186 @@ async fn a_replaced_node_hands_over_to_its_successor_without_downtime() {
     );
     assert_eq!(numbers.len(), nodes.len());
 }
+
+/// Exports the catalog, changes `kv` with `change`, and imports it again: a new revision
+/// of the service every kv-cluster cluster is then behind.
+fn import_kv_change(cfg: &Path, dir: &Path, change: impl FnOnce(&mut serde_json::Value)) {
+    let bundle = dir.join("catalog.json");
+    ok(&corral(
+        cfg,
+        &["catalog", "export", "--out", bundle.to_str().unwrap()],
+        "",
+    ));
+    let mut catalog: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&bundle).unwrap()).unwrap();
+    let kv = catalog["services"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|service| service["name"] == "kv")
+        .unwrap();
+    change(kv);
+    std::fs::write(&bundle, catalog.to_string()).unwrap();
+    ok(&corral(
+        cfg,
+        &["catalog", "import", bundle.to_str().unwrap()],
+        "",
+    ));
+}
+
+/// Issue 40's rollout acceptance: three kv-cluster clusters, one pinned. A rollout with
+/// `--max-parallel 1` upgrades the other two, one after the other (their jobs' time
+/// windows do not overlap), and leaves the pinned one on its old revision; a revision
+/// whose health check fails stops the rollout after its first cluster, the rest left
+/// untouched.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_rollout_upgrades_one_cluster_at_a_time_passes_pinned_and_stops_at_red() {
+    let data = tempfile::tempdir().unwrap();
+    let config = tempfile::tempdir().unwrap();
+    let server = start(data.path());
+    let cfg = config.path();
+    login_as_admin(cfg, &server);
+    for name in ["kv-a", "kv-b", "kv-c"] {
+        ok(&corral(
+            cfg,
+            &[
+                "cluster",
+                "create",
+                name,
+                "--template",
+                "kv-cluster",
+                "--size",
+                "1",
+                "--wait",
+            ],
+            "",
+        ));
+    }
+    let pinned = ok(&corral(cfg, &["cluster", "pin", "kv-b"], ""));
+    assert!(pinned.contains("pinned"), "{pinned}");
+    assert!(ok(&corral(cfg, &["cluster", "show", "kv-b"], "")).contains("pinned"));
+    let behind = |name: &str| show(cfg, name)["catalog_behind"].clone();
+    let kv_changed = serde_json::json!([{"kind": "services", "name": "kv", "change": "changed"}]);
+
+    // A new revision that reinstalls kv (stop, install, start) and still passes its
+    // health check.
+    import_kv_change(cfg, data.path(), |kv| {
+        let install = &mut kv["provisioner"]["actions"]["install"]["fields"]["args"];
+        assert_eq!(install, "install kv");
+        *install = "install kv --release 2".into();
+    });
+    let dry = ok(&corral(
+        cfg,
+        &[
+            "catalog",
+            "rollout",
+            "--template",
+            "kv-cluster",
+            "--dry-run",
+        ],
+        "",
+    ));
+    assert!(
+        dry.contains("kv-a") && dry.contains("kv-b [pinned") && dry.contains("kv-c"),
+        "{dry}"
+    );
+    assert!(dry.contains("kv changed"), "{dry}");
+    let rolled = ok(&corral(
+        cfg,
+        &[
+            "catalog",
+            "rollout",
+            "--template",
+            "kv-cluster",
+            "--max-parallel",
+            "1",
+        ],
+        "",
+    ));
+    assert!(rolled.contains(": succeeded"), "{rolled}");
+    assert!(rolled.contains("kv-b: skipped-pinned"), "{rolled}");
+    let id = rolled
+        .lines()
+        .find_map(|line| line.strip_prefix("rollout ")?.strip_suffix(" started"))
+        .unwrap()
+        .to_owned();
+
+    let (browser, _) = served::sign_in(&server.url, "admin", &server.password).await;
+    let get = |path: String| {
+        let browser = browser.clone();
+        async move {
+            browser
+                .get(path)
+                .send()
+                .await
+                .unwrap()
+                .json::<serde_json::Value>()
+                .await
+                .unwrap()
+        }
+    };
+    let rollout = get(format!("{}/api/v1/catalog/rollouts/{id}", server.url)).await;
+    assert_eq!(rollout["state"], "succeeded", "{rollout}");
+    let mut windows = Vec::new();
+    for cluster in rollout["clusters"].as_array().unwrap() {
+        if cluster["cluster_name"] == "kv-b" {
+            assert_eq!(cluster["state"], "skipped-pinned", "{rollout}");
+            assert!(cluster.get("job_id").is_none(), "{rollout}");
+            continue;
+        }
+        assert_eq!(cluster["state"], "succeeded", "{rollout}");
+        let job_id = cluster["job_id"].as_str().unwrap();
+        let job = get(format!("{}/api/v1/jobs/{job_id}", server.url)).await;
+        assert_eq!(job["operation"], "upgrade", "{job}");
+        assert!(
+            job["tasks_total"].as_i64().unwrap() > 0,
+            "a real upgrade: {job}"
+        );
+        windows.push((
+            job["started_at_ms"].as_i64().expect("started"),
+            job["finished_at_ms"].as_i64().expect("finished"),
+        ));
+    }
+    assert_eq!(windows.len(), 2, "{rollout}");
+    windows.sort_unstable();
+    assert!(
+        windows[0].1 <= windows[1].0,
+        "one after the other: {windows:?}"
+    );
+    assert_eq!(behind("kv-a"), serde_json::json!([]));
+    assert_eq!(behind("kv-c"), serde_json::json!([]));
+    assert_eq!(
+        behind("kv-b"),
+        kv_changed,
+        "the pinned cluster kept its revision"
+    );
+
+    // A revision whose check fails: the rollout stops after its first cluster.
+    import_kv_change(cfg, data.path(), |kv| {
+        kv["healthcheck"] = serde_json::json!({"run": "exit 1", "interval": 2});
+    });
+    let stopped = corral(
+        cfg,
+        &[
+            "catalog",
+            "rollout",
+            "--template",
+            "kv-cluster",
+            "--max-parallel",
+            "1",
+        ],
+        "",
+    );
+    let said = text(&stopped.stdout);
+    assert!(!stopped.status.success(), "a stopped rollout fails: {said}");
+    assert!(said.contains("stopped at cluster kv-a"), "{said}");
+    assert!(said.contains("kv-a: failed"), "{said}");
+    assert!(said.contains("kv-c: untouched"), "{said}");
+    assert!(said.contains("kv-b: skipped-pinned"), "{said}");
+    assert_eq!(behind("kv-b"), kv_changed);
+    assert_eq!(
+        behind("kv-c"),
+        kv_changed,
+        "untouched: still on the passing revision"
+    );
+}

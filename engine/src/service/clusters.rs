@@ -385,7 +385,11 @@ impl Service {
 
     /// A visible cluster that still exists: what changes act on. A deleted one is a
     /// conflict, not a 404: it is there to read, not to change.
-    async fn live_cluster(&self, caller: &Caller, id: &str) -> Result<Cluster, ServiceError> {
+    pub(super) async fn live_cluster(
+        &self,
+        caller: &Caller,
+        id: &str,
+    ) -> Result<Cluster, ServiceError> {
         let cluster = self.visible_cluster(caller, id).await?;
         if !live(&cluster) {
             return Err(ServiceError::Conflict(format!(
@@ -636,6 +640,7 @@ impl Service {
             .await?
             .map(|(text, at_ms)| api_types::HealNote { text, at_ms });
         let healing = self.healing_view(&cluster).await?;
+        let pinned = self.store.cluster_pinned(&cluster.id).await?;
         let mut view = cluster_view(cluster, &usernames, now_ms())?;
         self.note_catalog_behind(&tenant_id, &mut view, behind)
             .await?;
@@ -647,6 +652,7 @@ impl Service {
             approvals,
             heal_note,
             healing,
+            pinned,
         })
     }
 

@@ -148,6 +148,22 @@ pub async fn set_healing(
     ))
 }
 
+/// Pin the cluster to its catalog revision (`{"pinned": true}`), or unpin it: a
+/// rollout of its template's new revision lists a pinned cluster and passes it over.
+#[utoipa::path(put, path = "/clusters/{id}/pin", tag = "clusters",
+    params(("id" = String, Path, description = "Cluster id, or the name of a live cluster of your tenant")),
+    request_body = api_types::PinChoice,
+    responses((status = 200, body = api_types::PinChoice), (status = 404, body = ErrorBody),
+              (status = 422, body = ErrorBody)))]
+pub async fn set_pinned(
+    State(state): State<AppState>,
+    Authenticated(caller): Authenticated,
+    ApiPath(id): ApiPath<String>,
+    ApiJson(choice): ApiJson<api_types::PinChoice>,
+) -> Result<Json<api_types::PinChoice>, ApiError> {
+    Ok(Json(state.service.set_pinned(&caller, &id, &choice).await?))
+}
+
 /// Delete the cluster: its nodes are stopped and removed by a delete job; with
 /// `force=true`, a stop or remove step that fails is passed over.
 #[utoipa::path(delete, path = "/clusters/{id}", operation_id = "delete_cluster", tag = "clusters",

@@ -1,7 +1,8 @@
 //! `corral catalog ...`: offline commands over catalog files — validate, convert
 //! between Coopr's JSON and Corral's normalised form, solve a layout, plan a create —
 //! and `import`/`export`, which send a catalog (bundle file or folder-per-kind
-//! directory) to the signed-in server (`corral login`) or fetch it in either form.
+//! directory) to the signed-in server (`corral login`) or fetch it in either form,
+//! and `rollout`, which upgrades a template's clusters to its current revision.
 //!
 //! The offline ones read files only: no runtime, database or server. Exit codes: 0
 //! ok, 1 for an invalid catalog or an unsatisfiable request, 2 for usage errors
@@ -13,6 +14,7 @@ mod import;
 mod input;
 mod local_files;
 mod resources;
+mod rollout;
 mod solve;
 mod validate;
 
@@ -78,6 +80,11 @@ pub enum CatalogCommand {
         #[arg(long, value_enum)]
         format: Option<Format>,
     },
+    /// Roll the template's current revision out across your clusters built from it:
+    /// list those behind (with what each upgrade does; pinned ones are passed over),
+    /// then upgrade them, at most --max-parallel at a time, stopping at the first that
+    /// fails; `show ID` prints one rollout.
+    Rollout(rollout::RolloutArgs),
 }
 
 /// How a catalog is laid out on disk (see docs/catalog.md).
@@ -145,6 +152,7 @@ pub fn run(args: CatalogArgs) -> anyhow::Result<ExitCode> {
             layout,
             format,
         } => super::block_on(export::run(out.as_deref(), layout, format)),
+        CatalogCommand::Rollout(args) => super::block_on(rollout::run(args)),
     }
 }
 

@@ -51,6 +51,11 @@ pub enum ClusterCommand {
         #[arg(value_enum)]
         choice: HealChoice,
     },
+    /// Pin the cluster to its catalog revision: a rollout of its template's new
+    /// revision lists it and passes it over.
+    Pin { id: String },
+    /// Unpin the cluster: the next rollout of its template upgrades it.
+    Unpin { id: String },
     /// Open an SSH session to a node through the server (a shell, or `-- COMMAND`),
     /// or print an OpenSSH config for the cluster's nodes (`--config`).
     Ssh(super::node_ssh::SshArgs),
@@ -339,6 +344,24 @@ fn node_rows(nodes: &[NodeView]) -> anyhow::Result<Vec<Value>> {
     Ok(rows)
 }
 
+/// `corral cluster pin|unpin ID`.
+async fn pin(client: &Client, id: &str, pinned: bool, json: bool) -> anyhow::Result<ExitCode> {
+    let view: api_types::PinChoice = client
+        .put_as(
+            &format!("/api/v1/clusters/{id}/pin"),
+            &api_types::PinChoice { pinned },
+        )
+        .await?;
+    if json {
+        print_json(&to_json(&view)?);
+    } else if view.pinned {
+        println!("cluster {id} is pinned: rollouts pass it over");
+    } else {
+        println!("cluster {id} is unpinned: the next rollout of its template upgrades it");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 pub async fn run(args: ClusterArgs) -> anyhow::Result<ExitCode> {
     let client = Client::signed_in()?;
     let json = args.output.json;
@@ -376,6 +399,9 @@ pub async fn run(args: ClusterArgs) -> anyhow::Result<ExitCode> {
                 );
                 if let Some(behind) = cluster.cluster.catalog_behind_summary() {
                     println!("{behind} (corral cluster plan {id} upgrade)");
+                }
+                if cluster.pinned {
+                    println!("pinned: rollouts pass it over (corral cluster unpin {id})");
                 }
                 if cluster.healing.enabled || cluster.heal_note.is_some() {
                     let state = if cluster.healing.enabled { "on" } else { "off" };
@@ -522,6 +548,8 @@ pub async fn run(args: ClusterArgs) -> anyhow::Result<ExitCode> {
             }
             to_json(&view)?
         }
+        ClusterCommand::Pin { id } => return pin(&client, &id, true, json).await,
+        ClusterCommand::Unpin { id } => return pin(&client, &id, false, json).await,
         ClusterCommand::Lease { id, hours } => {
             client
                 .send(

@@ -64,6 +64,7 @@ const MATRIX: &[(&str, [u16; 5])] = &[
         "PUT /api/v1/clusters/{id}/healing",
         [401, 200, 200, 404, 200],
     ),
+    ("PUT /api/v1/clusters/{id}/pin", [401, 200, 200, 404, 200]),
     ("GET /api/v1/jobs/{id}", [401, 200, 200, 404, 200]),
     ("GET /api/v1/jobs/{id}/tasks", [401, 200, 200, 404, 200]),
     (
@@ -77,6 +78,11 @@ const MATRIX: &[(&str, [u16; 5])] = &[
     ("GET /api/v1/catalog", [401, 200, 200, 200, 200]),
     ("POST /api/v1/catalog/import", [401, 403, 200, 200, 200]),
     ("GET /api/v1/catalog/{kind}", [401, 200, 200, 200, 200]),
+    // A dry run of the lifecycle template, which only tenant A's catalog has.
+    ("POST /api/v1/catalog/rollouts", [401, 403, 200, 404, 404]),
+    ("GET /api/v1/catalog/rollouts", [401, 200, 200, 200, 200]),
+    // Tenant A has no rollout here: every id is unknown (rollouts.rs tests a real one).
+    ("GET /api/v1/catalog/rollouts/{id}", [401, 404, 404, 404, 404]),
     (
         "GET /api/v1/catalog/{kind}/{name}",
         [401, 200, 200, 404, 404],

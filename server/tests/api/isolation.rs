@@ -41,6 +41,7 @@ const EXPECTATIONS: &[(&str, &[Check])] = &[
     ("POST /api/v1/clusters/{id}/changes", &[Scoped]),
     ("PUT /api/v1/clusters/{id}/lease", &[Scoped]),
     ("PUT /api/v1/clusters/{id}/healing", &[Scoped]),
+    ("PUT /api/v1/clusters/{id}/pin", &[Scoped]),
     (
         "POST /api/v1/clusters/{id}/nodes/{number}/ssh/certificate",
         &[Scoped],
@@ -60,6 +61,10 @@ const EXPECTATIONS: &[(&str, &[Check])] = &[
     ("GET /api/v1/catalog", &[Listing]),
     ("POST /api/v1/catalog/import", &[AdminOnly]),
     ("GET /api/v1/catalog/{kind}", &[Listing]),
+    ("POST /api/v1/catalog/rollouts", &[AdminOnly]),
+    ("GET /api/v1/catalog/rollouts", &[Listing]),
+    // Another tenant's rollout is tested in rollouts.rs (tenant A has none here).
+    ("GET /api/v1/catalog/rollouts/{id}", &[Scoped]),
     ("GET /api/v1/catalog/{kind}/{name}", &[Scoped]),
     ("PUT /api/v1/catalog/{kind}/{name}", &[AdminOnly]),
     ("DELETE /api/v1/catalog/{kind}/{name}", &[Scoped, AdminOnly]),
@@ -281,6 +286,8 @@ pub(crate) fn body_for(operation: &str) -> Option<Value> {
         p if p.ends_with("/plan") || p.ends_with("/changes") => json!({"operation": "restart"}),
         p if p.ends_with("/lease") => json!({"seconds": 3600}),
         p if p.ends_with("/healing") => json!({"enabled": true}),
+        p if p.ends_with("/pin") => json!({"pinned": true}),
+        p if p.ends_with("/rollouts") => json!({"template": "lifecycle", "dry_run": true}),
         p if p.ends_with("/quotas") => json!({"max_clusters": 1}),
         p if p.ends_with("/local-nodes") => json!({"local_nodes": true}),
         p if p.ends_with("/dedicated-workers") => json!({"dedicated_workers": true}),

@@ -20,9 +20,11 @@ mod node_shell;
 mod node_terminal;
 mod pages;
 mod parameters;
+mod pin;
 mod pool_hosts;
 #[path = "../support/prometheus.rs"]
 mod prometheus;
 mod providers;
+mod rollouts;
 mod security;
 mod user_moves;
