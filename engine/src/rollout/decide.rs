@@ -84,14 +84,13 @@ pub fn decide(state: RolloutState, max_parallel: usize, entries: &[Entry]) -> Ve
     steps
 }
 
+/// One health check's last result: what (service on node), health, when it ran.
+pub type Check = (String, ServiceHealth, Option<i64>);
+
 /// Whether a cluster's health checks are red after its upgrade job ended at
 /// `finished_ms`: each check is `(service on node, health, checked_at_ms)`. Only checks
 /// run since the job ended count; a cluster without checks passes.
-pub fn health(
-    checks: &[(String, ServiceHealth, Option<i64>)],
-    finished_ms: i64,
-    now_ms: i64,
-) -> Observed {
+pub fn health(checks: &[Check], finished_ms: i64, now_ms: i64) -> Observed {
     let fresh = |at: &Option<i64>| at.is_some_and(|at| at >= finished_ms);
     let red: Vec<&str> = checks
         .iter()
@@ -121,6 +120,11 @@ mod tests {
     use super::*;
     use RolloutClusterState as C;
 
+    /// Name, rollout state, max_parallel, entries, expected steps.
+    type Case = (&'static str, RolloutState, usize, Vec<Entry>, Vec<Step>);
+    /// Name, checks, now, expected verdict.
+    type HealthCase = (&'static str, Vec<Check>, i64, Observed);
+
     fn entry(state: RolloutClusterState) -> Entry {
         Entry {
             state,
@@ -138,7 +142,7 @@ mod tests {
     #[test]
     fn the_next_step_follows_from_the_rows() {
         let failed = || Observed::Failed("job failed".to_owned());
-        let cases: Vec<(&str, RolloutState, usize, Vec<Entry>, Vec<Step>)> = vec![
+        let cases: Vec<Case> = vec![
             (
                 "starts the first N pending in order",
                 RolloutState::Running,
@@ -253,12 +257,7 @@ mod tests {
     #[test]
     fn health_after_the_job_decides_red_or_green() {
         let check = |health, at| ("web on node 1".to_owned(), health, at);
-        let cases: Vec<(
-            &str,
-            Vec<(String, ServiceHealth, Option<i64>)>,
-            i64,
-            Observed,
-        )> = vec![
+        let cases: Vec<HealthCase> = vec![
             ("no checks pass", vec![], 1_000, Observed::Passed),
             (
                 "all up since the job",

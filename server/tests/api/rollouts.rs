@@ -191,6 +191,17 @@ async fn a_rollout_lists_pins_and_records_its_clusters(backend: Backend) {
         "{rollout}"
     );
 
+    // One rollout of a template at a time (no worker pool runs here: it is running).
+    let (status, body) = call(
+        &app,
+        &admin,
+        Method::POST,
+        ROLLOUTS,
+        Some(json!({"template": "lifecycle"})),
+    )
+    .await;
+    assert_eq!(status, 409, "{body}");
+    assert!(body["message"].as_str().unwrap().contains(&id), "{body}");
     let (status, shown) = call(&app, &owner, Method::GET, &format!("{ROLLOUTS}/{id}"), None).await;
     assert_eq!(status, 200, "{shown}");
     assert_eq!(shown["id"], json!(id));
