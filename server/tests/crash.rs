@@ -444,6 +444,138 @@ async fn killed_server_adopts_docker_containers() {
     drop(data);
 }
 
+/// A rollout survives SIGKILL (issue 40): two lifecycle clusters behind the catalog, a
+/// rollout of one at a time started from its rows, the server killed while the first
+/// upgrade runs and started again. The restarted server resumes it: both clusters are
+/// upgraded, each by exactly one upgrade job, one after the other.
+async fn killed_server_resumes_a_rollout(backend: Backend) {
+    use api_types::{RolloutClusterState, RolloutState};
+    use engine::store::rollouts::Rollout;
+    use engine::store::users::{NewUser, Role as UserRole};
+
+    let db = TestDatabase::new(backend).await;
+    let data = tempfile::Builder::new()
+        .prefix("corral-crash-rollout-")
+        .tempdir()
+        .unwrap();
+    let data_dir = data.path().canonicalize().unwrap();
+    let store = Store::open(&db.url).await.unwrap();
+    lifecycle::seed(&store, &data_dir, &lifecycle::catalog()).await;
+    let admin = store
+        .create_user(&NewUser {
+            tenant_id: DEFAULT_TENANT_ID.to_owned(),
+            username: "rollout-admin".to_owned(),
+            role: UserRole::TenantAdmin,
+            password_hash: "$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNoaGFzaA"
+                .to_owned(),
+        })
+        .await
+        .unwrap();
+    let mut server = Process::new("server", Role::Serve, data_dir.clone(), db.url.clone());
+    server.start();
+    let mut clusters = Vec::new();
+    for name in ["roll-a", "roll-b"] {
+        let request = CreateRequest {
+            tenant_id: DEFAULT_TENANT_ID.to_owned(),
+            owner_id: None,
+            name: ClusterName::parse(name).unwrap(),
+            template: TemplateName::parse("lifecycle").unwrap(),
+            solve: SolveRequest::of_size(3),
+            config: serde_json::Map::new(),
+        };
+        let (cluster, create) =
+            create_cluster(&store, &request, SubmitOptions::default(), now_ms())
+                .await
+                .unwrap();
+        assert_eq!(wait_for_end(&store, &create).await, JobState::Succeeded);
+        clusters.push(cluster.id);
+    }
+    // The workers' start changes, and takes a few seconds: a kill lands mid-upgrade.
+    let mut catalog = lifecycle::catalog();
+    for service in catalog["services"].as_array_mut().unwrap() {
+        if service["name"] == "worker" {
+            let start = &mut service["provisioner"]["actions"]["start"]["fields"]["run"];
+            *start = format!("sleep 3; {}", start.as_str().unwrap()).into();
+        }
+    }
+    let catalog = domain::catalog::coopr::import_bundle(&catalog.to_string()).unwrap();
+    engine::catalog::import(&store, DEFAULT_TENANT_ID, &catalog, None, now_ms())
+        .await
+        .unwrap();
+    let now = now_ms();
+    let rollout = Rollout {
+        id: "crash-rollout".to_owned(),
+        tenant_id: DEFAULT_TENANT_ID.to_owned(),
+        template: "lifecycle".to_owned(),
+        max_parallel: 1,
+        state: RolloutState::Running,
+        reason: None,
+        created_by: admin.id.clone(),
+        created_at_ms: now,
+        updated_at_ms: now,
+    };
+    let rows: Vec<_> = clusters
+        .iter()
+        .map(|id| (id.clone(), RolloutClusterState::Pending))
+        .collect();
+    store.create_rollout(&rollout, &rows).await.unwrap();
+
+    // Killed once the first cluster's upgrade job is recorded and running.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let first_job = loop {
+        let rows = store.rollout_clusters(&rollout.id).await.unwrap();
+        if let Some(job) = &rows[0].job_id {
+            break job.clone();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the rollout never started: {rows:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    wait_for_progress(&store, &first_job, 0.2).await;
+    server.kill();
+    server.start();
+
+    let deadline = Instant::now() + Duration::from_secs(300);
+    let ended = loop {
+        let ended = store.rollout(DEFAULT_TENANT_ID, &rollout.id).await.unwrap();
+        if !ended.state.is_active() {
+            break ended;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the rollout never ended: {ended:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    };
+    let rows = store.rollout_clusters(&rollout.id).await.unwrap();
+    assert_eq!(ended.state, RolloutState::Succeeded, "{ended:?} {rows:?}");
+    let mut windows = Vec::new();
+    for row in &rows {
+        assert_eq!(row.state, RolloutClusterState::Succeeded, "{rows:?}");
+        let upgrades: Vec<_> = queue::cluster_jobs(&store, &row.cluster_id)
+            .await
+            .unwrap()
+            .into_iter()
+            .filter(|job| job.operation == "upgrade")
+            .collect();
+        assert_eq!(upgrades.len(), 1, "one upgrade per cluster: {upgrades:?}");
+        assert_eq!(row.job_id.as_deref(), Some(upgrades[0].id.as_str()));
+        windows.push((
+            upgrades[0].started_at_ms.unwrap(),
+            upgrades[0].finished_at_ms.unwrap(),
+        ));
+    }
+    assert!(
+        windows[0].1 <= windows[1].0,
+        "one after the other: {windows:?}"
+    );
+    server.kill();
+    store.close().await;
+    drop(data);
+}
+
 mod sqlite {
     #[tokio::test(flavor = "multi_thread")]
     async fn killed_server_loses_no_task() {
@@ -453,6 +585,11 @@ mod sqlite {
     #[tokio::test(flavor = "multi_thread")]
     async fn killed_server_still_delivers_hook_events() {
         super::killed_server_still_delivers_hook_events(engine::store::Backend::Sqlite).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn killed_server_resumes_a_rollout() {
+        super::killed_server_resumes_a_rollout(engine::store::Backend::Sqlite).await;
     }
 }
 
@@ -465,5 +602,10 @@ mod postgres {
     #[tokio::test(flavor = "multi_thread")]
     async fn killed_server_still_delivers_hook_events() {
         super::killed_server_still_delivers_hook_events(engine::store::Backend::Postgres).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn killed_server_resumes_a_rollout() {
+        super::killed_server_resumes_a_rollout(engine::store::Backend::Postgres).await;
     }
 }
