@@ -1,11 +1,12 @@
 //! Clusters: list, the create form's choices, preview and create, the cluster page,
-//! day-2 changes (planned, then submitted), lease and delete.
+//! day-2 changes (planned, then submitted), lease, pin and delete.
 
 pub mod change;
 pub mod choices;
 pub mod create;
 pub mod extend_lease;
 pub mod list;
+pub mod pin;
 pub mod plan_change;
 pub mod preview;
 pub mod show;
@@ -58,6 +59,9 @@ pub struct ClusterPage {
     /// The cluster's newest approval request: what waits, or why it was denied.
     #[serde(default)]
     pub approval: Option<api_types::ApprovalView>,
+    /// Whether the cluster is pinned to its catalog revision (rollouts skip it).
+    #[serde(default)]
+    pub pinned: bool,
 }
 
 impl ClusterPage {

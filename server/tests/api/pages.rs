@@ -794,3 +794,75 @@ async fn pages_finish_while_other_servers_start() {
     }
     starting.await.unwrap();
 }
+
+/// The session's CSRF token, as the page's `<meta>` gives it to scripts.
+async fn csrf_of(browser: &reqwest::Client, app: &TestApp) -> String {
+    let me: Value = browser
+        .post(app.url("/sfn/current-user"))
+        .header(header::ACCEPT, "application/json")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    me["csrf"].as_str().unwrap().to_owned()
+}
+
+/// The cluster page shows the pin and flips it with a plain form (issue 40): posting
+/// the switch pins the cluster, the page then says so, and a value that is not
+/// true or false is refused by name and changes nothing.
+#[tokio::test]
+async fn the_cluster_pages_pin_switch_pins_without_javascript() {
+    let app = spawn_app(Backend::Sqlite).await;
+    let admin = with_catalog(&app, "acme").await;
+    let created = create_cluster(&app, &admin, "keep").await;
+    let id = created["cluster"]["id"].as_str().unwrap().to_owned();
+    let browser = plain_browser();
+    plain_browser_sign_in(&browser, &app, "acme-admin", PASSWORD).await;
+    let page = format!("/clusters/{id}");
+
+    let html = page_html(&browser, app.url(&page)).await;
+    assert!(
+        html.contains("data-testid=\"pin-state\" data-pinned=\"false\""),
+        "{html}"
+    );
+    assert!(html.contains("data-testid=\"pin-switch\""), "{html}");
+    assert!(html.contains("rollouts skip it"), "{html}");
+    assert!(html.contains("action=\"/sfn/cluster-pin\""), "{html}");
+
+    let csrf = csrf_of(&browser, &app).await;
+    let refused = browser
+        .post(app.url("/sfn/cluster-pin"))
+        .header(header::ACCEPT, "application/json")
+        .form(&[("csrf", csrf.as_str()), ("id", &id), ("pinned", "maybe")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 422);
+    let body = refused.text().await.unwrap();
+    assert!(body.contains("pinned") && body.contains("maybe"), "{body}");
+
+    let response = browser
+        .post(app.url("/sfn/cluster-pin"))
+        .header(header::ACCEPT, "text/html")
+        .header(header::REFERER, app.url(&page))
+        .form(&[("csrf", csrf.as_str()), ("id", &id), ("pinned", "true")])
+        .send()
+        .await
+        .unwrap();
+    assert!(response.status().is_redirection(), "{}", response.status());
+    let view: Value = app
+        .call(&admin, Method::GET, &format!("/api/v1/clusters/{id}"), None)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(view["pinned"], json!(true), "{view}");
+    let html = page_html(&browser, app.url(&page)).await;
+    assert!(
+        html.contains("data-testid=\"pin-state\" data-pinned=\"true\""),
+        "{html}"
+    );
+    assert!(html.contains(">Unpin<"), "{html}");
+}

@@ -12,9 +12,9 @@ use leptos_router::hooks::{use_params_map, use_query_map};
 
 use super::list::ExtendButton;
 use crate::components::errors::{action_error, FieldError, FormError, PageError};
-use crate::components::form::Field;
+use crate::components::form::{Field, PostForm};
 use crate::components::plan::PlanView;
-use crate::components::session::CsrfField;
+use crate::components::session::{csrf_token, CsrfField};
 use crate::components::state::StateBadge;
 use crate::components::table::DataTable;
 use crate::components::time::{duration, now_ms, timestamp, LeaseLeft};
@@ -22,6 +22,7 @@ use crate::error::UiError;
 
 use crate::server_fns::clusters::change::ChangeCluster;
 use crate::server_fns::clusters::extend_lease::ExtendLease;
+use crate::server_fns::clusters::pin::PinCluster;
 use crate::server_fns::clusters::plan_change::plan_change;
 use crate::server_fns::clusters::show::load_cluster_page;
 use crate::server_fns::clusters::{ChangeForm, NODES_PER_PAGE, OPERATIONS};
@@ -73,6 +74,7 @@ pub fn ClusterShowPage() -> impl IntoView {
     let params = use_params_map();
     let id = Memo::new(move |_| params.with(|params| params.get("id").unwrap_or_default()));
     let extend = ServerAction::<ExtendLease>::new();
+    let pin = ServerAction::<PinCluster>::new();
     // Health and job states change behind the page: it reloads every few seconds in
     // the browser, unless an operation is being chosen (its inputs would be reset).
     let refreshed = RwSignal::new(0u32);
@@ -93,10 +95,11 @@ pub fn ClusterShowPage() -> impl IntoView {
                 id.get(),
                 node_page.get(),
                 extend.version().get(),
+                pin.version().get(),
                 refreshed.get(),
             )
         },
-        |(id, node_page, _, _)| load_cluster_page(id, node_page),
+        |(id, node_page, _, _, _)| load_cluster_page(id, node_page),
     );
     let form = Memo::new(move |_| {
         query.with(|query| {
@@ -146,7 +149,7 @@ pub fn ClusterShowPage() -> impl IntoView {
             {move || Suspend::new(async move {
                 match page.await {
                     Err(error) => view! { <PageError error/> }.into_any(),
-                    Ok(page) => view! { <ClusterView page extend/> }.into_any(),
+                    Ok(page) => view! { <ClusterView page extend pin/> }.into_any(),
                 }
             })}
         </Transition>
@@ -161,7 +164,11 @@ pub fn ClusterShowPage() -> impl IntoView {
 }
 
 #[component]
-fn ClusterView(page: ClusterPage, extend: ServerAction<ExtendLease>) -> impl IntoView {
+fn ClusterView(
+    page: ClusterPage,
+    extend: ServerAction<ExtendLease>,
+    pin: ServerAction<PinCluster>,
+) -> impl IntoView {
     let cluster = page.cluster.clone();
     let running = page.running_job().cloned();
     let down = page.down.clone();
@@ -281,6 +288,10 @@ fn ClusterView(page: ClusterPage, extend: ServerAction<ExtendLease>) -> impl Int
                         <FieldError error=extend_error field="hours"/>
                         <FormError error=extend_error/>
                     </td></tr>
+                    <tr><th scope="row">"Pinned"</th><td>
+                        <PinSwitch id=cluster.id.clone() pinned=page.pinned
+                            live=cluster.state != ClusterState::Deleted pin/>
+                    </td></tr>
                 </tbody></table>
             </section>
             <section class="card">
@@ -317,6 +328,52 @@ fn ClusterView(page: ClusterPage, extend: ServerAction<ExtendLease>) -> impl Int
             <h2>"Jobs"</h2>
             <JobHistory cluster_id=cluster.id.clone() jobs/>
         </section>
+    }
+}
+
+/// The cluster's pin: its state, and for a cluster that may still change, one
+/// button that flips it (a plain form, so it works without JavaScript).
+#[component]
+fn PinSwitch(id: String, pinned: bool, live: bool, pin: ServerAction<PinCluster>) -> impl IntoView {
+    let error = action_error(pin);
+    let (state, label, title) = if pinned {
+        (
+            "pinned",
+            "Unpin",
+            "Let rollouts move this cluster to the catalog's current revision",
+        )
+    } else {
+        (
+            "not pinned",
+            "Pin",
+            "Keep this cluster on its catalog revision",
+        )
+    };
+    let next = (!pinned).to_string();
+    let form = live.then(|| {
+        let input = {
+            let (id, next) = (id.clone(), next.clone());
+            move || PinCluster {
+                csrf: csrf_token(),
+                id: id.clone(),
+                pinned: next.clone(),
+            }
+        };
+        view! {
+            <PostForm action=pin input class="inline">
+                <CsrfField/>
+                <input type="hidden" name="id" value=id.clone()/>
+                <input type="hidden" name="pinned" value=next.clone()/>
+                <button class="button button-small button-quiet" type="submit" title=title
+                    aria-pressed=pinned.to_string() data-testid="pin-switch">{label}</button>
+            </PostForm>
+        }
+    });
+    view! {
+        <span data-testid="pin-state" data-pinned=pinned.to_string()>{state}</span>
+        " " {form}
+        <div class="hint">"A pinned cluster keeps its catalog revision; rollouts skip it."</div>
+        <FormError error/>
     }
 }
 

@@ -79,5 +79,6 @@ pub async fn load_cluster_page(id: String, node_page: usize) -> Result<ClusterPa
         links: detail.links,
         heal_note: detail.heal_note,
         approval: detail.approvals.into_iter().next(),
+        pinned: detail.pinned,
     })
 }
