@@ -11,6 +11,7 @@ pub mod loaded;
 pub mod overview;
 pub mod provider_panel;
 pub mod resources;
+pub mod rollouts;
 pub mod sections;
 pub mod tenants;
 pub mod tokens;

@@ -29,6 +29,7 @@ pub mod reset_user_password;
 pub mod resources;
 pub mod revoke_token;
 pub mod revoke_user_token;
+pub mod rollouts;
 pub mod save_entity;
 pub mod scope;
 pub mod set_dedicated_workers;

@@ -990,3 +990,75 @@ async fn a_superadmin_moves_a_user_after_seeing_what_the_move_does() {
     let bravo = app.store.tenant_by_name("bravo").await.unwrap().id;
     assert_eq!(app.store.user(&erin).await.unwrap().tenant_id, bravo);
 }
+
+/// `/admin/rollouts` (issue 40) lists the tenant's rollouts for an admin: template,
+/// state, who started it, each cluster with its state, and the command that starts
+/// one. A tenant user gets the 403 page, with no rollout on it; another tenant's
+/// admin sees none of them.
+#[tokio::test]
+async fn the_rollouts_page_lists_rollouts_for_admins_only() {
+    let app = spawn_app(Backend::Sqlite).await;
+    let admin = with_catalog(&app, "acme").await;
+    with_catalog(&app, "globex").await;
+    app.user("erin", Role::User, "acme").await;
+    let response = app
+        .call(
+            &admin,
+            Method::POST,
+            "/api/v1/clusters",
+            Some(&serde_json::json!({"name": "rolled", "template": "lifecycle", "size": 2})),
+        )
+        .await;
+    assert_eq!(response.status(), 201);
+    // The worker service changes: the cluster is behind, and a rollout starts.
+    let changed = crate::helpers::lifecycle_catalog()
+        .to_string()
+        .replace("echo worker started", "echo worker started again");
+    let changed: Value = serde_json::from_str(&changed).unwrap();
+    let response = app
+        .call(
+            &admin,
+            Method::POST,
+            "/api/v1/catalog/import",
+            Some(&changed),
+        )
+        .await;
+    assert!(response.status().is_success(), "{}", response.status());
+    let response = app
+        .call(
+            &admin,
+            Method::POST,
+            "/api/v1/catalog/rollouts",
+            Some(&serde_json::json!({"template": "lifecycle", "max_parallel": 2})),
+        )
+        .await;
+    assert_eq!(response.status(), 201);
+    let started: Value = response.json().await.unwrap();
+    let id = started["rollout"]["id"].as_str().unwrap().to_owned();
+
+    let (browser, _) = signed_in(&app, "acme-admin").await;
+    let (status, html) = page(&browser, &app, "/admin/rollouts").await;
+    assert_eq!(status, 200, "{html}");
+    assert!(html.contains("data-testid=\"rollouts\""), "{html}");
+    assert!(html.contains(&format!("data-rollout=\"{id}\"")), "{html}");
+    assert!(html.contains("data-rollout-cluster=\"rolled\""), "{html}");
+    assert!(html.contains("acme-admin"), "who started it: {html}");
+    assert!(html.contains("corral catalog rollout --template"), "{html}");
+    assert!(
+        html.contains("href=\"/admin/rollouts\""),
+        "in the admin nav: {html}"
+    );
+
+    let (browser, _) = signed_in(&app, "erin").await;
+    let (status, html) = page(&browser, &app, "/admin/rollouts").await;
+    assert_eq!(status, 403, "{html}");
+    assert!(html.contains("data-testid=\"forbidden\""), "{html}");
+    assert!(!html.contains(&id), "{html}");
+    assert!(!html.contains("data-testid=\"rollouts\""), "{html}");
+
+    let (browser, _) = signed_in(&app, "globex-admin").await;
+    let (status, html) = page(&browser, &app, "/admin/rollouts").await;
+    assert_eq!(status, 200, "{html}");
+    assert!(!html.contains(&id), "another tenant's rollout: {html}");
+    assert!(html.contains("No rollouts yet."), "{html}");
+}

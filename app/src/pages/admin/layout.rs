@@ -80,6 +80,7 @@ fn AdminNav() -> impl IntoView {
                 {catalog}
                 <li><A href="/admin/catalog">"Import / export"</A></li>
                 <li><A href="/admin/resources">"Resources"</A></li>
+                <li><A href="/admin/rollouts">"Rollouts"</A></li>
                 <li><A href="/admin/hosts">"Pool hosts"</A></li>
             </ul>
             <h2 class="admin-nav-head">"Access"</h2>

@@ -1,6 +1,7 @@
 //! The admin console's routes, dispatched on their first segment: `/admin`,
 //! `/admin/<section>` (a catalog kind's list, `catalog`, `resources`, `tenants`,
-//! `users`, `tokens`, `audit`, `approvals`), `/admin/users/<username>` (a user's page),
+//! `users`, `tokens`, `audit`, `approvals`, `rollouts`), `/admin/users/<username>` (a
+//! user's page),
 //! `/admin/<kind>/new` (the create form), `/admin/<kind>/<name>` and
 //! `/admin/<kind>/<name>/edit`. Each shape is one flat route (a split point of the
 //! browser bundle, see `crate::routes`), and the page inside the admin frame follows
@@ -43,6 +44,7 @@ pub fn AdminSectionPage() -> impl IntoView {
                     "tokens" => view! { <tokens::TokensPage/> }.into_any(),
                     "audit" => view! { <audit::AuditPage/> }.into_any(),
                     "approvals" => view! { <super::approvals::ApprovalsPage/> }.into_any(),
+                    "rollouts" => view! { <super::rollouts::RolloutsPage/> }.into_any(),
                     other => match EntityKind::parse(other) {
                         Some(kind) => view! { <EntityListPage kind/> }.into_any(),
                         None => view! { <NotFound/> }.into_any(),
