@@ -70,12 +70,8 @@ fi
 # rustup sees Debian's toolchain as "web" (used for the wasm build only).
 rustup toolchain list | grep -q '^web' || rustup toolchain link web /usr
 
-# The wasm-bindgen CLI must equal the wasm-bindgen crate pinned in Cargo.toml.
-WB=$(sed -n 's/^wasm-bindgen = "=\([0-9.]*\)".*/\1/p' "$ROOT/Cargo.toml")
-if [ "$(wasm-bindgen --version 2>/dev/null)" != "wasm-bindgen $WB" ]; then
-  echo "bootstrap: installing wasm-bindgen-cli $WB (about 4 min)"
-  cargo install -q --force wasm-bindgen-cli --version "$WB"
-fi
+# No wasm-bindgen command: the build's splitter (wasm-split) runs wasm-bindgen as a
+# library pinned beside the crate, which saves a fresh machine compiling the CLI.
 
 # wasm-opt from npm's binaryen (Debian's wasm-opt 108 writes modules browsers reject).
 [ -x /opt/binaryen/bin/wasm-opt ] || $SUDO npm install -g --silent --prefix /opt/binaryen binaryen@132

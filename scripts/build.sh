@@ -1,50 +1,88 @@
 #!/usr/bin/env bash
-# Builds the browser bundle (wasm, JS, CSS) into target/site/pkg and the `corral` binary.
+# Builds the browser bundle (wasm, JS, CSS) into target/site/pkg and the `corral` binary,
+# saying how long each part took.
+#
+# On two cores the bundle leaves one idle most of the time (the release link's LTO runs
+# on one codegen unit), so the native build starts beside it: the two use different
+# target dirs, so neither waits for the other's lock. That first native build embeds no
+# bundle (it must not read the directory the bundle is being written to); the last step
+# builds `corral` again with it, which recompiles only site-bundle, the server library
+# and the link.
 set -euo pipefail
 # shellcheck source=scripts/env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$ROOT"
 
-echo "build: browser bundle"
-# Linked with relocations kept, which the splitter needs to tell what each split point
-# (a lazy route) reaches; passed to this crate's link only, so the dependencies' cached
-# builds stay valid.
-RUSTUP_TOOLCHAIN=web CARGO_TARGET_DIR=$WASM_TARGET_DIR \
-  cargo rustc -q -p frontend --lib --crate-type cdylib --target wasm32-unknown-unknown \
-  --profile wasm-release -- -Clink-arg=--emit-relocs
-SPLIT_DIR=$WASM_TARGET_DIR/split
-rm -rf "$SPLIT_DIR" "$SITE_DIR/pkg"
-mkdir -p "$SITE_DIR/pkg"
-# The main module every page loads, and one chunk per group of lazy routes
-# (wasm-split/src/main.rs, docs/bundle.md).
-cargo run -q -p wasm-split -- \
-  "$WASM_TARGET_DIR/wasm32-unknown-unknown/wasm-release/frontend.wasm" "$SPLIT_DIR"
-wasm-bindgen --target web --no-typescript --keep-lld-exports --no-demangle \
-  --out-dir "$SITE_DIR/pkg" --out-name corral "$SPLIT_DIR/main.wasm"
-# A split that went wrong leaves the main module importing placeholders no browser can
-# provide; fail here rather than in every page.
-if grep -q "__wbindgen_placeholder__" "$SITE_DIR/pkg/corral.js"; then
-  echo "build: the split main module still imports wasm-bindgen placeholders" >&2
-  exit 1
-fi
-find "$SPLIT_DIR" -maxdepth 1 -type f ! -name main.wasm -exec cp {} "$SITE_DIR/pkg/" \;
-for wasm in "$SITE_DIR"/pkg/*.wasm; do
+# `timed NAME COMMAND...` runs COMMAND and prints how long it took.
+timed() {
+  local name=$1 started=$SECONDS
+  shift
+  "$@"
+  echo "build: $name took $((SECONDS - started)) s"
+}
+
+binary_without_bundle() {
+  env -u CORRAL_EMBED_SITE_DIR cargo build -q -p server --bin corral
+}
+
+compile_wasm() {
+  # Linked with relocations kept, which the splitter needs to tell what each split
+  # point (a lazy route) reaches; passed to this crate's link only, so the
+  # dependencies' cached builds stay valid.
+  RUSTUP_TOOLCHAIN=web CARGO_TARGET_DIR=$WASM_TARGET_DIR \
+    cargo rustc -q -p frontend --lib --crate-type cdylib --target wasm32-unknown-unknown \
+    --profile wasm-release -- -Clink-arg=--emit-relocs
+}
+
+split_and_bind() {
+  local split_dir=$WASM_TARGET_DIR/split
+  rm -rf "$split_dir" "$SITE_DIR/pkg"
+  # The main module every page loads and one chunk per group of lazy routes, then
+  # wasm-bindgen on the main module, all into the bundle's directory
+  # (wasm-split/src/main.rs, docs/bundle.md).
+  "$CARGO_TARGET_DIR/debug/wasm-split" \
+    "$WASM_TARGET_DIR/wasm32-unknown-unknown/wasm-release/frontend.wasm" \
+    "$split_dir" "$SITE_DIR/pkg"
+}
+
+optimise_main_module() {
+  # The module every first page loads; the chunks come without their custom sections
+  # only, as wasm-opt saved them little for much time (wasm-split/src/main.rs).
   wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
     --enable-mutable-globals --enable-reference-types --enable-multivalue \
-    "$wasm" -o "$wasm"
-done
-cp style/main.css "$SITE_DIR/pkg/corral.css"
-# The node terminal and the session player: our loaders and the libraries they load
-# when first used (frontend/js/package.json), vendored from node_modules into the
-# scripts' directory, which names them relatively (docs/bundle.md).
-"$ROOT/scripts/vendor-js.sh" "$SITE_DIR/pkg"
-cp style/favicon.svg "$SITE_DIR/pkg/favicon.svg"
-# Compressed once here at the highest levels, so the server never compresses per
-# request; it picks the form each browser accepts (server/src/http/bundle.rs).
-for file in "$SITE_DIR"/pkg/*.wasm "$SITE_DIR"/pkg/*.js "$SITE_DIR"/pkg/*.css; do
-  brotli --best --force --keep "$file"
-  gzip --best --force --keep --no-name "$file"
-done
+    "$SITE_DIR/pkg/corral_bg.wasm" -o "$SITE_DIR/pkg/corral_bg.wasm"
+}
 
-echo "build: corral binary (the bundle built in)"
-cargo build -q -p server --bin corral
+add_styles_and_scripts() {
+  cp style/main.css "$SITE_DIR/pkg/corral.css"
+  # The node terminal and the session player: our loaders and the libraries they load
+  # when first used (frontend/js/package.json), vendored from node_modules into the
+  # scripts' directory, which names them relatively (docs/bundle.md).
+  "$ROOT/scripts/vendor-js.sh" "$SITE_DIR/pkg"
+  cp style/favicon.svg "$SITE_DIR/pkg/favicon.svg"
+}
+
+compress() {
+  # Compressed once here at the highest levels, so the server never compresses per
+  # request; it picks the form each browser accepts (server/src/http/bundle.rs).
+  local files=(find "$SITE_DIR/pkg" -maxdepth 1 -type f "(" -name '*.wasm' -o -name '*.js' -o -name '*.css' ")" -print0)
+  "${files[@]}" | xargs -0 -P "$(nproc)" -n 8 brotli --best --force --keep
+  "${files[@]}" | xargs -0 -P "$(nproc)" -n 8 gzip --best --force --keep --no-name
+}
+
+echo "build: browser bundle and, beside it, the corral binary's dependencies"
+# The splitter first: it shares the native target dir, whose lock the native build
+# holds until it ends.
+timed "bundle: the splitter and wasm-bindgen" cargo build -q -p wasm-split
+timed "corral without the bundle (beside it)" binary_without_bundle &
+native=$!
+# A failed bundle step ends the script; the native build must not outlive it.
+trap 'pkill -P "$native" 2>/dev/null; kill "$native" 2>/dev/null || true' EXIT
+timed "bundle: wasm compile (release, LTO)" compile_wasm
+timed "bundle: split and bind" split_and_bind
+timed "bundle: wasm-opt (main module)" optimise_main_module
+add_styles_and_scripts
+timed "bundle: compression" compress
+wait "$native"
+trap - EXIT
+timed "corral binary (the bundle built in)" cargo build -q -p server --bin corral
