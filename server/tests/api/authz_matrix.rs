@@ -82,7 +82,10 @@ const MATRIX: &[(&str, [u16; 5])] = &[
     ("POST /api/v1/catalog/rollouts", [401, 403, 200, 404, 404]),
     ("GET /api/v1/catalog/rollouts", [401, 200, 200, 200, 200]),
     // Tenant A has no rollout here: every id is unknown (rollouts.rs tests a real one).
-    ("GET /api/v1/catalog/rollouts/{id}", [401, 404, 404, 404, 404]),
+    (
+        "GET /api/v1/catalog/rollouts/{id}",
+        [401, 404, 404, 404, 404],
+    ),
     (
         "GET /api/v1/catalog/{kind}/{name}",
         [401, 200, 200, 404, 404],
