@@ -12,21 +12,6 @@ use serde_json::{json, Value};
 
 use crate::helpers::{lifecycle_catalog, render_page, spawn_app, ApiUser, TestApp, PASSWORD};
 
-async fn json_of(response: reqwest::Response) -> (u16, Value) {
-    let status = response.status().as_u16();
-    (status, response.json().await.unwrap_or(Value::Null))
-}
-
-async fn call(
-    app: &TestApp,
-    user: &ApiUser,
-    method: Method,
-    path: &str,
-    body: Option<Value>,
-) -> (u16, Value) {
-    json_of(app.call(user, method, path, body.as_ref()).await).await
-}
-
 /// The lifecycle catalog plus `team-stack`, the same template limited to `data-team`.
 fn catalog_with_limited_template() -> Value {
     let mut catalog = lifecycle_catalog();
@@ -67,84 +52,86 @@ fn template_names(page: &Value) -> Vec<String> {
 async fn a_template_limited_to_a_group_is_seen_and_used_by_its_members_only(backend: Backend) {
     let app = spawn_app(backend).await;
     let admin = app.user("team-admin", Role::TenantAdmin, "team").await;
-    let (status, _) = call(
-        &app,
-        &admin,
-        Method::POST,
-        "/api/v1/catalog/import",
-        Some(catalog_with_limited_template()),
-    )
-    .await;
+    let (status, _) = app
+        .call_json(
+            &admin,
+            Method::POST,
+            "/api/v1/catalog/import",
+            Some(catalog_with_limited_template()),
+        )
+        .await;
     assert_eq!(status, 200);
     let outsider = app.user("outsider", Role::User, "team").await;
     let member = app.user("member", Role::User, "team").await;
-    let (status, group) = call(
-        &app,
-        &admin,
-        Method::POST,
-        "/api/v1/groups",
-        Some(json!({"name": "data-team"})),
-    )
-    .await;
+    let (status, group) = app
+        .call_json(
+            &admin,
+            Method::POST,
+            "/api/v1/groups",
+            Some(json!({"name": "data-team"})),
+        )
+        .await;
     assert_eq!(status, 201, "{group}");
-    let (status, group) = call(
-        &app,
-        &admin,
-        Method::POST,
-        "/api/v1/groups/data-team/members",
-        Some(json!({"username": "member"})),
-    )
-    .await;
+    let (status, group) = app
+        .call_json(
+            &admin,
+            Method::POST,
+            "/api/v1/groups/data-team/members",
+            Some(json!({"username": "member"})),
+        )
+        .await;
     assert_eq!(status, 200, "{group}");
     assert_eq!(group["members"], json!(["member"]));
 
     // Outside the group: not listed, not readable, not creatable, as if it did not exist.
-    let (_, listed) = call(
-        &app,
-        &outsider,
-        Method::GET,
-        "/api/v1/catalog/clustertemplates",
-        None,
-    )
-    .await;
+    let (_, listed) = app
+        .call_json(
+            &outsider,
+            Method::GET,
+            "/api/v1/catalog/clustertemplates",
+            None,
+        )
+        .await;
     assert_eq!(template_names(&listed), vec!["lifecycle"]);
     assert_eq!(listed["total"], 1);
-    let (status, _) = call(
-        &app,
-        &outsider,
-        Method::GET,
-        "/api/v1/catalog/clustertemplates/team-stack",
-        None,
-    )
-    .await;
+    let (status, _) = app
+        .call_json(
+            &outsider,
+            Method::GET,
+            "/api/v1/catalog/clustertemplates/team-stack",
+            None,
+        )
+        .await;
     assert_eq!(status, 404);
-    let (status, _) = call(
-        &app,
-        &outsider,
-        Method::GET,
-        "/api/v1/catalog/clustertemplates/team-stack/history",
-        None,
-    )
-    .await;
+    let (status, _) = app
+        .call_json(
+            &outsider,
+            Method::GET,
+            "/api/v1/catalog/clustertemplates/team-stack/history",
+            None,
+        )
+        .await;
     assert_eq!(status, 404);
-    let (_, bundle) = call(&app, &outsider, Method::GET, "/api/v1/catalog", None).await;
+    let (_, bundle) = app
+        .call_json(&outsider, Method::GET, "/api/v1/catalog", None)
+        .await;
     assert!(!bundle.to_string().contains("team-stack"), "{bundle}");
-    let (hidden_status, hidden) = call(
-        &app,
-        &outsider,
-        Method::POST,
-        "/api/v1/clusters",
-        Some(json!({"name": "x", "template": "team-stack", "size": 2})),
-    )
-    .await;
-    let (missing_status, missing) = call(
-        &app,
-        &outsider,
-        Method::POST,
-        "/api/v1/clusters",
-        Some(json!({"name": "x", "template": "no-such-stack", "size": 2})),
-    )
-    .await;
+    let (hidden_status, hidden) = app
+        .call_json(
+            &outsider,
+            Method::POST,
+            "/api/v1/clusters",
+            Some(json!({"name": "x", "template": "team-stack", "size": 2})),
+        )
+        .await;
+    let (missing_status, missing) = app
+        .call_json(
+            &outsider,
+            Method::POST,
+            "/api/v1/clusters",
+            Some(json!({"name": "x", "template": "no-such-stack", "size": 2})),
+        )
+        .await;
     assert_eq!(hidden_status, 422, "{hidden}");
     assert_eq!(hidden_status, missing_status);
     assert_eq!(
@@ -158,14 +145,14 @@ async fn a_template_limited_to_a_group_is_seen_and_used_by_its_members_only(back
             .replace("no-such-stack", "T"),
         "a hidden template is refused exactly as a missing one"
     );
-    let (status, _) = call(
-        &app,
-        &outsider,
-        Method::POST,
-        "/api/v1/clusters?dry_run=true",
-        Some(json!({"name": "x", "template": "team-stack", "size": 2})),
-    )
-    .await;
+    let (status, _) = app
+        .call_json(
+            &outsider,
+            Method::POST,
+            "/api/v1/clusters?dry_run=true",
+            Some(json!({"name": "x", "template": "team-stack", "size": 2})),
+        )
+        .await;
     assert_eq!(status, 422);
     // The portal's create form offers only what the caller may use.
     let browser = signed_in_browser(&app, "outsider").await;
@@ -177,23 +164,23 @@ async fn a_template_limited_to_a_group_is_seen_and_used_by_its_members_only(back
     );
 
     // A member sees and uses it; the admin sees everything.
-    let (_, listed) = call(
-        &app,
-        &member,
-        Method::GET,
-        "/api/v1/catalog/clustertemplates",
-        None,
-    )
-    .await;
+    let (_, listed) = app
+        .call_json(
+            &member,
+            Method::GET,
+            "/api/v1/catalog/clustertemplates",
+            None,
+        )
+        .await;
     assert_eq!(template_names(&listed), vec!["lifecycle", "team-stack"]);
-    let (status, _) = call(
-        &app,
-        &member,
-        Method::GET,
-        "/api/v1/catalog/clustertemplates/team-stack",
-        None,
-    )
-    .await;
+    let (status, _) = app
+        .call_json(
+            &member,
+            Method::GET,
+            "/api/v1/catalog/clustertemplates/team-stack",
+            None,
+        )
+        .await;
     assert_eq!(status, 200);
     let browser = signed_in_browser(&app, "member").await;
     let (_, page) = render_page(&browser, &app.url("/clusters/new")).await;
@@ -201,81 +188,85 @@ async fn a_template_limited_to_a_group_is_seen_and_used_by_its_members_only(back
         page.contains("team-stack"),
         "the form offers team-stack to a member"
     );
-    let (status, created) = call(
-        &app,
-        &member,
-        Method::POST,
-        "/api/v1/clusters",
-        Some(json!({"name": "analytics", "template": "team-stack", "size": 2})),
-    )
-    .await;
+    let (status, created) = app
+        .call_json(
+            &member,
+            Method::POST,
+            "/api/v1/clusters",
+            Some(json!({"name": "analytics", "template": "team-stack", "size": 2})),
+        )
+        .await;
     assert_eq!(status, 201, "{created}");
     assert_eq!(created["cluster"]["state"], "creating");
-    let (_, listed) = call(
-        &app,
-        &admin,
-        Method::GET,
-        "/api/v1/catalog/clustertemplates",
-        None,
-    )
-    .await;
+    let (_, listed) = app
+        .call_json(
+            &admin,
+            Method::GET,
+            "/api/v1/catalog/clustertemplates",
+            None,
+        )
+        .await;
     assert_eq!(template_names(&listed), vec!["lifecycle", "team-stack"]);
 
     // Out of the group again: hidden again.
-    let (status, _) = call(
-        &app,
-        &admin,
-        Method::DELETE,
-        "/api/v1/groups/data-team/members/member",
-        None,
-    )
-    .await;
+    let (status, _) = app
+        .call_json(
+            &admin,
+            Method::DELETE,
+            "/api/v1/groups/data-team/members/member",
+            None,
+        )
+        .await;
     assert_eq!(status, 200);
-    let (status, _) = call(
-        &app,
-        &member,
-        Method::GET,
-        "/api/v1/catalog/clustertemplates/team-stack",
-        None,
-    )
-    .await;
+    let (status, _) = app
+        .call_json(
+            &member,
+            Method::GET,
+            "/api/v1/catalog/clustertemplates/team-stack",
+            None,
+        )
+        .await;
     assert_eq!(status, 404);
 
     // Groups refuse bad input, and are for tenant admins.
-    let (status, body) = call(
-        &app,
-        &admin,
-        Method::POST,
-        "/api/v1/groups",
-        Some(json!({"name": "data-team"})),
-    )
-    .await;
+    let (status, body) = app
+        .call_json(
+            &admin,
+            Method::POST,
+            "/api/v1/groups",
+            Some(json!({"name": "data-team"})),
+        )
+        .await;
     assert_eq!(status, 409, "{body}");
-    let (status, body) = call(
-        &app,
-        &admin,
-        Method::POST,
-        "/api/v1/groups",
-        Some(json!({"name": "Bad Name!"})),
-    )
-    .await;
+    let (status, body) = app
+        .call_json(
+            &admin,
+            Method::POST,
+            "/api/v1/groups",
+            Some(json!({"name": "Bad Name!"})),
+        )
+        .await;
     assert_eq!(
         (status, body["details"][0]["path"].as_str()),
         (422, Some("name")),
         "{body}"
     );
-    let (status, _) = call(
-        &app,
-        &admin,
-        Method::POST,
-        "/api/v1/groups/data-team/members",
-        Some(json!({"username": "nobody"})),
-    )
-    .await;
+    let (status, _) = app
+        .call_json(
+            &admin,
+            Method::POST,
+            "/api/v1/groups/data-team/members",
+            Some(json!({"username": "nobody"})),
+        )
+        .await;
     assert_eq!(status, 404);
-    let (status, _) = call(&app, &member, Method::GET, "/api/v1/groups", None).await;
+    let (status, _) = app
+        .call_json(&member, Method::GET, "/api/v1/groups", None)
+        .await;
     assert_eq!(status, 403);
-    let (_, audit) = call(&app, &admin, Method::GET, "/api/v1/audit?limit=500", None).await;
+    let (_, audit) = app
+        .call_json(&admin, Method::GET, "/api/v1/audit?limit=500", None)
+        .await;
     let audit = audit.to_string();
     for action in ["group.add", "group.member-add", "group.member-remove"] {
         assert!(audit.contains(action), "{action} audited");
@@ -284,14 +275,9 @@ async fn a_template_limited_to_a_group_is_seen_and_used_by_its_members_only(back
 
 /// The cluster's state, its jobs and its approval requests, as its requester sees them.
 async fn cluster_of(app: &TestApp, user: &ApiUser, id: &str) -> Value {
-    let (status, detail) = call(
-        app,
-        user,
-        Method::GET,
-        &format!("/api/v1/clusters/{id}"),
-        None,
-    )
-    .await;
+    let (status, detail) = app
+        .call_json(user, Method::GET, &format!("/api/v1/clusters/{id}"), None)
+        .await;
     assert_eq!(status, 200, "{detail}");
     detail
 }
@@ -299,61 +285,61 @@ async fn cluster_of(app: &TestApp, user: &ApiUser, id: &str) -> Value {
 async fn a_rule_holds_a_create_until_an_approver_decides(backend: Backend) {
     let app = spawn_app(backend).await;
     let admin = app.user("ops-admin", Role::TenantAdmin, "ops").await;
-    let (status, _) = call(
-        &app,
-        &admin,
-        Method::POST,
-        "/api/v1/catalog/import",
-        Some(lifecycle_catalog()),
-    )
-    .await;
+    let (status, _) = app
+        .call_json(
+            &admin,
+            Method::POST,
+            "/api/v1/catalog/import",
+            Some(lifecycle_catalog()),
+        )
+        .await;
     assert_eq!(status, 200);
     let user = app.user("ops-user", Role::User, "ops").await;
-    let (status, rule) = call(
-        &app,
-        &admin,
-        Method::POST,
-        "/api/v1/approval-rules",
-        Some(json!({"kind": "size-above", "value": "3"})),
-    )
-    .await;
+    let (status, rule) = app
+        .call_json(
+            &admin,
+            Method::POST,
+            "/api/v1/approval-rules",
+            Some(json!({"kind": "size-above", "value": "3"})),
+        )
+        .await;
     assert_eq!(status, 201, "{rule}");
     assert_eq!(rule["description"], "size above 3");
     assert_eq!(rule["window_secs"], 86_400);
     // A hook that hears approval.needed (a public address never called: no delivery
     // loop runs in this test server).
-    let (status, hook) = call(
-        &app,
-        &admin,
-        Method::POST,
-        "/api/v1/hooks",
-        Some(json!({"url": "http://8.8.8.8/approvals", "events": ["approval.needed"]})),
-    )
-    .await;
+    let (status, hook) = app
+        .call_json(
+            &admin,
+            Method::POST,
+            "/api/v1/hooks",
+            Some(json!({"url": "http://8.8.8.8/approvals", "events": ["approval.needed"]})),
+        )
+        .await;
     assert_eq!(status, 201, "{hook}");
     let hook = hook["hook"]["id"].as_str().unwrap().to_owned();
 
     // At the limit: not held.
-    let (status, small) = call(
-        &app,
-        &user,
-        Method::POST,
-        "/api/v1/clusters",
-        Some(json!({"name": "small", "template": "lifecycle", "size": 3})),
-    )
-    .await;
+    let (status, small) = app
+        .call_json(
+            &user,
+            Method::POST,
+            "/api/v1/clusters",
+            Some(json!({"name": "small", "template": "lifecycle", "size": 3})),
+        )
+        .await;
     assert_eq!(status, 201);
     assert!(small["approval"].is_null() && !small["job_id"].as_str().unwrap().is_empty());
 
     // Above it: held, nothing queued, no node.
-    let (status, held) = call(
-        &app,
-        &user,
-        Method::POST,
-        "/api/v1/clusters",
-        Some(json!({"name": "big", "template": "lifecycle", "size": 5})),
-    )
-    .await;
+    let (status, held) = app
+        .call_json(
+            &user,
+            Method::POST,
+            "/api/v1/clusters",
+            Some(json!({"name": "big", "template": "lifecycle", "size": 5})),
+        )
+        .await;
     assert_eq!(status, 201, "{held}");
     assert_eq!(held["cluster"]["state"], "awaiting-approval");
     assert_eq!(held["job_id"], "");
@@ -366,14 +352,14 @@ async fn a_rule_holds_a_create_until_an_approver_decides(backend: Backend) {
         "the request shows its plan"
     );
     let cluster = held["cluster"]["id"].as_str().unwrap().to_owned();
-    let (_, deliveries) = call(
-        &app,
-        &admin,
-        Method::GET,
-        &format!("/api/v1/hooks/{hook}/deliveries"),
-        None,
-    )
-    .await;
+    let (_, deliveries) = app
+        .call_json(
+            &admin,
+            Method::GET,
+            &format!("/api/v1/hooks/{hook}/deliveries"),
+            None,
+        )
+        .await;
     assert_eq!(
         deliveries["total"], 1,
         "one approval.needed for the held create"
@@ -384,14 +370,14 @@ async fn a_rule_holds_a_create_until_an_approver_decides(backend: Backend) {
     assert_eq!(detail["nodes"], json!([]));
     assert_eq!(detail["approvals"][0]["state"], "pending");
     // A held cluster takes no change but is decided first.
-    let (status, body) = call(
-        &app,
-        &user,
-        Method::POST,
-        &format!("/api/v1/clusters/{cluster}/changes"),
-        Some(json!({"operation": "restart"})),
-    )
-    .await;
+    let (status, body) = app
+        .call_json(
+            &user,
+            Method::POST,
+            &format!("/api/v1/clusters/{cluster}/changes"),
+            Some(json!({"operation": "restart"})),
+        )
+        .await;
     assert_eq!(status, 409, "{body}");
     assert!(
         body["message"]
@@ -402,30 +388,32 @@ async fn a_rule_holds_a_create_until_an_approver_decides(backend: Backend) {
     );
 
     // The requester sees it, but may not approve it.
-    let (_, mine) = call(&app, &user, Method::GET, "/api/v1/approvals", None).await;
+    let (_, mine) = app
+        .call_json(&user, Method::GET, "/api/v1/approvals", None)
+        .await;
     assert_eq!(mine.as_array().unwrap().len(), 1);
-    let (status, refused) = call(
-        &app,
-        &user,
-        Method::POST,
-        &format!("/api/v1/approvals/{request}/approve"),
-        None,
-    )
-    .await;
+    let (status, refused) = app
+        .call_json(
+            &user,
+            Method::POST,
+            &format!("/api/v1/approvals/{request}/approve"),
+            None,
+        )
+        .await;
     assert_eq!(status, 403, "{refused}");
     assert_eq!(
         refused["message"],
         "you asked for this yourself; another approver must decide it"
     );
     let another = app.user("ops-other", Role::User, "ops").await;
-    let (status, refused) = call(
-        &app,
-        &another,
-        Method::POST,
-        &format!("/api/v1/approvals/{request}/approve"),
-        None,
-    )
-    .await;
+    let (status, refused) = app
+        .call_json(
+            &another,
+            Method::POST,
+            &format!("/api/v1/approvals/{request}/approve"),
+            None,
+        )
+        .await;
     assert_eq!(status, 403);
     assert_eq!(
         refused["message"],
@@ -444,30 +432,32 @@ async fn a_rule_holds_a_create_until_an_approver_decides(backend: Backend) {
         } else {
             Method::GET
         };
-        let (status, _) = call(&app, &stranger, method, &path, None).await;
+        let (status, _) = app.call_json(&stranger, method, &path, None).await;
         assert_eq!(status, 404, "{path}");
     }
-    let (status, _) = call(
-        &app,
-        &stranger,
-        Method::POST,
-        &format!("/api/v1/approvals/{request}/deny"),
-        Some(json!({"reason": "no"})),
-    )
-    .await;
+    let (status, _) = app
+        .call_json(
+            &stranger,
+            Method::POST,
+            &format!("/api/v1/approvals/{request}/deny"),
+            Some(json!({"reason": "no"})),
+        )
+        .await;
     assert_eq!(status, 404);
-    let (_, theirs) = call(&app, &stranger, Method::GET, "/api/v1/approvals", None).await;
+    let (_, theirs) = app
+        .call_json(&stranger, Method::GET, "/api/v1/approvals", None)
+        .await;
     assert_eq!(theirs, json!([]));
 
     // The admin approves: the create job is queued, once.
-    let (status, approved) = call(
-        &app,
-        &admin,
-        Method::POST,
-        &format!("/api/v1/approvals/{request}/approve"),
-        None,
-    )
-    .await;
+    let (status, approved) = app
+        .call_json(
+            &admin,
+            Method::POST,
+            &format!("/api/v1/approvals/{request}/approve"),
+            None,
+        )
+        .await;
     assert_eq!(status, 202, "{approved}");
     let job = approved["job_id"].as_str().unwrap().to_owned();
     assert!(!job.is_empty());
@@ -476,27 +466,27 @@ async fn a_rule_holds_a_create_until_an_approver_decides(backend: Backend) {
     assert_eq!(approved["approval"]["decided_by"], "ops-admin");
     let detail = cluster_of(&app, &user, &cluster).await;
     assert_eq!(detail["jobs"][0]["id"], job.as_str());
-    let (status, tasks) = call(
-        &app,
-        &user,
-        Method::GET,
-        &format!("/api/v1/jobs/{job}/tasks?limit=500"),
-        None,
-    )
-    .await;
+    let (status, tasks) = app
+        .call_json(
+            &user,
+            Method::GET,
+            &format!("/api/v1/jobs/{job}/tasks?limit=500"),
+            None,
+        )
+        .await;
     assert_eq!(status, 200);
     assert_eq!(
         tasks["total"], held["approval"]["tasks"],
         "the job runs the plan the request showed"
     );
-    let (status, again) = call(
-        &app,
-        &admin,
-        Method::POST,
-        &format!("/api/v1/approvals/{request}/approve"),
-        None,
-    )
-    .await;
+    let (status, again) = app
+        .call_json(
+            &admin,
+            Method::POST,
+            &format!("/api/v1/approvals/{request}/approve"),
+            None,
+        )
+        .await;
     assert_eq!(status, 409, "{again}");
     assert!(
         again["message"]
@@ -507,39 +497,39 @@ async fn a_rule_holds_a_create_until_an_approver_decides(backend: Backend) {
     );
 
     // Denied with a reason the requester sees; the name is free again.
-    let (_, held) = call(
-        &app,
-        &user,
-        Method::POST,
-        "/api/v1/clusters",
-        Some(json!({"name": "huge", "template": "lifecycle", "size": 6})),
-    )
-    .await;
+    let (_, held) = app
+        .call_json(
+            &user,
+            Method::POST,
+            "/api/v1/clusters",
+            Some(json!({"name": "huge", "template": "lifecycle", "size": 6})),
+        )
+        .await;
     let denied_id = held["approval"]["id"].as_str().unwrap().to_owned();
     let denied_cluster = held["cluster"]["id"].as_str().unwrap().to_owned();
     for body in [json!({}), json!({"reason": "  "})] {
-        let (status, refused) = call(
-            &app,
-            &admin,
-            Method::POST,
-            &format!("/api/v1/approvals/{denied_id}/deny"),
-            Some(body),
-        )
-        .await;
+        let (status, refused) = app
+            .call_json(
+                &admin,
+                Method::POST,
+                &format!("/api/v1/approvals/{denied_id}/deny"),
+                Some(body),
+            )
+            .await;
         assert_eq!(status, 400, "{refused}");
         assert!(
             refused["message"].as_str().unwrap().contains("reason"),
             "{refused}"
         );
     }
-    let (status, denied) = call(
-        &app,
-        &admin,
-        Method::POST,
-        &format!("/api/v1/approvals/{denied_id}/deny"),
-        Some(json!({"reason": "six nodes is more than this project needs"})),
-    )
-    .await;
+    let (status, denied) = app
+        .call_json(
+            &admin,
+            Method::POST,
+            &format!("/api/v1/approvals/{denied_id}/deny"),
+            Some(json!({"reason": "six nodes is more than this project needs"})),
+        )
+        .await;
     assert_eq!(status, 200, "{denied}");
     assert_eq!(denied["state"], "denied");
     let detail = cluster_of(&app, &user, &denied_cluster).await;
@@ -550,43 +540,43 @@ async fn a_rule_holds_a_create_until_an_approver_decides(backend: Backend) {
         "six nodes is more than this project needs"
     );
     assert_eq!(detail["approvals"][0]["decided_by"], "ops-admin");
-    let (status, _) = call(
-        &app,
-        &admin,
-        Method::POST,
-        &format!("/api/v1/approvals/{denied_id}/deny"),
-        Some(json!({"reason": "again"})),
-    )
-    .await;
+    let (status, _) = app
+        .call_json(
+            &admin,
+            Method::POST,
+            &format!("/api/v1/approvals/{denied_id}/deny"),
+            Some(json!({"reason": "again"})),
+        )
+        .await;
     assert_eq!(status, 409);
 
     // An undecided request expires at the end of its rule's window.
-    let (status, _) = call(
-        &app,
-        &admin,
-        Method::DELETE,
-        &format!("/api/v1/approval-rules/{}", rule["id"].as_str().unwrap()),
-        None,
-    )
-    .await;
+    let (status, _) = app
+        .call_json(
+            &admin,
+            Method::DELETE,
+            &format!("/api/v1/approval-rules/{}", rule["id"].as_str().unwrap()),
+            None,
+        )
+        .await;
     assert_eq!(status, 204);
-    let (status, _) = call(
-        &app,
-        &admin,
-        Method::POST,
-        "/api/v1/approval-rules",
-        Some(json!({"kind": "template", "value": "lifecycle", "window_secs": 1})),
-    )
-    .await;
+    let (status, _) = app
+        .call_json(
+            &admin,
+            Method::POST,
+            "/api/v1/approval-rules",
+            Some(json!({"kind": "template", "value": "lifecycle", "window_secs": 1})),
+        )
+        .await;
     assert_eq!(status, 201);
-    let (_, held) = call(
-        &app,
-        &user,
-        Method::POST,
-        "/api/v1/clusters",
-        Some(json!({"name": "late", "template": "lifecycle", "size": 2})),
-    )
-    .await;
+    let (_, held) = app
+        .call_json(
+            &user,
+            Method::POST,
+            "/api/v1/clusters",
+            Some(json!({"name": "late", "template": "lifecycle", "size": 2})),
+        )
+        .await;
     let late = held["approval"]["id"].as_str().unwrap().to_owned();
     let late_cluster = held["cluster"]["id"].as_str().unwrap().to_owned();
     assert_eq!(held["approval"]["rule"], "template lifecycle");
@@ -612,25 +602,25 @@ async fn a_rule_holds_a_create_until_an_approver_decides(backend: Backend) {
         detail["approvals"][0]["reason"],
         "not decided within the rule's window"
     );
-    let (status, _) = call(
-        &app,
-        &admin,
-        Method::POST,
-        &format!("/api/v1/approvals/{late}/approve"),
-        None,
-    )
-    .await;
+    let (status, _) = app
+        .call_json(
+            &admin,
+            Method::POST,
+            &format!("/api/v1/approvals/{late}/approve"),
+            None,
+        )
+        .await;
     assert_eq!(status, 409);
 
     // Bad rules are refused naming the problem.
-    let (status, body) = call(
-        &app,
-        &admin,
-        Method::POST,
-        "/api/v1/approval-rules",
-        Some(json!({"kind": "cost-above", "value": "10"})),
-    )
-    .await;
+    let (status, body) = app
+        .call_json(
+            &admin,
+            Method::POST,
+            "/api/v1/approval-rules",
+            Some(json!({"kind": "cost-above", "value": "10"})),
+        )
+        .await;
     assert_eq!(status, 422, "{body}");
     assert_eq!(body["details"][0]["path"], "kind");
     assert!(
@@ -640,44 +630,46 @@ async fn a_rule_holds_a_create_until_an_approver_decides(backend: Backend) {
             .contains("unknown rule kind \"cost-above\""),
         "{body}"
     );
-    let (status, body) = call(
-        &app,
-        &admin,
-        Method::POST,
-        "/api/v1/approval-rules",
-        Some(json!({"kind": "size-above", "value": "lots"})),
-    )
-    .await;
+    let (status, body) = app
+        .call_json(
+            &admin,
+            Method::POST,
+            "/api/v1/approval-rules",
+            Some(json!({"kind": "size-above", "value": "lots"})),
+        )
+        .await;
     assert_eq!(
         (status, body["details"][0]["path"].as_str()),
         (422, Some("value")),
         "{body}"
     );
-    let (status, body) = call(
-        &app,
-        &admin,
-        Method::POST,
-        "/api/v1/approval-rules",
-        Some(json!({"kind": "provider", "value": "local", "approvers": "no-such-group"})),
-    )
-    .await;
+    let (status, body) = app
+        .call_json(
+            &admin,
+            Method::POST,
+            "/api/v1/approval-rules",
+            Some(json!({"kind": "provider", "value": "local", "approvers": "no-such-group"})),
+        )
+        .await;
     assert_eq!(
         (status, body["details"][0]["path"].as_str()),
         (422, Some("approvers")),
         "{body}"
     );
-    let (status, _) = call(
-        &app,
-        &user,
-        Method::POST,
-        "/api/v1/approval-rules",
-        Some(json!({"kind": "size-above", "value": "1"})),
-    )
-    .await;
+    let (status, _) = app
+        .call_json(
+            &user,
+            Method::POST,
+            "/api/v1/approval-rules",
+            Some(json!({"kind": "size-above", "value": "1"})),
+        )
+        .await;
     assert_eq!(status, 403);
 
     // Every step is audited.
-    let (_, audit) = call(&app, &admin, Method::GET, "/api/v1/audit?limit=500", None).await;
+    let (_, audit) = app
+        .call_json(&admin, Method::GET, "/api/v1/audit?limit=500", None)
+        .await;
     let audit = audit.to_string();
     for action in [
         "approval-rule.add",
@@ -694,82 +686,75 @@ async fn a_rule_holds_a_create_until_an_approver_decides(backend: Backend) {
 async fn a_rules_group_decides_and_admins_are_not_held(backend: Backend) {
     let app = spawn_app(backend).await;
     let admin = app.user("lab-admin", Role::TenantAdmin, "lab").await;
-    let (status, _) = call(
-        &app,
-        &admin,
-        Method::POST,
-        "/api/v1/catalog/import",
-        Some(lifecycle_catalog()),
-    )
-    .await;
+    let (status, _) = app
+        .call_json(
+            &admin,
+            Method::POST,
+            "/api/v1/catalog/import",
+            Some(lifecycle_catalog()),
+        )
+        .await;
     assert_eq!(status, 200);
     let user = app.user("lab-user", Role::User, "lab").await;
     let lead = app.user("lab-lead", Role::User, "lab").await;
-    call(
-        &app,
+    app.call_json(
         &admin,
         Method::POST,
         "/api/v1/groups",
         Some(json!({"name": "leads"})),
     )
     .await;
-    call(
-        &app,
+    app.call_json(
         &admin,
         Method::POST,
         "/api/v1/groups/leads/members",
         Some(json!({"username": "lab-lead"})),
     )
     .await;
-    let (status, _) = call(
-        &app,
-        &admin,
-        Method::POST,
-        "/api/v1/approval-rules",
-        Some(json!({"kind": "provider", "value": "local", "approvers": "leads"})),
-    )
-    .await;
+    let (status, _) = app
+        .call_json(
+            &admin,
+            Method::POST,
+            "/api/v1/approval-rules",
+            Some(json!({"kind": "provider", "value": "local", "approvers": "leads"})),
+        )
+        .await;
     assert_eq!(status, 201);
-    let (_, own) = call(
-        &app,
-        &admin,
-        Method::POST,
-        "/api/v1/clusters",
-        Some(json!({"name": "admins", "template": "lifecycle", "size": 2})),
-    )
-    .await;
+    let (_, own) = app
+        .call_json(
+            &admin,
+            Method::POST,
+            "/api/v1/clusters",
+            Some(json!({"name": "admins", "template": "lifecycle", "size": 2})),
+        )
+        .await;
     assert!(own["approval"].is_null(), "{own}");
-    let (_, held) = call(
-        &app,
-        &user,
-        Method::POST,
-        "/api/v1/clusters",
-        Some(json!({"name": "users", "template": "lifecycle", "size": 2})),
-    )
-    .await;
+    let (_, held) = app
+        .call_json(
+            &user,
+            Method::POST,
+            "/api/v1/clusters",
+            Some(json!({"name": "users", "template": "lifecycle", "size": 2})),
+        )
+        .await;
     let request = held["approval"]["id"].as_str().unwrap().to_owned();
     assert_eq!(held["approval"]["approvers"], "leads");
-    let (_, seen) = call(
-        &app,
-        &lead,
-        Method::GET,
-        "/api/v1/approvals?pending=true",
-        None,
-    )
-    .await;
+    let (_, seen) = app
+        .call_json(&lead, Method::GET, "/api/v1/approvals?pending=true", None)
+        .await;
     assert_eq!(
         seen[0]["id"],
         request.as_str(),
         "the group's members see what they decide"
     );
-    let (status, denied) = call(
-        &app,
-        &lead,
-        Method::POST,
-        &format!("/api/v1/approvals/{request}/deny"),
-        Some(json!({"reason": "use the shared cluster"})),
-    )
-    .await;
+    let (status, denied) = app
+        .call_json(
+            &lead,
+            Method::POST,
+            &format!("/api/v1/approvals/{request}/deny"),
+            Some(json!({"reason": "use the shared cluster"})),
+        )
+        .await;
     assert_eq!(status, 200, "{denied}");
     assert_eq!(denied["decided_by"], "lab-lead");
 }
@@ -805,7 +790,9 @@ async fn pool(app: &TestApp, nodes: &std::path::Path) -> engine::worker::WorkerP
 /// Waits (at most 3 minutes) for a job to succeed.
 async fn succeeded(app: &TestApp, user: &ApiUser, job: &str) {
     for _ in 0..1800 {
-        let (_, view) = call(app, user, Method::GET, &format!("/api/v1/jobs/{job}"), None).await;
+        let (_, view) = app
+            .call_json(user, Method::GET, &format!("/api/v1/jobs/{job}"), None)
+            .await;
         match view["state"].as_str() {
             Some("succeeded") => return,
             Some("failed" | "cancelled") => panic!("job {job} ended: {view}"),
@@ -840,41 +827,43 @@ fn plain_catalog() -> Value {
 async fn a_grow_waits_for_approval_and_then_adds_nodes(backend: Backend) {
     let app = spawn_app(backend).await;
     let admin = app.user("grow-admin", Role::TenantAdmin, "grow").await;
-    let (status, _) = call(
-        &app,
-        &admin,
-        Method::POST,
-        "/api/v1/catalog/import",
-        Some(plain_catalog()),
-    )
-    .await;
+    let (status, _) = app
+        .call_json(
+            &admin,
+            Method::POST,
+            "/api/v1/catalog/import",
+            Some(plain_catalog()),
+        )
+        .await;
     assert_eq!(status, 200);
     let user = app.user("grow-user", Role::User, "grow").await;
     let nodes = tempfile::tempdir().unwrap();
     let _pool = pool(&app, nodes.path()).await;
-    let (_, created) = call(
-        &app,
-        &user,
-        Method::POST,
-        "/api/v1/clusters",
-        Some(json!({"name": "grower", "template": "plain", "size": 2})),
-    )
-    .await;
+    let (_, created) = app
+        .call_json(
+            &user,
+            Method::POST,
+            "/api/v1/clusters",
+            Some(json!({"name": "grower", "template": "plain", "size": 2})),
+        )
+        .await;
     let id = created["cluster"]["id"].as_str().unwrap().to_owned();
     succeeded(&app, &user, created["job_id"].as_str().unwrap()).await;
-    let (status, _) = call(
-        &app,
-        &admin,
-        Method::POST,
-        "/api/v1/approval-rules",
-        Some(json!({"kind": "size-above", "value": "3"})),
-    )
-    .await;
+    let (status, _) = app
+        .call_json(
+            &admin,
+            Method::POST,
+            "/api/v1/approval-rules",
+            Some(json!({"kind": "size-above", "value": "3"})),
+        )
+        .await;
     assert_eq!(status, 201);
 
     let grow = json!({"operation": "add-nodes", "count": 2});
     let path = format!("/api/v1/clusters/{id}/changes");
-    let (status, held) = call(&app, &user, Method::POST, &path, Some(grow.clone())).await;
+    let (status, held) = app
+        .call_json(&user, Method::POST, &path, Some(grow.clone()))
+        .await;
     assert_eq!(status, 202, "{held}");
     assert_eq!(held["cluster"]["state"], "awaiting-approval");
     assert_eq!(held["approval"]["operation"], "grow");
@@ -894,52 +883,52 @@ async fn a_grow_waits_for_approval_and_then_adds_nodes(backend: Backend) {
     assert_eq!(detail["jobs"].as_array().unwrap().len(), 1, "no job queued");
     // Denied: back to active, as it was.
     let request = held["approval"]["id"].as_str().unwrap();
-    let (status, _) = call(
-        &app,
-        &admin,
-        Method::POST,
-        &format!("/api/v1/approvals/{request}/deny"),
-        Some(json!({"reason": "not this week"})),
-    )
-    .await;
+    let (status, _) = app
+        .call_json(
+            &admin,
+            Method::POST,
+            &format!("/api/v1/approvals/{request}/deny"),
+            Some(json!({"reason": "not this week"})),
+        )
+        .await;
     assert_eq!(status, 200);
     assert_eq!(cluster_of(&app, &user, &id).await["state"], "active");
 
     // Asked again and approved: the nodes are added.
-    let (_, held) = call(&app, &user, Method::POST, &path, Some(grow)).await;
+    let (_, held) = app.call_json(&user, Method::POST, &path, Some(grow)).await;
     let request = held["approval"]["id"].as_str().unwrap();
-    let (status, approved) = call(
-        &app,
-        &admin,
-        Method::POST,
-        &format!("/api/v1/approvals/{request}/approve"),
-        None,
-    )
-    .await;
+    let (status, approved) = app
+        .call_json(
+            &admin,
+            Method::POST,
+            &format!("/api/v1/approvals/{request}/approve"),
+            None,
+        )
+        .await;
     assert_eq!(status, 202, "{approved}");
     succeeded(&app, &user, approved["job_id"].as_str().unwrap()).await;
     let detail = cluster_of(&app, &user, &id).await;
     assert_eq!(detail["state"], "active");
     assert_eq!(detail["nodes"].as_array().unwrap().len(), 4);
     // A grow within the rule is not held; removing nodes never is.
-    let (_, removed) = call(
-        &app,
-        &user,
-        Method::POST,
-        &path,
-        Some(json!({"operation": "remove-nodes", "count": 2})),
-    )
-    .await;
+    let (_, removed) = app
+        .call_json(
+            &user,
+            Method::POST,
+            &path,
+            Some(json!({"operation": "remove-nodes", "count": 2})),
+        )
+        .await;
     assert!(removed["approval"].is_null(), "{removed}");
     succeeded(&app, &user, removed["job_id"].as_str().unwrap()).await;
-    let (_, deleted) = call(
-        &app,
-        &user,
-        Method::DELETE,
-        &format!("/api/v1/clusters/{id}"),
-        None,
-    )
-    .await;
+    let (_, deleted) = app
+        .call_json(
+            &user,
+            Method::DELETE,
+            &format!("/api/v1/clusters/{id}"),
+            None,
+        )
+        .await;
     succeeded(&app, &user, deleted["job_id"].as_str().unwrap()).await;
 }
 

@@ -6,12 +6,7 @@ use engine::store::Backend;
 use reqwest::Method;
 use serde_json::{json, Value};
 
-use crate::helpers::{spawn_app, with_catalog, ApiUser, TestApp};
-
-async fn json_of(response: reqwest::Response) -> (u16, Value) {
-    let status = response.status().as_u16();
-    (status, response.json().await.unwrap())
-}
+use crate::helpers::{json_of, spawn_app, with_catalog, ApiUser, TestApp};
 
 async fn create(app: &TestApp, user: &ApiUser, body: Value) -> (u16, Value) {
     json_of(

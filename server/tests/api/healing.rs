@@ -6,14 +6,9 @@
 use engine::store::users::Role;
 use engine::store::Backend;
 use reqwest::Method;
-use serde_json::{json, Value};
+use serde_json::json;
 
-use crate::helpers::{spawn_app, with_catalog};
-
-async fn json_of(response: reqwest::Response) -> (u16, Value) {
-    let status = response.status().as_u16();
-    (status, response.json().await.unwrap_or(Value::Null))
-}
+use crate::helpers::{json_of, spawn_app, with_catalog};
 
 #[tokio::test]
 async fn the_owner_switches_healing_and_others_cannot() {

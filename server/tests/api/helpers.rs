@@ -255,6 +255,18 @@ impl TestApp {
             .expect("request reaches the test server")
     }
 
+    /// [`TestApp::call`] read as its status and JSON body (`null` when the body is not
+    /// JSON).
+    pub async fn call_json(
+        &self,
+        user: &ApiUser,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<serde_json::Value>,
+    ) -> (u16, serde_json::Value) {
+        json_of(self.call(user, method, path, body.as_ref()).await).await
+    }
+
     /// A browser-like client signed in as `username`, and its CSRF token.
     pub async fn browser(&self, username: &str) -> (reqwest::Client, String) {
         let client = reqwest::Client::builder()
@@ -303,4 +315,13 @@ pub async fn with_catalog(app: &TestApp, tenant: &str) -> ApiUser {
         .await;
     assert_eq!(response.status(), 200);
     admin
+}
+
+/// A response's status and JSON body (`null` when the body is not JSON).
+pub async fn json_of(response: reqwest::Response) -> (u16, serde_json::Value) {
+    let status = response.status().as_u16();
+    (
+        status,
+        response.json().await.unwrap_or(serde_json::Value::Null),
+    )
 }

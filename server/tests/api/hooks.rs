@@ -20,7 +20,7 @@ use engine::testing::TestDatabase;
 use reqwest::Method;
 use serde_json::{json, Value};
 
-use crate::helpers::{spawn_with_store, with_catalog, ApiUser, TestApp, PASSWORD};
+use crate::helpers::{json_of, spawn_with_store, with_catalog, ApiUser, TestApp, PASSWORD};
 
 /// Far longer than anything here takes; a bound so a broken loop fails its test.
 const PATIENCE: Duration = Duration::from_secs(60);
@@ -160,11 +160,6 @@ fn verifies(request: &Received, secret: &str) -> bool {
     signed.extend_from_slice(&request.body);
     request.header("Corral-Signature")
         == format!("sha256={}", hmac_sha256_hex(secret.as_bytes(), &signed))
-}
-
-async fn json_of(response: reqwest::Response) -> (u16, Value) {
-    let status = response.status().as_u16();
-    (status, response.json().await.unwrap())
 }
 
 /// Adds a hook through the API; its id and secret.

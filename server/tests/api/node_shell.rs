@@ -21,7 +21,7 @@ use russh::keys::{PrivateKey, PublicKey, PublicKeyOrCertificate};
 use serde_json::{json, Value};
 use tokio::io::AsyncReadExt;
 
-use crate::helpers::{spawn_app, with_catalog, ApiUser, TestApp};
+use crate::helpers::{json_of, spawn_app, with_catalog, ApiUser, TestApp};
 
 /// A pool building the test server's clusters on `local` nodes under `nodes`.
 pub(crate) async fn pool(app: &TestApp, nodes: &std::path::Path) -> WorkerPool {
@@ -43,11 +43,6 @@ pub(crate) async fn pool(app: &TestApp, nodes: &std::path::Path) -> WorkerPool {
     );
     pool.ready().await;
     pool
-}
-
-pub(crate) async fn json_of(response: reqwest::Response) -> (u16, Value) {
-    let status = response.status().as_u16();
-    (status, response.json().await.unwrap_or(Value::Null))
 }
 
 /// Creates a lifecycle cluster as `owner` and waits (at most 3 minutes) until its

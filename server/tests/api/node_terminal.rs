@@ -13,8 +13,8 @@ use tokio_tungstenite::tungstenite::protocol::Role;
 use tokio_tungstenite::tungstenite::{Bytes, Message};
 use tokio_tungstenite::WebSocketStream;
 
-use crate::helpers::{spawn_app, with_catalog, TestApp};
-use crate::node_shell::{audit_actions, built_cluster, json_of, pool, upgrade, upgrade_with};
+use crate::helpers::{json_of, spawn_app, with_catalog, TestApp};
+use crate::node_shell::{audit_actions, built_cluster, pool, upgrade, upgrade_with};
 use engine::store::users::Role as UserRole;
 use engine::store::Backend;
 

@@ -20,7 +20,7 @@ use engine::worker::{WorkerPool, WorkerSettings};
 use reqwest::Method;
 use serde_json::{json, Value};
 
-use crate::helpers::{lifecycle_catalog, spawn_app, ApiUser, TestApp};
+use crate::helpers::{json_of, lifecycle_catalog, spawn_app, ApiUser, TestApp};
 
 /// A pool building the test server's clusters on `local` nodes under `nodes`.
 async fn pool(app: &TestApp, nodes: &Path) -> WorkerPool {
@@ -42,11 +42,6 @@ async fn pool(app: &TestApp, nodes: &Path) -> WorkerPool {
     );
     pool.ready().await;
     pool
-}
-
-async fn json_of(response: reqwest::Response) -> (u16, Value) {
-    let status = response.status().as_u16();
-    (status, response.json().await.unwrap_or(Value::Null))
 }
 
 /// The lifecycle catalog plus template `tuned`, whose one service writes its

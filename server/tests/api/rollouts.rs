@@ -13,30 +13,15 @@ use crate::helpers::{lifecycle_catalog, spawn_app, with_catalog, ApiUser, TestAp
 
 const ROLLOUTS: &str = "/api/v1/catalog/rollouts";
 
-async fn json_of(response: reqwest::Response) -> (u16, Value) {
-    let status = response.status().as_u16();
-    (status, response.json().await.unwrap_or(Value::Null))
-}
-
-async fn call(
-    app: &TestApp,
-    who: &ApiUser,
-    method: Method,
-    path: &str,
-    body: Option<Value>,
-) -> (u16, Value) {
-    json_of(app.call(who, method, path, body.as_ref()).await).await
-}
-
 async fn create(app: &TestApp, who: &ApiUser, name: &str) -> String {
-    let (status, created) = call(
-        app,
-        who,
-        Method::POST,
-        "/api/v1/clusters",
-        Some(json!({"name": name, "template": "lifecycle", "size": 2})),
-    )
-    .await;
+    let (status, created) = app
+        .call_json(
+            who,
+            Method::POST,
+            "/api/v1/clusters",
+            Some(json!({"name": name, "template": "lifecycle", "size": 2})),
+        )
+        .await;
     assert_eq!(status, 201, "{created}");
     created["cluster"]["id"].as_str().unwrap().to_owned()
 }
@@ -51,18 +36,19 @@ async fn a_rollout_lists_pins_and_records_its_clusters(backend: Backend) {
 
     let dry = |template: &str| json!({"template": template, "dry_run": true});
     // Nothing is behind yet: a dry run says so, a rollout is refused with the reason.
-    let (status, listing) =
-        call(&app, &admin, Method::POST, ROLLOUTS, Some(dry("lifecycle"))).await;
+    let (status, listing) = app
+        .call_json(&admin, Method::POST, ROLLOUTS, Some(dry("lifecycle")))
+        .await;
     assert_eq!(status, 200, "{listing}");
     assert_eq!(listing["clusters"], json!([]), "{listing}");
-    let (status, body) = call(
-        &app,
-        &admin,
-        Method::POST,
-        ROLLOUTS,
-        Some(json!({"template": "lifecycle"})),
-    )
-    .await;
+    let (status, body) = app
+        .call_json(
+            &admin,
+            Method::POST,
+            ROLLOUTS,
+            Some(json!({"template": "lifecycle"})),
+        )
+        .await;
     assert_eq!(status, 409, "{body}");
     assert!(
         body["message"]
@@ -73,36 +59,35 @@ async fn a_rollout_lists_pins_and_records_its_clusters(backend: Backend) {
     );
 
     // Bad input, each named.
-    let (status, body) = call(&app, &admin, Method::POST, ROLLOUTS, Some(dry("no-such"))).await;
+    let (status, body) = app
+        .call_json(&admin, Method::POST, ROLLOUTS, Some(dry("no-such")))
+        .await;
     assert_eq!(status, 404, "{body}");
     assert!(
         body["message"].as_str().unwrap().contains("no-such"),
         "{body}"
     );
-    let (status, body) = call(
-        &app,
-        &admin,
-        Method::POST,
-        ROLLOUTS,
-        Some(json!({"template": "lifecycle", "max_parallel": 0})),
-    )
-    .await;
+    let (status, body) = app
+        .call_json(
+            &admin,
+            Method::POST,
+            ROLLOUTS,
+            Some(json!({"template": "lifecycle", "max_parallel": 0})),
+        )
+        .await;
     assert_eq!(status, 422, "{body}");
     assert!(
         body["message"].as_str().unwrap().contains("max_parallel"),
         "{body}"
     );
-    let (status, body) = call(
-        &app,
-        &admin,
-        Method::POST,
-        ROLLOUTS,
-        Some(json!({"template": 3})),
-    )
-    .await;
+    let (status, body) = app
+        .call_json(&admin, Method::POST, ROLLOUTS, Some(json!({"template": 3})))
+        .await;
     assert_eq!(status, 422, "{body}");
     // Only tenant admins start rollouts.
-    let (status, body) = call(&app, &owner, Method::POST, ROLLOUTS, Some(dry("lifecycle"))).await;
+    let (status, body) = app
+        .call_json(&owner, Method::POST, ROLLOUTS, Some(dry("lifecycle")))
+        .await;
     assert_eq!(status, 403, "{body}");
 
     // The admin changes the worker service: both clusters are behind.
@@ -110,27 +95,28 @@ async fn a_rollout_lists_pins_and_records_its_clusters(backend: Backend) {
         .to_string()
         .replace("echo worker started", "echo worker started again");
     let changed: Value = serde_json::from_str(&changed).unwrap();
-    let (status, body) = call(
-        &app,
-        &admin,
-        Method::POST,
-        "/api/v1/catalog/import",
-        Some(changed),
-    )
-    .await;
+    let (status, body) = app
+        .call_json(
+            &admin,
+            Method::POST,
+            "/api/v1/catalog/import",
+            Some(changed),
+        )
+        .await;
     assert_eq!(status, 200, "{body}");
-    let (status, _) = call(
-        &app,
-        &owner,
-        Method::PUT,
-        &format!("/api/v1/clusters/{second}/pin"),
-        Some(json!({"pinned": true})),
-    )
-    .await;
+    let (status, _) = app
+        .call_json(
+            &owner,
+            Method::PUT,
+            &format!("/api/v1/clusters/{second}/pin"),
+            Some(json!({"pinned": true})),
+        )
+        .await;
     assert_eq!(status, 200);
 
-    let (status, listing) =
-        call(&app, &admin, Method::POST, ROLLOUTS, Some(dry("lifecycle"))).await;
+    let (status, listing) = app
+        .call_json(&admin, Method::POST, ROLLOUTS, Some(dry("lifecycle")))
+        .await;
     assert_eq!(status, 200, "{listing}");
     assert!(listing.get("rollout").is_none(), "{listing}");
     let listed: Vec<(String, bool)> = listing["clusters"]
@@ -152,17 +138,17 @@ async fn a_rollout_lists_pins_and_records_its_clusters(backend: Backend) {
     let summary = listing["clusters"][0]["summary"].as_str().unwrap();
     assert!(summary.contains("worker changed"), "{summary}");
     // A dry run writes nothing.
-    let (status, rollouts) = call(&app, &admin, Method::GET, ROLLOUTS, None).await;
+    let (status, rollouts) = app.call_json(&admin, Method::GET, ROLLOUTS, None).await;
     assert_eq!((status, rollouts), (200, json!([])));
 
-    let (status, started) = call(
-        &app,
-        &admin,
-        Method::POST,
-        ROLLOUTS,
-        Some(json!({"template": "lifecycle", "max_parallel": 2})),
-    )
-    .await;
+    let (status, started) = app
+        .call_json(
+            &admin,
+            Method::POST,
+            ROLLOUTS,
+            Some(json!({"template": "lifecycle", "max_parallel": 2})),
+        )
+        .await;
     assert_eq!(status, 201, "{started}");
     let rollout = &started["rollout"];
     let id = rollout["id"].as_str().unwrap().to_owned();
@@ -192,43 +178,40 @@ async fn a_rollout_lists_pins_and_records_its_clusters(backend: Backend) {
     );
 
     // One rollout of a template at a time (no worker pool runs here: it is running).
-    let (status, body) = call(
-        &app,
-        &admin,
-        Method::POST,
-        ROLLOUTS,
-        Some(json!({"template": "lifecycle"})),
-    )
-    .await;
+    let (status, body) = app
+        .call_json(
+            &admin,
+            Method::POST,
+            ROLLOUTS,
+            Some(json!({"template": "lifecycle"})),
+        )
+        .await;
     assert_eq!(status, 409, "{body}");
     assert!(body["message"].as_str().unwrap().contains(&id), "{body}");
-    let (status, shown) = call(&app, &owner, Method::GET, &format!("{ROLLOUTS}/{id}"), None).await;
+    let (status, shown) = app
+        .call_json(&owner, Method::GET, &format!("{ROLLOUTS}/{id}"), None)
+        .await;
     assert_eq!(status, 200, "{shown}");
     assert_eq!(shown["id"], json!(id));
-    let (status, listed) = call(&app, &owner, Method::GET, ROLLOUTS, None).await;
+    let (status, listed) = app.call_json(&owner, Method::GET, ROLLOUTS, None).await;
     assert_eq!(status, 200);
     assert_eq!(listed.as_array().unwrap().len(), 1, "{listed}");
     // Another tenant sees none of it.
-    let (status, body) = call(
-        &app,
-        &stranger,
-        Method::GET,
-        &format!("{ROLLOUTS}/{id}"),
-        None,
-    )
-    .await;
+    let (status, body) = app
+        .call_json(&stranger, Method::GET, &format!("{ROLLOUTS}/{id}"), None)
+        .await;
     assert_eq!(status, 404, "{body}");
-    let (_, listed) = call(&app, &stranger, Method::GET, ROLLOUTS, None).await;
+    let (_, listed) = app.call_json(&stranger, Method::GET, ROLLOUTS, None).await;
     assert_eq!(listed, json!([]));
 
-    let (_, audit) = call(
-        &app,
-        &admin,
-        Method::GET,
-        "/api/v1/audit?action=catalog.rollout",
-        None,
-    )
-    .await;
+    let (_, audit) = app
+        .call_json(
+            &admin,
+            Method::GET,
+            "/api/v1/audit?action=catalog.rollout",
+            None,
+        )
+        .await;
     assert_eq!(audit.as_array().unwrap().len(), 1, "{audit}");
 }
 
