@@ -2,7 +2,7 @@
 # Builds the browser bundle (wasm, JS, CSS) into target/site/pkg and the `corral` binary,
 # saying how long each part took.
 #
-# On two cores the bundle leaves one idle most of the time (the release link's LTO runs
+# On two cores the bundle leaves one idle for long stretches (the release link's LTO runs
 # on one codegen unit), so the native build starts beside it: the two use different
 # target dirs, so neither waits for the other's lock. That first native build embeds no
 # bundle (it must not read the directory the bundle is being written to); the last step
@@ -62,12 +62,16 @@ add_styles_and_scripts() {
   cp style/favicon.svg "$SITE_DIR/pkg/favicon.svg"
 }
 
+# Every file of the bundle the server serves precompressed, NUL-separated.
+compressible_files() {
+  find "$SITE_DIR/pkg" -maxdepth 1 -type f \( -name '*.wasm' -o -name '*.js' -o -name '*.css' \) -print0
+}
+
 compress() {
   # Compressed once here at the highest levels, so the server never compresses per
   # request; it picks the form each browser accepts (server/src/http/bundle.rs).
-  local files=(find "$SITE_DIR/pkg" -maxdepth 1 -type f "(" -name '*.wasm' -o -name '*.js' -o -name '*.css' ")" -print0)
-  "${files[@]}" | xargs -0 -P "$(nproc)" -n 8 brotli --best --force --keep
-  "${files[@]}" | xargs -0 -P "$(nproc)" -n 8 gzip --best --force --keep --no-name
+  compressible_files | xargs -0 -P "$(nproc)" -n 8 brotli --best --force --keep
+  compressible_files | xargs -0 -P "$(nproc)" -n 8 gzip --best --force --keep --no-name
 }
 
 echo "build: browser bundle and, beside it, the corral binary's dependencies"
