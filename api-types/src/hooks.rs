@@ -28,7 +28,8 @@ pub enum HookEvent {
     /// A job's step failed for good (the body names it).
     #[serde(rename = "job.failed")]
     JobFailed,
-    /// Reserved: a cluster's lease ends within a day, then an hour (not sent yet).
+    /// A cluster's lease ends within a day, then within an hour (the body's `lease`
+    /// says when and which warning).
     #[serde(rename = "lease.expiring")]
     LeaseExpiring,
     /// Reserved: a monitored service stopped answering (not sent yet).
@@ -297,6 +298,23 @@ pub struct HookEventBody {
     /// For `approval.needed`: the request that waits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval: Option<HookApproval>,
+    /// For `lease.expiring`: when the lease ends and which warning this is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease: Option<HookLease>,
+}
+
+/// The lease a `lease.expiring` event warns of.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct HookLease {
+    /// When it ends, RFC 3339 (UTC).
+    pub expires: String,
+    /// `day` (sent a day before) or `hour` (an hour before).
+    pub warning: crate::states::LeaseWarning,
+    /// How long the template's grace keeps the stopped cluster before deleting it, in
+    /// seconds; absent: it is deleted when the lease ends.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grace_seconds: Option<u64>,
 }
 
 /// The request an `approval.needed` event is about.

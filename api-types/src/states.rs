@@ -146,6 +146,15 @@ impl ClusterState {
 }
 
 word_enum!(
+    /// The warnings of a cluster's coming lease end sent so far (`lease.expiring`
+    /// events): a day before, then an hour before. Cleared when the lease is extended.
+    LeaseWarning, "lease warning" {
+        Day => "day",
+        Hour => "hour",
+    }
+);
+
+word_enum!(
     /// What a service's last health check found (Coopr's "monitor").
     #[derive(Default)]
     ServiceHealth, "service health" {
@@ -336,6 +345,7 @@ mod tests {
     #[test]
     fn an_unknown_word_names_what_was_read() {
         let error = "sleeping".parse::<ClusterState>().expect_err("not a state");
+        check(LeaseWarning::ALL);
         assert_eq!(error.to_string(), "unknown cluster state \"sleeping\"");
         assert!(serde_json::from_str::<TaskState>("\"done\"").is_err());
     }

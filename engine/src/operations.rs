@@ -9,6 +9,7 @@
 pub mod approval;
 mod change;
 mod create;
+pub mod lease;
 mod node_limits;
 mod parameters;
 mod quota;

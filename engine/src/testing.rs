@@ -134,6 +134,8 @@ pub fn stored_cluster(layout_json: &str, catalog_json: &str) -> crate::store::cl
         catalog_json: catalog_json.into(),
         provider: "local".into(),
         lease_expires_ms: None,
+        lease_deletes_at_ms: None,
+        lease_warned: None,
         created_at_ms: 0,
         updated_at_ms: 0,
     }

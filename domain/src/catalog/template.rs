@@ -252,6 +252,10 @@ pub struct LeaseDuration {
     pub max: Option<Lease>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub step: Option<Lease>,
+    /// How long an expired cluster waits, its services stopped, before it is deleted;
+    /// absent (or 0) = no grace: deleted at expiry. Corral's own field, not Coopr's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grace: Option<Lease>,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -270,6 +274,14 @@ impl LeaseDuration {
     /// How much one extension adds; absent = unlimited.
     pub fn step_duration(&self) -> Result<DurationMs, LeaseError> {
         duration_or_unlimited(self.step.as_ref())
+    }
+
+    /// The grace after expiry; `None` when there is none (absent or 0).
+    pub fn grace_duration(&self) -> Result<Option<DurationMs>, LeaseError> {
+        // 0 reads as "unlimited" elsewhere; an unlimited grace would never delete, so
+        // 0 (or absent) means no grace here.
+        let grace = duration_or_unlimited(self.grace.as_ref())?;
+        Ok((!grace.is_unlimited()).then_some(grace))
     }
 }
 

@@ -105,6 +105,25 @@ fn slack_text(event: &HookEventBody) -> String {
             ),
             None => format!("Corral: an operation{cluster} needs approval."),
         },
+        HookEvent::LeaseExpiring => match &event.lease {
+            Some(lease) => format!(
+                "Corral: the lease{cluster} ends {} ({} warning); {}. Extend it to keep it.",
+                lease.expires,
+                lease.warning,
+                match lease.grace_seconds {
+                    Some(grace) => format!(
+                        "its services are then stopped, and it is deleted {} later",
+                        api_types::duration_words(
+                            i64::try_from(grace)
+                                .unwrap_or(i64::MAX)
+                                .saturating_mul(1000)
+                        )
+                    ),
+                    None => "it is then deleted".to_owned(),
+                }
+            ),
+            None => format!("Corral: the lease{cluster} ends soon."),
+        },
         HookEvent::Test => format!(
             "Corral: a test delivery for tenant {}: this hook works.",
             event.tenant.name

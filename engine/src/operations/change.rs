@@ -539,6 +539,32 @@ pub async fn submit_change(
         options,
         now_ms,
         None,
+        None,
+    )
+    .await
+}
+
+/// Submits a change the cluster's lease calls for (the janitor's stop at its end, the
+/// start of a lease-stopped cluster whose lease is extended), recording `mark` in the
+/// transaction that submits its job: refused as busy when the mark no longer applies
+/// (another janitor stopped it, the lease moved), so it happens once.
+pub(crate) async fn submit_lease_change(
+    store: &Store,
+    cluster_id: &str,
+    change: &ClusterChange,
+    mark: super::lease::LeaseMark,
+    requested_by: Option<&str>,
+    now_ms: i64,
+) -> Result<String, OperationError> {
+    submit(
+        store,
+        cluster_id,
+        change,
+        requested_by,
+        SubmitOptions::default(),
+        now_ms,
+        None,
+        Some(mark),
     )
     .await
 }
@@ -561,10 +587,12 @@ pub async fn submit_held_change(
         SubmitOptions::default(),
         now_ms,
         Some(approval),
+        None,
     )
     .await
 }
 
+#[allow(clippy::too_many_arguments)]
 async fn submit(
     store: &Store,
     cluster_id: &str,
@@ -573,6 +601,7 @@ async fn submit(
     options: SubmitOptions,
     now_ms: i64,
     approval: Option<&super::approval::Approval<'_>>,
+    lease: Option<super::lease::LeaseMark>,
 ) -> Result<String, OperationError> {
     let cluster = store.cluster(cluster_id).await?;
     let plan = preview_change(store, &cluster, change).await?;
@@ -650,6 +679,33 @@ async fn submit(
             ))
         }
         _ => {}
+    }
+    match lease {
+        Some(mark) => {
+            if !super::lease::mark_in(&mut tx, cluster_id, mark).await? {
+                return Err(busy(match mark {
+                    super::lease::LeaseMark::Stop { .. } => {
+                        "its lease moved or another process stopped it".into()
+                    }
+                    super::lease::LeaseMark::Resume { .. } => {
+                        "its lease no longer keeps it stopped".into()
+                    }
+                }));
+            }
+        }
+        None => {
+            // A cluster its lease stopped only goes, or starts again when the lease
+            // is extended: anything else would run it on an ended lease.
+            if !matches!(change, ClusterChange::Delete { .. })
+                && super::lease::deletes_at_in(&mut tx, cluster_id)
+                    .await?
+                    .is_some()
+            {
+                return Err(busy(
+                    "its lease ended and its services are stopped; extend the lease first".into(),
+                ));
+            }
+        }
     }
     let growth = plan
         .preview

@@ -786,9 +786,49 @@ impl Service {
         let now = now_ms();
         let until = now.saturating_add((extension.seconds as i64).saturating_mul(1000));
         super::lease::limits_of(&cluster)?.check(&cluster, until, now)?;
-        self.store
-            .set_cluster_lease(&cluster.id, Some(until))
-            .await?;
+        match cluster.lease_deletes_at_ms {
+            Some(deletes_at) if now >= deletes_at => {
+                return Err(ServiceError::Conflict(format!(
+                    "the lease of cluster {} ended and its grace is over: it is being deleted",
+                    cluster.name
+                )));
+            }
+            // Stopped by its lease, within the grace: it starts again (refused while
+            // the stop job still runs: extend again once it ended).
+            Some(_) => {
+                operations::lease::resume(
+                    &self.store,
+                    &cluster.id,
+                    until,
+                    Some(caller.principal.user_id.as_str()),
+                    now,
+                )
+                .await
+                .map_err(|error| match error {
+                    operations::OperationError::Busy { hint, .. } => {
+                        ServiceError::Conflict(format!(
+                            "cluster {} is being stopped because its lease ended ({hint}); \
+                             extend the lease again once that job ended",
+                            cluster.name
+                        ))
+                    }
+                    other => other.into(),
+                })?;
+            }
+            None => {
+                if !self
+                    .store
+                    .set_cluster_lease(&cluster.id, Some(until))
+                    .await?
+                {
+                    return Err(ServiceError::Conflict(format!(
+                        "the lease of cluster {} just ended and its services are being \
+                         stopped; extend it again once that job ended",
+                        cluster.name
+                    )));
+                }
+            }
+        }
         let mut record = AuditRecord::new(
             &cluster.tenant_id,
             "cluster.lease",

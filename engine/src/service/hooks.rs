@@ -209,6 +209,7 @@ impl Service {
                 cluster: None,
             },
             approval: None,
+            lease: None,
         };
         let text = serde_json::to_string(&body).map_err(ServiceError::internal)?;
         let delivery_id = self

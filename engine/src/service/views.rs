@@ -102,6 +102,7 @@ impl TryFrom<Cluster> for ClusterView {
             lease_expires_ms: cluster.lease_expires_ms,
             lease_next_end_ms: None,
             lease_latest_end_ms: None,
+            lease_deletes_at_ms: cluster.lease_deletes_at_ms,
             created_at_ms: cluster.created_at_ms,
             updated_at_ms: cluster.updated_at_ms,
             catalog_behind: Vec::new(),

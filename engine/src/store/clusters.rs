@@ -8,7 +8,7 @@ pub mod nodes;
 use sqlx::{Any, Transaction};
 
 use super::{conflict_on_unique, Backend, Listing, RowLock, Store, StoreError, Window};
-pub use api_types::ClusterState;
+pub use api_types::{ClusterState, LeaseWarning};
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Cluster {
@@ -27,6 +27,11 @@ pub struct Cluster {
     /// The catalog provider's name.
     pub provider: String,
     pub lease_expires_ms: Option<i64>,
+    /// Set while its services are stopped because the lease ended (the template's
+    /// grace): when the janitor deletes it unless the lease is extended first.
+    pub lease_deletes_at_ms: Option<i64>,
+    /// The warnings of the lease's current end sent so far.
+    pub lease_warned: Option<LeaseWarning>,
     pub created_at_ms: i64,
     pub updated_at_ms: i64,
 }
@@ -69,7 +74,7 @@ pub struct NewCluster {
 
 const COLUMNS: &str = "id, tenant_id, name, template_name, template_version, template_json, \
      owner_id, state, layout_json, config_json, catalog_json, provider, lease_expires_ms, \
-     created_at_ms, updated_at_ms";
+     created_at_ms, updated_at_ms, lease_deletes_at_ms, lease_warned";
 
 impl Store {
     pub async fn create_cluster(
@@ -159,6 +164,34 @@ impl Store {
         .await?)
     }
 
+    /// Clusters whose lease needs the janitor now (see [`crate::operations::lease`]):
+    /// a warning due before `hour_from_now`/`day_from_now`, an end passed, or a lease
+    /// stop's grace over; the soonest end first, at most `limit`. Those already
+    /// warned, or stopped and still in their grace, are left out.
+    pub async fn leases_due(
+        &self,
+        now_ms: i64,
+        hour_from_now: i64,
+        day_from_now: i64,
+        limit: i64,
+    ) -> Result<Vec<Cluster>, StoreError> {
+        Ok(sqlx::query_as(&format!(
+            "SELECT {COLUMNS} FROM clusters \
+             WHERE state IN ('active', 'failed', 'creating', 'updating') \
+             AND lease_expires_ms IS NOT NULL AND lease_expires_ms < $3 \
+             AND (lease_deletes_at_ms IS NULL OR lease_deletes_at_ms <= $1) \
+             AND NOT (lease_expires_ms > $1 AND COALESCE(lease_warned, '') = 'hour') \
+             AND NOT (lease_expires_ms > $2 AND COALESCE(lease_warned, '') = 'day') \
+             ORDER BY lease_expires_ms LIMIT $4"
+        ))
+        .bind(now_ms)
+        .bind(hour_from_now)
+        .bind(day_from_now)
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
     /// One window of the tenant's live clusters, by name.
     pub async fn live_clusters_window(
         &self,
@@ -199,21 +232,28 @@ impl Store {
 }
 
 impl Store {
-    /// Sets (or clears) when the cluster's lease ends.
+    /// Sets (or clears) when the cluster's lease ends; the warnings sent of the old
+    /// end no longer apply. A cluster its lease stopped is left alone (false): it
+    /// starts again through [`crate::operations::lease::resume`].
     pub async fn set_cluster_lease(
         &self,
         id: &str,
         lease_expires_ms: Option<i64>,
-    ) -> Result<(), StoreError> {
-        let done = sqlx::query("UPDATE clusters SET lease_expires_ms = $2 WHERE id = $1")
-            .bind(id)
-            .bind(lease_expires_ms)
-            .execute(&self.pool)
-            .await?;
+    ) -> Result<bool, StoreError> {
+        let done = sqlx::query(
+            "UPDATE clusters SET lease_expires_ms = $2, lease_warned = NULL \
+             WHERE id = $1 AND lease_deletes_at_ms IS NULL",
+        )
+        .bind(id)
+        .bind(lease_expires_ms)
+        .execute(&self.pool)
+        .await?;
         if done.rows_affected() == 0 {
-            return Err(StoreError::NotFound(format!("cluster {id}")));
+            // Gone, or stopped by its lease.
+            self.cluster(id).await?;
+            return Ok(false);
         }
-        Ok(())
+        Ok(true)
     }
 }
 
@@ -274,12 +314,14 @@ pub async fn insert_cluster(
         catalog_json: new.catalog_json.clone(),
         provider: new.provider.clone(),
         lease_expires_ms: new.lease_expires_ms,
+        lease_deletes_at_ms: None,
+        lease_warned: None,
         created_at_ms: now_ms,
         updated_at_ms: now_ms,
     };
     let result = sqlx::query(&format!(
         "INSERT INTO clusters ({COLUMNS}) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)"
     ))
     .bind(&cluster.id)
     .bind(&cluster.tenant_id)
@@ -296,6 +338,8 @@ pub async fn insert_cluster(
     .bind(cluster.lease_expires_ms)
     .bind(cluster.created_at_ms)
     .bind(cluster.updated_at_ms)
+    .bind(cluster.lease_deletes_at_ms)
+    .bind(cluster.lease_warned.map(LeaseWarning::as_str))
     .execute(&mut **tx)
     .await;
     conflict_on_unique(result, || format!("cluster {:?}", new.name))?;

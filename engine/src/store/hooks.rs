@@ -10,8 +10,8 @@
 
 use api_types::{
     DeliveryState, GateFailurePolicy, GateOperation, HookApproval, HookCluster, HookEvent,
-    HookEventBody, HookFailedStep, HookFormat, HookJob, HookLinks, HookTenant, JobState,
-    HOOK_SCHEMA_VERSION,
+    HookEventBody, HookFailedStep, HookFormat, HookJob, HookLease, HookLinks, HookTenant, JobState,
+    LeaseWarning, HOOK_SCHEMA_VERSION,
 };
 use sqlx::{Any, Row, Transaction};
 
@@ -598,6 +598,7 @@ async fn job_event_body(
             cluster: Some(format!("/clusters/{cluster_id}")),
         },
         approval: None,
+        lease: None,
     })
 }
 
@@ -666,9 +667,90 @@ pub(crate) async fn record_approval_needed(
             requested_by: row.try_get("username")?,
             expires: rfc3339(row.try_get("expires_at_ms")?),
         }),
+        lease: None,
     };
     let text = serde_json::to_string(&body)
         .map_err(|error| corrupt(format!("event body of approval {request_id}: {error}")))?;
+    for hook_id in hearing {
+        let id = uuid::Uuid::new_v4().to_string();
+        insert_delivery_in(tx, &id, hook_id, &tenant_id, event, &body.id, &text, now_ms).await?;
+    }
+    Ok(())
+}
+
+/// The warning of a coming lease end, as a `lease.expiring` event is told of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LeaseNotice {
+    pub warning: LeaseWarning,
+    pub expires_ms: i64,
+    /// The template's grace after the end; `None`: deleted at the end.
+    pub grace_ms: Option<i64>,
+}
+
+/// Writes a `lease.expiring` delivery for every hook of the cluster's tenant that
+/// hears it, inside the transaction that records the warning as sent (see
+/// [`crate::operations::lease`]): the warning and its deliveries are stored together
+/// or not at all.
+pub(crate) async fn record_lease_expiring(
+    tx: &mut Transaction<'static, Any>,
+    cluster_id: &str,
+    notice: LeaseNotice,
+    now_ms: i64,
+) -> Result<(), StoreError> {
+    let event = HookEvent::LeaseExpiring;
+    let word = serde_json::Value::from(event.as_str()).to_string();
+    let row = sqlx::query(
+        "SELECT c.tenant_id, c.name AS cluster_name, t.name AS tenant_name \
+         FROM clusters c JOIN tenants t ON t.id = c.tenant_id WHERE c.id = $1",
+    )
+    .bind(cluster_id)
+    .fetch_optional(&mut **tx)
+    .await?
+    .ok_or_else(|| StoreError::NotFound(format!("cluster {cluster_id}")))?;
+    let tenant_id: String = row.try_get("tenant_id")?;
+    let hearing: Vec<(String, String)> =
+        sqlx::query_as("SELECT id, events FROM hooks WHERE tenant_id = $1 AND events <> '[]'")
+            .bind(&tenant_id)
+            .fetch_all(&mut **tx)
+            .await?;
+    let hearing: Vec<&String> = hearing
+        .iter()
+        .filter(|(_, events)| events.contains(&word))
+        .map(|(id, _)| id)
+        .collect();
+    if hearing.is_empty() {
+        return Ok(());
+    }
+    let body = HookEventBody {
+        schema: HOOK_SCHEMA_VERSION,
+        event,
+        id: uuid::Uuid::new_v4().to_string(),
+        time: rfc3339(now_ms),
+        tenant: HookTenant {
+            id: tenant_id.clone(),
+            name: row.try_get("tenant_name")?,
+        },
+        cluster: Some(HookCluster {
+            id: Some(cluster_id.to_owned()),
+            name: row.try_get("cluster_name")?,
+        }),
+        job: None,
+        failed_step: None,
+        links: HookLinks {
+            job: None,
+            cluster: Some(format!("/clusters/{cluster_id}")),
+        },
+        approval: None,
+        lease: Some(HookLease {
+            expires: rfc3339(notice.expires_ms),
+            warning: notice.warning,
+            grace_seconds: notice
+                .grace_ms
+                .map(|grace| u64::try_from(grace / 1000).unwrap_or(0)),
+        }),
+    };
+    let text = serde_json::to_string(&body)
+        .map_err(|error| corrupt(format!("lease event body of cluster {cluster_id}: {error}")))?;
     for hook_id in hearing {
         let id = uuid::Uuid::new_v4().to_string();
         insert_delivery_in(tx, &id, hook_id, &tenant_id, event, &body.id, &text, now_ms).await?;

@@ -1,9 +1,10 @@
 //! The janitor: the pool's housekeeping loop. At start it re-adopts the nodes an
 //! earlier process made of the tenants its pool serves (a restarted server must not
 //! leak or lose them); then, on a
-//! timer, it returns tasks whose leases expired to the queue, deletes clusters whose
-//! lease ran out, through an ordinary delete job, and ends approval requests left
-//! undecided past their rule's window.
+//! timer, it returns tasks whose leases expired to the queue, warns of cluster leases
+//! ending and stops or deletes clusters whose lease ran out, through ordinary jobs
+//! (see [`crate::operations::lease`]), and ends approval requests left undecided past
+//! their rule's window.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,9 +13,8 @@ use futures::StreamExt as _;
 use tokio::sync::{watch, Notify};
 
 use crate::execute::Executor;
-use crate::operations::{submit_change, ClusterChange, ClusterState, OperationError};
 use crate::provider::NodeRecord;
-use crate::queue::{self, SubmitOptions, WorkerScope};
+use crate::queue::{self, WorkerScope};
 use crate::store::clusters::nodes::{Node, NodeRecord as NodeRow};
 use crate::store::{now_ms, Store};
 
@@ -43,7 +43,7 @@ pub(super) async fn run(
     }
 }
 
-/// One round: expired task leases, then expired cluster leases.
+/// One round: expired task leases, then cluster leases, then approvals.
 pub async fn sweep(store: &Store, wake: &Notify) {
     match queue::requeue_expired(store, now_ms()).await {
         Ok(expired) if !expired.is_empty() => {
@@ -62,79 +62,22 @@ pub async fn sweep(store: &Store, wake: &Notify) {
         Ok(_) => {}
         Err(error) => tracing::warn!(%error, "requeueing expired leases failed"),
     }
-    match delete_expired_clusters(store, now_ms()).await {
-        Ok(0) => {}
-        Ok(count) => {
-            tracing::info!(count, "deleting clusters whose lease expired");
+    match crate::operations::lease::sweep(store, now_ms()).await {
+        Ok(done) if done.stopped + done.deleted > 0 => {
+            tracing::info!(
+                stopped = done.stopped,
+                deleted = done.deleted,
+                "stopping or deleting clusters whose lease expired"
+            );
             wake.notify_waiters();
         }
-        Err(error) => tracing::warn!(%error, "deleting expired clusters failed"),
+        Ok(_) => {}
+        Err(error) => tracing::warn!(%error, "handling cluster leases failed"),
     }
     match crate::service::expire_due_approvals(store, now_ms()).await {
         Ok(0) => {}
         Ok(count) => tracing::info!(count, "approval requests expired undecided"),
         Err(error) => tracing::warn!(%error, "expiring approval requests failed"),
-    }
-}
-
-/// Submits a delete job for every active cluster whose lease ended before `now_ms`,
-/// and a forced one for every failed cluster whose lease ended (its plain delete
-/// failed, or it had failed before); returns how many were submitted.
-///
-/// A lease is a promise that the machines go: a service that cannot be stopped must
-/// not keep them. A failed *forced* delete is left for a person (its nodes could not
-/// be deleted: forcing again would fail the same way). The owner sees why on the
-/// cluster's page: its lease ended, the plain delete's failure, the forced delete.
-pub async fn delete_expired_clusters(store: &Store, now_ms: i64) -> Result<usize, OperationError> {
-    // A hundred a round: the rest wait for the next round rather than one long one.
-    let expired = store
-        .expired_cluster_ids(ClusterState::Active, now_ms, 100)
-        .await?;
-    let mut submitted = 0;
-    for cluster_id in expired {
-        if submit_delete(store, &cluster_id, false, now_ms).await? {
-            submitted += 1;
-        }
-    }
-    for cluster_id in store
-        .expired_cluster_ids(ClusterState::Failed, now_ms, 100)
-        .await?
-    {
-        let newest = queue::newest_job(store, &cluster_id).await?;
-        let forced_before = newest.is_some_and(|(_, state, layouts)| {
-            state == queue::JobState::Failed && layouts.is_forced_delete()
-        });
-        if !forced_before && submit_delete(store, &cluster_id, true, now_ms).await? {
-            submitted += 1;
-        }
-    }
-    Ok(submitted)
-}
-
-/// Submits the lease-expiry delete; false when another process's janitor got there
-/// first or a job is running.
-async fn submit_delete(
-    store: &Store,
-    cluster_id: &str,
-    force: bool,
-    now_ms: i64,
-) -> Result<bool, OperationError> {
-    match submit_change(
-        store,
-        cluster_id,
-        &ClusterChange::Delete { force },
-        None,
-        SubmitOptions::default(),
-        now_ms,
-    )
-    .await
-    {
-        Ok(job_id) => {
-            tracing::info!(cluster = %cluster_id, job = %job_id, force, "lease expired: deleting");
-            Ok(true)
-        }
-        Err(OperationError::Busy { .. }) => Ok(false),
-        Err(error) => Err(error),
     }
 }
 

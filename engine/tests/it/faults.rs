@@ -219,10 +219,10 @@ async fn an_expired_lease_forces_a_delete_that_failed(backend: Backend) {
     );
     let later = engine::store::now_ms();
     assert_eq!(
-        engine::worker::janitor::delete_expired_clusters(&lab.store, later)
+        engine::operations::lease::sweep(&lab.store, later)
             .await
             .unwrap(),
-        0,
+        engine::operations::lease::LeaseSweep::default(),
         "nothing left to do"
     );
 }

@@ -6,8 +6,8 @@
 //! - `local_nodes`, `ssh_pool`, `docker_nodes`, `ec2`, `exec_provider`, `resources`:
 //!   providers (`ec2` against moto, `exec`: external provider plugins) and plugin
 //!   resources on nodes.
-//! - `cluster_lifecycle`, `demo_templates`, `faults`: whole clusters, end to end,
-//!   including crashes and lost nodes.
+//! - `cluster_lifecycle`, `demo_templates`, `faults`, `lease_grace`: whole clusters,
+//!   end to end, including crashes, lost nodes and leases that end.
 //! - `security`: attacks that must fail.
 //! - `migrations`: the SQLite and PostgreSQL schemas do not drift apart.
 //! - `lab`: the shared fixture (a database with a catalog, providers and a worker pool).
@@ -24,6 +24,7 @@ mod ec2;
 mod exec_provider;
 mod faults;
 mod lab;
+mod lease_grace;
 mod local_nodes;
 mod migrations;
 mod monitor;

@@ -243,6 +243,7 @@ impl CooprEntity for ClusterTemplate {
                         initial: ctx.lease(&mut lease, "initial"),
                         max: ctx.lease(&mut lease, "max"),
                         step: ctx.lease(&mut lease, "step"),
+                        grace: ctx.lease(&mut lease, "grace"),
                         extra: lease.extra(),
                     }
                 }),

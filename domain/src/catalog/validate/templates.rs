@@ -387,6 +387,7 @@ impl<'a> TemplateChecker<'a> {
             ("initial", &lease.initial),
             ("max", &lease.max),
             ("step", &lease.step),
+            ("grace", &lease.grace),
         ]
         .into_iter()
         .enumerate()

@@ -156,7 +156,8 @@ fn constraints_must_name_known_things_and_sane_numbers() {
                 "zk": {"quantities": {"min": 1}}
             }
         });
-        t["administration"]["leaseduration"] = json!({"initial": 0, "max": "7days", "step": "1h"});
+        t["administration"]["leaseduration"] =
+            json!({"initial": 0, "max": "7days", "step": "1h", "grace": "soon"});
     });
     assert_eq!(
         found,
@@ -170,6 +171,7 @@ fn constraints_must_name_known_things_and_sane_numbers() {
             "error: clustertemplates.app.constraints.services.db.quantities: min 3 is greater than max 2",
             "error: clustertemplates.app.constraints.services.zk: unknown service \"zk\"",
             "error: clustertemplates.app.administration.leaseduration.max: lease \"7days\" is not milliseconds or <number><s|m|h|d>",
+            "error: clustertemplates.app.administration.leaseduration.grace: lease \"soon\" is not milliseconds or <number><s|m|h|d>",
         ]
     );
     let found = problems_after(|b| {
