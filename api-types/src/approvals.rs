@@ -38,9 +38,7 @@ pub struct GroupView {
 }
 
 word_enum!(
-    /// What an approval rule matches a create or grow on. (An estimated-cost rule
-    /// would be one more variant matched against the plan's price once hardware types
-    /// carry prices; they do not yet.)
+    /// What an approval rule matches a create or grow on.
     ApprovalRuleKind, "approval rule kind" {
         /// A create of (or a grow of a cluster of) the named template.
         Template => "template",
@@ -48,6 +46,9 @@ word_enum!(
         SizeAbove => "size-above",
         /// A cluster on the named provider.
         Provider => "provider",
+        /// A cluster whose estimated cost per month after the operation is above the
+        /// value (docs/cost.md).
+        CostAbove => "cost-above",
     }
 );
 

@@ -48,6 +48,9 @@ pub struct ClusterView {
     /// The template's current revision, when the cluster is behind.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub template_current_version: Option<i64>,
+    /// What the cluster costs per hour and has cost (from the cost ledger).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<crate::cost::ClusterCost>,
 }
 
 impl ClusterView {
@@ -362,6 +365,10 @@ pub struct StepCount {
 /// A small plan's every task.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    /// The estimated cost of the cluster after the operation (and, for a change, the
+    /// difference it makes), at its hardware types' prices on its provider.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<crate::cost::CostEstimate>,
 pub struct PlanGraph {
     /// Each task as `node-action-service`, in plan order.
     pub steps: Vec<String>,

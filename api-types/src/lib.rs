@@ -11,6 +11,7 @@
 //!   body they are sent.
 //! - [`rollouts`]: a template's new catalog revision rolled out across its clusters.
 //! - [`approvals`]: user groups, approval rules and the requests that wait on them.
+//! - [`cost`]: estimated costs, cost so far, budgets and showback.
 //! - [`error`]: the body of every error response.
 //!
 //! The engine builds these views from its rows; the server serialises them; the web
@@ -22,6 +23,7 @@ pub mod accounts;
 pub mod approvals;
 pub mod catalog;
 pub mod clusters;
+pub mod cost;
 pub mod error;
 pub mod hooks;
 pub mod jobs;
@@ -34,6 +36,7 @@ pub use accounts::*;
 pub use approvals::*;
 pub use catalog::*;
 pub use clusters::*;
+pub use cost::*;
 pub use error::*;
 pub use hooks::*;
 pub use jobs::*;

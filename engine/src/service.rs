@@ -16,6 +16,7 @@ mod audit;
 mod auth;
 mod catalog;
 mod clusters;
+mod cost;
 mod hooks;
 mod job_credentials;
 mod jobs;

@@ -19,6 +19,7 @@ pub mod catalog;
 pub mod client_keys;
 pub mod clusters;
 mod columns;
+pub mod cost;
 mod database_url;
 pub mod gauges;
 pub mod health;

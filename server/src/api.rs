@@ -10,6 +10,7 @@ mod accounts;
 mod approvals;
 mod catalog;
 mod clusters;
+mod cost;
 mod docs;
 pub mod error;
 pub mod extract;
@@ -174,6 +175,8 @@ fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(approvals::show))
         .routes(routes!(approvals::approve))
         .routes(routes!(approvals::deny))
+        .routes(routes!(cost::show_budget, cost::set_budget))
+        .routes(routes!(cost::showback))
         .routes(routes!(node_shell::certificate))
         .routes(routes!(node_shell::tunnel))
         .routes(routes!(node_shell::set_node_shell))

@@ -14,6 +14,7 @@ mod approval;
 mod backup;
 mod catalog;
 mod cluster;
+mod cost;
 mod hook;
 mod login;
 mod login_sso;
@@ -69,6 +70,10 @@ pub enum Command {
     Group(approval::GroupArgs),
     /// Approval rules, and the creates and grows that wait for a decision.
     Approval(approval::ApprovalArgs),
+    /// Your tenant's monthly budget (tenant admins).
+    Budget(cost::BudgetArgs),
+    /// What your tenant's clusters cost in a month, per user and per template.
+    Showback(cost::ShowbackArgs),
     /// Print a shell completion script for corral.
     Completions(manual::CompletionsArgs),
     /// Print corral's manual page (or write one per command with --out-dir).
@@ -143,6 +148,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Hook(args) => block_on(hook::run(args)),
         Command::Group(args) => block_on(approval::run_group(args)),
         Command::Approval(args) => block_on(approval::run_approval(args)),
+        Command::Budget(args) => block_on(cost::run_budget(args)),
+        Command::Showback(args) => block_on(cost::run_showback(args)),
         Command::Completions(args) => manual::completions(args),
         Command::Man(args) => manual::man(args),
     }

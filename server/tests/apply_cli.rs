@@ -1236,3 +1236,99 @@ async fn a_rollout_upgrades_one_cluster_at_a_time_passes_pinned_and_stops_at_red
         "untouched: still on the passing revision"
     );
 }
+
+/// A catalog whose `small` costs 0.5 per hour (0.25 on `local`, which wins there).
+const PRICED_CATALOG: &str = r#"{
+  "providers": [{"name": "local", "providertype": "local", "provisioner": {}}],
+  "hardwaretypes": [{"name": "small", "price_per_hour": 0.5,
+                     "providermap": {"local": {"flavor": "local-small", "price_per_hour": 0.25}}}],
+  "imagetypes": [{"name": "debian", "providermap": {"local": {"image": "host"}}}],
+  "services": [{"name": "noop", "dependencies": {}, "provisioner": {"actions": {
+    "install": {"type": "shell", "fields": {"run": "true"}}
+  }}}],
+  "clustertemplates": [{
+    "name": "plain",
+    "compatibility": {"services": ["noop"]},
+    "defaults": {"services": ["noop"], "provider": "local", "hardwaretype": "small",
+                 "imagetype": "debian", "config": {}}
+  }]
+}"#;
+
+/// Issue 44 point 4 from the CLI (docs/cost.md): the dry run prints the estimate per
+/// hour and per month, a budget refuses a create naming itself with nothing made,
+/// `--cost-above` adds a rule, and budget and showback print (showback as CSV too).
+#[test]
+fn the_cli_shows_estimates_and_a_budget_refuses_naming_itself() {
+    let data = tempfile::tempdir().unwrap();
+    let config = tempfile::tempdir().unwrap();
+    let server = start(data.path());
+    let cfg = config.path();
+    login_as_admin(cfg, &server);
+    let catalog = data.path().join("priced.json");
+    std::fs::write(&catalog, PRICED_CATALOG).unwrap();
+    ok(&corral(
+        cfg,
+        &["catalog", "import", catalog.to_str().unwrap()],
+        "",
+    ));
+    let create = |name: &str, extra: &[&str]| {
+        let mut args = vec![
+            "cluster",
+            "create",
+            name,
+            "--template",
+            "plain",
+            "--size",
+            "2",
+        ];
+        args.extend(extra);
+        corral(cfg, &args, "")
+    };
+    let preview = ok(&create("priced", &["--dry-run"]));
+    assert!(
+        preview.contains("estimated cost: 0.50 per hour, 365.00 per month (730 h)"),
+        "{preview}"
+    );
+
+    let set = ok(&corral(cfg, &["budget", "set", "--monthly", "0.01"], ""));
+    assert!(
+        set.contains("monthly budget 0.01 (over it: refuse)"),
+        "{set}"
+    );
+    let refused = create("over", &[]);
+    assert!(!refused.status.success());
+    let stderr = text(&refused.stderr);
+    assert!(
+        stderr.contains("over budget: the tenant's monthly budget is 0.01"),
+        "{stderr}"
+    );
+    let listed = ok(&corral(cfg, &["cluster", "list", "--json"], ""));
+    assert!(listed.contains("\"total\": 0"), "{listed}");
+    let bad = corral(
+        cfg,
+        &["budget", "set", "--monthly", "5", "--action", "maybe"],
+        "",
+    );
+    assert!(!bad.status.success());
+    assert!(
+        text(&bad.stderr).contains("budget_action"),
+        "{}",
+        text(&bad.stderr)
+    );
+    let shown = ok(&corral(cfg, &["budget", "show"], ""));
+    assert!(shown.contains("projected"), "{shown}");
+    let cleared = ok(&corral(cfg, &["budget", "clear"], ""));
+    assert!(cleared.contains("no monthly budget"), "{cleared}");
+
+    let rule = ok(&corral(
+        cfg,
+        &["approval", "rule", "add", "--cost-above", "100"],
+        "",
+    ));
+    assert!(
+        rule.contains("estimated cost above 100.00 per month"),
+        "{rule}"
+    );
+    let csv = ok(&corral(cfg, &["showback", "--csv"], ""));
+    assert!(csv.starts_with("month,by,name,cost\n"), "{csv}");
+}

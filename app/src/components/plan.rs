@@ -104,6 +104,9 @@ pub fn PlanView(preview: PlanPreview) -> impl IntoView {
     let upgrade = preview
         .upgrade
         .map(|upgrade| view! { <UpgradeView upgrade/> });
+    let cost = preview.cost.map(|cost| {
+        view! { <p class="plan-cost" data-testid="plan-cost">{cost_text(&cost)}</p> }
+    });
     let warnings = preview
         .warnings
         .into_iter()
@@ -115,6 +118,7 @@ pub fn PlanView(preview: PlanPreview) -> impl IntoView {
                 <strong>{nodes}</strong> " node(s), " <strong>{tasks}</strong> " task(s) to run."
             </p>
             {credentials}
+            {cost}
             {warnings}
             {upgrade}
             <div class="table-scroll">
@@ -198,4 +202,31 @@ fn UpgradeView(upgrade: api_types::UpgradePlanView) -> impl IntoView {
             <p class="hint" data-testid="upgrade-batches">"Nodes in batches: " {batches}</p>
         </div>
     }
+}
+
+/// A plan's estimated cost in words: per hour and per month, what a change adds, or
+/// "no prices set" when no node has a price (docs/cost.md).
+fn cost_text(cost: &api_types::CostEstimate) -> String {
+    use api_types::money;
+    if cost.priced_nodes == 0 {
+        return "Estimated cost: no prices set.".to_owned();
+    }
+    let mut text = format!(
+        "Estimated cost: {} per hour, {} per month",
+        money(cost.per_hour),
+        money(cost.per_month)
+    );
+    if let (Some(hour), Some(month)) = (cost.change_per_hour, cost.change_per_month) {
+        text.push_str(&format!(
+            " (change: {hour:+.2} per hour, {month:+.2} per month)"
+        ));
+    }
+    if cost.unpriced_nodes > 0 {
+        text.push_str(&format!(
+            "; {} node(s) without a price",
+            cost.unpriced_nodes
+        ));
+    }
+    text.push('.');
+    text
 }

@@ -13,6 +13,7 @@ pub mod provider_panel;
 pub mod resources;
 pub mod rollouts;
 pub mod sections;
+pub mod showback;
 pub mod tenants;
 pub mod tokens;
 pub mod try_it;

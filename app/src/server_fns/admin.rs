@@ -35,6 +35,7 @@ pub mod scope;
 pub mod set_dedicated_workers;
 pub mod set_provider_types;
 pub mod set_user_role;
+pub mod showback;
 pub mod stage_resource;
 pub mod switch_tenant;
 pub mod tenants;

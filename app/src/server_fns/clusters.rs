@@ -101,6 +101,10 @@ pub struct PlanPreview {
 
 impl PlanPreview {
     /// The preview of `dag`, which keeps its tasks only when they are few enough to
+    /// The cluster's estimated cost after the operation (docs/cost.md); absent where
+    /// the server did not price it (the browser's own preview).
+    #[serde(default)]
+    pub cost: Option<api_types::CostEstimate>,
     /// draw (see [`api_types::PLAN_GRAPH_MAX_TASKS`]).
     pub fn of_dag(from: Option<Layout>, to: Layout, dag: TaskDag) -> Self {
         let tasks = dag.len();
@@ -117,6 +121,7 @@ impl PlanPreview {
     }
 }
 
+            cost: None,
 /// What a day-2 operation would do. (An enum, not `Option`: a nested `Option`
 /// does not survive JSON, and the page must read back exactly what the server saw.)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

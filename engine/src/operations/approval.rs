@@ -13,6 +13,7 @@
 //! the tenant's hooks that hear it, in the same transaction.
 
 use api_types::{ApprovalOperation, ApprovalRuleKind, ApprovalState, ClusterState};
+use domain::cost::{format_amount, parse_amount, Micros};
 use domain::names::{GroupName, ProviderName, TemplateName};
 
 use super::create::{new_cluster, CreatePlan, CreateRequest};
@@ -38,6 +39,9 @@ pub enum RuleMatch {
     SizeAbove(u64),
     /// Clusters on this provider.
     Provider(ProviderName),
+    /// Clusters whose estimated cost per month after the operation is above this
+    /// (micro-units, docs/cost.md).
+    CostAbove(Micros),
 }
 
 impl RuleMatch {
@@ -65,6 +69,9 @@ impl RuleMatch {
                     format!("size-above takes a whole number of nodes, not {value:?}")
                 })?)
             }
+            ApprovalRuleKind::CostAbove => RuleMatch::CostAbove(
+                parse_amount(value).map_err(|error| format!("cost-above: {error}"))?,
+            ),
         })
     }
 
@@ -73,6 +80,7 @@ impl RuleMatch {
             RuleMatch::Template(_) => ApprovalRuleKind::Template,
             RuleMatch::SizeAbove(_) => ApprovalRuleKind::SizeAbove,
             RuleMatch::Provider(_) => ApprovalRuleKind::Provider,
+            RuleMatch::CostAbove(_) => ApprovalRuleKind::CostAbove,
         }
     }
 
@@ -82,6 +90,7 @@ impl RuleMatch {
             RuleMatch::Template(name) => name.to_string(),
             RuleMatch::SizeAbove(nodes) => nodes.to_string(),
             RuleMatch::Provider(name) => name.to_string(),
+            RuleMatch::CostAbove(amount) => format_amount(*amount),
         }
     }
 
@@ -91,6 +100,9 @@ impl RuleMatch {
             RuleMatch::Template(name) => format!("template {name}"),
             RuleMatch::SizeAbove(nodes) => format!("size above {nodes}"),
             RuleMatch::Provider(name) => format!("provider {name}"),
+            RuleMatch::CostAbove(amount) => {
+                format!("estimated cost above {} per month", format_amount(*amount))
+            }
         }
     }
 
@@ -99,6 +111,7 @@ impl RuleMatch {
             RuleMatch::Template(name) => name.as_str() == ask.template,
             RuleMatch::SizeAbove(nodes) => ask.size > *nodes,
             RuleMatch::Provider(name) => name.as_str() == ask.provider,
+            RuleMatch::CostAbove(amount) => ask.cost_per_month > *amount,
         }
     }
 }
@@ -123,6 +136,9 @@ pub struct Ask<'a> {
     pub size: u64,
     /// The nodes it adds (a create adds them all).
     pub growth: u64,
+    /// The cluster's estimated cost per month if it goes ahead (micro-units; 0 when
+    /// unpriced).
+    pub cost_per_month: Micros,
     /// Tenant admins (and superadmins) are the approvers of last resort: what they ask
     /// for goes ahead.
     pub by_admin: bool,
@@ -209,6 +225,8 @@ pub struct Hold<'a> {
     pub request_json: String,
     /// What its preview showed.
     pub preview_json: String,
+    /// What the request says held it, when not the rule's description (a budget).
+    pub note: Option<String>,
 }
 
 impl Hold<'_> {
@@ -227,7 +245,10 @@ impl Hold<'_> {
             request_json: self.request_json.clone(),
             preview_json: self.preview_json.clone(),
             rule_id: self.rule.id.clone(),
-            rule: self.rule.matches.describe(),
+            rule: self
+                .note
+                .clone()
+                .unwrap_or_else(|| self.rule.matches.describe()),
             approver_group: self.rule.approvers.as_ref().map(ToString::to_string),
             resume_state: resume,
             requested_by: self.requested_by.to_owned(),
@@ -386,6 +407,7 @@ mod tests {
             provider: "docker",
             size,
             growth,
+            cost_per_month: 0,
             by_admin: false,
         }
     }
@@ -405,6 +427,12 @@ mod tests {
             "other",
             RuleMatch::Template(TemplateName::parse("paas").unwrap()),
         );
+        // Above 250 per month.
+        let cost = rule("cost", RuleMatch::CostAbove(250_000_000));
+        let costing = |cost_per_month, growth| Ask {
+            cost_per_month,
+            ..ask(ApprovalOperation::Grow, 4, growth)
+        };
         let create = ApprovalOperation::Create;
         let grow = ApprovalOperation::Grow;
         // (rules, ask, the rule that holds it or None)
@@ -422,6 +450,11 @@ mod tests {
             (vec![&provider, &size], ask(create, 5, 5), Some("provider")),
             (vec![&size, &provider], ask(create, 5, 5), Some("size")),
             (vec![&size, &provider], ask(create, 2, 2), Some("provider")),
+            (vec![&cost], costing(250_000_001, 1), Some("cost")),
+            (vec![&cost], costing(250_000_000, 1), None),
+            (vec![&cost], ask(create, 50, 50), None),
+            (vec![&cost], costing(900_000_000, 0), None),
+            (vec![&size, &cost], costing(900_000_000, 1), Some("size")),
             (
                 vec![&size],
                 Ask {
@@ -522,11 +555,24 @@ mod tests {
             RuleMatch::parse("template", "web-stack").map(|rule| rule.describe()),
             Ok("template web-stack".to_owned())
         );
-        let unknown = RuleMatch::parse("cost-above", "10").unwrap_err();
+        let unknown = RuleMatch::parse("cost-below", "10").unwrap_err();
         assert_eq!(
             unknown,
-            "unknown rule kind \"cost-above\"; the kinds are template, size-above, provider"
+            "unknown rule kind \"cost-below\"; the kinds are template, size-above, provider, \
+             cost-above"
         );
+        assert_eq!(
+            RuleMatch::parse("cost-above", "250.5").map(|rule| (rule.describe(), rule.value())),
+            Ok((
+                "estimated cost above 250.50 per month".to_owned(),
+                "250.50".to_owned()
+            ))
+        );
+        for bad in ["-1", "lots", "NaN"] {
+            assert!(RuleMatch::parse("cost-above", bad)
+                .unwrap_err()
+                .starts_with("cost-above: "));
+        }
         assert!(RuleMatch::parse("size-above", "many")
             .unwrap_err()
             .contains("whole number"));

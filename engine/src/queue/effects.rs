@@ -90,5 +90,9 @@ pub(super) async fn apply(
         .execute(&mut **tx)
         .await?;
     }
+    if state.is_finished() {
+        // The cost ledger follows the committed layout (docs/cost.md).
+        crate::store::cost::reprice_in(tx, &cluster_id, now_ms).await?;
+    }
     Ok(())
 }

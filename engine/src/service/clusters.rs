@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
+use domain::cost::estimate;
 use domain::names::{ClusterName, ServiceName, TemplateName};
 use domain::plan::TaskDag;
 use domain::solver::{NodesToRemove, SolveRequest};
@@ -247,6 +248,7 @@ fn plan_view(preview: &Preview) -> PlanView {
         credentials: None,
         upgrade: None,
         warnings: Vec::new(),
+        cost: None,
     }
 }
 
@@ -413,6 +415,10 @@ impl Service {
             .await?;
         let plan = operations::preview_create(&self.store, &operation, now_ms()).await?;
         let mut view = plan_view(&plan.preview);
+        view.cost = Some(super::cost::estimate_view(
+            &estimate(&plan.snapshot, &plan.provider, &plan.preview.to),
+            None,
+        ));
         view.credentials = self
             .plan_credentials(caller, &plan.snapshot, &plan.provider, &plan.preview.dag)
             .await?;
@@ -429,7 +435,11 @@ impl Service {
         self.check_size(caller.tenant_id(), "size", 1, size, size)
             .await?;
         self.check_create_credentials(caller, &operation).await?;
-        if let Some(held) = self.hold_create(caller, request, &operation).await? {
+        let over_budget = self.check_create_budget(caller, &operation).await?;
+        if let Some(held) = self
+            .hold_create(caller, request, &operation, over_budget)
+            .await?
+        {
             return Ok(held);
         }
         let (cluster, job_id) =
@@ -493,8 +503,9 @@ impl Service {
         caller: &Caller,
         request: &ClusterCreateRequest,
         operation: &CreateRequest,
+        over_budget: Option<super::cost::OverBudgetOutcome>,
     ) -> Result<Option<SubmittedJob>, ServiceError> {
-        if !self.has_approval_rules(caller.tenant_id()).await? {
+        if over_budget.is_none() && !self.has_approval_rules(caller.tenant_id()).await? {
             return Ok(None);
         }
         let now = now_ms();
@@ -506,9 +517,13 @@ impl Service {
             provider: &plan.provider,
             size,
             growth: size,
+            cost_per_month: estimate(&plan.snapshot, &plan.provider, &plan.preview.to).per_month(),
             by_admin: false,
         };
-        let Some(rule) = self.holding_rule(caller, caller.tenant_id(), ask).await? else {
+        let Some((rule, note)) = self
+            .holding_rule_or_budget(caller, caller.tenant_id(), ask, over_budget)
+            .await?
+        else {
             return Ok(None);
         };
         let preview = held_preview(&plan.preview, operation.template.as_str(), &plan.provider);
@@ -517,6 +532,7 @@ impl Service {
             requested_by: &caller.principal.user_id,
             request_json: serde_json::to_string(request).map_err(ServiceError::internal)?,
             preview_json: serde_json::to_string(&preview).map_err(ServiceError::internal)?,
+            note,
         };
         let (cluster, request_id) =
             operations::approval::hold_create(&self.store, operation, &plan, &hold, now)
@@ -547,21 +563,42 @@ impl Service {
         request: &ClusterChangeRequest,
         change: &ClusterChange,
     ) -> Result<Option<SubmittedJob>, ServiceError> {
-        if requested_growth(change) == 0 || !self.has_approval_rules(&cluster.tenant_id).await? {
+        if requested_growth(change) == 0 {
+            return Ok(None);
+        }
+        let has_budget = self
+            .store
+            .tenant_budget(&cluster.tenant_id)
+            .await?
+            .is_some();
+        if !has_budget && !self.has_approval_rules(&cluster.tenant_id).await? {
             return Ok(None);
         }
         let plan = operations::preview_change(&self.store, cluster, change).await?;
         let size = plan.preview.to.size() as u64;
         let growth = size.saturating_sub(plan.preview.from.size() as u64);
+        let after = estimate(&plan.snapshot, &cluster.provider, &plan.preview.to);
+        let before = estimate(&plan.snapshot, &cluster.provider, &plan.preview.from);
+        let over_budget = self
+            .check_tenant_budget(
+                caller,
+                &cluster.tenant_id,
+                after.per_hour.saturating_sub(before.per_hour),
+            )
+            .await?;
         let ask = operations::approval::Ask {
             operation: api_types::ApprovalOperation::Grow,
             template: &cluster.template_name,
             provider: &cluster.provider,
             size,
             growth,
+            cost_per_month: after.per_month(),
             by_admin: false,
         };
-        let Some(rule) = self.holding_rule(caller, &cluster.tenant_id, ask).await? else {
+        let Some((rule, note)) = self
+            .holding_rule_or_budget(caller, &cluster.tenant_id, ask, over_budget)
+            .await?
+        else {
             return Ok(None);
         };
         let preview = held_preview(&plan.preview, &cluster.template_name, &cluster.provider);
@@ -570,6 +607,7 @@ impl Service {
             requested_by: &caller.principal.user_id,
             request_json: serde_json::to_string(request).map_err(ServiceError::internal)?,
             preview_json: serde_json::to_string(&preview).map_err(ServiceError::internal)?,
+            note,
         };
         let request_id =
             operations::approval::hold_grow(&self.store, cluster, size, &hold, now_ms()).await?;
@@ -580,6 +618,44 @@ impl Service {
             job_id: String::new(),
             approval: Some(view),
         }))
+    }
+
+    /// Checks a create against the tenant's budget (when it has one): refused, held
+    /// (the outcome), or nothing to say.
+    async fn check_create_budget(
+        &self,
+        caller: &Caller,
+        operation: &CreateRequest,
+    ) -> Result<Option<super::cost::OverBudgetOutcome>, ServiceError> {
+        if self
+            .store
+            .tenant_budget(caller.tenant_id())
+            .await?
+            .is_none()
+        {
+            return Ok(None);
+        }
+        let plan = operations::preview_create(&self.store, operation, now_ms()).await?;
+        let added = estimate(&plan.snapshot, &plan.provider, &plan.preview.to).per_hour;
+        self.check_tenant_budget(caller, caller.tenant_id(), added)
+            .await
+    }
+
+    /// The rule that holds `ask`, else the budget's hold (an approval rule comes
+    /// first: it names who decides), with the note the request shows instead of the
+    /// rule's description.
+    async fn holding_rule_or_budget(
+        &self,
+        caller: &Caller,
+        tenant_id: &str,
+        ask: operations::approval::Ask<'_>,
+        over_budget: Option<super::cost::OverBudgetOutcome>,
+    ) -> Result<Option<(operations::approval::Rule, Option<String>)>, ServiceError> {
+        if let Some(rule) = self.holding_rule(caller, tenant_id, ask).await? {
+            return Ok(Some((rule, None)));
+        }
+        Ok(over_budget
+            .map(|super::cost::OverBudgetOutcome::Hold { rule, note }| (rule, Some(note))))
     }
 
     /// The caller's tenant's live clusters by name (a superadmin's own tenant too;
@@ -599,9 +675,11 @@ impl Service {
         let mut views = Vec::with_capacity(clusters.len());
         for cluster in clusters {
             let behind = super::upgrades::behind(&cluster, &current);
+            let cluster_id = cluster.id.clone();
             let mut view = cluster_view(cluster, &usernames, now)?;
             self.note_catalog_behind(caller.tenant_id(), &mut view, behind)
                 .await?;
+            view.cost = self.cost_of_cluster(&cluster_id, now).await?;
             views.push(view);
         }
         Ok(page.of(views, total))
@@ -641,9 +719,11 @@ impl Service {
             .map(|(text, at_ms)| api_types::HealNote { text, at_ms });
         let healing = self.healing_view(&cluster).await?;
         let pinned = self.store.cluster_pinned(&cluster.id).await?;
+        let cluster_id = cluster.id.clone();
         let mut view = cluster_view(cluster, &usernames, now_ms())?;
         self.note_catalog_behind(&tenant_id, &mut view, behind)
             .await?;
+        view.cost = self.cost_of_cluster(&cluster_id, now_ms()).await?;
         Ok(ClusterDetail {
             cluster: view,
             nodes,
@@ -674,6 +754,14 @@ impl Service {
             .as_ref()
             .map(super::upgrades::upgrade_plan_view);
         view.warnings = plan.warnings;
+        view.cost = Some(super::cost::estimate_view(
+            &estimate(&plan.snapshot, &cluster.provider, &plan.preview.to),
+            Some(&estimate(
+                &plan.snapshot,
+                &cluster.provider,
+                &plan.preview.from,
+            )),
+        ));
         view.credentials = self
             .plan_credentials(caller, &plan.snapshot, &cluster.provider, &plan.preview.dag)
             .await?;

@@ -107,6 +107,7 @@ impl TryFrom<Cluster> for ClusterView {
             updated_at_ms: cluster.updated_at_ms,
             catalog_behind: Vec::new(),
             template_current_version: None,
+            cost: None,
         })
     }
 }

@@ -72,7 +72,7 @@ pub enum ApprovalCommand {
 
 #[derive(Debug, Subcommand)]
 pub enum RuleCommand {
-    /// Add a rule: exactly one of --size-above, --template, --provider.
+    /// Add a rule: exactly one of --size-above, --template, --provider, --cost-above.
     Add(RuleAddArgs),
     /// List the rules, oldest first (the first that matches holds a request).
     List(OutputArgs),
@@ -86,7 +86,7 @@ pub enum RuleCommand {
 #[command(group(
     clap::ArgGroup::new("matches")
         .required(true)
-        .args(["size_above", "template", "provider"])
+        .args(["size_above", "template", "provider", "cost_above"])
 ))]
 pub struct RuleAddArgs {
     /// Clusters that would have more than N nodes.
@@ -98,6 +98,10 @@ pub struct RuleAddArgs {
     /// Clusters on this provider.
     #[arg(long, value_name = "PROVIDER")]
     pub provider: Option<String>,
+    /// Clusters whose estimated cost per month (730 h) after the create or grow is
+    /// above X (docs/cost.md).
+    #[arg(long, value_name = "X")]
+    pub cost_above: Option<String>,
     /// A group whose members may decide too (tenant admins always may).
     #[arg(long, value_name = "GROUP")]
     pub approvers: Option<String>,
@@ -173,12 +177,15 @@ pub async fn run_approval(args: ApprovalArgs) -> anyhow::Result<ExitCode> {
     let client = Client::signed_in()?;
     match args.command {
         ApprovalCommand::Rule(RuleCommand::Add(add)) => {
-            let (kind, value) = match (add.size_above, add.template, add.provider) {
-                (Some(nodes), _, _) => ("size-above", nodes),
-                (_, Some(template), _) => ("template", template),
-                (_, _, Some(provider)) => ("provider", provider),
+            let (kind, value) = match (add.size_above, add.template, add.provider, add.cost_above) {
+                (Some(nodes), _, _, _) => ("size-above", nodes),
+                (_, Some(template), _, _) => ("template", template),
+                (_, _, Some(provider), _) => ("provider", provider),
+                (_, _, _, Some(amount)) => ("cost-above", amount),
                 // clap's group requires one of them.
-                (None, None, None) => anyhow::bail!("give --size-above, --template or --provider"),
+                (None, None, None, None) => {
+                    anyhow::bail!("give --size-above, --template, --provider or --cost-above")
+                }
             };
             let request = ApprovalRuleRequest {
                 kind: kind.to_owned(),

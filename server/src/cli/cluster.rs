@@ -271,6 +271,9 @@ fn print_upgrade(upgrade: &UpgradePlanView) {
                     .iter()
                     .filter(|(key, value)| after.get(*key) != Some(*value))
                     .chain(after.iter().filter(|(key, _)| !before.contains_key(*key)))
+    if let Some(cost) = &plan.cost {
+        println!("{}", cost_line(cost));
+    }
                     .map(|(key, _)| key.as_str())
                     .collect();
                 keys.dedup();
@@ -286,6 +289,29 @@ fn print_upgrade(upgrade: &UpgradePlanView) {
         );
     }
     for service in &upgrade.services {
+/// A plan's estimated cost in one line: per hour and per month (730 h), and for a
+/// change what it adds; "no prices set" when no node has a price.
+fn cost_line(cost: &api_types::CostEstimate) -> String {
+    use api_types::money;
+    if cost.priced_nodes == 0 {
+        return "estimated cost: no prices set".to_owned();
+    }
+    let mut line = format!(
+        "estimated cost: {} per hour, {} per month (730 h)",
+        money(cost.per_hour),
+        money(cost.per_month)
+    );
+    if let (Some(hour), Some(month)) = (cost.change_per_hour, cost.change_per_month) {
+        line.push_str(&format!(
+            "; change {hour:+.2} per hour, {month:+.2} per month"
+        ));
+    }
+    if cost.unpriced_nodes > 0 {
+        line.push_str(&format!("; {} node(s) unpriced", cost.unpriced_nodes));
+    }
+    line
+}
+
         println!("upgrade: {} {}", service.service, service.runs.as_str());
     }
     if !upgrade.reconfigure.is_empty() {
@@ -418,10 +444,32 @@ pub async fn run(args: ClusterArgs) -> anyhow::Result<ExitCode> {
                         ("address", "address"),
                         ("state", "state"),
                         ("services", "services"),
+                let mut total = (0.0, 0.0, false);
+                for (row, cluster) in table.iter_mut().zip(&page.items) {
+                    row["cost"] = Value::from(match &cluster.cost {
+                        Some(cost) => {
+                            total = (total.0 + cost.per_hour, total.1 + cost.so_far, true);
+                            format!(
+                                "{}/h, {} so far",
+                                api_types::money(cost.per_hour),
+                                api_types::money(cost.so_far)
+                            )
+                        }
+                        None => "-".to_owned(),
+                    });
+                }
                         ("health", "health"),
                     ],
                 );
+                columns.push(("cost", "cost"));
                 for (node, health) in cluster.nodes.iter().flat_map(|node| {
+                if total.2 {
+                    println!(
+                        "total: {} per hour, {} so far",
+                        api_types::money(total.0),
+                        api_types::money(total.1)
+                    );
+                }
                     node.health
                         .iter()
                         .filter(|health| health.health == ServiceHealth::Down)
@@ -442,6 +490,15 @@ pub async fn run(args: ClusterArgs) -> anyhow::Result<ExitCode> {
                         ("state", "state"),
                         ("error", "error"),
                     ],
+                match &cluster.cluster.cost {
+                    Some(cost) => println!(
+                        "cost: {} per hour now; {} so far ({} this month)",
+                        api_types::money(cost.per_hour),
+                        api_types::money(cost.so_far),
+                        api_types::money(cost.this_month)
+                    ),
+                    None => println!("cost: no prices set"),
+                }
                 );
                 if !cluster.links.is_empty() {
                     println!();

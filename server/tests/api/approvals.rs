@@ -618,7 +618,7 @@ async fn a_rule_holds_a_create_until_an_approver_decides(backend: Backend) {
             &admin,
             Method::POST,
             "/api/v1/approval-rules",
-            Some(json!({"kind": "cost-above", "value": "10"})),
+            Some(json!({"kind": "cost-below", "value": "10"})),
         )
         .await;
     assert_eq!(status, 422, "{body}");
@@ -627,7 +627,7 @@ async fn a_rule_holds_a_create_until_an_approver_decides(backend: Backend) {
         body["message"]
             .as_str()
             .unwrap()
-            .contains("unknown rule kind \"cost-above\""),
+            .contains("unknown rule kind \"cost-below\""),
         "{body}"
     );
     let (status, body) = app
@@ -760,7 +760,7 @@ async fn a_rules_group_decides_and_admins_are_not_held(backend: Backend) {
 }
 
 /// A pool building the test server's clusters on real `local` nodes under `nodes`.
-async fn pool(app: &TestApp, nodes: &std::path::Path) -> engine::worker::WorkerPool {
+pub(crate) async fn pool(app: &TestApp, nodes: &std::path::Path) -> engine::worker::WorkerPool {
     use engine::execute::{Executor, ExecutorSettings, Providers};
     use engine::worker::{WorkerPool, WorkerSettings};
     let providers = Providers::new().with(std::sync::Arc::new(
@@ -788,7 +788,7 @@ async fn pool(app: &TestApp, nodes: &std::path::Path) -> engine::worker::WorkerP
 }
 
 /// Waits (at most 3 minutes) for a job to succeed.
-async fn succeeded(app: &TestApp, user: &ApiUser, job: &str) {
+pub(crate) async fn succeeded(app: &TestApp, user: &ApiUser, job: &str) {
     for _ in 0..1800 {
         let (_, view) = app
             .call_json(user, Method::GET, &format!("/api/v1/jobs/{job}"), None)
@@ -803,7 +803,7 @@ async fn succeeded(app: &TestApp, user: &ApiUser, job: &str) {
 }
 
 /// The lifecycle catalog plus `plain`: nodes whose one service installs with `true`.
-fn plain_catalog() -> Value {
+pub(crate) fn plain_catalog() -> Value {
     let mut catalog = lifecycle_catalog();
     catalog["services"].as_array_mut().unwrap().push(json!({
         "name": "noop",

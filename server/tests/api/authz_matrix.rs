@@ -157,6 +157,9 @@ const MATRIX: &[(&str, [u16; 5])] = &[
     ),
     ("GET /api/v1/approval-rules", [401, 403, 200, 200, 200]),
     ("POST /api/v1/approval-rules", [401, 403, 201, 201, 201]),
+    ("GET /api/v1/budget", [401, 403, 200, 200, 200]),
+    ("PUT /api/v1/budget", [401, 403, 200, 200, 200]),
+    ("GET /api/v1/showback", [401, 403, 200, 200, 200]),
     (
         "DELETE /api/v1/approval-rules/{id}",
         [401, 403, 204, 404, 204],

@@ -140,6 +140,9 @@ const EXPECTATIONS: &[(&str, &[Check])] = &[
     ),
     ("GET /api/v1/approval-rules", &[AdminOnly]),
     ("POST /api/v1/approval-rules", &[AdminOnly]),
+    ("GET /api/v1/budget", &[AdminOnly]),
+    ("PUT /api/v1/budget", &[AdminOnly]),
+    ("GET /api/v1/showback", &[AdminOnly]),
     ("DELETE /api/v1/approval-rules/{id}", &[Scoped, AdminOnly]),
     ("GET /api/v1/approvals", &[Listing]),
     ("GET /api/v1/approvals/{id}", &[Scoped]),
@@ -312,6 +315,7 @@ pub(crate) fn body_for(operation: &str) -> Option<Value> {
         "/api/v1/groups" => json!({"name": "probe"}),
         p if p.starts_with("/api/v1/groups/") => json!({"username": "acme-admin"}),
         "/api/v1/approval-rules" => json!({"kind": "size-above", "value": "10"}),
+        "/api/v1/budget" => json!({"monthly_budget": 1000}),
         p if p.ends_with("/deny") => json!({"reason": "probe"}),
         "/api/v1/me/password" => {
             json!({"current_password": "wrong", "new_password": "another long password"})

@@ -8,6 +8,7 @@ mod approvals;
 mod auth;
 mod authz_matrix;
 mod clusters;
+mod cost;
 mod dedicated_workers;
 mod healing;
 mod health;

@@ -89,6 +89,7 @@ fn AdminNav() -> impl IntoView {
                 <li><A href="/admin/users">"Users"</A></li>
                 <li><A href="/admin/tokens">"API tokens"</A></li>
                 <li><A href="/admin/approvals">"Approvals"</A></li>
+                <li><A href="/admin/showback">"Showback"</A></li>
                 <li><A href="/admin/audit">"Audit log"</A></li>
             </ul>
         </nav>

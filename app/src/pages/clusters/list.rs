@@ -153,6 +153,19 @@ fn ClusterTable(
         }
         .into_any();
     }
+    let costs: Vec<&api_types::ClusterCost> = clusters
+        .iter()
+        .filter_map(|cluster| cluster.cost.as_ref())
+        .collect();
+    let cost_sum = (!costs.is_empty()).then(|| {
+        let per_hour: f64 = costs.iter().map(|cost| cost.per_hour).sum();
+        let so_far: f64 = costs.iter().map(|cost| cost.so_far).sum();
+        format!(
+            "; together {} per hour, {} so far",
+            api_types::money(per_hour),
+            api_types::money(so_far)
+        )
+    });
     let shown = clusters.len();
     let rows = clusters
         .into_iter()
@@ -181,10 +194,14 @@ fn ClusterTable(
         })
         .collect_view();
     view! {
-        <p class="muted">{format!("{shown} of {total} cluster(s)")}</p>
-        <DataTable testid="cluster-table" numeric=&["Nodes"]
-            columns=&["Name", "Template", "Nodes", "State", "Owner", "Lease"]>
+        <p class="muted">{format!("{shown} of {total} cluster(s){}", cost_sum.unwrap_or_default())}</p>
+        <DataTable testid="cluster-table" numeric=&["Nodes", "Cost so far"]
+            columns=&["Name", "Template", "Nodes", "State", "Owner", "Lease", "Cost so far"]>
             {rows}
+                    <td class="num" data-testid="cluster-cost">{cluster.cost.as_ref().map_or_else(
+                        || "—".to_owned(),
+                        |cost| api_types::money(cost.so_far),
+                    )}</td>
         </DataTable>
     }
     .into_any()

@@ -287,6 +287,15 @@ fn ClusterView(
                         })}
                         <FieldError error=extend_error field="hours"/>
                         <FormError error=extend_error/>
+                    <tr><th scope="row">"Cost"</th><td data-testid="cluster-cost">{match &cluster.cost {
+                        Some(cost) => format!(
+                            "{} so far ({} this month); {} per hour now",
+                            api_types::money(cost.so_far),
+                            api_types::money(cost.this_month),
+                            api_types::money(cost.per_hour)
+                        ),
+                        None => "no prices set".to_owned(),
+                    }}</td></tr>
                     </td></tr>
                     <tr><th scope="row">"Pinned"</th><td>
                         <PinSwitch id=cluster.id.clone() pinned=page.pinned

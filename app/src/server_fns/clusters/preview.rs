@@ -47,5 +47,6 @@ pub(crate) fn plan_preview(plan: engine::service::PlanView) -> Result<PlanPrevie
         credentials: plan.credentials,
         upgrade: plan.upgrade,
         warnings: plan.warnings,
+        cost: plan.cost,
     })
 }

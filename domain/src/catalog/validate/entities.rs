@@ -53,6 +53,7 @@ pub(super) fn check_machine_types(catalog: &Catalog, report: &mut Report) {
             &format!("hardwaretypes.{key}"),
             &hardware.providermap,
         );
+        check_prices(report, &format!("hardwaretypes.{key}"), hardware);
     }
     for (key, image) in &catalog.imagetypes {
         check_key(report, "imagetypes", key.as_str(), image.name.as_str());
@@ -62,6 +63,24 @@ pub(super) fn check_machine_types(catalog: &Catalog, report: &mut Report) {
             &format!("imagetypes.{key}"),
             &image.providermap,
         );
+    }
+}
+
+/// A hardware type's `price_per_hour`, and each provider mapping's, must be a
+/// non-negative finite number (docs/cost.md): a price that does not read would
+/// otherwise count as none and hide a cost.
+fn check_prices(report: &mut Report, base: &str, hardware: &crate::catalog::HardwareType) {
+    use crate::cost::{price_of_value, PRICE_FIELD};
+    if let Some(Err(problem)) = hardware.extra.get(PRICE_FIELD).map(price_of_value) {
+        report.error(format!("{base}.{PRICE_FIELD}"), problem);
+    }
+    for (provider, settings) in &hardware.providermap {
+        if let Some(Err(problem)) = settings.get(PRICE_FIELD).map(price_of_value) {
+            report.error(
+                format!("{base}.providermap.{provider}.{PRICE_FIELD}"),
+                problem,
+            );
+        }
     }
 }
 

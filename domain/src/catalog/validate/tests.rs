@@ -343,3 +343,39 @@ fn stateful_is_true_or_false() {
         ["error: services.web.stateful: must be true or false, not \"yes\""]
     );
 }
+
+#[test]
+fn prices_must_be_non_negative_numbers_on_the_type_and_its_mappings() {
+    let cases: [(Value, Value, Vec<&str>); 5] = [
+        (json!(0.25), json!(0.1), vec![]),
+        (json!(0), json!(null), vec![]),
+        (
+            json!(-1),
+            json!(0.1),
+            vec!["error: hardwaretypes.small.price_per_hour: must be a price per hour: a non-negative number, not -1"],
+        ),
+        (
+            json!(0.25),
+            json!("cheap"),
+            vec!["error: hardwaretypes.small.providermap.local.price_per_hour: must be a price per hour (a non-negative number), not \"cheap\""],
+        ),
+        (
+            json!("1"),
+            json!(-0.5),
+            vec![
+                "error: hardwaretypes.small.price_per_hour: must be a price per hour (a non-negative number), not \"1\"",
+                "error: hardwaretypes.small.providermap.local.price_per_hour: must be a price per hour: a non-negative number, not -0.5",
+            ],
+        ),
+    ];
+    for (own, mapped, want) in cases {
+        let found = problems_after(|bundle| {
+            let small = &mut bundle["hardwaretypes"][0];
+            small["price_per_hour"] = own.clone();
+            if !mapped.is_null() {
+                small["providermap"]["local"]["price_per_hour"] = mapped.clone();
+            }
+        });
+        assert_eq!(found, want, "{own} {mapped}");
+    }
+}
