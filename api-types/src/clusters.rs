@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::jobs::JobView;
-use crate::states::{ClusterState, NodeState, ServiceHealth};
+use crate::states::{ClusterState, NodePresence, NodeState, ServiceHealth};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -232,6 +232,20 @@ pub struct NodeView {
     /// Each service's health, in the order of `services`.
     #[serde(default)]
     pub health: Vec<ServiceHealthView>,
+    /// What the node's provider last said of its machine; absent until the monitor
+    /// first asked (it asks about the nodes of active clusters).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<MachineView>,
+}
+
+/// What a node's provider said of its machine, and since when it says so.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct MachineView {
+    pub presence: NodePresence,
+    /// When the provider first answered this (Unix ms); the monitor asks again every
+    /// few seconds (healing clusters) or every half minute (the others).
+    pub since_ms: i64,
 }
 
 /// One service's health on one node.

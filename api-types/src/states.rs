@@ -178,6 +178,19 @@ word_enum!(
 );
 
 word_enum!(
+    /// What a node's provider says of its machine (`corral cluster show`'s "machine").
+    NodePresence, "node presence" {
+        /// The machine is there and running.
+        Present => "present",
+        /// The machine is gone or stopped for good (container removed or exited,
+        /// instance terminated, the node's sshd dead).
+        Gone => "gone",
+        /// The provider cannot tell (it failed to answer, or cannot ask).
+        Unknown => "unknown",
+    }
+);
+
+word_enum!(
     /// Where a job is in its life.
     JobState, "job state" {
         Queued => "queued",
@@ -334,6 +347,7 @@ mod tests {
         check(ClusterState::ALL);
         check(NodeState::ALL);
         check(JobState::ALL);
+        check(NodePresence::ALL);
         check(RolloutState::ALL);
         check(RolloutClusterState::ALL);
         check(TaskState::ALL);

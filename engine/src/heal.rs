@@ -12,6 +12,17 @@
 //! and ignored). What healing did, or why it declined (too many nodes unhealthy at once,
 //! nodes that keep data), is the cluster's heal note, shown on its page, and each heal
 //! is in the job list and the audit log (`cluster.heal`, by "corral (healing)").
+//!
+//! What each provider answers is kept on the node's row when it changes
+//! (`Store::record_presence`), so `corral cluster show` and the API give each node's
+//! machine beside its health. Clusters that do not heal are asked too, less often: at
+//! most [`PRESENCE_CLUSTERS_PER_TICK`] of them per tick, the longest unasked first, none
+//! twice within [`PRESENCE_EVERY`].
+//!
+//! A pool asks only about the clusters of the tenants it serves: a provider may be a
+//! tenant's plugin run with that tenant's credentials, which a pool dedicated to other
+//! tenants (or the shared pool, for a tenant served by dedicated workers only) must
+//! never run.
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
@@ -25,8 +36,9 @@ use domain::names::TemplateName;
 use crate::execute::Executor;
 use crate::operations::{submit_change, ClusterChange, OperationError};
 use crate::provider::{NodePresence, NodeRecord};
-use crate::queue::SubmitOptions;
+use crate::queue::{SubmitOptions, WorkerScope};
 use crate::store::audit::AuditEntry;
+use crate::store::clusters::nodes::Node;
 use crate::store::clusters::Cluster;
 use crate::store::{now_ms, Store};
 
@@ -35,20 +47,33 @@ pub const HEALER: &str = "corral (healing)";
 /// How often a process looks at its clusters' nodes.
 pub const EVERY: Duration = Duration::from_secs(5);
 
-/// Each cluster's template policy as of the cluster row's `updated_at_ms`: a tick reads
-/// a cluster's catalog snapshot only when the cluster changed, so clusters that do not
-/// heal cost one row of a listing.
-#[derive(Debug, Default)]
-pub struct Policies(HashMap<String, (i64, Healing)>);
+/// How often a cluster that does not heal has its nodes' machines looked at.
+pub const PRESENCE_EVERY: Duration = Duration::from_secs(30);
+/// Clusters that do not heal asked about per tick: bounds the provider calls a tick
+/// makes when there are thousands of clusters (each is then asked less often).
+pub const PRESENCE_CLUSTERS_PER_TICK: usize = 16;
+/// Provider calls in flight at once for one cluster.
+const PRESENCE_CALLS_AT_ONCE: usize = 8;
 
-/// Looks at every active cluster once, replacing the nodes its policy says to.
+/// What a process remembers between ticks: each cluster's template policy as of the
+/// cluster row's `updated_at_ms` (a tick reads a cluster's catalog snapshot only when
+/// the cluster changed, so clusters that do not heal cost one row of a listing), and
+/// when it last asked about each cluster's machines.
+#[derive(Debug, Default)]
+pub struct Memory {
+    policies: HashMap<String, (i64, Healing)>,
+    asked_at_ms: HashMap<String, i64>,
+}
+
+/// Looks at every active cluster of the tenants `scope` serves once, replacing the
+/// nodes its policy says to, and asks about the machines of some that do not heal.
 /// Returns how many heal jobs it submitted; a cluster that cannot be read is logged and
 /// passed over.
-pub async fn heal_clusters(executor: &Executor, policies: &mut Policies) -> usize {
+pub async fn heal_clusters(executor: &Executor, scope: &WorkerScope, memory: &mut Memory) -> usize {
     let store = executor.store();
     let listed = async {
         Ok::<_, crate::store::StoreError>((
-            store.monitored_clusters().await?,
+            store.served_clusters(scope).await?,
             store.healing_choices().await?,
         ))
     };
@@ -59,15 +84,16 @@ pub async fn heal_clusters(executor: &Executor, policies: &mut Policies) -> usiz
             return 0;
         }
     };
-    policies
-        .0
-        .retain(|id, _| clusters.iter().any(|(cluster, _, _)| cluster == id));
+    let known = |id: &String| clusters.iter().any(|(cluster, _, _)| cluster == id);
+    memory.policies.retain(|id, _| known(id));
+    memory.asked_at_ms.retain(|id, _| known(id));
     let mut submitted = 0;
+    let mut not_healing = Vec::new();
     for (cluster_id, state, updated_at_ms) in clusters {
         if state != ClusterState::Active {
             continue;
         }
-        let template_policy = match policies.0.get(&cluster_id) {
+        let template_policy = match memory.policies.get(&cluster_id) {
             Some((seen, policy)) if *seen == updated_at_ms => *policy,
             _ => {
                 let read = store
@@ -77,23 +103,58 @@ pub async fn heal_clusters(executor: &Executor, policies: &mut Policies) -> usiz
                     .and_then(|cluster| policy(&cluster));
                 // An unreadable snapshot heals nothing; the cluster's own jobs say why.
                 let policy = read.unwrap_or_default();
-                policies
-                    .0
+                memory
+                    .policies
                     .insert(cluster_id.clone(), (updated_at_ms, policy));
                 policy
             }
         };
         let policy = template_policy.for_cluster(choices.get(&cluster_id).copied());
         if !policy.enabled {
+            not_healing.push(cluster_id);
             continue;
         }
+        memory.asked_at_ms.insert(cluster_id.clone(), now_ms());
         match heal_cluster(executor, &cluster_id, &policy).await {
             Ok(true) => submitted += 1,
             Ok(false) => {}
             Err(problem) => tracing::warn!(cluster = %cluster_id, %problem, "healing failed"),
         }
     }
+    let now = now_ms();
+    for cluster_id in due_for_presence(not_healing, &memory.asked_at_ms, now) {
+        memory.asked_at_ms.insert(cluster_id.clone(), now);
+        let asked = match store.list_nodes(&cluster_id).await {
+            Ok(rows) => ask_presence(executor, &rows).await.map(|_| ()),
+            Err(error) => Err(error.to_string()),
+        };
+        if let Err(problem) = asked {
+            tracing::warn!(cluster = %cluster_id, %problem, "asking about nodes' machines failed");
+        }
+    }
     submitted
+}
+
+/// Of `clusters`, those to ask about now: never asked, or not within
+/// [`PRESENCE_EVERY`]; the longest unasked first, at most
+/// [`PRESENCE_CLUSTERS_PER_TICK`].
+fn due_for_presence(
+    clusters: Vec<String>,
+    asked_at_ms: &HashMap<String, i64>,
+    now_ms: i64,
+) -> Vec<String> {
+    let every = i64::try_from(PRESENCE_EVERY.as_millis()).unwrap_or(i64::MAX);
+    let mut due: Vec<(Option<i64>, String)> = clusters
+        .into_iter()
+        .map(|id| (asked_at_ms.get(&id).copied(), id))
+        .filter(|(asked, _)| asked.is_none_or(|at| now_ms - at >= every))
+        .collect();
+    // `None` (never asked) sorts first.
+    due.sort();
+    due.into_iter()
+        .take(PRESENCE_CLUSTERS_PER_TICK)
+        .map(|(_, id)| id)
+        .collect()
 }
 
 /// Decides about one cluster under `policy` and acts; `true` when it submitted a heal
@@ -227,17 +288,10 @@ async fn conditions(
             .or_default()
             .push((row.health, row.down_since_ms));
     }
+    let presence = ask_presence(executor, &rows).await?;
     let mut conditions = Vec::new();
     for node in &layout.nodes {
-        let record: Option<NodeRecord> = rows
-            .iter()
-            .find(|row| row.number == i64::from(node.number))
-            .and_then(|row| row.provider_json.as_deref())
-            .and_then(|json| serde_json::from_str(json).ok());
-        let gone = match &record {
-            Some(record) => presence(executor, record).await == NodePresence::Gone,
-            None => false,
-        };
+        let gone = presence.get(&i64::from(node.number)) == Some(&NodePresence::Gone);
         let all_down_for = checks
             .get(&i64::from(node.number))
             .and_then(|services| all_down_since(services))
@@ -268,6 +322,48 @@ fn all_down_since(services: &[(ServiceHealth, Option<i64>)]) -> Option<i64> {
         .and_then(|since| since.into_iter().max())
 }
 
+/// Asks each node's provider about its machine, a few at a time, and records the
+/// answers that changed; each node's answer by number. A node without a provider record
+/// yet (its create has not got that far) is not asked.
+async fn ask_presence(
+    executor: &Executor,
+    rows: &[Node],
+) -> Result<HashMap<i64, NodePresence>, String> {
+    let recorded: Vec<(&Node, NodeRecord)> = rows
+        .iter()
+        .filter_map(|row| {
+            let record = serde_json::from_str(row.provider_json.as_deref()?).ok()?;
+            Some((row, record))
+        })
+        .collect();
+    let mut asked = Vec::with_capacity(recorded.len());
+    for batch in recorded.chunks(PRESENCE_CALLS_AT_ONCE) {
+        // A plain list of futures, not a closure per node: the monitor's future must
+        // stay `Send` for every lifetime, which closures returning borrowing futures
+        // defeat.
+        let mut calls = Vec::with_capacity(batch.len());
+        for (_, record) in batch {
+            calls.push(presence(executor, record));
+        }
+        let answers = futures::future::join_all(calls).await;
+        asked.extend(batch.iter().map(|(row, _)| *row).zip(answers));
+    }
+    let now = now_ms();
+    let mut answers = HashMap::new();
+    for (row, presence) in asked {
+        // Compared here first: a steady cluster takes no write turn at all.
+        if row.presence != Some(presence) {
+            executor
+                .store()
+                .record_presence(&row.cluster_id, row.number, presence, now)
+                .await
+                .map_err(|e| e.to_string())?;
+        }
+        answers.insert(row.number, presence);
+    }
+    Ok(answers)
+}
+
 /// The provider's answer; a provider that is not here or fails counts as not knowing.
 async fn presence(executor: &Executor, record: &NodeRecord) -> NodePresence {
     let Some(provider) = executor.providers().get(&record.provider) else {
@@ -276,7 +372,7 @@ async fn presence(executor: &Executor, record: &NodeRecord) -> NodePresence {
     match provider.presence(record).await {
         Ok(presence) => presence,
         Err(error) => {
-            tracing::warn!(node = %record.id, %error, "healing: asking the provider failed");
+            tracing::warn!(node = %record.id, %error, "asking the provider about a node failed");
             NodePresence::Unknown
         }
     }
@@ -299,6 +395,29 @@ fn list(nodes: &std::collections::BTreeSet<u32>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn clusters_are_asked_about_never_asked_first_then_longest_unasked_at_most_a_tick_s_worth() {
+        let every = i64::try_from(PRESENCE_EVERY.as_millis()).unwrap();
+        let now = 10 * every;
+        let asked: HashMap<String, i64> = [
+            ("recent".to_owned(), now - every + 1),
+            ("old".to_owned(), now - 3 * every),
+            ("older".to_owned(), now - 5 * every),
+            ("just-due".to_owned(), now - every),
+        ]
+        .into();
+        let clusters = ["recent", "old", "fresh", "older", "just-due"].map(str::to_owned);
+        assert_eq!(
+            due_for_presence(clusters.to_vec(), &asked, now),
+            ["fresh", "older", "old", "just-due"]
+        );
+        let many: Vec<String> = (0..PRESENCE_CLUSTERS_PER_TICK + 5)
+            .map(|n| format!("c{n:02}"))
+            .collect();
+        let due = due_for_presence(many.clone(), &HashMap::new(), now);
+        assert_eq!(due, many[..PRESENCE_CLUSTERS_PER_TICK]);
+    }
 
     #[test]
     fn a_node_is_all_down_since_its_last_service_went_down() {

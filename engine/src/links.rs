@@ -114,19 +114,7 @@ mod tests {
     }
 
     fn node(number: i64, host: Option<&str>) -> Node {
-        Node {
-            id: format!("n{number}"),
-            cluster_id: "c1".into(),
-            number,
-            hostname: host.map(str::to_owned),
-            hardwaretype: "small".into(),
-            imagetype: "debian".into(),
-            services_json: "[]".into(),
-            provider_json: None,
-            state: crate::execute::NodeState::Ready,
-            created_at_ms: 0,
-            updated_at_ms: 0,
-        }
+        crate::testing::stored_node(number, host)
     }
 
     const LAYOUT: &str = r#"{"template": "web", "nodes": [

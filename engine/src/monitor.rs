@@ -17,7 +17,8 @@
 //! Every tick it also moves running catalog rollouts on ([`crate::rollout`]).
 //!
 //! Every few seconds the loop also heals ([`crate::heal`]): it replaces the dead nodes
-//! of clusters whose template asks for it.
+//! of clusters whose template asks for it, and records what the providers say of the
+//! nodes' machines.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -56,7 +57,7 @@ pub(crate) async fn run(
 ) {
     let mut seen: HashMap<String, i64> = HashMap::new();
     let mut healed_at: Option<std::time::Instant> = None;
-    let mut policies = crate::heal::Policies::default();
+    let mut heal_memory = crate::heal::Memory::default();
     loop {
         tokio::select! {
             () = tokio::time::sleep(every) => {}
@@ -73,7 +74,7 @@ pub(crate) async fn run(
             tracing::warn!(%error, "running health checks failed");
         }
         if healed_at.is_none_or(|at| at.elapsed() >= crate::heal::EVERY) {
-            crate::heal::heal_clusters(&executor, &mut policies).await;
+            crate::heal::heal_clusters(&executor, &scope, &mut heal_memory).await;
             healed_at = Some(std::time::Instant::now());
         }
         // Rollouts are moved on by the pool that serves every tenant (the server's),

@@ -134,17 +134,8 @@ macro_rules! boxed_node_provider {
 }
 use boxed_node_provider;
 
-/// A node's machine as its provider sees it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NodePresence {
-    /// The machine is there and running.
-    Present,
-    /// The machine is gone or stopped for good (container removed or exited, instance
-    /// terminated, the node's sshd dead).
-    Gone,
-    /// The provider cannot tell.
-    Unknown,
-}
+/// A node's machine as its provider sees it (the same words the API shows).
+pub use api_types::NodePresence;
 
 /// Creates, confirms, deletes and re-adopts nodes. Every method is safe to retry.
 pub trait NodeProvider: Send + Sync {

@@ -141,6 +141,26 @@ pub fn stored_cluster(layout_json: &str, catalog_json: &str) -> crate::store::cl
     }
 }
 
+/// A ready node row of cluster `c1` as the store would return it (id `n<number>`,
+/// hardware `small`, image `debian`, no services, no provider record yet).
+pub fn stored_node(number: i64, hostname: Option<&str>) -> crate::store::clusters::nodes::Node {
+    crate::store::clusters::nodes::Node {
+        id: format!("n{number}"),
+        cluster_id: "c1".into(),
+        number,
+        hostname: hostname.map(str::to_owned),
+        hardwaretype: "small".into(),
+        imagetype: "debian".into(),
+        services_json: "[]".into(),
+        provider_json: None,
+        state: crate::store::clusters::nodes::NodeState::Ready,
+        created_at_ms: 0,
+        updated_at_ms: 0,
+        presence: None,
+        presence_since_ms: None,
+    }
+}
+
 /// Runs each named `async fn(Backend)` scenario once per backend, as separate tests
 /// in modules `sqlite` and `postgres`.
 #[macro_export]

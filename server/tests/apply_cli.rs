@@ -721,9 +721,29 @@ async fn an_upgrade_rolls_a_changed_service_out_without_downtime_and_back() {
         shop["catalog_behind"],
         serde_json::json!([{"kind": "services", "name": "app", "change": "changed"}])
     );
+    // Each node's machine as its provider says, beside its health (the monitor asks
+    // about a new cluster at its next heal round).
+    let asked = Instant::now();
+    while !show(cfg, "shop")["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|node| node["machine"]["presence"] == "present")
+    {
+        assert!(
+            asked.elapsed() < Duration::from_secs(30),
+            "machines not recorded present: {}",
+            show(cfg, "shop")["nodes"]
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
     let shown = ok(&corral(cfg, &["cluster", "show", "shop"], ""));
     assert!(
         shown.contains("built from web-stack r1") && shown.contains("app changed"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("MACHINE") && shown.contains("present"),
         "{shown}"
     );
     let (browser, _) = served::sign_in(&server.url, "admin", &server.password).await;

@@ -5,6 +5,7 @@ pub mod change;
 pub mod choices;
 pub mod create;
 pub mod extend_lease;
+pub mod healing;
 pub mod list;
 pub mod pin;
 pub mod plan_change;
@@ -62,6 +63,9 @@ pub struct ClusterPage {
     /// Whether the cluster is pinned to its catalog revision (rollouts skip it).
     #[serde(default)]
     pub pinned: bool,
+    /// Whether Corral replaces the cluster's dead nodes, and whether its owner chose.
+    #[serde(default)]
+    pub healing: api_types::HealingView,
 }
 
 impl ClusterPage {

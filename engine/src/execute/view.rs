@@ -345,22 +345,9 @@ fn macro_nodes(layout: &Layout, host_of: impl Fn(u32) -> Option<String>) -> Arc<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::clusters::nodes::NodeState;
 
     fn node(number: i64, hostname: &str) -> Node {
-        Node {
-            id: format!("n{number}"),
-            cluster_id: "c".to_owned(),
-            number,
-            hostname: Some(hostname.to_owned()),
-            hardwaretype: "small".to_owned(),
-            imagetype: "debian".to_owned(),
-            services_json: "[]".to_owned(),
-            provider_json: None,
-            state: NodeState::Ready,
-            created_at_ms: 0,
-            updated_at_ms: 0,
-        }
+        crate::testing::stored_node(number, Some(hostname))
     }
 
     #[test]

@@ -40,8 +40,8 @@ pub use run::{MAX_STDOUT, STDERR_TAIL};
 
 use super::client_keys::ClientKeys;
 use super::{
-    CredentialBinding, Credentials, NodeProvider, NodeRecord, NodeSpec, ProviderError,
-    ProviderFuture, ProviderSettings,
+    CredentialBinding, Credentials, NodePresence, NodeProvider, NodeRecord, NodeSpec,
+    ProviderError, ProviderFuture, ProviderSettings,
 };
 use crate::ssh::{HostKey, SessionPool, SshTarget};
 use crate::store::provider_credentials::{CredentialsChoice, OpenedCredentials};
@@ -329,6 +329,32 @@ impl ExecProvider {
         self.record(&record.id, info, host_key, exec_state, client_key_path)
     }
 
+    /// Asks the plugin whether the node's machine is there. `gone` (an answer, or a
+    /// refusal with code `gone`) and `present` are believed; a plugin that fails or
+    /// refuses otherwise (one written before this op answers "unknown op") cannot tell.
+    async fn node_presence(&self, record: &NodeRecord) -> Result<NodePresence, ProviderError> {
+        let exec_state = state_of(record)?;
+        let fields = node_fields(&record.id, &exec_state);
+        match self
+            .call(&exec_state, ExecOp::Presence, Some(&record.id), fields)
+            .await
+        {
+            Ok(answer) => protocol::presence(&answer).map_err(|problem| {
+                failed(
+                    &exec_state.plugin,
+                    ExecOp::Presence,
+                    Some(&record.id),
+                    problem,
+                )
+            }),
+            Err(ProviderError::PluginRefused {
+                code: Some(code), ..
+            }) if code == ErrorCode::Gone.as_str() => Ok(NodePresence::Gone),
+            Err(ProviderError::PluginRefused { .. }) => Ok(NodePresence::Unknown),
+            Err(error) => Err(error),
+        }
+    }
+
     async fn check_provider(
         &self,
         tenant_id: &str,
@@ -528,6 +554,10 @@ impl NodeProvider for ExecProvider {
 
     fn adopt<'a>(&'a self, record: &'a NodeRecord) -> ProviderFuture<'a, NodeRecord> {
         Box::pin(self.adopt_node(record))
+    }
+
+    fn presence<'a>(&'a self, record: &'a NodeRecord) -> ProviderFuture<'a, NodePresence> {
+        Box::pin(self.node_presence(record))
     }
 
     fn check<'a>(

@@ -145,6 +145,10 @@ impl TryFrom<Node> for NodeView {
             services,
             state: node.state,
             health: Vec::new(),
+            machine: node
+                .presence
+                .zip(node.presence_since_ms)
+                .map(|(presence, since_ms)| api_types::MachineView { presence, since_ms }),
         })
     }
 }

@@ -48,6 +48,27 @@ impl Store {
         .await?)
     }
 
+    /// [`Self::monitored_clusters`] of the tenants `scope` serves: the clusters whose
+    /// node providers a pool may run (a provider can be a tenant's plugin with its
+    /// credentials, as for re-adoption: see [`Store::live_nodes`]).
+    pub async fn served_clusters(
+        &self,
+        scope: &WorkerScope,
+    ) -> Result<Vec<(String, ClusterState, i64)>, StoreError> {
+        let Some(served) = scope.served_condition("tenant_id", 1) else {
+            return Ok(Vec::new());
+        };
+        let sql = format!(
+            "SELECT id, state, updated_at_ms FROM clusters WHERE state <> 'deleted' \
+             AND {served} ORDER BY id"
+        );
+        let mut query = sqlx::query_as(&sql);
+        for tenant in scope.tenant_ids() {
+            query = query.bind(tenant);
+        }
+        Ok(query.fetch_all(&self.pool).await?)
+    }
+
     /// The cluster's checks, by node and service.
     pub async fn cluster_health(&self, cluster_id: &str) -> Result<Vec<HealthRow>, StoreError> {
         Ok(sqlx::query_as(&format!(
@@ -147,20 +168,8 @@ impl Store {
         claimed_until_ms: i64,
         limit: i64,
     ) -> Result<Vec<CheckKey>, StoreError> {
-        let (tenants_served, tenants): (String, &[String]) = match scope {
-            WorkerScope::Shared => (
-                "tenant_id NOT IN (SELECT id FROM tenants WHERE dedicated_workers = 1)".to_owned(),
-                &[],
-            ),
-            WorkerScope::Tenants(tenants) => {
-                let placeholders: Vec<String> = (0..tenants.len())
-                    .map(|index| format!("${}", index + 3))
-                    .collect();
-                (
-                    format!("tenant_id IN ({})", placeholders.join(", ")),
-                    tenants,
-                )
-            }
+        let Some(tenants_served) = scope.served_condition("tenant_id", 3) else {
+            return Ok(Vec::new());
         };
         let sql = format!(
             "SELECT cluster_id, node_number, service FROM service_health \
@@ -169,11 +178,8 @@ impl Store {
                                 AND {tenants_served}) \
              ORDER BY next_check_ms LIMIT $2"
         );
-        if tenants.is_empty() && matches!(scope, WorkerScope::Tenants(_)) {
-            return Ok(Vec::new());
-        }
         let mut query = sqlx::query_as(&sql).bind(now_ms).bind(limit);
-        for tenant in tenants {
+        for tenant in scope.tenant_ids() {
             query = query.bind(tenant);
         }
         let due: Vec<(String, i64, String)> = query.fetch_all(&self.pool).await?;

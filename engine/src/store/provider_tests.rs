@@ -153,21 +153,8 @@ impl Store {
         worker_id: &str,
         now_ms: i64,
     ) -> Result<Option<ProviderTestRow>, StoreError> {
-        let (tenants_served, tenants): (String, &[String]) = match scope {
-            WorkerScope::Shared => (
-                "tenant_id NOT IN (SELECT id FROM tenants WHERE dedicated_workers = 1)".to_owned(),
-                &[],
-            ),
-            WorkerScope::Tenants(tenants) if tenants.is_empty() => return Ok(None),
-            WorkerScope::Tenants(tenants) => {
-                let placeholders: Vec<String> = (0..tenants.len())
-                    .map(|index| format!("${}", index + 4))
-                    .collect();
-                (
-                    format!("tenant_id IN ({})", placeholders.join(", ")),
-                    tenants,
-                )
-            }
+        let Some(tenants_served) = scope.served_condition("tenant_id", 4) else {
+            return Ok(None);
         };
         let sql = format!(
             "SELECT id FROM provider_tests WHERE state = $1 AND claim_by_ms > $2 \
@@ -177,7 +164,7 @@ impl Store {
             .bind(ProviderTestState::Queued.as_str())
             .bind(now_ms)
             .bind(CLAIM_CANDIDATES);
-        for tenant in tenants {
+        for tenant in scope.tenant_ids() {
             query = query.bind(tenant);
         }
         let candidates: Vec<String> = query.fetch_all(&self.pool).await?;

@@ -790,7 +790,8 @@ engine::on_both_backends!(
 /// replaced by a heal job within the heal time and a minute; the balancer then sends
 /// to the successor and the removed node is gone from the cluster, and the audit log
 /// names the heal. Removing both app containers (2 of 4 nodes, above 40 %) replaces
-/// nothing, and the cluster's heal note says why.
+/// nothing, and the cluster's heal note says why; the nodes' rows say which machines
+/// are gone.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_removed_container_is_healed_and_too_many_are_not() {
     use engine::store::tenants::DEFAULT_TENANT_ID;
@@ -911,6 +912,17 @@ async fn a_removed_container_is_healed_and_too_many_are_not() {
         tokio::time::sleep(Duration::from_millis(500)).await;
     };
     assert!(note.contains("more than the 40%"), "{note}");
+    // What the provider said is on the nodes' rows: the removed containers are gone,
+    // the others present.
+    let nodes = lab.store.list_nodes(&cluster.id).await.unwrap();
+    for node in &nodes {
+        let expected = if apps_now.contains(&node.number) {
+            api_types::NodePresence::Gone
+        } else {
+            api_types::NodePresence::Present
+        };
+        assert_eq!(node.presence, Some(expected), "{node:?}");
+    }
     // A few more heal rounds: still no new job.
     tokio::time::sleep(engine::heal::EVERY * 3).await;
     let jobs = queue::cluster_jobs(&lab.store, &cluster.id).await.unwrap();

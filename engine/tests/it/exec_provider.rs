@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use engine::provider::{
-    CredentialBinding, Credentials, ExecNodeState, ExecProvider, NodeProvider, NodeRecord,
-    NodeSpec, ProviderError, ProviderSettings, EXEC_PROVIDER,
+    CredentialBinding, Credentials, ExecNodeState, ExecProvider, NodePresence, NodeProvider,
+    NodeRecord, NodeSpec, ProviderError, ProviderSettings, EXEC_PROVIDER,
 };
 use engine::ssh::{OutputChunk, PoolConfig, RunOptions, SessionPool};
 use engine::store::tenants::DEFAULT_TENANT_ID;
@@ -197,6 +197,10 @@ async fn exec_nodes_are_made_confirmed_adopted_and_deleted_through_the_plugin() 
     .await;
     assert_eq!(code, 0);
     assert!(out.starts_with("hello from "), "{out}");
+    assert_eq!(
+        fixture.provider.presence(&record).await.unwrap(),
+        NodePresence::Present
+    );
 
     // A retried create is the same node: one sshd, the same address and host key.
     let again = fixture.provider.create(&spec).await.unwrap();
@@ -215,7 +219,16 @@ async fn exec_nodes_are_made_confirmed_adopted_and_deleted_through_the_plugin() 
             .unwrap();
     }
     pool.close(&record.id).await;
+    // The plugin says the dead machine is gone (healing would replace it).
+    assert_eq!(
+        restarted.presence(&record).await.unwrap(),
+        NodePresence::Gone
+    );
     let adopted = restarted.adopt(&record).await.unwrap();
+    assert_eq!(
+        restarted.presence(&adopted).await.unwrap(),
+        NodePresence::Present
+    );
     assert_eq!(
         (&adopted.host, adopted.port, &adopted.host_key),
         (&record.host, record.port, &record.host_key)
@@ -230,6 +243,11 @@ async fn exec_nodes_are_made_confirmed_adopted_and_deleted_through_the_plugin() 
     restarted.delete(&adopted).await.unwrap();
     assert_eq!(fixture.sshds(), Vec::<i32>::new(), "no sshd is left");
     assert!(!fixture.nodes.path().join("c1-1").exists());
+    // Deleted: the plugin refuses with code `gone`, which is an answer.
+    assert_eq!(
+        restarted.presence(&adopted).await.unwrap(),
+        NodePresence::Gone
+    );
     let gone = restarted.adopt(&adopted).await.unwrap_err().to_string();
     assert!(
         gone.contains("does not exist") && gone.contains("gone"),

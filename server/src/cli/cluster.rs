@@ -348,8 +348,9 @@ fn rows(views: &[impl Serialize]) -> anyhow::Result<Vec<Value>> {
     views.iter().map(to_json).collect()
 }
 
-/// Nodes as table rows, each with its services' health in one cell (`kv up`); only
-/// services with a health check are listed there.
+/// Nodes as table rows, each with its services' health in one cell (`kv up`; only
+/// services with a health check are listed there) and what its provider says of its
+/// machine (`present`, `gone`, `unknown`, or `-` before the monitor asked).
 fn node_rows(nodes: &[NodeView]) -> anyhow::Result<Vec<Value>> {
     let mut rows = rows(nodes)?;
     for (row, node) in rows.iter_mut().zip(nodes) {
@@ -391,6 +392,10 @@ async fn pin(client: &Client, id: &str, pinned: bool, json: bool) -> anyhow::Res
 pub async fn run(args: ClusterArgs) -> anyhow::Result<ExitCode> {
     let client = Client::signed_in()?;
     let json = args.output.json;
+        row["machine"] = Value::from(
+            node.machine
+                .map_or("-", |machine| machine.presence.as_str()),
+        );
     let answer = match args.command {
         ClusterCommand::Ssh(ssh) => return super::node_ssh::run(&client, ssh).await,
         ClusterCommand::List => {
@@ -508,6 +513,7 @@ pub async fn run(args: ClusterArgs) -> anyhow::Result<ExitCode> {
             }
             to_json(&cluster)?
         }
+                        ("machine", "machine"),
         ClusterCommand::Create(create) => {
             let config: Option<Map<String, Value>> = create
                 .config

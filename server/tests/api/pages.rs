@@ -866,3 +866,78 @@ async fn the_cluster_pages_pin_switch_pins_without_javascript() {
     );
     assert!(html.contains(">Unpin<"), "{html}");
 }
+
+/// The cluster page's healing row (issue 40): the template's policy at first, a button
+/// per other choice as a plain form; turning it on is the owner's choice the API then
+/// reports, and a word that is not on, off or template is refused by name.
+#[tokio::test]
+async fn the_cluster_pages_healing_switch_works_without_javascript() {
+    let app = spawn_app(Backend::Sqlite).await;
+    let admin = with_catalog(&app, "acme").await;
+    let created = create_cluster(&app, &admin, "mended").await;
+    let id = created["cluster"]["id"].as_str().unwrap().to_owned();
+    let browser = plain_browser();
+    plain_browser_sign_in(&browser, &app, "acme-admin", PASSWORD).await;
+    let page = format!("/clusters/{id}");
+
+    let html = page_html(&browser, app.url(&page)).await;
+    assert!(
+        html.contains("data-testid=\"healing-state\" data-enabled=\"false\""),
+        "{html}"
+    );
+    assert!(
+        html.contains("off (the template&#x27;s policy)")
+            || html.contains("off (the template's policy)"),
+        "{html}"
+    );
+    assert!(html.contains("action=\"/sfn/cluster-healing\""), "{html}");
+    assert!(html.contains("data-choice=\"on\""), "{html}");
+    assert!(!html.contains("data-choice=\"template\""), "{html}");
+
+    let csrf = csrf_of(&browser, &app).await;
+    let refused = browser
+        .post(app.url("/sfn/cluster-healing"))
+        .header(header::ACCEPT, "application/json")
+        .form(&[
+            ("csrf", csrf.as_str()),
+            ("id", &id),
+            ("choice", "sometimes"),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 422);
+    let body = refused.text().await.unwrap();
+    assert!(
+        body.contains("choice") && body.contains("sometimes"),
+        "{body}"
+    );
+
+    let response = browser
+        .post(app.url("/sfn/cluster-healing"))
+        .header(header::ACCEPT, "text/html")
+        .header(header::REFERER, app.url(&page))
+        .form(&[("csrf", csrf.as_str()), ("id", &id), ("choice", "on")])
+        .send()
+        .await
+        .unwrap();
+    assert!(response.status().is_redirection(), "{}", response.status());
+    let view: Value = app
+        .call(&admin, Method::GET, &format!("/api/v1/clusters/{id}"), None)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        view["healing"],
+        json!({"enabled": true, "owner_choice": true}),
+        "{view}"
+    );
+    let html = page_html(&browser, app.url(&page)).await;
+    assert!(
+        html.contains("data-testid=\"healing-state\" data-enabled=\"true\""),
+        "{html}"
+    );
+    assert!(html.contains("data-choice=\"template\""), "{html}");
+    assert!(!html.contains("data-choice=\"on\""), "{html}");
+}

@@ -22,6 +22,7 @@ use crate::error::UiError;
 
 use crate::server_fns::clusters::change::ChangeCluster;
 use crate::server_fns::clusters::extend_lease::ExtendLease;
+use crate::server_fns::clusters::healing::SetHealing;
 use crate::server_fns::clusters::pin::PinCluster;
 use crate::server_fns::clusters::plan_change::plan_change;
 use crate::server_fns::clusters::show::load_cluster_page;
@@ -75,6 +76,7 @@ pub fn ClusterShowPage() -> impl IntoView {
     let id = Memo::new(move |_| params.with(|params| params.get("id").unwrap_or_default()));
     let extend = ServerAction::<ExtendLease>::new();
     let pin = ServerAction::<PinCluster>::new();
+    let heal = ServerAction::<SetHealing>::new();
     // Health and job states change behind the page: it reloads every few seconds in
     // the browser, unless an operation is being chosen (its inputs would be reset).
     let refreshed = RwSignal::new(0u32);
@@ -96,10 +98,11 @@ pub fn ClusterShowPage() -> impl IntoView {
                 node_page.get(),
                 extend.version().get(),
                 pin.version().get(),
+                heal.version().get(),
                 refreshed.get(),
             )
         },
-        |(id, node_page, _, _, _)| load_cluster_page(id, node_page),
+        |(id, node_page, _, _, _, _)| load_cluster_page(id, node_page),
     );
     let form = Memo::new(move |_| {
         query.with(|query| {
@@ -149,7 +152,7 @@ pub fn ClusterShowPage() -> impl IntoView {
             {move || Suspend::new(async move {
                 match page.await {
                     Err(error) => view! { <PageError error/> }.into_any(),
-                    Ok(page) => view! { <ClusterView page extend pin/> }.into_any(),
+                    Ok(page) => view! { <ClusterView page extend pin heal/> }.into_any(),
                 }
             })}
         </Transition>
@@ -168,6 +171,7 @@ fn ClusterView(
     page: ClusterPage,
     extend: ServerAction<ExtendLease>,
     pin: ServerAction<PinCluster>,
+    heal: ServerAction<SetHealing>,
 ) -> impl IntoView {
     let cluster = page.cluster.clone();
     let running = page.running_job().cloned();
@@ -307,6 +311,10 @@ fn ClusterView(
                 <h2>"Links"</h2>
                 {if has_links {
                     view! { <ul class="links" data-testid="service-links">{links}</ul> }.into_any()
+                    <tr><th scope="row">"Healing"</th><td>
+                        <HealingSwitch id=cluster.id.clone() healing=page.healing.clone()
+                            live=cluster.state != ClusterState::Deleted heal/>
+                    </td></tr>
                 } else {
                     view! { <p class="muted">"The template exposes no links."</p> }.into_any()
                 }}
@@ -319,14 +327,14 @@ fn ClusterView(
             {if page.terminal {
                 view! {
                     <DataTable testid="node-table" numeric=&["#"]
-                        columns=&["#", "Hostname", "Address", "Hardware", "Image", "Services", "State", "Terminal"]>
+                        columns=&["#", "Hostname", "Address", "Hardware", "Image", "Services", "State", "Machine", "Terminal"]>
                         {nodes}
                     </DataTable>
                 }.into_any()
             } else {
                 view! {
                     <DataTable testid="node-table" numeric=&["#"]
-                        columns=&["#", "Hostname", "Address", "Hardware", "Image", "Services", "State"]>
+                        columns=&["#", "Hostname", "Address", "Hardware", "Image", "Services", "State", "Machine"]>
                         {nodes}
                     </DataTable>
                 }.into_any()
@@ -392,6 +400,99 @@ fn PinSwitch(id: String, pinned: bool, live: bool, pin: ServerAction<PinCluster>
 fn node_row(node: &NodeView, terminal: Option<&(String, String)>) -> impl IntoView {
     let terminal_cell = terminal.map(|(cluster_id, cluster_name)| {
         let button = node.address.is_some().then(|| {
+/// Whether the cluster heals and who decided, and for a cluster that may still change,
+/// the other choices as buttons (each a plain form, so it works without JavaScript).
+#[component]
+fn HealingSwitch(
+    id: String,
+    healing: api_types::HealingView,
+    live: bool,
+    heal: ServerAction<SetHealing>,
+) -> impl IntoView {
+    let error = action_error(heal);
+    let state = match (healing.enabled, healing.owner_choice) {
+        (true, Some(_)) => "on (the owner's choice)",
+        (false, Some(_)) => "off (the owner's choice)",
+        (true, None) => "on (the template's policy)",
+        (false, None) => "off (the template's policy)",
+    };
+    let choices: Vec<(&str, &str, &str)> = [
+        (
+            "on",
+            "Turn on",
+            "Replace this cluster's dead nodes by themselves",
+        ),
+        ("off", "Turn off", "Leave dead nodes for someone to replace"),
+        (
+            "template",
+            "Use the template's",
+            "Let the template's healing policy decide",
+        ),
+    ]
+    .into_iter()
+    .filter(|(choice, _, _)| match *choice {
+        "on" => healing.owner_choice != Some(true),
+        "off" => healing.owner_choice != Some(false),
+        _ => healing.owner_choice.is_some(),
+    })
+    .collect();
+    let forms = live.then(|| {
+        choices
+            .into_iter()
+            .map(|(choice, label, title)| {
+                let input = {
+                    let form_id = id.clone();
+                    move || SetHealing {
+                        csrf: csrf_token(),
+                        id: form_id.clone(),
+                        choice: choice.to_owned(),
+                    }
+                };
+                let hidden_id = id.clone();
+                view! {
+                    <PostForm action=heal input class="inline">
+                        <CsrfField/>
+                        <input type="hidden" name="id" value=hidden_id/>
+                        <input type="hidden" name="choice" value=choice/>
+                        <button class="button button-small button-quiet" type="submit" title=title
+                            data-testid="healing-switch" data-choice=choice>{label}</button>
+                    </PostForm>
+                    " "
+                }
+            })
+            .collect_view()
+    });
+    view! {
+        <span data-testid="healing-state" data-enabled=healing.enabled.to_string()>{state}</span>
+        " " {forms}
+        <div class="hint">"A healing cluster's dead nodes are replaced by themselves."</div>
+        <FormError error/>
+    }
+}
+
+/// What a node's provider says of its machine, as a chip (the word as well as the
+/// colour), with since when on hover; a dash before the monitor first asked.
+fn machine_cell(node: &NodeView) -> impl IntoView {
+    use api_types::NodePresence;
+    node.machine.map_or_else(
+        || view! { <span class="muted">"—"</span> }.into_any(),
+        |machine| {
+            let class = match machine.presence {
+                NodePresence::Present => "chip chip-up",
+                NodePresence::Gone => "chip chip-down",
+                NodePresence::Unknown => "chip",
+            };
+            let title = format!("since {}", timestamp(machine.since_ms));
+            view! {
+                <span class=class title=title data-machine=machine.presence.as_str()>
+                    {machine.presence.as_str()}
+                </span>
+            }
+            .into_any()
+        },
+    )
+}
+
             let label = format!("{cluster_name}/{}", node.number);
             view! {
                 <button type="button" class="button button-quiet terminal-open" data-testid="terminal-open"
@@ -446,6 +547,7 @@ fn node_row(node: &NodeView, terminal: Option<&(String, String)>) -> impl IntoVi
 }
 
 /// Why the cluster is going or gone when its lease ended: Corral deleted it, and
+            <td>{machine_cell(node)}</td>
 /// forced the delete when the plain one failed (the owner learns it here).
 fn lease_notice(cluster: &api_types::ClusterView, jobs: &[JobView]) -> Option<String> {
     let ended = cluster.lease_expires_ms.filter(|at| *at <= now_ms())?;

@@ -80,5 +80,6 @@ pub async fn load_cluster_page(id: String, node_page: usize) -> Result<ClusterPa
         heal_note: detail.heal_note,
         approval: detail.approvals.into_iter().next(),
         pinned: detail.pinned,
+        healing: detail.healing,
     })
 }

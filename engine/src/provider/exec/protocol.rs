@@ -5,7 +5,7 @@
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
-use crate::provider::{NodeSpec, ProviderSettings};
+use crate::provider::{NodePresence, NodeSpec, ProviderSettings};
 
 /// The protocol version Corral speaks; a response must say the same.
 pub const PROTOCOL_VERSION: u64 = 1;
@@ -17,6 +17,7 @@ pub enum ExecOp {
     ConfirmInfo,
     Delete,
     Adopt,
+    Presence,
     Test,
 }
 
@@ -28,6 +29,7 @@ impl ExecOp {
             Self::ConfirmInfo => "confirm-info",
             Self::Delete => "delete",
             Self::Adopt => "adopt",
+            Self::Presence => "presence",
             Self::Test => "test",
         }
     }
@@ -209,6 +211,19 @@ pub fn node_info(mut fields: Map<String, Value>) -> Result<NodeInfo, ProtocolPro
     Ok(info)
 }
 
+/// The `"presence"` of a successful presence answer: `present` or `gone` (a plugin
+/// that cannot tell refuses instead, and Corral reads that as unknown).
+pub fn presence(fields: &Map<String, Value>) -> Result<NodePresence, ProtocolProblem> {
+    match fields.get("presence").and_then(Value::as_str) {
+        Some("present") => Ok(NodePresence::Present),
+        Some("gone") => Ok(NodePresence::Gone),
+        Some(other) => Err(format!(
+            "its \"presence\" is {other:?}; \"present\" or \"gone\" was expected"
+        )),
+        None => Err("its presence response has no \"presence\"".to_owned()),
+    }
+}
+
 /// The `"message"` of a successful test.
 pub fn test_message(fields: &Map<String, Value>) -> Result<String, ProtocolProblem> {
     fields
@@ -254,6 +269,30 @@ mod tests {
             (br#"{"protocol": 1, "ok": "yes"}"#, "boolean"),
         ] {
             let problem = parse_response(bad).unwrap_err();
+            assert!(problem.contains(words), "{problem}");
+        }
+    }
+
+    #[test]
+    fn presence_answers_are_present_or_gone() {
+        let fields = |value: Value| {
+            let Value::Object(map) = value else {
+                unreachable!()
+            };
+            map
+        };
+        for (answer, read) in [
+            (json!({"presence": "present"}), Ok(NodePresence::Present)),
+            (json!({"presence": "gone"}), Ok(NodePresence::Gone)),
+        ] {
+            assert_eq!(presence(&fields(answer)), read);
+        }
+        for (answer, words) in [
+            (json!({"presence": "stopped"}), "\"stopped\""),
+            (json!({"presence": 1}), "no \"presence\""),
+            (json!({}), "no \"presence\""),
+        ] {
+            let problem = presence(&fields(answer)).unwrap_err();
             assert!(problem.contains(words), "{problem}");
         }
     }

@@ -5,7 +5,7 @@
 
 use crate::queue::WorkerScope;
 use crate::store::{Backend, Listing, Store, StoreError};
-pub use api_types::NodeState;
+pub use api_types::{NodePresence, NodeState};
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Node {
@@ -20,6 +20,10 @@ pub struct Node {
     pub state: NodeState,
     pub created_at_ms: i64,
     pub updated_at_ms: i64,
+    /// What the provider last said of the machine, and since when (see
+    /// [`Store::record_presence`]).
+    pub presence: Option<NodePresence>,
+    pub presence_since_ms: Option<i64>,
 }
 
 /// A node's recorded facts; saving it again for the same number replaces them.
@@ -36,7 +40,7 @@ pub struct NodeRecord {
 }
 
 const COLUMNS: &str = "id, cluster_id, number, hostname, hardwaretype, imagetype, services_json, \
-     provider_json, state, created_at_ms, updated_at_ms";
+     provider_json, state, created_at_ms, updated_at_ms, presence, presence_since_ms";
 
 impl Store {
     /// Inserts the node or updates the one with the same cluster and number.
@@ -128,22 +132,8 @@ impl Store {
     /// touch another's nodes, and a shared worker never the nodes of a tenant served by
     /// dedicated workers only.
     pub async fn live_nodes(&self, scope: &WorkerScope) -> Result<Vec<Node>, StoreError> {
-        let (served, tenants): (String, &[String]) = match scope {
-            WorkerScope::Shared => (
-                "c.tenant_id NOT IN (SELECT id FROM tenants WHERE dedicated_workers = 1)"
-                    .to_owned(),
-                &[],
-            ),
-            WorkerScope::Tenants(tenants) if tenants.is_empty() => return Ok(Vec::new()),
-            WorkerScope::Tenants(tenants) => {
-                let placeholders: Vec<String> = (1..=tenants.len())
-                    .map(|index| format!("${index}"))
-                    .collect();
-                (
-                    format!("c.tenant_id IN ({})", placeholders.join(", ")),
-                    tenants,
-                )
-            }
+        let Some(served) = scope.served_condition("c.tenant_id", 1) else {
+            return Ok(Vec::new());
         };
         let sql = format!(
             "SELECT {} FROM nodes n JOIN clusters c ON c.id = n.cluster_id \
@@ -155,10 +145,38 @@ impl Store {
                 .join(", ")
         );
         let mut query = sqlx::query_as(&sql);
-        for tenant in tenants {
+        for tenant in scope.tenant_ids() {
             query = query.bind(tenant);
         }
         query.fetch_all(&self.pool).await.map_err(StoreError::from)
+    }
+
+    /// Records what the provider says of node `number`'s machine. The row is written
+    /// only when the answer differs from the stored one, so `presence_since_ms` says
+    /// since when it holds and a steady cluster costs no writes. Returns whether it
+    /// changed.
+    pub async fn record_presence(
+        &self,
+        cluster_id: &str,
+        number: i64,
+        presence: NodePresence,
+        now_ms: i64,
+    ) -> Result<bool, StoreError> {
+        let (_turn, mut tx) = self.begin_write().await?;
+        let changed = sqlx::query(
+            "UPDATE nodes SET presence = $3, presence_since_ms = $4 \
+             WHERE cluster_id = $1 AND number = $2 AND (presence IS NULL OR presence <> $3)",
+        )
+        .bind(cluster_id)
+        .bind(number)
+        .bind(presence.as_str())
+        .bind(now_ms)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected()
+            == 1;
+        tx.commit().await?;
+        Ok(changed)
     }
 
     pub async fn delete_node(&self, cluster_id: &str, number: i64) -> Result<(), StoreError> {
