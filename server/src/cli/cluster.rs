@@ -38,7 +38,8 @@ pub enum ClusterCommand {
     /// Submit a change: add or remove services or nodes, reconfigure, start, stop,
     /// restart, roll back.
     Change(ChangeArgs),
-    /// Let the cluster live this many more hours from now.
+    /// Let the cluster live this many more hours from now; a cluster its lease stopped
+    /// (within the template's grace) starts again.
     Lease {
         id: String,
         #[arg(long)]
@@ -233,6 +234,30 @@ const CLUSTER_COLUMNS: &[(&str, &str)] = &[
     ("size", "size"),
 ];
 
+/// The lease as `corral cluster show` says it: when it ends, or that its end stopped
+/// the cluster and when it is deleted unless extended; `None` without a lease.
+fn lease_line(cluster: &ClusterView) -> Option<String> {
+    let at = |ms: i64| {
+        chrono::DateTime::<chrono::Utc>::from_timestamp_millis(ms)
+            .map(|time| time.format("%Y-%m-%d %H:%M:%S UTC").to_string())
+            .unwrap_or_else(|| ms.to_string())
+    };
+    let now = chrono::Utc::now().timestamp_millis();
+    if let Some(deletes_at) = cluster.lease_deletes_at_ms {
+        return Some(format!(
+            "stopped: lease expired; deleted at {} unless extended (corral cluster lease {} --hours N)",
+            at(deletes_at),
+            cluster.id
+        ));
+    }
+    let expires = cluster.lease_expires_ms?;
+    Some(format!(
+        "lease: ends {} ({})",
+        at(expires),
+        cluster.lease_left(now).unwrap_or_default()
+    ))
+}
+
 /// Whose credentials the plan spends (when it makes machines on a provider that takes
 /// credentials), what the caller should know before going ahead, then each task of a small plan, or a large one's steps with their task
 /// counts (the server sends no more).
@@ -245,6 +270,9 @@ fn print_plan(plan: &PlanView) {
     }
     for warning in &plan.warnings {
         println!("warning: {warning}");
+    }
+    if let Some(cost) = &plan.cost {
+        println!("{}", cost_line(cost));
     }
     println!("{} task(s):", plan.tasks);
     match &plan.graph {
@@ -261,34 +289,6 @@ fn print_plan(plan: &PlanView) {
     }
 }
 
-/// What an upgrade changes (each entity's changed top-level fields), what each changed
-/// service runs, and the batches.
-fn print_upgrade(upgrade: &UpgradePlanView) {
-    for change in &upgrade.changes {
-        let fields = match (&change.before, &change.after) {
-            (Value::Object(before), Some(Value::Object(after))) => {
-                let mut keys: Vec<&str> = before
-                    .iter()
-                    .filter(|(key, value)| after.get(*key) != Some(*value))
-                    .chain(after.iter().filter(|(key, _)| !before.contains_key(*key)))
-    if let Some(cost) = &plan.cost {
-        println!("{}", cost_line(cost));
-    }
-                    .map(|(key, _)| key.as_str())
-                    .collect();
-                keys.dedup();
-                format!(" ({})", keys.join(", "))
-            }
-            _ => String::new(),
-        };
-        println!(
-            "{} {} {}{fields}",
-            change.kind,
-            change.name,
-            change.change.as_str()
-        );
-    }
-    for service in &upgrade.services {
 /// A plan's estimated cost in one line: per hour and per month (730 h), and for a
 /// change what it adds; "no prices set" when no node has a price.
 fn cost_line(cost: &api_types::CostEstimate) -> String {
@@ -312,6 +312,31 @@ fn cost_line(cost: &api_types::CostEstimate) -> String {
     line
 }
 
+/// What an upgrade changes (each entity's changed top-level fields), what each changed
+/// service runs, and the batches.
+fn print_upgrade(upgrade: &UpgradePlanView) {
+    for change in &upgrade.changes {
+        let fields = match (&change.before, &change.after) {
+            (Value::Object(before), Some(Value::Object(after))) => {
+                let mut keys: Vec<&str> = before
+                    .iter()
+                    .filter(|(key, value)| after.get(*key) != Some(*value))
+                    .chain(after.iter().filter(|(key, _)| !before.contains_key(*key)))
+                    .map(|(key, _)| key.as_str())
+                    .collect();
+                keys.dedup();
+                format!(" ({})", keys.join(", "))
+            }
+            _ => String::new(),
+        };
+        println!(
+            "{} {} {}{fields}",
+            change.kind,
+            change.name,
+            change.change.as_str()
+        );
+    }
+    for service in &upgrade.services {
         println!("upgrade: {} {}", service.service, service.runs.as_str());
     }
     if !upgrade.reconfigure.is_empty() {
@@ -367,6 +392,10 @@ fn node_rows(nodes: &[NodeView]) -> anyhow::Result<Vec<Value>> {
         } else {
             health.join(", ")
         });
+        row["machine"] = Value::from(
+            node.machine
+                .map_or("-", |machine| machine.presence.as_str()),
+        );
     }
     Ok(rows)
 }
@@ -392,17 +421,18 @@ async fn pin(client: &Client, id: &str, pinned: bool, json: bool) -> anyhow::Res
 pub async fn run(args: ClusterArgs) -> anyhow::Result<ExitCode> {
     let client = Client::signed_in()?;
     let json = args.output.json;
-        row["machine"] = Value::from(
-            node.machine
-                .map_or("-", |machine| machine.presence.as_str()),
-        );
     let answer = match args.command {
         ClusterCommand::Ssh(ssh) => return super::node_ssh::run(&client, ssh).await,
         ClusterCommand::List => {
-            let page: Page<ClusterView> = client.get_as("/api/v1/clusters?limit=500").await?;
+            let mut page: Page<ClusterView> = client.get_as("/api/v1/clusters?limit=500").await?;
             if !json {
+                // Expiring first: whoever reads the list should see what goes soonest.
+                api_types::sort_expiring_first(&mut page.items);
+                let now = chrono::Utc::now().timestamp_millis();
                 let mut table = rows(&page.items)?;
                 for (row, cluster) in table.iter_mut().zip(&page.items) {
+                    row["lease"] =
+                        Value::from(cluster.lease_left(now).unwrap_or_else(|| "none".to_owned()));
                     let names: Vec<&str> = cluster
                         .catalog_behind
                         .iter()
@@ -414,9 +444,32 @@ pub async fn run(args: ClusterArgs) -> anyhow::Result<ExitCode> {
                         format!("behind ({})", names.join(", "))
                     });
                 }
+                let mut total = (0.0, 0.0, false);
+                for (row, cluster) in table.iter_mut().zip(&page.items) {
+                    row["cost"] = Value::from(match &cluster.cost {
+                        Some(cost) => {
+                            total = (total.0 + cost.per_hour, total.1 + cost.so_far, true);
+                            format!(
+                                "{}/h, {} so far",
+                                api_types::money(cost.per_hour),
+                                api_types::money(cost.so_far)
+                            )
+                        }
+                        None => "-".to_owned(),
+                    });
+                }
                 let mut columns = CLUSTER_COLUMNS.to_vec();
+                columns.push(("lease", "lease"));
                 columns.push(("catalog", "catalog"));
+                columns.push(("cost", "cost"));
                 print_table(&table, &columns);
+                if total.2 {
+                    println!(
+                        "total: {} per hour, {} so far",
+                        api_types::money(total.0),
+                        api_types::money(total.1)
+                    );
+                }
                 return Ok(ExitCode::SUCCESS);
             }
             to_json(&page)?
@@ -428,11 +481,23 @@ pub async fn run(args: ClusterArgs) -> anyhow::Result<ExitCode> {
                     &rows(std::slice::from_ref(&cluster.cluster))?,
                     CLUSTER_COLUMNS,
                 );
+                if let Some(line) = lease_line(&cluster.cluster) {
+                    println!("{line}");
+                }
                 if let Some(behind) = cluster.cluster.catalog_behind_summary() {
                     println!("{behind} (corral cluster plan {id} upgrade)");
                 }
                 if cluster.pinned {
                     println!("pinned: rollouts pass it over (corral cluster unpin {id})");
+                }
+                match &cluster.cluster.cost {
+                    Some(cost) => println!(
+                        "cost: {} per hour now; {} so far ({} this month)",
+                        api_types::money(cost.per_hour),
+                        api_types::money(cost.so_far),
+                        api_types::money(cost.this_month)
+                    ),
+                    None => println!("cost: no prices set"),
                 }
                 if cluster.healing.enabled || cluster.heal_note.is_some() {
                     let state = if cluster.healing.enabled { "on" } else { "off" };
@@ -448,33 +513,12 @@ pub async fn run(args: ClusterArgs) -> anyhow::Result<ExitCode> {
                         ("node", "number"),
                         ("address", "address"),
                         ("state", "state"),
+                        ("machine", "machine"),
                         ("services", "services"),
-                let mut total = (0.0, 0.0, false);
-                for (row, cluster) in table.iter_mut().zip(&page.items) {
-                    row["cost"] = Value::from(match &cluster.cost {
-                        Some(cost) => {
-                            total = (total.0 + cost.per_hour, total.1 + cost.so_far, true);
-                            format!(
-                                "{}/h, {} so far",
-                                api_types::money(cost.per_hour),
-                                api_types::money(cost.so_far)
-                            )
-                        }
-                        None => "-".to_owned(),
-                    });
-                }
                         ("health", "health"),
                     ],
                 );
-                columns.push(("cost", "cost"));
                 for (node, health) in cluster.nodes.iter().flat_map(|node| {
-                if total.2 {
-                    println!(
-                        "total: {} per hour, {} so far",
-                        api_types::money(total.0),
-                        api_types::money(total.1)
-                    );
-                }
                     node.health
                         .iter()
                         .filter(|health| health.health == ServiceHealth::Down)
@@ -495,15 +539,6 @@ pub async fn run(args: ClusterArgs) -> anyhow::Result<ExitCode> {
                         ("state", "state"),
                         ("error", "error"),
                     ],
-                match &cluster.cluster.cost {
-                    Some(cost) => println!(
-                        "cost: {} per hour now; {} so far ({} this month)",
-                        api_types::money(cost.per_hour),
-                        api_types::money(cost.so_far),
-                        api_types::money(cost.this_month)
-                    ),
-                    None => println!("cost: no prices set"),
-                }
                 );
                 if !cluster.links.is_empty() {
                     println!();
@@ -513,7 +548,6 @@ pub async fn run(args: ClusterArgs) -> anyhow::Result<ExitCode> {
             }
             to_json(&cluster)?
         }
-                        ("machine", "machine"),
         ClusterCommand::Create(create) => {
             let config: Option<Map<String, Value>> = create
                 .config

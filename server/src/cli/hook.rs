@@ -45,7 +45,7 @@ pub enum HookCommand {
 pub struct AddArgs {
     pub url: String,
     /// Events to send, comma-separated: job.started, job.succeeded, job.failed,
-    /// approval.needed, test (lease.expiring, health.down, health.up, node.replaced are
+    /// approval.needed, lease.expiring, test (health.down, health.up, node.replaced are
     /// reserved).
     #[arg(long, value_delimiter = ',', value_parser = parse_word::<HookEvent>)]
     pub events: Vec<HookEvent>,

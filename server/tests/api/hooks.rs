@@ -178,17 +178,17 @@ async fn add_hook(app: &TestApp, admin: &ApiUser, body: Value) -> (String, Strin
 
 /// Runs every step of the job as a worker would report it (each succeeding).
 async fn run_job(store: &Store, job_id: &str) -> JobState {
-    while let Some(task) = queue::claim(
-        store,
-        "hooks-test",
-        60_000,
-        ClaimLimits::default(),
-        now_ms(),
-    )
-    .await
-    .unwrap()
+    run_job_at(store, job_id, now_ms()).await
+}
+
+/// [`run_job`] at the time `at` (a job submitted by a janitor round run at a later
+/// time than now cannot be claimed before then).
+async fn run_job_at(store: &Store, job_id: &str, at: i64) -> JobState {
+    while let Some(task) = queue::claim(store, "hooks-test", 60_000, ClaimLimits::default(), at)
+        .await
+        .unwrap()
     {
-        queue::complete(store, &task.lease(), &Outcome::succeeded(), now_ms())
+        queue::complete(store, &task.lease(), &Outcome::succeeded(), at)
             .await
             .unwrap();
     }
@@ -828,6 +828,259 @@ async fn private_addresses_are_refused_unless_allowed(backend: Backend) {
     assert_eq!(response.status(), 403);
 }
 
+/// A tenant admin whose `lifecycle` template has a lease of `initial` with a 2-minute
+/// grace, and a 2-node cluster of it, built (its job run); the cluster's id.
+async fn leased_cluster(app: &TestApp, tenant: &str, initial: &str) -> (ApiUser, String) {
+    let admin = with_catalog(app, tenant).await;
+    let mut catalog = crate::helpers::lifecycle_catalog();
+    catalog["clustertemplates"][0]["administration"] =
+        json!({"leaseduration": {"initial": initial, "grace": "2m"}});
+    let (status, body) = app
+        .call_json(
+            &admin,
+            Method::POST,
+            "/api/v1/catalog/import",
+            Some(catalog),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let (status, created) = app
+        .call_json(
+            &admin,
+            Method::POST,
+            "/api/v1/clusters",
+            Some(json!({"name": "leased", "template": "lifecycle", "size": 2})),
+        )
+        .await;
+    assert_eq!(status, 201, "{created}");
+    let job_id = created["job_id"].as_str().unwrap();
+    assert_eq!(run_job(&app.store, job_id).await, JobState::Succeeded);
+    (admin, created["cluster"]["id"].as_str().unwrap().to_owned())
+}
+
+/// `lease.expiring` reaches a real receiver a day before the lease ends and again an
+/// hour before, each once however many janitor rounds (or servers) see it, signed and
+/// saying when the lease ends and the grace; extending the lease forgets the warnings.
+async fn lease_warnings_arrive_once_a_day_and_an_hour_before(backend: Backend) {
+    let app = spawn(backend, true).await;
+    let (admin, cluster_id) = leased_cluster(&app, "acme", "50m").await;
+    let receiver = Receiver::new(accept);
+    let address = receiver.start().await;
+    let (hook_id, secret) = add_hook(
+        &app,
+        &admin,
+        json!({"url": format!("http://{address}/lease"), "events": ["lease.expiring"]}),
+    )
+    .await;
+    let (_, shown) = app
+        .call_json(
+            &admin,
+            Method::GET,
+            &format!("/api/v1/clusters/{cluster_id}"),
+            None,
+        )
+        .await;
+    let expires = shown["lease_expires_ms"].as_i64().unwrap();
+    let sweep = |at: i64| {
+        let store = app.store.clone();
+        async move { engine::operations::lease::sweep(&store, at).await.unwrap() }
+    };
+    let deliverer = Deliverer::new(app.store.clone(), DeliverySettings::default());
+
+    // Rounds run as if it were earlier (the lease ends in 50 min): with 10 h left,
+    // within the day; two janitors' rounds at once send it once.
+    let earlier = now_ms() - 10 * 3_600_000;
+    assert_eq!(
+        sweep(earlier - 14 * 3_600_000 - 60_000).await.warned,
+        0,
+        "a day away"
+    );
+    let (first, second) = tokio::join!(sweep(earlier), sweep(earlier));
+    assert_eq!(first.warned + second.warned, 1, "{first:?} {second:?}");
+    assert_eq!(
+        sweep(earlier + 3_600_000).await.warned,
+        0,
+        "the day's warning is sent once"
+    );
+    deliver_until(&deliverer, || !receiver.got().is_empty()).await;
+    // Now, within the hour: the hour's warning, once.
+    assert_eq!(sweep(now_ms()).await.warned, 1);
+    assert_eq!(sweep(now_ms()).await.warned, 0);
+    deliver_until(&deliverer, || receiver.got().len() >= 2).await;
+    let got = receiver.got();
+    assert_eq!(got.len(), 2);
+    for (request, warning) in got.iter().zip(["day", "hour"]) {
+        assert!(verifies(request, &secret));
+        let body = request.json();
+        assert_eq!(request.header("Corral-Event"), "lease.expiring");
+        assert_eq!(body["event"], "lease.expiring");
+        assert_eq!(body["cluster"]["id"], cluster_id.as_str());
+        assert_eq!(body["cluster"]["name"], "leased");
+        assert_eq!(body["lease"]["warning"], warning, "{body}");
+        assert_eq!(
+            body["lease"]["expires"],
+            engine::store::hooks::rfc3339(expires).as_str()
+        );
+        assert_eq!(body["lease"]["grace_seconds"], 120);
+        assert_eq!(body["links"]["cluster"], format!("/clusters/{cluster_id}"));
+    }
+    let (_, deliveries) = app
+        .call_json(
+            &admin,
+            Method::GET,
+            &format!("/api/v1/hooks/{hook_id}/deliveries"),
+            None,
+        )
+        .await;
+    assert_eq!(deliveries["total"], 2, "{deliveries}");
+
+    // A new end gets its own warnings.
+    let (status, body) = app
+        .call_json(
+            &admin,
+            Method::PUT,
+            &format!("/api/v1/clusters/{cluster_id}/lease"),
+            Some(json!({"seconds": 3 * 3600})),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(sweep(now_ms()).await.warned, 1, "the new end's day warning");
+}
+
+/// At the end of a lease with a grace the janitor submits one stop job (not a delete)
+/// and the cluster reads as stopped with its deletion time; extending while that job
+/// runs is refused (409, saying to retry), and once it ended starts the cluster again;
+/// other changes wait for the extension; past the grace the cluster is deleted.
+async fn a_lease_stop_is_undone_by_extending_within_the_grace(backend: Backend) {
+    let app = spawn(backend, true).await;
+    let (admin, cluster_id) = leased_cluster(&app, "acme", "2h").await;
+    let path = format!("/api/v1/clusters/{cluster_id}");
+    let (_, shown) = app.call_json(&admin, Method::GET, &path, None).await;
+    let expires = shown["lease_expires_ms"].as_i64().unwrap();
+    let sweep = |at: i64| {
+        let store = app.store.clone();
+        async move { engine::operations::lease::sweep(&store, at).await.unwrap() }
+    };
+    // Rounds run as if it were later: jobs are ordered by the time they were submitted,
+    // so the one waiting is the one to look at.
+    let waiting = |store: Store| {
+        let cluster_id = cluster_id.clone();
+        async move {
+            let jobs = queue::cluster_jobs(&store, &cluster_id).await.unwrap();
+            let job = jobs
+                .into_iter()
+                .find(|job| job.state == JobState::Queued)
+                .expect("a job waits");
+            (job.id, job.operation)
+        }
+    };
+
+    let after_end = expires + 1_000;
+    let (first, second) = tokio::join!(sweep(after_end), sweep(after_end));
+    assert_eq!(
+        (
+            first.stopped + second.stopped,
+            first.deleted + second.deleted
+        ),
+        (1, 0),
+        "one stop: {first:?} {second:?}"
+    );
+    assert_eq!(sweep(after_end + 1_000).await.stopped, 0);
+    let (stop_job, operation) = waiting(app.store.clone()).await;
+    assert_eq!(operation, "stop");
+    let (_, shown) = app.call_json(&admin, Method::GET, &path, None).await;
+    assert_eq!(shown["lease_deletes_at_ms"], expires + 120_000);
+    // The CLI says so too: its list with the time left, its show with the deletion time.
+    let config = cli_login(&app, "acme-admin").await;
+    let listed = cli(config.path(), &["cluster", "list"], "").await;
+    assert!(listed.status.success(), "{}", text(&listed.stderr));
+    assert!(
+        text(&listed.stdout).contains("stopped; deleted in 2 h"),
+        "{}",
+        text(&listed.stdout)
+    );
+    let shown_cli = cli(config.path(), &["cluster", "show", &cluster_id], "").await;
+    assert!(shown_cli.status.success(), "{}", text(&shown_cli.stderr));
+    let deletes_at = chrono::DateTime::<chrono::Utc>::from_timestamp_millis(expires + 120_000)
+        .unwrap()
+        .format("%Y-%m-%d %H:%M:%S UTC")
+        .to_string();
+    assert!(
+        text(&shown_cli.stdout).contains(&format!(
+            "stopped: lease expired; deleted at {deletes_at} unless extended"
+        )),
+        "{}",
+        text(&shown_cli.stdout)
+    );
+
+    // The stop job has not run: extending is refused, saying why and what to do.
+    let lease = format!("{path}/lease");
+    let extend = json!({"seconds": 3600});
+    let (status, body) = app
+        .call_json(&admin, Method::PUT, &lease, Some(extend.clone()))
+        .await;
+    assert_eq!(status, 409, "{body}");
+    let message = body["message"].as_str().unwrap();
+    assert!(
+        message.contains("being stopped because its lease ended"),
+        "{message}"
+    );
+    assert!(message.contains("again once that job ended"), "{message}");
+    assert_eq!(
+        run_job_at(&app.store, &stop_job, after_end).await,
+        JobState::Succeeded
+    );
+    // Stopped by its lease, it takes no other change.
+    let (status, body) = app
+        .call_json(
+            &admin,
+            Method::POST,
+            &format!("{path}/changes"),
+            Some(json!({"operation": "restart"})),
+        )
+        .await;
+    assert_eq!(status, 409, "{body}");
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap()
+            .contains("extend the lease first"),
+        "{body}"
+    );
+    let (status, body) = app
+        .call_json(&admin, Method::PUT, &lease, Some(extend.clone()))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.get("lease_deletes_at_ms").is_none(), "{body}");
+    let (start_job, operation) = waiting(app.store.clone()).await;
+    assert_eq!(operation, "start");
+    assert_eq!(run_job(&app.store, &start_job).await, JobState::Succeeded);
+
+    // The new lease ends: stopped again, then deleted once its grace is over.
+    let (_, shown) = app.call_json(&admin, Method::GET, &path, None).await;
+    let expires = shown["lease_expires_ms"].as_i64().unwrap();
+    assert_eq!(sweep(expires + 1).await.stopped, 1);
+    let (stop_job, _) = waiting(app.store.clone()).await;
+    assert_eq!(
+        run_job_at(&app.store, &stop_job, expires + 1).await,
+        JobState::Succeeded
+    );
+    assert_eq!(
+        sweep(expires + 119_000).await,
+        Default::default(),
+        "still in its grace"
+    );
+    assert_eq!(sweep(expires + 120_000).await.deleted, 1);
+    let (delete_job, operation) = waiting(app.store.clone()).await;
+    assert_eq!(operation, "delete");
+    assert_eq!(
+        run_job_at(&app.store, &delete_job, expires + 120_000).await,
+        JobState::Succeeded
+    );
+    let (_, shown) = app.call_json(&admin, Method::GET, &path, None).await;
+    assert_eq!(shown["state"], "deleted");
+}
+
 engine::on_both_backends!(
     job_events_arrive_signed,
     a_failed_job_names_its_step_in_json_and_slack,
@@ -835,4 +1088,6 @@ engine::on_both_backends!(
     a_gate_refuses_big_creates_and_nothing_is_stored,
     a_gate_that_is_down_refuses_by_its_policy,
     private_addresses_are_refused_unless_allowed,
+    lease_warnings_arrive_once_a_day_and_an_hour_before,
+    a_lease_stop_is_undone_by_extending_within_the_grace,
 );

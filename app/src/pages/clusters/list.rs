@@ -167,11 +167,17 @@ fn ClusterTable(
         )
     });
     let shown = clusters.len();
+    // Expiring first: what goes soonest is what its owner must see.
+    let mut clusters = clusters;
+    api_types::sort_expiring_first(&mut clusters);
     let rows = clusters
         .into_iter()
         .map(|cluster| {
             let href = format!("/clusters/{}", cluster.id);
             let lease = cluster.lease_expires_ms;
+            let stopped = cluster
+                .lease_deletes_at_ms
+                .and_then(|_| cluster.lease_left(now_ms()));
             let id = cluster.id.clone();
             view! {
                 <tr data-cluster=cluster.name.clone()>
@@ -186,9 +192,16 @@ fn ClusterTable(
                     <td><StateBadge state=cluster.state/></td>
                     <td>{cluster.owner.clone().unwrap_or_else(|| "—".to_owned())}</td>
                     <td>
-                        <span class="lease"><LeaseLeft expires_ms=lease/></span>
+                        {match stopped {
+                            Some(stopped) => view! { <span class="lease" data-testid="lease-stopped">{stopped}</span> }.into_any(),
+                            None => view! { <span class="lease"><LeaseLeft expires_ms=lease/></span> }.into_any(),
+                        }}
                         <ExtendButton id cluster=cluster.clone() extend/>
                     </td>
+                    <td class="num" data-testid="cluster-cost">{cluster.cost.as_ref().map_or_else(
+                        || "—".to_owned(),
+                        |cost| api_types::money(cost.so_far),
+                    )}</td>
                 </tr>
             }
         })
@@ -198,10 +211,6 @@ fn ClusterTable(
         <DataTable testid="cluster-table" numeric=&["Nodes", "Cost so far"]
             columns=&["Name", "Template", "Nodes", "State", "Owner", "Lease", "Cost so far"]>
             {rows}
-                    <td class="num" data-testid="cluster-cost">{cluster.cost.as_ref().map_or_else(
-                        || "—".to_owned(),
-                        |cost| api_types::money(cost.so_far),
-                    )}</td>
         </DataTable>
     }
     .into_any()

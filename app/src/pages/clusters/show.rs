@@ -253,6 +253,12 @@ fn ClusterView(
                 {summary} ". " <a href="?op=upgrade">"Preview the upgrade"</a>
             </p>
         })}
+        {cluster.lease_deletes_at_ms.filter(|_| cluster.state.is_live()).map(|deletes_at| view! {
+            <p class="banner banner-busy" role="status" data-testid="lease-stopped">
+                "Stopped: lease expired; deleted at " {timestamp(deletes_at)}
+                " unless extended. Extending the lease starts its services again."
+            </p>
+        })}
         {lease_notice(&cluster, &page.jobs).map(|notice| view! {
             <p class="banner banner-busy" role="status" data-testid="lease-notice">{notice}</p>
         })}
@@ -281,6 +287,15 @@ fn ClusterView(
                     <tr><th scope="row">"Services"</th><td>{services}</td></tr>
                     <tr><th scope="row">"Owner"</th><td>{cluster.owner.clone().unwrap_or_else(|| "—".to_owned())}</td></tr>
                     <tr><th scope="row">"Created"</th><td>{timestamp(cluster.created_at_ms)}</td></tr>
+                    <tr><th scope="row">"Cost"</th><td data-testid="cluster-cost">{match &cluster.cost {
+                        Some(cost) => format!(
+                            "{} so far ({} this month); {} per hour now",
+                            api_types::money(cost.so_far),
+                            api_types::money(cost.this_month),
+                            api_types::money(cost.per_hour)
+                        ),
+                        None => "no prices set".to_owned(),
+                    }}</td></tr>
                     <tr><th scope="row">"Lease"</th><td>
                         <LeaseLeft expires_ms=cluster.lease_expires_ms/>
                         {(cluster.state != ClusterState::Deleted).then(|| view! {
@@ -291,19 +306,14 @@ fn ClusterView(
                         })}
                         <FieldError error=extend_error field="hours"/>
                         <FormError error=extend_error/>
-                    <tr><th scope="row">"Cost"</th><td data-testid="cluster-cost">{match &cluster.cost {
-                        Some(cost) => format!(
-                            "{} so far ({} this month); {} per hour now",
-                            api_types::money(cost.so_far),
-                            api_types::money(cost.this_month),
-                            api_types::money(cost.per_hour)
-                        ),
-                        None => "no prices set".to_owned(),
-                    }}</td></tr>
                     </td></tr>
                     <tr><th scope="row">"Pinned"</th><td>
                         <PinSwitch id=cluster.id.clone() pinned=page.pinned
                             live=cluster.state != ClusterState::Deleted pin/>
+                    </td></tr>
+                    <tr><th scope="row">"Healing"</th><td>
+                        <HealingSwitch id=cluster.id.clone() healing=page.healing.clone()
+                            live=cluster.state != ClusterState::Deleted heal/>
                     </td></tr>
                 </tbody></table>
             </section>
@@ -311,10 +321,6 @@ fn ClusterView(
                 <h2>"Links"</h2>
                 {if has_links {
                     view! { <ul class="links" data-testid="service-links">{links}</ul> }.into_any()
-                    <tr><th scope="row">"Healing"</th><td>
-                        <HealingSwitch id=cluster.id.clone() healing=page.healing.clone()
-                            live=cluster.state != ClusterState::Deleted heal/>
-                    </td></tr>
                 } else {
                     view! { <p class="muted">"The template exposes no links."</p> }.into_any()
                 }}
@@ -394,12 +400,6 @@ fn PinSwitch(id: String, pinned: bool, live: bool, pin: ServerAction<PinCluster>
     }
 }
 
-/// One row of the node table: the node, its services with their health, its state,
-/// and with `terminal` (the cluster's id and name, when the viewer may open one) a
-/// Terminal button for a node that has been made.
-fn node_row(node: &NodeView, terminal: Option<&(String, String)>) -> impl IntoView {
-    let terminal_cell = terminal.map(|(cluster_id, cluster_name)| {
-        let button = node.address.is_some().then(|| {
 /// Whether the cluster heals and who decided, and for a cluster that may still change,
 /// the other choices as buttons (each a plain form, so it works without JavaScript).
 #[component]
@@ -493,6 +493,12 @@ fn machine_cell(node: &NodeView) -> impl IntoView {
     )
 }
 
+/// One row of the node table: the node, its services with their health, its state,
+/// and with `terminal` (the cluster's id and name, when the viewer may open one) a
+/// Terminal button for a node that has been made.
+fn node_row(node: &NodeView, terminal: Option<&(String, String)>) -> impl IntoView {
+    let terminal_cell = terminal.map(|(cluster_id, cluster_name)| {
+        let button = node.address.is_some().then(|| {
             let label = format!("{cluster_name}/{}", node.number);
             view! {
                 <button type="button" class="button button-quiet terminal-open" data-testid="terminal-open"
@@ -541,13 +547,13 @@ fn machine_cell(node: &NodeView) -> impl IntoView {
             <td>{node.imagetype.clone()}</td>
             <td>{services}</td>
             <td><StateBadge state=node.state/></td>
+            <td>{machine_cell(node)}</td>
             {terminal_cell}
         </tr>
     }
 }
 
 /// Why the cluster is going or gone when its lease ended: Corral deleted it, and
-            <td>{machine_cell(node)}</td>
 /// forced the delete when the plain one failed (the owner learns it here).
 fn lease_notice(cluster: &api_types::ClusterView, jobs: &[JobView]) -> Option<String> {
     let ended = cluster.lease_expires_ms.filter(|at| *at <= now_ms())?;
