@@ -54,9 +54,6 @@ pub struct ClusterView {
 }
 
 impl ClusterView {
-    /// Says how the cluster is behind the catalog, e.g. "built from web-stack r3; r5 is
-    /// current: app, lb changed"; `None` when it runs the current definitions.
-    pub fn catalog_behind_summary(&self) -> Option<String> {
     /// The time left on the lease in words, for lists: "expires in 3 h", "stopped;
     /// deleted in 40 min", "expired"; `None` without a lease.
     pub fn lease_left(&self, now_ms: i64) -> Option<String> {
@@ -79,6 +76,9 @@ impl ClusterView {
         self.lease_deletes_at_ms.or(self.lease_expires_ms)
     }
 
+    /// Says how the cluster is behind the catalog, e.g. "built from web-stack r3; r5 is
+    /// current: app, lb changed"; `None` when it runs the current definitions.
+    pub fn catalog_behind_summary(&self) -> Option<String> {
         if self.catalog_behind.is_empty() {
             return None;
         }
@@ -365,6 +365,10 @@ pub struct PlanView {
     /// What to know before going ahead (data a node replacement loses).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// The estimated cost of the cluster after the operation (and, for a change, the
+    /// difference it makes), at its hardware types' prices on its provider.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<crate::cost::CostEstimate>,
 }
 
 /// One step of a plan and how many tasks it has (`install` of `web` on 40 nodes: 40).
@@ -379,10 +383,6 @@ pub struct StepCount {
 /// A small plan's every task.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-    /// The estimated cost of the cluster after the operation (and, for a change, the
-    /// difference it makes), at its hardware types' prices on its provider.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cost: Option<crate::cost::CostEstimate>,
 pub struct PlanGraph {
     /// Each task as `node-action-service`, in plan order.
     pub steps: Vec<String>,
@@ -531,25 +531,6 @@ pub struct LeaseExtension {
     pub seconds: u64,
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_change_request_reads_back_what_it_wrote() {
-        let change = ClusterChangeRequest::Reconfigure {
-            restart: true,
-            config: None,
-        };
-        let json = serde_json::to_value(&change).expect("serialises");
-        assert_eq!(
-            json,
-            serde_json::json!({"operation": "reconfigure", "restart": true})
-        );
-        let back: ClusterChangeRequest = serde_json::from_value(json).expect("parses");
-        assert_eq!(back, change);
-    }
-}
 /// A span in the largest whole unit that fits: "45 s", "40 min", "3 h", "2 d"
 /// (anything past is "0 s").
 pub fn duration_words(ms: i64) -> String {
@@ -571,6 +552,24 @@ pub fn sort_expiring_first(clusters: &mut [ClusterView]) {
     });
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_change_request_reads_back_what_it_wrote() {
+        let change = ClusterChangeRequest::Reconfigure {
+            restart: true,
+            config: None,
+        };
+        let json = serde_json::to_value(&change).expect("serialises");
+        assert_eq!(
+            json,
+            serde_json::json!({"operation": "reconfigure", "restart": true})
+        );
+        let back: ClusterChangeRequest = serde_json::from_value(json).expect("parses");
+        assert_eq!(back, change);
+    }
 
     fn leased(name: &str, expires: Option<i64>, deletes_at: Option<i64>) -> ClusterView {
         let mut view: ClusterView = serde_json::from_value(serde_json::json!({
@@ -616,3 +615,4 @@ pub fn sort_expiring_first(clusters: &mut [ClusterView]) {
         let order: Vec<&str> = views.iter().map(|view| view.name.as_str()).collect();
         assert_eq!(order, ["ended", "soon", "stopped", "later", "days", "none"]);
     }
+}
