@@ -101,14 +101,14 @@ pub struct PlanPreview {
     /// What to know before going ahead (data a node replacement loses).
     #[serde(default)]
     pub warnings: Vec<String>,
-}
-
-impl PlanPreview {
-    /// The preview of `dag`, which keeps its tasks only when they are few enough to
     /// The cluster's estimated cost after the operation (docs/cost.md); absent where
     /// the server did not price it (the browser's own preview).
     #[serde(default)]
     pub cost: Option<api_types::CostEstimate>,
+}
+
+impl PlanPreview {
+    /// The preview of `dag`, which keeps its tasks only when they are few enough to
     /// draw (see [`api_types::PLAN_GRAPH_MAX_TASKS`]).
     pub fn of_dag(from: Option<Layout>, to: Layout, dag: TaskDag) -> Self {
         let tasks = dag.len();
@@ -121,11 +121,11 @@ impl PlanPreview {
             credentials: None,
             upgrade: None,
             warnings: Vec::new(),
+            cost: None,
         }
     }
 }
 
-            cost: None,
 /// What a day-2 operation would do. (An enum, not `Option`: a nested `Option`
 /// does not survive JSON, and the page must read back exactly what the server saw.)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
