@@ -3,11 +3,12 @@
 # saying how long each part took.
 #
 # On two cores the bundle leaves one idle for long stretches (the release link's LTO runs
-# on one codegen unit), so the native build starts beside it: the two use different
-# target dirs, so neither waits for the other's lock. That first native build embeds no
-# bundle (it must not read the directory the bundle is being written to); the last step
-# builds `corral` again with it, which recompiles only site-bundle, the server library
-# and the link.
+# on one codegen unit), so the native builds start beside it: first the splitter the
+# bundle needs after its compile, then `corral`. The two sides use different target
+# dirs, so neither waits for the other's lock. That first native build embeds no bundle
+# (it must not read the directory the bundle is being written to); the last step builds
+# `corral` again with it, which recompiles only site-bundle, the server library and the
+# link.
 set -euo pipefail
 # shellcheck source=scripts/env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
@@ -23,6 +24,30 @@ timed() {
 
 binary_without_bundle() {
   env -u CORRAL_EMBED_SITE_DIR cargo build -q -p server --bin corral
+}
+
+# The native side: the splitter (then says so in $splitter_ready), then `corral`. Two
+# cargo runs, not one: building both packages at once would unify their dependencies'
+# features, and the last step's `corral` alone would then rebuild those dependencies.
+splitter_ready=$WASM_TARGET_DIR/splitter-ready
+native_side() {
+  timed "the splitter and wasm-bindgen (beside the bundle)" cargo build -q -p wasm-split
+  : >"$splitter_ready"
+  timed "corral without the bundle (beside it)" binary_without_bundle
+}
+
+# Waits until the native side has built the splitter; fails if that side failed.
+wait_for_splitter() {
+  local started=$SECONDS
+  until [[ -e $splitter_ready ]]; do
+    # Gone without the mark: the splitter failed (its side is reaped at the end).
+    if ! kill -0 "$native" 2>/dev/null && [[ ! -e $splitter_ready ]]; then
+      echo "build: the splitter did not build (see above)" >&2
+      return 1
+    fi
+    sleep 1
+  done
+  echo "build: bundle: waited $((SECONDS - started)) s for the splitter"
 }
 
 compile_wasm() {
@@ -74,15 +99,15 @@ compress() {
   compressible_files | xargs -0 -P "$(nproc)" -n 8 gzip --best --force --keep --no-name
 }
 
-echo "build: browser bundle and, beside it, the corral binary's dependencies"
-# The splitter first: it shares the native target dir, whose lock the native build
-# holds until it ends.
-timed "bundle: the splitter and wasm-bindgen" cargo build -q -p wasm-split
-timed "corral without the bundle (beside it)" binary_without_bundle &
+echo "build: browser bundle and, beside it, the splitter and the corral binary's dependencies"
+mkdir -p "$WASM_TARGET_DIR"
+rm -f "$splitter_ready"
+native_side &
 native=$!
-# A failed bundle step ends the script; the native build must not outlive it.
+# A failed bundle step ends the script; the native side must not outlive it.
 trap 'pkill -P "$native" 2>/dev/null; kill "$native" 2>/dev/null || true' EXIT
 timed "bundle: wasm compile (release, LTO)" compile_wasm
+wait_for_splitter
 timed "bundle: split and bind" split_and_bind
 timed "bundle: wasm-opt (main module)" optimise_main_module
 add_styles_and_scripts
