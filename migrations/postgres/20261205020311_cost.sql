@@ -1,9 +1,25 @@
 -- Cost and budgets (issue 44 point 4, docs/cost.md).
 --
 -- Approval rules gain the kind 'cost-above' (the value: an estimated cost per month).
-ALTER TABLE approval_rules DROP CONSTRAINT approval_rules_kind_check;
-ALTER TABLE approval_rules ADD CONSTRAINT approval_rules_kind_check
-    CHECK (kind IN ('template', 'size-above', 'provider', 'cost-above'));
+-- The table is rebuilt, as SQLite must (it cannot change a CHECK constraint in
+-- place), so the two backends run the same statements (nothing references it;
+-- requests keep the rule's id and description as text).
+CREATE TABLE approval_rules_new (
+    id             TEXT PRIMARY KEY,
+    tenant_id      TEXT NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+    kind           TEXT NOT NULL CHECK (kind IN ('template', 'size-above', 'provider', 'cost-above')),
+    value          TEXT NOT NULL,
+    approver_group TEXT,
+    window_ms      BIGINT NOT NULL,
+    created_by     TEXT,
+    created_at_ms  BIGINT NOT NULL
+);
+INSERT INTO approval_rules_new (id, tenant_id, kind, value, approver_group, window_ms, created_by, created_at_ms)
+    SELECT id, tenant_id, kind, value, approver_group, window_ms, created_by, created_at_ms FROM approval_rules;
+DROP TABLE approval_rules;
+ALTER TABLE approval_rules_new RENAME TO approval_rules;
+CREATE INDEX approval_rules_tenant ON approval_rules (tenant_id, created_at_ms);
+
 
 -- A tenant's monthly budget, set by its admins; no row means no budget. Money is kept
 -- in micro-units (millionths of the currency's unit). budget_action: refuse | approval.

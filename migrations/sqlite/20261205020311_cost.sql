@@ -1,8 +1,9 @@
 -- Cost and budgets (issue 44 point 4, docs/cost.md).
 --
 -- Approval rules gain the kind 'cost-above' (the value: an estimated cost per month).
--- SQLite cannot change a CHECK constraint in place: the table is rebuilt (nothing
--- references it; requests keep the rule's id and description as text).
+-- The table is rebuilt, as SQLite must (it cannot change a CHECK constraint in
+-- place), so the two backends run the same statements (nothing references it;
+-- requests keep the rule's id and description as text).
 CREATE TABLE approval_rules_new (
     id             TEXT PRIMARY KEY,
     tenant_id      TEXT NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,

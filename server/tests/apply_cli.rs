@@ -1104,7 +1104,7 @@ fn import_kv_change(cfg: &Path, dir: &Path, change: impl FnOnce(&mut serde_json:
 /// `--max-parallel 1` upgrades the other two, one after the other (their jobs' time
 /// windows do not overlap), and leaves the pinned one on its old revision; a revision
 /// whose health check fails stops the rollout after its first cluster, the rest left
-/// untouched.
+/// untouched, and so does one whose install fails.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_rollout_upgrades_one_cluster_at_a_time_passes_pinned_and_stops_at_red() {
     let data = tempfile::tempdir().unwrap();
@@ -1255,6 +1255,41 @@ async fn a_rollout_upgrades_one_cluster_at_a_time_passes_pinned_and_stops_at_red
         kv_changed,
         "untouched: still on the passing revision"
     );
+
+    // A revision whose install fails: the first cluster's upgrade job fails, naming
+    // the step, and the rollout stops there the same way.
+    import_kv_change(cfg, data.path(), |kv| {
+        kv.as_object_mut().unwrap().remove("healthcheck");
+        kv["provisioner"]["actions"]["install"]["fields"] =
+            serde_json::json!({"run": "echo 'kv: broken release' >&2; exit 3"});
+    });
+    let broken = corral(
+        cfg,
+        &[
+            "catalog",
+            "rollout",
+            "--template",
+            "kv-cluster",
+            "--max-parallel",
+            "1",
+        ],
+        "",
+    );
+    let said = text(&broken.stdout);
+    assert!(!broken.status.success(), "a stopped rollout fails: {said}");
+    assert!(said.contains("stopped at cluster kv-a"), "{said}");
+    assert!(said.contains("kv-a: failed"), "{said}");
+    assert!(said.contains("kv-c: untouched"), "{said}");
+    let kv_a = show(cfg, "kv-a");
+    let failed_job = kv_a["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|job| job["operation"] == "upgrade" && job["state"] == "failed")
+        .unwrap_or_else(|| panic!("no failed upgrade job: {kv_a}"))
+        .clone();
+    let error = failed_job["error"].as_str().unwrap_or_default();
+    assert!(error.contains("install"), "{failed_job}");
 }
 
 /// A catalog whose `small` costs 0.5 per hour (0.25 on `local`, which wins there).

@@ -50,7 +50,9 @@ impl Store {
 
     /// [`Self::monitored_clusters`] of the tenants `scope` serves: the clusters whose
     /// node providers a pool may run (a provider can be a tenant's plugin with its
-    /// credentials, as for re-adoption: see [`Store::live_nodes`]).
+    /// credentials, as for re-adoption: see [`Store::live_nodes`]). Clusters their lease
+    /// stopped are left out: their services (and, where the provider can, machines) are
+    /// stopped on purpose, which healing must not take for deaths.
     pub async fn served_clusters(
         &self,
         scope: &WorkerScope,
@@ -60,7 +62,7 @@ impl Store {
         };
         let sql = format!(
             "SELECT id, state, updated_at_ms FROM clusters WHERE state <> 'deleted' \
-             AND {served} ORDER BY id"
+             AND lease_deletes_at_ms IS NULL AND {served} ORDER BY id"
         );
         let mut query = sqlx::query_as(&sql);
         for tenant in scope.tenant_ids() {
@@ -160,7 +162,8 @@ impl Store {
     /// claim that has not run out is left alone.
     ///
     /// Only the checks of clusters `scope` serves: a check runs on the node over SSH
-    /// from this process, as a step would.
+    /// from this process, as a step would. A cluster its lease stopped is not checked:
+    /// its services are down on purpose, and its last results stay.
     pub async fn claim_due_checks(
         &self,
         scope: &WorkerScope,
@@ -175,7 +178,7 @@ impl Store {
             "SELECT cluster_id, node_number, service FROM service_health \
              WHERE next_check_ms <= $1 AND (claimed_until_ms IS NULL OR claimed_until_ms < $1) \
              AND cluster_id IN (SELECT id FROM clusters WHERE state = 'active' \
-                                AND {tenants_served}) \
+                                AND lease_deletes_at_ms IS NULL AND {tenants_served}) \
              ORDER BY next_check_ms LIMIT $2"
         );
         let mut query = sqlx::query_as(&sql).bind(now_ms).bind(limit);

@@ -100,6 +100,20 @@ async fn a_lease_with_grace_stops_restarts_and_deletes(backend: Backend) {
     let stopped = lab.store.cluster(&cluster.id).await.unwrap();
     assert_eq!(stopped.state, ClusterState::Active);
     assert_eq!(stopped.lease_deletes_at_ms, Some(ended + GRACE_MS));
+    // Down on purpose: neither checked (its last results stay) nor looked at by
+    // healing, which would take its stopped services for dead nodes.
+    let scope = engine::queue::WorkerScope::Shared;
+    let due = lab
+        .store
+        .claim_due_checks(&scope, i64::MAX / 2, i64::MAX / 2, 1_000)
+        .await
+        .unwrap();
+    assert!(
+        due.iter().all(|check| check.cluster_id != cluster.id),
+        "{due:?}"
+    );
+    let served = lab.store.served_clusters(&scope).await.unwrap();
+    assert!(served.iter().all(|(id, _, _)| *id != cluster.id));
     let view = api_types::ClusterView::try_from(stopped).unwrap();
     assert_eq!(view.lease_deletes_at_ms, Some(ended + GRACE_MS));
     assert!(

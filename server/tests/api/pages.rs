@@ -809,6 +809,29 @@ async fn csrf_of(browser: &reqwest::Client, app: &TestApp) -> String {
     me["csrf"].as_str().unwrap().to_owned()
 }
 
+/// Posts the plain form of the server function `endpoint` with the session's CSRF
+/// token: as a browser without JavaScript does (`text/html`, from `page`, answered by
+/// a redirect back), or as a script does (`application/json`) when `page` is `None`.
+async fn post_form(
+    browser: &reqwest::Client,
+    app: &TestApp,
+    endpoint: &str,
+    page: Option<&str>,
+    fields: &[(&str, &str)],
+) -> reqwest::Response {
+    let csrf = csrf_of(browser, app).await;
+    let mut form = vec![("csrf", csrf.as_str())];
+    form.extend_from_slice(fields);
+    let request = browser.post(app.url(&format!("/sfn/{endpoint}")));
+    let request = match page {
+        Some(page) => request
+            .header(header::ACCEPT, "text/html")
+            .header(header::REFERER, app.url(page)),
+        None => request.header(header::ACCEPT, "application/json"),
+    };
+    request.form(&form).send().await.unwrap()
+}
+
 /// The cluster page shows the pin and flips it with a plain form (issue 40): posting
 /// the switch pins the cluster, the page then says so, and a value that is not
 /// true or false is refused by name and changes nothing.
@@ -831,26 +854,26 @@ async fn the_cluster_pages_pin_switch_pins_without_javascript() {
     assert!(html.contains("rollouts skip it"), "{html}");
     assert!(html.contains("action=\"/sfn/cluster-pin\""), "{html}");
 
-    let csrf = csrf_of(&browser, &app).await;
-    let refused = browser
-        .post(app.url("/sfn/cluster-pin"))
-        .header(header::ACCEPT, "application/json")
-        .form(&[("csrf", csrf.as_str()), ("id", &id), ("pinned", "maybe")])
-        .send()
-        .await
-        .unwrap();
+    let refused = post_form(
+        &browser,
+        &app,
+        "cluster-pin",
+        None,
+        &[("id", &id), ("pinned", "maybe")],
+    )
+    .await;
     assert_eq!(refused.status(), 422);
     let body = refused.text().await.unwrap();
     assert!(body.contains("pinned") && body.contains("maybe"), "{body}");
 
-    let response = browser
-        .post(app.url("/sfn/cluster-pin"))
-        .header(header::ACCEPT, "text/html")
-        .header(header::REFERER, app.url(&page))
-        .form(&[("csrf", csrf.as_str()), ("id", &id), ("pinned", "true")])
-        .send()
-        .await
-        .unwrap();
+    let response = post_form(
+        &browser,
+        &app,
+        "cluster-pin",
+        Some(&page),
+        &[("id", &id), ("pinned", "true")],
+    )
+    .await;
     assert!(response.status().is_redirection(), "{}", response.status());
     let view: Value = app
         .call(&admin, Method::GET, &format!("/api/v1/clusters/{id}"), None)
@@ -894,18 +917,14 @@ async fn the_cluster_pages_healing_switch_works_without_javascript() {
     assert!(html.contains("data-choice=\"on\""), "{html}");
     assert!(!html.contains("data-choice=\"template\""), "{html}");
 
-    let csrf = csrf_of(&browser, &app).await;
-    let refused = browser
-        .post(app.url("/sfn/cluster-healing"))
-        .header(header::ACCEPT, "application/json")
-        .form(&[
-            ("csrf", csrf.as_str()),
-            ("id", &id),
-            ("choice", "sometimes"),
-        ])
-        .send()
-        .await
-        .unwrap();
+    let refused = post_form(
+        &browser,
+        &app,
+        "cluster-healing",
+        None,
+        &[("id", &id), ("choice", "sometimes")],
+    )
+    .await;
     assert_eq!(refused.status(), 422);
     let body = refused.text().await.unwrap();
     assert!(
@@ -913,14 +932,14 @@ async fn the_cluster_pages_healing_switch_works_without_javascript() {
         "{body}"
     );
 
-    let response = browser
-        .post(app.url("/sfn/cluster-healing"))
-        .header(header::ACCEPT, "text/html")
-        .header(header::REFERER, app.url(&page))
-        .form(&[("csrf", csrf.as_str()), ("id", &id), ("choice", "on")])
-        .send()
-        .await
-        .unwrap();
+    let response = post_form(
+        &browser,
+        &app,
+        "cluster-healing",
+        Some(&page),
+        &[("id", &id), ("choice", "on")],
+    )
+    .await;
     assert!(response.status().is_redirection(), "{}", response.status());
     let view: Value = app
         .call(&admin, Method::GET, &format!("/api/v1/clusters/{id}"), None)

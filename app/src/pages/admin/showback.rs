@@ -6,8 +6,10 @@
 use api_types::{money, ShowbackLineView, ShowbackView};
 use leptos::prelude::*;
 use leptos_meta::Title;
+use leptos_router::components::Form;
 use leptos_router::hooks::use_query_map;
 
+use crate::components::form::Field;
 use crate::components::table::DataTable;
 use crate::pages::admin::loaded::Loaded;
 use crate::server_fns::admin::showback::showback_page;
@@ -37,7 +39,16 @@ fn rows(lines: Vec<ShowbackLineView>, by: &'static str) -> impl IntoView {
 
 fn tables(view: ShowbackView) -> impl IntoView {
     let csv = format!("/api/v1/showback?month={}&format=csv", view.month);
+    let month = view.month.clone();
     view! {
+        // Inside the loaded view: the field shows the month the tables are of, also
+        // when the query names none.
+        <Form method="GET" action="" attr:class="filters">
+            <Field label="Month" id="showback-month">
+                <input id="showback-month" type="month" name="month" value=month/>
+            </Field>
+            <button class="button button-quiet" type="submit">"Show"</button>
+        </Form>
         <p data-testid="showback-total">
             {view.month.clone()} ": total " <strong>{money(view.total)}</strong> " "
             <a href=csv download data-testid="showback-csv">"Download CSV"</a>
@@ -64,10 +75,6 @@ pub fn ShowbackPage() -> impl IntoView {
         <p class="muted">
             "What your tenant's clusters cost in a month (UTC), from the hours each ran at its hardware types' prices."
         </p>
-        <form method="get" action="/admin/showback" class="inline-form">
-            <label>"Month " <input type="month" name="month" value=month/></label>
-            <button type="submit">"Show"</button>
-        </form>
         <Loaded data render={move |view: ShowbackView| tables(view).into_any()}/>
     }
 }

@@ -223,7 +223,8 @@ fn ClusterView(
             <h1>{cluster.name.clone()}</h1>
             <StateBadge state=cluster.state/>
         </div>
-        {(!down.is_empty()).then(|| view! {
+        // A cluster its lease stopped is down on purpose: its banner says so instead.
+        {(!down.is_empty() && cluster.lease_deletes_at_ms.is_none()).then(|| view! {
             <div class="banner banner-bad" role="alert" data-testid="health-banner">
                 <strong>"Down: "</strong>
                 <ul class="plain">{down.clone().into_iter().map(|(node, health)| {
