@@ -682,7 +682,7 @@ async fn submit(
     }
     match lease {
         Some(mark) => {
-            if !super::lease::mark_in(&mut tx, cluster_id, mark).await? {
+            if !crate::store::clusters::lease::write_mark(&mut tx, cluster_id, mark).await? {
                 return Err(busy(match mark {
                     super::lease::LeaseMark::Stop { .. } => {
                         "its lease moved or another process stopped it".into()
@@ -697,7 +697,7 @@ async fn submit(
             // A cluster its lease stopped only goes, or starts again when the lease
             // is extended: anything else would run it on an ended lease.
             if !matches!(change, ClusterChange::Delete { .. })
-                && super::lease::deletes_at_in(&mut tx, cluster_id)
+                && crate::store::clusters::lease::deletes_at(&mut tx, cluster_id)
                     .await?
                     .is_some()
             {

@@ -14,11 +14,11 @@ use api_types::LeaseWarning;
 use domain::catalog::coopr::import_bundle;
 use domain::names::TemplateName;
 use serde_json::json;
-use sqlx::{Any, Transaction};
 
 use super::{submit_change, ClusterChange, ClusterState, OperationError};
 use crate::queue::{self, SubmitOptions};
 use crate::store::audit::AuditEntry;
+use crate::store::clusters::lease::mark_warned;
 use crate::store::clusters::Cluster;
 use crate::store::hooks::{record_lease_expiring, rfc3339, LeaseNotice};
 use crate::store::{Store, StoreError};
@@ -122,64 +122,7 @@ pub fn grace_of(cluster: &Cluster) -> Result<Option<i64>, OperationError> {
     Ok(grace.map(|grace| i64::try_from(grace.millis()).unwrap_or(i64::MAX)))
 }
 
-/// What a change's submission records of the lease, in its own transaction.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LeaseMark {
-    /// The janitor's stop at the end of the lease `expires_ms`.
-    Stop { expires_ms: i64, deletes_at_ms: i64 },
-    /// The start of a lease-stopped cluster whose lease is extended to `until_ms`.
-    Resume { until_ms: i64 },
-}
-
-/// Writes `mark` inside `tx`; false when the cluster is no longer as the mark expects
-/// (another janitor stopped it, its lease moved, or it is not stopped any more).
-pub(super) async fn mark_in(
-    tx: &mut Transaction<'static, Any>,
-    cluster_id: &str,
-    mark: LeaseMark,
-) -> Result<bool, StoreError> {
-    let done = match mark {
-        LeaseMark::Stop {
-            expires_ms,
-            deletes_at_ms,
-        } => {
-            sqlx::query(
-                "UPDATE clusters SET lease_deletes_at_ms = $2 WHERE id = $1 \
-                 AND lease_deletes_at_ms IS NULL AND lease_expires_ms = $3",
-            )
-            .bind(cluster_id)
-            .bind(deletes_at_ms)
-            .bind(expires_ms)
-            .execute(&mut **tx)
-            .await?
-        }
-        LeaseMark::Resume { until_ms } => {
-            sqlx::query(
-                "UPDATE clusters SET lease_expires_ms = $2, lease_deletes_at_ms = NULL, \
-                 lease_warned = NULL WHERE id = $1 AND lease_deletes_at_ms IS NOT NULL",
-            )
-            .bind(cluster_id)
-            .bind(until_ms)
-            .execute(&mut **tx)
-            .await?
-        }
-    };
-    Ok(done.rows_affected() == 1)
-}
-
-/// When the cluster's lease stopped it and it goes, read inside `tx`.
-pub(super) async fn deletes_at_in(
-    tx: &mut Transaction<'static, Any>,
-    cluster_id: &str,
-) -> Result<Option<i64>, StoreError> {
-    Ok(
-        sqlx::query_scalar("SELECT lease_deletes_at_ms FROM clusters WHERE id = $1")
-            .bind(cluster_id)
-            .fetch_optional(&mut **tx)
-            .await?
-            .flatten(),
-    )
-}
+pub use crate::store::clusters::lease::LeaseMark;
 
 /// Starts a lease-stopped cluster again with its lease extended to `until_ms`: a start
 /// job of every service, submitted in the transaction that moves the lease and clears
@@ -375,18 +318,7 @@ async fn warn(
     now_ms: i64,
 ) -> Result<bool, OperationError> {
     let (_turn, mut tx) = store.begin_write().await?;
-    let done = sqlx::query(
-        "UPDATE clusters SET lease_warned = $2 WHERE id = $1 AND lease_expires_ms = $3 \
-         AND COALESCE(lease_warned, '') = $4 AND lease_deletes_at_ms IS NULL",
-    )
-    .bind(&cluster.id)
-    .bind(notice.warning.as_str())
-    .bind(notice.expires_ms)
-    .bind(sent_before.map_or("", LeaseWarning::as_str))
-    .execute(&mut *tx)
-    .await
-    .map_err(StoreError::from)?;
-    if done.rows_affected() != 1 {
+    if !mark_warned(&mut tx, &cluster.id, notice, sent_before).await? {
         return Ok(false);
     }
     record_lease_expiring(&mut tx, &cluster.id, notice, now_ms).await?;

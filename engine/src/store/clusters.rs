@@ -3,6 +3,7 @@
 //! The layout and config are stored as JSON; the template is copied in (name,
 //! version, JSON) so a catalog edit never changes a running cluster under it.
 
+pub mod lease;
 pub mod nodes;
 
 use sqlx::{Any, Transaction};

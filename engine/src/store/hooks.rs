@@ -612,7 +612,6 @@ pub(crate) async fn record_approval_needed(
     now_ms: i64,
 ) -> Result<(), StoreError> {
     let event = HookEvent::ApprovalNeeded;
-    let word = serde_json::Value::from(event.as_str()).to_string();
     let row = sqlx::query(
         "SELECT r.tenant_id, r.cluster_id, r.operation, r.rule, r.approver_group, \
          r.expires_at_ms, c.name AS cluster_name, t.name AS tenant_name, u.username \
@@ -625,39 +624,12 @@ pub(crate) async fn record_approval_needed(
     .await?
     .ok_or_else(|| StoreError::NotFound(format!("approval request {request_id}")))?;
     let tenant_id: String = row.try_get("tenant_id")?;
-    let hearing: Vec<(String, String)> =
-        sqlx::query_as("SELECT id, events FROM hooks WHERE tenant_id = $1 AND events <> '[]'")
-            .bind(&tenant_id)
-            .fetch_all(&mut **tx)
-            .await?;
-    let hearing: Vec<&String> = hearing
-        .iter()
-        .filter(|(_, events)| events.contains(&word))
-        .map(|(id, _)| id)
-        .collect();
+    let hearing = hooks_hearing_in(tx, &tenant_id, event).await?;
     if hearing.is_empty() {
         return Ok(());
     }
     let cluster_id: String = row.try_get("cluster_id")?;
     let body = HookEventBody {
-        schema: HOOK_SCHEMA_VERSION,
-        event,
-        id: uuid::Uuid::new_v4().to_string(),
-        time: rfc3339(now_ms),
-        tenant: HookTenant {
-            id: tenant_id.clone(),
-            name: row.try_get("tenant_name")?,
-        },
-        cluster: Some(HookCluster {
-            id: Some(cluster_id.clone()),
-            name: row.try_get("cluster_name")?,
-        }),
-        job: None,
-        failed_step: None,
-        links: HookLinks {
-            job: None,
-            cluster: Some(format!("/clusters/{cluster_id}")),
-        },
         approval: Some(HookApproval {
             id: request_id.to_owned(),
             operation: row.try_get("operation")?,
@@ -667,13 +639,85 @@ pub(crate) async fn record_approval_needed(
             requested_by: row.try_get("username")?,
             expires: rfc3339(row.try_get("expires_at_ms")?),
         }),
-        lease: None,
+        ..cluster_event_body(
+            event,
+            HookTenant {
+                id: tenant_id.clone(),
+                name: row.try_get("tenant_name")?,
+            },
+            &cluster_id,
+            row.try_get("cluster_name")?,
+            now_ms,
+        )
     };
-    let text = serde_json::to_string(&body)
-        .map_err(|error| corrupt(format!("event body of approval {request_id}: {error}")))?;
-    for hook_id in hearing {
+    deliver_in(tx, &hearing, &tenant_id, &body, now_ms).await
+}
+
+/// The ids of the tenant's hooks that hear `event`.
+async fn hooks_hearing_in(
+    tx: &mut Transaction<'static, Any>,
+    tenant_id: &str,
+    event: HookEvent,
+) -> Result<Vec<String>, StoreError> {
+    let word = serde_json::Value::from(event.as_str()).to_string();
+    let hooks: Vec<(String, String)> =
+        sqlx::query_as("SELECT id, events FROM hooks WHERE tenant_id = $1 AND events <> '[]'")
+            .bind(tenant_id)
+            .fetch_all(&mut **tx)
+            .await?;
+    Ok(hooks
+        .into_iter()
+        .filter(|(_, events)| events.contains(&word))
+        .map(|(id, _)| id)
+        .collect())
+}
+
+/// The body of an event about a cluster, with no job, approval or lease: the caller
+/// adds the one it is about.
+fn cluster_event_body(
+    event: HookEvent,
+    tenant: HookTenant,
+    cluster_id: &str,
+    cluster_name: String,
+    now_ms: i64,
+) -> HookEventBody {
+    HookEventBody {
+        schema: HOOK_SCHEMA_VERSION,
+        event,
+        id: uuid::Uuid::new_v4().to_string(),
+        time: rfc3339(now_ms),
+        tenant,
+        cluster: Some(HookCluster {
+            id: Some(cluster_id.to_owned()),
+            name: cluster_name,
+        }),
+        job: None,
+        failed_step: None,
+        links: HookLinks {
+            job: None,
+            cluster: Some(format!("/clusters/{cluster_id}")),
+        },
+        approval: None,
+        lease: None,
+    }
+}
+
+/// Writes one delivery of `body` for each of `hook_ids`, inside `tx`.
+async fn deliver_in(
+    tx: &mut Transaction<'static, Any>,
+    hook_ids: &[String],
+    tenant_id: &str,
+    body: &HookEventBody,
+    now_ms: i64,
+) -> Result<(), StoreError> {
+    let text = serde_json::to_string(body)
+        .map_err(|error| corrupt(format!("body of {} event {}: {error}", body.event, body.id)))?;
+    for hook_id in hook_ids {
         let id = uuid::Uuid::new_v4().to_string();
-        insert_delivery_in(tx, &id, hook_id, &tenant_id, event, &body.id, &text, now_ms).await?;
+        insert_delivery_in(
+            tx, &id, hook_id, tenant_id, body.event, &body.id, &text, now_ms,
+        )
+        .await?;
     }
     Ok(())
 }
@@ -698,7 +742,6 @@ pub(crate) async fn record_lease_expiring(
     now_ms: i64,
 ) -> Result<(), StoreError> {
     let event = HookEvent::LeaseExpiring;
-    let word = serde_json::Value::from(event.as_str()).to_string();
     let row = sqlx::query(
         "SELECT c.tenant_id, c.name AS cluster_name, t.name AS tenant_name \
          FROM clusters c JOIN tenants t ON t.id = c.tenant_id WHERE c.id = $1",
@@ -708,39 +751,11 @@ pub(crate) async fn record_lease_expiring(
     .await?
     .ok_or_else(|| StoreError::NotFound(format!("cluster {cluster_id}")))?;
     let tenant_id: String = row.try_get("tenant_id")?;
-    let hearing: Vec<(String, String)> =
-        sqlx::query_as("SELECT id, events FROM hooks WHERE tenant_id = $1 AND events <> '[]'")
-            .bind(&tenant_id)
-            .fetch_all(&mut **tx)
-            .await?;
-    let hearing: Vec<&String> = hearing
-        .iter()
-        .filter(|(_, events)| events.contains(&word))
-        .map(|(id, _)| id)
-        .collect();
+    let hearing = hooks_hearing_in(tx, &tenant_id, event).await?;
     if hearing.is_empty() {
         return Ok(());
     }
     let body = HookEventBody {
-        schema: HOOK_SCHEMA_VERSION,
-        event,
-        id: uuid::Uuid::new_v4().to_string(),
-        time: rfc3339(now_ms),
-        tenant: HookTenant {
-            id: tenant_id.clone(),
-            name: row.try_get("tenant_name")?,
-        },
-        cluster: Some(HookCluster {
-            id: Some(cluster_id.to_owned()),
-            name: row.try_get("cluster_name")?,
-        }),
-        job: None,
-        failed_step: None,
-        links: HookLinks {
-            job: None,
-            cluster: Some(format!("/clusters/{cluster_id}")),
-        },
-        approval: None,
         lease: Some(HookLease {
             expires: rfc3339(notice.expires_ms),
             warning: notice.warning,
@@ -748,12 +763,16 @@ pub(crate) async fn record_lease_expiring(
                 .grace_ms
                 .map(|grace| u64::try_from(grace / 1000).unwrap_or(0)),
         }),
+        ..cluster_event_body(
+            event,
+            HookTenant {
+                id: tenant_id.clone(),
+                name: row.try_get("tenant_name")?,
+            },
+            cluster_id,
+            row.try_get("cluster_name")?,
+            now_ms,
+        )
     };
-    let text = serde_json::to_string(&body)
-        .map_err(|error| corrupt(format!("lease event body of cluster {cluster_id}: {error}")))?;
-    for hook_id in hearing {
-        let id = uuid::Uuid::new_v4().to_string();
-        insert_delivery_in(tx, &id, hook_id, &tenant_id, event, &body.id, &text, now_ms).await?;
-    }
-    Ok(())
+    deliver_in(tx, &hearing, &tenant_id, &body, now_ms).await
 }

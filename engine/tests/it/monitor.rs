@@ -72,7 +72,10 @@ async fn a_killed_service_turns_down_and_a_restart_brings_it_up(backend: Backend
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    eprintln!("every machine recorded present {:?} later", started.elapsed());
+    eprintln!(
+        "every machine recorded present {:?} later",
+        started.elapsed()
+    );
 
     // Kill kv behind the cluster's back.
     let kv = health_of(&lab.store.cluster_health(&cluster.id).await.unwrap(), "kv")[0].clone();
