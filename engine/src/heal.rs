@@ -125,7 +125,7 @@ pub async fn heal_clusters(executor: &Executor, scope: &WorkerScope, memory: &mu
     for cluster_id in due_for_presence(not_healing, &memory.asked_at_ms, now) {
         memory.asked_at_ms.insert(cluster_id.clone(), now);
         let asked = match store.list_nodes(&cluster_id).await {
-            Ok(rows) => ask_presence(executor, &rows).await.map(|_| ()),
+            Ok(rows) => ask_presence(executor, &cluster_id, &rows).await.map(|_| ()),
             Err(error) => Err(error.to_string()),
         };
         if let Err(problem) = asked {
@@ -288,7 +288,7 @@ async fn conditions(
             .or_default()
             .push((row.health, row.down_since_ms));
     }
-    let presence = ask_presence(executor, &rows).await?;
+    let presence = ask_presence(executor, &cluster.id, &rows).await?;
     let mut conditions = Vec::new();
     for node in &layout.nodes {
         let gone = presence.get(&i64::from(node.number)) == Some(&NodePresence::Gone);
@@ -323,10 +323,11 @@ fn all_down_since(services: &[(ServiceHealth, Option<i64>)]) -> Option<i64> {
 }
 
 /// Asks each node's provider about its machine, a few at a time, and records the
-/// answers that changed; each node's answer by number. A node without a provider record
-/// yet (its create has not got that far) is not asked.
+/// answers that changed (in one write); each node's answer by number. A node without
+/// a provider record yet (its create has not got that far) is not asked.
 async fn ask_presence(
     executor: &Executor,
+    cluster_id: &str,
     rows: &[Node],
 ) -> Result<HashMap<i64, NodePresence>, String> {
     let recorded: Vec<(&Node, NodeRecord)> = rows
@@ -348,19 +349,21 @@ async fn ask_presence(
         let answers = futures::future::join_all(calls).await;
         asked.extend(batch.iter().map(|(row, _)| *row).zip(answers));
     }
-    let now = now_ms();
-    let mut answers = HashMap::new();
-    for (row, presence) in asked {
-        // Compared here first: a steady cluster takes no write turn at all.
-        if row.presence != Some(presence) {
-            executor
-                .store()
-                .record_presence(&row.cluster_id, row.number, presence, now)
-                .await
-                .map_err(|e| e.to_string())?;
-        }
-        answers.insert(row.number, presence);
-    }
+    // Compared here first: a steady cluster takes no write turn at all.
+    let changed: Vec<(i64, NodePresence)> = asked
+        .iter()
+        .filter(|(row, presence)| row.presence != Some(*presence))
+        .map(|(row, presence)| (row.number, *presence))
+        .collect();
+    executor
+        .store()
+        .record_presence(cluster_id, &changed, now_ms())
+        .await
+        .map_err(|e| e.to_string())?;
+    let answers = asked
+        .into_iter()
+        .map(|(row, presence)| (row.number, presence))
+        .collect();
     Ok(answers)
 }
 

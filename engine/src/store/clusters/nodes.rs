@@ -151,32 +151,38 @@ impl Store {
         query.fetch_all(&self.pool).await.map_err(StoreError::from)
     }
 
-    /// Records what the provider says of node `number`'s machine. The row is written
-    /// only when the answer differs from the stored one, so `presence_since_ms` says
-    /// since when it holds and a steady cluster costs no writes. Returns whether it
-    /// changed.
+    /// Records what the provider now says of the machines of the cluster's nodes
+    /// `changed` (node number, answer), in one write turn however many there are (a
+    /// new 200-node cluster's first answers would otherwise queue 200 writes behind its
+    /// jobs). A row is written only when its answer differs from the stored one, so
+    /// `presence_since_ms` says since when it holds. Returns how many rows changed.
     pub async fn record_presence(
         &self,
         cluster_id: &str,
-        number: i64,
-        presence: NodePresence,
+        changed: &[(i64, NodePresence)],
         now_ms: i64,
-    ) -> Result<bool, StoreError> {
+    ) -> Result<u64, StoreError> {
+        if changed.is_empty() {
+            return Ok(0);
+        }
         let (_turn, mut tx) = self.begin_write().await?;
-        let changed = sqlx::query(
-            "UPDATE nodes SET presence = $3, presence_since_ms = $4 \
-             WHERE cluster_id = $1 AND number = $2 AND (presence IS NULL OR presence <> $3)",
-        )
-        .bind(cluster_id)
-        .bind(number)
-        .bind(presence.as_str())
-        .bind(now_ms)
-        .execute(&mut *tx)
-        .await?
-        .rows_affected()
-            == 1;
+        let mut written = 0;
+        for (number, presence) in changed {
+            written += sqlx::query(
+                "UPDATE nodes SET presence = $3, presence_since_ms = $4 \
+                 WHERE cluster_id = $1 AND number = $2 \
+                 AND (presence IS NULL OR presence <> $3)",
+            )
+            .bind(cluster_id)
+            .bind(number)
+            .bind(presence.as_str())
+            .bind(now_ms)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+        }
         tx.commit().await?;
-        Ok(changed)
+        Ok(written)
     }
 
     pub async fn delete_node(&self, cluster_id: &str, number: i64) -> Result<(), StoreError> {
