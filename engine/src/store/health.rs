@@ -51,8 +51,8 @@ impl Store {
     /// [`Self::monitored_clusters`] of the tenants `scope` serves: the clusters whose
     /// node providers a pool may run (a provider can be a tenant's plugin with its
     /// credentials, as for re-adoption: see [`Store::live_nodes`]). Clusters their lease
-    /// stopped are left out: their services (and, where the provider can, machines) are
-    /// stopped on purpose, which healing must not take for deaths.
+    /// stopped are left out: their services are stopped on purpose, which healing must
+    /// not take for deaths.
     pub async fn served_clusters(
         &self,
         scope: &WorkerScope,

@@ -714,9 +714,9 @@ async fn an_exec_node_refuses_another_tenants_client_key() {
 /// each have a live exec node whose plugin logs every request it gets (credentials
 /// included); a pool dedicated to `acme` adopts acme's node only, and a shared pool,
 /// once acme is served by dedicated workers only, adopts the other tenant's node only.
+/// The monitor's presence sweep (issue 40) keeps to the same tenants.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dedicated_worker_adopts_only_its_tenants_nodes() {
-    use engine::execute::{Executor, ExecutorSettings, Providers};
     use engine::queue::WorkerScope;
     use engine::store::clusters::nodes::{NodeRecord as NodeRow, NodeState};
     use engine::worker::{WorkerPool, WorkerSettings};
@@ -805,14 +805,7 @@ async fn a_dedicated_worker_adopts_only_its_tenants_nodes() {
         let log = log.clone();
         async move {
             let _ = std::fs::remove_file(&log);
-            let exec = ExecProvider::new(store.clone(), &plugin_dir, &keys).unwrap();
-            let executor = Executor::new(
-                store,
-                Providers::new().with(std::sync::Arc::new(exec)),
-                std::sync::Arc::new(SessionPool::new(PoolConfig::default())),
-                engine::resources::ResourceFiles::in_directory(keys.join("resources")),
-                ExecutorSettings::default(),
-            );
+            let executor = exec_executor(store, &plugin_dir, &keys);
             let pool = WorkerPool::start(
                 executor,
                 WorkerSettings {
@@ -841,6 +834,40 @@ async fn a_dedicated_worker_adopts_only_its_tenants_nodes() {
     assert!(shared.contains("\"other-node\""), "{shared}");
     assert!(!shared.contains("acme-node"), "{shared}");
     assert!(!shared.contains("token-of-acme"), "{shared}");
+
+    // The monitor's questions about machines keep to the pool's tenants as well.
+    let swept_by = |scope: WorkerScope| {
+        let executor = exec_executor(fixture.store.clone(), plugins.path(), &fixture.keys);
+        let log = log.clone();
+        async move {
+            let _ = std::fs::remove_file(&log);
+            let mut memory = engine::heal::Memory::default();
+            engine::heal::heal_clusters(&executor, &scope, &mut memory).await;
+            std::fs::read_to_string(&log).unwrap_or_default()
+        }
+    };
+    let shared = swept_by(WorkerScope::Shared).await;
+    assert!(
+        shared.contains("\"presence\"") && shared.contains("\"other-node\""),
+        "{shared}"
+    );
+    assert!(!shared.contains("acme-node"), "{shared}");
+    let dedicated = swept_by(WorkerScope::Tenants(vec![acme.id.clone()])).await;
+    assert!(dedicated.contains("\"acme-node\""), "{dedicated}");
+    assert!(!dedicated.contains("other-node"), "{dedicated}");
+}
+
+/// An executor whose only provider is the exec provider over `plugin_dir`.
+fn exec_executor(store: Store, plugin_dir: &Path, keys: &Path) -> engine::execute::Executor {
+    use engine::execute::{Executor, ExecutorSettings, Providers};
+    let exec = ExecProvider::new(store.clone(), plugin_dir, keys).unwrap();
+    Executor::new(
+        store,
+        Providers::new().with(std::sync::Arc::new(exec)),
+        std::sync::Arc::new(SessionPool::new(PoolConfig::default())),
+        engine::resources::ResourceFiles::in_directory(keys.join("resources")),
+        ExecutorSettings::default(),
+    )
 }
 
 /// A playbook for [`ansible_refuses_exec_nodes_that_share_the_old_client_key`]: it
