@@ -73,9 +73,17 @@ pub struct NewCluster {
     pub lease_expires_ms: Option<i64>,
 }
 
-const COLUMNS: &str = "id, tenant_id, name, template_name, template_version, template_json, \
-     owner_id, state, layout_json, config_json, catalog_json, provider, lease_expires_ms, \
-     created_at_ms, updated_at_ms, lease_deletes_at_ms, lease_warned";
+/// The columns a new cluster is written with (the lease marks start empty), as a macro
+/// so that [`COLUMNS`] can extend it.
+macro_rules! new_columns {
+    () => {
+        "id, tenant_id, name, template_name, template_version, template_json, owner_id, \
+         state, layout_json, config_json, catalog_json, provider, lease_expires_ms, \
+         created_at_ms, updated_at_ms"
+    };
+}
+const NEW_COLUMNS: &str = new_columns!();
+const COLUMNS: &str = concat!(new_columns!(), ", lease_deletes_at_ms, lease_warned");
 
 impl Store {
     pub async fn create_cluster(
@@ -321,8 +329,8 @@ pub async fn insert_cluster(
         updated_at_ms: now_ms,
     };
     let result = sqlx::query(&format!(
-        "INSERT INTO clusters ({COLUMNS}) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)"
+        "INSERT INTO clusters ({NEW_COLUMNS}) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"
     ))
     .bind(&cluster.id)
     .bind(&cluster.tenant_id)
@@ -339,8 +347,6 @@ pub async fn insert_cluster(
     .bind(cluster.lease_expires_ms)
     .bind(cluster.created_at_ms)
     .bind(cluster.updated_at_ms)
-    .bind(cluster.lease_deletes_at_ms)
-    .bind(cluster.lease_warned.map(LeaseWarning::as_str))
     .execute(&mut **tx)
     .await;
     conflict_on_unique(result, || format!("cluster {:?}", new.name))?;

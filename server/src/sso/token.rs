@@ -265,10 +265,17 @@ mod tests {
         let stranger = test_key("k1");
         let keys = jwks(&[&key]);
         let good = sign(&key, Some("k1"), &good_claims());
-        // The good token with its signature's last characters changed.
-        let mut tampered = good.clone();
-        let last = tampered.pop().unwrap();
-        tampered.push(if last == 'A' { 'B' } else { 'A' });
+        // The good token with its signature's first character changed. (Not its last:
+        // that one carries padding bits too, and a change there can make the base64
+        // invalid, which is a malformed token rather than a bad signature.)
+        let signature_at = good.rfind('.').unwrap() + 1;
+        let first = &good[signature_at..=signature_at];
+        let tampered = format!(
+            "{}{}{}",
+            &good[..signature_at],
+            if first == "A" { "B" } else { "A" },
+            &good[signature_at + 1..]
+        );
         let hs256 = jsonwebtoken::encode(
             &Header::new(Algorithm::HS256),
             &good_claims(),
