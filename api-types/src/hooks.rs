@@ -32,13 +32,16 @@ pub enum HookEvent {
     /// says when and which warning).
     #[serde(rename = "lease.expiring")]
     LeaseExpiring,
-    /// Reserved: a monitored service stopped answering (not sent yet).
+    /// A monitored service of a node stopped answering its health check (it answered
+    /// at the check before; the body's `health` names node, service and what the check
+    /// said).
     #[serde(rename = "health.down")]
     HealthDown,
-    /// Reserved: a monitored service answers again (not sent yet).
+    /// A monitored service that had stopped answering answers again.
     #[serde(rename = "health.up")]
     HealthUp,
-    /// Reserved: a node was replaced (not sent yet).
+    /// A node was replaced by a new one (healing or a user's `replace-nodes`), once its
+    /// job succeeded; the body's `replacement` names the old node and the new.
     #[serde(rename = "node.replaced")]
     NodeReplaced,
     /// A user's create or grow waits for an approver (the body's `approval` says what
@@ -301,6 +304,48 @@ pub struct HookEventBody {
     /// For `lease.expiring`: when the lease ends and which warning this is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lease: Option<HookLease>,
+    /// For `health.down` and `health.up`: the check whose answer changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub health: Option<HookHealth>,
+    /// For `node.replaced`: the node that went and the one in its place.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replacement: Option<HookReplacement>,
+}
+
+/// A node of the cluster an event is about.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct HookNode {
+    /// The node's id (`<cluster id>-<number>`).
+    pub id: String,
+    pub number: u32,
+    /// What the provider named the machine; absent when it was never made.
+    pub hostname: Option<String>,
+}
+
+/// The health check a `health.down` or `health.up` event is about.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct HookHealth {
+    pub node: HookNode,
+    /// The service whose check it is.
+    pub service: String,
+    /// What the check said (`health.down`: its exit code and the end of its output);
+    /// absent when it passed.
+    pub message: Option<String>,
+    /// For `health.up`: when the service was first found down, RFC 3339 (UTC).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub down_since: Option<String>,
+}
+
+/// The nodes a `node.replaced` event names: the one replaced and its successor.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct HookReplacement {
+    /// The node that was replaced (now deleted).
+    pub old: HookNode,
+    /// The node built in its place, running the same services.
+    pub new: HookNode,
 }
 
 /// The lease a `lease.expiring` event warns of.

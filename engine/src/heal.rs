@@ -11,7 +11,9 @@
 //! cluster, also with several servers on one database (the loser's submit is refused
 //! and ignored). What healing did, or why it declined (too many nodes unhealthy at once,
 //! nodes that keep data), is the cluster's heal note, shown on its page, and each heal
-//! is in the job list and the audit log (`cluster.heal`, by "corral (healing)").
+//! is in the job list and the audit log (`cluster.heal`, by "corral (healing)"). Its
+//! success tells the tenant's hooks `node.replaced`, as any replacement's does (see
+//! `store::hooks::record_node_replaced`).
 //!
 //! What each provider answers is kept on the node's row when it changes
 //! (`Store::record_presence`), so `corral cluster show` and the API give each node's

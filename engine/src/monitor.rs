@@ -9,7 +9,9 @@
 //!    shows green right after its job; checks of deleted clusters are dropped;
 //! 2. claims the checks that are due (one conditional update each, so processes
 //!    sharing the database never run one check twice at once) and runs them, a few at
-//!    a time, on their nodes over SSH.
+//!    a time, on their nodes over SSH. A service that stops answering, or answers
+//!    again, is told to the tenant's hooks (`health.down`, `health.up`) with the
+//!    recorded result ([`Store::record_check`]).
 //!
 //! Clusters that are changing (creating, updating, deleting) or failed are not
 //! checked: a job stopping services would only turn them red. Their last results stay.

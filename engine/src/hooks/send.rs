@@ -124,12 +124,63 @@ fn slack_text(event: &HookEventBody) -> String {
             ),
             None => format!("Corral: the lease{cluster} ends soon."),
         },
+        HookEvent::HealthDown | HookEvent::HealthUp => {
+            let Some(health) = &event.health else {
+                return format!("Corral: {}{cluster}.", event.event);
+            };
+            let link = cluster_link(event);
+            let what = format!(
+                "{} on node {}{cluster}",
+                health.service,
+                node_words(&health.node)
+            );
+            if event.event == HookEvent::HealthDown {
+                let said = health
+                    .message
+                    .as_ref()
+                    .map(|message| format!(": {message}"))
+                    .unwrap_or_default();
+                format!("Corral: {what} stopped answering its health check{said}.{link}")
+            } else {
+                let since = health
+                    .down_since
+                    .as_ref()
+                    .map(|since| format!(" (down since {since})"))
+                    .unwrap_or_default();
+                format!("Corral: {what} answers its health check again{since}.{link}")
+            }
+        }
+        HookEvent::NodeReplaced => match &event.replacement {
+            Some(replacement) => format!(
+                "Corral: node {}{cluster} was replaced by node {}{by}.{link}",
+                node_words(&replacement.old),
+                node_words(&replacement.new)
+            ),
+            None => format!("Corral: a node{cluster} was replaced{by}.{link}"),
+        },
         HookEvent::Test => format!(
             "Corral: a test delivery for tenant {}: this hook works.",
             event.tenant.name
         ),
-        other => format!("Corral: {other}{cluster}.{link}"),
     }
+}
+
+/// `1001 (web-1.example.com)`, or the number alone for a node without a hostname.
+fn node_words(node: &api_types::HookNode) -> String {
+    match &node.hostname {
+        Some(hostname) => format!("{} ({hostname})", node.number),
+        None => node.number.to_string(),
+    }
+}
+
+/// The cluster's page, for events about no job.
+fn cluster_link(event: &HookEventBody) -> String {
+    event
+        .links
+        .cluster
+        .as_ref()
+        .map(|link| format!(" {link}"))
+        .unwrap_or_default()
 }
 
 /// How a call went: the receiver's status and the start of its answer, or why there
@@ -271,6 +322,71 @@ mod tests {
         assert_eq!(
             signature("key", 1700000000, b"{}"),
             "sha256=".to_owned() + &known_answer()
+        );
+    }
+
+    #[test]
+    fn health_and_replacement_events_read_as_one_line_each() {
+        use api_types::{
+            HookCluster, HookHealth, HookLinks, HookNode, HookReplacement, HookTenant,
+        };
+        let node = |number: u32, hostname: Option<&str>| HookNode {
+            id: format!("c-{number}"),
+            number,
+            hostname: hostname.map(str::to_owned),
+        };
+        let body = |event: HookEvent| HookEventBody {
+            schema: 1,
+            event,
+            id: "e".to_owned(),
+            time: "2026-12-02T13:27:00.000Z".to_owned(),
+            tenant: HookTenant {
+                id: "t".to_owned(),
+                name: "acme".to_owned(),
+            },
+            cluster: Some(HookCluster {
+                id: Some("c".to_owned()),
+                name: "shop".to_owned(),
+            }),
+            job: None,
+            failed_step: None,
+            links: HookLinks {
+                job: None,
+                cluster: Some("/clusters/c".to_owned()),
+            },
+            approval: None,
+            lease: None,
+            health: Some(HookHealth {
+                node: node(1001, Some("web-1")),
+                service: "web".to_owned(),
+                message: (event == HookEvent::HealthDown)
+                    .then(|| "the check exited with code 7".to_owned()),
+                down_since: (event == HookEvent::HealthUp)
+                    .then(|| "2026-12-02T13:20:00.000Z".to_owned()),
+            }),
+            replacement: None,
+        };
+        assert_eq!(
+            slack_text(&body(HookEvent::HealthDown)),
+            "Corral: web on node 1001 (web-1) of cluster shop stopped answering its health \
+             check: the check exited with code 7. /clusters/c"
+        );
+        assert_eq!(
+            slack_text(&body(HookEvent::HealthUp)),
+            "Corral: web on node 1001 (web-1) of cluster shop answers its health check again \
+             (down since 2026-12-02T13:20:00.000Z). /clusters/c"
+        );
+        let replaced = HookEventBody {
+            health: None,
+            replacement: Some(HookReplacement {
+                old: node(1001, Some("web-1")),
+                new: node(1003, None),
+            }),
+            ..body(HookEvent::NodeReplaced)
+        };
+        assert_eq!(
+            slack_text(&replaced),
+            "Corral: node 1001 (web-1) of cluster shop was replaced by node 1003."
         );
     }
 

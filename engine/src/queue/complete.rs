@@ -844,6 +844,10 @@ pub(super) async fn set_job_state(
     if let Some(event) = event {
         crate::store::hooks::record_job_event(tx, job_id, event, now_ms).await?;
     }
+    if state == JobState::Succeeded {
+        // A replacement (healing's or a user's) is done once its job succeeded.
+        crate::store::hooks::record_node_replaced(tx, job_id, now_ms).await?;
+    }
     Ok(())
 }
 

@@ -210,6 +210,16 @@ pub async fn submit_in(
     .bind(document(|effects| &effects.stop_catalog_json))
     .execute(&mut **tx)
     .await?;
+    // A replacement's `node.replaced` names the old nodes, whose rows its steps delete.
+    crate::store::hooks::keep_replaced_hostnames(
+        tx,
+        &job_id,
+        cluster_id,
+        operation,
+        document(|effects| &effects.from_layout_json),
+        document(|effects| &effects.to_layout_json),
+    )
+    .await?;
 
     let deps = Dependencies::of(dag);
     for chunk in dag.tasks().chunks(TASK_BATCH) {

@@ -210,6 +210,8 @@ impl Service {
             },
             approval: None,
             lease: None,
+            health: None,
+            replacement: None,
         };
         let text = serde_json::to_string(&body).map_err(ServiceError::internal)?;
         let delivery_id = self

@@ -6,8 +6,9 @@
 //! same check at the same moment; a process that dies mid-check loses its claim when
 //! `claimed_until_ms` passes.
 
-use api_types::{ClusterState, ServiceHealth};
+use api_types::{ClusterState, HookEvent, ServiceHealth};
 
+use super::hooks::HealthChange;
 use super::{Store, StoreError};
 use crate::queue::WorkerScope;
 
@@ -284,6 +285,13 @@ impl Store {
     }
 
     /// Records what a claimed check found and when the next one is due.
+    ///
+    /// A service that answered at its last check and no longer does (or the reverse)
+    /// is told to the tenant's hooks (`health.down`, `health.up`) in the same
+    /// transaction: the change is written by an update conditional on the state it
+    /// changes from, so of two processes recording it, one sends the event, and a
+    /// crash loses neither the state nor its deliveries. A first answer after `unknown`
+    /// (a new cluster) is no change anyone is told of.
     pub async fn record_check(
         &self,
         key: &CheckKey,
@@ -292,11 +300,35 @@ impl Store {
         now_ms: i64,
         next_check_ms: i64,
     ) -> Result<(), StoreError> {
-        sqlx::query(
+        let turn = match health {
+            ServiceHealth::Down => Some((ServiceHealth::Up, HookEvent::HealthDown)),
+            ServiceHealth::Up => Some((ServiceHealth::Down, HookEvent::HealthUp)),
+            ServiceHealth::Unknown => None,
+        };
+        let (_turn, mut tx) = self.begin_write().await?;
+        let last: Option<(ServiceHealth, Option<i64>)> = sqlx::query_as(
+            "SELECT health, down_since_ms FROM service_health WHERE cluster_id = $1 \
+             AND node_number = $2 AND service = $3",
+        )
+        .bind(&key.cluster_id)
+        .bind(key.node_number)
+        .bind(&key.service)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let changing = match (turn, last) {
+            (Some((from, event)), Some((was, down_since_ms))) if was == from => {
+                Some((from, event, down_since_ms))
+            }
+            _ => None,
+        };
+        // Conditional on the state read above ($8): another process that recorded the
+        // same change meanwhile makes this update match nothing.
+        let done = sqlx::query(
             "UPDATE service_health SET health = $4, detail = $5, checked_at_ms = $6, \
              next_check_ms = $7, claimed_until_ms = NULL, down_since_ms = CASE \
              WHEN $4 = 'down' THEN COALESCE(down_since_ms, $6) ELSE NULL END \
-             WHERE cluster_id = $1 AND node_number = $2 AND service = $3",
+             WHERE cluster_id = $1 AND node_number = $2 AND service = $3 \
+             AND ($8 IS NULL OR health = $8)",
         )
         .bind(&key.cluster_id)
         .bind(key.node_number)
@@ -305,8 +337,20 @@ impl Store {
         .bind(detail)
         .bind(now_ms)
         .bind(next_check_ms)
-        .execute(&self.pool)
+        .bind(changing.map(|(from, _, _)| from.as_str()))
+        .execute(&mut *tx)
         .await?;
+        if let Some((_, event, down_since_ms)) = changing {
+            if done.rows_affected() == 1 {
+                let change = HealthChange {
+                    event,
+                    message: detail,
+                    down_since_ms: down_since_ms.filter(|_| event == HookEvent::HealthUp),
+                };
+                super::hooks::record_health_change(&mut tx, key, &change, now_ms).await?;
+            }
+        }
+        tx.commit().await?;
         Ok(())
     }
 }

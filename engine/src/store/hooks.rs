@@ -5,14 +5,20 @@
 //! [`Hook`] does not carry it and only [`Store::hook_secret`] opens it, for signing.
 //! Deliveries of a job's events are written by [`record_job_event`] inside the queue's
 //! transaction that moves the job, so an event is never lost between the job's change
-//! and its delivery. Delivery loops take a due delivery with one conditional `UPDATE`
+//! and its delivery; so are a replacement's `node.replaced` ([`record_node_replaced`]),
+//! and `health.down` / `health.up` are written with the check that changed
+//! ([`record_health_change`]). Delivery loops take a due delivery with one conditional `UPDATE`
 //! ([`Store::claim_delivery`]), so two processes never send one delivery at once.
+
+use std::collections::BTreeMap;
 
 use api_types::{
     DeliveryState, GateFailurePolicy, GateOperation, HookApproval, HookCluster, HookEvent,
-    HookEventBody, HookFailedStep, HookFormat, HookJob, HookLease, HookLinks, HookTenant, JobState,
-    LeaseWarning, HOOK_SCHEMA_VERSION,
+    HookEventBody, HookFailedStep, HookFormat, HookHealth, HookJob, HookLease, HookLinks, HookNode,
+    HookReplacement, HookTenant, JobState, LeaseWarning, HOOK_SCHEMA_VERSION,
 };
+use domain::layout::Layout;
+use domain::plan::Operation;
 use sqlx::{Any, Row, Transaction};
 
 use super::{Listing, Store, StoreError, Window};
@@ -599,6 +605,8 @@ async fn job_event_body(
         },
         approval: None,
         lease: None,
+        health: None,
+        replacement: None,
     })
 }
 
@@ -699,6 +707,8 @@ fn cluster_event_body(
         },
         approval: None,
         lease: None,
+        health: None,
+        replacement: None,
     }
 }
 
@@ -775,4 +785,233 @@ pub(crate) async fn record_lease_expiring(
         )
     };
     deliver_in(tx, &hearing, &tenant_id, &body, now_ms).await
+}
+
+/// A health check whose answer changed, as `health.down` and `health.up` tell it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct HealthChange<'a> {
+    pub event: HookEvent,
+    /// What the check said.
+    pub message: Option<&'a str>,
+    /// For `health.up`: when the service was first found down.
+    pub down_since_ms: Option<i64>,
+}
+
+/// Writes a `health.down` or `health.up` delivery for every hook of the cluster's
+/// tenant that hears it, inside the transaction that records the check's changed
+/// answer (see [`Store::record_check`]).
+pub(crate) async fn record_health_change(
+    tx: &mut Transaction<'static, Any>,
+    key: &super::health::CheckKey,
+    change: &HealthChange<'_>,
+    now_ms: i64,
+) -> Result<(), StoreError> {
+    let event = change.event;
+    let row = sqlx::query(
+        "SELECT c.tenant_id, c.name AS cluster_name, t.name AS tenant_name, \
+         (SELECT hostname FROM nodes n WHERE n.cluster_id = c.id AND n.number = $2) AS hostname \
+         FROM clusters c JOIN tenants t ON t.id = c.tenant_id WHERE c.id = $1",
+    )
+    .bind(&key.cluster_id)
+    .bind(key.node_number)
+    .fetch_optional(&mut **tx)
+    .await?
+    .ok_or_else(|| StoreError::NotFound(format!("cluster {}", key.cluster_id)))?;
+    let tenant_id: String = row.try_get("tenant_id")?;
+    let hearing = hooks_hearing_in(tx, &tenant_id, event).await?;
+    if hearing.is_empty() {
+        return Ok(());
+    }
+    let body = HookEventBody {
+        health: Some(HookHealth {
+            node: hook_node(&key.cluster_id, key.node_number, row.try_get("hostname")?),
+            service: key.service.clone(),
+            message: change.message.map(str::to_owned),
+            down_since: change.down_since_ms.map(rfc3339),
+        }),
+        ..cluster_event_body(
+            event,
+            HookTenant {
+                id: tenant_id.clone(),
+                name: row.try_get("tenant_name")?,
+            },
+            &key.cluster_id,
+            row.try_get("cluster_name")?,
+            now_ms,
+        )
+    };
+    deliver_in(tx, &hearing, &tenant_id, &body, now_ms).await
+}
+
+/// A node of `cluster_id` as an event names it.
+fn hook_node(cluster_id: &str, number: i64, hostname: Option<String>) -> HookNode {
+    HookNode {
+        id: format!("{cluster_id}-{number}"),
+        number: u32::try_from(number).unwrap_or_default(),
+        hostname,
+    }
+}
+
+/// (old, new) node numbers of a replacement taking `from` to `to`: the nodes `to`
+/// drops, in `from`'s order, each with the node `to` adds in its place, in `to`'s
+/// order (how [`crate::operations`] numbers the successors).
+fn replaced_pairs(from: &Layout, to: &Layout) -> Vec<(u32, u32)> {
+    let gone = from
+        .nodes
+        .iter()
+        .filter(|node| to.node(node.number).is_none())
+        .map(|node| node.number);
+    let added = to
+        .nodes
+        .iter()
+        .filter(|node| from.node(node.number).is_none())
+        .map(|node| node.number);
+    gone.zip(added).collect()
+}
+
+fn layout_of(json: Option<String>, what: &str, job_id: &str) -> Result<Layout, StoreError> {
+    let json = json.ok_or_else(|| StoreError::CorruptRow {
+        table: "job_documents",
+        reason: format!("{what} layout of job {job_id} is missing"),
+    })?;
+    serde_json::from_str(&json).map_err(|error| StoreError::CorruptRow {
+        table: "job_documents",
+        reason: format!("{what} layout of job {job_id}: {error}"),
+    })
+}
+
+/// Keeps the hostnames of the nodes a `replace nodes` job takes away, inside the
+/// transaction that submits it: their rows are deleted by the job's own steps, before
+/// the job succeeds and `node.replaced` names them. Other jobs keep nothing.
+pub(crate) async fn keep_replaced_hostnames(
+    tx: &mut Transaction<'static, Any>,
+    job_id: &str,
+    cluster_id: &str,
+    operation: &str,
+    from_layout_json: Option<&str>,
+    to_layout_json: Option<&str>,
+) -> Result<(), StoreError> {
+    if operation != Operation::ReplaceNodes.name() {
+        return Ok(());
+    }
+    let from = layout_of(from_layout_json.map(str::to_owned), "from", job_id)?;
+    let to = layout_of(to_layout_json.map(str::to_owned), "to", job_id)?;
+    let gone: Vec<u32> = replaced_pairs(&from, &to)
+        .into_iter()
+        .map(|(old, _)| old)
+        .collect();
+    let rows: Vec<(i64, Option<String>)> =
+        sqlx::query_as("SELECT number, hostname FROM nodes WHERE cluster_id = $1")
+            .bind(cluster_id)
+            .fetch_all(&mut **tx)
+            .await?;
+    let hostnames: BTreeMap<u32, String> = rows
+        .into_iter()
+        .filter_map(|(number, hostname)| Some((u32::try_from(number).ok()?, hostname?)))
+        .filter(|(number, _)| gone.contains(number))
+        .collect();
+    let json = serde_json::to_string(&hostnames)
+        .map_err(|error| corrupt(format!("hostnames of job {job_id}: {error}")))?;
+    sqlx::query("UPDATE job_documents SET replaced_hostnames_json = $2 WHERE job_id = $1")
+        .bind(job_id)
+        .bind(json)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+/// Writes a `node.replaced` delivery per replaced node, for every hook of the tenant
+/// that hears it, inside the transaction in which a `replace nodes` job (healing's or a
+/// user's) succeeds. Other jobs cost one indexed read.
+pub(crate) async fn record_node_replaced(
+    tx: &mut Transaction<'static, Any>,
+    job_id: &str,
+    now_ms: i64,
+) -> Result<(), StoreError> {
+    let event = HookEvent::NodeReplaced;
+    let job: Option<(String, String, String)> =
+        sqlx::query_as("SELECT operation, tenant_id, cluster_id FROM jobs WHERE id = $1")
+            .bind(job_id)
+            .fetch_optional(&mut **tx)
+            .await?;
+    let Some((operation, tenant_id, cluster_id)) = job else {
+        return Ok(());
+    };
+    if operation != Operation::ReplaceNodes.name() {
+        return Ok(());
+    }
+    let hearing = hooks_hearing_in(tx, &tenant_id, event).await?;
+    if hearing.is_empty() {
+        return Ok(());
+    }
+    let documents = sqlx::query(
+        "SELECT from_layout_json, to_layout_json, replaced_hostnames_json FROM job_documents \
+         WHERE job_id = $1",
+    )
+    .bind(job_id)
+    .fetch_optional(&mut **tx)
+    .await?
+    .ok_or_else(|| StoreError::NotFound(format!("documents of job {job_id}")))?;
+    let from = layout_of(documents.try_get("from_layout_json")?, "from", job_id)?;
+    let to = layout_of(documents.try_get("to_layout_json")?, "to", job_id)?;
+    // Absent for a job submitted before the column existed: the old names are then
+    // unknown, the event is sent all the same.
+    let old_hostnames: BTreeMap<u32, String> = documents
+        .try_get::<Option<String>, _>("replaced_hostnames_json")?
+        .map(|json| serde_json::from_str(&json))
+        .transpose()
+        .map_err(|error| corrupt(format!("replaced hostnames of job {job_id}: {error}")))?
+        .unwrap_or_default();
+    let rows: Vec<(i64, Option<String>)> =
+        sqlx::query_as("SELECT number, hostname FROM nodes WHERE cluster_id = $1")
+            .bind(&cluster_id)
+            .fetch_all(&mut **tx)
+            .await?;
+    let new_hostname = |number: u32| {
+        rows.iter()
+            .find(|(row, _)| *row == i64::from(number))
+            .and_then(|(_, hostname)| hostname.clone())
+    };
+    let base = job_event_body(tx, job_id, event, now_ms).await?;
+    for (old, new) in replaced_pairs(&from, &to) {
+        let body = HookEventBody {
+            id: uuid::Uuid::new_v4().to_string(),
+            replacement: Some(HookReplacement {
+                old: hook_node(
+                    &cluster_id,
+                    i64::from(old),
+                    old_hostnames.get(&old).cloned(),
+                ),
+                new: hook_node(&cluster_id, i64::from(new), new_hostname(new)),
+            }),
+            ..base.clone()
+        };
+        deliver_in(tx, &hearing, &tenant_id, &body, now_ms).await?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layout(numbers: &[u32]) -> Layout {
+        serde_json::from_value(serde_json::json!({
+            "template": "t",
+            "nodes": numbers.iter().map(|number| serde_json::json!({
+                "number": number, "hardwaretype": "small", "imagetype": "deb",
+                "services": ["web"]
+            })).collect::<Vec<_>>()
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn each_replaced_node_is_paired_with_the_successor_numbered_for_it() {
+        // Successors are numbered after the highest node, in the old layout's order.
+        let from = layout(&[1003, 1001, 1002]);
+        let to = layout(&[1002, 1004, 1005]);
+        assert_eq!(replaced_pairs(&from, &to), [(1003, 1004), (1001, 1005)]);
+        assert_eq!(replaced_pairs(&from, &from), []);
+    }
 }

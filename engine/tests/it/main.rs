@@ -8,6 +8,8 @@
 //!   resources on nodes.
 //! - `cluster_lifecycle`, `demo_templates`, `faults`, `lease_grace`: whole clusters,
 //!   end to end, including crashes, lost nodes and leases that end.
+//! - `hook_events`: lifecycle hooks' health and replacement events, sent to real
+//!   receivers.
 //! - `security`: attacks that must fail.
 //! - `migrations`: the SQLite and PostgreSQL schemas do not drift apart.
 //! - `lab`: the shared fixture (a database with a catalog, providers and a worker pool).
@@ -23,6 +25,7 @@ mod docker_nodes;
 mod ec2;
 mod exec_provider;
 mod faults;
+mod hook_events;
 mod lab;
 mod lease_grace;
 mod local_nodes;
