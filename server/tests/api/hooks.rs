@@ -2,8 +2,10 @@
 //! events arrive signed (checked here with an HMAC of our own, not Corral's); a
 //! receiver that is down gets the delivery once it is back, once, with one delivery id;
 //! a gate refusing more than 4 nodes refuses a 5-node create through the API and the
-//! CLI and nothing is stored; a gate that is down refuses with its policy; and a hook
-//! to a private address is refused when saved unless the operator allows the range.
+//! CLI and nothing is stored; a gate that is down refuses with its policy; a hook
+//! to a private address is refused when saved unless the operator allows the range; and
+//! the API reference describes the health and replacement events' bodies (their
+//! delivery end to end is engine/tests/it/hook_events.rs, with real nodes).
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -1091,3 +1093,40 @@ engine::on_both_backends!(
     lease_warnings_arrive_once_a_day_and_an_hour_before,
     a_lease_stop_is_undone_by_extending_within_the_grace,
 );
+
+/// The API reference (generated from the wire types) describes the event body's
+/// optional fields of the health and replacement events, and names the events.
+#[tokio::test]
+async fn the_api_reference_describes_health_and_replacement_bodies() {
+    let app = spawn(Backend::Sqlite, false).await;
+    let doc: Value = app.get("/api/v1/openapi.json").await.json().await.unwrap();
+    let schemas = &doc["components"]["schemas"];
+    let body = &schemas["HookEventBody"]["properties"];
+    for field in ["health", "replacement", "lease", "approval"] {
+        assert!(
+            body.get(field).is_some(),
+            "HookEventBody lacks {field}: {body}"
+        );
+    }
+    for (schema, fields) in [
+        (
+            "HookHealth",
+            &["node", "service", "message", "down_since"][..],
+        ),
+        ("HookReplacement", &["old", "new"][..]),
+        ("HookNode", &["id", "number", "hostname"][..]),
+    ] {
+        for field in fields {
+            assert!(
+                schemas[schema]["properties"].get(*field).is_some(),
+                "{schema}.{field}: {}",
+                schemas[schema]
+            );
+        }
+    }
+    let events = schemas["HookEvent"].to_string();
+    for event in ["health.down", "health.up", "node.replaced"] {
+        assert!(events.contains(event), "{event}: {events}");
+    }
+    assert!(!events.contains("Reserved"), "{events}");
+}
