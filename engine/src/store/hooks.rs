@@ -869,15 +869,16 @@ fn replaced_pairs(from: &Layout, to: &Layout) -> Vec<(u32, u32)> {
     gone.zip(added).collect()
 }
 
-fn layout_of(json: Option<String>, what: &str, job_id: &str) -> Result<Layout, StoreError> {
-    let json = json.ok_or_else(|| StoreError::CorruptRow {
-        table: "job_documents",
-        reason: format!("{what} layout of job {job_id} is missing"),
-    })?;
-    serde_json::from_str(&json).map_err(|error| StoreError::CorruptRow {
-        table: "job_documents",
-        reason: format!("{what} layout of job {job_id}: {error}"),
-    })
+/// The layout in `json`, or `None` (with a warning) when there is none or it does not
+/// read: a missing event must never fail the job's own submit or completion.
+fn layout_of(json: Option<&str>, what: &str, job_id: &str) -> Option<Layout> {
+    match serde_json::from_str(json?) {
+        Ok(layout) => Some(layout),
+        Err(error) => {
+            tracing::warn!(job = %job_id, %error, "the {what} layout of a replacement does not read");
+            None
+        }
+    }
 }
 
 /// Keeps the hostnames of the nodes a `replace nodes` job takes away, inside the
@@ -894,8 +895,12 @@ pub(crate) async fn keep_replaced_hostnames(
     if operation != Operation::ReplaceNodes.name() {
         return Ok(());
     }
-    let from = layout_of(from_layout_json.map(str::to_owned), "from", job_id)?;
-    let to = layout_of(to_layout_json.map(str::to_owned), "to", job_id)?;
+    let (Some(from), Some(to)) = (
+        layout_of(from_layout_json, "from", job_id),
+        layout_of(to_layout_json, "to", job_id),
+    ) else {
+        return Ok(());
+    };
     let gone: Vec<u32> = replaced_pairs(&from, &to)
         .into_iter()
         .map(|(old, _)| old)
@@ -944,23 +949,29 @@ pub(crate) async fn record_node_replaced(
     if hearing.is_empty() {
         return Ok(());
     }
-    let documents = sqlx::query(
+    let Some(documents) = sqlx::query(
         "SELECT from_layout_json, to_layout_json, replaced_hostnames_json FROM job_documents \
          WHERE job_id = $1",
     )
     .bind(job_id)
     .fetch_optional(&mut **tx)
     .await?
-    .ok_or_else(|| StoreError::NotFound(format!("documents of job {job_id}")))?;
-    let from = layout_of(documents.try_get("from_layout_json")?, "from", job_id)?;
-    let to = layout_of(documents.try_get("to_layout_json")?, "to", job_id)?;
+    else {
+        return Ok(());
+    };
+    let from: Option<String> = documents.try_get("from_layout_json")?;
+    let to: Option<String> = documents.try_get("to_layout_json")?;
+    let (Some(from), Some(to)) = (
+        layout_of(from.as_deref(), "from", job_id),
+        layout_of(to.as_deref(), "to", job_id),
+    ) else {
+        return Ok(());
+    };
     // Absent for a job submitted before the column existed: the old names are then
-    // unknown, the event is sent all the same.
+    // unknown, and the event is sent all the same.
     let old_hostnames: BTreeMap<u32, String> = documents
         .try_get::<Option<String>, _>("replaced_hostnames_json")?
-        .map(|json| serde_json::from_str(&json))
-        .transpose()
-        .map_err(|error| corrupt(format!("replaced hostnames of job {job_id}: {error}")))?
+        .and_then(|json| serde_json::from_str(&json).ok())
         .unwrap_or_default();
     let rows: Vec<(i64, Option<String>)> =
         sqlx::query_as("SELECT number, hostname FROM nodes WHERE cluster_id = $1")
