@@ -31,6 +31,13 @@ pub struct RolloutRequest {
 pub struct RolloutCandidate {
     pub cluster_id: String,
     pub cluster_name: String,
+    /// The owner's username, when the owner still exists.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
+    /// The template revision the cluster was built from (or last upgraded to); the
+    /// listing's `revision` is the one it moves to.
+    #[serde(default)]
+    pub from_revision: i64,
     /// Pinned by its owner: listed, and passed over.
     pub pinned: bool,
     /// What the upgrade changes and runs, in a line.
@@ -50,6 +57,19 @@ pub struct RolloutStarted {
     pub clusters: Vec<RolloutCandidate>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rollout: Option<RolloutView>,
+}
+
+/// A template of the tenant's catalog as the console's rollout form offers it: how
+/// many of its live clusters there are and how many of them are behind its current
+/// revision (the ones a rollout would upgrade).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct RolloutTemplate {
+    pub template: String,
+    /// The template's current revision.
+    pub revision: i64,
+    pub clusters: u32,
+    pub behind: u32,
 }
 
 /// One cluster of a rollout and what became of it.

@@ -37,6 +37,7 @@ pub mod set_provider_types;
 pub mod set_user_role;
 pub mod showback;
 pub mod stage_resource;
+pub mod start_rollout;
 pub mod switch_tenant;
 pub mod tenants;
 pub mod test_provider;

@@ -5,7 +5,7 @@
 
 use api_types::{
     ClusterChangeRequest, RolloutCandidate, RolloutClusterState, RolloutClusterView,
-    RolloutRequest, RolloutStarted, RolloutState, RolloutView,
+    RolloutRequest, RolloutStarted, RolloutState, RolloutTemplate, RolloutView,
 };
 
 use super::{AuditRecord, Caller, ClusterView, Service, ServiceError};
@@ -73,6 +73,7 @@ impl Service {
             Err(error) => return Err(error.into()),
         };
         let current = crate::catalog::load(&self.store, &tenant_id).await?;
+        let usernames = self.usernames_of(&tenant_id).await?;
         let mut candidates = Vec::new();
         for cluster in self.store.list_clusters(&tenant_id).await? {
             if cluster.template_name != request.template || !cluster.state.is_live() {
@@ -84,6 +85,11 @@ impl Service {
             }
             let pinned = self.store.cluster_pinned(&cluster.id).await?;
             let (cluster_id, cluster_name) = (cluster.id.clone(), cluster.name.clone());
+            let from_revision = cluster.template_version;
+            let owner = cluster
+                .owner_id
+                .as_ref()
+                .and_then(|id| usernames.get(id).cloned());
             let mut view = ClusterView::try_from(cluster)?;
             self.note_catalog_behind(&tenant_id, &mut view, behind)
                 .await?;
@@ -104,6 +110,8 @@ impl Service {
             candidates.push(RolloutCandidate {
                 cluster_id,
                 cluster_name,
+                owner,
+                from_revision,
                 pinned,
                 summary,
             });
@@ -171,6 +179,48 @@ impl Service {
         self.audit(caller, record).await;
         started.rollout = Some(self.rollout(caller, &rollout.id).await?);
         Ok(started)
+    }
+
+    /// Each template of the tenant's catalog with its live clusters and how many of
+    /// them are behind its current revision: what a rollout form offers. Those with
+    /// clusters behind come first, then by name. Tenant admins only.
+    pub async fn rollout_templates(
+        &self,
+        caller: &Caller,
+    ) -> Result<Vec<RolloutTemplate>, ServiceError> {
+        let tenant_id = caller.tenant_id().to_owned();
+        caller.require_tenant_admin(&tenant_id)?;
+        let current = crate::catalog::load(&self.store, &tenant_id).await?;
+        let mut templates = Vec::new();
+        for revision in self.store.current_catalog(&tenant_id).await? {
+            if revision.kind == TEMPLATES && revision.body_json.is_some() {
+                templates.push(RolloutTemplate {
+                    template: revision.name,
+                    revision: revision.version,
+                    clusters: 0,
+                    behind: 0,
+                });
+            }
+        }
+        for cluster in self.store.list_clusters(&tenant_id).await? {
+            if !cluster.state.is_live() {
+                continue;
+            }
+            let behind = !super::upgrades::behind(&cluster, &current).is_empty();
+            if let Some(template) = templates
+                .iter_mut()
+                .find(|template| template.template == cluster.template_name)
+            {
+                template.clusters += 1;
+                template.behind += u32::from(behind);
+            }
+        }
+        templates.sort_by(|a, b| {
+            (b.behind > 0)
+                .cmp(&(a.behind > 0))
+                .then_with(|| a.template.cmp(&b.template))
+        });
+        Ok(templates)
     }
 
     /// The tenant's rollouts, newest first, each with its clusters.

@@ -1062,3 +1062,196 @@ async fn the_rollouts_page_lists_rollouts_for_admins_only() {
     assert!(!html.contains(&id), "another tenant's rollout: {html}");
     assert!(html.contains("No rollouts yet."), "{html}");
 }
+
+/// The rollouts page previews and starts a rollout as a browser without JavaScript
+/// does (issue 40): the preview is a GET of the form's inputs and lists each cluster
+/// behind with its owner, revisions, plan and pin, writing nothing; "Start rollout"
+/// posts it and the list shows it. Refusals are named on the page: nothing behind
+/// (preview and start), an unknown template, 0 or a word at once, one already
+/// running, and a tenant user's post.
+#[tokio::test]
+async fn the_rollouts_page_previews_and_starts_a_rollout_without_javascript() {
+    let app = spawn_app(Backend::Sqlite).await;
+    let admin = with_catalog(&app, "acme").await;
+    let owner = app.user("rollout-owner", Role::User, "acme").await;
+    let mut ids = Vec::new();
+    for name in ["rolled", "kept"] {
+        let (status, created) = app
+            .call_json(
+                &owner,
+                Method::POST,
+                "/api/v1/clusters",
+                Some(serde_json::json!({"name": name, "template": "lifecycle", "size": 2})),
+            )
+            .await;
+        assert_eq!(status, 201, "{created}");
+        ids.push(created["cluster"]["id"].as_str().unwrap().to_owned());
+    }
+    let (status, body) = app
+        .call_json(
+            &owner,
+            Method::PUT,
+            &format!("/api/v1/clusters/{}/pin", ids[1]),
+            Some(serde_json::json!({"pinned": true})),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let (browser, csrf) = signed_in(&app, "acme-admin").await;
+    let preview = "/admin/rollouts?template=lifecycle&max_parallel=1";
+    // The form offers the template; nothing is behind yet: the preview says so and
+    // has no start button, and a start is refused with the reason.
+    let (status, html) = page(&browser, &app, "/admin/rollouts").await;
+    assert_eq!(status, 200, "{html}");
+    assert!(html.contains("data-testid=\"rollout-form\""), "{html}");
+    assert!(
+        html.contains("<optgroup label=\"Nothing behind\">"),
+        "{html}"
+    );
+    assert!(
+        html.contains("lifecycle (r1: 0 of 2 cluster(s) behind)"),
+        "{html}"
+    );
+    let (status, html) = page(&browser, &app, preview).await;
+    assert_eq!(status, 200, "{html}");
+    assert!(html.contains("data-testid=\"rollout-nothing\""), "{html}");
+    assert!(html.contains("nothing to roll out"), "{html}");
+    assert!(!html.contains("data-testid=\"start-rollout\""), "{html}");
+    let (status, html) = start_rollout(&browser, &app, preview, &csrf).await;
+    assert_eq!(status, 200, "{html}");
+    assert!(html.contains("class=\"form-error\""), "{html}");
+    assert!(
+        html.contains("no cluster of template &quot;lifecycle&quot; is behind")
+            || html.contains("no cluster of template \"lifecycle\" is behind"),
+        "{html}"
+    );
+
+    // Bad input, each named near the form.
+    let (status, html) = page(&browser, &app, "/admin/rollouts?template=no-such").await;
+    assert_eq!(status, 200, "{html}");
+    assert!(html.contains("data-testid=\"rollout-refusal\""), "{html}");
+    assert!(html.contains("no such template in your catalog"), "{html}");
+    assert!(html.contains("no-such"), "{html}");
+    let (_, html) = page(
+        &browser,
+        &app,
+        "/admin/rollouts?template=lifecycle&max_parallel=0",
+    )
+    .await;
+    assert!(html.contains("max_parallel must be at least 1"), "{html}");
+    let (_, html) = page(
+        &browser,
+        &app,
+        "/admin/rollouts?template=lifecycle&max_parallel=two",
+    )
+    .await;
+    assert!(html.contains("is not a number of clusters"), "{html}");
+
+    // The template and the worker service change: both clusters are behind.
+    let mut changed = crate::helpers::lifecycle_catalog();
+    changed["clustertemplates"][0]["description"] = "one web node, workers behind it".into();
+    let changed: Value = serde_json::from_str(
+        &changed
+            .to_string()
+            .replace("echo worker started", "echo worker started again"),
+    )
+    .unwrap();
+    let (status, body) = app
+        .call_json(
+            &admin,
+            Method::POST,
+            "/api/v1/catalog/import",
+            Some(changed),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+
+    let (status, html) = page(&browser, &app, "/admin/rollouts").await;
+    assert_eq!(status, 200, "{html}");
+    assert!(
+        html.contains("<optgroup label=\"Clusters behind\">"),
+        "{html}"
+    );
+    assert!(
+        html.contains("lifecycle (r2: 2 of 2 cluster(s) behind)"),
+        "{html}"
+    );
+    let (status, html) = page(&browser, &app, preview).await;
+    assert_eq!(status, 200, "{html}");
+    assert!(html.contains("data-testid=\"rollout-preview\""), "{html}");
+    assert!(
+        html.contains("data-candidate=\"rolled\" data-pinned=\"false\""),
+        "{html}"
+    );
+    assert!(
+        html.contains("data-candidate=\"kept\" data-pinned=\"true\""),
+        "{html}"
+    );
+    assert!(html.contains("rollout-owner"), "the owner: {html}");
+    assert!(html.contains("r1 → r2"), "the revisions: {html}");
+    assert!(
+        html.contains("worker, lifecycle changed;"),
+        "the plan summary: {html}"
+    );
+    assert!(html.contains("pinned: skipped"), "{html}");
+    assert!(html.contains("upgrades 1 cluster(s)"), "{html}");
+    assert!(html.contains("data-testid=\"start-rollout\""), "{html}");
+    // A preview writes nothing.
+    let (_, rollouts) = app
+        .call_json(&admin, Method::GET, "/api/v1/catalog/rollouts", None)
+        .await;
+    assert_eq!(rollouts, serde_json::json!([]), "{rollouts}");
+
+    // A tenant user cannot start one.
+    app.user("erin", Role::User, "acme").await;
+    let (erin, erin_csrf) = signed_in(&app, "erin").await;
+    let (_, html) = start_rollout(&erin, &app, "/admin/rollouts", &erin_csrf).await;
+    assert!(html.contains("data-testid=\"forbidden\""), "{html}");
+    let (_, rollouts) = app
+        .call_json(&admin, Method::GET, "/api/v1/catalog/rollouts", None)
+        .await;
+    assert_eq!(rollouts, serde_json::json!([]), "{rollouts}");
+
+    // Start: the list shows it first, with its clusters.
+    let (status, html) = start_rollout(&browser, &app, preview, &csrf).await;
+    assert_eq!(status, 200, "{html}");
+    assert!(html.contains("data-testid=\"rollout-started\""), "{html}");
+    let (_, rollouts) = app
+        .call_json(&admin, Method::GET, "/api/v1/catalog/rollouts", None)
+        .await;
+    let id = rollouts[0]["id"].as_str().unwrap().to_owned();
+    assert_eq!(rollouts[0]["max_parallel"], 1, "{rollouts}");
+    assert!(html.contains(&format!("data-rollout=\"{id}\"")), "{html}");
+    assert!(html.contains("data-rollout-cluster=\"rolled\""), "{html}");
+    assert!(
+        html.contains("data-rollout-cluster=\"kept\" data-state=\"skipped-pinned\""),
+        "{html}"
+    );
+
+    // While it runs, the preview says a new one is refused, and a start is.
+    // (No worker pool runs here, so it stays running.)
+    assert_eq!(rollouts[0]["state"], "running", "{rollouts}");
+    let (_, html) = page(&browser, &app, preview).await;
+    assert!(html.contains("data-testid=\"rollout-running\""), "{html}");
+    let (_, html) = start_rollout(&browser, &app, preview, &csrf).await;
+    assert!(html.contains("wait for it to end"), "{html}");
+    let (_, after) = app
+        .call_json(&admin, Method::GET, "/api/v1/catalog/rollouts", None)
+        .await;
+    assert_eq!(after.as_array().unwrap().len(), 1, "{after}");
+}
+
+/// Posts the rollouts page's "Start rollout" form for the lifecycle template, one
+/// at a time, from the page `from`.
+async fn start_rollout(
+    browser: &reqwest::Client,
+    app: &TestApp,
+    from: &str,
+    csrf: &str,
+) -> (u16, String) {
+    let fields = [
+        ("csrf", csrf),
+        ("template", "lifecycle"),
+        ("max_parallel", "1"),
+    ];
+    post_form(browser, app, "admin-start-rollout", from, &fields).await
+}
