@@ -5,7 +5,8 @@
 //! process sends exactly one signed `health.down` (however many checks fail after it),
 //! starting it again one `health.up`, and replacing its node one `node.replaced` naming
 //! the old node and the new (number and hostname), in JSON and in Slack's format.
-//! Two processes recording the same change at once send it once.
+//! Two processes recording the same change at once send it once. A node that dies in
+//! a cluster that heals is replaced by healing, and told as replaced the same way.
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
@@ -165,8 +166,8 @@ async fn read_request(mut stream: tokio::net::TcpStream) -> Option<Received> {
 }
 
 /// A lab whose lifecycle `worker` service is checked every 2 s: up while its process
-/// runs.
-async fn watched_lab(backend: Backend) -> Lab {
+/// runs; with `healing`, the template replaces dead nodes (up to half the cluster).
+async fn watched_lab(backend: Backend, healing: bool) -> Lab {
     let mut catalog: Value =
         serde_json::from_str(&std::fs::read_to_string(format!("{FIXTURES}/catalog.json")).unwrap())
             .unwrap();
@@ -179,6 +180,11 @@ async fn watched_lab(backend: Backend) -> Lab {
     // The check runs in the service's folder, where its start step wrote the pid.
     worker["healthcheck"] =
         serde_json::json!({"run": "kill -0 \"$(cat worker.pid)\"", "interval": 2, "timeout": 2});
+    if healing {
+        catalog["clustertemplates"][0]["administration"] = serde_json::json!({
+            "healing": {"enabled": true, "heal_after": "1m", "max_unhealthy": 50}
+        });
+    }
     let script = std::fs::read(format!("{FIXTURES}/web.sh")).unwrap();
     Lab::start_catalog(
         backend,
@@ -250,25 +256,30 @@ fn hostname_of(nodes: &[engine::store::clusters::nodes::Node], number: i64) -> S
         .unwrap()
 }
 
-async fn health_and_replacement_events_arrive_once(backend: Backend) {
-    let mut lab = watched_lab(backend).await;
-    let (json, json_url) = Receiver::start().await;
-    let (slack, slack_url) = Receiver::start().await;
-    add_hook(&lab.store, &json_url, HookFormat::Json, SECRET).await;
-    add_hook(&lab.store, &slack_url, HookFormat::Slack, SLACK_SECRET).await;
-    // The operator's `--hook-allow 127.0.0.0/8`: the receivers are on loopback.
+/// Sends the lab's deliveries every 100 ms, allowed to reach loopback (the operator's
+/// `--hook-allow 127.0.0.0/8`: the receivers are there).
+fn deliver(lab: &Lab) -> tokio::task::JoinHandle<()> {
     let sending = lab
         .store
         .clone()
         .with_hook_network(HookNetwork::allowing(vec!["127.0.0.0/8".parse().unwrap()]));
-    let deliverer = Deliverer::new(
+    Deliverer::new(
         sending,
         DeliverySettings {
             poll: Duration::from_millis(100),
             ..DeliverySettings::default()
         },
     )
-    .spawn();
+    .spawn()
+}
+
+async fn health_and_replacement_events_arrive_once(backend: Backend) {
+    let mut lab = watched_lab(backend, false).await;
+    let (json, json_url) = Receiver::start().await;
+    let (slack, slack_url) = Receiver::start().await;
+    add_hook(&lab.store, &json_url, HookFormat::Json, SECRET).await;
+    add_hook(&lab.store, &slack_url, HookFormat::Slack, SLACK_SECRET).await;
+    let deliverer = deliver(&lab);
 
     let (cluster, job) = lab.create("watched", 2).await;
     assert_eq!(lab.wait(&job, JOB_LIMIT).await, JobState::Succeeded);
@@ -483,4 +494,55 @@ async fn health_and_replacement_events_arrive_once(backend: Backend) {
     deliverer.abort();
 }
 
-engine::on_both_backends!(health_and_replacement_events_arrive_once);
+/// Healing: the worker's node dies (its sshd and everything under it killed); the
+/// monitor finds its machine gone, a heal job replaces it, and `node.replaced` names
+/// the dead node and its successor (the dead node's checks failing first send
+/// `health.down`, which is true).
+async fn a_healed_node_is_told_as_replaced(backend: Backend) {
+    let lab = watched_lab(backend, true).await;
+    let (json, json_url) = Receiver::start().await;
+    add_hook(&lab.store, &json_url, HookFormat::Json, SECRET).await;
+    let deliverer = deliver(&lab);
+    let (cluster, job) = lab.create("healed", 2).await;
+    assert_eq!(lab.wait(&job, JOB_LIMIT).await, JobState::Succeeded);
+    let node = until_worker(&lab, &cluster.id, |row| row.health == ServiceHealth::Up)
+        .await
+        .node_number;
+    let hostname = hostname_of(&lab.store.list_nodes(&cluster.id).await.unwrap(), node);
+
+    let dead = lab.nodes_dir.join(engine::execute::node_id(
+        &cluster.id,
+        u32::try_from(node).unwrap(),
+    ));
+    assert!(engine::provider::LocalProvider::kill_everything_under(&dead) > 0);
+    let took = until("node.replaced", || {
+        !json.of(HookEvent::NodeReplaced).is_empty()
+    })
+    .await;
+    eprintln!("node.replaced arrived {took:?} after the node died");
+    let replaced = json.of(HookEvent::NodeReplaced);
+    assert_eq!(replaced.len(), 1, "{replaced:?}");
+    assert!(replaced[0].verifies(SECRET));
+    let body = replaced[0].json();
+    let nodes = lab.store.list_nodes(&cluster.id).await.unwrap();
+    let successor = nodes.iter().map(|row| row.number).max().unwrap();
+    assert!(successor > node && nodes.iter().all(|row| row.number != node));
+    assert_eq!(body["replacement"]["old"]["number"], node);
+    assert_eq!(body["replacement"]["old"]["hostname"], hostname.as_str());
+    assert_eq!(body["replacement"]["new"]["number"], successor);
+    assert_eq!(
+        body["replacement"]["new"]["hostname"],
+        hostname_of(&nodes, successor).as_str()
+    );
+    assert_eq!(body["job"]["operation"], "replace nodes");
+    assert!(
+        body["job"]["requested_by"].is_null(),
+        "healing asked: {body}"
+    );
+    deliverer.abort();
+}
+
+engine::on_both_backends!(
+    health_and_replacement_events_arrive_once,
+    a_healed_node_is_told_as_replaced
+);
