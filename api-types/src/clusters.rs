@@ -365,6 +365,10 @@ pub struct PlanView {
     /// What to know before going ahead (data a node replacement loses).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// For `sync-keys`: the users' keys the nodes will have (every other key Corral put
+    /// there goes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keys: Option<Vec<crate::user_keys::ClusterKeyView>>,
     /// The estimated cost of the cluster after the operation (and, for a change, the
     /// difference it makes), at its hardware types' prices on its provider.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -495,6 +499,10 @@ pub enum ClusterChangeRequest {
         #[serde(default)]
         force: bool,
     },
+    /// Put the current users' keys (the owner's, and the tenant admins' where the
+    /// tenant says so) on every node, replacing those Corral put there before.
+    #[cfg_attr(feature = "openapi", schema(title = "SyncKeysChange"))]
+    SyncKeys {},
 }
 
 /// The OpenAPI schema of a config in a request: keys and JSON values, merged over the

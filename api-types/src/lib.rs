@@ -31,6 +31,7 @@ pub mod node_shell;
 pub mod providers;
 pub mod rollouts;
 pub mod states;
+pub mod user_keys;
 
 pub use accounts::*;
 pub use approvals::*;
@@ -44,6 +45,7 @@ pub use node_shell::*;
 pub use providers::*;
 pub use rollouts::*;
 pub use states::*;
+pub use user_keys::*;
 
 /// One page of a list.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]

@@ -340,6 +340,9 @@ pub enum Operation {
     /// then tear down the nodes `new` drops: as many go as come, and the nodes both
     /// layouts have are unchanged.
     ReplaceNodes,
+    /// Bootstrap every node of `new` again, which puts the current users' keys in
+    /// place (and ships any plugin resource that changed); no service is touched.
+    SyncKeys,
 }
 
 /// An upgrade's steps and how they roll across the cluster.
@@ -370,6 +373,7 @@ impl Operation {
             Operation::Rollback { .. } => "rollback",
             Operation::Upgrade(_) => "upgrade",
             Operation::ReplaceNodes => "replace nodes",
+            Operation::SyncKeys => "sync keys",
         }
     }
 }

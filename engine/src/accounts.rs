@@ -4,6 +4,7 @@
 
 mod password;
 mod sso;
+pub mod ssh_keys;
 mod tokens;
 
 use crate::store::tenants::DEFAULT_TENANT_ID;

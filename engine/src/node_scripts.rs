@@ -18,6 +18,9 @@ pub(crate) const RESOURCES: &str = "corral/resources";
 pub(crate) const RESOURCE_SHAS: &str = "corral/resources/.sha";
 /// The node's facts (cluster, node number, host, services) as JSON.
 pub(crate) const NODE_FACTS: &str = "corral/node.json";
+/// The node user's `authorized_keys`, where bootstrap keeps the users' keys (between
+/// marker lines of its own). A `local` node's sshd reads it besides its root-owned one.
+pub(crate) const AUTHORIZED_KEYS: &str = ".ssh/authorized_keys";
 
 /// A script run on the node: its file under `node_scripts/` and its text.
 #[derive(Debug)]
@@ -42,7 +45,8 @@ macro_rules! node_script {
 /// `step_shell`). It takes no arguments: the session's login shell runs its text.
 pub(crate) const STEP_DRIVER: NodeScript = node_script!("step_driver.sh");
 /// Bootstrap's first step. Arguments: the message for a missing puppet (empty when no
-/// service needs it), the facts' JSON, [`NODE_FACTS`], [`RESOURCE_SHAS`], then the
+/// service needs it), the facts' JSON, [`NODE_FACTS`], [`RESOURCE_SHAS`],
+/// [`AUTHORIZED_KEYS`] (empty to leave keys alone), the users' key lines, then the
 /// folders to make.
 pub(crate) const BOOTSTRAP_PREPARE: NodeScript = node_script!("bootstrap_prepare.sh");
 /// Installs one uploaded resource. Arguments: how (`plain`, `executable`, `unpack`), the

@@ -31,6 +31,7 @@ mod rollouts;
 mod tenants;
 mod tokens;
 mod upgrades;
+mod user_keys;
 mod users;
 mod views;
 

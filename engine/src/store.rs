@@ -36,6 +36,7 @@ pub mod sso;
 pub mod tenants;
 pub mod terminal_recordings;
 pub mod tokens;
+pub mod user_keys;
 pub mod users;
 
 use std::sync::Arc;

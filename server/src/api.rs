@@ -23,6 +23,7 @@ mod pool_hosts;
 mod providers;
 mod rollouts;
 mod session;
+mod user_keys;
 
 use std::sync::LazyLock;
 
@@ -125,6 +126,9 @@ fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(catalog::stage))
         .routes(routes!(accounts::me))
         .routes(routes!(accounts::change_password))
+        .routes(routes!(user_keys::list, user_keys::add))
+        .routes(routes!(user_keys::remove))
+        .routes(routes!(user_keys::show_setting, user_keys::set_setting))
         .routes(routes!(accounts::list_users, accounts::create_user))
         .routes(routes!(
             accounts::show_user,

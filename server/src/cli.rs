@@ -22,6 +22,7 @@ mod manual;
 mod node_ssh;
 mod provider;
 mod remote;
+mod user;
 
 use std::process::ExitCode;
 
@@ -66,6 +67,8 @@ pub enum Command {
     Provider(provider::ProviderArgs),
     /// Your tenant's lifecycle hooks: HTTP endpoints told of jobs, or asked first.
     Hook(hook::HookArgs),
+    /// Your own SSH keys, which Corral puts on your clusters' nodes.
+    User(user::UserArgs),
     /// Your tenant's user groups (tenant admins): templates may be limited to them.
     Group(approval::GroupArgs),
     /// Approval rules, and the creates and grows that wait for a decision.
@@ -146,6 +149,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Plan(args) => block_on(apply::plan(args)),
         Command::Provider(args) => block_on(provider::run(args)),
         Command::Hook(args) => block_on(hook::run(args)),
+        Command::User(args) => block_on(user::run(args)),
         Command::Group(args) => block_on(approval::run_group(args)),
         Command::Approval(args) => block_on(approval::run_approval(args)),
         Command::Budget(args) => block_on(cost::run_budget(args)),

@@ -250,6 +250,7 @@ pub const OPERATIONS: &[(&str, &str)] = &[
     ("reconfigure", "Reconfigure"),
     ("upgrade", "Upgrade"),
     ("replace-nodes", "Replace nodes"),
+    ("sync-keys", "Sync SSH keys"),
     ("delete", "Delete cluster"),
 ];
 
@@ -403,6 +404,7 @@ pub(crate) mod convert {
                     .clone()
                     .ok_or_else(|| UiError::invalid("name the failed job to roll back"))?,
             },
+            "sync-keys" => ClusterChangeRequest::SyncKeys {},
             "delete" => return Ok(None),
             other => return Err(UiError::invalid(format!("unknown operation {other:?}"))),
         }))

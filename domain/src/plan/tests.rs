@@ -416,6 +416,17 @@ fn reconfigure_without_restart_only_configures() {
 }
 
 #[test]
+fn sync_keys_bootstraps_every_node_and_touches_no_service() {
+    let c = cluster();
+    let dag = plan(&c, &c, &Operation::SyncKeys, &hadoop()).unwrap();
+    let labels: Vec<String> = dag.tasks().iter().map(Task::label).collect();
+    assert_eq!(
+        labels,
+        ["1000-bootstrap", "1001-bootstrap", "1002-bootstrap"]
+    );
+}
+
+#[test]
 fn start_adds_runtime_dependencies() {
     let c = cluster();
     let op = Operation::Start {

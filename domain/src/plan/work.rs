@@ -180,6 +180,15 @@ pub(crate) fn for_operation(
                 steps,
             ))
         }
+        Operation::SyncKeys => Ok(new
+            .nodes
+            .iter()
+            .map(|node| NodeWork {
+                number: node.number,
+                before: vec![NodeStep::Bootstrap],
+                ..NodeWork::default()
+            })
+            .collect()),
         Operation::Start { services } => {
             on_selected(services.as_ref(), false, &[ServiceAction::Start])
         }

@@ -13,6 +13,7 @@ use super::automator::PUPPET_MISSING;
 use super::view::TaskView;
 use super::{note, Executor, NodeState, StepError, StepOutcome};
 use crate::node_scripts;
+use crate::provider::{NodeRecord, SSH_POOL_PROVIDER};
 use crate::resources::{ResourceKind, ResourceVersion};
 use crate::ssh::{OutputChunk, OutputStream, RunOptions, SshTarget};
 
@@ -48,7 +49,13 @@ pub(super) async fn run(
         .iter()
         .map(|service| service.as_str())
         .collect();
-    let prepare = prepare_command(&facts.to_string(), &services, &puppet_services);
+    let keys = node_keys(executor, view, &record).await?;
+    let prepare = prepare_command(
+        &facts.to_string(),
+        &services,
+        &puppet_services,
+        keys.as_deref(),
+    );
     let listing = capture(executor, view, &target, &prepare).await?;
     let on_node: BTreeMap<&str, &str> = listing
         .lines()
@@ -91,6 +98,28 @@ pub(super) async fn run(
     Ok(StepOutcome::ran(Some(0)))
 }
 
+/// The users' keys for the node, one line each (see [`Store::cluster_keys`]), or
+/// `None` for a pool host an admin registered: its accounts are the admin's, and Corral
+/// leaves their keys alone.
+///
+/// [`Store::cluster_keys`]: crate::store::Store::cluster_keys
+async fn node_keys(
+    executor: &Executor,
+    view: &TaskView,
+    record: &NodeRecord,
+) -> Result<Option<String>, StepError> {
+    if record.provider == SSH_POOL_PROVIDER {
+        return Ok(None);
+    }
+    let keys = executor.inner.store.cluster_keys(&view.cluster.id).await?;
+    Ok(Some(
+        keys.iter()
+            .map(|key| key.public_key.as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+    ))
+}
+
 /// Writes the resource in chunks, then moves it into place (unpacking archives) and
 /// records its checksum.
 async fn upload(
@@ -128,8 +157,15 @@ async fn upload(
 /// The first step's text: checks for puppet when `puppet_services` need it, makes
 /// Corral's folders and each service's own (where its steps run: there before any
 /// automator needs it, as Ansible's tasks write into it by path and make nothing
-/// first), writes the facts and lists the resources already on the node.
-fn prepare_command(facts: &str, services: &[&str], puppet_services: &[&str]) -> String {
+/// first), writes the facts, puts the users' `keys` in the node user's
+/// `authorized_keys` (leaving them alone when `None`) and lists the resources already
+/// on the node.
+fn prepare_command(
+    facts: &str,
+    services: &[&str],
+    puppet_services: &[&str],
+    keys: Option<&str>,
+) -> String {
     // Found now, not at the first puppet step after everything else was installed.
     let puppet_missing = if puppet_services.is_empty() {
         String::new()
@@ -156,6 +192,12 @@ fn prepare_command(facts: &str, services: &[&str], puppet_services: &[&str]) -> 
         facts,
         node_scripts::NODE_FACTS,
         node_scripts::RESOURCE_SHAS,
+        if keys.is_some() {
+            node_scripts::AUTHORIZED_KEYS
+        } else {
+            ""
+        },
+        keys.unwrap_or_default(),
     ];
     args.extend(folders.iter().map(String::as_str));
     node_scripts::BOOTSTRAP_PREPARE.with_args(&args)
@@ -259,12 +301,70 @@ mod tests {
         let facts = r#"{"node":1,"services":["web","it's"]}"#;
         assert_snapshot(
             "bootstrap_prepare_puppet",
-            &prepare_command(facts, &["web", "it's"], &["web"]),
+            &prepare_command(facts, &["web", "it's"], &["web"], Some("")),
         );
         assert_snapshot(
             "bootstrap_prepare_no_puppet",
-            &prepare_command(facts, &[], &[]),
+            &prepare_command(
+                facts,
+                &[],
+                &[],
+                Some("ssh-ed25519 AAAA a\nssh-ed25519 AAAB b"),
+            ),
         );
+        assert_snapshot(
+            "bootstrap_prepare_pool_host",
+            &prepare_command(facts, &[], &[], None),
+        );
+    }
+
+    /// Runs the prepare step with `sh` in `home` with these keys: its exit code.
+    fn prepare_locally(home: &std::path::Path, keys: Option<&str>) -> i32 {
+        std::process::Command::new("sh")
+            .args(["-c", &prepare_command("{}", &[], &[], keys)])
+            .env("HOME", home)
+            .stdout(std::process::Stdio::null())
+            .status()
+            .unwrap()
+            .code()
+            .unwrap()
+    }
+
+    #[test]
+    fn users_keys_are_kept_between_markers_and_every_other_line_stays() {
+        let home = tempfile::tempdir().unwrap();
+        let file = home.path().join(".ssh/authorized_keys");
+        let read = || std::fs::read_to_string(&file).unwrap();
+        // No keys and no file: nothing is made.
+        assert_eq!(prepare_locally(home.path(), Some("")), 0);
+        assert!(!file.exists());
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, "ssh-ed25519 CORRAL corral\n").unwrap();
+        assert_eq!(
+            prepare_locally(home.path(), Some("ssh-ed25519 A a\nssh-rsa B b")),
+            0
+        );
+        let first = read();
+        assert!(first.starts_with("ssh-ed25519 CORRAL corral\n"), "{first}");
+        assert!(
+            first.contains("\nssh-ed25519 A a\nssh-rsa B b\n"),
+            "{first}"
+        );
+        // Again with one key fewer: the block is replaced, not added to.
+        assert_eq!(prepare_locally(home.path(), Some("ssh-rsa B b")), 0);
+        let second = read();
+        assert!(!second.contains("ssh-ed25519 A a"), "{second}");
+        assert_eq!(second.matches("keys begin").count(), 1, "{second}");
+        // A line someone added after the block stays; a pool host's file is left alone.
+        std::fs::write(&file, format!("{second}ssh-ed25519 MINE mine\n")).unwrap();
+        assert_eq!(prepare_locally(home.path(), None), 0);
+        assert!(read().contains("ssh-rsa B b"));
+        // No keys: the block goes, everything else stays.
+        assert_eq!(prepare_locally(home.path(), Some("")), 0);
+        assert_eq!(read(), "ssh-ed25519 CORRAL corral\nssh-ed25519 MINE mine\n");
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
     }
 
     #[test]

@@ -70,6 +70,9 @@ pub enum ClusterChange {
     /// a failed stop or remove step and goes on, so that the nodes are deleted even when
     /// a service cannot be stopped (a broken script, a node that is gone).
     Delete { force: bool },
+    /// Bootstrap every node again, which puts the current users' keys on it (see
+    /// [`crate::execute`]'s bootstrap); no service is touched.
+    SyncKeys,
 }
 
 impl ClusterChange {
@@ -86,6 +89,7 @@ impl ClusterChange {
             ClusterChange::Rollback { .. } => "rollback",
             ClusterChange::Upgrade { .. } => "upgrade",
             ClusterChange::ReplaceNodes { .. } => "replace nodes",
+            ClusterChange::SyncKeys => "sync keys",
             // A forced delete is a delete (its job says it is forced).
             ClusterChange::Delete { .. } => "delete",
         }
@@ -352,6 +356,7 @@ pub async fn preview_change(
             warnings = warned;
             (committed.clone(), to, Operation::ReplaceNodes)
         }
+        ClusterChange::SyncKeys => (committed.clone(), committed.clone(), Operation::SyncKeys),
         ClusterChange::Delete { .. } => {
             // After a failed job, nodes of its target layout may exist: take them all down.
             let from = match last {

@@ -192,6 +192,7 @@ pub(super) fn change_operation(
                 accept_data_loss: *force,
             }
         }
+        ClusterChangeRequest::SyncKeys {} => ClusterChange::SyncKeys,
     })
 }
 
@@ -249,6 +250,7 @@ fn plan_view(preview: &Preview) -> PlanView {
         upgrade: None,
         warnings: Vec::new(),
         cost: None,
+        keys: None,
     }
 }
 
@@ -765,6 +767,9 @@ impl Service {
         view.credentials = self
             .plan_credentials(caller, &plan.snapshot, &cluster.provider, &plan.preview.dag)
             .await?;
+        if matches!(change, ClusterChange::SyncKeys) {
+            view.keys = Some(self.cluster_key_views(&cluster.id).await?);
+        }
         Ok(view)
     }
 

@@ -114,6 +114,8 @@ pub enum ChangeOperation {
     Upgrade,
     /// Give named nodes successors with the same services, then delete them.
     ReplaceNodes,
+    /// Put the current users' SSH keys on every node (see `corral user keys`).
+    SyncKeys,
 }
 
 /// `corral cluster heal`'s choice.
@@ -195,6 +197,7 @@ impl ChangeArgs {
                     .context("replace-nodes needs --nodes 1001,1002")?,
                 force: self.force,
             },
+            ChangeOperation::SyncKeys => ClusterChangeRequest::SyncKeys {},
         })
     }
 }
@@ -270,6 +273,12 @@ fn print_plan(plan: &PlanView) {
     }
     for warning in &plan.warnings {
         println!("warning: {warning}");
+    }
+    if let Some(keys) = &plan.keys {
+        println!("keys the nodes will have ({}):", keys.len());
+        for key in keys {
+            println!("  {} {} {}", key.username, key.fingerprint, key.comment);
+        }
     }
     if let Some(cost) = &plan.cost {
         println!("{}", cost_line(cost));

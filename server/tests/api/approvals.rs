@@ -10,7 +10,9 @@ use engine::store::Backend;
 use reqwest::Method;
 use serde_json::{json, Value};
 
-use crate::helpers::{lifecycle_catalog, render_page, spawn_app, ApiUser, TestApp, PASSWORD};
+use crate::helpers::{
+    lifecycle_catalog, local_pool, render_page, spawn_app, ApiUser, TestApp, PASSWORD,
+};
 
 /// The lifecycle catalog plus `team-stack`, the same template limited to `data-team`.
 fn catalog_with_limited_template() -> Value {
@@ -759,34 +761,6 @@ async fn a_rules_group_decides_and_admins_are_not_held(backend: Backend) {
     assert_eq!(denied["decided_by"], "lab-lead");
 }
 
-/// A pool building the test server's clusters on real `local` nodes under `nodes`.
-pub(crate) async fn pool(app: &TestApp, nodes: &std::path::Path) -> engine::worker::WorkerPool {
-    use engine::execute::{Executor, ExecutorSettings, Providers};
-    use engine::worker::{WorkerPool, WorkerSettings};
-    let providers = Providers::new().with(std::sync::Arc::new(
-        engine::provider::LocalProvider::new(nodes).unwrap(),
-    ));
-    let executor = Executor::new(
-        app.store.clone(),
-        providers,
-        std::sync::Arc::new(engine::ssh::SessionPool::new(
-            engine::ssh::PoolConfig::default(),
-        )),
-        engine::resources::ResourceFiles::in_directory(nodes.join("resources")),
-        ExecutorSettings::default(),
-    );
-    let pool = WorkerPool::start(
-        executor,
-        WorkerSettings {
-            scope: engine::queue::WorkerScope::Shared,
-            idle_poll: std::time::Duration::from_millis(50),
-            ..WorkerSettings::default()
-        },
-    );
-    pool.ready().await;
-    pool
-}
-
 /// Waits (at most 3 minutes) for a job to succeed.
 pub(crate) async fn succeeded(app: &TestApp, user: &ApiUser, job: &str) {
     for _ in 0..1800 {
@@ -838,7 +812,7 @@ async fn a_grow_waits_for_approval_and_then_adds_nodes(backend: Backend) {
     assert_eq!(status, 200);
     let user = app.user("grow-user", Role::User, "grow").await;
     let nodes = tempfile::tempdir().unwrap();
-    let _pool = pool(&app, nodes.path()).await;
+    let _pool = local_pool(&app, nodes.path()).await;
     let (_, created) = app
         .call_json(
             &user,

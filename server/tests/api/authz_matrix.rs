@@ -176,6 +176,11 @@ const MATRIX: &[(&str, [u16; 5])] = &[
     ),
     ("GET /api/v1/me", [401, 200, 200, 200, 200]),
     ("POST /api/v1/me/password", [401, 422, 422, 422, 422]),
+    ("GET /api/v1/me/keys", [401, 200, 200, 200, 200]),
+    // The probe is no key at all.
+    ("POST /api/v1/me/keys", [401, 422, 422, 422, 422]),
+    // The key is A's admin's: nobody else's to remove, admins and superadmins included.
+    ("DELETE /api/v1/me/keys/{id}", [401, 404, 200, 404, 404]),
     ("GET /api/v1/users", [401, 403, 200, 200, 200]),
     ("POST /api/v1/users", [401, 403, 201, 201, 201]),
     ("GET /api/v1/users/{id}", [401, 403, 200, 404, 200]),
@@ -211,6 +216,14 @@ const MATRIX: &[(&str, [u16; 5])] = &[
     ),
     (
         "PUT /api/v1/tenants/{id}/terminal-recording",
+        [401, 403, 200, 404, 200],
+    ),
+    (
+        "GET /api/v1/tenants/{id}/admin-keys",
+        [401, 403, 200, 404, 200],
+    ),
+    (
+        "PUT /api/v1/tenants/{id}/admin-keys",
         [401, 403, 200, 404, 200],
     ),
     // No session of tenant A was recorded: the id names nothing for anyone.

@@ -12,7 +12,8 @@ use engine::store::Backend;
 use reqwest::Method;
 use serde_json::{json, Value};
 
-use crate::approvals::{plain_catalog, pool, succeeded};
+use crate::approvals::{plain_catalog, succeeded};
+use crate::helpers::local_pool;
 use crate::helpers::{spawn_app, ApiUser, TestApp};
 
 /// The plain catalog with `small` priced at 0.5 per hour, 0.25 on `local`.
@@ -208,7 +209,7 @@ async fn cost_so_far_and_showback_per_tenant(backend: Backend) {
     let user = app.user("show-user", Role::User, "show").await;
     let other_admin = app.user("other-admin", Role::TenantAdmin, "other").await;
     let nodes = tempfile::tempdir().unwrap();
-    let _pool = pool(&app, nodes.path()).await;
+    let _pool = local_pool(&app, nodes.path()).await;
     // A budget it fits in: the check runs and lets it through.
     let (status, _) = set_budget(&app, &admin, json!({"monthly_budget": 100000})).await;
     assert_eq!(status, 200);

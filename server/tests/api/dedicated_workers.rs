@@ -2,21 +2,13 @@
 //! (who may call it is in the authorization matrix), and where a marked tenant's
 //! provider test runs (on its own workers, never on the shared ones).
 
-use std::sync::Arc;
-use std::time::Duration;
-
-use engine::execute::{Executor, ExecutorSettings, Providers};
-use engine::provider::LocalProvider;
 use engine::queue::WorkerScope;
-use engine::resources::ResourceFiles;
-use engine::ssh::{PoolConfig, SessionPool};
 use engine::store::users::Role;
 use engine::store::Backend;
-use engine::worker::{WorkerPool, WorkerSettings};
 use reqwest::Method;
 use serde_json::{json, Value};
 
-use crate::helpers::{spawn_app, TestApp};
+use crate::helpers::{scoped_local_pool, spawn_app, TestApp};
 
 async fn a_tenant_is_marked_for_dedicated_workers(backend: Backend) {
     let app = spawn_app(backend).await;
@@ -82,29 +74,6 @@ async fn a_tenant_is_marked_for_dedicated_workers(backend: Backend) {
     assert_eq!(cleared["dedicated_workers"], false);
 }
 
-/// A pool running the tenants of `scope` over the test server's database, with a
-/// `local` provider whose nodes would go under `nodes`; ready to claim when returned.
-async fn pool(app: &TestApp, nodes: &std::path::Path, scope: WorkerScope) -> WorkerPool {
-    let providers = Providers::new().with(Arc::new(LocalProvider::new(nodes).unwrap()));
-    let executor = Executor::new(
-        app.store.clone(),
-        providers,
-        Arc::new(SessionPool::new(PoolConfig::default())),
-        ResourceFiles::in_directory(nodes.join("resources")),
-        ExecutorSettings::default(),
-    );
-    let pool = WorkerPool::start(
-        executor,
-        WorkerSettings {
-            scope,
-            idle_poll: Duration::from_millis(50),
-            ..WorkerSettings::default()
-        },
-    );
-    pool.ready().await;
-    pool
-}
-
 /// (state, claimed_by) of every provider test request of `tenant_id`, oldest first.
 async fn requests(app: &TestApp, tenant_id: &str) -> Vec<(String, Option<String>)> {
     sqlx::query_as(
@@ -139,7 +108,7 @@ async fn a_provider_test_of_a_dedicated_tenant_runs_on_its_dedicated_worker(back
         .await;
     assert_eq!(marked.status(), 200);
     let nodes = tempfile::tempdir().unwrap();
-    let shared = pool(&app, nodes.path(), WorkerScope::Shared).await;
+    let shared = scoped_local_pool(&app, nodes.path(), WorkerScope::Shared).await;
 
     for body in [json!({"create": true}), json!({})] {
         let refused = app
@@ -180,7 +149,7 @@ async fn a_provider_test_of_a_dedicated_tenant_runs_on_its_dedicated_worker(back
         vec![("done".to_owned(), Some(shared.id().to_owned()))]
     );
 
-    let dedicated = pool(
+    let dedicated = scoped_local_pool(
         &app,
         nodes.path(),
         WorkerScope::Tenants(vec![admin.tenant_id.clone()]),

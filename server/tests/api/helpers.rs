@@ -325,3 +325,41 @@ pub async fn json_of(response: reqwest::Response) -> (u16, serde_json::Value) {
         response.json().await.unwrap_or(serde_json::Value::Null),
     )
 }
+
+/// A worker pool running the tenants of `scope` over the test server's database and
+/// building clusters on real `local` nodes under `nodes`; ready to claim when returned.
+pub async fn scoped_local_pool(
+    app: &TestApp,
+    nodes: &std::path::Path,
+    scope: engine::queue::WorkerScope,
+) -> engine::worker::WorkerPool {
+    use engine::execute::{Executor, ExecutorSettings, Providers};
+    use engine::worker::{WorkerPool, WorkerSettings};
+    let providers = Providers::new().with(std::sync::Arc::new(
+        engine::provider::LocalProvider::new(nodes).unwrap(),
+    ));
+    let executor = Executor::new(
+        app.store.clone(),
+        providers,
+        std::sync::Arc::new(engine::ssh::SessionPool::new(
+            engine::ssh::PoolConfig::default(),
+        )),
+        engine::resources::ResourceFiles::in_directory(nodes.join("resources")),
+        ExecutorSettings::default(),
+    );
+    let pool = WorkerPool::start(
+        executor,
+        WorkerSettings {
+            scope,
+            idle_poll: std::time::Duration::from_millis(50),
+            ..WorkerSettings::default()
+        },
+    );
+    pool.ready().await;
+    pool
+}
+
+/// [`scoped_local_pool`] for every tenant.
+pub async fn local_pool(app: &TestApp, nodes: &std::path::Path) -> engine::worker::WorkerPool {
+    scoped_local_pool(app, nodes, engine::queue::WorkerScope::Shared).await
+}

@@ -77,6 +77,9 @@ const EXPECTATIONS: &[(&str, &[Check])] = &[
     ),
     ("GET /api/v1/me", &[Personal]),
     ("POST /api/v1/me/password", &[Personal]),
+    ("GET /api/v1/me/keys", &[Personal]),
+    ("POST /api/v1/me/keys", &[Personal]),
+    ("DELETE /api/v1/me/keys/{id}", &[Scoped]),
     ("GET /api/v1/users", &[AdminOnly]),
     ("POST /api/v1/users", &[AdminOnly]),
     ("GET /api/v1/users/{id}", &[Scoped, AdminOnly]),
@@ -107,6 +110,8 @@ const EXPECTATIONS: &[(&str, &[Check])] = &[
         "PUT /api/v1/tenants/{id}/terminal-recording",
         &[Scoped, AdminOnly],
     ),
+    ("GET /api/v1/tenants/{id}/admin-keys", &[Scoped, AdminOnly]),
+    ("PUT /api/v1/tenants/{id}/admin-keys", &[Scoped, AdminOnly]),
     ("GET /api/v1/audit/{id}/recording", &[Scoped]),
     ("GET /api/v1/tokens", &[Listing]),
     ("POST /api/v1/tokens", &[Personal]),
@@ -206,6 +211,7 @@ pub(crate) struct Ids {
     member: String,
     rule: String,
     approval: String,
+    user_key: String,
     provider: String,
     entity: (String, String),
     resource: (String, String, i64),
@@ -231,6 +237,8 @@ impl Ids {
             &self.rule
         } else if path.starts_with("/api/v1/approvals") {
             &self.approval
+        } else if path.starts_with("/api/v1/me/keys") {
+            &self.user_key
         } else {
             &self.token
         };
@@ -269,7 +277,8 @@ impl Ids {
             group: "no-such-group".into(),
             member: "nobody".into(),
             rule: none.clone(),
-            approval: none,
+            approval: none.clone(),
+            user_key: none,
             provider: "no-such-provider".into(),
             entity: ("services".into(), "no-such-service".into()),
             resource: ("scripts".into(), "no-such-script.sh".into(), 1),
@@ -296,6 +305,8 @@ pub(crate) fn body_for(operation: &str) -> Option<Value> {
         p if p.ends_with("/dedicated-workers") => json!({"dedicated_workers": true}),
         p if p.ends_with("/node-shell") => json!({"node_shell": true}),
         p if p.ends_with("/terminal-recording") => json!({"terminal_recording": false}),
+        p if p.ends_with("/admin-keys") => json!({"admin_keys_on_all_clusters": false}),
+        "/api/v1/me/keys" => json!({"public_key": "ssh-ed25519 AAAA"}),
         p if p.ends_with("/ssh/certificate") => json!({"public_key": "ssh-ed25519 AAAA"}),
         p if p.ends_with("/provider-types") => json!({"provider_types": ["docker"]}),
         "/api/v1/users" => {
@@ -511,6 +522,22 @@ pub(crate) async fn populate_tenant_a(app: &TestApp) -> (Ids, ApiUser) {
         .await
         .unwrap();
     let approval = held["approval"]["id"].as_str().unwrap().to_owned();
+    // A key on A's admin's profile.
+    let key_line = engine::ssh::ClientKeyPair::generate("acme-secret-key")
+        .unwrap()
+        .public_openssh;
+    let key: Value = app
+        .call(
+            &admin,
+            Method::POST,
+            "/api/v1/me/keys",
+            Some(&json!({"public_key": key_line})),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    let user_key = key["key"]["id"].as_str().unwrap().to_owned();
     let ids = Ids {
         secrets: vec![
             PROVIDER_SECRET.into(),
@@ -528,6 +555,8 @@ pub(crate) async fn populate_tenant_a(app: &TestApp) -> (Ids, ApiUser) {
             "acme-secret-held".into(),
             rule.clone(),
             approval.clone(),
+            "acme-secret-key".into(),
+            key_line,
         ],
         cluster,
         job,
@@ -542,6 +571,7 @@ pub(crate) async fn populate_tenant_a(app: &TestApp) -> (Ids, ApiUser) {
         member: "acme-admin".into(),
         rule,
         approval,
+        user_key,
         provider: "local".into(),
         entity: ("services".into(), "web".into()),
         resource: ("scripts".into(), "acme-setup.sh".into(), 1),

@@ -28,4 +28,5 @@ mod prometheus;
 mod providers;
 mod rollouts;
 mod security;
+mod user_keys;
 mod user_moves;

@@ -6,44 +6,18 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use engine::execute::{Executor, ExecutorSettings, Providers};
-use engine::provider::LocalProvider;
-use engine::queue::WorkerScope;
 use engine::resources::ResourceFiles;
 use engine::service::{Caller, Service, ServiceError};
-use engine::ssh::{CertificateRequest, ClientKeyPair, PoolConfig, SessionPool, UserCa};
+use engine::ssh::{CertificateRequest, ClientKeyPair, UserCa};
 use engine::store::users::Role;
 use engine::store::Backend;
-use engine::worker::{WorkerPool, WorkerSettings};
 use reqwest::Method;
 use russh::keys::ssh_key::Certificate;
 use russh::keys::{PrivateKey, PublicKey, PublicKeyOrCertificate};
 use serde_json::{json, Value};
 use tokio::io::AsyncReadExt;
 
-use crate::helpers::{json_of, spawn_app, with_catalog, ApiUser, TestApp};
-
-/// A pool building the test server's clusters on `local` nodes under `nodes`.
-pub(crate) async fn pool(app: &TestApp, nodes: &std::path::Path) -> WorkerPool {
-    let providers = Providers::new().with(Arc::new(LocalProvider::new(nodes).unwrap()));
-    let executor = Executor::new(
-        app.store.clone(),
-        providers,
-        Arc::new(SessionPool::new(PoolConfig::default())),
-        ResourceFiles::in_directory(nodes.join("resources")),
-        ExecutorSettings::default(),
-    );
-    let pool = WorkerPool::start(
-        executor,
-        WorkerSettings {
-            scope: WorkerScope::Shared,
-            idle_poll: Duration::from_millis(50),
-            ..WorkerSettings::default()
-        },
-    );
-    pool.ready().await;
-    pool
-}
+use crate::helpers::{json_of, local_pool, spawn_app, with_catalog, ApiUser, TestApp};
 
 /// Creates a lifecycle cluster as `owner` and waits (at most 3 minutes) until its
 /// create job is over; returns its id. Its nodes are made and ready whatever its
@@ -167,7 +141,7 @@ pub(crate) async fn audit_actions(app: &TestApp, admin: &ApiUser) -> Vec<(String
 async fn owners_and_admins_reach_their_nodes_with_short_lived_certificates() {
     let app = spawn_app(Backend::Sqlite).await;
     let nodes = tempfile::tempdir().unwrap();
-    let _pool = pool(&app, nodes.path()).await;
+    let _pool = local_pool(&app, nodes.path()).await;
     let admin = with_catalog(&app, "acme").await;
     let owner = app.user("owner", Role::User, "acme").await;
     let colleague = app.user("colleague", Role::User, "acme").await;

@@ -13,8 +13,9 @@ use tokio_tungstenite::tungstenite::protocol::Role;
 use tokio_tungstenite::tungstenite::{Bytes, Message};
 use tokio_tungstenite::WebSocketStream;
 
+use crate::helpers::local_pool;
 use crate::helpers::{json_of, spawn_app, with_catalog, TestApp};
-use crate::node_shell::{audit_actions, built_cluster, pool, upgrade, upgrade_with};
+use crate::node_shell::{audit_actions, built_cluster, upgrade, upgrade_with};
 use engine::store::users::Role as UserRole;
 use engine::store::Backend;
 
@@ -89,7 +90,7 @@ async fn node_user(app: &TestApp, cluster: &str, number: i64) -> String {
 async fn a_terminal_runs_a_shell_on_the_node_for_its_owner_and_admins_only() {
     let app = spawn_app(Backend::Sqlite).await;
     let nodes = tempfile::tempdir().unwrap();
-    let _pool = pool(&app, nodes.path()).await;
+    let _pool = local_pool(&app, nodes.path()).await;
     let admin = with_catalog(&app, "acme").await;
     let owner = app.user("owner", UserRole::User, "acme").await;
     let colleague = app.user("colleague", UserRole::User, "acme").await;
@@ -285,7 +286,7 @@ async fn a_terminal_runs_a_shell_on_the_node_for_its_owner_and_admins_only() {
 async fn a_tenant_that_records_sessions_keeps_each_as_asciicast_for_its_admins() {
     let app = spawn_app(Backend::Sqlite).await;
     let nodes = tempfile::tempdir().unwrap();
-    let _pool = pool(&app, nodes.path()).await;
+    let _pool = local_pool(&app, nodes.path()).await;
     let admin = with_catalog(&app, "acme").await;
     let owner = app.user("owner", UserRole::User, "acme").await;
     let stranger = with_catalog(&app, "globex").await;

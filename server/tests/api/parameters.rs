@@ -6,43 +6,14 @@
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Duration;
 
-use engine::execute::{Executor, ExecutorSettings, Providers};
-use engine::provider::LocalProvider;
-use engine::queue::WorkerScope;
-use engine::resources::ResourceFiles;
-use engine::ssh::{PoolConfig, SessionPool};
 use engine::store::users::Role;
 use engine::store::Backend;
-use engine::worker::{WorkerPool, WorkerSettings};
 use reqwest::Method;
 use serde_json::{json, Value};
 
-use crate::helpers::{json_of, lifecycle_catalog, spawn_app, ApiUser, TestApp};
-
-/// A pool building the test server's clusters on `local` nodes under `nodes`.
-async fn pool(app: &TestApp, nodes: &Path) -> WorkerPool {
-    let providers = Providers::new().with(Arc::new(LocalProvider::new(nodes).unwrap()));
-    let executor = Executor::new(
-        app.store.clone(),
-        providers,
-        Arc::new(SessionPool::new(PoolConfig::default())),
-        ResourceFiles::in_directory(nodes.join("resources")),
-        ExecutorSettings::default(),
-    );
-    let pool = WorkerPool::start(
-        executor,
-        WorkerSettings {
-            scope: WorkerScope::Shared,
-            idle_poll: Duration::from_millis(50),
-            ..WorkerSettings::default()
-        },
-    );
-    pool.ready().await;
-    pool
-}
+use crate::helpers::{json_of, lifecycle_catalog, local_pool, spawn_app, ApiUser, TestApp};
 
 /// The lifecycle catalog plus template `tuned`, whose one service writes its
 /// parameters, read through macros, into `out` (a directory the node user may write).
@@ -245,7 +216,7 @@ async fn parameters_are_checked_reach_the_node_and_only_changeable_ones_change()
 
     // Accepted values, given as text as a form or `--param` sends them, reach the node.
     let nodes = tempfile::tempdir().unwrap();
-    let pool = pool(&app, nodes.path()).await;
+    let pool = local_pool(&app, nodes.path()).await;
     let (status, created) = json_of(
         app.call(
             &admin,

@@ -129,7 +129,7 @@ pub(crate) fn sshd_config(
          ListenAddress {host}\n\
          HostKey {host_key}\n\
          PidFile {pid_file}\n\
-         AuthorizedKeysFile {authorized_keys}\n\
+         AuthorizedKeysFile {authorized_keys} {home}/{user_keys}\n\
          {user_ca}\
          AllowUsers {user}\n\
          UsePAM no\n\
@@ -160,6 +160,9 @@ pub(crate) fn sshd_config(
         host_key = dir.host_key().display(),
         pid_file = dir.pid_file().display(),
         authorized_keys = dir.authorized_keys().display(),
+        // The users' own keys, which bootstrap keeps in the node user's file (the
+        // first file, Corral's, is root's and stays out of the user's reach).
+        user_keys = crate::node_scripts::AUTHORIZED_KEYS,
         home = dir.home().display(),
         marker = dir.marker(),
         // Only nodes of the old layout and of a root server without node users log in
@@ -224,7 +227,7 @@ mod tests {
         let config = sshd_config("n1", &dir, "127.1.0.1", 2222, "corral-node", true);
         for line in [
             "HostKey /base/n1/ssh_host_ed25519_key\n",
-            "AuthorizedKeysFile /homes/abc/n1/authorized_keys\n",
+            "AuthorizedKeysFile /homes/abc/n1/authorized_keys /homes/abc/n1/home/.ssh/authorized_keys\n",
             "AllowUsers corral-node\n",
             "PermitRootLogin no\n",
             "SetEnv HOME=/homes/abc/n1/home CORRAL_LOCAL_NODE=/base/n1 SHLVL=1\n",
@@ -239,7 +242,7 @@ mod tests {
         let config = sshd_config("n1", &old, "127.1.0.1", 2222, "root", false);
         assert!(!config.contains("TrustedUserCAKeys"), "{config}");
         for line in [
-            "AuthorizedKeysFile /base/n1/authorized_keys\n",
+            "AuthorizedKeysFile /base/n1/authorized_keys /base/n1/home/.ssh/authorized_keys\n",
             "PermitRootLogin prohibit-password\n",
             "SetEnv HOME=/base/n1/home CORRAL_LOCAL_NODE=/base/n1 SHLVL=1\n",
         ] {
