@@ -1,7 +1,8 @@
 //! `corral cluster ssh` against a real `corral serve` and a real local cluster: a
 //! command's output, errors and exit status come back through the server's node
 //! tunnel, and OpenSSH's own `ssh` and `scp` reach the node with the config that
-//! `corral cluster ssh --config` prints (its key file private, its host key pinned).
+//! `corral cluster ssh --config` prints (its key file private, its host key pinned),
+//! also with the user's own key from `corral user keys add` instead of a certificate.
 
 #![allow(clippy::unwrap_used)] // Tests fail loudly by design.
 
@@ -145,4 +146,82 @@ fn cluster_ssh_runs_commands_and_openssh_uses_the_printed_config() {
         "{}",
         text(&refused.stderr)
     );
+}
+
+/// The printed `--config` with the user's own key in place of Corral's certificate.
+fn own_key_config(printed: &str, key: &Path) -> String {
+    printed
+        .lines()
+        .filter(|line| !line.trim_start().starts_with("CertificateFile"))
+        .map(|line| {
+            if line.trim_start().starts_with("IdentityFile") {
+                format!("  IdentityFile \"{}\"\n", key.display())
+            } else {
+                format!("{line}\n")
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn your_own_key_reaches_your_nodes_with_plain_openssh_until_removed() {
+    let data = tempfile::tempdir().unwrap();
+    let config = tempfile::tempdir().unwrap();
+    let server = served::serve(data.path(), 4, &[]);
+    let cfg = config.path();
+    login_as_admin(cfg, &server);
+    let key = cfg.join("me_ed25519");
+    let made = Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-C", "me@laptop", "-f"])
+        .arg(&key)
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{}", text(&made.stderr));
+    let public = format!("{}.pub", key.display());
+
+    // Kept before the cluster exists; its build puts the key on every node.
+    let added = ok(&corral(cfg, &["user", "keys", "add", &public], ""));
+    assert!(added.starts_with("added SHA256:"), "{added}");
+    let fingerprint = added.split_whitespace().nth(1).unwrap().to_owned();
+    let listed = ok(&corral(cfg, &["user", "keys", "list"], ""));
+    assert!(
+        listed.contains(&fingerprint) && listed.contains("me@laptop"),
+        "{listed}"
+    );
+    let again = corral(cfg, &["user", "keys", "add", &public], "");
+    assert!(!again.status.success());
+    assert!(
+        text(&again.stderr).contains("already exists"),
+        "{}",
+        text(&again.stderr)
+    );
+    ok(&corral(cfg, &["apply", EXAMPLE], "y\n"));
+
+    let printed = ok(&corral(cfg, &["cluster", "ssh", "--config", "shop"], ""));
+    let ssh_config = cfg.join("own_ssh_config");
+    std::fs::write(&ssh_config, own_key_config(&printed, &key)).unwrap();
+    let ran = openssh("ssh", cfg, &ssh_config, &["shop-1001", "id -un"]);
+    assert!(ran.status.success(), "{}", text(&ran.stderr));
+
+    // The preview of a sync names the key; removing it syncs the cluster, and then the
+    // node refuses it.
+    let plan = ok(&corral(cfg, &["cluster", "plan", "shop", "sync-keys"], ""));
+    assert!(plan.contains("keys the nodes will have (1)"), "{plan}");
+    assert!(plan.contains(&fingerprint), "{plan}");
+    let removed = ok(&corral(cfg, &["user", "keys", "remove", &fingerprint], ""));
+    let job = removed
+        .lines()
+        .find_map(|line| line.split("sync-keys job ").nth(1))
+        .unwrap_or_else(|| panic!("no sync-keys job: {removed}"))
+        .trim()
+        .to_owned();
+    ok(&corral(cfg, &["job", "watch", &job], ""));
+    let refused = openssh("ssh", cfg, &ssh_config, &["shop-1001", "true"]);
+    assert!(!refused.status.success());
+    assert!(
+        text(&refused.stderr).contains("Permission denied"),
+        "{}",
+        text(&refused.stderr)
+    );
+    assert!(ok(&corral(cfg, &["user", "keys", "list"], "")).starts_with("no keys"));
 }
