@@ -108,7 +108,7 @@ async fn node_keys(
     view: &TaskView,
     record: &NodeRecord,
 ) -> Result<Option<String>, StepError> {
-    if record.provider == SSH_POOL_PROVIDER {
+    if !takes_users_keys(&record.provider) {
         return Ok(None);
     }
     let keys = executor.inner.store.cluster_keys(&view.cluster.id).await?;
@@ -118,6 +118,12 @@ async fn node_keys(
             .collect::<Vec<_>>()
             .join("\n"),
     ))
+}
+
+/// Whether Corral puts users' keys on nodes of this provider: not on hosts an admin
+/// registered for `ssh-pool`, whose accounts are theirs.
+fn takes_users_keys(provider: &str) -> bool {
+    provider != SSH_POOL_PROVIDER
 }
 
 /// Writes the resource in chunks, then moves it into place (unpacking archives) and
@@ -316,6 +322,15 @@ mod tests {
             "bootstrap_prepare_pool_host",
             &prepare_command(facts, &[], &[], None),
         );
+    }
+
+    #[test]
+    fn users_keys_go_on_every_node_but_pool_hosts() {
+        use crate::provider::{DOCKER_PROVIDER, EC2_PROVIDER, EXEC_PROVIDER, LOCAL_PROVIDER};
+        for provider in [LOCAL_PROVIDER, DOCKER_PROVIDER, EC2_PROVIDER, EXEC_PROVIDER] {
+            assert!(takes_users_keys(provider), "{provider}");
+        }
+        assert!(!takes_users_keys(SSH_POOL_PROVIDER));
     }
 
     /// Runs the prepare step with `sh` in `home` with these keys: its exit code.
