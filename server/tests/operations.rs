@@ -19,7 +19,7 @@ use domain::names::{ClusterName, TemplateName};
 use domain::solver::SolveRequest;
 use engine::operations::{create_cluster, CreateRequest};
 use engine::queue::{self, JobState, SubmitOptions, TaskState};
-use engine::store::tenants::DEFAULT_TENANT_ID;
+use engine::store::tenants::{TenantSwitch, DEFAULT_TENANT_ID};
 use engine::store::{now_ms, Backend, Store};
 use engine::testing::TestDatabase;
 use serde_json::{json, Value};
@@ -531,7 +531,7 @@ async fn a_dedicated_tenant_is_served_only_by_its_worker() {
     let store = Store::open(&url).await.unwrap();
     lifecycle::seed(&store, &data_dir, &lifecycle::catalog()).await;
     store
-        .set_tenant_dedicated_workers(DEFAULT_TENANT_ID, true)
+        .set_tenant_switch(DEFAULT_TENANT_ID, TenantSwitch::DedicatedWorkers, true)
         .await
         .unwrap();
     let server = served::serve(&data_dir, 4, &[]);

@@ -17,6 +17,7 @@ use crate::ssh::{
     DEFAULT_CERTIFICATE_MINUTES, MAX_CERTIFICATE_MINUTES,
 };
 use crate::store::now_ms;
+use crate::store::tenants::TenantSwitch;
 
 /// The node a session goes to, once the caller was found allowed.
 #[derive(Debug, Clone)]
@@ -205,7 +206,7 @@ impl Service {
         caller.require_tenant_admin(id)?;
         let before = self.store.tenant(id).await?;
         self.store
-            .set_tenant_node_shell(id, update.node_shell)
+            .set_tenant_switch(id, TenantSwitch::NodeShell, update.node_shell)
             .await?;
         let mut record = AuditRecord::new(id, "tenant.node-shell", "tenant", &before.name);
         record.before = Some(serde_json::json!({"node_shell": before.node_shell}).to_string());

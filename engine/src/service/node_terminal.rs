@@ -26,6 +26,7 @@ use crate::ssh::{
 };
 use crate::store::audit::AuditEntry;
 use crate::store::now_ms;
+use crate::store::tenants::TenantSwitch;
 use crate::store::terminal_recordings::TerminalRecording;
 
 /// How long the certificate the server signs in with is valid.
@@ -210,7 +211,7 @@ impl Service {
     ) -> Option<Recorder> {
         match self
             .store
-            .tenant_terminal_recording(&target.tenant_id)
+            .tenant_switch(&target.tenant_id, TenantSwitch::TerminalRecording)
             .await
         {
             Ok(true) => Some(Recorder::new(size)),
@@ -302,9 +303,12 @@ impl Service {
     ) -> Result<bool, ServiceError> {
         caller.require_visible(tenant_id, || format!("tenant {tenant_id:?}"))?;
         caller.require_tenant_admin(tenant_id)?;
-        let before = self.store.tenant_terminal_recording(tenant_id).await?;
+        let before = self
+            .store
+            .tenant_switch(tenant_id, TenantSwitch::TerminalRecording)
+            .await?;
         self.store
-            .set_tenant_terminal_recording(tenant_id, on)
+            .set_tenant_switch(tenant_id, TenantSwitch::TerminalRecording, on)
             .await?;
         let name = self.store.tenant(tenant_id).await?.name;
         let mut record = AuditRecord::new(tenant_id, "tenant.terminal-recording", "tenant", &name);

@@ -10,6 +10,7 @@ use crate::operations::ClusterState;
 use crate::provider::LOCAL_PROVIDER;
 use crate::store::now_ms;
 use crate::store::tenants::NewTenant;
+use crate::store::tenants::TenantSwitch;
 use crate::store::tenants::DEFAULT_TENANT_ID;
 
 /// What a tenant holds: its live clusters (while there are any it cannot be
@@ -257,7 +258,7 @@ impl Service {
         caller.require_superadmin()?;
         let before = self.store.tenant(id).await?;
         self.store
-            .set_tenant_dedicated_workers(id, update.dedicated_workers)
+            .set_tenant_switch(id, TenantSwitch::DedicatedWorkers, update.dedicated_workers)
             .await?;
         let mut record = AuditRecord::new(id, "tenant.dedicated-workers", "tenant", &before.name);
         record.before =

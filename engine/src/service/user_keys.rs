@@ -11,6 +11,7 @@ use api_types::{
 use super::{AuditRecord, Caller, Service, ServiceError};
 use crate::accounts::ssh_keys::check_public_key;
 use crate::store::now_ms;
+use crate::store::tenants::TenantSwitch;
 use crate::store::user_keys::{KeyAdded, KeyedCluster, UserKey, MAX_KEYS_PER_USER};
 
 fn key_view(key: UserKey) -> UserKeyView {
@@ -111,7 +112,7 @@ impl Service {
         Ok(AdminKeysSetting {
             admin_keys_on_all_clusters: self
                 .store
-                .tenant_admin_keys_on_all_clusters(tenant_id)
+                .tenant_switch(tenant_id, TenantSwitch::AdminKeysOnAllClusters)
                 .await?,
         })
     }
@@ -130,7 +131,7 @@ impl Service {
         }
         let on = setting.admin_keys_on_all_clusters;
         self.store
-            .set_tenant_admin_keys_on_all_clusters(tenant_id, on)
+            .set_tenant_switch(tenant_id, TenantSwitch::AdminKeysOnAllClusters, on)
             .await?;
         let name = self.store.tenant(tenant_id).await?.name;
         let mut record = AuditRecord::new(tenant_id, "tenant.admin-keys", "tenant", &name);

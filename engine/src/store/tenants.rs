@@ -81,6 +81,30 @@ fn every_tenant() -> Listing<'static> {
     }
 }
 
+/// A tenant's on/off settings, each an integer flag column of `tenants`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TenantSwitch {
+    /// Its users may open SSH sessions and terminals to their nodes.
+    NodeShell,
+    /// Only the tenant's own workers run its tasks.
+    DedicatedWorkers,
+    /// Its browser terminal sessions are recorded.
+    TerminalRecording,
+    /// Its admins' SSH keys go on every cluster of the tenant.
+    AdminKeysOnAllClusters,
+}
+
+impl TenantSwitch {
+    fn column(self) -> &'static str {
+        match self {
+            TenantSwitch::NodeShell => "node_shell",
+            TenantSwitch::DedicatedWorkers => "dedicated_workers",
+            TenantSwitch::TerminalRecording => "terminal_recording",
+            TenantSwitch::AdminKeysOnAllClusters => "admin_keys_on_all_clusters",
+        }
+    }
+}
+
 impl Store {
     pub async fn create_tenant(&self, new: &NewTenant) -> Result<Tenant, StoreError> {
         let tenant = Tenant {
@@ -171,30 +195,34 @@ impl Store {
         Ok(())
     }
 
-    /// Sets whether the tenant's users may open SSH sessions to their nodes.
-    pub async fn set_tenant_node_shell(&self, id: &str, allowed: bool) -> Result<(), StoreError> {
-        let done = sqlx::query("UPDATE tenants SET node_shell = $2 WHERE id = $1")
-            .bind(id)
-            .bind(i64::from(allowed))
-            .execute(&self.pool)
-            .await?;
-        if done.rows_affected() == 0 {
-            return Err(StoreError::NotFound(format!("tenant {id:?}")));
-        }
-        Ok(())
+    /// Whether one of the tenant's switches is on.
+    pub async fn tenant_switch(&self, id: &str, switch: TenantSwitch) -> Result<bool, StoreError> {
+        let on: Option<i64> = sqlx::query_scalar(&format!(
+            "SELECT {} FROM tenants WHERE id = $1",
+            switch.column()
+        ))
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?;
+        on.map(|on| on != 0)
+            .ok_or_else(|| StoreError::NotFound(format!("tenant {id:?}")))
     }
 
-    /// Sets whether only the tenant's own workers run its tasks.
-    pub async fn set_tenant_dedicated_workers(
+    /// Turns one of the tenant's switches on or off.
+    pub async fn set_tenant_switch(
         &self,
         id: &str,
-        dedicated: bool,
+        switch: TenantSwitch,
+        on: bool,
     ) -> Result<(), StoreError> {
-        let done = sqlx::query("UPDATE tenants SET dedicated_workers = $2 WHERE id = $1")
-            .bind(id)
-            .bind(i64::from(dedicated))
-            .execute(&self.pool)
-            .await?;
+        let done = sqlx::query(&format!(
+            "UPDATE tenants SET {} = $2 WHERE id = $1",
+            switch.column()
+        ))
+        .bind(id)
+        .bind(i64::from(on))
+        .execute(&self.pool)
+        .await?;
         if done.rows_affected() == 0 {
             return Err(StoreError::NotFound(format!("tenant {id:?}")));
         }

@@ -1,5 +1,6 @@
 //! Recorded browser terminal sessions (asciicast v2 text), each kept under the id of
-//! its session's closing audit entry, and the tenant setting that turns recording on.
+//! its session's closing audit entry (the tenant's switch that turns recording on is
+//! [`super::tenants::TenantSwitch::TerminalRecording`]).
 
 use super::{IntFlag, Store, StoreError};
 
@@ -18,36 +19,6 @@ pub struct TerminalRecording {
 }
 
 impl Store {
-    /// Whether the tenant's browser terminal sessions are recorded.
-    pub async fn tenant_terminal_recording(&self, tenant_id: &str) -> Result<bool, StoreError> {
-        let on: Option<i64> =
-            sqlx::query_scalar("SELECT terminal_recording FROM tenants WHERE id = $1")
-                .bind(tenant_id)
-                .fetch_optional(&self.pool)
-                .await?;
-        match on {
-            Some(on) => Ok(on != 0),
-            None => Err(StoreError::NotFound(format!("tenant {tenant_id:?}"))),
-        }
-    }
-
-    /// Turns recording the tenant's browser terminal sessions on or off.
-    pub async fn set_tenant_terminal_recording(
-        &self,
-        tenant_id: &str,
-        on: bool,
-    ) -> Result<(), StoreError> {
-        let done = sqlx::query("UPDATE tenants SET terminal_recording = $2 WHERE id = $1")
-            .bind(tenant_id)
-            .bind(i64::from(on))
-            .execute(&self.pool)
-            .await?;
-        if done.rows_affected() == 0 {
-            return Err(StoreError::NotFound(format!("tenant {tenant_id:?}")));
-        }
-        Ok(())
-    }
-
     pub async fn save_terminal_recording(
         &self,
         recording: &TerminalRecording,

@@ -1,6 +1,6 @@
-//! Users' SSH public keys, the tenant setting that puts its admins' keys on every
-//! cluster, and which keys (and which clusters) a cluster's nodes or a key change
-//! concern. Keys are kept as checked OpenSSH lines (see [`crate::accounts::ssh_keys`]).
+//! Users' SSH public keys, and which keys (and which clusters) a cluster's nodes or a
+//! key change concern (the tenant's switch that puts its admins' keys on every cluster
+//! is [`super::tenants::TenantSwitch::AdminKeysOnAllClusters`]). Keys are kept as checked OpenSSH lines (see [`crate::accounts::ssh_keys`]).
 
 use super::{conflict_on_unique, Store, StoreError};
 
@@ -144,35 +144,5 @@ impl Store {
         .bind(tenant_id)
         .fetch_all(&self.pool)
         .await?)
-    }
-
-    /// Whether the tenant's admins' keys go on every cluster of the tenant.
-    pub async fn tenant_admin_keys_on_all_clusters(
-        &self,
-        tenant_id: &str,
-    ) -> Result<bool, StoreError> {
-        let on: Option<i64> =
-            sqlx::query_scalar("SELECT admin_keys_on_all_clusters FROM tenants WHERE id = $1")
-                .bind(tenant_id)
-                .fetch_optional(&self.pool)
-                .await?;
-        on.map(|on| on != 0)
-            .ok_or_else(|| StoreError::NotFound(format!("tenant {tenant_id:?}")))
-    }
-
-    pub async fn set_tenant_admin_keys_on_all_clusters(
-        &self,
-        tenant_id: &str,
-        on: bool,
-    ) -> Result<(), StoreError> {
-        let done = sqlx::query("UPDATE tenants SET admin_keys_on_all_clusters = $2 WHERE id = $1")
-            .bind(tenant_id)
-            .bind(i64::from(on))
-            .execute(&self.pool)
-            .await?;
-        if done.rows_affected() == 0 {
-            return Err(StoreError::NotFound(format!("tenant {tenant_id:?}")));
-        }
-        Ok(())
     }
 }

@@ -13,7 +13,7 @@ use engine::provider::{
     NodeRecord, NodeSpec, ProviderError, ProviderSettings, EXEC_PROVIDER,
 };
 use engine::ssh::{OutputChunk, PoolConfig, RunOptions, SessionPool};
-use engine::store::tenants::DEFAULT_TENANT_ID;
+use engine::store::tenants::{TenantSwitch, DEFAULT_TENANT_ID};
 use engine::store::users::{NewUser, Role};
 use engine::store::{now_ms, Backend, Store};
 use engine::testing::TestDatabase;
@@ -827,7 +827,7 @@ async fn a_dedicated_worker_adopts_only_its_tenants_nodes() {
 
     fixture
         .store
-        .set_tenant_dedicated_workers(&acme.id, true)
+        .set_tenant_switch(&acme.id, TenantSwitch::DedicatedWorkers, true)
         .await
         .unwrap();
     let shared = adopted_by(WorkerScope::Shared).await;

@@ -11,7 +11,7 @@ use engine::queue::{
     self, ClaimLimits, ClaimedTask, ClusterEffects, Completion, Heartbeat, JobState, NewEvent,
     Outcome, OutcomeKind, QueueError, SubmitOptions, TaskFilter, TaskState, WorkerScope, DEFER_MS,
 };
-use engine::store::tenants::{NewTenant, DEFAULT_TENANT_ID};
+use engine::store::tenants::{NewTenant, TenantSwitch, DEFAULT_TENANT_ID};
 use engine::store::{Backend, Store};
 use engine::testing::TestDatabase;
 
@@ -1371,7 +1371,7 @@ async fn dedicated_tenants_are_served_by_their_own_workers(backend: Backend) {
     let secret = store.create_tenant(&new_tenant("secret")).await.unwrap();
     let other = store.create_tenant(&new_tenant("other")).await.unwrap();
     store
-        .set_tenant_dedicated_workers(&secret.id, true)
+        .set_tenant_switch(&secret.id, TenantSwitch::DedicatedWorkers, true)
         .await
         .unwrap();
     let two_nodes = dag(&[(1000, Action::Create, &[]), (1001, Action::Create, &[])]);
@@ -1415,7 +1415,7 @@ async fn dedicated_tenants_are_served_by_their_own_workers(backend: Backend) {
 
     // Marked shared again, its next tasks go to any worker.
     store
-        .set_tenant_dedicated_workers(&secret.id, false)
+        .set_tenant_switch(&secret.id, TenantSwitch::DedicatedWorkers, false)
         .await
         .unwrap();
     let more = cluster(&store, &secret.id, "more").await;

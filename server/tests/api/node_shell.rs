@@ -51,7 +51,7 @@ pub(crate) async fn built_cluster(app: &TestApp, owner: &ApiUser, name: &str) ->
 }
 
 /// Accepts the node's pinned host key only.
-struct Pinned(PublicKey);
+pub(crate) struct Pinned(pub(crate) PublicKey);
 
 impl russh::client::Handler for Pinned {
     type Error = russh::Error;

@@ -11,29 +11,13 @@ use engine::store::users::Role;
 use engine::store::Backend;
 use reqwest::Method;
 use russh::keys::key::PrivateKeyWithHashAlg;
-use russh::keys::{PrivateKey, PublicKey, PublicKeyOrCertificate};
+use russh::keys::{PrivateKey, PublicKey};
 use serde_json::{json, Value};
 
 use crate::approvals::{plain_catalog, succeeded};
 use crate::helpers::local_pool;
 use crate::helpers::{spawn_app, ApiUser, TestApp};
-
-/// Accepts the node's pinned host key only.
-struct Pinned(PublicKey);
-
-impl russh::client::Handler for Pinned {
-    type Error = russh::Error;
-
-    async fn check_server_key(
-        &mut self,
-        presented: &PublicKeyOrCertificate,
-    ) -> Result<bool, Self::Error> {
-        Ok(
-            matches!(presented, PublicKeyOrCertificate::PublicKey { key, .. }
-            if key.key_data() == self.0.key_data()),
-        )
-    }
-}
+use crate::node_shell::Pinned;
 
 /// Where the node's sshd is, its host key and its user, from its stored record.
 async fn node_record(app: &TestApp, cluster: &str) -> (String, String, String) {
