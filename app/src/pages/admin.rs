@@ -4,6 +4,7 @@
 pub mod approvals;
 pub mod audit;
 pub mod catalog;
+pub mod hooks;
 pub mod hosts;
 pub mod import;
 pub mod layout;

@@ -14,6 +14,7 @@ pub mod delete_tenant;
 pub mod delete_user;
 pub mod entities;
 pub mod entity;
+pub mod hooks;
 pub mod import_catalog;
 pub mod move_user;
 pub mod names;

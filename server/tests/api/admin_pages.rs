@@ -1255,3 +1255,187 @@ async fn start_rollout(
     ];
     post_form(browser, app, "admin-start-rollout", from, &fields).await
 }
+
+/// `/admin/hooks` (issue 43) as a browser without JavaScript uses it: an admin adds
+/// an events hook and a gate through the form (bad input named: no event, no
+/// operation, a bad URL), sends a test event, sees the delivery's status and the
+/// receiver's answer once it is sent, redelivers it, and removes a hook. A tenant user
+/// gets the 403 page.
+#[tokio::test]
+async fn the_hooks_page_adds_tests_redelivers_and_removes_hooks_without_javascript() {
+    use engine::hooks::{Deliverer, DeliverySettings, HookNetwork};
+    let db = engine::testing::TestDatabase::new(Backend::Sqlite).await;
+    let store = engine::store::Store::open(&db.url)
+        .await
+        .unwrap()
+        .with_secret_key(engine::testing::test_secret_key())
+        .with_hook_network(HookNetwork::allowing(vec!["127.0.0.0/8".parse().unwrap()]));
+    let app = crate::helpers::spawn_with_store(db, store).await;
+    let admin = with_catalog(&app, "acme").await;
+    app.user("erin", Role::User, "acme").await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/corral", listener.local_addr().unwrap());
+    let receiver = axum::Router::new().fallback(|| async { "thanks from the receiver" });
+    tokio::spawn(async move { axum::serve(listener, receiver).await.unwrap() });
+
+    let (browser, csrf) = signed_in(&app, "acme-admin").await;
+    let (status, html) = page(&browser, &app, "/admin/hooks").await;
+    assert_eq!(status, 200, "{html}");
+    assert!(html.contains("No hooks yet."), "{html}");
+    assert!(
+        html.contains("href=\"/admin/hooks\""),
+        "in the admin nav: {html}"
+    );
+    for event in api_types::HookEvent::ALL {
+        assert!(
+            html.contains(&format!("name=\"events[]\" value=\"{event}\"")),
+            "{event}: {html}"
+        );
+    }
+
+    // Bad input, each named.
+    let add = |fields: Vec<(&'static str, String)>| {
+        let mut all = vec![("csrf", csrf.clone())];
+        all.extend(fields);
+        all
+    };
+    let post = |fields: Vec<(&'static str, String)>| {
+        let (browser, app) = (&browser, &app);
+        async move {
+            let fields: Vec<(&str, &str)> = fields
+                .iter()
+                .map(|(key, value)| (*key, value.as_str()))
+                .collect();
+            post_form(browser, app, "admin-add-hook", "/admin/hooks", &fields).await
+        }
+    };
+    let common = |kind: &str| {
+        vec![
+            ("url", url.clone()),
+            ("kind", kind.to_owned()),
+            ("timeout_secs", String::new()),
+            ("on_failure", "refuse".to_owned()),
+            ("format", "json".to_owned()),
+        ]
+    };
+    let (_, html) = post(add(common("events"))).await;
+    assert!(html.contains("name at least one event"), "{html}");
+    let (_, html) = post(add(common("gate"))).await;
+    assert!(html.contains("tick at least one operation"), "{html}");
+    let mut bad_url = common("events");
+    bad_url[0].1 = "ftp://example.com/x".to_owned();
+    bad_url.push(("events[]", "test".to_owned()));
+    let (_, html) = post(add(bad_url)).await;
+    assert!(html.contains("data-field=\"url\""), "{html}");
+    let (_, hooks) = app
+        .call_json(&admin, Method::GET, "/api/v1/hooks", None)
+        .await;
+    assert_eq!(hooks["items"], serde_json::json!([]), "{hooks}");
+
+    // An events hook and a gate.
+    let mut events = common("events");
+    events.push(("events[]", "job.failed".to_owned()));
+    events.push(("events[]", "test".to_owned()));
+    let (status, html) = post(add(events)).await;
+    assert_eq!(status, 200, "{html}");
+    assert!(html.contains("job.failed, test"), "{html}");
+    let mut gate = common("gate");
+    gate.push(("gates[]", "create".to_owned()));
+    gate[2].1 = "5".to_owned();
+    gate[3].1 = "allow".to_owned();
+    let (_, html) = post(add(gate)).await;
+    assert!(
+        html.contains("gate for create (5 s, allow when unreachable)"),
+        "{html}"
+    );
+    let (_, hooks) = app
+        .call_json(&admin, Method::GET, "/api/v1/hooks", None)
+        .await;
+    let hooks = hooks["items"].as_array().unwrap().clone();
+    assert_eq!(hooks.len(), 2, "{hooks:?}");
+    let events_hook = hooks
+        .iter()
+        .find(|hook| hook["gates"] == serde_json::json!([]))
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let gate_hook = hooks
+        .iter()
+        .find(|hook| hook["gates"] != serde_json::json!([]))
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+
+    // A test event: queued, then sent; its status and the answer show, and it can be
+    // sent again.
+    let (_, html) = post_form(
+        &browser,
+        &app,
+        "admin-test-hook",
+        "/admin/hooks",
+        &[("csrf", &csrf), ("id", &events_hook)],
+    )
+    .await;
+    assert!(html.contains("data-testid=\"hook-sent\""), "{html}");
+    let deliverer = Deliverer::new(app.store.clone(), DeliverySettings::default());
+    deliverer.run_once().await.unwrap();
+    let (_, html) = page(&browser, &app, "/admin/hooks").await;
+    assert!(html.contains("data-state=\"delivered\""), "{html}");
+    assert!(html.contains("thanks from the receiver"), "{html}");
+    assert!(html.contains(">200<"), "the status code: {html}");
+    assert!(html.contains("Redeliver"), "{html}");
+    let (_, deliveries) = app
+        .call_json(
+            &admin,
+            Method::GET,
+            &format!("/api/v1/hooks/{events_hook}/deliveries"),
+            None,
+        )
+        .await;
+    let delivery = deliveries["items"][0]["id"].as_str().unwrap().to_owned();
+    let (_, html) = post_form(
+        &browser,
+        &app,
+        "admin-redeliver",
+        "/admin/hooks",
+        &[
+            ("csrf", &csrf),
+            ("hook", &events_hook),
+            ("delivery", &delivery),
+        ],
+    )
+    .await;
+    assert!(html.contains("data-testid=\"hook-sent\""), "{html}");
+    assert!(
+        html.contains(&format!(
+            "data-delivery=\"{delivery}\" data-state=\"pending\""
+        )),
+        "{html}"
+    );
+
+    // Remove the gate.
+    let (_, html) = post_form(
+        &browser,
+        &app,
+        "admin-remove-hook",
+        "/admin/hooks",
+        &[("csrf", &csrf), ("id", &gate_hook)],
+    )
+    .await;
+    assert!(html.contains("data-testid=\"hook-removed\""), "{html}");
+    assert!(
+        !html.contains(&format!("data-hook=\"{gate_hook}\"")),
+        "{html}"
+    );
+    assert!(
+        html.contains(&format!("data-hook=\"{events_hook}\"")),
+        "{html}"
+    );
+
+    let (erin, _) = signed_in(&app, "erin").await;
+    let (status, html) = page(&erin, &app, "/admin/hooks").await;
+    assert_eq!(status, 403, "{html}");
+    assert!(!html.contains(&events_hook), "{html}");
+}

@@ -81,6 +81,7 @@ fn AdminNav() -> impl IntoView {
                 <li><A href="/admin/catalog">"Import / export"</A></li>
                 <li><A href="/admin/resources">"Resources"</A></li>
                 <li><A href="/admin/rollouts">"Rollouts"</A></li>
+                <li><A href="/admin/hooks">"Hooks"</A></li>
                 <li><A href="/admin/hosts">"Pool hosts"</A></li>
             </ul>
             <h2 class="admin-nav-head">"Access"</h2>

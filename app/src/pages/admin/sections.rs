@@ -1,6 +1,6 @@
 //! The admin console's routes, dispatched on their first segment: `/admin`,
 //! `/admin/<section>` (a catalog kind's list, `catalog`, `resources`, `tenants`,
-//! `users`, `tokens`, `audit`, `approvals`, `rollouts`, `showback`), `/admin/users/<username>` (a
+//! `users`, `tokens`, `audit`, `approvals`, `rollouts`, `hooks`, `showback`), `/admin/users/<username>` (a
 //! user's page),
 //! `/admin/<kind>/new` (the create form), `/admin/<kind>/<name>` and
 //! `/admin/<kind>/<name>/edit`. Each shape is one flat route (a split point of the
@@ -45,6 +45,7 @@ pub fn AdminSectionPage() -> impl IntoView {
                     "audit" => view! { <audit::AuditPage/> }.into_any(),
                     "approvals" => view! { <super::approvals::ApprovalsPage/> }.into_any(),
                     "rollouts" => view! { <super::rollouts::RolloutsPage/> }.into_any(),
+                    "hooks" => view! { <super::hooks::HooksPage/> }.into_any(),
                     "showback" => view! { <super::showback::ShowbackPage/> }.into_any(),
                     other => match EntityKind::parse(other) {
                         Some(kind) => view! { <EntityListPage kind/> }.into_any(),
