@@ -682,6 +682,25 @@ async fn a_gate_refuses_big_creates_and_nothing_is_stored(backend: Backend) {
     );
     assert_eq!(clusters_of(&app, &admin).await, 0, "nothing stored");
 
+    // So does the portal's create form (the post its page sends).
+    let (browser, csrf) = app.browser("acme-admin").await;
+    let response = browser
+        .post(app.url("/sfn/create-cluster"))
+        .header(reqwest::header::ACCEPT, "application/json")
+        .form(&[
+            ("csrf", csrf.as_str()),
+            ("form[name]", "big"),
+            ("form[template]", "lifecycle"),
+            ("form[size]", "5"),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 403);
+    let body = response.text().await.unwrap();
+    assert!(body.contains("at most 4"), "{body}");
+    assert_eq!(clusters_of(&app, &admin).await, 0, "nothing stored");
+
     // Within the gate's rule it goes ahead.
     let (status, created) = json_of(
         app.call(
