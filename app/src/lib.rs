@@ -75,7 +75,7 @@ pub fn shell(options: LeptosOptions, assets: ShellAssets) -> impl IntoView {
 pub fn App() -> impl IntoView {
     use routes::{
         AdminEditRoute, AdminEntityRoute, AdminHomeRoute, AdminNewRoute, AdminSectionRoute,
-        AdminUserRoute, ClusterShowRoute, JobShowRoute, LoginRoute, NewClusterRoute,
+        AdminUserRoute, ClusterShowRoute, JobShowRoute, LoginRoute, NewClusterRoute, ProfileRoute,
     };
 
     provide_meta_context();
@@ -89,6 +89,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/clusters/new") view={Lazy::<NewClusterRoute>::new()} ssr=SsrMode::Async/>
                     <Route path=path!("/clusters/:id") view={Lazy::<ClusterShowRoute>::new()} ssr=SsrMode::Async/>
                     <Route path=path!("/clusters/:id/jobs/:job") view={Lazy::<JobShowRoute>::new()} ssr=SsrMode::Async/>
+                    <Route path=path!("/profile") view={Lazy::<ProfileRoute>::new()} ssr=SsrMode::Async/>
                     // The admin console: flat shapes whose first segment names the
                     // section (see `pages::admin::sections`), flat like the portal's
                     // so they render and hydrate in the same order.

@@ -65,6 +65,10 @@ lazy_page!(
     JobShowRoute => pages::clusters::job::JobShowPage
 );
 lazy_page!(
+    /// `/profile`: the signed-in user's own page and SSH keys.
+    ProfileRoute => pages::profile::ProfilePage
+);
+lazy_page!(
     /// `/admin`.
     AdminHomeRoute => pages::admin::sections::AdminHome
 );

@@ -5,5 +5,6 @@
 pub mod admin;
 pub mod clusters;
 pub mod jobs;
+pub mod profile;
 pub mod session;
 pub mod status;

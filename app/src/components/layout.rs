@@ -1,5 +1,6 @@
 //! The frame around every page: the top bar (product, navigation by role, the
-//! signed-in user and "Sign out"), the page, and a footer naming the server.
+//! signed-in user, linking to their profile, and "Sign out"), the page, and a footer
+//! naming the server.
 
 use leptos::prelude::*;
 use leptos_router::components::A;
@@ -38,10 +39,11 @@ pub fn Layout(children: Children) -> impl IntoView {
                                     {admin.then(|| view! { <a href="/admin">"Admin"</a> })}
                                 </nav>
                                 <div class="usermenu">
-                                    <span class="who" data-testid="signed-in-as">
+                                    // The user's own page: who they are and their SSH keys.
+                                    <A href="/profile" attr:class="who" attr:title="Your profile and SSH keys" attr:data-testid="signed-in-as">
                                         {me.username.clone()}
                                         <span class="role">{me.role.as_str()}</span>
-                                    </span>
+                                    </A>
                                     <PostForm action=logout input=|| Logout { csrf: csrf_token() }>
                                         <CsrfField/>
                                         <button class="button button-quiet" type="submit">"Sign out"</button>

@@ -17,7 +17,7 @@ use app::query::encode_value;
 use app::session::{CsrfToken, SessionData, SESSION_USER};
 
 /// Path prefixes of pages for signed-in users only.
-const PROTECTED: &[&str] = &["/clusters", "/admin"];
+const PROTECTED: &[&str] = &["/clusters", "/admin", "/profile"];
 
 fn is_protected(path: &str) -> bool {
     PROTECTED.iter().any(|prefix| {
@@ -74,6 +74,7 @@ mod tests {
         assert!(is_protected("/clusters"));
         assert!(is_protected("/clusters/new"));
         assert!(is_protected("/admin/users"));
+        assert!(is_protected("/profile"));
         assert!(!is_protected("/clustersx"));
         assert!(!is_protected("/login"));
         assert!(!is_protected("/api/v1/clusters"));

@@ -960,3 +960,236 @@ async fn the_cluster_pages_healing_switch_works_without_javascript() {
     assert!(html.contains("data-choice=\"template\""), "{html}");
     assert!(!html.contains("data-choice=\"on\""), "{html}");
 }
+
+/// A real ed25519 public key line made by `ssh-keygen` in `dir`, and its fingerprint.
+fn ssh_keygen(dir: &std::path::Path) -> (String, String) {
+    let path = dir.join("k");
+    let made = std::process::Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-C", "dana@laptop", "-f"])
+        .arg(&path)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let line = std::fs::read_to_string(path.with_extension("pub")).unwrap();
+    let listed = std::process::Command::new("ssh-keygen")
+        .arg("-lf")
+        .arg(path.with_extension("pub"))
+        .output()
+        .unwrap();
+    let listed = String::from_utf8(listed.stdout).unwrap();
+    let fingerprint = listed.split_whitespace().nth(1).unwrap().to_owned();
+    (line.trim().to_owned(), fingerprint)
+}
+
+/// The page a plain browser lands on after a form post answered by a redirect.
+async fn follow(browser: &reqwest::Client, app: &TestApp, response: &reqwest::Response) -> String {
+    assert!(response.status().is_redirection(), "{}", response.status());
+    let back = location(response);
+    let url = if back.starts_with('/') {
+        app.url(&back)
+    } else {
+        back
+    };
+    assert!(url.starts_with(&app.url("/profile")), "{url}");
+    page_html(browser, url).await
+}
+
+/// The profile page without JavaScript (issue 41): every user sees who they are and
+/// their SSH keys; a bad line is refused under the field and keeps nothing; a real
+/// key is listed with its fingerprint and the page says which clusters got a
+/// sync-keys job (once); the same key twice is refused; Remove takes it off.
+#[tokio::test]
+async fn the_profile_page_keeps_ssh_keys_without_javascript() {
+    let app = spawn_app(Backend::Sqlite).await;
+    with_catalog(&app, "acme").await;
+    let dana = app.user("dana", Role::User, "acme").await;
+    create_cluster(&app, &dana, "keyed").await;
+    let browser = plain_browser();
+    plain_browser_sign_in(&browser, &app, "dana", PASSWORD).await;
+
+    let html = page_html(&browser, app.url("/clusters")).await;
+    assert!(
+        html.contains("href=\"/profile\""),
+        "the user menu links the profile: {html}"
+    );
+    let html = page_html(&browser, app.url("/profile")).await;
+    assert!(html.contains("<h1>dana</h1>"), "{html}");
+    assert!(html.contains("<strong>acme</strong>"), "{html}");
+    assert!(html.contains("data-testid=\"no-keys\""), "{html}");
+    assert!(html.contains("action=\"/sfn/profile-add-key\""), "{html}");
+    assert!(html.contains("cat ~/.ssh/id_ed25519.pub"), "{html}");
+    assert!(
+        !html.contains("data-testid=\"admin-keys\""),
+        "a user sees no admin switch: {html}"
+    );
+
+    let refused = post_form(
+        &browser,
+        &app,
+        "profile-add-key",
+        Some("/profile"),
+        &[("public_key", "hello")],
+    )
+    .await;
+    let html = follow(&browser, &app, &refused).await;
+    assert!(
+        html.contains("data-field=\"public_key\" class=\"field-error\""),
+        "{html}"
+    );
+    assert!(html.contains("data-testid=\"no-keys\""), "{html}");
+    assert!(
+        !html.contains("hello"),
+        "the pasted text is not repeated: {html}"
+    );
+    let (_, keys) = app
+        .call_json(&dana, Method::GET, "/api/v1/me/keys", None)
+        .await;
+    assert_eq!(keys, json!([]));
+
+    let dir = tempfile::tempdir().unwrap();
+    let (line, fingerprint) = ssh_keygen(dir.path());
+    let added = post_form(
+        &browser,
+        &app,
+        "profile-add-key",
+        Some("/profile"),
+        &[("public_key", &format!("{line}\n"))],
+    )
+    .await;
+    let html = follow(&browser, &app, &added).await;
+    assert!(
+        html.contains(&format!("data-fingerprint=\"{fingerprint}\"")),
+        "{html}"
+    );
+    assert!(html.contains("dana@laptop"), "{html}");
+    assert!(html.contains("ssh-ed25519"), "{html}");
+    assert!(html.contains("data-testid=\"key-notice\""), "{html}");
+    assert!(
+        html.contains(&format!("Key {fingerprint} added.")),
+        "{html}"
+    );
+    assert!(html.contains("data-cluster=\"keyed\""), "{html}");
+    assert!(
+        html.contains("data-testid=\"sync-job\"") || html.contains("data-testid=\"sync-note\""),
+        "{html}"
+    );
+    let html = page_html(&browser, app.url("/profile")).await;
+    assert!(
+        !html.contains("data-testid=\"key-notice\""),
+        "shown once: {html}"
+    );
+    assert!(
+        html.contains(&format!("data-fingerprint=\"{fingerprint}\"")),
+        "{html}"
+    );
+
+    let twice = post_form(
+        &browser,
+        &app,
+        "profile-add-key",
+        Some("/profile"),
+        &[("public_key", &line)],
+    )
+    .await;
+    let html = follow(&browser, &app, &twice).await;
+    assert!(
+        html.contains("data-field=\"public_key\" class=\"field-error\""),
+        "{html}"
+    );
+    assert_eq!(html.matches("data-testid=\"key-row\"").count(), 1, "{html}");
+
+    let (_, keys) = app
+        .call_json(&dana, Method::GET, "/api/v1/me/keys", None)
+        .await;
+    assert_eq!(keys[0]["fingerprint"], json!(fingerprint), "{keys}");
+    let id = keys[0]["id"].as_str().unwrap().to_owned();
+    assert!(html.contains(&format!("value=\"{id}\"")), "{html}");
+    let removed = post_form(
+        &browser,
+        &app,
+        "profile-remove-key",
+        Some("/profile"),
+        &[("id", &id)],
+    )
+    .await;
+    let html = follow(&browser, &app, &removed).await;
+    assert!(html.contains("data-testid=\"no-keys\""), "{html}");
+    assert!(
+        html.contains(&format!("Key {fingerprint} removed.")),
+        "{html}"
+    );
+    let (_, keys) = app
+        .call_json(&dana, Method::GET, "/api/v1/me/keys", None)
+        .await;
+    assert_eq!(keys, json!([]));
+
+    // The admins' switch is the admins': a user's post is refused.
+    let refused = post_form(
+        &browser,
+        &app,
+        "profile-admin-keys",
+        None,
+        &[("choice", "on")],
+    )
+    .await;
+    assert_eq!(refused.status(), 403);
+}
+
+/// A tenant admin's profile has the switch that puts the admins' keys on every cluster
+/// of the tenant: off at first, turned on by a plain form (the API then says so), and a
+/// word that is not on or off is refused by name.
+#[tokio::test]
+async fn the_profile_pages_admin_keys_switch_is_for_tenant_admins() {
+    let app = spawn_app(Backend::Sqlite).await;
+    let admin = with_catalog(&app, "acme").await;
+    let browser = plain_browser();
+    plain_browser_sign_in(&browser, &app, "acme-admin", PASSWORD).await;
+
+    let html = page_html(&browser, app.url("/profile")).await;
+    assert!(html.contains("data-testid=\"admin-keys\""), "{html}");
+    assert!(
+        html.contains("data-testid=\"admin-keys-state\" data-on=\"false\""),
+        "{html}"
+    );
+    assert!(
+        html.contains("action=\"/sfn/profile-admin-keys\""),
+        "{html}"
+    );
+
+    let refused = post_form(
+        &browser,
+        &app,
+        "profile-admin-keys",
+        None,
+        &[("choice", "maybe")],
+    )
+    .await;
+    assert_eq!(refused.status(), 422);
+    let body = refused.text().await.unwrap();
+    assert!(body.contains("choice") && body.contains("maybe"), "{body}");
+
+    let turned = post_form(
+        &browser,
+        &app,
+        "profile-admin-keys",
+        Some("/profile"),
+        &[("choice", "on")],
+    )
+    .await;
+    let html = follow(&browser, &app, &turned).await;
+    assert!(
+        html.contains("data-testid=\"admin-keys-state\" data-on=\"true\""),
+        "{html}"
+    );
+    assert!(html.contains("data-testid=\"key-notice\""), "{html}");
+    let (status, setting) = app
+        .call_json(
+            &admin,
+            Method::GET,
+            &format!("/api/v1/tenants/{}/admin-keys", admin.tenant_id),
+            None,
+        )
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(setting, json!({"admin_keys_on_all_clusters": true}));
+}
