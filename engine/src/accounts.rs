@@ -3,8 +3,8 @@
 //! the store only ever sees argon2id hashes.
 
 mod password;
-mod sso;
 pub mod ssh_keys;
+mod sso;
 mod tokens;
 
 use crate::store::tenants::DEFAULT_TENANT_ID;
