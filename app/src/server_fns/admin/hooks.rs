@@ -3,6 +3,10 @@
 //! sending a test event and sending a delivery again. Each calls the service the
 //! hooks API calls, which checks the role.
 
+// A server function's arguments are its form's fields, one each (an attribute on the
+// function does not reach the client half the `server` macro makes).
+#![allow(clippy::too_many_arguments)]
+
 use api_types::{CreatedHook, DeliveryView, HookView};
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -58,7 +62,6 @@ pub async fn hooks_page() -> Result<Vec<HookWithDeliveries>, UiError> {
 /// `gate` (asked before the ticked `gates` operations, with `timeout_secs` and
 /// `on_failure`). Each bad value is named next to its field.
 #[server(prefix = "/sfn", endpoint = "admin-add-hook")]
-#[allow(clippy::too_many_arguments)] // the form's fields, as the browser posts them
 pub async fn add_hook(
     csrf: String,
     url: String,
