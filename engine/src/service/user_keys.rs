@@ -14,11 +14,18 @@ use crate::store::now_ms;
 use crate::store::tenants::TenantSwitch;
 use crate::store::user_keys::{KeyAdded, KeyedCluster, UserKey, MAX_KEYS_PER_USER};
 
+/// A stored key line's algorithm and comment (the line was checked and rebuilt when
+/// kept: `algorithm base64 [comment]`).
+fn line_parts(line: &str) -> (&str, &str) {
+    let mut parts = line.splitn(3, ' ');
+    let algorithm = parts.next().unwrap_or_default();
+    let comment = parts.nth(1).unwrap_or_default();
+    (algorithm, comment)
+}
+
 fn key_view(key: UserKey) -> UserKeyView {
-    // Stored lines were checked when kept; read the parts back from the line.
-    let mut parts = key.public_key.splitn(3, ' ');
-    let algorithm = parts.next().unwrap_or_default().to_owned();
-    let comment = parts.nth(1).unwrap_or_default().to_owned();
+    let (algorithm, comment) = line_parts(&key.public_key);
+    let (algorithm, comment) = (algorithm.to_owned(), comment.to_owned());
     UserKeyView {
         id: key.id,
         fingerprint: key.fingerprint,
@@ -152,12 +159,7 @@ impl Service {
             .into_iter()
             .map(|key| ClusterKeyView {
                 username: key.username,
-                comment: key
-                    .public_key
-                    .splitn(3, ' ')
-                    .nth(2)
-                    .unwrap_or_default()
-                    .to_owned(),
+                comment: line_parts(&key.public_key).1.to_owned(),
                 fingerprint: key.fingerprint,
             })
             .collect())
