@@ -43,6 +43,10 @@ pub enum KeyAdded {
 
 const COLUMNS: &str = "id, user_id, public_key, fingerprint, created_at_ms";
 
+/// The cluster states whose nodes a key change concerns: those with nodes, including
+/// busy and failed ones (their sync is refused, and the caller learns why).
+const KEYED_STATES: &str = "('active', 'failed', 'creating', 'updating')";
+
 impl Store {
     /// The user's keys, oldest first.
     pub async fn user_keys(&self, user_id: &str) -> Result<Vec<UserKey>, StoreError> {
@@ -118,14 +122,14 @@ impl Store {
     /// tenant; those with a job under way or a failed one are listed too, so the user
     /// learns they were not synced.
     pub async fn keyed_clusters(&self, user_id: &str) -> Result<Vec<KeyedCluster>, StoreError> {
-        Ok(sqlx::query_as(
+        Ok(sqlx::query_as(&format!(
             "SELECT c.id, c.name FROM clusters c \
              JOIN users u ON u.id = $1 JOIN tenants t ON t.id = c.tenant_id \
-             WHERE c.state IN ('active', 'failed', 'creating', 'updating') AND (c.owner_id = u.id \
+             WHERE c.state IN {KEYED_STATES} AND (c.owner_id = u.id \
                  OR (t.admin_keys_on_all_clusters <> 0 AND c.tenant_id = u.tenant_id \
                      AND u.role IN ('tenant-admin', 'superadmin'))) \
              ORDER BY c.name",
-        )
+        ))
         .bind(user_id)
         .fetch_all(&self.pool)
         .await?)
@@ -137,10 +141,10 @@ impl Store {
         &self,
         tenant_id: &str,
     ) -> Result<Vec<KeyedCluster>, StoreError> {
-        Ok(sqlx::query_as(
+        Ok(sqlx::query_as(&format!(
             "SELECT id, name FROM clusters WHERE tenant_id = $1 \
-             AND state IN ('active', 'failed', 'creating', 'updating') ORDER BY name",
-        )
+             AND state IN {KEYED_STATES} ORDER BY name"
+        ))
         .bind(tenant_id)
         .fetch_all(&self.pool)
         .await?)
