@@ -169,11 +169,14 @@ word_enum!(
 );
 
 word_enum!(
-    /// Where a node is: made by its provider, confirmed reachable, bootstrapped.
+    /// Where a node is: made by its provider, confirmed reachable, bootstrapped; or its
+    /// machine stopped (kept) because the cluster's lease ended, until the lease is
+    /// extended (started again) or its grace is over (deleted).
     NodeState, "node state" {
         Created => "created",
         Confirmed => "confirmed",
         Ready => "ready",
+        Stopped => "stopped",
     }
 );
 

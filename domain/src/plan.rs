@@ -46,6 +46,10 @@ pub enum Action {
     Stop,
     Remove,
     Delete,
+    /// Stops the node's machine, keeping it (a lease's grace: see [`TaskDag::node_steps`]).
+    Suspend,
+    /// Starts a suspended node's machine again and waits until it answers.
+    Resume,
 }
 
 impl Action {
@@ -61,6 +65,8 @@ impl Action {
             Action::Stop => "stop",
             Action::Remove => "remove",
             Action::Delete => "delete",
+            Action::Suspend => "suspend",
+            Action::Resume => "resume",
         }
     }
 
@@ -73,7 +79,12 @@ impl Action {
             Action::Start => Some(ServiceAction::Start),
             Action::Stop => Some(ServiceAction::Stop),
             Action::Remove => Some(ServiceAction::Remove),
-            Action::Create | Action::Confirm | Action::Bootstrap | Action::Delete => None,
+            Action::Create
+            | Action::Confirm
+            | Action::Bootstrap
+            | Action::Delete
+            | Action::Suspend
+            | Action::Resume => None,
         }
     }
 }
@@ -214,6 +225,26 @@ impl TaskDag {
 
     pub fn is_empty(&self) -> bool {
         self.tasks.is_empty()
+    }
+
+    /// One task of `action` (a node task) on each of `nodes`, none waiting for another:
+    /// the machine steps a lease adds around a stop or start of services (suspend
+    /// after them, resume before them) and the delete of a cluster whose machines are
+    /// suspended (nothing can run on them, and their services are stopped already).
+    pub fn node_steps(nodes: impl IntoIterator<Item = u32>, action: Action) -> Self {
+        let tasks = nodes
+            .into_iter()
+            .enumerate()
+            .map(|(index, node)| Task {
+                id: TaskId(u32::try_from(index).unwrap_or(u32::MAX)),
+                node,
+                service: None,
+                action,
+                after: Vec::new(),
+                stage: 0,
+            })
+            .collect();
+        Self { tasks }
     }
 
     /// Appends `next` to run after this plan: its tasks that wait for nothing wait for

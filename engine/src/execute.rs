@@ -1,5 +1,6 @@
 //! Running one claimed task on its node: the node steps (create, confirm, bootstrap,
-//! delete) through the cluster's provider, and service actions through an automator.
+//! delete, and a lease's suspend and resume) through the cluster's provider, and
+//! service actions through an automator.
 //!
 //! Everything a step needs is read from the store when it starts (the cluster, the
 //! catalog snapshot it was built from, its nodes), so any worker process can run any
@@ -21,7 +22,7 @@ use std::time::Duration;
 use domain::plan::Action;
 use tokio::sync::mpsc;
 
-use crate::provider::{NodeProvider, NodeRecord, NodeSpec, ProviderError};
+use crate::provider::{NodeProvider, NodeRecord, NodeSpec, ProviderError, Suspended};
 use crate::queue::ClaimedTask;
 use crate::resources::ResourceFiles;
 use crate::ssh::{OutputChunk, OutputStream, SessionPool, SshError, SshTarget};
@@ -238,6 +239,8 @@ impl Executor {
             Action::Confirm => self.confirm(&view).await,
             Action::Bootstrap => bootstrap::run(self, &view, output).await,
             Action::Delete => self.delete(&view, output).await,
+            Action::Suspend => self.suspend(&view, output).await,
+            Action::Resume => self.resume(&view, output).await,
             Action::Stop | Action::Remove if view.forced => {
                 forced_teardown(service_step::run(self, &view, task, output).await, output).await
             }
@@ -342,6 +345,64 @@ impl Executor {
             )
             .await?;
         self.save_node(view, &record, NodeState::Confirmed).await?;
+        Ok(StepOutcome::ran(None))
+    }
+
+    /// Stops the node's machine for a lease's grace (its services are stopped by the
+    /// tasks before this one). The node then reads `stopped`, which keeps it from being
+    /// adopted (started) by a worker that starts meanwhile.
+    async fn suspend(
+        &self,
+        view: &TaskView,
+        output: &mpsc::Sender<OutputChunk>,
+    ) -> Result<StepOutcome, StepError> {
+        let record = view.node_record()?;
+        // The machine goes down under a pooled session: the next task opens a new one.
+        self.inner.ssh.close(&record.id).await;
+        match self.provider(view)?.suspend(&record).await? {
+            Suspended::Stopped => {
+                self.save_node(view, &record, NodeState::Stopped).await?;
+                note(output, "the node's machine is stopped\n").await;
+            }
+            Suspended::KeptRunning => {
+                let text = format!(
+                    "the {} provider cannot stop machines: this one keeps running, its \
+                     services stopped\n",
+                    view.providertype()
+                );
+                note(output, &text).await;
+            }
+        }
+        Ok(StepOutcome::ran(None))
+    }
+
+    /// Starts a suspended node's machine again, stores what changed (a container's
+    /// published port, an instance's public address), and waits until SSH answers
+    /// with the pinned host key, so the services can be started after it.
+    async fn resume(
+        &self,
+        view: &TaskView,
+        output: &mpsc::Sender<OutputChunk>,
+    ) -> Result<StepOutcome, StepError> {
+        let record = view.node_record()?;
+        let provider = self.provider(view)?;
+        let fresh = provider.resume(&record).await?;
+        if fresh.port != record.port || fresh.host != record.host {
+            let text = format!(
+                "the machine is back at {}:{} (it was at {}:{})\n",
+                fresh.host, fresh.port, record.host, record.port
+            );
+            note(output, &text).await;
+        }
+        // Recorded before the wait: a retry must reach it where it now is.
+        self.save_node(view, &fresh, NodeState::Confirmed).await?;
+        self.inner.ssh.close(&fresh.id).await;
+        if provider.connects(&fresh) {
+            provider
+                .confirm(&fresh, &self.inner.ssh, self.inner.settings.confirm_timeout)
+                .await?;
+        }
+        self.save_node(view, &fresh, NodeState::Ready).await?;
         Ok(StepOutcome::ran(None))
     }
 

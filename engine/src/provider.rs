@@ -66,7 +66,8 @@ pub type ProviderFuture<'a, T> =
 macro_rules! boxed_node_provider {
     ($provider:ty, $name:expr, create: $create:ident, delete: $delete:ident,
      adopt: $adopt:ident $(, check: $check:ident)? $(, ssh_target: $target:ident)?
-     $(, slow_start: $slow_start:ident)? $(, presence: $presence:ident)?) => {
+     $(, slow_start: $slow_start:ident)? $(, presence: $presence:ident)?
+     $(, suspend: $suspend:ident, resume: $resume:ident)?) => {
         impl $crate::provider::NodeProvider for $provider {
             fn name(&self) -> &'static str {
                 $name
@@ -129,6 +130,22 @@ macro_rules! boxed_node_provider {
                     Box::pin(self.$presence(record))
                 }
             )?
+
+            $(
+                fn suspend<'a>(
+                    &'a self,
+                    record: &'a $crate::provider::NodeRecord,
+                ) -> $crate::provider::ProviderFuture<'a, $crate::provider::Suspended> {
+                    Box::pin(self.$suspend(record))
+                }
+
+                fn resume<'a>(
+                    &'a self,
+                    record: &'a $crate::provider::NodeRecord,
+                ) -> $crate::provider::ProviderFuture<'a, $crate::provider::NodeRecord> {
+                    Box::pin(self.$resume(record))
+                }
+            )?
         }
     };
 }
@@ -136,6 +153,24 @@ use boxed_node_provider;
 
 /// A node's machine as its provider sees it (the same words the API shows).
 pub use api_types::NodePresence;
+
+/// What [`NodeProvider::suspend`] did with a node's machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Suspended {
+    /// The machine is stopped and kept (its disk, its identity), to be resumed.
+    Stopped,
+    /// This provider cannot stop machines: it keeps running (its services are stopped).
+    KeptRunning,
+}
+
+/// Whether a lease's stop also stops the machines of a cluster of `providertype`
+/// (containers stopped, instances stopped), and its extension starts them first. Local
+/// nodes are processes of this machine and pool hosts are lent, not Corral's to power
+/// off: their services stop only. Exec plugins have no such op (yet). Deciding this
+/// from the type lets a job's plan show the machine steps only where they do something.
+pub fn suspends_machines(providertype: &str) -> bool {
+    matches!(providertype, DOCKER_PROVIDER | EC2_PROVIDER)
+}
 
 /// Creates, confirms, deletes and re-adopts nodes. Every method is safe to retry.
 pub trait NodeProvider: Send + Sync {
@@ -205,6 +240,20 @@ pub trait NodeProvider: Send + Sync {
     fn presence<'a>(&'a self, record: &'a NodeRecord) -> ProviderFuture<'a, NodePresence> {
         let _ = record;
         Box::pin(std::future::ready(Ok(NodePresence::Unknown)))
+    }
+
+    /// Stops the node's machine and keeps it, for a lease's grace; stopping a stopped
+    /// machine succeeds. Providers that cannot (the default) keep it running.
+    fn suspend<'a>(&'a self, record: &'a NodeRecord) -> ProviderFuture<'a, Suspended> {
+        let _ = record;
+        Box::pin(std::future::ready(Ok(Suspended::KeptRunning)))
+    }
+
+    /// Starts a suspended node's machine again (a running one is left as it is); the
+    /// returned record replaces the stored one, since a restarted machine may have
+    /// another port or address. The default: the record as it is.
+    fn resume<'a>(&'a self, record: &'a NodeRecord) -> ProviderFuture<'a, NodeRecord> {
+        Box::pin(std::future::ready(Ok(record.clone())))
     }
 
     /// Whether Corral connects to `record`'s machine over SSH. A cloud provider may be

@@ -74,6 +74,8 @@ impl Shown for NodeState {
         match self {
             NodeState::Ready => Tone::Ok,
             NodeState::Created | NodeState::Confirmed => Tone::Busy,
+            // Stopped on purpose (a lease's grace), not broken.
+            NodeState::Stopped => Tone::Idle,
         }
     }
 }

@@ -51,6 +51,8 @@ impl ActionCosts {
             Action::Stop => self.stop,
             Action::Remove => self.remove,
             Action::Delete => self.delete,
+            // Stopping or starting a machine costs about what making it sure does.
+            Action::Suspend | Action::Resume => self.confirm,
         }
     }
 }

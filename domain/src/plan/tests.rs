@@ -917,3 +917,37 @@ fn replace_nodes_refuses_layouts_that_are_not_a_replacement() {
         assert!(err.to_string().contains(expected), "{expected}: {err}");
     }
 }
+
+#[test]
+fn machine_steps_follow_a_stop_and_come_before_a_start() {
+    let c = cluster();
+    let all = || c.nodes.iter().map(|node| node.number).collect::<Vec<_>>();
+    // Suspend after the services stopped: each machine after every stop of any node.
+    let mut stop = plan(&c, &c, &Operation::Stop { services: None }, &hadoop()).unwrap();
+    let stops = stop.len();
+    stop.append(TaskDag::node_steps(all(), Action::Suspend));
+    assert_eq!(stop.len(), stops + 3);
+    for suspend in stop.tasks().iter().filter(|t| t.action == Action::Suspend) {
+        assert_eq!(suspend.service, None);
+        for other in stop.tasks().iter().filter(|t| t.action == Action::Stop) {
+            assert!(precedes(&stop, other.id, suspend.id), "{}", suspend.label());
+        }
+    }
+    // Resume before the services start: every start after every machine is back.
+    let mut resume = TaskDag::node_steps(all(), Action::Resume);
+    resume.append(plan(&c, &c, &Operation::Start { services: None }, &hadoop()).unwrap());
+    let labels: Vec<String> = resume.tasks()[..3].iter().map(Task::label).collect();
+    assert_eq!(labels, ["1000-resume", "1001-resume", "1002-resume"]);
+    for start in resume.tasks().iter().filter(|t| t.action == Action::Start) {
+        for machine in 0..3 {
+            assert!(
+                precedes(&resume, TaskId(machine), start.id),
+                "{}",
+                start.label()
+            );
+        }
+    }
+    // The plan stays well formed once stored and read back.
+    let json = serde_json::to_string(&resume).unwrap();
+    assert_eq!(serde_json::from_str::<TaskDag>(&json).unwrap(), resume);
+}

@@ -10,7 +10,7 @@ use domain::catalog::coopr::{export_bundle, import_bundle};
 use domain::catalog::Catalog;
 use domain::layout::Layout;
 use domain::names::{ServiceName, TemplateName};
-use domain::plan::{plan, Action, Operation, ServiceGraph};
+use domain::plan::{plan, Action, Operation, ServiceGraph, TaskDag};
 use domain::solver::{
     solve_removal, solve_with_existing, Existing, NodesToRemove, Problem, SolveRequest,
 };
@@ -383,6 +383,36 @@ pub async fn preview_change(
             &to,
         )?;
     }
+    if matches!(operation, Operation::Delete) {
+        let suspended = suspended_nodes(store, cluster).await?;
+        if !suspended.is_empty() {
+            // Nothing runs on a machine a lease stopped (its services were stopped
+            // before it): it is deleted as it is, after the others' teardown.
+            let mut running = from.clone();
+            running
+                .nodes
+                .retain(|node| !suspended.contains(&node.number));
+            let mut dag = plan(
+                &running,
+                &to,
+                &operation,
+                &ServiceGraph::from_catalog(&snapshot),
+            )?;
+            let stopped = from
+                .nodes
+                .iter()
+                .map(|node| node.number)
+                .filter(|number| suspended.contains(number));
+            dag.append(TaskDag::node_steps(stopped, Action::Delete));
+            return Ok(ChangePlan {
+                preview: Preview { from, to, dag },
+                snapshot,
+                config,
+                upgrade: None,
+                warnings,
+            });
+        }
+    }
     let dag = match &operation {
         // Rollback plans from the failed job's own before/after layouts.
         Operation::Rollback { .. } => plan(
@@ -405,6 +435,30 @@ pub async fn preview_change(
         upgrade: None,
         warnings,
     })
+}
+
+/// The type of the provider the cluster's nodes come from (`local` when its snapshot
+/// does not name it, as the steps read it).
+fn providertype<'a>(snapshot: &'a Catalog, cluster: &Cluster) -> &'a str {
+    snapshot
+        .provider(&cluster.provider)
+        .map_or(crate::provider::LOCAL_PROVIDER, |provider| {
+            provider.providertype.as_str()
+        })
+}
+
+/// The numbers of the cluster's nodes whose machines a lease stopped.
+async fn suspended_nodes(
+    store: &Store,
+    cluster: &Cluster,
+) -> Result<BTreeSet<u32>, OperationError> {
+    Ok(store
+        .list_nodes(&cluster.id)
+        .await?
+        .into_iter()
+        .filter(|node| node.state == crate::execute::NodeState::Stopped)
+        .filter_map(|node| u32::try_from(node.number).ok())
+        .collect())
 }
 
 /// Refuses named nodes the cluster does not have.
@@ -609,7 +663,16 @@ async fn submit(
     lease: Option<super::lease::LeaseMark>,
 ) -> Result<String, OperationError> {
     let cluster = store.cluster(cluster_id).await?;
-    let plan = preview_change(store, &cluster, change).await?;
+    let mut plan = preview_change(store, &cluster, change).await?;
+    if let Some(mark) = lease {
+        plan.preview.dag = super::lease::machine_steps(
+            mark,
+            std::mem::take(&mut plan.preview.dag),
+            &plan.preview.to,
+            &plan.snapshot,
+            providertype(&plan.snapshot, &cluster),
+        )?;
+    }
     // The tenant's gates, after the preview and before anything is written.
     crate::hooks::check_gates(
         store,

@@ -1,8 +1,9 @@
 //! Leases that warn and forgive (issue 44 point 5). What the janitor does for a
 //! cluster whose lease is ending is decided by [`decide`] (pure, table-tested): warn a
 //! day and an hour before (a `lease.expiring` hook event), and at the end delete it,
-//! or, when its template gives a `grace`, stop its services and delete it when the
-//! grace is over unless the lease is extended first.
+//! or, when its template gives a `grace`, stop its services (and its machines, where
+//! the provider can: [`machine_steps`]) and delete it when the grace is over unless
+//! the lease is extended first.
 //!
 //! Every one of these happens once however many janitors run: a warning is recorded
 //! as sent by a conditional `UPDATE` in the transaction writing its deliveries, and the
@@ -12,10 +13,14 @@
 
 use api_types::LeaseWarning;
 use domain::catalog::coopr::import_bundle;
+use domain::catalog::Catalog;
+use domain::layout::Layout;
 use domain::names::TemplateName;
+use domain::plan::{plan, Action, Operation, ServiceGraph, TaskDag};
 use serde_json::json;
 
 use super::{submit_change, ClusterChange, ClusterState, OperationError};
+use crate::provider::suspends_machines;
 use crate::queue::{self, SubmitOptions};
 use crate::store::audit::AuditEntry;
 use crate::store::clusters::lease::mark_warned;
@@ -123,6 +128,45 @@ pub fn grace_of(cluster: &Cluster) -> Result<Option<i64>, OperationError> {
 }
 
 pub use crate::store::clusters::lease::LeaseMark;
+
+/// The plan of a lease's stop or start job, given the services' `stop_or_start` plan,
+/// for a cluster `layout` on a provider of `providertype`. Where the provider stops
+/// machines ([`suspends_machines`]): the stop suspends each node's machine after every
+/// service stopped; the start resumes each machine first (each waits until SSH
+/// answers), then bootstraps and configures every service again, since a restarted
+/// machine may have another address on the cluster's network (Docker gives addresses
+/// anew) that its peers' configuration names, then starts the services. Elsewhere the
+/// plan stays as it is: the machines keep running.
+pub fn machine_steps(
+    mark: LeaseMark,
+    stop_or_start: TaskDag,
+    layout: &Layout,
+    snapshot: &Catalog,
+    providertype: &str,
+) -> Result<TaskDag, OperationError> {
+    if !suspends_machines(providertype) {
+        return Ok(stop_or_start);
+    }
+    let nodes = layout.nodes.iter().map(|node| node.number);
+    Ok(match mark {
+        LeaseMark::Stop { .. } => {
+            let mut dag = stop_or_start;
+            dag.append(TaskDag::node_steps(nodes, Action::Suspend));
+            dag
+        }
+        LeaseMark::Resume { .. } => {
+            let mut dag = TaskDag::node_steps(nodes, Action::Resume);
+            dag.append(plan(
+                layout,
+                layout,
+                &Operation::Reconfigure { restart: false },
+                &ServiceGraph::from_catalog(snapshot),
+            )?);
+            dag.append(stop_or_start);
+            dag
+        }
+    })
+}
 
 /// Starts a lease-stopped cluster again with its lease extended to `until_ms`: a start
 /// job of every service, submitted in the transaction that moves the lease and clears

@@ -44,7 +44,7 @@ pub use limits::{AppliedLimits, DockerLimits};
 
 use super::boxed_node_provider;
 use super::client_keys::ClientKeys;
-use super::{NodePresence, NodeRecord, NodeSpec, ProviderError};
+use super::{NodePresence, NodeRecord, NodeSpec, ProviderError, Suspended};
 use crate::ssh::{ClientKeyPair, HostKey, SshTarget};
 use crate::store::Store;
 
@@ -489,6 +489,22 @@ impl DockerProvider {
         }
     }
 
+    /// Stops the node's container (`docker stop`), keeping it and its files for
+    /// [`Self::adopt_node`] to start again. Its published port is freed meanwhile.
+    async fn suspend_node(&self, record: &NodeRecord) -> Result<Suspended, ProviderError> {
+        let state = state_of(record)?;
+        match self.docker.stop_container(&state.container, None).await {
+            Ok(()) => Ok(Suspended::Stopped),
+            // 304: it was not running.
+            Err(error) if status_of(&error) == Some(304) => Ok(Suspended::Stopped),
+            Err(error) if is_not_found(&error) => Err(ProviderError::ContainerGone {
+                node: record.id.clone(),
+                container: state.container,
+            }),
+            Err(error) => Err(docker_error(&record.id, "stop the container")(error)),
+        }
+    }
+
     async fn adopt_node(&self, record: &NodeRecord) -> Result<NodeRecord, ProviderError> {
         let state = state_of(record)?;
         let inspected = match self.docker.inspect_container(&state.container, None).await {
@@ -532,7 +548,10 @@ boxed_node_provider!(
     check: check_engine,
     ssh_target: target,
     slow_start: image_to_build,
-    presence: container_presence
+    presence: container_presence,
+    // Resuming is adopting: start the container if it is stopped, read its new port.
+    suspend: suspend_node,
+    resume: adopt_node
 );
 
 /// The container of node `node` (node ids are `<cluster id>-<number>`).

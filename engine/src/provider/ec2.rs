@@ -38,7 +38,7 @@ use self::api::{Instance, InstanceState, LIVE_STATES};
 use self::errors::{ec2_error, rejected};
 use super::client_keys::ClientKeys;
 use super::CredentialBinding;
-use super::{NodeRecord, NodeSpec, ProviderError, ProviderFuture, ProviderSettings};
+use super::{NodeRecord, NodeSpec, ProviderError, ProviderFuture, ProviderSettings, Suspended};
 use crate::ssh::{ClientKeyPair, HostKey, SessionPool, SshTarget};
 use crate::store::provider_credentials::{CredentialsSource, OpenedCredentials};
 use crate::store::Store;
@@ -1089,6 +1089,59 @@ impl Ec2Provider {
         })
     }
 
+    /// Stops the node's instance (StopInstances) and waits until it is stopped; its
+    /// volumes and its address in the VPC stay, [`Self::adopt_node`] starts it again.
+    /// Stopping a stopped instance succeeds; one that is gone is an error.
+    async fn suspend_node(&self, record: &NodeRecord) -> Result<Suspended, ProviderError> {
+        let state = state_of(record)?;
+        let node = record.id.as_str();
+        let provider = state.provider.as_str();
+        let whose = (state.credentials_user.as_deref(), true);
+        let (client, _) = self
+            .client(
+                &state.tenant_id,
+                provider,
+                whose,
+                &state.region,
+                &state.endpoint,
+            )
+            .await?;
+        let gone = || ProviderError::InstanceGone {
+            node: node.to_owned(),
+            instance: state.instance_id.clone(),
+        };
+        match self
+            .instance(&client, node, provider, &state.instance_id)
+            .await?
+        {
+            None => return Err(gone()),
+            Some(instance) if instance.state().is_gone() => return Err(gone()),
+            Some(instance) if instance.state() == InstanceState::Stopped => {
+                return Ok(Suspended::Stopped)
+            }
+            Some(_) => {}
+        }
+        client
+            .call(
+                "StopInstances",
+                Params::new()
+                    .set("InstanceId.1", &state.instance_id)
+                    .as_slice(),
+            )
+            .await
+            .map_err(ec2_error(node, provider, "stop the instance"))?;
+        self.wait_for(
+            &client,
+            node,
+            provider,
+            &state.instance_id,
+            "stop",
+            |state| *state == InstanceState::Stopped,
+        )
+        .await?;
+        Ok(Suspended::Stopped)
+    }
+
     async fn adopt_node(&self, record: &NodeRecord) -> Result<NodeRecord, ProviderError> {
         let mut state = state_of(record)?;
         let node = record.id.as_str();
@@ -1216,6 +1269,15 @@ impl super::NodeProvider for Ec2Provider {
 
     fn presence<'a>(&'a self, record: &'a NodeRecord) -> ProviderFuture<'a, super::NodePresence> {
         Box::pin(self.instance_presence(record))
+    }
+
+    fn suspend<'a>(&'a self, record: &'a NodeRecord) -> ProviderFuture<'a, Suspended> {
+        Box::pin(self.suspend_node(record))
+    }
+
+    /// Adopting starts a stopped instance and reads its (maybe new) public address.
+    fn resume<'a>(&'a self, record: &'a NodeRecord) -> ProviderFuture<'a, NodeRecord> {
+        Box::pin(self.adopt_node(record))
     }
 
     fn check<'a>(

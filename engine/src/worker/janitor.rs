@@ -107,6 +107,11 @@ async fn adopt_nodes(executor: &Executor, scope: &WorkerScope) {
 
 /// Adopts one node; whether its provider took it over.
 async fn adopt_node(executor: &Executor, node: Node) -> bool {
+    // A machine a lease stopped stays stopped: adopting would start it (its lease's
+    // extension does, with its services).
+    if node.state == crate::execute::NodeState::Stopped {
+        return false;
+    }
     let Some(record) = node
         .provider_json
         .as_deref()

@@ -547,3 +547,84 @@ async fn ec2_nodes_of_a_users_cluster_sign_with_the_owners_own_credentials() {
     provider.delete(&record).await.unwrap();
     assert!(!key_pair_exists(&moto, cluster).await);
 }
+
+/// A lease's grace on ec2 (issue 44 point 5): suspending a node stops its instance
+/// (StopInstances; moto says `stopped`), again is fine, resuming starts the same
+/// instance (`running`) and keeps the record's identity, and a node deleted while
+/// stopped (its grace over) leaves no instance, key pair or group. Nothing connects to
+/// moto's made-up addresses: the provider is set `connect: none`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ec2_nodes_are_stopped_for_a_lease_started_again_and_deleted_while_stopped() {
+    use engine::provider::Suspended;
+    let moto = Moto::start(&[]);
+    let db = engine::testing::TestDatabase::sqlite();
+    let store = store_with_credentials(&db, Some(TEST_CREDENTIALS)).await;
+    let keys = tempfile::tempdir().unwrap();
+    let provider = Ec2Provider::new(store.clone(), keys.path())
+        .unwrap()
+        .with_allowed_endpoints(vec![moto.endpoint.clone()]);
+    let cluster = "c-ec2-lease";
+    let first = provider.create(&spec(&moto, cluster, 1)).await.unwrap();
+    let second = provider.create(&spec(&moto, cluster, 2)).await.unwrap();
+    let instance = |record: &NodeRecord| state(record).instance_id;
+    let state_name = |xml: String| {
+        let start = xml.find("<instanceState>").unwrap();
+        let name = &xml[start..];
+        let from = name.find("<name>").unwrap() + "<name>".len();
+        let to = name.find("</name>").unwrap();
+        name[from..to].to_owned()
+    };
+    assert!(engine::provider::suspends_machines(EC2_PROVIDER));
+
+    for record in [&first, &second] {
+        assert_eq!(provider.suspend(record).await.unwrap(), Suspended::Stopped);
+        assert_eq!(
+            state_name(instance_xml(&moto, &instance(record)).await),
+            "stopped"
+        );
+    }
+    // Stopping a stopped instance succeeds and changes nothing.
+    assert_eq!(provider.suspend(&first).await.unwrap(), Suspended::Stopped);
+    assert_eq!(
+        state_name(instance_xml(&moto, &instance(&first)).await),
+        "stopped"
+    );
+
+    // Extended within the grace: the same instance runs again.
+    let resumed = provider.resume(&first).await.unwrap();
+    assert_eq!(instance(&resumed), instance(&first));
+    assert_eq!(resumed.host_key, first.host_key);
+    assert_eq!(resumed.id, first.id);
+    assert_eq!(
+        state_name(instance_xml(&moto, &instance(&first)).await),
+        "running"
+    );
+    assert_eq!(
+        provider.presence(&resumed).await.unwrap(),
+        engine::provider::NodePresence::Present
+    );
+    // Resuming a running instance leaves it running.
+    provider.resume(&resumed).await.unwrap();
+    assert_eq!(
+        state_name(instance_xml(&moto, &instance(&first)).await),
+        "running"
+    );
+
+    // Past the grace, still stopped: deleted, and the cluster's leftovers with the last.
+    provider.delete(&resumed).await.unwrap();
+    provider.delete(&second).await.unwrap();
+    for record in [&first, &second] {
+        assert_eq!(
+            state_name(instance_xml(&moto, &instance(record)).await),
+            "terminated"
+        );
+    }
+    assert!(!key_pair_exists(&moto, cluster).await);
+    assert_eq!(group_ids(&moto, cluster).await, 0);
+    // A gone instance cannot be stopped: said, not passed over as stopped.
+    let error = provider.suspend(&second).await.unwrap_err();
+    assert!(
+        matches!(error, ProviderError::InstanceGone { .. }),
+        "{error}"
+    );
+}

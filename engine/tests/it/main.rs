@@ -6,8 +6,8 @@
 //! - `local_nodes`, `ssh_pool`, `docker_nodes`, `ec2`, `exec_provider`, `resources`:
 //!   providers (`ec2` against moto, `exec`: external provider plugins) and plugin
 //!   resources on nodes.
-//! - `cluster_lifecycle`, `demo_templates`, `faults`, `lease_grace`: whole clusters,
-//!   end to end, including crashes, lost nodes and leases that end.
+//! - `cluster_lifecycle`, `demo_templates`, `faults`, `lease_grace`, `lease_machines`:
+//!   whole clusters, end to end, including crashes, lost nodes and leases that end.
 //! - `hook_events`: lifecycle hooks' health and replacement events, sent to real
 //!   receivers.
 //! - `security`: attacks that must fail.
@@ -28,6 +28,7 @@ mod faults;
 mod hook_events;
 mod lab;
 mod lease_grace;
+mod lease_machines;
 mod local_nodes;
 mod migrations;
 mod monitor;
