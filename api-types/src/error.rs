@@ -51,7 +51,13 @@ pub enum ErrorCode {
     UnsupportedMediaType,
     /// Something broke inside; the cause is in the server's log only.
     Internal,
+    /// The database is not answering (down, restarting, unreachable): nothing was
+    /// done; try again shortly. The message is [`DATABASE_UNAVAILABLE`].
+    Unavailable,
 }
+
+/// What the API and the pages say while the database is not answering.
+pub const DATABASE_UNAVAILABLE: &str = "the database is not answering; try again shortly";
 
 impl ErrorCode {
     /// The HTTP status that goes with the code.
@@ -67,6 +73,7 @@ impl ErrorCode {
             ErrorCode::Invalid => 422,
             ErrorCode::TooManyAttempts | ErrorCode::TooManyStreams => 429,
             ErrorCode::Internal => 500,
+            ErrorCode::Unavailable => 503,
         }
     }
 }

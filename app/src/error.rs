@@ -44,6 +44,9 @@ pub enum UiError {
     /// Something broke on the server; the cause is in its log.
     #[error("something went wrong on the server; try again, and tell your admin if it persists")]
     Internal,
+    /// The database is not answering (it is down or restarting): nothing was done.
+    #[error("{}", api_types::DATABASE_UNAVAILABLE)]
+    Unavailable,
     /// The call itself failed (network, encoding).
     #[error("the server could not be reached: {0}")]
     Transport(String),
@@ -62,6 +65,7 @@ impl UiError {
             UiError::Invalid { .. } => ErrorCode::Invalid,
             UiError::TooManyAttempts(_) => ErrorCode::TooManyAttempts,
             UiError::Internal | UiError::Transport(_) => ErrorCode::Internal,
+            UiError::Unavailable => ErrorCode::Unavailable,
         }
     }
 
@@ -139,6 +143,7 @@ impl From<engine::service::ServiceError> for UiError {
             error @ ServiceError::TooManyAttempts { .. } => {
                 UiError::TooManyAttempts(error.to_string())
             }
+            ServiceError::Unavailable => UiError::Unavailable,
             ServiceError::Internal { cause } => {
                 tracing::error!(%cause, "server function failed");
                 UiError::Internal
@@ -166,6 +171,7 @@ mod tests {
             ServiceError::GateRefused("the gate said no".into()),
             ServiceError::TooManyAttempts { wait_secs: 3 },
             ServiceError::internal("boom"),
+            ServiceError::Unavailable,
         ];
         for refusal in refusals {
             let code = refusal.code();

@@ -52,6 +52,22 @@ pub enum SessionRejection {
     Service(ServiceError),
 }
 
+/// What a failed read of the session store means for the request. The store's
+/// backend errors are its database's: its statements (read, write, delete one row by
+/// id) only fail when the database does not answer, so they count as that (503),
+/// while a record that does not decode is a fault of the server (500).
+pub fn session_failure(error: tower_sessions::session::Error) -> ServiceError {
+    use tower_sessions::session::Error;
+    use tower_sessions::session_store::Error as StoreError;
+    match error {
+        Error::Store(StoreError::Backend(cause)) => {
+            tracing::debug!(%cause, "the session store is not answering");
+            ServiceError::Unavailable
+        }
+        other => ServiceError::internal(other),
+    }
+}
+
 /// A request's signed-in user: the engine's principal and the session's data.
 #[derive(Debug, Clone)]
 pub struct SignedIn {
@@ -69,7 +85,7 @@ pub async fn signed_in(
     let data: Option<SessionData> = session
         .get(SESSION_USER)
         .await
-        .map_err(|error| SessionRejection::Service(ServiceError::internal(error)))?;
+        .map_err(|error| SessionRejection::Service(session_failure(error)))?;
     let Some(data) = data else {
         return Err(SessionRejection::SignedOut);
     };

@@ -68,12 +68,13 @@ pub(crate) async fn run(
         if *stopped.borrow() {
             return;
         }
+        let reachability = executor.store().reachability();
         if let Err(error) = reconcile(executor.store(), &mut seen).await {
-            tracing::warn!(%error, "listing health checks failed");
+            reachability.failed("listing health checks", &error, error.is_unreachable());
             continue;
         }
         if let Err(error) = run_due(&executor, &scope).await {
-            tracing::warn!(%error, "running health checks failed");
+            reachability.failed("running health checks", &error, error.is_unreachable());
         }
         if healed_at.is_none_or(|at| at.elapsed() >= crate::heal::EVERY) {
             crate::heal::heal_clusters(&executor, &scope, &mut heal_memory).await;

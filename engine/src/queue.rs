@@ -81,6 +81,13 @@ impl From<sqlx::Error> for QueueError {
     }
 }
 
+impl QueueError {
+    /// Whether the database could not be reached: the call may succeed once it is back.
+    pub fn is_unreachable(&self) -> bool {
+        matches!(self, QueueError::Store(store) if store.is_unreachable())
+    }
+}
+
 /// Starts a transaction that may write, in this process's turn (see
 /// [`Store::begin_write`]); keep the turn until the transaction ends.
 #[track_caller]

@@ -101,6 +101,10 @@ pub enum ServiceError {
     /// Something broke inside; `cause` goes to the log, never to the client.
     #[error("internal error")]
     Internal { cause: String },
+    /// The database is not answering (see [`crate::store::reachability`]): nothing
+    /// was done, and the same call may succeed shortly.
+    #[error("{}", api_types::DATABASE_UNAVAILABLE)]
+    Unavailable,
 }
 
 /// The problems of a validation report (errors or warnings).
@@ -154,6 +158,7 @@ impl ServiceError {
             ServiceError::GateRefused(_) => ErrorCode::GateRefused,
             ServiceError::TooManyAttempts { .. } => ErrorCode::TooManyAttempts,
             ServiceError::Internal { .. } => ErrorCode::Internal,
+            ServiceError::Unavailable => ErrorCode::Unavailable,
         }
     }
 }
@@ -163,6 +168,11 @@ impl From<StoreError> for ServiceError {
         match error {
             StoreError::NotFound(what) => ServiceError::NotFound(what),
             StoreError::Conflict(what) => ServiceError::Conflict(format!("{what} already exists")),
+            other if other.is_unreachable() => {
+                // Said once per outage by the process's loops; per request only here.
+                tracing::debug!(error = %other, "the database is not answering");
+                ServiceError::Unavailable
+            }
             other => ServiceError::internal(other),
         }
     }

@@ -29,6 +29,7 @@ mod migrations;
 pub mod pool_hosts;
 pub mod provider_credentials;
 pub mod provider_tests;
+pub mod reachability;
 pub mod resources;
 pub mod rollouts;
 pub mod snapshot;
@@ -48,6 +49,13 @@ use crate::secrets::SecretKey;
 use sqlx::{Any, AnyConnection, AnyPool, Connection, Executor, FromRow, Transaction};
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a statement waits for a PostgreSQL connection before it fails (as
+/// unreachable: see [`reachability::classify`]). While the server is down the pool
+/// keeps retrying refused connections until then, so this is how long a request
+/// takes to answer 503 during an outage: a few seconds, not a hang. Also the bound
+/// for the session store's pool.
+pub const POSTGRES_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);
 
 pub(crate) use columns::column_value;
 pub use columns::{IntFlag, PortNumber};
@@ -91,6 +99,25 @@ pub enum StoreError {
     Secret(#[from] crate::secrets::SecretError),
     #[error("not supported: {what}")]
     Unsupported { what: String },
+}
+
+impl StoreError {
+    /// Whether the database could not be reached (see [`reachability::classify`]):
+    /// the call may succeed once it is back.
+    pub fn is_unreachable(&self) -> bool {
+        use reachability::{classify, Failure};
+        match self {
+            StoreError::ConnectTimeout { .. } => true,
+            StoreError::Connect { cause, .. } | StoreError::Query(cause) => {
+                classify(cause) == Failure::Unreachable
+            }
+            StoreError::Migrate(
+                sqlx::migrate::MigrateError::Execute(cause)
+                | sqlx::migrate::MigrateError::ExecuteMigration(cause, _),
+            ) => classify(cause) == Failure::Unreachable,
+            _ => false,
+        }
+    }
 }
 
 impl From<sqlx::Error> for StoreError {
@@ -151,6 +178,9 @@ pub struct Store {
     /// Where hooks may send (the operator's `--hook-allow` ranges): kept here because
     /// gates are called from operations, which all have the store.
     hook_network: Arc<crate::hooks::HookNetwork>,
+    /// Whether the database answers, as this process's calls found (see
+    /// [`reachability::Reachability`]).
+    reachability: Arc<reachability::Reachability>,
 }
 
 /// This process's turn to write to a SQLite database, held for the life of a write
@@ -187,7 +217,11 @@ impl Store {
                 Backend::Sqlite => 4,
                 Backend::Postgres => 16,
             })
-            .acquire_timeout(CONNECT_TIMEOUT)
+            .acquire_timeout(match backend {
+                // A local file: a wait means queued writers, not an outage.
+                Backend::Sqlite => CONNECT_TIMEOUT,
+                Backend::Postgres => POSTGRES_ACQUIRE_TIMEOUT,
+            })
             .after_connect(move |conn, _meta| {
                 Box::pin(async move {
                     if backend == Backend::Sqlite {
@@ -232,6 +266,7 @@ impl Store {
             docker_limits: crate::provider::DockerLimits::default(),
             job_wakes: crate::queue::JobWakes::default(),
             hook_network: Arc::default(),
+            reachability: Arc::default(),
         })
     }
 
@@ -342,6 +377,11 @@ impl Store {
     /// The job wakes of this store's process (see [`crate::queue::JobWakes`]).
     pub fn job_wakes(&self) -> &crate::queue::JobWakes {
         &self.job_wakes
+    }
+
+    /// Whether the database answers, as this process's calls found.
+    pub fn reachability(&self) -> &reachability::Reachability {
+        &self.reachability
     }
 
     pub fn pool(&self) -> &AnyPool {

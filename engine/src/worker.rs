@@ -38,6 +38,19 @@ use events::EventWriter;
 /// Outcomes completed in one transaction at most.
 const RECORD_BATCH: usize = 256;
 
+/// The longest a loop waits before trying again while the database does not answer
+/// (each try itself waits up to the pool's acquire timeout): short, so work resumes
+/// within seconds of its return.
+const UNREACHABLE_RETRY_MAX: Duration = Duration::from_secs(2);
+
+/// How long to wait before the next try after `failures` tries in a row found the
+/// database away: doubling from a quarter second up to [`UNREACHABLE_RETRY_MAX`].
+fn unreachable_backoff(failures: u32) -> Duration {
+    Duration::from_millis(250)
+        .saturating_mul(1 << failures.saturating_sub(1).min(4))
+        .min(UNREACHABLE_RETRY_MAX)
+}
+
 /// How a pool runs.
 #[derive(Debug, Clone)]
 pub struct WorkerSettings {
@@ -268,6 +281,8 @@ impl Claimer {
             self.freed.clone(),
         ));
         let mut running = JoinSet::new();
+        // Claims in a row that found the database away (see `unreachable_backoff`).
+        let mut unreachable = 0;
         while !*self.stopped.borrow() {
             // Registered before the claim, so a submit during it is not missed.
             let woken = self.wake.notified();
@@ -294,6 +309,8 @@ impl Claimer {
                 .await;
                 match claimed {
                     Ok(tasks) => {
+                        unreachable = 0;
+                        self.executor.store().reachability().answered();
                         crate::metrics::record_claim(tasks.len(), claim_started.elapsed());
                         filled = tasks.len() == room;
                         let started: Vec<NewEvent> = tasks
@@ -302,7 +319,9 @@ impl Claimer {
                                 state_event(task, TaskStateChange::started(task.attempt).text())
                             })
                             .collect();
-                        events.write(started).await;
+                        // Not waited for: the leases run from now, and an outage
+                        // must not hold the steps back while they do.
+                        events.send(started);
                         for task in tasks {
                             let Ok(slot) = self.slots.clone().try_acquire_owned() else {
                                 // Only this loop takes slots, so one is free per task.
@@ -320,6 +339,12 @@ impl Claimer {
                             ));
                         }
                     }
+                    // Said once per outage (by whichever loop meets it first), then
+                    // retried quietly, backing off.
+                    Err(error) if error.is_unreachable() => {
+                        unreachable += 1;
+                        self.executor.store().reachability().lost(&error);
+                    }
                     Err(error) => tracing::warn!(worker = %self.id, %error, "claim failed"),
                 }
             }
@@ -328,6 +353,14 @@ impl Claimer {
             crate::metrics::record_slots(self.settings.slots.max(1).saturating_sub(free), free);
             if filled {
                 // Every slot is taken now; the next pass waits for one to free up.
+                continue;
+            }
+            if unreachable > 0 {
+                // Nothing to claim until the database answers: no wake can change that.
+                tokio::select! {
+                    () = tokio::time::sleep(unreachable_backoff(unreachable)) => {}
+                    _ = self.stopped.changed() => {}
+                }
                 continue;
             }
             tokio::select! {
@@ -365,7 +398,7 @@ async fn record_ends(
             .iter()
             .map(|end| (end.task.lease(), end.outcome.clone()))
             .collect();
-        match queue::complete_batch(&store, &entries, now_ms()).await {
+        match complete_until_recorded(&store, &entries).await {
             Ok(answers) => {
                 let verdicts: Vec<NewEvent> = batch
                     .iter()
@@ -381,6 +414,36 @@ async fn record_ends(
         }
         drop(batch);
         freed.notify_one();
+    }
+}
+
+/// Completes `entries`, trying again for as long as the database does not answer: a
+/// step that ended during an outage is recorded once it is back, not run again.
+///
+/// Safe however long that takes: the completion holds only while the lease is still
+/// this worker's (the queue checks its owner and attempt), so if the janitor handed
+/// the task to another worker meanwhile the answer is [`QueueError::LeaseLost`]; and
+/// the step has ended, so it cannot overlap the next attempt. The slots of the batch
+/// stay taken meanwhile, so this worker claims nothing more.
+async fn complete_until_recorded(
+    store: &Store,
+    entries: &[(Lease, Outcome)],
+) -> Result<Vec<Result<Completion, QueueError>>, QueueError> {
+    let mut failures = 0;
+    loop {
+        match queue::complete_batch(store, entries, now_ms()).await {
+            Err(error) if error.is_unreachable() => {
+                failures += 1;
+                store.reachability().lost(&error);
+                tokio::time::sleep(unreachable_backoff(failures)).await;
+            }
+            answered => {
+                if answered.is_ok() {
+                    store.reachability().answered();
+                }
+                return answered;
+            }
+        }
     }
 }
 
@@ -523,8 +586,14 @@ async fn run_with_heartbeats(
     let store = executor.store();
     let lease = task.lease();
     let lease_ms = millis(settings.lease);
-    run_while_leased(executor.run(task, &output), settings, || {
-        queue::heartbeat(store, &lease, lease_ms, now_ms())
+    run_while_leased(executor.run(task, &output), settings, || async {
+        let beat = queue::heartbeat(store, &lease, lease_ms, now_ms()).await;
+        match &beat {
+            Ok(_) => store.reachability().answered(),
+            Err(error) if error.is_unreachable() => store.reachability().lost(error),
+            Err(_) => {}
+        }
+        beat
     })
     .await
 }
@@ -550,7 +619,14 @@ where
         loop {
             beat.tick().await;
             let asked_at = tokio::time::Instant::now();
-            match heartbeat().await {
+            // A beat that hangs (waiting for a connection to a database that went
+            // away) must not hold the step past the point where it would fence.
+            let fence_at = renewed_at + settings.lease.saturating_sub(settings.heartbeat);
+            let Ok(answer) = tokio::time::timeout_at(fence_at, heartbeat()).await else {
+                tracing::error!("no heartbeat got through in time; giving the step up before its lease runs out");
+                return Ended::LeaseLost;
+            };
+            match answer {
                 Ok(Heartbeat::Continue { .. }) => renewed_at = asked_at,
                 Ok(Heartbeat::Stop { .. }) => return Ended::Stopped,
                 Err(QueueError::LeaseLost { .. }) => return Ended::LeaseLost,
@@ -560,6 +636,8 @@ where
                     tracing::error!(%error, "heartbeats keep failing; giving the step up before its lease runs out");
                     return Ended::LeaseLost;
                 }
+                // Said once per outage by the beat itself.
+                Err(error) if error.is_unreachable() => {}
                 Err(error) => tracing::warn!(%error, "heartbeat failed"),
             }
         }
@@ -657,6 +735,34 @@ mod tests {
         .await;
         assert!(matches!(ended, Ended::Stopped));
         assert_eq!(started.elapsed(), Duration::from_secs(10));
+    }
+
+    /// A beat that never answers (its connection waits on a database that went away)
+    /// still fences the step in time: at `lease - heartbeat` after the last renewal,
+    /// not whenever the beat gives up.
+    #[tokio::test(start_paused = true)]
+    async fn a_hanging_heartbeat_still_fences_the_step_in_time() {
+        let settings = WorkerSettings {
+            lease: Duration::from_secs(30),
+            heartbeat: Duration::from_secs(10),
+            ..WorkerSettings::default()
+        };
+        let started = tokio::time::Instant::now();
+        let ended = run_while_leased(std::future::pending(), &settings, || {
+            std::future::pending::<Result<Heartbeat, QueueError>>()
+        })
+        .await;
+        assert!(matches!(ended, Ended::LeaseLost));
+        assert_eq!(started.elapsed(), Duration::from_secs(20));
+    }
+
+    #[test]
+    fn retries_while_the_database_is_away_back_off_to_a_ceiling() {
+        let waits: Vec<u128> = (1..=8)
+            .map(|failures| unreachable_backoff(failures).as_millis())
+            .collect();
+        assert_eq!(waits, [250, 500, 1000, 2000, 2000, 2000, 2000, 2000]);
+        assert_eq!(unreachable_backoff(u32::MAX), UNREACHABLE_RETRY_MAX);
     }
 
     #[test]

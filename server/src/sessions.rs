@@ -16,7 +16,8 @@ use tower_sessions::cookie::SameSite;
 use tower_sessions::session::{Id, Record};
 use tower_sessions::session_store::{self, ExpiredDeletion, SessionStore};
 use tower_sessions::{Expiry, SessionManagerLayer};
-use tower_sessions_sqlx_store::sqlx::{PgPool, SqlitePool};
+use tower_sessions_sqlx_store::sqlx::postgres::PgPoolOptions;
+use tower_sessions_sqlx_store::sqlx::SqlitePool;
 use tower_sessions_sqlx_store::{PostgresStore, SqliteStore};
 
 /// How long a session lives without requests.
@@ -45,7 +46,12 @@ impl SessionBackend {
                 SessionBackend::Sqlite(store)
             }
             Backend::Postgres => {
-                let pool = PgPool::connect(&url.connect_string()).await?;
+                // As short a wait for a connection as the store's: while the database
+                // is down a page answers 503 in seconds (see `page_guard`).
+                let pool = PgPoolOptions::new()
+                    .acquire_timeout(engine::store::POSTGRES_ACQUIRE_TIMEOUT)
+                    .connect(&url.connect_string())
+                    .await?;
                 let store = PostgresStore::new(pool);
                 store.migrate().await?;
                 SessionBackend::Postgres(store)

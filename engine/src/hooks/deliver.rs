@@ -89,7 +89,11 @@ impl Deliverer {
                     // A full round may have left more due: look again at once.
                     Ok(sent) if sent >= self.batch() => continue,
                     Ok(_) => {}
-                    Err(error) => tracing::warn!(%error, "hook deliveries"),
+                    Err(error) => self.store.reachability().failed(
+                        "sending hook deliveries",
+                        &error,
+                        error.is_unreachable(),
+                    ),
                 }
                 tokio::time::sleep(self.settings.poll).await;
             }

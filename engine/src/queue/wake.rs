@@ -103,7 +103,12 @@ pub async fn announce<'a>(store: &Store, job_ids: impl IntoIterator<Item = &'a s
             .await;
         if let Err(error) = notified {
             // The other processes' followers find the change on their next look.
-            tracing::warn!(%error, job = job_id, "notifying other processes failed");
+            store.reachability().failed(
+                "notifying other processes of a job's change",
+                &error,
+                crate::store::reachability::classify(&error)
+                    == crate::store::reachability::Failure::Unreachable,
+            );
         }
     }
 }
@@ -118,7 +123,12 @@ pub async fn forward_notifications(store: Store, url: DatabaseUrl) {
     loop {
         match listen(&store, &url).await {
             Ok(()) => {}
-            Err(error) => tracing::warn!(%error, "listening for job wakes failed; reconnecting"),
+            Err(error) => store.reachability().failed(
+                "listening for job wakes (reconnecting)",
+                &error,
+                crate::store::reachability::classify(&error)
+                    == crate::store::reachability::Failure::Unreachable,
+            ),
         }
         // Whatever was sent while nobody listened: everyone looks again.
         store.job_wakes().wake(EVERYONE);
@@ -126,13 +136,23 @@ pub async fn forward_notifications(store: Store, url: DatabaseUrl) {
     }
 }
 
+/// Listens until the connection is lost (`Ok`) or cannot be made (`Err`).
+///
+/// The listener's connection comes from a pool of its own with the store's short
+/// acquire timeout, and a lost connection ends the call instead of being remade
+/// inside `recv` (which waits with the default 30 s timeout and does not say so):
+/// the caller wakes every follower, for the wakes sent while nobody listened.
 async fn listen(store: &Store, url: &DatabaseUrl) -> Result<(), sqlx::Error> {
-    let mut listener = sqlx::postgres::PgListener::connect(&url.connect_string()).await?;
+    let pool = sqlx::postgres::PgPoolOptions::new()
+        .max_connections(1)
+        .acquire_timeout(crate::store::POSTGRES_ACQUIRE_TIMEOUT)
+        .connect_lazy(&url.connect_string())?;
+    let mut listener = sqlx::postgres::PgListener::connect_with(&pool).await?;
     listener.listen(CHANNEL).await?;
     // Connected now: wakes sent before this point may have been missed.
     store.job_wakes().wake(EVERYONE);
-    loop {
-        let notification = listener.recv().await?;
+    while let Some(notification) = listener.try_recv().await? {
         store.job_wakes().wake(notification.payload());
     }
+    Ok(())
 }

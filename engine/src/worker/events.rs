@@ -6,6 +6,10 @@
 //! task for its output, all queued on SQLite's single writer; batched, it pays a few.
 //! Waiting for the write keeps each task's events ahead of its completion in the job's
 //! stream (a reader that sees the job end has every line of its output).
+//!
+//! A batch that fails because the database does not answer is written again once it
+//! does (backing off meanwhile), so an outage delays events but loses none; other
+//! failures are logged and the batch dropped (events are best effort).
 
 use tokio::sync::{mpsc, oneshot};
 
@@ -41,13 +45,27 @@ impl EventWriter {
     /// they are written or their write failed (events are best effort: the task rows
     /// and attempt records are the record).
     pub(super) async fn write(&self, events: Vec<NewEvent>) {
-        if events.is_empty() {
-            return;
-        }
-        let (written, done) = oneshot::channel();
-        if self.sender.send(Handover { events, written }).is_ok() {
+        if let Some(done) = self.hand_over(events) {
             let _ = done.await;
         }
+    }
+
+    /// Queues `events` for writing, in order after everything handed over before,
+    /// without waiting for the write: for callers that must not wait out an outage
+    /// (the claimer, whose claimed tasks' leases are already running).
+    pub(super) fn send(&self, events: Vec<NewEvent>) {
+        let _ = self.hand_over(events);
+    }
+
+    fn hand_over(&self, events: Vec<NewEvent>) -> Option<oneshot::Receiver<()>> {
+        if events.is_empty() {
+            return None;
+        }
+        let (written, done) = oneshot::channel();
+        self.sender
+            .send(Handover { events, written })
+            .is_ok()
+            .then_some(done)
     }
 }
 
@@ -64,8 +82,23 @@ async fn write_batches(store: Store, mut handovers: mpsc::UnboundedReceiver<Hand
                 Err(_) => break,
             }
         }
-        if let Err(error) = queue::append_events(&store, &events, now_ms()).await {
-            tracing::warn!(events = events.len(), %error, "recording task events failed");
+        // Stamped when handed over, not when an outage let them through.
+        let at_ms = now_ms();
+        let mut failures = 0;
+        loop {
+            match queue::append_events(&store, &events, at_ms).await {
+                Ok(()) => store.reachability().answered(),
+                Err(error) if error.is_unreachable() => {
+                    failures += 1;
+                    store.reachability().lost(&error);
+                    tokio::time::sleep(super::unreachable_backoff(failures)).await;
+                    continue;
+                }
+                Err(error) => {
+                    tracing::warn!(events = events.len(), %error, "recording task events failed");
+                }
+            }
+            break;
         }
         for written in waiting {
             let _ = written.send(());

@@ -60,7 +60,11 @@ pub async fn sweep(store: &Store, wake: &Notify) {
             wake.notify_waiters();
         }
         Ok(_) => {}
-        Err(error) => tracing::warn!(%error, "requeueing expired leases failed"),
+        Err(error) => {
+            store
+                .reachability()
+                .failed("requeueing expired leases", &error, error.is_unreachable())
+        }
     }
     match crate::operations::lease::sweep(store, now_ms()).await {
         Ok(done) if done.stopped + done.deleted > 0 => {
@@ -72,12 +76,27 @@ pub async fn sweep(store: &Store, wake: &Notify) {
             wake.notify_waiters();
         }
         Ok(_) => {}
-        Err(error) => tracing::warn!(%error, "handling cluster leases failed"),
+        Err(error) => {
+            let unreachable = matches!(
+                &error,
+                crate::operations::OperationError::Store(store) if store.is_unreachable()
+            ) || matches!(
+                &error,
+                crate::operations::OperationError::Queue(queue) if queue.is_unreachable()
+            );
+            store
+                .reachability()
+                .failed("handling cluster leases", &error, unreachable);
+        }
     }
     match crate::service::expire_due_approvals(store, now_ms()).await {
         Ok(0) => {}
         Ok(count) => tracing::info!(count, "approval requests expired undecided"),
-        Err(error) => tracing::warn!(%error, "expiring approval requests failed"),
+        Err(error) => store.reachability().failed(
+            "expiring approval requests",
+            &error,
+            error.is_unreachable(),
+        ),
     }
 }
 

@@ -59,7 +59,11 @@ pub(super) async fn run(
             match store.delete_provider_tests_before(now_ms() - KEEP_MS).await {
                 Ok(0) => {}
                 Ok(removed) => tracing::info!(removed, "old provider test requests removed"),
-                Err(error) => tracing::warn!(%error, "removing old provider tests failed"),
+                Err(error) => store.reachability().failed(
+                    "removing old provider tests",
+                    &error,
+                    error.is_unreachable(),
+                ),
             }
         }
         while running.try_join_next().is_some() {}
@@ -80,7 +84,11 @@ pub(super) async fn run(
                 }
                 Ok(None) => break,
                 Err(error) => {
-                    tracing::warn!(%error, "claiming a provider test failed");
+                    store.reachability().failed(
+                        "claiming a provider test",
+                        &error,
+                        error.is_unreachable(),
+                    );
                     break;
                 }
             }

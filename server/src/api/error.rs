@@ -66,6 +66,8 @@ impl From<ServiceError> for ApiError {
         let code = error.code();
         let retry_after_secs = match &error {
             ServiceError::TooManyAttempts { wait_secs } => Some(*wait_secs),
+            // A restart of the database takes seconds.
+            ServiceError::Unavailable => Some(5),
             _ => None,
         };
         let details = match error {

@@ -6,6 +6,9 @@
 //! the forms the page renders. Only the presence of a signed-in session is checked
 //! here; whether it is still valid (absolute age, ended by a password change) is
 //! checked by every server function, which answers "sign in again" when it is not.
+//!
+//! A session that cannot be read because the database is not answering gets a plain
+//! 503 saying so, rather than a trip to the login page that would fail the same way.
 
 use axum::extract::Request;
 use axum::http::{header, StatusCode};
@@ -14,7 +17,8 @@ use axum::response::{IntoResponse, Response};
 use tower_sessions::Session;
 
 use app::query::encode_value;
-use app::session::{CsrfToken, SessionData, SESSION_USER};
+use app::session::{session_failure, CsrfToken, SessionData, SESSION_USER};
+use engine::service::ServiceError;
 
 /// Path prefixes of pages for signed-in users only.
 const PROTECTED: &[&str] = &["/clusters", "/admin", "/profile"];
@@ -28,15 +32,24 @@ fn is_protected(path: &str) -> bool {
     })
 }
 
+/// Paths that answer without the session: health checks must not wait for (or fail
+/// with) the session store.
+const SESSIONLESS: &[&str] = &["/healthz", "/readyz", "/metrics"];
+
 pub async fn page_guard(session: Session, mut request: Request, next: Next) -> Response {
     let path = request.uri().path().to_owned();
-    let is_page = !path.starts_with("/api/") && !path.starts_with("/pkg/");
+    let is_page = !path.starts_with("/api/")
+        && !path.starts_with("/pkg/")
+        && !SESSIONLESS.contains(&path.as_str());
     let data = if is_page {
-        session
-            .get::<SessionData>(SESSION_USER)
-            .await
-            .ok()
-            .flatten()
+        match session.get::<SessionData>(SESSION_USER).await {
+            Ok(data) => data,
+            Err(error) => match session_failure(error) {
+                ServiceError::Unavailable => return database_unavailable(),
+                // An unreadable record: as if there were none (sign in again).
+                _ => None,
+            },
+        }
     } else {
         None
     };
@@ -63,6 +76,23 @@ pub async fn page_guard(session: Session, mut request: Request, next: Next) -> R
     };
     (StatusCode::SEE_OTHER, [(header::LOCATION, target)]).into_response()
 }
+
+/// The plain answer of a page while the database is not answering.
+pub fn database_unavailable() -> Response {
+    (
+        StatusCode::SERVICE_UNAVAILABLE,
+        [
+            (header::CONTENT_TYPE, "text/plain; charset=utf-8"),
+            (header::RETRY_AFTER, RETRY_AFTER_SECS),
+        ],
+        format!("{}\n", api_types::DATABASE_UNAVAILABLE),
+    )
+        .into_response()
+}
+
+/// When a client should try again while the database is not answering (a restart
+/// takes seconds).
+pub const RETRY_AFTER_SECS: &str = "5";
 
 #[cfg(test)]
 mod tests {

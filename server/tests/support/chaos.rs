@@ -37,6 +37,8 @@ pub struct Process {
     pub http: Option<String>,
     /// Extra environment of every start.
     env: Vec<(String, String)>,
+    /// `--worker-lease-secs` of every start.
+    lease_secs: u64,
 }
 
 impl Process {
@@ -50,7 +52,19 @@ impl Process {
             starts: 0,
             http: None,
             env: Vec::new(),
+            lease_secs: 3,
         }
+    }
+
+    /// This process, with task leases of `secs` seconds (3 by default).
+    pub fn with_lease_secs(mut self, secs: u64) -> Self {
+        self.lease_secs = secs;
+        self
+    }
+
+    /// The log of the process's latest start.
+    pub fn latest_log(&self) -> PathBuf {
+        self.log(self.starts)
     }
 
     /// This process, started with `name=value` in its environment.
@@ -73,13 +87,9 @@ impl Process {
             Role::Worker => command.arg("worker"),
         };
         let mut child = command
-            .args([
-                "--worker-slots",
-                "8",
-                "--worker-lease-secs",
-                "3",
-                "--data-dir",
-            ])
+            .args(["--worker-slots", "8", "--worker-lease-secs"])
+            .arg(self.lease_secs.to_string())
+            .arg("--data-dir")
             .arg(&self.data)
             .arg("--database-url")
             // Test databases have no password, so the redacted form is the URL itself.

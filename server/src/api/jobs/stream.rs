@@ -14,6 +14,12 @@
 //! A stream can stay open for the whole of a long job, so the credentials it was
 //! opened with are checked again every [`RECHECK_EVERY`]: a user deleted, signed out
 //! everywhere, with a changed password or a revoked token stops receiving events.
+//!
+//! While the database is not answering a stream stays open (sending its keep-alive
+//! comments) and reads again every [`READ_AGAIN_AFTER`]: a browser's `EventSource`
+//! would not reconnect after the `failure` event, nor after a 503, so closing would
+//! lose the stream. Once the database answers the stream sends every event written
+//! meanwhile, from where it was.
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
@@ -25,7 +31,7 @@ use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use engine::queue::JobWaiter;
-use engine::service::{Access, Caller, Service, SessionUser};
+use engine::service::{Access, Caller, Service, ServiceError, SessionUser};
 use futures::stream;
 use serde::Deserialize;
 use tokio::time::Instant;
@@ -55,6 +61,9 @@ const SEND_AT_MOST_EVERY: Duration = Duration::from_millis(100);
 /// browsers do not take a quiet job for a dead connection.
 const KEEP_ALIVE_EVERY: Duration = Duration::from_secs(15);
 
+/// How soon a stream whose read found the database not answering reads again.
+const READ_AGAIN_AFTER: Duration = Duration::from_secs(1);
+
 /// What a stream was opened with, to check again while it runs.
 enum Credential {
     Token(String),
@@ -76,10 +85,16 @@ impl Credential {
         data.map(|data| Credential::Session(data.user))
     }
 
-    async fn still_valid(&self, service: &Service) -> bool {
-        match self {
-            Credential::Token(raw) => service.token_principal(raw, Access::Read).await.is_ok(),
-            Credential::Session(user) => service.session_principal(user).await.is_ok(),
+    /// Whether the credential still holds: `None` when the database cannot say now.
+    async fn still_valid(&self, service: &Service) -> Option<bool> {
+        let checked = match self {
+            Credential::Token(raw) => service.token_principal(raw, Access::Read).await,
+            Credential::Session(user) => service.session_principal(user).await,
+        };
+        match checked {
+            Ok(_) => Some(true),
+            Err(ServiceError::Unavailable) => None,
+            Err(_) => Some(false),
         }
     }
 }
@@ -204,7 +219,8 @@ impl Follower {
                 return None;
             }
             if self.checked_at.elapsed() >= RECHECK_EVERY {
-                if !self.credential.still_valid(&self.service).await {
+                // Unknown while the database is away: checked again next time.
+                if self.credential.still_valid(&self.service).await == Some(false) {
                     let ended =
                         failure("signed out: this stream's session or token is no longer valid");
                     return Some((Ok(ended), self.end()));
@@ -228,6 +244,14 @@ impl Follower {
                         () = tokio::time::sleep(LOOK_ANYWAY_EVERY) => {}
                     }
                     tokio::time::sleep_until(self.sent_at + SEND_AT_MOST_EVERY).await;
+                    self.woken_at = Instant::now();
+                }
+                Err(ServiceError::Unavailable) => {
+                    if self.sent_at.elapsed() >= KEEP_ALIVE_EVERY {
+                        self.sent_at = Instant::now();
+                        return Some((Ok(Bytes::from_static(b":\n\n")), self));
+                    }
+                    tokio::time::sleep(READ_AGAIN_AFTER).await;
                     self.woken_at = Instant::now();
                 }
                 Err(error) => return Some((Ok(failure(&error.to_string())), self.end())),
