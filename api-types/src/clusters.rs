@@ -53,6 +53,32 @@ pub struct ClusterView {
     pub cost: Option<crate::cost::ClusterCost>,
 }
 
+/// One page of the tenant's live clusters, expiring first (the soonest lease deadline,
+/// then those without a lease; by name within). `next` is the cursor of the page after
+/// this one: pass it back as `cursor` until it is absent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ClusterList {
+    pub items: Vec<ClusterView>,
+    /// How many clusters the whole (filtered) list has.
+    pub total: u64,
+    pub offset: u32,
+    pub limit: u32,
+    /// The cursor of the next page; absent on the last one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next: Option<String>,
+    /// What the whole (filtered) list's clusters cost together; absent when none has
+    /// a price.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<crate::cost::ClusterCost>,
+    /// The templates of the tenant's live clusters (what a filter can pick).
+    #[serde(default)]
+    pub templates: Vec<String>,
+    /// The states of the tenant's live clusters (what a filter can pick).
+    #[serde(default)]
+    pub states: Vec<ClusterState>,
+}
+
 impl ClusterView {
     /// The time left on the lease in words, for lists: "expires in 3 h", "stopped;
     /// deleted in 40 min", "expired"; `None` without a lease.

@@ -18,6 +18,13 @@
 //! the stream: `http route=/api/v1/jobs/{id}/stream watchers= server_cpu_pct=
 //! baseline_cpu_pct= added_cpu_pct= events= errors=`. Targets: p99 ≤ 25 ms for API
 //! routes and ≤ 50 ms for pages; the watchers add ≤ 10 % of one core.
+//!
+//! `--clusters N` (issue 42: thousands of clusters) first writes N more clusters with
+//! 10 jobs each across 50 tenants into the server's database ([`seed`]), then drives
+//! the same routes; every line says `clusters=N`. One more line says what the idle
+//! server costs (its janitor, monitor and healing loops over all those clusters):
+//! `http idle clusters=N server_cpu_pct= baseline_cpu_pct=` over a quiet window, the
+//! baseline measured the same way before the seeding. Target: ≤ 5 % of one core.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -29,25 +36,44 @@ use serde_json::json;
 use crate::served::{failed, field, Client, Server};
 use crate::BenchError;
 
+mod seed;
+
 const NODES: usize = 10;
 const WORKER_SLOTS: usize = 16;
 const DURATION: Duration = Duration::from_secs(10);
 const WARM_UP: Duration = Duration::from_secs(1);
 const WATCHERS: usize = 200;
 const WINDOW: Duration = Duration::from_secs(5);
+/// The idle measurement's window, and the wait before it after the seeding (the
+/// monitor and healing first read each new cluster once).
+const IDLE_WINDOW: Duration = Duration::from_secs(20);
+const SETTLE: Duration = Duration::from_secs(20);
 
-/// `--rate N` (default 200 requests a second).
+/// `--rate N` (default 200 requests a second), `--clusters N` (default none).
 pub fn run(args: &[String]) -> Result<String, BenchError> {
-    let rate = crate::parse_count(args, "--rate", 200)?;
+    let mut rate = 200;
+    let mut clusters = 0;
+    for pair in args.chunks(2) {
+        match pair[0].as_str() {
+            "--rate" => rate = crate::parse_count(pair, "--rate", 200)?,
+            "--clusters" => clusters = crate::parse_count(pair, "--clusters", 0)?,
+            other => return Err(BenchError::Usage(format!("unknown argument {other:?}"))),
+        }
+    }
     let corral = crate::corral_binary()?;
     crate::run_in_scratch_dir("corral-http-", |base| async move {
-        let result = drive_all(&base, &corral, rate).await;
+        let result = drive_all(&base, &corral, rate, clusters).await;
         engine::provider::LocalProvider::kill_everything_under(&base.join("nodes"));
         result
     })
 }
 
-async fn drive_all(base: &Path, corral: &Path, rate: usize) -> Result<String, BenchError> {
+async fn drive_all(
+    base: &Path,
+    corral: &Path,
+    rate: usize,
+    clusters: usize,
+) -> Result<String, BenchError> {
     let server = Server::start(corral, base, WORKER_SLOTS)?;
     let client = Client::sign_in(&server).await?;
     let catalog = serde_json::from_str(crate::create::CATALOG).map_err(failed)?;
@@ -59,9 +85,38 @@ async fn drive_all(base: &Path, corral: &Path, rate: usize) -> Result<String, Be
         )
         .await?;
     let cluster = field(&created["cluster"], "id")?;
-    client.wait_for_job(&field(&created, "job_id")?).await?;
+    let job = field(&created, "job_id")?;
+    client.wait_for_job(&job).await?;
 
     let mut lines = Vec::new();
+    // `clusters=N` on every line of a run with seeded clusters.
+    let tag = if clusters > 0 {
+        format!(" clusters={clusters}")
+    } else {
+        String::new()
+    };
+    if clusters > 0 {
+        tokio::time::sleep(SETTLE).await;
+        let baseline_pct = cpu_pct_over(&server, IDLE_WINDOW).await;
+        let seeded = seed::seed(base, &cluster, clusters).await?;
+        eprintln!(
+            "http seeded clusters={} tenants={} benched_tenant_clusters={} jobs={} seconds={:.1}",
+            seeded.clusters,
+            seed::TENANTS,
+            seeded.benched,
+            seeded.jobs,
+            seeded.seconds
+        );
+        tokio::time::sleep(SETTLE).await;
+        let idle_pct = cpu_pct_over(&server, IDLE_WINDOW).await;
+        let line = format!(
+            "http idle{tag} server_cpu_pct={idle_pct:.1} baseline_cpu_pct={baseline_pct:.1} \
+             window_s={} target_cpu_pct=5",
+            IDLE_WINDOW.as_secs()
+        );
+        eprintln!("{line}");
+        lines.push(line);
+    }
     for (route, path, target_ms) in [
         ("/healthz", "/healthz".to_owned(), None),
         ("/api/v1/clusters", "/api/v1/clusters".to_owned(), Some(25)),
@@ -70,14 +125,23 @@ async fn drive_all(base: &Path, corral: &Path, rate: usize) -> Result<String, Be
             format!("/api/v1/clusters/{cluster}"),
             Some(25),
         ),
+        ("/api/v1/jobs/{id}", format!("/api/v1/jobs/{job}"), Some(25)),
+        ("/api/v1/audit", "/api/v1/audit".to_owned(), Some(25)),
         ("/clusters", "/clusters".to_owned(), Some(50)),
         ("/clusters/{id}", format!("/clusters/{cluster}"), Some(50)),
+        (
+            "/clusters/{id}/jobs/{job}",
+            format!("/clusters/{cluster}/jobs/{job}"),
+            Some(50),
+        ),
+        ("/admin", "/admin".to_owned(), Some(50)),
+        ("/admin/audit", "/admin/audit".to_owned(), Some(50)),
     ] {
         let url = format!("{}{path}", client.base);
         drive(&client.http, &url, rate, WARM_UP).await;
         let stats = drive(&client.http, &url, rate, DURATION).await;
         let mut line = format!(
-            "http route={route} rate={rate} p50_ms={:.1} p99_ms={:.1} errors={} requests={}",
+            "http route={route}{tag} rate={rate} p50_ms={:.1} p99_ms={:.1} errors={} requests={}",
             stats.percentile_ms(0.50),
             stats.percentile_ms(0.99),
             stats.errors,
@@ -90,7 +154,7 @@ async fn drive_all(base: &Path, corral: &Path, rate: usize) -> Result<String, Be
         eprintln!("{line}");
         lines.push(line);
     }
-    let line = watch_stream(&server, &client).await?;
+    let line = watch_stream(&server, &client).await? + &tag;
     eprintln!("{line}");
     lines.push(line);
     Ok(lines.join("\n"))

@@ -23,6 +23,10 @@ pub struct AuditQuery {
     /// Entries before this time (Unix ms), to page back.
     #[serde(default)]
     pub before_ms: Option<i64>,
+    /// With `before_ms`: entries at exactly that time whose id is smaller are older too.
+    /// Pass the last entry's `at_ms` and `id` to go on right after it.
+    #[serde(default)]
+    pub before_id: Option<String>,
     /// At most this many (1-500, default 100).
     #[serde(default)]
     pub limit: Option<u32>,
@@ -56,6 +60,7 @@ impl Service {
             actor_name: query.actor.clone(),
             action_prefix: query.action.clone(),
             before_ms: query.before_ms,
+            before_id: query.before_id.clone(),
             limit: i64::from(limit),
         };
         Ok(self

@@ -12,8 +12,7 @@ use serde_json::{Map, Value};
 
 use super::{
     AuditRecord, Caller, ClusterChangeRequest, ClusterCreateRequest, ClusterDetail, ClusterView,
-    LeaseExtension, NodeView, Page, PageRequest, PlanView, Problem, Service, ServiceError,
-    SubmittedJob,
+    LeaseExtension, NodeView, PlanView, Problem, Service, ServiceError, SubmittedJob,
 };
 use crate::operations::{self, ClusterChange, ClusterState, CreateRequest, Preview};
 use crate::queue::SubmitOptions;
@@ -304,7 +303,7 @@ fn step_labels(dag: &TaskDag) -> Vec<String> {
 
 /// The view of a stored cluster, with what only the service knows: the owner's name
 /// and how far the lease may be extended.
-fn cluster_view(
+pub(super) fn cluster_view(
     cluster: Cluster,
     usernames: &HashMap<String, String>,
     now_ms: i64,
@@ -658,33 +657,6 @@ impl Service {
         }
         Ok(over_budget
             .map(|super::cost::OverBudgetOutcome::Hold { rule, note }| (rule, Some(note))))
-    }
-
-    /// The caller's tenant's live clusters by name (a superadmin's own tenant too;
-    /// other tenants are not mixed in).
-    pub async fn list_clusters(
-        &self,
-        caller: &Caller,
-        page: PageRequest,
-    ) -> Result<Page<ClusterView>, ServiceError> {
-        let (clusters, total) = self
-            .store
-            .live_clusters_window(caller.tenant_id(), page.window()?)
-            .await?;
-        let usernames = self.usernames_of(caller.tenant_id()).await?;
-        let now = now_ms();
-        let current = crate::catalog::load(&self.store, caller.tenant_id()).await?;
-        let mut views = Vec::with_capacity(clusters.len());
-        for cluster in clusters {
-            let behind = super::upgrades::behind(&cluster, &current);
-            let cluster_id = cluster.id.clone();
-            let mut view = cluster_view(cluster, &usernames, now)?;
-            self.note_catalog_behind(caller.tenant_id(), &mut view, behind)
-                .await?;
-            view.cost = self.cost_of_cluster(&cluster_id, now).await?;
-            views.push(view);
-        }
-        Ok(page.of(views, total))
     }
 
     pub async fn cluster(&self, caller: &Caller, id: &str) -> Result<ClusterDetail, ServiceError> {

@@ -9,31 +9,43 @@ use domain::catalog::EntityKind;
 
 use super::{ActivityView, Caller, Service, ServiceError};
 
+/// The busy and the failed clusters the overview names, at most (by name); the counts
+/// per state are complete.
+const NAMED_AT_MOST: u32 = 100;
+
 impl Service {
     pub async fn overview(&self, caller: &Caller) -> Result<OverviewView, ServiceError> {
         caller.require_tenant_admin(caller.tenant_id())?;
         let tenant = self.tenant(caller, caller.tenant_id()).await?;
-        let clusters: Vec<_> = self
-            .store
-            .list_clusters(caller.tenant_id())
-            .await?
-            .into_iter()
-            .filter(|cluster| cluster.state.is_live())
-            .map(super::ClusterView::try_from)
-            .collect::<Result<_, _>>()?;
+        // Aggregates and the few clusters named, never every row: a tenant can have
+        // thousands of clusters.
+        let counts = self.store.cluster_state_counts(caller.tenant_id()).await?;
         let mut by_state: BTreeMap<ClusterState, u64> = ClusterState::ALL
             .iter()
             .filter(|state| state.is_live())
             .map(|state| (*state, 0))
             .collect();
-        for cluster in &clusters {
-            *by_state.entry(cluster.state).or_default() += 1;
+        for count in &counts {
+            *by_state.entry(count.state).or_default() += count.clusters;
         }
-        let reference = |cluster: &super::ClusterView| ClusterRef {
-            id: cluster.id.clone(),
-            name: cluster.name.clone(),
-            state: cluster.state,
+        let named = |states: Vec<ClusterState>| async move {
+            let rows = self
+                .store
+                .clusters_in_states(caller.tenant_id(), &states, NAMED_AT_MOST)
+                .await?;
+            Ok::<_, ServiceError>(
+                rows.into_iter()
+                    .map(|(id, name, state)| ClusterRef { id, name, state })
+                    .collect::<Vec<_>>(),
+            )
         };
+        let busy_states = ClusterState::ALL
+            .iter()
+            .copied()
+            .filter(|state| state.is_busy())
+            .collect();
+        let busy = named(busy_states).await?;
+        let failed = named(vec![ClusterState::Failed]).await?;
         let catalog_rows = self.store.current_catalog(caller.tenant_id()).await?;
         let catalog = EntityKind::ALL
             .iter()
@@ -47,24 +59,16 @@ impl Service {
             .collect();
         Ok(OverviewView {
             clusters_by_state: by_state.into_iter().collect(),
-            nodes: clusters.iter().map(|cluster| cluster.size as u64).sum(),
-            active_nodes: clusters
+            nodes: counts.iter().map(|count| count.nodes).sum(),
+            active_nodes: counts
                 .iter()
-                .filter(|cluster| cluster.state == ClusterState::Active)
-                .map(|cluster| cluster.size as u64)
+                .filter(|count| count.state == ClusterState::Active)
+                .map(|count| count.nodes)
                 .sum(),
             catalog,
             users: self.usernames_of(caller.tenant_id()).await?.len() as u64,
-            busy: clusters
-                .iter()
-                .filter(|cluster| cluster.state.is_busy())
-                .map(reference)
-                .collect(),
-            failed: clusters
-                .iter()
-                .filter(|cluster| cluster.state == ClusterState::Failed)
-                .map(reference)
-                .collect(),
+            busy,
+            failed,
             activity: self.activity(caller).await?,
             tenant,
         })

@@ -30,6 +30,10 @@ pub struct AuditFilter {
     /// Matches actions starting with this, e.g. `cluster.`.
     pub action_prefix: Option<String>,
     pub before_ms: Option<i64>,
+    /// With `before_ms`: entries at exactly that time with a smaller id are older too
+    /// (the time and id of the last entry a page showed, so the next page starts right
+    /// after it even when many entries share one millisecond).
+    pub before_id: Option<String>,
     pub limit: i64,
 }
 
@@ -63,7 +67,8 @@ impl Store {
         sqlx::query_as(&format!(
             "SELECT {COLUMNS} FROM audit_log \
              WHERE ($1 IS NULL OR tenant_id = $1) AND ($2 IS NULL OR actor_name = $2) \
-               AND ($3 IS NULL OR action LIKE $3) AND ($4 IS NULL OR at_ms < $4) \
+               AND ($3 IS NULL OR action LIKE $3) \
+               AND ($4 IS NULL OR at_ms < $4 OR (at_ms = $4 AND id < $6)) \
              ORDER BY at_ms DESC, id DESC LIMIT $5"
         ))
         .bind(&filter.tenant_id)
@@ -76,6 +81,7 @@ impl Store {
         )
         .bind(filter.before_ms)
         .bind(filter.limit)
+        .bind(&filter.before_id)
         .fetch_all(&self.pool)
         .await
         .map_err(StoreError::from)

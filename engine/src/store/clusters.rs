@@ -1,14 +1,16 @@
 //! Clusters: a tenant's named set of nodes built from a pinned template version.
 //!
 //! The layout and config are stored as JSON; the template is copied in (name,
-//! version, JSON) so a catalog edit never changes a running cluster under it.
+//! version, JSON) so a catalog edit never changes a running cluster under it. The
+//! list a tenant pages through is [`listing`].
 
 pub mod lease;
+pub mod listing;
 pub mod nodes;
 
 use sqlx::{Any, Transaction};
 
-use super::{conflict_on_unique, Backend, Listing, RowLock, Store, StoreError, Window};
+use super::{conflict_on_unique, Backend, Listing, RowLock, Store, StoreError};
 pub use api_types::{ClusterState, LeaseWarning};
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -199,21 +201,6 @@ impl Store {
         .bind(limit)
         .fetch_all(&self.pool)
         .await?)
-    }
-
-    /// One window of the tenant's live clusters, by name.
-    pub async fn live_clusters_window(
-        &self,
-        tenant_id: &str,
-        window: Window,
-    ) -> Result<(Vec<Cluster>, u64), StoreError> {
-        let listing = Listing {
-            columns: COLUMNS,
-            from: "clusters WHERE tenant_id = $1 AND state <> 'deleted'",
-            order: "name, id",
-            params: &[tenant_id],
-        };
-        self.windowed(&listing, window).await
     }
 
     /// Records a new state and layout (after a job changed the cluster).

@@ -143,13 +143,16 @@ impl Store {
     }
 
     /// Drops every check of clusters not in `live` (deleted, or no longer checked).
-    pub async fn drop_checks_except(&self, live: &[String]) -> Result<u64, StoreError> {
+    pub async fn drop_checks_except(
+        &self,
+        live: &std::collections::HashSet<String>,
+    ) -> Result<u64, StoreError> {
         let clusters: Vec<String> =
             sqlx::query_scalar("SELECT DISTINCT cluster_id FROM service_health")
                 .fetch_all(&self.pool)
                 .await?;
         let mut dropped = 0;
-        for cluster in clusters.iter().filter(|id| !live.contains(id)) {
+        for cluster in clusters.iter().filter(|id| !live.contains(id.as_str())) {
             dropped += sqlx::query("DELETE FROM service_health WHERE cluster_id = $1")
                 .bind(cluster)
                 .execute(&self.pool)

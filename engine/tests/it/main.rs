@@ -2,7 +2,8 @@
 //! file): each module tests one area against real databases (SQLite and PostgreSQL,
 //! see `engine::on_both_backends!`), real sshd processes and real worker pools.
 //!
-//! - `accounts`, `store`, `queue`, `overview`: storage, the durable queue, aggregates.
+//! - `accounts`, `store`, `queue`, `overview`: storage, the durable queue, aggregates;
+//!   `cluster_paging`: the cluster list's pages, cursors and totals in SQL.
 //! - `local_nodes`, `ssh_pool`, `docker_nodes`, `ec2`, `exec_provider`, `resources`:
 //!   providers (`ec2` against moto, `exec`: external provider plugins) and plugin
 //!   resources on nodes.
@@ -19,6 +20,7 @@
 mod accounts;
 mod automators;
 mod cluster_lifecycle;
+mod cluster_paging;
 mod demo_script;
 mod demo_templates;
 mod docker_nodes;

@@ -1,13 +1,14 @@
 //! `/api/v1/clusters`: create (or dry-run), list, show, plan and submit changes,
 //! extend the lease, delete.
 
+use api_types::ClusterList;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use engine::service::{
-    ClusterChangeRequest, ClusterCreateRequest, ClusterDetail, ClusterView, LeaseExtension, Page,
-    PageRequest, PlanView, SubmittedJob,
+    ClusterChangeRequest, ClusterCreateRequest, ClusterDetail, ClusterListRequest, ClusterView,
+    LeaseExtension, PlanView, SubmittedJob,
 };
 use serde::Deserialize;
 use utoipa::IntoParams;
@@ -33,15 +34,21 @@ pub struct DeleteOptions {
     pub force: bool,
 }
 
-/// The caller's tenant's clusters.
-#[utoipa::path(get, path = "/clusters", operation_id = "list_clusters", tag = "clusters", params(PageRequest),
-    responses((status = 200, body = Page<ClusterView>), (status = 401, body = ErrorBody)))]
+/// The caller's tenant's live clusters, a page at a time, expiring first: follow
+/// `next` as `cursor` until it is absent. `total` and `cost` are the whole list's.
+#[utoipa::path(get, path = "/clusters", operation_id = "list_clusters", tag = "clusters", params(ClusterListRequest),
+    responses(
+        (status = 200, body = ClusterList),
+        (status = 400, description = "A parameter is not of its type", body = ErrorBody),
+        (status = 401, body = ErrorBody),
+        (status = 422, description = "A bad limit, cursor or offset (named in details)", body = ErrorBody),
+    ))]
 pub async fn list(
     State(state): State<AppState>,
     Authenticated(caller): Authenticated,
-    ApiQuery(page): ApiQuery<PageRequest>,
-) -> Result<Json<Page<ClusterView>>, ApiError> {
-    Ok(Json(state.service.list_clusters(&caller, page).await?))
+    ApiQuery(request): ApiQuery<ClusterListRequest>,
+) -> Result<Json<ClusterList>, ApiError> {
+    Ok(Json(state.service.list_clusters(&caller, &request).await?))
 }
 
 /// Create a cluster from a template, or preview it with `dry_run=true`.

@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 use api_types::{
-    ClusterChangeRequest, ClusterCreateRequest, ClusterDetail, ClusterView, EventKind, EventView,
-    JobState, JobView, LeaseExtension, NodeView, OutputStream, Page, PlanView, ServiceHealth,
-    SubmittedJob, TaskView, UpgradePlanView,
+    ClusterChangeRequest, ClusterCreateRequest, ClusterDetail, ClusterList, ClusterView, EventKind,
+    EventView, JobState, JobView, LeaseExtension, NodeView, OutputStream, Page, PlanView,
+    ServiceHealth, SubmittedJob, TaskView, UpgradePlanView,
 };
 use clap::{Args, Subcommand};
 use serde::Serialize;
@@ -27,7 +27,7 @@ pub struct ClusterArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum ClusterCommand {
-    /// Your tenant's clusters.
+    /// Your tenant's clusters, expiring first (every page of the list).
     List,
     /// One cluster (by id or name) with its nodes, jobs and links.
     Show { id: String },
@@ -427,13 +427,27 @@ async fn pin(client: &Client, id: &str, pinned: bool, json: bool) -> anyhow::Res
     Ok(ExitCode::SUCCESS)
 }
 
+/// Every live cluster of the tenant: the list's pages, one cursor after another, as
+/// one list.
+async fn all_clusters(client: &Client) -> anyhow::Result<ClusterList> {
+    const PAGE: &str = "/api/v1/clusters?limit=500";
+    let mut list: ClusterList = client.get_as(PAGE).await?;
+    while let Some(cursor) = list.next.take() {
+        // Cursors are URL-safe base64: no escaping needed.
+        let more: ClusterList = client.get_as(&format!("{PAGE}&cursor={cursor}")).await?;
+        list.items.extend(more.items);
+        list.next = more.next;
+    }
+    Ok(list)
+}
+
 pub async fn run(args: ClusterArgs) -> anyhow::Result<ExitCode> {
     let client = Client::signed_in()?;
     let json = args.output.json;
     let answer = match args.command {
         ClusterCommand::Ssh(ssh) => return super::node_ssh::run(&client, ssh).await,
         ClusterCommand::List => {
-            let mut page: Page<ClusterView> = client.get_as("/api/v1/clusters?limit=500").await?;
+            let mut page = all_clusters(&client).await?;
             if !json {
                 // Expiring first: whoever reads the list should see what goes soonest.
                 api_types::sort_expiring_first(&mut page.items);

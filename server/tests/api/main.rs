@@ -7,6 +7,7 @@ mod admin_pages;
 mod approvals;
 mod auth;
 mod authz_matrix;
+mod cluster_paging;
 mod clusters;
 mod cost;
 mod dedicated_workers;

@@ -1,5 +1,6 @@
 //! `/admin/audit`: who changed what and when, newest first, filtered by user and
-//! action prefix (a GET form, so filters are bookmarkable).
+//! action prefix (a GET form, so filters are bookmarkable), a page of 100 at a time:
+//! "Older" is a plain link (`&before=`) to the page after the last entry shown.
 
 use leptos::prelude::*;
 use leptos_meta::Title;
@@ -9,6 +10,7 @@ use leptos_router::hooks::use_query_map;
 use crate::components::form::Field;
 use crate::components::table::DataTable;
 use crate::components::time::timestamp;
+use crate::query::encode_value;
 use crate::server_fns::admin::audit::audit_log;
 
 #[component]
@@ -22,10 +24,30 @@ pub fn AuditPage() -> impl IntoView {
             )
         })
     });
+    let before = Memo::new(move |_| query.with(|query| query.get("before").unwrap_or_default()));
     let entries = Resource::new(
-        move || filters.get(),
-        |(actor, action)| audit_log(actor, action),
+        move || (filters.get(), before.get()),
+        |((actor, action), before)| audit_log(actor, action, before),
     );
+    // The log's address with the filters, and `before` when given.
+    let href = move |before: Option<&str>| {
+        let (actor, action) = filters.get_untracked();
+        let mut pairs = Vec::new();
+        if !actor.is_empty() {
+            pairs.push(format!("actor={}", encode_value(&actor)));
+        }
+        if !action.is_empty() {
+            pairs.push(format!("action={}", encode_value(&action)));
+        }
+        if let Some(before) = before {
+            pairs.push(format!("before={}", encode_value(before)));
+        }
+        if pairs.is_empty() {
+            "/admin/audit".to_owned()
+        } else {
+            format!("/admin/audit?{}", pairs.join("&"))
+        }
+    };
     view! {
         <Title text="Audit log · Admin · Corral"/>
         <div class="page-head"><h1>"Audit log"</h1></div>
@@ -45,8 +67,17 @@ pub fn AuditPage() -> impl IntoView {
         <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
             {move || Suspend::new(async move {
                 match entries.await {
-                    Ok(rows) if rows.is_empty() => view! { <p class="muted">"Nothing matches."</p> }.into_any(),
-                    Ok(rows) => {
+                    Ok(page) if page.rows.is_empty() => view! { <p class="muted">"Nothing matches."</p> }.into_any(),
+                    Ok(page) => {
+                        let newest = (!before.get_untracked().is_empty()).then(|| href(None));
+                        let older = page.older.as_deref().map(|older| href(Some(older)));
+                        let pager = (newest.is_some() || older.is_some()).then(|| view! {
+                            <nav class="pager" aria-label="Pages" data-testid="audit-pager">
+                                {newest.map(|href| view! { <a href=href rel="first">"← Newest"</a> " " })}
+                                {older.map(|href| view! { <a href=href rel="next" data-testid="older-page">"Older →"</a> })}
+                            </nav>
+                        });
+                        let rows = page.rows;
                         let rows = rows.into_iter().map(|row| {
                             // A recorded terminal session plays here (its player is
                             // loaded on the first click, like the terminal).
@@ -73,6 +104,7 @@ pub fn AuditPage() -> impl IntoView {
                             <DataTable card=true testid="audit-table" columns=&["When", "User", "Action", "Target", "From", "Recording"]>
                                 {rows}
                             </DataTable>
+                            {pager}
                         }.into_any()
                     }
                     Err(error) => crate::pages::admin::layout::admin_error(error),

@@ -1,8 +1,10 @@
-//! `/clusters`: the tenant's clusters with state, owner and lease, filterable by the
-//! query string (`?state=&template=&q=&mine=1`), so filters work without
-//! JavaScript and can be bookmarked.
+//! `/clusters`: the tenant's clusters with state, owner and lease, expiring first,
+//! filterable by the query string (`?state=&template=&q=&mine=1`), so filters work
+//! without JavaScript and can be bookmarked. The database filters and pages the list
+//! (a tenant can have thousands of clusters): a page shows 50, and its "Next" link
+//! (`&cursor=`, a plain link) goes on right after its last cluster.
 
-use api_types::{ClusterState, ClusterView};
+use api_types::{ClusterCost, ClusterList, ClusterState, ClusterView};
 use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::components::Form;
@@ -10,10 +12,11 @@ use leptos_router::hooks::use_query_map;
 
 use crate::components::errors::{action_error, FormError, PageError};
 use crate::components::form::PostForm;
-use crate::components::session::{csrf_token, use_me, CsrfField};
+use crate::components::session::{csrf_token, CsrfField};
 use crate::components::state::StateBadge;
 use crate::components::table::DataTable;
 use crate::components::time::{duration, now_ms, timestamp, LeaseLeft};
+use crate::query::encode_value;
 use crate::server_fns::clusters::extend_lease::ExtendLease;
 use crate::server_fns::clusters::list::list_clusters;
 
@@ -28,22 +31,35 @@ struct Filter {
 }
 
 impl Filter {
-    fn keeps(&self, cluster: &ClusterView, me: &str) -> bool {
-        self.state.is_none_or(|state| cluster.state == state)
-            && (self.template.is_empty() || cluster.template == self.template)
-            && (self.text.is_empty()
-                || cluster
-                    .name
-                    .to_lowercase()
-                    .contains(&self.text.to_lowercase()))
-            && (!self.mine || cluster.owner.as_deref() == Some(me))
+    /// The list's address with this filter (and `cursor`, when given).
+    fn href(&self, cursor: Option<&str>) -> String {
+        let mut pairs = Vec::new();
+        if let Some(state) = self.state {
+            pairs.push(format!("state={}", state.as_str()));
+        }
+        if !self.template.is_empty() {
+            pairs.push(format!("template={}", encode_value(&self.template)));
+        }
+        if !self.text.is_empty() {
+            pairs.push(format!("q={}", encode_value(&self.text)));
+        }
+        if self.mine {
+            pairs.push("mine=1".to_owned());
+        }
+        if let Some(cursor) = cursor {
+            pairs.push(format!("cursor={}", encode_value(cursor)));
+        }
+        if pairs.is_empty() {
+            "/clusters".to_owned()
+        } else {
+            format!("/clusters?{}", pairs.join("&"))
+        }
     }
 }
 
 #[component]
 pub fn ClusterListPage() -> impl IntoView {
     let extend = ServerAction::<ExtendLease>::new();
-    let clusters = Resource::new(move || extend.version().get(), |_| list_clusters());
     let query = use_query_map();
     let filter = Memo::new(move |_| {
         query.with(|query| Filter {
@@ -53,7 +69,21 @@ pub fn ClusterListPage() -> impl IntoView {
             mine: query.get("mine").is_some_and(|mine| mine == "1"),
         })
     });
-    let me = use_me();
+    let cursor = Memo::new(move |_| query.with(|query| query.get("cursor").unwrap_or_default()));
+    let clusters = Resource::new(
+        move || (extend.version().get(), filter.get(), cursor.get()),
+        |(_, filter, cursor)| {
+            list_clusters(
+                filter
+                    .state
+                    .map_or_else(String::new, |state| state.as_str().to_owned()),
+                filter.template,
+                filter.text,
+                filter.mine,
+                cursor,
+            )
+        },
+    );
     let extend_error = action_error(extend);
     view! {
         <Title text="Clusters · Corral"/>
@@ -64,20 +94,21 @@ pub fn ClusterListPage() -> impl IntoView {
         <FormError error=extend_error/>
         <Suspense fallback=|| view! { <p class="muted">"Loading clusters…"</p> }>
             {move || Suspend::new(async move {
-                let me = me.await;
-                let me = me.ok().flatten().map(|me| me.username).unwrap_or_default();
                 match clusters.await {
                     Err(error) => view! { <PageError error/> }.into_any(),
-                    Ok(all) => {
-                        let templates = distinct(all.iter().map(|cluster| cluster.template.clone()));
-                        let states = distinct(all.iter().map(|cluster| cluster.state));
-                        let total = all.len();
-                        let shown: Vec<ClusterView> = filter.with(|filter| {
-                            all.into_iter().filter(|cluster| filter.keeps(cluster, &me)).collect()
-                        });
+                    Ok(list) => {
+                        let filter = filter.get_untracked();
+                        let paged = !cursor.get_untracked().is_empty();
+                        let ClusterList { items, total, next, cost, templates, states, .. } = list;
+                        // No live cluster at all (the states of the tenant's live
+                        // clusters are unfiltered), not merely none matching.
+                        let none_yet = states.is_empty();
+                        let next = next.map(|next| filter.href(Some(&next)));
+                        let first = paged.then(|| filter.href(None));
                         view! {
-                            <FilterForm filter=filter.get_untracked() templates states/>
-                            <ClusterTable clusters=shown total extend/>
+                            <FilterForm filter=filter templates states/>
+                            <ClusterTable clusters=items total none_yet cost extend/>
+                            <Pager first next/>
                         }
                         .into_any()
                     }
@@ -87,11 +118,18 @@ pub fn ClusterListPage() -> impl IntoView {
     }
 }
 
-fn distinct<T: Ord>(values: impl Iterator<Item = T>) -> Vec<T> {
-    let mut values: Vec<T> = values.collect();
-    values.sort();
-    values.dedup();
-    values
+/// Links to the list's first page (once past it) and to the next one (while there is
+/// one): plain links, so paging works without JavaScript.
+#[component]
+fn Pager(first: Option<String>, next: Option<String>) -> impl IntoView {
+    (first.is_some() || next.is_some()).then(|| {
+        view! {
+            <nav class="pager" aria-label="Pages" data-testid="cluster-pager">
+                {first.map(|href| view! { <a href=href rel="first">"← First page"</a> " " })}
+                {next.map(|href| view! { <a href=href rel="next" data-testid="next-page">"Next →"</a> })}
+            </nav>
+        }
+    })
 }
 
 #[component]
@@ -140,10 +178,15 @@ fn one_or_any(
 #[component]
 fn ClusterTable(
     clusters: Vec<ClusterView>,
-    total: usize,
+    /// How many clusters match the filters (every page).
+    total: u64,
+    /// The tenant has no live cluster at all.
+    none_yet: bool,
+    /// What the matching clusters cost together (every page).
+    cost: Option<ClusterCost>,
     extend: ServerAction<ExtendLease>,
 ) -> impl IntoView {
-    if total == 0 {
+    if none_yet {
         return view! {
             <section class="card empty">
                 <h2>"No clusters yet"</h2>
@@ -153,23 +196,16 @@ fn ClusterTable(
         }
         .into_any();
     }
-    let costs: Vec<&api_types::ClusterCost> = clusters
-        .iter()
-        .filter_map(|cluster| cluster.cost.as_ref())
-        .collect();
-    let cost_sum = (!costs.is_empty()).then(|| {
-        let per_hour: f64 = costs.iter().map(|cost| cost.per_hour).sum();
-        let so_far: f64 = costs.iter().map(|cost| cost.so_far).sum();
+    let cost_sum = cost.map(|cost| {
         format!(
             "; together {} per hour, {} so far",
-            api_types::money(per_hour),
-            api_types::money(so_far)
+            api_types::money(cost.per_hour),
+            api_types::money(cost.so_far)
         )
     });
     let shown = clusters.len();
-    // Expiring first: what goes soonest is what its owner must see.
-    let mut clusters = clusters;
-    api_types::sort_expiring_first(&mut clusters);
+    // Expiring first (the database's order): what goes soonest is what its owner must
+    // see.
     let rows = clusters
         .into_iter()
         .map(|cluster| {

@@ -33,15 +33,12 @@ pub async fn create_choices() -> Result<CreateFormChoices, UiError> {
         .map(|entity| entity.name)
         .collect();
     let tenant = service.tenant(&caller, caller.tenant_id()).await?;
-    let clusters = service.list_clusters(&caller, all).await?;
+    // Counted in the database: a tenant may have more clusters than a page holds.
+    let (clusters, nodes) = service.cluster_usage(&caller).await?;
     let quota = QuotaUse {
-        clusters: clusters.total,
+        clusters,
         max_clusters: tenant.max_clusters,
-        nodes: clusters
-            .items
-            .iter()
-            .map(|cluster| cluster.size as u64)
-            .sum(),
+        nodes,
         max_nodes: tenant.max_nodes,
     };
     Ok(CreateFormChoices {
