@@ -680,8 +680,10 @@ mod tests {
     /// beats wait their turn and the step ends.
     #[tokio::test(start_paused = true)]
     async fn a_step_holding_the_write_turn_across_beats_still_ends() {
+        // A lease long enough that the waiting beat is not yet past the point where
+        // it fences the step (`lease - heartbeat`, 50 s; the step ends at 25 s).
         let settings = WorkerSettings {
-            lease: Duration::from_secs(30),
+            lease: Duration::from_secs(60),
             heartbeat: Duration::from_secs(10),
             ..WorkerSettings::default()
         };
