@@ -81,6 +81,21 @@ pub enum StoreError {
     ConnectTimeout { url: String, seconds: u64 },
     #[error("database migration failed: {}", describe_migrate(.0))]
     Migrate(sqlx::migrate::MigrateError),
+    /// The database holds migrations this binary does not have: a newer Corral
+    /// migrated it. Running on would misread its tables, so nothing starts.
+    #[error(
+        "the database was migrated by a newer Corral (migration {newest_applied}); this \
+         binary knows migrations up to {newest_known}: upgrade this server to that release \
+         (or restore a backup taken before the upgrade)"
+    )]
+    NewerSchema {
+        newest_applied: i64,
+        newest_known: i64,
+    },
+    /// The database's disk is full (SQLite's `SQLITE_FULL`, PostgreSQL's `disk_full`,
+    /// or `ENOSPC` from a file): the write did not happen; reads still work.
+    #[error("the database's disk is full: {cause}")]
+    StorageFull { cause: String },
     #[error("{0} not found")]
     NotFound(String),
     #[error("{0} already exists")]
@@ -128,6 +143,9 @@ impl From<sqlx::Error> for StoreError {
                 column: index.trim_matches('"').to_owned(),
                 reason: source.to_string(),
             },
+            full if is_storage_full(&full) => StoreError::StorageFull {
+                cause: describe(&full),
+            },
             other => StoreError::Query(other),
         }
     }
@@ -136,6 +154,35 @@ impl From<sqlx::Error> for StoreError {
 impl From<sqlx::migrate::MigrateError> for StoreError {
     fn from(err: sqlx::migrate::MigrateError) -> Self {
         StoreError::Migrate(err)
+    }
+}
+
+/// SQLite's primary result code for a full disk (`SQLITE_FULL`).
+const SQLITE_FULL: i64 = 13;
+/// PostgreSQL's SQLSTATE for a full disk (`disk_full`).
+const POSTGRES_DISK_FULL: &str = "53100";
+/// `ENOSPC` on Linux.
+const NO_SPACE_LEFT: i32 = 28;
+
+/// Whether `err` says the database's disk is full. SQLite reports its (extended)
+/// result code as the error's code; the primary code is its low byte.
+fn is_storage_full(err: &sqlx::Error) -> bool {
+    match err {
+        sqlx::Error::Database(db) => db.code().is_some_and(|code| {
+            code == POSTGRES_DISK_FULL
+                || code
+                    .parse::<i64>()
+                    .is_ok_and(|number| number & 0xff == SQLITE_FULL)
+        }),
+        sqlx::Error::Io(io) => io.raw_os_error() == Some(NO_SPACE_LEFT),
+        _ => false,
+    }
+}
+
+impl StoreError {
+    /// Whether the database's disk is full (see [`StoreError::StorageFull`]).
+    pub fn is_storage_full(&self) -> bool {
+        matches!(self, StoreError::StorageFull { .. })
     }
 }
 
@@ -150,6 +197,12 @@ pub fn describe(err: &sqlx::Error) -> String {
 
 fn describe_migrate(err: &sqlx::migrate::MigrateError) -> String {
     match err {
+        // Found by sqlx when a newer Corral migrated the database between our check
+        // and the run (see [`Store::migrate`]).
+        sqlx::migrate::MigrateError::VersionMissing(version) => format!(
+            "the database was migrated by a newer Corral (migration {version} is unknown to \
+             this binary): upgrade this server to that release"
+        ),
         sqlx::migrate::MigrateError::Execute(inner)
         | sqlx::migrate::MigrateError::ExecuteMigration(inner, _) => describe(inner),
         other => other.to_string(),
@@ -390,7 +443,13 @@ impl Store {
 
     /// Applies pending migrations for this backend. Safe to run concurrently from
     /// several processes: sqlx takes an advisory lock on PostgreSQL.
+    ///
+    /// A database that a newer Corral migrated is refused first
+    /// ([`StoreError::NewerSchema`]): during a rolling upgrade of several servers on one
+    /// PostgreSQL, an old server that restarts must stop, not read tables whose meaning
+    /// changed.
     pub async fn migrate(&self) -> Result<(), StoreError> {
+        migrations::refuse_newer(self).await?;
         migrations::migrator(self.backend).run(&self.pool).await?;
         Ok(())
     }
