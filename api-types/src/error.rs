@@ -49,6 +49,9 @@ pub enum ErrorCode {
     TooManyStreams,
     PayloadTooLarge,
     UnsupportedMediaType,
+    /// The server's database disk is full: nothing was written; reads still work.
+    /// Try again once an operator has freed space.
+    StorageFull,
     /// Something broke inside; the cause is in the server's log only.
     Internal,
     /// The database is not answering (down, restarting, unreachable): nothing was
@@ -73,6 +76,9 @@ impl ErrorCode {
             ErrorCode::Invalid => 422,
             ErrorCode::TooManyAttempts | ErrorCode::TooManyStreams => 429,
             ErrorCode::Internal => 500,
+            // 507 Insufficient Storage (RFC 4918): the request was fine, the server
+            // cannot store what it needs to complete it.
+            ErrorCode::StorageFull => 507,
             ErrorCode::Unavailable => 503,
         }
     }

@@ -41,6 +41,9 @@ pub enum UiError {
     GateRefused(String),
     #[error("{0}")]
     TooManyAttempts(String),
+    /// The server's disk is full; the message says so (an operator must free space).
+    #[error("{0}")]
+    StorageFull(String),
     /// Something broke on the server; the cause is in its log.
     #[error("something went wrong on the server; try again, and tell your admin if it persists")]
     Internal,
@@ -64,6 +67,7 @@ impl UiError {
             UiError::GateRefused(_) => ErrorCode::GateRefused,
             UiError::Invalid { .. } => ErrorCode::Invalid,
             UiError::TooManyAttempts(_) => ErrorCode::TooManyAttempts,
+            UiError::StorageFull(_) => ErrorCode::StorageFull,
             UiError::Internal | UiError::Transport(_) => ErrorCode::Internal,
             UiError::Unavailable => ErrorCode::Unavailable,
         }
@@ -144,6 +148,7 @@ impl From<engine::service::ServiceError> for UiError {
                 UiError::TooManyAttempts(error.to_string())
             }
             ServiceError::Unavailable => UiError::Unavailable,
+            error @ ServiceError::StorageFull(_) => UiError::StorageFull(error.to_string()),
             ServiceError::Internal { cause } => {
                 tracing::error!(%cause, "server function failed");
                 UiError::Internal
@@ -170,6 +175,7 @@ mod tests {
             ServiceError::QuotaExceeded("too many".into()),
             ServiceError::GateRefused("the gate said no".into()),
             ServiceError::TooManyAttempts { wait_secs: 3 },
+            ServiceError::StorageFull("database or disk is full".into()),
             ServiceError::internal("boom"),
             ServiceError::Unavailable,
         ];

@@ -97,6 +97,10 @@ pub enum ServiceError {
     /// A gate hook refused the operation (its reason is the message).
     #[error("{0}")]
     GateRefused(String),
+    /// The database's disk is full: the write did not happen (see
+    /// [`StoreError::StorageFull`]). Said as it is, since an operator must act.
+    #[error("the server's disk is full, so nothing was saved: try again once an operator has freed space ({0})")]
+    StorageFull(String),
     /// Login throttled: try again after `wait_secs`.
     #[error("too many failed logins; try again in {wait_secs} s")]
     TooManyAttempts { wait_secs: u64 },
@@ -159,6 +163,7 @@ impl ServiceError {
             ServiceError::QuotaExceeded(_) => ErrorCode::QuotaExceeded,
             ServiceError::GateRefused(_) => ErrorCode::GateRefused,
             ServiceError::TooManyAttempts { .. } => ErrorCode::TooManyAttempts,
+            ServiceError::StorageFull(_) => ErrorCode::StorageFull,
             ServiceError::Internal { .. } => ErrorCode::Internal,
             ServiceError::Unavailable => ErrorCode::Unavailable,
         }
@@ -170,6 +175,10 @@ impl From<StoreError> for ServiceError {
         match error {
             StoreError::NotFound(what) => ServiceError::NotFound(what),
             StoreError::Conflict(what) => ServiceError::Conflict(format!("{what} already exists")),
+            StoreError::StorageFull { cause } => {
+                tracing::error!(%cause, "a write failed: the database's disk is full");
+                ServiceError::StorageFull(cause)
+            }
             other if other.is_unreachable() => {
                 // Said once per outage by the process's loops; per request only here.
                 tracing::debug!(error = %other, "the database is not answering");

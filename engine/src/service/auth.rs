@@ -217,7 +217,15 @@ impl Service {
             Err(error) => return Err(error.into()),
         };
         if token.needs_touch(now) {
-            self.store.touch_token(&token.id, now).await?;
+            match self.store.touch_token(&token.id, now).await {
+                // A full disk must not lock token holders out of reading: the touch
+                // only keeps the last-used time (and a renewing token's lifetime) fresh,
+                // and the next request tries again.
+                Err(error) if error.is_storage_full() => {
+                    tracing::warn!(%error, "token use not recorded: the database's disk is full");
+                }
+                other => other?,
+            }
         }
         Ok(Principal::from_user(&user))
     }
