@@ -2,8 +2,8 @@
 //! `cargo run --release -p bench -- fanout --nodes 200`, `… -- latency --runs 50`,
 //! `… -- queue --backend sqlite|postgres --tasks 20000`, `… -- scaleout --nodes 200`,
 //! `… -- bundle`, `… -- solver`, `… -- create --nodes 1000`, `… -- fairness --nodes 1000`,
-//! `… -- http --rate 200`, `… -- automators --runs 3`, `… -- upgrade --nodes 200` and
-//! `… -- shell`.
+//! `… -- http --rate 200`, `… -- automators --runs 3`, `… -- upgrade --nodes 200`,
+//! `… -- shell` and `… -- soak --minutes 60`.
 //!
 //! Each subcommand prints one `key=value` line so runs can be compared and tracked.
 
@@ -19,6 +19,7 @@ mod queue;
 mod scaleout;
 mod served;
 mod shell;
+mod soak;
 mod upgrade;
 mod usage;
 
@@ -40,13 +41,15 @@ fn main() -> ExitCode {
         Some("pages") => pages::run(&args[1..]),
         Some("upgrade") => upgrade::run(&args[1..]),
         Some("shell") => shell::run(&args[1..]),
+        Some("soak") => soak::run(&args[1..]),
         _ => Err(BenchError::Usage(
             "usage: bench fanout [--nodes N] | bench latency [--runs N] \
              | bench queue [--backend sqlite|postgres] [--tasks N] \
              | bench scaleout [--nodes N] | bench bundle | bench solver \
              | bench create [--nodes N] | bench fairness [--nodes N] \
              | bench http [--rate N] | bench pages [--nodes N] \
-             | bench automators [--runs N] | bench upgrade [--nodes N] | bench shell"
+             | bench automators [--runs N] | bench upgrade [--nodes N] | bench shell \
+             | bench soak [--minutes N]"
                 .to_owned(),
         )),
     };

@@ -48,6 +48,16 @@ impl Server {
     /// Starts `corral serve` on a free loopback port with `worker_slots` task slots,
     /// its data (SQLite, local nodes) in `data` and its log in `data/server.log`.
     pub fn start(corral: &Path, data: &Path, worker_slots: usize) -> Result<Self, BenchError> {
+        Self::start_with(corral, data, worker_slots, &[])
+    }
+
+    /// [`Server::start`] with more flags for `corral serve`.
+    pub fn start_with(
+        corral: &Path,
+        data: &Path,
+        worker_slots: usize,
+        flags: &[&str],
+    ) -> Result<Self, BenchError> {
         let log = std::fs::File::create(data.join("server.log"))?;
         let mut child = Command::new(corral)
             .args(["serve", "--listen", "127.0.0.1:0"])
@@ -60,6 +70,7 @@ impl Server {
                 "--max-streams-per-user",
                 "1000",
             ])
+            .args(flags)
             .arg("--data-dir")
             .arg(data)
             // BENCH_SERVER_LOG sets the server's log filter for a profiling run, e.g.
@@ -97,6 +108,10 @@ impl Server {
             )));
         }
         Ok(server)
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// The server's peak resident memory (MiB) and CPU time (s) so far.

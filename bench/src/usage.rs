@@ -35,12 +35,23 @@ pub fn peak_rss_mb() -> f64 {
 /// Peak resident set size (VmHWM) of the process whose `/proc/PID/status` is
 /// `status_path`, in MiB.
 pub fn peak_rss_mb_of(status_path: &str) -> f64 {
+    status_mb(status_path, "VmHWM:")
+}
+
+/// Resident set size now (VmRSS) of the process whose `/proc/PID/status` is
+/// `status_path`, in MiB.
+pub fn rss_mb_of(status_path: &str) -> f64 {
+    status_mb(status_path, "VmRSS:")
+}
+
+/// A `kB` field of a `/proc/PID/status`, in MiB.
+fn status_mb(status_path: &str, field: &str) -> f64 {
     std::fs::read_to_string(status_path)
         .ok()
         .and_then(|status| {
             status
                 .lines()
-                .find_map(|line| line.strip_prefix("VmHWM:"))
+                .find_map(|line| line.strip_prefix(field))
                 .and_then(|value| {
                     value
                         .trim()

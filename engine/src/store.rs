@@ -23,6 +23,7 @@ pub mod cost;
 mod database_url;
 pub mod gauges;
 pub mod health;
+pub mod history;
 pub mod hooks;
 pub mod login_attempts;
 mod migrations;

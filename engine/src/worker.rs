@@ -74,6 +74,8 @@ pub struct WorkerSettings {
     pub shutdown_grace: Duration,
     /// Whose tasks (and health checks) the pool takes.
     pub scope: WorkerScope,
+    /// How long the janitor keeps ended history (see [`janitor::HistoryRetention`]).
+    pub history: janitor::HistoryRetention,
 }
 
 impl Default for WorkerSettings {
@@ -91,6 +93,7 @@ impl Default for WorkerSettings {
             monitor_every: Duration::from_secs(2),
             shutdown_grace: Duration::from_secs(10),
             scope: WorkerScope::Shared,
+            history: janitor::HistoryRetention::default(),
         }
     }
 }
@@ -152,6 +155,7 @@ impl WorkerPool {
             executor,
             settings.scope.clone(),
             settings.janitor_every,
+            settings.history,
             wake.clone(),
             adopted_tx,
             stopped,

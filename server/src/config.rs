@@ -88,6 +88,12 @@ pub struct ServerArgs {
     /// Seconds before a task of a vanished worker goes back to the queue [default: 30].
     #[arg(long, env = "CORRAL_WORKER_LEASE_SECS", value_name = "SECONDS")]
     pub worker_lease_secs: Option<u64>,
+    /// Seconds ended history stays in the database: deleted clusters, ended jobs with
+    /// their output (each cluster keeps its latest job), sent hook deliveries; 0 keeps
+    /// it forever. The audit log and the cost ledger are never pruned [default: 7776000,
+    /// 90 days].
+    #[arg(long, env = "CORRAL_HISTORY_RETENTION_SECS", value_name = "SECONDS")]
+    pub history_retention_secs: Option<u64>,
     /// Also serve /metrics here, without authentication, for a Prometheus on a private
     /// network (the main listener serves it to superadmins only) [default: none].
     #[arg(long, env = "CORRAL_METRICS_LISTEN", value_name = "ADDR:PORT")]
@@ -192,6 +198,7 @@ pub struct Config {
     pub site_dir: Option<PathBuf>,
     pub worker_slots: usize,
     pub worker_lease: Duration,
+    pub history_retention: engine::worker::janitor::HistoryRetention,
     /// Where `/metrics` is served without authentication, when set.
     pub metrics_listen: Option<SocketAddr>,
     /// Where traces are sent (OTLP over HTTP, the full traces URL), when set.
@@ -347,6 +354,13 @@ impl Config {
                     .unwrap_or(DEFAULT_WORKER_LEASE_SECS)
                     .max(2),
             ),
+            history_retention: match args.history_retention_secs.or(file.history_retention_secs) {
+                None => engine::worker::janitor::HistoryRetention::default(),
+                Some(0) => engine::worker::janitor::HistoryRetention::Forever,
+                Some(secs) => {
+                    engine::worker::janitor::HistoryRetention::For(Duration::from_secs(secs))
+                }
+            },
             connections: ConnectionLimits {
                 header_read_timeout: Duration::from_secs(
                     args.header_read_timeout_secs

@@ -124,6 +124,7 @@ pub fn start_pool(executor: Executor, config: &Config, scope: WorkerScope) -> Wo
         // Three beats per lease: one lost beat never costs the lease.
         heartbeat: config.worker_lease / 3,
         shutdown_grace: config.shutdown_grace,
+        history: config.history_retention,
         ..WorkerSettings::default()
     };
     WorkerPool::start(executor, settings)

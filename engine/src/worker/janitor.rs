@@ -3,11 +3,12 @@
 //! leak or lose them); then, on a
 //! timer, it returns tasks whose leases expired to the queue, warns of cluster leases
 //! ending and stops or deletes clusters whose lease ran out, through ordinary jobs
-//! (see [`crate::operations::lease`]), and ends approval requests left undecided past
-//! their rule's window.
+//! (see [`crate::operations::lease`]), ends approval requests left undecided past
+//! their rule's window, and now and then prunes the history older than the retention
+//! (see [`crate::store::history`]).
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures::StreamExt as _;
 use tokio::sync::{watch, Notify};
@@ -21,16 +22,49 @@ use crate::store::{now_ms, Store};
 /// Nodes adopted concurrently when a pool starts.
 const ADOPTIONS_AT_ONCE: usize = 16;
 
+/// How long ended history stays in the database (`corral serve
+/// --history-retention-secs`): deleted clusters, ended jobs with their output, sent
+/// hook deliveries. The audit log, the cost ledger and terminal recordings stay.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HistoryRetention {
+    Forever,
+    For(Duration),
+}
+
+impl Default for HistoryRetention {
+    /// 90 days.
+    fn default() -> Self {
+        HistoryRetention::For(Duration::from_secs(90 * 24 * 3600))
+    }
+}
+
+/// Prunes run at most this often, however long the retention: a pass scans the jobs.
+const PRUNE_AT_MOST_EVERY: Duration = Duration::from_secs(600);
+
+impl HistoryRetention {
+    /// Whether a prune is due at `now`, the last having run at `last` (`None`: none yet
+    /// in this process). A pass runs four times per retention, so nothing outlives it
+    /// by more than a quarter, and at most every [`PRUNE_AT_MOST_EVERY`].
+    pub fn prune_due(self, last: Option<Instant>, now: Instant) -> bool {
+        let HistoryRetention::For(keep) = self else {
+            return false;
+        };
+        last.is_none_or(|last| now.duration_since(last) >= (keep / 4).min(PRUNE_AT_MOST_EVERY))
+    }
+}
+
 pub(super) async fn run(
     executor: Executor,
     scope: WorkerScope,
     every: Duration,
+    history: HistoryRetention,
     wake: Arc<Notify>,
     adopted: watch::Sender<bool>,
     mut stopped: watch::Receiver<bool>,
 ) {
     adopt_nodes(&executor, &scope).await;
     adopted.send_replace(true);
+    let mut last_prune = None;
     loop {
         tokio::select! {
             () = tokio::time::sleep(every) => {}
@@ -40,6 +74,27 @@ pub(super) async fn run(
             return;
         }
         sweep(executor.store(), &wake).await;
+        if let HistoryRetention::For(keep) = history {
+            if history.prune_due(last_prune, Instant::now()) {
+                last_prune = Some(Instant::now());
+                prune(executor.store(), keep).await;
+            }
+        }
+    }
+}
+
+/// One pass of the history retention.
+async fn prune(store: &Store, keep: Duration) {
+    let keep_ms = i64::try_from(keep.as_millis()).unwrap_or(i64::MAX);
+    match store.prune_history(now_ms().saturating_sub(keep_ms)).await {
+        Ok(pruned) if pruned.is_empty() => {}
+        Ok(pruned) => tracing::info!(
+            clusters = pruned.clusters,
+            jobs = pruned.jobs,
+            hook_deliveries = pruned.hook_deliveries,
+            "pruned history older than the retention"
+        ),
+        Err(error) => tracing::warn!(%error, "pruning old history failed"),
     }
 }
 
@@ -164,4 +219,37 @@ async fn adopt_node(executor: &Executor, node: Node) -> bool {
         }
     }
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prunes_run_four_times_a_retention_and_at_most_every_ten_minutes() {
+        let start = Instant::now();
+        let minute = Duration::from_secs(60);
+        let hour = 60 * minute;
+        let cases = [
+            // (retention, minutes since the last prune (None: never), due)
+            (HistoryRetention::Forever, None, false),
+            (HistoryRetention::Forever, Some(600), false),
+            (HistoryRetention::For(4 * minute), None, true),
+            (HistoryRetention::For(4 * minute), Some(0), false),
+            (HistoryRetention::For(4 * minute), Some(1), true),
+            (HistoryRetention::For(hour), Some(10), true),
+            (HistoryRetention::For(hour), Some(9), false),
+            (HistoryRetention::default(), Some(9), false),
+            (HistoryRetention::default(), Some(10), true),
+        ];
+        for (retention, minutes_ago, due) in cases {
+            let now = start + hour;
+            let last = minutes_ago.map(|minutes: u32| now - minute * minutes);
+            assert_eq!(
+                retention.prune_due(last, now),
+                due,
+                "{retention:?}, last prune {minutes_ago:?} min ago"
+            );
+        }
+    }
 }

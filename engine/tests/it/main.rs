@@ -11,6 +11,7 @@
 //!   whole clusters, end to end, including crashes, lost nodes and leases that end.
 //! - `hook_events`: lifecycle hooks' health and replacement events, sent to real
 //!   receivers.
+//! - `history`: the history retention prunes what ended long ago, nothing else.
 //! - `security`: attacks that must fail.
 //! - `migrations`: the SQLite and PostgreSQL schemas do not drift apart.
 //! - `lab`: the shared fixture (a database with a catalog, providers and a worker pool).
@@ -27,6 +28,7 @@ mod docker_nodes;
 mod ec2;
 mod exec_provider;
 mod faults;
+mod history;
 mod hook_events;
 mod lab;
 mod lease_grace;
