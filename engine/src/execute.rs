@@ -336,7 +336,10 @@ impl Executor {
     }
 
     async fn confirm(&self, view: &TaskView) -> Result<StepOutcome, StepError> {
-        let record = view.node_record()?;
+        let record = match self.bring_back(view).await? {
+            Some(current) => current,
+            None => view.node_record()?,
+        };
         self.provider(view)?
             .confirm(
                 &record,
@@ -458,6 +461,65 @@ impl Executor {
             )
             .await?;
         Ok(())
+    }
+}
+
+impl Executor {
+    /// Brings a docker node whose container stopped under the job back before a step
+    /// reaches it over SSH: a Docker engine that restarted (or crashed) leaves the
+    /// containers it ran stopped, and a started one gets a new published port (and may
+    /// get another address). The new record is stored first, so this step, its
+    /// retries and the other nodes' macros read where the node now is, and the step
+    /// starts once the node accepts SSH again; `Some` is that record, `None` when the
+    /// node is where it was recorded.
+    ///
+    /// Only docker nodes: a container stopped by its engine is the same machine,
+    /// started again as a restarted server would adopt it. A lost local node (its
+    /// sshd killed) or instance is a fault that the step's retries and then the job
+    /// report instead (see docs/automators.md, "When a step's outcome is unknown").
+    pub(crate) async fn bring_back(
+        &self,
+        view: &TaskView,
+    ) -> Result<Option<NodeRecord>, StepError> {
+        if view.providertype() != crate::provider::DOCKER_PROVIDER {
+            return Ok(None);
+        }
+        let row_state = view.nodes.get(&view.node).map(|row| row.state);
+        // A lease's suspend stopped it on purpose: only its resume starts it.
+        if row_state == Some(NodeState::Stopped) {
+            return Ok(None);
+        }
+        let Some(record) = view.node_record_if_made()? else {
+            return Ok(None);
+        };
+        let Some(provider) = self.inner.providers.get(&record.provider) else {
+            return Ok(None);
+        };
+        let current = provider.adopt(&record).await?;
+        if current.host == record.host
+            && current.port == record.port
+            && current.address == record.address
+        {
+            return Ok(None);
+        }
+        tracing::info!(
+            node = %record.id,
+            port = current.port,
+            "the node's container was started again; its new port is stored"
+        );
+        let state = row_state.unwrap_or(NodeState::Created);
+        self.save_node(view, &current, state).await?;
+        // The pooled session went to the old port; and the container's sshd takes a
+        // moment to listen (docker-proxy resets connections until it does).
+        self.inner.ssh.close(&record.id).await;
+        provider
+            .confirm(
+                &current,
+                &self.inner.ssh,
+                self.inner.settings.confirm_timeout,
+            )
+            .await?;
+        Ok(Some(current))
     }
 }
 

@@ -32,6 +32,8 @@ pub enum FieldShape {
     Text,
     /// Whole seconds, as a number or text.
     Seconds,
+    /// `true` or `false`, as a boolean or text.
+    Flag,
     /// An object of named values (or its JSON text, as Coopr keeps nested data); each
     /// name must be a [`NameRule`]'s.
     Object(NameRule),
@@ -94,6 +96,14 @@ const TIMEOUT: FieldSpec = field(
     "seconds before the step is killed and fails",
 );
 
+/// `false` keeps a step whose outcome is unknown (its connection cut, its worker gone)
+/// from being run again on a guess: its job fails instead (see the queue's retry rule).
+const IDEMPOTENT: FieldSpec = field(
+    "idempotent",
+    FieldShape::Flag,
+    "false: never run the step again after a failed or unknown attempt; its job fails",
+);
+
 const SHELL_FIELDS: &[FieldSpec] = &[
     field(
         "run",
@@ -117,6 +127,7 @@ const SHELL_FIELDS: &[FieldSpec] = &[
         "the directory the step runs in (relative: under the node's home)",
     ),
     TIMEOUT,
+    IDEMPOTENT,
 ];
 
 const ANSIBLE_FIELDS: &[FieldSpec] = &[
@@ -136,6 +147,7 @@ const ANSIBLE_FIELDS: &[FieldSpec] = &[
         "only run tasks with these tags (comma separated)",
     ),
     TIMEOUT,
+    IDEMPOTENT,
 ];
 
 const PUPPET_FIELDS: &[FieldSpec] = &[
@@ -155,6 +167,7 @@ const PUPPET_FIELDS: &[FieldSpec] = &[
         "facts set for the run (`$facts['name']`, macros expanded)",
     ),
     TIMEOUT,
+    IDEMPOTENT,
 ];
 
 impl AutomatorType {
@@ -249,6 +262,11 @@ fn check_value(shape: FieldShape, value: &Value) -> Result<(), String> {
             Value::Number(number) if number.as_u64().is_some_and(|n| n > 0) => Ok(()),
             Value::String(text) if text.trim().parse::<u64>().is_ok_and(|n| n > 0) => Ok(()),
             _ => Err("must be a whole number of seconds above 0".to_owned()),
+        },
+        FieldShape::Flag => match value {
+            Value::Bool(_) => Ok(()),
+            Value::String(text) if matches!(text.as_str(), "true" | "false") => Ok(()),
+            _ => Err("must be true or false".to_owned()),
         },
         FieldShape::Object(rule) => {
             let object = object_field(value)?;
@@ -486,6 +504,38 @@ mod tests {
                        "facts": "{\"greeting\": \"%cluster.owner%\"}", "timeout": "60"})
             ))
             .is_empty());
+    }
+
+    #[test]
+    fn any_automator_may_say_its_steps_are_not_safe_to_repeat() {
+        for (automator, fields) in [
+            ("shell", json!({"run": "true", "idempotent": false})),
+            ("shell", json!({"run": "true", "idempotent": "true"})),
+            (
+                "ansible",
+                json!({"playbook": "files/a.yml", "idempotent": "false"}),
+            ),
+            (
+                "puppet",
+                json!({"manifest": "files/a.pp", "idempotent": true}),
+            ),
+        ] {
+            let kind = AutomatorType::parse(automator).unwrap();
+            assert_eq!(
+                kind.check_fields(&spec(automator, fields.clone())),
+                [],
+                "{fields}"
+            );
+        }
+        let problems = AutomatorType::Shell
+            .check_fields(&spec("shell", json!({"run": "true", "idempotent": "no"})));
+        assert_eq!(
+            problems,
+            [(
+                "fields.idempotent".to_owned(),
+                "must be true or false".to_owned()
+            )]
+        );
     }
 
     #[test]

@@ -26,7 +26,10 @@ pub(super) async fn run(
     view: &TaskView,
     output: &mpsc::Sender<OutputChunk>,
 ) -> Result<StepOutcome, StepError> {
-    let record = view.node_record()?;
+    let record = match executor.bring_back(view).await? {
+        Some(current) => current,
+        None => view.node_record()?,
+    };
     let target = executor.ssh_target(&record).await?;
     let layout_node = view.layout_node()?;
     let facts = serde_json::json!({

@@ -74,8 +74,13 @@ pub(super) async fn run(
     let reloaded;
     // Teardown steps never wait: the nodes they lack addresses for are gone or going.
     let tearing_down = matches!(action, ServiceAction::Stop | ServiceAction::Remove);
-    let view = if tearing_down || view.nodes_without_address().is_empty() {
+    // A node brought back has a new port (and maybe address) stored: read it again.
+    let brought_back = executor.bring_back(view).await?.is_some();
+    let view = if !brought_back && (tearing_down || view.nodes_without_address().is_empty()) {
         view
+    } else if tearing_down {
+        reloaded = TaskView::load(&executor.inner.store, &executor.inner.views, task).await?;
+        &reloaded
     } else {
         reloaded = wait_for_addresses(executor, task, output).await?;
         &reloaded

@@ -24,12 +24,21 @@
 //! Every method is safe to repeat: a create finds no recorded node, so a container of
 //! the same name left by a crashed create (its host key lost with that process) is
 //! removed and made again; a delete of a deleted node succeeds.
+//!
+//! The engine may go away under a running job (dockerd restarted or stopped). Every call
+//! that makes, starts or removes something first waits for the engine to answer, for
+//! [`ENGINE_WAIT`] at most, so a restart costs a job a pause rather than its steps; an
+//! engine that stays away fails the step with an error naming the engine's socket. A
+//! restarted engine leaves the containers it ran stopped (they have no restart policy),
+//! so before a step reaches a node over SSH the executor adopts it again (`adopt`
+//! starts a stopped container and reads its new port).
 
 mod image;
 mod limits;
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::time::Duration;
 
 use bollard::models::{ContainerCreateBody, HostConfig, NetworkCreateRequest, PortBinding};
 use bollard::query_parameters::{
@@ -50,6 +59,22 @@ use crate::store::Store;
 
 /// The provider type's name in catalogs (`"providertype": "docker"`).
 pub const DOCKER_PROVIDER: &str = "docker";
+
+/// The engine's socket when `DOCKER_HOST` names no other (`unix://...`) one.
+pub const DEFAULT_DOCKER_SOCKET: &str = "unix:///var/run/docker.sock";
+
+/// How long a call waits for an engine that does not answer before it fails: a restarted
+/// dockerd answers within a few seconds, so its restart costs a job a pause; a stopped one
+/// fails the step after this (and its retries after this again).
+pub const ENGINE_WAIT: Duration = Duration::from_secs(30);
+
+/// How often a call waiting for the engine asks it again.
+const ENGINE_POLL: Duration = Duration::from_millis(200);
+/// How long one of those asks may take.
+const PING_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// bollard's own default for a request's whole time (an image import is the longest).
+const REQUEST_TIMEOUT_SECS: u64 = 120;
 
 const LABEL_CLUSTER: &str = "corral.cluster";
 const LABEL_NODE: &str = "corral.node";
@@ -76,6 +101,10 @@ pub struct DockerNodeState {
 /// Makes nodes as containers of one Docker engine (the local one, over its socket).
 pub struct DockerProvider {
     docker: Docker,
+    /// The engine's socket (`unix:///var/run/docker.sock`), named in errors.
+    endpoint: String,
+    /// How long a call waits for the engine to answer (see [`ENGINE_WAIT`]).
+    engine_wait: Duration,
     /// Each node's own client key (`<node id>.key`): a key that opens one node only, so
     /// handing it to a tenant's Ansible run opens no other tenant's containers.
     node_keys: ClientKeys,
@@ -84,20 +113,101 @@ pub struct DockerProvider {
 }
 
 impl DockerProvider {
-    /// Connects to the engine at its default socket (or `DOCKER_HOST`), agreeing on an API
-    /// version it speaks; nodes' client keys are kept in `store` and copied under `dir`.
+    /// Connects to the engine at its default socket (or the `unix://` socket `DOCKER_HOST`
+    /// names), agreeing on an API version it speaks; nodes' client keys are kept in
+    /// `store` and copied under `dir`.
     pub async fn connect(store: Store, dir: &Path) -> Result<Self, ProviderError> {
-        let docker = Docker::connect_with_unix_defaults()
-            .map_err(docker_error("", "connect"))?
-            .negotiate_version()
-            .await
-            .map_err(docker_error("", "connect"))?;
+        let endpoint = std::env::var("DOCKER_HOST")
+            .ok()
+            .filter(|host| host.starts_with("unix://"))
+            .unwrap_or_else(|| DEFAULT_DOCKER_SOCKET.to_owned());
+        Self::connect_to(store, dir, &endpoint).await
+    }
+
+    /// [`DockerProvider::connect`] to the engine listening on `endpoint`
+    /// (`unix:///path/to/docker.sock`).
+    pub async fn connect_to(
+        store: Store,
+        dir: &Path,
+        endpoint: &str,
+    ) -> Result<Self, ProviderError> {
+        let failed = |error: bollard::errors::Error| {
+            docker_failure("", "connect", engine_detail(endpoint, &error))
+        };
+        let docker =
+            Docker::connect_with_unix(endpoint, REQUEST_TIMEOUT_SECS, bollard::API_DEFAULT_VERSION)
+                .map_err(failed)?
+                .negotiate_version()
+                .await
+                .map_err(failed)?;
         let node_keys = ClientKeys::new(store, &dir.join("node-keys"), DOCKER_PROVIDER)?;
         Ok(Self {
             docker,
+            endpoint: endpoint.to_owned(),
+            engine_wait: ENGINE_WAIT,
             node_keys,
             limits: DockerLimits::default(),
         })
+    }
+
+    /// Waits at most `wait` (instead of [`ENGINE_WAIT`]) for an engine that does not answer.
+    #[must_use]
+    pub fn with_engine_wait(mut self, wait: Duration) -> Self {
+        self.engine_wait = wait;
+        self
+    }
+
+    /// The engine's socket, as errors name it.
+    pub fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+
+    /// Returns once the engine answers, or fails naming it after [`Self::engine_wait`]
+    /// of no answer: what a call does first, so an engine restarting meanwhile costs a
+    /// pause instead of a failed step.
+    async fn wait_for_engine(&self, node: &str) -> Result<(), ProviderError> {
+        let started = tokio::time::Instant::now();
+        let mut said = false;
+        loop {
+            // A hung engine takes a ping no longer than a dead one.
+            let detail = match tokio::time::timeout(PING_TIMEOUT, self.docker.ping()).await {
+                Ok(Ok(_)) => {
+                    if said {
+                        tracing::info!(endpoint = %self.endpoint, node, "the Docker engine answers again");
+                    }
+                    return Ok(());
+                }
+                Ok(Err(error)) if is_unreachable(&error) => with_causes(&error),
+                Ok(Err(error)) => return Err(self.engine_error(node, "answer")(error)),
+                Err(_) => format!("no answer to a ping within {PING_TIMEOUT:?}"),
+            };
+            let waited = started.elapsed();
+            if waited >= self.engine_wait {
+                return Err(ProviderError::DockerEngineDown {
+                    node: node.to_owned(),
+                    endpoint: self.endpoint.clone(),
+                    waited_secs: waited.as_secs(),
+                    detail,
+                });
+            }
+            if !said {
+                tracing::warn!(endpoint = %self.endpoint, node, %detail, "the Docker engine does not answer; waiting for it");
+                said = true;
+            }
+            tokio::time::sleep(ENGINE_POLL).await;
+        }
+    }
+
+    /// What a failed request to the engine becomes: the node, what Docker could not
+    /// do, and why (naming the engine when it did not answer at all).
+    fn engine_error(
+        &self,
+        node: &str,
+        action: &'static str,
+    ) -> impl FnOnce(bollard::errors::Error) -> ProviderError {
+        let node = node.to_owned();
+        let endpoint = self.endpoint.clone();
+        move |error| docker_failure(&node, action, engine_detail(&endpoint, &error))
     }
 
     /// Makes nodes within `limits` (the operator's) instead of the defaults.
@@ -130,7 +240,7 @@ impl DockerProvider {
             .docker
             .version()
             .await
-            .map_err(docker_error("", "answer"))?;
+            .map_err(self.engine_error("", "answer"))?;
         let image = NodeImage::tag();
         let built = self.docker.inspect_image(&image).await.is_ok();
         Ok(format!(
@@ -168,6 +278,7 @@ impl DockerProvider {
     async fn create_node(&self, spec: &NodeSpec) -> Result<NodeRecord, ProviderError> {
         let node = spec.id.as_str();
         check_name(node)?;
+        self.wait_for_engine(node).await?;
         // Previews refuse such a hardware type already; this worker may be set lower.
         let hardware = spec
             .hardwaretype
@@ -254,7 +365,7 @@ impl DockerProvider {
                 body,
             )
             .await
-            .map_err(docker_error(node, "create the container"))?;
+            .map_err(self.engine_error(node, "create the container"))?;
         let keys = key_files(
             &host_key,
             &client_public_key,
@@ -271,11 +382,11 @@ impl DockerProvider {
                 bollard::body_full(keys.into()),
             )
             .await
-            .map_err(docker_error(node, "copy the node's keys in"))?;
+            .map_err(self.engine_error(node, "copy the node's keys in"))?;
         self.docker
             .start_container(&container, None)
             .await
-            .map_err(docker_error(node, "start the container"))?;
+            .map_err(self.engine_error(node, "start the container"))?;
         let (port, address) = self.reach(node, &container, &network).await?;
         let host_key = HostKey::from_openssh(&host_key.public_openssh)
             .map_err(|error| docker_failure(node, "read the host key back", error))?;
@@ -328,7 +439,7 @@ impl DockerProvider {
                 ..NetworkCreateRequest::default()
             })
             .await
-            .map_err(docker_error(node, "make the cluster's network"))?;
+            .map_err(self.engine_error(node, "make the cluster's network"))?;
         self.cluster_networks(node, cluster)
             .await?
             .into_iter()
@@ -353,7 +464,7 @@ impl DockerProvider {
                 )])),
             }))
             .await
-            .map_err(docker_error(node, "list the cluster's networks"))?
+            .map_err(self.engine_error(node, "list the cluster's networks"))?
             .into_iter()
             .filter_map(|network| {
                 let created = network.created.map(|at| at.to_string()).unwrap_or_default();
@@ -376,7 +487,7 @@ impl DockerProvider {
             .docker
             .inspect_container(container, None)
             .await
-            .map_err(docker_error(node, "inspect the container"))?;
+            .map_err(self.engine_error(node, "inspect the container"))?;
         let settings = inspected.network_settings.unwrap_or_default();
         let port = settings
             .ports
@@ -424,12 +535,13 @@ impl DockerProvider {
         match removed {
             Ok(()) => Ok(()),
             Err(error) if is_not_found(&error) => Ok(()),
-            Err(error) => Err(docker_error(node, "remove the container")(error)),
+            Err(error) => Err(self.engine_error(node, "remove the container")(error)),
         }
     }
 
     async fn delete_node(&self, record: &NodeRecord) -> Result<(), ProviderError> {
         let state = state_of(record)?;
+        self.wait_for_engine(&record.id).await?;
         self.remove_container(&record.id, &state.container).await?;
         // The node's own key (nodes made before keys were per node share one, kept).
         self.node_keys
@@ -447,9 +559,8 @@ impl DockerProvider {
                     .is_some_and(|containers| !containers.is_empty()),
                 Err(error) if is_not_found(&error) => continue,
                 Err(error) => {
-                    return Err(docker_error(&record.id, "look up the cluster's network")(
-                        error,
-                    ))
+                    let failed = self.engine_error(&record.id, "look up the cluster's network");
+                    return Err(failed(error));
                 }
             };
             if in_use {
@@ -460,9 +571,8 @@ impl DockerProvider {
                 // A node made meanwhile joined it, or another delete removed it.
                 Err(error) if is_not_found(&error) || is_in_use(&error) => {}
                 Err(error) => {
-                    return Err(docker_error(&record.id, "remove the cluster's network")(
-                        error,
-                    ))
+                    let failed = self.engine_error(&record.id, "remove the cluster's network");
+                    return Err(failed(error));
                 }
             }
         }
@@ -485,7 +595,9 @@ impl DockerProvider {
                 })
             }
             Err(error) if is_not_found(&error) => Ok(NodePresence::Gone),
-            Err(error) => Err(docker_error(&record.id, "inspect the container")(error)),
+            Err(error) => Err(self.engine_error(&record.id, "inspect the container")(
+                error,
+            )),
         }
     }
 
@@ -507,6 +619,7 @@ impl DockerProvider {
 
     async fn adopt_node(&self, record: &NodeRecord) -> Result<NodeRecord, ProviderError> {
         let state = state_of(record)?;
+        self.wait_for_engine(&record.id).await?;
         let inspected = match self.docker.inspect_container(&state.container, None).await {
             Ok(inspected) => inspected,
             Err(error) if is_not_found(&error) => {
@@ -515,7 +628,11 @@ impl DockerProvider {
                     container: state.container,
                 })
             }
-            Err(error) => return Err(docker_error(&record.id, "inspect the container")(error)),
+            Err(error) => {
+                return Err(self.engine_error(&record.id, "inspect the container")(
+                    error,
+                ))
+            }
         };
         let running = inspected
             .state
@@ -525,7 +642,7 @@ impl DockerProvider {
             self.docker
                 .start_container(&state.container, None)
                 .await
-                .map_err(docker_error(&record.id, "restart the container"))?;
+                .map_err(self.engine_error(&record.id, "restart the container"))?;
         }
         // A restarted container may have been given another port and address.
         let (port, address) = self
@@ -672,6 +789,51 @@ fn docker_error(
 ) -> impl FnOnce(bollard::errors::Error) -> ProviderError {
     let node = node.to_owned();
     move |error| docker_failure(&node, action, describe(&error))
+}
+
+/// Why a request failed: the engine's own message where it sent one; where it did not
+/// answer at all, that, naming the engine's socket (an operator's first question).
+fn engine_detail(endpoint: &str, error: &bollard::errors::Error) -> String {
+    if is_unreachable(error) {
+        format!(
+            "the Docker engine at {endpoint} does not answer ({}); is dockerd running?",
+            with_causes(error)
+        )
+    } else {
+        describe(error)
+    }
+}
+
+/// The error and its causes, `: `-separated (a connection error's own text says only
+/// "client error (Connect)"; its cause says the socket is missing or refused).
+fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+/// Whether the request never got an answer from the engine: its socket is missing or
+/// refuses connections, or the connection broke or timed out (the engine stopped or is
+/// restarting), as opposed to an answer refusing the request.
+fn is_unreachable(error: &bollard::errors::Error) -> bool {
+    use bollard::errors::Error;
+    matches!(
+        error,
+        Error::SocketNotFoundError(_)
+            | Error::HyperLegacyError { .. }
+            | Error::HyperResponseError { .. }
+            | Error::HttpClientError { .. }
+            | Error::IOError { .. }
+            | Error::RequestTimeoutError
+    )
 }
 
 /// The engine's own message where it sent one, else the client's.

@@ -96,6 +96,17 @@ pub enum ProviderError {
         action: &'static str,
         detail: String,
     },
+    /// The Docker engine gave no answer for as long as a call waits for it.
+    #[error(
+        "node {node}: the Docker engine at {endpoint} did not answer for {waited_secs} s \
+         ({detail}); is dockerd running? Retry the job once it answers"
+    )]
+    DockerEngineDown {
+        node: String,
+        endpoint: String,
+        waited_secs: u64,
+        detail: String,
+    },
     #[error("node {node}: its container {container} is gone; create the node again")]
     ContainerGone { node: String, container: String },
     #[error(

@@ -44,6 +44,13 @@ pub enum SshError {
          reported how it ended"
     )]
     NoExitStatus { node: String },
+    /// The connection is open but the node answers nothing (its sshd hangs or is
+    /// stopped): no channel opened within the step's time, so nothing ran.
+    #[error(
+        "node {node}: the node did not answer within {timeout:?} (its connection is open, \
+         but no session could be started on it); nothing ran"
+    )]
+    Unresponsive { node: String, timeout: Duration },
     #[error("invalid host key {text:?}: {reason}")]
     InvalidHostKey { text: String, reason: String },
     #[error("cannot load client key {path}: {reason}")]
@@ -61,6 +68,7 @@ impl SshError {
                 | SshError::Protocol { .. }
                 | SshError::ChannelOpen { .. }
                 | SshError::NoExitStatus { .. }
+                | SshError::Unresponsive { .. }
         )
     }
 }

@@ -86,6 +86,12 @@ impl SessionPool {
     /// previous one has closed. At most `max_channels_per_host` commands run at once per host.
     /// A session that turns out dead before the command started (the node's sshd restarted)
     /// is replaced once; a command that did start is never re-run.
+    ///
+    /// A session on which the node did not answer at all ([`SshError::Unresponsive`]) is
+    /// forgotten, so the next command connects afresh; a node that stopped answering
+    /// then fails that handshake, which gets no more than the command's timeout, rather
+    /// than hanging on the old connection. (A command that merely timed out keeps the
+    /// session: the node answered the timeout's kill.)
     pub async fn run(
         &self,
         target: &SshTarget,
@@ -96,18 +102,32 @@ impl SessionPool {
         let _channel = host.acquire().await.map_err(|_| SshError::NoExitStatus {
             node: target.node.clone(),
         })?;
-        let session = self.session(target).await?;
-        match session.run(command, options.clone()).await {
-            Err(SshError::ChannelOpen { .. }) => {
-                self.discard(&target.node, &session).await;
-                self.session(target).await?.run(command, options).await
-            }
-            outcome => outcome,
+        let handshake = self.config.handshake_timeout.min(options.timeout);
+        let mut session = self.session_within(target, handshake).await?;
+        let mut outcome = session.run(command, options.clone()).await;
+        if matches!(outcome, Err(SshError::ChannelOpen { .. })) {
+            self.discard(&target.node, &session).await;
+            session = self.session_within(target, handshake).await?;
+            outcome = session.run(command, options).await;
         }
+        if matches!(outcome, Err(SshError::Unresponsive { .. })) {
+            self.discard(&target.node, &session).await;
+        }
+        outcome
     }
 
     /// The node's open session, connecting if needed; concurrent callers share one handshake.
     pub async fn session(&self, target: &SshTarget) -> Result<Arc<SshSession>, SshError> {
+        self.session_within(target, self.config.handshake_timeout)
+            .await
+    }
+
+    /// [`Self::session`], a new connection's handshake limited to `handshake_timeout`.
+    async fn session_within(
+        &self,
+        target: &SshTarget,
+        handshake_timeout: Duration,
+    ) -> Result<Arc<SshSession>, SshError> {
         let slot = lock_unpoisoned(&self.nodes)
             .entry(target.node.clone())
             .or_default()
@@ -140,7 +160,7 @@ impl SessionPool {
             server.address = %target.host,
             server.port = i64::from(target.port),
         );
-        let connecting = SshSession::connect(target, self.config.handshake_timeout);
+        let connecting = SshSession::connect(target, handshake_timeout);
         let connected = connecting.instrument(span).await;
         crate::metrics::record_handshake(connected.as_ref().ok().map(|_| started.elapsed()));
         let session = Arc::new(connected.inspect_err(|error| {

@@ -245,7 +245,8 @@ impl SshSession {
 
     /// Runs `command`, POSIX sh, in `$HOME` on the node, streaming its output to
     /// `options.output`. It runs in the session's idle step shell (see [`step_shell`]),
-    /// started first when there is none, or when another command is using it. On timeout,
+    /// started first when there is none, or when another command is using it (within
+    /// `options.timeout`, or [`SshError::Unresponsive`]). On timeout,
     /// or when the returned future is dropped (a cancelled task), the step's whole process
     /// group on the node is killed.
     ///
@@ -264,7 +265,14 @@ impl SshSession {
             });
         let mut shell = match idle {
             Some(shell) => shell,
-            None => StepShell::open(&self.handle, node).await?,
+            // Bounded by the step's time: a node that stopped answering (its sshd hung or
+            // stopped, the connection still open) never confirms the channel.
+            None => tokio::time::timeout(options.timeout, StepShell::open(&self.handle, node))
+                .await
+                .map_err(|_| SshError::Unresponsive {
+                    node: node.clone(),
+                    timeout: options.timeout,
+                })??,
         };
         // On an error `shell` is dropped here, which closes its channel.
         let outcome = shell.run(node, command, options).await?;

@@ -12,6 +12,8 @@
 //! - `hook_events`: lifecycle hooks' health and replacement events, sent to real
 //!   receivers.
 //! - `history`: the history retention prunes what ended long ago, nothing else.
+//! - `connection_faults`, `engine_faults`: a step's SSH session cut, a node that stops
+//!   answering, the Docker engine restarted or stopped under a create (issue 45).
 //! - `security`: attacks that must fail.
 //! - `migrations`: the SQLite and PostgreSQL schemas do not drift apart.
 //! - `lab`: the shared fixture (a database with a catalog, providers and a worker pool).
@@ -22,10 +24,12 @@ mod accounts;
 mod automators;
 mod cluster_lifecycle;
 mod cluster_paging;
+mod connection_faults;
 mod demo_script;
 mod demo_templates;
 mod docker_nodes;
 mod ec2;
+mod engine_faults;
 mod exec_provider;
 mod faults;
 mod history;
