@@ -2,8 +2,8 @@
 //! `cargo run --release -p bench -- fanout --nodes 200`, `… -- latency --runs 50`,
 //! `… -- queue --backend sqlite|postgres --tasks 20000`, `… -- scaleout --nodes 200`,
 //! `… -- bundle`, `… -- solver`, `… -- create --nodes 1000`, `… -- fairness --nodes 1000`,
-//! `… -- http --rate 200`, `… -- automators --runs 3`, `… -- upgrade --nodes 200`,
-//! `… -- shell` and `… -- soak --minutes 60`.
+//! `… -- http --rate 200 [--clusters 2000]`, `… -- automators --runs 3`,
+//! `… -- upgrade --nodes 200`, `… -- shell` and `… -- soak --minutes 60`.
 //!
 //! Each subcommand prints one `key=value` line so runs can be compared and tracked.
 
@@ -47,7 +47,7 @@ fn main() -> ExitCode {
              | bench queue [--backend sqlite|postgres] [--tasks N] \
              | bench scaleout [--nodes N] | bench bundle | bench solver \
              | bench create [--nodes N] | bench fairness [--nodes N] \
-             | bench http [--rate N] | bench pages [--nodes N] \
+             | bench http [--rate N] [--clusters N] | bench pages [--nodes N] \
              | bench automators [--runs N] | bench upgrade [--nodes N] | bench shell \
              | bench soak [--minutes N]"
                 .to_owned(),
