@@ -276,6 +276,12 @@ impl Store {
                 Backend::Sqlite => CONNECT_TIMEOUT,
                 Backend::Postgres => POSTGRES_ACQUIRE_TIMEOUT,
             })
+            // A connection sqlx still counts inside a transaction is never handed out
+            // again: when SQLite refuses a COMMIT (a full disk) it rolls the transaction
+            // back itself, sqlx's own ROLLBACK then fails and its count stays up, and
+            // every later `begin` on that connection would fail for good ("begin_with
+            // at non-zero transaction depth").
+            .before_acquire(|conn, _meta| Box::pin(async move { Ok(!conn.is_in_transaction()) }))
             .after_connect(move |conn, _meta| {
                 Box::pin(async move {
                     if backend == Backend::Sqlite {
