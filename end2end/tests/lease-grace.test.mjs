@@ -88,7 +88,9 @@ test('a lease-stopped cluster comes first in the list and its page says when it 
   await shot(page, 'list');
 
   await first.getByRole('link', { name: 'soon' }).click();
-  const banner = page.getByTestId('lease-stopped');
+  // The banner has its own test id: the list's cell, still on screen while the
+  // client-side navigation loads the cluster, must not be mistaken for it.
+  const banner = page.getByTestId('lease-stopped-banner');
   await banner.waitFor();
   const text = await banner.textContent();
   assert.match(text, /^Stopped: lease expired; deleted at \d{4}-\d\d-\d\d \d\d:\d\d UTC unless extended\./);

@@ -255,7 +255,7 @@ fn ClusterView(
             </p>
         })}
         {cluster.lease_deletes_at_ms.filter(|_| cluster.state.is_live()).map(|deletes_at| view! {
-            <p class="banner banner-busy" role="status" data-testid="lease-stopped">
+            <p class="banner banner-busy" role="status" data-testid="lease-stopped-banner">
                 "Stopped: lease expired; deleted at " {timestamp(deletes_at)}
                 " unless extended. Extending the lease starts it again: its machines where they were stopped, then its services."
             </p>
