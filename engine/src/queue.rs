@@ -20,6 +20,7 @@ mod events;
 mod fair;
 mod read;
 mod submit;
+mod transition;
 mod types;
 mod wake;
 

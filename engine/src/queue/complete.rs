@@ -1,7 +1,9 @@
 //! Ending an attempt: by the worker's report ([`complete`], or [`complete_batch`] for
 //! many at once), by its lease running out ([`requeue_expired`]) or by its worker
 //! handing it back as it stops ([`release_leases`]). All settle the task the same way:
-//! record the attempt, retry or fail, release successors, and move the job on.
+//! record the attempt, retry or fail, release successors, and move the job on. What
+//! happens next is decided by [`super::transition`] from plain values; this file reads
+//! those values under its locks and writes the answer.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
@@ -9,6 +11,7 @@ use sqlx::any::AnyRow;
 use sqlx::{Any, FromRow, Row, Transaction};
 
 use super::claim::lease_lost;
+use super::transition::{self, Ended, JobStep, RetryPolicy, Transition};
 use super::types::capped;
 use super::{
     backend_of, begin_write, for_update, lock_job, padded_item, padded_len, power_of_two_chunks,
@@ -87,7 +90,7 @@ pub async fn complete(
     let Some(held) = release_held(&mut tx, lease).await? else {
         return Err(lease_lost(lease));
     };
-    let completion = settle(&mut tx, &held, job_state, outcome, now_ms).await?;
+    let completion = settle(&mut tx, &held, job_state, outcome, false, now_ms).await?;
     tx.commit().await?;
     Ok(completion)
 }
@@ -213,7 +216,7 @@ pub async fn complete_batch(
         let Some(held) = release_held(&mut tx, lease).await? else {
             continue;
         };
-        let completion = settle(&mut tx, &held, job_state, outcome, now_ms).await?;
+        let completion = settle(&mut tx, &held, job_state, outcome, false, now_ms).await?;
         jobs.insert(lease.job_id.clone(), completion.job_state);
         other_answers.push((index, completion.task_state));
     }
@@ -396,14 +399,8 @@ async fn after_successes(
     let mut next_states = Vec::with_capacity(counts.len());
     for (job_id, succeeded, total) in counts {
         let job_state = jobs.get(&job_id).copied().unwrap_or(JobState::Running);
-        let next = if succeeded >= total && job_state.is_active() {
-            set_job_state(tx, &job_id, JobState::Succeeded, None, now_ms).await?;
-            JobState::Succeeded
-        } else if job_state == JobState::Cancelling {
-            finish_cancel_if_idle(tx, &job_id, now_ms).await?
-        } else {
-            job_state
-        };
+        let step = transition::after_success(job_state, succeeded, total);
+        let next = take_job_step(tx, &job_id, job_state, step, String::new, now_ms).await?;
         next_states.push((job_id, next));
     }
     Ok(next_states)
@@ -535,15 +532,9 @@ async fn take_back(
         };
         let job_state = jobs.get(&job_id).copied().unwrap_or(JobState::Running);
         let outcome = Outcome::failed(holders.why(&worker_id, attempt));
-        let completion = settle(&mut tx, &held, job_state, &outcome, now_ms).await?;
-        if matches!(holders, Holders::Worker(_)) && completion.task_state == TaskState::Ready {
-            // Handed back, not failed: the step waits for no backoff.
-            sqlx::query("UPDATE tasks SET not_before_ms = $2 WHERE id = $1")
-                .bind(&task_id)
-                .bind(now_ms)
-                .execute(&mut *tx)
-                .await?;
-        }
+        // Handed back, not failed: a retry waits for no backoff.
+        let handed_back = matches!(holders, Holders::Worker(_));
+        let completion = settle(&mut tx, &held, job_state, &outcome, handed_back, now_ms).await?;
         jobs.insert(job_id, completion.job_state);
         expired.push(Expired {
             task_id,
@@ -564,31 +555,29 @@ async fn settle(
     held: &Released,
     job_state: JobState,
     outcome: &Outcome,
+    handed_back: bool,
     now_ms: i64,
 ) -> Result<Completion, QueueError> {
-    // A deferral only makes sense while the job goes on; under a cancel it ends the
-    // task like a stop does.
-    if outcome.kind == OutcomeKind::Deferred && job_state.is_active() {
-        return defer(tx, held, job_state, now_ms).await;
-    }
-    let retry = held.idempotent && held.tries < held.max_attempts && job_state.is_active();
-    let task_state = match outcome.kind {
-        OutcomeKind::Succeeded => TaskState::Succeeded,
-        OutcomeKind::Stopped | OutcomeKind::Deferred if !job_state.is_active() => {
-            TaskState::Cancelled
+    let transition = transition::next(Ended {
+        outcome: outcome.kind,
+        tries: held.tries,
+        policy: RetryPolicy {
+            idempotent: held.idempotent,
+            max_attempts: held.max_attempts,
+            backoff_ms: held.backoff_ms,
+        },
+        job_state,
+        handed_back,
+        now_ms,
+    });
+    let not_before = match transition {
+        Transition::Defer { not_before_ms } => {
+            return defer(tx, held, job_state, not_before_ms).await;
         }
-        // Stopped without a cancel (say, the worker shut down mid-step): the step's
-        // effect is unknown, so the job fails instead of waiting forever.
-        OutcomeKind::Stopped => TaskState::Failed,
-        OutcomeKind::Failed if retry => TaskState::Ready,
-        OutcomeKind::Failed | OutcomeKind::Deferred => TaskState::Failed,
+        Transition::Retry { not_before_ms } => not_before_ms,
+        Transition::Succeed | Transition::Fail { .. } | Transition::Cancel { .. } => now_ms,
     };
-    let not_before = if task_state == TaskState::Ready {
-        let doublings = u32::try_from(held.tries.saturating_sub(1).clamp(0, 20)).unwrap_or(20);
-        now_ms.saturating_add(held.backoff_ms.saturating_mul(1_i64 << doublings))
-    } else {
-        now_ms
-    };
+    let task_state = transition.task_state();
     sqlx::query(
         "UPDATE tasks SET state = $2, not_before_ms = $3, finished_at_ms = $4, error = $5 \
          WHERE id = $1",
@@ -602,39 +591,31 @@ async fn settle(
     .await?;
     record_attempt(tx, held, task_state, outcome, now_ms).await?;
 
-    let mut next_job_state = job_state;
-    match task_state {
-        TaskState::Succeeded => {
-            let (succeeded, total): (i64, i64) = sqlx::query_as(
+    let failure = || {
+        format!(
+            "task {} ({}) failed after {} attempt(s): {}",
+            held.number,
+            label(held),
+            held.tries,
+            outcome.error.as_deref().unwrap_or("no error message"),
+        )
+    };
+    let next_job_state = match transition {
+        Transition::Succeed => {
+            let counts: (i64, i64) = sqlx::query_as(
                 "UPDATE jobs SET tasks_succeeded = tasks_succeeded + 1 WHERE id = $1 \
                  RETURNING tasks_succeeded, tasks_total",
             )
             .bind(&held.job_id)
             .fetch_one(&mut **tx)
             .await?;
-            next_job_state = after_success(tx, held, job_state, (succeeded, total), now_ms).await?;
+            after_success(tx, held, job_state, counts, now_ms).await?
         }
-        TaskState::Failed if job_state.is_active() => {
-            next_job_state = JobState::Failed;
-            let error = format!(
-                "task {} ({}) failed after {} attempt(s): {}",
-                held.number,
-                label(held),
-                held.tries,
-                outcome.error.as_deref().unwrap_or("no error message"),
-            );
-            set_job_state(tx, &held.job_id, next_job_state, Some(&error), now_ms).await?;
-            // Not started, and not claimable until a retry makes them ready again.
-            sqlx::query("UPDATE tasks SET state = 'pending' WHERE job_id = $1 AND state = 'ready'")
-                .bind(&held.job_id)
-                .execute(&mut **tx)
-                .await?;
+        Transition::Fail { job } | Transition::Cancel { job } => {
+            take_job_step(tx, &held.job_id, job_state, job, failure, now_ms).await?
         }
-        _ => {}
-    }
-    if job_state == JobState::Cancelling && task_state != TaskState::Succeeded {
-        next_job_state = finish_cancel_if_idle(tx, &held.job_id, now_ms).await?;
-    }
+        Transition::Defer { .. } | Transition::Retry { .. } => job_state,
+    };
     Ok(Completion {
         task_state,
         job_state: next_job_state,
@@ -642,19 +623,19 @@ async fn settle(
 }
 
 /// Puts a deferred task back as if it had not been claimed: no attempt is used or
-/// recorded, and it may be claimed again after [`super::DEFER_MS`].
+/// recorded, and it may be claimed again from `not_before_ms`.
 async fn defer(
     tx: &mut Transaction<'static, Any>,
     held: &Released,
     job_state: JobState,
-    now_ms: i64,
+    not_before_ms: i64,
 ) -> Result<Completion, QueueError> {
     sqlx::query(
         "UPDATE tasks SET state = 'ready', attempts = attempts - 1, tries = tries - 1, \
          not_before_ms = $2, started_at_ms = NULL WHERE id = $1",
     )
     .bind(&held.task_id)
-    .bind(now_ms.saturating_add(super::DEFER_MS))
+    .bind(not_before_ms)
     .execute(&mut **tx)
     .await?;
     Ok(Completion {
@@ -720,14 +701,37 @@ async fn after_success(
     now_ms: i64,
 ) -> Result<JobState, QueueError> {
     release_successors(tx, &[(held.job_id.as_str(), held.number)]).await?;
-    if succeeded >= total && job_state.is_active() {
-        set_job_state(tx, &held.job_id, JobState::Succeeded, None, now_ms).await?;
-        return Ok(JobState::Succeeded);
+    let step = transition::after_success(job_state, succeeded, total);
+    take_job_step(tx, &held.job_id, job_state, step, String::new, now_ms).await
+}
+
+/// Writes the job's `step` (see [`transition`]) and returns its state after it;
+/// `failure` is the job's error should it fail.
+async fn take_job_step(
+    tx: &mut Transaction<'static, Any>,
+    job_id: &str,
+    job_state: JobState,
+    step: JobStep,
+    failure: impl FnOnce() -> String,
+    now_ms: i64,
+) -> Result<JobState, QueueError> {
+    match step {
+        JobStep::Keep => Ok(job_state),
+        JobStep::Succeed => {
+            set_job_state(tx, job_id, JobState::Succeeded, None, now_ms).await?;
+            Ok(JobState::Succeeded)
+        }
+        JobStep::Fail => {
+            set_job_state(tx, job_id, JobState::Failed, Some(&failure()), now_ms).await?;
+            // Not started, and not claimable until a retry makes them ready again.
+            sqlx::query("UPDATE tasks SET state = 'pending' WHERE job_id = $1 AND state = 'ready'")
+                .bind(job_id)
+                .execute(&mut **tx)
+                .await?;
+            Ok(JobState::Failed)
+        }
+        JobStep::FinishCancelIfIdle => finish_cancel_if_idle(tx, job_id, now_ms).await,
     }
-    if job_state == JobState::Cancelling {
-        return finish_cancel_if_idle(tx, &held.job_id, now_ms).await;
-    }
-    Ok(job_state)
 }
 
 /// Takes the succeeded tasks `done` (job id, task number) off what their successors
