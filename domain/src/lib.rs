@@ -5,6 +5,7 @@
 //! so the browser can run the same solver the server runs.
 
 pub mod catalog;
+pub mod change;
 pub mod cost;
 pub mod environment;
 pub mod layout;

@@ -8,12 +8,11 @@ use std::collections::BTreeSet;
 
 use domain::catalog::coopr::{export_bundle, import_bundle};
 use domain::catalog::Catalog;
+use domain::change::{layouts, LayoutChange, Layouts};
 use domain::layout::Layout;
 use domain::names::{ServiceName, TemplateName};
 use domain::plan::{plan, Action, Operation, ServiceGraph, TaskDag};
-use domain::solver::{
-    solve_removal, solve_with_existing, Existing, NodesToRemove, Problem, SolveRequest,
-};
+use domain::solver::{NodesToRemove, Problem, SolveRequest};
 use serde_json::{Map, Value};
 
 use super::upgrade::UpgradePreview;
@@ -152,28 +151,23 @@ pub async fn preview_change(
             .await?;
     }
     let last = last_job(store, &cluster.id).await?;
-    let solve_on = |snapshot: &Catalog, services: Vec<String>, size: u32| {
-        let request = SolveRequest {
-            size,
-            services: Some(services),
-            provider: domain::names::ProviderName::parse(cluster.provider.clone()).ok(),
-            hardwaretype: None,
-            imagetype: None,
-        };
-        Problem::from_catalog(snapshot, &template, &request).map_err(OperationError::Unsatisfiable)
+    // The layouts are domain's decision; what it needs read or checked is done here.
+    let solve = |snapshot: &Catalog, change: LayoutChange| {
+        let provider = domain::names::ProviderName::parse(cluster.provider.clone()).ok();
+        layouts(&committed, &change, |services, size| {
+            let request = SolveRequest {
+                size,
+                services: Some(services),
+                provider: provider.clone(),
+                hardwaretype: None,
+                imagetype: None,
+            };
+            Problem::from_catalog(snapshot, &template, &request)
+        })
+        .map_err(OperationError::Unsatisfiable)
     };
-    let current_services = || -> Vec<String> {
-        committed
-            .nodes
-            .iter()
-            .flat_map(|node| node.services.iter().map(ToString::to_string))
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect()
-    };
-    let size = u32::try_from(committed.nodes.len()).unwrap_or(u32::MAX);
     let mut warnings = Vec::new();
-    let (from, to, operation) = match change {
+    let (Layouts { from, to }, operation) = match change {
         ClusterChange::AddServices { services } => {
             if services.is_empty() {
                 return Err(OperationError::Invalid(
@@ -182,59 +176,37 @@ pub async fn preview_change(
             }
             let current = crate::catalog::load(store, &cluster.tenant_id).await?;
             bring_in(&mut snapshot, &current, services);
-            let mut wanted = current_services();
-            wanted.extend(services.iter().cloned());
-            let problem = solve_on(&snapshot, wanted, size)?;
-            let to = solve_with_existing(
-                &problem,
-                &Existing {
-                    nodes: committed.nodes.clone(),
-                    extend_nodes: true,
-                    grow_up_to: None,
-                },
-            )
-            .map_err(OperationError::Unsatisfiable)?;
-            (committed.clone(), to, Operation::AddServices)
+            let services = services.clone();
+            let change = LayoutChange::AddServices { services };
+            (solve(&snapshot, change)?, Operation::AddServices)
         }
         ClusterChange::AddNodes { count } => {
             if *count == 0 {
                 return Err(OperationError::Invalid("add at least one node".into()));
             }
-            let problem = solve_on(&snapshot, current_services(), size.saturating_add(*count))?;
-            let to = solve_with_existing(
-                &problem,
-                &Existing {
-                    nodes: committed.nodes.clone(),
-                    extend_nodes: false,
-                    grow_up_to: None,
-                },
-            )
-            .map_err(OperationError::Unsatisfiable)?;
-            (committed.clone(), to, Operation::AddNodes)
+            let change = LayoutChange::AddNodes { count: *count };
+            (solve(&snapshot, change)?, Operation::AddNodes)
         }
         ClusterChange::RemoveNodes { which } => {
             if let NodesToRemove::Named(numbers) = which {
                 check_named_nodes(&cluster.name, &committed, numbers)?;
             }
-            let problem = solve_on(&snapshot, current_services(), size)?;
-            let to = solve_removal(&problem, &committed.nodes, which)
-                .map_err(OperationError::Unsatisfiable)?;
-            (committed.clone(), to, Operation::RemoveNodes)
+            let change = LayoutChange::RemoveNodes {
+                which: which.clone(),
+            };
+            (solve(&snapshot, change)?, Operation::RemoveNodes)
         }
         ClusterChange::RemoveServices { services } => {
             let leaving = services_to_remove(cluster, &snapshot, &committed, services)?;
-            let staying: Vec<String> = current_services()
+            let staying: Vec<String> = committed
+                .services()
                 .into_iter()
-                .filter(|name| !leaving.iter().any(|gone| gone.as_str() == name))
+                .filter(|name| !leaving.contains(*name))
+                .map(ToString::to_string)
                 .collect();
             check_not_required(&snapshot, &staying, &leaving)?;
-            // What stays must still be a cluster the template allows.
-            solve_on(&snapshot, staying, size)?;
-            let mut to = committed.clone();
-            for node in &mut to.nodes {
-                node.services.retain(|service| !leaving.contains(service));
-            }
-            (committed.clone(), to, Operation::RemoveServices)
+            let change = LayoutChange::RemoveServices { leaving };
+            (solve(&snapshot, change)?, Operation::RemoveServices)
         }
         ClusterChange::Reconfigure {
             restart,
@@ -244,33 +216,27 @@ pub async fn preview_change(
             for (key, value) in changes.iter().flatten() {
                 config.insert(key.clone(), value.clone());
             }
-            (
-                committed.clone(),
-                committed.clone(),
-                Operation::Reconfigure { restart: *restart },
-            )
+            let operation = Operation::Reconfigure { restart: *restart };
+            (solve(&snapshot, LayoutChange::Same)?, operation)
         }
-        ClusterChange::Start { services } => (
-            committed.clone(),
-            committed.clone(),
-            Operation::Start {
+        ClusterChange::Start { services } => {
+            let operation = Operation::Start {
                 services: services.clone(),
-            },
-        ),
-        ClusterChange::Stop { services } => (
-            committed.clone(),
-            committed.clone(),
-            Operation::Stop {
+            };
+            (solve(&snapshot, LayoutChange::Same)?, operation)
+        }
+        ClusterChange::Stop { services } => {
+            let operation = Operation::Stop {
                 services: services.clone(),
-            },
-        ),
-        ClusterChange::Restart { services } => (
-            committed.clone(),
-            committed.clone(),
-            Operation::Restart {
+            };
+            (solve(&snapshot, LayoutChange::Same)?, operation)
+        }
+        ClusterChange::Restart { services } => {
+            let operation = Operation::Restart {
                 services: services.clone(),
-            },
-        ),
+            };
+            (solve(&snapshot, LayoutChange::Same)?, operation)
+        }
         ClusterChange::Rollback { job_id } => {
             let Some(last) = last.filter(|last| &last.id == job_id) else {
                 return Err(OperationError::Invalid(format!(
@@ -324,11 +290,12 @@ pub async fn preview_change(
             }
             let failed = queue::job_plan(store, job_id).await?;
             let completed = attempted_or_done(store, job_id).await?;
-            let (from, to) = (
-                last.from.unwrap_or_else(|| committed.clone()),
-                last.to.unwrap_or_else(|| committed.clone()),
-            );
-            (to, from, Operation::Rollback { failed, completed })
+            let change = LayoutChange::Rollback {
+                started: last.from,
+                target: last.to,
+            };
+            let operation = Operation::Rollback { failed, completed };
+            (solve(&snapshot, change)?, operation)
         }
         ClusterChange::Upgrade { max_unavailable } => {
             let (preview, upgrade) =
@@ -354,21 +321,22 @@ pub async fn preview_change(
                 *accept_data_loss,
             )?;
             warnings = warned;
-            (committed.clone(), to, Operation::ReplaceNodes)
+            let from = committed.clone();
+            (Layouts { from, to }, Operation::ReplaceNodes)
         }
-        ClusterChange::SyncKeys => (committed.clone(), committed.clone(), Operation::SyncKeys),
+        ClusterChange::SyncKeys => (solve(&snapshot, LayoutChange::Same)?, Operation::SyncKeys),
         ClusterChange::Delete { .. } => {
             // After a failed job, nodes of its target layout may exist: take them all down.
-            let from = match last {
+            let failed_target = match last {
                 Some(LastJob {
                     state: JobState::Failed | JobState::Cancelled,
-                    to: Some(to),
+                    to,
                     ..
-                }) => union(&committed, &to),
-                _ => committed.clone(),
+                }) => to,
+                _ => None,
             };
-            let to = Layout::empty(from.template.clone());
-            (from, to, Operation::Delete)
+            let change = LayoutChange::Delete { failed_target };
+            (solve(&snapshot, change)?, Operation::Delete)
         }
     };
     if matches!(operation, Operation::AddServices | Operation::AddNodes) {
@@ -880,19 +848,4 @@ async fn last_job(store: &Store, cluster_id: &str) -> Result<Option<LastJob>, Op
         from: layout(layouts.from_layout_json),
         to: layout(layouts.to_layout_json),
     }))
-}
-
-/// Every node of either layout (the first's description wins for shared numbers).
-fn union(first: &Layout, second: &Layout) -> Layout {
-    let mut nodes = first.nodes.clone();
-    for node in &second.nodes {
-        if !nodes.iter().any(|known| known.number == node.number) {
-            nodes.push(node.clone());
-        }
-    }
-    nodes.sort_by_key(|node| node.number);
-    Layout {
-        template: first.template.clone(),
-        nodes,
-    }
 }
