@@ -119,6 +119,77 @@ fn append_output(log: &mut Vec<EventView>, lines: Vec<EventView>) -> bool {
     excess > 0
 }
 
+/// What the event stream changes on the page, and how: the live job reducer. The page
+/// keeps each part in a signal of its own (so what did not change is not redrawn); it
+/// passes them through [`LiveState::apply`] for each event of a batch.
+#[derive(Debug, Clone, PartialEq)]
+struct LiveState {
+    job: JobView,
+    /// The task table's page.
+    tasks: Vec<TaskView>,
+    /// The DAG picture's tasks (empty without a picture).
+    picture_tasks: Vec<TaskView>,
+    /// The newest output lines, at most `LOG_LINES`.
+    output: Vec<EventView>,
+    /// Whether older lines than the log's first exist (a link to them is shown).
+    output_older: bool,
+    /// The newest event applied: one at or before it was applied already (a
+    /// reconnected stream may send it again).
+    last_event_id: i64,
+    /// Whether new output is added: not while the page shows older lines.
+    following_output: bool,
+}
+
+/// What one event changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Applied {
+    /// Nothing: it was applied already, or the page does not show its kind live.
+    Nothing,
+    /// A task's state, and maybe the job's: the counts by step are stale.
+    TaskState,
+    /// The log.
+    Output,
+}
+
+/// Moves a signal's value out without notifying (see [`put_back`]).
+fn taken<T: Default + Send + Sync + 'static>(signal: RwSignal<T>) -> T {
+    signal
+        .try_update_untracked(std::mem::take)
+        .unwrap_or_default()
+}
+
+/// Puts a value [`taken`] back, notifying only when it `changed`.
+fn put_back<T: Send + Sync + 'static>(signal: RwSignal<T>, value: T, changed: bool) {
+    if changed {
+        let _ = signal.try_set(value);
+    } else {
+        let _ = signal.try_update_untracked(|old| *old = value);
+    }
+}
+
+impl LiveState {
+    fn apply(&mut self, event: EventView) -> Applied {
+        if event.id <= self.last_event_id {
+            return Applied::Nothing;
+        }
+        self.last_event_id = event.id;
+        match event.kind {
+            EventKind::State => {
+                apply_state_event(&mut self.job, &mut self.tasks, &event);
+                apply_state_event(&mut self.job, &mut self.picture_tasks, &event);
+                Applied::TaskState
+            }
+            EventKind::Output if self.following_output => {
+                if append_output(&mut self.output, vec![event]) {
+                    self.output_older = true;
+                }
+                Applied::Output
+            }
+            _ => Applied::Nothing,
+        }
+    }
+}
+
 /// Tasks done and all tasks, counted from the steps. Skipped ones (passed over by a
 /// forced delete) are done too, though not succeeded.
 fn progress_of(groups: &[TaskGroupView]) -> (u64, u64) {
@@ -182,41 +253,29 @@ fn LiveJob(
     let on_batch = {
         let job_id = job_id.clone();
         move |batch: Vec<EventView>| {
-            let last = seen.get_value();
-            let fresh: Vec<EventView> = batch.into_iter().filter(|event| event.id > last).collect();
-            let Some(newest) = fresh.last().map(|event| event.id) else {
-                return;
+            // The values move out of their signals and back without notifying, so only
+            // the signals an event changed redraw what shows them.
+            let mut live = LiveState {
+                job: job.get_untracked(),
+                tasks: taken(tasks),
+                picture_tasks: taken(picture_tasks),
+                output: taken(output),
+                output_older: output_older.get_untracked(),
+                last_event_id: seen.get_value(),
+                following_output,
             };
-            seen.set_value(newest);
-            let (changes, lines): (Vec<EventView>, Vec<EventView>) = fresh
-                .into_iter()
-                .partition(|event| event.kind == EventKind::State);
-            if !changes.is_empty() {
-                job.update(|job| {
-                    tasks.update(|tasks| {
-                        for event in &changes {
-                            apply_state_event(job, tasks, event);
-                        }
-                    });
-                    picture_tasks.update(|tasks| {
-                        for event in &changes {
-                            apply_state_event(job, tasks, event);
-                        }
-                    });
-                });
+            let applied: Vec<Applied> = batch.into_iter().map(|event| live.apply(event)).collect();
+            seen.set_value(live.last_event_id);
+            let states_changed = applied.contains(&Applied::TaskState);
+            put_back(tasks, live.tasks, states_changed);
+            put_back(picture_tasks, live.picture_tasks, states_changed);
+            put_back(output, live.output, applied.contains(&Applied::Output));
+            if states_changed {
+                let _ = job.try_set(live.job);
                 recount_soon(job_id.clone(), groups, counts_stale);
             }
-            let lines: Vec<EventView> = lines
-                .into_iter()
-                .filter(|event| event.kind == EventKind::Output)
-                .collect();
-            if following_output && !lines.is_empty() {
-                let dropped = output
-                    .try_update(|log| append_output(log, lines))
-                    .unwrap_or(false);
-                if dropped {
-                    output_older.set(true);
-                }
+            if live.output_older && !output_older.get_untracked() {
+                let _ = output_older.try_set(true);
             }
         }
     };
@@ -743,7 +802,8 @@ mod tests {
     };
 
     use super::{
-        append_output, apply_state_event, progress_of, running_steps, time_left_by_pace, LOG_LINES,
+        append_output, apply_state_event, progress_of, running_steps, time_left_by_pace, Applied,
+        LiveState, LOG_LINES,
     };
 
     fn job(state: JobState) -> JobView {
@@ -824,6 +884,100 @@ mod tests {
         apply_state_event(&mut job, &mut tasks, &other);
         assert_eq!(job.state, JobState::Queued);
         assert_eq!(tasks[0].state, TaskState::Ready);
+    }
+
+    fn line(id: i64) -> EventView {
+        EventView {
+            kind: EventKind::Output,
+            ..state_event(id, TaskState::Running, 1)
+        }
+    }
+
+    /// A queued job's page that read up to event 10, its one task on the page and in
+    /// the picture.
+    fn live(following_output: bool) -> LiveState {
+        LiveState {
+            job: job(JobState::Queued),
+            tasks: vec![task(TaskState::Ready)],
+            picture_tasks: vec![task(TaskState::Ready)],
+            output: vec![line(4)],
+            output_older: false,
+            last_event_id: 10,
+            following_output,
+        }
+    }
+
+    #[test]
+    fn the_live_state_applies_each_new_event() {
+        let mut elsewhere = state_event(12, TaskState::Running, 1);
+        elsewhere.task_id = Some("another".into());
+        type Change = fn(&mut LiveState);
+        // (name, following output, event, what it changed, the state it leaves from `live`'s)
+        #[rustfmt::skip]
+        let cases: [(&str, bool, EventView, Applied, Change); 9] = [
+            ("a state seen already", true, state_event(10, TaskState::Running, 1), Applied::Nothing, |_| {}),
+            ("a line seen already", true, line(3), Applied::Nothing, |_| {}),
+            ("a task starts", true, state_event(11, TaskState::Running, 2), Applied::TaskState, |live| {
+                live.last_event_id = 11;
+                live.job.state = JobState::Running;
+                live.job.started_at_ms = Some(11);
+                for task in [&mut live.tasks[0], &mut live.picture_tasks[0]] {
+                    (task.state, task.attempts, task.started_at_ms) = (TaskState::Running, 2, Some(11));
+                }
+            }),
+            ("a task off the page starts", true, elsewhere, Applied::TaskState, |live| {
+                live.last_event_id = 12;
+                live.job.state = JobState::Running;
+                live.job.started_at_ms = Some(12);
+            }),
+            ("a task fails", true, state_event(13, TaskState::Failed, 1), Applied::TaskState, |live| {
+                live.last_event_id = 13;
+                for task in [&mut live.tasks[0], &mut live.picture_tasks[0]] {
+                    (task.state, task.finished_at_ms) = (TaskState::Failed, Some(13));
+                }
+            }),
+            ("a task waits", true, state_event(14, TaskState::Pending, 1), Applied::TaskState, |live| {
+                live.last_event_id = 14;
+                live.tasks[0].state = TaskState::Pending;
+                live.picture_tasks[0].state = TaskState::Pending;
+            }),
+            ("a line", true, line(15), Applied::Output, |live| {
+                live.last_event_id = 15;
+                live.output.push(line(15));
+            }),
+            ("a line while older lines are shown", false, line(15), Applied::Nothing, |live| {
+                live.last_event_id = 15;
+            }),
+            ("a state while older lines are shown", false, state_event(16, TaskState::Skipped, 1), Applied::TaskState, |live| {
+                live.last_event_id = 16;
+                for task in [&mut live.tasks[0], &mut live.picture_tasks[0]] {
+                    (task.state, task.finished_at_ms) = (TaskState::Skipped, Some(16));
+                }
+            }),
+        ];
+        for (name, following_output, event, applied, change) in cases {
+            let mut state = live(following_output);
+            let mut expected = live(following_output);
+            change(&mut expected);
+            assert_eq!(state.apply(event.clone()), applied, "{name}");
+            assert_eq!(state, expected, "{name}");
+            // A reconnected stream sends it again: nothing changes.
+            assert_eq!(state.apply(event), Applied::Nothing, "{name}, again");
+            assert_eq!(state, expected, "{name}, again");
+        }
+    }
+
+    #[test]
+    fn a_full_live_log_drops_its_oldest_line_and_says_so() {
+        let mut state = live(true);
+        state.output = (1..=LOG_LINES as i64).map(line).collect();
+        state.last_event_id = LOG_LINES as i64;
+        let next = LOG_LINES as i64 + 1;
+        assert_eq!(state.apply(line(next)), Applied::Output);
+        assert_eq!(state.output.len(), LOG_LINES);
+        assert_eq!(state.output.first().map(|event| event.id), Some(2));
+        assert_eq!(state.output.last().map(|event| event.id), Some(next));
+        assert!(state.output_older);
     }
 
     #[test]
