@@ -23,9 +23,9 @@ mod record;
 mod scrub;
 mod ssh_pool;
 
-use std::future::Future;
-use std::pin::Pin;
 use std::time::Duration;
+
+use async_trait::async_trait;
 
 pub use binding::CredentialBinding;
 pub use confirm::wait_for_ssh;
@@ -47,6 +47,7 @@ pub use exec::{
 pub use local::{
     process_ids, LocalNodeState, LocalProvider, NodeIsolation, DEFAULT_NODE_HOMES, LOCAL_PROVIDER,
 };
+pub use private_files::create_private_dir;
 pub use record::{
     NodeRecord, NodeSpec, ProviderSettings, ResourceLimits, USER_CREDENTIALS_SETTING,
 };
@@ -54,102 +55,6 @@ pub use scrub::{Scrubber, BLOT};
 pub use ssh_pool::{PoolNodeState, SshPoolProvider, SSH_POOL_PROVIDER};
 
 use crate::ssh::{SessionPool, SshTarget};
-
-/// What provider methods return: boxed so providers can be chosen at run time (`dyn`).
-pub type ProviderFuture<'a, T> =
-    Pin<Box<dyn Future<Output = Result<T, ProviderError>> + Send + 'a>>;
-
-/// The [`NodeProvider`] of a provider whose methods are plain `async fn`s taking what the
-/// trait's do: each future boxed, as `dyn NodeProvider` needs. Names the provider type and
-/// its methods for create, delete and adopt (and `check`, `ssh_target` and `slow_start`
-/// where it has its own).
-macro_rules! boxed_node_provider {
-    ($provider:ty, $name:expr, create: $create:ident, delete: $delete:ident,
-     adopt: $adopt:ident $(, check: $check:ident)? $(, ssh_target: $target:ident)?
-     $(, slow_start: $slow_start:ident)? $(, presence: $presence:ident)?
-     $(, suspend: $suspend:ident, resume: $resume:ident)?) => {
-        impl $crate::provider::NodeProvider for $provider {
-            fn name(&self) -> &'static str {
-                $name
-            }
-
-            fn create<'a>(
-                &'a self,
-                spec: &'a $crate::provider::NodeSpec,
-            ) -> $crate::provider::ProviderFuture<'a, $crate::provider::NodeRecord> {
-                Box::pin(self.$create(spec))
-            }
-
-            fn delete<'a>(
-                &'a self,
-                record: &'a $crate::provider::NodeRecord,
-            ) -> $crate::provider::ProviderFuture<'a, ()> {
-                Box::pin(self.$delete(record))
-            }
-
-            fn adopt<'a>(
-                &'a self,
-                record: &'a $crate::provider::NodeRecord,
-            ) -> $crate::provider::ProviderFuture<'a, $crate::provider::NodeRecord> {
-                Box::pin(self.$adopt(record))
-            }
-
-            $(
-                fn check<'a>(
-                    &'a self,
-                    tenant_id: &'a str,
-                    provider: &'a $crate::provider::ProviderSettings,
-                ) -> $crate::provider::ProviderFuture<'a, String> {
-                    Box::pin(self.$check(tenant_id, provider))
-                }
-            )?
-
-            $(
-                fn ssh_target<'a>(
-                    &'a self,
-                    record: &'a $crate::provider::NodeRecord,
-                ) -> $crate::provider::ProviderFuture<'a, $crate::ssh::SshTarget> {
-                    Box::pin(self.$target(record))
-                }
-            )?
-
-            $(
-                fn slow_start<'a>(
-                    &'a self,
-                    spec: &'a $crate::provider::NodeSpec,
-                ) -> $crate::provider::ProviderFuture<'a, Option<String>> {
-                    Box::pin(self.$slow_start(spec))
-                }
-            )?
-
-            $(
-                fn presence<'a>(
-                    &'a self,
-                    record: &'a $crate::provider::NodeRecord,
-                ) -> $crate::provider::ProviderFuture<'a, $crate::provider::NodePresence> {
-                    Box::pin(self.$presence(record))
-                }
-            )?
-
-            $(
-                fn suspend<'a>(
-                    &'a self,
-                    record: &'a $crate::provider::NodeRecord,
-                ) -> $crate::provider::ProviderFuture<'a, $crate::provider::Suspended> {
-                    Box::pin(self.$suspend(record))
-                }
-
-                fn resume<'a>(
-                    &'a self,
-                    record: &'a $crate::provider::NodeRecord,
-                ) -> $crate::provider::ProviderFuture<'a, $crate::provider::NodeRecord> {
-                    Box::pin(self.$resume(record))
-                }
-            )?
-        }
-    };
-}
-use boxed_node_provider;
 
 /// A node's machine as its provider sees it (the same words the API shows).
 pub use api_types::NodePresence;
@@ -173,58 +78,62 @@ pub fn suspends_machines(providertype: &str) -> bool {
 }
 
 /// Creates, confirms, deletes and re-adopts nodes. Every method is safe to retry.
+///
+/// Every provider implements it the same way: `#[async_trait]` on the `impl`, `async fn`s
+/// for what it does differently from the defaults. `async_trait` boxes each future, as
+/// `dyn NodeProvider` (providers chosen at run time from a catalog's provider type)
+/// needs.
+#[async_trait]
 pub trait NodeProvider: Send + Sync {
     /// The provider's name as stored in [`NodeRecord::provider`].
     fn name(&self) -> &'static str;
 
     /// Makes the node, or returns the existing one if a node with this id was already made
     /// (a retried task must not make a second node).
-    fn create<'a>(&'a self, spec: &'a NodeSpec) -> ProviderFuture<'a, NodeRecord>;
+    async fn create(&self, spec: &NodeSpec) -> Result<NodeRecord, ProviderError>;
 
     /// Waits until the node accepts SSH with its pinned host key and the client key, leaving
     /// the authenticated session in `pool` for the node's next tasks. Every provider whose
     /// nodes are reached over SSH as [`NodeProvider::ssh_target`] says can keep this.
-    fn confirm<'a>(
-        &'a self,
-        record: &'a NodeRecord,
-        pool: &'a SessionPool,
+    async fn confirm(
+        &self,
+        record: &NodeRecord,
+        pool: &SessionPool,
         timeout: Duration,
-    ) -> ProviderFuture<'a, ()> {
-        Box::pin(async move {
-            let target = self.ssh_target(record).await?;
-            wait_for_ssh(&target, pool, timeout).await
-        })
+    ) -> Result<(), ProviderError> {
+        let target = self.ssh_target(record).await?;
+        wait_for_ssh(&target, pool, timeout).await
     }
 
     /// Destroys the node and everything running on it. Deleting a deleted node succeeds.
-    fn delete<'a>(&'a self, record: &'a NodeRecord) -> ProviderFuture<'a, ()>;
+    async fn delete(&self, record: &NodeRecord) -> Result<(), ProviderError>;
 
     /// Takes over a node recorded by an earlier process: checks it is still there and
     /// running, restarting what it can. The returned record replaces the stored one (an
     /// address may change).
-    fn adopt<'a>(&'a self, record: &'a NodeRecord) -> ProviderFuture<'a, NodeRecord>;
+    async fn adopt(&self, record: &NodeRecord) -> Result<NodeRecord, ProviderError>;
 
     /// Checks, without making anything, that `provider` can make nodes for `tenant_id`
     /// (its engine or endpoint answers, its credentials are accepted), and says in a
     /// few words what was checked. What `corral provider test` runs first.
-    fn check<'a>(
-        &'a self,
-        tenant_id: &'a str,
-        provider: &'a ProviderSettings,
-    ) -> ProviderFuture<'a, String> {
+    async fn check(
+        &self,
+        tenant_id: &str,
+        provider: &ProviderSettings,
+    ) -> Result<String, ProviderError> {
         let _ = (tenant_id, provider);
-        Box::pin(std::future::ready(Ok(format!(
+        Ok(format!(
             "the {} provider has nothing to check before making a node",
             self.name()
-        ))))
+        ))
     }
 
     /// Whether making `spec`'s node must first do something slow that happens once
     /// (building an image), said in a few words for the create step's output before
     /// the wait. `None` when the node comes at its usual speed.
-    fn slow_start<'a>(&'a self, spec: &'a NodeSpec) -> ProviderFuture<'a, Option<String>> {
+    async fn slow_start(&self, spec: &NodeSpec) -> Result<Option<String>, ProviderError> {
         let _ = spec;
-        Box::pin(std::future::ready(Ok(None)))
+        Ok(None)
     }
 
     /// What the user should know about a node just made, for the create step's output:
@@ -237,23 +146,23 @@ pub trait NodeProvider: Send + Sync {
 
     /// Whether the node's machine is still there, as its provider sees it, without
     /// changing anything: what healing reads to replace nodes that died.
-    fn presence<'a>(&'a self, record: &'a NodeRecord) -> ProviderFuture<'a, NodePresence> {
+    async fn presence(&self, record: &NodeRecord) -> Result<NodePresence, ProviderError> {
         let _ = record;
-        Box::pin(std::future::ready(Ok(NodePresence::Unknown)))
+        Ok(NodePresence::Unknown)
     }
 
     /// Stops the node's machine and keeps it, for a lease's grace; stopping a stopped
     /// machine succeeds. Providers that cannot (the default) keep it running.
-    fn suspend<'a>(&'a self, record: &'a NodeRecord) -> ProviderFuture<'a, Suspended> {
+    async fn suspend(&self, record: &NodeRecord) -> Result<Suspended, ProviderError> {
         let _ = record;
-        Box::pin(std::future::ready(Ok(Suspended::KeptRunning)))
+        Ok(Suspended::KeptRunning)
     }
 
     /// Starts a suspended node's machine again (a running one is left as it is); the
     /// returned record replaces the stored one, since a restarted machine may have
     /// another port or address. The default: the record as it is.
-    fn resume<'a>(&'a self, record: &'a NodeRecord) -> ProviderFuture<'a, NodeRecord> {
-        Box::pin(std::future::ready(Ok(record.clone())))
+    async fn resume(&self, record: &NodeRecord) -> Result<NodeRecord, ProviderError> {
+        Ok(record.clone())
     }
 
     /// Whether Corral connects to `record`'s machine over SSH. A cloud provider may be
@@ -268,7 +177,7 @@ pub trait NodeProvider: Send + Sync {
     /// process that made the node; a provider whose keys live in the store (the pool)
     /// points this process at its own copy, so that a `corral worker` on another machine
     /// reaches the same nodes.
-    fn ssh_target<'a>(&'a self, record: &'a NodeRecord) -> ProviderFuture<'a, SshTarget> {
-        Box::pin(std::future::ready(Ok(record.ssh_target())))
+    async fn ssh_target(&self, record: &NodeRecord) -> Result<SshTarget, ProviderError> {
+        Ok(record.ssh_target())
     }
 }

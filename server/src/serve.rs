@@ -26,7 +26,10 @@ const SESSION_CLEANUP_EVERY: Duration = Duration::from_secs(600);
 /// Opens (and migrates) the configured database, creating the data dir for SQLite,
 /// with the server's secret key for the secrets stored in it.
 pub async fn open_store(config: &Config) -> anyhow::Result<Store> {
-    create_private_dir(&config.data_dir)?;
+    // It holds the SQLite database, the secret key and node keys: nobody but this server's
+    // OS user may read it (local nodes run as other users).
+    engine::provider::create_private_dir(&config.data_dir)
+        .context("cannot prepare the data directory")?;
     hold_data_dir(&config.data_dir)?;
     let key = SecretKey::load(&config.data_dir)?;
     let store = Store::open(&config.database_url)
@@ -77,17 +80,6 @@ fn hold_data_dir(dir: &std::path::Path) -> anyhow::Result<()> {
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     held.push(file);
     Ok(())
-}
-
-/// The data dir holds the SQLite database, the secret key and node keys: nobody but
-/// this server's OS user may read it (local nodes run as other users; see
-/// `engine::provider::LocalProvider`).
-fn create_private_dir(dir: &std::path::Path) -> anyhow::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::create_dir_all(dir)
-        .with_context(|| format!("cannot create the data directory {}", dir.display()))?;
-    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-        .with_context(|| format!("cannot make the data directory {} private", dir.display()))
 }
 
 pub async fn serve(config: Config) -> anyhow::Result<()> {

@@ -40,6 +40,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::time::Duration;
 
+use async_trait::async_trait;
 use bollard::models::{ContainerCreateBody, HostConfig, NetworkCreateRequest, PortBinding};
 use bollard::query_parameters::{
     CreateContainerOptions, InspectNetworkOptions, ListNetworksOptions, RemoveContainerOptions,
@@ -51,9 +52,10 @@ use serde::{Deserialize, Serialize};
 pub use image::{NodeImage, NODE_IMAGE, NODE_IMAGE_PACKAGES};
 pub use limits::{AppliedLimits, DockerLimits};
 
-use super::boxed_node_provider;
 use super::client_keys::ClientKeys;
-use super::{NodePresence, NodeRecord, NodeSpec, ProviderError, Suspended};
+use super::{
+    NodePresence, NodeProvider, NodeRecord, NodeSpec, ProviderError, ProviderSettings, Suspended,
+};
 use crate::ssh::{ClientKeyPair, HostKey, SshTarget};
 use crate::store::Store;
 
@@ -234,7 +236,7 @@ impl DockerProvider {
     async fn check_engine(
         &self,
         _tenant_id: &str,
-        _provider: &super::ProviderSettings,
+        _provider: &ProviderSettings,
     ) -> Result<String, ProviderError> {
         let version = self
             .docker
@@ -656,20 +658,53 @@ impl DockerProvider {
     }
 }
 
-boxed_node_provider!(
-    DockerProvider,
-    DOCKER_PROVIDER,
-    create: create_node,
-    delete: delete_node,
-    adopt: adopt_node,
-    check: check_engine,
-    ssh_target: target,
-    slow_start: image_to_build,
-    presence: container_presence,
-    // Resuming is adopting: start the container if it is stopped, read its new port.
-    suspend: suspend_node,
-    resume: adopt_node
-);
+#[async_trait]
+impl NodeProvider for DockerProvider {
+    fn name(&self) -> &'static str {
+        DOCKER_PROVIDER
+    }
+
+    async fn create(&self, spec: &NodeSpec) -> Result<NodeRecord, ProviderError> {
+        self.create_node(spec).await
+    }
+
+    async fn delete(&self, record: &NodeRecord) -> Result<(), ProviderError> {
+        self.delete_node(record).await
+    }
+
+    async fn adopt(&self, record: &NodeRecord) -> Result<NodeRecord, ProviderError> {
+        self.adopt_node(record).await
+    }
+
+    async fn check(
+        &self,
+        tenant_id: &str,
+        provider: &ProviderSettings,
+    ) -> Result<String, ProviderError> {
+        self.check_engine(tenant_id, provider).await
+    }
+
+    async fn ssh_target(&self, record: &NodeRecord) -> Result<SshTarget, ProviderError> {
+        self.target(record).await
+    }
+
+    async fn slow_start(&self, spec: &NodeSpec) -> Result<Option<String>, ProviderError> {
+        self.image_to_build(spec).await
+    }
+
+    async fn presence(&self, record: &NodeRecord) -> Result<NodePresence, ProviderError> {
+        self.container_presence(record).await
+    }
+
+    async fn suspend(&self, record: &NodeRecord) -> Result<Suspended, ProviderError> {
+        self.suspend_node(record).await
+    }
+
+    /// Resuming is adopting: start the container if it is stopped, read its new port.
+    async fn resume(&self, record: &NodeRecord) -> Result<NodeRecord, ProviderError> {
+        self.adopt_node(record).await
+    }
+}
 
 /// The container of node `node` (node ids are `<cluster id>-<number>`).
 pub fn container_name(node: &str) -> String {

@@ -32,6 +32,7 @@ mod run;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
@@ -41,7 +42,7 @@ pub use run::{MAX_STDOUT, STDERR_TAIL};
 use super::client_keys::ClientKeys;
 use super::{
     CredentialBinding, Credentials, NodePresence, NodeProvider, NodeRecord, NodeSpec,
-    ProviderError, ProviderFuture, ProviderSettings,
+    ProviderError, ProviderSettings,
 };
 use crate::ssh::{HostKey, SessionPool, SshTarget};
 use crate::store::provider_credentials::{CredentialsChoice, OpenedCredentials};
@@ -530,49 +531,48 @@ impl ExecProvider {
     }
 }
 
+#[async_trait]
 impl NodeProvider for ExecProvider {
     fn name(&self) -> &'static str {
         EXEC_PROVIDER
     }
 
-    fn create<'a>(&'a self, spec: &'a NodeSpec) -> ProviderFuture<'a, NodeRecord> {
-        Box::pin(self.create_node(spec))
+    async fn create(&self, spec: &NodeSpec) -> Result<NodeRecord, ProviderError> {
+        self.create_node(spec).await
     }
 
-    fn confirm<'a>(
-        &'a self,
-        record: &'a NodeRecord,
-        pool: &'a SessionPool,
+    async fn confirm(
+        &self,
+        record: &NodeRecord,
+        pool: &SessionPool,
         timeout: Duration,
-    ) -> ProviderFuture<'a, ()> {
-        Box::pin(self.confirm_node(record, pool, timeout))
+    ) -> Result<(), ProviderError> {
+        self.confirm_node(record, pool, timeout).await
     }
 
-    fn delete<'a>(&'a self, record: &'a NodeRecord) -> ProviderFuture<'a, ()> {
-        Box::pin(self.delete_node(record))
+    async fn delete(&self, record: &NodeRecord) -> Result<(), ProviderError> {
+        self.delete_node(record).await
     }
 
-    fn adopt<'a>(&'a self, record: &'a NodeRecord) -> ProviderFuture<'a, NodeRecord> {
-        Box::pin(self.adopt_node(record))
+    async fn adopt(&self, record: &NodeRecord) -> Result<NodeRecord, ProviderError> {
+        self.adopt_node(record).await
     }
 
-    fn presence<'a>(&'a self, record: &'a NodeRecord) -> ProviderFuture<'a, NodePresence> {
-        Box::pin(self.node_presence(record))
+    async fn presence(&self, record: &NodeRecord) -> Result<NodePresence, ProviderError> {
+        self.node_presence(record).await
     }
 
-    fn check<'a>(
-        &'a self,
-        tenant_id: &'a str,
-        provider: &'a ProviderSettings,
-    ) -> ProviderFuture<'a, String> {
-        Box::pin(self.check_provider(tenant_id, provider))
+    async fn check(
+        &self,
+        tenant_id: &str,
+        provider: &ProviderSettings,
+    ) -> Result<String, ProviderError> {
+        self.check_provider(tenant_id, provider).await
     }
 
-    fn ssh_target<'a>(&'a self, record: &'a NodeRecord) -> ProviderFuture<'a, SshTarget> {
-        Box::pin(async move {
-            let exec_state = state_of(record)?;
-            self.keys.target(record, exec_state.key_name()).await
-        })
+    async fn ssh_target(&self, record: &NodeRecord) -> Result<SshTarget, ProviderError> {
+        let exec_state = state_of(record)?;
+        self.keys.target(record, exec_state.key_name()).await
     }
 }
 

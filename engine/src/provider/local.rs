@@ -37,13 +37,17 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
+use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 pub use procs::process_ids;
 
-use super::boxed_node_provider;
-use super::{NodePresence, NodeRecord, NodeSpec, ProviderError, ResourceLimits};
+use super::private_files::create_private_dir;
+use super::{
+    NodePresence, NodeProvider, NodeRecord, NodeSpec, ProviderError, ProviderSettings,
+    ResourceLimits,
+};
 use crate::ssh::HostKey;
 use crate::sync::lock_unpoisoned;
 use files::NodeDir;
@@ -280,7 +284,7 @@ impl LocalProvider {
     async fn check_host(
         &self,
         _tenant_id: &str,
-        _provider: &super::ProviderSettings,
+        _provider: &ProviderSettings,
     ) -> Result<String, ProviderError> {
         Ok(format!(
             "nodes run {} on this host; {}",
@@ -451,6 +455,7 @@ impl LocalProvider {
             remove_dir(area)?;
             self.prepare_homes()?;
         }
+        // Private, as the keys and record in it are.
         create_private_dir(&dir.root)?;
         let host_comment = format!("corral-host-{}", spec.id);
         let client_comment = format!("corral-client-{}", spec.id);
@@ -690,15 +695,36 @@ impl LocalProvider {
     }
 }
 
-boxed_node_provider!(
-    LocalProvider,
-    LOCAL_PROVIDER,
-    create: create_node,
-    delete: delete_node,
-    adopt: adopt_node,
-    check: check_host,
-    presence: sshd_presence
-);
+#[async_trait]
+impl NodeProvider for LocalProvider {
+    fn name(&self) -> &'static str {
+        LOCAL_PROVIDER
+    }
+
+    async fn create(&self, spec: &NodeSpec) -> Result<NodeRecord, ProviderError> {
+        self.create_node(spec).await
+    }
+
+    async fn delete(&self, record: &NodeRecord) -> Result<(), ProviderError> {
+        self.delete_node(record).await
+    }
+
+    async fn adopt(&self, record: &NodeRecord) -> Result<NodeRecord, ProviderError> {
+        self.adopt_node(record).await
+    }
+
+    async fn check(
+        &self,
+        tenant_id: &str,
+        provider: &ProviderSettings,
+    ) -> Result<String, ProviderError> {
+        self.check_host(tenant_id, provider).await
+    }
+
+    async fn presence(&self, record: &NodeRecord) -> Result<NodePresence, ProviderError> {
+        self.sshd_presence(record).await
+    }
+}
 
 /// One census of /proc for every local provider of the process: /proc is the host's.
 static PROCESS_CENSUS: procs::ProcessCensus = procs::ProcessCensus::new();
@@ -1080,11 +1106,6 @@ fn umask() -> Option<u32> {
             .find_map(|line| line.strip_prefix("Umask:"))?;
         u32::from_str_radix(value.trim(), 8).ok()
     })
-}
-
-/// A node dir: created private, as the keys and record in it are.
-fn create_private_dir(path: &Path) -> Result<(), ProviderError> {
-    create_dir_with_mode(path, PRIVATE_DIR)
 }
 
 fn set_mode(path: &Path, mode: u32) -> Result<(), ProviderError> {

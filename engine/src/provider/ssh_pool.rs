@@ -12,11 +12,11 @@
 
 use std::path::PathBuf;
 
+use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
-use super::boxed_node_provider;
 use super::private_files::{create_private_dir, write_private_file};
-use super::{NodeRecord, NodeSpec, ProviderError};
+use super::{NodeProvider, NodeRecord, NodeSpec, ProviderError};
 use crate::ssh::{ClientKey, HostKey, SshTarget};
 use crate::store::pool_hosts::PoolHost;
 use crate::store::{now_ms, Store, StoreError};
@@ -221,11 +221,25 @@ impl SshPoolProvider {
     }
 }
 
-boxed_node_provider!(
-    SshPoolProvider,
-    SSH_POOL_PROVIDER,
-    create: check_out,
-    delete: give_back,
-    adopt: readopt,
-    ssh_target: target
-);
+#[async_trait]
+impl NodeProvider for SshPoolProvider {
+    fn name(&self) -> &'static str {
+        SSH_POOL_PROVIDER
+    }
+
+    async fn create(&self, spec: &NodeSpec) -> Result<NodeRecord, ProviderError> {
+        self.check_out(spec).await
+    }
+
+    async fn delete(&self, record: &NodeRecord) -> Result<(), ProviderError> {
+        self.give_back(record).await
+    }
+
+    async fn adopt(&self, record: &NodeRecord) -> Result<NodeRecord, ProviderError> {
+        self.readopt(record).await
+    }
+
+    async fn ssh_target(&self, record: &NodeRecord) -> Result<SshTarget, ProviderError> {
+        self.target(record).await
+    }
+}
