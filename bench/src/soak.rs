@@ -1,8 +1,8 @@
 //! `soak`: hours of churn, and what they leave behind (issue 45 point 6).
 //!
 //! One `corral serve` (the binary next to this one, or `CORRAL_BIN`) on the embedded
-//! default (SQLite, local nodes) with a short history retention (a tenth of the run,
-//! at least a minute), so the run crosses several retention periods. Three tenants
+//! default (SQLite, local nodes) with short history and audit retentions (a tenth of
+//! the run, at least a minute), so the run crosses several retention periods. Three tenants
 //! each run one loop of local nodes until the time is up: create a 2-node cluster of
 //! `bench create`'s catalog, grow it by a node, shrink it by one, delete it, each job
 //! awaited, with a watcher following every create job's event stream to its end. When
@@ -10,17 +10,23 @@
 //!
 //! The server is sampled at the start, after the warm-up (a quarter of the run, at most
 //! 5 minutes: caches and pools fill first) and at the end: resident memory, open file
-//! descriptors and the database's size on disk (file and write-ahead log). After the
-//! loops stop: node processes left under the nodes' directory, and containers left on
-//! the machine's Docker engine labelled with any cluster the run made.
+//! descriptors and the database on disk: the file with its write-ahead log, the log
+//! alone, and the pages in use (SQLite keeps freed pages in its file for reuse, so the
+//! file says the high-water mark and the pages in use say what the history holds).
+//! After the loops stop: node processes left under the nodes' directory, containers
+//! left on the machine's Docker engine labelled with any cluster the run made, and (on
+//! stderr) the tables with the most rows.
 //!
 //! Prints `soak minutes= tenants= cycles= jobs= errors= watched_events=
 //! rss_start_mb= rss_warm_mb= rss_end_mb= rss_growth_pct= fds_start= fds_warm= fds_end=
-//! fds_growth_pct= db_start_kb= db_warm_kb= db_end_kb= retention_s= node_processes_left=
-//! containers_left=`. Targets: both growths ≤ 10 % after the warm-up, nothing left, the
-//! database's size bounded by what the retention holds. The run fails (after printing
-//! its line) when a job failed or something was left behind, so CI's short run is a
-//! check and not only a number.
+//! fds_growth_pct= db_start_kb= db_warm_kb= db_end_kb= db_wal_end_kb= db_used_settled_kb=
+//! db_used_end_kb= db_used_growth_pct= retention_s= node_processes_left=
+//! containers_left=`. Targets: the memory and descriptor growths ≤ 10 % after the
+//! warm-up, nothing left, the database bounded by what the retention holds: its pages
+//! in use flat (≤ 10 %) from two retention periods in (`settled`: by then the first
+//! rows outlived the retention and a prune pass took them) to the end. The run fails
+//! (after printing its line) when a job failed or something was left behind, so CI's
+//! short run is a check and not only a number.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -61,24 +67,92 @@ pub fn run(args: &[String]) -> Result<String, BenchError> {
 struct Sample {
     rss_mb: f64,
     fds: usize,
-    db_kb: u64,
+    db: DatabaseSize,
 }
 
 impl Sample {
-    fn of(server: &Server, data: &Path) -> Self {
+    async fn of(server: &Server, data: &Path) -> Self {
         let pid = server.pid();
-        let db_kb = ["corral.db", "corral.db-wal"]
-            .iter()
-            .filter_map(|name| std::fs::metadata(data.join(name)).ok())
-            .map(|meta| meta.len())
-            .sum::<u64>()
-            / 1024;
         Sample {
             rss_mb: crate::usage::rss_mb_of(&format!("/proc/{pid}/status")),
             fds: std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, Iterator::count),
-            db_kb,
+            db: DatabaseSize::of(data).await,
         }
     }
+}
+
+/// The SQLite database on disk, in KiB: the main file, its write-ahead log, and the
+/// part of the file its pages in use take (SQLite keeps freed pages in the file for
+/// reuse, so the file alone says the high-water mark, not what the history holds).
+#[derive(Debug, Clone, Copy, Default)]
+struct DatabaseSize {
+    file_kb: u64,
+    wal_kb: u64,
+    used_kb: u64,
+}
+
+impl DatabaseSize {
+    async fn of(data: &Path) -> Self {
+        let kb_of =
+            |name: &str| std::fs::metadata(data.join(name)).map_or(0, |meta| meta.len()) / 1024;
+        DatabaseSize {
+            file_kb: kb_of("corral.db"),
+            wal_kb: kb_of("corral.db-wal"),
+            used_kb: used_kb(&data.join("corral.db")).await.unwrap_or(0),
+        }
+    }
+
+    fn total_kb(self) -> u64 {
+        self.file_kb + self.wal_kb
+    }
+}
+
+/// The pages in use (all but the free list) of the database at `path`, read through a
+/// read-only connection of its own beside the server's.
+async fn used_kb(path: &Path) -> Result<u64, sqlx::Error> {
+    use sqlx::Connection;
+    let mut conn =
+        sqlx::SqliteConnection::connect(&format!("sqlite://{}?mode=ro", path.display())).await?;
+    let pages: i64 = sqlx::query_scalar("PRAGMA page_count")
+        .fetch_one(&mut conn)
+        .await?;
+    let free: i64 = sqlx::query_scalar("PRAGMA freelist_count")
+        .fetch_one(&mut conn)
+        .await?;
+    let page_size: i64 = sqlx::query_scalar("PRAGMA page_size")
+        .fetch_one(&mut conn)
+        .await?;
+    conn.close().await?;
+    Ok(u64::try_from((pages - free) * page_size / 1024).unwrap_or(0))
+}
+
+/// The `count` tables of the database at `path` with the most rows, as `name=rows`
+/// (what grew, when the database did).
+async fn largest_tables(path: &Path, count: usize) -> Result<String, sqlx::Error> {
+    use sqlx::Connection;
+    let mut conn =
+        sqlx::SqliteConnection::connect(&format!("sqlite://{}?mode=ro", path.display())).await?;
+    let names: Vec<String> = sqlx::query_scalar(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
+    )
+    .fetch_all(&mut conn)
+    .await?;
+    let mut rows = Vec::new();
+    for name in names {
+        let quoted = name.replace('"', "\"\"");
+        let count: i64 = sqlx::query_scalar(&format!("SELECT COUNT(*) FROM \"{quoted}\""))
+            .fetch_one(&mut conn)
+            .await?;
+        rows.push((count, name));
+    }
+    conn.close().await?;
+    rows.sort_unstable_by(|a, b| b.cmp(a));
+    Ok(rows
+        .into_iter()
+        .take(count)
+        .map(|(count, name)| format!("{name}={count}"))
+        .collect::<Vec<_>>()
+        .join(" "))
 }
 
 /// Growth from `from` to `to`, in percent.
@@ -107,7 +181,12 @@ async fn soak(data: &Path, corral: &Path, run_for: Duration) -> Result<String, B
         corral,
         data,
         WORKER_SLOTS,
-        &["--history-retention-secs", &retention.as_secs().to_string()],
+        &[
+            "--history-retention-secs",
+            &retention.as_secs().to_string(),
+            "--audit-retention-secs",
+            &retention.as_secs().to_string(),
+        ],
     )?;
     let admin = Client::sign_in(&server).await?;
     admin
@@ -139,7 +218,7 @@ async fn soak(data: &Path, corral: &Path, run_for: Duration) -> Result<String, B
     let started = Instant::now();
     let deadline = started + run_for;
     let warm_at = started + (run_for / 4).min(WARM_UP_AT_MOST);
-    let first = Sample::of(&server, data);
+    let first = Sample::of(&server, data).await;
     let tally = Arc::new(Tally::default());
     let mut loops = tokio::task::JoinSet::new();
     let docker = docker_answers();
@@ -150,8 +229,20 @@ async fn soak(data: &Path, corral: &Path, run_for: Duration) -> Result<String, B
     for (tenant, client) in TENANTS.into_iter().zip(clients) {
         loops.spawn(churn(client, tenant, "local", deadline, tally.clone()));
     }
-    tokio::time::sleep_until(warm_at.into()).await;
-    let warm = Sample::of(&server, data);
+    // The history is bounded once the first rows outlived the retention and a prune
+    // pass took them: the database is compared from then on.
+    let settled_at = (started + 2 * retention).min(deadline);
+    let (warm, settled) = if settled_at < warm_at {
+        tokio::time::sleep_until(settled_at.into()).await;
+        let settled = DatabaseSize::of(data).await;
+        tokio::time::sleep_until(warm_at.into()).await;
+        (Sample::of(&server, data).await, settled)
+    } else {
+        tokio::time::sleep_until(warm_at.into()).await;
+        let warm = Sample::of(&server, data).await;
+        tokio::time::sleep_until(settled_at.into()).await;
+        (warm, DatabaseSize::of(data).await)
+    };
     while let Some(result) = loops.join_next().await {
         if let Err(error) = result.map_err(failed).and_then(|result| result) {
             eprintln!("soak: {error}");
@@ -160,7 +251,7 @@ async fn soak(data: &Path, corral: &Path, run_for: Duration) -> Result<String, B
     }
     // Let the janitor's next prune pass and the watchers finish before the last look.
     tokio::time::sleep(Duration::from_secs(2)).await;
-    let end = Sample::of(&server, data);
+    let end = Sample::of(&server, data).await;
     drop(server);
     let nodes_dir = data.join("nodes");
     let node_processes_left = engine::provider::LocalProvider::processes_under(&nodes_dir).len();
@@ -171,14 +262,19 @@ async fn soak(data: &Path, corral: &Path, run_for: Duration) -> Result<String, B
             .unwrap_or_else(std::sync::PoisonError::into_inner),
     );
     let containers_left = containers_of(&clusters);
+    match largest_tables(&data.join("corral.db"), 6).await {
+        Ok(tables) => eprintln!("soak: largest tables at the end: {tables}"),
+        Err(error) => eprintln!("soak: cannot count the tables' rows: {error}"),
+    }
 
     let errors = tally.errors.load(Ordering::Relaxed);
     let line = format!(
         "soak minutes={:.1} tenants={} docker={docker} cycles={} jobs={} errors={errors} watched_events={} \
          rss_start_mb={:.1} rss_warm_mb={:.1} rss_end_mb={:.1} rss_growth_pct={:.1} \
          fds_start={} fds_warm={} fds_end={} fds_growth_pct={:.1} db_start_kb={} \
-         db_warm_kb={} db_end_kb={} retention_s={} node_processes_left={node_processes_left} \
-         containers_left={containers_left}",
+         db_warm_kb={} db_end_kb={} db_wal_end_kb={} db_used_settled_kb={} \
+         db_used_end_kb={} db_used_growth_pct={:.1} retention_s={} \
+         node_processes_left={node_processes_left} containers_left={containers_left}",
         started.elapsed().as_secs_f64() / 60.0,
         TENANTS.len(),
         tally.cycles.load(Ordering::Relaxed),
@@ -192,9 +288,13 @@ async fn soak(data: &Path, corral: &Path, run_for: Duration) -> Result<String, B
         warm.fds,
         end.fds,
         growth_pct(warm.fds as f64, end.fds as f64),
-        first.db_kb,
-        warm.db_kb,
-        end.db_kb,
+        first.db.total_kb(),
+        warm.db.total_kb(),
+        end.db.total_kb(),
+        end.db.wal_kb,
+        settled.used_kb,
+        end.db.used_kb,
+        growth_pct(settled.used_kb as f64, end.db.used_kb as f64),
         retention.as_secs(),
     );
     if errors > 0 || node_processes_left > 0 || containers_left > 0 {

@@ -76,6 +76,8 @@ pub struct WorkerSettings {
     pub scope: WorkerScope,
     /// How long the janitor keeps ended history (see [`janitor::HistoryRetention`]).
     pub history: janitor::HistoryRetention,
+    /// How long the janitor keeps audit entries.
+    pub audit: janitor::HistoryRetention,
 }
 
 impl Default for WorkerSettings {
@@ -94,6 +96,7 @@ impl Default for WorkerSettings {
             shutdown_grace: Duration::from_secs(10),
             scope: WorkerScope::Shared,
             history: janitor::HistoryRetention::default(),
+            audit: janitor::AUDIT_RETENTION_DEFAULT,
         }
     }
 }
@@ -155,7 +158,10 @@ impl WorkerPool {
             executor,
             settings.scope.clone(),
             settings.janitor_every,
-            settings.history,
+            janitor::Retentions {
+                history: settings.history,
+                audit: settings.audit,
+            },
             wake.clone(),
             adopted_tx,
             stopped,

@@ -90,10 +90,13 @@ pub struct ServerArgs {
     pub worker_lease_secs: Option<u64>,
     /// Seconds ended history stays in the database: deleted clusters, ended jobs with
     /// their output (each cluster keeps its latest job), sent hook deliveries; 0 keeps
-    /// it forever. The audit log and the cost ledger are never pruned [default: 7776000,
-    /// 90 days].
+    /// it forever. The cost ledger is never pruned [default: 7776000, 90 days].
     #[arg(long, env = "CORRAL_HISTORY_RETENTION_SECS", value_name = "SECONDS")]
     pub history_retention_secs: Option<u64>,
+    /// Seconds an audit entry stays in the database; 0 keeps them forever [default:
+    /// 31536000, 365 days].
+    #[arg(long, env = "CORRAL_AUDIT_RETENTION_SECS", value_name = "SECONDS")]
+    pub audit_retention_secs: Option<u64>,
     /// Also serve /metrics here, without authentication, for a Prometheus on a private
     /// network (the main listener serves it to superadmins only) [default: none].
     #[arg(long, env = "CORRAL_METRICS_LISTEN", value_name = "ADDR:PORT")]
@@ -199,6 +202,7 @@ pub struct Config {
     pub worker_slots: usize,
     pub worker_lease: Duration,
     pub history_retention: engine::worker::janitor::HistoryRetention,
+    pub audit_retention: engine::worker::janitor::HistoryRetention,
     /// Where `/metrics` is served without authentication, when set.
     pub metrics_listen: Option<SocketAddr>,
     /// Where traces are sent (OTLP over HTTP, the full traces URL), when set.
@@ -354,13 +358,14 @@ impl Config {
                     .unwrap_or(DEFAULT_WORKER_LEASE_SECS)
                     .max(2),
             ),
-            history_retention: match args.history_retention_secs.or(file.history_retention_secs) {
-                None => engine::worker::janitor::HistoryRetention::default(),
-                Some(0) => engine::worker::janitor::HistoryRetention::Forever,
-                Some(secs) => {
-                    engine::worker::janitor::HistoryRetention::For(Duration::from_secs(secs))
-                }
-            },
+            history_retention: retention(
+                args.history_retention_secs.or(file.history_retention_secs),
+                engine::worker::janitor::HistoryRetention::default(),
+            ),
+            audit_retention: retention(
+                args.audit_retention_secs.or(file.audit_retention_secs),
+                engine::worker::janitor::AUDIT_RETENTION_DEFAULT,
+            ),
             connections: ConnectionLimits {
                 header_read_timeout: Duration::from_secs(
                     args.header_read_timeout_secs
@@ -461,6 +466,19 @@ fn absolute(path: &Path) -> anyhow::Result<PathBuf> {
     Ok(std::env::current_dir()
         .context("cannot read the current directory")?
         .join(path))
+}
+
+/// A retention setting: unset is `default`, 0 keeps forever, else that many seconds.
+fn retention(
+    secs: Option<u64>,
+    default: engine::worker::janitor::HistoryRetention,
+) -> engine::worker::janitor::HistoryRetention {
+    use engine::worker::janitor::HistoryRetention;
+    match secs {
+        None => default,
+        Some(0) => HistoryRetention::Forever,
+        Some(secs) => HistoryRetention::For(Duration::from_secs(secs)),
+    }
 }
 
 #[cfg(test)]

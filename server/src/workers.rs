@@ -125,6 +125,7 @@ pub fn start_pool(executor: Executor, config: &Config, scope: WorkerScope) -> Wo
         heartbeat: config.worker_lease / 3,
         shutdown_grace: config.shutdown_grace,
         history: config.history_retention,
+        audit: config.audit_retention,
         ..WorkerSettings::default()
     };
     WorkerPool::start(executor, settings)

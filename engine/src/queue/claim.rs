@@ -540,22 +540,31 @@ pub async fn heartbeat(
 ) -> Result<Heartbeat, QueueError> {
     let expires = now_ms.saturating_add(lease_ms);
     let turn = store.write_turn().await;
-    let job_id: Option<String> = sqlx::query_scalar(
+    // Run to its end (`execute`), never `UPDATE ... RETURNING` read with
+    // `fetch_optional`: SQLite commits a statement that returned a row only when it is
+    // reset, and sqlx does not report a commit that fails there, so with the disk full
+    // such a beat "renewed" a lease it never wrote and the worker never fenced its step.
+    let renewed = sqlx::query(
         "UPDATE tasks SET lease_expires_ms = $4 WHERE id = $1 AND lease_owner = $2 \
-         AND attempts = $3 AND state = 'running' RETURNING job_id",
+         AND attempts = $3 AND state = 'running'",
     )
     .bind(&lease.task_id)
     .bind(&lease.worker_id)
     .bind(lease.attempt)
     .bind(expires)
-    .fetch_optional(store.pool())
-    .await?;
+    .execute(store.pool())
+    .await?
+    .rows_affected();
     drop(turn);
-    let job_id = job_id.ok_or_else(|| lease_lost(lease))?;
-    let state: JobState = sqlx::query_scalar("SELECT state FROM jobs WHERE id = $1")
-        .bind(&job_id)
-        .fetch_one(store.pool())
-        .await?;
+    if renewed == 0 {
+        return Err(lease_lost(lease));
+    }
+    let state: JobState = sqlx::query_scalar(
+        "SELECT jobs.state FROM tasks JOIN jobs ON jobs.id = tasks.job_id WHERE tasks.id = $1",
+    )
+    .bind(&lease.task_id)
+    .fetch_one(store.pool())
+    .await?;
     Ok(match state {
         JobState::Cancelling | JobState::Cancelled => Heartbeat::Stop {
             lease_expires_ms: expires,

@@ -1,5 +1,6 @@
 //! The audit log: who did what to which thing, when and from where. Rows are only
-//! ever added.
+//! ever added, and removed only once older than the audit retention
+//! ([`Store::prune_audit`](super::Store::prune_audit)).
 
 use super::{Store, StoreError};
 

@@ -10,8 +10,9 @@
 //!   cluster's latest job, which its page and a retry of a failed change read;
 //! - hook deliveries that were delivered or gave up.
 //!
-//! It keeps what outlives a cluster on purpose: the audit log, the cost ledger (the
-//! showback's months) and terminal recordings. A pass deletes in batches of
+//! It keeps what outlives a cluster on purpose: the cost ledger (the showback's months)
+//! and terminal recordings. The audit log has a retention of its own, longer by default
+//! ([`Store::prune_audit`]). A pass deletes in batches of
 //! [`PRUNE_BATCH`] rows, each batch a short transaction of its own, and stops after
 //! [`PRUNE_BATCHES`] of them, so a first pass over a big backlog never holds SQLite's
 //! write turn for long; the next pass goes on from there.
@@ -55,7 +56,16 @@ const OLD_HOOK_DELIVERIES: &str = "DELETE FROM hook_deliveries WHERE id IN ( \
      SELECT id FROM hook_deliveries WHERE state IN ('delivered', 'failed') \
        AND created_at_ms < $1 LIMIT $2)";
 
+/// Audit entries written before the cutoff.
+const OLD_AUDIT_ENTRIES: &str = "DELETE FROM audit_log WHERE id IN ( \
+     SELECT id FROM audit_log WHERE at_ms < $1 LIMIT $2)";
+
 impl Store {
+    /// Removes the audit entries written before `cutoff_ms`; how many.
+    pub async fn prune_audit(&self, cutoff_ms: i64) -> Result<u64, StoreError> {
+        self.delete_in_batches(OLD_AUDIT_ENTRIES, cutoff_ms).await
+    }
+
     /// Removes the history that ended before `cutoff_ms` (see the module's overview).
     pub async fn prune_history(&self, cutoff_ms: i64) -> Result<Pruned, StoreError> {
         Ok(Pruned {

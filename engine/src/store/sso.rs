@@ -98,12 +98,18 @@ impl Store {
     /// Takes the code whose SHA-256 is `code_hash`: one DELETE, so of two concurrent
     /// takers one gets it. `None` when there is none (never made, or taken already).
     pub async fn take_sso_cli_code(&self, code_hash: &str) -> Result<Option<CliCode>, StoreError> {
-        Ok(sqlx::query_as(
+        // In a transaction: SQLite commits a lone `DELETE ... RETURNING` read this way
+        // only when the statement is reset, where sqlx does not report a failed commit,
+        // and a code handed out must be gone (it is single-use).
+        let (_turn, mut tx) = self.begin_write().await?;
+        let code = sqlx::query_as(
             "DELETE FROM sso_cli_codes WHERE code_hash = $1 \
              RETURNING user_id, challenge, expires_at_ms",
         )
         .bind(code_hash)
-        .fetch_optional(&self.pool)
-        .await?)
+        .fetch_optional(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(code)
     }
 }

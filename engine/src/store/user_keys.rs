@@ -90,13 +90,18 @@ impl Store {
 
     /// Removes one of the user's keys by id; another user's key is not found.
     pub async fn remove_user_key(&self, user_id: &str, id: &str) -> Result<UserKey, StoreError> {
+        // In a transaction: SQLite commits a lone `DELETE ... RETURNING` read this way
+        // only when the statement is reset, where sqlx does not report a failed commit
+        // (a full disk), and a key said removed must be gone.
+        let (_turn, mut tx) = self.begin_write().await?;
         let key: Option<UserKey> = sqlx::query_as(&format!(
             "DELETE FROM user_ssh_keys WHERE id = $1 AND user_id = $2 RETURNING {COLUMNS}"
         ))
         .bind(id)
         .bind(user_id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&mut *tx)
         .await?;
+        tx.commit().await?;
         key.ok_or_else(|| StoreError::NotFound(format!("key {id:?}")))
     }
 

@@ -4,8 +4,8 @@
 //! timer, it returns tasks whose leases expired to the queue, warns of cluster leases
 //! ending and stops or deletes clusters whose lease ran out, through ordinary jobs
 //! (see [`crate::operations::lease`]), ends approval requests left undecided past
-//! their rule's window, and now and then prunes the history older than the retention
-//! (see [`crate::store::history`]).
+//! their rule's window, and now and then prunes the history and the audit log older
+//! than their retentions (see [`crate::store::history`]).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -22,9 +22,10 @@ use crate::store::{now_ms, Store};
 /// Nodes adopted concurrently when a pool starts.
 const ADOPTIONS_AT_ONCE: usize = 16;
 
-/// How long ended history stays in the database (`corral serve
-/// --history-retention-secs`): deleted clusters, ended jobs with their output, sent
-/// hook deliveries. The audit log, the cost ledger and terminal recordings stay.
+/// How long something that ended stays in the database: the history (`corral serve
+/// --history-retention-secs`: deleted clusters, ended jobs with their output, sent hook
+/// deliveries) or the audit log (`--audit-retention-secs`). The cost ledger and
+/// terminal recordings stay.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HistoryRetention {
     Forever,
@@ -36,6 +37,18 @@ impl Default for HistoryRetention {
     fn default() -> Self {
         HistoryRetention::For(Duration::from_secs(90 * 24 * 3600))
     }
+}
+
+/// The audit log's default retention: a year, since who did what is asked about long
+/// after the clusters are gone (a yearly review), yet it must not grow forever.
+pub const AUDIT_RETENTION_DEFAULT: HistoryRetention =
+    HistoryRetention::For(Duration::from_secs(365 * 24 * 3600));
+
+/// What the janitor prunes, and after how long.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retentions {
+    pub history: HistoryRetention,
+    pub audit: HistoryRetention,
 }
 
 /// Prunes run at most this often, however long the retention: a pass scans the jobs.
@@ -57,7 +70,7 @@ pub(super) async fn run(
     executor: Executor,
     scope: WorkerScope,
     every: Duration,
-    history: HistoryRetention,
+    retentions: Retentions,
     wake: Arc<Notify>,
     adopted: watch::Sender<bool>,
     mut stopped: watch::Receiver<bool>,
@@ -65,6 +78,7 @@ pub(super) async fn run(
     adopt_nodes(&executor, &scope).await;
     adopted.send_replace(true);
     let mut last_prune = None;
+    let mut last_audit_prune = None;
     loop {
         tokio::select! {
             () = tokio::time::sleep(every) => {}
@@ -74,12 +88,28 @@ pub(super) async fn run(
             return;
         }
         sweep(executor.store(), &wake).await;
-        if let HistoryRetention::For(keep) = history {
-            if history.prune_due(last_prune, Instant::now()) {
+        if let HistoryRetention::For(keep) = retentions.history {
+            if retentions.history.prune_due(last_prune, Instant::now()) {
                 last_prune = Some(Instant::now());
                 prune(executor.store(), keep).await;
             }
         }
+        if let HistoryRetention::For(keep) = retentions.audit {
+            if retentions.audit.prune_due(last_audit_prune, Instant::now()) {
+                last_audit_prune = Some(Instant::now());
+                prune_audit(executor.store(), keep).await;
+            }
+        }
+    }
+}
+
+/// One pass of the audit log's retention.
+async fn prune_audit(store: &Store, keep: Duration) {
+    let keep_ms = i64::try_from(keep.as_millis()).unwrap_or(i64::MAX);
+    match store.prune_audit(now_ms().saturating_sub(keep_ms)).await {
+        Ok(0) => {}
+        Ok(entries) => tracing::info!(entries, "pruned audit entries older than the retention"),
+        Err(error) => tracing::warn!(%error, "pruning old audit entries failed"),
     }
 }
 
