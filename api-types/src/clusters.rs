@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::jobs::JobView;
+use crate::operation::Operation;
 use crate::states::{ClusterState, NodePresence, NodeState, ServiceHealth};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -531,6 +532,26 @@ pub enum ClusterChangeRequest {
     SyncKeys {},
 }
 
+impl ClusterChangeRequest {
+    /// The operation the change is: the same word the request is tagged with.
+    pub fn operation(&self) -> Operation {
+        match self {
+            ClusterChangeRequest::AddServices { .. } => Operation::AddServices,
+            ClusterChangeRequest::AddNodes { .. } => Operation::AddNodes,
+            ClusterChangeRequest::RemoveNodes { .. } => Operation::RemoveNodes,
+            ClusterChangeRequest::RemoveServices { .. } => Operation::RemoveServices,
+            ClusterChangeRequest::Reconfigure { .. } => Operation::Reconfigure,
+            ClusterChangeRequest::Start { .. } => Operation::Start,
+            ClusterChangeRequest::Stop { .. } => Operation::Stop,
+            ClusterChangeRequest::Restart { .. } => Operation::Restart,
+            ClusterChangeRequest::Rollback { .. } => Operation::Rollback,
+            ClusterChangeRequest::Upgrade { .. } => Operation::Upgrade,
+            ClusterChangeRequest::ReplaceNodes { .. } => Operation::ReplaceNodes,
+            ClusterChangeRequest::SyncKeys {} => Operation::SyncKeys,
+        }
+    }
+}
+
 /// The OpenAPI schema of a config in a request: keys and JSON values, merged over the
 /// template's config key by key. A named component (rather than an inline "object or
 /// null") because generated clients (openapi-python-client) cannot read an inline
@@ -603,6 +624,43 @@ mod tests {
         );
         let back: ClusterChangeRequest = serde_json::from_value(json).expect("parses");
         assert_eq!(back, change);
+    }
+
+    #[test]
+    fn a_change_request_is_tagged_with_its_operation_word() {
+        let changes = [
+            ClusterChangeRequest::AddServices { services: vec![] },
+            ClusterChangeRequest::AddNodes { count: 1 },
+            ClusterChangeRequest::RemoveNodes {
+                count: Some(1),
+                nodes: None,
+            },
+            ClusterChangeRequest::RemoveServices { services: vec![] },
+            ClusterChangeRequest::Reconfigure {
+                restart: false,
+                config: None,
+            },
+            ClusterChangeRequest::Start { services: None },
+            ClusterChangeRequest::Stop { services: None },
+            ClusterChangeRequest::Restart { services: None },
+            ClusterChangeRequest::Rollback { job_id: "j".into() },
+            ClusterChangeRequest::Upgrade {
+                max_unavailable: None,
+            },
+            ClusterChangeRequest::ReplaceNodes {
+                nodes: vec![1],
+                force: false,
+            },
+            ClusterChangeRequest::SyncKeys {},
+        ];
+        for change in changes {
+            let json = serde_json::to_value(&change).expect("serialises");
+            assert_eq!(json["operation"], change.operation().as_str(), "{change:?}");
+            assert_eq!(
+                serde_json::from_value::<Operation>(json["operation"].clone()).ok(),
+                Some(change.operation())
+            );
+        }
     }
 
     fn leased(name: &str, expires: Option<i64>, deletes_at: Option<i64>) -> ClusterView {

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::operation::Operation;
 use crate::states::{EventKind, JobState, OutputStream, TaskState};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -9,7 +10,8 @@ use crate::states::{EventKind, JobState, OutputStream, TaskState};
 pub struct JobView {
     pub id: String,
     pub cluster_id: String,
-    pub operation: String,
+    /// Read as its wire word or, from older servers, its label (`add services`).
+    pub operation: Operation,
     pub state: JobState,
     pub tasks_total: i64,
     pub tasks_succeeded: i64,

@@ -5,6 +5,8 @@
 //!   scopes, as enums that (de)serialise to the same words the database stores.
 //! - [`accounts`], [`clusters`], [`jobs`], [`catalog`]: views (what reads return) and
 //!   requests (what writes take).
+//! - [`operation`]: what a job does, the one word jobs, change requests, the CLI and
+//!   the pages share.
 //! - [`providers`]: credentials (names only) and the provider check.
 //! - [`node_shell`]: SSH certificates for reaching a node through Corral.
 //! - [`hooks`]: a tenant's lifecycle hooks and gates, their deliveries and the event
@@ -28,6 +30,7 @@ pub mod error;
 pub mod hooks;
 pub mod jobs;
 pub mod node_shell;
+pub mod operation;
 pub mod providers;
 pub mod rollouts;
 pub mod states;
@@ -42,6 +45,7 @@ pub use error::*;
 pub use hooks::*;
 pub use jobs::*;
 pub use node_shell::*;
+pub use operation::Operation;
 pub use providers::*;
 pub use rollouts::*;
 pub use states::*;

@@ -25,7 +25,7 @@
 use std::time::{Duration, Instant};
 
 use engine::queue::NewEvent;
-use engine::store::clusters::nodes::{NodeRecord, NodeState};
+use engine::store::clusters::nodes::{NodeRow, NodeState};
 use engine::store::{DatabaseUrl, Store};
 use serde_json::json;
 
@@ -139,7 +139,7 @@ async fn measure(client: &Client, store: &Store, nodes: usize) -> Result<Measure
     let tasks = engine::queue::job_tasks(store, &job).await?;
     let now = engine::store::now_ms();
     for number in 1..=nodes {
-        let record = NodeRecord {
+        let record = NodeRow {
             cluster_id: cluster.clone(),
             number: number as i64,
             hostname: Some(format!("pages{nodes}-node{number}")),

@@ -259,7 +259,8 @@ async fn submit_jobs(store: &Store, tasks: usize) -> Result<(), BenchError> {
             store,
             DEFAULT_TENANT_ID,
             &cluster.id,
-            "bench",
+            // Install steps on existing nodes: what an add-services job runs.
+            api_types::Operation::AddServices,
             &dag,
             &SubmitOptions::default(),
             now_ms(),

@@ -26,14 +26,14 @@ use crate::provider::{NodeProvider, NodeRecord, NodeSpec, ProviderError, Suspend
 use crate::queue::ClaimedTask;
 use crate::resources::ResourceFiles;
 use crate::ssh::{OutputChunk, OutputStream, SessionPool, SshError, SshTarget};
-use crate::store::clusters::nodes::NodeRecord as NodeRow;
+use crate::store::clusters::nodes::NodeRow;
 use crate::store::{now_ms, Store, StoreError};
 
 pub(crate) use automator::is_resource_name;
 pub(crate) use node_spec::{hardware_limits, node_spec, provider_settings};
 pub(crate) use view::cluster_macro_context;
 pub use view::node_id;
-use view::TaskView;
+use view::StepView;
 
 pub use api_types::NodeState;
 
@@ -233,7 +233,7 @@ impl Executor {
         task: &ClaimedTask,
         output: &mpsc::Sender<OutputChunk>,
     ) -> Result<StepOutcome, StepError> {
-        let view = TaskView::load(&self.inner.store, &self.inner.views, task).await?;
+        let view = StepView::load(&self.inner.store, &self.inner.views, task).await?;
         match task.action {
             Action::Create => self.create(&view, output).await,
             Action::Confirm => self.confirm(&view).await,
@@ -253,14 +253,14 @@ impl Executor {
         }
     }
 
-    fn provider(&self, view: &TaskView) -> Result<&Arc<dyn NodeProvider>, StepError> {
+    fn provider(&self, view: &StepView) -> Result<&Arc<dyn NodeProvider>, StepError> {
         self.inner.providers.require(view.providertype())
     }
 
     /// The tenant's SSH user CA for a node whose sshd Corral prepares itself (`local`,
     /// `docker`): made on the tenant's first such node. Other providers' machines get
     /// none (an admin's pool host has users of its own).
-    async fn trusted_user_ca(&self, view: &TaskView) -> Result<Option<String>, StepError> {
+    async fn trusted_user_ca(&self, view: &StepView) -> Result<Option<String>, StepError> {
         if ![
             crate::provider::LOCAL_PROVIDER,
             crate::provider::DOCKER_PROVIDER,
@@ -280,7 +280,7 @@ impl Executor {
 
     async fn create(
         &self,
-        view: &TaskView,
+        view: &StepView,
         output: &mpsc::Sender<OutputChunk>,
     ) -> Result<StepOutcome, StepError> {
         let layout_node = view.layout_node()?;
@@ -335,7 +335,7 @@ impl Executor {
         Ok(StepOutcome::ran(None))
     }
 
-    async fn confirm(&self, view: &TaskView) -> Result<StepOutcome, StepError> {
+    async fn confirm(&self, view: &StepView) -> Result<StepOutcome, StepError> {
         let record = match self.bring_back(view).await? {
             Some(current) => current,
             None => view.node_record()?,
@@ -356,7 +356,7 @@ impl Executor {
     /// adopted (started) by a worker that starts meanwhile.
     async fn suspend(
         &self,
-        view: &TaskView,
+        view: &StepView,
         output: &mpsc::Sender<OutputChunk>,
     ) -> Result<StepOutcome, StepError> {
         let record = view.node_record()?;
@@ -384,7 +384,7 @@ impl Executor {
     /// with the pinned host key, so the services can be started after it.
     async fn resume(
         &self,
-        view: &TaskView,
+        view: &StepView,
         output: &mpsc::Sender<OutputChunk>,
     ) -> Result<StepOutcome, StepError> {
         let record = view.node_record()?;
@@ -411,7 +411,7 @@ impl Executor {
 
     async fn delete(
         &self,
-        view: &TaskView,
+        view: &StepView,
         output: &mpsc::Sender<OutputChunk>,
     ) -> Result<StepOutcome, StepError> {
         match view.node_record_if_made()? {
@@ -435,7 +435,7 @@ impl Executor {
 
     async fn save_node(
         &self,
-        view: &TaskView,
+        view: &StepView,
         record: &NodeRecord,
         state: NodeState,
     ) -> Result<(), StepError> {
@@ -479,7 +479,7 @@ impl Executor {
     /// report instead (see docs/automators.md, "When a step's outcome is unknown").
     pub(crate) async fn bring_back(
         &self,
-        view: &TaskView,
+        view: &StepView,
     ) -> Result<Option<NodeRecord>, StepError> {
         if view.providertype() != crate::provider::DOCKER_PROVIDER {
             return Ok(None);

@@ -338,7 +338,8 @@ async fn apply_shrinks_clusters_and_prunes_services_only_when_asked() {
         .collect();
     assert_eq!(
         operations,
-        ["delete", "remove services", "remove nodes", "create"]
+        // The change requests' words (jobs showed "remove services" before).
+        ["delete", "remove-services", "remove-nodes", "create"]
     );
     let by_name = corral(cfg, &["cluster", "show", "shop"], "");
     assert!(

@@ -121,7 +121,10 @@ async fn killed_server_loses_no_task(backend: Backend) {
         let started = Instant::now();
         loop {
             let jobs = queue::cluster_jobs(&store, &cluster.id).await.unwrap();
-            if let Some(heal) = jobs.iter().find(|job| job.operation == "replace nodes") {
+            if let Some(heal) = jobs
+                .iter()
+                .find(|job| job.operation == api_types::Operation::ReplaceNodes)
+            {
                 break heal.id.clone();
             }
             assert!(
@@ -558,7 +561,7 @@ async fn killed_server_resumes_a_rollout(backend: Backend) {
             .await
             .unwrap()
             .into_iter()
-            .filter(|job| job.operation == "upgrade")
+            .filter(|job| job.operation == api_types::Operation::Upgrade)
             .collect();
         assert_eq!(upgrades.len(), 1, "one upgrade per cluster: {upgrades:?}");
         assert_eq!(row.job_id.as_deref(), Some(upgrades[0].id.as_str()));

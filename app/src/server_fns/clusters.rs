@@ -12,7 +12,7 @@ pub mod plan_change;
 pub mod preview;
 pub mod show;
 
-use api_types::{ClusterLink, ClusterView, JobView, NodeView, ServiceHealthView};
+use api_types::{ClusterLink, ClusterView, JobView, NodeView, Operation, ServiceHealthView};
 use domain::layout::Layout;
 use domain::plan::TaskDag;
 use serde::{Deserialize, Serialize};
@@ -192,9 +192,8 @@ pub struct QuotaUse {
 /// A day-2 operation as the cluster page's forms name it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChangeForm {
-    /// add-services, remove-services, add-nodes, remove-nodes, start, stop, restart,
-    /// reconfigure, rollback, delete.
-    pub op: String,
+    /// One of [`CHANGE_TABS`] or a rollback (`create` is refused).
+    pub op: Operation,
     #[serde(default)]
     pub services: Vec<String>,
     #[serde(default)]
@@ -238,26 +237,48 @@ pub struct CreateForm {
     pub parameters: std::collections::BTreeMap<String, String>,
 }
 
-/// The day-2 operations, as `(op, label)`.
-pub const OPERATIONS: &[(&str, &str)] = &[
-    ("add-services", "Add services"),
-    ("remove-services", "Remove services"),
-    ("add-nodes", "Add nodes"),
-    ("remove-nodes", "Remove nodes"),
-    ("restart", "Restart services"),
-    ("stop", "Stop services"),
-    ("start", "Start services"),
-    ("reconfigure", "Reconfigure"),
-    ("upgrade", "Upgrade"),
-    ("replace-nodes", "Replace nodes"),
-    ("sync-keys", "Sync SSH keys"),
-    ("delete", "Delete cluster"),
+/// The day-2 operations the cluster page has a tab for, in the tabs' order (a rollback
+/// is offered beside its failed job instead).
+pub const CHANGE_TABS: &[Operation] = &[
+    Operation::AddServices,
+    Operation::RemoveServices,
+    Operation::AddNodes,
+    Operation::RemoveNodes,
+    Operation::Restart,
+    Operation::Stop,
+    Operation::Start,
+    Operation::Reconfigure,
+    Operation::Upgrade,
+    Operation::ReplaceNodes,
+    Operation::SyncKeys,
+    Operation::Delete,
 ];
+
+/// What the cluster page's tab (or button) for `operation` says.
+pub fn tab_title(operation: Operation) -> &'static str {
+    match operation {
+        Operation::AddServices => "Add services",
+        Operation::RemoveServices => "Remove services",
+        Operation::AddNodes => "Add nodes",
+        Operation::RemoveNodes => "Remove nodes",
+        Operation::Restart => "Restart services",
+        Operation::Stop => "Stop services",
+        Operation::Start => "Start services",
+        Operation::Reconfigure => "Reconfigure",
+        Operation::Upgrade => "Upgrade",
+        Operation::ReplaceNodes => "Replace nodes",
+        Operation::SyncKeys => "Sync SSH keys",
+        Operation::Delete => "Delete cluster",
+        Operation::Rollback => "Roll back",
+        Operation::Create => "Create cluster",
+    }
+}
 
 #[cfg(feature = "ssr")]
 pub(crate) mod convert {
     //! From form fields to the engine's requests, with per-field errors.
 
+    use api_types::Operation;
     use engine::service::{ClusterChangeRequest, ClusterCreateRequest};
 
     use super::{ChangeForm, CreateForm};
@@ -322,19 +343,19 @@ pub(crate) mod convert {
     /// The change a form asks for; `None` for a delete (not a change).
     pub fn change_request(form: &ChangeForm) -> Result<Option<ClusterChangeRequest>, UiError> {
         let services = chosen(&form.services);
-        Ok(Some(match form.op.as_str() {
-            "add-services" => ClusterChangeRequest::AddServices {
+        Ok(Some(match form.op {
+            Operation::AddServices => ClusterChangeRequest::AddServices {
                 services: services
                     .ok_or_else(|| UiError::field("services", "pick at least one service"))?,
             },
-            "remove-services" => ClusterChangeRequest::RemoveServices {
+            Operation::RemoveServices => ClusterChangeRequest::RemoveServices {
                 services: services
                     .ok_or_else(|| UiError::field("services", "pick at least one service"))?,
             },
-            "add-nodes" => ClusterChangeRequest::AddNodes {
+            Operation::AddNodes => ClusterChangeRequest::AddNodes {
                 count: count(form)?,
             },
-            "remove-nodes" => {
+            Operation::RemoveNodes => {
                 let picked: Vec<u32> = chosen(&form.nodes)
                     .unwrap_or_default()
                     .iter()
@@ -354,10 +375,10 @@ pub(crate) mod convert {
                     }
                 }
             }
-            "upgrade" => ClusterChangeRequest::Upgrade {
+            Operation::Upgrade => ClusterChangeRequest::Upgrade {
                 max_unavailable: Some(count(form)?),
             },
-            "replace-nodes" => {
+            Operation::ReplaceNodes => {
                 let nodes: Vec<u32> = chosen(&form.nodes)
                     .unwrap_or_default()
                     .iter()
@@ -372,10 +393,10 @@ pub(crate) mod convert {
                     force: form.force.is_some(),
                 }
             }
-            "start" => ClusterChangeRequest::Start { services },
-            "stop" => ClusterChangeRequest::Stop { services },
-            "restart" => ClusterChangeRequest::Restart { services },
-            "reconfigure" => {
+            Operation::Start => ClusterChangeRequest::Start { services },
+            Operation::Stop => ClusterChangeRequest::Stop { services },
+            Operation::Restart => ClusterChangeRequest::Restart { services },
+            Operation::Reconfigure => {
                 let raw = form.config.as_deref().unwrap_or("").trim();
                 let config = if raw.is_empty() {
                     None
@@ -398,15 +419,50 @@ pub(crate) mod convert {
                     config,
                 }
             }
-            "rollback" => ClusterChangeRequest::Rollback {
+            Operation::Rollback => ClusterChangeRequest::Rollback {
                 job_id: form
                     .job_id
                     .clone()
                     .ok_or_else(|| UiError::invalid("name the failed job to roll back"))?,
             },
-            "sync-keys" => ClusterChangeRequest::SyncKeys {},
-            "delete" => return Ok(None),
-            other => return Err(UiError::invalid(format!("unknown operation {other:?}"))),
+            Operation::SyncKeys => ClusterChangeRequest::SyncKeys {},
+            Operation::Delete => return Ok(None),
+            Operation::Create => {
+                return Err(UiError::invalid(
+                    "a cluster is created from the create form",
+                ))
+            }
         }))
+    }
+}
+
+#[cfg(all(test, feature = "ssr"))]
+mod tests {
+    use super::*;
+
+    fn form(op: Operation) -> ChangeForm {
+        ChangeForm {
+            op,
+            services: vec!["web".to_owned()],
+            count: Some("1".to_owned()),
+            nodes: vec!["1001".to_owned()],
+            job_id: Some("j1".to_owned()),
+            config: None,
+            force: None,
+        }
+    }
+
+    /// Each tab (and the rollback a failed job links to) submits a request of its own
+    /// operation; a delete is no change request, and a create is refused.
+    #[test]
+    fn each_tab_asks_for_its_own_operation() {
+        for &op in CHANGE_TABS.iter().chain(&[Operation::Rollback]) {
+            match convert::change_request(&form(op)) {
+                Ok(Some(request)) => assert_eq!(request.operation(), op),
+                Ok(None) => assert_eq!(op, Operation::Delete),
+                Err(error) => panic!("{op}: {error}"),
+            }
+        }
+        assert!(convert::change_request(&form(Operation::Create)).is_err());
     }
 }

@@ -27,7 +27,7 @@ use domain::names::ServiceName;
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 
-use super::view::TaskView;
+use super::view::StepView;
 use super::{Executor, StepError, StepOutcome};
 use crate::ssh::{OutputChunk, RunOptions};
 
@@ -62,7 +62,7 @@ pub(super) fn automator_for(automator_type: AutomatorType) -> &'static dyn Autom
 /// One service action about to run on its node.
 pub(super) struct ServiceStep<'a> {
     pub executor: &'a Executor,
-    pub view: &'a TaskView,
+    pub view: &'a StepView,
     pub service: &'a ServiceName,
     pub action: ServiceAction,
     pub spec: &'a domain::catalog::ActionSpec,

@@ -10,7 +10,7 @@ use domain::catalog::automator::{automators_used, AutomatorType};
 use tokio::sync::mpsc;
 
 use super::automator::PUPPET_MISSING;
-use super::view::TaskView;
+use super::view::StepView;
 use super::{note, Executor, NodeState, StepError, StepOutcome};
 use crate::node_scripts;
 use crate::provider::{NodeRecord, SSH_POOL_PROVIDER};
@@ -23,7 +23,7 @@ const UPLOAD_CHUNK: usize = 48 * 1024;
 
 pub(super) async fn run(
     executor: &Executor,
-    view: &TaskView,
+    view: &StepView,
     output: &mpsc::Sender<OutputChunk>,
 ) -> Result<StepOutcome, StepError> {
     let record = match executor.bring_back(view).await? {
@@ -108,7 +108,7 @@ pub(super) async fn run(
 /// [`Store::cluster_keys`]: crate::store::Store::cluster_keys
 async fn node_keys(
     executor: &Executor,
-    view: &TaskView,
+    view: &StepView,
     record: &NodeRecord,
 ) -> Result<Option<String>, StepError> {
     if !takes_users_keys(&record.provider) {
@@ -133,7 +133,7 @@ fn takes_users_keys(provider: &str) -> bool {
 /// records its checksum.
 async fn upload(
     executor: &Executor,
-    view: &TaskView,
+    view: &StepView,
     target: &SshTarget,
     resource: &ResourceVersion,
     bytes: &[u8],
@@ -246,7 +246,7 @@ fn sha_file(resource: &ResourceVersion) -> String {
 /// the command's stderr.
 async fn capture(
     executor: &Executor,
-    view: &TaskView,
+    view: &StepView,
     target: &SshTarget,
     command: &str,
 ) -> Result<String, StepError> {

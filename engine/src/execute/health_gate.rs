@@ -12,7 +12,7 @@ use domain::catalog::Service;
 use domain::macros::MacroContext;
 use tokio::sync::mpsc;
 
-use super::view::TaskView;
+use super::view::StepView;
 use super::{note, Executor, StepError};
 use crate::monitor::{run_on_node, Prepared};
 use crate::ssh::OutputChunk;
@@ -27,7 +27,7 @@ const RECHECK_EVERY: Duration = Duration::from_secs(1);
 /// [`HEALTHY_WITHIN`].
 pub(super) async fn wait_healthy(
     executor: &Executor,
-    view: &TaskView,
+    view: &StepView,
     service: &Service,
     context: &MacroContext,
     output: &mpsc::Sender<OutputChunk>,

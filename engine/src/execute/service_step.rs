@@ -11,7 +11,7 @@ use domain::names::ServiceName;
 use tokio::sync::mpsc;
 
 use super::automator::{automator_for, ServiceStep};
-use super::view::TaskView;
+use super::view::StepView;
 use super::{health_gate, note, Executor, StepError, StepOutcome};
 use crate::queue::ClaimedTask;
 use crate::ssh::OutputChunk;
@@ -21,7 +21,7 @@ const ADDRESS_POLL: Duration = Duration::from_millis(250);
 
 pub(super) async fn run(
     executor: &Executor,
-    view: &TaskView,
+    view: &StepView,
     task: &ClaimedTask,
     output: &mpsc::Sender<OutputChunk>,
 ) -> Result<StepOutcome, StepError> {
@@ -79,7 +79,7 @@ pub(super) async fn run(
     let view = if !brought_back && (tearing_down || view.nodes_without_address().is_empty()) {
         view
     } else if tearing_down {
-        reloaded = TaskView::load(&executor.inner.store, &executor.inner.views, task).await?;
+        reloaded = StepView::load(&executor.inner.store, &executor.inner.views, task).await?;
         &reloaded
     } else {
         reloaded = wait_for_addresses(executor, task, output).await?;
@@ -120,11 +120,11 @@ async fn wait_for_addresses(
     executor: &Executor,
     task: &ClaimedTask,
     output: &mpsc::Sender<OutputChunk>,
-) -> Result<TaskView, StepError> {
+) -> Result<StepView, StepError> {
     let store = &executor.inner.store;
     let deadline = tokio::time::Instant::now() + executor.inner.settings.address_wait;
     loop {
-        let view = TaskView::load(store, &executor.inner.views, task).await?;
+        let view = StepView::load(store, &executor.inner.views, task).await?;
         let missing = view.nodes_without_address();
         if missing.is_empty() {
             return Ok(view);

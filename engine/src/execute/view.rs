@@ -27,7 +27,8 @@ pub fn node_id(cluster_id: &str, number: u32) -> String {
     format!("{cluster_id}-{number}")
 }
 
-pub(crate) struct TaskView {
+/// What one step sees (not the API's `TaskView`, which is a task as a page lists it).
+pub(crate) struct StepView {
     pub cluster: StepCluster,
     pub catalog: Arc<Catalog>,
     /// The job's target layout, or the layout it started from when the target no longer
@@ -47,7 +48,7 @@ pub(crate) struct TaskView {
     pub changes_definitions: bool,
 }
 
-impl TaskView {
+impl StepView {
     pub async fn load(
         store: &Store,
         cache: &ViewCache,

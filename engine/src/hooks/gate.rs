@@ -82,7 +82,7 @@ impl GateCall {
         requested_by: Option<&str>,
         preview: &Preview,
     ) -> Self {
-        let mut request = json!({ "operation": change.name() });
+        let mut request = json!({ "operation": change.operation().label() });
         // The details of the common changes; the others are named by their operation.
         let detail = match change {
             ClusterChange::AddNodes { count } => Some(("count", json!(count))),
@@ -101,7 +101,8 @@ impl GateCall {
             } else {
                 GateOperation::Change
             },
-            operation_name: change.name().to_owned(),
+            // The label: gates have always been sent the spaced words.
+            operation_name: change.operation().label().to_owned(),
             cluster: HookCluster {
                 id: Some(cluster.id.clone()),
                 name: cluster.name.clone(),

@@ -21,7 +21,8 @@ use crate::queue::{self, submit_in, ClusterEffects, JobState, SubmitOptions, Tas
 use crate::store::clusters::{lock_cluster_state, update_catalog_and_config, Cluster};
 use crate::store::{Store, StoreError};
 
-/// A change to an existing cluster.
+/// A change to an existing cluster. From the API's `ClusterChangeRequest` by `TryFrom`
+/// (in [`crate::service`], which checks each field); a delete has no request.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ClusterChange {
     /// Services (or aliases) to add; they go onto existing nodes where the template allows.
@@ -75,22 +76,24 @@ pub enum ClusterChange {
 }
 
 impl ClusterChange {
-    pub fn name(&self) -> &'static str {
+    /// The operation its job is stored and shown as.
+    pub fn operation(&self) -> api_types::Operation {
+        use api_types::Operation as Op;
         match self {
-            ClusterChange::AddServices { .. } => "add services",
-            ClusterChange::AddNodes { .. } => "add nodes",
-            ClusterChange::RemoveNodes { .. } => "remove nodes",
-            ClusterChange::RemoveServices { .. } => "remove services",
-            ClusterChange::Reconfigure { .. } => "reconfigure",
-            ClusterChange::Start { .. } => "start",
-            ClusterChange::Stop { .. } => "stop",
-            ClusterChange::Restart { .. } => "restart",
-            ClusterChange::Rollback { .. } => "rollback",
-            ClusterChange::Upgrade { .. } => "upgrade",
-            ClusterChange::ReplaceNodes { .. } => "replace nodes",
-            ClusterChange::SyncKeys => "sync keys",
+            ClusterChange::AddServices { .. } => Op::AddServices,
+            ClusterChange::AddNodes { .. } => Op::AddNodes,
+            ClusterChange::RemoveNodes { .. } => Op::RemoveNodes,
+            ClusterChange::RemoveServices { .. } => Op::RemoveServices,
+            ClusterChange::Reconfigure { .. } => Op::Reconfigure,
+            ClusterChange::Start { .. } => Op::Start,
+            ClusterChange::Stop { .. } => Op::Stop,
+            ClusterChange::Restart { .. } => Op::Restart,
+            ClusterChange::Rollback { .. } => Op::Rollback,
+            ClusterChange::Upgrade { .. } => Op::Upgrade,
+            ClusterChange::ReplaceNodes { .. } => Op::ReplaceNodes,
+            ClusterChange::SyncKeys => Op::SyncKeys,
             // A forced delete is a delete (its job says it is forced).
-            ClusterChange::Delete { .. } => "delete",
+            ClusterChange::Delete { .. } => Op::Delete,
         }
     }
 }
@@ -762,7 +765,7 @@ async fn submit(
         &mut tx,
         &cluster.tenant_id,
         cluster_id,
-        change.name(),
+        change.operation(),
         &plan.preview.dag,
         &options,
         now_ms,

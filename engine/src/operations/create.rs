@@ -255,7 +255,7 @@ async fn submit_create(
         &mut tx,
         &cluster.tenant_id,
         &cluster.id,
-        "create",
+        api_types::Operation::Create,
         &plan.preview.dag,
         &options,
         now_ms,

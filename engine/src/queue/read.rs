@@ -3,6 +3,7 @@
 
 use std::collections::BTreeSet;
 
+use api_types::Operation;
 use domain::plan::{TaskDag, TaskId};
 use sqlx::any::AnyRow;
 use sqlx::{Any, FromRow, Row, Transaction};
@@ -18,7 +19,7 @@ pub struct Job {
     pub id: String,
     pub tenant_id: String,
     pub cluster_id: String,
-    pub operation: String,
+    pub operation: Operation,
     pub state: JobState,
     pub tasks_total: i64,
     pub tasks_succeeded: i64,

@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
+use api_types::Operation;
 use domain::names::ServiceName;
 use domain::plan::{Action, Task, TaskDag};
 
@@ -140,7 +141,7 @@ pub async fn submit_job(
     store: &Store,
     tenant_id: &str,
     cluster_id: &str,
-    operation: &str,
+    operation: Operation,
     dag: &TaskDag,
     options: &SubmitOptions,
     now_ms: i64,
@@ -160,7 +161,7 @@ pub async fn submit_in(
     tx: &mut Transaction<'static, Any>,
     tenant_id: &str,
     cluster_id: &str,
-    operation: &str,
+    operation: Operation,
     dag: &TaskDag,
     options: &SubmitOptions,
     now_ms: i64,
@@ -185,7 +186,8 @@ pub async fn submit_in(
     .bind(&job_id)
     .bind(tenant_id)
     .bind(cluster_id)
-    .bind(operation)
+    // The label: the words the table has always held (it reads back either spelling).
+    .bind(operation.label())
     .bind(state.as_str())
     .bind(total)
     .bind(now_ms)

@@ -555,7 +555,7 @@ impl Service {
             ApprovalOperation::Grow => {
                 let request: ClusterChangeRequest =
                     serde_json::from_str(&row.request_json).map_err(invalid)?;
-                let change = super::clusters::change_operation(&request)?;
+                let change = crate::operations::ClusterChange::try_from(&request)?;
                 crate::operations::submit_held_change(
                     &self.store,
                     &row.cluster_id,

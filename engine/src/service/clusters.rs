@@ -119,80 +119,83 @@ fn with_parameters(
     config
 }
 
-/// The engine's change for a user's request, each field checked.
-pub(super) fn change_operation(
-    change: &ClusterChangeRequest,
-) -> Result<ClusterChange, ServiceError> {
-    Ok(match change {
-        ClusterChangeRequest::AddServices { services } => {
-            if services.is_empty() {
-                return Err(field_problem("services", "name at least one service"));
+/// The engine's change for a user's request, each field checked: the one way from the
+/// API's request to the engine's change.
+impl TryFrom<&ClusterChangeRequest> for ClusterChange {
+    type Error = ServiceError;
+
+    fn try_from(change: &ClusterChangeRequest) -> Result<Self, ServiceError> {
+        Ok(match change {
+            ClusterChangeRequest::AddServices { services } => {
+                if services.is_empty() {
+                    return Err(field_problem("services", "name at least one service"));
+                }
+                ClusterChange::AddServices {
+                    services: services.clone(),
+                }
             }
-            ClusterChange::AddServices {
-                services: services.clone(),
+            ClusterChangeRequest::AddNodes { count } => {
+                if *count == 0 {
+                    return Err(field_problem("count", "add at least one node"));
+                }
+                ClusterChange::AddNodes { count: *count }
             }
-        }
-        ClusterChangeRequest::AddNodes { count } => {
-            if *count == 0 {
-                return Err(field_problem("count", "add at least one node"));
+            ClusterChangeRequest::RemoveNodes { count, nodes } => ClusterChange::RemoveNodes {
+                which: nodes_to_remove(*count, nodes.as_deref())?,
+            },
+            ClusterChangeRequest::RemoveServices { services } => {
+                if services.is_empty() {
+                    return Err(field_problem(
+                        "services",
+                        "name at least one service to remove",
+                    ));
+                }
+                ClusterChange::RemoveServices {
+                    services: services.clone(),
+                }
             }
-            ClusterChange::AddNodes { count: *count }
-        }
-        ClusterChangeRequest::RemoveNodes { count, nodes } => ClusterChange::RemoveNodes {
-            which: nodes_to_remove(*count, nodes.as_deref())?,
-        },
-        ClusterChangeRequest::RemoveServices { services } => {
-            if services.is_empty() {
-                return Err(field_problem(
-                    "services",
-                    "name at least one service to remove",
-                ));
+            ClusterChangeRequest::Reconfigure { restart, config } => ClusterChange::Reconfigure {
+                restart: *restart,
+                config: config.clone(),
+            },
+            ClusterChangeRequest::Start { services } => ClusterChange::Start {
+                services: parse_services(services)?,
+            },
+            ClusterChangeRequest::Stop { services } => ClusterChange::Stop {
+                services: parse_services(services)?,
+            },
+            ClusterChangeRequest::Restart { services } => ClusterChange::Restart {
+                services: parse_services(services)?,
+            },
+            ClusterChangeRequest::Rollback { job_id } => ClusterChange::Rollback {
+                job_id: job_id.clone(),
+            },
+            ClusterChangeRequest::Upgrade { max_unavailable } => {
+                let max_unavailable = max_unavailable.unwrap_or(1);
+                if max_unavailable == 0 {
+                    return Err(field_problem(
+                        "max_unavailable",
+                        "upgrade at least one node at a time",
+                    ));
+                }
+                ClusterChange::Upgrade { max_unavailable }
             }
-            ClusterChange::RemoveServices {
-                services: services.clone(),
+            ClusterChangeRequest::ReplaceNodes { nodes, force } => {
+                let named: BTreeSet<u32> = nodes.iter().copied().collect();
+                if named.is_empty() {
+                    return Err(field_problem("nodes", "name at least one node to replace"));
+                }
+                if named.len() != nodes.len() {
+                    return Err(field_problem("nodes", "a node is named twice"));
+                }
+                ClusterChange::ReplaceNodes {
+                    nodes: named,
+                    accept_data_loss: *force,
+                }
             }
-        }
-        ClusterChangeRequest::Reconfigure { restart, config } => ClusterChange::Reconfigure {
-            restart: *restart,
-            config: config.clone(),
-        },
-        ClusterChangeRequest::Start { services } => ClusterChange::Start {
-            services: parse_services(services)?,
-        },
-        ClusterChangeRequest::Stop { services } => ClusterChange::Stop {
-            services: parse_services(services)?,
-        },
-        ClusterChangeRequest::Restart { services } => ClusterChange::Restart {
-            services: parse_services(services)?,
-        },
-        ClusterChangeRequest::Rollback { job_id } => ClusterChange::Rollback {
-            job_id: job_id.clone(),
-        },
-        ClusterChangeRequest::Upgrade { max_unavailable } => {
-            let max_unavailable = max_unavailable.unwrap_or(1);
-            if max_unavailable == 0 {
-                return Err(field_problem(
-                    "max_unavailable",
-                    "upgrade at least one node at a time",
-                ));
-            }
-            ClusterChange::Upgrade { max_unavailable }
-        }
-        ClusterChangeRequest::ReplaceNodes { nodes, force } => {
-            let named: BTreeSet<u32> = nodes.iter().copied().collect();
-            if named.is_empty() {
-                return Err(field_problem("nodes", "name at least one node to replace"));
-            }
-            if named.len() != nodes.len() {
-                return Err(field_problem("nodes", "a node is named twice"));
-            }
-            ClusterChange::ReplaceNodes {
-                nodes: named,
-                accept_data_loss: *force,
-            }
-        }
-        ClusterChangeRequest::SyncKeys {} => ClusterChange::SyncKeys,
-    })
+            ClusterChangeRequest::SyncKeys {} => ClusterChange::SyncKeys,
+        })
+    }
 }
 
 /// A scale-in as asked: how many nodes, which ones, or both when they agree.
@@ -718,7 +721,7 @@ impl Service {
         change: &ClusterChangeRequest,
     ) -> Result<PlanView, ServiceError> {
         let cluster = self.live_cluster(caller, id).await?;
-        let change = change_operation(change)?;
+        let change = ClusterChange::try_from(change)?;
         self.check_rollback_target(&cluster, &change).await?;
         self.check_change_size(&cluster, &change).await?;
         let plan = operations::preview_change(&self.store, &cluster, &change).await?;
@@ -752,7 +755,7 @@ impl Service {
         request: &ClusterChangeRequest,
     ) -> Result<SubmittedJob, ServiceError> {
         let cluster = self.live_cluster(caller, id).await?;
-        let change = change_operation(request)?;
+        let change = ClusterChange::try_from(request)?;
         self.check_rollback_target(&cluster, &change).await?;
         self.check_change_size(&cluster, &change).await?;
         self.check_change_credentials(caller, &cluster, &change)
@@ -978,7 +981,7 @@ impl Service {
         self.wake_workers();
         let action = match change {
             ClusterChange::Delete { force: true } => "cluster.force-delete".to_owned(),
-            _ => format!("cluster.{}", change.name().replace(' ', "-")),
+            _ => format!("cluster.{}", change.operation().as_str()),
         };
         self.audit(
             caller,

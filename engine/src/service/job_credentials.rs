@@ -121,8 +121,12 @@ impl Service {
         caller: &Caller,
         job: &crate::queue::Job,
     ) -> Result<(), ServiceError> {
-        const MAKING: &[&str] = &["create", "add nodes", "add services", "rollback"];
-        if !MAKING.contains(&job.operation.as_str()) {
+        use api_types::Operation;
+        let making = matches!(
+            job.operation,
+            Operation::Create | Operation::AddNodes | Operation::AddServices | Operation::Rollback
+        );
+        if !making {
             return Ok(());
         }
         let requester = crate::queue::job_requested_by(&self.store, &job.id).await?;

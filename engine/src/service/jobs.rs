@@ -8,6 +8,7 @@ use super::{
 };
 use crate::queue::{self, Job, JobState, TaskFilter};
 use crate::store::now_ms;
+use api_types::Operation;
 
 /// Most events one read returns.
 pub const MAX_EVENTS: i64 = 1_000;
@@ -16,7 +17,8 @@ pub const MAX_EVENTS: i64 = 1_000;
 /// it failed or was cancelled, and it did not delete the cluster (what
 /// [`crate::operations::submit_change`] accepts).
 fn may_roll_back(job: &JobView) -> bool {
-    matches!(job.state, JobState::Failed | JobState::Cancelled) && job.operation != "delete"
+    matches!(job.state, JobState::Failed | JobState::Cancelled)
+        && job.operation != Operation::Delete
 }
 
 /// A cluster's jobs as views, newest first, the newest marked when it may be rolled back.

@@ -15,10 +15,9 @@ use std::collections::BTreeMap;
 use api_types::{
     DeliveryState, GateFailurePolicy, GateOperation, HookApproval, HookCluster, HookEvent,
     HookEventBody, HookFailedStep, HookFormat, HookHealth, HookJob, HookLease, HookLinks, HookNode,
-    HookReplacement, HookTenant, JobState, LeaseWarning, HOOK_SCHEMA_VERSION,
+    HookReplacement, HookTenant, JobState, LeaseWarning, Operation, HOOK_SCHEMA_VERSION,
 };
 use domain::layout::Layout;
-use domain::plan::Operation;
 use sqlx::{Any, Row, Transaction};
 
 use super::{Listing, Store, StoreError, Window};
@@ -888,11 +887,11 @@ pub(crate) async fn keep_replaced_hostnames(
     tx: &mut Transaction<'static, Any>,
     job_id: &str,
     cluster_id: &str,
-    operation: &str,
+    operation: Operation,
     from_layout_json: Option<&str>,
     to_layout_json: Option<&str>,
 ) -> Result<(), StoreError> {
-    if operation != Operation::ReplaceNodes.name() {
+    if operation != Operation::ReplaceNodes {
         return Ok(());
     }
     let (Some(from), Some(to)) = (
@@ -934,7 +933,7 @@ pub(crate) async fn record_node_replaced(
     now_ms: i64,
 ) -> Result<(), StoreError> {
     let event = HookEvent::NodeReplaced;
-    let job: Option<(String, String, String)> =
+    let job: Option<(Operation, String, String)> =
         sqlx::query_as("SELECT operation, tenant_id, cluster_id FROM jobs WHERE id = $1")
             .bind(job_id)
             .fetch_optional(&mut **tx)
@@ -942,7 +941,7 @@ pub(crate) async fn record_node_replaced(
     let Some((operation, tenant_id, cluster_id)) = job else {
         return Ok(());
     };
-    if operation != Operation::ReplaceNodes.name() {
+    if operation != Operation::ReplaceNodes {
         return Ok(());
     }
     let hearing = hooks_hearing_in(tx, &tenant_id, event).await?;

@@ -16,7 +16,7 @@ use tokio::sync::{watch, Notify};
 use crate::execute::Executor;
 use crate::provider::NodeRecord;
 use crate::queue::{self, WorkerScope};
-use crate::store::clusters::nodes::{Node, NodeRecord as NodeRow};
+use crate::store::clusters::nodes::{Node, NodeRow};
 use crate::store::{now_ms, Store};
 
 /// Nodes adopted concurrently when a pool starts.

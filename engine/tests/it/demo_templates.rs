@@ -862,7 +862,10 @@ async fn a_removed_container_is_healed_and_too_many_are_not() {
             "no heal job within 90 s"
         );
         let jobs = queue::cluster_jobs(&lab.store, &cluster.id).await.unwrap();
-        if let Some(heal) = jobs.iter().find(|job| job.operation == "replace nodes") {
+        if let Some(heal) = jobs
+            .iter()
+            .find(|job| job.operation == api_types::Operation::ReplaceNodes)
+        {
             break heal.id.clone();
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
@@ -928,7 +931,7 @@ async fn a_removed_container_is_healed_and_too_many_are_not() {
     let jobs = queue::cluster_jobs(&lab.store, &cluster.id).await.unwrap();
     assert_eq!(
         jobs.iter()
-            .filter(|job| job.operation == "replace nodes")
+            .filter(|job| job.operation == api_types::Operation::ReplaceNodes)
             .count(),
         1,
         "{jobs:?}"

@@ -718,7 +718,7 @@ async fn an_exec_node_refuses_another_tenants_client_key() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dedicated_worker_adopts_only_its_tenants_nodes() {
     use engine::queue::WorkerScope;
-    use engine::store::clusters::nodes::{NodeRecord as NodeRow, NodeState};
+    use engine::store::clusters::nodes::{NodeRow, NodeState};
     use engine::worker::{WorkerPool, WorkerSettings};
 
     let plugins = tempfile::tempdir().unwrap();
@@ -893,7 +893,7 @@ async fn ansible_refuses_exec_nodes_that_share_the_old_client_key() {
     use engine::operations::ClusterChange;
     use engine::queue::{self, JobState};
     use engine::resources::ResourceKind;
-    use engine::store::clusters::nodes::NodeRecord as NodeRow;
+    use engine::store::clusters::nodes::NodeRow;
 
     const JOB_LIMIT: Duration = Duration::from_secs(180);
     let nodes = tempfile::Builder::new()

@@ -203,7 +203,7 @@ async fn an_expired_lease_forces_a_delete_that_failed(backend: Backend) {
         ClusterState::Deleted
     );
     assert_eq!(lab.live_processes(), Vec::<i32>::new());
-    let jobs: Vec<(String, bool)> = queue::cluster_jobs(&lab.store, &cluster.id)
+    let jobs: Vec<(api_types::Operation, bool)> = queue::cluster_jobs(&lab.store, &cluster.id)
         .await
         .unwrap()
         .into_iter()
@@ -212,9 +212,9 @@ async fn an_expired_lease_forces_a_delete_that_failed(backend: Backend) {
     assert_eq!(
         jobs,
         [
-            ("delete".to_owned(), true),
-            ("delete".to_owned(), false),
-            ("create".to_owned(), false)
+            (api_types::Operation::Delete, true),
+            (api_types::Operation::Delete, false),
+            (api_types::Operation::Create, false)
         ]
     );
     let later = engine::store::now_ms();
@@ -233,7 +233,7 @@ async fn wait_for_delete(lab: &Lab, cluster_id: &str, forced: bool) -> String {
     loop {
         if let Some((id, _, layouts)) = queue::newest_job(&lab.store, cluster_id).await.unwrap() {
             let job = queue::job(&lab.store, &id).await.unwrap();
-            if job.operation == "delete" && layouts.forced == forced {
+            if job.operation == api_types::Operation::Delete && layouts.forced == forced {
                 return id;
             }
         }

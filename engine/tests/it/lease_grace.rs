@@ -7,7 +7,7 @@
 
 use std::time::{Duration, Instant};
 
-use api_types::LeaseExtension;
+use api_types::{LeaseExtension, Operation};
 use engine::operations::ClusterState;
 use engine::principal::Principal;
 use engine::queue::{self, JobState};
@@ -54,7 +54,7 @@ async fn answers(address: &str) -> bool {
 }
 
 /// Waits until the cluster's newest job is `operation` and has ended; its state.
-async fn newest_job_ended(lab: &Lab, cluster_id: &str, operation: &str) -> JobState {
+async fn newest_job_ended(lab: &Lab, cluster_id: &str, operation: Operation) -> JobState {
     let started = Instant::now();
     loop {
         if let Some((id, _, _)) = queue::newest_job(&lab.store, cluster_id).await.unwrap() {
@@ -90,7 +90,7 @@ async fn a_lease_with_grace_stops_restarts_and_deletes(backend: Backend) {
         .await
         .unwrap());
     assert_eq!(
-        newest_job_ended(&lab, &cluster.id, "stop").await,
+        newest_job_ended(&lab, &cluster.id, Operation::Stop).await,
         JobState::Succeeded
     );
     assert!(
@@ -143,7 +143,7 @@ async fn a_lease_with_grace_stops_restarts_and_deletes(backend: Backend) {
     assert_eq!(extended.lease_deletes_at_ms, None);
     lab.wake();
     assert_eq!(
-        newest_job_ended(&lab, &cluster.id, "start").await,
+        newest_job_ended(&lab, &cluster.id, Operation::Start).await,
         JobState::Succeeded
     );
     assert!(answers(&address).await, "extended, it answers again");
@@ -156,7 +156,7 @@ async fn a_lease_with_grace_stops_restarts_and_deletes(backend: Backend) {
         .await
         .unwrap());
     assert_eq!(
-        newest_job_ended(&lab, &cluster.id, "delete").await,
+        newest_job_ended(&lab, &cluster.id, Operation::Delete).await,
         JobState::Succeeded
     );
     assert!(
@@ -168,7 +168,7 @@ async fn a_lease_with_grace_stops_restarts_and_deletes(backend: Backend) {
         ClusterState::Deleted
     );
     assert_eq!(lab.live_processes(), Vec::<i32>::new());
-    let jobs: Vec<String> = queue::cluster_jobs(&lab.store, &cluster.id)
+    let jobs: Vec<Operation> = queue::cluster_jobs(&lab.store, &cluster.id)
         .await
         .unwrap()
         .into_iter()
@@ -176,7 +176,13 @@ async fn a_lease_with_grace_stops_restarts_and_deletes(backend: Backend) {
         .collect();
     assert_eq!(
         jobs,
-        ["delete", "stop", "start", "stop", "create"],
+        [
+            Operation::Delete,
+            Operation::Stop,
+            Operation::Start,
+            Operation::Stop,
+            Operation::Create
+        ],
         "each stop once, however many janitor rounds saw the ended lease"
     );
 }

@@ -11,7 +11,7 @@
 
 use std::time::{Duration, Instant};
 
-use api_types::LeaseExtension;
+use api_types::{LeaseExtension, Operation};
 use domain::catalog::coopr::import_bundle;
 use domain::plan::Action;
 use engine::execute::NodeState;
@@ -76,7 +76,7 @@ async fn answers(address: &str) -> bool {
 }
 
 /// Waits until the cluster's newest job is `operation` and has ended; its id and state.
-async fn newest_job_ended(lab: &Lab, cluster_id: &str, operation: &str) -> (String, JobState) {
+async fn newest_job_ended(lab: &Lab, cluster_id: &str, operation: Operation) -> (String, JobState) {
     let started = Instant::now();
     loop {
         if let Some((id, _, _)) = queue::newest_job(&lab.store, cluster_id).await.unwrap() {
@@ -171,7 +171,7 @@ async fn a_lease_stop_stops_the_containers_and_its_extension_starts_them() {
         .set_cluster_lease(&kv.id, Some(now_ms() - GRACE_MS + 10_000))
         .await
         .unwrap());
-    let (stop, state) = newest_job_ended(&lab, &web.id, "stop").await;
+    let (stop, state) = newest_job_ended(&lab, &web.id, Operation::Stop).await;
     assert_eq!(state, JobState::Succeeded);
     let stop_actions = actions(&lab, &stop).await;
     assert!(
@@ -219,7 +219,7 @@ async fn a_lease_stop_stops_the_containers_and_its_extension_starts_them() {
         .unwrap();
     assert_eq!(extended.lease_deletes_at_ms, None);
     lab.wake();
-    let (start, state) = newest_job_ended(&lab, &web.id, "start").await;
+    let (start, state) = newest_job_ended(&lab, &web.id, Operation::Start).await;
     assert_eq!(state, JobState::Succeeded);
     let start_actions = actions(&lab, &start).await;
     assert_eq!(start_actions.first(), Some(&(Action::Resume, 3)));
@@ -239,16 +239,19 @@ async fn a_lease_stop_stops_the_containers_and_its_extension_starts_them() {
     assert!(answers(&site).await, "extended, the web site answers again");
 
     // `lapsed` ran out of grace: stopped, then deleted as it was, nothing left.
-    let (delete, state) = newest_job_ended(&lab, &kv.id, "delete").await;
+    let (delete, state) = newest_job_ended(&lab, &kv.id, Operation::Delete).await;
     assert_eq!(state, JobState::Succeeded);
     assert_eq!(actions(&lab, &delete).await, [(Action::Delete, 1)]);
-    let jobs: Vec<String> = queue::cluster_jobs(&lab.store, &kv.id)
+    let jobs: Vec<Operation> = queue::cluster_jobs(&lab.store, &kv.id)
         .await
         .unwrap()
         .into_iter()
         .map(|job| job.operation)
         .collect();
-    assert_eq!(jobs, ["delete", "stop", "create"]);
+    assert_eq!(
+        jobs,
+        [Operation::Delete, Operation::Stop, Operation::Create]
+    );
     assert_eq!(
         lab.store.cluster(&kv.id).await.unwrap().state,
         ClusterState::Deleted

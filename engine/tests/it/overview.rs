@@ -45,7 +45,7 @@ async fn activity_counts_jobs_running_tasks_and_failures(backend: Backend) {
         &store,
         DEFAULT_TENANT_ID,
         &cluster_id,
-        "create",
+        api_types::Operation::Create,
         &dag(),
         // One attempt, so the failure below is final.
         &SubmitOptions {

@@ -5,7 +5,7 @@ use std::collections::{BTreeSet, HashSet};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
-use api_types::{ClusterState, EventKind, OutputStream};
+use api_types::{ClusterState, EventKind, Operation, OutputStream};
 use domain::plan::{Action, TaskDag, TaskId};
 use engine::queue::{
     self, ClaimLimits, ClaimedTask, ClusterEffects, Completion, Heartbeat, JobState, NewEvent,
@@ -84,7 +84,7 @@ async fn submit(store: &Store, cluster_id: &str, dag: &TaskDag, options: &Submit
         store,
         DEFAULT_TENANT_ID,
         cluster_id,
-        "create",
+        Operation::Create,
         dag,
         options,
         0,
@@ -587,16 +587,24 @@ async fn tenant_and_global_limits_are_respected(backend: Backend) {
         &store,
         DEFAULT_TENANT_ID,
         &busy,
-        "create",
+        Operation::Create,
         &four_nodes,
         &options,
         0,
     )
     .await
     .unwrap();
-    queue::submit_job(&store, &acme.id, &small, "create", &four_nodes, &options, 1)
-        .await
-        .unwrap();
+    queue::submit_job(
+        &store,
+        &acme.id,
+        &small,
+        Operation::Create,
+        &four_nodes,
+        &options,
+        1,
+    )
+    .await
+    .unwrap();
     let limits = ClaimLimits {
         max_running: Some(5),
         max_running_per_tenant: Some(3),
@@ -732,7 +740,7 @@ async fn a_claim_takes_the_room_it_is_given_when_its_turn_comes(backend: Backend
         &store,
         DEFAULT_TENANT_ID,
         &cluster_id,
-        "create",
+        Operation::Create,
         &four_nodes,
         &SubmitOptions::default(),
         0,
@@ -793,16 +801,24 @@ async fn batch_claim_respects_nodes_limits_and_prerequisites(backend: Backend) {
         &store,
         DEFAULT_TENANT_ID,
         &busy,
-        "create",
+        Operation::Create,
         &shared_node,
         &options,
         0,
     )
     .await
     .unwrap();
-    let small_job = queue::submit_job(&store, &acme.id, &small, "create", &four_nodes, &options, 1)
-        .await
-        .unwrap();
+    let small_job = queue::submit_job(
+        &store,
+        &acme.id,
+        &small,
+        Operation::Create,
+        &four_nodes,
+        &options,
+        1,
+    )
+    .await
+    .unwrap();
     let limits = ClaimLimits {
         max_running: Some(5),
         max_running_per_tenant: Some(3),
@@ -890,7 +906,7 @@ async fn batch_claim_respects_nodes_limits_and_prerequisites(backend: Backend) {
         &store,
         &acme.id,
         &small,
-        "create",
+        Operation::Create,
         &dag(&[(2000, Action::Install, &[])]),
         &options,
         20,
@@ -1378,9 +1394,17 @@ async fn dedicated_tenants_are_served_by_their_own_workers(backend: Backend) {
     let options = SubmitOptions::default();
     for (tenant, name) in [(DEFAULT_TENANT_ID, "shared"), (&secret.id, "kept")] {
         let cluster = cluster(&store, tenant, name).await;
-        queue::submit_job(&store, tenant, &cluster, "create", &two_nodes, &options, 0)
-            .await
-            .unwrap();
+        queue::submit_job(
+            &store,
+            tenant,
+            &cluster,
+            Operation::Create,
+            &two_nodes,
+            &options,
+            0,
+        )
+        .await
+        .unwrap();
     }
     let claim_in = |worker: &'static str, scope: WorkerScope| {
         let store = store.clone();
@@ -1419,9 +1443,17 @@ async fn dedicated_tenants_are_served_by_their_own_workers(backend: Backend) {
         .await
         .unwrap();
     let more = cluster(&store, &secret.id, "more").await;
-    queue::submit_job(&store, &secret.id, &more, "create", &two_nodes, &options, 1)
-        .await
-        .unwrap();
+    queue::submit_job(
+        &store,
+        &secret.id,
+        &more,
+        Operation::Create,
+        &two_nodes,
+        &options,
+        1,
+    )
+    .await
+    .unwrap();
     assert_eq!(claim_in("shared", WorkerScope::Shared).await.len(), 2);
 }
 
@@ -1757,9 +1789,17 @@ async fn a_small_job_is_not_starved_by_a_big_one(backend: Backend) {
             let cluster_id = cluster(&store, tenant, name).await;
             let plan = independent_nodes(nodes);
             jobs.push(
-                queue::submit_job(&store, tenant, &cluster_id, "create", &plan, &options, at)
-                    .await
-                    .unwrap(),
+                queue::submit_job(
+                    &store,
+                    tenant,
+                    &cluster_id,
+                    Operation::Create,
+                    &plan,
+                    &options,
+                    at,
+                )
+                .await
+                .unwrap(),
             );
         }
         let claimed = if batched {
@@ -1817,7 +1857,7 @@ async fn a_batch_fills_up_when_a_small_job_has_less_than_its_share(backend: Back
         &store,
         DEFAULT_TENANT_ID,
         &big_cluster,
-        "create",
+        Operation::Create,
         &independent_nodes(40),
         &options,
         0,
@@ -1830,7 +1870,7 @@ async fn a_batch_fills_up_when_a_small_job_has_less_than_its_share(backend: Back
         &store,
         DEFAULT_TENANT_ID,
         &small_cluster,
-        "create",
+        Operation::Create,
         &independent_nodes(2),
         &options,
         2,

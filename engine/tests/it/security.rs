@@ -10,7 +10,7 @@ use engine::operations::{check_quota, create_cluster, preview_create, CreateRequ
 use engine::queue::SubmitOptions;
 use engine::resources::ResourceFiles;
 use engine::service::{Service, ServiceError, ThrottleSettings};
-use engine::store::clusters::nodes::NodeRecord;
+use engine::store::clusters::nodes::NodeRow;
 use engine::store::tenants::NewTenant;
 use engine::store::users::Role;
 use engine::store::{Backend, Store};
@@ -143,7 +143,7 @@ async fn nodes_left_by_a_cancelled_create_count_toward_the_quota(backend: Backen
     for number in [1000, 1001] {
         store
             .save_node(
-                &NodeRecord {
+                &NodeRow {
                     cluster_id: cluster.id.clone(),
                     number,
                     hostname: Some(format!("127.1.0.{}", number - 990)),

@@ -1,7 +1,7 @@
 //! The store against both real backends: a SQLite file and a fresh PostgreSQL database.
 
 use engine::provider::{CredentialBinding, Credentials};
-use engine::store::clusters::nodes::{NodeRecord, NodeState};
+use engine::store::clusters::nodes::{NodeRow, NodeState};
 use engine::store::provider_credentials::{
     CredentialsChoice, CredentialsSource, OpenedCredentials,
 };
@@ -141,7 +141,7 @@ async fn a_stored_word_no_state_names_is_a_corrupt_column(backend: Backend) {
         Err(StoreError::CorruptColumn { .. })
     ));
 
-    let node = NodeRecord {
+    let node = NodeRow {
         cluster_id: cluster.id.clone(),
         number: 1,
         hostname: None,
@@ -349,7 +349,7 @@ async fn node_rows_changed_since_a_version_are_read_alone(backend: Backend) {
         .create_cluster(&engine::testing::bare_cluster(DEFAULT_TENANT_ID, "c1"), 0)
         .await
         .unwrap();
-    let node = |number: i64, hostname: &str| NodeRecord {
+    let node = |number: i64, hostname: &str| NodeRow {
         cluster_id: cluster.id.clone(),
         number,
         hostname: Some(hostname.into()),

@@ -7,8 +7,8 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use api_types::{
     ClusterChangeRequest, ClusterCreateRequest, ClusterDetail, ClusterList, ClusterView, EventKind,
-    EventView, JobState, JobView, LeaseExtension, NodeView, OutputStream, Page, PlanView,
-    ServiceHealth, SubmittedJob, TaskView, UpgradePlanView,
+    EventView, JobState, JobView, LeaseExtension, NodeView, Operation, OutputStream, Page,
+    PlanView, ServiceHealth, SubmittedJob, TaskView, UpgradePlanView,
 };
 use clap::{Args, Subcommand};
 use serde::Serialize;
@@ -98,26 +98,6 @@ fn parse_param(raw: &str) -> Result<(String, String), String> {
     }
 }
 
-/// What `corral cluster plan|change` does to a cluster.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ChangeOperation {
-    AddServices,
-    RemoveServices,
-    AddNodes,
-    RemoveNodes,
-    Reconfigure,
-    Start,
-    Stop,
-    Restart,
-    Rollback,
-    /// Move the cluster to the catalog's current definitions.
-    Upgrade,
-    /// Give named nodes successors with the same services, then delete them.
-    ReplaceNodes,
-    /// Put the current users' SSH keys on every node (see `corral user keys`).
-    SyncKeys,
-}
-
 /// `corral cluster heal`'s choice.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum HealChoice {
@@ -130,8 +110,9 @@ pub enum HealChoice {
 #[derive(Debug, Args)]
 pub struct ChangeArgs {
     pub id: String,
+    /// What to do (`create` and `delete` have commands of their own).
     #[arg(value_enum)]
-    pub operation: ChangeOperation,
+    pub operation: Operation,
     #[arg(long, value_delimiter = ',')]
     pub services: Option<Vec<String>>,
     /// Nodes to add (add-nodes) or to remove (remove-nodes: Corral picks which).
@@ -159,16 +140,16 @@ impl ChangeArgs {
     fn request(&self) -> anyhow::Result<ClusterChangeRequest> {
         let services = self.services.clone();
         Ok(match self.operation {
-            ChangeOperation::AddServices => ClusterChangeRequest::AddServices {
+            Operation::AddServices => ClusterChangeRequest::AddServices {
                 services: services.context("add-services needs --services")?,
             },
-            ChangeOperation::RemoveServices => ClusterChangeRequest::RemoveServices {
+            Operation::RemoveServices => ClusterChangeRequest::RemoveServices {
                 services: services.context("remove-services needs --services")?,
             },
-            ChangeOperation::AddNodes => ClusterChangeRequest::AddNodes {
+            Operation::AddNodes => ClusterChangeRequest::AddNodes {
                 count: self.count.context("add-nodes needs --count")?,
             },
-            ChangeOperation::RemoveNodes => {
+            Operation::RemoveNodes => {
                 if self.count.is_none() && self.nodes.is_none() {
                     bail!("remove-nodes needs --count N (Corral picks the nodes) or --nodes 1003,1004");
                 }
@@ -177,27 +158,35 @@ impl ChangeArgs {
                     nodes: self.nodes.clone(),
                 }
             }
-            ChangeOperation::Reconfigure => ClusterChangeRequest::Reconfigure {
+            Operation::Reconfigure => ClusterChangeRequest::Reconfigure {
                 restart: self.restart,
                 config: None,
             },
-            ChangeOperation::Start => ClusterChangeRequest::Start { services },
-            ChangeOperation::Stop => ClusterChangeRequest::Stop { services },
-            ChangeOperation::Restart => ClusterChangeRequest::Restart { services },
-            ChangeOperation::Rollback => ClusterChangeRequest::Rollback {
+            Operation::Start => ClusterChangeRequest::Start { services },
+            Operation::Stop => ClusterChangeRequest::Stop { services },
+            Operation::Restart => ClusterChangeRequest::Restart { services },
+            Operation::Rollback => ClusterChangeRequest::Rollback {
                 job_id: self.job.clone().context("rollback needs --job")?,
             },
-            ChangeOperation::Upgrade => ClusterChangeRequest::Upgrade {
+            Operation::Upgrade => ClusterChangeRequest::Upgrade {
                 max_unavailable: self.max_unavailable,
             },
-            ChangeOperation::ReplaceNodes => ClusterChangeRequest::ReplaceNodes {
+            Operation::ReplaceNodes => ClusterChangeRequest::ReplaceNodes {
                 nodes: self
                     .nodes
                     .clone()
                     .context("replace-nodes needs --nodes 1001,1002")?,
                 force: self.force,
             },
-            ChangeOperation::SyncKeys => ClusterChangeRequest::SyncKeys {},
+            Operation::SyncKeys => ClusterChangeRequest::SyncKeys {},
+            // clap does not offer them (`value(skip)`); named for the match only.
+            Operation::Create | Operation::Delete => {
+                bail!(
+                    "{} is not a change: see `corral cluster {}`",
+                    self.operation,
+                    self.operation
+                )
+            }
         })
     }
 }
@@ -711,7 +700,11 @@ pub async fn run_job(args: JobArgs) -> anyhow::Result<ExitCode> {
             if !args.output.json {
                 println!(
                     "job {} ({}): {} — {}/{} tasks succeeded",
-                    id, job.operation, job.state, job.tasks_succeeded, job.tasks_total
+                    id,
+                    job.operation.label(),
+                    job.state,
+                    job.tasks_succeeded,
+                    job.tasks_total
                 );
                 if let Some(error) = &job.error {
                     println!("error: {error}");

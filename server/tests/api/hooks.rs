@@ -1008,7 +1008,7 @@ async fn a_lease_stop_is_undone_by_extending_within_the_grace(backend: Backend) 
     );
     assert_eq!(sweep(after_end + 1_000).await.stopped, 0);
     let (stop_job, operation) = waiting(app.store.clone()).await;
-    assert_eq!(operation, "stop");
+    assert_eq!(operation, api_types::Operation::Stop);
     let (_, shown) = app.call_json(&admin, Method::GET, &path, None).await;
     assert_eq!(shown["lease_deletes_at_ms"], expires + 120_000);
     // The CLI says so too: its list with the time left, its show with the deletion time.
@@ -1074,7 +1074,7 @@ async fn a_lease_stop_is_undone_by_extending_within_the_grace(backend: Backend) 
     assert_eq!(status, 200, "{body}");
     assert!(body.get("lease_deletes_at_ms").is_none(), "{body}");
     let (start_job, operation) = waiting(app.store.clone()).await;
-    assert_eq!(operation, "start");
+    assert_eq!(operation, api_types::Operation::Start);
     assert_eq!(run_job(&app.store, &start_job).await, JobState::Succeeded);
 
     // The new lease ends: stopped again, then deleted once its grace is over.
@@ -1093,7 +1093,7 @@ async fn a_lease_stop_is_undone_by_extending_within_the_grace(backend: Backend) 
     );
     assert_eq!(sweep(expires + 120_000).await.deleted, 1);
     let (delete_job, operation) = waiting(app.store.clone()).await;
-    assert_eq!(operation, "delete");
+    assert_eq!(operation, api_types::Operation::Delete);
     assert_eq!(
         run_job_at(&app.store, &delete_job, expires + 120_000).await,
         JobState::Succeeded

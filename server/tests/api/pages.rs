@@ -455,14 +455,14 @@ async fn the_job_pages_task_table_is_filtered_and_paged_on_the_server() {
 /// carries neither every node nor its layout.
 #[tokio::test]
 async fn the_cluster_pages_node_table_is_paged_on_the_server() {
-    use engine::store::clusters::nodes::{NodeRecord, NodeState};
+    use engine::store::clusters::nodes::{NodeRow, NodeState};
 
     let app = spawn_app(Backend::Sqlite).await;
     let admin = with_catalog(&app, "acme").await;
     let created = create_cluster(&app, &admin, "paged").await;
     let id = created["cluster"]["id"].as_str().unwrap();
     for number in 1..=120 {
-        let record = NodeRecord {
+        let record = NodeRow {
             cluster_id: id.to_owned(),
             number,
             hostname: Some(format!("paged-node-{number}.")),

@@ -284,7 +284,11 @@ fn LiveJob(
         follow_stream(job_id.clone(), page.last_event_id, live, on_batch);
     }
     let cluster_href = format!("/clusters/{}", page.cluster_id);
-    let title = format!("{} · {} · Corral", page.job.operation, page.cluster_name);
+    let title = format!(
+        "{} · {} · Corral",
+        page.job.operation.label(),
+        page.cluster_name
+    );
     let progress = Memo::new(move |_| groups.with(|groups| progress_of(groups)));
     let elapsed = move || {
         let job = job.get();
@@ -341,7 +345,7 @@ fn LiveJob(
         <div class="page-head">
             <h1>
                 {if page.job.forced { "forced " } else { "" }}
-                {page.job.operation.clone()} " " {page.cluster_name.clone()}
+                {page.job.operation.label()} " " {page.cluster_name.clone()}
             </h1>
             {move || view! { <StateBadge state=job.get().state/> }}
         </div>
@@ -378,7 +382,7 @@ fn LiveJob(
                         hostnames=hostnames_for_failure.clone() cluster_id=cluster_id.clone()
                         retry/>
                 }.into_any(),
-                JobState::Succeeded if current.operation == "delete" => view! {
+                JobState::Succeeded if current.operation == api_types::Operation::Delete => view! {
                     <section class="card banner-ok" role="status" data-testid="job-succeeded">
                         <h2>"Deleted"</h2>
                         <p>"Every node of the cluster is gone. " <a href="/clusters">"Back to your clusters"</a></p>
@@ -720,7 +724,7 @@ fn FailurePanel(
     let retry_error = action_error(retry);
     let rollback = format!("/clusters/{cluster_id}?op=rollback&job_id={}", job.id);
     // A delete that failed at a stop or remove step can only be finished by forcing it.
-    let failed_delete = job.operation == "delete";
+    let failed_delete = job.operation == api_types::Operation::Delete;
     let delete = if failed_delete {
         format!("/clusters/{cluster_id}?op=delete&force=on")
     } else {
@@ -810,7 +814,7 @@ mod tests {
         JobView {
             id: "j".into(),
             cluster_id: "c".into(),
-            operation: "create".into(),
+            operation: api_types::Operation::Create,
             state,
             tasks_total: 1,
             tasks_succeeded: 0,

@@ -4,7 +4,7 @@
 //! confirmed, with or without JavaScript. The node table shows a page of nodes at a
 //! time (`?node_page=3`), so a thousand-node cluster's page stays light.
 
-use api_types::{ClusterState, JobView, NodeView, ServiceHealth, ServiceHealthView};
+use api_types::{ClusterState, JobView, NodeView, Operation, ServiceHealth, ServiceHealthView};
 use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::components::Form;
@@ -26,7 +26,7 @@ use crate::server_fns::clusters::healing::SetHealing;
 use crate::server_fns::clusters::pin::PinCluster;
 use crate::server_fns::clusters::plan_change::plan_change;
 use crate::server_fns::clusters::show::load_cluster_page;
-use crate::server_fns::clusters::{ChangeForm, NODES_PER_PAGE, OPERATIONS};
+use crate::server_fns::clusters::{tab_title, ChangeForm, CHANGE_TABS, NODES_PER_PAGE};
 use crate::server_fns::clusters::{ChangePreview, ClusterPage};
 
 /// The newest approval request, as its requester reads it: what it waits for, or how it
@@ -106,7 +106,12 @@ pub fn ClusterShowPage() -> impl IntoView {
     );
     let form = Memo::new(move |_| {
         query.with(|query| {
-            query.get("op").map(|op| ChangeForm {
+            // An unknown word (or `create`, not a change) chooses no operation.
+            let op = query
+                .get("op")
+                .and_then(|op| op.parse::<Operation>().ok())
+                .filter(|op| *op != Operation::Create);
+            op.map(|op| ChangeForm {
                 op,
                 services: crate::query::list(query, "services").unwrap_or_default(),
                 count: query.get("count"),
@@ -152,7 +157,7 @@ pub fn ClusterShowPage() -> impl IntoView {
             {move || Suspend::new(async move {
                 match page.await {
                     Err(error) => view! { <PageError error/> }.into_any(),
-                    Ok(page) => view! { <ClusterView page extend pin heal/> }.into_any(),
+                    Ok(page) => view! { <ClusterDetails page extend pin heal/> }.into_any(),
                 }
             })}
         </Transition>
@@ -166,8 +171,10 @@ pub fn ClusterShowPage() -> impl IntoView {
     }
 }
 
+/// The loaded cluster page: its state, nodes, jobs and changes (the view of an
+/// [`api_types::ClusterView`] and more, hence not that name).
 #[component]
-fn ClusterView(
+fn ClusterDetails(
     page: ClusterPage,
     extend: ServerAction<ExtendLease>,
     pin: ServerAction<PinCluster>,
@@ -274,7 +281,7 @@ fn ClusterView(
             let href = format!("/clusters/{}/jobs/{}", cluster.id, job.id);
             view! {
                 <p class="banner banner-busy" role="status">
-                    "A " {job.operation.clone()} " job is " {job.state.as_str()} ": "
+                    "A " {job.operation.label()} " job is " {job.state.as_str()} ": "
                     <a href=href>"watch it live"</a>
                 </p>
             }
@@ -571,7 +578,7 @@ fn lease_notice(cluster: &api_types::ClusterView, jobs: &[JobView]) -> Option<St
     // Jobs are newest first: a forced delete right after a failed plain one.
     let deletes: Vec<&JobView> = jobs
         .iter()
-        .filter(|job| job.operation == "delete" && job.created_at_ms >= ended)
+        .filter(|job| job.operation == Operation::Delete && job.created_at_ms >= ended)
         .collect();
     if let [forced, plain, ..] = deletes.as_slice() {
         if forced.forced && !plain.forced && plain.state == api_types::JobState::Failed {
@@ -611,7 +618,7 @@ fn JobHistory(cluster_id: String, jobs: Vec<JobView>) -> impl IntoView {
             };
             view! {
                 <tr>
-                    <td><a href=href>{job.operation.clone()}</a></td>
+                    <td><a href=href>{job.operation.label()}</a></td>
                     <td><StateBadge state=job.state/></td>
                     <td class="num">{format!("{}/{}", job.tasks_succeeded, job.tasks_total)}</td>
                     <td>{timestamp(job.created_at_ms)}</td>
@@ -646,12 +653,12 @@ fn Operations(
     let current = page.services.clone();
     let addable = page.addable_services.clone();
     let node_numbers: Vec<String> = page.node_numbers.iter().map(i64::to_string).collect();
-    let tabs = OPERATIONS
+    let tabs = CHANGE_TABS
         .iter()
-        .map(|(op, label)| {
+        .map(|&op| {
             let href = format!("?op={op}");
-            let selected = move || form.with(|form| form.as_ref().is_some_and(|form| form.op == *op));
-            view! { <a href=href class="tab" class:tab-selected=selected aria-current=move || selected().then_some("true")>{*label}</a> }
+            let selected = move || form.with(|form| form.as_ref().is_some_and(|form| form.op == op));
+            view! { <a href=href class="tab" class:tab-selected=selected aria-current=move || selected().then_some("true")>{tab_title(op)}</a> }
         })
         .collect_view();
     let cluster_id = page.cluster.id.clone();
@@ -682,7 +689,7 @@ fn Operations(
             }}
             {move || form.get().map(|chosen| {
                 let cluster_id = cluster_id.clone();
-                let danger = chosen.op == "delete";
+                let danger = chosen.op == Operation::Delete;
                 // Indexed names: the server function reads them as a list.
                 let services = chosen.services.iter().enumerate().map(|(index, service)| view! {
                     <input type="hidden" name=crate::query::item("form[services]", index) value=service.clone()/>
@@ -694,13 +701,13 @@ fn Operations(
                     <ActionForm action=change attr:class="confirm">
                         <CsrfField/>
                         <input type="hidden" name="id" value=cluster_id/>
-                        <input type="hidden" name="form[op]" value=chosen.op.clone()/>
+                        <input type="hidden" name="form[op]" value=chosen.op.as_str()/>
                         {services}
                         {nodes}
                         {chosen.count.clone().map(|count| view! { <input type="hidden" name="form[count]" value=count/> })}
                         {chosen.job_id.clone().map(|job| view! { <input type="hidden" name="form[job_id]" value=job/> })}
                         {chosen.config.clone().map(|config| view! { <input type="hidden" name="form[config]" value=config/> })}
-                        {(chosen.op == "replace-nodes" && chosen.force.is_some()).then(|| view! {
+                        {(chosen.op == Operation::ReplaceNodes && chosen.force.is_some()).then(|| view! {
                             <input type="hidden" name="form[force]" value="on"/>
                         })}
                         {danger.then(|| view! {
@@ -747,29 +754,29 @@ fn OperationInputs(
             .collect_view()
     };
     let checkboxes = |choices: &[String], picked: &[String]| boxes("services", choices, picked);
-    let inputs = match chosen.op.as_str() {
-        "add-services" if addable.is_empty() => view! {
+    let inputs = match chosen.op {
+        Operation::AddServices if addable.is_empty() => view! {
             <p class="muted">"Every service the template allows is already on this cluster."</p>
         }
         .into_any(),
-        "add-services" => view! {
+        Operation::AddServices => view! {
             <fieldset class="field"><legend>"Services to add"</legend>{checkboxes(&addable, &chosen.services)}</fieldset>
         }
         .into_any(),
-        "remove-services" => view! {
+        Operation::RemoveServices => view! {
             <fieldset class="field">
                 <legend>"Services to stop and remove on every node"</legend>
                 {checkboxes(&current, &chosen.services)}
             </fieldset>
         }
         .into_any(),
-        "add-nodes" => view! {
+        Operation::AddNodes => view! {
             <Field label="Nodes to add" id="count">
                 <input id="count" name="count" type="number" min="1" value=chosen.count.clone().unwrap_or_else(|| "1".to_owned())/>
             </Field>
         }
         .into_any(),
-        "remove-nodes" => view! {
+        Operation::RemoveNodes => view! {
             <Field label="Nodes to remove (Corral picks which)" id="count">
                 <input id="count" name="count" type="number" min="1" value=chosen.count.clone().unwrap_or_else(|| "1".to_owned())/>
             </Field>
@@ -780,27 +787,27 @@ fn OperationInputs(
             <p class="hint">"Services that stay are reconfigured first, then the leaving nodes' services stop and the nodes are deleted."</p>
         }
         .into_any(),
-        "start" | "stop" | "restart" => view! {
+        Operation::Start | Operation::Stop | Operation::Restart => view! {
             <fieldset class="field">
                 <legend>"Services (none picked: all)"</legend>
                 {checkboxes(&current, &chosen.services)}
             </fieldset>
         }
         .into_any(),
-        "reconfigure" => view! {
+        Operation::Reconfigure => view! {
             <Field label="Config to merge (JSON object); services are reconfigured and restarted" id="config">
                 <textarea id="config" name="config" rows="5">{chosen.config.clone().unwrap_or_default()}</textarea>
             </Field>
         }
         .into_any(),
-        "upgrade" => view! {
+        Operation::Upgrade => view! {
             <Field label="Nodes of a service upgraded at once" id="count">
                 <input id="count" name="count" type="number" min="1" value=chosen.count.clone().unwrap_or_else(|| "1".to_owned())/>
             </Field>
             <p class="hint">"Moves the cluster to the catalog's current definitions. Only what changed runs, one batch after another; each batch's services must answer their health checks before the next starts."</p>
         }
         .into_any(),
-        "replace-nodes" => view! {
+        Operation::ReplaceNodes => view! {
             <fieldset class="field">
                 <legend>"Nodes to replace"</legend>
                 {boxes("nodes", &nodes, &chosen.nodes)}
@@ -812,22 +819,27 @@ fn OperationInputs(
             <p class="hint">"Each node gets a new node of the same hardware and image with the same services; the cluster is reconfigured around it, then the old node's services stop and it is deleted."</p>
         }
         .into_any(),
-        "rollback" => view! {
+        Operation::Rollback => view! {
             <input type="hidden" name="job_id" value=chosen.job_id.clone().unwrap_or_default()/>
             <p>"Undo what the failed job did, as planned below."</p>
         }
         .into_any(),
-        _ => view! { <p>"Every node and service of this cluster goes, as shown below."</p> }.into_any(),
+        Operation::SyncKeys => view! {
+            <p>"Every node gets the current users' SSH keys again, as planned below; no service is touched."</p>
+        }
+        .into_any(),
+        // A create never gets here (the form's memo drops it).
+        Operation::Delete | Operation::Create => view! { <p>"Every node and service of this cluster goes, as shown below."</p> }.into_any(),
     };
     // Every branch renders elements: empty views side by side do not hydrate.
-    let action = if matches!(chosen.op.as_str(), "delete" | "rollback") {
+    let action = if matches!(chosen.op, Operation::Delete | Operation::Rollback) {
         view! { <p class="hint">"Nothing to choose: confirm below."</p> }.into_any()
     } else {
         view! { <button class="button button-quiet" type="submit">"Preview"</button> }.into_any()
     };
     view! {
         <Form method="GET" action="" attr:class="stack op-inputs">
-            <input type="hidden" name="op" value=chosen.op.clone()/>
+            <input type="hidden" name="op" value=chosen.op.as_str()/>
             {inputs}
             {action}
         </Form>

@@ -45,7 +45,11 @@ pub async fn load_job_page(
     // cluster's details.
     let cluster = match service.cluster(&caller, &cluster_id).await {
         Ok(cluster) => Some(cluster),
-        Err(engine::service::ServiceError::NotFound(_)) if job.operation == "delete" => None,
+        Err(engine::service::ServiceError::NotFound(_))
+            if job.operation == api_types::Operation::Delete =>
+        {
+            None
+        }
         Err(error) => return Err(error.into()),
     };
     let filter = TaskFilter {

@@ -26,9 +26,10 @@ pub struct Node {
     pub presence_since_ms: Option<i64>,
 }
 
-/// A node's recorded facts; saving it again for the same number replaces them.
+/// A node's recorded facts, as its row stores them; saving it again for the same number
+/// replaces them. (The provider's `NodeRecord` is what a provider reports of a machine.)
 #[derive(Debug, Clone)]
-pub struct NodeRecord {
+pub struct NodeRow {
     pub cluster_id: String,
     pub number: i64,
     pub hostname: Option<String>,
@@ -44,7 +45,7 @@ const COLUMNS: &str = "id, cluster_id, number, hostname, hardwaretype, imagetype
 
 impl Store {
     /// Inserts the node or updates the one with the same cluster and number.
-    pub async fn save_node(&self, record: &NodeRecord, now_ms: i64) -> Result<(), StoreError> {
+    pub async fn save_node(&self, record: &NodeRow, now_ms: i64) -> Result<(), StoreError> {
         let (_turn, mut tx) = self.begin_write().await?;
         let version = bump_nodes_version(&mut tx, &record.cluster_id).await?;
         sqlx::query(
