@@ -1189,9 +1189,21 @@ async fn a_process_that_shed_the_nodes_environment_dies_with_the_node() {
     let (outcome, stdout, _) = run_collect(&pool, &record, &escape).await;
     assert!(outcome.exit.success());
     assert_eq!(stdout, "started\n");
+    // The process once it is `sleep` itself: until its exec it is still `env`, or the
+    // subshell starting it, whose command lines name the needle too and which still
+    // carry the node's environment (the check below read one of them under load).
+    let is_sleep = |pid: &i32| {
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        String::from_utf8_lossy(&cmdline)
+            .replace('\0', " ")
+            .starts_with(&needle)
+    };
     let mut escaped = Vec::new();
     for _ in 0..200 {
-        escaped = pids_with_cmdline(&needle);
+        escaped = pids_with_cmdline(&needle)
+            .into_iter()
+            .filter(is_sleep)
+            .collect();
         if !escaped.is_empty() {
             break;
         }
