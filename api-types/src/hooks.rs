@@ -11,6 +11,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 use crate::states::{word_enum, UnknownValue, Word};
+use crate::{ApprovalOperation, Operation};
 
 /// The version of [`HookEventBody`] and [`GateRequestBody`] (their `schema` field).
 pub const HOOK_SCHEMA_VERSION: u32 = 1;
@@ -254,8 +255,10 @@ pub struct HookCluster {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct HookJob {
     pub id: String,
-    /// `create`, `add nodes`, `delete`…
-    pub operation: String,
+    /// `create`, `add nodes`, `delete`… (the spaced words: [`Operation::label`]).
+    #[serde(with = "crate::operation::labelled")]
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
+    pub operation: Operation,
     pub state: crate::JobState,
     /// The user who asked for it, by name.
     pub requested_by: Option<String>,
@@ -367,8 +370,7 @@ pub struct HookLease {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct HookApproval {
     pub id: String,
-    /// `create` or `grow`.
-    pub operation: String,
+    pub operation: ApprovalOperation,
     /// The cluster's size if approved.
     pub size: u64,
     /// The rule that matched, in words (`size above 3`).
@@ -398,8 +400,10 @@ pub struct GatePlanSummary {
 pub struct GateRequestBody {
     pub schema: u32,
     pub gate: GateOperation,
-    /// The operation by name (`create`, `add nodes`, `delete`…).
-    pub operation: String,
+    /// The operation by name (`create`, `add nodes`, `delete`…: [`Operation::label`]).
+    #[serde(with = "crate::operation::labelled")]
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
+    pub operation: Operation,
     pub tenant: HookTenant,
     pub cluster: HookCluster,
     pub requested_by: Option<String>,

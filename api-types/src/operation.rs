@@ -133,6 +133,27 @@ impl fmt::Display for Operation {
     }
 }
 
+/// Serde for an operation written as its [`Operation::label`] (`"add nodes"`): hook
+/// bodies carry the spaced words they always did. Either spelling reads back.
+/// Use with `#[serde(with = "crate::operation::labelled")]`.
+pub mod labelled {
+    use super::Operation;
+
+    pub fn serialize<S: serde::Serializer>(
+        operation: &Operation,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(operation.label())
+    }
+
+    pub fn deserialize<'de, D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Operation, D::Error> {
+        let raw = <std::borrow::Cow<'de, str> as serde::Deserialize>::deserialize(deserializer)?;
+        raw.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 // The jobs table's operation column reads as the enum (see `states`'s word enums).
 #[cfg(feature = "sqlx")]
 impl sqlx::Type<sqlx::Any> for Operation {

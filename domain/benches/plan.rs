@@ -15,7 +15,7 @@ use domain::layout::{Layout, NodeLayout, FIRST_NODE_NUMBER};
 use domain::macros::{expand_json, MacroContext, MacroNode};
 use domain::names::{HardwareTypeName, ImageTypeName, ServiceName, TemplateName};
 use domain::plan::{
-    plan, unit_cost, ActionCosts, DependencyLists, Operation, ServiceAction, ServiceGraph,
+    plan, unit_cost, ActionCosts, DependencyLists, PlanOperation, ServiceAction, ServiceGraph,
     ServiceNode, Task,
 };
 
@@ -353,7 +353,7 @@ fn report(graph: &ServiceGraph) {
         let mut dag = None;
         for _ in 0..rounds {
             let started = Instant::now();
-            let planned = plan(&old, &new, &Operation::Create, graph).expect("plannable");
+            let planned = plan(&old, &new, &PlanOperation::Create, graph).expect("plannable");
             best = best.min(started.elapsed().as_secs_f64() * 1e3);
             dag = Some(planned);
         }
@@ -459,7 +459,14 @@ fn bench_plan(c: &mut Criterion) {
         let new = layout(size);
         let old = empty();
         group.bench_with_input(BenchmarkId::from_parameter(size), &new, |b, new| {
-            b.iter(|| plan(black_box(&old), black_box(new), &Operation::Create, &graph))
+            b.iter(|| {
+                plan(
+                    black_box(&old),
+                    black_box(new),
+                    &PlanOperation::Create,
+                    &graph,
+                )
+            })
         });
     }
     group.finish();

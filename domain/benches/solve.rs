@@ -11,7 +11,9 @@ use std::time::Instant;
 
 use criterion::{criterion_group, BenchmarkId, Criterion};
 use domain::names::{HardwareTypeName, ImageTypeName, ServiceName, TemplateName};
-use domain::solver::{solve, LayoutGroups, Problem, ServiceConstraint, SizeBounds, TypeCandidates};
+use domain::solver::{
+    solve, LayoutGroups, LayoutProblem, ServiceConstraint, SizeBounds, TypeCandidates,
+};
 
 fn names(list: &[&str]) -> Vec<ServiceName> {
     list.iter()
@@ -65,7 +67,7 @@ const EDGE: [&str; 8] = [
 /// The edge services that, like the masters, run once.
 const SINGLE_EDGE: [&str; 5] = ["kibana", "hue", "ldap", "kerberos-kdc", "prometheus"];
 
-fn template(size: u32) -> Problem {
+fn template(size: u32) -> LayoutProblem {
     let services = names(&[&AGENTS[..], &MASTERS, &WORKERS, &QUORUMS_AND_STORES, &EDGE].concat());
     assert_eq!(services.len(), 30);
     let service = |name: &str| ServiceName::parse(name).expect("valid name");
@@ -104,7 +106,7 @@ fn template(size: u32) -> Problem {
             images: vec![img("centos7")],
         },
     );
-    Problem {
+    LayoutProblem {
         template: TemplateName::parse("big-data").expect("valid name"),
         size,
         size_bounds: SizeBounds {
@@ -157,7 +159,7 @@ fn next(seed: &mut u64) -> u64 {
 
 /// A random template: `services` services, each pair kept apart with probability
 /// `density`%, two random must groups, random quantities and whitelists.
-fn random_template(seed: &mut u64, services: usize, density: u64, size: u32) -> Problem {
+fn random_template(seed: &mut u64, services: usize, density: u64, size: u32) -> LayoutProblem {
     let names: Vec<ServiceName> = (0..services)
         .map(|index| ServiceName::parse(format!("s{index:02}")).expect("valid name"))
         .collect();
@@ -202,7 +204,7 @@ fn random_template(seed: &mut u64, services: usize, density: u64, size: u32) -> 
             },
         );
     }
-    Problem {
+    LayoutProblem {
         template: TemplateName::parse("random").expect("valid name"),
         size,
         size_bounds: SizeBounds::default(),

@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 use crate::layout::Layout;
 use crate::names::ServiceName;
 use crate::solver::{
-    solve_removal, solve_with_existing, Existing, NodesToRemove, Problem, Unsatisfiable,
+    solve_removal, solve_with_existing, Existing, LayoutProblem, NodesToRemove, Unsatisfiable,
 };
 
 /// What a change does to the layout, its request already checked.
@@ -56,7 +56,7 @@ pub struct Layouts {
 pub fn layouts(
     committed: &Layout,
     change: &LayoutChange,
-    problem_for: impl Fn(Vec<String>, u32) -> Result<Problem, Unsatisfiable>,
+    problem_for: impl Fn(Vec<String>, u32) -> Result<LayoutProblem, Unsatisfiable>,
 ) -> Result<Layouts, Unsatisfiable> {
     let size = u32::try_from(committed.nodes.len()).unwrap_or(u32::MAX);
     let current_services = || -> Vec<String> {
@@ -178,7 +178,7 @@ mod tests {
 
     /// The problem for `services` on `size` nodes, as a catalog would give it: any
     /// mix of services per node, except that `solo` runs alone and at most once.
-    fn problem(services: Vec<String>, size: u32) -> Result<Problem, Unsatisfiable> {
+    fn problem(services: Vec<String>, size: u32) -> Result<LayoutProblem, Unsatisfiable> {
         if services.iter().any(|name| name == "unknown") {
             return Err(Unsatisfiable::new(vec![Reason::NoProvider]));
         }
@@ -191,7 +191,7 @@ mod tests {
             ..ServiceConstraint::default()
         };
         let service_constraints = BTreeMap::from([(svc("solo"), solo)]);
-        Ok(Problem {
+        Ok(LayoutProblem {
             template: TemplateName::parse("t").expect("valid name"),
             size,
             size_bounds: SizeBounds::default(),

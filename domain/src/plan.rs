@@ -324,7 +324,7 @@ impl TaskDag {
 /// What the cluster operation is. Layout-changing operations are checked against
 /// the difference between the old and new layouts.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Operation {
+pub enum PlanOperation {
     /// Build every node of `new` (`old` must be empty).
     Create,
     /// Stop and remove every service of `old`, then delete its nodes.
@@ -387,24 +387,24 @@ pub struct Upgrade {
     pub max_unavailable: u32,
 }
 
-impl Operation {
+impl PlanOperation {
     pub fn name(&self) -> &'static str {
         match self {
-            Operation::Create => "create",
-            Operation::Delete => "delete",
-            Operation::AddServices => "add services",
-            Operation::RemoveServices => "remove services",
-            Operation::AddNodes => "add nodes",
-            Operation::RemoveNodes => "remove nodes",
-            Operation::Update => "update",
-            Operation::Reconfigure { .. } => "reconfigure",
-            Operation::Start { .. } => "start",
-            Operation::Stop { .. } => "stop",
-            Operation::Restart { .. } => "restart",
-            Operation::Rollback { .. } => "rollback",
-            Operation::Upgrade(_) => "upgrade",
-            Operation::ReplaceNodes => "replace nodes",
-            Operation::SyncKeys => "sync keys",
+            PlanOperation::Create => "create",
+            PlanOperation::Delete => "delete",
+            PlanOperation::AddServices => "add services",
+            PlanOperation::RemoveServices => "remove services",
+            PlanOperation::AddNodes => "add nodes",
+            PlanOperation::RemoveNodes => "remove nodes",
+            PlanOperation::Update => "update",
+            PlanOperation::Reconfigure { .. } => "reconfigure",
+            PlanOperation::Start { .. } => "start",
+            PlanOperation::Stop { .. } => "stop",
+            PlanOperation::Restart { .. } => "restart",
+            PlanOperation::Rollback { .. } => "rollback",
+            PlanOperation::Upgrade(_) => "upgrade",
+            PlanOperation::ReplaceNodes => "replace nodes",
+            PlanOperation::SyncKeys => "sync keys",
         }
     }
 }
@@ -447,23 +447,23 @@ fn list(services: &[ServiceName]) -> String {
 ///
 /// Operations that do not change the layout (reconfigure, start, stop, restart) act
 /// on `new`; rollback looks at both layouts and the failed job's tasks.
-/// The plan that builds `layout` from nothing: [`plan`] of a [`Operation::Create`].
+/// The plan that builds `layout` from nothing: [`plan`] of a [`PlanOperation::Create`].
 pub fn plan_create(layout: &Layout, services: &ServiceGraph) -> Result<TaskDag, PlanError> {
     let empty = Layout::empty(layout.template.clone());
-    plan(&empty, layout, &Operation::Create, services)
+    plan(&empty, layout, &PlanOperation::Create, services)
 }
 
 pub fn plan(
     old: &Layout,
     new: &Layout,
-    operation: &Operation,
+    operation: &PlanOperation,
     services: &ServiceGraph,
 ) -> Result<TaskDag, PlanError> {
     let cluster = work::cluster_services(old, new, operation);
     let deps = graph::ResolvedDeps::new(services, &cluster).map_err(PlanError::UnknownService)?;
     match operation {
-        Operation::Upgrade(upgrade) => return rolling::plan(new, upgrade, &deps),
-        Operation::ReplaceNodes => return replace::plan(old, new, &deps),
+        PlanOperation::Upgrade(upgrade) => return rolling::plan(new, upgrade, &deps),
+        PlanOperation::ReplaceNodes => return replace::plan(old, new, &deps),
         _ => {}
     }
     let work = work::for_operation(old, new, operation, &deps, services)?;

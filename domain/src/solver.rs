@@ -44,7 +44,7 @@ pub use catalog::SolveRequest;
 pub use contract::{ContractLayout, ContractNode};
 pub use error::{NearestSizes, Reason, TypeKind, Unsatisfiable};
 pub use problem::{
-    Existing, LayoutGroups, Problem, ServiceConstraint, SizeBounds, TypeCandidates, Unusable,
+    Existing, LayoutGroups, LayoutProblem, ServiceConstraint, SizeBounds, TypeCandidates, Unusable,
     UnusableType,
 };
 
@@ -58,7 +58,7 @@ pub use shrink::{solve_removal, NodesToRemove};
 pub const MAX_NODES: u32 = 100_000;
 
 /// Solves a new cluster: `problem.size` nodes numbered from [`FIRST_NODE_NUMBER`].
-pub fn solve(problem: &Problem) -> Result<Layout, Unsatisfiable> {
+pub fn solve(problem: &LayoutProblem) -> Result<Layout, Unsatisfiable> {
     if problem.size > MAX_NODES {
         return Err(too_many_nodes(problem.size));
     }
@@ -93,21 +93,21 @@ pub fn solve(problem: &Problem) -> Result<Layout, Unsatisfiable> {
     Err(diagnose::explain(problem, last_reasons))
 }
 
-/// Solves `request` on a (resolved) catalog template: [`Problem::from_catalog`]'s
+/// Solves `request` on a (resolved) catalog template: [`LayoutProblem::from_catalog`]'s
 /// pre-checks, then [`solve`].
 pub fn solve_request(
     catalog: &crate::catalog::Catalog,
     template: &crate::catalog::ClusterTemplate,
     request: &SolveRequest,
 ) -> Result<Layout, Unsatisfiable> {
-    solve(&Problem::from_catalog(catalog, template, request)?)
+    solve(&LayoutProblem::from_catalog(catalog, template, request)?)
 }
 
 /// Solves a change to a live cluster whose nodes stay where they are: new services
 /// go onto existing nodes when `existing.extend_nodes` (add services), new nodes are
 /// numbered after the highest existing one (add nodes, or growth the request allows).
 pub fn solve_with_existing(
-    problem: &Problem,
+    problem: &LayoutProblem,
     existing: &Existing,
 ) -> Result<Layout, Unsatisfiable> {
     let largest = existing
@@ -129,7 +129,7 @@ pub fn to_contract_json(layout: &Layout) -> serde_json::Value {
 }
 
 /// Coopr's candidates first; the wider set only if they cannot do it.
-fn phases(problem: &Problem) -> Vec<Phase> {
+fn phases(problem: &LayoutProblem) -> Vec<Phase> {
     let widens = |preferred: bool, candidates: usize| preferred && candidates > 1;
     if widens(
         problem.hardware.preferred.is_some(),

@@ -16,7 +16,7 @@
 //! their changes are recorded for later and run nothing now. Services that depend at
 //! run time on a restarted service are configured again afterwards, so a load
 //! balancer learns of restarted backends. The planner turns the result into batches
-//! ([`crate::plan::Operation::Upgrade`]).
+//! ([`crate::plan::PlanOperation::Upgrade`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -12,8 +12,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use domain::layout::Layout;
 use domain::names::{HardwareTypeName, ImageTypeName, ServiceName, TemplateName};
 use domain::solver::{
-    solve, solve_with_existing, Existing, LayoutGroups, Problem, ServiceConstraint, SizeBounds,
-    TypeCandidates,
+    solve, solve_with_existing, Existing, LayoutGroups, LayoutProblem, ServiceConstraint,
+    SizeBounds, TypeCandidates,
 };
 use proptest::prelude::*;
 
@@ -60,7 +60,7 @@ prop_compose! {
         img_mask in 1u32..4,
         hw_pref in any::<bool>(),
         img_pref in any::<bool>(),
-    ) -> Problem {
+    ) -> LayoutProblem {
         let services: Vec<ServiceName> = SERVICES[..count].iter().map(|s| svc(s)).collect();
         let mut layout = LayoutGroups::default();
         for (must, mask) in groups {
@@ -76,7 +76,7 @@ prop_compose! {
             .collect();
         let hardware: Vec<HardwareTypeName> = pick(&HARDWARE, hw_mask).iter().map(|h| HardwareTypeName::parse(*h).expect("valid")).collect();
         let images: Vec<ImageTypeName> = pick(&IMAGES, img_mask).iter().map(|i| ImageTypeName::parse(*i).expect("valid")).collect();
-        Problem {
+        LayoutProblem {
             template: TemplateName::parse("t").expect("valid"),
             size,
             size_bounds: SizeBounds::default(),
@@ -98,7 +98,7 @@ struct BruteLayout {
     image: usize,
 }
 
-fn constrained(problem: &Problem, service: &ServiceName) -> bool {
+fn constrained(problem: &LayoutProblem, service: &ServiceName) -> bool {
     problem.service_constraints.contains_key(service)
         || problem
             .layout
@@ -117,7 +117,7 @@ fn owned<T: AsRef<str>>(names: &[T]) -> Vec<String> {
 }
 
 /// Every valid layout of one phase, in preference order.
-fn brute_layouts(problem: &Problem, wide: bool) -> Vec<BruteLayout> {
+fn brute_layouts(problem: &LayoutProblem, wide: bool) -> Vec<BruteLayout> {
     let cluster: Vec<&ServiceName> = problem.services.iter().collect();
     let (cons, free): (Vec<&ServiceName>, Vec<&ServiceName>) =
         cluster.iter().partition(|s| constrained(problem, s));
@@ -191,7 +191,7 @@ fn brute_layouts(problem: &Problem, wide: bool) -> Vec<BruteLayout> {
     layouts
 }
 
-fn bounds_of(problem: &Problem, service: &ServiceName) -> (u32, u32) {
+fn bounds_of(problem: &LayoutProblem, service: &ServiceName) -> (u32, u32) {
     let c = problem.service_constraints.get(service);
     (
         c.map_or(0, |c| c.min).max(1),
@@ -201,7 +201,7 @@ fn bounds_of(problem: &Problem, service: &ServiceName) -> (u32, u32) {
 
 /// Coopr's walk: count vectors in decreasing lexicographic order, first that fits.
 fn walk(
-    problem: &Problem,
+    problem: &LayoutProblem,
     existing: &BTreeMap<String, u32>,
     layouts: &[BruteLayout],
     index: usize,
@@ -244,14 +244,14 @@ fn walk(
 }
 
 /// The brute-force answer as (hardware, image, services) per node.
-fn brute(problem: &Problem) -> Option<Vec<(String, String, Vec<String>)>> {
+fn brute(problem: &LayoutProblem) -> Option<Vec<(String, String, Vec<String>)>> {
     brute_adding(problem, &BTreeMap::new(), problem.size)
 }
 
 /// The brute-force choice of `new_nodes` more nodes when `existing` counts of
 /// each service are already placed.
 fn brute_adding(
-    problem: &Problem,
+    problem: &LayoutProblem,
     existing: &BTreeMap<String, u32>,
     new_nodes: u32,
 ) -> Option<Vec<(String, String, Vec<String>)>> {
@@ -301,7 +301,7 @@ fn shape(layout: &Layout) -> Vec<(String, String, Vec<String>)> {
 }
 
 /// Independent check of every constraint on a layout.
-fn check(problem: &Problem, layout: &Layout) -> Result<(), String> {
+fn check(problem: &LayoutProblem, layout: &Layout) -> Result<(), String> {
     if layout.nodes.len() != problem.size as usize {
         return Err(format!(
             "{} nodes, asked {}",
@@ -318,7 +318,7 @@ fn check(problem: &Problem, layout: &Layout) -> Result<(), String> {
 }
 
 /// Every layout and quantity constraint, whatever the size and numbering.
-fn check_nodes(problem: &Problem, layout: &Layout) -> Result<(), String> {
+fn check_nodes(problem: &LayoutProblem, layout: &Layout) -> Result<(), String> {
     for node in &layout.nodes {
         if !problem.hardware.candidates.contains(&node.hardwaretype)
             || !problem.images.candidates.contains(&node.imagetype)
@@ -404,7 +404,7 @@ proptest! {
     #[test]
     fn nearest_sizes_are_the_closest_that_work(problem in problem(4, 6)) {
         if let Err(err) = solve(&problem) {
-            let works = |size: u32| solve(&Problem { size, ..problem.clone() }).is_ok();
+            let works = |size: u32| solve(&LayoutProblem { size, ..problem.clone() }).is_ok();
             if let Some(above) = err.nearest.above {
                 prop_assert!(above > problem.size && works(above), "{err}");
                 for size in problem.size + 1..above { prop_assert!(!works(size), "{size} works, {err}"); }
@@ -434,7 +434,7 @@ proptest! {
     #[test]
     fn adding_nodes_keeps_existing_ones(problem in problem(5, 8), extra in 1u32..5) {
         if let Ok(layout) = solve(&problem) {
-            let grown_problem = Problem { size: problem.size + extra, ..problem.clone() };
+            let grown_problem = LayoutProblem { size: problem.size + extra, ..problem.clone() };
             let existing = Existing { nodes: layout.nodes.clone(), extend_nodes: false, grow_up_to: None };
             let mut counts: BTreeMap<String, u32> = BTreeMap::new();
             for node in &layout.nodes {
@@ -452,7 +452,7 @@ proptest! {
                 }
                 (Err(err), None) => {
                     if let Some(above) = err.nearest.above {
-                        let bigger = Problem { size: above, ..problem.clone() };
+                        let bigger = LayoutProblem { size: above, ..problem.clone() };
                         prop_assert!(solve_with_existing(&bigger, &existing).is_ok(), "{err}");
                     }
                 }
@@ -465,7 +465,7 @@ proptest! {
     #[test]
     fn adding_services_keeps_existing_nodes(problem in problem(5, 8), added in 1usize..3) {
         let keep = problem.services.len().saturating_sub(added).max(1);
-        let smaller = Problem { services: problem.services[..keep].to_vec(), ..problem.clone() };
+        let smaller = LayoutProblem { services: problem.services[..keep].to_vec(), ..problem.clone() };
         if let Ok(layout) = solve(&smaller) {
             let existing = Existing { nodes: layout.nodes.clone(), extend_nodes: true, grow_up_to: Some(problem.size + 4) };
             if let Ok(result) = solve_with_existing(&problem, &existing) {
@@ -499,7 +499,7 @@ fn coopr_greedy_counterexample() {
             },
         );
     }
-    let problem = Problem {
+    let problem = LayoutProblem {
         template: TemplateName::parse("t").expect("valid"),
         size: 2,
         size_bounds: SizeBounds::default(),
@@ -514,7 +514,7 @@ fn coopr_greedy_counterexample() {
 }
 
 mod coopr_catalog {
-    //! `Problem::from_catalog` on Coopr's published catalog.
+    //! `LayoutProblem::from_catalog` on Coopr's published catalog.
 
     use std::fs;
     use std::path::Path;
@@ -522,7 +522,7 @@ mod coopr_catalog {
     use domain::catalog::coopr::import_files;
     use domain::catalog::{Catalog, ClusterTemplate};
     use domain::names::{HardwareTypeName, ProviderName, TemplateName};
-    use domain::solver::{solve, Problem, Reason, SolveRequest};
+    use domain::solver::{solve, LayoutProblem, Reason, SolveRequest};
 
     use super::{check, shape};
 
@@ -567,7 +567,7 @@ mod coopr_catalog {
     fn hadoop_distributed_defaults() {
         let catalog = catalog();
         let hadoop = template(&catalog, "hadoop-distributed");
-        let problem = Problem::from_catalog(&catalog, &hadoop, &SolveRequest::of_size(5))
+        let problem = LayoutProblem::from_catalog(&catalog, &hadoop, &SolveRequest::of_size(5))
             .expect("defaults pass the pre-checks");
         let layout = solve(&problem).expect("solvable");
         check(&problem, &layout).expect("valid");
@@ -596,7 +596,7 @@ mod coopr_catalog {
         for name in catalog.clustertemplates.keys() {
             let template = template(&catalog, name.as_str());
             let size = template.size().min_nodes();
-            match Problem::from_catalog(&catalog, &template, &SolveRequest::of_size(size)) {
+            match LayoutProblem::from_catalog(&catalog, &template, &SolveRequest::of_size(size)) {
                 Ok(problem) => {
                     let layout = solve(&problem).unwrap_or_else(|err| panic!("{name}: {err}"));
                     check(&problem, &layout).unwrap_or_else(|err| panic!("{name}: {err}"));
@@ -615,8 +615,9 @@ mod coopr_catalog {
     fn missing_requirements_are_named() {
         let catalog = catalog();
         let hadoop = template(&catalog, "hadoop-distributed");
-        let err = Problem::from_catalog(&catalog, &hadoop, &request(3, &["base", "hbase-master"]))
-            .expect_err("hbase-master needs HDFS and ZooKeeper");
+        let err =
+            LayoutProblem::from_catalog(&catalog, &hadoop, &request(3, &["base", "hbase-master"]))
+                .expect_err("hbase-master needs HDFS and ZooKeeper");
         let missing: Vec<String> = err
             .reasons
             .iter()
@@ -644,7 +645,7 @@ mod coopr_catalog {
         let catalog = catalog();
         let mut open = template(&catalog, "base");
         open.compatibility.services.clear();
-        let err = Problem::from_catalog(
+        let err = LayoutProblem::from_catalog(
             &catalog,
             &open,
             &request(1, &["cdap-sandbox-docker", "cdap", "nope"]),
@@ -664,7 +665,7 @@ mod coopr_catalog {
         );
 
         let hadoop = template(&catalog, "hadoop-distributed");
-        let err = Problem::from_catalog(&catalog, &hadoop, &request(3, &["base", "nginx"]))
+        let err = LayoutProblem::from_catalog(&catalog, &hadoop, &request(3, &["base", "nginx"]))
             .expect_err("nginx is not compatible");
         assert!(
             matches!(&err.reasons[0], Reason::IncompatibleService { service } if service.as_str() == "nginx"),
@@ -676,8 +677,9 @@ mod coopr_catalog {
     fn aliases_resolve_to_a_providing_service() {
         let catalog = catalog();
         let lamp = template(&catalog, "lamp");
-        let problem = Problem::from_catalog(&catalog, &lamp, &request(1, &["base", "web-server"]))
-            .expect("web-server is apache-httpd's alias");
+        let problem =
+            LayoutProblem::from_catalog(&catalog, &lamp, &request(1, &["base", "web-server"]))
+                .expect("web-server is apache-httpd's alias");
         assert!(problem
             .services
             .iter()
@@ -692,7 +694,8 @@ mod coopr_catalog {
             provider: Some(ProviderName::parse("nowhere").expect("valid")),
             ..SolveRequest::of_size(3)
         };
-        let err = Problem::from_catalog(&catalog, &hadoop, &nowhere).expect_err("unknown provider");
+        let err =
+            LayoutProblem::from_catalog(&catalog, &hadoop, &nowhere).expect_err("unknown provider");
         assert!(
             matches!(err.reasons[0], Reason::UnknownProvider { .. }),
             "{err}"
@@ -702,8 +705,8 @@ mod coopr_catalog {
             hardwaretype: Some(HardwareTypeName::parse("standard-small").expect("valid")),
             ..SolveRequest::of_size(3)
         };
-        let err =
-            Problem::from_catalog(&catalog, &hadoop, &small).expect_err("small is not compatible");
+        let err = LayoutProblem::from_catalog(&catalog, &hadoop, &small)
+            .expect_err("small is not compatible");
         assert!(
             err.to_string()
                 .contains("standard-small is not in the template's compatibility list"),
@@ -721,7 +724,7 @@ mod coopr_catalog {
             .get_mut("hbase-master")
             .expect("hbase-master constrained");
         master.hardwaretypes = vec![HardwareTypeName::parse("standard-xlarge").expect("valid")];
-        let problem = Problem::from_catalog(&catalog, &hadoop, &SolveRequest::of_size(4))
+        let problem = LayoutProblem::from_catalog(&catalog, &hadoop, &SolveRequest::of_size(4))
             .expect("pre-checks pass");
         let layout = solve(&problem).expect("xlarge is compatible");
         check(&problem, &layout).expect("valid");
@@ -752,8 +755,8 @@ mod coopr_catalog {
             hardwaretype: Some(HardwareTypeName::parse("standard-2xlarge").expect("valid")),
             ..SolveRequest::of_size(3)
         };
-        let err =
-            Problem::from_catalog(&catalog, &hadoop, &big_on_aws).expect_err("no 2xlarge on AWS");
+        let err = LayoutProblem::from_catalog(&catalog, &hadoop, &big_on_aws)
+            .expect_err("no 2xlarge on AWS");
         assert!(
             err.to_string()
                 .contains("standard-2xlarge has no mapping for provider aws-us-east-1"),
@@ -772,7 +775,8 @@ mod coopr_catalog {
             provider: Some(aws),
             ..SolveRequest::of_size(3)
         };
-        let problem = Problem::from_catalog(&catalog, &pinned, &on_aws).expect("pre-checks pass");
+        let problem =
+            LayoutProblem::from_catalog(&catalog, &pinned, &on_aws).expect("pre-checks pass");
         let err = solve(&problem).expect_err("hbase-master has nowhere to go");
         assert!(
             matches!(&err.reasons[0], Reason::HardwareWhitelist { service, detail, .. }

@@ -115,7 +115,7 @@ pub enum ServiceError {
 
 /// The problems of a validation report (errors or warnings).
 pub fn report_problems<'a>(
-    problems: impl Iterator<Item = &'a domain::catalog::validate::Problem>,
+    problems: impl Iterator<Item = &'a domain::catalog::validate::Finding>,
 ) -> Vec<Problem> {
     problems
         .map(|problem| Problem {

@@ -13,7 +13,7 @@ mod report;
 mod templates;
 
 pub use macro_refs::check_macro_syntax;
-pub use report::{Problem, Report, Severity};
+pub use report::{Finding, Report, Severity};
 
 use super::resolve::resolve_all;
 use super::Catalog;

@@ -183,7 +183,7 @@ fn scenario(
     base: &Layout,
     graph: &ServiceGraph,
     service_count: usize,
-) -> (Layout, Layout, Operation) {
+) -> (Layout, Layout, PlanOperation) {
     let empty = layout(&[]);
     let extended = |masks: &[u8]| {
         let mut all: Vec<u8> = base
@@ -199,14 +199,16 @@ fn scenario(
         layout_of(&all, service_count)
     };
     match random {
-        RandomOperation::Create => (empty, base.clone(), Operation::Create),
-        RandomOperation::Delete => (base.clone(), empty, Operation::Delete),
-        RandomOperation::AddNodes(masks) => (base.clone(), extended(masks), Operation::AddNodes),
+        RandomOperation::Create => (empty, base.clone(), PlanOperation::Create),
+        RandomOperation::Delete => (base.clone(), empty, PlanOperation::Delete),
+        RandomOperation::AddNodes(masks) => {
+            (base.clone(), extended(masks), PlanOperation::AddNodes)
+        }
         RandomOperation::RemoveNodes(drop) => {
             let mut new = base.clone();
             let keep = new.nodes.len().saturating_sub(*drop).max(1);
             new.nodes.truncate(keep);
-            (base.clone(), new, Operation::RemoveNodes)
+            (base.clone(), new, PlanOperation::RemoveNodes)
         }
         RandomOperation::Update(masks) => {
             // Shift every node's services by one and add nodes: adds, removes and
@@ -222,43 +224,43 @@ fn scenario(
                     })
                     .collect();
             }
-            (base.clone(), new, Operation::Update)
+            (base.clone(), new, PlanOperation::Update)
         }
         RandomOperation::Reconfigure(restart) => (
             base.clone(),
             base.clone(),
-            Operation::Reconfigure { restart: *restart },
+            PlanOperation::Reconfigure { restart: *restart },
         ),
         RandomOperation::Start(mask) => (
             base.clone(),
             base.clone(),
-            Operation::Start {
+            PlanOperation::Start {
                 services: selection(*mask, base),
             },
         ),
         RandomOperation::Stop(mask) => (
             base.clone(),
             base.clone(),
-            Operation::Stop {
+            PlanOperation::Stop {
                 services: selection(*mask, base),
             },
         ),
         RandomOperation::Restart(mask) => (
             base.clone(),
             base.clone(),
-            Operation::Restart {
+            PlanOperation::Restart {
                 services: selection(*mask, base),
             },
         ),
         RandomOperation::RollbackCreate(done) => {
-            let failed = plan(&empty, base, &Operation::Create, graph).unwrap();
+            let failed = plan(&empty, base, &PlanOperation::Create, graph).unwrap();
             let completed = (0..(*done).min(failed.len()))
                 .map(|i| TaskId(i as u32))
                 .collect();
             (
                 empty,
                 base.clone(),
-                Operation::Rollback { failed, completed },
+                PlanOperation::Rollback { failed, completed },
             )
         }
     }

@@ -4,12 +4,12 @@
 //! old one goes); then the old nodes' services are stopped and removed and the nodes
 //! deleted.
 //!
-//! The two halves are an [`Operation::AddNodes`] and an [`Operation::RemoveNodes`]
+//! The two halves are an [`PlanOperation::AddNodes`] and an [`PlanOperation::RemoveNodes`]
 //! planned as usual and chained, so a replacement orders its steps exactly as a grow
 //! followed by a shrink would, without a moment in which the cluster runs short.
 //!
-//! [`Operation::AddNodes`]: super::Operation::AddNodes
-//! [`Operation::RemoveNodes`]: super::Operation::RemoveNodes
+//! [`PlanOperation::AddNodes`]: super::PlanOperation::AddNodes
+//! [`PlanOperation::RemoveNodes`]: super::PlanOperation::RemoveNodes
 
 use super::build::build;
 use super::graph::ResolvedDeps;

@@ -150,7 +150,7 @@ pub(crate) fn assert_nodes_serial(dag: &TaskDag) {
 
 #[test]
 fn create_builds_every_node_in_chain_order() {
-    let dag = plan(&empty(), &cluster(), &Operation::Create, &hadoop()).unwrap();
+    let dag = plan(&empty(), &cluster(), &PlanOperation::Create, &hadoop()).unwrap();
     assert_nodes_serial(&dag);
     let on_1001 = actions_on(&dag, 1001);
     for expected in [
@@ -180,7 +180,7 @@ fn create_builds_every_node_in_chain_order() {
 
 #[test]
 fn create_orders_installs_across_every_node() {
-    let dag = plan(&empty(), &cluster(), &Operation::Create, &hadoop()).unwrap();
+    let dag = plan(&empty(), &cluster(), &PlanOperation::Create, &hadoop()).unwrap();
     // install(base) on every node before install(datanode) on each node: a direct
     // edge, not just a path through the node chain.
     for base_node in [1000, 1001, 1002] {
@@ -194,7 +194,7 @@ fn create_orders_installs_across_every_node() {
 
 #[test]
 fn create_starts_dependencies_before_initialize_and_start() {
-    let dag = plan(&empty(), &cluster(), &Operation::Create, &hadoop()).unwrap();
+    let dag = plan(&empty(), &cluster(), &PlanOperation::Create, &hadoop()).unwrap();
     let namenode_start = id(&dag, 1000, Some("namenode"), Action::Start);
     for node in [1001, 1002] {
         let initialize = task(&dag, node, Some("datanode"), Action::Initialize);
@@ -212,7 +212,7 @@ fn create_starts_dependencies_before_initialize_and_start() {
 
 #[test]
 fn an_alias_means_every_provider() {
-    let dag = plan(&empty(), &cluster(), &Operation::Create, &hadoop()).unwrap();
+    let dag = plan(&empty(), &cluster(), &PlanOperation::Create, &hadoop()).unwrap();
     let namenode_install = id(&dag, 1000, Some("namenode"), Action::Install);
     let client_install = task(&dag, 1002, Some("client"), Action::Install);
     assert!(client_install.after.contains(&namenode_install));
@@ -222,7 +222,7 @@ fn an_alias_means_every_provider() {
 fn dependencies_off_the_cluster_are_dropped() {
     // namenode's runtime dep "kerberos" is on no node: planning still succeeds, and
     // the namenode's start waits only for its own chain and node.
-    let dag = plan(&empty(), &cluster(), &Operation::Create, &hadoop()).unwrap();
+    let dag = plan(&empty(), &cluster(), &PlanOperation::Create, &hadoop()).unwrap();
     let start = task(&dag, 1000, Some("namenode"), Action::Start);
     assert!(start
         .after
@@ -232,7 +232,7 @@ fn dependencies_off_the_cluster_are_dropped() {
 
 #[test]
 fn delete_stops_dependents_first_and_removes_in_reverse_install_order() {
-    let dag = plan(&cluster(), &empty(), &Operation::Delete, &hadoop()).unwrap();
+    let dag = plan(&cluster(), &empty(), &PlanOperation::Delete, &hadoop()).unwrap();
     assert_nodes_serial(&dag);
     let namenode_stop = id(&dag, 1000, Some("namenode"), Action::Stop);
     for node in [1001, 1002] {
@@ -260,7 +260,7 @@ fn add_services_touches_only_nodes_that_gain_one() {
     let old = cluster();
     let mut new = cluster();
     new.nodes[1].services.insert(name("client"));
-    let dag = plan(&old, &new, &Operation::AddServices, &hadoop()).unwrap();
+    let dag = plan(&old, &new, &PlanOperation::AddServices, &hadoop()).unwrap();
     assert_eq!(
         actions_on(&dag, 1001),
         [
@@ -278,7 +278,7 @@ fn add_services_refuses_a_new_node() {
     let old = cluster();
     let mut new = cluster();
     new.nodes.push(layout(&[(1003, &["base"])]).nodes.remove(0));
-    let err = plan(&old, &new, &Operation::AddServices, &hadoop()).unwrap_err();
+    let err = plan(&old, &new, &PlanOperation::AddServices, &hadoop()).unwrap_err();
     assert_eq!(
         err,
         PlanError::LayoutMismatch {
@@ -294,7 +294,7 @@ fn add_nodes_builds_only_new_nodes_and_drops_edges_to_done_work() {
     let mut new = cluster();
     new.nodes
         .push(layout(&[(1003, &["base", "datanode"])]).nodes.remove(0));
-    let dag = plan(&old, &new, &Operation::AddNodes, &hadoop()).unwrap();
+    let dag = plan(&old, &new, &PlanOperation::AddNodes, &hadoop()).unwrap();
     assert!(dag.tasks().iter().all(|task| task.node == 1003));
     let start = task(&dag, 1003, Some("datanode"), Action::Start);
     assert!(start
@@ -308,7 +308,7 @@ fn add_nodes_builds_only_new_nodes_and_drops_edges_to_done_work() {
 fn remove_nodes_reconfigures_what_stays_then_tears_down_and_deletes() {
     let old = cluster();
     let new = layout(&[(1000, &["base", "namenode"]), (1001, &["base", "datanode"])]);
-    let dag = plan(&old, &new, &Operation::RemoveNodes, &hadoop()).unwrap();
+    let dag = plan(&old, &new, &PlanOperation::RemoveNodes, &hadoop()).unwrap();
     assert_eq!(
         actions_on(&dag, 1002),
         [
@@ -336,7 +336,7 @@ fn remove_nodes_reconfigures_what_stays_then_tears_down_and_deletes() {
     assert_eq!(dag.len(), 8);
     assert_stages_well_formed(&dag);
     assert_nodes_serial(&dag);
-    let err = plan(&new, &old, &Operation::RemoveNodes, &hadoop()).unwrap_err();
+    let err = plan(&new, &old, &PlanOperation::RemoveNodes, &hadoop()).unwrap_err();
     assert!(matches!(err, PlanError::LayoutMismatch { .. }), "{err}");
 }
 
@@ -345,7 +345,7 @@ fn remove_services_reconfigures_what_stays_then_stops_and_removes_them() {
     let old = cluster();
     let mut new = cluster();
     new.nodes[2].services.remove("client");
-    let dag = plan(&old, &new, &Operation::RemoveServices, &hadoop()).unwrap();
+    let dag = plan(&old, &new, &PlanOperation::RemoveServices, &hadoop()).unwrap();
     // The client defines no stop or remove; what stays is still configured for a
     // cluster without it.
     assert!(dag
@@ -354,7 +354,7 @@ fn remove_services_reconfigures_what_stays_then_stops_and_removes_them() {
         .all(|task| task.action == Action::Configure));
     assert_eq!(dag.len(), 6, "{:?}", dag.tasks());
     new.nodes[2].services.remove("datanode");
-    let dag = plan(&old, &new, &Operation::RemoveServices, &hadoop()).unwrap();
+    let dag = plan(&old, &new, &PlanOperation::RemoveServices, &hadoop()).unwrap();
     assert_eq!(
         actions_on(&dag, 1002),
         [
@@ -372,7 +372,13 @@ fn remove_services_reconfigures_what_stays_then_stops_and_removes_them() {
 #[test]
 fn reconfigure_with_restart_stops_configures_and_starts_in_dependency_order() {
     let c = cluster();
-    let dag = plan(&c, &c, &Operation::Reconfigure { restart: true }, &hadoop()).unwrap();
+    let dag = plan(
+        &c,
+        &c,
+        &PlanOperation::Reconfigure { restart: true },
+        &hadoop(),
+    )
+    .unwrap();
     assert_nodes_serial(&dag);
     let nn_stop = id(&dag, 1000, Some("namenode"), Action::Stop);
     let nn_start = id(&dag, 1000, Some("namenode"), Action::Start);
@@ -400,7 +406,7 @@ fn reconfigure_without_restart_only_configures() {
     let dag = plan(
         &c,
         &c,
-        &Operation::Reconfigure { restart: false },
+        &PlanOperation::Reconfigure { restart: false },
         &hadoop(),
     )
     .unwrap();
@@ -418,7 +424,7 @@ fn reconfigure_without_restart_only_configures() {
 #[test]
 fn sync_keys_bootstraps_every_node_and_touches_no_service() {
     let c = cluster();
-    let dag = plan(&c, &c, &Operation::SyncKeys, &hadoop()).unwrap();
+    let dag = plan(&c, &c, &PlanOperation::SyncKeys, &hadoop()).unwrap();
     let labels: Vec<String> = dag.tasks().iter().map(Task::label).collect();
     assert_eq!(
         labels,
@@ -429,7 +435,7 @@ fn sync_keys_bootstraps_every_node_and_touches_no_service() {
 #[test]
 fn start_adds_runtime_dependencies() {
     let c = cluster();
-    let op = Operation::Start {
+    let op = PlanOperation::Start {
         services: Some(names(&["datanode"])),
     };
     let dag = plan(&c, &c, &op, &hadoop()).unwrap();
@@ -448,7 +454,7 @@ fn start_adds_runtime_dependencies() {
 #[test]
 fn stop_adds_runtime_dependents() {
     let c = cluster();
-    let op = Operation::Stop {
+    let op = PlanOperation::Stop {
         services: Some(names(&["namenode"])),
     };
     let dag = plan(&c, &c, &op, &hadoop()).unwrap();
@@ -466,7 +472,7 @@ fn stop_adds_runtime_dependents() {
 #[test]
 fn restart_of_some_services_stops_dependents_then_starts_in_order() {
     let c = cluster();
-    let op = Operation::Restart {
+    let op = PlanOperation::Restart {
         services: Some(names(&["namenode"])),
     };
     let dag = plan(&c, &c, &op, &hadoop()).unwrap();
@@ -483,7 +489,7 @@ fn restart_of_some_services_stops_dependents_then_starts_in_order() {
 #[test]
 fn restart_of_a_service_not_on_the_cluster_is_refused() {
     let c = cluster();
-    let op = Operation::Restart {
+    let op = PlanOperation::Restart {
         services: Some(names(&["kerberos"])),
     };
     let err = plan(&c, &c, &op, &hadoop()).unwrap_err();
@@ -502,7 +508,7 @@ fn a_dependency_without_the_action_is_stood_in_for_by_its_own_dependencies() {
     .map(|(n, s)| (name(n), s))
     .collect();
     let l = layout(&[(1000, &["web", "proxy"]), (1001, &["db"])]);
-    let dag = plan(&empty(), &l, &Operation::Create, &graph).unwrap();
+    let dag = plan(&empty(), &l, &PlanOperation::Create, &graph).unwrap();
     let db_start = id(&dag, 1001, Some("db"), Action::Start);
     let web_init = task(&dag, 1000, Some("web"), Action::Initialize);
     assert!(web_init.after.contains(&db_start));
@@ -519,7 +525,7 @@ fn a_dependency_cycle_names_its_services() {
     .map(|(n, s)| (name(n), s))
     .collect();
     let l = layout(&[(1000, &["a", "c"]), (1001, &["b"])]);
-    let err = plan(&empty(), &l, &Operation::Create, &graph).unwrap_err();
+    let err = plan(&empty(), &l, &PlanOperation::Create, &graph).unwrap_err();
     assert_eq!(
         err,
         PlanError::DependencyCycle {
@@ -532,14 +538,14 @@ fn a_dependency_cycle_names_its_services() {
 #[test]
 fn an_unknown_service_is_an_error() {
     let l = layout(&[(1000, &["base", "mystery"])]);
-    let err = plan(&empty(), &l, &Operation::Create, &hadoop()).unwrap_err();
+    let err = plan(&empty(), &l, &PlanOperation::Create, &hadoop()).unwrap_err();
     assert_eq!(err, PlanError::UnknownService(name("mystery")));
 }
 
 #[test]
 fn rollback_of_a_failed_create_undoes_what_completed() {
     let graph = hadoop();
-    let failed = plan(&empty(), &cluster(), &Operation::Create, &graph).unwrap();
+    let failed = plan(&empty(), &cluster(), &PlanOperation::Create, &graph).unwrap();
     // Everything on node 1000 completed, and node 1001 was created and confirmed.
     let completed: BTreeSet<TaskId> = failed
         .tasks()
@@ -550,7 +556,7 @@ fn rollback_of_a_failed_create_undoes_what_completed() {
         })
         .map(|t| t.id)
         .collect();
-    let op = Operation::Rollback {
+    let op = PlanOperation::Rollback {
         failed: failed.clone(),
         completed,
     };
@@ -573,7 +579,7 @@ fn rollback_of_a_failed_create_undoes_what_completed() {
 fn rollback_of_a_half_done_restart_starts_what_was_stopped() {
     let c = cluster();
     let graph = hadoop();
-    let op = Operation::Restart { services: None };
+    let op = PlanOperation::Restart { services: None };
     let failed = plan(&c, &c, &op, &graph).unwrap();
     // Only the stops completed.
     let completed: BTreeSet<TaskId> = failed
@@ -582,7 +588,13 @@ fn rollback_of_a_half_done_restart_starts_what_was_stopped() {
         .filter(|t| t.action == Action::Stop)
         .map(|t| t.id)
         .collect();
-    let dag = plan(&c, &c, &Operation::Rollback { failed, completed }, &graph).unwrap();
+    let dag = plan(
+        &c,
+        &c,
+        &PlanOperation::Rollback { failed, completed },
+        &graph,
+    )
+    .unwrap();
     let labels: BTreeSet<String> = dag.tasks().iter().map(Task::label).collect();
     assert_eq!(
         labels,
@@ -604,7 +616,7 @@ fn rollback_of_a_half_done_restart_starts_what_was_stopped() {
 #[test]
 fn rollback_rejects_unknown_task_ids() {
     let c = cluster();
-    let op = Operation::Rollback {
+    let op = PlanOperation::Rollback {
         failed: TaskDag::default(),
         completed: [TaskId(3)].into(),
     };
@@ -614,14 +626,14 @@ fn rollback_rejects_unknown_task_ids() {
 
 #[test]
 fn planning_is_deterministic() {
-    let a = plan(&empty(), &cluster(), &Operation::Create, &hadoop()).unwrap();
-    let b = plan(&empty(), &cluster(), &Operation::Create, &hadoop()).unwrap();
+    let a = plan(&empty(), &cluster(), &PlanOperation::Create, &hadoop()).unwrap();
+    let b = plan(&empty(), &cluster(), &PlanOperation::Create, &hadoop()).unwrap();
     assert_eq!(a, b);
 }
 
 #[test]
 fn json_has_the_cli_contract_and_round_trips() {
-    let dag = plan(&empty(), &cluster(), &Operation::Create, &hadoop()).unwrap();
+    let dag = plan(&empty(), &cluster(), &PlanOperation::Create, &hadoop()).unwrap();
     let json = serde_json::to_value(&dag).unwrap();
     let first = &json["tasks"][0];
     assert_eq!(first["id"], 0);
@@ -649,7 +661,7 @@ fn json_with_a_forward_reference_is_rejected() {
 
 #[test]
 fn stages_never_hold_two_tasks_of_one_node_and_follow_edges() {
-    let dag = plan(&empty(), &cluster(), &Operation::Create, &hadoop()).unwrap();
+    let dag = plan(&empty(), &cluster(), &PlanOperation::Create, &hadoop()).unwrap();
     assert_stages_well_formed(&dag);
 }
 
@@ -668,7 +680,7 @@ fn the_dag_schedule_beats_stage_barriers_when_nodes_are_uneven() {
     .map(|(n, s)| (name(n), s))
     .collect();
     let l = layout(&[(1000, &["a", "b", "c"]), (1001, &["d", "e"])]);
-    let dag = plan(&empty(), &l, &Operation::Create, &graph).unwrap();
+    let dag = plan(&empty(), &l, &PlanOperation::Create, &graph).unwrap();
     let unit = dag.compare_schedules(unit_cost);
     assert!(
         unit.dag_critical_path < unit.staged_critical_path,
@@ -756,7 +768,7 @@ fn coopr_hadoop_cluster_plans_with_namenode_before_its_dependents() {
         "hbase-regionserver",
     ];
     let l = layout(&[(1000, masters), (1001, workers), (1002, workers)]);
-    let dag = plan(&empty(), &l, &Operation::Create, &graph).unwrap();
+    let dag = plan(&empty(), &l, &PlanOperation::Create, &graph).unwrap();
     assert_nodes_serial(&dag);
     let namenode = id(&dag, 1000, Some("hadoop-hdfs-namenode"), Action::Start);
     for node in [1001, 1002] {
@@ -783,9 +795,9 @@ fn update_tears_a_traded_service_down_before_building_its_replacement() {
     new.nodes[1].services = names(&["base", "client"]);
     new.nodes
         .push(layout(&[(1003, &["base", "datanode"])]).nodes.remove(0));
-    let err = plan(&old, &new, &Operation::AddServices, &hadoop()).unwrap_err();
+    let err = plan(&old, &new, &PlanOperation::AddServices, &hadoop()).unwrap_err();
     assert!(matches!(err, PlanError::LayoutMismatch { .. }), "{err}");
-    let dag = plan(&old, &new, &Operation::Update, &hadoop()).unwrap();
+    let dag = plan(&old, &new, &PlanOperation::Update, &hadoop()).unwrap();
     assert_nodes_serial(&dag);
     assert_eq!(
         actions_on(&dag, 1001),
@@ -836,7 +848,7 @@ fn replace_nodes_builds_the_new_node_then_reconfigures_then_tears_the_old_one_do
         (1003, &["base", "datanode"]),
     ]);
     new.nodes.sort_by_key(|node| node.number);
-    let dag = plan(&old, &new, &Operation::ReplaceNodes, &hadoop()).unwrap();
+    let dag = plan(&old, &new, &PlanOperation::ReplaceNodes, &hadoop()).unwrap();
     assert_eq!(
         actions_on(&dag, 1003),
         [
@@ -913,7 +925,7 @@ fn replace_nodes_refuses_layouts_that_are_not_a_replacement() {
         ),
     ];
     for (expected, new) in cases {
-        let err = plan(&old, &new, &Operation::ReplaceNodes, &hadoop()).unwrap_err();
+        let err = plan(&old, &new, &PlanOperation::ReplaceNodes, &hadoop()).unwrap_err();
         assert!(err.to_string().contains(expected), "{expected}: {err}");
     }
 }
@@ -923,7 +935,7 @@ fn machine_steps_follow_a_stop_and_come_before_a_start() {
     let c = cluster();
     let all = || c.nodes.iter().map(|node| node.number).collect::<Vec<_>>();
     // Suspend after the services stopped: each machine after every stop of any node.
-    let mut stop = plan(&c, &c, &Operation::Stop { services: None }, &hadoop()).unwrap();
+    let mut stop = plan(&c, &c, &PlanOperation::Stop { services: None }, &hadoop()).unwrap();
     let stops = stop.len();
     stop.append(TaskDag::node_steps(all(), Action::Suspend));
     assert_eq!(stop.len(), stops + 3);
@@ -935,7 +947,7 @@ fn machine_steps_follow_a_stop_and_come_before_a_start() {
     }
     // Resume before the services start: every start after every machine is back.
     let mut resume = TaskDag::node_steps(all(), Action::Resume);
-    resume.append(plan(&c, &c, &Operation::Start { services: None }, &hadoop()).unwrap());
+    resume.append(plan(&c, &c, &PlanOperation::Start { services: None }, &hadoop()).unwrap());
     let labels: Vec<String> = resume.tasks()[..3].iter().map(Task::label).collect();
     assert_eq!(labels, ["1000-resume", "1001-resume", "1002-resume"]);
     for start in resume.tasks().iter().filter(|t| t.action == Action::Start) {

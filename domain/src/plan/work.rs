@@ -10,7 +10,7 @@ use crate::layout::{Layout, NodeLayout};
 use crate::names::ServiceName;
 
 use super::graph::{ResolvedDeps, ServiceAction, ServiceGraph};
-use super::{Action, Operation, PlanError};
+use super::{Action, PlanError, PlanOperation};
 
 /// Steps of a service being added, in chain order.
 const BUILD: [ServiceAction; 4] = [
@@ -88,11 +88,11 @@ impl NodeWork {
 pub(crate) fn cluster_services(
     old: &Layout,
     new: &Layout,
-    operation: &Operation,
+    operation: &PlanOperation,
 ) -> BTreeSet<ServiceName> {
     let mut out: BTreeSet<ServiceName> = old.services().into_iter().cloned().collect();
     out.extend(new.services().into_iter().cloned());
-    if let Operation::Rollback { failed, .. } = operation {
+    if let PlanOperation::Rollback { failed, .. } = operation {
         out.extend(
             failed
                 .tasks()
@@ -115,7 +115,7 @@ pub(super) struct Allowed {
 pub(crate) fn for_operation(
     old: &Layout,
     new: &Layout,
-    operation: &Operation,
+    operation: &PlanOperation,
     deps: &ResolvedDeps,
     graph: &ServiceGraph,
 ) -> Result<Vec<NodeWork>, PlanError> {
@@ -127,7 +127,7 @@ pub(crate) fn for_operation(
         Ok(on_services(new, deps, targets.as_ref(), Vec::new(), steps))
     };
     match operation {
-        Operation::Create => {
+        PlanOperation::Create => {
             if !old.nodes.is_empty() {
                 return Err(mismatch(
                     name,
@@ -136,21 +136,21 @@ pub(crate) fn for_operation(
             }
             diff(old, new, name, deps, allow(|a| a.add_nodes = true))
         }
-        Operation::Delete => {
+        PlanOperation::Delete => {
             let empty = Layout::empty(old.template.clone());
             diff(old, &empty, name, deps, allow(|a| a.remove_nodes = true))
         }
-        Operation::AddServices => diff(old, new, name, deps, allow(|a| a.add_services = true)),
-        Operation::RemoveServices => {
+        PlanOperation::AddServices => diff(old, new, name, deps, allow(|a| a.add_services = true)),
+        PlanOperation::RemoveServices => {
             let work = diff(old, new, name, deps, allow(|a| a.remove_services = true))?;
             Ok(reconfigure_first(work, new, deps))
         }
-        Operation::AddNodes => diff(old, new, name, deps, allow(|a| a.add_nodes = true)),
-        Operation::RemoveNodes => {
+        PlanOperation::AddNodes => diff(old, new, name, deps, allow(|a| a.add_nodes = true)),
+        PlanOperation::RemoveNodes => {
             let work = diff(old, new, name, deps, allow(|a| a.remove_nodes = true))?;
             Ok(reconfigure_first(work, new, deps))
         }
-        Operation::Update => diff(
+        PlanOperation::Update => diff(
             old,
             new,
             name,
@@ -162,7 +162,7 @@ pub(crate) fn for_operation(
                 remove_services: true,
             },
         ),
-        Operation::Reconfigure { restart } => {
+        PlanOperation::Reconfigure { restart } => {
             let steps: &[ServiceAction] = if *restart {
                 &[
                     ServiceAction::Stop,
@@ -180,7 +180,7 @@ pub(crate) fn for_operation(
                 steps,
             ))
         }
-        Operation::SyncKeys => Ok(new
+        PlanOperation::SyncKeys => Ok(new
             .nodes
             .iter()
             .map(|node| NodeWork {
@@ -189,22 +189,24 @@ pub(crate) fn for_operation(
                 ..NodeWork::default()
             })
             .collect()),
-        Operation::Start { services } => {
+        PlanOperation::Start { services } => {
             on_selected(services.as_ref(), false, &[ServiceAction::Start])
         }
-        Operation::Stop { services } => {
+        PlanOperation::Stop { services } => {
             on_selected(services.as_ref(), true, &[ServiceAction::Stop])
         }
-        Operation::Restart { services } => on_selected(
+        PlanOperation::Restart { services } => on_selected(
             services.as_ref(),
             true,
             &[ServiceAction::Stop, ServiceAction::Start],
         ),
-        Operation::Rollback { failed, completed } => rollback::rollback(failed, completed, deps),
+        PlanOperation::Rollback { failed, completed } => {
+            rollback::rollback(failed, completed, deps)
+        }
         // In one batch; `plan` cuts an upgrade into batches instead of calling this.
-        Operation::Upgrade(upgrade) => Ok(super::rolling::all_at_once(new, upgrade, deps)),
+        PlanOperation::Upgrade(upgrade) => Ok(super::rolling::all_at_once(new, upgrade, deps)),
         // All at once; `plan` builds the new nodes before the old ones go instead.
-        Operation::ReplaceNodes => diff(
+        PlanOperation::ReplaceNodes => diff(
             old,
             new,
             name,

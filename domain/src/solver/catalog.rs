@@ -1,4 +1,4 @@
-//! From a catalog template and a user's request to a solver [`Problem`], with the
+//! From a catalog template and a user's request to a solver [`LayoutProblem`], with the
 //! pre-checks of docs/coopr-format.md §4: a provider, types with a flavor/image for it,
 //! services that exist, are compatible, have their `requires` met and do not conflict.
 //!
@@ -11,7 +11,8 @@ use serde::{Deserialize, Serialize};
 
 use super::error::{Reason, Unsatisfiable};
 use super::problem::{
-    LayoutGroups, Problem, ServiceConstraint, SizeBounds, TypeCandidates, Unusable, UnusableType,
+    LayoutGroups, LayoutProblem, ServiceConstraint, SizeBounds, TypeCandidates, Unusable,
+    UnusableType,
 };
 use crate::catalog::{Catalog, ClusterTemplate, Service};
 use crate::names::{HardwareTypeName, ImageTypeName, ProviderName, ServiceName};
@@ -45,14 +46,14 @@ impl SolveRequest {
     }
 }
 
-impl Problem {
+impl LayoutProblem {
     /// The normalised problem for `request` on `template`, or every pre-check that
     /// fails.
     pub fn from_catalog(
         catalog: &Catalog,
         template: &ClusterTemplate,
         request: &SolveRequest,
-    ) -> Result<Problem, Unsatisfiable> {
+    ) -> Result<LayoutProblem, Unsatisfiable> {
         let mut reasons = Vec::new();
         let provider = request
             .provider
@@ -138,7 +139,7 @@ impl Problem {
                 )
             })
             .collect();
-        Ok(Problem {
+        Ok(LayoutProblem {
             template: template.name.clone(),
             size: request.size,
             size_bounds: SizeBounds {

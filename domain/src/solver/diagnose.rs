@@ -8,7 +8,7 @@
 use super::error::{NearestSizes, Reason, Unsatisfiable};
 use super::model::{units_of, Model, Phase, UNBOUNDED};
 use super::pack::{Packer, StepLimit};
-use super::problem::{Problem, SizeBounds};
+use super::problem::{LayoutProblem, SizeBounds};
 use super::step_limit;
 
 /// Sizes from `fewest` to `most` work (before the template's bounds).
@@ -76,7 +76,7 @@ pub(crate) fn size_reason(bounds: SizeBounds, size: u32) -> Reason {
 
 /// Why `problem` has no layout. `model_reasons` are the reasons the last phase's
 /// model could not be built, if it could not.
-pub(crate) fn explain(problem: &Problem, model_reasons: Vec<Reason>) -> Unsatisfiable {
+pub(crate) fn explain(problem: &LayoutProblem, model_reasons: Vec<Reason>) -> Unsatisfiable {
     let bounds = problem.size_bounds;
     let mut reasons = Vec::new();
     if !bounds.contains(problem.size) {

@@ -13,7 +13,7 @@ use super::diagnose::Feasible;
 use super::error::{Reason, Unsatisfiable};
 use super::model::{bit, units_of, Model, UNBOUNDED};
 use super::pack::{Packer, StepLimit};
-use super::problem::{Existing, Problem, SizeBounds};
+use super::problem::{Existing, LayoutProblem, SizeBounds};
 use super::search::{assign, Remaining};
 use super::{new_nodes, phases, step_limit};
 use crate::layout::{Layout, NodeLayout};
@@ -22,7 +22,7 @@ use crate::names::ServiceName;
 /// Extension choices tried before giving up.
 const EXTEND_STEP_LIMIT: u64 = 200_000;
 
-pub(crate) fn solve(problem: &Problem, existing: &Existing) -> Result<Layout, Unsatisfiable> {
+pub(crate) fn solve(problem: &LayoutProblem, existing: &Existing) -> Result<Layout, Unsatisfiable> {
     let mut nodes = existing.nodes.clone();
     nodes.sort_by_key(|node| node.number);
     let count = u32::try_from(nodes.len()).unwrap_or(u32::MAX);
@@ -141,7 +141,7 @@ fn add_nodes_failure(
     remaining: &Remaining,
     existing: u32,
     size: u32,
-    problem: &Problem,
+    problem: &LayoutProblem,
 ) -> Unsatisfiable {
     let Ok(feasible) = Feasible::of(packer, &remaining.need, &remaining.headroom) else {
         return Unsatisfiable::one(step_limit());
@@ -200,7 +200,7 @@ struct Fixed {
 impl Fixed {
     fn new(
         model: &Model,
-        problem: &Problem,
+        problem: &LayoutProblem,
         nodes: &[NodeLayout],
         present: &BTreeSet<ServiceName>,
         extend: bool,
@@ -268,7 +268,7 @@ impl Fixed {
 /// had, say from an older template version, are left alone.)
 fn check_completion(
     model: &Model,
-    problem: &Problem,
+    problem: &LayoutProblem,
     node: &NodeLayout,
     carried: u64,
 ) -> Result<(), Reason> {

@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::error::{Reason, TypeKind};
-use super::problem::{Problem, TypeCandidates, Unusable};
+use super::problem::{LayoutProblem, TypeCandidates, Unusable};
 use crate::names::ServiceName;
 
 /// Counts at or above this mean "no maximum".
@@ -83,7 +83,7 @@ pub(crate) enum Phase {
 }
 
 impl Model {
-    pub fn build(problem: &Problem, phase: Phase) -> Result<Model, Vec<Reason>> {
+    pub fn build(problem: &LayoutProblem, phase: Phase) -> Result<Model, Vec<Reason>> {
         let mut reasons = Vec::new();
         let services: BTreeSet<&ServiceName> = problem.services.iter().collect();
         if services.is_empty() {
@@ -367,7 +367,7 @@ pub(crate) fn describe(why: &Unusable) -> String {
 
 /// `mustcoexist` groups cut down to cluster services, chained through shared members.
 fn merge_must_groups(
-    problem: &Problem,
+    problem: &LayoutProblem,
     constrained: &BTreeSet<&ServiceName>,
 ) -> Vec<Vec<ServiceName>> {
     let names: Vec<&ServiceName> = constrained.iter().copied().collect();
@@ -407,7 +407,7 @@ fn merge_must_groups(
 }
 
 fn build_unit(
-    problem: &Problem,
+    problem: &LayoutProblem,
     members: Vec<ServiceName>,
     hardware: &[String],
     images: &[String],
@@ -534,7 +534,12 @@ fn whitelist_detail<T: AsRef<str>>(
 /// The (hardware rank, image rank) bands of the layout order. With a preferred type
 /// in the wider phase, layouts on the preferred types come first so as many nodes as
 /// possible keep the template's defaults.
-fn bands(problem: &Problem, phase: Phase, hardware: usize, images: usize) -> Vec<Vec<(u32, u32)>> {
+fn bands(
+    problem: &LayoutProblem,
+    phase: Phase,
+    hardware: usize,
+    images: usize,
+) -> Vec<Vec<(u32, u32)>> {
     let pairs = (0..hardware).flat_map(|hr| (0..images).map(move |ir| (rank(hr), rank(ir))));
     let hw_pref = problem.hardware.preferred.is_some();
     let img_pref = problem.images.preferred.is_some();

@@ -13,7 +13,7 @@ use crate::names::{HardwareTypeName, ImageTypeName, ProviderName, ServiceName, T
 
 /// One cluster layout request, normalised.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Problem {
+pub struct LayoutProblem {
     pub template: TemplateName,
     /// Requested node count.
     pub size: u32,
@@ -151,8 +151,8 @@ pub struct Existing {
     /// May new services be placed onto these nodes (add services)? When false the
     /// existing nodes are kept exactly as they are (add nodes).
     pub extend_nodes: bool,
-    /// Largest total node count the request allows. `Problem::size` is the smallest;
+    /// Largest total node count the request allows. `LayoutProblem::size` is the smallest;
     /// the solver uses the fewest nodes in between that work. `None` = exactly
-    /// `Problem::size`.
+    /// `LayoutProblem::size`.
     pub grow_up_to: Option<u32>,
 }

@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use super::diagnose::size_reason;
 use super::error::{NearestSizes, Reason, Unsatisfiable};
-use super::problem::Problem;
+use super::problem::LayoutProblem;
 use crate::layout::{Layout, NodeLayout};
 use crate::names::ServiceName;
 
@@ -35,7 +35,7 @@ pub enum NodesToRemove {
 /// removal keeps the template's constraints. `problem` is the cluster's template as a
 /// solve of its current services would see it; its `size` is ignored.
 pub fn solve_removal(
-    problem: &Problem,
+    problem: &LayoutProblem,
     nodes: &[NodeLayout],
     which: &NodesToRemove,
 ) -> Result<Layout, Unsatisfiable> {
@@ -73,7 +73,7 @@ pub fn solve_removal(
 
 /// Refuses a removal that leaves a size the template does not allow (or no node).
 fn check_size(
-    problem: &Problem,
+    problem: &LayoutProblem,
     groups: &Groups,
     total: u32,
     count: u32,
@@ -103,7 +103,7 @@ struct Groups {
 }
 
 impl Groups {
-    fn new(problem: &Problem, nodes: &[NodeLayout]) -> Self {
+    fn new(problem: &LayoutProblem, nodes: &[NodeLayout]) -> Self {
         let mut by_set: BTreeMap<BTreeSet<ServiceName>, Vec<u32>> = BTreeMap::new();
         let mut count: BTreeMap<ServiceName, u32> = BTreeMap::new();
         for node in nodes {
@@ -185,7 +185,7 @@ impl Groups {
     }
 
     /// Why no `count` nodes can go, with the sizes that work.
-    fn cannot_remove(&self, problem: &Problem, total: u32, count: u32) -> Unsatisfiable {
+    fn cannot_remove(&self, problem: &LayoutProblem, total: u32, count: u32) -> Unsatisfiable {
         let most = match self.most_removable() {
             Ok(most) => most,
             Err(refused) => return refused,
@@ -208,7 +208,7 @@ impl Groups {
 
     /// The closest sizes (nodes left) a removal can reach: at least one node removed,
     /// inside the template's bounds, keeping every minimum.
-    fn nearest_sizes(&self, problem: &Problem, total: u32, wanted: u32) -> NearestSizes {
+    fn nearest_sizes(&self, problem: &LayoutProblem, total: u32, wanted: u32) -> NearestSizes {
         let Ok(most) = self.most_removable() else {
             return NearestSizes::default();
         };

@@ -21,8 +21,8 @@ fn img(name: &str) -> ImageTypeName {
     ImageTypeName::parse(name).expect("valid name")
 }
 
-fn problem(services: &[&str], size: u32) -> Problem {
-    Problem {
+fn problem(services: &[&str], size: u32) -> LayoutProblem {
+    LayoutProblem {
         template: TemplateName::parse("t").expect("valid name"),
         size,
         size_bounds: SizeBounds::default(),
@@ -34,7 +34,7 @@ fn problem(services: &[&str], size: u32) -> Problem {
     }
 }
 
-fn quantity(problem: &mut Problem, service: &str, min: u32, max: Option<u32>) {
+fn quantity(problem: &mut LayoutProblem, service: &str, min: u32, max: Option<u32>) {
     let entry = problem.service_constraints.entry(svc(service)).or_default();
     entry.min = min;
     entry.max = max;
@@ -53,7 +53,7 @@ fn node_services(layout: &Layout) -> Vec<Vec<String>> {
         .collect()
 }
 
-fn hadoop(size: u32) -> Problem {
+fn hadoop(size: u32) -> LayoutProblem {
     let mut p = problem(
         &[
             "base",
@@ -485,7 +485,7 @@ mod covering {
             pairs in prop::collection::vec((0usize..6, 0usize..6), 0..12),
             triples in prop::collection::vec((0usize..6, 0usize..6, 0usize..6), 0..3),
             whitelists in prop::collection::vec(prop::option::of(1u32..4), 6),
-        ) -> Problem {
+        ) -> LayoutProblem {
             let all = ["a", "b", "c", "d", "e", "f"];
             let mut p = problem(&all, 1);
             p.hardware = TypeCandidates::any_of(vec![hw("h0"), hw("h1")]);
@@ -559,7 +559,7 @@ fn huge_requests_are_refused_not_built() {
     assert!(matches!(err.reasons[0], Reason::TooLarge { .. }), "{err}");
 }
 
-fn odd_sizes(size: u32) -> Problem {
+fn odd_sizes(size: u32) -> LayoutProblem {
     let mut p = problem(&["kv"], size);
     p.size_bounds = SizeBounds {
         min: 1,
@@ -651,7 +651,7 @@ mod shrink {
 
     /// The demo's web stack at five nodes: one lb, one kv, memcached beside an app,
     /// and two more apps.
-    fn web_stack() -> (Problem, Vec<NodeLayout>) {
+    fn web_stack() -> (LayoutProblem, Vec<NodeLayout>) {
         let mut p = problem(&["lb", "kv", "app", "memcached"], 5);
         p.size_bounds.min = 3;
         quantity(&mut p, "lb", 1, Some(1));

@@ -8,7 +8,7 @@ use super::*;
 use crate::catalog::coopr::import_bundle_value;
 use crate::layout::{Layout, NodeLayout};
 use crate::names::{HardwareTypeName, ImageTypeName, TemplateName};
-use crate::plan::{plan, Action, Operation, Task, TaskDag, Upgrade};
+use crate::plan::{plan, Action, PlanOperation, Task, TaskDag, Upgrade};
 
 fn shell(run: &str) -> Value {
     json!({"type": "shell", "fields": {"run": run}})
@@ -313,7 +313,7 @@ fn waits_for(dag: &TaskDag, later: &Task, earlier: &Task) -> bool {
 #[test]
 fn the_plan_runs_only_changed_services_one_batch_after_another() {
     let layout = web_layout();
-    let upgrade = Operation::Upgrade(app_reinstall(1, None));
+    let upgrade = PlanOperation::Upgrade(app_reinstall(1, None));
     let dag = plan(&layout, &layout, &upgrade, &graph()).expect("plans");
     assert!(steps_on(&dag, 1000).is_empty(), "kv is not touched");
     assert_eq!(steps_on(&dag, 1001), ["1001-configure-lb"]);
@@ -346,7 +346,7 @@ fn the_plan_runs_only_changed_services_one_batch_after_another() {
     let two_at_once = plan(
         &layout,
         &layout,
-        &Operation::Upgrade(app_reinstall(2, None)),
+        &PlanOperation::Upgrade(app_reinstall(2, None)),
         &graph(),
     )
     .expect("plans");
@@ -383,7 +383,7 @@ fn a_stop_only_the_old_definition_has_is_kept() {
     let graph = upgrade_graph(&old, &new);
     let layout = web_layout();
     let steps = service_upgrades(&old, &new, &on_cluster());
-    let upgrade = Operation::Upgrade(Upgrade {
+    let upgrade = PlanOperation::Upgrade(Upgrade {
         steps,
         nodes: Some([1002].into()),
         max_unavailable: 1,

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use api_types::{
     GateAnswer, GateFailurePolicy, GateOperation, GatePlanSummary, GateRequestBody, HookCluster,
-    HookTenant, HOOK_SCHEMA_VERSION,
+    HookTenant, Operation, HOOK_SCHEMA_VERSION,
 };
 use serde_json::{json, Value};
 
@@ -26,8 +26,8 @@ const MAX_ANSWER_BYTES: usize = 64 * 1024;
 #[derive(Debug, Clone)]
 pub struct GateCall {
     pub operation: GateOperation,
-    /// The operation by name (`create`, `add nodes`, `delete`…).
-    pub operation_name: String,
+    /// The job's operation, which the gate is sent by name (`create`, `add nodes`…).
+    pub job_operation: Operation,
     pub cluster: HookCluster,
     /// The user asking (their id).
     pub requested_by: Option<String>,
@@ -54,7 +54,7 @@ impl GateCall {
     pub fn create(request: &CreateRequest, preview: &Preview) -> Self {
         Self {
             operation: GateOperation::Create,
-            operation_name: "create".to_owned(),
+            job_operation: Operation::Create,
             cluster: HookCluster {
                 id: None,
                 name: request.name.to_string(),
@@ -101,8 +101,7 @@ impl GateCall {
             } else {
                 GateOperation::Change
             },
-            // The label: gates have always been sent the spaced words.
-            operation_name: change.operation().label().to_owned(),
+            job_operation: change.operation(),
             cluster: HookCluster {
                 id: Some(cluster.id.clone()),
                 name: cluster.name.clone(),
@@ -138,7 +137,7 @@ pub async fn check_gates(
     let body = GateRequestBody {
         schema: HOOK_SCHEMA_VERSION,
         gate: call_for.operation,
-        operation: call_for.operation_name.clone(),
+        operation: call_for.job_operation,
         tenant: HookTenant {
             id: tenant.id.clone(),
             name: tenant.name.clone(),
@@ -176,7 +175,7 @@ pub async fn check_gates(
                 "its answer is not {\"allow\": true|false, \"reason\": \"...\"}".to_owned()
             }),
         };
-        let what = call_for.operation_name.as_str();
+        let what = call_for.job_operation.label();
         match answer {
             Ok(GateAnswer { allow: true, .. }) => {}
             Ok(GateAnswer {

@@ -55,7 +55,7 @@ fn slack_text(event: &HookEventBody) -> String {
         .unwrap_or_default();
     let (operation, by) = match &event.job {
         Some(job) => (
-            job.operation.clone(),
+            job.operation.label().to_owned(),
             job.requested_by
                 .as_ref()
                 .map(|user| format!(" (asked for by {user})"))

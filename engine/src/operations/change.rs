@@ -11,8 +11,8 @@ use domain::catalog::Catalog;
 use domain::change::{layouts, LayoutChange, Layouts};
 use domain::layout::Layout;
 use domain::names::{ServiceName, TemplateName};
-use domain::plan::{plan, Action, Operation, ServiceGraph, TaskDag};
-use domain::solver::{NodesToRemove, Problem, SolveRequest};
+use domain::plan::{plan, Action, PlanOperation, ServiceGraph, TaskDag};
+use domain::solver::{LayoutProblem, NodesToRemove, SolveRequest};
 use serde_json::{Map, Value};
 
 use super::upgrade::UpgradePreview;
@@ -165,7 +165,7 @@ pub async fn preview_change(
                 hardwaretype: None,
                 imagetype: None,
             };
-            Problem::from_catalog(snapshot, &template, &request)
+            LayoutProblem::from_catalog(snapshot, &template, &request)
         })
         .map_err(OperationError::Unsatisfiable)
     };
@@ -181,14 +181,14 @@ pub async fn preview_change(
             bring_in(&mut snapshot, &current, services);
             let services = services.clone();
             let change = LayoutChange::AddServices { services };
-            (solve(&snapshot, change)?, Operation::AddServices)
+            (solve(&snapshot, change)?, PlanOperation::AddServices)
         }
         ClusterChange::AddNodes { count } => {
             if *count == 0 {
                 return Err(OperationError::Invalid("add at least one node".into()));
             }
             let change = LayoutChange::AddNodes { count: *count };
-            (solve(&snapshot, change)?, Operation::AddNodes)
+            (solve(&snapshot, change)?, PlanOperation::AddNodes)
         }
         ClusterChange::RemoveNodes { which } => {
             if let NodesToRemove::Named(numbers) = which {
@@ -197,7 +197,7 @@ pub async fn preview_change(
             let change = LayoutChange::RemoveNodes {
                 which: which.clone(),
             };
-            (solve(&snapshot, change)?, Operation::RemoveNodes)
+            (solve(&snapshot, change)?, PlanOperation::RemoveNodes)
         }
         ClusterChange::RemoveServices { services } => {
             let leaving = services_to_remove(cluster, &snapshot, &committed, services)?;
@@ -209,7 +209,7 @@ pub async fn preview_change(
                 .collect();
             check_not_required(&snapshot, &staying, &leaving)?;
             let change = LayoutChange::RemoveServices { leaving };
-            (solve(&snapshot, change)?, Operation::RemoveServices)
+            (solve(&snapshot, change)?, PlanOperation::RemoveServices)
         }
         ClusterChange::Reconfigure {
             restart,
@@ -219,23 +219,23 @@ pub async fn preview_change(
             for (key, value) in changes.iter().flatten() {
                 config.insert(key.clone(), value.clone());
             }
-            let operation = Operation::Reconfigure { restart: *restart };
+            let operation = PlanOperation::Reconfigure { restart: *restart };
             (solve(&snapshot, LayoutChange::Same)?, operation)
         }
         ClusterChange::Start { services } => {
-            let operation = Operation::Start {
+            let operation = PlanOperation::Start {
                 services: services.clone(),
             };
             (solve(&snapshot, LayoutChange::Same)?, operation)
         }
         ClusterChange::Stop { services } => {
-            let operation = Operation::Stop {
+            let operation = PlanOperation::Stop {
                 services: services.clone(),
             };
             (solve(&snapshot, LayoutChange::Same)?, operation)
         }
         ClusterChange::Restart { services } => {
-            let operation = Operation::Restart {
+            let operation = PlanOperation::Restart {
                 services: services.clone(),
             };
             (solve(&snapshot, LayoutChange::Same)?, operation)
@@ -297,7 +297,7 @@ pub async fn preview_change(
                 started: last.from,
                 target: last.to,
             };
-            let operation = Operation::Rollback { failed, completed };
+            let operation = PlanOperation::Rollback { failed, completed };
             (solve(&snapshot, change)?, operation)
         }
         ClusterChange::Upgrade { max_unavailable } => {
@@ -325,9 +325,12 @@ pub async fn preview_change(
             )?;
             warnings = warned;
             let from = committed.clone();
-            (Layouts { from, to }, Operation::ReplaceNodes)
+            (Layouts { from, to }, PlanOperation::ReplaceNodes)
         }
-        ClusterChange::SyncKeys => (solve(&snapshot, LayoutChange::Same)?, Operation::SyncKeys),
+        ClusterChange::SyncKeys => (
+            solve(&snapshot, LayoutChange::Same)?,
+            PlanOperation::SyncKeys,
+        ),
         ClusterChange::Delete { .. } => {
             // After a failed job, nodes of its target layout may exist: take them all down.
             let failed_target = match last {
@@ -339,13 +342,19 @@ pub async fn preview_change(
                 _ => None,
             };
             let change = LayoutChange::Delete { failed_target };
-            (solve(&snapshot, change)?, Operation::Delete)
+            (solve(&snapshot, change)?, PlanOperation::Delete)
         }
     };
-    if matches!(operation, Operation::AddServices | Operation::AddNodes) {
+    if matches!(
+        operation,
+        PlanOperation::AddServices | PlanOperation::AddNodes
+    ) {
         super::check_automators(&snapshot, &to)?;
     }
-    if matches!(operation, Operation::AddNodes | Operation::ReplaceNodes) {
+    if matches!(
+        operation,
+        PlanOperation::AddNodes | PlanOperation::ReplaceNodes
+    ) {
         super::node_limits::check_new_nodes(
             store.docker_limits(),
             &snapshot,
@@ -354,7 +363,7 @@ pub async fn preview_change(
             &to,
         )?;
     }
-    if matches!(operation, Operation::Delete) {
+    if matches!(operation, PlanOperation::Delete) {
         let suspended = suspended_nodes(store, cluster).await?;
         if !suspended.is_empty() {
             // Nothing runs on a machine a lease stopped (its services were stopped
@@ -386,7 +395,7 @@ pub async fn preview_change(
     }
     let dag = match &operation {
         // Rollback plans from the failed job's own before/after layouts.
-        Operation::Rollback { .. } => plan(
+        PlanOperation::Rollback { .. } => plan(
             &to,
             &from,
             &operation,

@@ -16,7 +16,7 @@ use domain::catalog::coopr::import_bundle;
 use domain::catalog::Catalog;
 use domain::layout::Layout;
 use domain::names::TemplateName;
-use domain::plan::{plan, Action, Operation, ServiceGraph, TaskDag};
+use domain::plan::{plan, Action, PlanOperation, ServiceGraph, TaskDag};
 use serde_json::json;
 
 use super::{submit_change, ClusterChange, ClusterState, OperationError};
@@ -159,7 +159,7 @@ pub fn machine_steps(
             dag.append(plan(
                 layout,
                 layout,
-                &Operation::Reconfigure { restart: false },
+                &PlanOperation::Reconfigure { restart: false },
                 &ServiceGraph::from_catalog(snapshot),
             )?);
             dag.append(stop_or_start);

@@ -2,7 +2,7 @@
 //!
 //! Each named node gets a successor of the same hardware and image type running the
 //! same services, numbered after the cluster's highest node; the plan
-//! ([`domain::plan::Operation::ReplaceNodes`]) builds the successors, configures the
+//! ([`domain::plan::PlanOperation::ReplaceNodes`]) builds the successors, configures the
 //! cluster around them and then tears the old nodes down. A node whose services keep
 //! data (`"stateful": true`) is only replaced when the caller accepts losing that data,
 //! and the preview says so.

@@ -10,8 +10,8 @@ use std::collections::BTreeSet;
 use domain::catalog::{Catalog, ClusterTemplate, EntityKind};
 use domain::layout::Layout;
 use domain::names::{ProviderName, TemplateName};
-use domain::plan::{plan, upgrade_batches, Operation, Upgrade};
-use domain::solver::{solve_with_existing, Existing, Problem, SolveRequest};
+use domain::plan::{plan, upgrade_batches, PlanOperation, Upgrade};
+use domain::solver::{solve_with_existing, Existing, LayoutProblem, SolveRequest};
 use domain::upgrade::{
     drift, service_upgrades, upgrade_graph, DriftKind, EntityDrift, UpgradeSteps,
 };
@@ -147,7 +147,7 @@ fn plan_move(
     let dag = plan(
         committed,
         committed,
-        &Operation::Upgrade(upgrade.clone()),
+        &PlanOperation::Upgrade(upgrade.clone()),
         &upgrade_graph(&from, &to),
     )?;
     Ok((
@@ -222,7 +222,7 @@ fn check_layout_allowed(
             template.name, cluster.name
         ))
     };
-    let problem = Problem::from_catalog(current, template, &request)
+    let problem = LayoutProblem::from_catalog(current, template, &request)
         .map_err(|unsatisfiable| refused(unsatisfiable.to_string()))?;
     let solved = solve_with_existing(
         &problem,

@@ -22,13 +22,13 @@ impl fmt::Display for Severity {
 
 /// One finding: `clustertemplates.web.defaults.services[2]: unknown service "kv"`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Problem {
+pub struct Finding {
     pub severity: Severity,
     pub path: String,
     pub message: String,
 }
 
-impl fmt::Display for Problem {
+impl fmt::Display for Finding {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}: {}: {}", self.severity, self.path, self.message)
     }
@@ -37,7 +37,7 @@ impl fmt::Display for Problem {
 /// Every problem of a catalog, in catalog order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Report {
-    pub problems: Vec<Problem>,
+    pub problems: Vec<Finding>,
 }
 
 impl Report {
@@ -50,7 +50,7 @@ impl Report {
     }
 
     fn push(&mut self, severity: Severity, path: String, message: String) {
-        self.problems.push(Problem {
+        self.problems.push(Finding {
             severity,
             path,
             message,
@@ -64,13 +64,13 @@ impl Report {
         self.problems.retain(|problem| seen.insert(problem.clone()));
     }
 
-    pub fn errors(&self) -> impl Iterator<Item = &Problem> {
+    pub fn errors(&self) -> impl Iterator<Item = &Finding> {
         self.problems
             .iter()
             .filter(|problem| problem.severity == Severity::Error)
     }
 
-    pub fn warnings(&self) -> impl Iterator<Item = &Problem> {
+    pub fn warnings(&self) -> impl Iterator<Item = &Finding> {
         self.problems
             .iter()
             .filter(|problem| problem.severity == Severity::Warning)
@@ -82,7 +82,7 @@ impl Report {
 
     /// Problems at `prefix` or below it (`clustertemplates.lamp` covers
     /// `clustertemplates.lamp.links[0].url` but not `clustertemplates.lamp2`).
-    pub fn under<'a>(&'a self, prefix: &'a str) -> impl Iterator<Item = &'a Problem> + 'a {
+    pub fn under<'a>(&'a self, prefix: &'a str) -> impl Iterator<Item = &'a Finding> + 'a {
         self.problems.iter().filter(move |problem| {
             problem.path.strip_prefix(prefix).is_some_and(|rest| {
                 rest.is_empty() || rest.starts_with('.') || rest.starts_with('[')

@@ -139,14 +139,8 @@ pub(super) async fn node_instances(
     node: &str,
     provider: &str,
 ) -> Result<Vec<Instance>, ProviderError> {
-    describe(
-        client,
-        Params::new()
-            .filter(&format!("tag:{TAG_NODE}"), &[node])
-            .filter("instance-state-name", LIVE_STATES),
-    )
-    .await
-    .map_err(ec2_error(node, provider, "look up the node's instance"))
+    let what = "look up the node's instance";
+    live_instances_tagged(client, (TAG_NODE, node), node, provider, what).await
 }
 
 /// The instances tagged as of cluster `cluster` that are not terminated (`node` is the
@@ -157,14 +151,27 @@ pub(super) async fn cluster_instances(
     provider: &str,
     cluster: &str,
 ) -> Result<Vec<Instance>, ProviderError> {
+    let what = "look up the cluster's instances";
+    live_instances_tagged(client, (TAG_CLUSTER, cluster), node, provider, what).await
+}
+
+/// The instances whose tag `tag` is `value` that are not terminated; a failure is
+/// reported for `node` as failing to `what`.
+async fn live_instances_tagged(
+    client: &QueryClient,
+    (tag, value): (&str, &str),
+    node: &str,
+    provider: &str,
+    what: &'static str,
+) -> Result<Vec<Instance>, ProviderError> {
     describe(
         client,
         Params::new()
-            .filter(&format!("tag:{TAG_CLUSTER}"), &[cluster])
+            .filter(&format!("tag:{tag}"), &[value])
             .filter("instance-state-name", LIVE_STATES),
     )
     .await
-    .map_err(ec2_error(node, provider, "look up the cluster's instances"))
+    .map_err(ec2_error(node, provider, what))
 }
 
 /// The instance, or `None` when EC2 does not know it.

@@ -8,7 +8,7 @@ use anyhow::Context;
 use domain::catalog::Catalog;
 use domain::layout::Layout;
 use domain::names::{HardwareTypeName, ImageTypeName, ProviderName, TemplateName};
-use domain::plan::{plan, Operation, ServiceGraph, TaskDag};
+use domain::plan::{plan, PlanOperation, ServiceGraph, TaskDag};
 use domain::solver::{solve_request, to_contract_json, SolveRequest, Unsatisfiable};
 use serde_json::{json, Value};
 
@@ -34,7 +34,7 @@ pub fn run_plan(args: &SolveArgs) -> anyhow::Result<ExitCode> {
     match plan(
         &empty,
         &layout,
-        &Operation::Create,
+        &PlanOperation::Create,
         &ServiceGraph::from_catalog(&catalog),
     ) {
         Ok(dag) => {
