@@ -1,6 +1,6 @@
 //! Tenants, users, API tokens and sessions. Password fields are in requests only,
 //! and their `Debug` leaves them out; no view carries a hash or a token secret except
-//! [`CreatedToken`], the one response that shows a new token's secret.
+//! [`CreatedToken`] and [`SsoCliToken`], the responses that show a new token's secret.
 
 use std::fmt;
 
@@ -265,4 +265,43 @@ pub struct TokenRequest {
     /// `full` (the default) or `read-only` (any change is refused).
     #[serde(default)]
     pub scope: TokenScope,
+}
+
+/// What `corral login --sso` trades for an API token at `/auth/sso/cli-token`: the
+/// one-time code the browser brought back and the verifier of the challenge it started
+/// with.
+#[derive(Clone, Serialize, Deserialize)]
+pub struct SsoCliTokenRequest {
+    pub code: String,
+    pub code_verifier: String,
+    /// The new token's name; absent means a default one.
+    #[serde(default)]
+    pub token_name: Option<String>,
+}
+
+impl fmt::Debug for SsoCliTokenRequest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SsoCliTokenRequest")
+            .field("token_name", &self.token_name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The API token single sign-on made for the CLI: shown once.
+#[derive(Clone, Serialize, Deserialize)]
+pub struct SsoCliToken {
+    /// Who signed in.
+    pub username: String,
+    pub token_id: String,
+    /// Send as `Authorization: Bearer <token>`. Not retrievable later.
+    pub token: String,
+}
+
+impl fmt::Debug for SsoCliToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SsoCliToken")
+            .field("username", &self.username)
+            .field("token_id", &self.token_id)
+            .finish_non_exhaustive()
+    }
 }

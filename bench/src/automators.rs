@@ -31,12 +31,14 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Instant;
 
-use api_types::{ClusterChangeRequest, ClusterDetail, JobView, NodeView, Page, TaskView};
+use api_types::{ClusterChangeRequest, ClusterDetail, JobView, NodeView, TaskView};
 use engine::provider::{LocalNodeState, NodeRecord, LOCAL_PROVIDER};
 use serde_json::{json, Value};
 use tokio::process::Command;
 
-use crate::served::{failed, with_server_log, Client, Server};
+use crate::served::{
+    create_request, failed, sign_in, wait_for_job, with_server_log, Client, Server,
+};
 use crate::BenchError;
 
 /// The services and template `bench automators` adds to the demo catalog.
@@ -72,7 +74,7 @@ async fn measure(
     data: &Path,
     runs: usize,
 ) -> Result<String, BenchError> {
-    let client = Client::sign_in(server).await?;
+    let client = sign_in(server).await?;
     import_catalog(&client).await?;
 
     // Alternately, so that whatever else loads the machine weighs on both alike.
@@ -94,16 +96,7 @@ async fn measure(
     }
 
     let steps = create(&client, "kv-automated", 2, "steps").await?;
-    let detail: ClusterDetail = serde_json::from_value(
-        client
-            .request(
-                reqwest::Method::GET,
-                &format!("/api/v1/clusters/{}", steps.cluster_id),
-                None,
-            )
-            .await?,
-    )
-    .map_err(failed)?;
+    let detail = client.cluster(&steps.cluster_id).await?;
     let kv_node = carrying(&detail.nodes, ANSIBLE_SERVICE)?;
     let lb_node = carrying(&detail.nodes, PUPPET_SERVICE)?;
     let by_hand = ByHand::new(
@@ -182,7 +175,7 @@ async fn import_catalog(client: &Client) -> Result<(), BenchError> {
         };
         list.extend(added.iter().cloned());
     }
-    client.post("/api/v1/catalog/import", &bundle).await?;
+    client.import_catalog(&bundle, false).await?;
     Ok(())
 }
 
@@ -205,17 +198,10 @@ async fn create(
     size: u32,
     name: &str,
 ) -> Result<Created, BenchError> {
-    let submitted: api_types::SubmittedJob = serde_json::from_value(
-        client
-            .post(
-                "/api/v1/clusters",
-                &json!({"name": name, "template": template, "size": size}),
-            )
-            .await?,
-    )
-    .map_err(failed)?;
-    let job =
-        serde_json::from_value(client.wait_for_job(&submitted.job_id).await?).map_err(failed)?;
+    let submitted = client
+        .create_cluster(&create_request(name, template, size as usize))
+        .await?;
+    let job = wait_for_job(client, &submitted.job_id).await?;
     Ok(Created {
         cluster_id: submitted.cluster.id,
         job,
@@ -223,32 +209,13 @@ async fn create(
 }
 
 async fn delete(client: &Client, cluster_id: &str) -> Result<(), BenchError> {
-    let deleted: api_types::SubmittedJob = serde_json::from_value(
-        client
-            .request(
-                reqwest::Method::DELETE,
-                &format!("/api/v1/clusters/{cluster_id}"),
-                None,
-            )
-            .await?,
-    )
-    .map_err(failed)?;
-    client.wait_for_job(&deleted.job_id).await?;
+    let deleted = client.delete_cluster(cluster_id, false).await?;
+    wait_for_job(client, &deleted.job_id).await?;
     Ok(())
 }
 
 async fn tasks(client: &Client, job_id: &str) -> Result<Vec<TaskView>, BenchError> {
-    let page: Page<TaskView> = serde_json::from_value(
-        client
-            .request(
-                reqwest::Method::GET,
-                &format!("/api/v1/jobs/{job_id}/tasks?limit=500"),
-                None,
-            )
-            .await?,
-    )
-    .map_err(failed)?;
-    Ok(page.items)
+    Ok(client.job_tasks(job_id, 500).await?.items)
 }
 
 /// A `start` change of `service` alone; the seconds its step took.
@@ -256,16 +223,8 @@ async fn step_seconds(client: &Client, cluster_id: &str, service: &str) -> Resul
     let change = ClusterChangeRequest::Start {
         services: Some(vec![service.to_owned()]),
     };
-    let submitted: api_types::SubmittedJob = serde_json::from_value(
-        client
-            .post(
-                &format!("/api/v1/clusters/{cluster_id}/changes"),
-                &serde_json::to_value(&change).map_err(failed)?,
-            )
-            .await?,
-    )
-    .map_err(failed)?;
-    client.wait_for_job(&submitted.job_id).await?;
+    let submitted = client.change_cluster(cluster_id, &change).await?;
+    wait_for_job(client, &submitted.job_id).await?;
     let steps: Vec<f64> = tasks(client, &submitted.job_id)
         .await?
         .iter()

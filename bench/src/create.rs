@@ -19,9 +19,9 @@
 use std::path::Path;
 use std::time::Instant;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use crate::served::{failed, field, with_server_log, Client, Server};
+use crate::served::{create_request, failed, sign_in, wait_for_job, with_server_log, Server};
 use crate::BenchError;
 
 pub(crate) const CATALOG: &str = include_str!("create/catalog.json");
@@ -93,36 +93,27 @@ async fn create_and_delete(
 ) -> Result<Measured, BenchError> {
     std::fs::create_dir_all(data)?;
     let server = Server::start(corral, data, WORKER_SLOTS)?;
-    let client = Client::sign_in(&server).await?;
+    let client = sign_in(&server).await?;
     client
-        .post(
-            "/api/v1/catalog/import",
+        .import_catalog(
             &serde_json::from_str::<Value>(CATALOG).map_err(failed)?,
+            false,
         )
         .await?;
 
     let started = Instant::now();
     let created = client
-        .post(
-            "/api/v1/clusters",
-            &json!({"name": "bench", "template": TEMPLATE, "size": nodes}),
-        )
+        .create_cluster(&create_request("bench", TEMPLATE, nodes))
         .await?;
-    let cluster = field(&created["cluster"], "id")?;
-    let job = client.wait_for_job(&field(&created, "job_id")?).await?;
+    let cluster = created.cluster.id;
+    let job = wait_for_job(&client, &created.job_id).await?;
     let create_s = started.elapsed().as_secs_f64();
-    let tasks = job["tasks_total"].as_u64().unwrap_or(0);
+    let tasks = u64::try_from(job.tasks_total).unwrap_or(0);
     eprintln!("create: {nodes} nodes, {tasks} tasks in {create_s:.1} s; deleting");
 
     let started = Instant::now();
-    let deleted = client
-        .request(
-            reqwest::Method::DELETE,
-            &format!("/api/v1/clusters/{cluster}"),
-            None,
-        )
-        .await?;
-    client.wait_for_job(&field(&deleted, "job_id")?).await?;
+    let deleted = client.delete_cluster(&cluster, false).await?;
+    wait_for_job(&client, &deleted.job_id).await?;
     let delete_s = started.elapsed().as_secs_f64();
 
     let (server_peak_rss_mb, server_cpu_s) = server.usage();

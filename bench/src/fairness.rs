@@ -25,10 +25,10 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use reqwest::Method;
-use serde_json::{json, Value};
+use api_types::{JobState, Role, TenantRequest, UserRequest};
+use serde_json::Value;
 
-use crate::served::{failed, field, with_server_log, Client, Server};
+use crate::served::{create_request, failed, sign_in, with_server_log, Client, Server};
 use crate::BenchError;
 
 const TEMPLATE: &str = "three-services";
@@ -57,30 +57,35 @@ pub fn run(args: &[String]) -> Result<String, BenchError> {
 
 async fn measure(data: &Path, corral: &Path, nodes: usize) -> Result<String, BenchError> {
     let server = Server::start(corral, data, WORKER_SLOTS)?;
-    let admin = Client::sign_in(&server).await?;
+    let admin = sign_in(&server).await?;
     admin
-        .post(
-            "/api/v1/catalog/import",
+        .import_catalog(
             &serde_json::from_str::<Value>(crate::create::CATALOG).map_err(failed)?,
+            false,
         )
         .await?;
     admin
-        .post(
-            "/api/v1/tenants",
-            &json!({"name": TENANT_B, "seed_catalog_from": "default", "local_nodes": true}),
-        )
+        .create_tenant(&TenantRequest {
+            name: TENANT_B.to_owned(),
+            max_clusters: None,
+            max_nodes: None,
+            seed_catalog_from: Some("default".to_owned()),
+            local_nodes: true,
+            provider_types: None,
+        })
         .await?;
     for (username, tenant) in [("colleague", None), ("other", Some(TENANT_B))] {
         admin
-            .post(
-                "/api/v1/users",
-                &json!({"username": username, "password": PASSWORD, "role": "user",
-                        "tenant": tenant}),
-            )
+            .create_user(&UserRequest {
+                username: username.to_owned(),
+                password: PASSWORD.to_owned(),
+                role: Role::User,
+                tenant: tenant.map(str::to_owned),
+            })
             .await?;
     }
-    let colleague = Client::sign_in_as(&server.url, "colleague", PASSWORD).await?;
-    let other = Client::sign_in_as(&server.url, "other", PASSWORD).await?;
+    let colleague = Client::signed_in_as(&server.url, "colleague", PASSWORD).await?;
+    let other = Client::signed_in_as(&server.url, "other", PASSWORD).await?;
 
     let (small_idle_s, idle_job) = timed_create(&colleague, "idle-small", SMALL_NODES).await?;
     eprintln!("fairness: {SMALL_NODES} nodes on an idle server in {small_idle_s:.1} s");
@@ -90,10 +95,8 @@ async fn measure(data: &Path, corral: &Path, nodes: usize) -> Result<String, Ben
     wait_for_job(&admin, &job).await?;
     let big_alone_s = started.elapsed().as_secs_f64();
     eprintln!("fairness: {nodes} nodes alone in {big_alone_s:.1} s; deleting");
-    let deleted = admin
-        .request(Method::DELETE, &format!("/api/v1/clusters/{alone}"), None)
-        .await?;
-    wait_for_job(&admin, &field(&deleted, "job_id")?).await?;
+    let deleted = admin.delete_cluster(&alone, false).await?;
+    wait_for_job(&admin, &deleted.job_id).await?;
 
     let started = Instant::now();
     let (_, big_job) = create(&admin, "big", nodes).await?;
@@ -127,16 +130,9 @@ async fn measure(data: &Path, corral: &Path, nodes: usize) -> Result<String, Ben
 /// Creates a cluster of `nodes` from the bench template: its id and its job's.
 async fn create(api: &Client, name: &str, nodes: usize) -> Result<(String, String), BenchError> {
     let created = api
-        .request(
-            Method::POST,
-            "/api/v1/clusters",
-            Some(&json!({"name": name, "template": TEMPLATE, "size": nodes})),
-        )
+        .create_cluster(&create_request(name, TEMPLATE, nodes))
         .await?;
-    Ok((
-        field(&created["cluster"], "id")?,
-        field(&created, "job_id")?,
-    ))
+    Ok((created.cluster.id, created.job_id))
 }
 
 /// Seconds from asking for the cluster until its create job is seen to succeed, and
@@ -149,39 +145,23 @@ async fn timed_create(api: &Client, name: &str, nodes: usize) -> Result<(f64, St
 }
 
 /// Tasks of a small job: one page holds them all.
-const TASK_PAGE: usize = 500;
+const TASK_PAGE: u32 = 500;
 
 /// Seconds of an ended job's span (submitted to finished) in which none of its tasks
 /// ran.
 async fn waiting_s(api: &Client, job_id: &str) -> Result<f64, BenchError> {
-    let job = api
-        .request(Method::GET, &format!("/api/v1/jobs/{job_id}"), None)
-        .await?;
-    let span = (
-        job["created_at_ms"].as_i64().unwrap_or(0),
-        job["finished_at_ms"].as_i64().unwrap_or(0),
-    );
-    let page = api
-        .request(
-            Method::GET,
-            &format!("/api/v1/jobs/{job_id}/tasks?limit={TASK_PAGE}"),
-            None,
-        )
-        .await?;
-    let tasks = page["items"].as_array().cloned().unwrap_or_default();
-    if page["total"].as_u64() != Some(tasks.len() as u64) {
+    let job = api.job(job_id).await?;
+    let span = (job.created_at_ms, job.finished_at_ms.unwrap_or(0));
+    let page = api.job_tasks(job_id, TASK_PAGE).await?;
+    if page.total != page.items.len() as u64 {
         return Err(BenchError::Failed(format!(
             "job {job_id} has more tasks than a page of {TASK_PAGE}"
         )));
     }
-    let ran: Vec<(i64, i64)> = tasks
+    let ran: Vec<(i64, i64)> = page
+        .items
         .iter()
-        .filter_map(|task| {
-            Some((
-                task["started_at_ms"].as_i64()?,
-                task["finished_at_ms"].as_i64()?,
-            ))
-        })
+        .filter_map(|task| Some((task.started_at_ms?, task.finished_at_ms?)))
         .collect();
     Ok(uncovered_ms(span, ran) as f64 / 1000.0)
 }
@@ -204,15 +184,13 @@ fn uncovered_ms(span: (i64, i64), mut intervals: Vec<(i64, i64)>) -> i64 {
 async fn wait_for_job(api: &Client, job_id: &str) -> Result<(), BenchError> {
     let started = Instant::now();
     loop {
-        let job = api
-            .request(Method::GET, &format!("/api/v1/jobs/{job_id}"), None)
-            .await?;
-        match job["state"].as_str() {
-            Some("succeeded") => return Ok(()),
-            Some("queued" | "running") if started.elapsed() < JOB_LIMIT => {
+        let job = api.job(job_id).await?;
+        match job.state {
+            JobState::Succeeded => return Ok(()),
+            JobState::Queued | JobState::Running if started.elapsed() < JOB_LIMIT => {
                 tokio::time::sleep(POLL).await;
             }
-            _ => return Err(BenchError::Failed(format!("job {job_id} ended: {job}"))),
+            _ => return Err(BenchError::Failed(format!("job {job_id} ended: {job:?}"))),
         }
     }
 }
@@ -222,18 +200,15 @@ async fn wait_for_job(api: &Client, job_id: &str) -> Result<(), BenchError> {
 async fn wait_until_busy(api: &Client, job_id: &str) -> Result<(), BenchError> {
     let started = Instant::now();
     loop {
-        let job = api
-            .request(Method::GET, &format!("/api/v1/jobs/{job_id}"), None)
-            .await?;
-        let done = job["tasks_succeeded"].as_u64().unwrap_or(0);
-        match job["state"].as_str() {
-            Some("running") if done >= WORKER_SLOTS as u64 => return Ok(()),
-            Some("queued" | "running") if started.elapsed() < JOB_LIMIT => {
+        let job = api.job(job_id).await?;
+        match job.state {
+            JobState::Running if job.tasks_succeeded >= WORKER_SLOTS as i64 => return Ok(()),
+            JobState::Queued | JobState::Running if started.elapsed() < JOB_LIMIT => {
                 tokio::time::sleep(POLL).await;
             }
             _ => {
                 return Err(BenchError::Failed(format!(
-                    "job {job_id} ended before it filled the workers: {job}"
+                    "job {job_id} ended before it filled the workers: {job:?}"
                 )))
             }
         }

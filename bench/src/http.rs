@@ -31,9 +31,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::json;
+use api_types::JobState;
 
-use crate::served::{failed, field, Client, Server};
+use crate::served::{create_request, failed, sign_in, wait_for_job, Client, Server};
 use crate::BenchError;
 
 mod seed;
@@ -75,18 +75,15 @@ async fn drive_all(
     clusters: usize,
 ) -> Result<String, BenchError> {
     let server = Server::start(corral, base, WORKER_SLOTS)?;
-    let client = Client::sign_in(&server).await?;
+    let client = sign_in(&server).await?;
     let catalog = serde_json::from_str(crate::create::CATALOG).map_err(failed)?;
-    client.post("/api/v1/catalog/import", &catalog).await?;
+    client.import_catalog(&catalog, false).await?;
     let created = client
-        .post(
-            "/api/v1/clusters",
-            &json!({"name": "served", "template": "three-services", "size": NODES}),
-        )
+        .create_cluster(&create_request("served", "three-services", NODES))
         .await?;
-    let cluster = field(&created["cluster"], "id")?;
-    let job = field(&created, "job_id")?;
-    client.wait_for_job(&job).await?;
+    let cluster = created.cluster.id;
+    let job = created.job_id;
+    wait_for_job(&client, &job).await?;
 
     let mut lines = Vec::new();
     // `clusters=N` on every line of a run with seeded clusters.
@@ -137,9 +134,9 @@ async fn drive_all(
         ("/admin", "/admin".to_owned(), Some(50)),
         ("/admin/audit", "/admin/audit".to_owned(), Some(50)),
     ] {
-        let url = format!("{}{path}", client.base);
-        drive(&client.http, &url, rate, WARM_UP).await;
-        let stats = drive(&client.http, &url, rate, DURATION).await;
+        let url = client.url(&path);
+        drive(client.http(), &url, rate, WARM_UP).await;
+        let stats = drive(client.http(), &url, rate, DURATION).await;
         let mut line = format!(
             "http route={route}{tag} rate={rate} p50_ms={:.1} p99_ms={:.1} errors={} requests={}",
             stats.percentile_ms(0.50),
@@ -215,31 +212,20 @@ async fn drive(http: &reqwest::Client, url: &str, rate: usize, duration: Duratio
 /// the stream of a job whose steps print 10 lines a second on every node.
 async fn watch_stream(server: &Server, client: &Client) -> Result<String, BenchError> {
     let created = client
-        .post(
-            "/api/v1/clusters",
-            &json!({"name": "ticking", "template": "ticking", "size": NODES}),
-        )
+        .create_cluster(&create_request("ticking", "ticking", NODES))
         .await?;
-    let job_id = field(&created, "job_id")?;
+    let job_id = created.job_id;
     // The create's last tasks are the ticking starts: wait until they all run.
     let started = Instant::now();
     loop {
-        let job = client
-            .request(
-                reqwest::Method::GET,
-                &format!("/api/v1/jobs/{job_id}"),
-                None,
-            )
-            .await?;
-        let done = job["tasks_succeeded"].as_u64().unwrap_or(0);
-        let total = job["tasks_total"].as_u64().unwrap_or(u64::MAX);
-        if done + NODES as u64 >= total {
+        let job = client.job(&job_id).await?;
+        if job.tasks_succeeded + NODES as i64 >= job.tasks_total {
             break;
         }
-        let under_way = job["state"] == "queued" || job["state"] == "running";
+        let under_way = matches!(job.state, JobState::Queued | JobState::Running);
         if started.elapsed() > Duration::from_secs(120) || !under_way {
             return Err(BenchError::Failed(format!(
-                "the ticking job did not get to its steps: {job}"
+                "the ticking job did not get to its steps: {job:?}"
             )));
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -247,12 +233,12 @@ async fn watch_stream(server: &Server, client: &Client) -> Result<String, BenchE
     tokio::time::sleep(Duration::from_secs(1)).await;
     let baseline_pct = cpu_pct_over(server, WINDOW).await;
 
-    let url = format!("{}/api/v1/jobs/{job_id}/stream", client.base);
+    let url = client.url(&format!("/api/v1/jobs/{job_id}/stream"));
     let events = Arc::new(AtomicUsize::new(0));
     let errors = Arc::new(AtomicUsize::new(0));
     let mut watchers = Vec::with_capacity(WATCHERS);
     for _ in 0..WATCHERS {
-        let (http, url) = (client.http.clone(), url.clone());
+        let (http, url) = (client.http().clone(), url.clone());
         let (events, errors) = (events.clone(), errors.clone());
         watchers.push(tokio::spawn(async move {
             let response = match http.get(&url).send().await {
@@ -277,9 +263,7 @@ async fn watch_stream(server: &Server, client: &Client) -> Result<String, BenchE
     for watcher in &watchers {
         watcher.abort();
     }
-    client
-        .post(&format!("/api/v1/jobs/{job_id}/cancel"), &json!({}))
-        .await?;
+    client.cancel_job(&job_id).await?;
     Ok(format!(
         "http route=/api/v1/jobs/{{id}}/stream watchers={WATCHERS} server_cpu_pct={watched_pct:.1} \
          baseline_cpu_pct={baseline_pct:.1} added_cpu_pct={:.1} events={delivered} errors={} \

@@ -140,6 +140,9 @@ pub enum BenchError {
     Store(#[from] engine::store::StoreError),
     #[error("{0}")]
     Queue(#[from] engine::queue::QueueError),
+    /// A call of the API failed (refused, unreachable, or an answer not of its view).
+    #[error("{0:#}")]
+    Api(#[from] anyhow::Error),
     #[error("{0}")]
     Failed(String),
 }

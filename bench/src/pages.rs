@@ -24,12 +24,12 @@
 
 use std::time::{Duration, Instant};
 
+use api_types::{DedicatedWorkersUpdate, JobState};
 use engine::queue::NewEvent;
 use engine::store::clusters::nodes::{NodeRow, NodeState};
 use engine::store::{DatabaseUrl, Store};
-use serde_json::json;
 
-use crate::served::{failed, field, Client, Server};
+use crate::served::{create_request, failed, sign_in, Client, Server};
 use crate::BenchError;
 
 const BASELINE_NODES: usize = 10;
@@ -45,18 +45,16 @@ pub fn run(args: &[String]) -> Result<String, BenchError> {
     crate::run_in_scratch_dir("corral-pages-", |base| async move {
         // One worker slot is the least there is; the tenant's tasks never reach it.
         let server = Server::start(&corral, &base, 1)?;
-        let client = Client::sign_in(&server).await?;
+        let client = sign_in(&server).await?;
         let catalog = serde_json::from_str(crate::create::CATALOG).map_err(failed)?;
-        client.post("/api/v1/catalog/import", &catalog).await?;
-        let me = client
-            .request(reqwest::Method::GET, "/api/v1/me", None)
-            .await?;
-        let tenant = field(&me, "tenant_id")?;
+        client.import_catalog(&catalog, false).await?;
+        let me = client.me().await?;
         client
-            .request(
-                reqwest::Method::PUT,
-                &format!("/api/v1/tenants/{tenant}/dedicated-workers"),
-                Some(&json!({"dedicated_workers": true})),
+            .set_dedicated_workers(
+                &me.tenant_id,
+                &DedicatedWorkersUpdate {
+                    dedicated_workers: true,
+                },
             )
             .await?;
         let store = Store::connect(&DatabaseUrl::sqlite_file(&base.join("corral.db"))).await?;
@@ -129,13 +127,10 @@ impl Measured {
 
 async fn measure(client: &Client, store: &Store, nodes: usize) -> Result<Measured, BenchError> {
     let created = client
-        .post(
-            "/api/v1/clusters",
-            &json!({"name": format!("pages-{nodes}"), "template": TEMPLATE, "size": nodes}),
-        )
+        .create_cluster(&create_request(&format!("pages-{nodes}"), TEMPLATE, nodes))
         .await?;
-    let cluster = field(&created["cluster"], "id")?;
-    let job = field(&created, "job_id")?;
+    let cluster = created.cluster.id;
+    let job = created.job_id;
     let tasks = engine::queue::job_tasks(store, &job).await?;
     let now = engine::store::now_ms();
     for number in 1..=nodes {
@@ -169,11 +164,9 @@ async fn measure(client: &Client, store: &Store, nodes: usize) -> Result<Measure
     for chunk in output.chunks(4096) {
         engine::queue::append_events(store, chunk, now).await?;
     }
-    let state = client
-        .request(reqwest::Method::GET, &format!("/api/v1/jobs/{job}"), None)
-        .await?;
-    if state["state"].as_str() != Some("queued") {
-        return Err(failed(format!("the job did not stay queued: {state}")));
+    let state = client.job(&job).await?;
+    if state.state != JobState::Queued {
+        return Err(failed(format!("the job did not stay queued: {state:?}")));
     }
     Ok(Measured {
         nodes,
@@ -186,12 +179,12 @@ async fn measure(client: &Client, store: &Store, nodes: usize) -> Result<Measure
 
 /// GETs `path` signed in, `WARM_UP` then `RUNS` times, one request at a time.
 async fn page_stats(client: &Client, path: &str) -> Result<PageStats, BenchError> {
-    let url = format!("{}{path}", client.base);
+    let url = client.url(path);
     let mut took: Vec<Duration> = Vec::with_capacity(RUNS);
     let mut html = String::new();
     for run in 0..WARM_UP + RUNS {
         let started = Instant::now();
-        let response = client.http.get(&url).send().await.map_err(failed)?;
+        let response = client.http().get(&url).send().await.map_err(failed)?;
         let status = response.status();
         html = response.text().await.map_err(failed)?;
         if !status.is_success() {

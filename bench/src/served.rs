@@ -6,8 +6,6 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
-
 use crate::BenchError;
 
 const POLL: Duration = Duration::from_millis(250);
@@ -28,13 +26,6 @@ pub fn with_server_log(error: BenchError, data: &Path) -> BenchError {
 
 pub fn failed(error: impl std::fmt::Display) -> BenchError {
     BenchError::Failed(error.to_string())
-}
-
-pub fn field(value: &Value, name: &str) -> Result<String, BenchError> {
-    value[name]
-        .as_str()
-        .map(str::to_owned)
-        .ok_or_else(|| BenchError::Failed(format!("no {name} in {value}")))
 }
 
 /// A running `corral serve`; dropping it stops it (SIGTERM, then it drains).
@@ -133,92 +124,36 @@ impl Drop for Server {
     }
 }
 
-/// The first admin's signed-in API client.
-pub struct Client {
-    pub http: reqwest::Client,
-    pub base: String,
-    csrf: String,
+/// The API client the benchmarks drive a server with.
+pub use api_client::Client;
+
+/// The server's first admin's client, signed in with a session cookie and its CSRF
+/// token.
+pub async fn sign_in(server: &Server) -> Result<Client, BenchError> {
+    Ok(Client::signed_in_as(&server.url, "admin", &server.password).await?)
 }
 
-impl Client {
-    /// Signed in as the server's first admin.
-    pub async fn sign_in(server: &Server) -> Result<Self, BenchError> {
-        Self::sign_in_as(&server.url, "admin", &server.password).await
+/// A cluster of `size` nodes from `template`, as the benchmarks create them.
+pub fn create_request(name: &str, template: &str, size: usize) -> api_types::ClusterCreateRequest {
+    api_types::ClusterCreateRequest {
+        name: name.to_owned(),
+        template: template.to_owned(),
+        size: u32::try_from(size).unwrap_or(u32::MAX),
+        ..api_types::ClusterCreateRequest::default()
     }
+}
 
-    /// Signed in to the server at `base` as `username` (a session cookie and its CSRF
-    /// token).
-    pub async fn sign_in_as(
-        base: &str,
-        username: &str,
-        password: &str,
-    ) -> Result<Self, BenchError> {
-        let http = reqwest::Client::builder()
-            .cookie_store(true)
-            .build()
-            .map_err(failed)?;
-        let mut client = Client {
-            http,
-            base: base.to_owned(),
-            csrf: String::new(),
-        };
-        let session = client
-            .post(
-                "/api/v1/session",
-                &json!({"username": username, "password": password}),
-            )
-            .await?;
-        client.csrf = field(&session, "csrf_token")?;
-        Ok(client)
-    }
-
-    pub async fn post(&self, path: &str, body: &Value) -> Result<Value, BenchError> {
-        self.request(reqwest::Method::POST, path, Some(body)).await
-    }
-
-    /// One call; anything but a 2xx fails the run with the server's answer.
-    pub async fn request(
-        &self,
-        method: reqwest::Method,
-        path: &str,
-        body: Option<&Value>,
-    ) -> Result<Value, BenchError> {
-        let mut request = self
-            .http
-            .request(method.clone(), format!("{}{path}", self.base))
-            .header("x-csrf-token", &self.csrf);
-        if let Some(body) = body {
-            request = request.json(body);
-        }
-        let response = request.send().await.map_err(failed)?;
-        let status = response.status();
-        let text = response.text().await.map_err(failed)?;
-        if !status.is_success() {
-            return Err(BenchError::Failed(format!(
-                "{method} {path}: {status}: {text}"
-            )));
-        }
-        serde_json::from_str(&text).map_err(|error| failed(format!("{method} {path}: {error}")))
-    }
-
-    /// Polls the job until it ends; anything but success fails the run.
-    pub async fn wait_for_job(&self, job_id: &str) -> Result<Value, BenchError> {
-        let started = Instant::now();
-        loop {
-            let job = self
-                .request(
-                    reqwest::Method::GET,
-                    &format!("/api/v1/jobs/{job_id}"),
-                    None,
-                )
-                .await?;
-            match job["state"].as_str() {
-                Some("succeeded") => return Ok(job),
-                Some("queued" | "running") if started.elapsed() < JOB_LIMIT => {
-                    tokio::time::sleep(POLL).await;
-                }
-                _ => return Err(BenchError::Failed(format!("job {job_id} ended: {job}"))),
+/// Polls the job until it ends; anything but success fails the run.
+pub async fn wait_for_job(client: &Client, job_id: &str) -> Result<api_types::JobView, BenchError> {
+    let started = Instant::now();
+    loop {
+        let job = client.job(job_id).await?;
+        match job.state {
+            api_types::JobState::Succeeded => return Ok(job),
+            api_types::JobState::Queued | api_types::JobState::Running if started.elapsed() < JOB_LIMIT => {
+                tokio::time::sleep(POLL).await;
             }
+            _ => return Err(BenchError::Failed(format!("job {job_id} ended: {job:?}"))),
         }
     }
 }

@@ -14,16 +14,18 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use api_types::{NodeCertificateRequest, TokenRequest, TokenScope};
 use futures::{SinkExt, StreamExt};
 use russh::keys::ssh_key::private::Ed25519Keypair;
 use russh::keys::ssh_key::Certificate;
 use russh::keys::{PrivateKey, PublicKey, PublicKeyOrCertificate};
-use serde_json::json;
 use tokio_tungstenite::tungstenite::protocol::Role;
 use tokio_tungstenite::tungstenite::{Bytes, Message};
 use tokio_tungstenite::WebSocketStream;
 
-use crate::served::{failed, field, with_server_log, Client, Server};
+use crate::served::{
+    create_request, failed, sign_in, wait_for_job, with_server_log, Client, Server,
+};
 use crate::BenchError;
 
 /// Round trips measured each way.
@@ -54,28 +56,28 @@ pub fn run(args: &[String]) -> Result<String, BenchError> {
 }
 
 async fn measure(server: &Server) -> Result<String, BenchError> {
-    let client = Client::sign_in(server).await?;
+    let client = sign_in(server).await?;
     let created = client
-        .post(
-            "/api/v1/clusters",
-            &json!({"name": "bench", "template": "web-stack", "size": 3}),
-        )
+        .create_cluster(&create_request("bench", "web-stack", 3))
         .await?;
-    client.wait_for_job(&field(&created, "job_id")?).await?;
-    let cluster = field(&created["cluster"], "id")?;
-    let token = field(
-        &client
-            .post("/api/v1/tokens", &json!({"name": "bench shell"}))
-            .await?,
-        "secret",
-    )?;
-    let terminal_url = format!(
-        "{}/api/v1/clusters/{cluster}/nodes/1000/terminal?columns=120&rows=40",
-        server.url
-    );
+    wait_for_job(&client, &created.job_id).await?;
+    let cluster = created.cluster.id;
+    let token = client
+        .create_token(&TokenRequest {
+            name: "bench shell".to_owned(),
+            expires_in_seconds: None,
+            renew_on_use: false,
+            scope: TokenScope::default(),
+        })
+        .await?
+        .secret;
+    // The terminals authenticate as the CLI does, with a token.
+    let terminals = Client::new(&server.url, Some(token), None)?;
+    let terminal_path =
+        format!("/api/v1/clusters/{cluster}/nodes/1000/terminal?columns=120&rows=40");
 
     // Through the server.
-    let mut socket = open_terminal(&terminal_url, &token).await?;
+    let mut socket = open_terminal(&terminals, &terminal_path).await?;
     settle(&mut socket).await?;
     let mut through = Vec::with_capacity(ROUND_TRIPS);
     for index in 0..ROUND_TRIPS {
@@ -97,7 +99,7 @@ async fn measure(server: &Server) -> Result<String, BenchError> {
     let mut sockets = Vec::with_capacity(TERMINALS);
     for _ in 0..TERMINALS.div_ceil(OPEN_AT_ONCE) {
         let batch = (sockets.len()..TERMINALS.min(sockets.len() + OPEN_AT_ONCE))
-            .map(|_| open_terminal(&terminal_url, &token));
+            .map(|_| open_terminal(&terminals, &terminal_path));
         for socket in futures::future::join_all(batch).await {
             sockets.push(socket?);
         }
@@ -130,25 +132,11 @@ async fn measure(server: &Server) -> Result<String, BenchError> {
     ))
 }
 
-async fn open_terminal(url: &str, token: &str) -> Result<Socket, BenchError> {
-    let response = reqwest::Client::new()
-        .get(url)
-        .bearer_auth(token)
-        .header("connection", "Upgrade")
-        .header("upgrade", "websocket")
-        .header("sec-websocket-version", "13")
-        .header("sec-websocket-key", "dGhlIHNhbXBsZSBub25jZQ==")
-        .send()
+async fn open_terminal(client: &Client, path: &str) -> Result<Socket, BenchError> {
+    let upgraded = client
+        .websocket(path)
         .await
-        .map_err(failed)?;
-    if response.status() != reqwest::StatusCode::SWITCHING_PROTOCOLS {
-        let status = response.status();
-        let text = response.text().await.unwrap_or_default();
-        return Err(failed(format!(
-            "the terminal was refused: {status}: {text}"
-        )));
-    }
-    let upgraded = response.upgrade().await.map_err(failed)?;
+        .map_err(|error| failed(format!("the terminal was refused: {error:#}")))?;
     Ok(WebSocketStream::from_raw_socket(upgraded, Role::Client, None).await)
 }
 
@@ -206,14 +194,18 @@ async fn direct_round_trips(client: &Client, cluster: &str) -> Result<Vec<Durati
     let key = PrivateKey::from(Ed25519Keypair::from_seed(&rand_seed()));
     let public = key.public_key().to_openssh().map_err(failed)?;
     let signed = client
-        .post(
-            &format!("/api/v1/clusters/{cluster}/nodes/1000/ssh/certificate"),
-            &json!({"public_key": public}),
+        .node_certificate(
+            cluster,
+            1000,
+            &NodeCertificateRequest {
+                public_key: public,
+                minutes: None,
+            },
         )
         .await?;
     let address = node_address(client).await?;
-    let host_key = PublicKey::from_openssh(&field(&signed, "host_key")?).map_err(failed)?;
-    let certificate = Certificate::from_openssh(&field(&signed, "certificate")?).map_err(failed)?;
+    let host_key = PublicKey::from_openssh(&signed.host_key).map_err(failed)?;
+    let certificate = Certificate::from_openssh(&signed.certificate).map_err(failed)?;
     let stream = tokio::net::TcpStream::connect(&address).await?;
     stream.set_nodelay(true)?;
     let config = Arc::new(russh::client::Config {
@@ -224,7 +216,7 @@ async fn direct_round_trips(client: &Client, cluster: &str) -> Result<Vec<Durati
         .await
         .map_err(failed)?;
     let auth = handle
-        .authenticate_openssh_cert(field(&signed, "user")?, Arc::new(key), certificate)
+        .authenticate_openssh_cert(signed.user, Arc::new(key), certificate)
         .await
         .map_err(failed)?;
     if !auth.success() {
@@ -275,23 +267,17 @@ async fn direct_round_trips(client: &Client, cluster: &str) -> Result<Vec<Durati
 /// Where node 1000's sshd listens: the node's address as the server's audit entry of
 /// a terminal session on it names it (`node.terminal`, its `address`).
 async fn node_address(client: &Client) -> Result<String, BenchError> {
-    let entries = client
-        .request(
-            reqwest::Method::GET,
-            "/api/v1/audit?action=node.terminal",
-            None,
-        )
-        .await?;
+    let entries = client.audit("action=node.terminal").await?;
     entries
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|entry| entry["action"] == "node.terminal")
-        .and_then(|entry| entry["after"]["address"].as_str())
+        .iter()
+        .filter(|entry| entry.action == "node.terminal")
+        // What an audit entry recorded after the action is free-form JSON (each
+        // action's own), so the address is read by name.
+        .find_map(|entry| entry.after.as_ref()?["address"].as_str())
         .map(str::to_owned)
         .ok_or_else(|| {
             failed(format!(
-                "no node.terminal audit entry names the node: {entries}"
+                "no node.terminal audit entry names the node: {entries:?}"
             ))
         })
 }

@@ -33,10 +33,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use reqwest::Method;
-use serde_json::{json, Value};
+use api_types::{
+    ClusterChangeRequest, ClusterCreateRequest, JobState, Role, TenantRequest, UserRequest,
+};
+use serde_json::Value;
 
-use crate::served::{failed, field, with_server_log, Client, Server};
+use crate::served::{failed, sign_in, with_server_log, Client, Server};
 use crate::BenchError;
 
 const TEMPLATE: &str = "three-services";
@@ -188,31 +190,36 @@ async fn soak(data: &Path, corral: &Path, run_for: Duration) -> Result<String, B
             &retention.as_secs().to_string(),
         ],
     )?;
-    let admin = Client::sign_in(&server).await?;
+    let admin = sign_in(&server).await?;
     admin
-        .post(
-            "/api/v1/catalog/import",
+        .import_catalog(
             &serde_json::from_str::<Value>(crate::create::CATALOG).map_err(failed)?,
+            false,
         )
         .await?;
     let mut clients = vec![admin];
     for tenant in &TENANTS[1..] {
         let admin = &clients[0];
         admin
-            .post(
-                "/api/v1/tenants",
-                &json!({"name": tenant, "seed_catalog_from": "default", "local_nodes": true}),
-            )
+            .create_tenant(&TenantRequest {
+                name: (*tenant).to_owned(),
+                max_clusters: None,
+                max_nodes: None,
+                seed_catalog_from: Some("default".to_owned()),
+                local_nodes: true,
+                provider_types: None,
+            })
             .await?;
         let username = format!("{tenant}-user");
         admin
-            .post(
-                "/api/v1/users",
-                &json!({"username": username, "password": PASSWORD, "role": "user",
-                        "tenant": tenant}),
-            )
+            .create_user(&UserRequest {
+                username: username.clone(),
+                password: PASSWORD.to_owned(),
+                role: Role::User,
+                tenant: Some((*tenant).to_owned()),
+            })
             .await?;
-        clients.push(Client::sign_in_as(&server.url, &username, PASSWORD).await?);
+        clients.push(Client::signed_in_as(&server.url, &username, PASSWORD).await?);
     }
 
     let started = Instant::now();
@@ -223,7 +230,7 @@ async fn soak(data: &Path, corral: &Path, run_for: Duration) -> Result<String, B
     let mut loops = tokio::task::JoinSet::new();
     let docker = docker_answers();
     if docker {
-        let client = Client::sign_in(&server).await?;
+        let client = sign_in(&server).await?;
         loops.spawn(churn(client, "docker", "docker", deadline, tally.clone()));
     }
     for (tenant, client) in TENANTS.into_iter().zip(clients) {
@@ -321,38 +328,39 @@ async fn churn(
     while Instant::now() < deadline {
         cycle += 1;
         let created = client
-            .post(
-                "/api/v1/clusters",
-                &json!({"name": format!("{name}-{cycle}"), "template": TEMPLATE, "size": 2,
-                        "provider": provider}),
-            )
+            .create_cluster(&ClusterCreateRequest {
+                name: format!("{name}-{cycle}"),
+                template: TEMPLATE.to_owned(),
+                size: 2,
+                provider: Some(provider.to_owned()),
+                ..ClusterCreateRequest::default()
+            })
             .await?;
-        let cluster = field(&created["cluster"], "id")?;
+        let cluster = created.cluster.id;
         tally
             .clusters
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .push(cluster.clone());
-        let create_job = field(&created, "job_id")?;
+        let create_job = created.job_id;
         let watcher = tokio::spawn(watch(
-            client.http.clone(),
-            format!("{}/api/v1/jobs/{create_job}/stream", client.base),
+            client.http().clone(),
+            client.url(&format!("/api/v1/jobs/{create_job}/stream")),
             tally.watched_events.clone(),
         ));
         wait(&client, &create_job, &tally).await?;
         for change in [
-            json!({"operation": "add-nodes", "count": 1}),
-            json!({"operation": "remove-nodes", "count": 1}),
+            ClusterChangeRequest::AddNodes { count: 1 },
+            ClusterChangeRequest::RemoveNodes {
+                count: Some(1),
+                nodes: None,
+            },
         ] {
-            let submitted = client
-                .post(&format!("/api/v1/clusters/{cluster}/changes"), &change)
-                .await?;
-            wait(&client, &field(&submitted, "job_id")?, &tally).await?;
+            let submitted = client.change_cluster(&cluster, &change).await?;
+            wait(&client, &submitted.job_id, &tally).await?;
         }
-        let deleted = client
-            .request(Method::DELETE, &format!("/api/v1/clusters/{cluster}"), None)
-            .await?;
-        wait(&client, &field(&deleted, "job_id")?, &tally).await?;
+        let deleted = client.delete_cluster(&cluster, false).await?;
+        wait(&client, &deleted.job_id, &tally).await?;
         // The stream ends with its job; a watcher still open by now is a leak to see.
         tokio::time::timeout(Duration::from_secs(30), watcher)
             .await
@@ -367,18 +375,16 @@ async fn churn(
 async fn wait(client: &Client, job: &str, tally: &Tally) -> Result<(), BenchError> {
     let started = Instant::now();
     loop {
-        let view = client
-            .request(Method::GET, &format!("/api/v1/jobs/{job}"), None)
-            .await?;
-        match view["state"].as_str() {
-            Some("succeeded") => {
+        let view = client.job(job).await?;
+        match view.state {
+            JobState::Succeeded => {
                 tally.jobs.fetch_add(1, Ordering::Relaxed);
                 return Ok(());
             }
-            Some("queued" | "running") if started.elapsed() < JOB_LIMIT => {
+            JobState::Queued | JobState::Running if started.elapsed() < JOB_LIMIT => {
                 tokio::time::sleep(POLL).await;
             }
-            _ => return Err(failed(format!("job {job} ended: {view}"))),
+            _ => return Err(failed(format!("job {job} ended: {view:?}"))),
         }
     }
 }

@@ -19,6 +19,7 @@ pub mod token;
 
 use std::sync::Arc;
 
+use api_types::{SsoCliToken, SsoCliTokenRequest};
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Redirect, Response};
@@ -433,26 +434,11 @@ async fn hand_to_cli(
     Redirect::to(&target).into_response()
 }
 
-#[derive(Debug, Deserialize)]
-struct CliTokenRequest {
-    code: String,
-    code_verifier: String,
-    #[serde(default)]
-    token_name: Option<String>,
-}
-
-#[derive(Debug, Serialize)]
-struct CliTokenAnswer {
-    username: String,
-    token_id: String,
-    token: String,
-}
-
 /// Trades a one-time code (with the CLI's PKCE verifier) for an API token.
 async fn cli_token(
     State(app): State<AppState>,
     crate::api::extract::ClientAddress(address): crate::api::extract::ClientAddress,
-    Json(request): Json<CliTokenRequest>,
+    Json(request): Json<SsoCliTokenRequest>,
 ) -> Response {
     let refused = |message: &str| {
         (
@@ -509,7 +495,7 @@ async fn cli_token(
         )
         .await;
     match created {
-        Ok(created) => Json(CliTokenAnswer {
+        Ok(created) => Json(SsoCliToken {
             username: user.username,
             token_id: created.token.id,
             token: created.secret,

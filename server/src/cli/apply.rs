@@ -17,10 +17,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
-use api_types::{
-    ClusterCreateRequest, ClusterDetail, ClusterView, JobState, JobView, Page, PlanView,
-    SubmittedJob,
-};
+use api_types::{ClusterCreateRequest, JobState, SubmittedJob};
 use clap::Args;
 use serde_json::{Map, Value};
 
@@ -67,8 +64,8 @@ struct Prepared {
 async fn prepare(path: &Path, prune_services: bool) -> anyhow::Result<Prepared> {
     let origin = path.display().to_string();
     let file = file::read(path)?;
-    let client = Client::signed_in()?;
-    let listed: Page<ClusterView> = client.get_as("/api/v1/clusters?limit=500").await?;
+    let client = super::remote::signed_in()?;
+    let listed = client.clusters("limit=500").await?;
     let existing: Vec<Existing> = listed.items.into_iter().map(Existing::from_view).collect();
     let plan = diff::diff(&file, &origin, &existing, prune_services).map_err(|problems| {
         anyhow::anyhow!("{origin} cannot be applied:\n{}", problems.join("\n"))
@@ -78,10 +75,7 @@ async fn prepare(path: &Path, prune_services: bool) -> anyhow::Result<Prepared> 
         match step {
             Step::Create { spec, config } => {
                 let dry_run = client
-                    .post_as::<PlanView>(
-                        "/api/v1/clusters?dry_run=true",
-                        &create_request(spec, config),
-                    )
+                    .plan_create_cluster(&create_request(spec, config))
                     .await;
                 if let Err(error) = dry_run {
                     problems.push(format!(
@@ -95,9 +89,7 @@ async fn prepare(path: &Path, prune_services: bool) -> anyhow::Result<Prepared> 
                 // Each change is planned against the cluster as it is now; a later one
                 // may still fail after an earlier one ran (its job then says why).
                 for (what, change) in step.changes() {
-                    let planned = client
-                        .post_as::<PlanView>(&format!("/api/v1/clusters/{id}/plan"), &change)
-                        .await;
+                    let planned = client.plan_cluster_change(id, &change).await;
                     if let Err(error) = planned {
                         problems.push(format!(
                             "{origin}:{line}: cluster {name}: {what}: {error:#}"
@@ -200,29 +192,28 @@ async fn converge(client: &Client, step: &Step) -> anyhow::Result<()> {
     let name = step.name();
     match step {
         Step::Create { spec, config } => {
-            let submitted: SubmittedJob = client
-                .post_as("/api/v1/clusters", &create_request(spec, config))
+            let submitted = client
+                .create_cluster(&create_request(spec, config))
                 .await
                 .with_context(|| format!("cannot create cluster {name}"))?;
             wait(client, name, "create", &submitted).await
         }
         Step::Amend { id, .. } => {
-            let changes = format!("/api/v1/clusters/{id}/changes");
             for (what, change) in step.changes() {
                 let submitted = client
-                    .post_as(&changes, &change)
+                    .change_cluster(id, &change)
                     .await
                     .with_context(|| format!("cannot {what} on cluster {name}"))?;
                 wait(client, name, what, &submitted).await?;
             }
             if let Some(change) = step.reconfigure() {
-                let submitted = client.post_as(&changes, &change).await?;
+                let submitted = client.change_cluster(id, &change).await?;
                 wait(client, name, "reconfigure", &submitted).await?;
             }
             Ok(())
         }
         Step::Delete { id, .. } => {
-            let submitted = client.delete_as(&format!("/api/v1/clusters/{id}")).await?;
+            let submitted = client.delete_cluster(id, false).await?;
             wait(client, name, "delete", &submitted).await
         }
     }
@@ -251,7 +242,7 @@ async fn wait(
         notices
             .print_new(client, job, &format!("  {cluster}: {what}: "))
             .await?;
-        let state: JobView = client.get_as(&format!("/api/v1/jobs/{job}")).await?;
+        let state = client.job(job).await?;
         let progress = (state.tasks_succeeded, state.tasks_total);
         if shown != Some(progress) {
             println!("  {cluster}: {what}: {}/{} tasks", progress.0, progress.1);
@@ -271,7 +262,7 @@ async fn wait(
 }
 
 async fn print_links(client: &Client, name: &str) -> anyhow::Result<()> {
-    let cluster: ClusterDetail = match client.get_as(&format!("/api/v1/clusters/{name}")).await {
+    let cluster = match client.cluster(name).await {
         Ok(cluster) => cluster,
         // Deleted by this apply, or never made.
         Err(_) => return Ok(()),

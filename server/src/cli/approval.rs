@@ -5,11 +5,11 @@ use std::process::ExitCode;
 
 use api_types::{
     ApprovalDenial, ApprovalRuleRequest, ApprovalRuleView, ApprovalView, GroupMemberRequest,
-    GroupRequest, GroupView, SubmittedJob,
+    GroupRequest, GroupView,
 };
 use clap::{Args, Subcommand};
 
-use super::remote::{print_json, Client, OutputArgs};
+use super::remote::{print_json, OutputArgs};
 
 #[derive(Debug, Args)]
 pub struct GroupArgs {
@@ -111,16 +111,14 @@ pub struct RuleAddArgs {
 }
 
 pub async fn run_group(args: GroupArgs) -> anyhow::Result<ExitCode> {
-    let client = Client::signed_in()?;
+    let client = super::remote::signed_in()?;
     match args.command {
         GroupCommand::Add { name } => {
-            let group: GroupView = client
-                .post_as("/api/v1/groups", &GroupRequest { name })
-                .await?;
+            let group = client.add_group(&GroupRequest { name }).await?;
             println!("group {} added", group.name);
         }
         GroupCommand::List(output) => {
-            let groups: Vec<GroupView> = client.get_as("/api/v1/groups").await?;
+            let groups = client.groups().await?;
             if output.json {
                 print_json(&serde_json::to_value(&groups)?);
             } else if groups.is_empty() {
@@ -132,31 +130,19 @@ pub async fn run_group(args: GroupArgs) -> anyhow::Result<ExitCode> {
             }
         }
         GroupCommand::Remove { name } => {
-            client
-                .send(
-                    reqwest::Method::DELETE,
-                    &format!("/api/v1/groups/{name}"),
-                    None,
-                    &[],
-                )
-                .await?;
+            client.remove_group(&name).await?;
             println!("group {name} removed");
         }
         GroupCommand::Members { name, change } => {
             let group: GroupView = match change {
-                None => client.get_as(&format!("/api/v1/groups/{name}")).await?,
+                None => client.group(&name).await?,
                 Some(MemberChange::Add { username }) => {
                     client
-                        .post_as(
-                            &format!("/api/v1/groups/{name}/members"),
-                            &GroupMemberRequest { username },
-                        )
+                        .add_group_member(&name, &GroupMemberRequest { username })
                         .await?
                 }
                 Some(MemberChange::Remove { username }) => {
-                    client
-                        .delete_as(&format!("/api/v1/groups/{name}/members/{username}"))
-                        .await?
+                    client.remove_group_member(&name, &username).await?
                 }
             };
             println!("{}  members: {}", group.name, members(&group.members));
@@ -174,7 +160,7 @@ fn members(names: &[String]) -> String {
 }
 
 pub async fn run_approval(args: ApprovalArgs) -> anyhow::Result<ExitCode> {
-    let client = Client::signed_in()?;
+    let client = super::remote::signed_in()?;
     match args.command {
         ApprovalCommand::Rule(RuleCommand::Add(add)) => {
             let (kind, value) = match (add.size_above, add.template, add.provider, add.cost_above) {
@@ -193,11 +179,11 @@ pub async fn run_approval(args: ApprovalArgs) -> anyhow::Result<ExitCode> {
                 approvers: add.approvers,
                 window_secs: add.window,
             };
-            let rule: ApprovalRuleView = client.post_as("/api/v1/approval-rules", &request).await?;
+            let rule: ApprovalRuleView = client.add_approval_rule(&request).await?;
             println!("rule {} added: {}", rule.id, describe_rule(&rule));
         }
         ApprovalCommand::Rule(RuleCommand::List(output)) => {
-            let rules: Vec<ApprovalRuleView> = client.get_as("/api/v1/approval-rules").await?;
+            let rules = client.approval_rules().await?;
             if output.json {
                 print_json(&serde_json::to_value(&rules)?);
             } else if rules.is_empty() {
@@ -209,20 +195,11 @@ pub async fn run_approval(args: ApprovalArgs) -> anyhow::Result<ExitCode> {
             }
         }
         ApprovalCommand::Rule(RuleCommand::Remove { id }) => {
-            client
-                .send(
-                    reqwest::Method::DELETE,
-                    &format!("/api/v1/approval-rules/{id}"),
-                    None,
-                    &[],
-                )
-                .await?;
+            client.remove_approval_rule(&id).await?;
             println!("rule {id} removed");
         }
         ApprovalCommand::List { pending, output } => {
-            let query = if pending { "?pending=true" } else { "" };
-            let requests: Vec<ApprovalView> =
-                client.get_as(&format!("/api/v1/approvals{query}")).await?;
+            let requests = client.approvals(pending).await?;
             if output.json {
                 print_json(&serde_json::to_value(&requests)?);
             } else if requests.is_empty() {
@@ -234,24 +211,14 @@ pub async fn run_approval(args: ApprovalArgs) -> anyhow::Result<ExitCode> {
             }
         }
         ApprovalCommand::Approve { id } => {
-            let submitted: SubmittedJob = client
-                .post_as(
-                    &format!("/api/v1/approvals/{id}/approve"),
-                    &serde_json::json!({}),
-                )
-                .await?;
+            let submitted = client.approve(&id).await?;
             println!(
                 "approved: cluster {} is {}; job {}",
                 submitted.cluster.name, submitted.cluster.state, submitted.job_id
             );
         }
         ApprovalCommand::Deny { id, reason } => {
-            let request: ApprovalView = client
-                .post_as(
-                    &format!("/api/v1/approvals/{id}/deny"),
-                    &ApprovalDenial { reason },
-                )
-                .await?;
+            let request = client.deny(&id, &ApprovalDenial { reason }).await?;
             println!(
                 "denied: {} of cluster {}",
                 request.operation, request.cluster

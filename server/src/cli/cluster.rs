@@ -6,13 +6,13 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 use api_types::{
-    ClusterChangeRequest, ClusterCreateRequest, ClusterDetail, ClusterList, ClusterView, EventKind,
-    EventView, JobState, JobView, LeaseExtension, NodeView, Operation, OutputStream, Page,
-    PlanView, ServiceHealth, SubmittedJob, TaskView, UpgradePlanView,
+    ClusterChangeRequest, ClusterCreateRequest, ClusterList, ClusterView, EventKind, JobState,
+    JobView, LeaseExtension, NodeView, Operation, OutputStream, Page, PlanView, ServiceHealth,
+    SubmittedJob, TaskView, UpgradePlanView,
 };
 use clap::{Args, Subcommand};
 use serde::Serialize;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::catalog::ClusterShape;
 use super::remote::{print_json, print_table, Client, OutputArgs};
@@ -400,11 +400,8 @@ fn node_rows(nodes: &[NodeView]) -> anyhow::Result<Vec<Value>> {
 
 /// `corral cluster pin|unpin ID`.
 async fn pin(client: &Client, id: &str, pinned: bool, json: bool) -> anyhow::Result<ExitCode> {
-    let view: api_types::PinChoice = client
-        .put_as(
-            &format!("/api/v1/clusters/{id}/pin"),
-            &api_types::PinChoice { pinned },
-        )
+    let view = client
+        .set_cluster_pinned(id, &api_types::PinChoice { pinned })
         .await?;
     if json {
         print_json(&to_json(&view)?);
@@ -419,11 +416,11 @@ async fn pin(client: &Client, id: &str, pinned: bool, json: bool) -> anyhow::Res
 /// Every live cluster of the tenant: the list's pages, one cursor after another, as
 /// one list.
 async fn all_clusters(client: &Client) -> anyhow::Result<ClusterList> {
-    const PAGE: &str = "/api/v1/clusters?limit=500";
-    let mut list: ClusterList = client.get_as(PAGE).await?;
+    const PAGE: &str = "limit=500";
+    let mut list = client.clusters(PAGE).await?;
     while let Some(cursor) = list.next.take() {
         // Cursors are URL-safe base64: no escaping needed.
-        let more: ClusterList = client.get_as(&format!("{PAGE}&cursor={cursor}")).await?;
+        let more = client.clusters(&format!("{PAGE}&cursor={cursor}")).await?;
         list.items.extend(more.items);
         list.next = more.next;
     }
@@ -431,7 +428,7 @@ async fn all_clusters(client: &Client) -> anyhow::Result<ClusterList> {
 }
 
 pub async fn run(args: ClusterArgs) -> anyhow::Result<ExitCode> {
-    let client = Client::signed_in()?;
+    let client = super::remote::signed_in()?;
     let json = args.output.json;
     let answer = match args.command {
         ClusterCommand::Ssh(ssh) => return super::node_ssh::run(&client, ssh).await,
@@ -487,7 +484,7 @@ pub async fn run(args: ClusterArgs) -> anyhow::Result<ExitCode> {
             to_json(&page)?
         }
         ClusterCommand::Show { id } => {
-            let cluster: ClusterDetail = client.get_as(&format!("/api/v1/clusters/{id}")).await?;
+            let cluster = client.cluster(&id).await?;
             if !json {
                 print_table(
                     &rows(std::slice::from_ref(&cluster.cluster))?,
@@ -585,16 +582,14 @@ pub async fn run(args: ClusterArgs) -> anyhow::Result<ExitCode> {
                 }),
             };
             if create.dry_run {
-                let plan: PlanView = client
-                    .post_as("/api/v1/clusters?dry_run=true", &request)
-                    .await?;
+                let plan = client.plan_create_cluster(&request).await?;
                 if !json {
                     print_plan(&plan);
                     return Ok(ExitCode::SUCCESS);
                 }
                 to_json(&plan)?
             } else {
-                let submitted: SubmittedJob = client.post_as("/api/v1/clusters", &request).await?;
+                let submitted = client.create_cluster(&request).await?;
                 if create.wait && submitted.approval.is_none() {
                     return watch(&client, &submitted.job_id).await;
                 }
@@ -606,11 +601,8 @@ pub async fn run(args: ClusterArgs) -> anyhow::Result<ExitCode> {
             }
         }
         ClusterCommand::Plan(change) => {
-            let plan: PlanView = client
-                .post_as(
-                    &format!("/api/v1/clusters/{}/plan", change.id),
-                    &change.request()?,
-                )
+            let plan = client
+                .plan_cluster_change(&change.id, &change.request()?)
                 .await?;
             if !json {
                 print_plan(&plan);
@@ -619,11 +611,8 @@ pub async fn run(args: ClusterArgs) -> anyhow::Result<ExitCode> {
             to_json(&plan)?
         }
         ClusterCommand::Change(change) => {
-            let submitted: SubmittedJob = client
-                .post_as(
-                    &format!("/api/v1/clusters/{}/changes", change.id),
-                    &change.request()?,
-                )
+            let submitted = client
+                .change_cluster(&change.id, &change.request()?)
                 .await?;
             if !json {
                 print_submitted(&submitted);
@@ -637,11 +626,8 @@ pub async fn run(args: ClusterArgs) -> anyhow::Result<ExitCode> {
                 HealChoice::Off => Some(false),
                 HealChoice::Template => None,
             };
-            let view: api_types::HealingView = client
-                .put_as(
-                    &format!("/api/v1/clusters/{id}/healing"),
-                    &api_types::HealingChoice { enabled },
-                )
+            let view = client
+                .set_cluster_healing(&id, &api_types::HealingChoice { enabled })
                 .await?;
             if !json {
                 println!(
@@ -660,24 +646,13 @@ pub async fn run(args: ClusterArgs) -> anyhow::Result<ExitCode> {
         ClusterCommand::Pin { id } => return pin(&client, &id, true, json).await,
         ClusterCommand::Unpin { id } => return pin(&client, &id, false, json).await,
         ClusterCommand::Lease { id, hours } => {
-            client
-                .send(
-                    reqwest::Method::PUT,
-                    &format!("/api/v1/clusters/{id}/lease"),
-                    Some(&to_json(&LeaseExtension {
-                        seconds: hours.saturating_mul(3600),
-                    })?),
-                    &[],
-                )
-                .await?
+            let extension = LeaseExtension {
+                seconds: hours.saturating_mul(3600),
+            };
+            to_json(&client.extend_cluster_lease(&id, &extension).await?)?
         }
         ClusterCommand::Delete { id, force } => {
-            let path = if force {
-                format!("/api/v1/clusters/{id}?force=true")
-            } else {
-                format!("/api/v1/clusters/{id}")
-            };
-            let submitted: SubmittedJob = client.delete_as(&path).await?;
+            let submitted = client.delete_cluster(&id, force).await?;
             if !json {
                 print_submitted(&submitted);
                 return Ok(ExitCode::SUCCESS);
@@ -689,14 +664,19 @@ pub async fn run(args: ClusterArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `corral job show ID --json`: the job and its tasks.
+#[derive(Serialize)]
+struct JobWithTasks {
+    job: JobView,
+    tasks: Page<TaskView>,
+}
+
 pub async fn run_job(args: JobArgs) -> anyhow::Result<ExitCode> {
-    let client = Client::signed_in()?;
+    let client = super::remote::signed_in()?;
     let answer = match args.command {
         JobCommand::Show { id } => {
-            let job: JobView = client.get_as(&format!("/api/v1/jobs/{id}")).await?;
-            let tasks: Page<TaskView> = client
-                .get_as(&format!("/api/v1/jobs/{id}/tasks?limit=500"))
-                .await?;
+            let job = client.job(&id).await?;
+            let tasks = client.job_tasks(&id, 500).await?;
             if !args.output.json {
                 println!(
                     "job {} ({}): {} — {}/{} tasks succeeded",
@@ -722,19 +702,11 @@ pub async fn run_job(args: JobArgs) -> anyhow::Result<ExitCode> {
                 );
                 return Ok(ExitCode::SUCCESS);
             }
-            json!({"job": job, "tasks": tasks})
+            to_json(&JobWithTasks { job, tasks })?
         }
         JobCommand::Watch { id } => return watch(&client, &id).await,
-        JobCommand::Cancel { id } => {
-            client
-                .post(&format!("/api/v1/jobs/{id}/cancel"), &json!({}))
-                .await?
-        }
-        JobCommand::Retry { id } => {
-            client
-                .post(&format!("/api/v1/jobs/{id}/retry"), &json!({}))
-                .await?
-        }
+        JobCommand::Cancel { id } => to_json(&client.cancel_job(&id).await?)?,
+        JobCommand::Retry { id } => to_json(&client.retry_job(&id).await?)?,
     };
     print_json(&answer);
     Ok(ExitCode::SUCCESS)
@@ -745,18 +717,14 @@ pub async fn run_job(args: JobArgs) -> anyhow::Result<ExitCode> {
 async fn watch(client: &Client, job: &str) -> anyhow::Result<ExitCode> {
     let mut after = 0i64;
     loop {
-        let events: Vec<EventView> = client
-            .get_as(&format!(
-                "/api/v1/jobs/{job}/events?after={after}&limit=1000"
-            ))
-            .await?;
+        let events = client.job_events(job, after, 1000).await?;
         for event in events {
             after = event.id;
             if event.kind == EventKind::State || event.stream == Some(OutputStream::Notice) {
                 println!("{}", event.data.trim_end());
             }
         }
-        let state: JobView = client.get_as(&format!("/api/v1/jobs/{job}")).await?;
+        let state = client.job(job).await?;
         match state.state {
             JobState::Succeeded => {
                 println!("job {job} succeeded");

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use api_types::{money, BudgetRequest, BudgetView, ShowbackLineView, ShowbackView};
 use clap::{Args, Subcommand};
 
-use super::remote::{print_json, Client, OutputArgs};
+use super::remote::{print_json, OutputArgs};
 
 #[derive(Debug, Args)]
 pub struct BudgetArgs {
@@ -45,27 +45,19 @@ pub struct ShowbackArgs {
 }
 
 pub async fn run_budget(args: BudgetArgs) -> anyhow::Result<ExitCode> {
-    let client = Client::signed_in()?;
+    let client = super::remote::signed_in()?;
     let (view, json): (BudgetView, bool) = match args.command {
-        BudgetCommand::Show(output) => (client.get_as("/api/v1/budget").await?, output.json),
+        BudgetCommand::Show(output) => (client.budget().await?, output.json),
         BudgetCommand::Set { monthly, action } => (
             client
-                .put_as(
-                    "/api/v1/budget",
-                    &BudgetRequest {
-                        monthly_budget: Some(monthly),
-                        budget_action: action,
-                    },
-                )
+                .set_budget(&BudgetRequest {
+                    monthly_budget: Some(monthly),
+                    budget_action: action,
+                })
                 .await?,
             false,
         ),
-        BudgetCommand::Clear => (
-            client
-                .put_as("/api/v1/budget", &BudgetRequest::default())
-                .await?,
-            false,
-        ),
+        BudgetCommand::Clear => (client.set_budget(&BudgetRequest::default()).await?, false),
     };
     if json {
         print_json(&serde_json::to_value(&view)?);
@@ -90,12 +82,12 @@ pub async fn run_budget(args: BudgetArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub async fn run_showback(args: ShowbackArgs) -> anyhow::Result<ExitCode> {
-    let client = Client::signed_in()?;
+    let client = super::remote::signed_in()?;
     let path = match &args.month {
         Some(month) => format!("/api/v1/showback?month={month}"),
         None => "/api/v1/showback".to_owned(),
     };
-    let view: ShowbackView = client.get_as(&path).await?;
+    let view: ShowbackView = client.get(&path).await?;
     if args.csv {
         print!("{}", view.to_csv());
     } else if args.output.json {

@@ -75,7 +75,7 @@ fn parse_word<T: std::str::FromStr<Err = api_types::UnknownValue>>(raw: &str) ->
 const TEST_WAIT: Duration = Duration::from_secs(30);
 
 pub async fn run(args: HookArgs) -> anyhow::Result<ExitCode> {
-    let client = Client::signed_in()?;
+    let client = super::remote::signed_in()?;
     match args.command {
         HookCommand::Add(args) => {
             let request = HookRequest {
@@ -86,7 +86,7 @@ pub async fn run(args: HookArgs) -> anyhow::Result<ExitCode> {
                 timeout_secs: args.timeout,
                 on_failure: args.on_failure,
             };
-            let created: CreatedHook = client.post_as("/api/v1/hooks", &request).await?;
+            let created: CreatedHook = client.add_hook(&request).await?;
             println!("hook {} added", created.hook.id);
             print_hook(&created.hook);
             println!("secret: {}", created.secret);
@@ -94,7 +94,7 @@ pub async fn run(args: HookArgs) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         HookCommand::List => {
-            let page: Page<HookView> = client.get_as("/api/v1/hooks?limit=500").await?;
+            let page: Page<HookView> = client.hooks(500).await?;
             if page.items.is_empty() {
                 println!("no hooks");
             }
@@ -105,21 +105,12 @@ pub async fn run(args: HookArgs) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         HookCommand::Remove { id } => {
-            client
-                .send(
-                    reqwest::Method::DELETE,
-                    &format!("/api/v1/hooks/{id}"),
-                    None,
-                    &[],
-                )
-                .await?;
+            client.remove_hook(&id).await?;
             println!("hook {id} removed");
             Ok(ExitCode::SUCCESS)
         }
         HookCommand::Test { id } => {
-            let queued: DeliveryView = client
-                .post_as(&format!("/api/v1/hooks/{id}/test"), &serde_json::json!({}))
-                .await?;
+            let queued = client.test_hook(&id).await?;
             println!("test delivery {} queued", queued.id);
             let delivery = wait_for_attempt(&client, &id, &queued.id).await?;
             print_delivery(&delivery);
@@ -129,9 +120,7 @@ pub async fn run(args: HookArgs) -> anyhow::Result<ExitCode> {
             })
         }
         HookCommand::Deliveries { id, limit } => {
-            let page: Page<DeliveryView> = client
-                .get_as(&format!("/api/v1/hooks/{id}/deliveries?limit={limit}"))
-                .await?;
+            let page = client.hook_deliveries(&id, limit).await?;
             if page.items.is_empty() {
                 println!("no deliveries");
             }
@@ -141,12 +130,7 @@ pub async fn run(args: HookArgs) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         HookCommand::Redeliver { id, delivery } => {
-            let view: DeliveryView = client
-                .post_as(
-                    &format!("/api/v1/hooks/{id}/deliveries/{delivery}/redeliver"),
-                    &serde_json::json!({}),
-                )
-                .await?;
+            let view = client.redeliver(&id, &delivery).await?;
             println!("delivery {} queued again", view.id);
             Ok(ExitCode::SUCCESS)
         }
@@ -161,9 +145,7 @@ async fn wait_for_attempt(
 ) -> anyhow::Result<DeliveryView> {
     let started = std::time::Instant::now();
     loop {
-        let page: Page<DeliveryView> = client
-            .get_as(&format!("/api/v1/hooks/{hook}/deliveries?limit=20"))
-            .await?;
+        let page = client.hook_deliveries(hook, 20).await?;
         let found = page.items.into_iter().find(|view| view.id == delivery);
         match found {
             Some(view) if !view.log.is_empty() || started.elapsed() >= TEST_WAIT => {

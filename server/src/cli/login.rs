@@ -6,8 +6,8 @@ use std::io::Read;
 use std::process::ExitCode;
 
 use anyhow::Context;
+use api_types::{LoginRequest, TokenRequest, TokenScope};
 use clap::Args;
-use serde_json::json;
 
 use super::remote::{Client, Credentials};
 
@@ -48,52 +48,35 @@ pub async fn login(args: LoginArgs) -> anyhow::Result<ExitCode> {
         .context("cannot read the password from standard input")?;
     let password = password.trim_end_matches(['\n', '\r']);
     let ca_cert = read_ca_cert(&args)?;
-    let client =
-        Client::new(&args.server, None, ca_cert.as_deref()).with_context(|| {
-            match &args.ca_cert {
-                Some(path) => format!("cannot use {}", path.display()),
-                None => "cannot make an HTTP client".to_owned(),
-            }
-        })?;
-    let session = client
-        .post(
-            "/api/v1/session",
-            &json!({"username": username, "password": password}),
-        )
+    let mut client = Client::new(&args.server, None, ca_cert.as_deref()).with_context(|| {
+        match &args.ca_cert {
+            Some(path) => format!("cannot use {}", path.display()),
+            None => "cannot make an HTTP client".to_owned(),
+        }
+    })?;
+    client
+        .sign_in(&LoginRequest {
+            username: username.clone(),
+            password: password.to_owned(),
+        })
         .await?;
-    let csrf = session["csrf_token"]
-        .as_str()
-        .context("the server did not send a CSRF token")?
-        .to_owned();
     let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "cli".to_owned());
     let token = client
-        .send(
-            reqwest::Method::POST,
-            "/api/v1/tokens",
+        .create_token(&TokenRequest {
+            name: format!("corral CLI on {host}"),
             // Expires after 30 days without use; each use starts the 30 days again.
-            Some(&json!({"name": format!("corral CLI on {host}"),
-                         "expires_in_seconds": CLI_TOKEN_IDLE_SECS,
-                         "renew_on_use": true})),
-            &[("x-csrf-token", &csrf)],
-        )
+            expires_in_seconds: Some(CLI_TOKEN_IDLE_SECS),
+            renew_on_use: true,
+            scope: TokenScope::default(),
+        })
         .await?;
     // The browser-style session is not needed any more.
-    let _ = client
-        .send(
-            reqwest::Method::DELETE,
-            "/api/v1/session",
-            None,
-            &[("x-csrf-token", &csrf)],
-        )
-        .await;
+    let _ = client.sign_out().await;
     let credentials = Credentials {
         server: args.server.trim_end_matches('/').to_owned(),
         username: username.clone(),
-        token_id: token["id"].as_str().unwrap_or_default().to_owned(),
-        token: token["secret"]
-            .as_str()
-            .context("the server did not send the token")?
-            .to_owned(),
+        token_id: token.token.id,
+        token: token.secret,
         ca_cert,
     };
     let path = credentials.save()?;
@@ -119,11 +102,8 @@ pub(super) fn read_ca_cert(args: &LoginArgs) -> anyhow::Result<Option<String>> {
 /// Revokes the saved token and forgets it.
 pub async fn logout() -> anyhow::Result<ExitCode> {
     let credentials = Credentials::load()?;
-    let client = Client::for_credentials(&credentials)?;
-    if let Err(error) = client
-        .delete(&format!("/api/v1/tokens/{}", credentials.token_id))
-        .await
-    {
+    let client = super::remote::client_for(&credentials)?;
+    if let Err(error) = client.revoke_token(&credentials.token_id).await {
         eprintln!("warning: the token was not revoked on the server: {error}");
     }
     Credentials::remove()?;

@@ -14,10 +14,10 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context;
+use api_types::SsoCliTokenRequest;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 use engine::accounts::TokenSecret;
-use serde_json::json;
 use sha2::{Digest, Sha256};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
@@ -67,24 +67,18 @@ pub async fn login(args: &LoginArgs, issuer: &str) -> anyhow::Result<ExitCode> {
         .context("no sign-in came back from the browser within 5 minutes")??;
     let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "cli".to_owned());
     let answer = client
-        .post(
-            "/auth/sso/cli-token",
-            &json!({"code": code, "code_verifier": verifier,
-                    "token_name": format!("corral CLI on {host} (single sign-on)")}),
-        )
+        .sso_cli_token(&SsoCliTokenRequest {
+            code,
+            code_verifier: verifier,
+            token_name: Some(format!("corral CLI on {host} (single sign-on)")),
+        })
         .await?;
-    let username = answer["username"]
-        .as_str()
-        .context("the server did not say who signed in")?
-        .to_owned();
+    let username = answer.username;
     let credentials = Credentials {
         server: server.to_owned(),
         username: username.clone(),
-        token_id: answer["token_id"].as_str().unwrap_or_default().to_owned(),
-        token: answer["token"]
-            .as_str()
-            .context("the server did not send the token")?
-            .to_owned(),
+        token_id: answer.token_id,
+        token: answer.token,
         ca_cert,
     };
     let path = credentials.save()?;

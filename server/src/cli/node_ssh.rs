@@ -92,8 +92,9 @@ async fn sign(
         .to_openssh()
         .context("cannot write the public key")?;
     client
-        .post_as(
-            &format!("{}/ssh/certificate", node_path(cluster, node)),
+        .node_certificate(
+            cluster,
+            node,
             &NodeCertificateRequest {
                 public_key,
                 minutes: Some(minutes),

@@ -10,8 +10,6 @@ use anyhow::Context;
 use api_types::{PhaseOutcome, ProviderCredentialsView, ProviderTestReport, ProviderTestRequest};
 use clap::{Args, Subcommand};
 
-use super::remote::Client;
-
 #[derive(Debug, Args)]
 pub struct ProviderArgs {
     #[command(subcommand)]
@@ -91,7 +89,7 @@ pub struct TestArgs {
 }
 
 pub async fn run(args: ProviderArgs) -> anyhow::Result<ExitCode> {
-    let client = Client::signed_in()?;
+    let client = super::remote::signed_in()?;
     match args.command {
         ProviderCommand::Credentials(CredentialsCommand::Set(args)) => {
             let json = match &args.source.from_file {
@@ -112,13 +110,12 @@ pub async fn run(args: ProviderArgs) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         ProviderCommand::Credentials(CredentialsCommand::Show { provider, whose }) => {
-            print_credentials(&client.get_as(&credentials_path(&provider, &whose)).await?);
+            print_credentials(&client.get(&credentials_path(&provider, &whose)).await?);
             Ok(ExitCode::SUCCESS)
         }
         ProviderCommand::Credentials(CredentialsCommand::Delete { provider, whose }) => {
-            let view: ProviderCredentialsView = client
-                .delete_as(&credentials_path(&provider, &whose))
-                .await?;
+            let view: ProviderCredentialsView =
+                client.delete(&credentials_path(&provider, &whose)).await?;
             print_credentials(&view);
             Ok(ExitCode::SUCCESS)
         }
@@ -138,7 +135,7 @@ pub async fn run(args: ProviderArgs) -> anyhow::Result<ExitCode> {
                 }
             );
             let report: ProviderTestReport = client
-                .post_as(
+                .post(
                     &format!("/api/v1/providers/{}/test", args.provider),
                     &request,
                 )

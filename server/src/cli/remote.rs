@@ -4,10 +4,11 @@
 //! The credentials file is `cli.toml` in `$CORRAL_CONFIG_DIR`, else
 //! `$XDG_CONFIG_HOME/corral`, else `~/.config/corral`, written with mode 0600.
 
-mod client;
+mod credentials;
 mod notices;
 mod output;
 
-pub use client::{config_dir, Client, Credentials};
+pub use api_client::Client;
+pub use credentials::{client_for, config_dir, signed_in, Credentials};
 pub use notices::Notices;
 pub use output::{print_json, print_table, OutputArgs};

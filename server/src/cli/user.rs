@@ -6,7 +6,7 @@ use std::io::Read as _;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use api_types::{AdminKeysSetting, KeySync, UserKeyChange, UserKeyRequest, UserKeyView, UserView};
+use api_types::{AdminKeysSetting, KeySync, UserKeyRequest};
 use clap::{Args, Subcommand, ValueEnum};
 
 use super::remote::{print_json, Client, OutputArgs};
@@ -59,7 +59,7 @@ pub enum KeysCommand {
 }
 
 pub async fn run(args: UserArgs) -> anyhow::Result<ExitCode> {
-    let client = Client::signed_in()?;
+    let client = super::remote::signed_in()?;
     match args.command {
         UserCommand::Keys(command) => keys(&client, command).await,
         UserCommand::AdminKeys { choice } => admin_keys(&client, choice).await,
@@ -70,9 +70,7 @@ async fn keys(client: &Client, command: KeysCommand) -> anyhow::Result<ExitCode>
     match command {
         KeysCommand::Add { file, output } => {
             let public_key = read_key(&file)?;
-            let change: UserKeyChange = client
-                .post_as("/api/v1/me/keys", &UserKeyRequest { public_key })
-                .await?;
+            let change = client.add_key(&UserKeyRequest { public_key }).await?;
             if output.json {
                 print_json(&serde_json::to_value(&change)?);
             } else {
@@ -86,7 +84,7 @@ async fn keys(client: &Client, command: KeysCommand) -> anyhow::Result<ExitCode>
             }
         }
         KeysCommand::List(output) => {
-            let keys: Vec<UserKeyView> = client.get_as("/api/v1/me/keys").await?;
+            let keys = client.keys().await?;
             if output.json {
                 print_json(&serde_json::to_value(&keys)?);
             } else if keys.is_empty() {
@@ -101,12 +99,12 @@ async fn keys(client: &Client, command: KeysCommand) -> anyhow::Result<ExitCode>
             }
         }
         KeysCommand::Remove { key, output } => {
-            let keys: Vec<UserKeyView> = client.get_as("/api/v1/me/keys").await?;
+            let keys = client.keys().await?;
             let id = keys
                 .iter()
                 .find(|candidate| candidate.id == key || candidate.fingerprint == key)
                 .map_or(key.clone(), |found| found.id.clone());
-            let change: UserKeyChange = client.delete_as(&format!("/api/v1/me/keys/{id}")).await?;
+            let change = client.remove_key(&id).await?;
             if output.json {
                 print_json(&serde_json::to_value(&change)?);
             } else {
@@ -119,11 +117,11 @@ async fn keys(client: &Client, command: KeysCommand) -> anyhow::Result<ExitCode>
 }
 
 async fn admin_keys(client: &Client, choice: AdminKeysChoice) -> anyhow::Result<ExitCode> {
-    let me: UserView = client.get_as("/api/v1/me").await?;
+    let me = client.me().await?;
     let path = format!("/api/v1/tenants/{}/admin-keys", me.tenant_id);
     let on = match choice {
         AdminKeysChoice::Show => {
-            let setting: AdminKeysSetting = client.get_as(&path).await?;
+            let setting: AdminKeysSetting = client.get(&path).await?;
             println!("{}", describe(setting.admin_keys_on_all_clusters));
             return Ok(ExitCode::SUCCESS);
         }
@@ -131,7 +129,7 @@ async fn admin_keys(client: &Client, choice: AdminKeysChoice) -> anyhow::Result<
         AdminKeysChoice::Off => false,
     };
     let synced: Vec<KeySync> = client
-        .put_as(
+        .put(
             &path,
             &AdminKeysSetting {
                 admin_keys_on_all_clusters: on,

@@ -10,7 +10,6 @@ use anyhow::{bail, Context};
 use domain::catalog::{coopr, Catalog};
 use serde_json::Value;
 
-use super::super::remote::Client;
 use super::convert::{bundle_text, convert, render, report_written, write_files};
 use super::input::Shape;
 use super::{Format, Layout};
@@ -39,7 +38,7 @@ pub async fn run(
 }
 
 async fn fetch() -> anyhow::Result<Value> {
-    Client::signed_in()?.get("/api/v1/catalog").await
+    super::super::remote::signed_in()?.catalog().await
 }
 
 /// Without `--format` the bundle is written as the server gave it, as the

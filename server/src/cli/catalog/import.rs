@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
+use api_types::ImportReport;
 use domain::catalog::coopr;
 use domain::catalog::validate::validate;
 use serde_json::Value;
@@ -32,7 +33,7 @@ pub async fn run(path: &Path, dry_run: bool, scripts: Option<PathBuf>) -> anyhow
     // reading and writing Coopr JSON keeps it as it was, and a directory becomes
     // the same bundle its files would make.
     let bundle = coopr::export_bundle(&input.catalog);
-    let client = Client::signed_in()?;
+    let client = super::super::remote::signed_in()?;
     let checked = post_import(&client, path, &bundle, true).await?;
     resources::mark_staged(&client, &mut resources).await?;
     if dry_run {
@@ -140,9 +141,9 @@ async fn post_import(
     path: &Path,
     bundle: &Value,
     dry_run: bool,
-) -> anyhow::Result<Value> {
+) -> anyhow::Result<ImportReport> {
     client
-        .post(&format!("/api/v1/catalog/import?dry_run={dry_run}"), bundle)
+        .import_catalog(bundle, dry_run)
         .await
         .with_context(|| {
             format!(
@@ -152,21 +153,16 @@ async fn post_import(
         })
 }
 
-fn print_report(path: &Path, report: &Value) {
-    for warning in report["warnings"].as_array().into_iter().flatten() {
-        println!(
-            "warning: {}: {}",
-            warning["path"].as_str().unwrap_or_default(),
-            warning["message"].as_str().unwrap_or_default()
-        );
+fn print_report(path: &Path, report: &ImportReport) {
+    for warning in &report.warnings {
+        println!("warning: {}: {}", warning.path, warning.message);
     }
-    let counts: Vec<String> = report["counts"]
-        .as_object()
-        .into_iter()
-        .flatten()
+    let counts: Vec<String> = report
+        .counts
+        .iter()
         .map(|(kind, count)| format!("{count} {kind}"))
         .collect();
-    let verdict = if report["applied"] == true {
+    let verdict = if report.applied {
         "imported"
     } else {
         "valid (nothing saved)"

@@ -11,9 +11,9 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
+use api_types::ResourceView;
 use domain::catalog::automator::is_resource_name;
 use engine::resources::MAX_RESOURCE_BYTES;
-use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use super::super::remote::Client;
@@ -97,18 +97,13 @@ pub async fn mark_staged(client: &Client, resources: &mut [Resource]) -> anyhow:
     if resources.is_empty() {
         return Ok(());
     }
-    let listed = client.get("/api/v1/resources?limit=500").await?;
-    let staged: Vec<&Value> = listed["items"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|item| item["staged"] == true)
-        .collect();
+    let listed = client.resources(500).await?;
+    let staged: Vec<&ResourceView> = listed.items.iter().filter(|item| item.staged).collect();
     for resource in resources {
         resource.staged_already = staged.iter().any(|item| {
-            item["kind"] == resource.kind
-                && item["name"] == resource.name.as_str()
-                && item["sha256"] == resource.sha256.as_str()
+            item.kind == resource.kind
+                && item.name == resource.name
+                && item.sha256 == resource.sha256
         });
     }
     Ok(())
@@ -129,16 +124,13 @@ pub async fn upload<'a>(
     let mut uploaded = Vec::new();
     for resource in resources.iter().filter(|resource| !resource.staged_already) {
         let answer = client
-            .post_bytes(
-                &format!("/api/v1/resources/{}", resource.label()),
-                resource.bytes.clone(),
-            )
+            .upload_resource(resource.kind, &resource.name, resource.bytes.clone())
             .await
             .with_context(|| format!("cannot upload {}", resource.path.display()))?;
-        let version = answer["version"]
-            .as_i64()
-            .with_context(|| format!("the server gave no version for {}", resource.label()))?;
-        uploaded.push(Uploaded { resource, version });
+        uploaded.push(Uploaded {
+            resource,
+            version: answer.version,
+        });
     }
     Ok(uploaded)
 }
@@ -148,10 +140,7 @@ pub async fn stage(client: &Client, uploaded: &[Uploaded<'_>]) -> anyhow::Result
     for Uploaded { resource, version } in uploaded {
         let label = resource.label();
         client
-            .post(
-                &format!("/api/v1/resources/{label}/versions/{version}/stage"),
-                &json!({}),
-            )
+            .stage_resource(resource.kind, &resource.name, *version)
             .await
             .with_context(|| {
                 format!(

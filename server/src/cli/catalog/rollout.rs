@@ -10,8 +10,6 @@ use std::time::Duration;
 use api_types::{RolloutClusterState, RolloutRequest, RolloutStarted, RolloutState, RolloutView};
 use clap::{Args, Subcommand};
 
-use super::super::remote::Client;
-
 /// How often a followed rollout is read again.
 const FOLLOW_EVERY: Duration = Duration::from_secs(2);
 
@@ -43,17 +41,15 @@ pub enum RolloutCommand {
 }
 
 pub async fn run(args: RolloutArgs) -> anyhow::Result<ExitCode> {
-    let client = Client::signed_in()?;
+    let client = super::super::remote::signed_in()?;
     match args.command {
         Some(RolloutCommand::Show { id }) => {
-            let rollout: RolloutView = client
-                .get_as(&format!("/api/v1/catalog/rollouts/{id}"))
-                .await?;
+            let rollout = client.rollout(&id).await?;
             print_rollout(&rollout);
             return Ok(exit_code(&rollout));
         }
         Some(RolloutCommand::List) => {
-            let rollouts: Vec<RolloutView> = client.get_as("/api/v1/catalog/rollouts").await?;
+            let rollouts = client.rollouts().await?;
             for rollout in &rollouts {
                 println!(
                     "{}  {}  {}  {}",
@@ -75,7 +71,7 @@ pub async fn run(args: RolloutArgs) -> anyhow::Result<ExitCode> {
         max_parallel: args.max_parallel,
         dry_run: args.dry_run,
     };
-    let started: RolloutStarted = client.post_as("/api/v1/catalog/rollouts", &request).await?;
+    let started = client.start_rollout(&request).await?;
     print_listing(&started);
     let Some(rollout) = started.rollout else {
         return Ok(ExitCode::SUCCESS);
@@ -84,10 +80,10 @@ pub async fn run(args: RolloutArgs) -> anyhow::Result<ExitCode> {
     if args.no_follow {
         return Ok(ExitCode::SUCCESS);
     }
-    let path = format!("/api/v1/catalog/rollouts/{}", rollout.id);
+    let id = rollout.id;
     let mut shown: Vec<(String, RolloutClusterState)> = Vec::new();
     loop {
-        let rollout: RolloutView = client.get_as(&path).await?;
+        let rollout = client.rollout(&id).await?;
         // Each cluster's change of state, as it happens.
         for cluster in &rollout.clusters {
             let key = (cluster.cluster_id.clone(), cluster.state);

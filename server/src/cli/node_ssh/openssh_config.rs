@@ -20,7 +20,7 @@ use super::SshArgs;
 
 pub async fn write_and_print(client: &Client, args: &SshArgs) -> anyhow::Result<ExitCode> {
     let cluster: ClusterDetail = client
-        .get_as(&format!(
+        .get(&format!(
             "/api/v1/clusters/{}",
             url::form_urlencoded::byte_serialize(args.cluster.as_bytes()).collect::<String>()
         ))

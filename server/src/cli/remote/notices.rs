@@ -10,7 +10,7 @@ use super::Client;
 
 /// Events read per request; a job with more notices than this gets the rest on the
 /// next poll.
-const PAGE: usize = 1000;
+const PAGE: u32 = 1000;
 
 /// The notices of one job printed so far.
 #[derive(Debug, Default)]
@@ -31,12 +31,7 @@ impl Notices {
         job: &str,
         prefix: &str,
     ) -> anyhow::Result<()> {
-        let events: Vec<EventView> = client
-            .get_as(&format!(
-                "/api/v1/jobs/{job}/events?after={}&limit={PAGE}",
-                self.after
-            ))
-            .await?;
+        let events = client.job_events(job, self.after, PAGE).await?;
         for event in events {
             self.after = event.id;
             if let Some(text) = notice_text(&event) {
