@@ -8,7 +8,15 @@ WASM_TARGET_DIR=$CARGO_TARGET_DIR/wasm
 # Where the build writes the browser bundle, which the binary embeds (site-bundle/build.rs).
 SITE_DIR=$ROOT/target/site
 export CORRAL_EMBED_SITE_DIR=$SITE_DIR
+# The digest of what the bundle in $SITE_DIR/pkg was made from (scripts/bundle.sh).
+BUNDLE_STAMP=$SITE_DIR/bundle-inputs.sha256
 CORRAL_BIN=$CARGO_TARGET_DIR/debug/corral
 export PATH=/opt/binaryen/bin:$HOME/.cargo/bin:$PATH
 # schemathesis lives in its own virtualenv (installed by bootstrap.sh).
 VENV=${CORRAL_VENV:-$HOME/.cache/corral/venv}
+
+# `corral` without the browser bundle built in: what scripts/run.sh serves (with
+# --site-dir), and what scripts/build.sh builds beside the bundle on a first build.
+build_corral_without_bundle() {
+  env -u CORRAL_EMBED_SITE_DIR cargo build -q -p server --bin corral
+}
