@@ -15,9 +15,7 @@
 //! with `speedup=` against the first (the baseline, measured in the same run).
 
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -127,36 +125,21 @@ async fn round(store: &Store, cluster_id: &str) -> Result<Duration, BenchError> 
 }
 
 /// Running `corral worker` processes; dropping them stops them (SIGTERM, then they
-/// drain: no task is running between rounds).
-struct Workers(Vec<Child>);
+/// drain: no task is running between rounds). The nodes stay: the next round uses them.
+struct Workers(Vec<::served::Served>);
 
 impl Workers {
     fn start(corral: &Path, base: &Path, url: &str, count: usize) -> Result<Self, BenchError> {
         let mut workers = Workers(Vec::new());
         for index in 0..count {
-            let log = std::fs::File::create(base.join(format!("worker-{index}.log")))?;
-            let mut child = Command::new(corral)
-                .args(["worker", "--worker-slots", &SLOTS_PER_WORKER.to_string()])
-                .arg("--data-dir")
-                .arg(base)
-                .args(["--database-url", url])
-                .stdout(Stdio::piped())
-                .stderr(log)
-                .spawn()?;
-            let stdout = child.stdout.take();
-            workers.0.push(child);
-            let running = stdout.is_some_and(|stdout| {
-                BufReader::new(stdout)
-                    .lines()
-                    .map_while(Result::ok)
-                    .any(|line| line.starts_with("Corral worker running"))
-            });
-            if !running {
-                return Err(BenchError::Failed(format!(
-                    "corral worker {index} did not start: see {}",
-                    base.join(format!("worker-{index}.log")).display()
-                )));
-            }
+            let worker = ::served::Options::worker(corral, base)
+                .name(format!("worker-{index}"))
+                .worker_slots(SLOTS_PER_WORKER)
+                .database_url(url)
+                .keep_nodes()
+                .start()
+                .map_err(crate::served::failed)?;
+            workers.0.push(worker);
         }
         Ok(workers)
     }
@@ -164,13 +147,8 @@ impl Workers {
 
 impl Drop for Workers {
     fn drop(&mut self) {
-        for child in &mut self.0 {
-            let _ = Command::new("kill")
-                .args(["-TERM", &child.id().to_string()])
-                .status();
-        }
-        for child in &mut self.0 {
-            let _ = child.wait();
+        for worker in &mut self.0 {
+            let _ = worker.terminate();
         }
     }
 }

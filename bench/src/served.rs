@@ -1,9 +1,7 @@
 //! A real `corral serve` for the benchmarks that drive it over HTTP (`create`, `http`),
 //! and its first admin's signed-in API client.
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::BenchError;
@@ -28,9 +26,11 @@ pub fn failed(error: impl std::fmt::Display) -> BenchError {
     BenchError::Failed(error.to_string())
 }
 
-/// A running `corral serve`; dropping it stops it (SIGTERM, then it drains).
+/// A running `corral serve` (the `served` crate's process, `::served` since this module
+/// has its name, with the settings the benchmarks need); dropping it stops it (SIGTERM,
+/// then it drains).
 pub struct Server {
-    child: Child,
+    process: ::served::Served,
     pub url: String,
     password: String,
 }
@@ -49,10 +49,8 @@ impl Server {
         worker_slots: usize,
         flags: &[&str],
     ) -> Result<Self, BenchError> {
-        let log = std::fs::File::create(data.join("server.log"))?;
-        let mut child = Command::new(corral)
-            .args(["serve", "--listen", "127.0.0.1:0"])
-            .args(["--worker-slots", &worker_slots.to_string()])
+        let process = ::served::Options::serve(corral, data)
+            .worker_slots(worker_slots)
             // Benches measure past the serving limits: `bench create --nodes` above the
             // default cluster size limit, `bench http`'s 200 stream watchers as one user.
             .args([
@@ -62,52 +60,34 @@ impl Server {
                 "1000",
             ])
             .args(flags)
-            .arg("--data-dir")
-            .arg(data)
             // BENCH_SERVER_LOG sets the server's log filter for a profiling run, e.g.
             // `warn,sqlx::query=debug` logs every statement with its time.
             .env(
                 "RUST_LOG",
                 std::env::var("BENCH_SERVER_LOG").unwrap_or_else(|_| "warn".to_owned()),
             )
-            .stdout(Stdio::piped())
-            .stderr(log)
-            .spawn()?;
-        let stdout = child.stdout.take();
-        let mut server = Server {
-            child,
-            url: String::new(),
-            password: String::new(),
-        };
-        for line in stdout
-            .map(|stdout| BufReader::new(stdout).lines().map_while(Result::ok))
-            .into_iter()
-            .flatten()
-        {
-            if let Some(rest) = line.split("with password ").nth(1) {
-                server.password = rest.split_whitespace().next().unwrap_or("").to_owned();
-            }
-            if let Some(rest) = line.strip_prefix("Corral is running at ") {
-                server.url = rest.trim_end_matches('/').to_owned();
-                break;
-            }
-        }
-        if server.url.is_empty() || server.password.is_empty() {
+            .start()
+            .map_err(failed)?;
+        let (Some(url), Some(password)) = (process.url(), process.password()) else {
             return Err(BenchError::Failed(format!(
-                "corral serve did not start: see {}",
-                data.join("server.log").display()
+                "corral serve announced no first admin password: see {}",
+                process.log_path().display()
             )));
-        }
-        Ok(server)
+        };
+        Ok(Server {
+            url: url.to_owned(),
+            password: password.to_owned(),
+            process,
+        })
     }
 
     pub fn pid(&self) -> u32 {
-        self.child.id()
+        self.process.pid()
     }
 
     /// The server's peak resident memory (MiB) and CPU time (s) so far.
     pub fn usage(&self) -> (f64, f64) {
-        let pid = self.child.id();
+        let pid = self.pid();
         (
             crate::usage::peak_rss_mb_of(&format!("/proc/{pid}/status")),
             crate::usage::cpu_ms_of(&format!("/proc/{pid}/stat")) / 1000.0,
@@ -117,10 +97,8 @@ impl Server {
 
 impl Drop for Server {
     fn drop(&mut self) {
-        let _ = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status();
-        let _ = self.child.wait();
+        // Gracefully, unlike the process's own drop (SIGKILL): the server drains.
+        let _ = self.process.terminate();
     }
 }
 

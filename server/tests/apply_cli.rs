@@ -16,11 +16,11 @@ use engine::provider::LocalProvider;
 
 #[path = "support/docker.rs"]
 mod docker;
-#[path = "support/served.rs"]
+#[path = "support/test_server.rs"]
 #[allow(dead_code)] // Shared with the other CLI tests, which use more of it.
-mod served;
+mod test_server;
 
-use served::{corral, login_as_admin, text, Served, CORRAL};
+use test_server::{corral, login_as_admin, text, Served, CORRAL};
 
 const EXAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/web-stack.yaml");
 const EXAMPLE_DOCKER: &str = concat!(
@@ -30,7 +30,7 @@ const EXAMPLE_DOCKER: &str = concat!(
 
 /// The server with the demo catalog its first start loads.
 fn start(data: &Path) -> Served {
-    let server = served::serve(data, 4, &[]);
+    let server = test_server::serve(data, 4, &[]);
     assert!(
         server
             .announced
@@ -747,7 +747,7 @@ async fn an_upgrade_rolls_a_changed_service_out_without_downtime_and_back() {
         shown.contains("MACHINE") && shown.contains("present"),
         "{shown}"
     );
-    let (browser, _) = served::sign_in(&server.url, "admin", &server.password).await;
+    let (browser, _) = test_server::sign_in(&server.url, "admin", &server.password).await;
     let page = browser
         .get(format!(
             "{}/clusters/{}",
@@ -1178,7 +1178,7 @@ async fn a_rollout_upgrades_one_cluster_at_a_time_passes_pinned_and_stops_at_red
         .unwrap()
         .to_owned();
 
-    let (browser, _) = served::sign_in(&server.url, "admin", &server.password).await;
+    let (browser, _) = test_server::sign_in(&server.url, "admin", &server.password).await;
     let get = |path: String| {
         let browser = browser.clone();
         async move {

@@ -11,11 +11,11 @@ use std::process::Output;
 
 use serde_json::Value;
 
-#[path = "support/served.rs"]
+#[path = "support/test_server.rs"]
 #[allow(dead_code)] // Shared with the other CLI tests, which use more of it.
-mod served;
+mod test_server;
 
-use served::{corral, login_as_admin, text, Served};
+use test_server::{corral, login_as_admin, text, Served};
 
 const CATALOG: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata/coopr-catalog");
 /// The cluster templates of Coopr's catalog that do not validate.
@@ -32,7 +32,7 @@ impl Session {
     fn start() -> Self {
         let data = tempfile::tempdir().unwrap();
         let config = tempfile::tempdir().unwrap();
-        let server = served::serve(data.path(), 1, &[]);
+        let server = test_server::serve(data.path(), 1, &[]);
         login_as_admin(config.path(), &server);
         Self {
             _data: data,

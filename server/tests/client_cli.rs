@@ -7,11 +7,11 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-#[path = "support/served.rs"]
+#[path = "support/test_server.rs"]
 #[allow(dead_code)] // Shared with the other CLI tests, which use more of it.
-mod served;
+mod test_server;
 
-use served::{corral, login_as_admin, text, Served};
+use test_server::{corral, login_as_admin, text, Served};
 
 const CATALOG: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -21,7 +21,7 @@ const CATALOG: &str = concat!(
 /// A server logging at debug level: whatever it logs about requests must still
 /// hold no secret.
 fn serve(data: &Path) -> Served {
-    served::serve(data, 1, &[("RUST_LOG", "debug")])
+    test_server::serve(data, 1, &[("RUST_LOG", "debug")])
 }
 
 #[test]
@@ -30,7 +30,7 @@ fn login_then_manage_the_catalog_and_clusters() {
     let config = tempfile::tempdir().unwrap();
     let server = serve(data.path());
 
-    let wrong = served::login(config.path(), &server, "not the password", &[]);
+    let wrong = test_server::login(config.path(), &server, "not the password", &[]);
     assert!(!wrong.status.success());
     assert!(
         text(&wrong.stderr).contains("wrong username or password"),
@@ -47,7 +47,7 @@ fn login_then_manage_the_catalog_and_clusters() {
     );
 
     // Signed in by hand: what the login prints is checked too.
-    let login = served::login(config.path(), &server, &server.password, &[]);
+    let login = test_server::login(config.path(), &server, &server.password, &[]);
     assert!(login.status.success(), "{}", text(&login.stderr));
     let file = config.path().join("cli.toml");
     let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
@@ -460,7 +460,7 @@ fn ec2_provider_test_against_moto() {
     let data = tempfile::tempdir().unwrap();
     let config = tempfile::tempdir().unwrap();
     // The operator allows moto's endpoint: catalogs may not name any other.
-    let server = served::serve(
+    let server = test_server::serve(
         data.path(),
         1,
         &[

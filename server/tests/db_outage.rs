@@ -20,8 +20,8 @@ mod lifecycle;
 #[path = "support/private_postgres.rs"]
 mod private_postgres;
 #[allow(dead_code)] // Shared with the CLI tests, which use more of it.
-#[path = "support/served.rs"]
-mod served;
+#[path = "support/test_server.rs"]
+mod test_server;
 
 use std::time::{Duration, Instant};
 
@@ -89,14 +89,14 @@ async fn the_database_restarted_twice_mid_create_loses_nothing() {
     }
     let servers: Vec<String> = processes
         .iter()
-        .filter_map(|process| process.http.as_deref())
+        .filter_map(|process| process.url())
         .map(|base| base.trim_end_matches('/').to_owned())
         .collect();
     assert_eq!(servers.len(), 2);
 
     // Signed in through the first server; the session is in the database, so the
     // same cookie works on the second.
-    let (client, csrf) = served::sign_in(&servers[0], "outage", PASSWORD).await;
+    let (client, csrf) = test_server::sign_in(&servers[0], "outage", PASSWORD).await;
     let created = client
         .post(format!("{}/api/v1/clusters", servers[0]))
         .header("x-csrf-token", &csrf)

@@ -14,9 +14,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-#[path = "support/served.rs"]
+#[path = "support/test_server.rs"]
 #[allow(dead_code)] // Shared with the other CLI tests.
-mod served;
+mod test_server;
 
 /// The process's peak resident memory (`VmHWM`), in bytes.
 fn peak_rss_bytes(pid: u32) -> u64 {
@@ -42,8 +42,8 @@ fn lifecycle_catalog() -> Value {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_dry_run_of_thousands_of_nodes_is_refused_before_it_is_planned() {
     let data = tempfile::tempdir().unwrap();
-    let served = served::serve(data.path(), 1, &[]);
-    let (browser, csrf) = served::sign_in(&served.url, "admin", &served.password).await;
+    let served = test_server::serve(data.path(), 1, &[]);
+    let (browser, csrf) = test_server::sign_in(&served.url, "admin", &served.password).await;
     let post = |path: &str, body: Value| {
         browser
             .post(format!("{}{path}", served.url))
@@ -187,7 +187,7 @@ fn half_open_connections_are_closed_and_healthz_answers_meanwhile() {
     const ATTACKERS: usize = 1500;
     let data = tempfile::tempdir().unwrap();
     // A limit below the attack: the half-open connections must make room, not hold it.
-    let served = served::serve(
+    let served = test_server::serve(
         data.path(),
         1,
         &[

@@ -10,11 +10,11 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-#[path = "support/served.rs"]
+#[path = "support/test_server.rs"]
 #[allow(dead_code)] // Shared with the other CLI tests, which use more of it.
-mod served;
+mod test_server;
 
-use served::{corral, login_as_admin, text};
+use test_server::{corral, login_as_admin, text};
 
 const EXAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/web-stack.yaml");
 
@@ -46,7 +46,7 @@ fn openssh(program: &str, corral_config: &Path, config: &Path, args: &[&str]) ->
 fn cluster_ssh_runs_commands_and_openssh_uses_the_printed_config() {
     let data = tempfile::tempdir().unwrap();
     let config = tempfile::tempdir().unwrap();
-    let server = served::serve(data.path(), 4, &[]);
+    let server = test_server::serve(data.path(), 4, &[]);
     let cfg = config.path();
     login_as_admin(cfg, &server);
     ok(&corral(cfg, &["apply", EXAMPLE], "y\n"));
@@ -167,7 +167,7 @@ fn own_key_config(printed: &str, key: &Path) -> String {
 fn your_own_key_reaches_your_nodes_with_plain_openssh_until_removed() {
     let data = tempfile::tempdir().unwrap();
     let config = tempfile::tempdir().unwrap();
-    let server = served::serve(data.path(), 4, &[]);
+    let server = test_server::serve(data.path(), 4, &[]);
     let cfg = config.path();
     login_as_admin(cfg, &server);
     let key = cfg.join("me_ed25519");

@@ -9,8 +9,8 @@ mod lifecycle;
 #[path = "support/prometheus.rs"]
 mod prometheus;
 #[allow(dead_code)] // Shared with the other CLI tests.
-#[path = "support/served.rs"]
-mod served;
+#[path = "support/test_server.rs"]
+mod test_server;
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -23,14 +23,14 @@ use engine::store::tenants::{TenantSwitch, DEFAULT_TENANT_ID};
 use engine::store::{now_ms, Backend, Store};
 use engine::testing::TestDatabase;
 use serde_json::{json, Value};
-use served::{corral, text};
+use test_server::{corral, text};
 
 /// A 3-node web-stack of the demo catalog, made through the API while Prometheus's
 /// view of the server is read every 50 ms from the unauthenticated metrics listener.
 #[tokio::test(flavor = "multi_thread")]
 async fn metrics_move_while_a_cluster_is_created() {
     let data = tempfile::tempdir().unwrap();
-    let server = served::serve(data.path(), 4, &[("CORRAL_METRICS_LISTEN", "127.0.0.1:0")]);
+    let server = test_server::serve(data.path(), 4, &[("CORRAL_METRICS_LISTEN", "127.0.0.1:0")]);
     let metrics_url = server
         .announced
         .iter()
@@ -55,7 +55,7 @@ async fn metrics_move_while_a_cluster_is_created() {
         .await
         .unwrap();
     assert_eq!(anonymous.status(), 401);
-    let (browser, csrf) = served::sign_in(&server.url, "admin", &server.password).await;
+    let (browser, csrf) = test_server::sign_in(&server.url, "admin", &server.password).await;
     let signed_in = browser
         .get(format!("{}/metrics", server.url))
         .send()
@@ -184,7 +184,7 @@ async fn sigterm_hands_running_steps_back(backend: Backend) {
         ("CORRAL_WORKER_LEASE_SECS", lease.as_str()),
         ("CORRAL_SHUTDOWN_GRACE_SECS", "1"),
     ];
-    let mut first = served::serve(&data_dir, 4, &env);
+    let mut first = test_server::serve(&data_dir, 4, &env);
 
     let mut solve = SolveRequest::of_size(2);
     solve.services = Some(
@@ -240,7 +240,7 @@ async fn sigterm_hands_running_steps_back(backend: Backend) {
     assert_eq!(task.lease_owner, None);
 
     // The next process takes it up without waiting for the lease to run out.
-    let second = served::serve(&data_dir, 4, &env);
+    let second = test_server::serve(&data_dir, 4, &env);
     let ended = wait_for_end(&store, &job_id).await;
     assert_eq!(ended, JobState::Succeeded);
     let attempts = queue::task_attempts(&store, &slow_start).await.unwrap();
@@ -341,9 +341,9 @@ fn admin(data: &Path, args: &[&str]) -> std::process::Output {
 #[tokio::test(flavor = "multi_thread")]
 async fn backup_while_serving_then_restore_elsewhere() {
     let source = tempfile::tempdir().unwrap();
-    let server = served::serve(source.path(), 2, &[]);
+    let server = test_server::serve(source.path(), 2, &[]);
     let config = tempfile::tempdir().unwrap();
-    served::login_as_admin(config.path(), &server);
+    test_server::login_as_admin(config.path(), &server);
     let created = corral(
         config.path(),
         &[
@@ -399,13 +399,13 @@ async fn backup_while_serving_then_restore_elsewhere() {
         &["restore", "--from", archive.to_str().unwrap()],
     );
     assert!(restored.status.success(), "{}", text(&restored.stderr));
-    let restarted = served::serve(target.path(), 2, &[]);
+    let restarted = test_server::serve(target.path(), 2, &[]);
     assert!(
         restarted.password.is_empty(),
         "the restored admin exists: no first-start password"
     );
     let config = tempfile::tempdir().unwrap();
-    let login = served::login(config.path(), &restarted, &password, &[]);
+    let login = test_server::login(config.path(), &restarted, &password, &[]);
     assert!(login.status.success(), "{}", text(&login.stderr));
     let listed = corral(config.path(), &["cluster", "list"], "");
     assert!(
@@ -534,7 +534,7 @@ async fn a_dedicated_tenant_is_served_only_by_its_worker() {
         .set_tenant_switch(DEFAULT_TENANT_ID, TenantSwitch::DedicatedWorkers, true)
         .await
         .unwrap();
-    let server = served::serve(&data_dir, 4, &[]);
+    let server = test_server::serve(&data_dir, 4, &[]);
 
     let request = CreateRequest {
         tenant_id: DEFAULT_TENANT_ID.to_owned(),
@@ -552,14 +552,14 @@ async fn a_dedicated_tenant_is_served_only_by_its_worker() {
     let job = queue::job(&store, &job_id).await.unwrap();
     assert_eq!(job.state, JobState::Queued, "{job:?}");
 
-    let unknown = std::process::Command::new(served::CORRAL)
+    let unknown = std::process::Command::new(test_server::CORRAL)
         .args(["worker", "--tenant", "nosuch", "--data-dir"])
         .arg(&data_dir)
         .output()
         .unwrap();
     refused_with(&unknown, "--tenant nosuch: no such tenant");
 
-    let mut worker = std::process::Command::new(served::CORRAL)
+    let mut worker = std::process::Command::new(test_server::CORRAL)
         .args([
             "worker",
             "--tenant",
@@ -613,7 +613,7 @@ async fn a_dedicated_tenant_is_served_only_by_its_worker() {
 fn a_key_from_the_environment_stays_out_of_the_backup() {
     let key = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
     let run = |dir: &Path, args: &[&str]| {
-        let output = std::process::Command::new(served::CORRAL)
+        let output = std::process::Command::new(test_server::CORRAL)
             .args(args)
             .arg("--data-dir")
             .arg(dir)
@@ -730,7 +730,7 @@ async fn traces_reach_an_otlp_collector() {
     use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
     let (collector, collected) = start_collector().await;
     let data = tempfile::tempdir().unwrap();
-    let mut server = served::serve(
+    let mut server = test_server::serve(
         data.path(),
         4,
         &[
@@ -740,7 +740,7 @@ async fn traces_reach_an_otlp_collector() {
             ("OTEL_BSP_SCHEDULE_DELAY", "200"),
         ],
     );
-    let (browser, csrf) = served::sign_in(&server.url, "admin", &server.password).await;
+    let (browser, csrf) = test_server::sign_in(&server.url, "admin", &server.password).await;
     let created = browser
         .post(format!("{}/api/v1/clusters", server.url))
         .header("x-csrf-token", &csrf)

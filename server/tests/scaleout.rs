@@ -16,8 +16,8 @@ mod chaos;
 #[path = "support/lifecycle.rs"]
 mod lifecycle;
 #[allow(dead_code)] // Shared with the CLI tests, which use more of it.
-#[path = "support/served.rs"]
-mod served;
+#[path = "support/test_server.rs"]
+mod test_server;
 
 use std::time::{Duration, Instant};
 
@@ -103,7 +103,7 @@ async fn one_run(run: usize, seed: u64) {
         process.start();
     }
 
-    let job_id = submit_through_api(processes[0].http.as_deref().unwrap()).await;
+    let job_id = submit_through_api(processes[0].url().unwrap()).await;
     let mut kills = Vec::new();
     for (index, fraction) in KILL_AT.into_iter().enumerate() {
         wait_for_progress(&store, &job_id, fraction).await;
@@ -143,7 +143,7 @@ async fn one_run(run: usize, seed: u64) {
 /// Creates the cluster through the server's API as a tenant admin would; the job id.
 async fn submit_through_api(base: &str) -> String {
     let base = base.trim_end_matches('/');
-    let (client, csrf) = served::sign_in(base, "chaos", PASSWORD).await;
+    let (client, csrf) = test_server::sign_in(base, "chaos", PASSWORD).await;
     let created = client
         .post(format!("{base}/api/v1/clusters"))
         .header("x-csrf-token", csrf)

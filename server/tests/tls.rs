@@ -12,11 +12,11 @@ use std::time::{Duration, Instant};
 
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
 
-#[path = "support/served.rs"]
+#[path = "support/test_server.rs"]
 #[allow(dead_code)] // Shared with the other CLI tests.
-mod served;
+mod test_server;
 
-use served::{corral, text, Served, CORRAL};
+use test_server::{corral, text, Served, CORRAL};
 
 /// A certificate authority and a server certificate it issued for 127.0.0.1, as PEM
 /// files in `dir` named `<name>-ca.pem`, `<name>-cert.pem` and `<name>-key.pem`.
@@ -52,7 +52,7 @@ fn authority(dir: &Path, name: &str) -> Authority {
 }
 
 fn serve_tls(data: &Path, cert: &Path, key: &Path) -> Served {
-    served::serve(
+    test_server::serve(
         data,
         1,
         &[
@@ -95,7 +95,8 @@ fn curl_and_the_cli_reach_an_https_server_through_its_private_ca() {
         "an unknown CA is refused"
     );
 
-    let login = |extra: &[&str]| served::login(config.path(), &server, &server.password, extra);
+    let login =
+        |extra: &[&str]| test_server::login(config.path(), &server, &server.password, extra);
     let untrusted = login(&[]);
     assert!(!untrusted.status.success());
     let refusal = text(&untrusted.stderr);
@@ -151,7 +152,7 @@ async fn https_responses_tell_browsers_to_keep_to_https_and_plain_http_ones_do_n
     let plain_data = tempfile::tempdir().unwrap();
     let first = authority(dir.path(), "first");
     let https = serve_tls(tls_data.path(), &first.cert, &first.key);
-    let plain = served::serve(plain_data.path(), 1, &[]);
+    let plain = test_server::serve(plain_data.path(), 1, &[]);
     assert!(plain.url.starts_with("http://"), "{}", plain.url);
     let ca = reqwest::Certificate::from_pem(&std::fs::read(&first.ca).unwrap()).unwrap();
     let client = reqwest::Client::builder()

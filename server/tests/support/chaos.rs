@@ -3,158 +3,93 @@
 
 #![allow(dead_code)] // Each test binary uses what it needs.
 
-use std::fs::File;
-use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use engine::provider::LocalProvider;
 use engine::queue::{self, JobState, TaskState};
 use engine::store::{DatabaseUrl, Store};
 
-const CORRAL: &str = env!("CARGO_BIN_EXE_corral");
+pub use served::Role;
 
-/// What a process runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
-    /// `corral serve`: pages, API and workers.
-    Serve,
-    /// `corral worker`: workers only.
-    Worker,
-}
+const CORRAL: &str = env!("CARGO_BIN_EXE_corral");
 
 /// A `corral serve` or `corral worker` over the test's data directory and database,
 /// with 8 task slots and 3-second leases (a killed process's tasks come back soon).
+/// Dropping it kills it and the local nodes of the data directory, and a failing test
+/// shows the end of each start's log (`NAME.log`, `NAME-2.log`, ... in the data dir).
 pub struct Process {
     pub name: String,
-    role: Role,
-    child: Option<Child>,
-    data: PathBuf,
-    url: DatabaseUrl,
-    starts: usize,
-    /// Where a running `serve` answers (`http://127.0.0.1:PORT/`).
-    pub http: Option<String>,
-    /// Extra environment of every start.
-    env: Vec<(String, String)>,
-    /// `--worker-lease-secs` of every start.
-    lease_secs: u64,
+    options: served::Options,
+    process: Option<served::Served>,
 }
 
 impl Process {
     pub fn new(name: &str, role: Role, data: PathBuf, url: DatabaseUrl) -> Self {
+        let options = served::Options::new(CORRAL, role, data)
+            .name(name)
+            .worker_slots(8)
+            .lease_secs(3)
+            // Test databases have no password, so the redacted form is the URL itself.
+            .database_url(url.redacted());
         Self {
             name: name.to_owned(),
-            role,
-            child: None,
-            data,
-            url,
-            starts: 0,
-            http: None,
-            env: Vec::new(),
-            lease_secs: 3,
+            options,
+            process: None,
         }
     }
 
     /// This process, with task leases of `secs` seconds (3 by default).
     pub fn with_lease_secs(mut self, secs: u64) -> Self {
-        self.lease_secs = secs;
+        self.options = self.options.lease_secs(secs);
+        self
+    }
+
+    /// This process, started with `name=value` in its environment.
+    pub fn with_env(mut self, name: &str, value: &str) -> Self {
+        self.options = self.options.env(name, value);
         self
     }
 
     /// The log of the process's latest start.
     pub fn latest_log(&self) -> PathBuf {
-        self.log(self.starts)
+        self.started().log_path()
     }
 
-    /// This process, started with `name=value` in its environment.
-    pub fn with_env(mut self, name: &str, value: &str) -> Self {
-        self.env.push((name.to_owned(), value.to_owned()));
-        self
+    /// Where a running `serve` answers (`http://127.0.0.1:PORT`).
+    pub fn url(&self) -> Option<&str> {
+        self.process.as_ref().and_then(served::Served::url)
     }
 
-    fn log(&self, start: usize) -> PathBuf {
-        self.data.join(format!("{}-{start}.log", self.name))
-    }
-
-    /// Starts the process and waits until it says it runs.
+    /// Starts the process (again) and waits until it says it runs.
     pub fn start(&mut self) {
-        self.starts += 1;
-        let log = File::create(self.log(self.starts)).unwrap();
-        let mut command = Command::new(CORRAL);
-        match self.role {
-            Role::Serve => command.args(["serve", "--listen", "127.0.0.1:0"]),
-            Role::Worker => command.arg("worker"),
+        let started = match &mut self.process {
+            Some(process) => process.start(),
+            None => self
+                .options
+                .clone()
+                .start()
+                .map(|process| self.process = Some(process)),
         };
-        let mut child = command
-            .args(["--worker-slots", "8", "--worker-lease-secs"])
-            .arg(self.lease_secs.to_string())
-            .arg("--data-dir")
-            .arg(&self.data)
-            .arg("--database-url")
-            // Test databases have no password, so the redacted form is the URL itself.
-            .arg(self.url.redacted())
-            .envs(self.env.iter().map(|(name, value)| (name, value)))
-            .stdout(Stdio::piped())
-            .stderr(log)
-            .spawn()
-            .unwrap();
-        let ready = match self.role {
-            Role::Serve => "Corral is running at ",
-            Role::Worker => "Corral worker running",
-        };
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut running = false;
-        for line in stdout.lines() {
-            let line = line.unwrap();
-            if let Some(rest) = line.strip_prefix(ready) {
-                if self.role == Role::Serve {
-                    self.http = Some(rest.trim().to_owned());
-                }
-                running = true;
-                break;
-            }
-        }
-        if !running {
-            let status = child.wait().unwrap();
-            panic!(
-                "{} start {} ended before it was running: {status}",
-                self.name, self.starts
-            );
-        }
-        self.child = Some(child);
+        started.unwrap_or_else(|error| panic!("{error}"));
     }
 
     /// SIGKILL: no shutdown code runs, leases are left to expire.
     pub fn kill(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            child.kill().unwrap();
-            child.wait().unwrap();
+        if let Some(process) = &mut self.process {
+            process.kill().unwrap();
         }
-        self.http = None;
     }
 
     pub fn is_running(&self) -> bool {
-        self.child.is_some()
+        self.process
+            .as_ref()
+            .is_some_and(served::Served::is_running)
     }
-}
 
-impl Drop for Process {
-    fn drop(&mut self) {
-        self.kill();
-        // Nodes are shared by the processes of one data directory: whichever goes
-        // first stops them (a later call finds none).
-        LocalProvider::kill_everything_under(&self.data.join("nodes"));
-        if std::thread::panicking() {
-            for start in 1..=self.starts {
-                let log = std::fs::read_to_string(self.log(start)).unwrap_or_default();
-                let tail: Vec<&str> = log.lines().rev().take(40).collect();
-                eprintln!("--- {} start {start} (last lines) ---", self.name);
-                for line in tail.into_iter().rev() {
-                    eprintln!("{line}");
-                }
-            }
-        }
+    fn started(&self) -> &served::Served {
+        self.process
+            .as_ref()
+            .unwrap_or_else(|| panic!("{} was never started", self.name))
     }
 }
 

@@ -1,84 +1,54 @@
-//! A real `corral serve` on a fresh data dir for the CLI tests, and the `corral`
-//! binary run as a client against it. Dropping the server also stops the local
-//! nodes it started: their sshds daemonize and would outlive it.
+//! A real `corral serve` on a fresh data dir for the CLI tests (the `served` crate's
+//! process, with what these tests read of it as fields), and the `corral` binary run as
+//! a client against it. Dropping the server also stops the local nodes it started:
+//! their sshds daemonize and would outlive it.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-
-use engine::provider::LocalProvider;
+use std::process::{Command, Output, Stdio};
 
 pub const CORRAL: &str = env!("CARGO_BIN_EXE_corral");
 
 pub struct Served {
-    child: Child,
     pub url: String,
-    /// The first admin's password, as the first start prints it.
+    /// The first admin's password, as the first start prints it (empty on a data dir
+    /// that has one already).
     pub password: String,
     /// What the server printed before it said where it runs.
     pub announced: Vec<String>,
     pub nodes: PathBuf,
+    process: served::Served,
 }
 
 impl Served {
     /// The server's process id, for signals.
     pub fn pid(&self) -> u32 {
-        self.child.id()
+        self.process.pid()
     }
 
     /// Asks the server to stop with SIGTERM and waits until it has.
     pub fn terminate(&mut self) -> std::process::ExitStatus {
-        let sent = Command::new("kill")
-            .args(["-TERM", &self.pid().to_string()])
-            .status()
-            .unwrap();
-        assert!(sent.success(), "kill -TERM failed");
-        self.child.wait().unwrap()
-    }
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        LocalProvider::kill_everything_under(&self.nodes);
+        self.process.terminate().unwrap()
     }
 }
 
 /// Starts `corral serve` on a free port with `worker_slots` workers and the extra
 /// environment `env`; its log goes to `server.log` in `data`.
 pub fn serve(data: &Path, worker_slots: u32, env: &[(&str, &str)]) -> Served {
-    let log = std::fs::File::create(data.join("server.log")).unwrap();
-    let mut child = Command::new(CORRAL)
-        .args(["serve", "--listen", "127.0.0.1:0", "--worker-slots"])
-        .arg(worker_slots.to_string())
-        .arg("--data-dir")
-        .arg(data)
-        .envs(env.iter().copied())
-        .stdout(Stdio::piped())
-        .stderr(log)
-        .spawn()
-        .unwrap();
-    let mut password = String::new();
-    let mut url = String::new();
-    let mut announced = Vec::new();
-    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
-        let line = line.unwrap();
-        if let Some(rest) = line.split("with password ").nth(1) {
-            password = rest.split_whitespace().next().unwrap().to_owned();
-        }
-        if let Some(rest) = line.strip_prefix("Corral is running at ") {
-            url = rest.trim_end_matches('/').to_owned();
-            break;
-        }
-        announced.push(line);
-    }
+    let process = env
+        .iter()
+        .fold(
+            served::Options::serve(CORRAL, data).worker_slots(worker_slots as usize),
+            |options, (name, value)| options.env(name, value),
+        )
+        .start()
+        .unwrap_or_else(|error| panic!("{error}"));
     Served {
-        child,
-        url,
-        password,
-        announced,
-        nodes: data.join("nodes"),
+        url: process.url().unwrap_or_default().to_owned(),
+        password: process.password().unwrap_or_default().to_owned(),
+        announced: process.announced().to_vec(),
+        nodes: process.nodes_dir(),
+        process,
     }
 }
 
