@@ -128,7 +128,9 @@ pub async fn wait_for_job(client: &Client, job_id: &str) -> Result<api_types::Jo
         let job = client.job(job_id).await?;
         match job.state {
             api_types::JobState::Succeeded => return Ok(job),
-            api_types::JobState::Queued | api_types::JobState::Running if started.elapsed() < JOB_LIMIT => {
+            api_types::JobState::Queued | api_types::JobState::Running
+                if started.elapsed() < JOB_LIMIT =>
+            {
                 tokio::time::sleep(POLL).await;
             }
             _ => return Err(BenchError::Failed(format!("job {job_id} ended: {job:?}"))),
