@@ -17,26 +17,18 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$ROOT"
 
-# `timed NAME COMMAND...` runs COMMAND and prints how long it took.
-timed() {
-  local name=$1 started=$SECONDS
-  shift
-  "$@"
-  echo "build: $name took $((SECONDS - started)) s"
-}
-
 # The native side: the splitter (then says so in $CORRAL_SPLITTER_READY), then `corral`
 # on a first build. Two cargo runs, not one: building both packages at once would unify
 # their dependencies' features, and the last step's `corral` alone would then rebuild
 # those dependencies.
 export CORRAL_SPLITTER_READY=$WASM_TARGET_DIR/splitter-ready
 native_side() {
-  timed "the splitter and wasm-bindgen (beside the bundle)" cargo build -q -p wasm-split
+  timed build "the splitter and wasm-bindgen (beside the bundle)" cargo build -q -p wasm-split
   : >"$CORRAL_SPLITTER_READY"
   # Only a first build gains: once a corral exists its dependencies are built, and this
   # build would only make the last step's build of the same binary run twice.
   if [[ ! -x $CORRAL_BIN ]]; then
-    timed "corral without the bundle (beside it)" build_corral_without_bundle
+    timed build "corral without the bundle (beside it)" build_corral_without_bundle
   fi
 }
 
@@ -50,4 +42,4 @@ trap 'pkill -P "$native" 2>/dev/null; kill "$native" 2>/dev/null || true' EXIT
 CORRAL_SPLITTER_BUILDER=$native "$ROOT/scripts/bundle.sh"
 wait "$native"
 trap - EXIT
-timed "corral binary (the bundle built in)" cargo build -q -p server --bin corral
+timed build "corral binary (the bundle built in)" cargo build -q -p server --bin corral

@@ -18,14 +18,6 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$ROOT"
 
-# `timed NAME COMMAND...` runs COMMAND and prints how long it took.
-timed() {
-  local name=$1 started=$SECONDS
-  shift
-  "$@"
-  echo "bundle: $name took $((SECONDS - started)) s"
-}
-
 compile_wasm() {
   # Linked with relocations kept, which the splitter needs to tell what each split
   # point (a lazy route) reaches; passed to this crate's link only, so the
@@ -101,11 +93,11 @@ compress() {
 }
 
 mkdir -p "$WASM_TARGET_DIR" "$SITE_DIR"
-timed "wasm compile (release, LTO)" compile_wasm
+timed bundle "wasm compile (release, LTO)" compile_wasm
 if [[ -n ${CORRAL_SPLITTER_READY:-} ]]; then
   wait_for_splitter
 else
-  timed "the splitter and wasm-bindgen" cargo build -q -p wasm-split
+  timed bundle "the splitter and wasm-bindgen" cargo build -q -p wasm-split
 fi
 digest=$(inputs_digest)
 if [[ -d $SITE_DIR/pkg && $(cat "$BUNDLE_STAMP" 2>/dev/null) == "$digest" ]]; then
@@ -113,8 +105,8 @@ if [[ -d $SITE_DIR/pkg && $(cat "$BUNDLE_STAMP" 2>/dev/null) == "$digest" ]]; th
   exit 0
 fi
 rm -f "$BUNDLE_STAMP"
-timed "split and bind" split_and_bind
-timed "wasm-opt (main module)" optimise_main_module
+timed bundle "split and bind" split_and_bind
+timed bundle "wasm-opt (main module)" optimise_main_module
 add_styles_and_scripts
-timed "compression" compress
+timed bundle "compression" compress
 echo "$digest" >"$BUNDLE_STAMP"

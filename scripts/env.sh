@@ -20,3 +20,11 @@ VENV=${CORRAL_VENV:-$HOME/.cache/corral/venv}
 build_corral_without_bundle() {
   env -u CORRAL_EMBED_SITE_DIR cargo build -q -p server --bin corral
 }
+
+# `timed WHO NAME COMMAND...` runs COMMAND and prints `WHO: NAME took N s`.
+timed() {
+  local who=$1 name=$2 started=$SECONDS
+  shift 2
+  "$@"
+  echo "$who: $name took $((SECONDS - started)) s"
+}

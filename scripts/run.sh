@@ -14,27 +14,19 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$ROOT"
 
-# `phase NAME COMMAND...` runs COMMAND and prints how long it took.
-phase() {
-  local name=$1 started=$SECONDS
-  shift
-  "$@"
-  echo "run: $name took $((SECONDS - started)) s"
-}
-
 docker_engine() {
   # Docker for the demo's `docker` provider; without it Corral still runs (local nodes).
   "$ROOT/scripts/dockerd.sh" ||
     echo "run: warning: Docker is not available; the docker provider's nodes will fail" >&2
 }
 
-phase "install (scripts/bootstrap.sh)" "$ROOT/scripts/bootstrap.sh"
-phase "docker engine" docker_engine
+timed run "install (scripts/bootstrap.sh)" "$ROOT/scripts/bootstrap.sh"
+timed run "docker engine" docker_engine
 
 bundle_before=$(cat "$BUNDLE_STAMP" 2>/dev/null || true)
 nice -n 19 "$ROOT/scripts/bundle.sh" &
 bundle=$!
-phase "build (corral; the browser bundle builds beside it)" build_corral_without_bundle
+timed run "build (corral; the browser bundle builds beside it)" build_corral_without_bundle
 
 # `corral serve` in the background, serving the bundle's directory once a complete
 # bundle is there (its digest file is written last).
