@@ -24,8 +24,9 @@ if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 # needs no uidmap). See docs/docker-nodes.md. The `ansible` automator runs ansible-core's
 # ansible-playbook on the worker, confined by bubblewrap; the `puppet` automator runs
 # puppet apply on nodes (local nodes use this host's). See docs/automators.md. brotli
-# precompresses the browser bundle (scripts/build.sh).
-PKGS=(rustc-web cargo-web rust-web-src rust-web-llvm rust-web-clippy rustfmt-web lld-22
+# precompresses the browser bundle (scripts/build.sh). mold links the native binaries
+# (scripts/env.sh): the debug `corral` and each test binary are hundreds of MB.
+PKGS=(rustc-web cargo-web rust-web-src rust-web-llvm rust-web-clippy rustfmt-web lld-22 mold
       openssh-server openssh-client pkg-config
       python3 redis-server memcached docker.io mmdebstrap ansible-core puppet brotli
       bubblewrap)

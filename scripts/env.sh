@@ -12,6 +12,17 @@ export CORRAL_EMBED_SITE_DIR=$SITE_DIR
 BUNDLE_STAMP=$SITE_DIR/bundle-inputs.sha256
 CORRAL_BIN=$CARGO_TARGET_DIR/debug/corral
 export PATH=/opt/binaryen/bin:$HOME/.cargo/bin:$PATH
+# Native binaries are linked by mold where it is installed (bootstrap.sh installs it):
+# GNU ld takes many seconds for each of the large debug binaries, mold about one.
+# Set here, not in .cargo/config.toml, so a machine without mold still builds. A build
+# with and one without do not share their cache (the flags differ), so scripts that
+# run bootstrap.sh call this again after it, before their first build.
+link_with_mold_if_installed() {
+  if command -v mold >/dev/null; then
+    export CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUSTFLAGS="-Clink-arg=-fuse-ld=mold"
+  fi
+}
+link_with_mold_if_installed
 # schemathesis lives in its own virtualenv (installed by bootstrap.sh).
 VENV=${CORRAL_VENV:-$HOME/.cache/corral/venv}
 

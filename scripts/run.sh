@@ -21,6 +21,7 @@ docker_engine() {
 }
 
 timed run "install (scripts/bootstrap.sh)" "$ROOT/scripts/bootstrap.sh"
+link_with_mold_if_installed
 timed run "docker engine" docker_engine
 
 bundle_before=$(cat "$BUNDLE_STAMP" 2>/dev/null || true)

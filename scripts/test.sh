@@ -5,6 +5,7 @@ set -euo pipefail
 # shellcheck source=scripts/env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 "$ROOT/scripts/bootstrap.sh" --tests
+link_with_mold_if_installed
 # The `docker` provider's tests need a Docker daemon; nothing else starts one here.
 "$ROOT/scripts/dockerd.sh"
 cd "$ROOT"
