@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Makes the upgrade fixture of a release: the databases that release's `corral` writes,
-# which every later binary must migrate and serve (server/tests/upgrade.rs). Run it on a
+# which every later binary must migrate and serve (server/tests/it/upgrade.rs). Run it on a
 # clean checkout of the release commit, after `cargo build -p server`:
 #
 #   scripts/make-upgrade-fixture.sh [RELEASE-NAME]     # default: the short commit hash

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::jobs::JobView;
+use crate::layout::{LayoutView, PlanDag};
 use crate::operation::Operation;
 use crate::states::{ClusterState, NodePresence, NodeState, ServiceHealth};
 
@@ -23,8 +24,7 @@ pub struct ClusterView {
     pub owner: Option<String>,
     pub size: usize,
     /// The solved layout: nodes with their hardware, image and services.
-    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
-    pub layout: Value,
+    pub layout: LayoutView,
     #[cfg_attr(feature = "openapi", schema(value_type = Object))]
     pub config: Value,
     pub lease_expires_ms: Option<i64>,
@@ -369,10 +369,10 @@ pub const PLAN_GRAPH_MAX_TASKS: usize = 150;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct PlanView {
-    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
-    pub from: Value,
-    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
-    pub to: Value,
+    /// The layout before: the cluster's committed one (empty for a create).
+    pub from: LayoutView,
+    /// The layout the plan leads to.
+    pub to: LayoutView,
     pub tasks: usize,
     /// The plan's steps (an action, with its service when it has one) in plan order,
     /// each with how many tasks it has. Always there, whatever the plan's size.
@@ -417,9 +417,8 @@ pub struct StepCount {
 pub struct PlanGraph {
     /// Each task as `node-action-service`, in plan order.
     pub steps: Vec<String>,
-    /// The task DAG: `{"tasks": [{"id", "node", "service", "action", "after", "stage"}]}`.
-    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
-    pub dag: Value,
+    /// The task DAG: every task with the ones it comes after.
+    pub dag: PlanDag,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

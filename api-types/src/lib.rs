@@ -5,6 +5,7 @@
 //!   scopes, as enums that (de)serialise to the same words the database stores.
 //! - [`accounts`], [`clusters`], [`jobs`], [`catalog`]: views (what reads return) and
 //!   requests (what writes take).
+//! - [`layout`]: a cluster's solved layout and a plan's task DAG.
 //! - [`operation`]: what a job does, the one word jobs, change requests, the CLI and
 //!   the pages share.
 //! - [`providers`]: credentials (names only) and the provider check.
@@ -29,6 +30,7 @@ pub mod cost;
 pub mod error;
 pub mod hooks;
 pub mod jobs;
+pub mod layout;
 pub mod node_shell;
 pub mod operation;
 pub mod providers;
@@ -44,6 +46,7 @@ pub use cost::*;
 pub use error::*;
 pub use hooks::*;
 pub use jobs::*;
+pub use layout::*;
 pub use node_shell::*;
 pub use operation::Operation;
 pub use providers::*;

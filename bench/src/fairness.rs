@@ -1,6 +1,6 @@
 //! `fairness`: how long small creates wait behind a big one, in the same tenant and in
 //! another, and what sharing the workers costs the big one (the claim's fair policy,
-//! engine/src/queue/fair.rs).
+//! queue/src/fair.rs).
 //!
 //! One fresh `corral serve` (the binary next to this one, or `CORRAL_BIN`) on the
 //! embedded default (SQLite, local nodes) with `--worker-slots 64`, the catalog of

@@ -34,7 +34,10 @@ use indexmap::IndexMap;
 pub use common::{Count, EntityMeta, Extra, Link, Origin, TemplateRef, UNBOUNDED};
 pub use lease::{DurationMs, Lease, LeaseError};
 pub use machine::{HardwareType, ImageType, ProviderMap, ProviderMapped};
-pub use provider::{Provider, SUPPORTED_PROVIDER_TYPES};
+pub use provider::{
+    Provider, DOCKER_PROVIDER, EC2_PROVIDER, EXEC_PROVIDER, LOCAL_PROVIDER, SSH_POOL_PROVIDER,
+    SUPPORTED_PROVIDER_TYPES,
+};
 pub use resolve::ResolveError;
 pub use service::{ActionSpec, Dependencies, DependencyStage, Provisioner, Service, ServiceAction};
 pub use template::{

@@ -11,6 +11,8 @@ pub mod environment;
 pub mod layout;
 pub mod macros;
 pub mod names;
+pub mod network;
+pub mod node_limits;
 pub mod plan;
 pub mod solver;
 pub mod upgrade;

@@ -29,7 +29,6 @@ use crate::ssh::{OutputChunk, OutputStream, SessionPool, SshError, SshTarget};
 use crate::store::clusters::nodes::NodeRow;
 use crate::store::{now_ms, Store, StoreError};
 
-pub(crate) use automator::is_resource_name;
 pub(crate) use node_spec::{hardware_limits, node_spec, provider_settings};
 pub(crate) use view::cluster_macro_context;
 pub use view::node_id;

@@ -27,10 +27,9 @@ pub const WORKER_SLOTS: &str = "corral_worker_slots";
 /// Running tasks whose leases expired and went back to the queue (or failed), as seen
 /// by this process's janitor.
 pub const LEASES_EXPIRED: &str = "corral_task_leases_expired_total";
-/// SSH handshakes this process made, by `result` (`ok`, `failed`).
-pub const SSH_HANDSHAKES: &str = "corral_ssh_handshakes_total";
-/// How long successful SSH handshakes took.
-pub const SSH_HANDSHAKE_DURATION: &str = "corral_ssh_handshake_duration_seconds";
+/// SSH handshakes this process made, by `result` (`ok`, `failed`), and how long the
+/// successful ones took: recorded by the `nodes` crate's SSH pool.
+pub use nodes::ssh::{SSH_HANDSHAKES, SSH_HANDSHAKE_DURATION};
 
 /// Histogram buckets (seconds) for task attempts: a `true` step takes milliseconds, a
 /// package install minutes.
@@ -94,15 +93,4 @@ pub fn record_slots(busy: usize, free: usize) {
 /// Leases the janitor took back.
 pub fn record_expired_leases(count: usize) {
     counter!(LEASES_EXPIRED).increment(count as u64);
-}
-
-/// A handshake that ended, `Some(duration)` when it succeeded.
-pub fn record_handshake(succeeded: Option<Duration>) {
-    match succeeded {
-        Some(took) => {
-            counter!(SSH_HANDSHAKES, "result" => "ok").increment(1);
-            histogram!(SSH_HANDSHAKE_DURATION).record(took.as_secs_f64());
-        }
-        None => counter!(SSH_HANDSHAKES, "result" => "failed").increment(1),
-    }
 }

@@ -9,7 +9,6 @@
 //! onto each node under `$HOME/corral/resources/<kind>/<name>`.
 
 mod blobs;
-mod types;
 
 use std::fmt;
 use std::path::PathBuf;
@@ -17,11 +16,13 @@ use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
+use crate::store::resource_types::{check_name, hex};
+pub use crate::store::resource_types::{
+    ResourceError, ResourceKind, ResourceVersion, Upload, MAX_RESOURCE_BYTES,
+};
 use crate::store::Store;
 use blobs::blob_key;
 pub use blobs::{BlobStore, DirectoryBlobs};
-use types::{check_name, hex};
-pub use types::{ResourceError, ResourceKind, ResourceVersion, Upload, MAX_RESOURCE_BYTES};
 
 /// The resource rows plus their bytes, with this process's cache of the bytes.
 #[derive(Clone)]

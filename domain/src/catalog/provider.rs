@@ -8,8 +8,25 @@ use serde_json::Value;
 use super::common::{EntityMeta, Extra, Origin};
 use crate::names::ProviderName;
 
+/// Nodes as processes of this host, each its own `sshd` on a loopback address.
+pub const LOCAL_PROVIDER: &str = "local";
+/// Hosts a tenant's admins registered, lent out as nodes.
+pub const SSH_POOL_PROVIDER: &str = "ssh-pool";
+/// Nodes as Docker containers.
+pub const DOCKER_PROVIDER: &str = "docker";
+/// Nodes as EC2 instances (Amazon's, or a cloud speaking its API).
+pub const EC2_PROVIDER: &str = "ec2";
+/// Nodes made by an operator-installed plugin program.
+pub const EXEC_PROVIDER: &str = "exec";
+
 /// Provider types Corral can drive today; others import fine but only warn.
-pub const SUPPORTED_PROVIDER_TYPES: [&str; 5] = ["local", "ssh-pool", "docker", "ec2", "exec"];
+pub const SUPPORTED_PROVIDER_TYPES: [&str; 5] = [
+    LOCAL_PROVIDER,
+    SSH_POOL_PROVIDER,
+    DOCKER_PROVIDER,
+    EC2_PROVIDER,
+    EXEC_PROVIDER,
+];
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Provider {

@@ -32,7 +32,6 @@ use super::{Executor, StepError, StepOutcome};
 use crate::ssh::{OutputChunk, RunOptions};
 
 pub(crate) use puppet::PUPPET_MISSING;
-pub(crate) use shell::is_resource_name;
 
 /// What an automator's run returns.
 pub(super) type StepFuture<'a> =

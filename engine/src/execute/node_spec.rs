@@ -6,7 +6,8 @@
 use domain::catalog::{Catalog, HardwareType};
 use domain::names::{HardwareTypeName, ImageTypeName};
 
-use crate::provider::{NodeSpec, ProviderSettings, ResourceLimits};
+pub(crate) use crate::provider::provider_settings;
+use crate::provider::{NodeSpec, ResourceLimits};
 
 /// `base` (the node's id, tenant and cluster) completed from `catalog` for a node of
 /// `hardware` and `image` on the provider named `provider`.
@@ -36,24 +37,6 @@ pub(crate) fn node_spec(
         hardwaretype: Some(hardware.clone()),
         imagetype: Some(image.clone()),
         ..base
-    }
-}
-
-/// `name`'s settings in `catalog` (none when the catalog has no such provider: the
-/// `local` provider of catalogs from before providers were named).
-pub(crate) fn provider_settings(catalog: &Catalog, name: &str) -> ProviderSettings {
-    ProviderSettings {
-        name: name.to_owned(),
-        settings: catalog
-            .provider(name)
-            .map(|provider| {
-                provider
-                    .provisioner
-                    .iter()
-                    .map(|(key, value)| (key.clone(), value.clone()))
-                    .collect()
-            })
-            .unwrap_or_default(),
     }
 }
 

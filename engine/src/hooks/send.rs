@@ -233,7 +233,7 @@ pub async fn call(network: &HookNetwork, call: Call<'_>, keep_body: usize) -> Ca
         body: Vec::new(),
         elapsed: started.elapsed(),
     };
-    let checked = match network.check(url).await {
+    let checked = match super::network::check_url(network, url).await {
         Ok(checked) => checked,
         Err(refusal) => return failed(refusal.to_string()),
     };

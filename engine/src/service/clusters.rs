@@ -235,11 +235,11 @@ fn nodes_to_remove(
 fn plan_view(preview: &Preview) -> PlanView {
     let graph = (preview.dag.len() <= PLAN_GRAPH_MAX_TASKS).then(|| PlanGraph {
         steps: step_labels(&preview.dag),
-        dag: serde_json::to_value(&preview.dag).unwrap_or(Value::Null),
+        dag: super::views::plan_dag(&preview.dag),
     });
     PlanView {
-        from: serde_json::to_value(&preview.from).unwrap_or(Value::Null),
-        to: serde_json::to_value(&preview.to).unwrap_or(Value::Null),
+        from: super::views::layout_view(&preview.from),
+        to: super::views::layout_view(&preview.to),
         tasks: preview.dag.len(),
         step_counts: preview
             .dag

@@ -115,7 +115,9 @@ impl Service {
                 "url",
                 format!("must be an http(s) URL of 1-{MAX_URL} characters"),
             ));
-        } else if let Err(refusal) = self.store.hook_network().check(url).await {
+        } else if let Err(refusal) =
+            crate::hooks::network::check_url(self.store.hook_network(), url).await
+        {
             problems.push(Problem::new("url", refusal.to_string()));
         }
         if request.events.is_empty() && request.gates.is_empty() {

@@ -16,7 +16,7 @@ use domain::plan::{Action, TaskDag};
 use super::{Caller, Service, ServiceError};
 use crate::execute::provider_settings;
 use crate::operations::{ClusterChange, CreateRequest};
-use crate::provider::{CredentialBinding, EC2_PROVIDER, EXEC_PROVIDER};
+use crate::provider::{EC2_PROVIDER, EXEC_PROVIDER};
 use crate::store::clusters::Cluster;
 use crate::store::provider_credentials::CredentialsChoice;
 
@@ -150,7 +150,7 @@ impl Service {
             .credentials_choice(
                 &job.tenant_id,
                 &cluster.provider,
-                &CredentialBinding::of(&providertype, &settings),
+                &crate::provider::binding::of(&providertype, &settings),
                 Some(&requester),
                 settings.allows_user_credentials(),
             )
@@ -187,7 +187,7 @@ impl Service {
             .credentials_choice(
                 caller.tenant_id(),
                 provider,
-                &CredentialBinding::of(providertype, &settings),
+                &crate::provider::binding::of(providertype, &settings),
                 Some(&caller.principal.user_id),
                 settings.allows_user_credentials(),
             )

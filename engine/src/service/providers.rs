@@ -48,7 +48,8 @@ impl Service {
         json: &str,
     ) -> Result<ProviderCredentialsView, ServiceError> {
         let (catalog, providertype) = self.administered_provider(caller, provider).await?;
-        let binding = CredentialBinding::of(&providertype, &provider_settings(&catalog, provider));
+        let binding =
+            crate::provider::binding::of(&providertype, &provider_settings(&catalog, provider));
         self.set_credentials(
             caller,
             provider,
@@ -194,7 +195,7 @@ impl Service {
                  `{USER_CREDENTIALS_SETTING}`)"
             )));
         }
-        let binding = CredentialBinding::of(&providertype, &settings);
+        let binding = crate::provider::binding::of(&providertype, &settings);
         Ok((providertype, binding))
     }
 

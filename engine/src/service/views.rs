@@ -1,9 +1,12 @@
-//! What service calls return: the wire contract's views ([`api_types`]) built from
-//! stored rows, with no secrets (no password hashes, no token secrets, no node keys)
-//! and with JSON columns parsed, so the API and the pages show exactly these.
+//! What service calls return: the wire contract's views ([`api_types`]), with no
+//! secrets (no password hashes, no token secrets, no node keys) and with JSON columns
+//! parsed, so the API and the pages show exactly these. A stored row's view is made
+//! beside the row (`store::views`, `queue::views`, as the orphan rule wants); the
+//! views of what the engine computes (a layout, a plan's DAG) are made here.
 
-use api_types::EventKind;
-use serde_json::Value;
+use api_types::{LayoutView, NodeLayoutView, PlanDag, PlanTask, TaskAction};
+use domain::layout::Layout;
+use domain::plan::{Action, TaskDag};
 
 pub use api_types::{
     AttemptView, AuditView, ClusterDetail, ClusterLink, ClusterView, EntityView, EventView,
@@ -11,256 +14,57 @@ pub use api_types::{
     TaskStateChange, TaskStateCount, TaskView, TenantView, TokenView, UserView,
 };
 
-use crate::queue::{Attempt, Event, Job, TaskRecord};
-use crate::resources::ResourceVersion;
-use crate::store::audit::AuditEntry;
-use crate::store::clusters::nodes::Node;
-use crate::store::clusters::Cluster;
-use crate::store::tenants::Tenant;
-use crate::store::tokens::ApiToken;
-use crate::store::users::User;
-use crate::store::StoreError;
-
-/// A JSON column of `table` as a value; text that is not JSON is a corrupt row, never
-/// a silent `null` in a view.
-fn parse_json(raw: &str, table: &'static str, column: &str) -> Result<Value, StoreError> {
-    serde_json::from_str(raw).map_err(|error| StoreError::CorruptRow {
-        table,
-        reason: format!("{column} is not JSON: {error}"),
-    })
-}
-
-impl From<Tenant> for TenantView {
-    fn from(tenant: Tenant) -> Self {
-        let provider_types = tenant.provider_types();
-        Self {
-            id: tenant.id,
-            name: tenant.name,
-            max_clusters: tenant.max_clusters,
-            max_nodes: tenant.max_nodes,
-            created_at_ms: tenant.created_at_ms,
-            local_nodes: provider_types
-                .iter()
-                .any(|providertype| providertype == crate::provider::LOCAL_PROVIDER),
-            provider_types,
-            dedicated_workers: tenant.dedicated_workers,
-            node_shell: tenant.node_shell,
-        }
+/// The wire's view of a solved layout: the same JSON as the layout itself.
+pub fn layout_view(layout: &Layout) -> LayoutView {
+    LayoutView {
+        template: layout.template.to_string(),
+        nodes: layout
+            .nodes
+            .iter()
+            .map(|node| NodeLayoutView {
+                number: node.number,
+                hardwaretype: node.hardwaretype.to_string(),
+                imagetype: node.imagetype.to_string(),
+                services: node.services.iter().map(ToString::to_string).collect(),
+            })
+            .collect(),
     }
 }
 
-impl From<User> for UserView {
-    fn from(user: User) -> Self {
-        Self {
-            id: user.id,
-            username: user.username,
-            tenant_id: user.tenant_id,
-            role: user.role,
-            created_at_ms: user.created_at_ms,
-        }
+/// The wire's view of a plan's task DAG: the same JSON as the DAG itself.
+pub fn plan_dag(dag: &TaskDag) -> PlanDag {
+    PlanDag {
+        tasks: dag
+            .tasks()
+            .iter()
+            .map(|task| PlanTask {
+                id: task.id.0,
+                node: task.node,
+                service: task.service.as_ref().map(ToString::to_string),
+                action: task_action(task.action),
+                after: task.after.iter().map(|id| id.0).collect(),
+                stage: task.stage,
+            })
+            .collect(),
     }
 }
 
-impl From<ApiToken> for TokenView {
-    fn from(token: ApiToken) -> Self {
-        Self {
-            id: token.id,
-            name: token.name,
-            created_at_ms: token.created_at_ms,
-            last_used_at_ms: token.last_used_at_ms,
-            expires_at_ms: token.expires_at_ms,
-            revoked_at_ms: token.revoked_at_ms,
-            scope: token.scope,
-            renews_on_use: token.renew_ms.is_some(),
-        }
-    }
-}
-
-/// The cluster as stored; the owner's name and the lease's limits are filled in by
-/// the service calls that know them ([`crate::service::Service::cluster`]).
-impl TryFrom<Cluster> for ClusterView {
-    type Error = StoreError;
-
-    fn try_from(cluster: Cluster) -> Result<Self, StoreError> {
-        let layout = parse_json(&cluster.layout_json, "clusters", "layout_json")?;
-        let size = layout
-            .get("nodes")
-            .and_then(Value::as_array)
-            .map_or(0, Vec::len);
-        Ok(Self {
-            id: cluster.id,
-            name: cluster.name,
-            state: cluster.state,
-            template: cluster.template_name,
-            template_version: cluster.template_version,
-            provider: cluster.provider,
-            owner_id: cluster.owner_id,
-            owner: None,
-            size,
-            layout,
-            config: parse_json(&cluster.config_json, "clusters", "config_json")?,
-            lease_expires_ms: cluster.lease_expires_ms,
-            lease_next_end_ms: None,
-            lease_latest_end_ms: None,
-            lease_deletes_at_ms: cluster.lease_deletes_at_ms,
-            created_at_ms: cluster.created_at_ms,
-            updated_at_ms: cluster.updated_at_ms,
-            catalog_behind: Vec::new(),
-            template_current_version: None,
-            cost: None,
-        })
-    }
-}
-
-impl TryFrom<Node> for NodeView {
-    type Error = StoreError;
-
-    fn try_from(node: Node) -> Result<Self, StoreError> {
-        let record = node
-            .provider_json
-            .as_deref()
-            .map(|json| parse_json(json, "nodes", "provider_json"))
-            .transpose()?;
-        // The node's own address where the provider records one apart from where SSH
-        // reaches it (a container: SSH on 127.0.0.1, services on its network address).
-        let address = record.as_ref().and_then(|record| {
-            ["address", "host"]
-                .into_iter()
-                .find_map(|key| record.get(key).and_then(Value::as_str))
-                .map(str::to_owned)
-        });
-        let services =
-            serde_json::from_value(parse_json(&node.services_json, "nodes", "services_json")?)
-                .map_err(|error| StoreError::CorruptRow {
-                    table: "nodes",
-                    reason: format!("services_json is not a list of names: {error}"),
-                })?;
-        Ok(Self {
-            id: node.id,
-            number: node.number,
-            hostname: node.hostname,
-            address,
-            hardwaretype: node.hardwaretype,
-            imagetype: node.imagetype,
-            services,
-            state: node.state,
-            health: Vec::new(),
-            machine: node
-                .presence
-                .zip(node.presence_since_ms)
-                .map(|(presence, since_ms)| api_types::MachineView { presence, since_ms }),
-        })
-    }
-}
-
-/// The job as stored; whether it may be rolled back is decided by the service, which
-/// knows the cluster's other jobs.
-impl From<Job> for JobView {
-    fn from(job: Job) -> Self {
-        Self {
-            id: job.id,
-            cluster_id: job.cluster_id,
-            operation: job.operation,
-            state: job.state,
-            tasks_total: job.tasks_total,
-            tasks_succeeded: job.tasks_succeeded,
-            created_at_ms: job.created_at_ms,
-            started_at_ms: job.started_at_ms,
-            finished_at_ms: job.finished_at_ms,
-            error: job.error,
-            forced: job.forced,
-            can_roll_back: false,
-        }
-    }
-}
-
-impl From<TaskRecord> for TaskView {
-    fn from(task: TaskRecord) -> Self {
-        Self {
-            id: task.id,
-            number: task.number.0,
-            node: task.node,
-            service: task.service.map(|service| service.to_string()),
-            action: task.action.to_string(),
-            state: task.state,
-            attempts: task.attempts,
-            max_attempts: task.max_attempts,
-            started_at_ms: task.started_at_ms,
-            finished_at_ms: task.finished_at_ms,
-            error: task.error,
-        }
-    }
-}
-
-impl From<Attempt> for AttemptView {
-    fn from(attempt: Attempt) -> Self {
-        Self {
-            attempt: attempt.attempt,
-            outcome: attempt.outcome,
-            started_at_ms: attempt.started_at_ms,
-            finished_at_ms: attempt.finished_at_ms,
-            exit_code: attempt.exit_code,
-            stdout: attempt.stdout,
-            stderr: attempt.stderr,
-            error: attempt.error,
-        }
-    }
-}
-
-impl From<Event> for EventView {
-    fn from(event: Event) -> Self {
-        let task_state = (event.kind == EventKind::State)
-            .then(|| TaskStateChange::parse(&event.data))
-            .flatten()
-            .map(|change| change.state);
-        Self {
-            id: event.id,
-            task_id: event.task_id,
-            attempt: event.attempt,
-            at_ms: event.at_ms,
-            kind: event.kind,
-            stream: event.stream,
-            data: event.data,
-            task_state,
-        }
-    }
-}
-
-impl From<ResourceVersion> for ResourceView {
-    fn from(resource: ResourceVersion) -> Self {
-        Self {
-            kind: resource.kind.as_str().to_owned(),
-            name: resource.name,
-            version: resource.version,
-            sha256: resource.sha256,
-            size_bytes: resource.size_bytes,
-            staged: resource.staged,
-            created_at_ms: resource.created_at_ms,
-        }
-    }
-}
-
-impl TryFrom<AuditEntry> for AuditView {
-    type Error = StoreError;
-
-    fn try_from(entry: AuditEntry) -> Result<Self, StoreError> {
-        // Bodies are JSON; entries written before that rule (pool hosts' plain text)
-        // stay readable as strings: the log is history and is never rewritten.
-        let body = |text: Option<String>| {
-            text.map(|text| serde_json::from_str(&text).unwrap_or(Value::String(text)))
-        };
-        Ok(Self {
-            id: entry.id,
-            tenant_id: entry.tenant_id,
-            actor: entry.actor_name,
-            action: entry.action,
-            target_kind: entry.target_kind,
-            target: entry.target,
-            address: entry.address,
-            before: body(entry.before_json),
-            after: body(entry.after_json),
-            at_ms: entry.at_ms,
-        })
+// Spelled out rather than matched by name so a new domain action fails to compile here
+// until the wire contract has it too.
+fn task_action(action: Action) -> TaskAction {
+    match action {
+        Action::Create => TaskAction::Create,
+        Action::Confirm => TaskAction::Confirm,
+        Action::Bootstrap => TaskAction::Bootstrap,
+        Action::Install => TaskAction::Install,
+        Action::Configure => TaskAction::Configure,
+        Action::Initialize => TaskAction::Initialize,
+        Action::Start => TaskAction::Start,
+        Action::Stop => TaskAction::Stop,
+        Action::Remove => TaskAction::Remove,
+        Action::Delete => TaskAction::Delete,
+        Action::Suspend => TaskAction::Suspend,
+        Action::Resume => TaskAction::Resume,
     }
 }
 
@@ -268,20 +72,37 @@ impl TryFrom<AuditEntry> for AuditView {
 mod tests {
     use super::*;
 
-    fn cluster(layout_json: &str) -> Cluster {
+    fn cluster(layout_json: &str) -> crate::store::clusters::Cluster {
         crate::testing::stored_cluster(layout_json, "{}")
     }
 
+    const TWO_NODES: &str = r#"{"template":"web","nodes":[{"number":1000,"hardwaretype":"small","imagetype":"debian","services":["base"]},{"number":1001,"hardwaretype":"small","imagetype":"debian","services":["base","nginx"]}]}"#;
+
     #[test]
-    fn a_stored_column_that_is_not_json_is_a_corrupt_row_not_a_null() {
-        let view = ClusterView::try_from(cluster(r#"{"nodes": [{}, {}]}"#)).expect("a view");
-        assert_eq!(view.size, 2);
-        match ClusterView::try_from(cluster("{\"nodes\": [")) {
-            Err(StoreError::CorruptRow { table, reason }) => {
-                assert_eq!(table, "clusters");
-                assert!(reason.contains("layout_json"), "{reason}");
-            }
-            other => panic!("expected a corrupt row, got {other:?}"),
-        }
+    fn the_layout_and_the_dag_views_write_the_domain_s_own_json() {
+        let layout: Layout = serde_json::from_str(TWO_NODES).expect("a layout");
+        let view = ClusterView::try_from(cluster(TWO_NODES)).expect("a view");
+        assert_eq!(view.layout, layout_view(&layout));
+        assert_eq!(
+            serde_json::to_value(layout_view(&layout)).expect("serialises"),
+            serde_json::to_value(&layout).expect("serialises")
+        );
+        let every_step = domain::plan::ServiceNode {
+            actions: domain::plan::ServiceAction::ALL.iter().copied().collect(),
+            ..Default::default()
+        };
+        let graph: domain::plan::ServiceGraph = ["base", "nginx"]
+            .into_iter()
+            .map(|name| {
+                let name = domain::names::ServiceName::parse(name).expect("a name");
+                (name, every_step.clone())
+            })
+            .collect();
+        let dag = domain::plan::plan_create(&layout, &graph).expect("a plan");
+        assert!(!dag.is_empty());
+        assert_eq!(
+            serde_json::to_value(plan_dag(&dag)).expect("serialises"),
+            serde_json::to_value(&dag).expect("serialises")
+        );
     }
 }

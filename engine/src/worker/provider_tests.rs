@@ -228,7 +228,7 @@ async fn check(executor: &Executor, request: &ProviderTestRow) -> ProviderTestRe
     }
     match store.provider_credentials(tenant_id, provider).await {
         Ok(Some(credentials)) => {
-            let scrubber = credentials.scrubber();
+            let scrubber = crate::provider::Scrubber::of_credentials(&credentials);
             for phase in &mut phases {
                 phase.detail = scrubber.scrub(&phase.detail);
             }

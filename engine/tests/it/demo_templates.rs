@@ -445,7 +445,7 @@ async fn a_users_cluster_through_an_exec_plugin() {
     let catalog = engine::catalog::load(&lab.store, DEFAULT_TENANT_ID)
         .await
         .unwrap();
-    let binding = engine::provider::CredentialBinding::of_catalog(&catalog, "lab-plugin").unwrap();
+    let binding = engine::provider::binding::of_catalog(&catalog, "lab-plugin").unwrap();
     lab.store
         .set_user_provider_credentials(
             DEFAULT_TENANT_ID,

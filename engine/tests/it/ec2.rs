@@ -10,9 +10,9 @@
 use std::time::{Duration, Instant};
 
 use engine::provider::{
-    ec2_group_name, ec2_key_name, CredentialBinding, Credentials, Ec2NodeState, Ec2Provider,
-    HostKeySource, NodeProvider, NodeRecord, NodeSpec, Params, ProviderError, ProviderSettings,
-    QueryClient, EC2_PROVIDER, EC2_VERSION,
+    ec2_group_name, ec2_key_name, Credentials, Ec2NodeState, Ec2Provider, HostKeySource,
+    NodeProvider, NodeRecord, NodeSpec, Params, ProviderError, ProviderSettings, QueryClient,
+    EC2_PROVIDER, EC2_VERSION,
 };
 use engine::ssh::{PoolConfig, SessionPool};
 use engine::store::tenants::DEFAULT_TENANT_ID;
@@ -494,7 +494,7 @@ async fn ec2_nodes_of_a_users_cluster_sign_with_the_owners_own_credentials() {
             DEFAULT_TENANT_ID,
             &alice,
             PROVIDER,
-            &CredentialBinding::of(EC2_PROVIDER, &provider_settings(&moto)),
+            &engine::provider::binding::of(EC2_PROVIDER, &provider_settings(&moto)),
             &own,
             None,
             0,

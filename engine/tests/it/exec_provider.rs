@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use engine::provider::{
-    CredentialBinding, Credentials, ExecNodeState, ExecProvider, NodePresence, NodeProvider,
-    NodeRecord, NodeSpec, ProviderError, ProviderSettings, EXEC_PROVIDER,
+    Credentials, ExecNodeState, ExecProvider, NodePresence, NodeProvider, NodeRecord, NodeSpec,
+    ProviderError, ProviderSettings, EXEC_PROVIDER,
 };
 use engine::ssh::{OutputChunk, PoolConfig, RunOptions, SessionPool};
 use engine::store::tenants::{TenantSwitch, DEFAULT_TENANT_ID};
@@ -548,7 +548,7 @@ async fn exec_nodes_of_a_users_cluster_use_the_owners_own_credentials() {
             DEFAULT_TENANT_ID,
             &alice,
             "lab",
-            &CredentialBinding::of(EXEC_PROVIDER, &allowed),
+            &engine::provider::binding::of(EXEC_PROVIDER, &allowed),
             &own,
             None,
             now_ms(),

@@ -2,7 +2,8 @@
 //! file): each module tests one area against real databases (SQLite and PostgreSQL,
 //! see `engine::on_both_backends!`), real sshd processes and real worker pools.
 //!
-//! - `accounts`, `store`, `queue`, `overview`: storage, the durable queue, aggregates;
+//! - `accounts`, `store`, `overview`: storage and aggregates (the durable queue's are
+//!   the `queue` crate's own);
 //!   `cluster_paging`: the cluster list's pages, cursors and totals in SQL.
 //! - `local_nodes`, `ssh_pool`, `docker_nodes`, `ec2`, `exec_provider`, `resources`:
 //!   providers (`ec2` against moto, `exec`: external provider plugins) and plugin
@@ -41,7 +42,6 @@ mod local_nodes;
 mod migrations;
 mod monitor;
 mod overview;
-mod queue;
 mod resources;
 mod security;
 mod ssh_pool;

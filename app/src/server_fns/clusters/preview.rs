@@ -21,29 +21,37 @@ pub async fn preview_create(form: CreateForm) -> Result<PlanPreview, UiError> {
     plan_preview(plan)
 }
 
-/// The engine's plan view with its JSON read into the domain's types.
+/// The engine's plan view with its layouts and DAG read into the domain's types (which
+/// the pages draw and the browser's own preview makes).
 #[cfg(feature = "ssr")]
 pub(crate) fn plan_preview(plan: engine::service::PlanView) -> Result<PlanPreview, UiError> {
+    // Through their (identical) JSON, so the domain checks the names and the DAG's
+    // order as it does for anything it reads.
     fn read<T: serde::de::DeserializeOwned>(
         what: &str,
-        value: serde_json::Value,
+        view: &impl serde::Serialize,
     ) -> Result<T, UiError> {
-        serde_json::from_value(value).map_err(|error| {
-            tracing::error!(%error, what, "plan not readable");
-            UiError::Internal
-        })
+        serde_json::to_value(view)
+            .and_then(serde_json::from_value)
+            .map_err(|error| {
+                tracing::error!(%error, what, "plan not readable");
+                UiError::Internal
+            })
     }
-    let from: domain::layout::Layout = read("from", plan.from)?;
+    let from: domain::layout::Layout = read("from", &plan.from)?;
     Ok(PlanPreview {
         from: (!from.nodes.is_empty()).then_some(from),
-        to: read("to", plan.to)?,
+        to: read("to", &plan.to)?,
         tasks: plan.tasks,
         steps: plan
             .step_counts
             .into_iter()
             .map(|count| (count.step, count.tasks))
             .collect(),
-        dag: plan.graph.map(|graph| read("dag", graph.dag)).transpose()?,
+        dag: plan
+            .graph
+            .map(|graph| read("dag", &graph.dag))
+            .transpose()?,
         credentials: plan.credentials,
         upgrade: plan.upgrade,
         warnings: plan.warnings,

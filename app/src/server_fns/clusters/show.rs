@@ -16,7 +16,7 @@ pub async fn load_cluster_page(id: String, node_page: usize) -> Result<ClusterPa
     let mut detail = service.cluster(&caller, &id).await?;
     // The page never shows the layout, and a thousand nodes' of it would weigh more
     // than the rest of the page.
-    detail.cluster.layout = serde_json::Value::Null;
+    detail.cluster.layout.nodes = Vec::new();
     let config = serde_json::to_string_pretty(&detail.cluster.config).unwrap_or_default();
     let present: std::collections::BTreeSet<String> = detail
         .nodes

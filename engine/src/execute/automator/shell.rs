@@ -14,7 +14,7 @@ use tokio::sync::mpsc;
 use super::{corral_environment, remote_command, service_dir, Automator, ServiceStep, StepFuture};
 use crate::ssh::OutputChunk;
 
-pub(crate) use domain::catalog::automator::is_resource_name;
+use domain::catalog::automator::is_resource_name;
 
 pub(super) struct Shell;
 

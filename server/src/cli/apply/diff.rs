@@ -38,13 +38,11 @@ pub struct Existing {
 impl Existing {
     /// From one item of `GET /api/v1/clusters`.
     pub fn from_view(cluster: ClusterView) -> Self {
-        let services = cluster.layout["nodes"]
-            .as_array()
+        let services = cluster
+            .layout
+            .nodes
             .into_iter()
-            .flatten()
-            .flat_map(|node| node["services"].as_array().into_iter().flatten())
-            .filter_map(Value::as_str)
-            .map(str::to_owned)
+            .flat_map(|node| node.services)
             .collect();
         Self {
             id: cluster.id,
