@@ -1,15 +1,9 @@
 //! The `corral` binary as a user runs it: errors, first start, user administration.
 
-#![allow(clippy::unwrap_used)] // Tests fail loudly by design.
-
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Command, Output, Stdio};
 
-const CORRAL: &str = env!("CARGO_BIN_EXE_corral");
-
-fn corral(args: &[&str]) -> Output {
-    Command::new(CORRAL).args(args).output().unwrap()
-}
+use crate::support::test_server::{corral_alone, CORRAL};
 
 fn stderr_of(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
@@ -42,7 +36,7 @@ fn bad_database_urls_give_one_line_errors() {
         ),
     ];
     for (url, expected) in cases {
-        let output = corral(&["serve", "--data-dir", data, "--database-url", url]);
+        let output = corral_alone(&["serve", "--data-dir", data, "--database-url", url]);
         assert_one_line_error(&output, expected);
         assert!(!stderr_of(&output).contains("hunter2"), "password leaked");
     }
@@ -53,7 +47,7 @@ fn a_bad_config_file_is_named() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("corral.toml");
     std::fs::write(&file, "lisen = \"127.0.0.1:1\"\n").unwrap();
-    let output = corral(&["migrate", "--config", file.to_str().unwrap()]);
+    let output = corral_alone(&["migrate", "--config", file.to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(1));
     let stderr = stderr_of(&output);
     assert!(
@@ -245,7 +239,7 @@ async fn the_binary_serves_the_bundle_it_was_built_with() {
 
 #[test]
 fn completions_and_manual_pages_come_from_the_parser() {
-    let bash = corral(&["completions", "bash"]);
+    let bash = corral_alone(&["completions", "bash"]);
     assert!(bash.status.success(), "{}", stderr_of(&bash));
     let script = String::from_utf8(bash.stdout).unwrap();
     // Bash accepts the script and registers it for `corral`, subcommands included.
@@ -262,18 +256,18 @@ fn completions_and_manual_pages_come_from_the_parser() {
     assert!(check.status.success());
     assert!(String::from_utf8_lossy(&check.stdout).contains("corral"));
     assert!(script.contains("remove-nodes"), "subcommands complete too");
-    let unknown = corral(&["completions", "tcsh"]);
+    let unknown = corral_alone(&["completions", "tcsh"]);
     assert_eq!(unknown.status.code(), Some(2));
     assert!(stderr_of(&unknown).contains("invalid value 'tcsh'"));
 
-    let page = corral(&["man"]);
+    let page = corral_alone(&["man"]);
     assert!(page.status.success(), "{}", stderr_of(&page));
     let page = String::from_utf8(page.stdout).unwrap();
     assert!(page.contains(".TH corral 1"), "{page}");
     assert!(page.contains("completions"), "every command is listed");
 
     let dir = tempfile::tempdir().unwrap();
-    let written = corral(&["man", "--out-dir", dir.path().to_str().unwrap()]);
+    let written = corral_alone(&["man", "--out-dir", dir.path().to_str().unwrap()]);
     assert!(written.status.success(), "{}", stderr_of(&written));
     let mut pages: Vec<String> = std::fs::read_dir(dir.path())
         .unwrap()

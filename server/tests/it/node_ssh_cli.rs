@@ -4,29 +4,13 @@
 //! `corral cluster ssh --config` prints (its key file private, its host key pinned),
 //! also with the user's own key from `corral user keys add` instead of a certificate.
 
-#![allow(clippy::unwrap_used)] // Tests fail loudly by design.
-
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-#[path = "support/test_server.rs"]
-#[allow(dead_code)] // Shared with the other CLI tests, which use more of it.
-mod test_server;
-
-use test_server::{corral, login_as_admin, text};
+use crate::support::test_server::{self, corral, login_as_admin, ok, text};
 
 const EXAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/web-stack.yaml");
-
-fn ok(output: &Output) -> String {
-    assert!(
-        output.status.success(),
-        "stdout: {}\nstderr: {}",
-        text(&output.stdout),
-        text(&output.stderr)
-    );
-    text(&output.stdout)
-}
 
 /// OpenSSH's `program` with `config`, run with the CLI's config dir (its ProxyCommand
 /// is `corral cluster ssh --proxy`, which reads the saved token from there).

@@ -6,17 +6,13 @@
 //!   closed by the server once the header read timeout passes, and `/healthz` answers
 //!   while they are open, also past the connection limit.
 
-#![allow(clippy::unwrap_used)] // Tests fail loudly by design.
-
 use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-#[path = "support/test_server.rs"]
-#[allow(dead_code)] // Shared with the other CLI tests.
-mod test_server;
+use crate::support::{lifecycle, test_server};
 
 /// The process's peak resident memory (`VmHWM`), in bytes.
 fn peak_rss_bytes(pid: u32) -> u64 {
@@ -31,14 +27,6 @@ fn peak_rss_bytes(pid: u32) -> u64 {
 
 const MEMORY_LIMIT: u64 = 512 * 1024 * 1024;
 
-fn lifecycle_catalog() -> Value {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../testdata/lifecycle/catalog.json"
-    );
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn a_dry_run_of_thousands_of_nodes_is_refused_before_it_is_planned() {
     let data = tempfile::tempdir().unwrap();
@@ -51,7 +39,7 @@ async fn a_dry_run_of_thousands_of_nodes_is_refused_before_it_is_planned() {
             .json(&body)
             .send()
     };
-    let imported = post("/api/v1/catalog/import", lifecycle_catalog())
+    let imported = post("/api/v1/catalog/import", lifecycle::catalog())
         .await
         .unwrap();
     assert_eq!(imported.status(), 200, "{}", imported.text().await.unwrap());

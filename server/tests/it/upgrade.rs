@@ -16,8 +16,6 @@
 //! leaves, and `corral serve` and `corral migrate` must then stop with a message naming
 //! both versions, changing nothing.
 
-#![allow(clippy::unwrap_used)] // Tests fail loudly by design.
-
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -29,7 +27,8 @@ use engine::testing::TestDatabase;
 use serde_json::{json, Value};
 use sqlx::Connection;
 
-const CORRAL: &str = env!("CARGO_BIN_EXE_corral");
+use crate::support::test_server::CORRAL;
+
 /// A migration version later than any this binary can have.
 const FUTURE_MIGRATION: i64 = 99_991_231_235_959;
 

@@ -3,23 +3,14 @@
 //! imports with its scripts, an exported directory imports back to the same
 //! catalog, and a directory with anything wrong changes nothing on the server.
 
-#![allow(clippy::unwrap_used)] // Tests fail loudly by design.
-
 use std::fs;
 use std::path::Path;
 use std::process::Output;
 
 use serde_json::Value;
 
-#[path = "support/test_server.rs"]
-#[allow(dead_code)] // Shared with the other CLI tests, which use more of it.
-mod test_server;
-
-use test_server::{corral, login_as_admin, text, Served};
-
-const CATALOG: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata/coopr-catalog");
-/// The cluster templates of Coopr's catalog that do not validate.
-const BROKEN: [&str; 3] = ["cdap-singlenode", "coopr-standalone-docker", "docker-base"];
+use crate::support::coopr_catalog::{copy_catalog, path_str, BROKEN};
+use crate::support::test_server::{self, corral, login_as_admin, text, Served};
 
 /// A signed-in CLI against a fresh server (which holds the demo catalog).
 struct Session {
@@ -50,30 +41,6 @@ impl Session {
         let output = self.run(&["catalog", "export"]);
         assert!(output.status.success(), "{}", text(&output.stderr));
         serde_json::from_slice(&output.stdout).unwrap()
-    }
-}
-
-fn path_str(path: &Path) -> &str {
-    path.to_str().unwrap()
-}
-
-/// Copies Coopr's catalog directory, leaving out the named cluster templates.
-fn copy_catalog(to: &Path, without: &[&str]) {
-    for kind in fs::read_dir(CATALOG).unwrap() {
-        let kind = kind.unwrap().path();
-        if !kind.is_dir() {
-            continue;
-        }
-        let folder = to.join(kind.file_name().unwrap());
-        fs::create_dir_all(&folder).unwrap();
-        for file in fs::read_dir(&kind).unwrap() {
-            let file = file.unwrap().path();
-            let stem = file.file_stem().unwrap().to_str().unwrap();
-            if kind.ends_with("clustertemplates") && without.contains(&stem) {
-                continue;
-            }
-            fs::copy(&file, folder.join(file.file_name().unwrap())).unwrap();
-        }
     }
 }
 

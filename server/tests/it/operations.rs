@@ -2,16 +2,6 @@
 //! that drains (running steps handed back to the queue, taken at once by the next
 //! process), and `corral admin backup` / `restore` of the embedded deployment.
 
-#![allow(clippy::unwrap_used)] // Tests fail loudly by design.
-
-#[path = "support/lifecycle.rs"]
-mod lifecycle;
-#[path = "support/prometheus.rs"]
-mod prometheus;
-#[allow(dead_code)] // Shared with the other CLI tests.
-#[path = "support/test_server.rs"]
-mod test_server;
-
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -23,7 +13,9 @@ use engine::store::tenants::{TenantSwitch, DEFAULT_TENANT_ID};
 use engine::store::{now_ms, Backend, Store};
 use engine::testing::TestDatabase;
 use serde_json::{json, Value};
-use test_server::{corral, text};
+
+use crate::support::test_server::{self, corral, text};
+use crate::support::{lifecycle, prometheus};
 
 /// A 3-node web-stack of the demo catalog, made through the API while Prometheus's
 /// view of the server is read every 50 ms from the unauthenticated metrics listener.

@@ -17,8 +17,6 @@
 //! when the statement is reset, where sqlx does not look) failed, and the step was never
 //! given up.
 
-#![allow(clippy::unwrap_used)] // Tests fail loudly by design.
-
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -28,7 +26,8 @@ use engine::provider::LocalProvider;
 use serde_json::{json, Value};
 use sqlx::{Connection, SqliteConnection};
 
-const CORRAL: &str = env!("CARGO_BIN_EXE_corral");
+use crate::support::one_heavy_test_at_a_time;
+use crate::support::test_server::CORRAL;
 
 /// A tmpfs mounted on a temp dir for the test, unmounted when dropped.
 struct Tmpfs {
@@ -330,6 +329,8 @@ async fn log_says(log: &Path, needle: &str) {
 
 #[tokio::test]
 async fn a_full_disk_refuses_writes_keeps_reads_and_recovers() {
+    // First, so that it is dropped last (see `one_heavy_test_at_a_time`).
+    let _heavy = one_heavy_test_at_a_time().await;
     let disk = Tmpfs::mount("48m", "0700");
     // The nodes' steps run as other users: the spill disk and the go file must be theirs too.
     let spill = Tmpfs::mount("1m", "1777");

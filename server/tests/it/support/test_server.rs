@@ -1,7 +1,7 @@
 //! A real `corral serve` on a fresh data dir for the CLI tests (the `served` crate's
 //! process, with what these tests read of it as fields), and the `corral` binary run as
-//! a client against it. Dropping the server also stops the local nodes it started:
-//! their sshds daemonize and would outlive it.
+//! a client against it (or on its own). Dropping the server also stops the local nodes
+//! it started: their sshds daemonize and would outlive it.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -69,6 +69,24 @@ pub fn corral(config: &Path, args: &[&str], stdin: &str) -> Output {
         .write_all(stdin.as_bytes())
         .unwrap();
     child.wait_with_output().unwrap()
+}
+
+/// Runs `corral ARGS` on its own, with this process's environment: the offline
+/// commands, and the ones that must fail before they serve anything.
+pub fn corral_alone(args: &[&str]) -> Output {
+    Command::new(CORRAL).args(args).output().unwrap()
+}
+
+/// The standard output of a command that must have succeeded (else both outputs, in
+/// the failure).
+pub fn ok(output: &Output) -> String {
+    assert!(
+        output.status.success(),
+        "stdout: {}\nstderr: {}",
+        text(&output.stdout),
+        text(&output.stderr)
+    );
+    text(&output.stdout)
 }
 
 /// Runs `corral login` against `served` as its first admin with `password` on

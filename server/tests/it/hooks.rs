@@ -23,6 +23,7 @@ use reqwest::Method;
 use serde_json::{json, Value};
 
 use crate::helpers::{json_of, spawn_with_store, with_catalog, ApiUser, TestApp, PASSWORD};
+use crate::support::test_server::{self, text};
 
 /// Far longer than anything here takes; a bound so a broken loop fails its test.
 const PATIENCE: Duration = Duration::from_secs(60);
@@ -535,26 +536,12 @@ async fn a_receiver_that_was_down_gets_the_delivery_once(backend: Backend) {
 /// `corral ARGS` with its config in `config`, run off the runtime's thread: the test
 /// server answering the CLI runs on that thread.
 async fn cli(config: &std::path::Path, args: &[&str], stdin: &str) -> std::process::Output {
-    use std::io::Write as _;
     let config = config.to_owned();
     let args: Vec<String> = args.iter().map(|arg| (*arg).to_owned()).collect();
     let stdin = stdin.to_owned();
     tokio::task::spawn_blocking(move || {
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_corral"))
-            .args(&args)
-            .env("CORRAL_CONFIG_DIR", &config)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(stdin.as_bytes())
-            .unwrap();
-        child.wait_with_output().unwrap()
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        test_server::corral(&config, &args, &stdin)
     })
     .await
     .unwrap()
@@ -582,10 +569,6 @@ async fn cli_login(app: &TestApp, username: &str) -> tempfile::TempDir {
         String::from_utf8_lossy(&output.stderr)
     );
     config
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 async fn clusters_of(app: &TestApp, user: &ApiUser) -> u64 {

@@ -2,16 +2,10 @@
 //! 0600 token file, commands print tables or JSON, and errors say what to do. The
 //! server's log is captured and must not contain the password or the token.
 
-#![allow(clippy::unwrap_used)] // Tests fail loudly by design.
-
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-#[path = "support/test_server.rs"]
-#[allow(dead_code)] // Shared with the other CLI tests, which use more of it.
-mod test_server;
-
-use test_server::{corral, login_as_admin, text, Served};
+use crate::support::test_server::{self, corral, login_as_admin, text, Served};
 
 const CATALOG: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),

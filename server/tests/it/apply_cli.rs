@@ -5,22 +5,15 @@
 //! files refused with their line before anything happens. The same on the demo's
 //! `docker` provider (`examples/web-stack-docker.yaml`), checked with the `docker` CLI.
 
-#![allow(clippy::unwrap_used)] // Tests fail loudly by design.
-
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use engine::provider::LocalProvider;
 
-#[path = "support/docker.rs"]
-mod docker;
-#[path = "support/test_server.rs"]
-#[allow(dead_code)] // Shared with the other CLI tests, which use more of it.
-mod test_server;
-
-use test_server::{corral, login_as_admin, text, Served, CORRAL};
+use crate::support::docker;
+use crate::support::test_server::{self, corral, login_as_admin, ok, text, Served, CORRAL};
 
 const EXAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/web-stack.yaml");
 const EXAMPLE_DOCKER: &str = concat!(
@@ -39,16 +32,6 @@ fn start(data: &Path) -> Served {
         "a first start loads the demo catalog"
     );
     server
-}
-
-fn ok(output: &Output) -> String {
-    assert!(
-        output.status.success(),
-        "stdout: {}\nstderr: {}",
-        text(&output.stdout),
-        text(&output.stderr)
-    );
-    text(&output.stdout)
 }
 
 fn show(config: &Path, name: &str) -> serde_json::Value {

@@ -2,8 +2,6 @@
 //! published catalog (testdata/coopr-catalog): exit codes, output shapes, and the
 //! problems named for the catalog's three known-defective templates.
 
-#![allow(clippy::unwrap_used)]
-
 use std::collections::{BTreeSet, HashSet};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -11,15 +9,8 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-const CATALOG: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata/coopr-catalog");
-const BROKEN: [&str; 3] = ["cdap-singlenode", "coopr-standalone-docker", "docker-base"];
-
-fn corral(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_corral"))
-        .args(args)
-        .output()
-        .unwrap()
-}
+use crate::support::coopr_catalog::{copy_catalog, path_str, BROKEN, CATALOG};
+use crate::support::test_server::{corral_alone, CORRAL};
 
 fn stdout(output: &Output) -> String {
     String::from_utf8(output.stdout.clone()).unwrap()
@@ -33,31 +24,6 @@ fn code(output: &Output) -> i32 {
     output.status.code().unwrap()
 }
 
-fn path_str(path: &Path) -> &str {
-    path.to_str().unwrap()
-}
-
-/// Copies the catalog's JSON files, leaving out the named cluster templates.
-fn copy_catalog(to: &Path, without: &[&str]) {
-    for kind in fs::read_dir(CATALOG).unwrap() {
-        let kind = kind.unwrap().path();
-        if !kind.is_dir() {
-            continue;
-        }
-        let folder = to.join(kind.file_name().unwrap());
-        fs::create_dir_all(&folder).unwrap();
-        for file in fs::read_dir(&kind).unwrap() {
-            let file = file.unwrap().path();
-            let stem = file.file_stem().unwrap().to_str().unwrap();
-            let is_template = kind.ends_with("clustertemplates");
-            if is_template && without.contains(&stem) {
-                continue;
-            }
-            fs::copy(&file, folder.join(file.file_name().unwrap())).unwrap();
-        }
-    }
-}
-
 fn json_count(dir: &Path, kind: &str) -> usize {
     fs::read_dir(dir.join(kind))
         .map(|entries| entries.count())
@@ -66,7 +32,7 @@ fn json_count(dir: &Path, kind: &str) -> usize {
 
 #[test]
 fn validate_names_the_problems_of_the_three_defective_templates() {
-    let output = corral(&["catalog", "validate", CATALOG]);
+    let output = corral_alone(&["catalog", "validate", CATALOG]);
     assert_eq!(code(&output), 1, "{}", stderr(&output));
     let out = stdout(&output);
     for line in [
@@ -93,7 +59,7 @@ fn validate_names_the_problems_of_the_three_defective_templates() {
 fn validate_of_the_catalog_without_its_defective_templates_passes_with_a_summary() {
     let dir = tempfile::tempdir().unwrap();
     copy_catalog(dir.path(), &BROKEN);
-    let output = corral(&["catalog", "validate", path_str(dir.path())]);
+    let output = corral_alone(&["catalog", "validate", path_str(dir.path())]);
     assert_eq!(code(&output), 0, "{}{}", stdout(&output), stderr(&output));
     let out = stdout(&output);
     let services = json_count(dir.path(), "services");
@@ -134,7 +100,7 @@ fn convert_round_trip_validates_the_same() {
     let dir = tempfile::tempdir().unwrap();
     let corral_dir = dir.path().join("corral");
     let coopr_dir = dir.path().join("coopr");
-    let to_corral = corral(&[
+    let to_corral = corral_alone(&[
         "catalog",
         "convert",
         CATALOG,
@@ -144,7 +110,7 @@ fn convert_round_trip_validates_the_same() {
         path_str(&corral_dir),
     ]);
     assert_eq!(code(&to_corral), 0, "{}", stderr(&to_corral));
-    let back = corral(&[
+    let back = corral_alone(&[
         "catalog",
         "convert",
         path_str(&corral_dir),
@@ -176,7 +142,7 @@ fn convert_round_trip_validates_the_same() {
     assert!(coopr_lease["initial"].is_number(), "{coopr_lease}");
 
     let report = |path: &Path| {
-        let output = corral(&["catalog", "validate", path_str(path)]);
+        let output = corral_alone(&["catalog", "validate", path_str(path)]);
         (code(&output), stdout(&output))
     };
     let original = report(Path::new(CATALOG));
@@ -191,7 +157,7 @@ fn convert_keeps_a_bundle_a_bundle() {
     let bundle_path = dir.path().join("bundle.json");
     fs::write(&bundle_path, bundle_of_catalog().to_string()).unwrap();
     let out = dir.path().join("out");
-    let output = corral(&[
+    let output = corral_alone(&[
         "catalog",
         "convert",
         path_str(&bundle_path),
@@ -240,8 +206,8 @@ fn validate_reads_a_bundle_the_same_as_the_folders() {
     let dir = tempfile::tempdir().unwrap();
     let bundle_path = dir.path().join("catalog.json");
     fs::write(&bundle_path, bundle_of_catalog().to_string()).unwrap();
-    let from_bundle = corral(&["catalog", "validate", path_str(&bundle_path)]);
-    let from_folders = corral(&["catalog", "validate", CATALOG]);
+    let from_bundle = corral_alone(&["catalog", "validate", path_str(&bundle_path)]);
+    let from_folders = corral_alone(&["catalog", "validate", CATALOG]);
     assert_eq!(code(&from_bundle), 1);
     let lines = |output: &Output| -> BTreeSet<String> {
         stdout(output).lines().map(str::to_owned).collect()
@@ -252,7 +218,7 @@ fn validate_reads_a_bundle_the_same_as_the_folders() {
 #[test]
 fn validate_reads_a_single_entity_file() {
     let provider = format!("{CATALOG}/providers/joyent.json");
-    let output = corral(&["catalog", "validate", &provider]);
+    let output = corral_alone(&["catalog", "validate", &provider]);
     assert_eq!(code(&output), 0, "{}{}", stdout(&output), stderr(&output));
     assert_eq!(
         stdout(&output).lines().last(),
@@ -260,7 +226,7 @@ fn validate_reads_a_single_entity_file() {
     );
     // A lone entity is checked as a catalog of one: its references must resolve.
     let service = format!("{CATALOG}/services/hadoop-hdfs-namenode.json");
-    let output = corral(&["catalog", "validate", &service]);
+    let output = corral_alone(&["catalog", "validate", &service]);
     assert_eq!(code(&output), 1);
     let out = stdout(&output);
     assert!(out.contains("unknown service or alias \"base\""), "{out}");
@@ -278,7 +244,7 @@ fn validate_reads_a_single_entity_file() {
         &loose,
     )
     .unwrap();
-    let output = corral(&["catalog", "validate", path_str(&loose)]);
+    let output = corral_alone(&["catalog", "validate", path_str(&loose)]);
     let out = stdout(&output);
     assert!(
         out.lines().last().unwrap().starts_with("hardwaretypes: 1"),
@@ -288,7 +254,7 @@ fn validate_reads_a_single_entity_file() {
 }
 
 fn solve(size: u32) -> Output {
-    corral(&[
+    corral_alone(&[
         "catalog",
         "solve",
         CATALOG,
@@ -361,7 +327,7 @@ fn solve_lays_out_hadoop_distributed_within_its_constraints() {
 
 #[test]
 fn solve_takes_a_service_list() {
-    let output = corral(&[
+    let output = corral_alone(&[
         "catalog",
         "solve",
         CATALOG,
@@ -405,7 +371,7 @@ fn unsatisfiable_size_names_the_constraint_and_the_nearest_size() {
     assert!(err.contains("nearest size that works: 3"), "{err}");
 
     // A service the template does not allow.
-    let output = corral(&[
+    let output = corral_alone(&[
         "catalog",
         "solve",
         CATALOG,
@@ -422,7 +388,7 @@ fn unsatisfiable_size_names_the_constraint_and_the_nearest_size() {
 
 #[test]
 fn plan_prints_a_dag_whose_after_ids_all_exist() {
-    let output = corral(&[
+    let output = corral_alone(&[
         "catalog",
         "plan",
         CATALOG,
@@ -461,7 +427,7 @@ fn plan_prints_a_dag_whose_after_ids_all_exist() {
 fn missing_path_and_malformed_json_give_one_line_errors_naming_them() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("nope");
-    let output = corral(&["catalog", "validate", path_str(&missing)]);
+    let output = corral_alone(&["catalog", "validate", path_str(&missing)]);
     assert_eq!(code(&output), 1);
     let err = stderr(&output);
     assert_eq!(err.lines().count(), 1, "{err}");
@@ -469,7 +435,7 @@ fn missing_path_and_malformed_json_give_one_line_errors_naming_them() {
 
     let bad = dir.path().join("bad.json");
     fs::write(&bad, "{\"name\": \"x\",").unwrap();
-    let output = corral(&["catalog", "validate", path_str(&bad)]);
+    let output = corral_alone(&["catalog", "validate", path_str(&bad)]);
     assert_eq!(code(&output), 1);
     let err = stderr(&output);
     assert_eq!(err.lines().count(), 1, "{err}");
@@ -483,7 +449,7 @@ fn missing_path_and_malformed_json_give_one_line_errors_naming_them() {
     copy_catalog(&catalog, &[]);
     let broken = catalog.join("services/broken.json");
     fs::write(&broken, "[1, 2").unwrap();
-    let output = corral(&[
+    let output = corral_alone(&[
         "catalog",
         "solve",
         path_str(&catalog),
@@ -509,7 +475,7 @@ fn field_errors_name_file_and_field() {
         r#"{"name": "web", "dependencies": {"provides": [7]}}"#,
     )
     .unwrap();
-    let output = corral(&["catalog", "validate", path_str(dir.path())]);
+    let output = corral_alone(&["catalog", "validate", path_str(dir.path())]);
     assert_eq!(code(&output), 1);
     let err = stderr(&output);
     assert!(err.contains(path_str(&file)), "{err}");
@@ -521,9 +487,9 @@ fn field_errors_name_file_and_field() {
 
 #[test]
 fn usage_errors_exit_2() {
-    let output = corral(&["catalog", "solve", CATALOG, "--template", "lamp"]);
+    let output = corral_alone(&["catalog", "solve", CATALOG, "--template", "lamp"]);
     assert_eq!(code(&output), 2);
-    let output = corral(&[
+    let output = corral_alone(&[
         "catalog", "convert", CATALOG, "--to", "yaml", "--out", "/tmp/x",
     ]);
     assert_eq!(code(&output), 2);
@@ -531,7 +497,7 @@ fn usage_errors_exit_2() {
 
 #[test]
 fn unknown_template_exits_1_naming_it() {
-    let output = corral(&[
+    let output = corral_alone(&[
         "catalog",
         "plan",
         CATALOG,
@@ -552,7 +518,7 @@ fn unknown_template_exits_1_naming_it() {
 fn a_closed_pipe_ends_the_output_without_a_panic() {
     use std::process::Stdio;
     // Large enough to overflow the pipe buffer, so the write must meet the closed end.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_corral"))
+    let mut child = Command::new(CORRAL)
         .args([
             "catalog",
             "plan",

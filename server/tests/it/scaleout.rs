@@ -9,16 +9,6 @@
 //! `scaleout-chaos run= seed= kills= tasks= attempts= retried= overlaps=0`. A run's
 //! kill order comes from its seed, which `CORRAL_CHAOS_SEED` fixes to replay one.
 
-#![allow(clippy::unwrap_used)] // Tests fail loudly by design.
-
-#[path = "support/chaos.rs"]
-mod chaos;
-#[path = "support/lifecycle.rs"]
-mod lifecycle;
-#[allow(dead_code)] // Shared with the CLI tests, which use more of it.
-#[path = "support/test_server.rs"]
-mod test_server;
-
 use std::time::{Duration, Instant};
 
 use engine::accounts::{create_user, Password};
@@ -28,7 +18,8 @@ use engine::store::{Backend, Store};
 use engine::testing::TestDatabase;
 use serde_json::{json, Value};
 
-use chaos::{check_attempt_log, wait_for_end, wait_for_progress, Process, Role};
+use crate::support::chaos::{check_attempt_log, wait_for_end, wait_for_progress, Process, Role};
+use crate::support::{lifecycle, one_heavy_test_at_a_time, test_server};
 
 const NODES: u32 = 30;
 /// How far the create has come at each kill.
@@ -50,6 +41,8 @@ impl Dice {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn processes_killed_at_random_lose_no_task() {
+    // First, so that it is dropped last (see `one_heavy_test_at_a_time`).
+    let _heavy = one_heavy_test_at_a_time().await;
     let runs: usize = std::env::var("CORRAL_CHAOS_RUNS")
         .ok()
         .and_then(|runs| runs.parse().ok())

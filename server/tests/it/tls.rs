@@ -4,19 +4,13 @@
 //! renewed certificate on SIGHUP without dropping the old one when the new files are
 //! bad.
 
-#![allow(clippy::unwrap_used)] // Tests fail loudly by design.
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
 
-#[path = "support/test_server.rs"]
-#[allow(dead_code)] // Shared with the other CLI tests.
-mod test_server;
-
-use test_server::{corral, text, Served, CORRAL};
+use crate::support::test_server::{self, corral, text, Served, CORRAL};
 
 /// A certificate authority and a server certificate it issued for 127.0.0.1, as PEM
 /// files in `dir` named `<name>-ca.pem`, `<name>-cert.pem` and `<name>-key.pem`.

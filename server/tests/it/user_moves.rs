@@ -323,7 +323,7 @@ async fn a_moved_user_neither_reads_nor_moves_her_old_tenants_credentials(backen
         (&acme_admin.tenant_id, "acme-s3cret"),
         (&bravo_admin.tenant_id, "bravo-s3cret"),
     ] {
-        let binding = engine::provider::CredentialBinding::of_catalog(
+        let binding = engine::provider::binding::of_catalog(
             &engine::catalog::load(&app.store, tenant).await.unwrap(),
             "local",
         )

@@ -1,8 +1,6 @@
 //! Corral processes a test kills with SIGKILL and starts again, and the checks that
 //! nothing was lost or run twice meanwhile: the crash and scale-out tests.
 
-#![allow(dead_code)] // Each test binary uses what it needs.
-
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -11,7 +9,7 @@ use engine::store::{DatabaseUrl, Store};
 
 pub use served::Role;
 
-const CORRAL: &str = env!("CARGO_BIN_EXE_corral");
+use super::test_server::CORRAL;
 
 /// A `corral serve` or `corral worker` over the test's data directory and database,
 /// with 8 task slots and 3-second leases (a killed process's tasks come back soon).
@@ -78,12 +76,6 @@ impl Process {
         if let Some(process) = &mut self.process {
             process.kill().unwrap();
         }
-    }
-
-    pub fn is_running(&self) -> bool {
-        self.process
-            .as_ref()
-            .is_some_and(served::Served::is_running)
     }
 
     fn started(&self) -> &served::Served {

@@ -11,18 +11,6 @@
 //! without a gap and without closing, and each process's log says "database
 //! unavailable" once per outage, not once per retry.
 
-#![allow(clippy::unwrap_used)] // Tests fail loudly by design.
-
-#[path = "support/chaos.rs"]
-mod chaos;
-#[path = "support/lifecycle.rs"]
-mod lifecycle;
-#[path = "support/private_postgres.rs"]
-mod private_postgres;
-#[allow(dead_code)] // Shared with the CLI tests, which use more of it.
-#[path = "support/test_server.rs"]
-mod test_server;
-
 use std::time::{Duration, Instant};
 
 use api_types::{EventKind, DATABASE_UNAVAILABLE};
@@ -32,8 +20,9 @@ use engine::store::users::Role as UserRole;
 use engine::store::Store;
 use serde_json::{json, Value};
 
-use chaos::{check_attempt_log, wait_for_end, wait_for_progress, Process, Role};
-use private_postgres::{PrivatePostgres, StopMode};
+use crate::support::chaos::{check_attempt_log, wait_for_end, wait_for_progress, Process, Role};
+use crate::support::private_postgres::{PrivatePostgres, StopMode};
+use crate::support::{lifecycle, one_heavy_test_at_a_time, test_server};
 
 const NODES: u32 = 6;
 const PASSWORD: &str = "the database will be right back";
@@ -56,6 +45,8 @@ const SETTLE_WITHIN: Duration = Duration::from_secs(30);
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_database_restarted_twice_mid_create_loses_nothing() {
+    // First, so that it is dropped last (see `one_heavy_test_at_a_time`).
+    let _heavy = one_heavy_test_at_a_time().await;
     let postgres = PrivatePostgres::start();
     let url = postgres.create_database("corral").await;
     let data = tempfile::Builder::new()

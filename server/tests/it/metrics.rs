@@ -2,9 +2,9 @@
 //! text format, that requests are counted by route pattern (never by path), and that
 //! no tenant's name leaks into it.
 //!
-//! Values read from the database are checked by the binary-level test
-//! (`tests/operations.rs`): here every test shares the process's one recorder, so a
-//! gauge another test set a moment ago may show.
+//! Values read from the database are checked against a `corral serve` of their own
+//! (`operations`): here every test shares this process's one recorder, so a gauge
+//! another test set a moment ago may show.
 
 use engine::store::users::Role;
 use engine::store::Backend;
@@ -12,7 +12,7 @@ use reqwest::Method;
 use serde_json::json;
 
 use crate::helpers::{spawn_app, with_catalog, ApiUser, TestApp};
-use crate::prometheus::{self, Page};
+use crate::support::prometheus::{self, Page};
 
 /// The page as the scraper sees it, and parsed.
 async fn scrape(app: &TestApp, user: &ApiUser) -> (String, Page) {

@@ -4,8 +4,6 @@
 //! at once (nor two tasks on one node), and none may be lost. A docker variant kills the
 //! server mid-create of a web-stack on containers and checks they are adopted.
 
-#![allow(clippy::unwrap_used)] // Tests fail loudly by design.
-
 use std::time::{Duration, Instant};
 
 use domain::names::{ClusterName, ProviderName, TemplateName};
@@ -17,16 +15,10 @@ use engine::store::tenants::DEFAULT_TENANT_ID;
 use engine::store::{now_ms, Backend, Store};
 use engine::testing::TestDatabase;
 
-use chaos::{
+use crate::support::chaos::{
     check_attempt_log, wait_for_end, wait_for_end_within, wait_for_progress, Process, Role,
 };
-
-#[path = "support/chaos.rs"]
-mod chaos;
-#[path = "support/docker.rs"]
-mod docker;
-#[path = "support/lifecycle.rs"]
-mod lifecycle;
+use crate::support::{docker, lifecycle};
 
 const NODES: u32 = 20;
 

@@ -3,9 +3,7 @@
 //! free loopback port, with trust auth. Dropping the guard stops it (immediately)
 //! and removes its files, whether the test passed or not.
 
-#![allow(dead_code)] // Each test binary uses what it needs.
-
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use engine::store::DatabaseUrl;
@@ -109,11 +107,6 @@ impl PrivatePostgres {
             .unwrap();
         conn.close().await.ok();
         self.url(name)
-    }
-
-    /// The server's own log, for a failing test to show.
-    pub fn log(&self) -> PathBuf {
-        self.path().join("postgres.log")
     }
 }
 

@@ -1,8 +1,6 @@
 //! `/metrics` pages read back with a parser of Prometheus's text format, and sums of
 //! their samples by label.
 
-#![allow(dead_code)] // Each test binary uses what it needs.
-
 use openmetrics_parser::{MetricsExposition, PrometheusType, PrometheusValue};
 
 /// A parsed metrics page.
