@@ -29,6 +29,7 @@ use api_types::{
     TaskView, TenantRequest, TenantView, TokenRequest, TokenView, UserKeyChange, UserKeyRequest,
     UserKeyView, UserRequest, UserView,
 };
+use percent_encoding::{utf8_percent_encode, AsciiSet, CONTROLS};
 use reqwest::Method;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -141,7 +142,8 @@ impl Client {
     }
 
     pub async fn revoke_token(&self, id: &str) -> anyhow::Result<TokenView> {
-        self.delete(&format!("/api/v1/tokens/{id}")).await
+        self.delete(&format!("/api/v1/tokens/{}", segment(id)))
+            .await
     }
 
     /// Trades a single sign-on one-time code (and the verifier of its challenge) for an
@@ -167,7 +169,7 @@ impl Client {
         update: &DedicatedWorkersUpdate,
     ) -> anyhow::Result<TenantView> {
         self.put(
-            &format!("/api/v1/tenants/{tenant_id}/dedicated-workers"),
+            &format!("/api/v1/tenants/{}/dedicated-workers", segment(tenant_id)),
             update,
         )
         .await
@@ -216,7 +218,7 @@ impl Client {
         name: &str,
         bytes: Vec<u8>,
     ) -> anyhow::Result<ResourceView> {
-        let path = format!("/api/v1/resources/{kind}/{name}");
+        let path = format!("/api/v1/resources/{}/{}", segment(kind), segment(name));
         let request = self
             .request(Method::POST, &path)
             .header(reqwest::header::CONTENT_TYPE, "application/octet-stream")
@@ -231,7 +233,11 @@ impl Client {
         name: &str,
         version: i64,
     ) -> anyhow::Result<ResourceView> {
-        let path = format!("/api/v1/resources/{kind}/{name}/versions/{version}/stage");
+        let path = format!(
+            "/api/v1/resources/{}/{}/versions/{version}/stage",
+            segment(kind),
+            segment(name)
+        );
         typed(&path, self.send(Method::POST, &path, None::<&()>).await?)
     }
 
@@ -245,7 +251,7 @@ impl Client {
 
     /// A cluster by id or name, with its nodes, jobs and links.
     pub async fn cluster(&self, id: &str) -> anyhow::Result<ClusterDetail> {
-        self.get(&format!("/api/v1/clusters/{id}")).await
+        self.get(&format!("/api/v1/clusters/{}", segment(id))).await
     }
 
     pub async fn create_cluster(
@@ -268,7 +274,7 @@ impl Client {
         id: &str,
         change: &ClusterChangeRequest,
     ) -> anyhow::Result<SubmittedJob> {
-        self.post(&format!("/api/v1/clusters/{id}/changes"), change)
+        self.post(&format!("/api/v1/clusters/{}/changes", segment(id)), change)
             .await
     }
 
@@ -278,14 +284,15 @@ impl Client {
         id: &str,
         change: &ClusterChangeRequest,
     ) -> anyhow::Result<PlanView> {
-        self.post(&format!("/api/v1/clusters/{id}/plan"), change)
+        self.post(&format!("/api/v1/clusters/{}/plan", segment(id)), change)
             .await
     }
 
     /// Deletes a cluster; `force` deletes it even if its nodes cannot be reached.
     pub async fn delete_cluster(&self, id: &str, force: bool) -> anyhow::Result<SubmittedJob> {
         let force = if force { "?force=true" } else { "" };
-        self.delete(&format!("/api/v1/clusters/{id}{force}")).await
+        self.delete(&format!("/api/v1/clusters/{}{force}", segment(id)))
+            .await
     }
 
     /// Pins a cluster (rollouts pass it over) or unpins it.
@@ -294,7 +301,7 @@ impl Client {
         id: &str,
         choice: &PinChoice,
     ) -> anyhow::Result<PinChoice> {
-        self.put(&format!("/api/v1/clusters/{id}/pin"), choice)
+        self.put(&format!("/api/v1/clusters/{}/pin", segment(id)), choice)
             .await
     }
 
@@ -304,7 +311,7 @@ impl Client {
         id: &str,
         choice: &HealingChoice,
     ) -> anyhow::Result<HealingView> {
-        self.put(&format!("/api/v1/clusters/{id}/healing"), choice)
+        self.put(&format!("/api/v1/clusters/{}/healing", segment(id)), choice)
             .await
     }
 
@@ -313,8 +320,11 @@ impl Client {
         id: &str,
         extension: &LeaseExtension,
     ) -> anyhow::Result<ClusterView> {
-        self.put(&format!("/api/v1/clusters/{id}/lease"), extension)
-            .await
+        self.put(
+            &format!("/api/v1/clusters/{}/lease", segment(id)),
+            extension,
+        )
+        .await
     }
 
     /// A short-lived SSH certificate for a public key on node `node` of a cluster (by
@@ -325,9 +335,12 @@ impl Client {
         node: i64,
         request: &NodeCertificateRequest,
     ) -> anyhow::Result<NodeCertificate> {
-        let cluster: String = url::form_urlencoded::byte_serialize(cluster.as_bytes()).collect();
         self.post(
-            &format!("/api/v1/clusters/{cluster}/nodes/{node}/ssh/certificate"),
+            &format!(
+                "/api/v1/clusters/{}/nodes/{}/ssh/certificate",
+                segment(cluster),
+                segment(node)
+            ),
             request,
         )
         .await
@@ -336,12 +349,12 @@ impl Client {
     // Jobs.
 
     pub async fn job(&self, id: &str) -> anyhow::Result<JobView> {
-        self.get(&format!("/api/v1/jobs/{id}")).await
+        self.get(&format!("/api/v1/jobs/{}", segment(id))).await
     }
 
     /// The first `limit` tasks of a job.
     pub async fn job_tasks(&self, id: &str, limit: u32) -> anyhow::Result<Page<TaskView>> {
-        self.get(&format!("/api/v1/jobs/{id}/tasks?limit={limit}"))
+        self.get(&format!("/api/v1/jobs/{}/tasks?limit={limit}", segment(id)))
             .await
     }
 
@@ -359,12 +372,12 @@ impl Client {
     }
 
     pub async fn cancel_job(&self, id: &str) -> anyhow::Result<JobView> {
-        let path = format!("/api/v1/jobs/{id}/cancel");
+        let path = format!("/api/v1/jobs/{}/cancel", segment(id));
         typed(&path, self.send(Method::POST, &path, None::<&()>).await?)
     }
 
     pub async fn retry_job(&self, id: &str) -> anyhow::Result<JobView> {
-        let path = format!("/api/v1/jobs/{id}/retry");
+        let path = format!("/api/v1/jobs/{}/retry", segment(id));
         typed(&path, self.send(Method::POST, &path, None::<&()>).await?)
     }
 
@@ -380,12 +393,13 @@ impl Client {
     }
 
     pub async fn remove_hook(&self, id: &str) -> anyhow::Result<()> {
-        self.delete(&format!("/api/v1/hooks/{id}")).await
+        self.delete(&format!("/api/v1/hooks/{}", segment(id))).await
     }
 
     /// Queues a `test` event to the hook: its delivery.
     pub async fn test_hook(&self, id: &str) -> anyhow::Result<DeliveryView> {
-        self.post_empty(&format!("/api/v1/hooks/{id}/test")).await
+        self.post_empty(&format!("/api/v1/hooks/{}/test", segment(id)))
+            .await
     }
 
     /// The hook's newest `limit` deliveries.
@@ -394,8 +408,11 @@ impl Client {
         id: &str,
         limit: u32,
     ) -> anyhow::Result<Page<DeliveryView>> {
-        self.get(&format!("/api/v1/hooks/{id}/deliveries?limit={limit}"))
-            .await
+        self.get(&format!(
+            "/api/v1/hooks/{}/deliveries?limit={limit}",
+            segment(id)
+        ))
+        .await
     }
 
     pub async fn redeliver(&self, hook: &str, delivery: &str) -> anyhow::Result<DeliveryView> {
@@ -416,11 +433,12 @@ impl Client {
     }
 
     pub async fn group(&self, name: &str) -> anyhow::Result<GroupView> {
-        self.get(&format!("/api/v1/groups/{name}")).await
+        self.get(&format!("/api/v1/groups/{}", segment(name))).await
     }
 
     pub async fn remove_group(&self, name: &str) -> anyhow::Result<()> {
-        self.delete(&format!("/api/v1/groups/{name}")).await
+        self.delete(&format!("/api/v1/groups/{}", segment(name)))
+            .await
     }
 
     pub async fn add_group_member(
@@ -428,8 +446,11 @@ impl Client {
         group: &str,
         request: &GroupMemberRequest,
     ) -> anyhow::Result<GroupView> {
-        self.post(&format!("/api/v1/groups/{group}/members"), request)
-            .await
+        self.post(
+            &format!("/api/v1/groups/{}/members", segment(group)),
+            request,
+        )
+        .await
     }
 
     pub async fn remove_group_member(
@@ -437,8 +458,12 @@ impl Client {
         group: &str,
         username: &str,
     ) -> anyhow::Result<GroupView> {
-        self.delete(&format!("/api/v1/groups/{group}/members/{username}"))
-            .await
+        self.delete(&format!(
+            "/api/v1/groups/{}/members/{}",
+            segment(group),
+            segment(username)
+        ))
+        .await
     }
 
     pub async fn add_approval_rule(
@@ -453,7 +478,8 @@ impl Client {
     }
 
     pub async fn remove_approval_rule(&self, id: &str) -> anyhow::Result<()> {
-        self.delete(&format!("/api/v1/approval-rules/{id}")).await
+        self.delete(&format!("/api/v1/approval-rules/{}", segment(id)))
+            .await
     }
 
     /// The approval requests, or only those still waiting with `pending`.
@@ -464,12 +490,12 @@ impl Client {
 
     /// Approves a request: the operation it held, now submitted.
     pub async fn approve(&self, id: &str) -> anyhow::Result<SubmittedJob> {
-        self.post_empty(&format!("/api/v1/approvals/{id}/approve"))
+        self.post_empty(&format!("/api/v1/approvals/{}/approve", segment(id)))
             .await
     }
 
     pub async fn deny(&self, id: &str, denial: &ApprovalDenial) -> anyhow::Result<ApprovalView> {
-        self.post(&format!("/api/v1/approvals/{id}/deny"), denial)
+        self.post(&format!("/api/v1/approvals/{}/deny", segment(id)), denial)
             .await
     }
 
@@ -484,7 +510,8 @@ impl Client {
     }
 
     pub async fn rollout(&self, id: &str) -> anyhow::Result<RolloutView> {
-        self.get(&format!("/api/v1/catalog/rollouts/{id}")).await
+        self.get(&format!("/api/v1/catalog/rollouts/{}", segment(id)))
+            .await
     }
 
     // Costs.
@@ -508,7 +535,8 @@ impl Client {
     }
 
     pub async fn remove_key(&self, id: &str) -> anyhow::Result<UserKeyChange> {
-        self.delete(&format!("/api/v1/me/keys/{id}")).await
+        self.delete(&format!("/api/v1/me/keys/{}", segment(id)))
+            .await
     }
 
     // Any endpoint, typed by the caller.
@@ -674,6 +702,27 @@ fn typed<T: DeserializeOwned>(path: &str, answer: Value) -> anyhow::Result<T> {
     })
 }
 
+/// What a path segment may not hold as it is: besides controls and what is never
+/// literal in a URL, the characters that would end the segment or the path (`/`, `?`,
+/// `#`) and `%` itself, so a name or id always names one segment, whatever it holds.
+const SEGMENT: &AsciiSet = &CONTROLS
+    .add(b' ')
+    .add(b'"')
+    .add(b'#')
+    .add(b'%')
+    .add(b'/')
+    .add(b'<')
+    .add(b'>')
+    .add(b'?')
+    .add(b'`')
+    .add(b'{')
+    .add(b'}');
+
+/// `value` as one percent-encoded path segment.
+fn segment(value: impl std::fmt::Display) -> String {
+    utf8_percent_encode(&value.to_string(), SEGMENT).to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -704,6 +753,32 @@ mod tests {
         assert!(
             message.ends_with("sign in again with `corral login`"),
             "{message}"
+        );
+    }
+
+    #[test]
+    fn a_name_is_always_one_path_segment() {
+        for (name, encoded) in [
+            ("shop", "shop"),
+            ("web-1.example_a~", "web-1.example_a~"),
+            ("a/b", "a%2Fb"),
+            ("x?admin=1#top", "x%3Fadmin=1%23top"),
+            ("50%", "50%25"),
+            ("two words", "two%20words"),
+            ("café", "caf%C3%A9"),
+        ] {
+            assert_eq!(segment(name), encoded, "{name}");
+        }
+        assert_eq!(segment(1001), "1001");
+        let client = Client::new("http://127.0.0.1:8080", None, None).unwrap();
+        let path = format!(
+            "/api/v1/groups/{}/members/{}",
+            segment("ops/x"),
+            segment("a?b")
+        );
+        assert_eq!(
+            client.url(&path),
+            "http://127.0.0.1:8080/api/v1/groups/ops%2Fx/members/a%3Fb"
         );
     }
 

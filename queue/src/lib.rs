@@ -11,6 +11,14 @@
 //! transaction-scoped advisory lock plus `FOR UPDATE SKIP LOCKED`), which keeps the
 //! limit and node checks exact. Every other writer locks the job row first, then
 //! its tasks, so PostgreSQL transactions never wait on each other in a cycle.
+//!
+//! What to run next is decided by pure functions beside the SQL, tested by tables:
+//! `transition` (an outcome, its attempts and the job's state → the task's next state
+//! and when) and `fair` (which ready task of which job and tenant goes first).
+//!
+//! It stands on `store` (and the pure `domain` and `api-types`); the engine's workers
+//! call it, and nothing here names them. Its own tests (`tests/queue.rs`) need only a
+//! database, so a change here rebuilds this crate and its tests, not the engine.
 
 mod claim;
 mod complete;

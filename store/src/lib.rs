@@ -11,7 +11,16 @@
 //! [`PortNumber`], so a stored value the Rust type cannot hold is
 //! [`StoreError::CorruptColumn`] naming the column, never a default. Lists go through [`Listing`], which pages in SQL ([`Store::windowed`]:
 //! `LIMIT`/`OFFSET` plus a count). Row locks are written by [`Backend::lock_clause`].
-//! SQL lives here and in the engine's `queue`, nowhere else.
+//! SQL lives here and in the `queue` crate, nowhere else.
+//!
+//! Also here, because rows carry them: [`secrets`] (the server's key and what it seals),
+//! [`credentials`] (provider credentials that cannot be printed by accident),
+//! [`job_wakes`] (the followers of a job woken when its rows change, across processes
+//! through PostgreSQL's `NOTIFY`), [`views`] (each row's view in the wire contract),
+//! and `testing` (feature `test-support`: throwaway databases and rows).
+//!
+//! The bottom of Corral's I/O crates: it uses only `domain` and `api-types`; `queue`,
+//! `nodes` and the engine stand on it, and nothing here names them.
 
 pub mod approvals;
 pub mod audit;
