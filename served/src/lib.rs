@@ -132,6 +132,7 @@ pub struct Options {
     env: Vec<(OsString, OsString)>,
     ready_within: Duration,
     keep_nodes: bool,
+    log_dir: Option<PathBuf>,
 }
 
 impl Options {
@@ -150,6 +151,7 @@ impl Options {
             env: Vec::new(),
             ready_within: READY_WITHIN,
             keep_nodes: false,
+            log_dir: None,
         }
     }
 
@@ -226,6 +228,13 @@ impl Options {
         self
     }
 
+    /// Writes the logs into `dir` instead of the data directory: for a test that fills
+    /// the data directory's disk, whose logs must not be lost with it.
+    pub fn log_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.log_dir = Some(dir.into());
+        self
+    }
+
     /// Starts the process and waits until it says it runs.
     pub fn start(self) -> Result<Served, Error> {
         let mut served = Served {
@@ -247,7 +256,7 @@ impl Options {
             1 => format!("{}.log", self.name),
             _ => format!("{}-{start}.log", self.name),
         };
-        self.data_dir.join(file)
+        self.log_dir.as_ref().unwrap_or(&self.data_dir).join(file)
     }
 }
 
@@ -307,6 +316,14 @@ impl Served {
     /// Started and not stopped since (through this value).
     pub fn is_running(&self) -> bool {
         self.child.is_some()
+    }
+
+    /// Whether the latest start is still alive: started, not stopped through this
+    /// value, and not exited on its own (a crash) either.
+    pub fn is_alive(&mut self) -> bool {
+        self.child
+            .as_mut()
+            .is_some_and(|child| matches!(child.try_wait(), Ok(None)))
     }
 
     /// How many times the process was started.

@@ -610,12 +610,16 @@ async fn releases_served(url: &str) -> BTreeSet<(String, String)> {
     let mut seen = BTreeSet::new();
     for _ in 0..8 {
         let response = client.get(url).send().await.unwrap();
-        assert_eq!(response.status(), 200);
-        let backend = response.headers()["x-corral-backend"]
-            .to_str()
-            .unwrap()
-            .to_owned();
-        seen.insert((backend, release_of(&response.text().await.unwrap())));
+        let status = response.status();
+        let backend = response
+            .headers()
+            .get("x-corral-backend")
+            .map(|value| value.to_str().unwrap().to_owned());
+        let page = response.text().await.unwrap();
+        // Say who answered what: a 503 from an app whose key-value call timed out reads
+        // differently from the balancer's 502 with no backend left.
+        assert_eq!(status, 200, "{url} (backend {backend:?}) answered: {page}");
+        seen.insert((backend.unwrap(), release_of(&page)));
     }
     seen
 }

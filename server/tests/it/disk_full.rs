@@ -17,12 +17,11 @@
 //! when the statement is reset, where sqlx does not look) failed, and the step was never
 //! given up.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use engine::provider::LocalProvider;
 use serde_json::{json, Value};
 use sqlx::{Connection, SqliteConnection};
 
@@ -74,52 +73,16 @@ impl Drop for Tmpfs {
     }
 }
 
-/// `corral serve` with its log outside the data dir (a full disk must not eat it).
-struct Server {
-    child: Child,
-    url: String,
-    password: String,
-    nodes: PathBuf,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        LocalProvider::kill_everything_under(&self.nodes);
-    }
-}
-
-fn serve(data: &Path, log: &Path) -> Server {
-    let mut child = Command::new(CORRAL)
-        .args(["serve", "--listen", "127.0.0.1:0", "--worker-slots", "4"])
+/// `corral serve` with its log (`server.log`) in `log_dir`, outside the data dir: a
+/// full disk must not eat it.
+fn serve(data: &Path, log_dir: &Path) -> served::Served {
+    served::Options::serve(CORRAL, data)
+        .worker_slots(4)
         // Short leases: the step given up while the disk was full is taken back soon.
-        .args(["--worker-lease-secs", "3"])
-        .arg("--data-dir")
-        .arg(data)
-        .stdout(Stdio::piped())
-        .stderr(std::fs::File::create(log).unwrap())
-        .spawn()
-        .unwrap();
-    let mut password = String::new();
-    let mut url = String::new();
-    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
-        let line = line.unwrap();
-        if let Some(rest) = line.split("with password ").nth(1) {
-            password = rest.split_whitespace().next().unwrap().to_owned();
-        }
-        if let Some(rest) = line.strip_prefix("Corral is running at ") {
-            url = rest.trim_end_matches('/').to_owned();
-            break;
-        }
-    }
-    assert!(!url.is_empty(), "{}", std::fs::read_to_string(log).unwrap());
-    Server {
-        child,
-        url,
-        password,
-        nodes: data.join("nodes"),
-    }
+        .lease_secs(3)
+        .log_dir(log_dir)
+        .start()
+        .unwrap_or_else(|error| panic!("{error}"))
 }
 
 /// The test's catalog: `plain` nodes, `held` ones whose start waits for `go` (and is
@@ -228,14 +191,14 @@ impl Api {
 }
 
 /// A browser-like client signed in as the admin, and an API token made through it.
-async fn signed_in_admin(server: &Server) -> (reqwest::Client, String) {
+async fn signed_in_admin(server: &served::Served) -> (reqwest::Client, String) {
     let client = reqwest::Client::builder()
         .cookie_store(true)
         .build()
         .unwrap();
     let session: Value = client
-        .post(format!("{}/api/v1/session", server.url))
-        .json(&json!({"username": "admin", "password": server.password}))
+        .post(format!("{}/api/v1/session", server.url().unwrap()))
+        .json(&json!({"username": "admin", "password": server.password().unwrap()}))
         .send()
         .await
         .unwrap()
@@ -243,7 +206,7 @@ async fn signed_in_admin(server: &Server) -> (reqwest::Client, String) {
         .await
         .unwrap();
     let created: Value = client
-        .post(format!("{}/api/v1/tokens", server.url))
+        .post(format!("{}/api/v1/tokens", server.url().unwrap()))
         .header("x-csrf-token", session["csrf_token"].as_str().unwrap())
         .json(&json!({"name": "disk-full"}))
         .send()
@@ -344,14 +307,13 @@ async fn a_full_disk_refuses_writes_keeps_reads_and_recovers() {
     )
     .unwrap();
     let go = outside.path().join("go");
-    let log = outside.path().join("server.log");
     let data = disk.path().join("data");
     let database = data.join("corral.db");
-    let mut server = serve(&data, &log);
+    let mut server = serve(&data, outside.path());
     let (browser, token) = signed_in_admin(&server).await;
     let api = Api {
         client: reqwest::Client::new(),
-        base: server.url.clone(),
+        base: server.url().unwrap().to_owned(),
         token,
     };
     let (status, body) = api
@@ -431,7 +393,7 @@ async fn a_full_disk_refuses_writes_keeps_reads_and_recovers() {
         format!("/clusters/{held_cluster}/jobs/{held}"),
     ] {
         let answer = browser
-            .get(format!("{}{page}", server.url))
+            .get(format!("{}{page}", server.url().unwrap()))
             .send()
             .await
             .unwrap();
@@ -442,11 +404,8 @@ async fn a_full_disk_refuses_writes_keeps_reads_and_recovers() {
         );
     }
     // The worker cannot renew the step's lease and gives the step up.
-    log_says(&log, "giving the step up").await;
-    assert!(
-        server.child.try_wait().unwrap().is_none(),
-        "the server died"
-    );
+    log_says(&server.log_path(), "giving the step up").await;
+    assert!(server.is_alive(), "the server died");
 
     for filler in fillers {
         std::fs::remove_file(filler).unwrap();
@@ -472,5 +431,5 @@ async fn a_full_disk_refuses_writes_keeps_reads_and_recovers() {
     assert!(!names.contains(&"refused".to_owned()), "{names:?}");
     let again = api.create("refused", "plain").await;
     assert_eq!(api.job_end(&again).await["state"], "succeeded");
-    assert!(server.child.try_wait().unwrap().is_none());
+    assert!(server.is_alive());
 }

@@ -16,12 +16,10 @@
 //! leaves, and `corral serve` and `corral migrate` must then stop with a message naming
 //! both versions, changing nothing.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use engine::provider::LocalProvider;
 use engine::store::{Backend, DatabaseUrl};
 use engine::testing::TestDatabase;
 use serde_json::{json, Value};
@@ -69,57 +67,18 @@ fn manifest(release: &Path, backend: Backend) -> Value {
     serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
 }
 
-/// A `corral serve` of this build; dropping it kills it and the local nodes it made.
-struct Server {
-    child: Child,
-    url: String,
-    data: PathBuf,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        LocalProvider::kill_everything_under(&self.data.join("nodes"));
-    }
-}
-
-/// Starts `corral serve` on `data` (and `database`, for PostgreSQL) and waits until it
-/// says where it runs; its log is `data/server.log`.
-fn serve(data: &Path, database: Option<&DatabaseUrl>) -> Server {
-    let log = std::fs::File::create(data.join("server.log")).unwrap();
-    let mut command = Command::new(CORRAL);
-    command
-        .args(["serve", "--listen", "127.0.0.1:0", "--worker-slots", "4"])
-        .arg("--data-dir")
-        .arg(data)
+/// `corral serve` of this build on `data` (and `database`, for PostgreSQL), with the
+/// test plugins; dropping it kills it and the local nodes it made. Its log is
+/// `data/server.log`.
+fn serve(data: &Path, database: Option<&DatabaseUrl>) -> served::Served {
+    let mut options = served::Options::serve(CORRAL, data)
+        .worker_slots(4)
         .arg("--provider-plugins")
-        .arg(plugins())
-        .stdout(Stdio::piped())
-        .stderr(log);
+        .arg(plugins());
     if let Some(url) = database {
-        command.arg("--database-url").arg(url.connect_string());
+        options = options.database_url(url.connect_string());
     }
-    let mut child = command.spawn().unwrap();
-    let mut url = None;
-    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
-        if let Some(rest) = line.unwrap().strip_prefix("Corral is running at ") {
-            url = Some(rest.trim_end_matches('/').to_owned());
-            break;
-        }
-    }
-    let Some(url) = url else {
-        let _ = child.wait();
-        panic!(
-            "corral serve did not start: {}",
-            std::fs::read_to_string(data.join("server.log")).unwrap_or_default()
-        );
-    };
-    Server {
-        child,
-        url,
-        data: data.to_owned(),
-    }
+    options.start().unwrap_or_else(|error| panic!("{error}"))
 }
 
 /// A fresh data dir holding the release's secret key (mode 0600, as the server makes it).
@@ -232,7 +191,7 @@ async fn release_is_migrated_and_served(release: &Path, backend: Backend) {
     let server = serve(data.path(), database.as_ref().map(|db| &db.url));
     let api = Api {
         client: reqwest::Client::new(),
-        base: server.url.clone(),
+        base: server.url().unwrap().to_owned(),
     };
     let name = release.file_name().unwrap().to_string_lossy().into_owned();
 
@@ -329,7 +288,7 @@ async fn release_is_migrated_and_served(release: &Path, backend: Backend) {
         ended["state"],
         "succeeded",
         "{name}: {ended}\n{}",
-        std::fs::read_to_string(data.path().join("server.log")).unwrap_or_default()
+        server.log_tail(200)
     );
     let built = api
         .get(
