@@ -44,8 +44,8 @@ pub struct CheckedUrl {
     pub address: SocketAddr,
 }
 
-/// Parses `raw` and resolves its host; every address it resolves to must be
-/// permitted by `network` (one bad address refuses the URL: which one a call would get is not
+/// Parses `raw` and resolves its host; every address it resolves to must be permitted
+/// by `network` (one bad address refuses the URL: which one a call would get is not
 /// ours to choose). Returns the first.
 pub async fn check_url(network: &HookNetwork, raw: &str) -> Result<CheckedUrl, UrlRefusal> {
     let url = url::Url::parse(raw.trim()).map_err(|error| UrlRefusal::NotUrl {
