@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
-use crate::store::resource_types::{check_name, hex};
+use crate::store::resource_types::check_name;
 pub use crate::store::resource_types::{
     ResourceError, ResourceKind, ResourceVersion, Upload, MAX_RESOURCE_BYTES,
 };
@@ -58,7 +58,7 @@ impl ResourceFiles {
         if bytes.len() > MAX_RESOURCE_BYTES {
             return Err(ResourceError::TooLarge { size: bytes.len() });
         }
-        let sha256 = hex(&Sha256::digest(bytes));
+        let sha256 = hex::encode(Sha256::digest(bytes));
         let resource = store
             .insert_resource_version(upload, sha256, bytes, now_ms)
             .await?;

@@ -141,10 +141,6 @@ pub fn check_name(kind: ResourceKind, name: &str) -> Result<(), ResourceError> {
 impl ResourceVersion {
     /// Whether `bytes` are this version's, by its SHA-256.
     pub fn is_made_of(&self, bytes: &[u8]) -> bool {
-        hex(&Sha256::digest(bytes)) == self.sha256
+        hex::encode(Sha256::digest(bytes)) == self.sha256
     }
-}
-
-pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
 }

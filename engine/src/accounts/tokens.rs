@@ -39,10 +39,7 @@ impl TokenSecret {
 
     /// What the store keeps and looks tokens up by.
     pub fn sha256_hex(&self) -> String {
-        Sha256::digest(self.0.as_bytes())
-            .iter()
-            .map(|byte| format!("{byte:02x}"))
-            .collect()
+        hex::encode(Sha256::digest(self.0.as_bytes()))
     }
 }
 

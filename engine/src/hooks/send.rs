@@ -24,12 +24,7 @@ pub fn signature(secret: &str, timestamp: i64, body: &[u8]) -> String {
     context.update(b".");
     context.update(body);
     let tag = context.sign();
-    let mut hex = String::with_capacity(7 + 64);
-    hex.push_str("sha256=");
-    for byte in tag.as_ref() {
-        hex.push_str(&format!("{byte:02x}"));
-    }
-    hex
+    format!("sha256={}", hex::encode(tag.as_ref()))
 }
 
 /// What a receiver got: `body` (an event body, JSON) as `format` sends it. A Slack

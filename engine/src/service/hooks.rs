@@ -53,7 +53,7 @@ fn new_secret() -> Result<String, ServiceError> {
     SystemRandom::new()
         .fill(&mut bytes)
         .map_err(|_| ServiceError::internal("the random source failed"))?;
-    Ok(bytes.iter().map(|byte| format!("{byte:02x}")).collect())
+    Ok(hex::encode(bytes))
 }
 
 fn invalid(problems: Vec<Problem>) -> ServiceError {

@@ -64,12 +64,7 @@ fn fingerprint(providertype: &str, identity: BTreeMap<String, Value>) -> Credent
         "identity": identity,
     });
     let digest = Sha256::digest(described.to_string().as_bytes());
-    CredentialBinding::stored(
-        digest
-            .iter()
-            .map(|byte| format!("{byte:02x}"))
-            .collect::<String>(),
-    )
+    CredentialBinding::stored(hex::encode(digest))
 }
 
 /// `value` with every object's keys in sorted order (settings keep the order they were

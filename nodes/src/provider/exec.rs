@@ -138,7 +138,7 @@ pub fn tenant_key_name(tenant: Option<&str>) -> String {
         }
         Some(id) => {
             let digest = sha2::Sha256::digest(id.as_bytes());
-            let hex: String = digest.iter().map(|byte| format!("{byte:02x}")).collect();
+            let hex = hex::encode(digest);
             format!("{SHARED_CLIENT_KEY}.tenant-h{hex}")
         }
         // Nodes made outside any tenant (tools, tests) share a key of their own.

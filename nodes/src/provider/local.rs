@@ -821,11 +821,7 @@ fn absolute_base_dir(
 /// of the SHA-256 of its path, a fixed-length plain name whatever the path.
 fn instance_name(base_dir: &Path) -> String {
     let digest = Sha256::digest(base_dir.as_os_str().as_encoded_bytes());
-    digest
-        .iter()
-        .take(6)
-        .map(|byte| format!("{byte:02x}"))
-        .collect()
+    hex::encode(&digest[..6])
 }
 
 /// Whether `area` is `<some home root>/<instance>/<node>`, a plain absolute path.

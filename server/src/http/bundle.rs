@@ -361,10 +361,7 @@ fn content_hash(parts: &[&[u8]]) -> String {
     for part in parts {
         hasher.update(part);
     }
-    hasher.finalize()[..8]
-        .iter()
-        .map(|byte| format!("{byte:02x}"))
-        .collect()
+    hex::encode(&hasher.finalize()[..8])
 }
 
 fn content_type(name: &str) -> &'static str {

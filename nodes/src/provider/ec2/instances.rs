@@ -329,7 +329,7 @@ pub(super) async fn start(
 fn client_token(seed: &str) -> String {
     use sha2::Digest;
     let digest = sha2::Sha256::digest(format!("corral:{seed}").as_bytes());
-    digest.iter().map(|byte| format!("{byte:02x}")).collect()
+    hex::encode(digest)
 }
 
 /// Where Corral connects (`host`) and where the cluster's nodes reach the node.

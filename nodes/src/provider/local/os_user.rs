@@ -57,7 +57,7 @@ pub fn name_for(tenant_id: Option<&str>) -> String {
         None => SHARED_USER.to_owned(),
         Some(tenant) => {
             let digest = Sha256::digest(tenant.as_bytes());
-            let hex: String = digest.iter().map(|byte| format!("{byte:02x}")).collect();
+            let hex = hex::encode(digest);
             format!("corral-{}", &hex[..10])
         }
     }

@@ -78,10 +78,7 @@ fn read_one(path: PathBuf, kind: &'static str) -> anyhow::Result<Resource> {
         );
     };
     let bytes = read_capped(&path, MAX_RESOURCE_BYTES, Links::Refuse)?;
-    let sha256 = Sha256::digest(&bytes)
-        .iter()
-        .map(|byte| format!("{byte:02x}"))
-        .collect();
+    let sha256 = hex::encode(Sha256::digest(&bytes));
     Ok(Resource {
         kind,
         name,
