@@ -110,6 +110,7 @@ async fn fanout(base: &Path, nodes: usize) -> Result<String, BenchError> {
         limits: ClaimLimits {
             max_running: Some(room),
             max_running_per_tenant: Some(room),
+            ..ClaimLimits::default()
         },
         ..WorkerSettings::default()
     };

@@ -14,6 +14,7 @@
 //! pool that dies mid-task loses nothing: its leases expire and any pool's janitor
 //! returns the tasks to the queue (see [`janitor`]).
 
+mod cpu_pressure;
 mod events;
 pub mod janitor;
 mod output;
@@ -30,7 +31,7 @@ use tracing::Instrument;
 use crate::execute::{Executor, StepError};
 use crate::queue::{
     self, ClaimLimits, ClaimedTask, Completion, Heartbeat, Lease, NewEvent, Outcome, OutcomeKind,
-    QueueError, WorkerScope,
+    QueueError, Sharing, WorkerScope,
 };
 use crate::store::{now_ms, Store};
 use events::EventWriter;
@@ -56,7 +57,9 @@ fn unreachable_backoff(failures: u32) -> Duration {
 pub struct WorkerSettings {
     /// Tasks this process runs at once.
     pub slots: usize,
-    /// Caps across every process sharing the database.
+    /// Caps across every process sharing the database. Its `sharing` is the least the
+    /// pool uses: `Slots` turns to `EqualSteps` while the CPU is contended
+    /// (`cpu_pressure`).
     pub limits: ClaimLimits,
     /// A task whose worker stops heartbeating goes back to the queue after this long.
     pub lease: Duration,
@@ -87,6 +90,7 @@ impl Default for WorkerSettings {
             limits: ClaimLimits {
                 max_running: Some(256),
                 max_running_per_tenant: Some(64),
+                sharing: Sharing::Slots,
             },
             lease: Duration::from_secs(30),
             heartbeat: Duration::from_secs(10),
@@ -293,6 +297,7 @@ impl Claimer {
         let mut running = JoinSet::new();
         // Claims in a row that found the database away (see `unreachable_backoff`).
         let mut unreachable = 0;
+        let mut cpu = cpu_pressure::CpuPressure::default();
         while !*self.stopped.borrow() {
             // Registered before the claim, so a submit during it is not missed.
             let woken = self.wake.notified();
@@ -307,11 +312,16 @@ impl Claimer {
                     room
                 };
                 let claim_started = std::time::Instant::now();
+                // Jobs share by running steps while this machine's CPU is contended.
+                let limits = ClaimLimits {
+                    sharing: cpu.sharing_now(self.settings.limits.sharing),
+                    ..self.settings.limits
+                };
                 let claimed = queue::claim_up_to_in(
                     self.executor.store(),
                     &self.id,
                     lease_ms,
-                    self.settings.limits,
+                    limits,
                     &self.settings.scope,
                     free_slots,
                     now_ms(),

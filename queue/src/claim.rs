@@ -10,7 +10,7 @@ use sqlx::any::AnyRow;
 use sqlx::{Any, FromRow, Row, Transaction};
 
 use super::fair;
-use super::types::PlanStep;
+use super::types::{PlanStep, Sharing};
 use super::{
     begin_write, padded_item, padded_len, ClaimLimits, ClaimedTask, Heartbeat, JobState, Lease,
     Params, QueueError, WorkerScope,
@@ -286,7 +286,7 @@ async fn pick(
 
     let first = fair::read_plan(&jobs, &running, per_tenant, room);
     let mut candidates = ready_tasks(store, tx, &windows(&first), now_ms).await?;
-    let mut chosen = choose(&mut candidates, &created, &running, per_tenant, room);
+    let mut chosen = choose(&mut candidates, &created, &running, per_tenant, limits.sharing, room);
     if chosen.len() < room {
         // A job had fewer ready tasks than its share: read more of the jobs that may
         // have more, and choose again among all.
@@ -317,7 +317,7 @@ async fn pick(
             let more = ready_tasks(store, tx, &windows(&again), now_ms).await?;
             let seen: HashSet<String> = candidates.iter().map(|c| c.id.clone()).collect();
             candidates.extend(more.into_iter().filter(|c| !seen.contains(&c.id)));
-            chosen = choose(&mut candidates, &created, &running, per_tenant, room);
+            chosen = choose(&mut candidates, &created, &running, per_tenant, limits.sharing, room);
         }
     }
     let mut candidates: Vec<Option<Candidate>> = candidates.into_iter().map(Some).collect();
@@ -334,6 +334,7 @@ fn choose(
     created: &HashMap<&str, i64>,
     running: &fair::Running,
     per_tenant: i64,
+    sharing: Sharing,
     room: usize,
 ) -> Vec<usize> {
     // Each job's tasks in claim order (the order of a compound query's rows is not
@@ -352,7 +353,7 @@ fn choose(
             node: candidate.node,
         })
         .collect();
-    fair::choose(&ready, running, per_tenant, room)
+    fair::choose(&ready, running, per_tenant, sharing, room)
 }
 
 /// What a claim starts from, in one statement (a round trip less per claim): the

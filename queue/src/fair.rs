@@ -16,6 +16,11 @@
 //! A job whose next tasks are all on taken nodes drops out for the batch; a batch ends
 //! when it has `room` tasks or no tenant has anything it may take.
 //!
+//! Under [`Sharing::EqualSteps`] (the worker's CPU is contended) a job also gets no slot
+//! while it runs more tasks than the busiest other active job: on a machine whose CPU
+//! is what the steps wait for, running tasks are what share it, and the rule above alone
+//! still lets a 1,000-node job run 61 steps beside a 3-node job's 3.
+//!
 //! Before reading any task the claim plans how many ready tasks to read of each job
 //! ([`read_plan`]): about the share of the batch the policy would give the job if each
 //! had ready tasks enough. Reading a full batch's worth of every waiting job instead
@@ -25,6 +30,8 @@
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet};
+
+use crate::types::Sharing;
 
 /// Ready tasks a claim reads (and locks) beyond one and a half times a job's share of
 /// the batch, for the ones it skips because their node or tenant filled up within the
@@ -103,6 +110,7 @@ pub(super) fn choose(
     ready: &[Ready<'_>],
     running: &Running<'_>,
     per_tenant: i64,
+    sharing: Sharing,
     room: usize,
 ) -> Vec<usize> {
     struct Job<'a> {
@@ -154,7 +162,24 @@ pub(super) fn choose(
         jobs[job].tasks.push(index);
     }
 
-    let waiting = |job: &Job| job.next < job.tasks.len();
+    // Every active job's running tasks (with this batch's), for `EqualSteps`: the jobs
+    // running tasks and those with ready ones.
+    let mut active: HashMap<&str, i64> = running.jobs.clone();
+    for job in &jobs {
+        active.entry(job.id).or_insert(job.running);
+    }
+    let within_share = |job: &Job, active: &HashMap<&str, i64>| match sharing {
+        Sharing::Slots => true,
+        Sharing::EqualSteps => active
+            .iter()
+            .filter(|(id, _)| **id != job.id)
+            .map(|(_, count)| *count)
+            .max()
+            .is_none_or(|busiest_other| job.running <= busiest_other),
+    };
+    let waiting = |job: &Job, active: &HashMap<&str, i64>| {
+        job.next < job.tasks.len() && within_share(job, active)
+    };
     let mut taken_nodes: HashSet<(&str, i64)> = HashSet::new();
     let mut picked = Vec::with_capacity(room.min(ready.len()));
     while picked.len() < room {
@@ -167,7 +192,7 @@ pub(super) fn choose(
                     .jobs
                     .iter()
                     .map(|job| &jobs[*job])
-                    .filter(|job| waiting(job))
+                    .filter(|job| waiting(job, &active))
                     .map(|job| job.created_ms)
                     .min()?;
                 Some(((tenant.running, oldest, tenant.id), slot))
@@ -180,7 +205,7 @@ pub(super) fn choose(
         let next_job = tenants[tenant]
             .jobs
             .iter()
-            .filter(|job| waiting(&jobs[**job]))
+            .filter(|job| waiting(&jobs[**job], &active))
             .min_by_key(|job| (jobs[**job].running, jobs[**job].created_ms, jobs[**job].id))
             .copied();
         let Some(job) = next_job else {
@@ -195,6 +220,7 @@ pub(super) fn choose(
                 picked.push(index);
                 jobs[job].running += 1;
                 tenants[tenant].running += 1;
+                active.insert(jobs[job].id, jobs[job].running);
                 break;
             }
         }
@@ -524,10 +550,80 @@ mod tests {
         for case in cases {
             let ready = ready(&case.tasks);
             let running = running(&case.running);
-            let batch: Vec<(&str, i64)> = choose(&ready, &running, case.per_tenant, case.room)
-                .into_iter()
-                .map(|index| (ready[index].job, ready[index].node))
-                .collect();
+            let batch: Vec<(&str, i64)> =
+                choose(&ready, &running, case.per_tenant, Sharing::Slots, case.room)
+                    .into_iter()
+                    .map(|index| (ready[index].job, ready[index].node))
+                    .collect();
+            assert_eq!(batch, case.expected, "{}", case.name);
+        }
+    }
+
+    #[test]
+    fn under_equal_steps_no_job_runs_more_than_one_over_the_busiest_other() {
+        let cases = [
+            Case {
+                name: "a big job alone is not held back",
+                tasks: job("a", "j1", 8),
+                running: vec![("a", "j1", 60)],
+                per_tenant: i64::MAX,
+                room: 4,
+                expected: vec![("j1", 0), ("j1", 1), ("j1", 2), ("j1", 3)],
+            },
+            Case {
+                name:
+                    "beside a small job, a big one waits until it is down to the small one's count",
+                tasks: [job("a", "j1", 8), job("a", "j2", 3)].concat(),
+                running: vec![("a", "j1", 60)],
+                per_tenant: i64::MAX,
+                room: 8,
+                expected: vec![("j2", 0), ("j2", 1), ("j2", 2)],
+            },
+            Case {
+                name: "likewise across tenants",
+                tasks: [job("a", "j1", 8), job("b", "j2", 3)].concat(),
+                running: vec![("a", "j1", 60)],
+                per_tenant: i64::MAX,
+                room: 8,
+                expected: vec![("j2", 0), ("j2", 1), ("j2", 2)],
+            },
+            Case {
+                name: "a small job that is all running still counts: the big one gets one over it",
+                tasks: job("a", "j1", 8),
+                running: vec![("a", "j1", 2), ("a", "j2", 3)],
+                per_tenant: i64::MAX,
+                room: 8,
+                expected: vec![("j1", 0), ("j1", 1)],
+            },
+            Case {
+                name: "equal jobs take turns and fill the room",
+                tasks: [job("a", "j1", 4), job("b", "j2", 4)].concat(),
+                running: vec![],
+                per_tenant: i64::MAX,
+                room: 6,
+                expected: vec![
+                    ("j1", 0),
+                    ("j2", 0),
+                    ("j1", 1),
+                    ("j2", 1),
+                    ("j1", 2),
+                    ("j2", 2),
+                ],
+            },
+        ];
+        for case in cases {
+            let ready = ready(&case.tasks);
+            let running = running(&case.running);
+            let batch: Vec<(&str, i64)> = choose(
+                &ready,
+                &running,
+                case.per_tenant,
+                Sharing::EqualSteps,
+                case.room,
+            )
+            .into_iter()
+            .map(|index| (ready[index].job, ready[index].node))
+            .collect();
             assert_eq!(batch, case.expected, "{}", case.name);
         }
     }

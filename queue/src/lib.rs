@@ -38,7 +38,7 @@ pub use read::{Attempt, Job, TaskRecord};
 pub use store::WorkerScope;
 pub use types::{
     ClaimLimits, ClaimedTask, Completion, Heartbeat, JobState, Lease, Outcome, OutcomeKind,
-    SubmitOptions, TaskState, DEFER_MS, OUTPUT_CAP_BYTES,
+    Sharing, SubmitOptions, TaskState, DEFER_MS, OUTPUT_CAP_BYTES,
 };
 
 pub use claim::{claim, claim_batch, claim_up_to, claim_up_to_in, heartbeat};

@@ -47,6 +47,24 @@ impl Default for SubmitOptions {
 pub struct ClaimLimits {
     pub max_running: Option<u32>,
     pub max_running_per_tenant: Option<u32>,
+    /// How the jobs competing for the slots share them.
+    pub sharing: Sharing,
+}
+
+/// How the active jobs share a claim's slots (see `fair.rs`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Sharing {
+    /// Each slot to the job with the fewest running tasks: a small job gets every slot
+    /// it can use and a big job the rest, so no slot stays free while a job could use it.
+    /// Right while the steps' time is spent elsewhere (on remote machines).
+    #[default]
+    Slots,
+    /// Besides, no job runs more than one task more than the busiest other active job
+    /// (one with tasks running or ready). For when this machine's CPU is what the steps
+    /// wait for: there a big job's 60 running steps would take 60 shares of it against
+    /// a small job's 3, and hold it back twenty-fold. Slots may stay free while a small
+    /// job runs; the big job takes them back when it ends.
+    EqualSteps,
 }
 
 impl ClaimLimits {

@@ -610,6 +610,7 @@ async fn tenant_and_global_limits_are_respected(backend: Backend) {
     let limits = ClaimLimits {
         max_running: Some(5),
         max_running_per_tenant: Some(3),
+        ..ClaimLimits::default()
     };
     let mut claimed = Vec::new();
     while let Some(task) = queue::claim(&store, "w", LEASE_MS, limits, 10)
@@ -824,6 +825,7 @@ async fn batch_claim_respects_nodes_limits_and_prerequisites(backend: Backend) {
     let limits = ClaimLimits {
         max_running: Some(5),
         max_running_per_tenant: Some(3),
+        ..ClaimLimits::default()
     };
 
     let first = queue::claim_batch(&store, "w", LEASE_MS, limits, 100, 10)

@@ -1224,3 +1224,87 @@ async fn a_process_that_shed_the_nodes_environment_dies_with_the_node() {
     );
     assert!(!cgroup.exists(), "the node's cgroup is gone");
 }
+
+/// The pids in the cgroup at `path` (none when it is gone).
+fn cgroup_members(path: &Path) -> Vec<i32> {
+    std::fs::read_to_string(path.join("cgroup.procs"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| line.trim().parse().ok())
+        .collect()
+}
+
+/// Fair CPU between clusters (issue 42): the nodes of one cluster run in one CPU group
+/// and another cluster's in another, so the scheduler weighs clusters, not processes.
+/// Sessions inherit the group; the group goes with the cluster's last node.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_nodes_of_a_cluster_share_one_cpu_group_of_their_own() {
+    if !Path::new("/sys/fs/cgroup/cpu/cgroup.procs").exists() {
+        // The check below is for hosts with a v1 cpu controller, as this kind of machine
+        // has; elsewhere nodes have no CPU group and `cpu_group` stays `None`.
+        eprintln!("skipped: no cgroup v1 cpu controller on this host");
+        return;
+    }
+    let fixture = Fixture::new();
+    let provider = fixture.provider();
+    let pool = pool();
+    let mut made = Vec::new();
+    for (id, cluster) in [("big-1", "big"), ("big-2", "big"), ("small-1", "small")] {
+        let spec = NodeSpec {
+            cluster_id: Some(cluster.to_owned()),
+            ..NodeSpec::new(id)
+        };
+        let record = provider.create(&spec).await.unwrap();
+        provider.confirm(&record, &pool, CONFIRM).await.unwrap();
+        made.push(record);
+    }
+    let groups: Vec<PathBuf> = made
+        .iter()
+        .map(|record| {
+            state(record)
+                .cpu_group
+                .expect("this host gives clusters a CPU group")
+        })
+        .collect();
+    assert_eq!(groups[0], groups[1], "one cluster, one group");
+    assert_ne!(groups[0], groups[2], "another cluster, another group");
+    for (record, group) in made.iter().zip(&groups) {
+        let members = cgroup_members(group);
+        for pid in sshd_pids(record) {
+            assert!(
+                members.contains(&pid),
+                "{}'s sshd {pid} is in {}",
+                record.id,
+                group.display()
+            );
+        }
+    }
+    // A step's processes are in their cluster's group too.
+    let in_group = run_ok(&pool, &made[2], "cat /proc/self/cgroup").await;
+    let name = groups[2].file_name().unwrap().to_str().unwrap().to_owned();
+    assert!(
+        in_group
+            .lines()
+            .any(|line| line.contains(":cpu") && line.ends_with(&name)),
+        "{in_group}"
+    );
+
+    // The big cluster's group stays while one of its nodes does.
+    for record in &made[..1] {
+        pool.close(&record.id).await;
+        provider.delete(record).await.unwrap();
+    }
+    assert!(groups[0].exists(), "the cluster still has a node");
+    for record in &made[1..] {
+        pool.close(&record.id).await;
+        provider.delete(record).await.unwrap();
+    }
+    assert!(
+        !groups[0].exists(),
+        "the big cluster's group went with its last node"
+    );
+    assert!(
+        !groups[2].exists(),
+        "the small cluster's group went with its node"
+    );
+}

@@ -22,9 +22,14 @@
 //! process of the node, also one started with `env -i` in a session of its own), and
 //! through /proc (the node's environment marker and sshd's process tree), then removes
 //! its node dir and home area.
+//!
+//! The nodes of one cluster share one CPU share (see `cpu_share`, where the host has a
+//! cgroup v1 `cpu` controller), so a small cluster's steps are not slowed in proportion
+//! to a big cluster's node count.
 
 mod addresses;
 mod cgroup;
+mod cpu_share;
 mod files;
 mod os_user;
 mod procs;
@@ -156,6 +161,10 @@ pub struct LocalNodeState {
     /// make none, and for nodes made before nodes had one (until sshd is restarted).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cgroup: Option<PathBuf>,
+    /// The CPU group of the node's cluster (`cpu_share`); `None` where the host has none,
+    /// for a node of no cluster, and for nodes made before clusters had one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_group: Option<PathBuf>,
 }
 
 impl LocalNodeState {
@@ -188,6 +197,8 @@ pub struct LocalProvider {
     occupied: addresses::Occupied,
     /// Where nodes' cgroups are made, where this host allows it.
     cgroups: Option<cgroup::NodeCgroups>,
+    /// Where clusters' CPU groups are made, where this host allows it.
+    cpu_groups: Option<cpu_share::ClusterCpuGroups>,
 }
 
 impl std::fmt::Debug for LocalProvider {
@@ -249,6 +260,7 @@ impl LocalProvider {
             user,
             node_locks: Mutex::new(HashMap::new()),
             cgroups: cgroup::NodeCgroups::detect(),
+            cpu_groups: cpu_share::ClusterCpuGroups::detect(),
         })
     }
 
@@ -316,7 +328,9 @@ impl LocalProvider {
             std::thread::sleep(Duration::from_millis(2));
         }
         // The nodes' cgroups too (empty by now, or holding what shed the node's marker).
-        cgroup::clear_instance(&instance_name(&base_dir));
+        let instance = instance_name(&base_dir);
+        cgroup::clear_instance(&instance);
+        cpu_share::ClusterCpuGroups::clear_instance(&instance);
         killed
     }
 
@@ -491,6 +505,12 @@ impl LocalProvider {
         };
         trust_user_ca(&dir, spec)?;
         let host_key = read_host_key(&spec.id, &dir)?;
+        let cpu_group = match (&self.cpu_groups, &spec.cluster_id) {
+            (Some(groups), Some(cluster)) => {
+                groups.make(&instance_name(&self.base_dir), cluster)?
+            }
+            _ => None,
+        };
         let mut record = NodeRecord {
             id: spec.id.clone(),
             provider: LOCAL_PROVIDER.to_owned(),
@@ -505,6 +525,7 @@ impl LocalProvider {
                 limits: spec.limits.clone(),
                 home_area: dir.area.clone(),
                 cgroup: None,
+                cpu_group,
             }),
             address: None,
         };
@@ -567,12 +588,14 @@ impl LocalProvider {
     }
 
     /// Moves the node's sshd `pid` into the node's cgroup, made (and recorded) when it is
-    /// not there; nothing where the host gives Corral no cgroups.
+    /// not there, and into its cluster's CPU group; nothing where the host gives Corral no
+    /// cgroups.
     fn enter_cgroup(&self, record: &mut NodeRecord, pid: i32) -> Result<(), ProviderError> {
+        let mut state: LocalNodeState = record.state_as(LOCAL_PROVIDER)?;
+        self.enter_cpu_group(&state, &record.id, pid);
         let Some(cgroups) = &self.cgroups else {
             return Ok(());
         };
-        let mut state: LocalNodeState = record.state_as(LOCAL_PROVIDER)?;
         // Made again when it is gone: cgroups do not survive a reboot.
         let path = cgroups.make(&instance_name(&self.base_dir), &record.id)?;
         if let Err(error) = cgroup::enter(&path, pid) {
@@ -582,6 +605,27 @@ impl LocalProvider {
         state.cgroup = Some(path);
         record.provider_state = state_value(&state);
         Ok(())
+    }
+
+    /// Moves the node's sshd `pid` into its cluster's CPU group, made again when it is
+    /// gone. A failure costs the cluster its fair share, not the node: it is logged.
+    fn enter_cpu_group(&self, state: &LocalNodeState, node: &str, pid: i32) {
+        let (Some(groups), Some(path)) = (&self.cpu_groups, &state.cpu_group) else {
+            return;
+        };
+        if !groups.owns(path) {
+            return;
+        }
+        let entered = std::fs::create_dir_all(path)
+            .map_err(|source| ProviderError::Io {
+                action: "cannot make the cluster's cpu cgroup",
+                path: path.clone(),
+                source,
+            })
+            .and_then(|()| cpu_share::enter(path, pid));
+        if let Err(error) = entered {
+            tracing::warn!(%node, %error, "node runs without its cluster's cpu share");
+        }
     }
 
     /// Gone when the node's directory is gone or no sshd serves it any more.
@@ -656,6 +700,9 @@ impl LocalProvider {
         remove_dir(&dir.root)?;
         if let Some(area) = &dir.area {
             remove_dir(area)?;
+        }
+        if let (Some(groups), Some(path)) = (&self.cpu_groups, &state.cpu_group) {
+            groups.remove_if_empty(path);
         }
         addresses::release(&record.host);
         tracing::info!(node = %record.id, "local node deleted");
