@@ -4,7 +4,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::audit::AuditAction;
 use crate::error::Problem;
+use crate::layout::TaskAction;
 use crate::states::PoolHostState;
 
 /// A catalog entity's current body with its version.
@@ -65,6 +67,8 @@ pub struct AuditView {
     pub id: String,
     pub tenant_id: String,
     pub actor: String,
+    /// What was done (an [`AuditAction`]'s name), as stored: entries older versions
+    /// wrote may carry names no version writes now, and still show.
     pub action: String,
     pub target_kind: String,
     pub target: String,
@@ -76,6 +80,14 @@ pub struct AuditView {
     pub at_ms: i64,
 }
 
+impl AuditView {
+    /// The entry's action, when it is one this version knows (`None` for a name only
+    /// older versions wrote): what to compare with.
+    pub fn known_action(&self) -> Option<AuditAction> {
+        self.action.parse().ok()
+    }
+}
+
 /// A failed task, for "needs attention".
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -84,7 +96,7 @@ pub struct FailedTaskView {
     pub cluster_id: String,
     pub node: i64,
     pub service: Option<String>,
-    pub action: String,
+    pub action: TaskAction,
     pub error: Option<String>,
     pub finished_at_ms: Option<i64>,
 }

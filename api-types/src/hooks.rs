@@ -11,7 +11,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 use crate::states::{word_enum, UnknownValue, Word};
-use crate::{ApprovalOperation, Operation};
+use crate::{ApprovalOperation, Operation, TaskAction};
 
 /// The version of [`HookEventBody`] and [`GateRequestBody`] (their `schema` field).
 pub const HOOK_SCHEMA_VERSION: u32 = 1;
@@ -271,7 +271,7 @@ pub struct HookFailedStep {
     /// The node's id (`<cluster id>-<number>`).
     pub node: String,
     pub service: Option<String>,
-    pub action: String,
+    pub action: TaskAction,
     pub message: String,
 }
 

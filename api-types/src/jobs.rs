@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::layout::TaskAction;
 use crate::operation::Operation;
 use crate::states::{EventKind, JobState, OutputStream, TaskState};
 
@@ -35,7 +36,7 @@ pub struct TaskView {
     pub number: u32,
     pub node: u32,
     pub service: Option<String>,
-    pub action: String,
+    pub action: TaskAction,
     pub state: TaskState,
     pub attempts: i64,
     pub max_attempts: i64,
@@ -49,7 +50,7 @@ impl TaskView {
     pub fn label(&self) -> String {
         match &self.service {
             Some(service) => format!("{} {service}", self.action),
-            None => self.action.clone(),
+            None => self.action.to_string(),
         }
     }
 }
@@ -67,7 +68,7 @@ pub struct TaskStateCount {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TaskGroupView {
-    pub action: String,
+    pub action: TaskAction,
     pub service: Option<String>,
     /// The step's first task number: steps list in plan order by it.
     pub first_number: u32,
@@ -81,7 +82,7 @@ impl TaskGroupView {
     pub fn label(&self) -> String {
         match &self.service {
             Some(service) => format!("{} {service}", self.action),
-            None => self.action.clone(),
+            None => self.action.to_string(),
         }
     }
 
@@ -184,6 +185,24 @@ impl TaskStateChange {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // As the API wrote them while actions were strings.
+    const TASK: &str = r#"{"id":"t1","number":4,"node":1000,"service":"web","action":"install","state":"failed","attempts":3,"max_attempts":3,"started_at_ms":10,"finished_at_ms":20,"error":"exit status 1"}"#;
+    const GROUP: &str = r#"{"action":"create","service":null,"first_number":0,"counts":[{"state":"succeeded","tasks":2},{"state":"running","tasks":1}]}"#;
+
+    #[test]
+    fn tasks_and_steps_read_and_write_back_the_same_json() {
+        let task: TaskView = serde_json::from_str(TASK).expect("parses");
+        assert_eq!(task.action, TaskAction::Install);
+        assert_eq!(task.label(), "install web");
+        assert_eq!(serde_json::to_string(&task).expect("serialises"), TASK);
+        let group: TaskGroupView = serde_json::from_str(GROUP).expect("parses");
+        assert_eq!(group.action, TaskAction::Create);
+        assert_eq!((group.label(), group.total()), ("create".to_owned(), 3));
+        assert_eq!(serde_json::to_string(&group).expect("serialises"), GROUP);
+        let unknown = TASK.replace("\"install\"", "\"juggle\"");
+        assert!(serde_json::from_str::<TaskView>(&unknown).is_err());
+    }
 
     #[test]
     fn state_changes_read_back_what_they_wrote() {

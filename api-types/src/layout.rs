@@ -4,7 +4,12 @@
 //! the domain (it compiles to wasm on its own). The engine converts its values into
 //! these; nothing here checks names or the DAG's order again.
 
+use std::fmt;
+use std::str::FromStr;
+
 use serde::{Deserialize, Serialize};
+
+use crate::states::{word_enum, UnknownValue, Word};
 
 /// The solved shape of a whole cluster: its template and each node with its hardware,
 /// image and services.
@@ -77,51 +82,26 @@ impl PlanTask {
     }
 }
 
-/// What a plan's task does: a node task (no service) or a service step.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(rename_all = "lowercase")]
-pub enum TaskAction {
-    Create,
-    Confirm,
-    Bootstrap,
-    Install,
-    Configure,
-    Initialize,
-    Start,
-    Stop,
-    Remove,
-    Delete,
-    /// Stops the node's machine, keeping it (a lease's grace).
-    Suspend,
-    /// Starts a suspended node's machine again and waits until it answers.
-    Resume,
-}
-
-impl TaskAction {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TaskAction::Create => "create",
-            TaskAction::Confirm => "confirm",
-            TaskAction::Bootstrap => "bootstrap",
-            TaskAction::Install => "install",
-            TaskAction::Configure => "configure",
-            TaskAction::Initialize => "initialize",
-            TaskAction::Start => "start",
-            TaskAction::Stop => "stop",
-            TaskAction::Remove => "remove",
-            TaskAction::Delete => "delete",
-            TaskAction::Suspend => "suspend",
-            TaskAction::Resume => "resume",
-        }
+word_enum!(
+    /// What a plan's task does: a node task (no service) or a service step. The same
+    /// words as the domain's `plan::Action` (the tasks table stores them).
+    TaskAction, "task action" {
+        Create => "create",
+        Confirm => "confirm",
+        Bootstrap => "bootstrap",
+        Install => "install",
+        Configure => "configure",
+        Initialize => "initialize",
+        Start => "start",
+        Stop => "stop",
+        Remove => "remove",
+        Delete => "delete",
+        /// Stops the node's machine, keeping it (a lease's grace).
+        Suspend => "suspend",
+        /// Starts a suspended node's machine again and waits until it answers.
+        Resume => "resume",
     }
-}
-
-impl std::fmt::Display for TaskAction {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+);
 
 #[cfg(test)]
 mod tests {
@@ -178,7 +158,12 @@ mod tests {
                 serde_json::from_value::<TaskAction>(json).ok(),
                 Some(action)
             );
+            assert_eq!(action.as_str().parse::<TaskAction>(), Ok(action));
         }
+        // The list above is every action.
+        assert_eq!(TaskAction::ALL, actions);
+        let error = "sleep".parse::<TaskAction>().expect_err("no such action");
+        assert_eq!(error.to_string(), "unknown task action \"sleep\"");
     }
 
     #[test]

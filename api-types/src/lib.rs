@@ -15,6 +15,7 @@
 //! - [`rollouts`]: a template's new catalog revision rolled out across its clusters.
 //! - [`approvals`]: user groups, approval rules and the requests that wait on them.
 //! - [`cost`]: estimated costs, cost so far, budgets and showback.
+//! - [`audit`]: the names of what the audit log records (`cluster.create`).
 //! - [`error`]: the body of every error response.
 //!
 //! The engine builds these views from its rows; the server serialises them; the web
@@ -24,6 +25,7 @@
 
 pub mod accounts;
 pub mod approvals;
+pub mod audit;
 pub mod catalog;
 pub mod clusters;
 pub mod cost;
@@ -40,6 +42,7 @@ pub mod user_keys;
 
 pub use accounts::*;
 pub use approvals::*;
+pub use audit::AuditAction;
 pub use catalog::*;
 pub use clusters::*;
 pub use cost::*;

@@ -174,20 +174,11 @@ pub async fn caller() -> Result<Caller, UiError> {
 /// CSRF token.
 pub async fn caller_checked(csrf: &str) -> Result<Caller, UiError> {
     let (caller, data) = current().await?;
-    if !constant_time_eq(csrf.as_bytes(), data.csrf.as_bytes()) {
+    if !engine::accounts::constant_time_eq(csrf.as_bytes(), data.csrf.as_bytes()) {
         return Err(UiError::Forbidden(
             "this form is out of date (its security token does not match your session); reload the page and try again"
                 .to_owned(),
         ));
     }
     Ok(caller)
-}
-
-fn constant_time_eq(left: &[u8], right: &[u8]) -> bool {
-    left.len() == right.len()
-        && left
-            .iter()
-            .zip(right)
-            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-            == 0
 }

@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Instant;
 
-use api_types::{ClusterChangeRequest, ClusterDetail, JobView, NodeView, TaskView};
+use api_types::{ClusterChangeRequest, ClusterDetail, JobView, NodeView, TaskAction, TaskView};
 use engine::provider::{LocalNodeState, NodeRecord, LOCAL_PROVIDER};
 use serde_json::{json, Value};
 use tokio::process::Command;
@@ -228,7 +228,7 @@ async fn step_seconds(client: &Client, cluster_id: &str, service: &str) -> Resul
     let steps: Vec<f64> = tasks(client, &submitted.job_id)
         .await?
         .iter()
-        .filter(|task| task.service.as_deref() == Some(service) && task.action == "start")
+        .filter(|task| task.service.as_deref() == Some(service) && task.action == TaskAction::Start)
         .filter_map(task_seconds)
         .collect();
     match steps.as_slice() {

@@ -19,9 +19,7 @@
 use std::path::Path;
 use std::time::Instant;
 
-use serde_json::Value;
-
-use crate::served::{create_request, failed, sign_in, wait_for_job, with_server_log, Server};
+use crate::served::{create_request, sign_in_with_catalog, wait_for_job, with_server_log, Server};
 use crate::BenchError;
 
 pub(crate) const CATALOG: &str = include_str!("create/catalog.json");
@@ -93,13 +91,7 @@ async fn create_and_delete(
 ) -> Result<Measured, BenchError> {
     std::fs::create_dir_all(data)?;
     let server = Server::start(corral, data, WORKER_SLOTS)?;
-    let client = sign_in(&server).await?;
-    client
-        .import_catalog(
-            &serde_json::from_str::<Value>(CATALOG).map_err(failed)?,
-            false,
-        )
-        .await?;
+    let client = sign_in_with_catalog(&server).await?;
 
     let started = Instant::now();
     let created = client

@@ -25,10 +25,12 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use api_types::{JobState, Role, TenantRequest, UserRequest};
-use serde_json::Value;
+use api_types::JobState;
 
-use crate::served::{create_request, failed, sign_in, with_server_log, Client, Server};
+use crate::served::{
+    create_request, plain_user, run_with_server, seeded_tenant, sign_in_with_catalog, Client,
+    Server,
+};
 use crate::BenchError;
 
 const TEMPLATE: &str = "three-services";
@@ -44,44 +46,18 @@ const JOB_LIMIT: Duration = Duration::from_secs(1800);
 
 pub fn run(args: &[String]) -> Result<String, BenchError> {
     let nodes = crate::parse_count(args, "--nodes", 1000)?;
-    let corral = crate::corral_binary()?;
-    crate::run_in_scratch_dir("corral-fairness-", |base| async move {
-        let data = base.join("server");
-        std::fs::create_dir_all(&data)?;
-        let line = measure(&data, &corral, nodes)
-            .await
-            .map_err(|error| with_server_log(error, &data))?;
-        Ok(line)
+    run_with_server("corral-fairness-", |data, corral| async move {
+        measure(&data, &corral, nodes).await
     })
 }
 
 async fn measure(data: &Path, corral: &Path, nodes: usize) -> Result<String, BenchError> {
     let server = Server::start(corral, data, WORKER_SLOTS)?;
-    let admin = sign_in(&server).await?;
-    admin
-        .import_catalog(
-            &serde_json::from_str::<Value>(crate::create::CATALOG).map_err(failed)?,
-            false,
-        )
-        .await?;
-    admin
-        .create_tenant(&TenantRequest {
-            name: TENANT_B.to_owned(),
-            max_clusters: None,
-            max_nodes: None,
-            seed_catalog_from: Some("default".to_owned()),
-            local_nodes: true,
-            provider_types: None,
-        })
-        .await?;
+    let admin = sign_in_with_catalog(&server).await?;
+    admin.create_tenant(&seeded_tenant(TENANT_B)).await?;
     for (username, tenant) in [("colleague", None), ("other", Some(TENANT_B))] {
         admin
-            .create_user(&UserRequest {
-                username: username.to_owned(),
-                password: PASSWORD.to_owned(),
-                role: Role::User,
-                tenant: tenant.map(str::to_owned),
-            })
+            .create_user(&plain_user(username, PASSWORD, tenant))
             .await?;
     }
     let colleague = Client::signed_in_as(&server.url, "colleague", PASSWORD).await?;

@@ -77,6 +77,21 @@ pub(crate) struct Running {
 }
 
 impl Engine {
+    /// An engine over `store` holding the bench's catalog ([`CATALOG`]) in the default
+    /// tenant, with local nodes and resources under `base`.
+    pub(crate) async fn with_catalog(store: Store, base: &Path) -> Result<Self, BenchError> {
+        let catalog = import_bundle(CATALOG)
+            .map_err(|error| BenchError::Failed(format!("bench catalog: {error}")))?;
+        engine::catalog::import(&store, DEFAULT_TENANT_ID, &catalog, None, now_ms())
+            .await
+            .map_err(|error| BenchError::Failed(format!("bench catalog import: {error}")))?;
+        Ok(Engine {
+            store,
+            providers: Providers::new().with(Arc::new(LocalProvider::new(base.join("nodes"))?)),
+            resources: ResourceFiles::in_directory(base.join("resources")),
+        })
+    }
+
     pub(crate) fn start(&self, settings: WorkerSettings) -> Running {
         let executor = Executor::new(
             self.store.clone(),
@@ -93,16 +108,7 @@ impl Engine {
 async fn fanout(base: &Path, nodes: usize) -> Result<String, BenchError> {
     let db = TestDatabase::sqlite();
     let store = Store::open(&db.url).await?;
-    let catalog = import_bundle(CATALOG)
-        .map_err(|error| BenchError::Failed(format!("bench catalog: {error}")))?;
-    engine::catalog::import(&store, DEFAULT_TENANT_ID, &catalog, None, now_ms())
-        .await
-        .map_err(|error| BenchError::Failed(format!("bench catalog import: {error}")))?;
-    let engine = Engine {
-        store: store.clone(),
-        providers: Providers::new().with(Arc::new(LocalProvider::new(base.join("nodes"))?)),
-        resources: ResourceFiles::in_directory(base.join("resources")),
-    };
+    let engine = Engine::with_catalog(store.clone(), base).await?;
     let room = u32::try_from(nodes).unwrap_or(u32::MAX);
     // The measured pool is sized for the fan-out: every node's step may run at once.
     let fan_out = WorkerSettings {
@@ -230,6 +236,30 @@ async fn close_sessions(
     Ok(())
 }
 
+/// Submits a start job of `service` on every node of the cluster that has it; the
+/// job's id.
+pub(crate) async fn start_service(
+    store: &Store,
+    cluster_id: &str,
+    service: &str,
+) -> Result<String, BenchError> {
+    let name =
+        ServiceName::parse(service).map_err(|error| BenchError::Failed(error.to_string()))?;
+    let change = ClusterChange::Start {
+        services: Some(BTreeSet::from([name])),
+    };
+    submit_change(
+        store,
+        cluster_id,
+        &change,
+        None,
+        SubmitOptions::default(),
+        now_ms(),
+    )
+    .await
+    .map_err(|error| BenchError::Failed(format!("start: {error}")))
+}
+
 /// One timed round: submit → claim → SSH → recorded result, for every node; checks
 /// every task ran once and recorded `uname`'s output.
 async fn step_everywhere(
@@ -238,23 +268,9 @@ async fn step_everywhere(
     nodes: usize,
 ) -> Result<Duration, BenchError> {
     let store = running.executor.store();
-    let services: BTreeSet<ServiceName> =
-        [ServiceName::parse(SERVICE).map_err(|error| BenchError::Failed(error.to_string()))?]
-            .into();
     let started = Instant::now();
     let submitted_ms = now_ms();
-    let job = submit_change(
-        store,
-        cluster_id,
-        &ClusterChange::Start {
-            services: Some(services),
-        },
-        None,
-        SubmitOptions::default(),
-        now_ms(),
-    )
-    .await
-    .map_err(|error| BenchError::Failed(format!("start: {error}")))?;
+    let job = start_service(store, cluster_id, SERVICE).await?;
     running.pool.waker().notify_waiters();
     wait_for(store, &job, ROUND_LIMIT).await?;
     let elapsed = started.elapsed();

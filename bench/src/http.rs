@@ -33,7 +33,7 @@ use std::time::{Duration, Instant};
 
 use api_types::JobState;
 
-use crate::served::{create_request, failed, sign_in, wait_for_job, Client, Server};
+use crate::served::{create_request, sign_in_with_catalog, wait_for_job, Client, Server};
 use crate::BenchError;
 
 mod seed;
@@ -75,9 +75,7 @@ async fn drive_all(
     clusters: usize,
 ) -> Result<String, BenchError> {
     let server = Server::start(corral, base, WORKER_SLOTS)?;
-    let client = sign_in(&server).await?;
-    let catalog = serde_json::from_str(crate::create::CATALOG).map_err(failed)?;
-    client.import_catalog(&catalog, false).await?;
+    let client = sign_in_with_catalog(&server).await?;
     let created = client
         .create_cluster(&create_request("served", "three-services", NODES))
         .await?;

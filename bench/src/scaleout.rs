@@ -14,19 +14,10 @@
 //! Prints one line per worker count: `scaleout workers= tasks_per_s= ...`, the second
 //! with `speedup=` against the first (the baseline, measured in the same run).
 
-use std::collections::BTreeSet;
 use std::path::Path;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use domain::catalog::coopr::import_bundle;
-use domain::names::ServiceName;
-use engine::operations::{submit_change, ClusterChange};
-use engine::provider::LocalProvider;
-use engine::queue::SubmitOptions;
-use engine::resources::ResourceFiles;
-use engine::store::tenants::DEFAULT_TENANT_ID;
-use engine::store::{now_ms, Backend, Store};
+use engine::store::{Backend, Store};
 use engine::testing::TestDatabase;
 use engine::worker::WorkerSettings;
 
@@ -50,17 +41,7 @@ pub fn run(options: Options) -> Result<String, BenchError> {
 async fn scaleout(base: &Path, corral: &Path, nodes: usize) -> Result<String, BenchError> {
     let db = TestDatabase::new(Backend::Postgres).await;
     let store = Store::open(&db.url).await?;
-    let catalog = import_bundle(fanout::CATALOG)
-        .map_err(|error| BenchError::Failed(format!("bench catalog: {error}")))?;
-    engine::catalog::import(&store, DEFAULT_TENANT_ID, &catalog, None, now_ms())
-        .await
-        .map_err(|error| BenchError::Failed(format!("bench catalog import: {error}")))?;
-    let engine = Engine {
-        store: store.clone(),
-        providers: engine::execute::Providers::new()
-            .with(Arc::new(LocalProvider::new(base.join("nodes"))?)),
-        resources: ResourceFiles::in_directory(base.join("resources")),
-    };
+    let engine = Engine::with_catalog(store.clone(), base).await?;
     let started = Instant::now();
     let provisioning = engine.start(WorkerSettings::default());
     let cluster_id = fanout::create(&provisioning, "scaleout", nodes).await?;
@@ -104,22 +85,8 @@ async fn scaleout(base: &Path, corral: &Path, nodes: usize) -> Result<String, Be
 
 /// One start job of the `pause` step on every node, until it is recorded as done.
 async fn round(store: &Store, cluster_id: &str) -> Result<Duration, BenchError> {
-    let services: BTreeSet<ServiceName> =
-        [ServiceName::parse("pause").map_err(|error| BenchError::Failed(error.to_string()))?]
-            .into();
     let started = Instant::now();
-    let job = submit_change(
-        store,
-        cluster_id,
-        &ClusterChange::Start {
-            services: Some(services),
-        },
-        None,
-        SubmitOptions::default(),
-        now_ms(),
-    )
-    .await
-    .map_err(|error| BenchError::Failed(format!("start: {error}")))?;
+    let job = fanout::start_service(store, cluster_id, "pause").await?;
     fanout::wait_for(store, &job, ROUND_LIMIT).await?;
     Ok(started.elapsed())
 }

@@ -1,7 +1,7 @@
 //! A real `corral serve` for the benchmarks that drive it over HTTP (`create`, `http`),
 //! and its first admin's signed-in API client.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::BenchError;
@@ -9,6 +9,24 @@ use crate::BenchError;
 const POLL: Duration = Duration::from_millis(250);
 /// A job that has not ended by then failed the run (a 1,000-node create takes minutes).
 const JOB_LIMIT: Duration = Duration::from_secs(1800);
+
+/// Runs `measure` in a scratch directory, given the data directory of its `corral serve`
+/// and the binary to serve with ([`crate::corral_binary`]): its line, or its failure
+/// with the end of the server's log.
+pub fn run_with_server<F, Fut>(prefix: &str, measure: F) -> Result<String, BenchError>
+where
+    F: FnOnce(PathBuf, PathBuf) -> Fut,
+    Fut: std::future::Future<Output = Result<String, BenchError>>,
+{
+    let corral = crate::corral_binary()?;
+    crate::run_in_scratch_dir(prefix, |base| async move {
+        let data = base.join("server");
+        std::fs::create_dir_all(&data)?;
+        measure(data.clone(), corral)
+            .await
+            .map_err(|error| with_server_log(error, &data))
+    })
+}
 
 /// `error`, with the end of what the server in `data` logged besides slow statements
 /// (the scratch directory, and the log with it, is gone once the run ends).
@@ -109,6 +127,39 @@ pub use api_client::Client;
 /// token.
 pub async fn sign_in(server: &Server) -> Result<Client, BenchError> {
     Ok(Client::signed_in_as(&server.url, "admin", &server.password).await?)
+}
+
+/// [`sign_in`], with the catalog of `bench create` ([`crate::create::CATALOG`])
+/// imported in the default tenant.
+pub async fn sign_in_with_catalog(server: &Server) -> Result<Client, BenchError> {
+    let admin = sign_in(server).await?;
+    let catalog: serde_json::Value =
+        serde_json::from_str(crate::create::CATALOG).map_err(failed)?;
+    admin.import_catalog(&catalog, false).await?;
+    Ok(admin)
+}
+
+/// A tenant named `name` with the default tenant's catalog and local nodes, as the
+/// benchmarks add them.
+pub fn seeded_tenant(name: &str) -> api_types::TenantRequest {
+    api_types::TenantRequest {
+        name: name.to_owned(),
+        max_clusters: None,
+        max_nodes: None,
+        seed_catalog_from: Some("default".to_owned()),
+        local_nodes: true,
+        provider_types: None,
+    }
+}
+
+/// A plain user of `tenant` (the admin's own when `None`).
+pub fn plain_user(username: &str, password: &str, tenant: Option<&str>) -> api_types::UserRequest {
+    api_types::UserRequest {
+        username: username.to_owned(),
+        password: password.to_owned(),
+        role: api_types::Role::User,
+        tenant: tenant.map(str::to_owned),
+    }
 }
 
 /// A cluster of `size` nodes from `template`, as the benchmarks create them.

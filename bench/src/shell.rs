@@ -14,7 +14,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use api_types::{NodeCertificateRequest, TokenRequest, TokenScope};
+use api_types::{AuditAction, NodeCertificateRequest, TokenRequest, TokenScope};
 use futures::{SinkExt, StreamExt};
 use russh::keys::ssh_key::private::Ed25519Keypair;
 use russh::keys::ssh_key::Certificate;
@@ -267,10 +267,12 @@ async fn direct_round_trips(client: &Client, cluster: &str) -> Result<Vec<Durati
 /// Where node 1000's sshd listens: the node's address as the server's audit entry of
 /// a terminal session on it names it (`node.terminal`, its `address`).
 async fn node_address(client: &Client) -> Result<String, BenchError> {
-    let entries = client.audit("action=node.terminal").await?;
+    let opened = AuditAction::NodeTerminal;
+    // The filter is a prefix (it keeps `node.terminal.end` too).
+    let entries = client.audit(&format!("action={opened}")).await?;
     entries
         .iter()
-        .filter(|entry| entry.action == "node.terminal")
+        .filter(|entry| entry.known_action() == Some(opened))
         // What an audit entry recorded after the action is free-form JSON (each
         // action's own), so the address is read by name.
         .find_map(|entry| entry.after.as_ref()?["address"].as_str())

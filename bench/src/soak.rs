@@ -33,12 +33,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use api_types::{
-    ClusterChangeRequest, ClusterCreateRequest, JobState, Role, TenantRequest, UserRequest,
-};
-use serde_json::Value;
+use api_types::{ClusterChangeRequest, ClusterCreateRequest, JobState};
 
-use crate::served::{failed, sign_in, with_server_log, Client, Server};
+use crate::served::{
+    failed, plain_user, run_with_server, seeded_tenant, sign_in, sign_in_with_catalog, Client,
+    Server,
+};
 use crate::BenchError;
 
 const TEMPLATE: &str = "three-services";
@@ -53,14 +53,9 @@ const POLL: Duration = Duration::from_millis(200);
 
 pub fn run(args: &[String]) -> Result<String, BenchError> {
     let minutes = crate::parse_count(args, "--minutes", 60)?;
-    let corral = crate::corral_binary()?;
-    crate::run_in_scratch_dir("corral-soak-", |base| async move {
-        let data = base.join("server");
-        std::fs::create_dir_all(&data)?;
-        let line = soak(&data, &corral, Duration::from_secs(60 * minutes as u64))
-            .await
-            .map_err(|error| with_server_log(error, &data))?;
-        Ok(line)
+    let length = Duration::from_secs(60 * minutes as u64);
+    run_with_server("corral-soak-", |data, corral| async move {
+        soak(&data, &corral, length).await
     })
 }
 
@@ -190,34 +185,14 @@ async fn soak(data: &Path, corral: &Path, run_for: Duration) -> Result<String, B
             &retention.as_secs().to_string(),
         ],
     )?;
-    let admin = sign_in(&server).await?;
-    admin
-        .import_catalog(
-            &serde_json::from_str::<Value>(crate::create::CATALOG).map_err(failed)?,
-            false,
-        )
-        .await?;
+    let admin = sign_in_with_catalog(&server).await?;
     let mut clients = vec![admin];
     for tenant in &TENANTS[1..] {
         let admin = &clients[0];
-        admin
-            .create_tenant(&TenantRequest {
-                name: (*tenant).to_owned(),
-                max_clusters: None,
-                max_nodes: None,
-                seed_catalog_from: Some("default".to_owned()),
-                local_nodes: true,
-                provider_types: None,
-            })
-            .await?;
+        admin.create_tenant(&seeded_tenant(tenant)).await?;
         let username = format!("{tenant}-user");
         admin
-            .create_user(&UserRequest {
-                username: username.clone(),
-                password: PASSWORD.to_owned(),
-                role: Role::User,
-                tenant: Some((*tenant).to_owned()),
-            })
+            .create_user(&plain_user(&username, PASSWORD, Some(*tenant)))
             .await?;
         clients.push(Client::signed_in_as(&server.url, &username, PASSWORD).await?);
     }

@@ -220,14 +220,7 @@ mod tests {
     );
 
     fn shape(layout: &Layout) -> Vec<(u32, Vec<String>)> {
-        layout
-            .nodes
-            .iter()
-            .map(|node| {
-                let services = node.services.iter().map(ToString::to_string).collect();
-                (node.number, services)
-            })
-            .collect()
+        layout.services_by_node().collect()
     }
 
     fn owned(shape: &Shape) -> Vec<(u32, Vec<String>)> {

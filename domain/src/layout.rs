@@ -65,4 +65,19 @@ impl Layout {
     pub fn node(&self, number: u32) -> Option<&NodeLayout> {
         self.nodes.iter().find(|node| node.number == number)
     }
+
+    /// Each node's number with its services' names, in node order: what a preview
+    /// compares layouts by.
+    pub fn services_by_node<C: FromIterator<String>>(&self) -> impl Iterator<Item = (u32, C)> + '_ {
+        self.nodes
+            .iter()
+            .map(|node| (node.number, node.service_names()))
+    }
+}
+
+impl NodeLayout {
+    /// The names of the node's services, sorted.
+    pub fn service_names<C: FromIterator<String>>(&self) -> C {
+        self.services.iter().map(ToString::to_string).collect()
+    }
 }

@@ -35,6 +35,17 @@ pub enum AccountError {
     Store(#[from] StoreError),
 }
 
+/// Whether two secrets (a CSRF token, an SSO state or nonce) are equal, compared without
+/// stopping at the first difference, so the time taken tells nothing of where it is.
+pub fn constant_time_eq(left: &[u8], right: &[u8]) -> bool {
+    left.len() == right.len()
+        && left
+            .iter()
+            .zip(right)
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+            == 0
+}
+
 /// Usernames are lower-case so `Alice` and `alice` cannot both exist.
 pub fn parse_username(raw: &str) -> Result<String, AccountError> {
     let ok = !raw.is_empty()
@@ -103,5 +114,19 @@ pub async fn ensure_first_admin(store: &Store) -> Result<Option<Password>, Accou
         Ok(_) => Ok(Some(password)),
         Err(AccountError::Store(StoreError::Conflict(_))) => Ok(None),
         Err(err) => Err(err),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::constant_time_eq;
+
+    #[test]
+    fn secrets_are_equal_only_byte_for_byte() {
+        assert!(constant_time_eq(b"token", b"token"));
+        assert!(constant_time_eq(b"", b""));
+        assert!(!constant_time_eq(b"token", b"tokem"));
+        assert!(!constant_time_eq(b"token", b"token-longer"));
+        assert!(!constant_time_eq(b"", b"x"));
     }
 }

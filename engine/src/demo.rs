@@ -5,6 +5,7 @@
 //! manifest). It is compiled into the binary so a first start needs no files: the
 //! server loads it into the default tenant when that tenant's catalog is empty.
 
+use api_types::AuditAction;
 use sha2::{Digest, Sha256};
 
 use crate::catalog::CatalogError;
@@ -94,7 +95,7 @@ pub async fn load_if_empty(
         tenant_id: tenant_id.to_owned(),
         actor_id: None,
         actor_name: "corral".to_owned(),
-        action: "catalog.demo".to_owned(),
+        action: AuditAction::CatalogDemo,
         target_kind: "catalog".to_owned(),
         target: "demo".to_owned(),
         address: None,

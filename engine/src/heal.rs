@@ -29,7 +29,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::Duration;
 
-use api_types::{ClusterState, ServiceHealth};
+use api_types::{AuditAction, ClusterState, ServiceHealth};
 use domain::catalog::coopr::import_bundle;
 use domain::catalog::healing::{decide, HealDecision, Healing, NodeCondition};
 use domain::layout::Layout;
@@ -234,7 +234,7 @@ async fn heal_cluster(
                 tenant_id: cluster.tenant_id.clone(),
                 actor_id: None,
                 actor_name: HEALER.to_owned(),
-                action: "cluster.heal".to_owned(),
+                action: AuditAction::ClusterHeal,
                 target_kind: "cluster".to_owned(),
                 target: cluster.id.clone(),
                 address: None,

@@ -60,14 +60,7 @@ pub(crate) async fn run(
     let mut seen: HashMap<String, i64> = HashMap::new();
     let mut healed_at: Option<std::time::Instant> = None;
     let mut heal_memory = crate::heal::Memory::default();
-    loop {
-        tokio::select! {
-            () = tokio::time::sleep(every) => {}
-            _ = stopped.changed() => {}
-        }
-        if *stopped.borrow() {
-            return;
-        }
+    while crate::worker::next_turn(every, &mut stopped).await {
         let reachability = executor.store().reachability();
         if let Err(error) = reconcile(executor.store(), &mut seen).await {
             reachability.failed("listing health checks", &error, error.is_unreachable());

@@ -164,7 +164,7 @@ async fn observe(
                 .find(|job| job.created_at_ms >= since);
             match adopted {
                 Some(job) => {
-                    record_job(store, rollout, row, &job.id, now).await?;
+                    record(store, rollout, row, Upgrade::Job(&job.id), now).await?;
                     job.id
                 }
                 None => {
@@ -236,7 +236,7 @@ async fn submit(
         Ok(user) => Caller::new(Principal::from_user(&user), None),
         Err(error) => {
             let note = format!("the user who started the rollout is gone ({error})");
-            return note_refusal(store, rollout, row, &note, now).await;
+            return record(store, rollout, row, Upgrade::Refused(&note), now).await;
         }
     };
     let service = Service::new(store.clone(), executor.resources().clone());
@@ -249,55 +249,41 @@ async fn submit(
     {
         Ok(submitted) if submitted.job_id.is_empty() => {
             let note = "its upgrade waits for an approval; a rollout does not wait for approvals";
-            note_refusal(store, rollout, row, note, now).await
+            record(store, rollout, row, Upgrade::Refused(note), now).await
         }
-        Ok(submitted) => record_job(store, rollout, row, &submitted.job_id, now).await,
+        Ok(submitted) => {
+            let job = Upgrade::Job(&submitted.job_id);
+            record(store, rollout, row, job, now).await
+        }
         Err(ServiceError::Internal { cause }) => Err(ServiceError::Internal { cause }),
         Err(refused) => {
             let note = format!("its upgrade was refused: {refused}");
-            note_refusal(store, rollout, row, &note, now).await
+            record(store, rollout, row, Upgrade::Refused(&note), now).await
         }
     }
 }
 
-async fn record_job(
-    store: &Store,
-    rollout: &Rollout,
-    row: &RolloutCluster,
-    job_id: &str,
-    now: i64,
-) -> Result<(), ServiceError> {
-    store
-        .move_rollout_cluster(
-            &rollout.id,
-            &row.cluster_id,
-            C::Running,
-            C::Running,
-            Some(job_id),
-            None,
-            now,
-        )
-        .await?;
-    Ok(())
+/// What became of a running cluster's upgrade: its job, or why it has none.
+enum Upgrade<'a> {
+    Job(&'a str),
+    Refused(&'a str),
 }
 
-async fn note_refusal(
+/// Records `upgrade` on the cluster's row, which stays running.
+async fn record(
     store: &Store,
     rollout: &Rollout,
     row: &RolloutCluster,
-    note: &str,
+    upgrade: Upgrade<'_>,
     now: i64,
 ) -> Result<(), ServiceError> {
+    let (job_id, note) = match upgrade {
+        Upgrade::Job(job_id) => (Some(job_id), None),
+        Upgrade::Refused(note) => (None, Some(note)),
+    };
+    let (id, cluster_id) = (&rollout.id, &row.cluster_id);
     store
-        .move_rollout_cluster(
-            &rollout.id,
-            &row.cluster_id,
-            C::Running,
-            C::Running,
-            None,
-            Some(note),
-            now,
-        )
+        .move_rollout_cluster(id, cluster_id, C::Running, C::Running, job_id, note, now)
         .await?;
     Ok(())
 }

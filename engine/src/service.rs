@@ -38,6 +38,7 @@ mod views;
 
 use std::sync::Arc;
 
+use api_types::AuditAction;
 use tokio::sync::Notify;
 
 use crate::accounts::AccountError;
@@ -69,7 +70,7 @@ pub use node_terminal::{
     NodeTerminal, Recorder, TerminalEnd, TerminalSummary, DEFAULT_TERMINAL_IDLE,
     MAX_RECORDING_BYTES,
 };
-pub use providers::ProviderTestWaits;
+pub use providers::{CredentialsOwner, ProviderTestWaits};
 pub use tenants::TenantUsage;
 pub use views::*;
 
@@ -142,6 +143,18 @@ impl ServiceError {
         ServiceError::Invalid {
             message: message.into(),
             details: Vec::new(),
+        }
+    }
+
+    /// Bad input of a `subject` (`pool host`, `hook`): every problem, in the message too.
+    fn invalid_fields(subject: &str, problems: Vec<Problem>) -> Self {
+        let fields: Vec<String> = problems
+            .iter()
+            .map(|problem| format!("{}: {}", problem.path, problem.message))
+            .collect();
+        ServiceError::Invalid {
+            message: format!("invalid {subject}: {}", fields.join("; ")),
+            details: problems,
         }
     }
 
@@ -350,6 +363,35 @@ impl Caller {
             Err(ServiceError::NotFound(what()))
         }
     }
+
+    /// Refuses callers who are not admins of their tenant, and says whose objects a
+    /// list shows them: their tenant's, or every tenant's (`None`) for a superadmin.
+    fn administered_scope(&self) -> Result<Option<&str>, ServiceError> {
+        self.require_tenant_admin(self.tenant_id())?;
+        Ok((!self.principal.is_superadmin()).then(|| self.tenant_id()))
+    }
+
+    /// What `fetch` finds, an object of the tenant `tenant_of` names, if the caller
+    /// administers that tenant. Plain users learn nothing, not even whether it exists
+    /// (`fetch` is not even run); one of a tenant the caller cannot see is `NotFound`
+    /// (`what`) exactly as a missing one.
+    async fn administered<T>(
+        &self,
+        what: impl Fn() -> String,
+        fetch: impl std::future::Future<Output = Result<T, StoreError>>,
+        tenant_of: impl FnOnce(&T) -> &str,
+    ) -> Result<T, ServiceError> {
+        self.require_tenant_admin(self.tenant_id())?;
+        let found = match fetch.await {
+            Ok(found) => found,
+            Err(StoreError::NotFound(_)) => return Err(ServiceError::NotFound(what())),
+            Err(error) => return Err(error.into()),
+        };
+        let tenant_id = tenant_of(&found);
+        self.require_visible(tenant_id, what)?;
+        self.require_tenant_admin(tenant_id)?;
+        Ok(found)
+    }
 }
 
 /// A page of a list: `offset` and `limit` in, `total` out so clients can page on.
@@ -509,7 +551,7 @@ impl Service {
             tenant_id: record.tenant_id.to_owned(),
             actor_id: Some(caller.principal.user_id.clone()),
             actor_name: caller.principal.username.clone(),
-            action: record.action.to_owned(),
+            action: record.action,
             target_kind: record.target_kind.to_owned(),
             target: record.target.to_owned(),
             address: caller.address.clone(),
@@ -518,7 +560,7 @@ impl Service {
             at_ms: crate::store::now_ms(),
         };
         if let Err(error) = self.store.append_audit(&entry).await {
-            tracing::error!(%error, action = record.action, "audit entry not written");
+            tracing::error!(%error, action = record.action.as_str(), "audit entry not written");
         }
     }
 }
@@ -526,7 +568,7 @@ impl Service {
 /// What [`Service::audit`] records.
 struct AuditRecord<'a> {
     tenant_id: &'a str,
-    action: &'a str,
+    action: AuditAction,
     target_kind: &'a str,
     target: &'a str,
     before: Option<String>,
@@ -534,7 +576,7 @@ struct AuditRecord<'a> {
 }
 
 impl<'a> AuditRecord<'a> {
-    fn new(tenant_id: &'a str, action: &'a str, target_kind: &'a str, target: &'a str) -> Self {
+    fn new(tenant_id: &'a str, action: AuditAction, target_kind: &'a str, target: &'a str) -> Self {
         Self {
             tenant_id,
             action,

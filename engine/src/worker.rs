@@ -690,6 +690,16 @@ fn state_event(task: &ClaimedTask, data: String) -> NewEvent {
     }
 }
 
+/// Waits `every`, or less when `stopped` changes: a periodic loop's next turn, which
+/// is false once the process is stopping (`while next_turn(..).await { .. }`).
+pub(crate) async fn next_turn(every: Duration, stopped: &mut watch::Receiver<bool>) -> bool {
+    tokio::select! {
+        () = tokio::time::sleep(every) => {}
+        _ = stopped.changed() => {}
+    }
+    !*stopped.borrow()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

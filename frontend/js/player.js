@@ -7,6 +7,8 @@
 // plays the asciicast the button names (GET /api/v1/audit/{id}/recording, the tenant's
 // admins only) in a panel docked at the bottom of the window.
 
+import { dock, headerButton, undock } from './dock.js';
+
 const here = new URL('.', import.meta.url);
 
 let library;
@@ -31,36 +33,24 @@ let open = null;
 async function play(src, label) {
   const AsciinemaPlayer = await loadPlayer();
   open?.dispose();
-  const panel = document.createElement('section');
-  panel.className = 'terminal-panel player-panel';
-  panel.setAttribute('role', 'region');
-  panel.setAttribute('aria-label', `Recording of ${label}`);
-  panel.dataset.testid = 'player';
-  const header = document.createElement('header');
-  const title = document.createElement('strong');
-  title.textContent = `Recording · ${label}`;
   const download = document.createElement('a');
   download.href = src;
   download.download = 'session.cast';
   download.textContent = 'Download .cast';
   download.className = 'terminal-hint';
-  const close = document.createElement('button');
-  close.type = 'button';
-  close.className = 'button button-quiet';
-  close.textContent = 'Close';
-  close.dataset.testid = 'player-close';
-  header.append(title, download, close);
-  const screen = document.createElement('div');
-  screen.className = 'terminal-screen player-screen';
-  panel.append(header, screen);
-  document.body.append(panel);
-  document.body.classList.add('terminal-docked');
+  const close = headerButton('Close', 'player-close');
+  const { panel, screen } = dock({
+    kind: 'player',
+    label: `Recording of ${label}`,
+    testid: 'player',
+    title: `Recording · ${label}`,
+    controls: [download, close],
+  });
   const player = AsciinemaPlayer.create(src, screen, { fit: 'both', autoPlay: true, idleTimeLimit: 2 });
   open = {
     dispose() {
       player.dispose();
-      panel.remove();
-      document.body.classList.remove('terminal-docked');
+      undock(panel);
       open = null;
     },
   };

@@ -12,6 +12,8 @@
 // shell's exit status ({"type":"exit",...}) back. The close code says why a session
 // ended; the page offers to reconnect (a new shell) after any end.
 
+import { dock, headerButton, undock } from './dock.js';
+
 const here = new URL('.', import.meta.url);
 
 /** The page's CSP nonce (scripts carry it; the DOM hides it from attributes only). */
@@ -71,14 +73,6 @@ let open = null;
 async function openTerminal(cluster, node, label) {
   const { Terminal, FitAddon } = await loadXterm();
   open?.dispose();
-  const panel = document.createElement('section');
-  panel.className = 'terminal-panel';
-  panel.setAttribute('role', 'region');
-  panel.setAttribute('aria-label', `Terminal on ${label}`);
-  panel.dataset.testid = 'terminal';
-  const header = document.createElement('header');
-  const title = document.createElement('strong');
-  title.textContent = `Terminal · ${label}`;
   const status = document.createElement('span');
   status.className = 'terminal-status';
   status.dataset.testid = 'terminal-status';
@@ -86,23 +80,15 @@ async function openTerminal(cluster, node, label) {
   const hint = document.createElement('span');
   hint.className = 'muted terminal-hint';
   hint.textContent = 'Ctrl+Shift+C copies, Ctrl+Shift+V pastes';
-  const reconnect = document.createElement('button');
-  reconnect.type = 'button';
-  reconnect.className = 'button button-quiet';
-  reconnect.textContent = 'Reconnect';
+  const reconnect = headerButton('Reconnect', 'terminal-reconnect');
   reconnect.hidden = true;
-  reconnect.dataset.testid = 'terminal-reconnect';
-  const close = document.createElement('button');
-  close.type = 'button';
-  close.className = 'button button-quiet';
-  close.textContent = 'Close';
-  close.dataset.testid = 'terminal-close';
-  header.append(title, status, hint, reconnect, close);
-  const screen = document.createElement('div');
-  screen.className = 'terminal-screen';
-  panel.append(header, screen);
-  document.body.append(panel);
-  document.body.classList.add('terminal-docked');
+  const close = headerButton('Close', 'terminal-close');
+  const { panel, screen } = dock({
+    label: `Terminal on ${label}`,
+    testid: 'terminal',
+    title: `Terminal · ${label}`,
+    controls: [status, hint, reconnect, close],
+  });
 
   const term = new Terminal({
     cursorBlink: true,
@@ -202,8 +188,7 @@ async function openTerminal(cluster, node, label) {
       socket = null;
       ws?.close(1000);
       term.dispose();
-      panel.remove();
-      document.body.classList.remove('terminal-docked');
+      undock(panel);
       if (open?.panel === panel) open = null;
     },
     panel,

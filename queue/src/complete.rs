@@ -7,6 +7,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
+use api_types::TaskAction;
 use sqlx::any::AnyRow;
 use sqlx::{Any, FromRow, Row, Transaction};
 
@@ -50,7 +51,7 @@ struct Released {
     number: i64,
     node: i64,
     service: Option<String>,
-    action: String,
+    action: TaskAction,
     #[sqlx(rename = "attempts")]
     attempt: i64,
     tries: i64,

@@ -419,6 +419,20 @@ mod tests {
         expected: Vec<(&'static str, i64)>,
     }
 
+    impl Case {
+        /// The batch [`choose`] makes of the case is the one expected.
+        fn check(&self, sharing: Sharing) {
+            let ready = ready(&self.tasks);
+            let running = running(&self.running);
+            let batch: Vec<(&str, i64)> =
+                choose(&ready, &running, self.per_tenant, sharing, self.room)
+                    .into_iter()
+                    .map(|index| (ready[index].job, ready[index].node))
+                    .collect();
+            assert_eq!(batch, self.expected, "{}", self.name);
+        }
+    }
+
     #[test]
     fn slots_go_to_the_fewest_running_tenant_then_job() {
         let big_then_small = [job("a", "j1", 10), job("a", "j2", 3)].concat();
@@ -548,14 +562,7 @@ mod tests {
             },
         ];
         for case in cases {
-            let ready = ready(&case.tasks);
-            let running = running(&case.running);
-            let batch: Vec<(&str, i64)> =
-                choose(&ready, &running, case.per_tenant, Sharing::Slots, case.room)
-                    .into_iter()
-                    .map(|index| (ready[index].job, ready[index].node))
-                    .collect();
-            assert_eq!(batch, case.expected, "{}", case.name);
+            case.check(Sharing::Slots);
         }
     }
 
@@ -612,19 +619,7 @@ mod tests {
             },
         ];
         for case in cases {
-            let ready = ready(&case.tasks);
-            let running = running(&case.running);
-            let batch: Vec<(&str, i64)> = choose(
-                &ready,
-                &running,
-                case.per_tenant,
-                Sharing::EqualSteps,
-                case.room,
-            )
-            .into_iter()
-            .map(|index| (ready[index].job, ready[index].node))
-            .collect();
-            assert_eq!(batch, case.expected, "{}", case.name);
+            case.check(Sharing::EqualSteps);
         }
     }
 

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use api_types::Operation;
+use api_types::{Operation, TaskAction};
 use domain::plan::{TaskDag, TaskId};
 use sqlx::any::AnyRow;
 use sqlx::{Any, FromRow, Row, Transaction};
@@ -246,7 +246,7 @@ pub struct TaskFilter {
     pub state: Option<TaskState>,
     /// The node number.
     pub node: Option<u32>,
-    pub action: Option<String>,
+    pub action: Option<TaskAction>,
     /// A service name: tasks without a service never match one.
     pub service: Option<String>,
 }
@@ -268,8 +268,8 @@ impl TaskFilter {
         if let Some(node) = self.node {
             set.push(("node", Bound::Number(i64::from(node))));
         }
-        if let Some(action) = &self.action {
-            set.push(("action", Bound::Text(action)));
+        if let Some(action) = self.action {
+            set.push(("action", Bound::Text(action.as_str())));
         }
         if let Some(service) = &self.service {
             set.push(("service", Bound::Text(service)));
@@ -326,7 +326,7 @@ pub async fn job_tasks_filtered(
 /// How many of a job's tasks of one step are in one state.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct StepStateCount {
-    pub action: String,
+    pub action: TaskAction,
     pub service: Option<String>,
     pub state: TaskState,
     pub tasks: i64,
@@ -418,7 +418,7 @@ type FailedTaskRow = (
     String,
     i64,
     Option<String>,
-    String,
+    TaskAction,
     Option<String>,
     Option<i64>,
 );

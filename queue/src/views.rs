@@ -1,9 +1,33 @@
 //! The wire contract's views of the queue's rows ([`api_types`]), made beside the rows
-//! because a `From` between two other crates' types may only live in one of them.
+//! because a `From` between two other crates' types may only live in one of them; and
+//! the wire's word for a planner's action, which the engine's plan views use too.
 
-use api_types::{AttemptView, EventKind, EventView, JobView, TaskStateChange, TaskView};
+use api_types::{
+    AttemptView, EventKind, EventView, JobView, TaskAction, TaskStateChange, TaskView,
+};
+use domain::plan::Action;
 
 use crate::{Attempt, Event, Job, TaskRecord};
+
+/// The wire's word for a planner's action (the same word the tasks table stores).
+// Spelled out rather than matched by name so a new domain action fails to compile here
+// until the wire contract has it too.
+pub fn task_action(action: Action) -> TaskAction {
+    match action {
+        Action::Create => TaskAction::Create,
+        Action::Confirm => TaskAction::Confirm,
+        Action::Bootstrap => TaskAction::Bootstrap,
+        Action::Install => TaskAction::Install,
+        Action::Configure => TaskAction::Configure,
+        Action::Initialize => TaskAction::Initialize,
+        Action::Start => TaskAction::Start,
+        Action::Stop => TaskAction::Stop,
+        Action::Remove => TaskAction::Remove,
+        Action::Delete => TaskAction::Delete,
+        Action::Suspend => TaskAction::Suspend,
+        Action::Resume => TaskAction::Resume,
+    }
+}
 
 /// The job as stored; whether it may be rolled back is decided by the service, which
 /// knows the cluster's other jobs.
@@ -33,7 +57,7 @@ impl From<TaskRecord> for TaskView {
             number: task.number.0,
             node: task.node,
             service: task.service.map(|service| service.to_string()),
-            action: task.action.to_string(),
+            action: task_action(task.action),
             state: task.state,
             attempts: task.attempts,
             max_attempts: task.max_attempts,
@@ -74,6 +98,21 @@ impl From<Event> for EventView {
             stream: event.stream,
             data: event.data,
             task_state,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_action_keeps_its_word_on_the_wire() {
+        for action in TaskAction::ALL {
+            let domain: Action = serde_json::from_value(serde_json::Value::from(action.as_str()))
+                .expect("the planner knows the word");
+            assert_eq!(task_action(domain), *action);
+            assert_eq!(domain.as_str(), action.as_str());
         }
     }
 }

@@ -7,7 +7,7 @@ use std::collections::{BTreeSet, HashSet};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
-use api_types::{ClusterState, EventKind, Operation, OutputStream};
+use api_types::{ClusterState, EventKind, Operation, OutputStream, TaskAction};
 use domain::plan::{Action, TaskDag, TaskId};
 use queue::{
     self, ClaimLimits, ClaimedTask, ClusterEffects, Completion, Heartbeat, JobState, NewEvent,
@@ -1608,7 +1608,7 @@ async fn a_jobs_tasks_are_listed_filtered_counted_and_its_output_paged(backend: 
         }
     }
     let creates = TaskFilter {
-        action: Some("create".to_owned()),
+        action: Some(TaskAction::Create),
         ..TaskFilter::default()
     };
     let (page, total) = queue::job_tasks_filtered(&store, &job_id, &creates, 1, 1)
@@ -1637,7 +1637,9 @@ async fn a_jobs_tasks_are_listed_filtered_counted_and_its_output_paged(backend: 
     for count in &counts {
         let of_step: Vec<_> = all
             .iter()
-            .filter(|task| task.action.to_string() == count.action && task.state == count.state)
+            .filter(|task| {
+                queue::views::task_action(task.action) == count.action && task.state == count.state
+            })
             .collect();
         assert_eq!(count.tasks, of_step.len() as i64, "{count:?}");
         assert_eq!(

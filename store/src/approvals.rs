@@ -161,40 +161,31 @@ impl Store {
         Ok(())
     }
 
-    /// Adds the user to the group; false when they were in it already.
-    pub async fn add_group_member(
+    /// Puts the user into the group (`member`) or takes them out of it; false when
+    /// they were in it already, or not in it.
+    pub async fn set_group_member(
         &self,
         group_id: &str,
         user_id: &str,
+        member: bool,
     ) -> Result<bool, StoreError> {
+        let sql = if member {
+            "INSERT INTO user_group_members (group_id, user_id) VALUES ($1, $2)"
+        } else {
+            "DELETE FROM user_group_members WHERE group_id = $1 AND user_id = $2"
+        };
         let _turn = self.write_turn().await;
-        let result =
-            sqlx::query("INSERT INTO user_group_members (group_id, user_id) VALUES ($1, $2)")
-                .bind(group_id)
-                .bind(user_id)
-                .execute(&self.pool)
-                .await;
+        let result = sqlx::query(sql)
+            .bind(group_id)
+            .bind(user_id)
+            .execute(&self.pool)
+            .await;
+        // Adding a member twice is a unique conflict, not an error.
         match conflict_on_unique(result, String::new) {
-            Ok(_) => Ok(true),
+            Ok(done) => Ok(done.rows_affected() > 0),
             Err(StoreError::Conflict(_)) => Ok(false),
             Err(other) => Err(other),
         }
-    }
-
-    /// Takes the user out of the group; false when they were not in it.
-    pub async fn remove_group_member(
-        &self,
-        group_id: &str,
-        user_id: &str,
-    ) -> Result<bool, StoreError> {
-        let _turn = self.write_turn().await;
-        let done =
-            sqlx::query("DELETE FROM user_group_members WHERE group_id = $1 AND user_id = $2")
-                .bind(group_id)
-                .bind(user_id)
-                .execute(&self.pool)
-                .await?;
-        Ok(done.rows_affected() > 0)
     }
 
     /// The usernames in the group, sorted.

@@ -1,17 +1,25 @@
 //! The audit log: who did what to which thing, when and from where. Rows are only
 //! ever added, and removed only once older than the audit retention
 //! ([`Store::prune_audit`](super::Store::prune_audit)).
+//!
+//! Entries are written with an [`AuditAction`] and read back with the action's name as
+//! stored ([`StoredAuditEntry`]): rows older versions wrote may name actions no version
+//! writes now, and the log must still read whole.
+
+use api_types::AuditAction;
 
 use super::{Store, StoreError};
 
+/// One entry: `Action` is an [`AuditAction`] for what is written, the stored name
+/// (text) for what is read back.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, sqlx::FromRow)]
-pub struct AuditEntry {
+pub struct AuditEntry<Action = AuditAction> {
     pub id: String,
     pub tenant_id: String,
     pub actor_id: Option<String>,
     pub actor_name: String,
     /// What was done, e.g. `cluster.create`, `catalog.services.update`.
-    pub action: String,
+    pub action: Action,
     pub target_kind: String,
     pub target: String,
     /// The client address the request came from, when it came over HTTP.
@@ -38,6 +46,9 @@ pub struct AuditFilter {
     pub limit: i64,
 }
 
+/// An entry as read back: its action as the name stored (see the module's overview).
+pub type StoredAuditEntry = AuditEntry<String>;
+
 const COLUMNS: &str = "id, tenant_id, actor_id, actor_name, action, target_kind, target, \
      address, before_json, after_json, at_ms";
 
@@ -51,7 +62,7 @@ impl Store {
         .bind(&entry.tenant_id)
         .bind(&entry.actor_id)
         .bind(&entry.actor_name)
-        .bind(&entry.action)
+        .bind(entry.action.as_str())
         .bind(&entry.target_kind)
         .bind(&entry.target)
         .bind(&entry.address)
@@ -63,7 +74,10 @@ impl Store {
         Ok(())
     }
 
-    pub async fn audit_entries(&self, filter: &AuditFilter) -> Result<Vec<AuditEntry>, StoreError> {
+    pub async fn audit_entries(
+        &self,
+        filter: &AuditFilter,
+    ) -> Result<Vec<StoredAuditEntry>, StoreError> {
         // Unset filters compare a bound NULL, so one statement serves every combination.
         sqlx::query_as(&format!(
             "SELECT {COLUMNS} FROM audit_log \

@@ -124,7 +124,7 @@ pub struct DeliveryAttempt {
 }
 
 /// A delivery a loop has claimed: what it sends, and where.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, sqlx::FromRow)]
 pub struct ClaimedDelivery {
     pub id: String,
     pub hook_id: String,
@@ -133,6 +133,7 @@ pub struct ClaimedDelivery {
     pub timeout_ms: i64,
     pub body: String,
     /// This attempt's number (1 for the first).
+    #[sqlx(rename = "attempts")]
     pub attempt: i64,
     pub created_at_ms: i64,
 }
@@ -397,28 +398,15 @@ impl Store {
         if !claimed {
             return Ok(None);
         }
-        let row = sqlx::query(
+        // None when its hook was removed meanwhile (with its deliveries).
+        Ok(sqlx::query_as(
             "SELECT d.id, d.hook_id, d.body, d.attempts, d.created_at_ms, h.url, h.format, \
              h.timeout_ms FROM hook_deliveries d JOIN hooks h ON h.id = d.hook_id \
              WHERE d.id = $1",
         )
         .bind(id)
         .fetch_optional(&self.pool)
-        .await?;
-        let Some(row) = row else {
-            // Its hook was removed meanwhile (with its deliveries).
-            return Ok(None);
-        };
-        Ok(Some(ClaimedDelivery {
-            id: row.try_get("id")?,
-            hook_id: row.try_get("hook_id")?,
-            url: row.try_get("url")?,
-            format: row.try_get("format")?,
-            timeout_ms: row.try_get("timeout_ms")?,
-            body: row.try_get("body")?,
-            attempt: row.try_get("attempts")?,
-            created_at_ms: row.try_get("created_at_ms")?,
-        }))
+        .await?)
     }
 
     /// Records how attempt `claimed.attempt` went and moves the delivery on, if this

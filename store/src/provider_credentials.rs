@@ -11,6 +11,10 @@
 //! [`CredentialBinding`]: type and where credentials go): a provider its admins have
 //! since pointed elsewhere does not get them ([`CredentialsChoice::Rebound`]).
 
+use sqlx::any::AnyArguments;
+use sqlx::query::Query;
+use sqlx::{Any, FromRow};
+
 use super::{Store, StoreError};
 use crate::credentials::Credentials;
 
@@ -97,6 +101,29 @@ impl CredentialsSource {
         match self {
             Self::Tenant => "tenant_id = $1 AND provider = $2",
             Self::User(_) => "tenant_id = $1 AND provider = $2 AND user_id = $3",
+        }
+    }
+
+    /// `head` (`DELETE`, `SELECT <columns>`) of this source's row.
+    fn keyed_sql(&self, head: &str) -> String {
+        format!(
+            "{head} FROM {} WHERE {}",
+            self.table(),
+            self.key_condition()
+        )
+    }
+
+    /// The statement `sql` (see [`Self::keyed_sql`]) with the row's key bound.
+    fn keyed_query<'q>(
+        &'q self,
+        sql: &'q str,
+        tenant_id: &'q str,
+        provider: &'q str,
+    ) -> Query<'q, Any, AnyArguments<'q>> {
+        let query = sqlx::query(sql).bind(tenant_id).bind(provider);
+        match self {
+            Self::Tenant => query,
+            Self::User(user) => query.bind(user.as_str()),
         }
     }
 }
@@ -217,15 +244,8 @@ impl Store {
         provider: &str,
         source: &CredentialsSource,
     ) -> Result<bool, StoreError> {
-        let sql = format!(
-            "DELETE FROM {} WHERE {}",
-            source.table(),
-            source.key_condition()
-        );
-        let mut query = sqlx::query(&sql).bind(tenant_id).bind(provider);
-        if let CredentialsSource::User(user) = source {
-            query = query.bind(user.as_str());
-        }
+        let sql = source.keyed_sql("DELETE");
+        let query = source.keyed_query(&sql, tenant_id, provider);
         Ok(query.execute(&self.pool).await?.rows_affected() > 0)
     }
 
@@ -236,16 +256,12 @@ impl Store {
         provider: &str,
         source: &CredentialsSource,
     ) -> Result<Option<StoredCredentials>, StoreError> {
-        let sql = format!(
-            "SELECT {COLUMNS} FROM {} WHERE {}",
-            source.table(),
-            source.key_condition()
-        );
-        let mut query = sqlx::query_as(&sql).bind(tenant_id).bind(provider);
-        if let CredentialsSource::User(user) = source {
-            query = query.bind(user.as_str());
-        }
-        Ok(query.fetch_optional(&self.pool).await?)
+        let sql = source.keyed_sql(&format!("SELECT {COLUMNS}"));
+        let query = source.keyed_query(&sql, tenant_id, provider);
+        let row = query.fetch_optional(&self.pool).await?;
+        Ok(row
+            .map(|row| StoredCredentials::from_row(&row))
+            .transpose()?)
     }
 
     /// The sealed object and binding of `source`'s row (a tenant's has no binding).
@@ -259,18 +275,12 @@ impl Store {
             CredentialsSource::Tenant => "''",
             CredentialsSource::User(_) => "binding",
         };
-        let sql = format!(
-            "SELECT sealed, {binding} FROM {} WHERE {}",
-            source.table(),
-            source.key_condition()
-        );
-        let mut query = sqlx::query_as::<_, (String, String)>(&sql)
-            .bind(tenant_id)
-            .bind(provider);
-        if let CredentialsSource::User(user) = source {
-            query = query.bind(user.as_str());
-        }
-        Ok(query.fetch_optional(&self.pool).await?)
+        let sql = source.keyed_sql(&format!("SELECT sealed, {binding}"));
+        let query = source.keyed_query(&sql, tenant_id, provider);
+        let row = query.fetch_optional(&self.pool).await?;
+        Ok(row
+            .map(|row| <(String, String)>::from_row(&row))
+            .transpose()?)
     }
 
     /// `source`'s credentials for `provider` of `tenant_id`, opened: for the provider

@@ -8,7 +8,7 @@ use api_types::{
 };
 use serde_json::Value;
 
-use crate::audit::AuditEntry;
+use crate::audit::StoredAuditEntry;
 use crate::clusters::nodes::Node;
 use crate::clusters::Cluster;
 use crate::resource_types::ResourceVersion;
@@ -166,10 +166,10 @@ impl From<ResourceVersion> for ResourceView {
     }
 }
 
-impl TryFrom<AuditEntry> for AuditView {
+impl TryFrom<StoredAuditEntry> for AuditView {
     type Error = StoreError;
 
-    fn try_from(entry: AuditEntry) -> Result<Self, StoreError> {
+    fn try_from(entry: StoredAuditEntry) -> Result<Self, StoreError> {
         // Bodies are JSON; entries written before that rule (pool hosts' plain text)
         // stay readable as strings: the log is history and is never rewritten.
         let body = |text: Option<String>| {

@@ -10,7 +10,7 @@
 
 use std::collections::HashMap;
 
-use api_types::{TaskState, TaskView};
+use api_types::{TaskAction, TaskState, TaskView};
 use domain::plan::TaskDag;
 
 /// Milliseconds the job should still take at `now_ms`, if anything has finished yet
@@ -52,8 +52,8 @@ pub fn time_left_ms(dag: &TaskDag, tasks: &[TaskView], now_ms: i64) -> Option<i6
 
 /// Mean durations of the finished steps, by (action, service), by action, and overall.
 struct Durations {
-    by_step: HashMap<(String, Option<String>), (i64, i64)>,
-    by_action: HashMap<String, (i64, i64)>,
+    by_step: HashMap<(TaskAction, Option<String>), (i64, i64)>,
+    by_action: HashMap<TaskAction, (i64, i64)>,
     overall: (i64, i64),
 }
 
@@ -78,9 +78,9 @@ impl Durations {
             };
             add(took
                 .by_step
-                .entry((task.action.clone(), task.service.clone()))
+                .entry((task.action, task.service.clone()))
                 .or_default());
-            add(took.by_action.entry(task.action.clone()).or_default());
+            add(took.by_action.entry(task.action).or_default());
             add(&mut took.overall);
         }
         (took.overall.1 > 0).then_some(took)
@@ -89,7 +89,7 @@ impl Durations {
     fn expected(&self, task: &TaskView) -> i64 {
         let mean = |(sum, count): (i64, i64)| sum / count.max(1);
         self.by_step
-            .get(&(task.action.clone(), task.service.clone()))
+            .get(&(task.action, task.service.clone()))
             .or_else(|| self.by_action.get(&task.action))
             .copied()
             .map_or_else(|| mean(self.overall), mean)
@@ -122,26 +122,45 @@ mod tests {
         serde_json::from_value(serde_json::json!({ "tasks": tasks })).unwrap()
     }
 
-    fn view(number: u32, action: &str, state: TaskState, ran: Option<(i64, i64)>) -> TaskView {
-        serde_json::from_value(serde_json::json!({
-            "id": format!("t{number}"), "number": number, "node": 1,
-            "service": (action == "start").then_some("web"), "action": action,
-            "state": state, "attempts": 1, "max_attempts": 3,
-            "started_at_ms": ran.map(|(start, _)| start),
-            "finished_at_ms": ran.and_then(|(_, end)| (end > 0).then_some(end)),
-            "error": null
-        }))
-        .unwrap()
+    fn view(
+        number: u32,
+        action: TaskAction,
+        state: TaskState,
+        ran: Option<(i64, i64)>,
+    ) -> TaskView {
+        TaskView {
+            id: format!("t{number}"),
+            number,
+            node: 1,
+            service: (action == TaskAction::Start).then(|| "web".to_owned()),
+            action,
+            state,
+            attempts: 1,
+            max_attempts: 3,
+            started_at_ms: ran.map(|(start, _)| start),
+            finished_at_ms: ran.and_then(|(_, end)| (end > 0).then_some(end)),
+            error: None,
+        }
     }
 
     #[test]
     fn the_longest_chain_of_what_is_left_at_the_pace_seen_so_far() {
         let tasks = vec![
-            view(0, "create", TaskState::Succeeded, Some((0, 1_000))),
-            view(1, "start", TaskState::Running, Some((1_000, 0))),
-            view(2, "create", TaskState::Succeeded, Some((0, 3_000))),
-            view(3, "start", TaskState::Pending, None),
-            view(4, "create", TaskState::Running, Some((0, 0))),
+            view(
+                0,
+                TaskAction::Create,
+                TaskState::Succeeded,
+                Some((0, 1_000)),
+            ),
+            view(1, TaskAction::Start, TaskState::Running, Some((1_000, 0))),
+            view(
+                2,
+                TaskAction::Create,
+                TaskState::Succeeded,
+                Some((0, 3_000)),
+            ),
+            view(3, TaskAction::Start, TaskState::Pending, None),
+            view(4, TaskAction::Create, TaskState::Running, Some((0, 0))),
         ];
         // No start has finished: a start is expected to take the overall mean (2 s).
         // Node 1's start has run 0.5 s of them; node 2's start follows it: 1.5 + 2 s.
@@ -152,11 +171,11 @@ mod tests {
     #[test]
     fn nothing_to_go_by_or_nothing_left_is_no_estimate() {
         let pending: Vec<TaskView> = (0..5)
-            .map(|n| view(n, "create", TaskState::Pending, None))
+            .map(|n| view(n, TaskAction::Create, TaskState::Pending, None))
             .collect();
         assert_eq!(time_left_ms(&dag(), &pending, 0), None);
         let done: Vec<TaskView> = (0..5)
-            .map(|n| view(n, "create", TaskState::Succeeded, Some((0, 10))))
+            .map(|n| view(n, TaskAction::Create, TaskState::Succeeded, Some((0, 10))))
             .collect();
         assert_eq!(time_left_ms(&dag(), &done, 100), None);
     }

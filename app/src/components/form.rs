@@ -1,6 +1,7 @@
 //! The parts every form is made of, so a page writes only what its form asks for:
 //! [`Field`] (a label, the control, a hint and the field's problems), [`TextField`]
-//! (the same for a text input, in one line), [`AdminForm`] (a post form with
+//! and [`SelectField`] (the same for a text input or a fixed choice, in one line),
+//! [`AdminForm`] (a post form with
 //! the session's CSRF token, the form's error and its submit button) and [`PostForm`]
 //! (a post form for the pages every visitor loads). The markup
 //! is the one the stylesheet and the tests rely on: `div.field`, `label[for]`,
@@ -100,6 +101,26 @@ pub fn TextField(
     field_view(label, id, input.into_any(), hint, problems)
 }
 
+/// A labelled `<select>` named `name` among fixed `options` (value, text; the first is
+/// chosen at first). As with [`TextField`], the server calls the field `name` in the
+/// problems shown under it with `error`.
+#[component]
+pub fn SelectField(
+    label: &'static str,
+    id: &'static str,
+    name: &'static str,
+    options: &'static [(&'static str, &'static str)],
+    #[prop(optional, into)] error: Option<FormErrors>,
+) -> impl IntoView {
+    let options = options
+        .iter()
+        .map(|&(value, text)| view! { <option value=value>{text}</option> })
+        .collect_view();
+    let select = view! { <select id=id name=name>{options}</select> };
+    let problems = error.map(|error| (error, name));
+    field_view(label, id, select.into_any(), None, problems)
+}
+
 /// The markup of a field: `div.field` > `label[for]`, the control, `p.hint`, the
 /// field's `p.field-error`s.
 fn field_view(
@@ -160,6 +181,24 @@ where
             <FormError error/>
             <button class="button" type="submit">{submit}</button>
         </ActionForm>
+    }
+}
+
+/// What a form of one button among a row's actions (Remove, Revoke…) holds inside its
+/// `ActionForm`: the session's CSRF field, `id` as the field `id`, and the button.
+#[component]
+pub fn IdButton(
+    id: String,
+    /// The button's text.
+    label: &'static str,
+    /// The button's class.
+    #[prop(default = "button button-small")]
+    class: &'static str,
+) -> impl IntoView {
+    view! {
+        <CsrfField/>
+        <input type="hidden" name="id" value=id/>
+        <button class=class type="submit">{label}</button>
     }
 }
 

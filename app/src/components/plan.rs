@@ -19,18 +19,7 @@ pub fn PlanView(preview: PlanPreview) -> impl IntoView {
     let before: HashMap<u32, BTreeSet<String>> = preview
         .from
         .as_ref()
-        .map(|layout| {
-            layout
-                .nodes
-                .iter()
-                .map(|node| {
-                    (
-                        node.number,
-                        node.services.iter().map(ToString::to_string).collect(),
-                    )
-                })
-                .collect()
-        })
+        .map(|layout| layout.services_by_node().collect())
         .unwrap_or_default();
     let is_change = preview.from.is_some();
     let after: BTreeSet<u32> = preview.to.nodes.iter().map(|node| node.number).collect();
@@ -51,7 +40,7 @@ pub fn PlanView(preview: PlanPreview) -> impl IntoView {
         .into_iter()
         .map(|(node, removed)| {
             let old = before.get(&node.number);
-            let now: BTreeSet<String> = node.services.iter().map(ToString::to_string).collect();
+            let now: BTreeSet<String> = node.service_names();
             let change = match old {
                 _ if removed => "removed",
                 None if is_change => "new node",

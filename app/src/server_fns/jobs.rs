@@ -5,7 +5,11 @@ pub mod cancel;
 pub mod retry;
 pub mod show;
 
-use api_types::{ClusterLink, EventView, JobView, TaskGroupView, TaskState, TaskView};
+use std::str::FromStr;
+
+use api_types::{
+    ClusterLink, EventView, JobView, TaskAction, TaskGroupView, TaskState, TaskView, Word,
+};
 use domain::plan::TaskDag;
 use serde::{Deserialize, Serialize};
 
@@ -40,7 +44,7 @@ pub struct TaskListing {
     pub state: Option<TaskState>,
     /// The node number.
     pub node: Option<u32>,
-    pub action: Option<String>,
+    pub action: Option<TaskAction>,
     pub service: Option<String>,
     /// The table's page, from 1.
     pub page: u32,
@@ -69,20 +73,37 @@ fn given(value: &Option<String>) -> Option<&str> {
         .filter(|value| !value.is_empty())
 }
 
+/// `raw` read as one of `all` (a `field` naming a `what`); a word that is none of them
+/// is an error listing them.
+fn one_of<T: Word + FromStr>(
+    field: &str,
+    what: &str,
+    all: &[T],
+    raw: Option<&str>,
+) -> Result<Option<T>, UiError> {
+    raw.map(|raw| {
+        raw.parse::<T>().map_err(|_| {
+            let words: Vec<&str> = all.iter().map(|value| value.word()).collect();
+            UiError::field(
+                field,
+                format!("{raw:?} is not a {what} ({})", words.join(", ")),
+            )
+        })
+    })
+    .transpose()
+}
+
 impl TaskListing {
-    /// Checks the query; a value that names nothing is an error saying which.
+    /// Checks the query; a value that names nothing (an unknown state or action, a node
+    /// or page that is no number) is an error saying which.
     pub fn from_query(query: &JobPageQuery) -> Result<Self, UiError> {
-        let state = given(&query.state)
-            .map(|state| {
-                state.parse::<TaskState>().map_err(|_| {
-                    let states: Vec<&str> = TaskState::ALL.iter().map(|s| s.as_str()).collect();
-                    UiError::field(
-                        "state",
-                        format!("{state:?} is not a task state ({})", states.join(", ")),
-                    )
-                })
-            })
-            .transpose()?;
+        let state = one_of("state", "task state", TaskState::ALL, given(&query.state))?;
+        let action = one_of(
+            "action",
+            "task action",
+            TaskAction::ALL,
+            given(&query.action),
+        )?;
         let node = given(&query.node)
             .map(|node| {
                 node.parse::<u32>()
@@ -121,7 +142,7 @@ impl TaskListing {
         Ok(Self {
             state,
             node,
-            action: name("action", &query.action)?,
+            action,
             service: name("service", &query.service)?,
             page,
             before,
@@ -151,8 +172,8 @@ impl TaskListing {
         if let Some(node) = self.node {
             pairs.push(("node", node.to_string()));
         }
-        if let Some(action) = &self.action {
-            pairs.push(("action", action.clone()));
+        if let Some(action) = self.action {
+            pairs.push(("action", action.as_str().to_owned()));
         }
         if let Some(service) = &self.service {
             pairs.push(("service", service.clone()));
@@ -171,10 +192,14 @@ impl TaskListing {
     }
 
     /// The tasks of one step, in one state or all.
-    pub fn step_href(action: &str, service: Option<&str>, state: Option<TaskState>) -> String {
+    pub fn step_href(
+        action: TaskAction,
+        service: Option<&str>,
+        state: Option<TaskState>,
+    ) -> String {
         Self {
             state,
-            action: Some(action.to_owned()),
+            action: Some(action),
             service: service.map(str::to_owned),
             ..Self::default()
         }
@@ -288,12 +313,20 @@ mod tests {
         assert_eq!(TaskListing::default().href(1), "?");
         assert_eq!(TaskListing::default().href_output_before(7), "?before=7");
         assert_eq!(
-            TaskListing::step_href("install", Some("hadoop hdfs"), Some(TaskState::Running)),
+            TaskListing::step_href(
+                TaskAction::Install,
+                Some("hadoop hdfs"),
+                Some(TaskState::Running)
+            ),
             "?state=running&action=install&service=hadoop%20hdfs"
         );
         assert!(!TaskListing::from_query(&JobPageQuery::default())
             .unwrap()
             .is_filtered());
+        let step =
+            TaskListing::from_query(&query(&[("action", "install"), ("service", "web")])).unwrap();
+        assert_eq!(step.action, Some(TaskAction::Install));
+        assert_eq!(step.href(1), "?action=install&service=web");
     }
 
     #[test]
@@ -305,10 +338,17 @@ mod tests {
             ("page", "0"),
             ("page", "99999999999"),
             ("before", "x"),
+            ("action", "sleep"),
         ] {
             let error = TaskListing::from_query(&query(&[(key, value)])).unwrap_err();
             assert_eq!(error.status_code(), 422, "{key}={value}");
             assert!(error.to_string().starts_with(key), "{error}");
         }
+        let error = TaskListing::from_query(&query(&[("action", "sleep")])).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "action: \"sleep\" is not a task action (create, confirm, bootstrap, install, \
+             configure, initialize, start, stop, remove, delete, suspend, resume)"
+        );
     }
 }

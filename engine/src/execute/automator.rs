@@ -33,6 +33,9 @@ use crate::ssh::{OutputChunk, RunOptions};
 
 pub(crate) use puppet::PUPPET_MISSING;
 
+/// Where a running step's output goes.
+pub(super) type Output = mpsc::Sender<OutputChunk>;
+
 /// What an automator's run returns.
 pub(super) type StepFuture<'a> =
     Pin<Box<dyn Future<Output = Result<StepOutcome, StepError>> + Send + 'a>>;
@@ -42,11 +45,7 @@ pub(super) trait Automator: Send + Sync {
     /// Runs `step` to its end, streaming output into `output`. Dropping the future stops
     /// the step and whatever it started (a remote command's process group, a local
     /// process group).
-    fn run<'a>(
-        &'a self,
-        step: &'a ServiceStep<'a>,
-        output: &'a mpsc::Sender<OutputChunk>,
-    ) -> StepFuture<'a>;
+    fn run<'a>(&'a self, step: &'a ServiceStep<'a>, output: &'a Output) -> StepFuture<'a>;
 }
 
 /// The automator of `automator_type`.

@@ -113,6 +113,24 @@ pub struct ChangePlan {
     pub warnings: Vec<String>,
 }
 
+impl ChangePlan {
+    /// The plan of an upgrade or of its rollback (which warn of nothing).
+    fn of_upgrade(
+        preview: Preview,
+        snapshot: Catalog,
+        config: Map<String, Value>,
+        upgrade: UpgradePreview,
+    ) -> Self {
+        Self {
+            preview,
+            snapshot,
+            config,
+            upgrade: Some(upgrade),
+            warnings: Vec::new(),
+        }
+    }
+}
+
 /// The facts of the cluster's newest job, which decide where a change starts from.
 struct LastJob {
     id: String,
@@ -222,21 +240,15 @@ pub async fn preview_change(
             let operation = PlanOperation::Reconfigure { restart: *restart };
             (solve(&snapshot, LayoutChange::Same)?, operation)
         }
-        ClusterChange::Start { services } => {
-            let operation = PlanOperation::Start {
-                services: services.clone(),
-            };
-            (solve(&snapshot, LayoutChange::Same)?, operation)
-        }
-        ClusterChange::Stop { services } => {
-            let operation = PlanOperation::Stop {
-                services: services.clone(),
-            };
-            (solve(&snapshot, LayoutChange::Same)?, operation)
-        }
-        ClusterChange::Restart { services } => {
-            let operation = PlanOperation::Restart {
-                services: services.clone(),
+        ClusterChange::Start { services }
+        | ClusterChange::Stop { services }
+        | ClusterChange::Restart { services } => {
+            // The same services on the same layout: only what is done to them differs.
+            let services = services.clone();
+            let operation = match change {
+                ClusterChange::Start { .. } => PlanOperation::Start { services },
+                ClusterChange::Stop { .. } => PlanOperation::Stop { services },
+                _ => PlanOperation::Restart { services },
             };
             (solve(&snapshot, LayoutChange::Same)?, operation)
         }
@@ -277,13 +289,7 @@ pub async fn preview_change(
                     read(&previous)?,
                 )
                 .await?;
-                return Ok(ChangePlan {
-                    preview,
-                    snapshot,
-                    config,
-                    upgrade: Some(upgrade),
-                    warnings: Vec::new(),
-                });
+                return Ok(ChangePlan::of_upgrade(preview, snapshot, config, upgrade));
             }
             if !matches!(last.state, JobState::Failed | JobState::Cancelled) {
                 return Err(OperationError::Invalid(format!(
@@ -304,13 +310,7 @@ pub async fn preview_change(
             let (preview, upgrade) =
                 super::upgrade::preview(store, cluster, &snapshot, &committed, *max_unavailable)
                     .await?;
-            return Ok(ChangePlan {
-                preview,
-                snapshot,
-                config,
-                upgrade: Some(upgrade),
-                warnings: Vec::new(),
-            });
+            return Ok(ChangePlan::of_upgrade(preview, snapshot, config, upgrade));
         }
         ClusterChange::ReplaceNodes {
             nodes,
@@ -393,21 +393,17 @@ pub async fn preview_change(
             });
         }
     }
-    let dag = match &operation {
+    let (start, end) = match &operation {
         // Rollback plans from the failed job's own before/after layouts.
-        PlanOperation::Rollback { .. } => plan(
-            &to,
-            &from,
-            &operation,
-            &ServiceGraph::from_catalog(&snapshot),
-        )?,
-        _ => plan(
-            &from,
-            &to,
-            &operation,
-            &ServiceGraph::from_catalog(&snapshot),
-        )?,
+        PlanOperation::Rollback { .. } => (&to, &from),
+        _ => (&from, &to),
     };
+    let dag = plan(
+        start,
+        end,
+        &operation,
+        &ServiceGraph::from_catalog(&snapshot),
+    )?;
     Ok(ChangePlan {
         preview: Preview { from, to, dag },
         snapshot,
@@ -570,17 +566,8 @@ pub async fn submit_change(
     options: SubmitOptions,
     now_ms: i64,
 ) -> Result<String, OperationError> {
-    submit(
-        store,
-        cluster_id,
-        change,
-        requested_by,
-        options,
-        now_ms,
-        None,
-        None,
-    )
-    .await
+    let asked = Submission::Asked(options);
+    submit(store, cluster_id, change, requested_by, now_ms, asked).await
 }
 
 /// Submits a change the cluster's lease calls for (the janitor's stop at its end, the
@@ -595,17 +582,8 @@ pub(crate) async fn submit_lease_change(
     requested_by: Option<&str>,
     now_ms: i64,
 ) -> Result<String, OperationError> {
-    submit(
-        store,
-        cluster_id,
-        change,
-        requested_by,
-        SubmitOptions::default(),
-        now_ms,
-        None,
-        Some(mark),
-    )
-    .await
+    let lease = Submission::Lease(mark);
+    submit(store, cluster_id, change, requested_by, now_ms, lease).await
 }
 
 /// Submits the change a held grow asked for (see [`super::approval`]), planned now, in
@@ -618,30 +596,34 @@ pub async fn submit_held_change(
     approval: &super::approval::Approval<'_>,
     now_ms: i64,
 ) -> Result<String, OperationError> {
-    submit(
-        store,
-        cluster_id,
-        change,
-        requested_by,
-        SubmitOptions::default(),
-        now_ms,
-        Some(approval),
-        None,
-    )
-    .await
+    let approved = Submission::Approved(approval);
+    submit(store, cluster_id, change, requested_by, now_ms, approved).await
 }
 
-#[allow(clippy::too_many_arguments)]
+/// How a change came to be submitted, beyond who asked: what each way brings to
+/// [`submit`].
+enum Submission<'a> {
+    /// Asked for, with the asker's options.
+    Asked(SubmitOptions),
+    /// Called for by the cluster's lease; the mark is recorded with the job.
+    Lease(super::lease::LeaseMark),
+    /// A held grow's approval, marked with the job.
+    Approved(&'a super::approval::Approval<'a>),
+}
+
 async fn submit(
     store: &Store,
     cluster_id: &str,
     change: &ClusterChange,
     requested_by: Option<&str>,
-    options: SubmitOptions,
     now_ms: i64,
-    approval: Option<&super::approval::Approval<'_>>,
-    lease: Option<super::lease::LeaseMark>,
+    how: Submission<'_>,
 ) -> Result<String, OperationError> {
+    let (options, approval, lease) = match how {
+        Submission::Asked(options) => (options, None, None),
+        Submission::Lease(mark) => (SubmitOptions::default(), None, Some(mark)),
+        Submission::Approved(approval) => (SubmitOptions::default(), Some(approval), None),
+    };
     let cluster = store.cluster(cluster_id).await?;
     let mut plan = preview_change(store, &cluster, change).await?;
     if let Some(mark) = lease {

@@ -217,20 +217,16 @@ async fn submit_create(
         ..options
     };
     let (_turn, mut tx) = store.begin_write().await?;
+    // Checked against the tenant's quotas below: the cluster's nodes are all new.
+    let nodes = plan.preview.to.size() as u64;
+    let backend = store.backend();
     let cluster = match held {
         None => {
-            super::quota::check_growth(
-                &mut tx,
-                store.backend(),
-                &request.tenant_id,
-                1,
-                plan.preview.to.size() as u64,
-            )
-            .await?;
+            super::quota::check_growth(&mut tx, backend, &request.tenant_id, 1, nodes).await?;
             insert_cluster(&mut tx, &new, now_ms).await?
         }
         Some((cluster_id, _)) => {
-            let state = lock_cluster_state(&mut tx, store.backend(), cluster_id).await?;
+            let state = lock_cluster_state(&mut tx, backend, cluster_id).await?;
             if state != ClusterState::AwaitingApproval {
                 return Err(OperationError::Busy {
                     name: request.name.to_string(),
@@ -239,14 +235,7 @@ async fn submit_create(
                 });
             }
             // The held cluster counts already; only its nodes are new.
-            super::quota::check_growth(
-                &mut tx,
-                store.backend(),
-                &request.tenant_id,
-                0,
-                plan.preview.to.size() as u64,
-            )
-            .await?;
+            super::quota::check_growth(&mut tx, backend, &request.tenant_id, 0, nodes).await?;
             refresh_held_cluster_in(&mut tx, cluster_id, &new, now_ms).await?;
             store_cluster_in(&mut tx, cluster_id).await?
         }

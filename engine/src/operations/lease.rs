@@ -11,7 +11,7 @@
 //! transaction submitting the stop job ([`LeaseMark`], applied by the change's
 //! submission), as extending a stopped cluster clears the mark with its start job.
 
-use api_types::LeaseWarning;
+use api_types::{AuditAction, LeaseWarning};
 use domain::catalog::coopr::import_bundle;
 use domain::catalog::Catalog;
 use domain::layout::Layout;
@@ -314,12 +314,15 @@ pub const LEASE_ACTOR: &str = "corral (lease)";
 async fn audit(store: &Store, cluster: &Cluster, action: LeaseAction, now_ms: i64) {
     let (name, after) = match action {
         LeaseAction::Nothing => return,
-        LeaseAction::Warn(warning) => ("cluster.lease-warning", json!({"warning": warning})),
+        LeaseAction::Warn(warning) => (
+            AuditAction::ClusterLeaseWarning,
+            json!({"warning": warning}),
+        ),
         LeaseAction::Stop { deletes_at_ms } => (
-            "cluster.lease-stop",
+            AuditAction::ClusterLeaseStop,
             json!({"deletes_at": rfc3339(deletes_at_ms)}),
         ),
-        LeaseAction::Delete => ("cluster.lease-delete", json!({})),
+        LeaseAction::Delete => (AuditAction::ClusterLeaseDelete, json!({})),
     };
     let mut after = after;
     if let Some(expires) = cluster.lease_expires_ms {
@@ -330,7 +333,7 @@ async fn audit(store: &Store, cluster: &Cluster, action: LeaseAction, now_ms: i6
         tenant_id: cluster.tenant_id.clone(),
         actor_id: None,
         actor_name: LEASE_ACTOR.to_owned(),
-        action: name.to_owned(),
+        action: name,
         target_kind: "cluster".to_owned(),
         target: cluster.name.clone(),
         address: None,

@@ -127,16 +127,7 @@ mod tests {
     }
 
     fn numbers(layout: &Layout) -> Vec<(u32, Vec<String>)> {
-        layout
-            .nodes
-            .iter()
-            .map(|node| {
-                (
-                    node.number,
-                    node.services.iter().map(ToString::to_string).collect(),
-                )
-            })
-            .collect()
+        layout.services_by_node().collect()
     }
 
     #[test]

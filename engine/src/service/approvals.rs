@@ -12,8 +12,8 @@ use std::collections::BTreeSet;
 
 use api_types::{
     ApprovalDenial, ApprovalOperation, ApprovalRuleRequest, ApprovalRuleView, ApprovalState,
-    ApprovalView, ClusterChangeRequest, ClusterCreateRequest, GroupMemberRequest, GroupRequest,
-    GroupView, StepCount,
+    ApprovalView, AuditAction, ClusterChangeRequest, ClusterCreateRequest, GroupMemberRequest,
+    GroupRequest, GroupView, StepCount,
 };
 use domain::catalog::Catalog;
 use domain::names::GroupName;
@@ -243,7 +243,12 @@ impl Service {
             .await?;
         self.audit(
             caller,
-            AuditRecord::new(caller.tenant_id(), "group.add", "group", name.as_str()),
+            AuditRecord::new(
+                caller.tenant_id(),
+                AuditAction::GroupAdd,
+                "group",
+                name.as_str(),
+            ),
         )
         .await;
         self.group_view(group).await
@@ -256,7 +261,12 @@ impl Service {
         self.store.delete_group(&group.id).await?;
         self.audit(
             caller,
-            AuditRecord::new(caller.tenant_id(), "group.remove", "group", &group.name),
+            AuditRecord::new(
+                caller.tenant_id(),
+                AuditAction::GroupRemove,
+                "group",
+                &group.name,
+            ),
         )
         .await;
         Ok(())
@@ -271,9 +281,17 @@ impl Service {
     ) -> Result<GroupView, ServiceError> {
         let group = self.administered_group(caller, name).await?;
         let user = self.tenant_user(caller, &request.username).await?;
-        if self.store.add_group_member(&group.id, &user.id).await? {
-            let mut record =
-                AuditRecord::new(caller.tenant_id(), "group.member-add", "group", &group.name);
+        let added = self
+            .store
+            .set_group_member(&group.id, &user.id, true)
+            .await?;
+        if added {
+            let mut record = AuditRecord::new(
+                caller.tenant_id(),
+                AuditAction::GroupMemberAdd,
+                "group",
+                &group.name,
+            );
             record.after = Some(user.username.clone());
             self.audit(caller, record).await;
         }
@@ -288,7 +306,11 @@ impl Service {
     ) -> Result<GroupView, ServiceError> {
         let group = self.administered_group(caller, name).await?;
         let user = self.tenant_user(caller, username).await?;
-        if !self.store.remove_group_member(&group.id, &user.id).await? {
+        let removed = self
+            .store
+            .set_group_member(&group.id, &user.id, false)
+            .await?;
+        if !removed {
             return Err(ServiceError::NotFound(format!(
                 "member {username:?} of group {:?}",
                 group.name
@@ -296,7 +318,7 @@ impl Service {
         }
         let mut record = AuditRecord::new(
             caller.tenant_id(),
-            "group.member-remove",
+            AuditAction::GroupMemberRemove,
             "group",
             &group.name,
         );
@@ -390,7 +412,7 @@ impl Service {
         let view = rule_view(row);
         let mut record = AuditRecord::new(
             caller.tenant_id(),
-            "approval-rule.add",
+            AuditAction::ApprovalRuleAdd,
             "approval-rule",
             &view.id,
         );
@@ -415,7 +437,7 @@ impl Service {
         self.store.delete_approval_rule(&row.id).await?;
         let mut record = AuditRecord::new(
             &row.tenant_id,
-            "approval-rule.remove",
+            AuditAction::ApprovalRuleRemove,
             "approval-rule",
             &row.id,
         );
@@ -570,7 +592,7 @@ impl Service {
         self.wake_workers();
         let mut record = AuditRecord::new(
             &row.tenant_id,
-            "approval.approve",
+            AuditAction::ApprovalApprove,
             "cluster",
             &row.cluster_name,
         );
@@ -619,7 +641,7 @@ impl Service {
         }
         let mut record = AuditRecord::new(
             &row.tenant_id,
-            "approval.deny",
+            AuditAction::ApprovalDeny,
             "cluster",
             &row.cluster_name,
         );
@@ -632,7 +654,7 @@ impl Service {
     pub(super) async fn audit_held(&self, caller: &Caller, view: &ApprovalView) {
         let mut record = AuditRecord::new(
             &view.tenant_id,
-            "approval.request",
+            AuditAction::ApprovalRequest,
             "cluster",
             &view.cluster,
         );

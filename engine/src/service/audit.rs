@@ -1,6 +1,13 @@
 //! Reading the audit log: tenant admins see their tenant's entries, superadmins
-//! every tenant's (or one, by filter).
+//! every tenant's (or one, by filter). Also the action a catalog entity's write is
+//! audited under, which depends on the entity's kind.
+//!
+//! The filter's `action` is a prefix (`cluster.`), not an [`AuditAction`], and entries
+//! read back keep their stored action names: older versions wrote names no version
+//! writes now, and those entries still list.
 
+use api_types::AuditAction;
+use domain::catalog::EntityKind;
 use serde::Deserialize;
 use utoipa::IntoParams;
 
@@ -70,5 +77,60 @@ impl Service {
             .into_iter()
             .map(AuditView::try_from)
             .collect::<Result<_, _>>()?)
+    }
+}
+
+/// What a catalog write did to one entity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum EntityChange {
+    Create,
+    Update,
+    Delete,
+}
+
+/// `catalog.<kind>.<change>`, e.g. `catalog.services.update`.
+pub(super) fn entity_audit_action(kind: EntityKind, change: EntityChange) -> AuditAction {
+    use AuditAction as A;
+    use EntityChange::{Create, Delete, Update};
+    match (kind, change) {
+        (EntityKind::Provider, Create) => A::CatalogProvidersCreate,
+        (EntityKind::Provider, Update) => A::CatalogProvidersUpdate,
+        (EntityKind::Provider, Delete) => A::CatalogProvidersDelete,
+        (EntityKind::HardwareType, Create) => A::CatalogHardwaretypesCreate,
+        (EntityKind::HardwareType, Update) => A::CatalogHardwaretypesUpdate,
+        (EntityKind::HardwareType, Delete) => A::CatalogHardwaretypesDelete,
+        (EntityKind::ImageType, Create) => A::CatalogImagetypesCreate,
+        (EntityKind::ImageType, Update) => A::CatalogImagetypesUpdate,
+        (EntityKind::ImageType, Delete) => A::CatalogImagetypesDelete,
+        (EntityKind::Service, Create) => A::CatalogServicesCreate,
+        (EntityKind::Service, Update) => A::CatalogServicesUpdate,
+        (EntityKind::Service, Delete) => A::CatalogServicesDelete,
+        (EntityKind::ClusterTemplate, Create) => A::CatalogClustertemplatesCreate,
+        (EntityKind::ClusterTemplate, Update) => A::CatalogClustertemplatesUpdate,
+        (EntityKind::ClusterTemplate, Delete) => A::CatalogClustertemplatesDelete,
+        (EntityKind::PartialTemplate, Create) => A::CatalogPartialtemplatesCreate,
+        (EntityKind::PartialTemplate, Update) => A::CatalogPartialtemplatesUpdate,
+        (EntityKind::PartialTemplate, Delete) => A::CatalogPartialtemplatesDelete,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_entity_write_is_named_after_its_kind_and_change() {
+        for kind in EntityKind::ALL {
+            for (change, word) in [
+                (EntityChange::Create, "create"),
+                (EntityChange::Update, "update"),
+                (EntityChange::Delete, "delete"),
+            ] {
+                assert_eq!(
+                    entity_audit_action(kind, change).as_str(),
+                    format!("catalog.{}.{word}", kind.key())
+                );
+            }
+        }
     }
 }

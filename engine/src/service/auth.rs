@@ -15,6 +15,7 @@
 use std::sync::OnceLock;
 use std::time::Duration;
 
+use api_types::AuditAction;
 use sha2::{Digest, Sha256};
 
 use super::{Service, ServiceError};
@@ -235,7 +236,7 @@ impl Service {
             caller,
             super::AuditRecord::new(
                 caller.tenant_id(),
-                "user.logout-everywhere",
+                AuditAction::UserLogoutEverywhere,
                 "user",
                 &caller.principal.username,
             ),

@@ -3,11 +3,13 @@
 //! change applied, so a catalog in the store never has errors, and deleting an
 //! entity something still uses is refused with the list of users.
 
+use api_types::AuditAction;
 use domain::catalog::coopr::{export_bundle, import_bundle_value};
 use domain::catalog::validate::{validate, Report};
 use domain::catalog::EntityKind;
 use serde_json::Value;
 
+use super::audit::{entity_audit_action, EntityChange};
 use super::{
     import_problems, report_problems, AuditRecord, Caller, EntityView, ImportReport, Page,
     PageRequest, Problem, RevisionView, Service, ServiceError,
@@ -196,12 +198,13 @@ impl Service {
                 now_ms(),
             )
             .await?;
-        let action = format!(
-            "catalog.{}.{}",
-            kind.key(),
-            if before.is_some() { "update" } else { "create" }
-        );
-        let mut record = AuditRecord::new(tenant_id, &action, kind.key(), name);
+        let change = if before.is_some() {
+            EntityChange::Update
+        } else {
+            EntityChange::Create
+        };
+        let action = entity_audit_action(kind, change);
+        let mut record = AuditRecord::new(tenant_id, action, kind.key(), name);
         record.before = before;
         record.after = write.body_json;
         self.audit(caller, record).await;
@@ -249,8 +252,8 @@ impl Service {
                 now_ms(),
             )
             .await?;
-        let action = format!("catalog.{}.delete", kind.key());
-        let mut record = AuditRecord::new(tenant_id, &action, kind.key(), name);
+        let action = entity_audit_action(kind, EntityChange::Delete);
+        let mut record = AuditRecord::new(tenant_id, action, kind.key(), name);
         record.before = existing.body_json;
         self.audit(caller, record).await;
         Ok(())
@@ -309,8 +312,12 @@ impl Service {
         )
         .await?;
         result.applied = true;
-        let mut record =
-            AuditRecord::new(caller.tenant_id(), "catalog.import", "catalog", "bundle");
+        let mut record = AuditRecord::new(
+            caller.tenant_id(),
+            AuditAction::CatalogImport,
+            "catalog",
+            "bundle",
+        );
         record.before = Some(before.to_string());
         record.after = Some(export_bundle(&catalog).to_string());
         self.audit(caller, record).await;

@@ -18,7 +18,7 @@ use crate::operations::{self, ClusterChange, ClusterState, CreateRequest, Previe
 use crate::queue::SubmitOptions;
 use crate::store::clusters::Cluster;
 use crate::store::now_ms;
-use api_types::{PlanGraph, StepCount, PLAN_GRAPH_MAX_TASKS};
+use api_types::{AuditAction, PlanGraph, StepCount, PLAN_GRAPH_MAX_TASKS};
 
 const MAX_LEASE_SECONDS: u64 = 10 * 365 * 24 * 3600;
 
@@ -414,9 +414,6 @@ impl Service {
         request: &ClusterCreateRequest,
     ) -> Result<PlanView, ServiceError> {
         let operation = self.caller_create_operation(caller, request).await?;
-        let size = u64::from(request.size);
-        self.check_size(caller.tenant_id(), "size", 1, size, size)
-            .await?;
         let plan = operations::preview_create(&self.store, &operation, now_ms()).await?;
         let mut view = plan_view(&plan.preview);
         view.cost = Some(super::cost::estimate_view(
@@ -435,9 +432,6 @@ impl Service {
         request: &ClusterCreateRequest,
     ) -> Result<SubmittedJob, ServiceError> {
         let operation = self.caller_create_operation(caller, request).await?;
-        let size = u64::from(request.size);
-        self.check_size(caller.tenant_id(), "size", 1, size, size)
-            .await?;
         self.check_create_credentials(caller, &operation).await?;
         let over_budget = self.check_create_budget(caller, &operation).await?;
         if let Some(held) = self
@@ -449,19 +443,11 @@ impl Service {
         let (cluster, job_id) =
             operations::create_cluster(&self.store, &operation, SubmitOptions::default(), now_ms())
                 .await
-                .map_err(|error| match error {
-                    operations::OperationError::Store(crate::store::StoreError::Conflict(_)) => {
-                        ServiceError::Conflict(format!(
-                            "a cluster named {:?} already exists",
-                            request.name
-                        ))
-                    }
-                    other => other.into(),
-                })?;
+                .map_err(name_taken(&request.name))?;
         self.wake_workers();
         let mut record = AuditRecord::new(
             &cluster.tenant_id,
-            "cluster.create",
+            AuditAction::ClusterCreate,
             "cluster",
             &cluster.name,
         );
@@ -477,8 +463,8 @@ impl Service {
         })
     }
 
-    /// The create operation of the caller's request; a template the caller may not
-    /// see is refused exactly as one that does not exist.
+    /// The create operation of the caller's request, within the tenant's quotas; a
+    /// template the caller may not see is refused exactly as one that does not exist.
     async fn caller_create_operation(
         &self,
         caller: &Caller,
@@ -497,6 +483,9 @@ impl Service {
                 operations::OperationError::UnknownTemplate(request.template.clone()).into(),
             );
         }
+        let size = u64::from(request.size);
+        self.check_size(caller.tenant_id(), "size", 1, size, size)
+            .await?;
         Ok(operation)
     }
 
@@ -541,15 +530,7 @@ impl Service {
         let (cluster, request_id) =
             operations::approval::hold_create(&self.store, operation, &plan, &hold, now)
                 .await
-                .map_err(|error| match error {
-                    operations::OperationError::Store(crate::store::StoreError::Conflict(_)) => {
-                        ServiceError::Conflict(format!(
-                            "a cluster named {:?} already exists",
-                            request.name
-                        ))
-                    }
-                    other => other.into(),
-                })?;
+                .map_err(name_taken(&request.name))?;
         let view = super::approvals::approval_view(self.store.approval_request(&request_id).await?);
         self.audit_held(caller, &view).await;
         Ok(Some(SubmittedJob {
@@ -720,10 +701,7 @@ impl Service {
         id: &str,
         change: &ClusterChangeRequest,
     ) -> Result<PlanView, ServiceError> {
-        let cluster = self.live_cluster(caller, id).await?;
-        let change = ClusterChange::try_from(change)?;
-        self.check_rollback_target(&cluster, &change).await?;
-        self.check_change_size(&cluster, &change).await?;
+        let (cluster, change) = self.checked_change(caller, id, change).await?;
         let plan = operations::preview_change(&self.store, &cluster, &change).await?;
         let mut view = plan_view(&plan.preview);
         view.upgrade = plan
@@ -748,16 +726,28 @@ impl Service {
         Ok(view)
     }
 
+    /// The live cluster `id` and the change `request` asks of it, once the change was
+    /// found to fit it (a rollback's target, the tenant's quotas).
+    async fn checked_change(
+        &self,
+        caller: &Caller,
+        id: &str,
+        request: &ClusterChangeRequest,
+    ) -> Result<(Cluster, ClusterChange), ServiceError> {
+        let cluster = self.live_cluster(caller, id).await?;
+        let change = ClusterChange::try_from(request)?;
+        self.check_rollback_target(&cluster, &change).await?;
+        self.check_change_size(&cluster, &change).await?;
+        Ok((cluster, change))
+    }
+
     pub async fn change_cluster(
         &self,
         caller: &Caller,
         id: &str,
         request: &ClusterChangeRequest,
     ) -> Result<SubmittedJob, ServiceError> {
-        let cluster = self.live_cluster(caller, id).await?;
-        let change = ClusterChange::try_from(request)?;
-        self.check_rollback_target(&cluster, &change).await?;
-        self.check_change_size(&cluster, &change).await?;
+        let (cluster, change) = self.checked_change(caller, id, request).await?;
         self.check_change_credentials(caller, &cluster, &change)
             .await?;
         if let Some(held) = self.hold_grow(caller, &cluster, request, &change).await? {
@@ -814,7 +804,7 @@ impl Service {
         };
         let mut record = AuditRecord::new(
             &cluster.tenant_id,
-            "cluster.healing",
+            AuditAction::ClusterHealing,
             "cluster",
             &cluster.name,
         );
@@ -899,7 +889,7 @@ impl Service {
         }
         let mut record = AuditRecord::new(
             &cluster.tenant_id,
-            "cluster.lease",
+            AuditAction::ClusterLease,
             "cluster",
             &cluster.name,
         );
@@ -980,12 +970,12 @@ impl Service {
         .await?;
         self.wake_workers();
         let action = match change {
-            ClusterChange::Delete { force: true } => "cluster.force-delete".to_owned(),
-            _ => format!("cluster.{}", change.operation().as_str()),
+            ClusterChange::Delete { force: true } => AuditAction::ClusterForceDelete,
+            _ => AuditAction::cluster(change.operation()),
         };
         self.audit(
             caller,
-            AuditRecord::new(&cluster.tenant_id, &action, "cluster", &cluster.name),
+            AuditRecord::new(&cluster.tenant_id, action, "cluster", &cluster.name),
         )
         .await;
         let cluster = self.store.cluster(&cluster.id).await?;
@@ -997,6 +987,16 @@ impl Service {
     }
 }
 
+/// An operation's error as the service says it, where a store conflict means a cluster
+/// named `name` exists already.
+fn name_taken(name: &str) -> impl FnOnce(operations::OperationError) -> ServiceError + '_ {
+    move |error| match error {
+        operations::OperationError::Store(crate::store::StoreError::Conflict(_)) => {
+            ServiceError::Conflict(format!("a cluster named {name:?} already exists"))
+        }
+        other => other.into(),
+    }
+}
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,8 +5,8 @@
 //! [`crate::store::cost`].
 
 use api_types::{
-    BudgetAction, BudgetRequest, BudgetView, ClusterCost, CostEstimate, ShowbackLineView,
-    ShowbackView,
+    AuditAction, BudgetAction, BudgetRequest, BudgetView, ClusterCost, CostEstimate,
+    ShowbackLineView, ShowbackView,
 };
 use domain::cost::{
     check_budget, projected_month, showback, units, Estimate, Interval, Micros, Month, OverBudget,
@@ -212,7 +212,8 @@ impl Service {
                 )
             })
         };
-        let mut record = AuditRecord::new(&tenant_id, "tenant.budget", "tenant", &tenant_id);
+        let mut record =
+            AuditRecord::new(&tenant_id, AuditAction::TenantBudget, "tenant", &tenant_id);
         record.before = describe(&before);
         record.after = describe(&budget);
         self.audit(caller, record).await;

@@ -7,8 +7,8 @@
 //! rules when it is saved (and again at every call; see [`crate::hooks::network`]).
 
 use api_types::{
-    CreatedHook, DeliveryAttemptView, DeliveryView, GateFailurePolicy, HookEvent, HookEventBody,
-    HookLinks, HookRequest, HookTenant, HookView, HOOK_SCHEMA_VERSION,
+    AuditAction, CreatedHook, DeliveryAttemptView, DeliveryView, GateFailurePolicy, HookEvent,
+    HookEventBody, HookLinks, HookRequest, HookTenant, HookView, HOOK_SCHEMA_VERSION,
 };
 use ring::rand::{SecureRandom, SystemRandom};
 
@@ -56,31 +56,14 @@ fn new_secret() -> Result<String, ServiceError> {
     Ok(hex::encode(bytes))
 }
 
-fn invalid(problems: Vec<Problem>) -> ServiceError {
-    let fields: Vec<String> = problems
-        .iter()
-        .map(|problem| format!("{}: {}", problem.path, problem.message))
-        .collect();
-    ServiceError::Invalid {
-        message: format!("invalid hook: {}", fields.join("; ")),
-        details: problems,
-    }
-}
-
 impl Service {
     /// The hook `id` if the caller administers its tenant; `NotFound` exactly as for a
     /// missing hook when it belongs to a tenant the caller cannot see.
     async fn administered_hook(&self, caller: &Caller, id: &str) -> Result<Hook, ServiceError> {
-        caller.require_tenant_admin(caller.tenant_id())?;
         let what = || format!("hook {id:?}");
-        let hook = match self.store.hook(id).await {
-            Ok(hook) => hook,
-            Err(StoreError::NotFound(_)) => return Err(ServiceError::NotFound(what())),
-            Err(error) => return Err(error.into()),
-        };
-        caller.require_visible(&hook.tenant_id, what)?;
-        caller.require_tenant_admin(&hook.tenant_id)?;
-        Ok(hook)
+        caller
+            .administered(what, self.store.hook(id), |hook| &hook.tenant_id)
+            .await
     }
 
     /// The hooks of the caller's tenant; a superadmin's list holds every tenant's.
@@ -89,8 +72,7 @@ impl Service {
         caller: &Caller,
         page: PageRequest,
     ) -> Result<Page<HookView>, ServiceError> {
-        caller.require_tenant_admin(caller.tenant_id())?;
-        let tenant = (!caller.principal.is_superadmin()).then(|| caller.tenant_id());
+        let tenant = caller.administered_scope()?;
         let (hooks, total) = self.store.hooks_window(tenant, page.window()?).await?;
         Ok(page.of(hooks.into_iter().map(view).collect(), total))
     }
@@ -135,7 +117,7 @@ impl Service {
             ));
         }
         if !problems.is_empty() {
-            return Err(invalid(problems));
+            return Err(ServiceError::invalid_fields("hook", problems));
         }
         let mut events = request.events.clone();
         events.sort();
@@ -161,7 +143,7 @@ impl Service {
             caller,
             AuditRecord {
                 after: Some(audit_body(&hook)),
-                ..AuditRecord::new(&hook.tenant_id, "hook.create", "hook", &hook.id)
+                ..AuditRecord::new(&hook.tenant_id, AuditAction::HookCreate, "hook", &hook.id)
             },
         )
         .await;
@@ -181,7 +163,7 @@ impl Service {
             caller,
             AuditRecord {
                 before: Some(audit_body(&hook)),
-                ..AuditRecord::new(&hook.tenant_id, "hook.delete", "hook", &hook.id)
+                ..AuditRecord::new(&hook.tenant_id, AuditAction::HookDelete, "hook", &hook.id)
             },
         )
         .await;
@@ -265,7 +247,12 @@ impl Service {
         }
         self.audit(
             caller,
-            AuditRecord::new(&hook.tenant_id, "hook.redeliver", "hook", &hook.id),
+            AuditRecord::new(
+                &hook.tenant_id,
+                AuditAction::HookRedeliver,
+                "hook",
+                &hook.id,
+            ),
         )
         .await;
         self.delivery_view(self.store.delivery(delivery_id).await?)

@@ -8,7 +8,7 @@ use super::{
 };
 use crate::queue::{self, Job, JobState, TaskFilter};
 use crate::store::now_ms;
-use api_types::Operation;
+use api_types::{AuditAction, Operation};
 
 /// Most events one read returns.
 pub const MAX_EVENTS: i64 = 1_000;
@@ -250,7 +250,7 @@ impl Service {
     pub async fn cancel_job(&self, caller: &Caller, id: &str) -> Result<JobView, ServiceError> {
         let job = self.visible_job(caller, id).await?;
         queue::cancel_job(&self.store, &job.id, now_ms()).await?;
-        self.audit_job(caller, &job, "job.cancel").await;
+        self.audit_job(caller, &job, AuditAction::JobCancel).await;
         Ok(queue::job(&self.store, &job.id).await?.into())
     }
 
@@ -260,11 +260,11 @@ impl Service {
         self.check_retry_credentials(caller, &job).await?;
         queue::retry_job(&self.store, &job.id, now_ms()).await?;
         self.wake_workers();
-        self.audit_job(caller, &job, "job.retry").await;
+        self.audit_job(caller, &job, AuditAction::JobRetry).await;
         Ok(queue::job(&self.store, &job.id).await?.into())
     }
 
-    async fn audit_job(&self, caller: &Caller, job: &Job, action: &str) {
+    async fn audit_job(&self, caller: &Caller, job: &Job, action: AuditAction) {
         self.audit(
             caller,
             super::AuditRecord::new(&job.tenant_id, action, "job", &job.id),

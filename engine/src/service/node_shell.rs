@@ -8,7 +8,9 @@
 
 use std::time::{Duration, SystemTime};
 
-use api_types::{NodeCertificate, NodeCertificateRequest, NodeShellUpdate, TenantView};
+use api_types::{
+    AuditAction, NodeCertificate, NodeCertificateRequest, NodeShellUpdate, TenantView,
+};
 
 use super::{AuditRecord, Caller, Service, ServiceError};
 use crate::provider::NodeRecord;
@@ -147,8 +149,12 @@ impl Service {
                 other => ServiceError::internal(other),
             })?;
         let label = target.label();
-        let mut record =
-            AuditRecord::new(&target.tenant_id, "node.ssh-certificate", "node", &label);
+        let mut record = AuditRecord::new(
+            &target.tenant_id,
+            AuditAction::NodeSshCertificate,
+            "node",
+            &label,
+        );
         record.after =
             Some(serde_json::json!({"minutes": minutes, "user": target.user}).to_string());
         self.audit(caller, record).await;
@@ -165,7 +171,7 @@ impl Service {
     pub async fn node_shell_opened(&self, caller: &Caller, target: &NodeShellTarget) -> i64 {
         let started = now_ms();
         let label = target.label();
-        let mut record = AuditRecord::new(&target.tenant_id, "node.ssh", "node", &label);
+        let mut record = AuditRecord::new(&target.tenant_id, AuditAction::NodeSsh, "node", &label);
         record.after = Some(
             serde_json::json!({"address": format!("{}:{}", target.host, target.port)}).to_string(),
         );
@@ -182,7 +188,8 @@ impl Service {
         bytes: SessionBytes,
     ) {
         let label = target.label();
-        let mut record = AuditRecord::new(&target.tenant_id, "node.ssh.end", "node", &label);
+        let mut record =
+            AuditRecord::new(&target.tenant_id, AuditAction::NodeSshEnd, "node", &label);
         record.after = Some(
             serde_json::json!({
                 "started_at_ms": started_ms,
@@ -208,7 +215,7 @@ impl Service {
         self.store
             .set_tenant_switch(id, TenantSwitch::NodeShell, update.node_shell)
             .await?;
-        let mut record = AuditRecord::new(id, "tenant.node-shell", "tenant", &before.name);
+        let mut record = AuditRecord::new(id, AuditAction::TenantNodeShell, "tenant", &before.name);
         record.before = Some(serde_json::json!({"node_shell": before.node_shell}).to_string());
         record.after = Some(serde_json::json!({"node_shell": update.node_shell}).to_string());
         self.audit(caller, record).await;

@@ -14,6 +14,7 @@
 
 use std::time::{Duration, Instant, SystemTime};
 
+use api_types::AuditAction;
 use rand_core::{OsRng, RngCore};
 use russh::keys::ssh_key::private::Ed25519Keypair;
 use russh::keys::ssh_key::Certificate;
@@ -190,7 +191,8 @@ impl Service {
     pub async fn node_terminal_opened(&self, caller: &Caller, target: &NodeShellTarget) -> i64 {
         let started = now_ms();
         let label = target.label();
-        let mut record = AuditRecord::new(&target.tenant_id, "node.terminal", "node", &label);
+        let mut record =
+            AuditRecord::new(&target.tenant_id, AuditAction::NodeTerminal, "node", &label);
         record.after = Some(
             serde_json::json!({
                 "address": format!("{}:{}", target.host, target.port),
@@ -252,7 +254,7 @@ impl Service {
             tenant_id: target.tenant_id.clone(),
             actor_id: Some(caller.principal.user_id.clone()),
             actor_name: caller.principal.username.clone(),
-            action: "node.terminal.end".to_owned(),
+            action: AuditAction::NodeTerminalEnd,
             target_kind: "node".to_owned(),
             target: target.label(),
             address: caller.address.clone(),
@@ -261,7 +263,7 @@ impl Service {
             at_ms: now_ms(),
         };
         if let Err(error) = self.store.append_audit(&entry).await {
-            tracing::error!(%error, action = "node.terminal.end", "audit entry not written");
+            tracing::error!(%error, action = entry.action.as_str(), "audit entry not written");
         }
         if let Some((cast_text, truncated)) = recording {
             let saved = self
@@ -311,7 +313,12 @@ impl Service {
             .set_tenant_switch(tenant_id, TenantSwitch::TerminalRecording, on)
             .await?;
         let name = self.store.tenant(tenant_id).await?.name;
-        let mut record = AuditRecord::new(tenant_id, "tenant.terminal-recording", "tenant", &name);
+        let mut record = AuditRecord::new(
+            tenant_id,
+            AuditAction::TenantTerminalRecording,
+            "tenant",
+            &name,
+        );
         record.before = Some(serde_json::json!({"terminal_recording": before}).to_string());
         record.after = Some(serde_json::json!({"terminal_recording": on}).to_string());
         self.audit(caller, record).await;

@@ -11,7 +11,7 @@ use super::{
     AuditRecord, Caller, CheckoutView, Page, PageRequest, PoolHostRequest, PoolHostUpdate,
     PoolHostView, Problem, Service, ServiceError,
 };
-use api_types::PoolHostState;
+use api_types::{AuditAction, PoolHostState};
 
 use crate::ssh::{ClientKeyPair, HostKey};
 use crate::store::pool_hosts::PoolHost;
@@ -124,17 +124,6 @@ fn check_host_key(text: &str, problems: &mut Vec<Problem>) -> Option<HostKey> {
     None
 }
 
-fn invalid(problems: Vec<Problem>) -> ServiceError {
-    let fields: Vec<String> = problems
-        .iter()
-        .map(|problem| format!("{}: {}", problem.path, problem.message))
-        .collect();
-    ServiceError::Invalid {
-        message: format!("invalid pool host: {}", fields.join("; ")),
-        details: problems,
-    }
-}
-
 /// Splits `<cluster id>-<number>` (cluster ids are UUIDs, which hold `-` themselves).
 fn split_node_id(node: &str) -> Option<(&str, u32)> {
     let (cluster, number) = node.rsplit_once('-')?;
@@ -149,17 +138,10 @@ impl Service {
         caller: &Caller,
         id: &str,
     ) -> Result<PoolHost, ServiceError> {
-        // Plain users learn nothing, not even whether the id exists.
-        caller.require_tenant_admin(caller.tenant_id())?;
         let what = || format!("pool host {id:?}");
-        let host = match self.store.pool_host(id).await {
-            Ok(host) => host,
-            Err(StoreError::NotFound(_)) => return Err(ServiceError::NotFound(what())),
-            Err(error) => return Err(error.into()),
-        };
-        caller.require_visible(&host.tenant_id, what)?;
-        caller.require_tenant_admin(&host.tenant_id)?;
-        Ok(host)
+        caller
+            .administered(what, self.store.pool_host(id), |host| &host.tenant_id)
+            .await
     }
 
     async fn pool_host_view(&self, host: PoolHost) -> Result<PoolHostView, ServiceError> {
@@ -217,8 +199,7 @@ impl Service {
         caller: &Caller,
         page: PageRequest,
     ) -> Result<Page<PoolHostView>, ServiceError> {
-        caller.require_tenant_admin(caller.tenant_id())?;
-        let tenant = (!caller.principal.is_superadmin()).then(|| caller.tenant_id());
+        let tenant = caller.administered_scope()?;
         let (hosts, total) = self.store.pool_hosts_window(tenant, page.window()?).await?;
         let mut views = Vec::with_capacity(hosts.len());
         for host in hosts {
@@ -265,7 +246,7 @@ impl Service {
         check_user(user, &mut problems);
         let host_key = check_host_key(&request.host_key, &mut problems);
         let Some(host_key) = host_key.filter(|_| problems.is_empty()) else {
-            return Err(invalid(problems));
+            return Err(ServiceError::invalid_fields("pool host", problems));
         };
         let pair = ClientKeyPair::generate(&format!("corral-pool-{name}"))
             .map_err(ServiceError::internal)?;
@@ -291,7 +272,12 @@ impl Service {
             caller,
             AuditRecord {
                 after: Some(audit_body(&host)),
-                ..AuditRecord::new(&host.tenant_id, "pool_host.create", "pool_host", &host.name)
+                ..AuditRecord::new(
+                    &host.tenant_id,
+                    AuditAction::PoolHostCreate,
+                    "pool_host",
+                    &host.name,
+                )
             },
         )
         .await;
@@ -330,7 +316,7 @@ impl Service {
             }
         }
         if !problems.is_empty() {
-            return Err(invalid(problems));
+            return Err(ServiceError::invalid_fields("pool host", problems));
         }
         let reached_differently = (&host.host, host.port, &host.user, &host.host_key)
             != (&before.host, before.port, &before.user, &before.host_key);
@@ -351,7 +337,12 @@ impl Service {
             AuditRecord {
                 before: Some(audit_body(&before)),
                 after: Some(audit_body(&host)),
-                ..AuditRecord::new(&host.tenant_id, "pool_host.update", "pool_host", &host.name)
+                ..AuditRecord::new(
+                    &host.tenant_id,
+                    AuditAction::PoolHostUpdate,
+                    "pool_host",
+                    &host.name,
+                )
             },
         )
         .await;
@@ -376,7 +367,12 @@ impl Service {
             caller,
             AuditRecord {
                 before: Some(audit_body(&host)),
-                ..AuditRecord::new(&host.tenant_id, "pool_host.delete", "pool_host", &host.name)
+                ..AuditRecord::new(
+                    &host.tenant_id,
+                    AuditAction::PoolHostDelete,
+                    "pool_host",
+                    &host.name,
+                )
             },
         )
         .await;

@@ -13,10 +13,11 @@
 //! serves the tenant, as the tenant's tasks do (`crate::worker::provider_tests`); this
 //! module stores the request and waits for the report.
 
+use std::borrow::Borrow;
 use std::time::Duration;
 
-use api_types::{ProviderCredentialsView, ProviderTestReport, ProviderTestRequest};
-use domain::catalog::Catalog;
+use api_types::{AuditAction, ProviderCredentialsView, ProviderTestReport, ProviderTestRequest};
+use domain::catalog::{Catalog, ProviderMapped};
 use domain::names::{HardwareTypeName, ImageTypeName};
 
 use super::{AuditRecord, Caller, Problem, Service, ServiceError};
@@ -27,100 +28,30 @@ use crate::store::provider_credentials::CredentialsSource;
 use crate::store::provider_tests::{NewProviderTest, ProviderTestRow, ProviderTestState};
 
 impl Service {
-    /// What is set for `provider`'s credentials in the caller's tenant (names only).
+    /// What `owner` has set for `provider`'s credentials (names only): the caller's
+    /// tenant's (for its admins) or the caller's own (where the provider takes them).
     pub async fn provider_credentials(
         &self,
         caller: &Caller,
         provider: &str,
+        owner: CredentialsOwner,
     ) -> Result<ProviderCredentialsView, ServiceError> {
-        let (_, providertype) = self.administered_provider(caller, provider).await?;
-        self.credentials_view(caller, provider, &providertype, &CredentialsSource::Tenant)
-            .await
+        let target = self.credentials_target(caller, provider, owner).await?;
+        self.credentials_view(caller, provider, &target).await
     }
 
-    /// Sets the caller's tenant's credentials for `provider` from `json` (a JSON object
-    /// of strings). The values are sealed before they are stored and never shown again;
-    /// the audit log records who set which field names.
+    /// Sets `owner`'s credentials for `provider` from `json` (a JSON object of strings).
+    /// The values are sealed before they are stored and never shown again, and bound
+    /// to the provider as it is defined now (see [`CredentialBinding`]); the audit log
+    /// records who set which field names.
     pub async fn set_provider_credentials(
         &self,
         caller: &Caller,
         provider: &str,
+        owner: CredentialsOwner,
         json: &str,
     ) -> Result<ProviderCredentialsView, ServiceError> {
-        let (catalog, providertype) = self.administered_provider(caller, provider).await?;
-        let binding =
-            crate::provider::binding::of(&providertype, &provider_settings(&catalog, provider));
-        self.set_credentials(
-            caller,
-            provider,
-            (&providertype, &binding),
-            CredentialsSource::Tenant,
-            json,
-        )
-        .await
-    }
-
-    /// Removes the caller's tenant's credentials for `provider`.
-    pub async fn delete_provider_credentials(
-        &self,
-        caller: &Caller,
-        provider: &str,
-    ) -> Result<ProviderCredentialsView, ServiceError> {
-        let (_, providertype) = self.administered_provider(caller, provider).await?;
-        self.delete_credentials(caller, provider, &providertype, CredentialsSource::Tenant)
-            .await
-    }
-
-    /// What the caller has set as their own credentials for `provider` (names only).
-    pub async fn my_provider_credentials(
-        &self,
-        caller: &Caller,
-        provider: &str,
-    ) -> Result<ProviderCredentialsView, ServiceError> {
-        let (providertype, _) = self.user_credentials_provider(caller, provider).await?;
-        let source = CredentialsSource::User(caller.principal.user_id.clone());
-        self.credentials_view(caller, provider, &providertype, &source)
-            .await
-    }
-
-    /// Sets the caller's own credentials for `provider` from `json`, where the provider
-    /// allows users' own. Sealed like the tenant's, and bound to the provider as it is
-    /// defined now (see [`CredentialBinding`]); the audit log records field names.
-    pub async fn set_my_provider_credentials(
-        &self,
-        caller: &Caller,
-        provider: &str,
-        json: &str,
-    ) -> Result<ProviderCredentialsView, ServiceError> {
-        let (providertype, binding) = self.user_credentials_provider(caller, provider).await?;
-        let source = CredentialsSource::User(caller.principal.user_id.clone());
-        self.set_credentials(caller, provider, (&providertype, &binding), source, json)
-            .await
-    }
-
-    /// Removes the caller's own credentials for `provider`: nodes their jobs make use
-    /// the tenant's again.
-    pub async fn delete_my_provider_credentials(
-        &self,
-        caller: &Caller,
-        provider: &str,
-    ) -> Result<ProviderCredentialsView, ServiceError> {
-        let (providertype, _) = self.user_credentials_provider(caller, provider).await?;
-        let source = CredentialsSource::User(caller.principal.user_id.clone());
-        self.delete_credentials(caller, provider, &providertype, source)
-            .await
-    }
-
-    /// Sets `source`'s credentials (the tenant's or the caller's own) for `provider` of
-    /// `providertype` defined as `binding` says, once the caller was found allowed to.
-    async fn set_credentials(
-        &self,
-        caller: &Caller,
-        provider: &str,
-        (providertype, binding): (&str, &CredentialBinding),
-        source: CredentialsSource,
-        json: &str,
-    ) -> Result<ProviderCredentialsView, ServiceError> {
+        let target = self.credentials_target(caller, provider, owner).await?;
         let credentials =
             Credentials::from_json_text(json).map_err(|error| ServiceError::Invalid {
                 message: format!("the credentials of provider {provider:?} are refused: {error}"),
@@ -130,37 +61,43 @@ impl Service {
                 }],
             })?;
         let tenant_id = caller.tenant_id();
+        let source = &target.source;
         self.store
             .set_credentials(
                 tenant_id,
                 provider,
-                &source,
-                binding,
+                source,
+                &target.binding,
                 &credentials,
                 Some(&caller.principal.username),
                 now_ms(),
             )
             .await?;
-        let action = audit_action("set", &source);
-        let mut record = AuditRecord::new(tenant_id, &action, "provider", provider);
+        let action = audit_action(
+            source,
+            AuditAction::ProviderCredentialsSet,
+            AuditAction::ProviderCredentialsSetMine,
+        );
+        let mut record = AuditRecord::new(tenant_id, action, "provider", provider);
         record.after = Some(serde_json::json!({ "fields": credentials.field_names() }).to_string());
         self.audit(caller, record).await;
-        self.credentials_view(caller, provider, providertype, &source)
-            .await
+        self.credentials_view(caller, provider, &target).await
     }
 
-    /// Removes `source`'s credentials, once the caller was found allowed to.
-    async fn delete_credentials(
+    /// Removes `owner`'s credentials for `provider`; without their own, nodes the
+    /// caller's jobs make use the tenant's again.
+    pub async fn delete_provider_credentials(
         &self,
         caller: &Caller,
         provider: &str,
-        providertype: &str,
-        source: CredentialsSource,
+        owner: CredentialsOwner,
     ) -> Result<ProviderCredentialsView, ServiceError> {
+        let target = self.credentials_target(caller, provider, owner).await?;
         let tenant_id = caller.tenant_id();
+        let source = &target.source;
         if !self
             .store
-            .delete_credentials(tenant_id, provider, &source)
+            .delete_credentials(tenant_id, provider, source)
             .await?
         {
             return Err(ServiceError::NotFound(match source {
@@ -168,14 +105,47 @@ impl Service {
                 CredentialsSource::User(_) => format!("your credentials of provider {provider:?}"),
             }));
         }
-        let action = audit_action("delete", &source);
+        let action = audit_action(
+            source,
+            AuditAction::ProviderCredentialsDelete,
+            AuditAction::ProviderCredentialsDeleteMine,
+        );
         self.audit(
             caller,
-            AuditRecord::new(tenant_id, &action, "provider", provider),
+            AuditRecord::new(tenant_id, action, "provider", provider),
         )
         .await;
-        self.credentials_view(caller, provider, providertype, &source)
-            .await
+        self.credentials_view(caller, provider, &target).await
+    }
+
+    /// Where `owner`'s credentials for `provider` are kept, and the provider's type and
+    /// binding as defined now, once the caller was found allowed to reach them: the
+    /// tenant's only by its admins, one's own only where the provider takes them.
+    async fn credentials_target(
+        &self,
+        caller: &Caller,
+        provider: &str,
+        owner: CredentialsOwner,
+    ) -> Result<CredentialsTarget, ServiceError> {
+        let (providertype, binding, source) = match owner {
+            CredentialsOwner::Tenant => {
+                let (catalog, providertype) = self.administered_provider(caller, provider).await?;
+                let settings = provider_settings(&catalog, provider);
+                let binding = crate::provider::binding::of(&providertype, &settings);
+                (providertype, binding, CredentialsSource::Tenant)
+            }
+            CredentialsOwner::Caller => {
+                let (providertype, binding) =
+                    self.user_credentials_provider(caller, provider).await?;
+                let user = caller.principal.user_id.clone();
+                (providertype, binding, CredentialsSource::User(user))
+            }
+        };
+        Ok(CredentialsTarget {
+            providertype,
+            binding,
+            source,
+        })
     }
 
     /// The provider type of `provider` of the caller's tenant's catalog and its
@@ -199,24 +169,24 @@ impl Service {
         Ok((providertype, binding))
     }
 
-    /// What `source` has set for `provider` (names only), and whether the tenant may
+    /// What `target` has set for `provider` (names only), and whether the tenant may
     /// build on the provider's type.
     async fn credentials_view(
         &self,
         caller: &Caller,
         provider: &str,
-        providertype: &str,
-        source: &CredentialsSource,
+        target: &CredentialsTarget,
     ) -> Result<ProviderCredentialsView, ServiceError> {
         let tenant_id = caller.tenant_id();
         let stored = self
             .store
-            .stored_credentials(tenant_id, provider, source)
+            .stored_credentials(tenant_id, provider, &target.source)
             .await?;
+        let providertype = &target.providertype;
         let usable = self.store.tenant(tenant_id).await?.may_use(providertype);
         Ok(ProviderCredentialsView {
             provider: provider.to_owned(),
-            providertype: providertype.to_owned(),
+            providertype: providertype.clone(),
             usable,
             set: stored.is_some(),
             fields: match &stored {
@@ -320,7 +290,8 @@ impl Service {
             .map_err(ServiceError::internal)?
             .ok_or_else(|| ServiceError::internal("a finished provider test has no report"))?;
         let tenant_id = caller.tenant_id();
-        let mut record = AuditRecord::new(tenant_id, "provider.test", "provider", provider);
+        let mut record =
+            AuditRecord::new(tenant_id, AuditAction::ProviderTest, "provider", provider);
         record.after = serde_json::to_value(&report).ok().map(|mut after| {
             // Which pool ran it: the tenant's own, for a tenant with dedicated workers.
             after["worker"] = serde_json::Value::String(worker);
@@ -378,6 +349,25 @@ impl Service {
             tokio::time::sleep(PROVIDER_TEST_POLL).await;
         }
     }
+}
+
+/// Whose credentials for which provider of what type an operation is about, once the
+/// caller was found allowed to reach them.
+struct CredentialsTarget {
+    providertype: String,
+    /// The provider as defined now (what set credentials are bound to).
+    binding: CredentialBinding,
+    source: CredentialsSource,
+}
+
+/// Whose credentials for a provider an operation is about (the two are kept apart: see
+/// [`CredentialsSource`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CredentialsOwner {
+    /// The caller's tenant's, which only its admins see and change.
+    Tenant,
+    /// The caller's own, where the provider takes users' own credentials.
+    Caller,
 }
 
 /// How long a provider test waits for a pool to take it, and then for its report.
@@ -444,11 +434,12 @@ fn duration_ms(duration: Duration) -> i64 {
     i64::try_from(duration.as_millis()).unwrap_or(i64::MAX / 2)
 }
 
-/// The audit action of `what` (`set`, `delete`) done to `source`'s credentials.
-fn audit_action(what: &str, source: &CredentialsSource) -> String {
+/// The audit action of a change to `source`'s credentials: `tenant` for the tenant's,
+/// `mine` for a user's own.
+fn audit_action(source: &CredentialsSource, tenant: AuditAction, mine: AuditAction) -> AuditAction {
     match source {
-        CredentialsSource::Tenant => format!("provider.credentials.{what}"),
-        CredentialsSource::User(_) => format!("provider.credentials.{what}-mine"),
+        CredentialsSource::Tenant => tenant,
+        CredentialsSource::User(_) => mine,
     }
 }
 
@@ -467,58 +458,54 @@ fn test_machine(
     provider: &str,
     request: &ProviderTestRequest,
 ) -> Result<(HardwareTypeName, ImageTypeName), ServiceError> {
-    let refuse = |path: &str, message: String| ServiceError::Invalid {
-        message: message.clone(),
-        details: vec![Problem {
-            path: path.to_owned(),
-            message,
-        }],
-    };
-    let hardware = match &request.hardwaretype {
-        Some(name) => catalog
-            .hardwaretype(name)
-            .filter(|hardware| hardware.providermap.contains_key(provider))
-            .map(|hardware| hardware.name.clone())
-            .ok_or_else(|| {
-                refuse(
-                    "hardwaretype",
-                    format!("hardware type {name:?} does not exist or is not mapped to provider {provider:?}"),
-                )
-            })?,
-        None => catalog
-            .hardwaretypes
-            .values()
-            .find(|hardware| hardware.providermap.contains_key(provider))
-            .map(|hardware| hardware.name.clone())
-            .ok_or_else(|| {
-                refuse(
-                    "hardwaretype",
-                    format!("no hardware type is mapped to provider {provider:?}"),
-                )
-            })?,
-    };
-    let image = match &request.imagetype {
-        Some(name) => catalog
-            .imagetype(name)
-            .filter(|image| image.providermap.contains_key(provider))
-            .map(|image| image.name.clone())
-            .ok_or_else(|| {
-                refuse(
-                    "imagetype",
-                    format!("image type {name:?} does not exist or is not mapped to provider {provider:?}"),
-                )
-            })?,
-        None => catalog
-            .imagetypes
-            .values()
-            .find(|image| image.providermap.contains_key(provider))
-            .map(|image| image.name.clone())
-            .ok_or_else(|| {
-                refuse(
-                    "imagetype",
-                    format!("no image type is mapped to provider {provider:?}"),
-                )
-            })?,
-    };
+    let hardware = machine_entry(
+        ("hardwaretype", "hardware type"),
+        request.hardwaretype.as_deref(),
+        catalog.hardwaretypes.values(),
+        provider,
+    )?;
+    let image = machine_entry(
+        ("imagetype", "image type"),
+        request.imagetype.as_deref(),
+        catalog.imagetypes.values(),
+        provider,
+    )?;
     Ok((hardware, image))
+}
+
+/// The name of the catalog entry of one kind (a hardware or an image type, `field` in
+/// the request and `kind` in messages) a check's machine uses: `asked`, if it is
+/// mapped to `provider`, or else the first of `entries` that is.
+fn machine_entry<'a, Name>(
+    (field, kind): (&str, &str),
+    asked: Option<&str>,
+    mut entries: impl Iterator<Item = &'a ProviderMapped<Name>>,
+    provider: &str,
+) -> Result<Name, ServiceError>
+where
+    Name: Borrow<str> + Clone + 'a,
+{
+    let mapped = |entry: &&ProviderMapped<Name>| entry.providermap.contains_key(provider);
+    let found = match asked {
+        Some(name) => entries.find(|entry| entry.name.borrow() == name),
+        None => entries.find(mapped),
+    };
+    found
+        .filter(mapped)
+        .map(|entry| entry.name.clone())
+        .ok_or_else(|| {
+            let message = match asked {
+                Some(name) => format!(
+                    "{kind} {name:?} does not exist or is not mapped to provider {provider:?}"
+                ),
+                None => format!("no {kind} is mapped to provider {provider:?}"),
+            };
+            ServiceError::Invalid {
+                message: message.clone(),
+                details: vec![Problem {
+                    path: field.to_owned(),
+                    message,
+                }],
+            }
+        })
 }

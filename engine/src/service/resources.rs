@@ -1,6 +1,8 @@
 //! Plugin resources (scripts, archives, files): tenant members list them; admins
 //! upload new versions and choose the staged one nodes get.
 
+use api_types::AuditAction;
+
 use super::{AuditRecord, Caller, Page, PageRequest, ResourceView, Service, ServiceError};
 use crate::resources::{ResourceKind, Upload};
 use crate::store::now_ms;
@@ -47,8 +49,12 @@ impl Service {
             )
             .await?;
         let target = format!("{kind}/{name}");
-        let mut record =
-            AuditRecord::new(caller.tenant_id(), "resource.upload", "resource", &target);
+        let mut record = AuditRecord::new(
+            caller.tenant_id(),
+            AuditAction::ResourceUpload,
+            "resource",
+            &target,
+        );
         record.after = Some(
             serde_json::json!({"version": version.version, "sha256": version.sha256}).to_string(),
         );
@@ -70,8 +76,12 @@ impl Service {
             .stage(&self.store, caller.tenant_id(), kind, name, version)
             .await?;
         let target = format!("{kind}/{name}");
-        let mut record =
-            AuditRecord::new(caller.tenant_id(), "resource.stage", "resource", &target);
+        let mut record = AuditRecord::new(
+            caller.tenant_id(),
+            AuditAction::ResourceStage,
+            "resource",
+            &target,
+        );
         record.after = Some(serde_json::json!({"version": version}).to_string());
         self.audit(caller, record).await;
         self.resources

@@ -4,7 +4,7 @@
 //! [`crate::rollout`] from the worker pool's monitor loop.
 
 use api_types::{
-    ClusterChangeRequest, RolloutCandidate, RolloutClusterState, RolloutClusterView,
+    AuditAction, ClusterChangeRequest, RolloutCandidate, RolloutClusterState, RolloutClusterView,
     RolloutRequest, RolloutStarted, RolloutState, RolloutTemplate, RolloutView,
 };
 
@@ -30,8 +30,12 @@ impl Service {
             .set_cluster_pinned(&cluster.id, choice.pinned)
             .await?;
         let word = |pinned: bool| if pinned { "pinned" } else { "unpinned" }.to_owned();
-        let mut record =
-            AuditRecord::new(&cluster.tenant_id, "cluster.pin", "cluster", &cluster.name);
+        let mut record = AuditRecord::new(
+            &cluster.tenant_id,
+            AuditAction::ClusterPin,
+            "cluster",
+            &cluster.name,
+        );
         record.before = Some(word(before));
         record.after = Some(word(choice.pinned));
         self.audit(caller, record).await;
@@ -169,8 +173,12 @@ impl Service {
             })
             .collect();
         self.store.create_rollout(&rollout, &rows).await?;
-        let mut record =
-            AuditRecord::new(&tenant_id, "catalog.rollout", "template", &request.template);
+        let mut record = AuditRecord::new(
+            &tenant_id,
+            AuditAction::CatalogRollout,
+            "template",
+            &request.template,
+        );
         record.after = Some(format!(
             "r{revision}, {} cluster(s), {} at once",
             rows.len(),

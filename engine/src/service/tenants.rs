@@ -2,6 +2,8 @@
 //! tenant's catalog and its staged plugin resources) and set their quotas; everyone
 //! else sees only their own.
 
+use api_types::AuditAction;
+
 use super::{
     AuditRecord, Caller, DedicatedWorkersUpdate, LocalNodesUpdate, Page, PageRequest, Problem,
     ProviderTypesUpdate, QuotaUpdate, Service, ServiceError, TenantRequest, TenantView,
@@ -166,7 +168,12 @@ impl Service {
         }
         self.audit(
             caller,
-            AuditRecord::new(&tenant.id, "tenant.create", "tenant", &tenant.name),
+            AuditRecord::new(
+                &tenant.id,
+                AuditAction::TenantCreate,
+                "tenant",
+                &tenant.name,
+            ),
         )
         .await;
         Ok(tenant.into())
@@ -186,7 +193,7 @@ impl Service {
         self.store
             .set_tenant_quotas(id, update.max_clusters, update.max_nodes)
             .await?;
-        let mut record = AuditRecord::new(id, "tenant.quotas", "tenant", &before.name);
+        let mut record = AuditRecord::new(id, AuditAction::TenantQuotas, "tenant", &before.name);
         record.before = Some(
             serde_json::json!({"max_clusters": before.max_clusters, "max_nodes": before.max_nodes})
                 .to_string(),
@@ -238,7 +245,8 @@ impl Service {
         let types = check_provider_types(&update.provider_types)?;
         let before = self.store.tenant(id).await?;
         self.store.set_tenant_provider_types(id, &types).await?;
-        let mut record = AuditRecord::new(id, "tenant.provider-types", "tenant", &before.name);
+        let mut record =
+            AuditRecord::new(id, AuditAction::TenantProviderTypes, "tenant", &before.name);
         record.before =
             Some(serde_json::json!({"provider_types": before.provider_types()}).to_string());
         record.after = Some(serde_json::json!({"provider_types": types}).to_string());
@@ -260,7 +268,12 @@ impl Service {
         self.store
             .set_tenant_switch(id, TenantSwitch::DedicatedWorkers, update.dedicated_workers)
             .await?;
-        let mut record = AuditRecord::new(id, "tenant.dedicated-workers", "tenant", &before.name);
+        let mut record = AuditRecord::new(
+            id,
+            AuditAction::TenantDedicatedWorkers,
+            "tenant",
+            &before.name,
+        );
         record.before =
             Some(serde_json::json!({"dedicated_workers": before.dedicated_workers}).to_string());
         record.after =
@@ -324,7 +337,12 @@ impl Service {
         // Recorded under the caller's tenant: the deleted tenant's log goes with it.
         self.audit(
             caller,
-            AuditRecord::new(caller.tenant_id(), "tenant.delete", "tenant", &tenant.name),
+            AuditRecord::new(
+                caller.tenant_id(),
+                AuditAction::TenantDelete,
+                "tenant",
+                &tenant.name,
+            ),
         )
         .await;
         Ok(())

@@ -1,6 +1,8 @@
 //! API tokens: each user creates, lists and revokes their own. The secret is in the
 //! create response only; afterwards the token is known by id and name.
 
+use api_types::AuditAction;
+
 use super::{
     AuditRecord, Caller, CreatedToken, Page, PageRequest, Service, ServiceError, TokenRequest,
     TokenView,
@@ -73,7 +75,12 @@ impl Service {
             .await?;
         self.audit(
             caller,
-            AuditRecord::new(caller.tenant_id(), "token.create", "token", &token.name),
+            AuditRecord::new(
+                caller.tenant_id(),
+                AuditAction::TokenCreate,
+                "token",
+                &token.name,
+            ),
         )
         .await;
         Ok(CreatedToken {
@@ -108,7 +115,12 @@ impl Service {
         self.store.revoke_token(&token.id, now_ms()).await?;
         self.audit(
             caller,
-            AuditRecord::new(caller.tenant_id(), "token.revoke", "token", &token.name),
+            AuditRecord::new(
+                caller.tenant_id(),
+                AuditAction::TokenRevoke,
+                "token",
+                &token.name,
+            ),
         )
         .await;
         Ok(self.store.token(&token.id).await?.into())
@@ -146,7 +158,7 @@ impl Service {
             caller,
             AuditRecord::new(
                 &user.tenant_id,
-                "token.revoke",
+                AuditAction::TokenRevoke,
                 "token",
                 &format!("{}/{}", user.username, token.name),
             ),

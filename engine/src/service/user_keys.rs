@@ -4,8 +4,8 @@
 //! of the tenant; turning that on or off syncs every active cluster of the tenant.
 
 use api_types::{
-    AdminKeysSetting, ClusterChangeRequest, ClusterKeyView, KeySync, UserKeyChange, UserKeyRequest,
-    UserKeyView,
+    AdminKeysSetting, AuditAction, ClusterChangeRequest, ClusterKeyView, KeySync, UserKeyChange,
+    UserKeyRequest, UserKeyView,
 };
 
 use super::{AuditRecord, Caller, Service, ServiceError};
@@ -68,7 +68,7 @@ impl Service {
         }
         let mut record = AuditRecord::new(
             caller.tenant_id(),
-            "user.key-add",
+            AuditAction::UserKeyAdd,
             "user-key",
             &key.fingerprint,
         );
@@ -95,7 +95,7 @@ impl Service {
             caller,
             AuditRecord::new(
                 caller.tenant_id(),
-                "user.key-remove",
+                AuditAction::UserKeyRemove,
                 "user-key",
                 &key.fingerprint,
             ),
@@ -141,7 +141,7 @@ impl Service {
             .set_tenant_switch(tenant_id, TenantSwitch::AdminKeysOnAllClusters, on)
             .await?;
         let name = self.store.tenant(tenant_id).await?.name;
-        let mut record = AuditRecord::new(tenant_id, "tenant.admin-keys", "tenant", &name);
+        let mut record = AuditRecord::new(tenant_id, AuditAction::TenantAdminKeys, "tenant", &name);
         record.before = Some(serde_json::json!({"admin_keys_on_all_clusters": !on}).to_string());
         record.after = Some(serde_json::json!({"admin_keys_on_all_clusters": on}).to_string());
         self.audit(caller, record).await;

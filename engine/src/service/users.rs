@@ -1,6 +1,8 @@
 //! Users: admins manage the users of their tenant (superadmins of every tenant);
 //! everyone can read themselves and change their own password.
 
+use api_types::AuditAction;
+
 use super::{
     AuditRecord, Caller, Page, PageRequest, PasswordChange, Problem, Service, ServiceError,
     UserMove, UserRequest, UserUpdate, UserView,
@@ -107,8 +109,7 @@ impl Service {
         caller: &Caller,
         page: PageRequest,
     ) -> Result<Page<UserView>, ServiceError> {
-        caller.require_tenant_admin(caller.tenant_id())?;
-        let tenant = (!caller.principal.is_superadmin()).then(|| caller.tenant_id());
+        let tenant = caller.administered_scope()?;
         let (users, total) = self.store.users_window(tenant, page.window()?).await?;
         Ok(page.of(users.into_iter().map(UserView::from).collect(), total))
     }
@@ -152,7 +153,12 @@ impl Service {
         .await?;
         self.audit(
             caller,
-            AuditRecord::new(&user.tenant_id, "user.create", "user", &user.username),
+            AuditRecord::new(
+                &user.tenant_id,
+                AuditAction::UserCreate,
+                "user",
+                &user.username,
+            ),
         )
         .await;
         Ok(user.into())
@@ -189,7 +195,12 @@ impl Service {
         if let Some(hash) = hash {
             self.store.set_password_hash(&user.id, &hash).await?;
         }
-        let mut record = AuditRecord::new(&user.tenant_id, "user.update", "user", &user.username);
+        let mut record = AuditRecord::new(
+            &user.tenant_id,
+            AuditAction::UserUpdate,
+            "user",
+            &user.username,
+        );
         record.before = Some(serde_json::json!({"role": user.role.as_str()}).to_string());
         record.after = Some(
             serde_json::json!({"role": role.unwrap_or(user.role).as_str(),
@@ -226,7 +237,12 @@ impl Service {
         self.store.delete_user(&user.id).await?;
         self.audit(
             caller,
-            AuditRecord::new(&user.tenant_id, "user.delete", "user", &user.username),
+            AuditRecord::new(
+                &user.tenant_id,
+                AuditAction::UserDelete,
+                "user",
+                &user.username,
+            ),
         )
         .await;
         Ok(())
@@ -328,7 +344,7 @@ impl Service {
         let before = serde_json::json!({"tenant": from.name}).to_string();
         let after = serde_json::json!({"tenant": to.name, "tokens_revoked": true}).to_string();
         for tenant in [from, to] {
-            let mut record = AuditRecord::new(&tenant.id, "user.move", "user", username);
+            let mut record = AuditRecord::new(&tenant.id, AuditAction::UserMove, "user", username);
             record.before = Some(before.clone());
             record.after = Some(after.clone());
             self.audit(caller, record).await;
@@ -349,7 +365,12 @@ impl Service {
         self.store.set_password_hash(&user.id, &hash).await?;
         self.audit(
             caller,
-            AuditRecord::new(&user.tenant_id, "user.password", "user", &user.username),
+            AuditRecord::new(
+                &user.tenant_id,
+                AuditAction::UserPassword,
+                "user",
+                &user.username,
+            ),
         )
         .await;
         Ok(())

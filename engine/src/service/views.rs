@@ -4,9 +4,11 @@
 //! beside the row (`store::views`, `queue::views`, as the orphan rule wants); the
 //! views of what the engine computes (a layout, a plan's DAG) are made here.
 
-use api_types::{LayoutView, NodeLayoutView, PlanDag, PlanTask, TaskAction};
+use api_types::{LayoutView, NodeLayoutView, PlanDag, PlanTask};
 use domain::layout::Layout;
-use domain::plan::{Action, TaskDag};
+use domain::plan::TaskDag;
+
+use crate::queue::views::task_action;
 
 pub use api_types::{
     AttemptView, AuditView, ClusterDetail, ClusterLink, ClusterView, EntityView, EventView,
@@ -46,25 +48,6 @@ pub fn plan_dag(dag: &TaskDag) -> PlanDag {
                 stage: task.stage,
             })
             .collect(),
-    }
-}
-
-// Spelled out rather than matched by name so a new domain action fails to compile here
-// until the wire contract has it too.
-fn task_action(action: Action) -> TaskAction {
-    match action {
-        Action::Create => TaskAction::Create,
-        Action::Confirm => TaskAction::Confirm,
-        Action::Bootstrap => TaskAction::Bootstrap,
-        Action::Install => TaskAction::Install,
-        Action::Configure => TaskAction::Configure,
-        Action::Initialize => TaskAction::Initialize,
-        Action::Start => TaskAction::Start,
-        Action::Stop => TaskAction::Stop,
-        Action::Remove => TaskAction::Remove,
-        Action::Delete => TaskAction::Delete,
-        Action::Suspend => TaskAction::Suspend,
-        Action::Resume => TaskAction::Resume,
     }
 }
 

@@ -79,14 +79,7 @@ pub(super) async fn run(
     adopted.send_replace(true);
     let mut last_prune = None;
     let mut last_audit_prune = None;
-    loop {
-        tokio::select! {
-            () = tokio::time::sleep(every) => {}
-            _ = stopped.changed() => {}
-        }
-        if *stopped.borrow() {
-            return;
-        }
+    while super::next_turn(every, &mut stopped).await {
         sweep(executor.store(), &wake).await;
         if let HistoryRetention::For(keep) = retentions.history {
             if retentions.history.prune_due(last_prune, Instant::now()) {

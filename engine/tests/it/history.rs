@@ -214,7 +214,7 @@ async fn old_audit_entries_go_by_their_own_retention(backend: Backend) {
         tenant_id: DEFAULT_TENANT_ID.to_owned(),
         actor_id: None,
         actor_name: "admin".to_owned(),
-        action: "cluster.create".to_owned(),
+        action: api_types::AuditAction::ClusterCreate,
         target_kind: "cluster".to_owned(),
         target: format!("c{number}"),
         address: None,

@@ -16,7 +16,7 @@ use api_types::{ClusterChangeRequest, ClusterCreateRequest, ProviderTestRequest}
 use engine::principal::Principal;
 use engine::provider::{ExecNodeState, ExecProvider, NodeRecord};
 use engine::queue::JobState;
-use engine::service::{AuditQuery, Caller, Service, ServiceError};
+use engine::service::{AuditQuery, Caller, CredentialsOwner, Service, ServiceError};
 use engine::store::tenants::DEFAULT_TENANT_ID;
 use engine::store::users::{NewUser, Role};
 use engine::store::Backend;
@@ -239,12 +239,22 @@ async fn a_second_user_growing_the_owners_cluster_does_not_spend_the_owners_cred
         .await;
     let tenant_token = serde_json::json!({ "token": TENANT_TOKEN }).to_string();
     service
-        .set_provider_credentials(&world.admin, "cloud", &tenant_token)
+        .set_provider_credentials(
+            &world.admin,
+            "cloud",
+            CredentialsOwner::Tenant,
+            &tenant_token,
+        )
         .await
         .unwrap();
     let alice_token = serde_json::json!({ "token": ALICE_TOKEN }).to_string();
     service
-        .set_my_provider_credentials(&world.alice, "cloud", &alice_token)
+        .set_provider_credentials(
+            &world.alice,
+            "cloud",
+            CredentialsOwner::Caller,
+            &alice_token,
+        )
         .await
         .unwrap();
 
@@ -329,7 +339,12 @@ async fn an_admin_redirecting_a_provider_gets_no_users_own_credentials() {
         .await;
     let keys = serde_json::json!({"access_key_id": "AKIAALICE", "secret_access_key": SECRET});
     service
-        .set_my_provider_credentials(&world.alice, "cloud", &keys.to_string())
+        .set_provider_credentials(
+            &world.alice,
+            "cloud",
+            CredentialsOwner::Caller,
+            &keys.to_string(),
+        )
         .await
         .unwrap();
     world
@@ -412,7 +427,7 @@ async fn a_secret_echoed_back_escaped_is_blotted_out_everywhere() {
         .await;
     let token = serde_json::json!({ "token": SECRET }).to_string();
     service
-        .set_provider_credentials(&world.admin, "cloud", &token)
+        .set_provider_credentials(&world.admin, "cloud", CredentialsOwner::Tenant, &token)
         .await
         .unwrap();
     let leaks = |text: &str| FRAGMENTS.iter().any(|fragment| text.contains(fragment));

@@ -7,12 +7,11 @@
 //! cookie, but it cannot read the token.
 
 use app::session::{signed_in, SessionPolicy, SessionRejection};
-use axum::extract::rejection::{JsonRejection, QueryRejection};
-use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
+use axum::extract::{FromRequest, FromRequestParts};
 use axum::http::request::Parts;
 use axum::http::{header, StatusCode};
 use engine::service::{Access, Caller, ServiceError};
-use serde::de::DeserializeOwned;
 use tower_sessions::Session;
 
 use super::error::{ApiError, ErrorCode};
@@ -91,83 +90,57 @@ impl FromRequestParts<AppState> for Authenticated {
 
 /// A JSON body; malformed JSON, a wrong content type or an oversized body is a
 /// JSON error naming the problem.
+#[derive(FromRequest)]
+#[from_request(via(axum::Json), rejection(ApiError))]
 pub struct ApiJson<T>(pub T);
 
-impl<T, S> FromRequest<S> for ApiJson<T>
-where
-    T: DeserializeOwned,
-    S: Send + Sync,
-{
-    type Rejection = ApiError;
-
-    async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
-        match axum::Json::<T>::from_request(request, state).await {
-            Ok(axum::Json(value)) => Ok(ApiJson(value)),
-            Err(rejection) => Err(json_rejection(rejection)),
+impl From<JsonRejection> for ApiError {
+    fn from(rejection: JsonRejection) -> Self {
+        match rejection {
+            JsonRejection::MissingJsonContentType(_) => ApiError::new(
+                ErrorCode::UnsupportedMediaType,
+                "send the body as JSON with Content-Type: application/json",
+            ),
+            JsonRejection::JsonDataError(error) => ApiError::new(
+                ErrorCode::Invalid,
+                format!("the JSON does not fit: {}", error.body_text()),
+            ),
+            JsonRejection::JsonSyntaxError(error) => {
+                ApiError::bad_request(format!("malformed JSON: {}", error.body_text()))
+            }
+            other if other.status() == StatusCode::PAYLOAD_TOO_LARGE => ApiError::new(
+                ErrorCode::PayloadTooLarge,
+                "the body is larger than this endpoint accepts",
+            ),
+            other => ApiError::bad_request(other.body_text()),
         }
-    }
-}
-
-fn json_rejection(rejection: JsonRejection) -> ApiError {
-    match rejection {
-        JsonRejection::MissingJsonContentType(_) => ApiError::new(
-            ErrorCode::UnsupportedMediaType,
-            "send the body as JSON with Content-Type: application/json",
-        ),
-        JsonRejection::JsonDataError(error) => ApiError::new(
-            ErrorCode::Invalid,
-            format!("the JSON does not fit: {}", error.body_text()),
-        ),
-        JsonRejection::JsonSyntaxError(error) => {
-            ApiError::bad_request(format!("malformed JSON: {}", error.body_text()))
-        }
-        other if other.status() == StatusCode::PAYLOAD_TOO_LARGE => ApiError::new(
-            ErrorCode::PayloadTooLarge,
-            "the body is larger than this endpoint accepts",
-        ),
-        other => ApiError::bad_request(other.body_text()),
     }
 }
 
 /// Query parameters; a malformed query string is a JSON 400.
+#[derive(FromRequestParts)]
+#[from_request(via(axum::extract::Query), rejection(ApiError))]
 pub struct ApiQuery<T>(pub T);
 
-impl<T, S> FromRequestParts<S> for ApiQuery<T>
-where
-    T: DeserializeOwned,
-    S: Send + Sync,
-{
-    type Rejection = ApiError;
-
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
-        match axum::extract::Query::<T>::from_request_parts(parts, state).await {
-            Ok(axum::extract::Query(value)) => Ok(ApiQuery(value)),
-            Err(QueryRejection::FailedToDeserializeQueryString(error)) => Err(
-                ApiError::bad_request(format!("bad query string: {}", error.body_text())),
-            ),
-            Err(other) => Err(ApiError::bad_request(other.body_text())),
+impl From<QueryRejection> for ApiError {
+    fn from(rejection: QueryRejection) -> Self {
+        match rejection {
+            QueryRejection::FailedToDeserializeQueryString(error) => {
+                ApiError::bad_request(format!("bad query string: {}", error.body_text()))
+            }
+            other => ApiError::bad_request(other.body_text()),
         }
     }
 }
 
 /// Path parameters; one that does not parse (a non-numeric version, say) is a JSON 400.
+#[derive(FromRequestParts)]
+#[from_request(via(axum::extract::Path), rejection(ApiError))]
 pub struct ApiPath<T>(pub T);
 
-impl<T, S> FromRequestParts<S> for ApiPath<T>
-where
-    T: DeserializeOwned + Send,
-    S: Send + Sync,
-{
-    type Rejection = ApiError;
-
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
-        match axum::extract::Path::<T>::from_request_parts(parts, state).await {
-            Ok(axum::extract::Path(value)) => Ok(ApiPath(value)),
-            Err(rejection) => Err(ApiError::bad_request(format!(
-                "bad path parameter: {}",
-                rejection.body_text()
-            ))),
-        }
+impl From<PathRejection> for ApiError {
+    fn from(rejection: PathRejection) -> Self {
+        ApiError::bad_request(format!("bad path parameter: {}", rejection.body_text()))
     }
 }
 

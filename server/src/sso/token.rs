@@ -12,6 +12,8 @@ use jsonwebtoken::jwk::{Jwk, JwkSet};
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde::Deserialize;
 
+pub use engine::accounts::constant_time_eq;
+
 /// How far the issuer's clock may be from ours, in seconds.
 pub const CLOCK_SKEW_SECS: i64 = 60;
 
@@ -157,16 +159,6 @@ fn signing_key<'a>(keys: &'a JwkSet, kid: Option<&str>) -> Result<&'a Jwk, Token
             }),
         },
     }
-}
-
-/// Compares without stopping at the first difference.
-pub fn constant_time_eq(left: &[u8], right: &[u8]) -> bool {
-    left.len() == right.len()
-        && left
-            .iter()
-            .zip(right)
-            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-            == 0
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use domain::names::{ClusterName, TemplateName};
+use domain::plan::Action;
 use domain::solver::SolveRequest;
 use engine::operations::{create_cluster, CreateRequest};
 use engine::queue::{self, JobState, SubmitOptions, TaskState};
@@ -265,7 +266,7 @@ async fn wait_for_running_slow_start(store: &Store, job_id: &str) -> String {
         let tasks = queue::job_tasks(store, job_id).await.unwrap();
         let running = tasks.iter().find(|task| {
             task.state == TaskState::Running
-                && task.action.as_str() == "start"
+                && task.action == Action::Start
                 && task.service.as_ref().map(|s| s.as_str()) == Some("slow")
         });
         if let Some(task) = running {

@@ -395,6 +395,7 @@ async fn the_job_pages_task_table_is_filtered_and_paged_on_the_server() {
 
     for (query, says) in [
         ("?state=sleeping", "state: \"sleeping\" is not a task state"),
+        ("?action=sleep", "action: \"sleep\" is not a task action"),
         ("?node=first", "node: \"first\" is not a node number"),
         ("?page=0", "page: \"0\" is not a page number"),
     ] {

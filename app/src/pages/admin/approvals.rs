@@ -8,7 +8,7 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 
 use crate::components::errors::action_error;
-use crate::components::form::{AdminForm, TextField};
+use crate::components::form::{AdminForm, IdButton, SelectField, TextField};
 use crate::components::session::CsrfField;
 use crate::components::table::DataTable;
 use crate::components::time::timestamp;
@@ -130,9 +130,7 @@ pub fn ApprovalsPage() -> impl IntoView {
                     <td>{format!("{} h", rule.window_secs / 3600)}</td>
                     <td>
                         <ActionForm action=remove_rule attr:class="inline">
-                            <CsrfField/>
-                            <input type="hidden" name="id" value=rule.id/>
-                            <button class="button button-small button-danger" type="submit">"Remove"</button>
+                            <IdButton id=rule.id label="Remove" class="button button-small button-danger"/>
                         </ActionForm>
                     </td>
                 </tr>
@@ -153,14 +151,11 @@ pub fn ApprovalsPage() -> impl IntoView {
             <section class="card">
                 <h2>"New rule"</h2>
                 <AdminForm action=add_rule error=rule_error submit="Add rule">
-                    <div class="field">
-                        <label for="rule-kind">"Needs approval when"</label>
-                        <select id="rule-kind" name="kind">
-                            <option value="size-above">"size is above"</option>
-                            <option value="template">"template is"</option>
-                            <option value="provider">"provider is"</option>
-                        </select>
-                    </div>
+                    <SelectField label="Needs approval when" id="rule-kind" name="kind" options=&[
+                        ("size-above", "size is above"),
+                        ("template", "template is"),
+                        ("provider", "provider is"),
+                    ]/>
                     <TextField label="Value" id="rule-value" name="value" error=rule_error required=true placeholder="e.g. 3"/>
                     <TextField label="Approver group (optional)" id="rule-approvers" name="approvers" error=rule_error/>
                     <TextField label="Expires after (hours)" id="rule-window" name="window_hours" error=rule_error inputmode="numeric" placeholder="24"/>

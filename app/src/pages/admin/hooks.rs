@@ -12,7 +12,7 @@ use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
 
 use crate::components::errors::{action_error, FormError};
-use crate::components::form::{AdminForm, Field, TextField};
+use crate::components::form::{AdminForm, IdButton, SelectField, TextField};
 use crate::components::session::CsrfField;
 use crate::components::table::DataTable;
 use crate::components::time::timestamp;
@@ -136,15 +136,11 @@ fn hook_card(
             <div class="actions">
                 {is_events.then(|| view! {
                     <ActionForm action=test attr:class="inline">
-                        <CsrfField/>
-                        <input type="hidden" name="id" value=test_id.clone()/>
-                        <button class="button button-small" type="submit">"Send a test event"</button>
+                        <IdButton id=test_id.clone() label="Send a test event"/>
                     </ActionForm>
                 })}
                 <ActionForm action=remove attr:class="inline">
-                    <CsrfField/>
-                    <input type="hidden" name="id" value=remove_id/>
-                    <button class="button button-small button-danger" type="submit">"Remove"</button>
+                    <IdButton id=remove_id label="Remove" class="button button-small button-danger"/>
                 </ActionForm>
             </div>
             <h3>"Deliveries"</h3>
@@ -180,12 +176,10 @@ fn AddHookForm(add: ServerAction<AddHook>) -> impl IntoView {
                 <code>"corral hook add"</code> " or the API instead."</p>
             <AdminForm action=add error submit="Add hook" testid="add-hook">
                 <TextField label="URL" id="hook-url" name="url" error required=true placeholder="https://example.com/corral"/>
-                <Field label="Kind" id="hook-kind" error field="kind">
-                    <select id="hook-kind" name="kind">
-                        <option value="events">"events: told of what happens (tick them below)"</option>
-                        <option value="gate">"gate: asked before an operation is queued"</option>
-                    </select>
-                </Field>
+                <SelectField label="Kind" id="hook-kind" name="kind" error options=&[
+                    ("events", "events: told of what happens (tick them below)"),
+                    ("gate", "gate: asked before an operation is queued"),
+                ]/>
                 <fieldset class="field">
                     <legend>"Events"</legend>
                     {events}
@@ -196,19 +190,11 @@ fn AddHookForm(add: ServerAction<AddHook>) -> impl IntoView {
                     {gates}
                     <crate::components::errors::FieldError error field="gates"/>
                     <TextField label="Timeout (seconds, 1-10)" id="hook-timeout" name="timeout_secs" error inputmode="numeric" placeholder="10"/>
-                    <Field label="When it cannot be asked" id="hook-on-failure" error field="on_failure">
-                        <select id="hook-on-failure" name="on_failure">
-                            <option value="refuse">"refuse the operation"</option>
-                            <option value="allow">"let it go ahead"</option>
-                        </select>
-                    </Field>
+                    <SelectField label="When it cannot be asked" id="hook-on-failure" name="on_failure" error
+                        options=&[("refuse", "refuse the operation"), ("allow", "let it go ahead")]/>
                 </fieldset>
-                <Field label="Format" id="hook-format" error field="format">
-                    <select id="hook-format" name="format">
-                        <option value="json">"json (Corral's event body)"</option>
-                        <option value="slack">"slack ({\"text\": …})"</option>
-                    </select>
-                </Field>
+                <SelectField label="Format" id="hook-format" name="format" error
+                    options=&[("json", "json (Corral's event body)"), ("slack", "slack ({\"text\": …})")]/>
             </AdminForm>
         </section>
     }

@@ -9,8 +9,7 @@ use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
 
 use crate::components::errors::{action_error, FormError};
-use crate::components::form::{AdminForm, Field, TextField};
-use crate::components::session::CsrfField;
+use crate::components::form::{AdminForm, Field, IdButton, TextField};
 use crate::components::table::DataTable;
 use crate::server_fns::admin::pool_hosts::{list_pool_hosts, PoolHostRow};
 use crate::server_fns::admin::register_pool_host::RegisterPoolHost;
@@ -55,9 +54,7 @@ fn host_row(row: PoolHostRow, remove: ServerAction<RemovePoolHost>) -> impl Into
             // Offered for checked-out hosts too: the refusal names the cluster holding it.
             <td>
                 <ActionForm action=remove attr:class="inline">
-                    <CsrfField/>
-                    <input type="hidden" name="id" value=row.id.clone()/>
-                    <button class="button button-small button-danger" type="submit">"Remove"</button>
+                    <IdButton id=row.id.clone() label="Remove" class="button button-small button-danger"/>
                 </ActionForm>
             </td>
         </tr>

@@ -12,7 +12,7 @@ use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
 
 use crate::components::errors::{action_error, FormError, FormErrors};
-use crate::components::form::{AdminForm, Field, TextField};
+use crate::components::form::{AdminForm, Field, SelectField, TextField};
 use crate::components::session::CsrfField;
 use crate::components::table::DataTable;
 use crate::components::time::timestamp;
@@ -95,12 +95,8 @@ pub fn ResourcesPage() -> impl IntoView {
             <section class="card">
                 <h2>"Type a new version"</h2>
                 <AdminForm action=upload error submit="Upload">
-                    <Field label="Kind" id="resource-kind">
-                        <select id="resource-kind" name="kind">
-                            <option value="scripts">"scripts"</option>
-                            <option value="files">"files"</option>
-                        </select>
-                    </Field>
+                    <SelectField label="Kind" id="resource-kind" name="kind"
+                        options=&[("scripts", "scripts"), ("files", "files")]/>
                     <TextField label="Name" id="resource-name" name="name" error
                         required=true placeholder="e.g. web.sh"/>
                     <Field label="Content" id="resource-content" error field="content">
@@ -145,13 +141,8 @@ fn FileUpload() -> impl IntoView {
             <form method="post" action=UploadResourceFile::url() enctype="multipart/form-data"
                 class="stack narrow-form" data-testid="file-upload-form">
                 <CsrfField/>
-                <Field label="Kind" id="file-kind">
-                    <select id="file-kind" name="kind">
-                        <option value="archives">"archives"</option>
-                        <option value="files">"files"</option>
-                        <option value="scripts">"scripts"</option>
-                    </select>
-                </Field>
+                <SelectField label="Kind" id="file-kind" name="kind"
+                    options=&[("archives", "archives"), ("files", "files"), ("scripts", "scripts")]/>
                 <Field label="File" id="file-file" error field="file">
                     <input id="file-file" name="file" type="file" class="file-input" required/>
                 </Field>

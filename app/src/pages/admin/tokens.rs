@@ -6,8 +6,7 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 
 use crate::components::errors::action_error;
-use crate::components::form::{AdminForm, TextField};
-use crate::components::session::CsrfField;
+use crate::components::form::{AdminForm, IdButton, TextField};
 use crate::components::table::DataTable;
 use crate::components::time::timestamp;
 use crate::pages::admin::loaded::{Loaded, OnceLoaded};
@@ -49,9 +48,7 @@ pub fn TokensPage() -> impl IntoView {
                         <td>{maybe(row.expires_at_ms)}{row.renews_on_use.then_some(" (renewed on use)")}</td>
                         <td>{active.then(|| view! {
                             <ActionForm action=revoke attr:class="inline">
-                                <CsrfField/>
-                                <input type="hidden" name="id" value=row.id.clone()/>
-                                <button class="button button-small button-danger" type="submit">"Revoke"</button>
+                                <IdButton id=row.id.clone() label="Revoke" class="button button-small button-danger"/>
                             </ActionForm>
                         })}</td>
                     </tr>

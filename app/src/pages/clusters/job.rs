@@ -475,7 +475,7 @@ fn TaskGroups(groups: RwSignal<Vec<TaskGroupView>>) -> impl IntoView {
         groups.with(|groups| {
             groups
                 .iter()
-                .map(|group| (group.action.clone(), group.service.clone()))
+                .map(|group| (group.action, group.service.clone()))
                 .collect::<Vec<_>>()
         })
     };
@@ -485,7 +485,7 @@ fn TaskGroups(groups: RwSignal<Vec<TaskGroupView>>) -> impl IntoView {
                 {
                     let (action, service) = key;
                     let current = Memo::new({
-                        let (action, service) = (action.clone(), service.clone());
+                        let service = service.clone();
                         move |_| {
                             groups.with(|groups| {
                                 groups
@@ -497,9 +497,9 @@ fn TaskGroups(groups: RwSignal<Vec<TaskGroupView>>) -> impl IntoView {
                     });
                     let label = match &service {
                         Some(service) => format!("{action} {service}"),
-                        None => action.clone(),
+                        None => action.to_string(),
                     };
-                    let all = TaskListing::step_href(&action, service.as_deref(), None);
+                    let all = TaskListing::step_href(action, service.as_deref(), None);
                     let count = move |state: TaskState| current.with(|group| group.as_ref().map_or(0, |group| group.count(state)));
                     let total = move || current.with(|group| group.as_ref().map_or(0, TaskGroupView::total));
                     let summary = move || {
@@ -512,7 +512,7 @@ fn TaskGroups(groups: RwSignal<Vec<TaskGroupView>>) -> impl IntoView {
                     let state_links = move || {
                         let counts = current.with(|group| group.as_ref().map(|group| group.counts.clone()).unwrap_or_default());
                         counts.into_iter().map(|count| {
-                            let href = TaskListing::step_href(&action, service.as_deref(), Some(count.state));
+                            let href = TaskListing::step_href(action, service.as_deref(), Some(count.state));
                             view! { " · " <a href=href>{format!("{} {}", count.tasks, count.state)}</a> }
                         }).collect_view()
                     };
@@ -577,7 +577,7 @@ fn TaskTable(
     let step = match (&listing.action, &listing.service) {
         (None, None) => None,
         (action, service) => Some(
-            [action.clone(), service.clone()]
+            [action.map(|action| action.to_string()), service.clone()]
                 .into_iter()
                 .flatten()
                 .collect::<Vec<_>>()
@@ -596,7 +596,7 @@ fn TaskTable(
                 <input type="number" name="node" min="0" class="input-narrow"
                     value=listing.node.map(|node| node.to_string()).unwrap_or_default()/>
             </label>
-            {listing.action.clone().map(|action| view! { <input type="hidden" name="action" value=action/> })}
+            {listing.action.map(|action| view! { <input type="hidden" name="action" value=action.as_str()/> })}
             {listing.service.clone().map(|service| view! { <input type="hidden" name="service" value=service/> })}
             <button class="button button-quiet button-small" type="submit">"Filter"</button>
             {filtered.then(|| view! { <a href="?">"show every task"</a> })}
@@ -802,7 +802,8 @@ fn recount_soon(job_id: String, groups: RwSignal<Vec<TaskGroupView>>, stale: Sto
 #[cfg(test)]
 mod tests {
     use api_types::{
-        EventKind, EventView, JobState, JobView, TaskGroupView, TaskState, TaskStateCount, TaskView,
+        EventKind, EventView, JobState, JobView, TaskAction, TaskGroupView, TaskState,
+        TaskStateCount, TaskView,
     };
 
     use super::{
@@ -833,7 +834,7 @@ mod tests {
             number: 1,
             node: 1,
             service: Some("web".into()),
-            action: "install".into(),
+            action: TaskAction::Install,
             state,
             attempts: 0,
             max_attempts: 3,
@@ -1000,8 +1001,8 @@ mod tests {
 
     #[test]
     fn progress_and_what_runs_are_counted_by_step() {
-        let group = |action: &str, counts: &[(TaskState, u64)]| TaskGroupView {
-            action: action.into(),
+        let group = |action: TaskAction, counts: &[(TaskState, u64)]| TaskGroupView {
+            action,
             service: Some("web".into()),
             first_number: 0,
             counts: counts
@@ -1014,11 +1015,11 @@ mod tests {
         };
         let groups = [
             group(
-                "install",
+                TaskAction::Install,
                 &[(TaskState::Succeeded, 998), (TaskState::Running, 2)],
             ),
             group(
-                "start",
+                TaskAction::Start,
                 &[(TaskState::Skipped, 1), (TaskState::Pending, 999)],
             ),
         ];

@@ -753,47 +753,44 @@ fn OperationInputs(
             })
             .collect_view()
     };
-    let checkboxes = |choices: &[String], picked: &[String]| boxes("services", choices, picked);
+    // The check boxes of `field` (one per choice) under `legend`.
+    let picks = |legend: &'static str,
+                 field: &'static str,
+                 choices: &[String],
+                 picked: &[String]| {
+        view! { <fieldset class="field"><legend>{legend}</legend>{boxes(field, choices, picked)}</fieldset> }
+    };
+    let count = chosen.count.clone().unwrap_or_else(|| "1".to_owned());
+    let count_field = |label: &'static str| {
+        view! {
+            <Field label=label id="count">
+                <input id="count" name="count" type="number" min="1" value=count.clone()/>
+            </Field>
+        }
+    };
     let inputs = match chosen.op {
         Operation::AddServices if addable.is_empty() => view! {
             <p class="muted">"Every service the template allows is already on this cluster."</p>
         }
         .into_any(),
-        Operation::AddServices => view! {
-            <fieldset class="field"><legend>"Services to add"</legend>{checkboxes(&addable, &chosen.services)}</fieldset>
+        Operation::AddServices => {
+            picks("Services to add", "services", &addable, &chosen.services).into_any()
         }
-        .into_any(),
-        Operation::RemoveServices => view! {
-            <fieldset class="field">
-                <legend>"Services to stop and remove on every node"</legend>
-                {checkboxes(&current, &chosen.services)}
-            </fieldset>
+        Operation::RemoveServices => {
+            let legend = "Services to stop and remove on every node";
+            picks(legend, "services", &current, &chosen.services).into_any()
         }
-        .into_any(),
-        Operation::AddNodes => view! {
-            <Field label="Nodes to add" id="count">
-                <input id="count" name="count" type="number" min="1" value=chosen.count.clone().unwrap_or_else(|| "1".to_owned())/>
-            </Field>
-        }
-        .into_any(),
+        Operation::AddNodes => count_field("Nodes to add").into_any(),
         Operation::RemoveNodes => view! {
-            <Field label="Nodes to remove (Corral picks which)" id="count">
-                <input id="count" name="count" type="number" min="1" value=chosen.count.clone().unwrap_or_else(|| "1".to_owned())/>
-            </Field>
-            <fieldset class="field">
-                <legend>"Or pick the nodes yourself"</legend>
-                {boxes("nodes", &nodes, &chosen.nodes)}
-            </fieldset>
+            {count_field("Nodes to remove (Corral picks which)")}
+            {picks("Or pick the nodes yourself", "nodes", &nodes, &chosen.nodes)}
             <p class="hint">"Services that stay are reconfigured first, then the leaving nodes' services stop and the nodes are deleted."</p>
         }
         .into_any(),
-        Operation::Start | Operation::Stop | Operation::Restart => view! {
-            <fieldset class="field">
-                <legend>"Services (none picked: all)"</legend>
-                {checkboxes(&current, &chosen.services)}
-            </fieldset>
+        Operation::Start | Operation::Stop | Operation::Restart => {
+            let legend = "Services (none picked: all)";
+            picks(legend, "services", &current, &chosen.services).into_any()
         }
-        .into_any(),
         Operation::Reconfigure => view! {
             <Field label="Config to merge (JSON object); services are reconfigured and restarted" id="config">
                 <textarea id="config" name="config" rows="5">{chosen.config.clone().unwrap_or_default()}</textarea>
@@ -801,17 +798,12 @@ fn OperationInputs(
         }
         .into_any(),
         Operation::Upgrade => view! {
-            <Field label="Nodes of a service upgraded at once" id="count">
-                <input id="count" name="count" type="number" min="1" value=chosen.count.clone().unwrap_or_else(|| "1".to_owned())/>
-            </Field>
+            {count_field("Nodes of a service upgraded at once")}
             <p class="hint">"Moves the cluster to the catalog's current definitions. Only what changed runs, one batch after another; each batch's services must answer their health checks before the next starts."</p>
         }
         .into_any(),
         Operation::ReplaceNodes => view! {
-            <fieldset class="field">
-                <legend>"Nodes to replace"</legend>
-                {boxes("nodes", &nodes, &chosen.nodes)}
-            </fieldset>
+            {picks("Nodes to replace", "nodes", &nodes, &chosen.nodes)}
             <label class="check">
                 <input type="checkbox" name="force" value="on" checked=chosen.force.is_some() data-testid="accept-data-loss"/>
                 " Replace nodes whose services keep data (the data on them is lost)"

@@ -57,7 +57,9 @@ pub async fn audit_log(
         .into_iter()
         .map(|entry| AuditRow {
             has_change: entry.before.is_some() || entry.after.is_some(),
-            recorded: entry.action == "node.terminal.end"
+            // Compared by the name parsed: an older version's entry may carry a name
+            // this version does not know (it lists all the same, as its text).
+            recorded: entry.known_action() == Some(api_types::AuditAction::NodeTerminalEnd)
                 && entry
                     .after
                     .as_ref()

@@ -38,7 +38,11 @@ pub async fn entity(kind: EntityKind, name: String) -> Result<EntityPage, UiErro
         fields.remove("description");
     }
     let credentials = if kind == EntityKind::Provider {
-        Some(service.provider_credentials(&caller, &name).await?)
+        Some(
+            service
+                .provider_credentials(&caller, &name, engine::service::CredentialsOwner::Tenant)
+                .await?,
+        )
     } else {
         None
     };

@@ -16,7 +16,12 @@ pub async fn set_provider_credentials(
 ) -> Result<ProviderCredentialsView, UiError> {
     let caller = super::caller::admin_checked(&csrf).await?;
     Ok(crate::session::service()?
-        .set_provider_credentials(&caller, &name, &credentials)
+        .set_provider_credentials(
+            &caller,
+            &name,
+            engine::service::CredentialsOwner::Tenant,
+            &credentials,
+        )
         .await?)
 }
 
@@ -27,6 +32,6 @@ pub async fn delete_provider_credentials(
 ) -> Result<ProviderCredentialsView, UiError> {
     let caller = super::caller::admin_checked(&csrf).await?;
     Ok(crate::session::service()?
-        .delete_provider_credentials(&caller, &name)
+        .delete_provider_credentials(&caller, &name, engine::service::CredentialsOwner::Tenant)
         .await?)
 }

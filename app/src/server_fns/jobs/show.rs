@@ -55,7 +55,7 @@ pub async fn load_job_page(
     let filter = TaskFilter {
         state: listing.state,
         node: listing.node,
-        action: listing.action.clone(),
+        action: listing.action,
         service: listing.service.clone(),
     };
     let tasks = service

@@ -36,7 +36,7 @@ use tokio::sync::mpsc;
 use self::relay::Relay;
 use self::sandbox::{Writable, BWRAP, WORK};
 use self::work_dir::{Controller, WorkDir, PLAYBOOK_DIR};
-use super::{Automator, ServiceStep, StepFuture};
+use super::{Automator, Output, ServiceStep, StepFuture};
 use crate::execute::{note, StepError, StepOutcome};
 use crate::ssh::{OutputChunk, OutputStream, SshTarget};
 
@@ -56,11 +56,7 @@ const GATHER_SUBSET: &str = "all,!facter,!ohai";
 pub(super) struct Ansible;
 
 impl Automator for Ansible {
-    fn run<'a>(
-        &'a self,
-        step: &'a ServiceStep<'a>,
-        output: &'a mpsc::Sender<OutputChunk>,
-    ) -> StepFuture<'a> {
+    fn run<'a>(&'a self, step: &'a ServiceStep<'a>, output: &'a Output) -> StepFuture<'a> {
         Box::pin(run(step, output))
     }
 }

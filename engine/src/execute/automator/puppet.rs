@@ -12,14 +12,12 @@
 use domain::catalog::automator::{NameRule, ResourceRule, CORRAL_PREFIX};
 use domain::macros::shell_quote;
 use serde_json::Value;
-use tokio::sync::mpsc;
 
 use super::{
     corral_environment, remote_command, require_on_node, resource_on_node, service_dir, Automator,
-    ServiceStep, StepFuture,
+    Output, ServiceStep, StepFuture,
 };
 use crate::execute::{note, StepError, StepOutcome};
-use crate::ssh::OutputChunk;
 
 pub(super) struct Puppet;
 
@@ -28,11 +26,7 @@ pub(crate) const PUPPET_MISSING: &str =
     "puppet is not installed on this node: its image must include Debian's puppet package";
 
 impl Automator for Puppet {
-    fn run<'a>(
-        &'a self,
-        step: &'a ServiceStep<'a>,
-        output: &'a mpsc::Sender<OutputChunk>,
-    ) -> StepFuture<'a> {
+    fn run<'a>(&'a self, step: &'a ServiceStep<'a>, output: &'a Output) -> StepFuture<'a> {
         Box::pin(async move {
             let command = command(step)?;
             let exit = step.run_on_node(&command, output).await?;

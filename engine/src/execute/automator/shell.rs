@@ -9,21 +9,17 @@
 use domain::catalog::automator::NameRule;
 use domain::macros::{expand_for_shell, shell_quote};
 use serde_json::Value;
-use tokio::sync::mpsc;
 
-use super::{corral_environment, remote_command, service_dir, Automator, ServiceStep, StepFuture};
-use crate::ssh::OutputChunk;
+use super::{
+    corral_environment, remote_command, service_dir, Automator, Output, ServiceStep, StepFuture,
+};
 
 use domain::catalog::automator::is_resource_name;
 
 pub(super) struct Shell;
 
 impl Automator for Shell {
-    fn run<'a>(
-        &'a self,
-        step: &'a ServiceStep<'a>,
-        output: &'a mpsc::Sender<OutputChunk>,
-    ) -> StepFuture<'a> {
+    fn run<'a>(&'a self, step: &'a ServiceStep<'a>, output: &'a Output) -> StepFuture<'a> {
         Box::pin(async move {
             let command = command(step)?;
             let exit = step.run_on_node(&command, output).await?;

@@ -71,17 +71,38 @@ impl NodeCgroups {
     /// Whether `path` is a node cgroup of this folder (a record naming another is not
     /// acted on: delete kills everything in it).
     pub fn owns(&self, path: &Path) -> bool {
-        path.parent() == Some(self.root.as_path())
-            && path
-                .file_name()
-                .and_then(|name| name.to_str())
-                .is_some_and(|name| {
-                    !name.starts_with('.')
-                        && name
-                            .chars()
-                            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-                })
+        is_child_of(&self.root, path)
     }
+}
+
+/// Whether `path` is a cgroup right below `root` with a plain name.
+pub(super) fn is_child_of(root: &Path, path: &Path) -> bool {
+    path.parent() == Some(root)
+        && path
+            .file_name()
+            .and_then(|name| name.to_str())
+            .is_some_and(is_plain_name)
+}
+
+/// A name that is one path component and not hidden: ASCII letters, digits, `-_.`.
+pub(super) fn is_plain_name(name: &str) -> bool {
+    !name.is_empty()
+        && !name.starts_with('.')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+/// `<mount point><own cgroup path>/<folder>`; `None` for a path that climbs (`..`).
+pub(super) fn folder_under(mount_point: &str, own: &str, folder: &str) -> Option<PathBuf> {
+    let mut root = PathBuf::from(mount_point);
+    for part in own.split('/').filter(|part| !part.is_empty()) {
+        if part == ".." || part == "." {
+            return None;
+        }
+        root.push(part);
+    }
+    Some(root.join(folder))
 }
 
 /// `<cgroup2 mount><own cgroup>/corral-nodes` from /proc/self/mountinfo and
@@ -97,21 +118,19 @@ fn nodes_root(mountinfo: &str, own_cgroup: &str) -> Option<PathBuf> {
         .lines()
         .find_map(|line| line.strip_prefix("0::"))?
         .trim();
-    let mut root = PathBuf::from(mount);
-    for part in own.split('/').filter(|part| !part.is_empty()) {
-        if part == ".." || part == "." {
-            return None;
-        }
-        root.push(part);
-    }
-    Some(root.join(NODES_FOLDER))
+    folder_under(mount, own, NODES_FOLDER)
 }
 
 /// Moves process `pid` (the node's sshd, just started) into the cgroup at `path`.
 pub fn enter(path: &Path, pid: i32) -> Result<(), ProviderError> {
+    move_into(path, pid, "cannot move the node's sshd into its cgroup")
+}
+
+/// Writes `pid` into the `cgroup.procs` of the cgroup at `path` (of either version).
+pub(super) fn move_into(path: &Path, pid: i32, action: &'static str) -> Result<(), ProviderError> {
     let procs = path.join("cgroup.procs");
     std::fs::write(&procs, pid.to_string()).map_err(|source| ProviderError::Io {
-        action: "cannot move the node's sshd into its cgroup",
+        action,
         path: procs,
         source,
     })

@@ -18,6 +18,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::cgroup::{folder_under, is_child_of, is_plain_name, move_into};
 use crate::provider::ProviderError;
 
 /// The folder, under this process's own cpu cgroup, holding the clusters' groups.
@@ -70,11 +71,7 @@ impl ClusterCpuGroups {
     /// Whether `path` is a cluster group of this folder (a record naming another is not
     /// acted on).
     pub fn owns(&self, path: &Path) -> bool {
-        path.parent() == Some(self.root.as_path())
-            && path
-                .file_name()
-                .and_then(|name| name.to_str())
-                .is_some_and(is_plain_name)
+        is_child_of(&self.root, path)
     }
 
     /// Removes the group at `path` once its last node is gone; a group still holding
@@ -112,20 +109,11 @@ impl ClusterCpuGroups {
 
 /// Moves process `pid` (a node's sshd, just started) into the group at `path`.
 pub fn enter(path: &Path, pid: i32) -> Result<(), ProviderError> {
-    let procs = path.join("cgroup.procs");
-    std::fs::write(&procs, pid.to_string()).map_err(|source| ProviderError::Io {
-        action: "cannot move the node's sshd into its cluster's cpu cgroup",
-        path: procs,
-        source,
-    })
-}
-
-fn is_plain_name(name: &str) -> bool {
-    !name.is_empty()
-        && !name.starts_with('.')
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    move_into(
+        path,
+        pid,
+        "cannot move the node's sshd into its cluster's cpu cgroup",
+    )
 }
 
 /// `<cpu mount><own cpu cgroup>/corral-clusters` from /proc/self/mountinfo and
@@ -155,14 +143,7 @@ fn clusters_root(mountinfo: &str, own_cgroup: &str) -> Option<PathBuf> {
     } else {
         own.strip_prefix(mount_root)?
     };
-    let mut root = PathBuf::from(mount_point);
-    for part in own.split('/').filter(|part| !part.is_empty()) {
-        if part == ".." || part == "." {
-            return None;
-        }
-        root.push(part);
-    }
-    Some(root.join(CLUSTERS_FOLDER))
+    folder_under(mount_point, own, CLUSTERS_FOLDER)
 }
 
 #[cfg(test)]
@@ -221,21 +202,12 @@ mod tests {
     }
 
     #[test]
-    fn only_plain_cluster_groups_of_the_folder_are_made_or_acted_on() {
+    fn a_cluster_id_that_is_not_a_plain_name_gets_no_group() {
         let groups = ClusterCpuGroups {
-            root: PathBuf::from("/sys/fs/cgroup/cpu/corral-clusters"),
+            root: PathBuf::from("/nonexistent/corral-clusters"),
         };
-        for (path, owned) in [
-            ("/sys/fs/cgroup/cpu/corral-clusters/ab12cd-c1", true),
-            ("/sys/fs/cgroup/cpu/corral-clusters", false),
-            ("/sys/fs/cgroup/cpu/corral-clusters/../system.slice", false),
-            ("/sys/fs/cgroup/cpu/corral-clusters/x/y", false),
-            ("/sys/fs/cgroup/cpu/corral-clusters/.hidden", false),
-        ] {
-            assert_eq!(groups.owns(Path::new(path)), owned, "{path}");
-        }
-        for (cluster, made) in [("c1", true), ("../x", false), ("a/b", false), ("", false)] {
-            assert_eq!(is_plain_name(cluster), made, "{cluster:?}");
+        for cluster in ["../x", "a/b", "", ".hidden"] {
+            assert_eq!(groups.make("ab12cd", cluster).unwrap(), None, "{cluster:?}");
         }
     }
 }
