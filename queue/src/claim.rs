@@ -286,14 +286,18 @@ async fn pick(
 
     let first = fair::read_plan(&jobs, &running, per_tenant, room);
     let mut candidates = ready_tasks(store, tx, &windows(&first), now_ms).await?;
-    let mut chosen = choose(
-        &mut candidates,
-        &created,
-        &running,
-        per_tenant,
-        limits.sharing,
-        room,
-    );
+    // The batch of the tasks read so far, by the fair policy.
+    let batch_of = |candidates: &mut [Candidate]| {
+        choose(
+            candidates,
+            &created,
+            &running,
+            per_tenant,
+            limits.sharing,
+            room,
+        )
+    };
+    let mut chosen = batch_of(&mut candidates);
     if chosen.len() < room {
         // A job had fewer ready tasks than its share: read more of the jobs that may
         // have more, and choose again among all.
@@ -324,14 +328,7 @@ async fn pick(
             let more = ready_tasks(store, tx, &windows(&again), now_ms).await?;
             let seen: HashSet<String> = candidates.iter().map(|c| c.id.clone()).collect();
             candidates.extend(more.into_iter().filter(|c| !seen.contains(&c.id)));
-            chosen = choose(
-                &mut candidates,
-                &created,
-                &running,
-                per_tenant,
-                limits.sharing,
-                room,
-            );
+            chosen = batch_of(&mut candidates);
         }
     }
     let mut candidates: Vec<Option<Candidate>> = candidates.into_iter().map(Some).collect();
