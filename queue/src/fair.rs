@@ -168,21 +168,26 @@ pub(super) fn choose(
     for job in &jobs {
         active.entry(job.id).or_insert(job.running);
     }
-    let within_share = |job: &Job, active: &HashMap<&str, i64>| match sharing {
+    // A job within its share under `EqualSteps` runs no more tasks than the busiest
+    // other active job: `top` holds the two largest counts (equal when two jobs share
+    // the largest), read once a slot rather than once a job.
+    let within_share = |job: &Job, top: (i64, Option<i64>)| match sharing {
         Sharing::Slots => true,
-        Sharing::EqualSteps => active
-            .iter()
-            .filter(|(id, _)| **id != job.id)
-            .map(|(_, count)| *count)
-            .max()
-            .is_none_or(|busiest_other| job.running <= busiest_other),
+        Sharing::EqualSteps => {
+            let busiest_other = if job.running == top.0 {
+                top.1
+            } else {
+                Some(top.0)
+            };
+            busiest_other.is_none_or(|busiest_other| job.running <= busiest_other)
+        }
     };
-    let waiting = |job: &Job, active: &HashMap<&str, i64>| {
-        job.next < job.tasks.len() && within_share(job, active)
-    };
+    let waiting =
+        |job: &Job, top: (i64, Option<i64>)| job.next < job.tasks.len() && within_share(job, top);
     let mut taken_nodes: HashSet<(&str, i64)> = HashSet::new();
     let mut picked = Vec::with_capacity(room.min(ready.len()));
     while picked.len() < room {
+        let top = two_largest(active.values().copied());
         let next_tenant = tenants
             .iter()
             .enumerate()
@@ -192,7 +197,7 @@ pub(super) fn choose(
                     .jobs
                     .iter()
                     .map(|job| &jobs[*job])
-                    .filter(|job| waiting(job, &active))
+                    .filter(|job| waiting(job, top))
                     .map(|job| job.created_ms)
                     .min()?;
                 Some(((tenant.running, oldest, tenant.id), slot))
@@ -205,7 +210,7 @@ pub(super) fn choose(
         let next_job = tenants[tenant]
             .jobs
             .iter()
-            .filter(|job| waiting(&jobs[**job], &active))
+            .filter(|job| waiting(&jobs[**job], top))
             .min_by_key(|job| (jobs[**job].running, jobs[**job].created_ms, jobs[**job].id))
             .copied();
         let Some(job) = next_job else {
@@ -226,6 +231,20 @@ pub(super) fn choose(
         }
     }
     picked
+}
+
+/// The largest of `counts` and the next (equal to it when it occurs twice); `(0, None)`
+/// for none.
+fn two_largest(counts: impl Iterator<Item = i64>) -> (i64, Option<i64>) {
+    let mut top: Option<(i64, Option<i64>)> = None;
+    for count in counts {
+        top = Some(match top {
+            None => (count, None),
+            Some((first, _)) if count > first => (count, Some(first)),
+            Some((first, second)) => (first, second.max(Some(count))),
+        });
+    }
+    top.unwrap_or((0, None))
 }
 
 /// The order in which to read more of the waiting jobs' tasks when a claim reads only
@@ -563,6 +582,19 @@ mod tests {
         ];
         for case in cases {
             case.check(Sharing::Slots);
+        }
+    }
+
+    #[test]
+    fn the_two_largest_counts_keep_a_repeated_largest() {
+        for (counts, expected) in [
+            (vec![], (0, None)),
+            (vec![4], (4, None)),
+            (vec![3, 60], (60, Some(3))),
+            (vec![60, 3, 3], (60, Some(3))),
+            (vec![5, 9, 9, 1], (9, Some(9))),
+        ] {
+            assert_eq!(two_largest(counts.iter().copied()), expected, "{counts:?}");
         }
     }
 
