@@ -1,11 +1,11 @@
 //! The parts every form is made of, so a page writes only what its form asks for:
 //! [`Field`] (a label, the control, a hint and the field's problems), [`TextField`]
 //! and [`SelectField`] (the same for a text input or a fixed choice, in one line),
-//! [`AdminForm`] (a post form with
-//! the session's CSRF token, the form's error and its submit button) and [`PostForm`]
-//! (a post form for the pages every visitor loads). The markup
-//! is the one the stylesheet and the tests rely on: `div.field`, `label[for]`,
-//! `p.hint`, `p.field-error[data-field]`, `p.form-error`.
+//! [`AdminForm`] (a post form with the session's CSRF token, the form's error and its
+//! submit button), [`IdButton`] (one row action's button) and [`PostForm`] (a post form
+//! for the pages every visitor loads). The markup is the one the stylesheet and the
+//! tests rely on: `div.field`, `label[for]`, `p.hint`, `p.field-error[data-field]`,
+//! `p.form-error`.
 
 use leptos::prelude::*;
 use leptos::server_fn::client::Client;
