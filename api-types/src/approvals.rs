@@ -3,11 +3,10 @@
 //! requests that wait for a decision, as the API, the portal and the CLI see them.
 
 use std::fmt;
-use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::states::{word_enum, UnknownValue, Word};
+use crate::states::{word_enum, Word};
 
 /// What `POST /api/v1/groups` takes.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

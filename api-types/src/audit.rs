@@ -7,12 +7,10 @@
 //! name as text, and [`crate::AuditView::known_action`] parses it for comparisons.
 
 use std::fmt;
-use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
 use crate::operation::Operation;
-use crate::states::UnknownValue;
 
 /// The enum, its `ALL`, `as_str` and `FromStr` from one list of `Variant => "name"`
 /// (serde uses the same names). Not a `word_enum`: the names have dots.
@@ -22,25 +20,7 @@ macro_rules! audit_actions {
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
         pub enum $name { $($(#[$vmeta])* #[serde(rename = $text)] $variant),* }
 
-        impl $name {
-            pub const ALL: &'static [$name] = &[$($name::$variant),*];
-
-            /// The name the audit log stores and the API shows.
-            pub fn as_str(self) -> &'static str {
-                match self { $($name::$variant => $text),* }
-            }
-        }
-
-        impl FromStr for $name {
-            type Err = UnknownValue;
-
-            fn from_str(raw: &str) -> Result<Self, UnknownValue> {
-                match raw {
-                    $($text => Ok($name::$variant),)*
-                    other => Err(UnknownValue { what: "audit action", value: other.to_owned() }),
-                }
-            }
-        }
+        $crate::states::named_values!($name, "audit action" { $($variant => $text),* });
     };
 }
 

@@ -4,11 +4,10 @@
 //! converts at the edge); people see it rounded to cents.
 
 use std::fmt;
-use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::states::{word_enum, UnknownValue, Word};
+use crate::states::{word_enum, Word};
 
 /// What a cluster costs to run after a create or change, at its nodes' prices.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -5,11 +5,10 @@
 //! these; nothing here checks names or the DAG's order again.
 
 use std::fmt;
-use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::states::{word_enum, UnknownValue, Word};
+use crate::states::{word_enum, Word};
 
 /// The solved shape of a whole cluster: its template and each node with its hardware,
 /// image and services.

@@ -3,7 +3,6 @@
 //! here once and nothing else compares strings.
 
 use std::fmt;
-use std::str::FromStr;
 
 /// A word that names no value of the enum it was read as.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -20,6 +19,38 @@ pub trait Word: Copy + fmt::Display {
     fn word(self) -> &'static str;
 }
 
+/// `ALL`, `as_str` and `FromStr` of the enum `$name` whose values are named by the
+/// `$text`s (an unknown name is an [`UnknownValue`] of `$what`): what `word_enum` and
+/// the audit actions share, so a name is parsed back exactly as it is written.
+macro_rules! named_values {
+    ($name:ident, $what:literal { $($variant:ident => $text:literal),* }) => {
+        impl $name {
+            pub const ALL: &'static [$name] = &[$($name::$variant),*];
+
+            /// The name the value is written as: stored, shown, and (de)serialised.
+            pub fn as_str(self) -> &'static str {
+                match self { $($name::$variant => $text),* }
+            }
+        }
+
+        impl ::std::str::FromStr for $name {
+            type Err = $crate::states::UnknownValue;
+
+            fn from_str(raw: &str) -> Result<Self, $crate::states::UnknownValue> {
+                match raw {
+                    $($text => Ok($name::$variant),)*
+                    other => Err($crate::states::UnknownValue {
+                        what: $what,
+                        value: other.to_owned(),
+                    }),
+                }
+            }
+        }
+    };
+}
+// For `word_enum` and the audit actions.
+pub(crate) use named_values;
+
 /// An enum whose values are words: `as_str`, `FromStr`, `Display`, serde (the same
 /// words) and, with the `openapi` feature, a schema listing them.
 macro_rules! word_enum {
@@ -33,24 +64,7 @@ macro_rules! word_enum {
         #[serde(rename_all = "kebab-case")]
         pub enum $name { $($(#[$vmeta])* $variant),* }
 
-        impl $name {
-            pub const ALL: &'static [$name] = &[$($name::$variant),*];
-
-            pub fn as_str(self) -> &'static str {
-                match self { $($name::$variant => $text),* }
-            }
-        }
-
-        impl FromStr for $name {
-            type Err = UnknownValue;
-
-            fn from_str(raw: &str) -> Result<Self, UnknownValue> {
-                match raw {
-                    $($text => Ok($name::$variant),)*
-                    other => Err(UnknownValue { what: $what, value: other.to_owned() }),
-                }
-            }
-        }
+        $crate::states::named_values!($name, $what { $($variant => $text),* });
 
         // A state column reads as its enum (the store's rows derive `sqlx::FromRow`); a
         // word no value names is a decode error of that column.

@@ -148,11 +148,7 @@ async fn start(
     Query(query): Query<StartQuery>,
 ) -> Response {
     let Some(issuer) = state.sso.issuer(&name) else {
-        return refusal(
-            StatusCode::NOT_FOUND,
-            "No such sign-in",
-            &format!("This server has no single sign-on issuer named \"{name}\"."),
-        );
+        return no_such_issuer(&name);
     };
     let cli = match (query.cli_port, query.cli_state, query.cli_challenge) {
         (None, None, None) => None,
@@ -251,11 +247,7 @@ async fn callback(
     Query(query): Query<CallbackQuery>,
 ) -> Response {
     let Some(issuer) = app.sso.issuer(&name) else {
-        return refusal(
-            StatusCode::NOT_FOUND,
-            "No such sign-in",
-            &format!("This server has no single sign-on issuer named \"{name}\"."),
-        );
+        return no_such_issuer(&name);
     };
     // Take this sign-in out of the session first: its state works once, whatever follows.
     let mut all = pending_sign_ins(&session).await;
@@ -503,6 +495,15 @@ async fn cli_token(
         .into_response(),
         Err(error) => refused(&error.to_string()),
     }
+}
+
+/// The page for a path naming no configured issuer (start and callback both take one).
+fn no_such_issuer(name: &str) -> Response {
+    refusal(
+        StatusCode::NOT_FOUND,
+        "No such sign-in",
+        &format!("This server has no single sign-on issuer named \"{name}\"."),
+    )
 }
 
 fn internal() -> Response {

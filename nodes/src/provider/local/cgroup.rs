@@ -33,23 +33,12 @@ impl NodeCgroups {
     /// The nodes' cgroup folder of this process, made if need be; `None` where the host
     /// has no writable cgroup v2 (the reason is logged).
     pub fn detect() -> Option<Self> {
-        let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
-        let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
-        let Some(root) = nodes_root(&mountinfo, &own) else {
-            tracing::info!("no cgroup v2 hierarchy: local nodes get no cgroup of their own");
-            return None;
-        };
-        match std::fs::create_dir_all(&root) {
-            Ok(()) => Some(Self { root }),
-            Err(error) => {
-                tracing::info!(
-                    path = %root.display(),
-                    %error,
-                    "cgroups cannot be made here: local nodes get none of their own"
-                );
-                None
-            }
-        }
+        own_folder(
+            nodes_root,
+            "no cgroup v2 hierarchy: local nodes get no cgroup of their own",
+            "cgroups cannot be made here: local nodes get none of their own",
+        )
+        .map(|root| Self { root })
     }
 
     /// Where the cgroup of node `node` of the provider instance `instance` is.
@@ -91,6 +80,30 @@ pub(super) fn is_plain_name(name: &str) -> bool {
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+/// The folder `folder_of` finds from this process's /proc/self/mountinfo and
+/// /proc/self/cgroup, made if need be. `None` where the host has no such folder or it
+/// cannot be made: the local provider then does without it, so the reason is logged
+/// (`missing` or `unmakeable`), not returned.
+pub(super) fn own_folder(
+    folder_of: fn(&str, &str) -> Option<PathBuf>,
+    missing: &str,
+    unmakeable: &str,
+) -> Option<PathBuf> {
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let Some(folder) = folder_of(&mountinfo, &own) else {
+        tracing::info!("{missing}");
+        return None;
+    };
+    match std::fs::create_dir_all(&folder) {
+        Ok(()) => Some(folder),
+        Err(error) => {
+            tracing::info!(path = %folder.display(), %error, "{unmakeable}");
+            None
+        }
+    }
 }
 
 /// `<mount point><own cgroup path>/<folder>`; `None` for a path that climbs (`..`).

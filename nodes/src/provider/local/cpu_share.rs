@@ -18,7 +18,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::cgroup::{folder_under, is_child_of, is_plain_name, move_into};
+use super::cgroup::{folder_under, is_child_of, is_plain_name, move_into, own_folder};
 use crate::provider::ProviderError;
 
 /// The folder, under this process's own cpu cgroup, holding the clusters' groups.
@@ -34,23 +34,12 @@ impl ClusterCpuGroups {
     /// The clusters' folder of this process, made if need be; `None` where the host has
     /// no writable v1 `cpu` hierarchy (the reason is logged).
     pub fn detect() -> Option<Self> {
-        let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
-        let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
-        let Some(root) = clusters_root(&mountinfo, &own) else {
-            tracing::info!("no cgroup v1 cpu controller: clusters of local nodes share no CPU");
-            return None;
-        };
-        match std::fs::create_dir_all(&root) {
-            Ok(()) => Some(Self { root }),
-            Err(error) => {
-                tracing::info!(
-                    path = %root.display(),
-                    %error,
-                    "cpu cgroups cannot be made here: clusters of local nodes share no CPU"
-                );
-                None
-            }
-        }
+        own_folder(
+            clusters_root,
+            "no cgroup v1 cpu controller: clusters of local nodes share no CPU",
+            "cpu cgroups cannot be made here: clusters of local nodes share no CPU",
+        )
+        .map(|root| Self { root })
     }
 
     /// The group of cluster `cluster` of the provider instance `instance`, made if need
