@@ -13,8 +13,10 @@ use domain::catalog::{Catalog, ClusterTemplate};
 use domain::layout::Layout;
 use serde_json::{Map, Value};
 
-use crate::store::catalog::CatalogWrite;
+use crate::store::catalog::{CatalogRevision, CatalogWrite};
 use crate::store::{Store, StoreError};
+
+pub mod memo;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CatalogError {
@@ -38,20 +40,25 @@ fn errors_of(report: &Report) -> String {
 
 /// The tenant's current catalog.
 pub async fn load(store: &Store, tenant_id: &str) -> Result<Catalog, CatalogError> {
-    let mut bundle: BTreeMap<String, Vec<Value>> = BTreeMap::new();
-    for revision in store.current_catalog(tenant_id).await? {
-        let Some(body) = revision.body_json else {
+    from_revisions(&store.current_catalog(tenant_id).await?)
+}
+
+/// The catalog the current `revisions` of a tenant make.
+fn from_revisions(revisions: &[CatalogRevision]) -> Result<Catalog, CatalogError> {
+    let mut bundle: BTreeMap<&str, Vec<Value>> = BTreeMap::new();
+    for revision in revisions {
+        let Some(body) = &revision.body_json else {
             continue;
         };
-        let value: Value = serde_json::from_str(&body).map_err(|error| StoreError::CorruptRow {
+        let value: Value = serde_json::from_str(body).map_err(|error| StoreError::CorruptRow {
             table: "catalog_entities",
             reason: format!("{} {:?}: {error}", revision.kind, revision.name),
         })?;
-        bundle.entry(revision.kind).or_default().push(value);
+        bundle.entry(&revision.kind).or_default().push(value);
     }
     let bundle: Map<String, Value> = bundle
         .into_iter()
-        .map(|(kind, items)| (kind, Value::Array(items)))
+        .map(|(kind, items)| (kind.to_owned(), Value::Array(items)))
         .collect();
     Ok(import_bundle_value(Value::Object(bundle))?)
 }

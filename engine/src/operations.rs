@@ -27,7 +27,7 @@ use crate::store::{Store, StoreError};
 pub use change::{preview_change, submit_change, submit_held_change, ClusterChange};
 pub use create::{create_cluster, create_held, preview_create, CreatePlan, CreateRequest};
 pub use quota::{check_quota, SizeLimits, DEFAULT_MAX_CLUSTER_NODES, DEFAULT_TENANT_MAX_NODES};
-pub use upgrade::{catalog_behind, UpgradePreview};
+pub use upgrade::UpgradePreview;
 
 pub use api_types::ClusterState;
 

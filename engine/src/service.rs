@@ -42,6 +42,7 @@ use api_types::AuditAction;
 use tokio::sync::Notify;
 
 use crate::accounts::AccountError;
+use crate::catalog::memo::CatalogMemo;
 use crate::catalog::CatalogError;
 use crate::operations::OperationError;
 use crate::principal::Principal;
@@ -485,6 +486,8 @@ pub struct Service {
     node_shell: bool,
     /// How long a browser terminal may go without a keystroke or output.
     terminal_idle: std::time::Duration,
+    /// Catalogs parsed once for the views that read one per cluster.
+    catalogs: Arc<CatalogMemo>,
 }
 
 impl std::fmt::Debug for Service {
@@ -506,6 +509,7 @@ impl Service {
             limits: crate::operations::SizeLimits::default(),
             node_shell: true,
             terminal_idle: node_terminal::DEFAULT_TERMINAL_IDLE,
+            catalogs: Arc::default(),
         }
     }
 

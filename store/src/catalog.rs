@@ -31,6 +31,13 @@ pub struct CatalogWrite {
     pub body_json: Option<String>,
 }
 
+/// See [`Store::catalog_stamp`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CatalogStamp {
+    revisions: i64,
+    newest_ms: i64,
+}
+
 const COLUMNS: &str = "tenant_id, kind, name, version, body_json, author_id, created_at_ms";
 
 /// Revisions that are the newest of their name.
@@ -53,6 +60,24 @@ impl Store {
             params: &[tenant_id],
         };
         self.listed(&listing).await
+    }
+
+    /// Where the tenant's catalog stands: how many revisions it has and when the newest
+    /// was written. Every edit and delete appends a revision (none is ever changed), so
+    /// the stamp moves with any change, made by any server on the database; a kept copy
+    /// of the catalog is current while the stamp is the same.
+    pub async fn catalog_stamp(&self, tenant_id: &str) -> Result<CatalogStamp, StoreError> {
+        let (revisions, newest_ms): (i64, i64) = sqlx::query_as(
+            "SELECT COUNT(*), COALESCE(MAX(created_at_ms), 0) FROM catalog_entities \
+             WHERE tenant_id = $1",
+        )
+        .bind(tenant_id)
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(CatalogStamp {
+            revisions,
+            newest_ms,
+        })
     }
 
     /// One window of the current entities of one kind (by bundle key), by name.

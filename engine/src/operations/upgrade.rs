@@ -36,19 +36,6 @@ pub struct UpgradePreview {
     pub stop_catalog: Catalog,
 }
 
-/// The cluster's snapshot against the tenant's current catalog: every entity whose
-/// definition moved on (empty when the cluster is current).
-pub fn catalog_behind(
-    cluster: &Cluster,
-    snapshot: &Catalog,
-    current: &Catalog,
-) -> Vec<EntityDrift> {
-    let template = TemplateName::parse(cluster.template_name.clone())
-        .ok()
-        .and_then(|name| current.resolved_template(&name).ok());
-    drift(snapshot, current, template.as_ref())
-}
-
 /// Plans moving `cluster` (built with `snapshot`, laid out as `committed`) to the
 /// tenant's current definitions, `max_unavailable` nodes of a service at a time.
 pub(super) async fn preview(

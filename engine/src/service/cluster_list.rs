@@ -132,16 +132,15 @@ impl Service {
             .collect();
         let mut intervals = self.store.clusters_cost_intervals(&ids).await?;
         let usernames = self.usernames_of(tenant_id).await?;
-        let current = crate::catalog::load(&self.store, tenant_id).await?;
+        let current = self.catalogs.current(&self.store, tenant_id).await?;
         let mut items = Vec::with_capacity(page.clusters.len());
         for cluster in page.clusters {
-            let behind = super::upgrades::behind(&cluster, &current);
+            let behind = super::upgrades::behind(&self.catalogs, &cluster, &current);
             let cost = intervals
                 .remove(&cluster.id)
                 .and_then(|intervals| super::cost::cluster_cost(&intervals, now));
-            let mut view = super::clusters::cluster_view(cluster, &usernames, now)?;
-            self.note_catalog_behind(tenant_id, &mut view, behind)
-                .await?;
+            let mut view = super::clusters::cluster_view(&self.catalogs, cluster, &usernames, now)?;
+            super::upgrades::note_catalog_behind(&mut view, behind, &current);
             view.cost = cost;
             items.push(view);
         }

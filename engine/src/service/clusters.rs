@@ -14,6 +14,7 @@ use super::{
     AuditRecord, Caller, ClusterChangeRequest, ClusterCreateRequest, ClusterDetail, ClusterView,
     LeaseExtension, NodeView, PlanView, Problem, Service, ServiceError, SubmittedJob,
 };
+use crate::catalog::memo::CatalogMemo;
 use crate::operations::{self, ClusterChange, ClusterState, CreateRequest, Preview};
 use crate::queue::SubmitOptions;
 use crate::store::clusters::Cluster;
@@ -307,12 +308,13 @@ fn step_labels(dag: &TaskDag) -> Vec<String> {
 /// The view of a stored cluster, with what only the service knows: the owner's name
 /// and how far the lease may be extended.
 pub(super) fn cluster_view(
+    memo: &CatalogMemo,
     cluster: Cluster,
     usernames: &HashMap<String, String>,
     now_ms: i64,
 ) -> Result<ClusterView, ServiceError> {
     // A snapshot that no longer resolves its template offers no extension.
-    let limits = super::lease::limits_of(&cluster).ok();
+    let limits = super::lease::limits_of(memo, &cluster).ok();
     let mut view = ClusterView::try_from(cluster)?;
     view.owner = view
         .owner_id
@@ -660,9 +662,11 @@ impl Service {
             crate::queue::cluster_jobs(&self.store, &cluster.id).await?,
         );
         let usernames = self.usernames_of(&cluster.tenant_id).await?;
-        let current = crate::catalog::load(&self.store, &cluster.tenant_id).await?;
-        let behind = super::upgrades::behind(&cluster, &current);
-        let tenant_id = cluster.tenant_id.clone();
+        let current = self
+            .catalogs
+            .current(&self.store, &cluster.tenant_id)
+            .await?;
+        let behind = super::upgrades::behind(&self.catalogs, &cluster, &current);
         let approvals = self
             .store
             .cluster_approval_requests(&cluster.id)
@@ -678,9 +682,8 @@ impl Service {
         let healing = self.healing_view(&cluster).await?;
         let pinned = self.store.cluster_pinned(&cluster.id).await?;
         let cluster_id = cluster.id.clone();
-        let mut view = cluster_view(cluster, &usernames, now_ms())?;
-        self.note_catalog_behind(&tenant_id, &mut view, behind)
-            .await?;
+        let mut view = cluster_view(&self.catalogs, cluster, &usernames, now_ms())?;
+        super::upgrades::note_catalog_behind(&mut view, behind, &current);
         view.cost = self.cost_of_cluster(&cluster_id, now_ms()).await?;
         Ok(ClusterDetail {
             cluster: view,
@@ -843,7 +846,7 @@ impl Service {
         }
         let now = now_ms();
         let until = now.saturating_add((extension.seconds as i64).saturating_mul(1000));
-        super::lease::limits_of(&cluster)?.check(&cluster, until, now)?;
+        super::lease::limits_of(&self.catalogs, &cluster)?.check(&cluster, until, now)?;
         match cluster.lease_deletes_at_ms {
             Some(deletes_at) if now >= deletes_at => {
                 return Err(ServiceError::Conflict(format!(

@@ -4,12 +4,12 @@
 //! come from the cluster's catalog snapshot, so editing a template later does not
 //! change the deal existing clusters were made under.
 
-use domain::catalog::coopr::import_bundle;
 use domain::names::TemplateName;
 use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::{Caller, Service, ServiceError};
+use crate::catalog::memo::CatalogMemo;
 use crate::store::clusters::Cluster;
 
 /// How far a cluster's lease may be extended.
@@ -68,12 +68,17 @@ impl LeaseLimits {
 }
 
 /// The limits of `cluster`, from its catalog snapshot.
-pub(super) fn limits_of(cluster: &Cluster) -> Result<LeaseLimits, ServiceError> {
-    let snapshot = import_bundle(&cluster.catalog_json).map_err(ServiceError::internal)?;
+pub(super) fn limits_of(
+    memo: &CatalogMemo,
+    cluster: &Cluster,
+) -> Result<LeaseLimits, ServiceError> {
+    let snapshot = memo
+        .snapshot(&cluster.catalog_json)
+        .map_err(ServiceError::internal)?;
     let name =
         TemplateName::parse(cluster.template_name.clone()).map_err(ServiceError::internal)?;
     let template = snapshot
-        .resolved_template(&name)
+        .template(&name)
         .map_err(|error| ServiceError::internal(error.message()))?;
     let Some(lease) = template.lease() else {
         return Ok(LeaseLimits {
@@ -99,7 +104,7 @@ impl Service {
         caller: &Caller,
         id: &str,
     ) -> Result<LeaseLimits, ServiceError> {
-        limits_of(&self.visible_cluster(caller, id).await?)
+        limits_of(&self.catalogs, &self.visible_cluster(caller, id).await?)
     }
 }
 

@@ -76,14 +76,14 @@ impl Service {
             }
             Err(error) => return Err(error.into()),
         };
-        let current = crate::catalog::load(&self.store, &tenant_id).await?;
+        let current = self.catalogs.current(&self.store, &tenant_id).await?;
         let usernames = self.usernames_of(&tenant_id).await?;
         let mut candidates = Vec::new();
         for cluster in self.store.list_clusters(&tenant_id).await? {
             if cluster.template_name != request.template || !cluster.state.is_live() {
                 continue;
             }
-            let behind = super::upgrades::behind(&cluster, &current);
+            let behind = super::upgrades::behind(&self.catalogs, &cluster, &current);
             if behind.is_empty() {
                 continue;
             }
@@ -95,8 +95,7 @@ impl Service {
                 .as_ref()
                 .and_then(|id| usernames.get(id).cloned());
             let mut view = ClusterView::try_from(cluster)?;
-            self.note_catalog_behind(&tenant_id, &mut view, behind)
-                .await?;
+            super::upgrades::note_catalog_behind(&mut view, behind, &current);
             let mut summary = view.catalog_behind_summary().unwrap_or_default();
             let upgrade = ClusterChangeRequest::Upgrade {
                 max_unavailable: None,
@@ -198,7 +197,7 @@ impl Service {
     ) -> Result<Vec<RolloutTemplate>, ServiceError> {
         let tenant_id = caller.tenant_id().to_owned();
         caller.require_tenant_admin(&tenant_id)?;
-        let current = crate::catalog::load(&self.store, &tenant_id).await?;
+        let current = self.catalogs.current(&self.store, &tenant_id).await?;
         let mut templates = Vec::new();
         for revision in self.store.current_catalog(&tenant_id).await? {
             if revision.kind == TEMPLATES && revision.body_json.is_some() {
@@ -214,7 +213,7 @@ impl Service {
             if !cluster.state.is_live() {
                 continue;
             }
-            let behind = !super::upgrades::behind(&cluster, &current).is_empty();
+            let behind = !super::upgrades::behind(&self.catalogs, &cluster, &current).is_empty();
             if let Some(template) = templates
                 .iter_mut()
                 .find(|template| template.template == cluster.template_name)

@@ -6,27 +6,31 @@ use api_types::{
     CatalogChange, DefinitionChange, DefinitionDiff, ServiceUpgradeView, UpgradePlanView,
     UpgradeRun,
 };
-use domain::catalog::coopr::import_bundle;
-use domain::catalog::Catalog;
+use domain::names::TemplateName;
 use domain::upgrade::{DriftKind, EntityDrift, ServiceUpgrade};
 
-use super::{ClusterView, Service, ServiceError};
-use crate::operations::{catalog_behind, ClusterState, UpgradePreview};
+use super::ClusterView;
+use crate::catalog::memo::{CatalogMemo, CurrentCatalog};
+use crate::operations::{ClusterState, UpgradePreview};
 use crate::store::clusters::Cluster;
-use crate::store::StoreError;
 
 const TEMPLATES: &str = "clustertemplates";
 
 /// What of `current` the cluster's snapshot is behind; nothing for a deleted cluster
 /// or an unreadable snapshot (its operations say what is wrong with it).
-pub(super) fn behind(cluster: &Cluster, current: &Catalog) -> Vec<CatalogChange> {
+pub(super) fn behind(
+    memo: &CatalogMemo,
+    cluster: &Cluster,
+    current: &CurrentCatalog,
+) -> Vec<CatalogChange> {
     if cluster.state == ClusterState::Deleted {
         return Vec::new();
     }
-    let Ok(snapshot) = import_bundle(&cluster.catalog_json) else {
+    let Ok(snapshot) = memo.snapshot(&cluster.catalog_json) else {
         return Vec::new();
     };
-    catalog_behind(cluster, &snapshot, current)
+    let template = TemplateName::parse(cluster.template_name.clone()).ok();
+    memo.behind(&snapshot, current, template.as_ref())
         .iter()
         .map(|entity| CatalogChange {
             kind: entity.kind.key().to_owned(),
@@ -36,31 +40,19 @@ pub(super) fn behind(cluster: &Cluster, current: &Catalog) -> Vec<CatalogChange>
         .collect()
 }
 
-impl Service {
-    /// Sets what the cluster is behind, and the template's current revision when it
-    /// is behind at all.
-    pub(super) async fn note_catalog_behind(
-        &self,
-        tenant_id: &str,
-        view: &mut ClusterView,
-        behind: Vec<CatalogChange>,
-    ) -> Result<(), ServiceError> {
-        view.template_current_version = if behind.is_empty() {
-            None
-        } else {
-            match self
-                .store
-                .catalog_entity(tenant_id, TEMPLATES, &view.template)
-                .await
-            {
-                Ok(revision) => Some(revision.version),
-                Err(StoreError::NotFound(_)) => None,
-                Err(error) => return Err(error.into()),
-            }
-        };
-        view.catalog_behind = behind;
-        Ok(())
-    }
+/// Sets on `view` what it is `behind`, and the template's current revision when it is
+/// behind at all.
+pub(super) fn note_catalog_behind(
+    view: &mut ClusterView,
+    behind: Vec<CatalogChange>,
+    current: &CurrentCatalog,
+) {
+    view.template_current_version = if behind.is_empty() {
+        None
+    } else {
+        current.revision(TEMPLATES, &view.template)
+    };
+    view.catalog_behind = behind;
 }
 
 pub(super) fn upgrade_plan_view(upgrade: &UpgradePreview) -> UpgradePlanView {
