@@ -7,10 +7,11 @@
 //! the database, task slots, lease length, extra flags and environment.
 //! [`Options::start`] spawns the process and waits, for a bounded time, until it says it
 //! runs (`Corral is running at URL` for `serve`, `Corral worker running` for a worker).
-//! The lines it printed before that, and the first admin's password a first start
-//! prints, are kept on the [`Served`]; everything else it writes goes to one log file
-//! per start in the data directory (`NAME.log`, then `NAME-2.log`, ...). A start whose
-//! process exits first, or stays silent too long, fails with the end of that log.
+//! The lines it printed before that, that line itself (a worker's says which tenants it
+//! serves), and the first admin's password a first start prints, are kept on the
+//! [`Served`]; everything else it writes goes to one log file per start in the data
+//! directory (`NAME.log`, then `NAME-2.log`, ...). A start whose process exits first, or
+//! stays silent too long, fails with the end of that log.
 //!
 //! Dropping a [`Served`] kills its process (SIGKILL) and the local nodes under the data
 //! directory's `nodes` (their sshds daemonize and would outlive it), and while the thread
@@ -245,6 +246,7 @@ impl Options {
             url: None,
             password: None,
             announced: Vec::new(),
+            running_line: None,
         };
         served.start()?;
         Ok(served)
@@ -270,6 +272,7 @@ pub struct Served {
     url: Option<String>,
     password: Option<String>,
     announced: Vec<String>,
+    running_line: Option<String>,
 }
 
 impl Served {
@@ -306,6 +309,13 @@ impl Served {
     /// What the latest start printed before it said it runs.
     pub fn announced(&self) -> &[String] {
         &self.announced
+    }
+
+    /// The whole line with which the latest start said it runs (`Corral is running at
+    /// URL/`, or `Corral worker running N task slot(s) for ...`, which names the tenants
+    /// a worker serves); kept once it stops, like [`Served::announced`].
+    pub fn running_line(&self) -> Option<&str> {
+        self.running_line.as_deref()
     }
 
     /// The process id of the latest start, for signals and `/proc`.
@@ -408,6 +418,7 @@ impl Served {
                             Role::Serve => Some(rest.trim().trim_end_matches('/').to_owned()),
                             Role::Worker => None,
                         };
+                        self.running_line = Some(line);
                         break;
                     }
                     announced.push(line);

@@ -39,6 +39,10 @@ fn a_server_is_running_once_it_says_so_and_keeps_what_it_announced() {
     assert_eq!(server.url(), Some("http://127.0.0.1:9"));
     assert_eq!(server.password(), Some("secret-1"));
     assert_eq!(server.announced().len(), 2, "{:?}", server.announced());
+    assert_eq!(
+        server.running_line(),
+        Some("Corral is running at http://127.0.0.1:9/")
+    );
     assert_eq!(server.log_path(), data.path().join("server.log"));
     let log = log_with(&server.log_path(), "printed once running");
     assert!(
@@ -60,6 +64,7 @@ fn a_server_is_running_once_it_says_so_and_keeps_what_it_announced() {
     assert!(!status.success(), "sleep ends on SIGTERM: {status}");
     assert!(!server.is_running());
     assert_eq!(server.url(), None);
+    assert!(server.running_line().is_some(), "kept once stopped");
     assert!(matches!(server.terminate(), Err(Error::NotRunning { .. })));
 
     server.start().unwrap();
@@ -83,6 +88,10 @@ fn a_worker_is_running_without_a_url() {
         .unwrap();
     assert_eq!(worker.url(), None);
     assert_eq!(worker.password(), None);
+    assert_eq!(
+        worker.running_line(),
+        Some("Corral worker running 2 task slot(s) for every tenant on host")
+    );
     assert_eq!(worker.log_path(), data.path().join("worker-a.log"));
     let log = log_with(&worker.log_path(), "args: worker --data-dir");
     assert!(log.contains("args: worker --data-dir"), "{log}");

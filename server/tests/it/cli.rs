@@ -1,9 +1,10 @@
 //! The `corral` binary as a user runs it: errors, first start, user administration.
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, Command, Output, Stdio};
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
 
-use crate::support::test_server::{corral_alone, CORRAL};
+use crate::support::test_server::{corral_alone, corral_to_its_end, CORRAL};
 
 fn stderr_of(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
@@ -36,7 +37,7 @@ fn bad_database_urls_give_one_line_errors() {
         ),
     ];
     for (url, expected) in cases {
-        let output = corral_alone(&["serve", "--data-dir", data, "--database-url", url]);
+        let output = corral_to_its_end(["serve", "--data-dir", data, "--database-url", url]);
         assert_one_line_error(&output, expected);
         assert!(!stderr_of(&output).contains("hunter2"), "password leaked");
     }
@@ -56,41 +57,34 @@ fn a_bad_config_file_is_named() {
     );
 }
 
-/// `corral serve` on a free port; returns the child and every line it printed up to
-/// and including the URL line (the first-admin line, when there is one, comes first).
-fn start_server(data: &str) -> (Child, Vec<String>) {
-    let mut child = Command::new(CORRAL)
-        .args(["serve", "--listen", "127.0.0.1:0", "--data-dir", data])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = Vec::new();
-    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
-        let line = line.unwrap();
-        let done = line.starts_with("Corral is running at");
-        lines.push(line);
-        if done {
-            break;
-        }
-    }
-    (child, lines)
+/// `corral serve` on a free port over `data`, as a user starts it (no flags but those).
+fn start_server(data: &Path) -> served::Served {
+    served::Options::serve(CORRAL, data)
+        .start()
+        .unwrap_or_else(|error| panic!("{error}"))
 }
 
-fn stop(mut child: Child) -> String {
-    child.kill().unwrap();
-    child.wait().unwrap();
-    let mut logs = String::new();
-    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut logs).unwrap();
-    logs
+/// Every line the latest start printed up to and including the URL line (the
+/// first-admin line, when there is one, comes first).
+fn printed(server: &served::Served) -> Vec<String> {
+    let mut lines = server.announced().to_vec();
+    lines.extend(server.running_line().map(str::to_owned));
+    lines
+}
+
+/// Kills the server; its log of that start (its standard error, and what it printed
+/// once it ran).
+fn stop(server: &mut served::Served) -> String {
+    server.kill().unwrap();
+    std::fs::read_to_string(server.log_path()).unwrap()
 }
 
 #[test]
 fn first_start_prints_the_admin_login_and_loads_the_demo_once() {
     let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().to_str().unwrap();
 
-    let (child, lines) = start_server(data);
+    let mut server = start_server(dir.path());
+    let lines = printed(&server);
     assert_eq!(lines.len(), 3, "{lines:?}");
     assert!(
         lines[1].starts_with(
@@ -108,13 +102,14 @@ fn first_start_prints_the_admin_login_and_loads_the_demo_once() {
         .unwrap()
         .to_owned();
     assert_eq!(password.len(), 20);
-    let logs = stop(child);
+    let logs = stop(&mut server);
     assert!(!logs.contains(&password), "password in logs:\n{logs}");
 
     // The demo catalog is loaded once: the tenant's catalog is no longer empty.
-    let (child, lines) = start_server(data);
+    server.start().unwrap_or_else(|error| panic!("{error}"));
+    let lines = printed(&server);
     assert_eq!(lines.len(), 1, "a second start printed {lines:?}");
-    stop(child);
+    stop(&mut server);
 }
 
 #[test]
@@ -162,9 +157,9 @@ fn admin_create_user_reads_the_password_from_stdin() {
 #[tokio::test]
 async fn the_binary_serves_the_bundle_it_was_built_with() {
     let dir = tempfile::tempdir().unwrap();
-    let (child, lines) = start_server(dir.path().to_str().unwrap());
-    let url = lines
-        .last()
+    let mut server = start_server(dir.path());
+    let url = server
+        .running_line()
         .and_then(|line| line.strip_prefix("Corral is running at "))
         .unwrap()
         .to_owned();
@@ -229,10 +224,10 @@ async fn the_binary_serves_the_bundle_it_was_built_with() {
                 "{preloaded} is not in {scripts}"
             );
         }
-        stop(child);
+        stop(&mut server);
     } else {
         assert!(!html.contains("/pkg/"), "{html}");
-        let logs = stop(child);
+        let logs = stop(&mut server);
         assert!(logs.contains("no browser bundle"), "{logs}");
     }
 }

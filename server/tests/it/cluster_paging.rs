@@ -93,6 +93,14 @@ async fn the_api_pages_by_cursor_with_filters(backend: Backend) {
     let (_, all) = get(&app, &ann, "/api/v1/clusters").await;
     assert_eq!(names(&all), listed);
     assert!(all.get("next").is_none(), "{all}");
+    // Each row names its owner (looked up for the page's owners alone).
+    for cluster in all["items"].as_array().unwrap() {
+        let name = cluster["name"].as_str().unwrap();
+        let owner = if name.starts_with('a') { "ann" } else { "carl" };
+        assert_eq!(cluster["owner"], owner, "{cluster}");
+    }
+    let (_, one) = get(&app, &carl, &format!("/api/v1/clusters/{}", "c01")).await;
+    assert_eq!(one["owner"], "carl", "{one}");
 
     // Filters: the caller's own, part of a name; the total is the filtered list's.
     let mine = every_page(&app, &carl, "/api/v1/clusters?limit=2&mine=true").await;

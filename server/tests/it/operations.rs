@@ -545,47 +545,27 @@ async fn a_dedicated_tenant_is_served_only_by_its_worker() {
     let job = queue::job(&store, &job_id).await.unwrap();
     assert_eq!(job.state, JobState::Queued, "{job:?}");
 
-    let unknown = std::process::Command::new(test_server::CORRAL)
-        .args(["worker", "--tenant", "nosuch", "--data-dir"])
-        .arg(&data_dir)
-        .output()
-        .unwrap();
+    let unknown = test_server::corral_to_its_end([
+        "worker",
+        "--tenant",
+        "nosuch",
+        "--data-dir",
+        data_dir.to_str().unwrap(),
+    ]);
     refused_with(&unknown, "--tenant nosuch: no such tenant");
 
-    let mut worker = std::process::Command::new(test_server::CORRAL)
-        .args([
-            "worker",
-            "--tenant",
-            "default",
-            "--worker-slots",
-            "4",
-            "--data-dir",
-        ])
-        .arg(&data_dir)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::fs::File::create(data_dir.join("worker.log")).unwrap())
-        .spawn()
-        .unwrap();
+    let mut worker = served::Options::worker(test_server::CORRAL, &data_dir)
+        .worker_slots(4)
+        .args(["--tenant", "default"])
+        .start()
+        .unwrap_or_else(|error| panic!("{error}"));
     let ended = wait_for_end(&store, &job_id).await;
-    let _ = std::process::Command::new("kill")
-        .args(["-TERM", &worker.id().to_string()])
-        .status();
-    let stopped = worker.wait().unwrap();
+    let stopped = worker.terminate().unwrap();
     assert_eq!(ended, JobState::Succeeded);
     assert!(stopped.success(), "{stopped}");
-    let banner = {
-        use std::io::Read;
-        let mut out = String::new();
-        worker
-            .stdout
-            .take()
-            .unwrap()
-            .read_to_string(&mut out)
-            .unwrap();
-        out
-    };
+    let banner = worker.running_line().unwrap_or_default();
     assert!(banner.contains("for tenant(s) default only"), "{banner}");
-    let pool_prefix = format!("{}-", worker.id());
+    let pool_prefix = format!("{}-", worker.pid());
     for task in queue::job_tasks(&store, &job_id).await.unwrap() {
         for attempt in queue::task_attempts(&store, &task.id).await.unwrap() {
             assert!(

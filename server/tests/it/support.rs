@@ -1,7 +1,8 @@
 //! What the tests share: real `corral` processes and the checks made of them.
 //!
 //! - `test_server`: a real `corral serve` on a fresh data dir, and the `corral` binary
-//!   run as a client against it (or alone, for the offline commands).
+//!   run as a client against it (or alone: the offline commands, and the starts that
+//!   must fail).
 //! - `chaos`: processes killed with SIGKILL and started again, and the checks that
 //!   nothing was lost or run twice meanwhile.
 //! - `private_postgres`: a PostgreSQL server of a test's own, which it may stop.

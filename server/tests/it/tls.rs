@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
 
-use crate::support::test_server::{self, corral, text, Served, CORRAL};
+use crate::support::test_server::{self, corral, corral_to_its_end, text, Served};
 
 /// A certificate authority and a server certificate it issued for 127.0.0.1, as PEM
 /// files in `dir` named `<name>-ca.pem`, `<name>-cert.pem` and `<name>-key.pem`.
@@ -240,13 +240,10 @@ fn bad_tls_settings_stop_the_server_with_one_line() {
     let dir = tempfile::tempdir().unwrap();
     let data = tempfile::tempdir().unwrap();
     let first = authority(dir.path(), "first");
+    let data_dir = data.path().to_str().unwrap();
     let run = |args: &[&str]| {
-        Command::new(CORRAL)
-            .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
-            .arg(data.path())
-            .args(args)
-            .output()
-            .unwrap()
+        let serve = ["serve", "--listen", "127.0.0.1:0", "--data-dir", data_dir];
+        corral_to_its_end([&serve[..], args].concat())
     };
     let missing = run(&[
         "--tls-cert",

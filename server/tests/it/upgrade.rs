@@ -17,7 +17,6 @@
 //! both versions, changing nothing.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use engine::store::{Backend, DatabaseUrl};
@@ -25,7 +24,7 @@ use engine::testing::TestDatabase;
 use serde_json::{json, Value};
 use sqlx::Connection;
 
-use crate::support::test_server::CORRAL;
+use crate::support::test_server::{corral_to_its_end, text, CORRAL};
 
 /// A migration version later than any this binary can have.
 const FUTURE_MIGRATION: i64 = 99_991_231_235_959;
@@ -338,34 +337,6 @@ async fn applied_migrations(url: &DatabaseUrl) -> i64 {
     count
 }
 
-/// Runs `corral ARGS` to its end (a minute at most: one that keeps running is killed
-/// and fails the test), giving its exit status and standard error.
-fn run_to_end(args: &[&str]) -> (std::process::ExitStatus, String) {
-    let mut child = Command::new(CORRAL)
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let started = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if started.elapsed() > Duration::from_secs(60) {
-            let _ = child.kill();
-            let output = child.wait_with_output().unwrap();
-            panic!(
-                "corral {args:?} still ran after a minute: {}",
-                String::from_utf8_lossy(&output.stderr)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let output = child.wait_with_output().unwrap();
-    (
-        output.status,
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
-}
-
 async fn a_newer_schema_is_refused(backend: Backend) {
     let db = TestDatabase::new(backend).await;
     let data = tempfile::Builder::new()
@@ -375,8 +346,8 @@ async fn a_newer_schema_is_refused(backend: Backend) {
     let data_dir = data.path().to_str().unwrap();
     let url = db.url.connect_string();
     let target = ["--data-dir", data_dir, "--database-url", &url];
-    let (status, stderr) = run_to_end(&[&["migrate"][..], &target].concat());
-    assert!(status.success(), "{stderr}");
+    let migrated = corral_to_its_end([&["migrate"][..], &target].concat());
+    assert!(migrated.status.success(), "{}", text(&migrated.stderr));
     add_future_migration(&db.url, backend).await;
     let before = applied_migrations(&db.url).await;
 
@@ -386,9 +357,10 @@ async fn a_newer_schema_is_refused(backend: Backend) {
     ]
     .concat();
     for args in [&serve[..], &[&["migrate"][..], &target].concat()[..]] {
-        let (status, stderr) = run_to_end(args);
+        let refused = corral_to_its_end(args);
+        let stderr = text(&refused.stderr);
         assert!(
-            !status.success(),
+            !refused.status.success(),
             "{args:?} ran on a newer schema: {stderr}"
         );
         assert!(

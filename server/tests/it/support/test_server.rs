@@ -1,11 +1,14 @@
 //! A real `corral serve` on a fresh data dir for the CLI tests (the `served` crate's
 //! process, with what these tests read of it as fields), and the `corral` binary run as
-//! a client against it (or on its own). Dropping the server also stops the local nodes
-//! it started: their sshds daemonize and would outlive it.
+//! a client against it, or on its own (the offline commands, and the starts that must
+//! fail: run to their end, within a bound). Dropping the server also stops the local
+//! nodes it started: their sshds daemonize and would outlive it.
 
-use std::io::Write;
+use std::ffi::{OsStr, OsString};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 pub const CORRAL: &str = env!("CARGO_BIN_EXE_corral");
 
@@ -72,9 +75,66 @@ pub fn corral(config: &Path, args: &[&str], stdin: &str) -> Output {
 }
 
 /// Runs `corral ARGS` on its own, with this process's environment: the offline
-/// commands, and the ones that must fail before they serve anything.
+/// commands.
 pub fn corral_alone(args: &[&str]) -> Output {
     Command::new(CORRAL).args(args).output().unwrap()
+}
+
+/// How long [`corral_to_its_end`] lets a command run.
+const RUN_WITHIN: Duration = Duration::from_secs(60);
+
+/// Runs `corral ARGS` on its own to its end: a `serve` or `worker` that must stop at
+/// start (bad flags, database or TLS files, a newer schema), whose one-line error the
+/// test reads. One that runs instead would never end, so after [`RUN_WITHIN`] it is
+/// killed and fails the test with what it said.
+pub fn corral_to_its_end<I, S>(args: I) -> Output
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let args: Vec<OsString> = args
+        .into_iter()
+        .map(|arg| arg.as_ref().to_owned())
+        .collect();
+    let mut child = Command::new(CORRAL)
+        .args(&args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read while it runs: a full pipe would stop it before it ends.
+    let stdout = read_all(child.stdout.take().unwrap());
+    let stderr = read_all(child.stderr.take().unwrap());
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > RUN_WITHIN {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "corral {args:?} still ran after {RUN_WITHIN:?}: {}",
+                text(&stderr.join().unwrap())
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    Output {
+        status,
+        stdout: stdout.join().unwrap(),
+        stderr: stderr.join().unwrap(),
+    }
+}
+
+/// Everything `pipe` gives until it closes, read on a thread of its own.
+fn read_all(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = pipe.read_to_end(&mut bytes);
+        bytes
+    })
 }
 
 /// The standard output of a command that must have succeeded (else both outputs, in
