@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 pub use api_types::ClusterLink;
 use domain::catalog::coopr::import_bundle;
-use domain::catalog::Link;
+use domain::catalog::{Catalog, Link};
 use domain::layout::Layout;
 use domain::macros::{expand, MacroContext};
 
@@ -20,9 +20,14 @@ use crate::store::clusters::Cluster;
 /// The template's links, then each of the cluster's services' links (services in name
 /// order), expanded; a URL listed twice is kept once, with its first label.
 pub fn cluster_links(cluster: &Cluster, nodes: &[Node]) -> Vec<ClusterLink> {
-    let Ok(catalog) = import_bundle(&cluster.catalog_json) else {
-        return Vec::new();
-    };
+    match import_bundle(&cluster.catalog_json) {
+        Ok(snapshot) => links_from(cluster, &snapshot, nodes),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// [`cluster_links`] of a cluster whose catalog snapshot is already parsed.
+pub fn links_from(cluster: &Cluster, catalog: &Catalog, nodes: &[Node]) -> Vec<ClusterLink> {
     let Ok(layout) = serde_json::from_str::<Layout>(&cluster.layout_json) else {
         return Vec::new();
     };

@@ -64,6 +64,7 @@ pub use audit::AuditQuery;
 pub use auth::{Access, SessionUser, ThrottleSettings};
 pub use catalog::parse_kind;
 pub use cluster_list::ClusterListRequest;
+pub use clusters::ClusterOutline;
 pub use jobs::MAX_EVENTS;
 pub use lease::LeaseLimits;
 pub use node_shell::{NodeShellTarget, SessionBytes};

@@ -111,6 +111,37 @@ impl Store {
         self.windowed(&listing, window).await
     }
 
+    /// The usernames of those of `ids` that are users of `tenant_id`, by id (one
+    /// query for a page of clusters' owners; other ids are left out).
+    pub async fn usernames_in(
+        &self,
+        tenant_id: &str,
+        ids: &[&str],
+    ) -> Result<std::collections::HashMap<String, String>, StoreError> {
+        if ids.is_empty() {
+            return Ok(std::collections::HashMap::new());
+        }
+        let places: Vec<String> = (2..ids.len() + 2).map(|n| format!("${n}")).collect();
+        let sql = format!(
+            "SELECT id, username FROM users WHERE tenant_id = $1 AND id IN ({})",
+            places.join(", ")
+        );
+        let mut query = sqlx::query_as::<sqlx::Any, (String, String)>(&sql).bind(tenant_id);
+        for id in ids {
+            query = query.bind(*id);
+        }
+        Ok(query.fetch_all(&self.pool).await?.into_iter().collect())
+    }
+
+    /// How many users `tenant_id` has.
+    pub async fn count_tenant_users(&self, tenant_id: &str) -> Result<u64, StoreError> {
+        let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM users WHERE tenant_id = $1")
+            .bind(tenant_id)
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(u64::try_from(count).unwrap_or(0))
+    }
+
     pub async fn count_users(&self) -> Result<i64, StoreError> {
         Ok(sqlx::query_scalar("SELECT COUNT(*) FROM users")
             .fetch_one(&self.pool)

@@ -192,6 +192,14 @@ impl CurrentCatalog {
             .get(&(kind.to_owned(), name.to_owned()))
             .copied()
     }
+
+    /// How many entities of `kind` (its bundle key) the catalog has.
+    pub fn count(&self, kind: &str) -> u64 {
+        self.revisions
+            .keys()
+            .filter(|(entity_kind, _)| entity_kind == kind)
+            .count() as u64
+    }
 }
 
 #[cfg(test)]
@@ -260,6 +268,8 @@ mod tests {
         assert!(Arc::ptr_eq(&first, &again), "read again without an edit");
         assert_eq!(first.revision("services", "base"), Some(1));
         assert_eq!(first.revision("services", "nope"), None);
+        assert_eq!(first.count("clustertemplates"), 4);
+        assert_eq!(first.count("services"), 19);
 
         // A cluster built from the first catalog runs its current definitions...
         let template = first.kept.template(&web_stack()).unwrap();

@@ -131,7 +131,7 @@ impl Service {
             .map(|cluster| cluster.id.as_str())
             .collect();
         let mut intervals = self.store.clusters_cost_intervals(&ids).await?;
-        let usernames = self.usernames_of(tenant_id).await?;
+        let usernames = self.owner_names(tenant_id, &page.clusters).await?;
         let current = self.catalogs.current(&self.store, tenant_id).await?;
         let mut items = Vec::with_capacity(page.clusters.len());
         for cluster in page.clusters {

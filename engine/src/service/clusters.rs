@@ -19,7 +19,7 @@ use crate::operations::{self, ClusterChange, ClusterState, CreateRequest, Previe
 use crate::queue::SubmitOptions;
 use crate::store::clusters::Cluster;
 use crate::store::now_ms;
-use api_types::{AuditAction, PlanGraph, StepCount, PLAN_GRAPH_MAX_TASKS};
+use api_types::{AuditAction, ClusterLink, PlanGraph, StepCount, PLAN_GRAPH_MAX_TASKS};
 
 const MAX_LEASE_SECONDS: u64 = 10 * 365 * 24 * 3600;
 
@@ -303,6 +303,14 @@ fn step_labels(dag: &TaskDag) -> Vec<String> {
             None => format!("{}-{}", task.node, task.action),
         })
         .collect()
+}
+
+/// What a job's page shows of its cluster ([`Service::cluster_outline`]).
+#[derive(Debug, Clone)]
+pub struct ClusterOutline {
+    pub name: String,
+    pub nodes: Vec<NodeView>,
+    pub links: Vec<ClusterLink>,
 }
 
 /// The view of a stored cluster, with what only the service knows: the owner's name
@@ -648,7 +656,7 @@ impl Service {
     pub async fn cluster(&self, caller: &Caller, id: &str) -> Result<ClusterDetail, ServiceError> {
         let cluster = self.visible_cluster(caller, id).await?;
         let nodes = self.store.list_nodes(&cluster.id).await?;
-        let links = crate::links::cluster_links(&cluster, &nodes);
+        let links = self.links_of(&cluster, &nodes);
         let checks = self.store.cluster_health(&cluster.id).await?;
         let nodes = nodes
             .into_iter()
@@ -661,7 +669,9 @@ impl Service {
         let jobs = super::jobs::cluster_job_views(
             crate::queue::cluster_jobs(&self.store, &cluster.id).await?,
         );
-        let usernames = self.usernames_of(&cluster.tenant_id).await?;
+        let usernames = self
+            .owner_names(&cluster.tenant_id, std::slice::from_ref(&cluster))
+            .await?;
         let current = self
             .catalogs
             .current(&self.store, &cluster.tenant_id)
@@ -695,6 +705,39 @@ impl Service {
             healing,
             pinned,
         })
+    }
+
+    /// What a job's page shows of its cluster: its name, nodes and links, without the
+    /// rest of [`Service::cluster`] (jobs, health, approvals, healing, cost, catalog).
+    pub async fn cluster_outline(
+        &self,
+        caller: &Caller,
+        id: &str,
+    ) -> Result<ClusterOutline, ServiceError> {
+        let cluster = self.visible_cluster(caller, id).await?;
+        let nodes = self.store.list_nodes(&cluster.id).await?;
+        let links = self.links_of(&cluster, &nodes);
+        Ok(ClusterOutline {
+            name: cluster.name,
+            nodes: nodes
+                .into_iter()
+                .map(NodeView::try_from)
+                .collect::<Result<_, _>>()?,
+            links,
+        })
+    }
+
+    /// The cluster's links, from its snapshot as kept by the memo.
+    fn links_of(
+        &self,
+        cluster: &Cluster,
+        nodes: &[crate::store::clusters::nodes::Node],
+    ) -> Vec<ClusterLink> {
+        // Links never fail a request: an unreadable snapshot has none.
+        match self.catalogs.snapshot(&cluster.catalog_json) {
+            Ok(snapshot) => crate::links::links_from(cluster, &snapshot.catalog, nodes),
+            Err(_) => Vec::new(),
+        }
     }
 
     /// What `change` would do to the cluster (layouts and tasks), without doing it.

@@ -46,16 +46,13 @@ impl Service {
             .collect();
         let busy = named(busy_states).await?;
         let failed = named(vec![ClusterState::Failed]).await?;
-        let catalog_rows = self.store.current_catalog(caller.tenant_id()).await?;
+        let current = self
+            .catalogs
+            .current(&self.store, caller.tenant_id())
+            .await?;
         let catalog = EntityKind::ALL
             .iter()
-            .map(|kind| {
-                let count = catalog_rows
-                    .iter()
-                    .filter(|revision| revision.kind == kind.key())
-                    .count();
-                (kind.key().to_owned(), count as u64)
-            })
+            .map(|kind| (kind.key().to_owned(), current.count(kind.key())))
             .collect();
         Ok(OverviewView {
             clusters_by_state: by_state.into_iter().collect(),
@@ -66,7 +63,7 @@ impl Service {
                 .map(|count| count.nodes)
                 .sum(),
             catalog,
-            users: self.usernames_of(caller.tenant_id()).await?.len() as u64,
+            users: self.store.count_tenant_users(caller.tenant_id()).await?,
             busy,
             failed,
             activity: self.activity(caller).await?,

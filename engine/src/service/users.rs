@@ -86,6 +86,21 @@ impl Service {
         self.usernames_of(caller.tenant_id()).await
     }
 
+    /// The names of the owners of `clusters` (of `tenant_id`), by user id.
+    pub(super) async fn owner_names(
+        &self,
+        tenant_id: &str,
+        clusters: &[crate::store::clusters::Cluster],
+    ) -> Result<std::collections::HashMap<String, String>, ServiceError> {
+        let mut owners: Vec<&str> = clusters
+            .iter()
+            .filter_map(|cluster| cluster.owner_id.as_deref())
+            .collect();
+        owners.sort_unstable();
+        owners.dedup();
+        Ok(self.store.usernames_in(tenant_id, &owners).await?)
+    }
+
     /// User ids to names in `tenant_id`, for views that show who did something.
     pub(super) async fn usernames_of(
         &self,

@@ -68,4 +68,55 @@ async fn user_creation_checks_its_input(backend: Backend) {
     assert_eq!(store.count_users().await.unwrap(), 1);
 }
 
-engine::on_both_backends!(first_admin_is_created_once, user_creation_checks_its_input);
+/// Owners' names are looked up per page, within the tenant: another tenant's user and
+/// an id of nobody are left out, on both backends' `IN` lists.
+async fn usernames_are_read_by_id_within_one_tenant(backend: Backend) {
+    let (_db, store) = open(backend).await;
+    let good = Password::new("a long enough password");
+    for name in ["acme", "globex"] {
+        store
+            .create_tenant(&NewTenant {
+                name: name.into(),
+                max_clusters: None,
+                max_nodes: None,
+                provider_types: NewTenant::all_provider_types(),
+            })
+            .await
+            .unwrap();
+    }
+    let bob = create_user(&store, "bob", Role::User, Some("acme"), &good)
+        .await
+        .unwrap();
+    let eve = create_user(&store, "eve", Role::TenantAdmin, Some("acme"), &good)
+        .await
+        .unwrap();
+    let mallory = create_user(&store, "mallory", Role::User, Some("globex"), &good)
+        .await
+        .unwrap();
+    let ids = [
+        bob.id.as_str(),
+        eve.id.as_str(),
+        mallory.id.as_str(),
+        "nobody",
+    ];
+    let names = store.usernames_in(&bob.tenant_id, &ids).await.unwrap();
+    assert_eq!(names.len(), 2, "{names:?}");
+    assert_eq!(names[&bob.id], "bob");
+    assert_eq!(names[&eve.id], "eve");
+    assert!(store
+        .usernames_in(&bob.tenant_id, &[])
+        .await
+        .unwrap()
+        .is_empty());
+    assert_eq!(store.count_tenant_users(&bob.tenant_id).await.unwrap(), 2);
+    assert_eq!(
+        store.count_tenant_users(&mallory.tenant_id).await.unwrap(),
+        1
+    );
+}
+
+engine::on_both_backends!(
+    first_admin_is_created_once,
+    user_creation_checks_its_input,
+    usernames_are_read_by_id_within_one_tenant
+);

@@ -43,7 +43,7 @@ pub async fn load_job_page(
     let last_event_id = service.job_last_event_id(&caller, &job_id).await?;
     // A delete's job outlives its cluster: its page still shows, without the
     // cluster's details.
-    let cluster = match service.cluster(&caller, &cluster_id).await {
+    let cluster = match service.cluster_outline(&caller, &cluster_id).await {
         Ok(cluster) => Some(cluster),
         Err(engine::service::ServiceError::NotFound(_))
             if job.operation == api_types::Operation::Delete =>
@@ -145,7 +145,7 @@ pub async fn load_job_page(
         cluster_id,
         cluster_name: cluster.as_ref().map_or_else(
             || "(deleted cluster)".to_owned(),
-            |cluster| cluster.cluster.name.clone(),
+            |cluster| cluster.name.clone(),
         ),
         job,
         listing,
