@@ -415,7 +415,10 @@ fn LiveJob(
             <h2>"Task graph"</h2>
             <TaskGroups groups/>
             {picture.map(|picture| {
-                let states = Signal::derive(move || {
+                // A memo, not a derived signal: every box reads the map (its class and
+                // its title), and a derived signal would build it again for each read,
+                // the task count squared per render and per live update.
+                let states = Memo::new(move |_| {
                     picture_tasks.with(|tasks| {
                         tasks
                             .iter()
