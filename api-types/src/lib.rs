@@ -6,6 +6,8 @@
 //! - [`accounts`], [`clusters`], [`jobs`], [`catalog`]: views (what reads return) and
 //!   requests (what writes take).
 //! - [`layout`]: a cluster's solved layout and a plan's task DAG.
+//! - [`ids`]: the ids of jobs and of their task rows as their own types ([`JobId`],
+//!   [`TaskRecordId`]), the same strings on the wire.
 //! - [`operation`]: what a job does, the one word jobs, change requests, the CLI and
 //!   the pages share.
 //! - [`providers`]: credentials (names only) and the provider check.
@@ -31,6 +33,7 @@ pub mod clusters;
 pub mod cost;
 pub mod error;
 pub mod hooks;
+pub mod ids;
 pub mod jobs;
 pub mod layout;
 pub mod node_shell;
@@ -48,6 +51,7 @@ pub use clusters::*;
 pub use cost::*;
 pub use error::*;
 pub use hooks::*;
+pub use ids::{JobId, TaskRecordId};
 pub use jobs::*;
 pub use layout::*;
 pub use node_shell::*;

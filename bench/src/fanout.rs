@@ -22,7 +22,7 @@ use domain::solver::SolveRequest;
 use engine::execute::{Executor, ExecutorSettings, Providers};
 use engine::operations::{create_cluster, submit_change, ClusterChange, CreateRequest};
 use engine::provider::{LocalProvider, NodeRecord};
-use engine::queue::{self, ClaimLimits, JobState, SubmitOptions};
+use engine::queue::{self, ClaimLimits, JobId, JobState, SubmitOptions};
 use engine::resources::ResourceFiles;
 use engine::ssh::{PoolConfig, SessionPool};
 use engine::store::tenants::DEFAULT_TENANT_ID;
@@ -242,7 +242,7 @@ pub(crate) async fn start_service(
     store: &Store,
     cluster_id: &str,
     service: &str,
-) -> Result<String, BenchError> {
+) -> Result<JobId, BenchError> {
     let name =
         ServiceName::parse(service).map_err(|error| BenchError::Failed(error.to_string()))?;
     let change = ClusterChange::Start {
@@ -324,7 +324,7 @@ async fn step_everywhere(
 /// Waits for `job` to end; anything but success fails the run with the job's error.
 pub(crate) async fn wait_for(
     store: &Store,
-    job_id: &str,
+    job_id: &JobId,
     limit: Duration,
 ) -> Result<(), BenchError> {
     let started = Instant::now();

@@ -25,7 +25,7 @@
 use std::time::{Duration, Instant};
 
 use api_types::{DedicatedWorkersUpdate, JobState};
-use engine::queue::NewEvent;
+use engine::queue::{JobId, NewEvent};
 use engine::store::clusters::nodes::{NodeRow, NodeState};
 use engine::store::{DatabaseUrl, Store};
 
@@ -130,7 +130,8 @@ async fn measure(client: &Client, store: &Store, nodes: usize) -> Result<Measure
         .create_cluster(&create_request(&format!("pages-{nodes}"), TEMPLATE, nodes))
         .await?;
     let cluster = created.cluster.id;
-    let job = created.job_id;
+    // The API names the job by its text.
+    let job = JobId::from(created.job_id);
     let tasks = engine::queue::job_tasks(store, &job).await?;
     let now = engine::store::now_ms();
     for number in 1..=nodes {
@@ -164,7 +165,7 @@ async fn measure(client: &Client, store: &Store, nodes: usize) -> Result<Measure
     for chunk in output.chunks(4096) {
         engine::queue::append_events(store, chunk, now).await?;
     }
-    let state = client.job(&job).await?;
+    let state = client.job(job.as_str()).await?;
     if state.state != JobState::Queued {
         return Err(failed(format!("the job did not stay queued: {state:?}")));
     }

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use domain::catalog::coopr::import_bundle;
 use engine::operations::{preview_change, submit_change, ClusterChange};
 use engine::provider::LocalProvider;
-use engine::queue::{self, SubmitOptions};
+use engine::queue::{self, JobId, SubmitOptions};
 use engine::resources::ResourceFiles;
 use engine::store::tenants::DEFAULT_TENANT_ID;
 use engine::store::{now_ms, Backend, Store};
@@ -125,7 +125,7 @@ async fn import(store: &Store, half: usize, start: &str) -> Result<(), BenchErro
 }
 
 /// From the first start of the changing service to the last end of one, in `job_id`.
-async fn steps_span(store: &Store, job_id: &str) -> Result<Duration, BenchError> {
+async fn steps_span(store: &Store, job_id: &JobId) -> Result<Duration, BenchError> {
     let tasks = queue::job_tasks(store, job_id).await?;
     let steps = tasks.iter().filter(|task| {
         task.service

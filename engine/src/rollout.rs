@@ -10,7 +10,7 @@
 
 pub mod decide;
 
-use api_types::{ClusterChangeRequest, JobState, RolloutClusterState as C, RolloutState};
+use api_types::{ClusterChangeRequest, JobId, JobState, RolloutClusterState as C, RolloutState};
 
 use self::decide::{Entry, Observed, Step};
 use crate::execute::Executor;
@@ -150,7 +150,7 @@ async fn observe(
 ) -> Result<Observed, ServiceError> {
     let store = executor.store();
     let job_id = match &row.job_id {
-        Some(job_id) => job_id.clone(),
+        Some(job_id) => JobId::from(job_id.as_str()),
         None => {
             if let Some(note) = &row.note {
                 return Ok(Observed::Failed(note.clone()));
@@ -164,7 +164,7 @@ async fn observe(
                 .find(|job| job.created_at_ms >= since);
             match adopted {
                 Some(job) => {
-                    record(store, rollout, row, Upgrade::Job(&job.id), now).await?;
+                    record(store, rollout, row, Upgrade::Job(job.id.as_str()), now).await?;
                     job.id
                 }
                 None => {

@@ -560,7 +560,7 @@ pub async fn heartbeat(
         "UPDATE tasks SET lease_expires_ms = $4 WHERE id = $1 AND lease_owner = $2 \
          AND attempts = $3 AND state = 'running'",
     )
-    .bind(&lease.task_id)
+    .bind(lease.task_id.as_str())
     .bind(&lease.worker_id)
     .bind(lease.attempt)
     .bind(expires)
@@ -574,7 +574,7 @@ pub async fn heartbeat(
     let state: JobState = sqlx::query_scalar(
         "SELECT jobs.state FROM tasks JOIN jobs ON jobs.id = tasks.job_id WHERE tasks.id = $1",
     )
-    .bind(&lease.task_id)
+    .bind(lease.task_id.as_str())
     .fetch_one(store.pool())
     .await?;
     Ok(match state {

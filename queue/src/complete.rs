@@ -7,7 +7,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
-use api_types::TaskAction;
+use api_types::{JobId, TaskAction, TaskRecordId};
 use sqlx::any::AnyRow;
 use sqlx::{Any, FromRow, Row, Transaction};
 
@@ -31,7 +31,7 @@ const BATCH_ROWS: usize = 256;
 /// A task whose lease ran out, and where it went.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Expired {
-    pub task_id: String,
+    pub task_id: TaskRecordId,
     pub worker_id: String,
     pub attempt: i64,
     /// `ready` when it will run again, `failed` when it may not.
@@ -39,7 +39,7 @@ pub struct Expired {
 }
 
 /// The held task as the lease release returns it (`RETURNING` its columns), with the
-/// lease's own ids filled in by [`released`].
+/// lease's own ids filled in by [`released`] (as text: this file only binds them).
 #[derive(sqlx::FromRow)]
 struct Released {
     #[sqlx(skip)]
@@ -67,8 +67,8 @@ const RELEASE_RETURNING: &str = "RETURNING number, node, service, action, attemp
 
 fn released(row: &AnyRow, lease: &Lease) -> Result<Released, sqlx::Error> {
     Ok(Released {
-        task_id: lease.task_id.clone(),
-        job_id: lease.job_id.clone(),
+        task_id: lease.task_id.as_str().to_owned(),
+        job_id: lease.job_id.as_str().to_owned(),
         worker_id: lease.worker_id.clone(),
         ..Released::from_row(row)?
     })
@@ -87,7 +87,7 @@ pub async fn complete(
         return complete_succeeded(store, lease, outcome, now_ms).await;
     }
     let (_turn, mut tx) = begin_write(store).await?;
-    let job_state = lock_job(store, &mut tx, &lease.job_id).await?;
+    let job_state = lock_job(store, &mut tx, lease.job_id.as_str()).await?;
     let Some(held) = release_held(&mut tx, lease).await? else {
         return Err(lease_lost(lease));
     };
@@ -110,7 +110,7 @@ async fn complete_succeeded(
         "UPDATE jobs SET tasks_succeeded = tasks_succeeded + 1 WHERE id = $1 \
          RETURNING state, tasks_succeeded, tasks_total",
     )
-    .bind(&lease.job_id)
+    .bind(lease.job_id.as_str())
     .fetch_optional(&mut *tx)
     .await?
     .ok_or_else(|| QueueError::NotFound(format!("job {}", lease.job_id)))?;
@@ -121,7 +121,7 @@ async fn complete_succeeded(
          WHERE id = $1 AND lease_owner = $2 AND attempts = $3 AND state = 'running' \
          {RELEASE_RETURNING}"
     ))
-    .bind(&lease.task_id)
+    .bind(lease.task_id.as_str())
     .bind(&lease.worker_id)
     .bind(lease.attempt)
     .bind(now_ms)
@@ -256,7 +256,7 @@ async fn mark_skipped(
 ) -> Result<(), QueueError> {
     for (lease, _) in succeeded.iter().filter(|(_, outcome)| outcome.passed_over) {
         sqlx::query("UPDATE tasks SET state = 'skipped' WHERE id = $1 AND state = 'succeeded'")
-            .bind(&lease.task_id)
+            .bind(lease.task_id.as_str())
             .execute(&mut **tx)
             .await?;
     }
@@ -269,7 +269,7 @@ async fn lock_jobs<'a>(
     store: &Store,
     tx: &mut Transaction<'static, Any>,
     job_ids: impl IntoIterator<Item = &'a str>,
-) -> Result<BTreeMap<String, JobState>, QueueError> {
+) -> Result<BTreeMap<JobId, JobState>, QueueError> {
     let ids: Vec<&str> = job_ids
         .into_iter()
         .collect::<BTreeSet<_>>()
@@ -280,7 +280,7 @@ async fn lock_jobs<'a>(
         Params::new(store.backend()).list(padded_len(ids.len())),
         for_update(store)
     );
-    let mut query = sqlx::query_as::<_, (String, JobState)>(&sql);
+    let mut query = sqlx::query_as::<_, (JobId, JobState)>(&sql);
     for index in 0..padded_len(ids.len()) {
         query = query.bind(*padded_item(&ids, index));
     }
@@ -349,7 +349,7 @@ async fn release_held(
          WHERE id = $1 AND lease_owner = $2 AND attempts = $3 AND state = 'running' \
          {RELEASE_RETURNING}"
     ))
-    .bind(&lease.task_id)
+    .bind(lease.task_id.as_str())
     .bind(&lease.worker_id)
     .bind(lease.attempt)
     .fetch_optional(&mut **tx)
@@ -365,9 +365,9 @@ async fn release_held(
 async fn after_successes(
     tx: &mut Transaction<'static, Any>,
     succeeded: &[&Released],
-    jobs: &BTreeMap<String, JobState>,
+    jobs: &BTreeMap<JobId, JobState>,
     now_ms: i64,
-) -> Result<Vec<(String, JobState)>, QueueError> {
+) -> Result<Vec<(JobId, JobState)>, QueueError> {
     let backend = backend_of(tx);
     let mut per_job: BTreeMap<&str, i64> = BTreeMap::new();
     for task in succeeded {
@@ -385,7 +385,7 @@ async fn after_successes(
              RETURNING jobs.id, jobs.tasks_succeeded, jobs.tasks_total",
             Params::new(backend).rows(padded_len(chunk.len()), 2)
         );
-        let mut query = sqlx::query_as::<_, (String, i64, i64)>(&sql);
+        let mut query = sqlx::query_as::<_, (JobId, i64, i64)>(&sql);
         for index in 0..padded_len(chunk.len()) {
             let (job_id, count) = padded_item(chunk, index);
             query = query.bind(*job_id).bind(*count);
@@ -401,7 +401,7 @@ async fn after_successes(
     for (job_id, succeeded, total) in counts {
         let job_state = jobs.get(&job_id).copied().unwrap_or(JobState::Running);
         let step = transition::after_success(job_state, succeeded, total);
-        let next = take_job_step(tx, &job_id, job_state, step, String::new, now_ms).await?;
+        let next = take_job_step(tx, job_id.as_str(), job_state, step, String::new, now_ms).await?;
         next_states.push((job_id, next));
     }
     Ok(next_states)
@@ -516,8 +516,8 @@ async fn take_back(
 
     let mut expired = Vec::with_capacity(held_rows.len());
     for row in held_rows {
-        let task_id: String = row.try_get("id")?;
-        let job_id: String = row.try_get("job_id")?;
+        let task_id: TaskRecordId = row.try_get("id")?;
+        let job_id: JobId = row.try_get("job_id")?;
         let attempt: i64 = row.try_get("attempts")?;
         let worker_id = row
             .try_get::<Option<String>, _>("lease_owner")?

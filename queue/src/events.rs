@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
-use api_types::{EventKind, OutputStream};
+use api_types::{EventKind, JobId, OutputStream, TaskRecordId};
 
 use super::{begin_write, QueueError};
 use store::{Backend, Store};
@@ -16,8 +16,8 @@ const EVENT_BATCH: usize = 512;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewEvent {
-    pub job_id: String,
-    pub task_id: Option<String>,
+    pub job_id: JobId,
+    pub task_id: Option<TaskRecordId>,
     pub attempt: Option<i64>,
     pub kind: EventKind,
     /// Which output an `output` event's chunk came from.
@@ -28,8 +28,8 @@ pub struct NewEvent {
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Event {
     pub id: i64,
-    pub job_id: String,
-    pub task_id: Option<String>,
+    pub job_id: JobId,
+    pub task_id: Option<TaskRecordId>,
     pub attempt: Option<i64>,
     pub at_ms: i64,
     pub kind: EventKind,
@@ -49,7 +49,7 @@ pub async fn append_event(store: &Store, event: &NewEvent, now_ms: i64) -> Resul
             "SELECT COUNT(*) FROM (SELECT pg_advisory_xact_lock($1, hashtext($2))) AS event_lock",
         )
         .bind(EVENT_LOCK_CLASS)
-        .bind(&event.job_id)
+        .bind(event.job_id.as_str())
         .fetch_one(&mut *tx)
         .await?;
     }
@@ -57,8 +57,8 @@ pub async fn append_event(store: &Store, event: &NewEvent, now_ms: i64) -> Resul
         "INSERT INTO task_events (job_id, task_id, attempt, at_ms, kind, stream, data) \
          VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
     )
-    .bind(&event.job_id)
-    .bind(&event.task_id)
+    .bind(event.job_id.as_str())
+    .bind(event.task_id.as_ref().map(TaskRecordId::as_str))
     .bind(event.attempt)
     .bind(now_ms)
     .bind(event.kind.as_str())
@@ -119,7 +119,7 @@ pub async fn append_events(
         for event in chunk {
             query = query
                 .bind(event.job_id.as_str())
-                .bind(event.task_id.as_deref())
+                .bind(event.task_id.as_ref().map(TaskRecordId::as_str))
                 .bind(event.attempt)
                 .bind(now_ms)
                 .bind(event.kind.as_str())
@@ -138,7 +138,7 @@ const EVENT_COLUMNS: &str = "id, job_id, task_id, attempt, at_ms, kind, stream, 
 /// Up to `limit` events of `job_id` with ids above `after_id` (0 for the start), oldest first.
 pub async fn events_after(
     store: &Store,
-    job_id: &str,
+    job_id: &JobId,
     after_id: i64,
     limit: i64,
 ) -> Result<Vec<Event>, QueueError> {
@@ -146,7 +146,7 @@ pub async fn events_after(
         "SELECT {EVENT_COLUMNS} FROM task_events WHERE job_id = $1 AND id > $2 \
          ORDER BY id LIMIT $3"
     ))
-    .bind(job_id)
+    .bind(job_id.as_str())
     .bind(after_id)
     .bind(limit)
     .fetch_all(store.pool())
@@ -157,13 +157,13 @@ pub async fn events_after(
 /// without reading the rest.
 pub async fn last_events(
     store: &Store,
-    job_id: &str,
+    job_id: &JobId,
     limit: i64,
 ) -> Result<Vec<Event>, QueueError> {
     let mut events: Vec<Event> = sqlx::query_as(&format!(
         "SELECT {EVENT_COLUMNS} FROM task_events WHERE job_id = $1 ORDER BY id DESC LIMIT $2"
     ))
-    .bind(job_id)
+    .bind(job_id.as_str())
     .bind(limit)
     .fetch_all(store.pool())
     .await?;
@@ -175,7 +175,7 @@ pub async fn last_events(
 /// `None`), oldest first: a page of a long job's log without reading the rest.
 pub async fn last_output(
     store: &Store,
-    job_id: &str,
+    job_id: &JobId,
     before: Option<i64>,
     limit: i64,
 ) -> Result<Vec<Event>, QueueError> {
@@ -183,7 +183,7 @@ pub async fn last_output(
         "SELECT {EVENT_COLUMNS} FROM task_events WHERE job_id = $1 AND kind = $2 AND id < $3 \
          ORDER BY id DESC LIMIT $4"
     ))
-    .bind(job_id)
+    .bind(job_id.as_str())
     .bind(EventKind::Output.as_str())
     .bind(before.unwrap_or(i64::MAX))
     .bind(limit)
@@ -196,16 +196,16 @@ pub async fn last_output(
 /// The last `limit` output events of one of the job's tasks, oldest first.
 pub async fn task_last_output(
     store: &Store,
-    job_id: &str,
-    task_id: &str,
+    job_id: &JobId,
+    task_id: &TaskRecordId,
     limit: i64,
 ) -> Result<Vec<Event>, QueueError> {
     let mut events: Vec<Event> = sqlx::query_as(&format!(
         "SELECT {EVENT_COLUMNS} FROM task_events WHERE job_id = $1 AND task_id = $2 \
          AND kind = $3 ORDER BY id DESC LIMIT $4"
     ))
-    .bind(job_id)
-    .bind(task_id)
+    .bind(job_id.as_str())
+    .bind(task_id.as_str())
     .bind(EventKind::Output.as_str())
     .bind(limit)
     .fetch_all(store.pool())
@@ -216,10 +216,10 @@ pub async fn task_last_output(
 
 /// The id of the job's newest event (0 before its first): where a stream that
 /// misses nothing after a read starts.
-pub async fn last_event_id(store: &Store, job_id: &str) -> Result<i64, QueueError> {
+pub async fn last_event_id(store: &Store, job_id: &JobId) -> Result<i64, QueueError> {
     Ok(
         sqlx::query_scalar("SELECT COALESCE(MAX(id), 0) FROM task_events WHERE job_id = $1")
-            .bind(job_id)
+            .bind(job_id.as_str())
             .fetch_one(store.pool())
             .await?,
     )

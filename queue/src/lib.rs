@@ -16,6 +16,10 @@
 //! `transition` (an outcome, its attempts and the job's state → the task's next state
 //! and when) and `fair` (which ready task of which job and tenant goes first).
 //!
+//! Jobs and task rows are named by [`JobId`] and [`TaskRecordId`] wherever they cross
+//! this crate's boundary (a task's number in its plan is the planner's `TaskId`);
+//! inside, the SQL binds their text.
+//!
 //! It stands on `store` (and the pure `domain` and `api-types`); the engine's workers
 //! call it, and nothing here names them. Its own tests (`tests/queue.rs`) need only a
 //! database, so a change here rebuilds this crate and its tests, not the engine.
@@ -32,6 +36,7 @@ mod transition;
 mod types;
 pub mod views;
 
+pub use api_types::{JobId, TaskRecordId};
 pub use effects::ClusterEffects;
 pub use events::{Event, NewEvent};
 pub use read::{Attempt, Job, TaskRecord};
@@ -69,7 +74,7 @@ pub enum QueueError {
     /// The lease expired (and the task was requeued or failed) or another worker holds it.
     #[error("task {task_id}: lease of worker {worker_id} (attempt {attempt}) is no longer held")]
     LeaseLost {
-        task_id: String,
+        task_id: TaskRecordId,
         worker_id: String,
         attempt: i64,
     },
@@ -77,12 +82,12 @@ pub enum QueueError {
     NotFound(String),
     #[error("job {job_id} is {state}; cannot {action}")]
     InvalidState {
-        job_id: String,
+        job_id: JobId,
         state: JobState,
         action: &'static str,
     },
     #[error("job {job_id}: stored plan is unreadable: {reason}")]
-    CorruptPlan { job_id: String, reason: String },
+    CorruptPlan { job_id: JobId, reason: String },
 }
 
 impl From<sqlx::Error> for QueueError {

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use api_types::{Operation, TaskAction};
+use api_types::{JobId, Operation, TaskAction, TaskRecordId};
 use domain::plan::{TaskDag, TaskId};
 use sqlx::any::AnyRow;
 use sqlx::{Any, FromRow, Row, Transaction};
@@ -16,7 +16,7 @@ use store::{column_value, IntFlag, Store};
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Job {
-    pub id: String,
+    pub id: JobId,
     pub tenant_id: String,
     pub cluster_id: String,
     pub operation: Operation,
@@ -35,8 +35,8 @@ pub struct Job {
 /// A task row as stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TaskRecord {
-    pub id: String,
-    pub job_id: String,
+    pub id: TaskRecordId,
+    pub job_id: JobId,
     pub number: TaskId,
     pub node: u32,
     pub service: Option<ServiceName>,
@@ -56,9 +56,9 @@ pub struct TaskRecord {
 const JOB_COLUMNS: &str = "id, tenant_id, cluster_id, operation, state, tasks_total, \
      tasks_succeeded, created_at_ms, started_at_ms, finished_at_ms, error, forced";
 
-pub async fn job(store: &Store, job_id: &str) -> Result<Job, QueueError> {
+pub async fn job(store: &Store, job_id: &JobId) -> Result<Job, QueueError> {
     sqlx::query_as(&format!("SELECT {JOB_COLUMNS} FROM jobs WHERE id = $1"))
-        .bind(job_id)
+        .bind(job_id.as_str())
         .fetch_optional(store.pool())
         .await?
         .ok_or_else(|| QueueError::NotFound(format!("job {job_id}")))
@@ -88,12 +88,12 @@ impl JobLayouts {
     }
 }
 
-pub async fn job_layouts(store: &Store, job_id: &str) -> Result<JobLayouts, QueueError> {
+pub async fn job_layouts(store: &Store, job_id: &JobId) -> Result<JobLayouts, QueueError> {
     sqlx::query_as(
         "SELECT d.from_layout_json, d.to_layout_json, j.forced \
          FROM jobs j LEFT JOIN job_documents d ON d.job_id = j.id WHERE j.id = $1",
     )
-    .bind(job_id)
+    .bind(job_id.as_str())
     .fetch_optional(store.pool())
     .await?
     .ok_or_else(|| QueueError::NotFound(format!("job {job_id}")))
@@ -115,11 +115,11 @@ impl JobCatalogs {
     }
 }
 
-pub async fn job_catalogs(store: &Store, job_id: &str) -> Result<JobCatalogs, QueueError> {
+pub async fn job_catalogs(store: &Store, job_id: &JobId) -> Result<JobCatalogs, QueueError> {
     Ok(sqlx::query_as(
         "SELECT catalog_json, stop_catalog_json FROM job_documents WHERE job_id = $1",
     )
-    .bind(job_id)
+    .bind(job_id.as_str())
     .fetch_optional(store.pool())
     .await?
     .unwrap_or_default())
@@ -128,9 +128,9 @@ pub async fn job_catalogs(store: &Store, job_id: &str) -> Result<JobCatalogs, Qu
 /// Who asked for `job_id` (`None`: Corral itself, e.g. an expired lease's delete). Its
 /// new machines are made with this user's own credentials where the provider takes
 /// them, never with another user's.
-pub async fn job_requested_by(store: &Store, job_id: &str) -> Result<Option<String>, QueueError> {
+pub async fn job_requested_by(store: &Store, job_id: &JobId) -> Result<Option<String>, QueueError> {
     sqlx::query_scalar::<_, Option<String>>("SELECT requested_by FROM jobs WHERE id = $1")
-        .bind(job_id)
+        .bind(job_id.as_str())
         .fetch_optional(store.pool())
         .await?
         .ok_or_else(|| QueueError::NotFound(format!("job {job_id}")))
@@ -143,7 +143,7 @@ const NEWEST_OF_JOBS_J: &str = "ORDER BY j.created_at_ms DESC, j.id DESC LIMIT 1
 /// The newest job's id and state, with its layouts.
 #[derive(sqlx::FromRow)]
 struct NewestJob {
-    id: String,
+    id: JobId,
     state: JobState,
     #[sqlx(flatten)]
     layouts: JobLayouts,
@@ -153,7 +153,7 @@ struct NewestJob {
 pub async fn newest_job(
     store: &Store,
     cluster_id: &str,
-) -> Result<Option<(String, JobState, JobLayouts)>, QueueError> {
+) -> Result<Option<(JobId, JobState, JobLayouts)>, QueueError> {
     let newest: Option<NewestJob> = sqlx::query_as(&format!(
         "SELECT j.id, j.state, d.from_layout_json, d.to_layout_json, j.forced \
          FROM jobs j LEFT JOIN job_documents d ON d.job_id = j.id \
@@ -167,7 +167,7 @@ pub async fn newest_job(
 
 /// The id of the cluster's newest job, if it has had any (what [`newest_job`] reads
 /// first, without the layouts).
-pub async fn newest_job_id(store: &Store, cluster_id: &str) -> Result<Option<String>, QueueError> {
+pub async fn newest_job_id(store: &Store, cluster_id: &str) -> Result<Option<JobId>, QueueError> {
     Ok(sqlx::query_scalar(&format!(
         "SELECT j.id FROM jobs j WHERE j.cluster_id = $1 {NEWEST_OF_JOBS_J}"
     ))
@@ -181,7 +181,7 @@ pub async fn newest_job_id(store: &Store, cluster_id: &str) -> Result<Option<Str
 pub async fn unfinished_jobs_in(
     tx: &mut Transaction<'static, Any>,
     cluster_id: &str,
-) -> Result<Vec<(String, JobState)>, QueueError> {
+) -> Result<Vec<(JobId, JobState)>, QueueError> {
     Ok(sqlx::query_as(
         "SELECT id, state FROM jobs WHERE cluster_id = $1 \
          AND state IN ('queued', 'running', 'cancelling') ORDER BY created_at_ms DESC",
@@ -231,11 +231,11 @@ impl<'r> FromRow<'r, AnyRow> for TaskRecord {
 }
 
 /// Every task of the job, in plan order.
-pub async fn job_tasks(store: &Store, job_id: &str) -> Result<Vec<TaskRecord>, QueueError> {
+pub async fn job_tasks(store: &Store, job_id: &JobId) -> Result<Vec<TaskRecord>, QueueError> {
     Ok(sqlx::query_as(&format!(
         "SELECT {TASK_COLUMNS} FROM tasks WHERE job_id = $1 ORDER BY number"
     ))
-    .bind(job_id)
+    .bind(job_id.as_str())
     .fetch_all(store.pool())
     .await?)
 }
@@ -287,7 +287,7 @@ impl TaskFilter {
 /// keeps: what the job page's task table reads of a 15,000-task job.
 pub async fn job_tasks_filtered(
     store: &Store,
-    job_id: &str,
+    job_id: &JobId,
     filter: &TaskFilter,
     offset: u32,
     limit: u32,
@@ -299,7 +299,7 @@ pub async fn job_tasks_filtered(
          LIMIT ${next} OFFSET ${}",
         next + 1
     );
-    let mut query = sqlx::query_as(&listing).bind(job_id);
+    let mut query = sqlx::query_as(&listing).bind(job_id.as_str());
     for value in &values {
         query = match value {
             Bound::Text(text) => query.bind(*text),
@@ -312,7 +312,7 @@ pub async fn job_tasks_filtered(
         .fetch_all(store.pool())
         .await?;
     let counting = format!("SELECT COUNT(*) FROM tasks WHERE job_id = $1{conditions}");
-    let mut count = sqlx::query_scalar(&counting).bind(job_id);
+    let mut count = sqlx::query_scalar(&counting).bind(job_id.as_str());
     for value in &values {
         count = match value {
             Bound::Text(text) => count.bind(*text),
@@ -338,37 +338,40 @@ pub struct StepStateCount {
 /// tasks: a thousand-node job's summary without reading its tasks.
 pub async fn job_step_counts(
     store: &Store,
-    job_id: &str,
+    job_id: &JobId,
 ) -> Result<Vec<StepStateCount>, QueueError> {
     Ok(sqlx::query_as(
         "SELECT action, service, state, COUNT(*) AS tasks, MIN(number) AS first_number \
          FROM tasks WHERE job_id = $1 GROUP BY action, service, state",
     )
-    .bind(job_id)
+    .bind(job_id.as_str())
     .fetch_all(store.pool())
     .await?)
 }
 
 /// The DAG the job was submitted with (the `failed` input of a rollback plan).
-pub async fn job_plan(store: &Store, job_id: &str) -> Result<TaskDag, QueueError> {
+pub async fn job_plan(store: &Store, job_id: &JobId) -> Result<TaskDag, QueueError> {
     let plan_json: String =
         sqlx::query_scalar("SELECT plan_json FROM job_documents WHERE job_id = $1")
-            .bind(job_id)
+            .bind(job_id.as_str())
             .fetch_optional(store.pool())
             .await?
             .ok_or_else(|| QueueError::NotFound(format!("job {job_id}")))?;
     serde_json::from_str(&plan_json).map_err(|err| QueueError::CorruptPlan {
-        job_id: job_id.to_owned(),
+        job_id: job_id.clone(),
         reason: err.to_string(),
     })
 }
 
 /// Ids of the job's succeeded tasks (the `completed` input of a rollback plan).
-pub async fn completed_tasks(store: &Store, job_id: &str) -> Result<BTreeSet<TaskId>, QueueError> {
+pub async fn completed_tasks(
+    store: &Store,
+    job_id: &JobId,
+) -> Result<BTreeSet<TaskId>, QueueError> {
     let numbers: Vec<i64> = sqlx::query_scalar(
         "SELECT number FROM tasks WHERE job_id = $1 AND state = 'succeeded' ORDER BY number",
     )
-    .bind(job_id)
+    .bind(job_id.as_str())
     .fetch_all(store.pool())
     .await?;
     numbers
@@ -394,21 +397,24 @@ pub struct Attempt {
 }
 
 /// The id of the job `task_id` belongs to.
-pub async fn task_job_id(store: &Store, task_id: &str) -> Result<String, QueueError> {
+pub async fn task_job_id(store: &Store, task_id: &TaskRecordId) -> Result<JobId, QueueError> {
     sqlx::query_scalar("SELECT job_id FROM tasks WHERE id = $1")
-        .bind(task_id)
+        .bind(task_id.as_str())
         .fetch_optional(store.pool())
         .await?
         .ok_or_else(|| QueueError::NotFound(format!("task {task_id}")))
 }
 
 /// A task's attempts, first first: what failed and why.
-pub async fn task_attempts(store: &Store, task_id: &str) -> Result<Vec<Attempt>, QueueError> {
+pub async fn task_attempts(
+    store: &Store,
+    task_id: &TaskRecordId,
+) -> Result<Vec<Attempt>, QueueError> {
     Ok(sqlx::query_as(
         "SELECT attempt, worker_id, outcome, started_at_ms, finished_at_ms, exit_code, stdout, \
          stderr, error FROM task_attempts WHERE task_id = $1 ORDER BY attempt",
     )
-    .bind(task_id)
+    .bind(task_id.as_str())
     .fetch_all(store.pool())
     .await?)
 }

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use api_types::Operation;
+use api_types::{JobId, Operation};
 use domain::names::ServiceName;
 use domain::plan::{Action, Task, TaskDag};
 
@@ -145,7 +145,7 @@ pub async fn submit_job(
     dag: &TaskDag,
     options: &SubmitOptions,
     now_ms: i64,
-) -> Result<String, QueueError> {
+) -> Result<JobId, QueueError> {
     let (_turn, mut tx) = begin_write(store).await?;
     let job_id = submit_in(
         &mut tx, tenant_id, cluster_id, operation, dag, options, now_ms,
@@ -165,8 +165,8 @@ pub async fn submit_in(
     dag: &TaskDag,
     options: &SubmitOptions,
     now_ms: i64,
-) -> Result<String, QueueError> {
-    let job_id = uuid::Uuid::new_v4().to_string();
+) -> Result<JobId, QueueError> {
+    let job_id = JobId::from(uuid::Uuid::new_v4().to_string());
     let plan_json = serde_json::to_string(dag).map_err(|err| QueueError::CorruptPlan {
         job_id: job_id.clone(),
         reason: err.to_string(),
@@ -183,7 +183,7 @@ pub async fn submit_in(
          tasks_succeeded, created_at_ms, started_at_ms, finished_at_ms, error) \
          VALUES ($1, $2, $3, $4, $5, $6, 0, $7, NULL, $8, NULL)",
     )
-    .bind(&job_id)
+    .bind(job_id.as_str())
     .bind(tenant_id)
     .bind(cluster_id)
     // The label: the words the table has always held (it reads back either spelling).
@@ -204,7 +204,7 @@ pub async fn submit_in(
         "INSERT INTO job_documents (job_id, from_layout_json, to_layout_json, plan_json, \
          catalog_json, stop_catalog_json) VALUES ($1, $2, $3, $4, $5, $6)",
     )
-    .bind(&job_id)
+    .bind(job_id.as_str())
     .bind(document(|effects| &effects.from_layout_json))
     .bind(document(|effects| &effects.to_layout_json))
     .bind(&plan_json)
@@ -215,7 +215,7 @@ pub async fn submit_in(
     // A replacement's `node.replaced` names the old nodes, whose rows its steps delete.
     store::hooks::keep_replaced_hostnames(
         tx,
-        &job_id,
+        job_id.as_str(),
         cluster_id,
         operation,
         document(|effects| &effects.from_layout_json),
@@ -293,7 +293,10 @@ pub async fn submit_in(
             }
             let _ = write!(sql, "($1, {prereq}, {task})");
         }
-        sqlx::query(&sql).bind(&job_id).execute(&mut **tx).await?;
+        sqlx::query(&sql)
+            .bind(job_id.as_str())
+            .execute(&mut **tx)
+            .await?;
     }
     for chunk in deps.groups.chunks(DEP_BATCH) {
         let mut sql =
@@ -304,14 +307,17 @@ pub async fn submit_in(
             }
             let _ = write!(sql, "($1, {group}, {members})");
         }
-        sqlx::query(&sql).bind(&job_id).execute(&mut **tx).await?;
+        sqlx::query(&sql)
+            .bind(job_id.as_str())
+            .execute(&mut **tx)
+            .await?;
     }
     if let Some(effects) = &options.effects {
         sqlx::query(
             "UPDATE jobs SET cluster_state_running = $2, cluster_state_succeeded = $3, \
              cluster_state_failed = $4, requested_by = $5, forced = $6 WHERE id = $1",
         )
-        .bind(&job_id)
+        .bind(job_id.as_str())
         .bind(effects.running.as_str())
         .bind(effects.succeeded.as_str())
         .bind(effects.failed.as_str())
@@ -319,7 +325,7 @@ pub async fn submit_in(
         .bind(i64::from(effects.forced))
         .execute(&mut **tx)
         .await?;
-        super::effects::apply(tx, &job_id, state, now_ms).await?;
+        super::effects::apply(tx, job_id.as_str(), state, now_ms).await?;
     }
     Ok(job_id)
 }

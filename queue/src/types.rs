@@ -2,6 +2,7 @@
 
 use std::collections::BTreeSet;
 
+use api_types::{JobId, TaskRecordId};
 use domain::names::ServiceName;
 use domain::plan::{Action, TaskId};
 
@@ -79,8 +80,8 @@ impl ClaimLimits {
 /// from the one this worker lost.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Lease {
-    pub task_id: String,
-    pub job_id: String,
+    pub task_id: TaskRecordId,
+    pub job_id: JobId,
     pub worker_id: String,
     pub attempt: i64,
 }
@@ -88,8 +89,8 @@ pub struct Lease {
 /// A task handed to a worker.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClaimedTask {
-    pub task_id: String,
-    pub job_id: String,
+    pub task_id: TaskRecordId,
+    pub job_id: JobId,
     pub tenant_id: String,
     pub cluster_id: String,
     pub number: TaskId,

@@ -1,5 +1,6 @@
 //! The wire contract's views of the queue's rows ([`api_types`]), made beside the rows
-//! because a `From` between two other crates' types may only live in one of them; and
+//! because a `From` between two other crates' types may only live in one of them (the
+//! views name rows by their ids' text, as the API always has); and
 //! the wire's word for a planner's action, which the engine's plan views use too.
 
 use api_types::{
@@ -7,7 +8,7 @@ use api_types::{
 };
 use domain::plan::Action;
 
-use crate::{Attempt, Event, Job, TaskRecord};
+use crate::{Attempt, Event, Job, TaskRecord, TaskRecordId};
 
 /// The wire's word for a planner's action (the same word the tasks table stores).
 // Spelled out rather than matched by name so a new domain action fails to compile here
@@ -34,7 +35,7 @@ pub fn task_action(action: Action) -> TaskAction {
 impl From<Job> for JobView {
     fn from(job: Job) -> Self {
         Self {
-            id: job.id,
+            id: job.id.into_string(),
             cluster_id: job.cluster_id,
             operation: job.operation,
             state: job.state,
@@ -53,7 +54,7 @@ impl From<Job> for JobView {
 impl From<TaskRecord> for TaskView {
     fn from(task: TaskRecord) -> Self {
         Self {
-            id: task.id,
+            id: task.id.into_string(),
             number: task.number.0,
             node: task.node,
             service: task.service.map(|service| service.to_string()),
@@ -91,7 +92,7 @@ impl From<Event> for EventView {
             .map(|change| change.state);
         Self {
             id: event.id,
-            task_id: event.task_id,
+            task_id: event.task_id.map(TaskRecordId::into_string),
             attempt: event.attempt,
             at_ms: event.at_ms,
             kind: event.kind,

@@ -7,7 +7,9 @@ use std::collections::{BTreeSet, HashSet};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
-use api_types::{ClusterState, EventKind, Operation, OutputStream, TaskAction};
+use api_types::{
+    ClusterState, EventKind, JobId, Operation, OutputStream, TaskAction, TaskRecordId,
+};
 use domain::plan::{Action, TaskDag, TaskId};
 use queue::{
     self, ClaimLimits, ClaimedTask, ClusterEffects, Completion, Heartbeat, JobState, NewEvent,
@@ -81,7 +83,7 @@ fn layered_dag(nodes: u32, per_node: u32) -> TaskDag {
     dag(&borrowed)
 }
 
-async fn submit(store: &Store, cluster_id: &str, dag: &TaskDag, options: &SubmitOptions) -> String {
+async fn submit(store: &Store, cluster_id: &str, dag: &TaskDag, options: &SubmitOptions) -> JobId {
     queue::submit_job(
         store,
         DEFAULT_TENANT_ID,
@@ -101,7 +103,7 @@ async fn claim(store: &Store, worker: &str, now: i64) -> Option<ClaimedTask> {
         .unwrap()
 }
 
-async fn task_state(store: &Store, job_id: &str, number: u32) -> TaskState {
+async fn task_state(store: &Store, job_id: &JobId, number: u32) -> TaskState {
     queue::job_tasks(store, job_id).await.unwrap()[number as usize].state
 }
 
@@ -507,8 +509,8 @@ async fn events_resume_from_an_offset(backend: Backend) {
         let (store, job_id, other_job) = (store.clone(), job_id.clone(), other_job.clone());
         writers.push(tokio::spawn(async move {
             for n in 0..PER_WRITER {
-                let event = |job: &str| NewEvent {
-                    job_id: job.to_owned(),
+                let event = |job: &JobId| NewEvent {
+                    job_id: job.clone(),
                     task_id: None,
                     attempt: Some(1),
                     kind: EventKind::Output,
@@ -1185,7 +1187,7 @@ async fn two_batch_claimers_drain_in_dependency_order(backend: Backend) {
         worker.await.unwrap();
     }
     let claimed = claimed.lock().unwrap().clone();
-    let unique: BTreeSet<(String, TaskId)> = claimed.iter().cloned().collect();
+    let unique: BTreeSet<(JobId, TaskId)> = claimed.iter().cloned().collect();
     assert_eq!(
         claimed.len(),
         2 * plan.len(),
@@ -1334,7 +1336,7 @@ async fn one_sweep_settles_every_expired_lease(backend: Backend) {
     assert_eq!(expired.len(), 5, "every expired lease but the renewed one");
     assert!(expired.iter().all(|gone| gone.worker_id == "dead"));
     assert!(expired.iter().all(|gone| gone.task_id != renewed.task_id));
-    let states: Vec<(String, TaskState)> = held
+    let states: Vec<(JobId, TaskState)> = held
         .iter()
         .filter(|task| task.task_id != renewed.task_id)
         .map(|task| {
@@ -1539,7 +1541,7 @@ async fn followers_are_woken_by_their_jobs_events(backend: Backend) {
     queue::append_events(&store, std::slice::from_ref(&event), 1)
         .await
         .unwrap();
-    tokio::time::timeout(within, follower.changed(&job))
+    tokio::time::timeout(within, follower.changed(job.as_str()))
         .await
         .expect("woken by this process's write");
     let other_job =
@@ -1558,7 +1560,7 @@ async fn followers_are_woken_by_their_jobs_events(backend: Backend) {
             .await
             .expect("the listener connects");
         queue::append_event(&store, &event, 2).await.unwrap();
-        tokio::time::timeout(within, remote.changed(&job))
+        tokio::time::timeout(within, remote.changed(job.as_str()))
             .await
             .expect("woken by another process's write");
         forwarding.abort();
@@ -1650,9 +1652,9 @@ async fn a_jobs_tasks_are_listed_filtered_counted_and_its_output_paged(backend: 
     }
 
     assert_eq!(queue::last_event_id(&store, &job_id).await.unwrap(), 0);
-    let line = |n: usize, task: Option<&str>| NewEvent {
+    let line = |n: usize, task: Option<&TaskRecordId>| NewEvent {
         job_id: job_id.clone(),
-        task_id: task.map(str::to_owned),
+        task_id: task.cloned(),
         attempt: Some(1),
         kind: EventKind::Output,
         stream: Some(OutputStream::Stdout),
@@ -1660,7 +1662,7 @@ async fn a_jobs_tasks_are_listed_filtered_counted_and_its_output_paged(backend: 
     };
     let first_task = all[0].id.clone();
     let mut events: Vec<NewEvent> = (1..=6)
-        .map(|n| line(n, (n % 2 == 0).then_some(first_task.as_str())))
+        .map(|n| line(n, (n % 2 == 0).then_some(&first_task)))
         .collect();
     events.push(NewEvent {
         kind: EventKind::State,
@@ -1818,10 +1820,10 @@ async fn a_small_job_is_not_starved_by_a_big_one(backend: Backend) {
             claimed
         };
         assert_claim_rules(&store, &claimed).await;
-        let of_job = |job: &str| -> Vec<u32> {
+        let of_job = |job: &JobId| -> Vec<u32> {
             claimed
                 .iter()
-                .filter(|task| task.job_id == job)
+                .filter(|task| task.job_id == *job)
                 .map(|task| task.number.0)
                 .collect()
         };
@@ -1885,7 +1887,7 @@ async fn a_batch_fills_up_when_a_small_job_has_less_than_its_share(backend: Back
     .unwrap();
     let batch = claim_batch(&store, "w", 40, 3).await;
     assert_claim_rules(&store, &batch).await;
-    let of = |job: &str| batch.iter().filter(|task| task.job_id == job).count();
+    let of = |job: &JobId| batch.iter().filter(|task| task.job_id == *job).count();
     assert_eq!((of(&small), of(&big)), (2, 36), "every ready task");
 }
 

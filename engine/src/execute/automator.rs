@@ -163,7 +163,7 @@ impl ServiceStep<'_> {
         Ok(vec![
             ("cluster_id", Value::from(view.cluster.id.clone())),
             ("cluster_name", Value::from(view.cluster.name.clone())),
-            ("job_id", Value::from(view.job_id.clone())),
+            ("job_id", Value::from(view.job_id.as_str())),
             ("node", Value::from(view.node)),
             ("host", Value::from(view.host())),
             ("service", Value::from(self.service.as_str())),

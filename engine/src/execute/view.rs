@@ -15,7 +15,7 @@ use domain::macros::{MacroContext, MacroNode, DEFAULT_ADDRESS_TYPE};
 
 use super::StepError;
 use crate::provider::{NodeRecord, LOCAL_PROVIDER};
-use crate::queue::ClaimedTask;
+use crate::queue::{ClaimedTask, JobId};
 use crate::store::clusters::nodes::Node;
 use crate::store::clusters::StepCluster;
 use crate::store::{Store, StoreError};
@@ -38,7 +38,7 @@ pub(crate) struct StepView {
     layout_is_target: bool,
     pub nodes: NodeRows,
     pub node: u32,
-    pub job_id: String,
+    pub job_id: JobId,
     /// The job is a forced delete or a node replacement: a failed teardown step does
     /// not stop it.
     pub forced: bool,
@@ -69,7 +69,7 @@ impl StepView {
             })
             .await?;
         let plan = cache
-            .job_plan(&task.job_id, || job_plan(store, &task.job_id))
+            .job_plan(task.job_id.as_str(), || job_plan(store, &task.job_id))
             .await?;
         // A job that changes definitions runs its own; its stops, those the services
         // were started with.
@@ -251,7 +251,7 @@ fn keep_numbered(rows: &mut BTreeMap<u32, Arc<Node>>, numbers: &[i64]) {
 }
 
 /// What `job_id` was submitted with (it never changes afterwards).
-async fn job_plan(store: &Store, job_id: &str) -> Result<JobPlan, StepError> {
+async fn job_plan(store: &Store, job_id: &JobId) -> Result<JobPlan, StepError> {
     use crate::queue::QueueError;
 
     let step_error = |error| match error {

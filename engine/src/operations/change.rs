@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 
 use super::upgrade::UpgradePreview;
 use super::{layout_json, ClusterState, OperationError, Preview};
-use crate::queue::{self, submit_in, ClusterEffects, JobState, SubmitOptions, TaskState};
+use crate::queue::{self, submit_in, ClusterEffects, JobId, JobState, SubmitOptions, TaskState};
 use crate::store::clusters::{lock_cluster_state, update_catalog_and_config, Cluster};
 use crate::store::{Store, StoreError};
 
@@ -53,7 +53,7 @@ pub enum ClusterChange {
     },
     /// Undo what a failed or cancelled job of this cluster did (for an upgrade: bring
     /// the definitions the cluster kept back on the nodes it touched).
-    Rollback { job_id: String },
+    Rollback { job_id: JobId },
     /// Move the cluster to the tenant's current definitions of its template and of
     /// every entity it uses, running only what changed, at most `max_unavailable`
     /// nodes of a service at a time (see [`super::upgrade`]).
@@ -133,7 +133,7 @@ impl ChangePlan {
 
 /// The facts of the cluster's newest job, which decide where a change starts from.
 struct LastJob {
-    id: String,
+    id: JobId,
     state: JobState,
     from: Option<Layout>,
     to: Option<Layout>,
@@ -565,7 +565,7 @@ pub async fn submit_change(
     requested_by: Option<&str>,
     options: SubmitOptions,
     now_ms: i64,
-) -> Result<String, OperationError> {
+) -> Result<JobId, OperationError> {
     let asked = Submission::Asked(options);
     submit(store, cluster_id, change, requested_by, now_ms, asked).await
 }
@@ -581,7 +581,7 @@ pub(crate) async fn submit_lease_change(
     mark: super::lease::LeaseMark,
     requested_by: Option<&str>,
     now_ms: i64,
-) -> Result<String, OperationError> {
+) -> Result<JobId, OperationError> {
     let lease = Submission::Lease(mark);
     submit(store, cluster_id, change, requested_by, now_ms, lease).await
 }
@@ -595,7 +595,7 @@ pub async fn submit_held_change(
     requested_by: Option<&str>,
     approval: &super::approval::Approval<'_>,
     now_ms: i64,
-) -> Result<String, OperationError> {
+) -> Result<JobId, OperationError> {
     let approved = Submission::Approved(approval);
     submit(store, cluster_id, change, requested_by, now_ms, approved).await
 }
@@ -618,7 +618,7 @@ async fn submit(
     requested_by: Option<&str>,
     now_ms: i64,
     how: Submission<'_>,
-) -> Result<String, OperationError> {
+) -> Result<JobId, OperationError> {
     let (options, approval, lease) = match how {
         Submission::Asked(options) => (options, None, None),
         Submission::Lease(mark) => (SubmitOptions::default(), None, Some(mark)),
@@ -763,7 +763,7 @@ async fn submit(
     )
     .await?;
     if let Some(approval) = approval {
-        super::approval::approve_in(&mut tx, approval, &job_id, now_ms).await?;
+        super::approval::approve_in(&mut tx, approval, job_id.as_str(), now_ms).await?;
     }
     tx.commit().await.map_err(StoreError::from)?;
     Ok(job_id)
@@ -816,7 +816,7 @@ fn bring_in(snapshot: &mut Catalog, current: &Catalog, names: &[String]) {
 /// have made the machine before the create failed, and deleting is safe to repeat.
 async fn attempted_or_done(
     store: &Store,
-    job_id: &str,
+    job_id: &JobId,
 ) -> Result<BTreeSet<domain::plan::TaskId>, OperationError> {
     Ok(queue::job_tasks(store, job_id)
         .await?

@@ -10,7 +10,7 @@ use domain::solver::{solve_request, SolveRequest};
 use serde_json::{Map, Value};
 
 use super::{layout_json, ClusterState, OperationError, Preview};
-use crate::queue::{submit_in, ClusterEffects, SubmitOptions};
+use crate::queue::{submit_in, ClusterEffects, JobId, SubmitOptions};
 use crate::store::approvals::refresh_held_cluster_in;
 use crate::store::clusters::{
     cluster_in as store_cluster_in, insert_cluster, lock_cluster_state, Cluster, NewCluster,
@@ -130,7 +130,7 @@ pub async fn create_cluster(
     request: &CreateRequest,
     options: SubmitOptions,
     now_ms: i64,
-) -> Result<(Cluster, String), OperationError> {
+) -> Result<(Cluster, JobId), OperationError> {
     let plan = preview_create(store, request, now_ms).await?;
     submit_create(store, request, &plan, options, now_ms, None).await
 }
@@ -144,7 +144,7 @@ pub async fn create_held(
     cluster_id: &str,
     approval: &super::approval::Approval<'_>,
     now_ms: i64,
-) -> Result<String, OperationError> {
+) -> Result<JobId, OperationError> {
     let plan = preview_create(store, request, now_ms).await?;
     let (_, job_id) = submit_create(
         store,
@@ -192,7 +192,7 @@ async fn submit_create(
     options: SubmitOptions,
     now_ms: i64,
     held: Option<(&str, &super::approval::Approval<'_>)>,
-) -> Result<(Cluster, String), OperationError> {
+) -> Result<(Cluster, JobId), OperationError> {
     // The tenant's gates, after the preview and before anything is written.
     crate::hooks::check_gates(
         store,
@@ -251,7 +251,7 @@ async fn submit_create(
     )
     .await?;
     if let Some((_, approval)) = held {
-        super::approval::approve_in(&mut tx, approval, &job_id, now_ms).await?;
+        super::approval::approve_in(&mut tx, approval, job_id.as_str(), now_ms).await?;
     }
     tx.commit().await.map_err(StoreError::from)?;
     Ok((cluster, job_id))

@@ -21,7 +21,7 @@ use serde_json::json;
 
 use super::{submit_change, ClusterChange, ClusterState, OperationError};
 use crate::provider::suspends_machines;
-use crate::queue::{self, SubmitOptions};
+use crate::queue::{self, JobId, SubmitOptions};
 use crate::store::audit::AuditEntry;
 use crate::store::clusters::lease::mark_warned;
 use crate::store::clusters::Cluster;
@@ -177,7 +177,7 @@ pub async fn resume(
     until_ms: i64,
     requested_by: Option<&str>,
     now_ms: i64,
-) -> Result<String, OperationError> {
+) -> Result<JobId, OperationError> {
     super::change::submit_lease_change(
         store,
         cluster_id,
@@ -347,7 +347,7 @@ async fn audit(store: &Store, cluster: &Cluster, action: LeaseAction, now_ms: i6
 }
 
 /// A submission's job, or `None` when another process got there first or a job runs.
-fn not_busy(submitted: Result<String, OperationError>) -> Result<Option<String>, OperationError> {
+fn not_busy(submitted: Result<JobId, OperationError>) -> Result<Option<JobId>, OperationError> {
     match submitted {
         Ok(job) => Ok(Some(job)),
         Err(OperationError::Busy { .. }) => Ok(None),

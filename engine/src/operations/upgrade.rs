@@ -17,7 +17,7 @@ use domain::upgrade::{
 };
 
 use super::{OperationError, Preview};
-use crate::queue::{self, TaskState};
+use crate::queue::{self, JobId, TaskState};
 use crate::store::clusters::Cluster;
 use crate::store::Store;
 
@@ -99,7 +99,7 @@ pub(super) async fn preview(
 pub(super) async fn preview_rollback(
     store: &Store,
     committed: &Layout,
-    job_id: &str,
+    job_id: &JobId,
     upgraded: Catalog,
     previous: Catalog,
 ) -> Result<(Preview, UpgradePreview), OperationError> {

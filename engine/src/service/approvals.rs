@@ -604,7 +604,7 @@ impl Service {
         let cluster = self.store.cluster(&row.cluster_id).await?;
         Ok(SubmittedJob {
             cluster: super::ClusterView::try_from(cluster)?,
-            job_id,
+            job_id: job_id.into_string(),
             approval: Some(approval_view(self.store.approval_request(&row.id).await?)),
         })
     }

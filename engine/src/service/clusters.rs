@@ -16,7 +16,7 @@ use super::{
 };
 use crate::catalog::memo::CatalogMemo;
 use crate::operations::{self, ClusterChange, ClusterState, CreateRequest, Preview};
-use crate::queue::SubmitOptions;
+use crate::queue::{JobId, SubmitOptions};
 use crate::store::clusters::Cluster;
 use crate::store::now_ms;
 use api_types::{AuditAction, ClusterLink, PlanGraph, StepCount, PLAN_GRAPH_MAX_TASKS};
@@ -169,7 +169,7 @@ impl TryFrom<&ClusterChangeRequest> for ClusterChange {
                 services: parse_services(services)?,
             },
             ClusterChangeRequest::Rollback { job_id } => ClusterChange::Rollback {
-                job_id: job_id.clone(),
+                job_id: JobId::from(job_id.as_str()),
             },
             ClusterChangeRequest::Upgrade { max_unavailable } => {
                 let max_unavailable = max_unavailable.unwrap_or(1);
@@ -468,7 +468,7 @@ impl Service {
         self.audit(caller, record).await;
         Ok(SubmittedJob {
             cluster: ClusterView::try_from(cluster)?,
-            job_id,
+            job_id: job_id.into_string(),
             approval: None,
         })
     }
@@ -820,7 +820,7 @@ impl Service {
             {
                 return Ok(SubmittedJob {
                     cluster: ClusterView::try_from(cluster)?,
-                    job_id: job.id,
+                    job_id: job.id.into_string(),
                     approval: None,
                 });
             }
@@ -1027,7 +1027,7 @@ impl Service {
         let cluster = self.store.cluster(&cluster.id).await?;
         Ok(SubmittedJob {
             cluster: ClusterView::try_from(cluster)?,
-            job_id,
+            job_id: job_id.into_string(),
             approval: None,
         })
     }

@@ -6,7 +6,7 @@ use super::{
     AttemptView, Caller, EventView, JobView, Page, PageRequest, Service, ServiceError,
     TaskGroupView, TaskStateCount, TaskView,
 };
-use crate::queue::{self, Job, JobState, TaskFilter};
+use crate::queue::{self, Job, JobId, JobState, TaskFilter, TaskRecordId};
 use crate::store::now_ms;
 use api_types::{AuditAction, Operation};
 
@@ -67,7 +67,7 @@ fn task_groups(counts: Vec<queue::StepStateCount>) -> Vec<TaskGroupView> {
 }
 
 impl Service {
-    async fn visible_job(&self, caller: &Caller, id: &str) -> Result<Job, ServiceError> {
+    async fn visible_job(&self, caller: &Caller, id: &JobId) -> Result<Job, ServiceError> {
         let what = || format!("job {id:?}");
         let job = queue::job(&self.store, id)
             .await
@@ -79,7 +79,7 @@ impl Service {
         Ok(job)
     }
 
-    pub async fn job(&self, caller: &Caller, id: &str) -> Result<JobView, ServiceError> {
+    pub async fn job(&self, caller: &Caller, id: &JobId) -> Result<JobView, ServiceError> {
         let job = self.visible_job(caller, id).await?;
         // The newest job as the engine's rollback rule reads it (one row, not the list).
         let newest = queue::newest_job_id(&self.store, &job.cluster_id).await?;
@@ -93,7 +93,7 @@ impl Service {
     pub async fn job_tasks(
         &self,
         caller: &Caller,
-        id: &str,
+        id: &JobId,
         page: PageRequest,
     ) -> Result<Page<TaskView>, ServiceError> {
         self.job_tasks_filtered(caller, id, &TaskFilter::default(), page)
@@ -104,7 +104,7 @@ impl Service {
     pub async fn job_tasks_filtered(
         &self,
         caller: &Caller,
-        id: &str,
+        id: &JobId,
         filter: &TaskFilter,
         page: PageRequest,
     ) -> Result<Page<TaskView>, ServiceError> {
@@ -121,7 +121,7 @@ impl Service {
     pub async fn job_task_groups(
         &self,
         caller: &Caller,
-        id: &str,
+        id: &JobId,
     ) -> Result<Vec<TaskGroupView>, ServiceError> {
         let job = self.visible_job(caller, id).await?;
         let counts = queue::job_step_counts(&self.store, &job.id).await?;
@@ -133,7 +133,7 @@ impl Service {
     pub async fn job_output(
         &self,
         caller: &Caller,
-        id: &str,
+        id: &JobId,
         before: Option<i64>,
         limit: i64,
     ) -> Result<(Vec<EventView>, bool), ServiceError> {
@@ -151,8 +151,8 @@ impl Service {
     pub async fn task_output(
         &self,
         caller: &Caller,
-        job_id: &str,
-        task_id: &str,
+        job_id: &JobId,
+        task_id: &TaskRecordId,
         limit: i64,
     ) -> Result<Vec<EventView>, ServiceError> {
         let job = self.visible_job(caller, job_id).await?;
@@ -167,7 +167,11 @@ impl Service {
     }
 
     /// The id of the job's newest event (0 before its first).
-    pub async fn job_last_event_id(&self, caller: &Caller, id: &str) -> Result<i64, ServiceError> {
+    pub async fn job_last_event_id(
+        &self,
+        caller: &Caller,
+        id: &JobId,
+    ) -> Result<i64, ServiceError> {
         let job = self.visible_job(caller, id).await?;
         Ok(queue::last_event_id(&self.store, &job.id).await?)
     }
@@ -177,7 +181,7 @@ impl Service {
     pub async fn job_plan(
         &self,
         caller: &Caller,
-        id: &str,
+        id: &JobId,
     ) -> Result<domain::plan::TaskDag, ServiceError> {
         let job = self.visible_job(caller, id).await?;
         Ok(queue::job_plan(&self.store, &job.id).await?)
@@ -187,8 +191,8 @@ impl Service {
     pub async fn task_attempts(
         &self,
         caller: &Caller,
-        job_id: &str,
-        task_id: &str,
+        job_id: &JobId,
+        task_id: &TaskRecordId,
     ) -> Result<Vec<AttemptView>, ServiceError> {
         let job = self.visible_job(caller, job_id).await?;
         let belongs = match queue::task_job_id(&self.store, task_id).await {
@@ -210,7 +214,7 @@ impl Service {
     pub async fn job_events(
         &self,
         caller: &Caller,
-        id: &str,
+        id: &JobId,
         after: i64,
         limit: i64,
     ) -> Result<Vec<EventView>, ServiceError> {
@@ -233,7 +237,7 @@ impl Service {
     pub async fn job_last_events(
         &self,
         caller: &Caller,
-        id: &str,
+        id: &JobId,
         limit: i64,
     ) -> Result<(Vec<EventView>, bool), ServiceError> {
         let job = self.visible_job(caller, id).await?;
@@ -247,7 +251,7 @@ impl Service {
     }
 
     /// Stops the job: running steps are killed, nothing new starts. Idempotent.
-    pub async fn cancel_job(&self, caller: &Caller, id: &str) -> Result<JobView, ServiceError> {
+    pub async fn cancel_job(&self, caller: &Caller, id: &JobId) -> Result<JobView, ServiceError> {
         let job = self.visible_job(caller, id).await?;
         queue::cancel_job(&self.store, &job.id, now_ms()).await?;
         self.audit_job(caller, &job, AuditAction::JobCancel).await;
@@ -255,7 +259,7 @@ impl Service {
     }
 
     /// Runs a failed or cancelled job again from where it stopped. Idempotent.
-    pub async fn retry_job(&self, caller: &Caller, id: &str) -> Result<JobView, ServiceError> {
+    pub async fn retry_job(&self, caller: &Caller, id: &JobId) -> Result<JobView, ServiceError> {
         let job = self.visible_job(caller, id).await?;
         self.check_retry_credentials(caller, &job).await?;
         queue::retry_job(&self.store, &job.id, now_ms()).await?;
@@ -267,7 +271,7 @@ impl Service {
     async fn audit_job(&self, caller: &Caller, job: &Job, action: AuditAction) {
         self.audit(
             caller,
-            super::AuditRecord::new(&job.tenant_id, action, "job", &job.id),
+            super::AuditRecord::new(&job.tenant_id, action, "job", job.id.as_str()),
         )
         .await;
     }

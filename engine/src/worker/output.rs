@@ -8,7 +8,7 @@ use api_types::EventKind;
 use tokio::sync::mpsc;
 
 use super::events::EventWriter;
-use crate::queue::{NewEvent, OUTPUT_CAP_BYTES};
+use crate::queue::{JobId, NewEvent, TaskRecordId, OUTPUT_CAP_BYTES};
 use crate::ssh::{OutputChunk, OutputStream};
 
 /// Output waits at most this long before it is written as an event.
@@ -26,8 +26,8 @@ pub(super) struct Captured {
 /// Reads chunks until the sender is gone, writing events as it goes.
 pub(super) async fn record(
     events: EventWriter,
-    job_id: String,
-    task_id: String,
+    job_id: JobId,
+    task_id: TaskRecordId,
     attempt: i64,
     mut chunks: mpsc::Receiver<OutputChunk>,
 ) -> Captured {
@@ -83,8 +83,8 @@ pub(super) async fn record(
 
 async fn flush(
     events: &EventWriter,
-    job_id: &str,
-    task_id: &str,
+    job_id: &JobId,
+    task_id: &TaskRecordId,
     attempt: i64,
     pending: &mut Vec<(OutputStream, Vec<u8>)>,
 ) {
@@ -102,8 +102,8 @@ async fn flush(
             continue;
         }
         let event = NewEvent {
-            job_id: job_id.to_owned(),
-            task_id: Some(task_id.to_owned()),
+            job_id: job_id.clone(),
+            task_id: Some(task_id.clone()),
             attempt: Some(attempt),
             kind: EventKind::Output,
             stream: Some(stream),

@@ -12,7 +12,7 @@ use crate::lab::Lab;
 use domain::names::{ClusterName, TemplateName};
 use domain::solver::SolveRequest;
 use engine::operations::{create_cluster, preview_create, CreateRequest, OperationError};
-use engine::queue::{self, JobState, SubmitOptions, TaskState};
+use engine::queue::{self, JobId, JobState, SubmitOptions, TaskState};
 use engine::resources::ResourceKind;
 use engine::service::ServiceError;
 use engine::store::tenants::DEFAULT_TENANT_ID;
@@ -58,7 +58,7 @@ fn tgz(folder: &str) -> Vec<u8> {
 }
 
 /// Every line the job's tasks wrote, stdout and stderr.
-async fn job_output(lab: &Lab, job_id: &str) -> String {
+async fn job_output(lab: &Lab, job_id: &JobId) -> String {
     let mut text = String::new();
     for task in queue::job_tasks(&lab.store, job_id).await.unwrap() {
         for attempt in queue::task_attempts(&lab.store, &task.id).await.unwrap() {

@@ -21,7 +21,7 @@ use crate::lab::Lab;
 use engine::execute::node_id;
 use engine::operations::ClusterChange;
 use engine::provider::LocalProvider;
-use engine::queue::{self, JobState, TaskRecord, TaskState};
+use engine::queue::{self, JobId, JobState, TaskRecord, TaskRecordId, TaskState};
 use engine::resources::ResourceKind;
 use engine::store::Backend;
 
@@ -86,7 +86,7 @@ async fn lab(backend: Backend) -> Lab {
 }
 
 /// The `start` task of `service` once it runs (and has had half a second to get going).
-async fn running_start_of(lab: &Lab, job: &str, service: &str) -> TaskRecord {
+async fn running_start_of(lab: &Lab, job: &JobId, service: &str) -> TaskRecord {
     let started = Instant::now();
     loop {
         let tasks = queue::job_tasks(&lab.store, job).await.unwrap();
@@ -163,7 +163,7 @@ fn signal(pids: &[i32], signal: &str) {
 
 /// Kills the sshd session of the step `service`'s start while it runs: the outcome is
 /// unknown, the attempt is not a success. Returns the task.
-async fn cut_the_session_of(lab: &Lab, cluster_id: &str, job: &str, service: &str) -> TaskRecord {
+async fn cut_the_session_of(lab: &Lab, cluster_id: &str, job: &JobId, service: &str) -> TaskRecord {
     let task = running_start_of(lab, job, service).await;
     let node_dir = lab.nodes_dir.join(node_id(cluster_id, task.node));
     let sessions = session_processes(&node_dir);
@@ -316,14 +316,14 @@ async fn a_node_that_stops_answering_fails_its_step_after_the_timeout_naming_the
 }
 
 /// The task's state once it no longer runs (a failed job lets its running tasks end).
-async fn wait_for_end(lab: &Lab, job: &str, task_id: &str) -> TaskState {
+async fn wait_for_end(lab: &Lab, job: &JobId, task_id: &TaskRecordId) -> TaskState {
     let started = Instant::now();
     loop {
         let task = queue::job_tasks(&lab.store, job)
             .await
             .unwrap()
             .into_iter()
-            .find(|task| task.id == task_id)
+            .find(|task| task.id == *task_id)
             .unwrap();
         if task.state != TaskState::Running {
             return task.state;

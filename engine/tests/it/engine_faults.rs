@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use crate::lab::Lab;
 use engine::operations::{ClusterChange, ClusterState};
 use engine::provider::{DockerNodeState, DockerProvider, NodeImage, NodeRecord};
-use engine::queue::{self, JobState};
+use engine::queue::{self, JobId, JobState};
 use engine::resources::ResourceKind;
 use engine::store::Backend;
 
@@ -230,7 +230,7 @@ async fn check_nodes(
 }
 
 /// How many of the job's tasks needed more than one attempt (their errors printed).
-async fn retried_tasks(lab: &Lab, job: &str) -> usize {
+async fn retried_tasks(lab: &Lab, job: &JobId) -> usize {
     let mut retried = 0;
     for task in queue::job_tasks(&lab.store, job).await.unwrap() {
         if task.attempts > 1 {

@@ -10,7 +10,7 @@ use crate::lab::Lab;
 use engine::execute::node_id;
 use engine::operations::{ClusterChange, ClusterState};
 use engine::provider::{LocalProvider, NodeProvider, NodeRecord};
-use engine::queue::{self, JobState, TaskState};
+use engine::queue::{self, JobId, JobState, TaskState};
 use engine::store::Backend;
 
 const JOB_LIMIT: Duration = Duration::from_secs(90);
@@ -228,7 +228,7 @@ async fn an_expired_lease_forces_a_delete_that_failed(backend: Backend) {
 }
 
 /// The cluster's newest job once it is a delete, forced or not as asked.
-async fn wait_for_delete(lab: &Lab, cluster_id: &str, forced: bool) -> String {
+async fn wait_for_delete(lab: &Lab, cluster_id: &str, forced: bool) -> JobId {
     let started = Instant::now();
     loop {
         if let Some((id, _, layouts)) = queue::newest_job(&lab.store, cluster_id).await.unwrap() {
@@ -245,7 +245,7 @@ async fn wait_for_delete(lab: &Lab, cluster_id: &str, forced: bool) -> String {
     }
 }
 
-async fn wait_for_running_slow_step(lab: &Lab, job: &str) -> queue::TaskRecord {
+async fn wait_for_running_slow_step(lab: &Lab, job: &JobId) -> queue::TaskRecord {
     let started = Instant::now();
     loop {
         let tasks = queue::job_tasks(&lab.store, job).await.unwrap();

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use engine::operations::ClusterChange;
-use engine::queue::JobState;
+use engine::queue::{JobId, JobState};
 use engine::store::history::{Pruned, PRUNE_BATCH};
 use engine::store::tenants::DEFAULT_TENANT_ID;
 use engine::store::{now_ms, Backend, Store};
@@ -39,21 +39,32 @@ async fn count(store: &Store, sql: &str, id: &str) -> i64 {
         .unwrap()
 }
 
-async fn events_of(store: &Store, job: &str) -> i64 {
+async fn events_of(store: &Store, job: &JobId) -> i64 {
     count(
         store,
         "SELECT COUNT(*) FROM task_events WHERE job_id = $1",
-        job,
+        job.as_str(),
     )
     .await
 }
 
-async fn tasks_of(store: &Store, job: &str) -> i64 {
-    count(store, "SELECT COUNT(*) FROM tasks WHERE job_id = $1", job).await
+async fn tasks_of(store: &Store, job: &JobId) -> i64 {
+    count(
+        store,
+        "SELECT COUNT(*) FROM tasks WHERE job_id = $1",
+        job.as_str(),
+    )
+    .await
 }
 
-async fn job_exists(store: &Store, job: &str) -> bool {
-    count(store, "SELECT COUNT(*) FROM jobs WHERE id = $1", job).await == 1
+async fn job_exists(store: &Store, job: &JobId) -> bool {
+    count(
+        store,
+        "SELECT COUNT(*) FROM jobs WHERE id = $1",
+        job.as_str(),
+    )
+    .await
+        == 1
 }
 
 async fn cluster_exists(store: &Store, cluster: &str) -> bool {
@@ -67,10 +78,10 @@ async fn cluster_exists(store: &Store, cluster: &str) -> bool {
 }
 
 /// Moves a job's end (and so its place in the retention) far into the past.
-async fn age_job(store: &Store, job: &str) {
+async fn age_job(store: &Store, job: &JobId) {
     sqlx::query("UPDATE jobs SET finished_at_ms = $1 WHERE id = $2")
         .bind(LONG_AGO_MS)
-        .bind(job)
+        .bind(job.as_str())
         .execute(store.pool())
         .await
         .unwrap();

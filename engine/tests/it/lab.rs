@@ -18,7 +18,7 @@ use engine::provider::{
     DockerProvider, ExecProvider, LocalProvider, NodeImage, NodeProvider, NodeRecord, NodeSpec,
     SshPoolProvider,
 };
-use engine::queue::{self, JobState, SubmitOptions};
+use engine::queue::{self, JobId, JobState, SubmitOptions};
 use engine::resources::{ResourceFiles, ResourceKind, Upload};
 use engine::ssh::{PoolConfig, SessionPool};
 use engine::store::clusters::Cluster;
@@ -251,12 +251,12 @@ impl Lab {
     }
 
     /// Submits a create of the `lifecycle` template.
-    pub async fn create(&self, name: &str, size: u32) -> (Cluster, String) {
+    pub async fn create(&self, name: &str, size: u32) -> (Cluster, JobId) {
         self.create_from("lifecycle", name, size).await
     }
 
     /// Submits a create of `template` with its default services.
-    pub async fn create_from(&self, template: &str, name: &str, size: u32) -> (Cluster, String) {
+    pub async fn create_from(&self, template: &str, name: &str, size: u32) -> (Cluster, JobId) {
         self.create_in(DEFAULT_TENANT_ID, template, name, size)
             .await
     }
@@ -268,7 +268,7 @@ impl Lab {
         template: &str,
         name: &str,
         size: u32,
-    ) -> (Cluster, String) {
+    ) -> (Cluster, JobId) {
         self.create_owned_on(provider, template, name, size, None)
             .await
     }
@@ -282,7 +282,7 @@ impl Lab {
         name: &str,
         size: u32,
         owner: Option<String>,
-    ) -> (Cluster, String) {
+    ) -> (Cluster, JobId) {
         self.create_in_on(DEFAULT_TENANT_ID, provider, template, name, size, owner)
             .await
     }
@@ -297,7 +297,7 @@ impl Lab {
         name: &str,
         size: u32,
         owner: Option<String>,
-    ) -> (Cluster, String) {
+    ) -> (Cluster, JobId) {
         let mut solve = SolveRequest::of_size(size);
         solve.provider = Some(domain::names::ProviderName::parse(provider).unwrap());
         self.submit_create(tenant_id, template, name, solve, owner)
@@ -311,7 +311,7 @@ impl Lab {
         template: &str,
         name: &str,
         size: u32,
-    ) -> (Cluster, String) {
+    ) -> (Cluster, JobId) {
         self.submit_create(tenant_id, template, name, SolveRequest::of_size(size), None)
             .await
     }
@@ -323,7 +323,7 @@ impl Lab {
         name: &str,
         solve: SolveRequest,
         owner_id: Option<String>,
-    ) -> (Cluster, String) {
+    ) -> (Cluster, JobId) {
         let request = CreateRequest {
             tenant_id: tenant_id.to_owned(),
             owner_id,
@@ -339,7 +339,7 @@ impl Lab {
         created
     }
 
-    pub async fn change(&self, cluster_id: &str, change: ClusterChange) -> String {
+    pub async fn change(&self, cluster_id: &str, change: ClusterChange) -> JobId {
         let job = submit_change(
             &self.store,
             cluster_id,
@@ -361,7 +361,7 @@ impl Lab {
     }
 
     /// Waits for the job to end and returns its state; prints the failed tasks' output.
-    pub async fn wait(&self, job_id: &str, limit: Duration) -> JobState {
+    pub async fn wait(&self, job_id: &JobId, limit: Duration) -> JobState {
         let started = Instant::now();
         loop {
             let job = queue::job(&self.store, job_id).await.unwrap();
@@ -404,7 +404,7 @@ impl Lab {
         }
     }
 
-    pub async fn print_failures(&self, job_id: &str, error: Option<&str>) {
+    pub async fn print_failures(&self, job_id: &JobId, error: Option<&str>) {
         eprintln!("job {job_id} error: {error:?}");
         for task in queue::job_tasks(&self.store, job_id).await.unwrap() {
             if task.state == queue::TaskState::Failed {

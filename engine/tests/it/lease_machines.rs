@@ -18,7 +18,7 @@ use engine::execute::NodeState;
 use engine::operations::{ClusterChange, ClusterState};
 use engine::principal::Principal;
 use engine::provider::NodeRecord;
-use engine::queue::{self, JobState, SubmitOptions};
+use engine::queue::{self, JobId, JobState, SubmitOptions};
 use engine::resources::ResourceFiles;
 use engine::service::{Caller, Service};
 use engine::store::clusters::Cluster;
@@ -76,7 +76,7 @@ async fn answers(address: &str) -> bool {
 }
 
 /// Waits until the cluster's newest job is `operation` and has ended; its id and state.
-async fn newest_job_ended(lab: &Lab, cluster_id: &str, operation: Operation) -> (String, JobState) {
+async fn newest_job_ended(lab: &Lab, cluster_id: &str, operation: Operation) -> (JobId, JobState) {
     let started = Instant::now();
     loop {
         if let Some((id, _, _)) = queue::newest_job(&lab.store, cluster_id).await.unwrap() {
@@ -129,7 +129,7 @@ async fn published_port(lab: &Lab, container: &str) -> Option<u16> {
 }
 
 /// The actions of a job's tasks, each with how many there are.
-async fn actions(lab: &Lab, job: &str) -> Vec<(Action, usize)> {
+async fn actions(lab: &Lab, job: &JobId) -> Vec<(Action, usize)> {
     let mut counted: Vec<(Action, usize)> = Vec::new();
     for task in queue::job_tasks(&lab.store, job).await.unwrap() {
         assert_eq!(task.state, queue::TaskState::Succeeded, "{task:?}");

@@ -15,7 +15,7 @@ use std::time::Duration;
 use api_types::{ClusterChangeRequest, ClusterCreateRequest, ProviderTestRequest};
 use engine::principal::Principal;
 use engine::provider::{ExecNodeState, ExecProvider, NodeRecord};
-use engine::queue::JobState;
+use engine::queue::{JobId, JobState};
 use engine::service::{AuditQuery, Caller, CredentialsOwner, Service, ServiceError};
 use engine::store::tenants::DEFAULT_TENANT_ID;
 use engine::store::users::{NewUser, Role};
@@ -179,7 +179,7 @@ impl World {
 
     /// Every text a job left for people: its error, its tasks' errors, their attempts'
     /// output and errors, and its event stream.
-    async fn job_texts(&self, job_id: &str) -> String {
+    async fn job_texts(&self, job_id: &JobId) -> String {
         let pool = self.lab.store.pool();
         let mut texts: Vec<String> = Vec::new();
         for sql in [
@@ -269,7 +269,8 @@ async fn a_second_user_growing_the_owners_cluster_does_not_spend_the_owners_cred
         .await
         .unwrap();
     assert_eq!(
-        lab.wait(&created.job_id, JOB_LIMIT).await,
+        lab.wait(&JobId::from(created.job_id.as_str()), JOB_LIMIT)
+            .await,
         JobState::Succeeded
     );
     let cluster = created.cluster.id.clone();
@@ -295,8 +296,12 @@ async fn a_second_user_growing_the_owners_cluster_does_not_spend_the_owners_cred
         .change_cluster(&world.bob, &cluster, &grow)
         .await
         .unwrap();
-    assert_eq!(lab.wait(&grown.job_id, JOB_LIMIT).await, JobState::Failed);
-    let texts = world.job_texts(&grown.job_id).await;
+    assert_eq!(
+        lab.wait(&JobId::from(grown.job_id.as_str()), JOB_LIMIT)
+            .await,
+        JobState::Failed
+    );
+    let texts = world.job_texts(&JobId::from(grown.job_id.as_str())).await;
     assert!(texts.contains("the token was rejected"), "{texts}");
     let records = world.records(&cluster).await;
     assert_eq!(
@@ -314,7 +319,8 @@ async fn a_second_user_growing_the_owners_cluster_does_not_spend_the_owners_cred
         .await
         .unwrap();
     assert_eq!(
-        lab.wait(&deleted.job_id, JOB_LIMIT).await,
+        lab.wait(&JobId::from(deleted.job_id.as_str()), JOB_LIMIT)
+            .await,
         JobState::Succeeded
     );
     assert_eq!(
@@ -460,8 +466,12 @@ async fn a_secret_echoed_back_escaped_is_blotted_out_everywhere() {
         .create_cluster(&world.admin, &world.create_request("echoed"))
         .await
         .unwrap();
-    assert_eq!(lab.wait(&created.job_id, JOB_LIMIT).await, JobState::Failed);
-    let texts = world.job_texts(&created.job_id).await;
+    assert_eq!(
+        lab.wait(&JobId::from(created.job_id.as_str()), JOB_LIMIT)
+            .await,
+        JobState::Failed
+    );
+    let texts = world.job_texts(&JobId::from(created.job_id.as_str())).await;
     assert!(texts.contains("[credential]"), "{texts}");
     assert!(!leaks(&texts), "{texts}");
     // The plugin did get the token: blotting is what kept it out.

@@ -10,6 +10,7 @@ pub use stream_limit::DEFAULT_STREAMS_PER_USER;
 
 pub use stream::{__path_stream, stream};
 
+use api_types::{JobId, TaskRecordId};
 use axum::extract::State;
 use axum::Json;
 use engine::service::{AttemptView, EventView, JobView, Page, PageRequest, TaskView};
@@ -41,7 +42,7 @@ fn default_event_limit() -> i64 {
 pub async fn show(
     State(state): State<AppState>,
     Authenticated(caller): Authenticated,
-    ApiPath(id): ApiPath<String>,
+    ApiPath(id): ApiPath<JobId>,
 ) -> Result<Json<JobView>, ApiError> {
     Ok(Json(state.service.job(&caller, &id).await?))
 }
@@ -53,7 +54,7 @@ pub async fn show(
 pub async fn tasks(
     State(state): State<AppState>,
     Authenticated(caller): Authenticated,
-    ApiPath(id): ApiPath<String>,
+    ApiPath(id): ApiPath<JobId>,
     ApiQuery(page): ApiQuery<PageRequest>,
 ) -> Result<Json<Page<TaskView>>, ApiError> {
     Ok(Json(state.service.job_tasks(&caller, &id, page).await?))
@@ -67,7 +68,7 @@ pub async fn tasks(
 pub async fn attempts(
     State(state): State<AppState>,
     Authenticated(caller): Authenticated,
-    ApiPath((id, task_id)): ApiPath<(String, String)>,
+    ApiPath((id, task_id)): ApiPath<(JobId, TaskRecordId)>,
 ) -> Result<Json<Vec<AttemptView>>, ApiError> {
     Ok(Json(
         state.service.task_attempts(&caller, &id, &task_id).await?,
@@ -82,7 +83,7 @@ pub async fn attempts(
 pub async fn events(
     State(state): State<AppState>,
     Authenticated(caller): Authenticated,
-    ApiPath(id): ApiPath<String>,
+    ApiPath(id): ApiPath<JobId>,
     ApiQuery(query): ApiQuery<EventsQuery>,
 ) -> Result<Json<Vec<EventView>>, ApiError> {
     Ok(Json(
@@ -100,7 +101,7 @@ pub async fn events(
 pub async fn cancel(
     State(state): State<AppState>,
     Authenticated(caller): Authenticated,
-    ApiPath(id): ApiPath<String>,
+    ApiPath(id): ApiPath<JobId>,
 ) -> Result<Json<JobView>, ApiError> {
     Ok(Json(state.service.cancel_job(&caller, &id).await?))
 }
@@ -113,7 +114,7 @@ pub async fn cancel(
 pub async fn retry(
     State(state): State<AppState>,
     Authenticated(caller): Authenticated,
-    ApiPath(id): ApiPath<String>,
+    ApiPath(id): ApiPath<JobId>,
 ) -> Result<Json<JobView>, ApiError> {
     Ok(Json(state.service.retry_job(&caller, &id).await?))
 }

@@ -10,7 +10,7 @@ use domain::names::{ClusterName, ProviderName, TemplateName};
 use domain::solver::SolveRequest;
 use engine::operations::{create_cluster, submit_change, ClusterChange, CreateRequest};
 use engine::provider::LocalProvider;
-use engine::queue::{self, JobState, SubmitOptions};
+use engine::queue::{self, JobId, JobState, SubmitOptions};
 use engine::store::tenants::DEFAULT_TENANT_ID;
 use engine::store::{now_ms, Backend, Store};
 use engine::testing::TestDatabase;
@@ -520,7 +520,7 @@ async fn killed_server_resumes_a_rollout(backend: Backend) {
     let first_job = loop {
         let rows = store.rollout_clusters(&rollout.id).await.unwrap();
         if let Some(job) = &rows[0].job_id {
-            break job.clone();
+            break JobId::from(job.as_str());
         }
         assert!(
             Instant::now() < deadline,

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use api_types::{EventKind, DATABASE_UNAVAILABLE};
 use engine::accounts::{create_user, Password};
-use engine::queue::{self, JobState};
+use engine::queue::{self, JobId, JobState};
 use engine::store::users::Role as UserRole;
 use engine::store::Store;
 use serde_json::{json, Value};
@@ -97,7 +97,7 @@ async fn the_database_restarted_twice_mid_create_loses_nothing() {
         .unwrap();
     assert_eq!(created.status(), 201);
     let created: Value = created.json().await.unwrap();
-    let job_id = created["job_id"].as_str().unwrap().to_owned();
+    let job_id = JobId::from(created["job_id"].as_str().unwrap());
     // A stream opened before the first outage, on the server that did not take the
     // create, follows the job to its end.
     let stream = tokio::spawn(follow(
@@ -144,7 +144,7 @@ async fn the_database_restarted_twice_mid_create_loses_nothing() {
         let states: Vec<(Option<i64>, &str)> = stored
             .iter()
             .filter(|event| {
-                event.kind == EventKind::State && event.task_id.as_deref() == Some(&task.id)
+                event.kind == EventKind::State && event.task_id.as_ref() == Some(&task.id)
             })
             .map(|event| (event.attempt, event.data.as_str()))
             .collect();
@@ -303,7 +303,7 @@ async fn wait_until_ready(server: &str) {
 }
 
 /// Every stored event of the job, oldest first.
-async fn all_events(store: &Store, job_id: &str) -> Vec<queue::Event> {
+async fn all_events(store: &Store, job_id: &JobId) -> Vec<queue::Event> {
     let mut events = Vec::new();
     loop {
         let after = events.last().map_or(0, |event: &queue::Event| event.id);

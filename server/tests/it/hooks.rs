@@ -15,7 +15,7 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use engine::hooks::{Deliverer, DeliverySettings, HookNetwork};
-use engine::queue::{self, ClaimLimits, JobState, Outcome};
+use engine::queue::{self, ClaimLimits, JobId, JobState, Outcome};
 use engine::store::users::Role;
 use engine::store::{now_ms, Backend, Store};
 use engine::testing::TestDatabase;
@@ -180,13 +180,13 @@ async fn add_hook(app: &TestApp, admin: &ApiUser, body: Value) -> (String, Strin
 }
 
 /// Runs every step of the job as a worker would report it (each succeeding).
-async fn run_job(store: &Store, job_id: &str) -> JobState {
+async fn run_job(store: &Store, job_id: &JobId) -> JobState {
     run_job_at(store, job_id, now_ms()).await
 }
 
 /// [`run_job`] at the time `at` (a job submitted by a janitor round run at a later
 /// time than now cannot be claimed before then).
-async fn run_job_at(store: &Store, job_id: &str, at: i64) -> JobState {
+async fn run_job_at(store: &Store, job_id: &JobId, at: i64) -> JobState {
     while let Some(task) = queue::claim(store, "hooks-test", 60_000, ClaimLimits::default(), at)
         .await
         .unwrap()
@@ -250,7 +250,7 @@ async fn job_events_arrive_signed(backend: Backend) {
     )
     .await;
     assert_eq!(status, 201, "{created}");
-    let job_id = created["job_id"].as_str().unwrap().to_owned();
+    let job_id = JobId::from(created["job_id"].as_str().unwrap());
     let cluster_id = created["cluster"]["id"].as_str().unwrap().to_owned();
     assert_eq!(run_job(&app.store, &job_id).await, JobState::Succeeded);
     let ended = Instant::now();
@@ -334,7 +334,7 @@ async fn job_events_arrive_signed(backend: Backend) {
 }
 
 /// Fails the job's first step for good (every retry fails too); the job's state.
-async fn fail_job(store: &Store, job_id: &str) -> JobState {
+async fn fail_job(store: &Store, job_id: &JobId) -> JobState {
     let started = Instant::now();
     loop {
         assert!(started.elapsed() < PATIENCE, "the job never failed");
@@ -397,7 +397,7 @@ async fn a_failed_job_names_its_step_in_json_and_slack(backend: Backend) {
     )
     .await;
     assert_eq!(status, 201, "{created}");
-    let job_id = created["job_id"].as_str().unwrap().to_owned();
+    let job_id = JobId::from(created["job_id"].as_str().unwrap());
     assert_eq!(fail_job(&app.store, &job_id).await, JobState::Failed);
 
     let deliverer = Deliverer::new(app.store.clone(), DeliverySettings::default());
@@ -857,8 +857,8 @@ async fn leased_cluster(app: &TestApp, tenant: &str, initial: &str) -> (ApiUser,
         )
         .await;
     assert_eq!(status, 201, "{created}");
-    let job_id = created["job_id"].as_str().unwrap();
-    assert_eq!(run_job(&app.store, job_id).await, JobState::Succeeded);
+    let job_id = JobId::from(created["job_id"].as_str().unwrap());
+    assert_eq!(run_job(&app.store, &job_id).await, JobState::Succeeded);
     (admin, created["cluster"]["id"].as_str().unwrap().to_owned())
 }
 

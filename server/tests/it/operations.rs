@@ -9,7 +9,7 @@ use domain::names::{ClusterName, TemplateName};
 use domain::plan::Action;
 use domain::solver::SolveRequest;
 use engine::operations::{create_cluster, CreateRequest};
-use engine::queue::{self, JobState, SubmitOptions, TaskState};
+use engine::queue::{self, JobId, JobState, SubmitOptions, TaskRecordId, TaskState};
 use engine::store::tenants::{TenantSwitch, DEFAULT_TENANT_ID};
 use engine::store::{now_ms, Backend, Store};
 use engine::testing::TestDatabase;
@@ -260,7 +260,7 @@ async fn sigterm_hands_running_steps_back(backend: Backend) {
 }
 
 /// The task of the `slow` service's start step, once it runs.
-async fn wait_for_running_slow_start(store: &Store, job_id: &str) -> String {
+async fn wait_for_running_slow_start(store: &Store, job_id: &JobId) -> TaskRecordId {
     let started = Instant::now();
     loop {
         let tasks = queue::job_tasks(store, job_id).await.unwrap();
@@ -282,7 +282,7 @@ async fn wait_for_running_slow_start(store: &Store, job_id: &str) -> String {
     }
 }
 
-async fn wait_for_end(store: &Store, job_id: &str) -> JobState {
+async fn wait_for_end(store: &Store, job_id: &JobId) -> JobState {
     let started = Instant::now();
     loop {
         let job = queue::job(store, job_id).await.unwrap();

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use engine::queue::NewEvent;
+use engine::queue::{JobId, NewEvent};
 use engine::store::users::Role;
 use engine::store::Backend;
 use reqwest::redirect::Policy;
@@ -592,7 +592,7 @@ async fn output_event_ids(app: &TestApp, user: &ApiUser, job: &str) -> Vec<i64> 
 fn output_lines(job: &str, numbers: std::ops::RangeInclusive<u32>) -> Vec<NewEvent> {
     numbers
         .map(|n| NewEvent {
-            job_id: job.to_owned(),
+            job_id: JobId::from(job),
             task_id: None,
             attempt: None,
             kind: api_types::EventKind::Output,

@@ -12,7 +12,7 @@
 use std::time::{Duration, Instant};
 
 use engine::accounts::{create_user, Password};
-use engine::queue::JobState;
+use engine::queue::{JobId, JobState};
 use engine::store::users::Role as UserRole;
 use engine::store::{Backend, Store};
 use engine::testing::TestDatabase;
@@ -134,7 +134,7 @@ async fn one_run(run: usize, seed: u64) {
 }
 
 /// Creates the cluster through the server's API as a tenant admin would; the job id.
-async fn submit_through_api(base: &str) -> String {
+async fn submit_through_api(base: &str) -> JobId {
     let base = base.trim_end_matches('/');
     let (client, csrf) = test_server::sign_in(base, "chaos", PASSWORD).await;
     let created = client
@@ -146,5 +146,5 @@ async fn submit_through_api(base: &str) -> String {
         .unwrap();
     assert_eq!(created.status(), 201);
     let created: Value = created.json().await.unwrap();
-    created["job_id"].as_str().unwrap().to_owned()
+    JobId::from(created["job_id"].as_str().unwrap())
 }

@@ -8,7 +8,7 @@ use crate::error::UiError;
 pub async fn retry_job(csrf: String, job_id: String) -> Result<(), UiError> {
     let caller = crate::session::caller_checked(&csrf).await?;
     crate::session::service()?
-        .retry_job(&caller, &job_id)
+        .retry_job(&caller, &api_types::JobId::from(job_id))
         .await?;
     Ok(())
 }

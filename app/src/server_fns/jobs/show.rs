@@ -23,7 +23,7 @@ pub async fn load_job_page(
 ) -> Result<JobPage, UiError> {
     use std::collections::BTreeSet;
 
-    use api_types::{JobState, TaskState};
+    use api_types::{JobId, JobState, TaskRecordId, TaskState};
     use engine::queue::TaskFilter;
     use engine::service::PageRequest;
 
@@ -31,6 +31,7 @@ pub async fn load_job_page(
         FailedTask, JobPicture, TaskListing, LOG_LINES, PICTURE_MAX_TASKS, TASKS_PER_PAGE,
     };
 
+    let job_id = JobId::from(job_id);
     let listing = TaskListing::from_query(&query)?;
     let caller = crate::session::caller().await?;
     let service = crate::session::service()?;
@@ -112,7 +113,12 @@ pub async fn load_job_page(
         match first.items.into_iter().next() {
             Some(task) => {
                 let output = service
-                    .task_output(&caller, &job_id, &task.id, FAILED_TASK_LINES)
+                    .task_output(
+                        &caller,
+                        &job_id,
+                        &TaskRecordId::from(task.id.as_str()),
+                        FAILED_TASK_LINES,
+                    )
                     .await?
                     .into_iter()
                     .map(|event| event.data.trim_end().to_owned())
@@ -170,5 +176,7 @@ pub async fn load_job_page(
 pub async fn load_task_groups(job_id: String) -> Result<Vec<TaskGroupView>, UiError> {
     let caller = crate::session::caller().await?;
     let service = crate::session::service()?;
-    Ok(service.job_task_groups(&caller, &job_id).await?)
+    Ok(service
+        .job_task_groups(&caller, &api_types::JobId::from(job_id))
+        .await?)
 }

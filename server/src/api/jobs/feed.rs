@@ -13,6 +13,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, Weak};
 
 use axum::body::Bytes;
+use engine::queue::JobId;
 use engine::service::{Caller, EventView, Service, ServiceError, MAX_EVENTS};
 use tokio::time::Instant;
 
@@ -23,7 +24,7 @@ const KEEP: usize = 5_000;
 /// streams each user has open.
 #[derive(Clone, Default)]
 pub struct JobFeeds {
-    feeds: Arc<Mutex<HashMap<String, Weak<JobFeed>>>>,
+    feeds: Arc<Mutex<HashMap<JobId, Weak<JobFeed>>>>,
     pub(super) streams: super::stream_limit::StreamLimit,
 }
 
@@ -37,7 +38,7 @@ impl JobFeeds {
     }
 
     /// The feed of `job_id`, shared with its other open streams; it goes when they do.
-    pub fn feed(&self, job_id: &str) -> Arc<JobFeed> {
+    pub fn feed(&self, job_id: &JobId) -> Arc<JobFeed> {
         let mut feeds = self
             .feeds
             .lock()
@@ -47,10 +48,10 @@ impl JobFeeds {
         }
         feeds.retain(|_, feed| feed.strong_count() > 0);
         let feed = Arc::new(JobFeed {
-            job_id: job_id.to_owned(),
+            job_id: job_id.clone(),
             cache: tokio::sync::Mutex::new(Cache::default()),
         });
-        feeds.insert(job_id.to_owned(), Arc::downgrade(&feed));
+        feeds.insert(job_id.clone(), Arc::downgrade(&feed));
         feed
     }
 }
@@ -67,7 +68,7 @@ pub enum Next {
 
 /// One job's shared reads.
 pub struct JobFeed {
-    job_id: String,
+    job_id: JobId,
     cache: tokio::sync::Mutex<Cache>,
 }
 

@@ -30,7 +30,7 @@ use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
-use engine::queue::JobWaiter;
+use engine::queue::{JobId, JobWaiter};
 use engine::service::{Access, Caller, Service, ServiceError, SessionUser};
 use futures::stream;
 use serde::Deserialize;
@@ -120,7 +120,7 @@ pub struct StreamQuery {
 pub async fn stream(
     State(state): State<AppState>,
     Authenticated(caller): Authenticated,
-    ApiPath(id): ApiPath<String>,
+    ApiPath(id): ApiPath<JobId>,
     ApiQuery(query): ApiQuery<StreamQuery>,
     session: Session,
     headers: HeaderMap,
@@ -187,7 +187,7 @@ struct Follower {
     feed: Arc<JobFeed>,
     service: Service,
     caller: Caller,
-    job_id: String,
+    job_id: JobId,
     after: i64,
     /// When the stream was opened or last woken (see [`JobFeed::next_after`]).
     woken_at: Instant,
@@ -240,7 +240,7 @@ impl Follower {
                         return Some((Ok(Bytes::from_static(b":\n\n")), self));
                     }
                     tokio::select! {
-                        () = self.waiter.changed(&self.job_id) => {}
+                        () = self.waiter.changed(self.job_id.as_str()) => {}
                         () = tokio::time::sleep(LOOK_ANYWAY_EVERY) => {}
                     }
                     tokio::time::sleep_until(self.sent_at + SEND_AT_MOST_EVERY).await;

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use engine::queue::{self, JobState, TaskState};
+use engine::queue::{self, JobId, JobState, TaskState};
 use engine::store::{DatabaseUrl, Store};
 
 pub use served::Role;
@@ -85,7 +85,7 @@ impl Process {
     }
 }
 
-pub async fn wait_for_progress(store: &Store, job_id: &str, fraction: f64) {
+pub async fn wait_for_progress(store: &Store, job_id: &JobId, fraction: f64) {
     let started = Instant::now();
     loop {
         let job = queue::job(store, job_id).await.unwrap();
@@ -119,11 +119,11 @@ pub async fn wait_for_progress(store: &Store, job_id: &str, fraction: f64) {
     }
 }
 
-pub async fn wait_for_end(store: &Store, job_id: &str) -> JobState {
+pub async fn wait_for_end(store: &Store, job_id: &JobId) -> JobState {
     wait_for_end_within(store, job_id, Duration::from_secs(240)).await
 }
 
-pub async fn wait_for_end_within(store: &Store, job_id: &str, limit: Duration) -> JobState {
+pub async fn wait_for_end_within(store: &Store, job_id: &JobId, limit: Duration) -> JobState {
     let started = Instant::now();
     loop {
         let job = queue::job(store, job_id).await.unwrap();
@@ -146,7 +146,7 @@ pub async fn wait_for_end_within(store: &Store, job_id: &str, limit: Duration) -
 
 /// Every task succeeded exactly once, and no two attempts overlapped in time, neither
 /// of one task nor of two tasks on one node. Returns (tasks, attempts).
-pub async fn check_attempt_log(store: &Store, job_id: &str) -> (usize, usize) {
+pub async fn check_attempt_log(store: &Store, job_id: &JobId) -> (usize, usize) {
     let tasks = queue::job_tasks(store, job_id).await.unwrap();
     let mut by_node: std::collections::BTreeMap<u32, Vec<(i64, i64, u32)>> = Default::default();
     let mut attempts_total = 0;
