@@ -193,12 +193,17 @@ impl CurrentCatalog {
             .copied()
     }
 
+    /// The names and current revisions of the entities of `kind` (its bundle key).
+    pub fn revisions_of<'a>(&'a self, kind: &'a str) -> impl Iterator<Item = (&'a str, i64)> {
+        self.revisions
+            .iter()
+            .filter(move |((entity_kind, _), _)| entity_kind == kind)
+            .map(|((_, name), version)| (name.as_str(), *version))
+    }
+
     /// How many entities of `kind` (its bundle key) the catalog has.
     pub fn count(&self, kind: &str) -> u64 {
-        self.revisions
-            .keys()
-            .filter(|(entity_kind, _)| entity_kind == kind)
-            .count() as u64
+        self.revisions_of(kind).count() as u64
     }
 }
 

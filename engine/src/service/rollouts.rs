@@ -198,17 +198,16 @@ impl Service {
         let tenant_id = caller.tenant_id().to_owned();
         caller.require_tenant_admin(&tenant_id)?;
         let current = self.catalogs.current(&self.store, &tenant_id).await?;
-        let mut templates = Vec::new();
-        for revision in self.store.current_catalog(&tenant_id).await? {
-            if revision.kind == TEMPLATES && revision.body_json.is_some() {
-                templates.push(RolloutTemplate {
-                    template: revision.name,
-                    revision: revision.version,
-                    clusters: 0,
-                    behind: 0,
-                });
-            }
-        }
+        // The memo's revisions are the current ones with a body, as read with it.
+        let mut templates: Vec<RolloutTemplate> = current
+            .revisions_of(TEMPLATES)
+            .map(|(name, version)| RolloutTemplate {
+                template: name.to_owned(),
+                revision: version,
+                clusters: 0,
+                behind: 0,
+            })
+            .collect();
         for cluster in self.store.list_clusters(&tenant_id).await? {
             if !cluster.state.is_live() {
                 continue;
