@@ -481,6 +481,14 @@ test('the demo web-stack, created from the form, answers at its link', async (t)
   // This cluster's kv only: its leader address ends the command line.
   const leader = kvNode.address.replaceAll('.', '\\.');
   execFileSync('pkill', ['-KILL', '-f', `corral-demo\\.py kv --port 7070 --leader ${leader}$`]);
+  // The app checks its kv too and may be seen down first, raising the banner before kv's
+  // own check has run: wait for kv's chip itself.
+  await page.waitForFunction(
+    () => [...document.querySelectorAll('[data-testid=node-table] [data-health]')]
+      .some((chip) => chip.textContent.startsWith('kv') && chip.dataset.health === 'down'),
+    null,
+    { timeout: 30_000 },
+  );
   await page.getByTestId('health-banner').waitFor({ timeout: 30_000 });
   console.log(`portal health down_seen_s=${((Date.now() - killed) / 1000).toFixed(1)}`);
   assert.equal(await kvChip.getAttribute('data-health'), 'down');
