@@ -9,11 +9,13 @@ use api_types::TaskState;
 use domain::plan::TaskDag;
 use leptos::prelude::*;
 
-const BOX_W: f64 = 168.0;
-const BOX_H: f64 = 30.0;
-const GAP_X: f64 = 44.0;
-const GAP_Y: f64 = 10.0;
-const PAD: f64 = 8.0;
+// Whole pixels: the picture's numbers are written as integers, which is much cheaper
+// than formatting floats to a precision (a large job's picture has thousands of them).
+const BOX_W: usize = 168;
+const BOX_H: usize = 30;
+const GAP_X: usize = 44;
+const GAP_Y: usize = 10;
+const PAD: usize = 8;
 
 /// Where each task's box goes.
 struct Placement {
@@ -55,11 +57,8 @@ fn place(dag: &TaskDag) -> Placement {
     }
 }
 
-fn origin((column, row): (usize, usize)) -> (f64, f64) {
-    (
-        PAD + column as f64 * (BOX_W + GAP_X),
-        PAD + row as f64 * (BOX_H + GAP_Y),
-    )
+fn origin((column, row): (usize, usize)) -> (usize, usize) {
+    (PAD + column * (BOX_W + GAP_X), PAD + row * (BOX_H + GAP_Y))
 }
 
 fn short(text: &str, max: usize) -> String {
@@ -83,8 +82,9 @@ pub fn DagPicture(
     hostnames: HashMap<u32, String>,
 ) -> impl IntoView {
     let placement = place(&dag);
-    let width = PAD * 2.0 + placement.columns as f64 * (BOX_W + GAP_X) - GAP_X;
-    let height = PAD * 2.0 + placement.rows as f64 * (BOX_H + GAP_Y) - GAP_Y;
+    // An empty plan is a picture of no size.
+    let width = (PAD * 2 + placement.columns * (BOX_W + GAP_X)).saturating_sub(GAP_X);
+    let height = (PAD * 2 + placement.rows * (BOX_H + GAP_Y)).saturating_sub(GAP_Y);
     let tasks = dag.tasks().to_vec();
     let cells = &placement.cells;
     let edges = tasks
@@ -98,12 +98,12 @@ pub fn DagPicture(
         .map(|(from, to)| {
             let (x1, y1) = origin(from);
             let (x2, y2) = origin(to);
-            let (x1, y1, x2, y2) = (x1 + BOX_W, y1 + BOX_H / 2.0, x2, y2 + BOX_H / 2.0);
-            let bend = GAP_X / 2.0;
+            let (x1, y1, x2, y2) = (x1 + BOX_W, y1 + BOX_H / 2, x2, y2 + BOX_H / 2);
+            let bend = GAP_X / 2;
             let path = format!(
-                "M{x1:.0},{y1:.0} C{:.0},{y1:.0} {:.0},{y2:.0} {x2:.0},{y2:.0}",
+                "M{x1},{y1} C{},{y1} {},{y2} {x2},{y2}",
                 x1 + bend,
-                x2 - bend
+                x2.saturating_sub(bend)
             );
             view! { <path class="dag-edge" d=path marker-end="url(#dag-arrow)"/> }
         })
@@ -135,8 +135,8 @@ pub fn DagPicture(
                 <g class=move || format!("dag-task dag-{}", state()) data-task=number>
                     <title>{title} " — " {state}</title>
                     <rect x=x y=y width=BOX_W height=BOX_H rx="5"/>
-                    <text x=x + 8.0 y=y + 12.5 class="dag-label">{label}</text>
-                    <text x=x + 8.0 y=y + 25.0 class="dag-sub">{sub}</text>
+                    <text x=x + 8 y=y + 13 class="dag-label">{label}</text>
+                    <text x=x + 8 y=y + 25 class="dag-sub">{sub}</text>
                 </g>
             }
         })
@@ -144,8 +144,8 @@ pub fn DagPicture(
     view! {
         <div class="dag-scroll">
             <svg class="dag" role="img" aria-label="Task graph"
-                width=width.max(0.0) height=height.max(0.0)
-                viewBox=format!("0 0 {} {}", width.max(0.0), height.max(0.0))>
+                width=width height=height
+                viewBox=format!("0 0 {width} {height}")>
                 <defs>
                     <marker id="dag-arrow" viewBox="0 0 10 10" refX="10" refY="5"
                         markerWidth="6" markerHeight="6" orient="auto-start-reverse">

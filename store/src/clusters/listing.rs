@@ -346,7 +346,7 @@ impl Store {
     }
 
     /// (id, name, state) of the tenant's clusters in one of `states`, by name, at most
-    /// `limit`.
+    /// `limit`: read from the index on (tenant, state, name, id) alone.
     pub async fn clusters_in_states(
         &self,
         tenant_id: &str,

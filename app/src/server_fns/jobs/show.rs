@@ -23,7 +23,7 @@ pub async fn load_job_page(
 ) -> Result<JobPage, UiError> {
     use std::collections::BTreeSet;
 
-    use api_types::{JobId, JobState, TaskRecordId, TaskState};
+    use api_types::{JobId, JobState, Page, TaskRecordId, TaskState};
     use engine::queue::TaskFilter;
     use engine::service::PageRequest;
 
@@ -59,17 +59,6 @@ pub async fn load_job_page(
         action: listing.action,
         service: listing.service.clone(),
     };
-    let tasks = service
-        .job_tasks_filtered(
-            &caller,
-            &job_id,
-            &filter,
-            PageRequest {
-                offset: listing.offset(),
-                limit: TASKS_PER_PAGE,
-            },
-        )
-        .await?;
     let groups = service.job_task_groups(&caller, &job_id).await?;
     let total: u64 = groups.iter().map(TaskGroupView::total).sum();
     let picture = if total <= PICTURE_MAX_TASKS {
@@ -90,6 +79,38 @@ pub async fn load_job_page(
         })
     } else {
         None
+    };
+    // An unfiltered table lists a page of the tasks the picture already holds (every
+    // task, in plan order): read them once.
+    let tasks = match &picture {
+        Some(picture) if filter == TaskFilter::default() => {
+            let page = picture
+                .tasks
+                .iter()
+                .skip(usize::try_from(listing.offset()).unwrap_or(usize::MAX))
+                .take(usize::try_from(TASKS_PER_PAGE).unwrap_or(usize::MAX))
+                .cloned()
+                .collect();
+            Page {
+                items: page,
+                total: u64::try_from(picture.tasks.len()).unwrap_or(u64::MAX),
+                offset: listing.offset(),
+                limit: TASKS_PER_PAGE,
+            }
+        }
+        _ => {
+            service
+                .job_tasks_filtered(
+                    &caller,
+                    &job_id,
+                    &filter,
+                    PageRequest {
+                        offset: listing.offset(),
+                        limit: TASKS_PER_PAGE,
+                    },
+                )
+                .await?
+        }
     };
     let (output, output_older) = service
         .job_output(&caller, &job_id, listing.before, LOG_LINES as i64)
