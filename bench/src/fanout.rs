@@ -22,7 +22,7 @@ use domain::solver::SolveRequest;
 use engine::execute::{Executor, ExecutorSettings, Providers};
 use engine::operations::{create_cluster, submit_change, ClusterChange, CreateRequest};
 use engine::provider::{LocalProvider, NodeRecord};
-use engine::queue::{self, ClaimLimits, JobId, JobState, SubmitOptions};
+use engine::queue::{ClaimLimits, JobId, JobState, Queue, SubmitOptions};
 use engine::resources::ResourceFiles;
 use engine::ssh::{PoolConfig, SessionPool};
 use engine::store::tenants::DEFAULT_TENANT_ID;
@@ -63,10 +63,11 @@ pub fn run(options: Options) -> Result<String, BenchError> {
     })
 }
 
-/// One engine over a database and a node directory; each [`Engine::start`] is a new
-/// worker pool with its own (empty) SSH session pool, as a restarted server has.
+/// One engine over a database (the process's one queue on it) and a node directory;
+/// each [`Engine::start`] is a new worker pool with its own (empty) SSH session pool,
+/// as a restarted server has.
 pub(crate) struct Engine {
-    pub(crate) store: Store,
+    pub(crate) queue: Queue,
     pub(crate) providers: Providers,
     pub(crate) resources: ResourceFiles,
 }
@@ -77,16 +78,16 @@ pub(crate) struct Running {
 }
 
 impl Engine {
-    /// An engine over `store` holding the bench's catalog ([`CATALOG`]) in the default
+    /// An engine over `queue` holding the bench's catalog ([`CATALOG`]) in the default
     /// tenant, with local nodes and resources under `base`.
-    pub(crate) async fn with_catalog(store: Store, base: &Path) -> Result<Self, BenchError> {
+    pub(crate) async fn with_catalog(queue: Queue, base: &Path) -> Result<Self, BenchError> {
         let catalog = import_bundle(CATALOG)
             .map_err(|error| BenchError::Failed(format!("bench catalog: {error}")))?;
-        engine::catalog::import(&store, DEFAULT_TENANT_ID, &catalog, None, now_ms())
+        engine::catalog::import(queue.store(), DEFAULT_TENANT_ID, &catalog, None, now_ms())
             .await
             .map_err(|error| BenchError::Failed(format!("bench catalog import: {error}")))?;
         Ok(Engine {
-            store,
+            queue,
             providers: Providers::new().with(Arc::new(LocalProvider::new(base.join("nodes"))?)),
             resources: ResourceFiles::in_directory(base.join("resources")),
         })
@@ -94,7 +95,7 @@ impl Engine {
 
     pub(crate) fn start(&self, settings: WorkerSettings) -> Running {
         let executor = Executor::new(
-            self.store.clone(),
+            self.queue.clone(),
             self.providers.clone(),
             Arc::new(SessionPool::new(PoolConfig::default())),
             self.resources.clone(),
@@ -108,7 +109,8 @@ impl Engine {
 async fn fanout(base: &Path, nodes: usize) -> Result<String, BenchError> {
     let db = TestDatabase::sqlite();
     let store = Store::open(&db.url).await?;
-    let engine = Engine::with_catalog(store.clone(), base).await?;
+    let queue = Queue::new(store.clone());
+    let engine = Engine::with_catalog(queue.clone(), base).await?;
     let room = u32::try_from(nodes).unwrap_or(u32::MAX);
     // The measured pool is sized for the fan-out: every node's step may run at once.
     let fan_out = WorkerSettings {
@@ -168,7 +170,7 @@ async fn fanout(base: &Path, nodes: usize) -> Result<String, BenchError> {
 
     let started = Instant::now();
     let job = submit_change(
-        &store,
+        &queue,
         &cluster_id,
         &ClusterChange::Delete { force: false },
         None,
@@ -178,7 +180,7 @@ async fn fanout(base: &Path, nodes: usize) -> Result<String, BenchError> {
     .await
     .map_err(|error| BenchError::Failed(format!("delete: {error}")))?;
     running.pool.waker().notify_waiters();
-    wait_for(&store, &job, PROVISIONING_LIMIT).await?;
+    wait_for(&queue, &job, PROVISIONING_LIMIT).await?;
     running.pool.shutdown().await;
     store.close().await;
     drop(db);
@@ -215,12 +217,12 @@ pub(crate) async fn create(
         solve: SolveRequest::of_size(size),
         config: serde_json::Map::new(),
     };
-    let store = running.executor.store();
-    let (cluster, job) = create_cluster(store, &request, SubmitOptions::default(), now_ms())
+    let queue = running.executor.queue();
+    let (cluster, job) = create_cluster(queue, &request, SubmitOptions::default(), now_ms())
         .await
         .map_err(|error| BenchError::Failed(format!("create: {error}")))?;
     running.pool.waker().notify_waiters();
-    wait_for(store, &job, PROVISIONING_LIMIT).await?;
+    wait_for(queue, &job, PROVISIONING_LIMIT).await?;
     Ok(cluster.id)
 }
 
@@ -239,7 +241,7 @@ async fn close_sessions(
 /// Submits a start job of `service` on every node of the cluster that has it; the
 /// job's id.
 pub(crate) async fn start_service(
-    store: &Store,
+    queue: &Queue,
     cluster_id: &str,
     service: &str,
 ) -> Result<JobId, BenchError> {
@@ -249,7 +251,7 @@ pub(crate) async fn start_service(
         services: Some(BTreeSet::from([name])),
     };
     submit_change(
-        store,
+        queue,
         cluster_id,
         &change,
         None,
@@ -267,15 +269,15 @@ async fn step_everywhere(
     cluster_id: &str,
     nodes: usize,
 ) -> Result<Duration, BenchError> {
-    let store = running.executor.store();
+    let queue = running.executor.queue();
     let started = Instant::now();
     let submitted_ms = now_ms();
-    let job = start_service(store, cluster_id, SERVICE).await?;
+    let job = start_service(queue, cluster_id, SERVICE).await?;
     running.pool.waker().notify_waiters();
-    wait_for(store, &job, ROUND_LIMIT).await?;
+    wait_for(queue, &job, ROUND_LIMIT).await?;
     let elapsed = started.elapsed();
 
-    let tasks = queue::job_tasks(store, &job).await?;
+    let tasks = queue.job_tasks(&job).await?;
     if tasks.len() != nodes {
         return Err(BenchError::Failed(format!(
             "the start job has {} tasks for {nodes} nodes",
@@ -285,7 +287,7 @@ async fn step_everywhere(
     let mut claimed_ms = Vec::with_capacity(nodes);
     let mut finished_ms = Vec::with_capacity(nodes);
     for task in &tasks {
-        let attempts = queue::task_attempts(store, &task.id).await?;
+        let attempts = queue.task_attempts(&task.id).await?;
         match attempts.as_slice() {
             [attempt] if attempt.stdout.starts_with("Linux") => {
                 claimed_ms.push(attempt.started_at_ms - submitted_ms);
@@ -323,13 +325,13 @@ async fn step_everywhere(
 
 /// Waits for `job` to end; anything but success fails the run with the job's error.
 pub(crate) async fn wait_for(
-    store: &Store,
+    queue: &Queue,
     job_id: &JobId,
     limit: Duration,
 ) -> Result<(), BenchError> {
     let started = Instant::now();
     loop {
-        let job = queue::job(store, job_id).await?;
+        let job = queue.job(job_id).await?;
         match job.state {
             JobState::Succeeded => return Ok(()),
             JobState::Failed | JobState::Cancelled => {

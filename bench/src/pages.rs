@@ -25,7 +25,7 @@
 use std::time::{Duration, Instant};
 
 use api_types::{DedicatedWorkersUpdate, JobState};
-use engine::queue::{JobId, NewEvent};
+use engine::queue::{JobId, NewEvent, Queue};
 use engine::store::clusters::nodes::{NodeRow, NodeState};
 use engine::store::{DatabaseUrl, Store};
 
@@ -58,6 +58,8 @@ pub fn run(args: &[String]) -> Result<String, BenchError> {
             )
             .await?;
         let store = Store::connect(&DatabaseUrl::sqlite_file(&base.join("corral.db"))).await?;
+        // This process's queue, on the server's database: it writes the jobs' output.
+        let queue = Queue::new(store);
         let mut lines = Vec::new();
         let mut baseline: Option<Measured> = None;
         let mut sizes = vec![BASELINE_NODES];
@@ -65,7 +67,7 @@ pub fn run(args: &[String]) -> Result<String, BenchError> {
             sizes.push(nodes);
         }
         for size in sizes {
-            let measured = measure(&client, &store, size).await?;
+            let measured = measure(&client, &queue, size).await?;
             let mut line = measured.line();
             match &baseline {
                 None => baseline = Some(measured),
@@ -125,14 +127,14 @@ impl Measured {
     }
 }
 
-async fn measure(client: &Client, store: &Store, nodes: usize) -> Result<Measured, BenchError> {
+async fn measure(client: &Client, queue: &Queue, nodes: usize) -> Result<Measured, BenchError> {
     let created = client
         .create_cluster(&create_request(&format!("pages-{nodes}"), TEMPLATE, nodes))
         .await?;
     let cluster = created.cluster.id;
     // The API names the job by its text.
     let job = JobId::from(created.job_id);
-    let tasks = engine::queue::job_tasks(store, &job).await?;
+    let tasks = queue.job_tasks(&job).await?;
     let now = engine::store::now_ms();
     for number in 1..=nodes {
         let record = NodeRow {
@@ -145,7 +147,7 @@ async fn measure(client: &Client, store: &Store, nodes: usize) -> Result<Measure
             provider_json: None,
             state: NodeState::Ready,
         };
-        store.save_node(&record, now).await?;
+        queue.store().save_node(&record, now).await?;
     }
     // Each line from one of the node's tasks, in plan order: a run's output.
     let output: Vec<NewEvent> = tasks
@@ -163,7 +165,7 @@ async fn measure(client: &Client, store: &Store, nodes: usize) -> Result<Measure
         })
         .collect();
     for chunk in output.chunks(4096) {
-        engine::queue::append_events(store, chunk, now).await?;
+        queue.append_events(chunk, now).await?;
     }
     let state = client.job(job.as_str()).await?;
     if state.state != JobState::Queued {

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, Notify, OwnedSemaphorePermit, Semaphore};
 
 use domain::plan::TaskDag;
-use engine::queue::{self, ClaimLimits, ClaimedTask, Outcome, SubmitOptions};
+use engine::queue::{ClaimLimits, ClaimedTask, Outcome, Queue, SubmitOptions};
 use engine::store::tenants::DEFAULT_TENANT_ID;
 use engine::store::{now_ms, Backend, Store};
 use engine::testing::TestDatabase;
@@ -110,8 +110,8 @@ enum Mode {
 /// Tasks per second for `tasks` no-op tasks on a fresh database.
 async fn measure(backend: Backend, tasks: usize, mode: Mode) -> Result<f64, BenchError> {
     let db = TestDatabase::new(backend).await;
-    let store = Store::open(&db.url).await?;
-    submit_jobs(&store, tasks).await?;
+    let queue = Queue::new(Store::open(&db.url).await?);
+    submit_jobs(&queue, tasks).await?;
 
     let done = Arc::new(AtomicUsize::new(0));
     let limits = WorkerSettings::default().limits;
@@ -119,7 +119,7 @@ async fn measure(backend: Backend, tasks: usize, mode: Mode) -> Result<f64, Benc
     let mut workers = tokio::task::JoinSet::new();
     for worker in 0..WORKERS {
         let worker = BenchWorker {
-            store: store.clone(),
+            queue: queue.clone(),
             id: format!("bench-{worker}"),
             limits,
             tasks,
@@ -134,7 +134,7 @@ async fn measure(backend: Backend, tasks: usize, mode: Mode) -> Result<f64, Benc
         joined.map_err(|error| BenchError::Failed(format!("a worker died: {error}")))??;
     }
     let seconds = started.elapsed().as_secs_f64();
-    store.close().await;
+    queue.store().close().await;
     drop(db);
     Ok(tasks as f64 / seconds)
 }
@@ -142,7 +142,7 @@ async fn measure(backend: Backend, tasks: usize, mode: Mode) -> Result<f64, Benc
 /// One of the benchmark's workers: until `done` reaches `tasks`, it claims as `id`
 /// within `limits` and completes what it claimed.
 struct BenchWorker {
-    store: Store,
+    queue: Queue,
     id: String,
     limits: ClaimLimits,
     tasks: usize,
@@ -154,7 +154,7 @@ impl BenchWorker {
     /// recorder completing whatever finished while it wrote the previous batch.
     async fn pool(self) -> Result<(), BenchError> {
         let BenchWorker {
-            store,
+            queue,
             id,
             limits,
             tasks,
@@ -164,7 +164,7 @@ impl BenchWorker {
         let freed = Arc::new(Notify::new());
         let (finished, mut ends) = mpsc::unbounded_channel::<(ClaimedTask, OwnedSemaphorePermit)>();
         let recorder = {
-            let (store, freed, done) = (store.clone(), freed.clone(), done.clone());
+            let (queue, freed, done) = (queue.clone(), freed.clone(), done.clone());
             tokio::spawn(async move {
                 while let Some(first) = ends.recv().await {
                     let mut batch = vec![first];
@@ -175,7 +175,7 @@ impl BenchWorker {
                         .iter()
                         .map(|(task, _)| (task.lease(), Outcome::succeeded()))
                         .collect();
-                    for answer in queue::complete_batch(&store, &entries, now_ms()).await? {
+                    for answer in queue.complete_batch(&entries, now_ms()).await? {
                         answer?;
                     }
                     done.fetch_add(batch.len(), Ordering::SeqCst);
@@ -188,7 +188,9 @@ impl BenchWorker {
         'claiming: while done.load(Ordering::SeqCst) < tasks && !recorder.is_finished() {
             let claimed = if slots.available_permits() > 0 {
                 let free_slots = || slots.available_permits();
-                queue::claim_up_to(&store, &id, LEASE_MS, limits, free_slots, now_ms()).await?
+                queue
+                    .claim_up_to(&id, LEASE_MS, limits, free_slots, now_ms())
+                    .await?
             } else {
                 Vec::new()
             };
@@ -218,13 +220,17 @@ impl BenchWorker {
     /// A worker on the one-task-per-transaction path: claim one, complete it, repeat.
     async fn one_by_one(self) -> Result<(), BenchError> {
         while self.done.load(Ordering::SeqCst) < self.tasks {
-            let claimed =
-                queue::claim(&self.store, &self.id, LEASE_MS, self.limits, now_ms()).await?;
+            let claimed = self
+                .queue
+                .claim(&self.id, LEASE_MS, self.limits, now_ms())
+                .await?;
             let Some(task) = claimed else {
                 tokio::time::sleep(IDLE).await;
                 continue;
             };
-            queue::complete(&self.store, &task.lease(), &Outcome::succeeded(), now_ms()).await?;
+            self.queue
+                .complete(&task.lease(), &Outcome::succeeded(), now_ms())
+                .await?;
             self.done.fetch_add(1, Ordering::SeqCst);
         }
         Ok(())
@@ -233,13 +239,14 @@ impl BenchWorker {
 
 /// Jobs of independent tasks, each on its own cluster, numbered so neighbours in
 /// claim order sit on different nodes.
-async fn submit_jobs(store: &Store, tasks: usize) -> Result<(), BenchError> {
+async fn submit_jobs(queue: &Queue, tasks: usize) -> Result<(), BenchError> {
     let mut left = tasks;
     let mut job = 0;
     while left > 0 {
         let size = left.min(TASKS_PER_JOB);
         left -= size;
-        let cluster = store
+        let cluster = queue
+            .store()
             .create_cluster(
                 &engine::testing::bare_cluster(DEFAULT_TENANT_ID, &format!("bench-{job}")),
                 now_ms(),
@@ -255,17 +262,17 @@ async fn submit_jobs(store: &Store, tasks: usize) -> Result<(), BenchError> {
             .collect();
         let dag: TaskDag = serde_json::from_value(serde_json::json!({ "tasks": plan }))
             .map_err(|error| BenchError::Failed(format!("bench plan: {error}")))?;
-        queue::submit_job(
-            store,
-            DEFAULT_TENANT_ID,
-            &cluster.id,
-            // Install steps on existing nodes: what an add-services job runs.
-            api_types::Operation::AddServices,
-            &dag,
-            &SubmitOptions::default(),
-            now_ms(),
-        )
-        .await?;
+        queue
+            .submit_job(
+                DEFAULT_TENANT_ID,
+                &cluster.id,
+                // Install steps on existing nodes: what an add-services job runs.
+                api_types::Operation::AddServices,
+                &dag,
+                &SubmitOptions::default(),
+                now_ms(),
+            )
+            .await?;
         job += 1;
     }
     Ok(())

@@ -17,6 +17,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use engine::queue::Queue;
 use engine::store::{Backend, Store};
 use engine::testing::TestDatabase;
 use engine::worker::WorkerSettings;
@@ -41,7 +42,8 @@ pub fn run(options: Options) -> Result<String, BenchError> {
 async fn scaleout(base: &Path, corral: &Path, nodes: usize) -> Result<String, BenchError> {
     let db = TestDatabase::new(Backend::Postgres).await;
     let store = Store::open(&db.url).await?;
-    let engine = Engine::with_catalog(store.clone(), base).await?;
+    let queue = Queue::new(store.clone());
+    let engine = Engine::with_catalog(queue.clone(), base).await?;
     let started = Instant::now();
     let provisioning = engine.start(WorkerSettings::default());
     let cluster_id = fanout::create(&provisioning, "scaleout", nodes).await?;
@@ -55,8 +57,8 @@ async fn scaleout(base: &Path, corral: &Path, nodes: usize) -> Result<String, Be
     let mut baseline = None;
     for workers in [1, 2] {
         let processes = Workers::start(corral, base, &db.url.redacted(), workers)?;
-        let warm_up = round(&store, &cluster_id).await?;
-        let timed = round(&store, &cluster_id).await?;
+        let warm_up = round(&queue, &cluster_id).await?;
+        let timed = round(&queue, &cluster_id).await?;
         drop(processes);
         let tasks_per_s = nodes as f64 / timed.as_secs_f64();
         eprintln!(
@@ -84,10 +86,10 @@ async fn scaleout(base: &Path, corral: &Path, nodes: usize) -> Result<String, Be
 }
 
 /// One start job of the `pause` step on every node, until it is recorded as done.
-async fn round(store: &Store, cluster_id: &str) -> Result<Duration, BenchError> {
+async fn round(queue: &Queue, cluster_id: &str) -> Result<Duration, BenchError> {
     let started = Instant::now();
-    let job = fanout::start_service(store, cluster_id, "pause").await?;
-    fanout::wait_for(store, &job, ROUND_LIMIT).await?;
+    let job = fanout::start_service(queue, cluster_id, "pause").await?;
+    fanout::wait_for(queue, &job, ROUND_LIMIT).await?;
     Ok(started.elapsed())
 }
 

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use domain::catalog::coopr::import_bundle;
 use engine::operations::{preview_change, submit_change, ClusterChange};
 use engine::provider::LocalProvider;
-use engine::queue::{self, JobId, SubmitOptions};
+use engine::queue::{JobId, Queue, SubmitOptions};
 use engine::resources::ResourceFiles;
 use engine::store::tenants::DEFAULT_TENANT_ID;
 use engine::store::{now_ms, Backend, Store};
@@ -40,21 +40,23 @@ pub fn run(args: &[String]) -> Result<String, BenchError> {
     crate::run_in_scratch_dir("corral-upgrade-", |base| async move {
         let db = TestDatabase::new(Backend::Sqlite).await;
         let store = Store::open(&db.url).await?;
+        let queue = Queue::new(store.clone());
         import(&store, nodes / 2, "sleep 1").await?;
         let engine = Engine {
-            store: store.clone(),
+            queue: queue.clone(),
             providers: engine::execute::Providers::new()
                 .with(Arc::new(LocalProvider::new(base.join("nodes"))?)),
             resources: ResourceFiles::in_directory(base.join("resources")),
         };
         let running = engine.start(WorkerSettings::default());
         let cluster_id = fanout::create(&running, TEMPLATE, nodes).await?;
-        let create_job = queue::cluster_jobs(&store, &cluster_id)
+        let create_job = queue
+            .cluster_jobs(&cluster_id)
             .await?
             .into_iter()
             .next()
             .ok_or_else(|| BenchError::Failed("the create job is missing".into()))?;
-        let baseline = steps_span(&store, &create_job.id).await?;
+        let baseline = steps_span(&queue, &create_job.id).await?;
 
         // The admin's change: the service's start now says which release it is.
         import(&store, nodes / 2, "sleep 1; echo release 2").await?;
@@ -63,7 +65,7 @@ pub fn run(args: &[String]) -> Result<String, BenchError> {
             max_unavailable: u32::try_from(nodes / 2).unwrap_or(u32::MAX),
         };
         let started = Instant::now();
-        let plan = preview_change(&store, &cluster, &change)
+        let plan = preview_change(&queue, &cluster, &change)
             .await
             .map_err(|error| BenchError::Failed(format!("upgrade preview: {error}")))?;
         let preview = started.elapsed();
@@ -72,7 +74,7 @@ pub fn run(args: &[String]) -> Result<String, BenchError> {
         });
         let started = Instant::now();
         let job = submit_change(
-            &store,
+            &queue,
             &cluster_id,
             &change,
             None,
@@ -82,7 +84,7 @@ pub fn run(args: &[String]) -> Result<String, BenchError> {
         .await
         .map_err(|error| BenchError::Failed(format!("upgrade: {error}")))?;
         running.pool.waker().notify_waiters();
-        fanout::wait_for(&store, &job, UPGRADE_LIMIT).await?;
+        fanout::wait_for(&queue, &job, UPGRADE_LIMIT).await?;
         let upgrade = started.elapsed();
         running.pool.shutdown().await;
         Ok(format!(
@@ -125,8 +127,8 @@ async fn import(store: &Store, half: usize, start: &str) -> Result<(), BenchErro
 }
 
 /// From the first start of the changing service to the last end of one, in `job_id`.
-async fn steps_span(store: &Store, job_id: &JobId) -> Result<Duration, BenchError> {
-    let tasks = queue::job_tasks(store, job_id).await?;
+async fn steps_span(queue: &Queue, job_id: &JobId) -> Result<Duration, BenchError> {
+    let tasks = queue.job_tasks(job_id).await?;
     let steps = tasks.iter().filter(|task| {
         task.service
             .as_ref()

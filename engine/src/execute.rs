@@ -23,7 +23,7 @@ use domain::plan::Action;
 use tokio::sync::mpsc;
 
 use crate::provider::{NodeProvider, NodeRecord, NodeSpec, ProviderError, Suspended};
-use crate::queue::ClaimedTask;
+use crate::queue::{ClaimedTask, Queue};
 use crate::resources::ResourceFiles;
 use crate::ssh::{OutputChunk, OutputStream, SessionPool, SshError, SshTarget};
 use crate::store::clusters::nodes::NodeRow;
@@ -162,7 +162,8 @@ pub struct Executor {
 }
 
 struct Inner {
-    store: Store,
+    /// The process's queue, and through it the store.
+    queue: Queue,
     providers: Providers,
     ssh: Arc<SessionPool>,
     resources: ResourceFiles,
@@ -181,7 +182,7 @@ impl std::fmt::Debug for Executor {
 
 impl Executor {
     pub fn new(
-        store: Store,
+        queue: Queue,
         providers: Providers,
         ssh: Arc<SessionPool>,
         resources: ResourceFiles,
@@ -189,7 +190,7 @@ impl Executor {
     ) -> Self {
         Self {
             inner: Arc::new(Inner {
-                store,
+                queue,
                 providers,
                 ssh,
                 resources,
@@ -200,7 +201,12 @@ impl Executor {
     }
 
     pub fn store(&self) -> &Store {
-        &self.inner.store
+        self.inner.queue.store()
+    }
+
+    /// The process's queue the workers claim from and report to.
+    pub fn queue(&self) -> &Queue {
+        &self.inner.queue
     }
 
     pub fn ssh(&self) -> &Arc<SessionPool> {
@@ -232,7 +238,7 @@ impl Executor {
         task: &ClaimedTask,
         output: &mpsc::Sender<OutputChunk>,
     ) -> Result<StepOutcome, StepError> {
-        let view = StepView::load(&self.inner.store, &self.inner.views, task).await?;
+        let view = StepView::load(&self.inner.queue, &self.inner.views, task).await?;
         match task.action {
             Action::Create => self.create(&view, output).await,
             Action::Confirm => self.confirm(&view).await,
@@ -268,7 +274,7 @@ impl Executor {
         {
             return Ok(None);
         }
-        match crate::ssh::UserCa::of_tenant(&self.inner.store, &view.cluster.tenant_id).await {
+        match crate::ssh::UserCa::of_tenant(self.store(), &view.cluster.tenant_id).await {
             Ok(ca) => Ok(Some(ca.public_openssh().to_owned())),
             // A store opened without the server's secret key (an engine embedded in a
             // tool) seals nothing: its nodes trust no CA and keep working otherwise.
@@ -421,12 +427,11 @@ impl Executor {
             None => {
                 // A pool host lent just before a crash kept the record from being saved
                 // is returned all the same: the lending is keyed by the node's id.
-                self.inner.store.return_pool_host(&view.node_id()).await?;
+                self.store().return_pool_host(&view.node_id()).await?;
                 note(output, "the node was never created: nothing to delete\n").await
             }
         }
-        self.inner
-            .store
+        self.store()
             .delete_node(&view.cluster.id, i64::from(view.node))
             .await?;
         Ok(StepOutcome::ran(None))
@@ -443,8 +448,7 @@ impl Executor {
             .map_err(|error| StepError::Setup(format!("node record: {error}")))?;
         let services_json = serde_json::to_string(&layout_node.services)
             .map_err(|error| StepError::Setup(format!("node services: {error}")))?;
-        self.inner
-            .store
+        self.store()
             .save_node(
                 &NodeRow {
                     cluster_id: view.cluster.id.clone(),

@@ -184,7 +184,7 @@ async fn heal_cluster(
                 accept_data_loss: true,
             };
             let job = match submit_change(
-                store,
+                executor.queue(),
                 cluster_id,
                 &change,
                 None,

@@ -29,12 +29,14 @@
 //!   `.sh` scripts Corral runs on a node.
 //! - [`queue`] (the `queue` crate, re-exported): the durable task queue: jobs stored as
 //!   task rows that workers claim under a heartbeated lease and complete, each change
-//!   one transaction.
+//!   one transaction. A process has one [`queue::Queue`] handle, made where its store
+//!   is opened; the [`execute::Executor`] (and through it the workers) and the
+//!   [`service::Service`] hold clones, which share the wakes sent to a job's followers.
 //! - [`resources`]: plugin resources (scripts, archives, files) a tenant uploads, versioned
 //!   and staged onto nodes.
 //! - [`service`]: the one door for every entry point: role, tenant and quota checks, audit.
 //! - [`store`] (the `store` crate, re-exported): one query layer over SQLite and
-//!   PostgreSQL, the secrets sealed in it, and its job wakes.
+//!   PostgreSQL and the secrets sealed in it.
 //! - [`worker`]: the worker pool that claims and runs ready tasks, and its janitor.
 //! - `testing` (feature `test-support`): throwaway databases and moto for tests.
 

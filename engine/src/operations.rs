@@ -4,7 +4,9 @@
 //! [`crate::service`] calls these after checking who asks; the janitor calls them for
 //! expired leases. Every operation can be previewed ([`preview_create`],
 //! [`preview_change`]) with exactly the computation its submit does, so a preview shows
-//! what will run. A cluster runs one job at a time.
+//! what will run. A cluster runs one job at a time. Those that read or submit jobs take
+//! the process's [`Queue`](crate::queue::Queue) (whose store they use too); the others
+//! take the store.
 
 pub mod approval;
 mod change;

@@ -158,7 +158,9 @@ async fn observe(
             // Claimed, but the job was not recorded (the server stopped in between):
             // the job submitted since the claim, or a new one.
             let since = row.started_at_ms.unwrap_or(now);
-            let adopted = crate::queue::cluster_jobs(store, &row.cluster_id)
+            let adopted = executor
+                .queue()
+                .cluster_jobs(&row.cluster_id)
                 .await?
                 .into_iter()
                 .find(|job| job.created_at_ms >= since);
@@ -174,7 +176,7 @@ async fn observe(
             }
         }
     };
-    let job = crate::queue::job(store, &job_id).await?;
+    let job = executor.queue().job(&job_id).await?;
     Ok(match job.state {
         JobState::Succeeded => {
             let checks: Vec<_> = store
@@ -239,7 +241,7 @@ async fn submit(
             return record(store, rollout, row, Upgrade::Refused(&note), now).await;
         }
     };
-    let service = Service::new(store.clone(), executor.resources().clone());
+    let service = Service::new(executor.queue().clone(), executor.resources().clone());
     let request = ClusterChangeRequest::Upgrade {
         max_unavailable: None,
     };

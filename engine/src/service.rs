@@ -46,7 +46,7 @@ use crate::catalog::memo::CatalogMemo;
 use crate::catalog::CatalogError;
 use crate::operations::OperationError;
 use crate::principal::Principal;
-use crate::queue::QueueError;
+use crate::queue::{Queue, QueueError};
 use crate::resources::{ResourceError, ResourceFiles};
 use crate::store::audit::AuditEntry;
 use crate::store::{Store, StoreError};
@@ -473,6 +473,10 @@ impl PageRequest {
 /// The service: cheap to clone, shared by every handler.
 #[derive(Clone)]
 pub struct Service {
+    /// The process's queue (its one handle, shared with the workers and the job
+    /// streams: see [`crate::queue`]).
+    queue: Queue,
+    /// The queue's store, kept beside it for the many calls that need only the store.
     store: Store,
     resources: ResourceFiles,
     throttle: ThrottleSettings,
@@ -500,9 +504,11 @@ impl std::fmt::Debug for Service {
 }
 
 impl Service {
-    pub fn new(store: Store, resources: ResourceFiles) -> Self {
+    /// The service on the process's `queue` (and its store).
+    pub fn new(queue: Queue, resources: ResourceFiles) -> Self {
         Self {
-            store,
+            store: queue.store().clone(),
+            queue,
             resources,
             throttle: ThrottleSettings::default(),
             waker: None,
@@ -540,6 +546,11 @@ impl Service {
 
     pub fn store(&self) -> &Store {
         &self.store
+    }
+
+    /// The process's queue, for those who follow its jobs (the event streams).
+    pub fn queue(&self) -> &Queue {
+        &self.queue
     }
 
     fn wake_workers(&self) {

@@ -30,10 +30,10 @@ use tracing::Instrument;
 
 use crate::execute::{Executor, StepError};
 use crate::queue::{
-    self, ClaimLimits, ClaimedTask, Completion, Heartbeat, Lease, NewEvent, Outcome, OutcomeKind,
+    ClaimLimits, ClaimedTask, Completion, Heartbeat, Lease, NewEvent, Outcome, OutcomeKind, Queue,
     QueueError, Sharing, WorkerScope,
 };
-use crate::store::{now_ms, Store};
+use crate::store::now_ms;
 use events::EventWriter;
 
 /// Outcomes completed in one transaction at most.
@@ -116,7 +116,7 @@ pub struct WorkerPool {
     grace: Duration,
     /// The lease owner this pool claims as, and where its leases are.
     id: String,
-    store: Store,
+    queue: Queue,
 }
 
 impl WorkerPool {
@@ -132,7 +132,7 @@ impl WorkerPool {
         );
         let (adopted_tx, adopted) = watch::channel(false);
         let mut loops = JoinSet::new();
-        let store = executor.store().clone();
+        let queue = executor.queue().clone();
         let claimer = Claimer {
             id: id.clone(),
             executor: executor.clone(),
@@ -178,7 +178,7 @@ impl WorkerPool {
             loops,
             grace: settings.shutdown_grace,
             id,
-            store,
+            queue,
         }
     }
 
@@ -224,7 +224,7 @@ impl WorkerPool {
         );
         // Dropping a step's future stops its remote command.
         self.loops.shutdown().await;
-        let handed_back = match queue::release_leases(&self.store, &self.id, now_ms()).await {
+        let handed_back = match self.queue.release_leases(&self.id, now_ms()).await {
             Ok(released) => {
                 for task in &released {
                     tracing::info!(task = %task.task_id, attempt = task.attempt, now = %task.task_state, "task handed back");
@@ -287,9 +287,9 @@ impl Claimer {
         }
         let lease_ms = millis(self.settings.lease);
         let (finished, ends) = mpsc::unbounded_channel();
-        let (events, event_writer) = EventWriter::start(self.executor.store().clone());
+        let (events, event_writer) = EventWriter::start(self.executor.queue().clone());
         let recorder = tokio::spawn(record_ends(
-            self.executor.store().clone(),
+            self.executor.queue().clone(),
             events.clone(),
             ends,
             self.freed.clone(),
@@ -317,16 +317,18 @@ impl Claimer {
                     sharing: cpu.sharing_now(self.settings.limits.sharing),
                     ..self.settings.limits
                 };
-                let claimed = queue::claim_up_to_in(
-                    self.executor.store(),
-                    &self.id,
-                    lease_ms,
-                    limits,
-                    &self.settings.scope,
-                    free_slots,
-                    now_ms(),
-                )
-                .await;
+                let claimed = self
+                    .executor
+                    .queue()
+                    .claim_up_to_in(
+                        &self.id,
+                        lease_ms,
+                        limits,
+                        &self.settings.scope,
+                        free_slots,
+                        now_ms(),
+                    )
+                    .await;
                 match claimed {
                     Ok(tasks) => {
                         unreachable = 0;
@@ -401,7 +403,7 @@ impl Claimer {
 /// being written goes into the next, so a batch never waits for company and a busy
 /// pool still pays one transaction for many tasks.
 async fn record_ends(
-    store: Store,
+    queue: Queue,
     events: EventWriter,
     mut ends: mpsc::UnboundedReceiver<Finished>,
     freed: Arc<Notify>,
@@ -418,7 +420,7 @@ async fn record_ends(
             .iter()
             .map(|end| (end.task.lease(), end.outcome.clone()))
             .collect();
-        match complete_until_recorded(&store, &entries).await {
+        match complete_until_recorded(&queue, &entries).await {
             Ok(answers) => {
                 let verdicts: Vec<NewEvent> = batch
                     .iter()
@@ -446,12 +448,13 @@ async fn record_ends(
 /// the step has ended, so it cannot overlap the next attempt. The slots of the batch
 /// stay taken meanwhile, so this worker claims nothing more.
 async fn complete_until_recorded(
-    store: &Store,
+    queue: &Queue,
     entries: &[(Lease, Outcome)],
 ) -> Result<Vec<Result<Completion, QueueError>>, QueueError> {
+    let store = queue.store();
     let mut failures = 0;
     loop {
-        match queue::complete_batch(store, entries, now_ms()).await {
+        match queue.complete_batch(entries, now_ms()).await {
             Err(error) if error.is_unreachable() => {
                 failures += 1;
                 store.reachability().lost(&error);
@@ -603,11 +606,12 @@ async fn run_with_heartbeats(
     task: &ClaimedTask,
     output: mpsc::Sender<crate::ssh::OutputChunk>,
 ) -> Ended {
-    let store = executor.store();
+    let queue = executor.queue();
+    let store = queue.store();
     let lease = task.lease();
     let lease_ms = millis(settings.lease);
     run_while_leased(executor.run(task, &output), settings, || async {
-        let beat = queue::heartbeat(store, &lease, lease_ms, now_ms()).await;
+        let beat = queue.heartbeat(&lease, lease_ms, now_ms()).await;
         match &beat {
             Ok(_) => store.reachability().answered(),
             Err(error) if error.is_unreachable() => store.reachability().lost(error),

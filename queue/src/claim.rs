@@ -1,5 +1,5 @@
-//! Claiming ready tasks under a lease, one ([`claim`]) or a batch at a time
-//! ([`claim_batch`]), and keeping the lease alive. Which ready tasks a batch takes when
+//! Claiming ready tasks under a lease, one ([`Queue::claim`]) or a batch at a time
+//! ([`Queue::claim_batch`]), and keeping the lease alive. Which ready tasks a batch takes when
 //! several tenants and jobs wait is the fair policy of `fair.rs`; this module reads
 //! the rows it decides on and writes the leases.
 
@@ -13,7 +13,7 @@ use super::fair;
 use super::types::{PlanStep, Sharing};
 use super::{
     begin_write, padded_item, padded_len, ClaimLimits, ClaimedTask, Heartbeat, JobState, Lease,
-    Params, QueueError, WorkerScope,
+    Params, Queue, QueueError, WorkerScope,
 };
 use store::{Backend, IntFlag, RowLock, Store};
 
@@ -25,190 +25,192 @@ const CLAIM_LOCK_KEY: i64 = 0x636f_7272_616c_0001;
 const SHARED_TENANTS: &str =
     "j.tenant_id NOT IN (SELECT id FROM tenants WHERE dedicated_workers = 1)";
 
-/// Hands `worker_id` (a shared pool's worker: see [`WorkerScope`]) the ready task the
-/// fair policy (`fair.rs`) gives the next slot to, leased until `now_ms + lease_ms`, or
-/// `None` if there is none: a [`claim_batch`] of one.
-///
-/// A task qualifies when all its prerequisites succeeded, its backoff has passed,
-/// its job is active, no task runs on its node, and neither the global nor its
-/// tenant's running count is at its limit.
-pub async fn claim(
-    store: &Store,
-    worker_id: &str,
-    lease_ms: i64,
-    limits: ClaimLimits,
-    now_ms: i64,
-) -> Result<Option<ClaimedTask>, QueueError> {
-    let mut claimed = claim_up_to_in(
-        store,
-        worker_id,
-        lease_ms,
-        limits,
-        &WorkerScope::Shared,
-        || 1,
-        now_ms,
-    )
-    .await?;
-    Ok(claimed.pop())
-}
-
-/// Up to `max` ready tasks for `worker_id` in one transaction, leased until
-/// `now_ms + lease_ms`: the tasks `max` calls of [`claim`] would hand out one by
-/// one, by the same rules, in the same order.
-///
-/// One transaction instead of `max` is what makes a busy queue fast: the claim lock
-/// and the commit are paid once per batch. The rules are checked against the running
-/// counts read at the start plus the tasks this batch takes, which is exact because
-/// claims are serialized (see the module docs).
-pub async fn claim_batch(
-    store: &Store,
-    worker_id: &str,
-    lease_ms: i64,
-    limits: ClaimLimits,
-    max: usize,
-    now_ms: i64,
-) -> Result<Vec<ClaimedTask>, QueueError> {
-    if max == 0 {
-        return Ok(Vec::new());
-    }
-    claim_up_to(store, worker_id, lease_ms, limits, || max, now_ms).await
-}
-
-/// [`claim_batch`] for as many tasks as `room` says once this claim's turn has come
-/// (the write turn on SQLite, the claim lock on PostgreSQL): a worker passes its free
-/// slots, and the slots its tasks freed while the claim waited for its turn count too.
-/// On a busy SQLite queue, where claims and completions take turns, that doubles the
-/// size of a batch.
-pub async fn claim_up_to(
-    store: &Store,
-    worker_id: &str,
-    lease_ms: i64,
-    limits: ClaimLimits,
-    room: impl FnOnce() -> usize,
-    now_ms: i64,
-) -> Result<Vec<ClaimedTask>, QueueError> {
-    claim_up_to_in(
-        store,
-        worker_id,
-        lease_ms,
-        limits,
-        &WorkerScope::Shared,
-        room,
-        now_ms,
-    )
-    .await
-}
-
-/// [`claim_up_to`] for a pool whose `scope` may be narrower than a shared pool's.
-pub async fn claim_up_to_in(
-    store: &Store,
-    worker_id: &str,
-    lease_ms: i64,
-    limits: ClaimLimits,
-    scope: &WorkerScope,
-    room: impl FnOnce() -> usize,
-    now_ms: i64,
-) -> Result<Vec<ClaimedTask>, QueueError> {
-    let (_turn, mut tx) = begin_write(store).await?;
-    if store.backend() == Backend::Postgres {
-        take_claim_lock(&mut tx).await?;
-    }
-    let max = room();
-    if max == 0 {
-        tx.commit().await?;
-        return Ok(Vec::new());
-    }
-    let picked = pick(store, &mut tx, limits, scope, max, now_ms).await?;
-    if picked.is_empty() {
-        tx.commit().await?;
-        return Ok(Vec::new());
-    }
-
-    // The picked rows are still ready: PostgreSQL's row locks (taken by `pick`) and
-    // SQLite's write lock keep everyone else off them. (Checking `state` again would
-    // tempt PostgreSQL into reading the whole `tasks_ready_job` index.)
-    let mut params = Params::new(store.backend());
-    let sql = format!(
-        "UPDATE tasks SET state = 'running', lease_owner = {}, lease_expires_ms = {} + {}, \
-         attempts = attempts + 1, tries = tries + 1, started_at_ms = {}, finished_at_ms = NULL \
-         WHERE id IN ({}) RETURNING id, job_id, tenant_id, cluster_id, number, node, service, \
-         action, attempts, idempotent, lease_expires_ms",
-        params.one(),
-        params.one(),
-        params.one(),
-        params.one(),
-        params.list(padded_len(picked.len())),
-    );
-    // Stamped after the claim lock is held, as in `claim`: later than the end stamped
-    // by the attempt that freed each node before.
-    let started_ms = now_ms.max(store::now_ms());
-    let mut query = sqlx::query(&sql)
-        .bind(worker_id)
-        .bind(now_ms)
-        .bind(lease_ms)
-        .bind(started_ms);
-    for index in 0..padded_len(picked.len()) {
-        query = query.bind(padded_item(&picked, index).id.as_str());
-    }
-    let rows = query.fetch_all(&mut *tx).await?;
-    tx.commit().await?;
-
-    // RETURNING has no order: put the tasks back in claim order.
-    let order: HashMap<&str, usize> = picked
-        .iter()
-        .enumerate()
-        .map(|(index, candidate)| (candidate.id.as_str(), index))
-        .collect();
-    let mut claimed = Vec::with_capacity(rows.len());
-    for row in &rows {
-        let task = claimed_task(row, worker_id)?;
-        let index = order
-            .get(task.task_id.as_str())
-            .copied()
-            .unwrap_or(usize::MAX);
-        claimed.push((index, task));
-    }
-    claimed.sort_by_key(|(index, _)| *index);
-
-    // Outside the claim transaction: locking the job row there could wait in a cycle
-    // with a cancel that holds the job and waits for a task row this claim locked.
-    let queued: Vec<&str> = picked
-        .iter()
-        .filter(|candidate| candidate.job_state == JobState::Queued)
-        .map(|candidate| candidate.job_id.as_str())
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
-    if !queued.is_empty() {
-        let mut params = Params::new(store.backend());
-        let sql = format!(
-            "UPDATE jobs SET state = 'running', started_at_ms = {} \
-             WHERE state = 'queued' AND id IN ({}) RETURNING id",
-            params.one(),
-            params.list(padded_len(queued.len())),
-        );
-        let mut query = sqlx::query_scalar::<_, String>(&sql).bind(now_ms);
-        for index in 0..padded_len(queued.len()) {
-            query = query.bind(*padded_item(&queued, index));
-        }
-        // With the hooks' deliveries of each job's start, in one transaction: a job
-        // that started has its `job.started` stored (once: only the claim that moved it
-        // from queued gets its id back).
-        drop(_turn);
-        let (_turn, mut tx) = begin_write(store).await?;
-        let started = query.fetch_all(&mut *tx).await?;
-        for job_id in &started {
-            store::hooks::record_job_event(
-                &mut tx,
-                job_id,
-                api_types::HookEvent::JobStarted,
+impl Queue {
+    /// Hands `worker_id` (a shared pool's worker: see [`WorkerScope`]) the ready task the
+    /// fair policy (`fair.rs`) gives the next slot to, leased until `now_ms + lease_ms`, or
+    /// `None` if there is none: a [`Queue::claim_batch`] of one.
+    ///
+    /// A task qualifies when all its prerequisites succeeded, its backoff has passed,
+    /// its job is active, no task runs on its node, and neither the global nor its
+    /// tenant's running count is at its limit.
+    pub async fn claim(
+        &self,
+        worker_id: &str,
+        lease_ms: i64,
+        limits: ClaimLimits,
+        now_ms: i64,
+    ) -> Result<Option<ClaimedTask>, QueueError> {
+        let mut claimed = self
+            .claim_up_to_in(
+                worker_id,
+                lease_ms,
+                limits,
+                &WorkerScope::Shared,
+                || 1,
                 now_ms,
             )
             .await?;
-        }
-        tx.commit().await?;
+        Ok(claimed.pop())
     }
-    Ok(claimed.into_iter().map(|(_, task)| task).collect())
+
+    /// Up to `max` ready tasks for `worker_id` in one transaction, leased until
+    /// `now_ms + lease_ms`: the tasks `max` calls of [`Queue::claim`] would hand out one by
+    /// one, by the same rules, in the same order.
+    ///
+    /// One transaction instead of `max` is what makes a busy queue fast: the claim lock
+    /// and the commit are paid once per batch. The rules are checked against the running
+    /// counts read at the start plus the tasks this batch takes, which is exact because
+    /// claims are serialized (see the module docs).
+    pub async fn claim_batch(
+        &self,
+        worker_id: &str,
+        lease_ms: i64,
+        limits: ClaimLimits,
+        max: usize,
+        now_ms: i64,
+    ) -> Result<Vec<ClaimedTask>, QueueError> {
+        if max == 0 {
+            return Ok(Vec::new());
+        }
+        self.claim_up_to(worker_id, lease_ms, limits, || max, now_ms)
+            .await
+    }
+
+    /// [`Queue::claim_batch`] for as many tasks as `room` says once this claim's turn has come
+    /// (the write turn on SQLite, the claim lock on PostgreSQL): a worker passes its free
+    /// slots, and the slots its tasks freed while the claim waited for its turn count too.
+    /// On a busy SQLite queue, where claims and completions take turns, that doubles the
+    /// size of a batch.
+    pub async fn claim_up_to(
+        &self,
+        worker_id: &str,
+        lease_ms: i64,
+        limits: ClaimLimits,
+        room: impl FnOnce() -> usize,
+        now_ms: i64,
+    ) -> Result<Vec<ClaimedTask>, QueueError> {
+        self.claim_up_to_in(
+            worker_id,
+            lease_ms,
+            limits,
+            &WorkerScope::Shared,
+            room,
+            now_ms,
+        )
+        .await
+    }
+
+    /// [`Queue::claim_up_to`] for a pool whose `scope` may be narrower than a shared pool's.
+    pub async fn claim_up_to_in(
+        &self,
+        worker_id: &str,
+        lease_ms: i64,
+        limits: ClaimLimits,
+        scope: &WorkerScope,
+        room: impl FnOnce() -> usize,
+        now_ms: i64,
+    ) -> Result<Vec<ClaimedTask>, QueueError> {
+        let (_turn, mut tx) = begin_write(&self.store).await?;
+        if self.store.backend() == Backend::Postgres {
+            take_claim_lock(&mut tx).await?;
+        }
+        let max = room();
+        if max == 0 {
+            tx.commit().await?;
+            return Ok(Vec::new());
+        }
+        let picked = pick(&self.store, &mut tx, limits, scope, max, now_ms).await?;
+        if picked.is_empty() {
+            tx.commit().await?;
+            return Ok(Vec::new());
+        }
+
+        // The picked rows are still ready: PostgreSQL's row locks (taken by `pick`) and
+        // SQLite's write lock keep everyone else off them. (Checking `state` again would
+        // tempt PostgreSQL into reading the whole `tasks_ready_job` index.)
+        let mut params = Params::new(self.store.backend());
+        let sql = format!(
+            "UPDATE tasks SET state = 'running', lease_owner = {}, lease_expires_ms = {} + {}, \
+             attempts = attempts + 1, tries = tries + 1, started_at_ms = {}, finished_at_ms = NULL \
+             WHERE id IN ({}) RETURNING id, job_id, tenant_id, cluster_id, number, node, service, \
+             action, attempts, idempotent, lease_expires_ms",
+            params.one(),
+            params.one(),
+            params.one(),
+            params.one(),
+            params.list(padded_len(picked.len())),
+        );
+        // Stamped after the claim lock is held, as in `claim`: later than the end stamped
+        // by the attempt that freed each node before.
+        let started_ms = now_ms.max(store::now_ms());
+        let mut query = sqlx::query(&sql)
+            .bind(worker_id)
+            .bind(now_ms)
+            .bind(lease_ms)
+            .bind(started_ms);
+        for index in 0..padded_len(picked.len()) {
+            query = query.bind(padded_item(&picked, index).id.as_str());
+        }
+        let rows = query.fetch_all(&mut *tx).await?;
+        tx.commit().await?;
+
+        // RETURNING has no order: put the tasks back in claim order.
+        let order: HashMap<&str, usize> = picked
+            .iter()
+            .enumerate()
+            .map(|(index, candidate)| (candidate.id.as_str(), index))
+            .collect();
+        let mut claimed = Vec::with_capacity(rows.len());
+        for row in &rows {
+            let task = claimed_task(row, worker_id)?;
+            let index = order
+                .get(task.task_id.as_str())
+                .copied()
+                .unwrap_or(usize::MAX);
+            claimed.push((index, task));
+        }
+        claimed.sort_by_key(|(index, _)| *index);
+
+        // Outside the claim transaction: locking the job row there could wait in a cycle
+        // with a cancel that holds the job and waits for a task row this claim locked.
+        let queued: Vec<&str> = picked
+            .iter()
+            .filter(|candidate| candidate.job_state == JobState::Queued)
+            .map(|candidate| candidate.job_id.as_str())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        if !queued.is_empty() {
+            let mut params = Params::new(self.store.backend());
+            let sql = format!(
+                "UPDATE jobs SET state = 'running', started_at_ms = {} \
+                 WHERE state = 'queued' AND id IN ({}) RETURNING id",
+                params.one(),
+                params.list(padded_len(queued.len())),
+            );
+            let mut query = sqlx::query_scalar::<_, String>(&sql).bind(now_ms);
+            for index in 0..padded_len(queued.len()) {
+                query = query.bind(*padded_item(&queued, index));
+            }
+            // With the hooks' deliveries of each job's start, in one transaction: a job
+            // that started has its `job.started` stored (once: only the claim that moved it
+            // from queued gets its id back).
+            drop(_turn);
+            let (_turn, mut tx) = begin_write(&self.store).await?;
+            let started = query.fetch_all(&mut *tx).await?;
+            for job_id in &started {
+                store::hooks::record_job_event(
+                    &mut tx,
+                    job_id,
+                    api_types::HookEvent::JobStarted,
+                    now_ms,
+                )
+                .await?;
+            }
+            tx.commit().await?;
+        }
+        Ok(claimed.into_iter().map(|(_, task)| task).collect())
+    }
 }
 
 /// A ready task the batch may take.
@@ -541,50 +543,52 @@ fn claimed_task(row: &AnyRow, worker_id: &str) -> Result<ClaimedTask, sqlx::Erro
     })
 }
 
-/// Extends the lease to `now_ms + lease_ms`; tells the worker to stop if the job is
-/// being cancelled. Fails with [`QueueError::LeaseLost`] if the lease is gone. A
-/// lease past its expiry still counts until [`super::requeue_expired`] takes it back.
-pub async fn heartbeat(
-    store: &Store,
-    lease: &Lease,
-    lease_ms: i64,
-    now_ms: i64,
-) -> Result<Heartbeat, QueueError> {
-    let expires = now_ms.saturating_add(lease_ms);
-    let turn = store.write_turn().await;
-    // Run to its end (`execute`), never `UPDATE ... RETURNING` read with
-    // `fetch_optional`: SQLite commits a statement that returned a row only when it is
-    // reset, and sqlx does not report a commit that fails there, so with the disk full
-    // such a beat "renewed" a lease it never wrote and the worker never fenced its step.
-    let renewed = sqlx::query(
-        "UPDATE tasks SET lease_expires_ms = $4 WHERE id = $1 AND lease_owner = $2 \
-         AND attempts = $3 AND state = 'running'",
-    )
-    .bind(lease.task_id.as_str())
-    .bind(&lease.worker_id)
-    .bind(lease.attempt)
-    .bind(expires)
-    .execute(store.pool())
-    .await?
-    .rows_affected();
-    drop(turn);
-    if renewed == 0 {
-        return Err(lease_lost(lease));
+impl Queue {
+    /// Extends the lease to `now_ms + lease_ms`; tells the worker to stop if the job is
+    /// being cancelled. Fails with [`QueueError::LeaseLost`] if the lease is gone. A
+    /// lease past its expiry still counts until [`Queue::requeue_expired`] takes it back.
+    pub async fn heartbeat(
+        &self,
+        lease: &Lease,
+        lease_ms: i64,
+        now_ms: i64,
+    ) -> Result<Heartbeat, QueueError> {
+        let expires = now_ms.saturating_add(lease_ms);
+        let turn = self.store.write_turn().await;
+        // Run to its end (`execute`), never `UPDATE ... RETURNING` read with
+        // `fetch_optional`: SQLite commits a statement that returned a row only when it is
+        // reset, and sqlx does not report a commit that fails there, so with the disk full
+        // such a beat "renewed" a lease it never wrote and the worker never fenced its step.
+        let renewed = sqlx::query(
+            "UPDATE tasks SET lease_expires_ms = $4 WHERE id = $1 AND lease_owner = $2 \
+             AND attempts = $3 AND state = 'running'",
+        )
+        .bind(lease.task_id.as_str())
+        .bind(&lease.worker_id)
+        .bind(lease.attempt)
+        .bind(expires)
+        .execute(self.store.pool())
+        .await?
+        .rows_affected();
+        drop(turn);
+        if renewed == 0 {
+            return Err(lease_lost(lease));
+        }
+        let state: JobState = sqlx::query_scalar(
+            "SELECT jobs.state FROM tasks JOIN jobs ON jobs.id = tasks.job_id WHERE tasks.id = $1",
+        )
+        .bind(lease.task_id.as_str())
+        .fetch_one(self.store.pool())
+        .await?;
+        Ok(match state {
+            JobState::Cancelling | JobState::Cancelled => Heartbeat::Stop {
+                lease_expires_ms: expires,
+            },
+            _ => Heartbeat::Continue {
+                lease_expires_ms: expires,
+            },
+        })
     }
-    let state: JobState = sqlx::query_scalar(
-        "SELECT jobs.state FROM tasks JOIN jobs ON jobs.id = tasks.job_id WHERE tasks.id = $1",
-    )
-    .bind(lease.task_id.as_str())
-    .fetch_one(store.pool())
-    .await?;
-    Ok(match state {
-        JobState::Cancelling | JobState::Cancelled => Heartbeat::Stop {
-            lease_expires_ms: expires,
-        },
-        _ => Heartbeat::Continue {
-            lease_expires_ms: expires,
-        },
-    })
 }
 
 pub(super) fn lease_lost(lease: &Lease) -> QueueError {

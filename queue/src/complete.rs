@@ -1,6 +1,6 @@
-//! Ending an attempt: by the worker's report ([`complete`], or [`complete_batch`] for
-//! many at once), by its lease running out ([`requeue_expired`]) or by its worker
-//! handing it back as it stops ([`release_leases`]). All settle the task the same way:
+//! Ending an attempt: by the worker's report ([`Queue::complete`], or [`Queue::complete_batch`] for
+//! many at once), by its lease running out ([`Queue::requeue_expired`]) or by its worker
+//! handing it back as it stops ([`Queue::release_leases`]). All settle the task the same way:
 //! record the attempt, retry or fail, release successors, and move the job on. What
 //! happens next is decided by [`super::transition`] from plain values; this file reads
 //! those values under its locks and writes the answer.
@@ -16,7 +16,7 @@ use super::transition::{self, Ended, JobStep, RetryPolicy, Transition};
 use super::types::capped;
 use super::{
     backend_of, begin_write, for_update, lock_job, padded_item, padded_len, power_of_two_chunks,
-    Completion, JobState, Lease, Outcome, OutcomeKind, Params, QueueError, TaskState,
+    Completion, JobState, Lease, Outcome, OutcomeKind, Params, Queue, QueueError, TaskState,
     OUTPUT_CAP_BYTES,
 };
 use store::{IntFlag, Store};
@@ -74,26 +74,28 @@ fn released(row: &AnyRow, lease: &Lease) -> Result<Released, sqlx::Error> {
     })
 }
 
-/// Records the outcome of the attempt `lease` holds. Refused with
-/// [`QueueError::LeaseLost`] if the lease was taken back meanwhile (its outcome is
-/// then unknown to the queue, which already retried or failed the task).
-pub async fn complete(
-    store: &Store,
-    lease: &Lease,
-    outcome: &Outcome,
-    now_ms: i64,
-) -> Result<Completion, QueueError> {
-    if outcome.kind == OutcomeKind::Succeeded {
-        return complete_succeeded(store, lease, outcome, now_ms).await;
+impl Queue {
+    /// Records the outcome of the attempt `lease` holds. Refused with
+    /// [`QueueError::LeaseLost`] if the lease was taken back meanwhile (its outcome is
+    /// then unknown to the queue, which already retried or failed the task).
+    pub async fn complete(
+        &self,
+        lease: &Lease,
+        outcome: &Outcome,
+        now_ms: i64,
+    ) -> Result<Completion, QueueError> {
+        if outcome.kind == OutcomeKind::Succeeded {
+            return complete_succeeded(&self.store, lease, outcome, now_ms).await;
+        }
+        let (_turn, mut tx) = begin_write(&self.store).await?;
+        let job_state = lock_job(&self.store, &mut tx, lease.job_id.as_str()).await?;
+        let Some(held) = release_held(&mut tx, lease).await? else {
+            return Err(lease_lost(lease));
+        };
+        let completion = settle(&mut tx, &held, job_state, outcome, false, now_ms).await?;
+        tx.commit().await?;
+        Ok(completion)
     }
-    let (_turn, mut tx) = begin_write(store).await?;
-    let job_state = lock_job(store, &mut tx, lease.job_id.as_str()).await?;
-    let Some(held) = release_held(&mut tx, lease).await? else {
-        return Err(lease_lost(lease));
-    };
-    let completion = settle(&mut tx, &held, job_state, outcome, false, now_ms).await?;
-    tx.commit().await?;
-    Ok(completion)
 }
 
 /// The common path in as few statements as possible: the job's success counter
@@ -142,99 +144,101 @@ async fn complete_succeeded(
     })
 }
 
-/// Records many attempts' outcomes in one transaction: for each, what [`complete`]
-/// does, with one commit for all (that commit is most of a completion's cost).
-///
-/// Every entry gets its own answer, in order: an entry whose lease was lost (or
-/// that repeats a task already in the batch) is refused with
-/// [`QueueError::LeaseLost`] and the others are still recorded. A completion's
-/// `job_state` is the job's state after the whole batch. The outer error means the
-/// transaction failed and nothing was recorded.
-pub async fn complete_batch(
-    store: &Store,
-    finished: &[(Lease, Outcome)],
-    now_ms: i64,
-) -> Result<Vec<Result<Completion, QueueError>>, QueueError> {
-    // Not recorded until shown otherwise.
-    let mut answers: Vec<Result<Completion, QueueError>> = finished
-        .iter()
-        .map(|(lease, _)| Err(lease_lost(lease)))
-        .collect();
-    if finished.is_empty() {
-        return Ok(answers);
-    }
-    let (_turn, mut tx) = begin_write(store).await?;
-    let mut jobs = lock_jobs(
-        store,
-        &mut tx,
-        finished.iter().map(|(lease, _)| lease.job_id.as_str()),
-    )
-    .await?;
-
-    let mut successes = Vec::new();
-    let mut others = Vec::new();
-    let mut seen = HashSet::new();
-    for (index, (lease, outcome)) in finished.iter().enumerate() {
-        if !jobs.contains_key(&lease.job_id) {
-            answers[index] = Err(QueueError::NotFound(format!("job {}", lease.job_id)));
-        } else if !seen.insert(lease.task_id.as_str()) {
-            // The first report of a task ends its lease; a second one finds it gone.
-        } else if outcome.kind == OutcomeKind::Succeeded {
-            successes.push(index);
-        } else {
-            others.push(index);
+impl Queue {
+    /// Records many attempts' outcomes in one transaction: for each, what [`Queue::complete`]
+    /// does, with one commit for all (that commit is most of a completion's cost).
+    ///
+    /// Every entry gets its own answer, in order: an entry whose lease was lost (or
+    /// that repeats a task already in the batch) is refused with
+    /// [`QueueError::LeaseLost`] and the others are still recorded. A completion's
+    /// `job_state` is the job's state after the whole batch. The outer error means the
+    /// transaction failed and nothing was recorded.
+    pub async fn complete_batch(
+        &self,
+        finished: &[(Lease, Outcome)],
+        now_ms: i64,
+    ) -> Result<Vec<Result<Completion, QueueError>>, QueueError> {
+        // Not recorded until shown otherwise.
+        let mut answers: Vec<Result<Completion, QueueError>> = finished
+            .iter()
+            .map(|(lease, _)| Err(lease_lost(lease)))
+            .collect();
+        if finished.is_empty() {
+            return Ok(answers);
         }
-    }
+        let (_turn, mut tx) = begin_write(&self.store).await?;
+        let mut jobs = lock_jobs(
+            &self.store,
+            &mut tx,
+            finished.iter().map(|(lease, _)| lease.job_id.as_str()),
+        )
+        .await?;
 
-    let held = release_succeeded(&mut tx, finished, &successes, now_ms).await?;
-    let attempts: Vec<(&Released, TaskState, &Outcome)> = held
-        .iter()
-        .map(|(index, held)| {
-            let outcome = &finished[*index].1;
-            (held, success_state(outcome), outcome)
-        })
-        .collect();
-    record_attempts(&mut tx, &attempts, now_ms).await?;
-    let passed: Vec<(&Lease, &Outcome)> = held
-        .iter()
-        .map(|(index, _)| (&finished[*index].0, &finished[*index].1))
-        .collect();
-    mark_skipped(&mut tx, &passed).await?;
-    let released: Vec<&Released> = held.iter().map(|(_, held)| held).collect();
-    for (job_id, next) in after_successes(&mut tx, &released, &jobs, now_ms).await? {
-        jobs.insert(job_id, next);
-    }
+        let mut successes = Vec::new();
+        let mut others = Vec::new();
+        let mut seen = HashSet::new();
+        for (index, (lease, outcome)) in finished.iter().enumerate() {
+            if !jobs.contains_key(&lease.job_id) {
+                answers[index] = Err(QueueError::NotFound(format!("job {}", lease.job_id)));
+            } else if !seen.insert(lease.task_id.as_str()) {
+                // The first report of a task ends its lease; a second one finds it gone.
+            } else if outcome.kind == OutcomeKind::Succeeded {
+                successes.push(index);
+            } else {
+                others.push(index);
+            }
+        }
 
-    // Failures and stops are rare and take the one-at-a-time path, after the
-    // successes and with the job state those left.
-    let mut other_answers = Vec::with_capacity(others.len());
-    for index in others {
-        let (lease, outcome) = &finished[index];
-        let job_state = jobs
-            .get(&lease.job_id)
-            .copied()
-            .unwrap_or(JobState::Running);
-        let Some(held) = release_held(&mut tx, lease).await? else {
-            continue;
-        };
-        let completion = settle(&mut tx, &held, job_state, outcome, false, now_ms).await?;
-        jobs.insert(lease.job_id.clone(), completion.job_state);
-        other_answers.push((index, completion.task_state));
-    }
-    tx.commit().await?;
+        let held = release_succeeded(&mut tx, finished, &successes, now_ms).await?;
+        let attempts: Vec<(&Released, TaskState, &Outcome)> = held
+            .iter()
+            .map(|(index, held)| {
+                let outcome = &finished[*index].1;
+                (held, success_state(outcome), outcome)
+            })
+            .collect();
+        record_attempts(&mut tx, &attempts, now_ms).await?;
+        let passed: Vec<(&Lease, &Outcome)> = held
+            .iter()
+            .map(|(index, _)| (&finished[*index].0, &finished[*index].1))
+            .collect();
+        mark_skipped(&mut tx, &passed).await?;
+        let released: Vec<&Released> = held.iter().map(|(_, held)| held).collect();
+        for (job_id, next) in after_successes(&mut tx, &released, &jobs, now_ms).await? {
+            jobs.insert(job_id, next);
+        }
 
-    let recorded = held
-        .iter()
-        .map(|(index, _)| (*index, success_state(&finished[*index].1)))
-        .chain(other_answers);
-    for (index, task_state) in recorded {
-        let job_id = &finished[index].0.job_id;
-        answers[index] = Ok(Completion {
-            task_state,
-            job_state: jobs.get(job_id).copied().unwrap_or(JobState::Running),
-        });
+        // Failures and stops are rare and take the one-at-a-time path, after the
+        // successes and with the job state those left.
+        let mut other_answers = Vec::with_capacity(others.len());
+        for index in others {
+            let (lease, outcome) = &finished[index];
+            let job_state = jobs
+                .get(&lease.job_id)
+                .copied()
+                .unwrap_or(JobState::Running);
+            let Some(held) = release_held(&mut tx, lease).await? else {
+                continue;
+            };
+            let completion = settle(&mut tx, &held, job_state, outcome, false, now_ms).await?;
+            jobs.insert(lease.job_id.clone(), completion.job_state);
+            other_answers.push((index, completion.task_state));
+        }
+        tx.commit().await?;
+
+        let recorded = held
+            .iter()
+            .map(|(index, _)| (*index, success_state(&finished[*index].1)))
+            .chain(other_answers);
+        for (index, task_state) in recorded {
+            let job_id = &finished[index].0.job_id;
+            answers[index] = Ok(Completion {
+                task_state,
+                job_state: jobs.get(job_id).copied().unwrap_or(JobState::Running),
+            });
+        }
+        Ok(answers)
     }
-    Ok(answers)
 }
 
 /// The state a successful attempt leaves its task in: `skipped` when the step was
@@ -407,25 +411,27 @@ async fn after_successes(
     Ok(next_states)
 }
 
-/// Takes back every lease that expired before `now_ms`: idempotent tasks with
-/// attempts left go back to the queue as a new attempt, others fail their job (a
-/// step that must not run twice is never re-run on a guess).
-///
-/// One transaction settles the whole sweep (up to [`EXPIRY_BATCH`] leases): a worker
-/// process that died holding a hundred tasks costs one commit, not a hundred.
-pub async fn requeue_expired(store: &Store, now_ms: i64) -> Result<Vec<Expired>, QueueError> {
-    take_back(store, Holders::ExpiredBefore(now_ms), now_ms).await
-}
+impl Queue {
+    /// Takes back every lease that expired before `now_ms`: idempotent tasks with
+    /// attempts left go back to the queue as a new attempt, others fail their job (a
+    /// step that must not run twice is never re-run on a guess).
+    ///
+    /// One transaction settles the whole sweep (up to [`EXPIRY_BATCH`] leases): a worker
+    /// process that died holding a hundred tasks costs one commit, not a hundred.
+    pub async fn requeue_expired(&self, now_ms: i64) -> Result<Vec<Expired>, QueueError> {
+        take_back(self, Holders::ExpiredBefore(now_ms), now_ms).await
+    }
 
-/// Hands back every lease `worker_id` still holds, as [`requeue_expired`] would once
-/// they expired, but now: a worker that stops (its steps already stopped) gives its
-/// tasks to the other workers at once instead of after the lease timeout.
-pub async fn release_leases(
-    store: &Store,
-    worker_id: &str,
-    now_ms: i64,
-) -> Result<Vec<Expired>, QueueError> {
-    take_back(store, Holders::Worker(worker_id), now_ms).await
+    /// Hands back every lease `worker_id` still holds, as [`Queue::requeue_expired`] would once
+    /// they expired, but now: a worker that stops (its steps already stopped) gives its
+    /// tasks to the other workers at once instead of after the lease timeout.
+    pub async fn release_leases(
+        &self,
+        worker_id: &str,
+        now_ms: i64,
+    ) -> Result<Vec<Expired>, QueueError> {
+        take_back(self, Holders::Worker(worker_id), now_ms).await
+    }
 }
 
 /// Whose leases [`take_back`] takes.
@@ -472,10 +478,11 @@ impl Holders<'_> {
 }
 
 async fn take_back(
-    store: &Store,
+    queue: &Queue,
     holders: Holders<'_>,
     now_ms: i64,
 ) -> Result<Vec<Expired>, QueueError> {
+    let store = queue.store();
     let mut params = Params::new(store.backend());
     let sql = format!(
         "SELECT DISTINCT job_id FROM tasks WHERE state = 'running' AND {} \
@@ -545,7 +552,7 @@ async fn take_back(
         });
     }
     tx.commit().await?;
-    super::announce(store, job_ids.iter().map(String::as_str)).await;
+    queue.announce(job_ids.iter().map(String::as_str)).await;
     Ok(expired)
 }
 

@@ -20,6 +20,16 @@
 //! this crate's boundary (a task's number in its plan is the planner's `TaskId`);
 //! inside, the SQL binds their text.
 //!
+//! Everything goes through one handle, [`Queue`]: the store plus the process's job
+//! wakes ([`job_wakes`]), which the queue sends after its writes commit (events, a
+//! cancel or retry, leases taken back) so a job's followers look again. A process
+//! makes one `Queue` where it opens its store and hands clones to whoever needs the
+//! queue (the engine's service and workers, the server's job streams): clones share
+//! the wakes, so a stream is woken by a write through any of them. Every operation is
+//! a method (`queue.submit_job(..)`, `queue.claim(..)`, `queue.complete(..)`, reads
+//! such as `queue.job(&id)`); the few that write inside a caller's transaction take
+//! it (`queue.submit_in(&mut tx, ..)`).
+//!
 //! It stands on `store` (and the pure `domain` and `api-types`); the engine's workers
 //! call it, and nothing here names them. Its own tests (`tests/queue.rs`) need only a
 //! database, so a change here rebuilds this crate and its tests, not the engine.
@@ -30,6 +40,7 @@ mod control;
 mod effects;
 mod events;
 mod fair;
+pub mod job_wakes;
 mod read;
 mod submit;
 mod transition;
@@ -46,25 +57,47 @@ pub use types::{
     Sharing, SubmitOptions, TaskState, DEFER_MS, OUTPUT_CAP_BYTES,
 };
 
-pub use claim::{claim, claim_batch, claim_up_to, claim_up_to_in, heartbeat};
-pub use complete::{complete, complete_batch, release_leases, requeue_expired, Expired};
-pub use control::{cancel_job, retry_job};
-pub use events::{
-    append_event, append_events, events_after, last_event_id, last_events, last_output,
-    task_last_output,
-};
-pub use read::unfinished_jobs_in;
-pub use read::{
-    cluster_jobs, completed_tasks, job, job_catalogs, job_layouts, job_plan, job_requested_by,
-    job_step_counts, job_tasks, job_tasks_filtered, newest_job, newest_job_id, task_attempts,
-    task_job_id, tenant_activity, JobCatalogs, JobLayouts, StepStateCount, TaskFilter,
-};
-pub use store::job_wakes::{announce, forward_notifications, JobWaiter, JobWakes, CHANNEL};
-pub use submit::{submit_in, submit_job};
+pub use complete::Expired;
+pub use job_wakes::{JobWaiter, JobWakes, CHANNEL};
+pub use read::{JobCatalogs, JobLayouts, StepStateCount, TaskFilter};
 
 use sqlx::{Any, Transaction};
 
 use store::{Backend, RowLock, Store, StoreError, WriteTurn};
+
+/// The queue of a process: its store and its job wakes. Make one where the store is
+/// opened and clone it (cheap; clones share the wakes) to everyone who uses the queue.
+#[derive(Debug, Clone)]
+pub struct Queue {
+    store: Store,
+    wakes: JobWakes,
+}
+
+impl Queue {
+    /// The queue on `store`, with wakes of its own: a follower subscribed to another
+    /// `Queue` (even on the same store) hears only the wakes PostgreSQL forwards.
+    pub fn new(store: Store) -> Self {
+        Self {
+            store,
+            wakes: JobWakes::default(),
+        }
+    }
+
+    /// The store the queue's rows live in.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The wakes this queue (and its clones) send after their writes.
+    pub fn wakes(&self) -> &JobWakes {
+        &self.wakes
+    }
+
+    /// A waiter that sees every wake sent from now on (see [`JobWakes::subscribe`]).
+    pub fn subscribe(&self) -> JobWaiter {
+        self.wakes.subscribe()
+    }
+}
 
 /// Why a queue operation did not happen.
 #[derive(Debug, thiserror::Error)]
@@ -106,7 +139,7 @@ impl QueueError {
 /// Starts a transaction that may write, in this process's turn (see
 /// [`Store::begin_write`]); keep the turn until the transaction ends.
 #[track_caller]
-pub fn begin_write(
+fn begin_write(
     store: &Store,
 ) -> impl std::future::Future<Output = Result<(WriteTurn, Transaction<'static, Any>), QueueError>>
        + Send

@@ -7,7 +7,7 @@ use std::time::Duration;
 use anyhow::Context;
 use engine::accounts::{ensure_first_admin, FIRST_ADMIN_USERNAME};
 use engine::demo::Loaded;
-use engine::queue::WorkerScope;
+use engine::queue::{Queue, WorkerScope};
 use engine::secrets::SecretKey;
 use engine::service::Service;
 use engine::store::tenants::DEFAULT_TENANT_ID;
@@ -89,6 +89,9 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         None => None,
     };
     let store = open_store(&config).await?;
+    // The process's one queue: the workers, the service and the job streams share it
+    // (and so its wakes: a stream hears the events its own process's workers write).
+    let queue = Queue::new(store.clone());
     // Issuers' client secrets open with the data dir's key: a wrong one stops here.
     let sso = crate::sso::Sso::new(&config.sso, &SecretKey::load(&config.data_dir)?)?;
     let first_admin = ensure_first_admin(&store).await?;
@@ -110,11 +113,11 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     let demo = engine::demo::load_if_empty(&store, &resources, DEFAULT_TENANT_ID, now_ms())
         .await
         .context("cannot load the demo catalog")?;
-    let executor = crate::workers::executor(store.clone(), &config).await?;
+    let executor = crate::workers::executor(queue.clone(), &config).await?;
     let workers = crate::workers::start_pool(executor, &config, WorkerScope::Shared);
     // Hook deliveries are sent by every process sharing the database (one each).
     let _deliveries = engine::hooks::deliver::start(store.clone());
-    let service = Service::new(store.clone(), resources)
+    let service = Service::new(queue.clone(), resources)
         .with_size_limits(config.size_limits)
         .with_node_shell(config.node_shell)
         .with_terminal_idle(config.terminal_idle)
@@ -124,10 +127,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         .context("cannot open the session store")?;
     let _cleanup = sessions.clone().spawn_cleanup(SESSION_CLEANUP_EVERY);
     // Streams of jobs that other processes' workers run are woken through PostgreSQL.
-    tokio::spawn(engine::queue::forward_notifications(
-        store.clone(),
-        config.database_url.clone(),
-    ));
+    tokio::spawn(queue.forward_notifications(config.database_url.clone()));
     let metrics = crate::metrics::Metrics::install();
     let store_for_metrics = store.clone();
     let state = AppState {

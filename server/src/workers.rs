@@ -23,7 +23,7 @@ use engine::provider::{
     DockerProvider, Ec2Provider, ExecProvider, LocalProvider, NodeIsolation, SshPoolProvider,
     DOCKER_PROVIDER, EC2_PROVIDER, EXEC_PROVIDER, LOCAL_PROVIDER, SSH_POOL_PROVIDER,
 };
-use engine::queue::WorkerScope;
+use engine::queue::{Queue, WorkerScope};
 use engine::resources::ResourceFiles;
 use engine::ssh::{PoolConfig, SessionPool};
 use engine::store::Store;
@@ -32,9 +32,11 @@ use engine::worker::{WorkerPool, WorkerSettings};
 use crate::config::Config;
 use crate::serve::StopSignal;
 
-/// The executor for `config`'s data directory. Without sshd the `local` provider is
-/// recorded as unavailable (with how to install it) instead of stopping the server.
-pub async fn executor(store: Store, config: &Config) -> anyhow::Result<Executor> {
+/// The executor for `config`'s data directory, on the process's `queue` (and its
+/// store). Without sshd the `local` provider is recorded as unavailable (with how to
+/// install it) instead of stopping the server.
+pub async fn executor(queue: Queue, config: &Config) -> anyhow::Result<Executor> {
+    let store = queue.store().clone();
     let nodes = config.data_dir.join("nodes");
     let mut providers = match LocalProvider::new(&nodes) {
         Ok(local) => {
@@ -86,7 +88,7 @@ pub async fn executor(store: Store, config: &Config) -> anyhow::Result<Executor>
         }
     };
     Ok(Executor::new(
-        store,
+        queue,
         providers,
         Arc::new(SessionPool::new(PoolConfig::default())),
         resource_files(config)?,
@@ -135,9 +137,11 @@ pub fn start_pool(executor: Executor, config: &Config, scope: WorkerScope) -> Wo
 /// [`WorkerPool::shutdown`]).
 pub async fn run_worker(config: Config, tenants: &[String]) -> anyhow::Result<()> {
     let store = crate::serve::open_store(&config).await?;
+    // The process's one queue: its workers claim, complete and announce through it.
+    let queue = Queue::new(store.clone());
     let scope = tenant_scope(&store, tenants).await?;
     let metrics = crate::metrics::Metrics::install();
-    let pool = start_pool(executor(store.clone(), &config).await?, &config, scope);
+    let pool = start_pool(executor(queue, &config).await?, &config, scope);
     // Hook deliveries are sent by every process sharing the database (one each).
     let _deliveries = engine::hooks::deliver::start(store.clone());
     let stop = StopSignal::on_signals()?;

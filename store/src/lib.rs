@@ -15,9 +15,9 @@
 //!
 //! Also here, because rows carry them: [`secrets`] (the server's key and what it seals),
 //! [`credentials`] (provider credentials that cannot be printed by accident),
-//! [`job_wakes`] (the followers of a job woken when its rows change, across processes
-//! through PostgreSQL's `NOTIFY`), [`views`] (each row's view in the wire contract),
-//! and `testing` (feature `test-support`: throwaway databases and rows).
+//! [`views`] (each row's view in the wire contract), and `testing` (feature
+//! `test-support`: throwaway databases and rows). The wakes of a job's followers are
+//! not here: the `queue` crate's `Queue` handle owns them, as the only writer of jobs.
 //!
 //! The bottom of Corral's I/O crates: it uses only `domain` and `api-types`; `queue`,
 //! `nodes` and the engine stand on it, and nothing here names them.
@@ -35,7 +35,6 @@ pub mod gauges;
 pub mod health;
 pub mod history;
 pub mod hooks;
-pub mod job_wakes;
 pub mod login_attempts;
 mod migrations;
 pub mod pool_hosts;
@@ -246,9 +245,6 @@ pub struct Store {
     /// The operator's limits for docker nodes, which previews check hardware types
     /// against (kept here because every operation has the store).
     docker_limits: domain::node_limits::DockerLimits,
-    /// Wakes the followers of jobs whose events this process's writers (or, through
-    /// PostgreSQL, another process's) recorded.
-    job_wakes: crate::job_wakes::JobWakes,
     /// Where hooks may send (the operator's `--hook-allow` ranges): kept here because
     /// gates are called from operations, which all have the store.
     hook_network: Arc<domain::network::HookNetwork>,
@@ -344,7 +340,6 @@ impl Store {
             turn_taken_at: Arc::default(),
             secret_key: None,
             docker_limits: domain::node_limits::DockerLimits::default(),
-            job_wakes: crate::job_wakes::JobWakes::default(),
             hook_network: Arc::default(),
             reachability: Arc::default(),
         })
@@ -452,11 +447,6 @@ impl Store {
     /// Where hooks may send.
     pub fn hook_network(&self) -> &domain::network::HookNetwork {
         &self.hook_network
-    }
-
-    /// The job wakes of this store's process (see [`crate::job_wakes::JobWakes`]).
-    pub fn job_wakes(&self) -> &crate::job_wakes::JobWakes {
-        &self.job_wakes
     }
 
     /// Whether the database answers, as this process's calls found.

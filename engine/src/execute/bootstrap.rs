@@ -64,7 +64,7 @@ pub(super) async fn run(
         .lines()
         .filter_map(|line| line.split_once(' '))
         .collect();
-    let store = &executor.inner.store;
+    let store = executor.store();
     let staged = executor
         .inner
         .resources
@@ -114,7 +114,7 @@ async fn node_keys(
     if !takes_users_keys(&record.provider) {
         return Ok(None);
     }
-    let keys = executor.inner.store.cluster_keys(&view.cluster.id).await?;
+    let keys = executor.store().cluster_keys(&view.cluster.id).await?;
     Ok(Some(
         keys.iter()
             .map(|key| key.public_key.as_str())

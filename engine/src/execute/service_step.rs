@@ -79,7 +79,7 @@ pub(super) async fn run(
     let view = if !brought_back && (tearing_down || view.nodes_without_address().is_empty()) {
         view
     } else if tearing_down {
-        reloaded = StepView::load(&executor.inner.store, &executor.inner.views, task).await?;
+        reloaded = StepView::load(&executor.inner.queue, &executor.inner.views, task).await?;
         &reloaded
     } else {
         reloaded = wait_for_addresses(executor, task, output).await?;
@@ -121,10 +121,9 @@ async fn wait_for_addresses(
     task: &ClaimedTask,
     output: &mpsc::Sender<OutputChunk>,
 ) -> Result<StepView, StepError> {
-    let store = &executor.inner.store;
     let deadline = tokio::time::Instant::now() + executor.inner.settings.address_wait;
     loop {
-        let view = StepView::load(store, &executor.inner.views, task).await?;
+        let view = StepView::load(&executor.inner.queue, &executor.inner.views, task).await?;
         let missing = view.nodes_without_address();
         if missing.is_empty() {
             return Ok(view);

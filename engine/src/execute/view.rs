@@ -15,10 +15,10 @@ use domain::macros::{MacroContext, MacroNode, DEFAULT_ADDRESS_TYPE};
 
 use super::StepError;
 use crate::provider::{NodeRecord, LOCAL_PROVIDER};
-use crate::queue::{ClaimedTask, JobId};
+use crate::queue::{ClaimedTask, JobId, Queue};
 use crate::store::clusters::nodes::Node;
 use crate::store::clusters::StepCluster;
-use crate::store::{Store, StoreError};
+use crate::store::StoreError;
 pub(crate) use cache::ViewCache;
 use cache::{JobPlan, NodeRows};
 
@@ -42,7 +42,7 @@ pub(crate) struct StepView {
     /// The job is a forced delete or a node replacement: a failed teardown step does
     /// not stop it.
     pub forced: bool,
-    /// Who asked for the job (see [`crate::queue::job_requested_by`]).
+    /// Who asked for the job (see [`Queue::job_requested_by`]).
     pub requested_by: Option<String>,
     /// The job moves services to other definitions (see [`JobPlan::changes_definitions`]).
     pub changes_definitions: bool,
@@ -50,10 +50,11 @@ pub(crate) struct StepView {
 
 impl StepView {
     pub async fn load(
-        store: &Store,
+        queue: &Queue,
         cache: &ViewCache,
         task: &ClaimedTask,
     ) -> Result<Self, StepError> {
+        let store = queue.store();
         // The cluster (and its versions) before the node rows and the snapshot: rows
         // newer than the version are harmless, older are not.
         let cluster = store.step_cluster(&task.cluster_id).await?;
@@ -69,7 +70,7 @@ impl StepView {
             })
             .await?;
         let plan = cache
-            .job_plan(task.job_id.as_str(), || job_plan(store, &task.job_id))
+            .job_plan(task.job_id.as_str(), || job_plan(queue, &task.job_id))
             .await?;
         // A job that changes definitions runs its own; its stops, those the services
         // were started with.
@@ -251,7 +252,7 @@ fn keep_numbered(rows: &mut BTreeMap<u32, Arc<Node>>, numbers: &[i64]) {
 }
 
 /// What `job_id` was submitted with (it never changes afterwards).
-async fn job_plan(store: &Store, job_id: &JobId) -> Result<JobPlan, StepError> {
+async fn job_plan(queue: &Queue, job_id: &JobId) -> Result<JobPlan, StepError> {
     use crate::queue::QueueError;
 
     let step_error = |error| match error {
@@ -260,15 +261,9 @@ async fn job_plan(store: &Store, job_id: &JobId) -> Result<JobPlan, StepError> {
         QueueError::NotFound(what) => StepError::Store(StoreError::NotFound(what)),
         other => StepError::Setup(other.to_string()),
     };
-    let layouts = crate::queue::job_layouts(store, job_id)
-        .await
-        .map_err(step_error)?;
-    let requested_by = crate::queue::job_requested_by(store, job_id)
-        .await
-        .map_err(step_error)?;
-    let catalogs = crate::queue::job_catalogs(store, job_id)
-        .await
-        .map_err(step_error)?;
+    let layouts = queue.job_layouts(job_id).await.map_err(step_error)?;
+    let requested_by = queue.job_requested_by(job_id).await.map_err(step_error)?;
+    let catalogs = queue.job_catalogs(job_id).await.map_err(step_error)?;
     Ok(JobPlan {
         from: parse_layout(layouts.from_layout_json)?.map(Arc::new),
         to: parse_layout(layouts.to_layout_json)?.map(Arc::new),

@@ -18,6 +18,7 @@ use domain::names::{GroupName, ProviderName, TemplateName};
 
 use super::create::{new_cluster, CreatePlan, CreateRequest};
 use super::OperationError;
+use crate::queue::Queue;
 use crate::store::approvals::{
     decide_in, insert_request_in, move_cluster_state_in, Decision as Stored, NewRequest, RequestRow,
 };
@@ -287,15 +288,16 @@ pub async fn hold_create(
 /// Moves an active cluster to `awaiting-approval` with its grow's request. Refused
 /// like any change while the cluster is busy or failed.
 pub async fn hold_grow(
-    store: &Store,
+    queue: &Queue,
     cluster: &Cluster,
     size: u64,
     hold: &Hold<'_>,
     now_ms: i64,
 ) -> Result<String, OperationError> {
+    let store = queue.store();
     let (_turn, mut tx) = store.begin_write().await?;
     let state = lock_cluster_state(&mut tx, store.backend(), &cluster.id).await?;
-    let unfinished = crate::queue::unfinished_jobs_in(&mut tx, &cluster.id).await?;
+    let unfinished = queue.unfinished_jobs_in(&mut tx, &cluster.id).await?;
     if state != ClusterState::Active || !unfinished.is_empty() {
         return Err(OperationError::Busy {
             name: cluster.name.clone(),

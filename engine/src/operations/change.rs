@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 
 use super::upgrade::UpgradePreview;
 use super::{layout_json, ClusterState, OperationError, Preview};
-use crate::queue::{self, submit_in, ClusterEffects, JobId, JobState, SubmitOptions, TaskState};
+use crate::queue::{ClusterEffects, JobId, JobState, Queue, SubmitOptions, TaskState};
 use crate::store::clusters::{lock_cluster_state, update_catalog_and_config, Cluster};
 use crate::store::{Store, StoreError};
 
@@ -141,10 +141,11 @@ struct LastJob {
 
 /// Plans `change` on `cluster` without storing anything.
 pub async fn preview_change(
-    store: &Store,
+    queue: &Queue,
     cluster: &Cluster,
     change: &ClusterChange,
 ) -> Result<ChangePlan, OperationError> {
+    let store = queue.store();
     let mut snapshot = import_bundle(&cluster.catalog_json).map_err(|error| {
         OperationError::Invalid(format!(
             "the catalog snapshot of cluster {} is unreadable: {error}",
@@ -171,7 +172,7 @@ pub async fn preview_change(
         super::check_provider_allowed(store, &cluster.tenant_id, &snapshot, &cluster.provider)
             .await?;
     }
-    let last = last_job(store, &cluster.id).await?;
+    let last = last_job(queue, &cluster.id).await?;
     // The layouts are domain's decision; what it needs read or checked is done here.
     let solve = |snapshot: &Catalog, change: LayoutChange| {
         let provider = domain::names::ProviderName::parse(cluster.provider.clone()).ok();
@@ -260,7 +261,7 @@ pub async fn preview_change(
                     cluster.name
                 )));
             };
-            let catalogs = queue::job_catalogs(store, job_id).await?;
+            let catalogs = queue.job_catalogs(job_id).await?;
             if let (Some(upgraded), Some(previous)) =
                 (catalogs.catalog_json, catalogs.stop_catalog_json)
             {
@@ -282,7 +283,7 @@ pub async fn preview_change(
                     })
                 };
                 let (preview, upgrade) = super::upgrade::preview_rollback(
-                    store,
+                    queue,
                     &committed,
                     job_id,
                     read(&upgraded)?,
@@ -297,8 +298,8 @@ pub async fn preview_change(
                     last.state
                 )));
             }
-            let failed = queue::job_plan(store, job_id).await?;
-            let completed = attempted_or_done(store, job_id).await?;
+            let failed = queue.job_plan(job_id).await?;
+            let completed = attempted_or_done(queue, job_id).await?;
             let change = LayoutChange::Rollback {
                 started: last.from,
                 target: last.to,
@@ -559,7 +560,7 @@ fn check_not_required(
 /// Submits `change` as the cluster's next job; refused while another job runs, and on
 /// a failed cluster for anything but rollback and delete.
 pub async fn submit_change(
-    store: &Store,
+    queue: &Queue,
     cluster_id: &str,
     change: &ClusterChange,
     requested_by: Option<&str>,
@@ -567,7 +568,7 @@ pub async fn submit_change(
     now_ms: i64,
 ) -> Result<JobId, OperationError> {
     let asked = Submission::Asked(options);
-    submit(store, cluster_id, change, requested_by, now_ms, asked).await
+    submit(queue, cluster_id, change, requested_by, now_ms, asked).await
 }
 
 /// Submits a change the cluster's lease calls for (the janitor's stop at its end, the
@@ -575,7 +576,7 @@ pub async fn submit_change(
 /// transaction that submits its job: refused as busy when the mark no longer applies
 /// (another janitor stopped it, the lease moved), so it happens once.
 pub(crate) async fn submit_lease_change(
-    store: &Store,
+    queue: &Queue,
     cluster_id: &str,
     change: &ClusterChange,
     mark: super::lease::LeaseMark,
@@ -583,13 +584,13 @@ pub(crate) async fn submit_lease_change(
     now_ms: i64,
 ) -> Result<JobId, OperationError> {
     let lease = Submission::Lease(mark);
-    submit(store, cluster_id, change, requested_by, now_ms, lease).await
+    submit(queue, cluster_id, change, requested_by, now_ms, lease).await
 }
 
 /// Submits the change a held grow asked for (see [`super::approval`]), planned now, in
 /// the transaction that marks its request approved; the cluster must still await it.
 pub async fn submit_held_change(
-    store: &Store,
+    queue: &Queue,
     cluster_id: &str,
     change: &ClusterChange,
     requested_by: Option<&str>,
@@ -597,7 +598,7 @@ pub async fn submit_held_change(
     now_ms: i64,
 ) -> Result<JobId, OperationError> {
     let approved = Submission::Approved(approval);
-    submit(store, cluster_id, change, requested_by, now_ms, approved).await
+    submit(queue, cluster_id, change, requested_by, now_ms, approved).await
 }
 
 /// How a change came to be submitted, beyond who asked: what each way brings to
@@ -612,20 +613,21 @@ enum Submission<'a> {
 }
 
 async fn submit(
-    store: &Store,
+    queue: &Queue,
     cluster_id: &str,
     change: &ClusterChange,
     requested_by: Option<&str>,
     now_ms: i64,
     how: Submission<'_>,
 ) -> Result<JobId, OperationError> {
+    let store = queue.store();
     let (options, approval, lease) = match how {
         Submission::Asked(options) => (options, None, None),
         Submission::Lease(mark) => (SubmitOptions::default(), None, Some(mark)),
         Submission::Approved(approval) => (SubmitOptions::default(), Some(approval), None),
     };
     let cluster = store.cluster(cluster_id).await?;
-    let mut plan = preview_change(store, &cluster, change).await?;
+    let mut plan = preview_change(queue, &cluster, change).await?;
     if let Some(mark) = lease {
         plan.preview.dag = super::lease::machine_steps(
             mark,
@@ -681,9 +683,7 @@ async fn submit(
         state,
         hint,
     };
-    if let Some((job_id, job_state)) = queue::unfinished_jobs_in(&mut tx, cluster_id)
-        .await?
-        .first()
+    if let Some((job_id, job_state)) = queue.unfinished_jobs_in(&mut tx, cluster_id).await?.first()
     {
         return Err(busy(format!(
             "job {job_id} is {job_state}; wait for it to finish or cancel it first"
@@ -752,16 +752,17 @@ async fn submit(
         &Value::Object(plan.config.clone()).to_string(),
     )
     .await?;
-    let job_id = submit_in(
-        &mut tx,
-        &cluster.tenant_id,
-        cluster_id,
-        change.operation(),
-        &plan.preview.dag,
-        &options,
-        now_ms,
-    )
-    .await?;
+    let job_id = queue
+        .submit_in(
+            &mut tx,
+            &cluster.tenant_id,
+            cluster_id,
+            change.operation(),
+            &plan.preview.dag,
+            &options,
+            now_ms,
+        )
+        .await?;
     if let Some(approval) = approval {
         super::approval::approve_in(&mut tx, approval, job_id.as_str(), now_ms).await?;
     }
@@ -815,10 +816,11 @@ fn bring_in(snapshot: &mut Catalog, current: &Catalog, names: &[String]) {
 /// Succeeded tasks of the job, plus creates that were attempted at all: a provider may
 /// have made the machine before the create failed, and deleting is safe to repeat.
 async fn attempted_or_done(
-    store: &Store,
+    queue: &Queue,
     job_id: &JobId,
 ) -> Result<BTreeSet<domain::plan::TaskId>, OperationError> {
-    Ok(queue::job_tasks(store, job_id)
+    Ok(queue
+        .job_tasks(job_id)
         .await?
         .into_iter()
         .filter(|task| {
@@ -829,8 +831,8 @@ async fn attempted_or_done(
         .collect())
 }
 
-async fn last_job(store: &Store, cluster_id: &str) -> Result<Option<LastJob>, OperationError> {
-    let Some((id, state, layouts)) = queue::newest_job(store, cluster_id).await? else {
+async fn last_job(queue: &Queue, cluster_id: &str) -> Result<Option<LastJob>, OperationError> {
+    let Some((id, state, layouts)) = queue.newest_job(cluster_id).await? else {
         return Ok(None);
     };
     // An unreadable stored layout counts as none: a rollback or delete then works from

@@ -10,7 +10,7 @@ use domain::solver::{solve_request, SolveRequest};
 use serde_json::{Map, Value};
 
 use super::{layout_json, ClusterState, OperationError, Preview};
-use crate::queue::{submit_in, ClusterEffects, JobId, SubmitOptions};
+use crate::queue::{ClusterEffects, JobId, Queue, SubmitOptions};
 use crate::store::approvals::refresh_held_cluster_in;
 use crate::store::clusters::{
     cluster_in as store_cluster_in, insert_cluster, lock_cluster_state, Cluster, NewCluster,
@@ -126,28 +126,30 @@ pub async fn preview_create(
 /// Creates the cluster and submits its create job in one transaction. Returns the
 /// cluster and the job id.
 pub async fn create_cluster(
-    store: &Store,
+    queue: &Queue,
     request: &CreateRequest,
     options: SubmitOptions,
     now_ms: i64,
 ) -> Result<(Cluster, JobId), OperationError> {
+    let store = queue.store();
     let plan = preview_create(store, request, now_ms).await?;
-    submit_create(store, request, &plan, options, now_ms, None).await
+    submit_create(queue, request, &plan, options, now_ms, None).await
 }
 
 /// Submits the create job of a cluster held for approval (see [`super::approval`]),
 /// re-planned against the catalog as it is now, in the transaction that marks its
 /// request approved. Returns the job id.
 pub async fn create_held(
-    store: &Store,
+    queue: &Queue,
     request: &CreateRequest,
     cluster_id: &str,
     approval: &super::approval::Approval<'_>,
     now_ms: i64,
 ) -> Result<JobId, OperationError> {
+    let store = queue.store();
     let plan = preview_create(store, request, now_ms).await?;
     let (_, job_id) = submit_create(
-        store,
+        queue,
         request,
         &plan,
         SubmitOptions::default(),
@@ -186,13 +188,14 @@ pub(super) fn new_cluster(
 /// Asks the gates, then stores the cluster (or, for a held one, its fresh plan over
 /// its row, marking the request approved) and its create job in one transaction.
 async fn submit_create(
-    store: &Store,
+    queue: &Queue,
     request: &CreateRequest,
     plan: &CreatePlan,
     options: SubmitOptions,
     now_ms: i64,
     held: Option<(&str, &super::approval::Approval<'_>)>,
 ) -> Result<(Cluster, JobId), OperationError> {
+    let store = queue.store();
     // The tenant's gates, after the preview and before anything is written.
     crate::hooks::check_gates(
         store,
@@ -240,16 +243,17 @@ async fn submit_create(
             store_cluster_in(&mut tx, cluster_id).await?
         }
     };
-    let job_id = submit_in(
-        &mut tx,
-        &cluster.tenant_id,
-        &cluster.id,
-        api_types::Operation::Create,
-        &plan.preview.dag,
-        &options,
-        now_ms,
-    )
-    .await?;
+    let job_id = queue
+        .submit_in(
+            &mut tx,
+            &cluster.tenant_id,
+            &cluster.id,
+            api_types::Operation::Create,
+            &plan.preview.dag,
+            &options,
+            now_ms,
+        )
+        .await?;
     if let Some((_, approval)) = held {
         super::approval::approve_in(&mut tx, approval, job_id.as_str(), now_ms).await?;
     }

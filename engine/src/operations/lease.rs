@@ -21,7 +21,7 @@ use serde_json::json;
 
 use super::{submit_change, ClusterChange, ClusterState, OperationError};
 use crate::provider::suspends_machines;
-use crate::queue::{self, JobId, SubmitOptions};
+use crate::queue::{JobId, JobState, Queue, SubmitOptions};
 use crate::store::audit::AuditEntry;
 use crate::store::clusters::lease::mark_warned;
 use crate::store::clusters::Cluster;
@@ -172,14 +172,14 @@ pub fn machine_steps(
 /// job of every service, submitted in the transaction that moves the lease and clears
 /// the stop mark. Refused as busy while a job (the lease's stop) runs.
 pub async fn resume(
-    store: &Store,
+    queue: &Queue,
     cluster_id: &str,
     until_ms: i64,
     requested_by: Option<&str>,
     now_ms: i64,
 ) -> Result<JobId, OperationError> {
     super::change::submit_lease_change(
-        store,
+        queue,
         cluster_id,
         &ClusterChange::Start { services: None },
         LeaseMark::Resume { until_ms },
@@ -200,13 +200,14 @@ pub struct LeaseSweep {
 /// One janitor round over the leases that need something now (a hundred at most, the
 /// soonest first): warnings, stops and deletes. A cluster that fails is logged and
 /// passed over, so that it does not hold up the others.
-pub async fn sweep(store: &Store, now_ms: i64) -> Result<LeaseSweep, OperationError> {
+pub async fn sweep(queue: &Queue, now_ms: i64) -> Result<LeaseSweep, OperationError> {
+    let store = queue.store();
     let mut done = LeaseSweep::default();
     for cluster in store
         .leases_due(now_ms, now_ms + HOUR_MS, now_ms + DAY_MS, 100)
         .await?
     {
-        match handle(store, &cluster, now_ms).await {
+        match handle(queue, &cluster, now_ms).await {
             Ok(Some(LeaseAction::Warn(_))) => done.warned += 1,
             Ok(Some(LeaseAction::Stop { .. })) => done.stopped += 1,
             Ok(Some(LeaseAction::Delete)) => done.deleted += 1,
@@ -221,10 +222,11 @@ pub async fn sweep(store: &Store, now_ms: i64) -> Result<LeaseSweep, OperationEr
 
 /// Does what [`decide`] says for `cluster`; the action when this process did it.
 async fn handle(
-    store: &Store,
+    queue: &Queue,
     cluster: &Cluster,
     now_ms: i64,
 ) -> Result<Option<LeaseAction>, OperationError> {
+    let store = queue.store();
     let Some(expires_ms) = cluster.lease_expires_ms else {
         return Ok(None);
     };
@@ -257,7 +259,7 @@ async fn handle(
             };
             let submitted = not_busy(
                 super::change::submit_lease_change(
-                    store,
+                    queue,
                     &cluster.id,
                     &ClusterChange::Stop { services: None },
                     mark,
@@ -276,16 +278,16 @@ async fn handle(
             if force {
                 // A failed forced delete is left for a person: forcing again would
                 // fail the same way (its nodes could not be deleted).
-                let newest = queue::newest_job(store, &cluster.id).await?;
+                let newest = queue.newest_job(&cluster.id).await?;
                 if newest.is_some_and(|(_, state, layouts)| {
-                    state == queue::JobState::Failed && layouts.is_forced_delete()
+                    state == JobState::Failed && layouts.is_forced_delete()
                 }) {
                     return Ok(None);
                 }
             }
             let submitted = not_busy(
                 submit_change(
-                    store,
+                    queue,
                     &cluster.id,
                     &ClusterChange::Delete { force },
                     None,

@@ -17,7 +17,7 @@ use domain::upgrade::{
 };
 
 use super::{OperationError, Preview};
-use crate::queue::{self, JobId, TaskState};
+use crate::queue::{JobId, Queue, TaskState};
 use crate::store::clusters::Cluster;
 use crate::store::Store;
 
@@ -97,13 +97,14 @@ pub(super) async fn preview(
 /// changed are stopped with its definitions and brought back with the previous ones,
 /// which the cluster keeps again once this job succeeds.
 pub(super) async fn preview_rollback(
-    store: &Store,
+    queue: &Queue,
     committed: &Layout,
     job_id: &JobId,
     upgraded: Catalog,
     previous: Catalog,
 ) -> Result<(Preview, UpgradePreview), OperationError> {
-    let touched: BTreeSet<u32> = queue::job_tasks(store, job_id)
+    let touched: BTreeSet<u32> = queue
+        .job_tasks(job_id)
         .await?
         .into_iter()
         .filter(|task| task.state == TaskState::Succeeded || task.attempts > 0)

@@ -566,7 +566,7 @@ impl Service {
                     Some(row.requested_by.clone()),
                 )?;
                 crate::operations::create_held(
-                    &self.store,
+                    &self.queue,
                     &operation,
                     &row.cluster_id,
                     &decision,
@@ -579,7 +579,7 @@ impl Service {
                     serde_json::from_str(&row.request_json).map_err(invalid)?;
                 let change = crate::operations::ClusterChange::try_from(&request)?;
                 crate::operations::submit_held_change(
-                    &self.store,
+                    &self.queue,
                     &row.cluster_id,
                     &change,
                     Some(&row.requested_by),

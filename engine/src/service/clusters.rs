@@ -451,7 +451,7 @@ impl Service {
             return Ok(held);
         }
         let (cluster, job_id) =
-            operations::create_cluster(&self.store, &operation, SubmitOptions::default(), now_ms())
+            operations::create_cluster(&self.queue, &operation, SubmitOptions::default(), now_ms())
                 .await
                 .map_err(name_taken(&request.name))?;
         self.wake_workers();
@@ -569,7 +569,7 @@ impl Service {
         if !has_budget && !self.has_approval_rules(&cluster.tenant_id).await? {
             return Ok(None);
         }
-        let plan = operations::preview_change(&self.store, cluster, change).await?;
+        let plan = operations::preview_change(&self.queue, cluster, change).await?;
         let size = plan.preview.to.size() as u64;
         let growth = size.saturating_sub(plan.preview.from.size() as u64);
         let after = estimate(&plan.snapshot, &cluster.provider, &plan.preview.to);
@@ -605,7 +605,7 @@ impl Service {
             note,
         };
         let request_id =
-            operations::approval::hold_grow(&self.store, cluster, size, &hold, now_ms()).await?;
+            operations::approval::hold_grow(&self.queue, cluster, size, &hold, now_ms()).await?;
         let view = super::approvals::approval_view(self.store.approval_request(&request_id).await?);
         self.audit_held(caller, &view).await;
         Ok(Some(SubmittedJob {
@@ -666,9 +666,7 @@ impl Service {
                 Ok(view)
             })
             .collect::<Result<_, ServiceError>>()?;
-        let jobs = super::jobs::cluster_job_views(
-            crate::queue::cluster_jobs(&self.store, &cluster.id).await?,
-        );
+        let jobs = super::jobs::cluster_job_views(self.queue.cluster_jobs(&cluster.id).await?);
         let usernames = self
             .owner_names(&cluster.tenant_id, std::slice::from_ref(&cluster))
             .await?;
@@ -748,7 +746,7 @@ impl Service {
         change: &ClusterChangeRequest,
     ) -> Result<PlanView, ServiceError> {
         let (cluster, change) = self.checked_change(caller, id, change).await?;
-        let plan = operations::preview_change(&self.store, &cluster, &change).await?;
+        let plan = operations::preview_change(&self.queue, &cluster, &change).await?;
         let mut view = plan_view(&plan.preview);
         view.upgrade = plan
             .upgrade
@@ -813,7 +811,9 @@ impl Service {
         let cluster = self.live_cluster(caller, id).await?;
         if cluster.state == ClusterState::Deleting {
             // Asked twice: the delete already under way is the answer.
-            if let Some(job) = crate::queue::cluster_jobs(&self.store, &cluster.id)
+            if let Some(job) = self
+                .queue
+                .cluster_jobs(&cluster.id)
                 .await?
                 .into_iter()
                 .next()
@@ -901,7 +901,7 @@ impl Service {
             // the stop job still runs: extend again once it ended).
             Some(_) => {
                 operations::lease::resume(
-                    &self.store,
+                    &self.queue,
                     &cluster.id,
                     until,
                     Some(caller.principal.user_id.as_str()),
@@ -988,7 +988,9 @@ impl Service {
         change: &ClusterChange,
     ) -> Result<(), ServiceError> {
         if let ClusterChange::Rollback { job_id } = change {
-            let owned = crate::queue::cluster_jobs(&self.store, &cluster.id)
+            let owned = self
+                .queue
+                .cluster_jobs(&cluster.id)
                 .await?
                 .iter()
                 .any(|job| &job.id == job_id);
@@ -1006,7 +1008,7 @@ impl Service {
         change: &ClusterChange,
     ) -> Result<SubmittedJob, ServiceError> {
         let job_id = operations::submit_change(
-            &self.store,
+            &self.queue,
             &cluster.id,
             change,
             Some(&caller.principal.user_id),

@@ -129,7 +129,7 @@ impl Service {
         if !making {
             return Ok(());
         }
-        let requester = crate::queue::job_requested_by(&self.store, &job.id).await?;
+        let requester = self.queue.job_requested_by(&job.id).await?;
         let Some(requester) = requester.filter(|user| *user != caller.principal.user_id) else {
             return Ok(());
         };

@@ -69,12 +69,10 @@ fn task_groups(counts: Vec<queue::StepStateCount>) -> Vec<TaskGroupView> {
 impl Service {
     async fn visible_job(&self, caller: &Caller, id: &JobId) -> Result<Job, ServiceError> {
         let what = || format!("job {id:?}");
-        let job = queue::job(&self.store, id)
-            .await
-            .map_err(|error| match error {
-                queue::QueueError::NotFound(_) => ServiceError::NotFound(what()),
-                other => other.into(),
-            })?;
+        let job = self.queue.job(id).await.map_err(|error| match error {
+            queue::QueueError::NotFound(_) => ServiceError::NotFound(what()),
+            other => other.into(),
+        })?;
         caller.require_visible(&job.tenant_id, what)?;
         Ok(job)
     }
@@ -82,7 +80,7 @@ impl Service {
     pub async fn job(&self, caller: &Caller, id: &JobId) -> Result<JobView, ServiceError> {
         let job = self.visible_job(caller, id).await?;
         // The newest job as the engine's rollback rule reads it (one row, not the list).
-        let newest = queue::newest_job_id(&self.store, &job.cluster_id).await?;
+        let newest = self.queue.newest_job_id(&job.cluster_id).await?;
         let mut view = JobView::from(job);
         view.can_roll_back =
             newest.is_some_and(|newest_id| newest_id == view.id && may_roll_back(&view));
@@ -110,9 +108,10 @@ impl Service {
     ) -> Result<Page<TaskView>, ServiceError> {
         let job = self.visible_job(caller, id).await?;
         page.check()?;
-        let (tasks, total) =
-            queue::job_tasks_filtered(&self.store, &job.id, filter, page.offset, page.limit)
-                .await?;
+        let (tasks, total) = self
+            .queue
+            .job_tasks_filtered(&job.id, filter, page.offset, page.limit)
+            .await?;
         Ok(page.of(tasks.into_iter().map(TaskView::from).collect(), total))
     }
 
@@ -124,7 +123,7 @@ impl Service {
         id: &JobId,
     ) -> Result<Vec<TaskGroupView>, ServiceError> {
         let job = self.visible_job(caller, id).await?;
-        let counts = queue::job_step_counts(&self.store, &job.id).await?;
+        let counts = self.queue.job_step_counts(&job.id).await?;
         Ok(task_groups(counts))
     }
 
@@ -139,7 +138,7 @@ impl Service {
     ) -> Result<(Vec<EventView>, bool), ServiceError> {
         let job = self.visible_job(caller, id).await?;
         let limit = limit.clamp(1, MAX_EVENTS);
-        let mut events = queue::last_output(&self.store, &job.id, before, limit + 1).await?;
+        let mut events = self.queue.last_output(&job.id, before, limit + 1).await?;
         let older = events.len() as i64 > limit;
         if older {
             events.remove(0);
@@ -157,13 +156,13 @@ impl Service {
     ) -> Result<Vec<EventView>, ServiceError> {
         let job = self.visible_job(caller, job_id).await?;
         let limit = limit.clamp(1, MAX_EVENTS);
-        Ok(
-            queue::task_last_output(&self.store, &job.id, task_id, limit)
-                .await?
-                .into_iter()
-                .map(EventView::from)
-                .collect(),
-        )
+        Ok(self
+            .queue
+            .task_last_output(&job.id, task_id, limit)
+            .await?
+            .into_iter()
+            .map(EventView::from)
+            .collect())
     }
 
     /// The id of the job's newest event (0 before its first).
@@ -173,7 +172,7 @@ impl Service {
         id: &JobId,
     ) -> Result<i64, ServiceError> {
         let job = self.visible_job(caller, id).await?;
-        Ok(queue::last_event_id(&self.store, &job.id).await?)
+        Ok(self.queue.last_event_id(&job.id).await?)
     }
 
     /// The task DAG the job runs: each task with the tasks it waits for (task
@@ -184,7 +183,7 @@ impl Service {
         id: &JobId,
     ) -> Result<domain::plan::TaskDag, ServiceError> {
         let job = self.visible_job(caller, id).await?;
-        Ok(queue::job_plan(&self.store, &job.id).await?)
+        Ok(self.queue.job_plan(&job.id).await?)
     }
 
     /// The attempts of one of the job's tasks.
@@ -195,7 +194,7 @@ impl Service {
         task_id: &TaskRecordId,
     ) -> Result<Vec<AttemptView>, ServiceError> {
         let job = self.visible_job(caller, job_id).await?;
-        let belongs = match queue::task_job_id(&self.store, task_id).await {
+        let belongs = match self.queue.task_job_id(task_id).await {
             Ok(owner) => owner == job.id,
             Err(queue::QueueError::NotFound(_)) => false,
             Err(error) => return Err(error.into()),
@@ -203,7 +202,9 @@ impl Service {
         if !belongs {
             return Err(ServiceError::NotFound(format!("task {task_id:?}")));
         }
-        Ok(queue::task_attempts(&self.store, task_id)
+        Ok(self
+            .queue
+            .task_attempts(task_id)
             .await?
             .into_iter()
             .map(AttemptView::from)
@@ -224,13 +225,13 @@ impl Service {
             )));
         }
         let job = self.visible_job(caller, id).await?;
-        Ok(
-            queue::events_after(&self.store, &job.id, after.max(0), limit)
-                .await?
-                .into_iter()
-                .map(EventView::from)
-                .collect(),
-        )
+        Ok(self
+            .queue
+            .events_after(&job.id, after.max(0), limit)
+            .await?
+            .into_iter()
+            .map(EventView::from)
+            .collect())
     }
 
     /// The job's last `limit` events (oldest first), and whether older ones exist.
@@ -242,7 +243,7 @@ impl Service {
     ) -> Result<(Vec<EventView>, bool), ServiceError> {
         let job = self.visible_job(caller, id).await?;
         let limit = limit.max(1);
-        let mut events = queue::last_events(&self.store, &job.id, limit + 1).await?;
+        let mut events = self.queue.last_events(&job.id, limit + 1).await?;
         let truncated = events.len() as i64 > limit;
         if truncated {
             events.remove(0);
@@ -253,19 +254,19 @@ impl Service {
     /// Stops the job: running steps are killed, nothing new starts. Idempotent.
     pub async fn cancel_job(&self, caller: &Caller, id: &JobId) -> Result<JobView, ServiceError> {
         let job = self.visible_job(caller, id).await?;
-        queue::cancel_job(&self.store, &job.id, now_ms()).await?;
+        self.queue.cancel_job(&job.id, now_ms()).await?;
         self.audit_job(caller, &job, AuditAction::JobCancel).await;
-        Ok(queue::job(&self.store, &job.id).await?.into())
+        Ok(self.queue.job(&job.id).await?.into())
     }
 
     /// Runs a failed or cancelled job again from where it stopped. Idempotent.
     pub async fn retry_job(&self, caller: &Caller, id: &JobId) -> Result<JobView, ServiceError> {
         let job = self.visible_job(caller, id).await?;
         self.check_retry_credentials(caller, &job).await?;
-        queue::retry_job(&self.store, &job.id, now_ms()).await?;
+        self.queue.retry_job(&job.id, now_ms()).await?;
         self.wake_workers();
         self.audit_job(caller, &job, AuditAction::JobRetry).await;
-        Ok(queue::job(&self.store, &job.id).await?.into())
+        Ok(self.queue.job(&job.id).await?.into())
     }
 
     async fn audit_job(&self, caller: &Caller, job: &Job, action: AuditAction) {

@@ -73,6 +73,6 @@ impl Service {
 
     pub async fn activity(&self, caller: &Caller) -> Result<ActivityView, ServiceError> {
         caller.require_tenant_admin(caller.tenant_id())?;
-        Ok(crate::queue::tenant_activity(&self.store, caller.tenant_id()).await?)
+        Ok(self.queue.tenant_activity(caller.tenant_id()).await?)
     }
 }

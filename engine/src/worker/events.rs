@@ -13,8 +13,8 @@
 
 use tokio::sync::{mpsc, oneshot};
 
-use crate::queue::{self, NewEvent};
-use crate::store::{now_ms, Store};
+use crate::queue::{NewEvent, Queue};
+use crate::store::now_ms;
 
 /// Events written in one transaction at most (the queue splits it into statements).
 const WRITE_BATCH: usize = 2_048;
@@ -33,11 +33,11 @@ struct Handover {
 impl EventWriter {
     /// Starts the writer; it stops once every clone of the returned handle is gone
     /// and what they handed over is written.
-    pub(super) fn start(store: Store) -> (Self, tokio::task::JoinHandle<()>) {
+    pub(super) fn start(queue: Queue) -> (Self, tokio::task::JoinHandle<()>) {
         let (sender, receiver) = mpsc::unbounded_channel();
         (
             Self { sender },
-            tokio::spawn(write_batches(store, receiver)),
+            tokio::spawn(write_batches(queue, receiver)),
         )
     }
 
@@ -69,7 +69,7 @@ impl EventWriter {
     }
 }
 
-async fn write_batches(store: Store, mut handovers: mpsc::UnboundedReceiver<Handover>) {
+async fn write_batches(queue: Queue, mut handovers: mpsc::UnboundedReceiver<Handover>) {
     while let Some(first) = handovers.recv().await {
         let mut events = first.events;
         let mut waiting = vec![first.written];
@@ -84,13 +84,14 @@ async fn write_batches(store: Store, mut handovers: mpsc::UnboundedReceiver<Hand
         }
         // Stamped when handed over, not when an outage let them through.
         let at_ms = now_ms();
+        let reachability = queue.store().reachability();
         let mut failures = 0;
         loop {
-            match queue::append_events(&store, &events, at_ms).await {
-                Ok(()) => store.reachability().answered(),
+            match queue.append_events(&events, at_ms).await {
+                Ok(()) => reachability.answered(),
                 Err(error) if error.is_unreachable() => {
                     failures += 1;
-                    store.reachability().lost(&error);
+                    reachability.lost(&error);
                     tokio::time::sleep(super::unreachable_backoff(failures)).await;
                     continue;
                 }

@@ -15,7 +15,7 @@ use tokio::sync::{watch, Notify};
 
 use crate::execute::Executor;
 use crate::provider::NodeRecord;
-use crate::queue::{self, WorkerScope};
+use crate::queue::{Queue, WorkerScope};
 use crate::store::clusters::nodes::{Node, NodeRow};
 use crate::store::{now_ms, Store};
 
@@ -80,7 +80,7 @@ pub(super) async fn run(
     let mut last_prune = None;
     let mut last_audit_prune = None;
     while super::next_turn(every, &mut stopped).await {
-        sweep(executor.store(), &wake).await;
+        sweep(executor.queue(), &wake).await;
         if let HistoryRetention::For(keep) = retentions.history {
             if retentions.history.prune_due(last_prune, Instant::now()) {
                 last_prune = Some(Instant::now());
@@ -122,8 +122,9 @@ async fn prune(store: &Store, keep: Duration) {
 }
 
 /// One round: expired task leases, then cluster leases, then approvals.
-pub async fn sweep(store: &Store, wake: &Notify) {
-    match queue::requeue_expired(store, now_ms()).await {
+pub async fn sweep(queue: &Queue, wake: &Notify) {
+    let store = queue.store();
+    match queue.requeue_expired(now_ms()).await {
         Ok(expired) if !expired.is_empty() => {
             crate::metrics::record_expired_leases(expired.len());
             for task in &expired {
@@ -144,7 +145,7 @@ pub async fn sweep(store: &Store, wake: &Notify) {
                 .failed("requeueing expired leases", &error, error.is_unreachable())
         }
     }
-    match crate::operations::lease::sweep(store, now_ms()).await {
+    match crate::operations::lease::sweep(queue, now_ms()).await {
         Ok(done) if done.stopped + done.deleted > 0 => {
             tracing::info!(
                 stopped = done.stopped,

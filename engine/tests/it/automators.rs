@@ -12,7 +12,7 @@ use crate::lab::Lab;
 use domain::names::{ClusterName, TemplateName};
 use domain::solver::SolveRequest;
 use engine::operations::{create_cluster, preview_create, CreateRequest, OperationError};
-use engine::queue::{self, JobId, JobState, SubmitOptions, TaskState};
+use engine::queue::{JobId, JobState, SubmitOptions, TaskState};
 use engine::resources::ResourceKind;
 use engine::service::ServiceError;
 use engine::store::tenants::DEFAULT_TENANT_ID;
@@ -60,8 +60,8 @@ fn tgz(folder: &str) -> Vec<u8> {
 /// Every line the job's tasks wrote, stdout and stderr.
 async fn job_output(lab: &Lab, job_id: &JobId) -> String {
     let mut text = String::new();
-    for task in queue::job_tasks(&lab.store, job_id).await.unwrap() {
-        for attempt in queue::task_attempts(&lab.store, &task.id).await.unwrap() {
+    for task in lab.queue.job_tasks(job_id).await.unwrap() {
+        for attempt in lab.queue.task_attempts(&task.id).await.unwrap() {
             text.push_str(&attempt.stdout);
             text.push_str(&attempt.stderr);
         }
@@ -150,11 +150,11 @@ async fn ansible_and_puppet_write_exact_values_and_serve(backend: Backend) {
     assert!(answer.ends_with(GREETING), "{answer}");
 
     // What a step costs with each automator (for the record, not a check).
-    for task in queue::job_tasks(&lab.store, &job).await.unwrap() {
+    for task in lab.queue.job_tasks(&job).await.unwrap() {
         let Some(service) = &task.service else {
             continue;
         };
-        for attempt in queue::task_attempts(&lab.store, &task.id).await.unwrap() {
+        for attempt in lab.queue.task_attempts(&task.id).await.unwrap() {
             eprintln!(
                 "automator_step node={} service={service} action={} ms={}",
                 task.node,
@@ -189,12 +189,12 @@ async fn a_failing_playbook_names_its_task(backend: Backend) {
     let lab = lab(backend).await;
     let (_cluster, job) = lab.create_from("broken", "broken", 1).await;
     assert_eq!(lab.wait(&job, JOB_LIMIT).await, JobState::Failed);
-    let tasks = queue::job_tasks(&lab.store, &job).await.unwrap();
+    let tasks = lab.queue.job_tasks(&job).await.unwrap();
     let failed = tasks
         .iter()
         .find(|task| task.state == TaskState::Failed)
         .unwrap();
-    let attempts = queue::task_attempts(&lab.store, &failed.id).await.unwrap();
+    let attempts = lab.queue.task_attempts(&failed.id).await.unwrap();
     let error = attempts.last().unwrap().error.clone().unwrap();
     assert!(
         error.contains("broken install")
@@ -204,7 +204,7 @@ async fn a_failing_playbook_names_its_task(backend: Backend) {
     let output = job_output(&lab, &job).await;
     assert!(output.contains("fatal: ["), "{output}");
     // The job's error, which `corral job show` and the job page's failure panel show.
-    let job_error = queue::job(&lab.store, &job).await.unwrap().error.unwrap();
+    let job_error = lab.queue.job(&job).await.unwrap().error.unwrap();
     assert!(
         job_error.contains("failed at Ansible task \"Check the impossible\""),
         "{job_error}"
@@ -237,7 +237,7 @@ async fn chef_solo_is_refused_before_anything_is_made(backend: Backend) {
         details[0].path,
         "services.legacy.provisioner.actions.install.type"
     );
-    let submitted = create_cluster(&lab.store, &request, SubmitOptions::default(), now_ms()).await;
+    let submitted = create_cluster(&lab.queue, &request, SubmitOptions::default(), now_ms()).await;
     assert!(submitted.is_err());
     assert!(lab
         .store

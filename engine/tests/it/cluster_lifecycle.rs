@@ -127,9 +127,9 @@ async fn five_node_cluster_lives_and_dies(backend: Backend) {
 
     // Refused removals name why, and store nothing.
     let refuse = |change: ClusterChange| {
-        let store = lab.store.clone();
+        let queue = lab.queue.clone();
         let shrunk = shrunk.clone();
-        async move { preview_change(&store, &shrunk, &change).await.unwrap_err() }
+        async move { preview_change(&queue, &shrunk, &change).await.unwrap_err() }
     };
     let error = refuse(ClusterChange::RemoveNodes {
         which: NodesToRemove::Named(BTreeSet::from([web_numbers[0]])),

@@ -21,7 +21,7 @@ use crate::lab::Lab;
 use engine::execute::node_id;
 use engine::operations::ClusterChange;
 use engine::provider::LocalProvider;
-use engine::queue::{self, JobId, JobState, TaskRecord, TaskRecordId, TaskState};
+use engine::queue::{JobId, JobState, TaskRecord, TaskRecordId, TaskState};
 use engine::resources::ResourceKind;
 use engine::store::Backend;
 
@@ -89,7 +89,7 @@ async fn lab(backend: Backend) -> Lab {
 async fn running_start_of(lab: &Lab, job: &JobId, service: &str) -> TaskRecord {
     let started = Instant::now();
     loop {
-        let tasks = queue::job_tasks(&lab.store, job).await.unwrap();
+        let tasks = lab.queue.job_tasks(job).await.unwrap();
         if let Some(task) = tasks.into_iter().find(|task| {
             task.service.as_ref().is_some_and(|s| s.as_str() == service)
                 && task.action == domain::plan::Action::Start
@@ -190,7 +190,7 @@ async fn a_cut_session_is_retried_when_the_step_may_be_repeated_else_fails_the_j
         .await;
     let slow = cut_the_session_of(&lab, &cluster.id, &job, "slow").await;
     assert_eq!(lab.wait(&job, JOB_LIMIT).await, JobState::Succeeded);
-    let attempts = queue::task_attempts(&lab.store, &slow.id).await.unwrap();
+    let attempts = lab.queue.task_attempts(&slow.id).await.unwrap();
     let node = node_id(&cluster.id, slow.node);
     assert_eq!(attempts.len(), 2, "{attempts:#?}");
     assert_eq!(attempts[0].outcome, "ready", "the cut attempt is retried");
@@ -221,10 +221,10 @@ async fn a_cut_session_is_retried_when_the_step_may_be_repeated_else_fails_the_j
         .await;
     let once = cut_the_session_of(&lab, &cluster.id, &job, "once").await;
     assert_eq!(lab.wait(&job, JOB_LIMIT).await, JobState::Failed);
-    let attempts = queue::task_attempts(&lab.store, &once.id).await.unwrap();
+    let attempts = lab.queue.task_attempts(&once.id).await.unwrap();
     assert_eq!(attempts.len(), 1, "{attempts:#?}");
     assert_eq!(attempts[0].outcome, "failed");
-    let error = queue::job(&lab.store, &job).await.unwrap().error.unwrap();
+    let error = lab.queue.job(&job).await.unwrap().error.unwrap();
     let node = node_id(&cluster.id, once.node);
     assert!(
         error.contains(&format!("{}-start-once", once.node)) && error.contains(&node),
@@ -232,14 +232,15 @@ async fn a_cut_session_is_retried_when_the_step_may_be_repeated_else_fails_the_j
     );
     // A retry of the job (the user's call) runs it again, to its end.
     assert_eq!(
-        queue::retry_job(&lab.store, &job, engine::store::now_ms())
+        lab.queue
+            .retry_job(&job, engine::store::now_ms())
             .await
             .unwrap(),
         JobState::Running
     );
     lab.wake();
     assert_eq!(lab.wait(&job, JOB_LIMIT).await, JobState::Succeeded);
-    let attempts = queue::task_attempts(&lab.store, &once.id).await.unwrap();
+    let attempts = lab.queue.task_attempts(&once.id).await.unwrap();
     assert_eq!(attempts.last().unwrap().outcome, "succeeded");
 }
 
@@ -280,7 +281,7 @@ async fn a_node_that_stops_answering_fails_its_step_after_the_timeout_naming_the
 
     assert_eq!(lab.wait(&job, JOB_LIMIT).await, JobState::Failed);
     let node = node_id(&cluster.id, hang.node);
-    let attempts = queue::task_attempts(&lab.store, &hang.id).await.unwrap();
+    let attempts = lab.queue.task_attempts(&hang.id).await.unwrap();
     assert_eq!(attempts.len(), 3, "retried per policy: {attempts:#?}");
     for attempt in &attempts {
         assert_ne!(attempt.outcome, "succeeded");
@@ -304,13 +305,13 @@ async fn a_node_that_stops_answering_fails_its_step_after_the_timeout_naming_the
         errors[2].contains("handshake") && errors[2].contains("3s"),
         "a new connection gets no handshake: {errors:?}"
     );
-    let error = queue::job(&lab.store, &job).await.unwrap().error.unwrap();
+    let error = lab.queue.job(&job).await.unwrap().error.unwrap();
     assert!(error.contains(&node), "{error}");
 
     // The other node's step ran three leases long, in one attempt, and succeeded.
     let long_end = wait_for_end(&lab, &job, &long.id).await;
     assert_eq!(long_end, TaskState::Succeeded);
-    let attempts = queue::task_attempts(&lab.store, &long.id).await.unwrap();
+    let attempts = lab.queue.task_attempts(&long.id).await.unwrap();
     assert_eq!(attempts.len(), 1, "{attempts:#?}");
     assert!(attempts[0].finished_at_ms - attempts[0].started_at_ms >= 12_000);
 }
@@ -319,7 +320,9 @@ async fn a_node_that_stops_answering_fails_its_step_after_the_timeout_naming_the
 async fn wait_for_end(lab: &Lab, job: &JobId, task_id: &TaskRecordId) -> TaskState {
     let started = Instant::now();
     loop {
-        let task = queue::job_tasks(&lab.store, job)
+        let task = lab
+            .queue
+            .job_tasks(job)
             .await
             .unwrap()
             .into_iter()

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use crate::lab::Lab;
 use engine::operations::ClusterChange;
-use engine::queue::{self, JobState};
+use engine::queue::JobState;
 use engine::store::clusters::Cluster;
 use engine::store::Backend;
 use sha2::Digest;
@@ -861,7 +861,7 @@ async fn a_removed_container_is_healed_and_too_many_are_not() {
             started.elapsed() < Duration::from_secs(90),
             "no heal job within 90 s"
         );
-        let jobs = queue::cluster_jobs(&lab.store, &cluster.id).await.unwrap();
+        let jobs = lab.queue.cluster_jobs(&cluster.id).await.unwrap();
         if let Some(heal) = jobs
             .iter()
             .find(|job| job.operation == api_types::Operation::ReplaceNodes)
@@ -928,7 +928,7 @@ async fn a_removed_container_is_healed_and_too_many_are_not() {
     }
     // A few more heal rounds: still no new job.
     tokio::time::sleep(engine::heal::EVERY * 3).await;
-    let jobs = queue::cluster_jobs(&lab.store, &cluster.id).await.unwrap();
+    let jobs = lab.queue.cluster_jobs(&cluster.id).await.unwrap();
     assert_eq!(
         jobs.iter()
             .filter(|job| job.operation == api_types::Operation::ReplaceNodes)

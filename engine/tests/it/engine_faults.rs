@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use crate::lab::Lab;
 use engine::operations::{ClusterChange, ClusterState};
 use engine::provider::{DockerNodeState, DockerProvider, NodeImage, NodeRecord};
-use engine::queue::{self, JobId, JobState};
+use engine::queue::{JobId, JobState};
 use engine::resources::ResourceKind;
 use engine::store::Backend;
 
@@ -232,10 +232,10 @@ async fn check_nodes(
 /// How many of the job's tasks needed more than one attempt (their errors printed).
 async fn retried_tasks(lab: &Lab, job: &JobId) -> usize {
     let mut retried = 0;
-    for task in queue::job_tasks(&lab.store, job).await.unwrap() {
+    for task in lab.queue.job_tasks(job).await.unwrap() {
         if task.attempts > 1 {
             retried += 1;
-            for attempt in queue::task_attempts(&lab.store, &task.id).await.unwrap() {
+            for attempt in lab.queue.task_attempts(&task.id).await.unwrap() {
                 eprintln!(
                     "{}-{} attempt {}: {:?}",
                     task.node, task.action, attempt.attempt, attempt.error
@@ -308,7 +308,7 @@ async fn a_docker_create_survives_a_restarted_engine_and_fails_naming_a_stopped_
     dockerd.kill();
     let (cluster, job) = lab.create("stopped", 2).await;
     assert_eq!(lab.wait(&job, JOB_LIMIT).await, JobState::Failed);
-    let error = queue::job(&lab.store, &job).await.unwrap().error.unwrap();
+    let error = lab.queue.job(&job).await.unwrap().error.unwrap();
     assert!(
         error.contains(&format!("the Docker engine at {}", dockerd.endpoint()))
             && error.contains("is dockerd running?"),
@@ -317,7 +317,8 @@ async fn a_docker_create_survives_a_restarted_engine_and_fails_naming_a_stopped_
     // Back again: a retry of the job makes the cluster.
     dockerd.run("start", Some(POOL));
     assert_eq!(
-        queue::retry_job(&lab.store, &job, engine::store::now_ms())
+        lab.queue
+            .retry_job(&job, engine::store::now_ms())
             .await
             .unwrap(),
         JobState::Running

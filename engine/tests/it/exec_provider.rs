@@ -857,12 +857,13 @@ async fn a_dedicated_worker_adopts_only_its_tenants_nodes() {
     assert!(!dedicated.contains("other-node"), "{dedicated}");
 }
 
-/// An executor whose only provider is the exec provider over `plugin_dir`.
+/// An executor whose only provider is the exec provider over `plugin_dir`: a worker
+/// process's, with its own queue.
 fn exec_executor(store: Store, plugin_dir: &Path, keys: &Path) -> engine::execute::Executor {
     use engine::execute::{Executor, ExecutorSettings, Providers};
     let exec = ExecProvider::new(store.clone(), plugin_dir, keys).unwrap();
     Executor::new(
-        store,
+        engine::queue::Queue::new(store),
         Providers::new().with(std::sync::Arc::new(exec)),
         std::sync::Arc::new(SessionPool::new(PoolConfig::default())),
         engine::resources::ResourceFiles::in_directory(keys.join("resources")),
@@ -891,7 +892,7 @@ const MARK_PLAYBOOK: &str = r#"- name: Mark
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ansible_refuses_exec_nodes_that_share_the_old_client_key() {
     use engine::operations::ClusterChange;
-    use engine::queue::{self, JobState};
+    use engine::queue::JobState;
     use engine::resources::ResourceKind;
     use engine::store::clusters::nodes::NodeRow;
 
@@ -975,8 +976,8 @@ async fn ansible_refuses_exec_nodes_that_share_the_old_client_key() {
     assert_eq!(lab.wait(&refused, JOB_LIMIT).await, JobState::Failed);
     let mut errors = String::new();
     let mut output = String::new();
-    for task in queue::job_tasks(&lab.store, &refused).await.unwrap() {
-        for attempt in queue::task_attempts(&lab.store, &task.id).await.unwrap() {
+    for task in lab.queue.job_tasks(&refused).await.unwrap() {
+        for attempt in lab.queue.task_attempts(&task.id).await.unwrap() {
             errors.push_str(attempt.error.as_deref().unwrap_or_default());
             output.push_str(&attempt.stdout);
             output.push_str(&attempt.stderr);

@@ -34,14 +34,14 @@ async fn a_node_lost_mid_step_fails_then_resumes(backend: Backend) {
     assert!(LocalProvider::kill_everything_under(&node_dir) > 0);
 
     assert_eq!(lab.wait(&job, JOB_LIMIT).await, JobState::Failed);
-    let failed = queue::job(&lab.store, &job).await.unwrap();
+    let failed = lab.queue.job(&job).await.unwrap();
     let error = failed.error.unwrap();
     let label = format!("{}-start-slow", slow.node);
     assert!(
         error.contains(&label),
         "the error names node and step: {error}"
     );
-    let attempts = queue::task_attempts(&lab.store, &slow.id).await.unwrap();
+    let attempts = lab.queue.task_attempts(&slow.id).await.unwrap();
     assert_eq!(
         attempts.len(),
         3,
@@ -66,14 +66,15 @@ async fn a_node_lost_mid_step_fails_then_resumes(backend: Backend) {
         .await
         .unwrap();
     assert_eq!(
-        queue::retry_job(&lab.store, &job, engine::store::now_ms())
+        lab.queue
+            .retry_job(&job, engine::store::now_ms())
             .await
             .unwrap(),
         JobState::Running
     );
     lab.wake();
     assert_eq!(lab.wait(&job, JOB_LIMIT).await, JobState::Succeeded);
-    let tasks = queue::job_tasks(&lab.store, &job).await.unwrap();
+    let tasks = lab.queue.job_tasks(&job).await.unwrap();
     assert!(tasks.iter().all(|task| task.state == TaskState::Succeeded));
     assert_eq!(
         lab.store.cluster(&cluster.id).await.unwrap().state,
@@ -107,8 +108,8 @@ async fn a_restarted_pool_adopts_its_nodes_before_running_their_tasks(backend: B
         .map(|node| node.updated_at_ms)
         .max()
         .unwrap();
-    for task in queue::job_tasks(&lab.store, &job).await.unwrap() {
-        let attempts = queue::task_attempts(&lab.store, &task.id).await.unwrap();
+    for task in lab.queue.job_tasks(&job).await.unwrap() {
+        let attempts = lab.queue.task_attempts(&task.id).await.unwrap();
         assert_eq!(attempts.len(), 1, "task {}: {attempts:?}", task.number.0);
         assert!(
             attempts[0].started_at_ms >= adopted_ms,
@@ -144,13 +145,15 @@ async fn a_forced_delete_passes_over_steps_that_cannot_run(backend: Backend) {
         .change(&cluster.id, ClusterChange::Delete { force: true })
         .await;
     assert_eq!(lab.wait(&job, JOB_LIMIT).await, JobState::Succeeded);
-    assert!(queue::job(&lab.store, &job).await.unwrap().forced);
+    assert!(lab.queue.job(&job).await.unwrap().forced);
     assert_eq!(
         lab.store.cluster(&cluster.id).await.unwrap().state,
         ClusterState::Deleted
     );
     assert_eq!(lab.live_processes(), Vec::<i32>::new());
-    let passed_over = queue::events_after(&lab.store, &job, 0, 10_000)
+    let passed_over = lab
+        .queue
+        .events_after(&job, 0, 10_000)
         .await
         .unwrap()
         .into_iter()
@@ -158,7 +161,7 @@ async fn a_forced_delete_passes_over_steps_that_cannot_run(backend: Backend) {
         .count();
     assert!(passed_over > 0, "the passed-over steps are reported");
     // And they end `skipped`: the lost node's stop did not happen, and says so.
-    let tasks = queue::job_tasks(&lab.store, &job).await.unwrap();
+    let tasks = lab.queue.job_tasks(&job).await.unwrap();
     let skipped: Vec<String> = tasks
         .iter()
         .filter(|task| task.state == TaskState::Skipped)
@@ -175,7 +178,7 @@ async fn a_forced_delete_passes_over_steps_that_cannot_run(backend: Backend) {
     assert!(tasks
         .iter()
         .all(|task| matches!(task.state, TaskState::Succeeded | TaskState::Skipped)));
-    let job_view = queue::job(&lab.store, &job).await.unwrap();
+    let job_view = lab.queue.job(&job).await.unwrap();
     assert_eq!(job_view.state, JobState::Succeeded);
 }
 
@@ -203,7 +206,9 @@ async fn an_expired_lease_forces_a_delete_that_failed(backend: Backend) {
         ClusterState::Deleted
     );
     assert_eq!(lab.live_processes(), Vec::<i32>::new());
-    let jobs: Vec<(api_types::Operation, bool)> = queue::cluster_jobs(&lab.store, &cluster.id)
+    let jobs: Vec<(api_types::Operation, bool)> = lab
+        .queue
+        .cluster_jobs(&cluster.id)
         .await
         .unwrap()
         .into_iter()
@@ -219,7 +224,7 @@ async fn an_expired_lease_forces_a_delete_that_failed(backend: Backend) {
     );
     let later = engine::store::now_ms();
     assert_eq!(
-        engine::operations::lease::sweep(&lab.store, later)
+        engine::operations::lease::sweep(&lab.queue, later)
             .await
             .unwrap(),
         engine::operations::lease::LeaseSweep::default(),
@@ -231,8 +236,8 @@ async fn an_expired_lease_forces_a_delete_that_failed(backend: Backend) {
 async fn wait_for_delete(lab: &Lab, cluster_id: &str, forced: bool) -> JobId {
     let started = Instant::now();
     loop {
-        if let Some((id, _, layouts)) = queue::newest_job(&lab.store, cluster_id).await.unwrap() {
-            let job = queue::job(&lab.store, &id).await.unwrap();
+        if let Some((id, _, layouts)) = lab.queue.newest_job(cluster_id).await.unwrap() {
+            let job = lab.queue.job(&id).await.unwrap();
             if job.operation == api_types::Operation::Delete && layouts.forced == forced {
                 return id;
             }
@@ -248,7 +253,7 @@ async fn wait_for_delete(lab: &Lab, cluster_id: &str, forced: bool) -> JobId {
 async fn wait_for_running_slow_step(lab: &Lab, job: &JobId) -> queue::TaskRecord {
     let started = Instant::now();
     loop {
-        let tasks = queue::job_tasks(&lab.store, job).await.unwrap();
+        let tasks = lab.queue.job_tasks(job).await.unwrap();
         if let Some(task) = tasks.into_iter().find(|task| {
             task.service.as_ref().is_some_and(|s| s.as_str() == "slow")
                 && task.action == domain::plan::Action::Start

@@ -18,7 +18,7 @@ use engine::provider::{
     DockerProvider, ExecProvider, LocalProvider, NodeImage, NodeProvider, NodeRecord, NodeSpec,
     SshPoolProvider,
 };
-use engine::queue::{self, JobId, JobState, SubmitOptions};
+use engine::queue::{self, JobId, JobState, Queue, SubmitOptions};
 use engine::resources::{ResourceFiles, ResourceKind, Upload};
 use engine::ssh::{PoolConfig, SessionPool};
 use engine::store::clusters::Cluster;
@@ -34,6 +34,8 @@ const IMAGE_LIMIT: Duration = Duration::from_secs(900);
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata/lifecycle");
 
 pub struct Lab {
+    /// The lab's one queue (the process's, as a server has one), and its store.
+    pub queue: Queue,
     pub store: Store,
     pub nodes_dir: PathBuf,
     pub executor: Executor,
@@ -224,8 +226,9 @@ impl Lab {
         let nodes_dir = nodes.path().canonicalize().unwrap();
         let pool_keys = tempfile::tempdir().unwrap();
         let pool_keys_dir = pool_keys.path().join("keys");
+        let queue = Queue::new(store.clone());
         let executor = executor(
-            &store,
+            &queue,
             &nodes_dir,
             &pool_keys_dir,
             resources,
@@ -234,6 +237,7 @@ impl Lab {
         );
         let pool = WorkerPool::start(executor.clone(), settings.clone());
         Self {
+            queue,
             store,
             nodes_dir,
             executor,
@@ -332,7 +336,7 @@ impl Lab {
             solve,
             config: serde_json::Map::new(),
         };
-        let created = create_cluster(&self.store, &request, SubmitOptions::default(), now_ms())
+        let created = create_cluster(&self.queue, &request, SubmitOptions::default(), now_ms())
             .await
             .unwrap();
         self.wake();
@@ -341,7 +345,7 @@ impl Lab {
 
     pub async fn change(&self, cluster_id: &str, change: ClusterChange) -> JobId {
         let job = submit_change(
-            &self.store,
+            &self.queue,
             cluster_id,
             &change,
             None,
@@ -364,7 +368,7 @@ impl Lab {
     pub async fn wait(&self, job_id: &JobId, limit: Duration) -> JobState {
         let started = Instant::now();
         loop {
-            let job = queue::job(&self.store, job_id).await.unwrap();
+            let job = self.queue.job(job_id).await.unwrap();
             if !job.state.is_active() && job.state != JobState::Cancelling {
                 if job.state != JobState::Succeeded {
                     self.print_failures(job_id, job.error.as_deref()).await;
@@ -372,7 +376,7 @@ impl Lab {
                 return job.state;
             }
             if started.elapsed() >= limit {
-                for task in queue::job_tasks(&self.store, job_id).await.unwrap() {
+                for task in self.queue.job_tasks(job_id).await.unwrap() {
                     eprintln!(
                         "task {} node {} {:?} {:?}: {} (attempts {})",
                         task.number.0,
@@ -383,10 +387,7 @@ impl Lab {
                         task.attempts
                     );
                 }
-                for event in queue::events_after(&self.store, job_id, 0, 10_000)
-                    .await
-                    .unwrap()
-                {
+                for event in self.queue.events_after(job_id, 0, 10_000).await.unwrap() {
                     eprintln!(
                         "event {} {:?} {}: {}",
                         event.id, event.task_id, event.kind, event.data
@@ -406,9 +407,9 @@ impl Lab {
 
     pub async fn print_failures(&self, job_id: &JobId, error: Option<&str>) {
         eprintln!("job {job_id} error: {error:?}");
-        for task in queue::job_tasks(&self.store, job_id).await.unwrap() {
+        for task in self.queue.job_tasks(job_id).await.unwrap() {
             if task.state == queue::TaskState::Failed {
-                for attempt in queue::task_attempts(&self.store, &task.id).await.unwrap() {
+                for attempt in self.queue.task_attempts(&task.id).await.unwrap() {
                     eprintln!(
                         "task {} attempt {}: {:?}\nstdout: {}\nstderr: {}",
                         task.number.0,
@@ -490,7 +491,7 @@ impl Lab {
     pub async fn restart_workers(&mut self) {
         self.stop_workers().await;
         self.executor = executor_with(
-            &self.store,
+            &self.queue,
             &self.nodes_dir,
             &self.pool_keys_dir,
             self.resource_files(),
@@ -550,7 +551,7 @@ async fn import_with_resources(
 }
 
 pub fn executor(
-    store: &Store,
+    queue: &Queue,
     nodes_dir: &std::path::Path,
     pool_keys_dir: &std::path::Path,
     resources: ResourceFiles,
@@ -558,7 +559,7 @@ pub fn executor(
     docker: Option<Arc<DockerProvider>>,
 ) -> Executor {
     executor_with(
-        store,
+        queue,
         nodes_dir,
         pool_keys_dir,
         resources,
@@ -570,7 +571,7 @@ pub fn executor(
 
 /// [`executor`], also with `exec` where given.
 pub fn executor_with(
-    store: &Store,
+    queue: &Queue,
     nodes_dir: &std::path::Path,
     pool_keys_dir: &std::path::Path,
     resources: ResourceFiles,
@@ -579,7 +580,7 @@ pub fn executor_with(
     exec: Option<Arc<ExecProvider>>,
 ) -> Executor {
     let local = Arc::new(local_provider(nodes_dir));
-    let ssh_pool = Arc::new(SshPoolProvider::new(store.clone(), pool_keys_dir).unwrap());
+    let ssh_pool = Arc::new(SshPoolProvider::new(queue.store().clone(), pool_keys_dir).unwrap());
     let mut providers = Providers::new().with(local).with(ssh_pool);
     if let Some(docker) = docker {
         providers = providers.with(docker);
@@ -588,7 +589,7 @@ pub fn executor_with(
         providers = providers.with(exec);
     }
     Executor::new(
-        store.clone(),
+        queue.clone(),
         providers,
         Arc::new(SessionPool::new(PoolConfig::default())),
         resources,

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use api_types::{LeaseExtension, Operation};
 use engine::operations::ClusterState;
 use engine::principal::Principal;
-use engine::queue::{self, JobState};
+use engine::queue::JobState;
 use engine::resources::{ResourceFiles, ResourceKind};
 use engine::service::{Caller, Service};
 use engine::store::now_ms;
@@ -57,8 +57,8 @@ async fn answers(address: &str) -> bool {
 async fn newest_job_ended(lab: &Lab, cluster_id: &str, operation: Operation) -> JobState {
     let started = Instant::now();
     loop {
-        if let Some((id, _, _)) = queue::newest_job(&lab.store, cluster_id).await.unwrap() {
-            if queue::job(&lab.store, &id).await.unwrap().operation == operation {
+        if let Some((id, _, _)) = lab.queue.newest_job(cluster_id).await.unwrap() {
+            if lab.queue.job(&id).await.unwrap().operation == operation {
                 return lab.wait(&id, JOB_LIMIT).await;
             }
         }
@@ -126,7 +126,7 @@ async fn a_lease_with_grace_stops_restarts_and_deletes(backend: Backend) {
 
     // Extending within the grace starts it again, through the service as the API does.
     let files = tempfile::tempdir().unwrap();
-    let service = Service::new(lab.store.clone(), ResourceFiles::in_directory(files.path()));
+    let service = Service::new(lab.queue.clone(), ResourceFiles::in_directory(files.path()));
     let owner = Caller::new(
         Principal {
             user_id: "u-grace".to_owned(),
@@ -168,7 +168,9 @@ async fn a_lease_with_grace_stops_restarts_and_deletes(backend: Backend) {
         ClusterState::Deleted
     );
     assert_eq!(lab.live_processes(), Vec::<i32>::new());
-    let jobs: Vec<Operation> = queue::cluster_jobs(&lab.store, &cluster.id)
+    let jobs: Vec<Operation> = lab
+        .queue
+        .cluster_jobs(&cluster.id)
         .await
         .unwrap()
         .into_iter()

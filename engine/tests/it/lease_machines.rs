@@ -79,8 +79,8 @@ async fn answers(address: &str) -> bool {
 async fn newest_job_ended(lab: &Lab, cluster_id: &str, operation: Operation) -> (JobId, JobState) {
     let started = Instant::now();
     loop {
-        if let Some((id, _, _)) = queue::newest_job(&lab.store, cluster_id).await.unwrap() {
-            if queue::job(&lab.store, &id).await.unwrap().operation == operation {
+        if let Some((id, _, _)) = lab.queue.newest_job(cluster_id).await.unwrap() {
+            if lab.queue.job(&id).await.unwrap().operation == operation {
                 let state = lab.wait(&id, JOB_LIMIT).await;
                 return (id, state);
             }
@@ -131,7 +131,7 @@ async fn published_port(lab: &Lab, container: &str) -> Option<u16> {
 /// The actions of a job's tasks, each with how many there are.
 async fn actions(lab: &Lab, job: &JobId) -> Vec<(Action, usize)> {
     let mut counted: Vec<(Action, usize)> = Vec::new();
-    for task in queue::job_tasks(&lab.store, job).await.unwrap() {
+    for task in lab.queue.job_tasks(job).await.unwrap() {
         assert_eq!(task.state, queue::TaskState::Succeeded, "{task:?}");
         match counted
             .iter_mut()
@@ -203,7 +203,7 @@ async fn a_lease_stop_stops_the_containers_and_its_extension_starts_them() {
 
     // Extending within the grace starts the containers, then the services.
     let files = tempfile::tempdir().unwrap();
-    let service = Service::new(lab.store.clone(), ResourceFiles::in_directory(files.path()));
+    let service = Service::new(lab.queue.clone(), ResourceFiles::in_directory(files.path()));
     let owner = Caller::new(
         Principal {
             user_id: "u-grace".to_owned(),
@@ -242,7 +242,9 @@ async fn a_lease_stop_stops_the_containers_and_its_extension_starts_them() {
     let (delete, state) = newest_job_ended(&lab, &kv.id, Operation::Delete).await;
     assert_eq!(state, JobState::Succeeded);
     assert_eq!(actions(&lab, &delete).await, [(Action::Delete, 1)]);
-    let jobs: Vec<Operation> = queue::cluster_jobs(&lab.store, &kv.id)
+    let jobs: Vec<Operation> = lab
+        .queue
+        .cluster_jobs(&kv.id)
         .await
         .unwrap()
         .into_iter()
@@ -261,7 +263,7 @@ async fn a_lease_stop_stops_the_containers_and_its_extension_starts_them() {
 
     // The extended cluster goes as usual.
     let job = engine::operations::submit_change(
-        &lab.store,
+        &lab.queue,
         &web.id,
         &ClusterChange::Delete { force: false },
         None,

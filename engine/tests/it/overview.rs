@@ -3,7 +3,7 @@
 
 use domain::plan::{Action, TaskDag};
 use engine::principal::Principal;
-use engine::queue::{self, ClaimLimits, Outcome, SubmitOptions};
+use engine::queue::{ClaimLimits, Outcome, Queue, SubmitOptions};
 use engine::resources::ResourceFiles;
 use engine::service::{Caller, Service, ServiceError};
 use engine::store::tenants::DEFAULT_TENANT_ID;
@@ -34,39 +34,42 @@ fn caller(role: Role) -> Caller {
 async fn activity_counts_jobs_running_tasks_and_failures(backend: Backend) {
     let db = TestDatabase::new(backend).await;
     let store = Store::open(&db.url).await.unwrap();
+    let queue = Queue::new(store.clone());
     let files = tempfile::tempdir().unwrap();
-    let service = Service::new(store.clone(), ResourceFiles::in_directory(files.path()));
+    let service = Service::new(queue.clone(), ResourceFiles::in_directory(files.path()));
     let cluster_id = store
         .create_cluster(&engine::testing::bare_cluster(DEFAULT_TENANT_ID, "c1"), 0)
         .await
         .unwrap()
         .id;
-    let job_id = queue::submit_job(
-        &store,
-        DEFAULT_TENANT_ID,
-        &cluster_id,
-        api_types::Operation::Create,
-        &dag(),
-        // One attempt, so the failure below is final.
-        &SubmitOptions {
-            max_attempts: 1,
-            ..SubmitOptions::default()
-        },
-        0,
-    )
-    .await
-    .unwrap();
+    let job_id = queue
+        .submit_job(
+            DEFAULT_TENANT_ID,
+            &cluster_id,
+            api_types::Operation::Create,
+            &dag(),
+            // One attempt, so the failure below is final.
+            &SubmitOptions {
+                max_attempts: 1,
+                ..SubmitOptions::default()
+            },
+            0,
+        )
+        .await
+        .unwrap();
     let admin = caller(Role::TenantAdmin);
 
     let before = service.activity(&admin).await.unwrap();
     assert_eq!(before.running_tasks, 0);
     assert!(before.failed_tasks.is_empty());
 
-    let first = queue::claim(&store, "w1", 10_000, ClaimLimits::default(), 1)
+    let first = queue
+        .claim("w1", 10_000, ClaimLimits::default(), 1)
         .await
         .unwrap()
         .unwrap();
-    let _second = queue::claim(&store, "w2", 10_000, ClaimLimits::default(), 1)
+    let _second = queue
+        .claim("w2", 10_000, ClaimLimits::default(), 1)
         .await
         .unwrap()
         .unwrap();
@@ -78,7 +81,8 @@ async fn activity_counts_jobs_running_tasks_and_failures(backend: Backend) {
         .iter()
         .any(|(state, count)| *state == engine::queue::JobState::Running && *count == 1));
 
-    queue::complete(&store, &first.lease(), &Outcome::failed("no capacity"), 2)
+    queue
+        .complete(&first.lease(), &Outcome::failed("no capacity"), 2)
         .await
         .unwrap();
     let failed = service.activity(&admin).await.unwrap();

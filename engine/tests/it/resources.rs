@@ -31,7 +31,7 @@ async fn a_worker_elsewhere_bootstraps_nodes_from_the_database(backend: Backend)
     std::fs::create_dir_all(cached.parent().unwrap()).unwrap();
     std::fs::write(&cached, "#!/bin/sh\nexit 42\n").unwrap();
     let executor = crate::lab::executor(
-        &lab.store,
+        &lab.queue,
         &lab.nodes_dir,
         &lab.pool_keys_dir,
         ResourceFiles::in_directory(cache.path()),
@@ -70,7 +70,7 @@ async fn a_seeded_tenant_gets_the_staged_scripts_its_catalog_runs(backend: Backe
     let lab = Lab::start(backend).await;
     let cache = tempfile::tempdir().unwrap();
     let resources = ResourceFiles::in_directory(cache.path());
-    let service = Service::new(lab.store.clone(), resources.clone());
+    let service = Service::new(lab.queue.clone(), resources.clone());
     let superadmin = Caller::new(
         Principal {
             user_id: "root-1".to_owned(),

@@ -7,7 +7,7 @@ use domain::names::{ClusterName, TemplateName};
 use domain::solver::SolveRequest;
 use engine::accounts::{create_user, Password};
 use engine::operations::{check_quota, create_cluster, preview_create, CreateRequest};
-use engine::queue::SubmitOptions;
+use engine::queue::{Queue, SubmitOptions};
 use engine::resources::ResourceFiles;
 use engine::service::{Service, ServiceError, ThrottleSettings};
 use engine::store::clusters::nodes::NodeRow;
@@ -31,7 +31,8 @@ async fn failed_logins_count_across_processes(backend: Backend) {
     let settings = ThrottleSettings::default();
     let dir = tempfile::tempdir().unwrap();
     let service = |store: Store| {
-        Service::new(store, ResourceFiles::in_directory(dir.path())).with_throttle(settings)
+        Service::new(Queue::new(store), ResourceFiles::in_directory(dir.path()))
+            .with_throttle(settings)
     };
     let (first, second) = (service(one), service(two));
     let wrong = Password::new("not the password");
@@ -130,8 +131,9 @@ async fn nodes_left_by_a_cancelled_create_count_toward_the_quota(backend: Backen
     let db = TestDatabase::new(backend).await;
     let store = open(&db).await;
     let tenant = tenant_with_catalog(&store, "thrifty", &["local"], Some(2)).await;
+    let queue = Queue::new(store.clone());
     let (cluster, job) = create_cluster(
-        &store,
+        &queue,
         &request(&tenant, "first", 2),
         SubmitOptions::default(),
         0,
@@ -217,8 +219,9 @@ async fn a_docker_hardware_type_above_the_operators_maximum_is_refused_at_previe
         ServiceError::from(refused),
         ServiceError::Invalid { .. }
     ));
+    let queue = Queue::new(store.clone());
     let refused = create_cluster(
-        &store,
+        &queue,
         &request(&tenant.id, "huge", 2),
         SubmitOptions::default(),
         0,

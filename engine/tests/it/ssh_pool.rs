@@ -15,7 +15,7 @@ use engine::execute::{Executor, ExecutorSettings, Providers};
 use engine::operations::ClusterChange;
 use engine::principal::Principal;
 use engine::provider::{NodeProvider, NodeRecord, NodeSpec, ProviderError, SshPoolProvider};
-use engine::queue::{self, JobState};
+use engine::queue::{JobState, Queue};
 use engine::resources::ResourceFiles;
 use engine::service::{
     Caller, PageRequest, PoolHostRequest, PoolHostUpdate, PoolHostView, Service, ServiceError,
@@ -40,10 +40,10 @@ fn admin() -> Caller {
     )
 }
 
-fn service(store: &Store) -> Service {
+fn service(queue: &Queue) -> Service {
     // Pool hosts touch no plugin resources; the directory only has to exist.
     Service::new(
-        store.clone(),
+        queue.clone(),
         ResourceFiles::in_directory(std::env::temp_dir()),
     )
 }
@@ -142,7 +142,7 @@ async fn hosts(service: &Service) -> Vec<PoolHostView> {
 async fn a_cluster_is_built_on_pool_hosts_and_returns_them(backend: Backend) {
     let lab = Lab::start(backend).await;
     import_pooled_catalog(&lab.store).await;
-    let service = service(&lab.store);
+    let service = service(&lab.queue);
     for view in register_machines(&lab, &service, 3).await {
         assert_eq!(view.state, PoolHostState::Free);
         assert!(view.client_public_key.starts_with("ssh-ed25519 "));
@@ -240,7 +240,7 @@ async fn a_cluster_is_built_on_pool_hosts_and_returns_them(backend: Backend) {
 
 async fn two_workers_never_lend_one_host_twice(backend: Backend) {
     let lab = Lab::start(backend).await;
-    let service = service(&lab.store);
+    let service = service(&lab.queue);
     let machine = lab.pool_machine("machine").await;
     for index in 0..4u16 {
         // Distinct registrations; no connection is made by a check-out.
@@ -327,7 +327,7 @@ async fn two_workers_never_lend_one_host_twice(backend: Backend) {
 async fn a_worker_on_another_machine_runs_steps_on_pool_nodes(backend: Backend) {
     let mut lab = Lab::start(backend).await;
     import_pooled_catalog(&lab.store).await;
-    let service = service(&lab.store);
+    let service = service(&lab.queue);
     register_machines(&lab, &service, 2).await;
     let (cluster, job) = lab.create_from("pooled", "lent", 2).await;
     assert_eq!(lab.wait(&job, JOB_LIMIT).await, JobState::Succeeded);
@@ -358,8 +358,9 @@ async fn a_worker_on_another_machine_runs_steps_on_pool_nodes(backend: Backend) 
             .unwrap();
         assert!(outcome.exit.success());
     }
+    // Another process: a queue of its own on the same database.
     let executor = Executor::new(
-        other_store.clone(),
+        Queue::new(other_store.clone()),
         Providers::new().with(provider),
         Arc::new(SessionPool::new(PoolConfig::default())),
         ResourceFiles::in_directory(other.path().join("resources")),
@@ -400,11 +401,11 @@ async fn a_worker_on_another_machine_runs_steps_on_pool_nodes(backend: Backend) 
 async fn a_retried_create_gets_the_host_its_first_attempt_took(backend: Backend) {
     let mut lab = Lab::start(backend).await;
     import_pooled_catalog(&lab.store).await;
-    let service = service(&lab.store);
+    let service = service(&lab.queue);
     register_machines(&lab, &service, 2).await;
     lab.stop_workers().await;
     let (cluster, job) = lab.create_from("pooled", "retried", 1).await;
-    let tasks = queue::job_tasks(&lab.store, &job).await.unwrap();
+    let tasks = lab.queue.job_tasks(&job).await.unwrap();
     let node_id = format!("{}-{}", cluster.id, tasks[0].node);
     // A first attempt took host-2 (host-1 was busy then) and its process died before
     // the node record was saved; host-1 is free again by the time the task is retried.
@@ -451,7 +452,7 @@ async fn a_retried_create_gets_the_host_its_first_attempt_took(backend: Backend)
 async fn a_host_whose_key_differs_from_the_registered_one_fails_clearly(backend: Backend) {
     let lab = Lab::start(backend).await;
     import_pooled_catalog(&lab.store).await;
-    let service = service(&lab.store);
+    let service = service(&lab.queue);
     let machine = lab.pool_machine("machine").await;
     let impostor = lab.pool_machine("impostor").await;
     // Registered with another machine's host key: what a reinstalled host (or someone in
@@ -460,8 +461,8 @@ async fn a_host_whose_key_differs_from_the_registered_one_fails_clearly(backend:
     let (_, job) = lab.create_from("pooled", "pinned", 1).await;
     assert_eq!(lab.wait(&job, JOB_LIMIT).await, JobState::Failed);
     let mut errors = Vec::new();
-    for task in queue::job_tasks(&lab.store, &job).await.unwrap() {
-        for attempt in queue::task_attempts(&lab.store, &task.id).await.unwrap() {
+    for task in lab.queue.job_tasks(&job).await.unwrap() {
+        for attempt in lab.queue.task_attempts(&task.id).await.unwrap() {
             errors.extend(attempt.error);
         }
     }
@@ -476,7 +477,7 @@ async fn a_host_whose_key_differs_from_the_registered_one_fails_clearly(backend:
 
 async fn registration_checks_every_field(backend: Backend) {
     let lab = Lab::start(backend).await;
-    let service = service(&lab.store);
+    let service = service(&lab.queue);
     let request = PoolHostRequest {
         name: "bad name!".to_owned(),
         host: " ".to_owned(),

@@ -436,15 +436,12 @@ async fn a_jobs_documents_move_out_of_its_row_with_its_data(backend: Backend) {
 
     store.migrate().await.unwrap();
     assert!(store.migration_status().await.unwrap().is_current());
+    let queue = engine::queue::Queue::new(store.clone());
     assert_eq!(
-        engine::queue::job_plan(&store, &"old-job".into())
-            .await
-            .unwrap(),
+        queue.job_plan(&"old-job".into()).await.unwrap(),
         serde_json::from_value(plan).unwrap()
     );
-    let layouts = engine::queue::job_layouts(&store, &"old-job".into())
-        .await
-        .unwrap();
+    let layouts = queue.job_layouts(&"old-job".into()).await.unwrap();
     assert_eq!(layouts.from_layout_json, None);
     assert_eq!(layouts.to_layout_json.as_deref(), Some(r#"{"nodes":1}"#));
     assert!(layouts.forced);

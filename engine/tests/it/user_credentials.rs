@@ -87,7 +87,7 @@ async fn world() -> World {
     ));
     lab.restart_workers().await;
     // Provider checks run on the lab's worker pool, which serves the default tenant.
-    let service = Service::new(lab.store.clone(), lab.resource_files());
+    let service = Service::new(lab.queue.clone(), lab.resource_files());
     let caller = |name: &str, role: Role| {
         let store = lab.store.clone();
         let name = name.to_owned();

@@ -10,7 +10,7 @@ use domain::names::{ClusterName, ProviderName, TemplateName};
 use domain::solver::SolveRequest;
 use engine::operations::{create_cluster, submit_change, ClusterChange, CreateRequest};
 use engine::provider::LocalProvider;
-use engine::queue::{self, JobId, JobState, SubmitOptions};
+use engine::queue::{JobId, JobState, Queue, SubmitOptions};
 use engine::store::tenants::DEFAULT_TENANT_ID;
 use engine::store::{now_ms, Backend, Store};
 use engine::testing::TestDatabase;
@@ -30,6 +30,7 @@ async fn killed_server_loses_no_task(backend: Backend) {
         .unwrap();
     let data_dir = data.path().canonicalize().unwrap();
     let store = Store::open(&db.url).await.unwrap();
+    let queue = Queue::new(store.clone());
     lifecycle::seed(&store, &data_dir, &lifecycle::catalog()).await;
     let mut server = Process::new("server", Role::Serve, data_dir.clone(), db.url.clone());
     server.start();
@@ -42,16 +43,16 @@ async fn killed_server_loses_no_task(backend: Backend) {
         solve: SolveRequest::of_size(NODES),
         config: serde_json::Map::new(),
     };
-    let (cluster, create) = create_cluster(&store, &request, SubmitOptions::default(), now_ms())
+    let (cluster, create) = create_cluster(&queue, &request, SubmitOptions::default(), now_ms())
         .await
         .unwrap();
     for fraction in [0.15, 0.4, 0.7] {
-        wait_for_progress(&store, &create, fraction).await;
+        wait_for_progress(&queue, &create, fraction).await;
         server.kill();
         server.start();
     }
-    assert_eq!(wait_for_end(&store, &create).await, JobState::Succeeded);
-    check_attempt_log(&store, &create).await;
+    assert_eq!(wait_for_end(&queue, &create).await, JobState::Succeeded);
+    check_attempt_log(&queue, &create).await;
     assert_eq!(
         store.list_nodes(&cluster.id).await.unwrap().len(),
         NODES as usize
@@ -74,7 +75,7 @@ async fn killed_server_loses_no_task(backend: Backend) {
         .await
         .unwrap();
     let upgrade = submit_change(
-        &store,
+        &queue,
         &cluster.id,
         &ClusterChange::Upgrade { max_unavailable: 4 },
         None,
@@ -83,11 +84,11 @@ async fn killed_server_loses_no_task(backend: Backend) {
     )
     .await
     .unwrap();
-    wait_for_progress(&store, &upgrade, 0.3).await;
+    wait_for_progress(&queue, &upgrade, 0.3).await;
     server.kill();
     server.start();
-    assert_eq!(wait_for_end(&store, &upgrade).await, JobState::Succeeded);
-    check_attempt_log(&store, &upgrade).await;
+    assert_eq!(wait_for_end(&queue, &upgrade).await, JobState::Succeeded);
+    check_attempt_log(&queue, &upgrade).await;
     assert!(store
         .catalog_snapshot(&cluster.id)
         .await
@@ -112,7 +113,7 @@ async fn killed_server_loses_no_task(backend: Backend) {
     let heal = {
         let started = Instant::now();
         loop {
-            let jobs = queue::cluster_jobs(&store, &cluster.id).await.unwrap();
+            let jobs = queue.cluster_jobs(&cluster.id).await.unwrap();
             if let Some(heal) = jobs
                 .iter()
                 .find(|job| job.operation == api_types::Operation::ReplaceNodes)
@@ -126,11 +127,11 @@ async fn killed_server_loses_no_task(backend: Backend) {
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
     };
-    wait_for_progress(&store, &heal, 0.3).await;
+    wait_for_progress(&queue, &heal, 0.3).await;
     server.kill();
     server.start();
-    assert_eq!(wait_for_end(&store, &heal).await, JobState::Succeeded);
-    check_attempt_log(&store, &heal).await;
+    assert_eq!(wait_for_end(&queue, &heal).await, JobState::Succeeded);
+    check_attempt_log(&queue, &heal).await;
     let after: Vec<i64> = store
         .list_nodes(&cluster.id)
         .await
@@ -146,7 +147,7 @@ async fn killed_server_loses_no_task(backend: Backend) {
 
     // The delete is killed once too, and still takes everything down.
     let delete = submit_change(
-        &store,
+        &queue,
         &cluster.id,
         &ClusterChange::Delete { force: false },
         None,
@@ -155,11 +156,11 @@ async fn killed_server_loses_no_task(backend: Backend) {
     )
     .await
     .unwrap();
-    wait_for_progress(&store, &delete, 0.3).await;
+    wait_for_progress(&queue, &delete, 0.3).await;
     server.kill();
     server.start();
-    assert_eq!(wait_for_end(&store, &delete).await, JobState::Succeeded);
-    check_attempt_log(&store, &delete).await;
+    assert_eq!(wait_for_end(&queue, &delete).await, JobState::Succeeded);
+    check_attempt_log(&queue, &delete).await;
     assert_eq!(
         LocalProvider::processes_under(&data_dir.join("nodes")),
         Vec::<i32>::new(),
@@ -184,6 +185,7 @@ async fn killed_server_still_delivers_hook_events(backend: Backend) {
         .unwrap();
     let data_dir = data.path().canonicalize().unwrap();
     let store = Store::open(&db.url).await.unwrap();
+    let queue = Queue::new(store.clone());
     lifecycle::seed(&store, &data_dir, &lifecycle::catalog()).await;
     // The receiver's port, with nothing listening on it yet; loopback is allowed for
     // hooks of the servers this test starts.
@@ -219,10 +221,10 @@ async fn killed_server_still_delivers_hook_events(backend: Backend) {
         solve: SolveRequest::of_size(2),
         config: serde_json::Map::new(),
     };
-    let (_, create) = create_cluster(&store, &request, SubmitOptions::default(), now_ms())
+    let (_, create) = create_cluster(&queue, &request, SubmitOptions::default(), now_ms())
         .await
         .unwrap();
-    assert_eq!(wait_for_end(&store, &create).await, JobState::Succeeded);
+    assert_eq!(wait_for_end(&queue, &create).await, JobState::Succeeded);
     server.kill();
     let window = engine::store::Window {
         offset: 0,
@@ -297,6 +299,7 @@ async fn killed_server_adopts_docker_containers() {
         .unwrap();
     let data_dir = data.path().canonicalize().unwrap();
     let store = Store::open(&db.url).await.unwrap();
+    let queue = Queue::new(store.clone());
     let mut server = Process::new("server", Role::Serve, data_dir.clone(), db.url.clone());
     // The first start loads the demo catalog (providers local and docker) into the
     // empty default tenant.
@@ -319,7 +322,7 @@ async fn killed_server_adopts_docker_containers() {
         solve,
         config: serde_json::Map::new(),
     };
-    let (cluster, create) = create_cluster(&store, &request, SubmitOptions::default(), now_ms())
+    let (cluster, create) = create_cluster(&queue, &request, SubmitOptions::default(), now_ms())
         .await
         .unwrap();
     cleanup.watch(&cluster.id);
@@ -339,7 +342,7 @@ async fn killed_server_adopts_docker_containers() {
         if !recorded.is_empty() {
             break recorded;
         }
-        let job = queue::job(&store, &create).await.unwrap();
+        let job = queue.job(&create).await.unwrap();
         assert!(
             job.state.is_active(),
             "the create ended {} before any node was recorded: {:?}",
@@ -353,7 +356,7 @@ async fn killed_server_adopts_docker_containers() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     };
     server.kill();
-    let job = queue::job(&store, &create).await.unwrap();
+    let job = queue.job(&create).await.unwrap();
     assert!(
         job.state.is_active(),
         "the kill came after the create ended ({}): nothing was tested",
@@ -370,11 +373,11 @@ async fn killed_server_adopts_docker_containers() {
 
     let restarted = Instant::now();
     server.start();
-    let state = wait_for_end_within(&store, &create, Duration::from_secs(60)).await;
+    let state = wait_for_end_within(&queue, &create, Duration::from_secs(60)).await;
     let finished_after = restarted.elapsed();
     assert_eq!(state, JobState::Succeeded);
     eprintln!("the create finished {finished_after:?} after the restart");
-    check_attempt_log(&store, &create).await;
+    check_attempt_log(&queue, &create).await;
 
     // Exactly one running container per node, and the nodes recorded before the kill
     // kept their containers: adopted, not made again.
@@ -409,7 +412,7 @@ async fn killed_server_adopts_docker_containers() {
     assert_eq!(docker::networks(&cluster.id).len(), 1, "one network");
 
     let delete = submit_change(
-        &store,
+        &queue,
         &cluster.id,
         &ClusterChange::Delete { force: false },
         None,
@@ -419,7 +422,7 @@ async fn killed_server_adopts_docker_containers() {
     .await
     .unwrap();
     assert_eq!(
-        wait_for_end_within(&store, &delete, Duration::from_secs(30)).await,
+        wait_for_end_within(&queue, &delete, Duration::from_secs(30)).await,
         JobState::Succeeded
     );
     assert_eq!(
@@ -455,6 +458,7 @@ async fn killed_server_resumes_a_rollout(backend: Backend) {
         .unwrap();
     let data_dir = data.path().canonicalize().unwrap();
     let store = Store::open(&db.url).await.unwrap();
+    let queue = Queue::new(store.clone());
     lifecycle::seed(&store, &data_dir, &lifecycle::catalog()).await;
     let admin = store
         .create_user(&NewUser {
@@ -479,10 +483,10 @@ async fn killed_server_resumes_a_rollout(backend: Backend) {
             config: serde_json::Map::new(),
         };
         let (cluster, create) =
-            create_cluster(&store, &request, SubmitOptions::default(), now_ms())
+            create_cluster(&queue, &request, SubmitOptions::default(), now_ms())
                 .await
                 .unwrap();
-        assert_eq!(wait_for_end(&store, &create).await, JobState::Succeeded);
+        assert_eq!(wait_for_end(&queue, &create).await, JobState::Succeeded);
         clusters.push(cluster.id);
     }
     // The workers' start changes, and takes a few seconds: a kill lands mid-upgrade.
@@ -528,7 +532,7 @@ async fn killed_server_resumes_a_rollout(backend: Backend) {
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
-    wait_for_progress(&store, &first_job, 0.2).await;
+    wait_for_progress(&queue, &first_job, 0.2).await;
     server.kill();
     server.start();
 
@@ -549,7 +553,8 @@ async fn killed_server_resumes_a_rollout(backend: Backend) {
     let mut windows = Vec::new();
     for row in &rows {
         assert_eq!(row.state, RolloutClusterState::Succeeded, "{rows:?}");
-        let upgrades: Vec<_> = queue::cluster_jobs(&store, &row.cluster_id)
+        let upgrades: Vec<_> = queue
+            .cluster_jobs(&row.cluster_id)
             .await
             .unwrap()
             .into_iter()

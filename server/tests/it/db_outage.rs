@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use api_types::{EventKind, DATABASE_UNAVAILABLE};
 use engine::accounts::{create_user, Password};
-use engine::queue::{self, JobId, JobState};
+use engine::queue::{Event, JobId, JobState, Queue};
 use engine::store::users::Role as UserRole;
 use engine::store::Store;
 use serde_json::{json, Value};
@@ -55,6 +55,7 @@ async fn the_database_restarted_twice_mid_create_loses_nothing() {
         .unwrap();
     let data_dir = data.path().canonicalize().unwrap();
     let store = Store::open(&url).await.unwrap();
+    let queue = Queue::new(store.clone());
     lifecycle::seed(&store, &data_dir, &slow_catalog()).await;
     create_user(
         &store,
@@ -107,11 +108,11 @@ async fn the_database_restarted_twice_mid_create_loses_nothing() {
 
     let mut restarted_at: Option<Instant> = None;
     for (fraction, mode) in OUTAGES {
-        wait_for_progress(&store, &job_id, fraction).await;
+        wait_for_progress(&queue, &job_id, fraction).await;
         if let Some(restarted_at) = restarted_at {
             tokio::time::sleep(UP_FOR.saturating_sub(restarted_at.elapsed())).await;
         }
-        let job = queue::job(&store, &job_id).await.unwrap();
+        let job = queue.job(&job_id).await.unwrap();
         assert!(
             job.state.is_active(),
             "the create ended before outage at {fraction}: make its steps slower"
@@ -127,8 +128,8 @@ async fn the_database_restarted_twice_mid_create_loses_nothing() {
         }
     }
 
-    assert_eq!(wait_for_end(&store, &job_id).await, JobState::Succeeded);
-    let (tasks, attempts) = check_attempt_log(&store, &job_id).await;
+    assert_eq!(wait_for_end(&queue, &job_id).await, JobState::Succeeded);
+    let (tasks, attempts) = check_attempt_log(&queue, &job_id).await;
     for server in &servers {
         let clusters = client
             .get(format!("{server}/api/v1/clusters"))
@@ -139,8 +140,8 @@ async fn the_database_restarted_twice_mid_create_loses_nothing() {
     }
 
     // Every attempt's start and the end of each task are among the stored events.
-    let stored = all_events(&store, &job_id).await;
-    for task in queue::job_tasks(&store, &job_id).await.unwrap() {
+    let stored = all_events(&queue, &job_id).await;
+    for task in queue.job_tasks(&job_id).await.unwrap() {
         let states: Vec<(Option<i64>, &str)> = stored
             .iter()
             .filter(|event| {
@@ -148,7 +149,7 @@ async fn the_database_restarted_twice_mid_create_loses_nothing() {
             })
             .map(|event| (event.attempt, event.data.as_str()))
             .collect();
-        for attempt in queue::task_attempts(&store, &task.id).await.unwrap() {
+        for attempt in queue.task_attempts(&task.id).await.unwrap() {
             let started = format!("running (attempt {})", attempt.attempt);
             assert!(
                 states.contains(&(Some(attempt.attempt), started.as_str())),
@@ -303,13 +304,11 @@ async fn wait_until_ready(server: &str) {
 }
 
 /// Every stored event of the job, oldest first.
-async fn all_events(store: &Store, job_id: &JobId) -> Vec<queue::Event> {
+async fn all_events(queue: &Queue, job_id: &JobId) -> Vec<Event> {
     let mut events = Vec::new();
     loop {
-        let after = events.last().map_or(0, |event: &queue::Event| event.id);
-        let page = queue::events_after(store, job_id, after, 1_000)
-            .await
-            .unwrap();
+        let after = events.last().map_or(0, |event: &Event| event.id);
+        let page = queue.events_after(job_id, after, 1_000).await.unwrap();
         if page.is_empty() {
             return events;
         }

@@ -5,6 +5,7 @@ use std::net::SocketAddr;
 use axum::body::Bytes;
 use engine::accounts::Password;
 use engine::principal::Principal;
+use engine::queue::Queue;
 use engine::resources::ResourceFiles;
 use engine::service::{Caller, ProviderTestWaits, Service, TokenRequest};
 use engine::store::tenants::NewTenant;
@@ -51,6 +52,8 @@ pub const PROVIDER_TEST_WAITS: ProviderTestWaits = ProviderTestWaits {
 pub struct TestApp {
     pub address: String,
     pub client: reqwest::Client,
+    /// The server's queue (the one its service and streams use) and its store.
+    pub queue: Queue,
     pub store: Store,
     // Dropped last: removes the database after the server stopped using it.
     _db: TestDatabase,
@@ -116,8 +119,9 @@ async fn spawn_configured(
     let bundle = test_bundle();
     // No worker pool runs unless a test starts one: a provider test waits for one
     // briefly (see `dedicated_workers`).
+    let queue = Queue::new(store.clone());
     let service = Service::new(
-        store.clone(),
+        queue.clone(),
         ResourceFiles::in_directory(site.path().join("resources")),
     )
     .with_provider_test_waits(PROVIDER_TEST_WAITS);
@@ -152,6 +156,7 @@ async fn spawn_configured(
     TestApp {
         address,
         client: reqwest::Client::new(),
+        queue,
         store,
         _db: db,
         _site: site,
@@ -212,7 +217,7 @@ impl TestApp {
         .await
         .unwrap();
         let service = Service::new(
-            self.store.clone(),
+            self.queue.clone(),
             ResourceFiles::in_directory(self._site.path().join("resources")),
         );
         let caller = Caller::new(Principal::from_user(&user), None);
@@ -339,7 +344,7 @@ pub async fn scoped_local_pool(
         engine::provider::LocalProvider::new(nodes).unwrap(),
     ));
     let executor = Executor::new(
-        app.store.clone(),
+        app.queue.clone(),
         providers,
         std::sync::Arc::new(engine::ssh::SessionPool::new(
             engine::ssh::PoolConfig::default(),

@@ -15,7 +15,7 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use engine::hooks::{Deliverer, DeliverySettings, HookNetwork};
-use engine::queue::{self, ClaimLimits, JobId, JobState, Outcome};
+use engine::queue::{ClaimLimits, JobId, JobState, Outcome, Queue};
 use engine::store::users::Role;
 use engine::store::{now_ms, Backend, Store};
 use engine::testing::TestDatabase;
@@ -180,22 +180,24 @@ async fn add_hook(app: &TestApp, admin: &ApiUser, body: Value) -> (String, Strin
 }
 
 /// Runs every step of the job as a worker would report it (each succeeding).
-async fn run_job(store: &Store, job_id: &JobId) -> JobState {
-    run_job_at(store, job_id, now_ms()).await
+async fn run_job(queue: &Queue, job_id: &JobId) -> JobState {
+    run_job_at(queue, job_id, now_ms()).await
 }
 
 /// [`run_job`] at the time `at` (a job submitted by a janitor round run at a later
 /// time than now cannot be claimed before then).
-async fn run_job_at(store: &Store, job_id: &JobId, at: i64) -> JobState {
-    while let Some(task) = queue::claim(store, "hooks-test", 60_000, ClaimLimits::default(), at)
+async fn run_job_at(queue: &Queue, job_id: &JobId, at: i64) -> JobState {
+    while let Some(task) = queue
+        .claim("hooks-test", 60_000, ClaimLimits::default(), at)
         .await
         .unwrap()
     {
-        queue::complete(store, &task.lease(), &Outcome::succeeded(), at)
+        queue
+            .complete(&task.lease(), &Outcome::succeeded(), at)
             .await
             .unwrap();
     }
-    queue::job(store, job_id).await.unwrap().state
+    queue.job(job_id).await.unwrap().state
 }
 
 /// Sends due deliveries until `done` holds (or [`PATIENCE`] runs out).
@@ -252,7 +254,7 @@ async fn job_events_arrive_signed(backend: Backend) {
     assert_eq!(status, 201, "{created}");
     let job_id = JobId::from(created["job_id"].as_str().unwrap());
     let cluster_id = created["cluster"]["id"].as_str().unwrap().to_owned();
-    assert_eq!(run_job(&app.store, &job_id).await, JobState::Succeeded);
+    assert_eq!(run_job(&app.queue, &job_id).await, JobState::Succeeded);
     let ended = Instant::now();
 
     let deliverer = Deliverer::new(app.store.clone(), DeliverySettings::default());
@@ -334,33 +336,28 @@ async fn job_events_arrive_signed(backend: Backend) {
 }
 
 /// Fails the job's first step for good (every retry fails too); the job's state.
-async fn fail_job(store: &Store, job_id: &JobId) -> JobState {
+async fn fail_job(queue: &Queue, job_id: &JobId) -> JobState {
     let started = Instant::now();
     loop {
         assert!(started.elapsed() < PATIENCE, "the job never failed");
-        let state = queue::job(store, job_id).await.unwrap().state;
+        let state = queue.job(job_id).await.unwrap().state;
         if state.is_finished() {
             return state;
         }
-        match queue::claim(
-            store,
-            "hooks-test",
-            60_000,
-            ClaimLimits::default(),
-            now_ms(),
-        )
-        .await
-        .unwrap()
+        match queue
+            .claim("hooks-test", 60_000, ClaimLimits::default(), now_ms())
+            .await
+            .unwrap()
         {
             Some(task) => {
-                queue::complete(
-                    store,
-                    &task.lease(),
-                    &Outcome::failed("exit status 3: port 80 is taken"),
-                    now_ms(),
-                )
-                .await
-                .unwrap();
+                queue
+                    .complete(
+                        &task.lease(),
+                        &Outcome::failed("exit status 3: port 80 is taken"),
+                        now_ms(),
+                    )
+                    .await
+                    .unwrap();
             }
             // Waiting out a retry's backoff.
             None => tokio::time::sleep(Duration::from_millis(100)).await,
@@ -398,7 +395,7 @@ async fn a_failed_job_names_its_step_in_json_and_slack(backend: Backend) {
     .await;
     assert_eq!(status, 201, "{created}");
     let job_id = JobId::from(created["job_id"].as_str().unwrap());
-    assert_eq!(fail_job(&app.store, &job_id).await, JobState::Failed);
+    assert_eq!(fail_job(&app.queue, &job_id).await, JobState::Failed);
 
     let deliverer = Deliverer::new(app.store.clone(), DeliverySettings::default());
     deliver_until(&deliverer, || receiver.got().len() >= 2).await;
@@ -858,7 +855,7 @@ async fn leased_cluster(app: &TestApp, tenant: &str, initial: &str) -> (ApiUser,
         .await;
     assert_eq!(status, 201, "{created}");
     let job_id = JobId::from(created["job_id"].as_str().unwrap());
-    assert_eq!(run_job(&app.store, &job_id).await, JobState::Succeeded);
+    assert_eq!(run_job(&app.queue, &job_id).await, JobState::Succeeded);
     (admin, created["cluster"]["id"].as_str().unwrap().to_owned())
 }
 
@@ -886,8 +883,8 @@ async fn lease_warnings_arrive_once_a_day_and_an_hour_before(backend: Backend) {
         .await;
     let expires = shown["lease_expires_ms"].as_i64().unwrap();
     let sweep = |at: i64| {
-        let store = app.store.clone();
-        async move { engine::operations::lease::sweep(&store, at).await.unwrap() }
+        let queue = app.queue.clone();
+        async move { engine::operations::lease::sweep(&queue, at).await.unwrap() }
     };
     let deliverer = Deliverer::new(app.store.clone(), DeliverySettings::default());
 
@@ -962,15 +959,15 @@ async fn a_lease_stop_is_undone_by_extending_within_the_grace(backend: Backend) 
     let (_, shown) = app.call_json(&admin, Method::GET, &path, None).await;
     let expires = shown["lease_expires_ms"].as_i64().unwrap();
     let sweep = |at: i64| {
-        let store = app.store.clone();
-        async move { engine::operations::lease::sweep(&store, at).await.unwrap() }
+        let queue = app.queue.clone();
+        async move { engine::operations::lease::sweep(&queue, at).await.unwrap() }
     };
     // Rounds run as if it were later: jobs are ordered by the time they were submitted,
     // so the one waiting is the one to look at.
-    let waiting = |store: Store| {
+    let waiting = |queue: Queue| {
         let cluster_id = cluster_id.clone();
         async move {
-            let jobs = queue::cluster_jobs(&store, &cluster_id).await.unwrap();
+            let jobs = queue.cluster_jobs(&cluster_id).await.unwrap();
             let job = jobs
                 .into_iter()
                 .find(|job| job.state == JobState::Queued)
@@ -990,7 +987,7 @@ async fn a_lease_stop_is_undone_by_extending_within_the_grace(backend: Backend) 
         "one stop: {first:?} {second:?}"
     );
     assert_eq!(sweep(after_end + 1_000).await.stopped, 0);
-    let (stop_job, operation) = waiting(app.store.clone()).await;
+    let (stop_job, operation) = waiting(app.queue.clone()).await;
     assert_eq!(operation, api_types::Operation::Stop);
     let (_, shown) = app.call_json(&admin, Method::GET, &path, None).await;
     assert_eq!(shown["lease_deletes_at_ms"], expires + 120_000);
@@ -1031,7 +1028,7 @@ async fn a_lease_stop_is_undone_by_extending_within_the_grace(backend: Backend) 
     );
     assert!(message.contains("again once that job ended"), "{message}");
     assert_eq!(
-        run_job_at(&app.store, &stop_job, after_end).await,
+        run_job_at(&app.queue, &stop_job, after_end).await,
         JobState::Succeeded
     );
     // Stopped by its lease, it takes no other change.
@@ -1056,17 +1053,17 @@ async fn a_lease_stop_is_undone_by_extending_within_the_grace(backend: Backend) 
         .await;
     assert_eq!(status, 200, "{body}");
     assert!(body.get("lease_deletes_at_ms").is_none(), "{body}");
-    let (start_job, operation) = waiting(app.store.clone()).await;
+    let (start_job, operation) = waiting(app.queue.clone()).await;
     assert_eq!(operation, api_types::Operation::Start);
-    assert_eq!(run_job(&app.store, &start_job).await, JobState::Succeeded);
+    assert_eq!(run_job(&app.queue, &start_job).await, JobState::Succeeded);
 
     // The new lease ends: stopped again, then deleted once its grace is over.
     let (_, shown) = app.call_json(&admin, Method::GET, &path, None).await;
     let expires = shown["lease_expires_ms"].as_i64().unwrap();
     assert_eq!(sweep(expires + 1).await.stopped, 1);
-    let (stop_job, _) = waiting(app.store.clone()).await;
+    let (stop_job, _) = waiting(app.queue.clone()).await;
     assert_eq!(
-        run_job_at(&app.store, &stop_job, expires + 1).await,
+        run_job_at(&app.queue, &stop_job, expires + 1).await,
         JobState::Succeeded
     );
     assert_eq!(
@@ -1075,10 +1072,10 @@ async fn a_lease_stop_is_undone_by_extending_within_the_grace(backend: Backend) 
         "still in its grace"
     );
     assert_eq!(sweep(expires + 120_000).await.deleted, 1);
-    let (delete_job, operation) = waiting(app.store.clone()).await;
+    let (delete_job, operation) = waiting(app.queue.clone()).await;
     assert_eq!(operation, api_types::Operation::Delete);
     assert_eq!(
-        run_job_at(&app.store, &delete_job, expires + 120_000).await,
+        run_job_at(&app.queue, &delete_job, expires + 120_000).await,
         JobState::Succeeded
     );
     let (_, shown) = app.call_json(&admin, Method::GET, &path, None).await;

@@ -373,7 +373,7 @@ async fn owners_and_admins_reach_their_nodes_with_short_lived_certificates() {
     let owner_user = app.store.user_by_username("owner").await.unwrap();
     let caller = Caller::new(engine::principal::Principal::from_user(&owner_user), None);
     let switched_off = Service::new(
-        app.store.clone(),
+        app.queue.clone(),
         ResourceFiles::in_directory(nodes.path().join("resources")),
     )
     .with_node_shell(false);

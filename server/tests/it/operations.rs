@@ -9,7 +9,7 @@ use domain::names::{ClusterName, TemplateName};
 use domain::plan::Action;
 use domain::solver::SolveRequest;
 use engine::operations::{create_cluster, CreateRequest};
-use engine::queue::{self, JobId, JobState, SubmitOptions, TaskRecordId, TaskState};
+use engine::queue::{JobId, JobState, Queue, SubmitOptions, TaskRecordId, TaskState};
 use engine::store::tenants::{TenantSwitch, DEFAULT_TENANT_ID};
 use engine::store::{now_ms, Backend, Store};
 use engine::testing::TestDatabase;
@@ -169,6 +169,7 @@ async fn sigterm_hands_running_steps_back(backend: Backend) {
     let data = tempfile::tempdir().unwrap();
     let data_dir = data.path().canonicalize().unwrap();
     let store = Store::open(&db.url).await.unwrap();
+    let queue = Queue::new(store.clone());
     lifecycle::seed(&store, &data_dir, &catalog_with_a_long_step()).await;
     let url = db.url.redacted();
     let lease = LEASE_SECS.to_string();
@@ -193,10 +194,10 @@ async fn sigterm_hands_running_steps_back(backend: Backend) {
         solve,
         config: serde_json::Map::new(),
     };
-    let (_, job_id) = create_cluster(&store, &request, SubmitOptions::default(), now_ms())
+    let (_, job_id) = create_cluster(&queue, &request, SubmitOptions::default(), now_ms())
         .await
         .unwrap();
-    let slow_start = wait_for_running_slow_start(&store, &job_id).await;
+    let slow_start = wait_for_running_slow_start(&queue, &job_id).await;
 
     let stopped = first.terminate();
     assert!(stopped.success(), "the server exits cleanly: {stopped}");
@@ -208,7 +209,7 @@ async fn sigterm_hands_running_steps_back(backend: Backend) {
     eprintln!("{}: {summary}", backend.as_str());
     assert!(!summary.contains(" 0 running task"), "{summary}");
 
-    let first_attempts = queue::task_attempts(&store, &slow_start).await.unwrap();
+    let first_attempts = queue.task_attempts(&slow_start).await.unwrap();
     assert_eq!(first_attempts.len(), 1, "{first_attempts:?}");
     let handed_back = &first_attempts[0];
     assert!(
@@ -219,7 +220,8 @@ async fn sigterm_hands_running_steps_back(backend: Backend) {
             .contains("handed the task back"),
         "{handed_back:?}"
     );
-    let task = queue::job_tasks(&store, &job_id)
+    let task = queue
+        .job_tasks(&job_id)
         .await
         .unwrap()
         .into_iter()
@@ -234,9 +236,9 @@ async fn sigterm_hands_running_steps_back(backend: Backend) {
 
     // The next process takes it up without waiting for the lease to run out.
     let second = test_server::serve(&data_dir, 4, &env);
-    let ended = wait_for_end(&store, &job_id).await;
+    let ended = wait_for_end(&queue, &job_id).await;
     assert_eq!(ended, JobState::Succeeded);
-    let attempts = queue::task_attempts(&store, &slow_start).await.unwrap();
+    let attempts = queue.task_attempts(&slow_start).await.unwrap();
     assert_eq!(attempts.len(), 2, "{attempts:?}");
     assert_eq!(attempts[1].outcome, "succeeded");
     assert!(
@@ -260,10 +262,10 @@ async fn sigterm_hands_running_steps_back(backend: Backend) {
 }
 
 /// The task of the `slow` service's start step, once it runs.
-async fn wait_for_running_slow_start(store: &Store, job_id: &JobId) -> TaskRecordId {
+async fn wait_for_running_slow_start(queue: &Queue, job_id: &JobId) -> TaskRecordId {
     let started = Instant::now();
     loop {
-        let tasks = queue::job_tasks(store, job_id).await.unwrap();
+        let tasks = queue.job_tasks(job_id).await.unwrap();
         let running = tasks.iter().find(|task| {
             task.state == TaskState::Running
                 && task.action == Action::Start
@@ -272,7 +274,7 @@ async fn wait_for_running_slow_start(store: &Store, job_id: &JobId) -> TaskRecor
         if let Some(task) = running {
             return task.id.clone();
         }
-        let job = queue::job(store, job_id).await.unwrap();
+        let job = queue.job(job_id).await.unwrap();
         assert!(job.state.is_active(), "the job ended first: {job:?}");
         assert!(
             started.elapsed() < Duration::from_secs(120),
@@ -282,10 +284,10 @@ async fn wait_for_running_slow_start(store: &Store, job_id: &JobId) -> TaskRecor
     }
 }
 
-async fn wait_for_end(store: &Store, job_id: &JobId) -> JobState {
+async fn wait_for_end(queue: &Queue, job_id: &JobId) -> JobState {
     let started = Instant::now();
     loop {
-        let job = queue::job(store, job_id).await.unwrap();
+        let job = queue.job(job_id).await.unwrap();
         if job.state.is_finished() {
             return job.state;
         }
@@ -522,6 +524,7 @@ async fn a_dedicated_tenant_is_served_only_by_its_worker() {
     let data_dir = data.path().canonicalize().unwrap();
     let url = engine::store::DatabaseUrl::sqlite_file(&data_dir.join("corral.db"));
     let store = Store::open(&url).await.unwrap();
+    let queue = Queue::new(store.clone());
     lifecycle::seed(&store, &data_dir, &lifecycle::catalog()).await;
     store
         .set_tenant_switch(DEFAULT_TENANT_ID, TenantSwitch::DedicatedWorkers, true)
@@ -537,12 +540,12 @@ async fn a_dedicated_tenant_is_served_only_by_its_worker() {
         solve: SolveRequest::of_size(2),
         config: serde_json::Map::new(),
     };
-    let (_, job_id) = create_cluster(&store, &request, SubmitOptions::default(), now_ms())
+    let (_, job_id) = create_cluster(&queue, &request, SubmitOptions::default(), now_ms())
         .await
         .unwrap();
     // The shared workers poll every half second: four polls, and nothing is taken.
     tokio::time::sleep(Duration::from_secs(2)).await;
-    let job = queue::job(&store, &job_id).await.unwrap();
+    let job = queue.job(&job_id).await.unwrap();
     assert_eq!(job.state, JobState::Queued, "{job:?}");
 
     let unknown = test_server::corral_to_its_end([
@@ -559,15 +562,15 @@ async fn a_dedicated_tenant_is_served_only_by_its_worker() {
         .args(["--tenant", "default"])
         .start()
         .unwrap_or_else(|error| panic!("{error}"));
-    let ended = wait_for_end(&store, &job_id).await;
+    let ended = wait_for_end(&queue, &job_id).await;
     let stopped = worker.terminate().unwrap();
     assert_eq!(ended, JobState::Succeeded);
     assert!(stopped.success(), "{stopped}");
     let banner = worker.running_line().unwrap_or_default();
     assert!(banner.contains("for tenant(s) default only"), "{banner}");
     let pool_prefix = format!("{}-", worker.pid());
-    for task in queue::job_tasks(&store, &job_id).await.unwrap() {
-        for attempt in queue::task_attempts(&store, &task.id).await.unwrap() {
+    for task in queue.job_tasks(&job_id).await.unwrap() {
+        for attempt in queue.task_attempts(&task.id).await.unwrap() {
             assert!(
                 attempt.worker_id.starts_with(&pool_prefix),
                 "task {} ran on {}, not the dedicated worker",

@@ -532,13 +532,10 @@ async fn the_job_pages_output_shows_the_newest_lines_and_links_to_older_ones() {
         created["cluster"]["id"].as_str().unwrap(),
         created["job_id"].as_str().unwrap(),
     );
-    engine::queue::append_events(
-        &app.store,
-        &output_lines(job, 1..=600),
-        engine::store::now_ms(),
-    )
-    .await
-    .unwrap();
+    app.queue
+        .append_events(&output_lines(job, 1..=600), engine::store::now_ms())
+        .await
+        .unwrap();
     let browser = plain_browser();
     plain_browser_sign_in(&browser, &app, "acme-admin", PASSWORD).await;
     let ids = output_event_ids(&app, &admin, job).await;
@@ -612,7 +609,8 @@ async fn streams_of_one_job_at_different_places_each_get_every_event_once() {
     let created = create_cluster(&app, &admin, "shared").await;
     let job = created["job_id"].as_str().unwrap().to_owned();
     let written = engine::store::now_ms();
-    engine::queue::append_events(&app.store, &output_lines(&job, 1..=5), written)
+    app.queue
+        .append_events(&output_lines(&job, 1..=5), written)
         .await
         .unwrap();
     let events: Vec<Value> = app
@@ -646,7 +644,8 @@ async fn streams_of_one_job_at_different_places_each_get_every_event_once() {
     );
     // The second is behind the feed: it reads for itself until it catches up.
     let behind = open(0).await.unwrap();
-    engine::queue::append_events(&app.store, &output_lines(&job, 6..=8), written + 1)
+    app.queue
+        .append_events(&output_lines(&job, 6..=8), written + 1)
         .await
         .unwrap();
     let cancelled = app
@@ -685,13 +684,10 @@ async fn the_event_stream_resumes_after_the_last_event_seen() {
     let admin = with_catalog(&app, "acme").await;
     let created = create_cluster(&app, &admin, "streamed").await;
     let job = created["job_id"].as_str().unwrap().to_owned();
-    engine::queue::append_events(
-        &app.store,
-        &output_lines(&job, 1..=5),
-        engine::store::now_ms(),
-    )
-    .await
-    .unwrap();
+    app.queue
+        .append_events(&output_lines(&job, 1..=5), engine::store::now_ms())
+        .await
+        .unwrap();
     let response = app
         .call(
             &admin,

@@ -12,7 +12,7 @@
 use std::time::{Duration, Instant};
 
 use engine::accounts::{create_user, Password};
-use engine::queue::{JobId, JobState};
+use engine::queue::{JobId, JobState, Queue};
 use engine::store::users::Role as UserRole;
 use engine::store::{Backend, Store};
 use engine::testing::TestDatabase;
@@ -76,6 +76,7 @@ async fn one_run(run: usize, seed: u64) {
         .unwrap();
     let data_dir = data.path().canonicalize().unwrap();
     let store = Store::open(&db.url).await.unwrap();
+    let queue = Queue::new(store.clone());
     lifecycle::seed(&store, &data_dir, &lifecycle::catalog()).await;
     create_user(
         &store,
@@ -99,7 +100,7 @@ async fn one_run(run: usize, seed: u64) {
     let job_id = submit_through_api(processes[0].url().unwrap()).await;
     let mut kills = Vec::new();
     for (index, fraction) in KILL_AT.into_iter().enumerate() {
-        wait_for_progress(&store, &job_id, fraction).await;
+        wait_for_progress(&queue, &job_id, fraction).await;
         // The submitter goes first: the job must not depend on who took it in.
         let victim = if index == 0 {
             0
@@ -113,9 +114,9 @@ async fn one_run(run: usize, seed: u64) {
         tokio::time::sleep(pause).await;
         processes[victim].start();
     }
-    assert_eq!(wait_for_end(&store, &job_id).await, JobState::Succeeded);
-    let (tasks, attempts) = check_attempt_log(&store, &job_id).await;
-    let job = engine::queue::job(&store, &job_id).await.unwrap();
+    assert_eq!(wait_for_end(&queue, &job_id).await, JobState::Succeeded);
+    let (tasks, attempts) = check_attempt_log(&queue, &job_id).await;
+    let job = queue.job(&job_id).await.unwrap();
     assert_eq!(
         store.list_nodes(&job.cluster_id).await.unwrap().len(),
         NODES as usize

@@ -170,7 +170,7 @@ async fn run(
 /// The staged version's bytes of the tenant's resource `path` names.
 async fn resource_bytes(step: &ServiceStep<'_>, path: &ResourcePath) -> Result<Vec<u8>, StepError> {
     let executor = step.executor;
-    let store = &executor.inner.store;
+    let store = executor.store();
     let resources = &executor.inner.resources;
     let staged = resources
         .staged(store, &step.view.cluster.tenant_id)

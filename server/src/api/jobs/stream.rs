@@ -45,7 +45,7 @@ use crate::api::extract::{ApiPath, ApiQuery, Authenticated, SessionData, SESSION
 use crate::http::AppState;
 
 /// How often an idle stream looks for new events by itself: a stream is woken when its
-/// job's events are written (see `engine::queue::JobWakes`); this only bounds how
+/// job's events are written (see `engine::queue::job_wakes`); this only bounds how
 /// long a lost wake could delay it.
 const LOOK_ANYWAY_EVERY: Duration = Duration::from_secs(5);
 
@@ -150,8 +150,9 @@ pub async fn stream(
         .and_then(|value| value.trim().parse::<i64>().ok())
         .unwrap_or(query.after)
         .max(0);
-    // Subscribed before the first read: a write after it wakes the stream.
-    let waiter = state.store.job_wakes().subscribe();
+    // Subscribed to the process's queue (which its workers write through too) before
+    // the first read: a write after it wakes the stream.
+    let waiter = state.service.queue().subscribe();
     let follower = Follower {
         waiter,
         feed: state.job_feeds.feed(&id),

@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use engine::queue::{self, JobId, JobState, TaskState};
-use engine::store::{DatabaseUrl, Store};
+use engine::queue::{JobId, JobState, Queue, TaskState};
+use engine::store::DatabaseUrl;
 
 pub use served::Role;
 
@@ -85,16 +85,17 @@ impl Process {
     }
 }
 
-pub async fn wait_for_progress(store: &Store, job_id: &JobId, fraction: f64) {
+pub async fn wait_for_progress(queue: &Queue, job_id: &JobId, fraction: f64) {
     let started = Instant::now();
     loop {
-        let job = queue::job(store, job_id).await.unwrap();
+        let job = queue.job(job_id).await.unwrap();
         let done = job.tasks_succeeded as f64 / job.tasks_total.max(1) as f64;
         if done >= fraction || !job.state.is_active() {
             return;
         }
         if started.elapsed() > Duration::from_secs(120) {
-            let pending: Vec<String> = queue::job_tasks(store, job_id)
+            let pending: Vec<String> = queue
+                .job_tasks(job_id)
                 .await
                 .unwrap()
                 .into_iter()
@@ -119,14 +120,14 @@ pub async fn wait_for_progress(store: &Store, job_id: &JobId, fraction: f64) {
     }
 }
 
-pub async fn wait_for_end(store: &Store, job_id: &JobId) -> JobState {
-    wait_for_end_within(store, job_id, Duration::from_secs(240)).await
+pub async fn wait_for_end(queue: &Queue, job_id: &JobId) -> JobState {
+    wait_for_end_within(queue, job_id, Duration::from_secs(240)).await
 }
 
-pub async fn wait_for_end_within(store: &Store, job_id: &JobId, limit: Duration) -> JobState {
+pub async fn wait_for_end_within(queue: &Queue, job_id: &JobId, limit: Duration) -> JobState {
     let started = Instant::now();
     loop {
-        let job = queue::job(store, job_id).await.unwrap();
+        let job = queue.job(job_id).await.unwrap();
         if !job.state.is_active() && job.state != JobState::Cancelling {
             if job.state != JobState::Succeeded {
                 eprintln!("job {job_id} ended {}: {:?}", job.state, job.error);
@@ -146,8 +147,8 @@ pub async fn wait_for_end_within(store: &Store, job_id: &JobId, limit: Duration)
 
 /// Every task succeeded exactly once, and no two attempts overlapped in time, neither
 /// of one task nor of two tasks on one node. Returns (tasks, attempts).
-pub async fn check_attempt_log(store: &Store, job_id: &JobId) -> (usize, usize) {
-    let tasks = queue::job_tasks(store, job_id).await.unwrap();
+pub async fn check_attempt_log(queue: &Queue, job_id: &JobId) -> (usize, usize) {
+    let tasks = queue.job_tasks(job_id).await.unwrap();
     let mut by_node: std::collections::BTreeMap<u32, Vec<(i64, i64, u32)>> = Default::default();
     let mut attempts_total = 0;
     for task in &tasks {
@@ -157,7 +158,7 @@ pub async fn check_attempt_log(store: &Store, job_id: &JobId) -> (usize, usize) 
             "task {:?} was lost",
             task.number
         );
-        let attempts = queue::task_attempts(store, &task.id).await.unwrap();
+        let attempts = queue.task_attempts(&task.id).await.unwrap();
         attempts_total += attempts.len();
         let succeeded = attempts.iter().filter(|a| a.outcome == "succeeded").count();
         assert_eq!(

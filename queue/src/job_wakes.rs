@@ -1,12 +1,14 @@
 //! Wakes whoever follows a job (its event streams) when the job's events or state
 //! change, instead of each follower polling the database.
 //!
-//! Within a process a broadcast channel carries the job's id from whoever wrote
-//! ([`announce`]) to every follower ([`JobWaiter`]). Across processes sharing a
-//! PostgreSQL database the same id goes through `NOTIFY` on [`CHANNEL`], and each
-//! process that serves streams forwards what it hears into its own channel
-//! ([`forward_notifications`]). SQLite has one process that writes events, so the
-//! channel is all it needs.
+//! Within a process a broadcast channel carries the job's id from the queue's writer
+//! (`Queue::announce`, after its transaction commits) to every follower ([`JobWaiter`],
+//! from [`Queue::subscribe`]). The channel belongs to the process's one [`Queue`] and
+//! its clones: only the queue writes jobs' events and states, so only it announces.
+//! Across processes sharing a PostgreSQL database the same id goes through `NOTIFY`
+//! on [`CHANNEL`], and each process that serves streams forwards what it hears into
+//! its own channel ([`Queue::forward_notifications`]). SQLite has one process that
+//! writes events, so the channel is all it needs.
 //!
 //! A wake is a hint, never the data: a follower reads the events from the database
 //! after it. A missed wake (a lagging follower, a listener reconnecting) wakes every
@@ -18,7 +20,10 @@ use std::time::Duration;
 
 use tokio::sync::broadcast;
 
-use crate::{Backend, DatabaseUrl, Store};
+use store::reachability::{self, Failure};
+use store::{Backend, DatabaseUrl};
+
+use crate::Queue;
 
 /// The PostgreSQL notification channel job wakes travel on; the payload is a job id.
 pub const CHANNEL: &str = "corral_job_events";
@@ -32,7 +37,7 @@ const BUFFERED: usize = 1024;
 /// How long a lost listener connection waits before it connects again.
 const RECONNECT_AFTER: Duration = Duration::from_secs(1);
 
-/// The process's job wakes; clones share them.
+/// The process's job wakes (held by its [`Queue`]); clones share them.
 #[derive(Debug, Clone)]
 pub struct JobWakes {
     sender: broadcast::Sender<Arc<str>>,
@@ -83,54 +88,57 @@ impl JobWaiter {
     }
 }
 
-/// Tells every follower of these jobs, in this process and (on PostgreSQL) in every
-/// other, that they changed. Call after the change is committed.
-pub async fn announce<'a>(store: &Store, job_ids: impl IntoIterator<Item = &'a str>) {
-    let mut distinct: Vec<&str> = job_ids.into_iter().collect();
-    distinct.sort_unstable();
-    distinct.dedup();
-    for job_id in &distinct {
-        store.job_wakes().wake(job_id);
-    }
-    if store.backend() != Backend::Postgres || distinct.is_empty() {
-        return;
-    }
-    for job_id in distinct {
-        let notified = sqlx::query("SELECT pg_notify($1, $2)")
-            .bind(CHANNEL)
-            .bind(job_id)
-            .execute(store.pool())
-            .await;
-        if let Err(error) = notified {
-            // The other processes' followers find the change on their next look.
-            store.reachability().failed(
-                "notifying other processes of a job's change",
-                &error,
-                crate::reachability::classify(&error) == crate::reachability::Failure::Unreachable,
-            );
+impl Queue {
+    /// Tells every follower of these jobs, in this process and (on PostgreSQL) in every
+    /// other, that they changed. Call after the change is committed.
+    pub(crate) async fn announce<'a>(&self, job_ids: impl IntoIterator<Item = &'a str>) {
+        let store = &self.store;
+        let mut distinct: Vec<&str> = job_ids.into_iter().collect();
+        distinct.sort_unstable();
+        distinct.dedup();
+        for job_id in &distinct {
+            self.wakes.wake(job_id);
+        }
+        if store.backend() != Backend::Postgres || distinct.is_empty() {
+            return;
+        }
+        for job_id in distinct {
+            let notified = sqlx::query("SELECT pg_notify($1, $2)")
+                .bind(CHANNEL)
+                .bind(job_id)
+                .execute(store.pool())
+                .await;
+            if let Err(error) = notified {
+                // The other processes' followers find the change on their next look.
+                store.reachability().failed(
+                    "notifying other processes of a job's change",
+                    &error,
+                    reachability::classify(&error) == Failure::Unreachable,
+                );
+            }
         }
     }
-}
 
-/// Forwards the job wakes other processes send through PostgreSQL into this
-/// process's followers, until the process ends (reconnecting when the connection is
-/// lost). Nothing to do on SQLite.
-pub async fn forward_notifications(store: Store, url: DatabaseUrl) {
-    if store.backend() != Backend::Postgres {
-        return;
-    }
-    loop {
-        match listen(&store, &url).await {
-            Ok(()) => {}
-            Err(error) => store.reachability().failed(
-                "listening for job wakes (reconnecting)",
-                &error,
-                crate::reachability::classify(&error) == crate::reachability::Failure::Unreachable,
-            ),
+    /// Forwards the job wakes other processes send through PostgreSQL into this
+    /// process's followers, until the process ends (reconnecting when the connection
+    /// is lost). Nothing to do on SQLite. Spawn it once per process, on its queue.
+    pub async fn forward_notifications(self, url: DatabaseUrl) {
+        if self.store.backend() != Backend::Postgres {
+            return;
         }
-        // Whatever was sent while nobody listened: everyone looks again.
-        store.job_wakes().wake(EVERYONE);
-        tokio::time::sleep(RECONNECT_AFTER).await;
+        loop {
+            match listen(&self.wakes, &url).await {
+                Ok(()) => {}
+                Err(error) => self.store.reachability().failed(
+                    "listening for job wakes (reconnecting)",
+                    &error,
+                    reachability::classify(&error) == Failure::Unreachable,
+                ),
+            }
+            // Whatever was sent while nobody listened: everyone looks again.
+            self.wakes.wake(EVERYONE);
+            tokio::time::sleep(RECONNECT_AFTER).await;
+        }
     }
 }
 
@@ -140,17 +148,17 @@ pub async fn forward_notifications(store: Store, url: DatabaseUrl) {
 /// acquire timeout, and a lost connection ends the call instead of being remade
 /// inside `recv` (which waits with the default 30 s timeout and does not say so):
 /// the caller wakes every follower, for the wakes sent while nobody listened.
-async fn listen(store: &Store, url: &DatabaseUrl) -> Result<(), sqlx::Error> {
+async fn listen(wakes: &JobWakes, url: &DatabaseUrl) -> Result<(), sqlx::Error> {
     let pool = sqlx::postgres::PgPoolOptions::new()
         .max_connections(1)
-        .acquire_timeout(crate::POSTGRES_ACQUIRE_TIMEOUT)
+        .acquire_timeout(store::POSTGRES_ACQUIRE_TIMEOUT)
         .connect_lazy(&url.connect_string())?;
     let mut listener = sqlx::postgres::PgListener::connect_with(&pool).await?;
     listener.listen(CHANNEL).await?;
     // Connected now: wakes sent before this point may have been missed.
-    store.job_wakes().wake(EVERYONE);
+    wakes.wake(EVERYONE);
     while let Some(notification) = listener.try_recv().await? {
-        store.job_wakes().wake(notification.payload());
+        wakes.wake(notification.payload());
     }
     Ok(())
 }
