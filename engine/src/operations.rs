@@ -18,12 +18,16 @@ mod quota;
 mod replace;
 mod upgrade;
 
+use domain::catalog::coopr::import_bundle;
+use domain::catalog::{Catalog, ClusterTemplate};
 use domain::layout::Layout;
+use domain::names::TemplateName;
 use domain::plan::{PlanError, TaskDag};
 use domain::solver::Unsatisfiable;
 
 use crate::catalog::CatalogError;
 use crate::queue::QueueError;
+use crate::store::clusters::Cluster;
 use crate::store::{Store, StoreError};
 
 pub use change::{preview_change, submit_change, submit_held_change, ClusterChange};
@@ -139,6 +143,28 @@ pub(crate) fn check_automators(
         return Err(OperationError::UnsupportedAutomators(unsupported));
     }
     Ok(())
+}
+
+/// The cluster's catalog snapshot, and its template resolved there: what changes to a
+/// built cluster are planned from (not the tenant's current catalog, which may have
+/// moved on since).
+fn snapshot_template(cluster: &Cluster) -> Result<(Catalog, ClusterTemplate), OperationError> {
+    let snapshot = import_bundle(&cluster.catalog_json).map_err(|error| {
+        OperationError::Invalid(format!(
+            "the catalog snapshot of cluster {} is unreadable: {error}",
+            cluster.name
+        ))
+    })?;
+    let name = TemplateName::parse(cluster.template_name.clone())
+        .map_err(|error| OperationError::Invalid(error.to_string()))?;
+    let template =
+        snapshot
+            .resolved_template(&name)
+            .map_err(|error| OperationError::BadTemplate {
+                template: cluster.template_name.clone(),
+                message: error.message(),
+            })?;
+    Ok((snapshot, template))
 }
 
 fn layout_json(layout: &Layout) -> String {

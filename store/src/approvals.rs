@@ -9,6 +9,7 @@ use api_types::{ApprovalOperation, ApprovalRuleKind, ApprovalState, ClusterState
 use sqlx::{Any, Transaction};
 
 use super::{conflict_on_unique, Store, StoreError};
+use crate::found::OrNotFound;
 
 /// A group of users of one tenant.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -142,7 +143,7 @@ impl Store {
         .bind(name)
         .fetch_optional(&self.pool)
         .await?
-        .ok_or_else(|| StoreError::NotFound(format!("group {name:?}")))
+        .or_not_found(|| format!("group {name:?}"))
     }
 
     /// Removes the group and its memberships.
@@ -247,7 +248,7 @@ impl Store {
         .bind(id)
         .fetch_optional(&self.pool)
         .await?
-        .ok_or_else(|| StoreError::NotFound(format!("approval rule {id:?}")))
+        .or_not_found(|| format!("approval rule {id:?}"))
     }
 
     /// Removes a rule; requests it already held keep waiting.
@@ -265,7 +266,7 @@ impl Store {
             .bind(id)
             .fetch_optional(&self.pool)
             .await?
-            .ok_or_else(|| StoreError::NotFound(format!("approval request {id:?}")))
+            .or_not_found(|| format!("approval request {id:?}"))
     }
 
     /// The tenant's requests, pending ones first, then newest first; at most `limit`.

@@ -8,6 +8,7 @@
 use sqlx::{Any, Transaction};
 
 use super::{Listing, Store, StoreError, Window};
+use crate::found::OrNotFound;
 
 /// One revision of one entity. `body_json` is `None` for a deletion.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -116,10 +117,10 @@ impl Store {
         .bind(name)
         .fetch_optional(&self.pool)
         .await?;
-        match revision {
-            Some(revision) if revision.body_json.is_some() => Ok(revision),
-            _ => Err(StoreError::NotFound(format!("{} {name:?}", singular(kind)))),
-        }
+        // A deletion is stored as a revision without a body.
+        revision
+            .filter(|revision| revision.body_json.is_some())
+            .or_not_found(|| format!("{} {name:?}", singular(kind)))
     }
 
     /// Every revision of one entity, oldest first (deletions included).

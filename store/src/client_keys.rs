@@ -9,6 +9,7 @@
 use secrecy::SecretString;
 
 use super::{now_ms, Store, StoreError};
+use crate::found::OrNotFound;
 use crate::secrets::SecretKey;
 
 /// A stored key pair: the public line for `authorized_keys` and the private key.
@@ -57,7 +58,7 @@ impl Store {
         .await?;
         self.client_key(name)
             .await?
-            .ok_or_else(|| StoreError::NotFound(format!("client key {name:?}")))
+            .or_not_found(|| format!("client key {name:?}"))
     }
 
     /// The key pair stored as `name`, if any.

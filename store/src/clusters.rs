@@ -11,6 +11,7 @@ pub mod nodes;
 use sqlx::{Any, Transaction};
 
 use super::{conflict_on_unique, Backend, Listing, RowLock, Store, StoreError};
+use crate::found::OrNotFound;
 pub use api_types::{ClusterState, LeaseWarning};
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -104,7 +105,7 @@ impl Store {
             .bind(id)
             .fetch_optional(&self.pool)
             .await?
-            .ok_or_else(|| StoreError::NotFound(format!("cluster {id}")))
+            .or_not_found(|| format!("cluster {id}"))
     }
 
     /// The cluster as a step sees it (see [`StepCluster`]).
@@ -116,7 +117,7 @@ impl Store {
         .bind(id)
         .fetch_optional(&self.pool)
         .await?
-        .ok_or_else(|| StoreError::NotFound(format!("cluster {id}")))
+        .or_not_found(|| format!("cluster {id}"))
     }
 
     /// The cluster's catalog snapshot (Coopr bundle JSON).
@@ -125,7 +126,7 @@ impl Store {
             .bind(id)
             .fetch_optional(&self.pool)
             .await?
-            .ok_or_else(|| StoreError::NotFound(format!("cluster {id}")))
+            .or_not_found(|| format!("cluster {id}"))
     }
 
     /// The tenant's live (not deleted) cluster of that name; live names are unique.
@@ -142,7 +143,7 @@ impl Store {
         .bind(name)
         .fetch_optional(&self.pool)
         .await?
-        .ok_or_else(|| StoreError::NotFound(format!("cluster {name:?}")))
+        .or_not_found(|| format!("cluster {name:?}"))
     }
 
     pub async fn list_clusters(&self, tenant_id: &str) -> Result<Vec<Cluster>, StoreError> {
@@ -211,7 +212,7 @@ impl Store {
         layout_json: &str,
         now_ms: i64,
     ) -> Result<(), StoreError> {
-        let done = sqlx::query(
+        sqlx::query(
             "UPDATE clusters SET state = $2, layout_json = $3, updated_at_ms = $4 WHERE id = $1",
         )
         .bind(id)
@@ -219,11 +220,8 @@ impl Store {
         .bind(layout_json)
         .bind(now_ms)
         .execute(&self.pool)
-        .await?;
-        if done.rows_affected() == 0 {
-            return Err(StoreError::NotFound(format!("cluster {id}")));
-        }
-        Ok(())
+        .await?
+        .or_not_found(|| format!("cluster {id}"))
     }
 }
 
@@ -267,7 +265,7 @@ pub async fn lock_cluster_state(
     .bind(id)
     .fetch_optional(&mut **tx)
     .await?
-    .ok_or_else(|| StoreError::NotFound(format!("cluster {id}")))
+    .or_not_found(|| format!("cluster {id}"))
 }
 
 /// Replaces the cluster's catalog snapshot and config inside `tx` (a change that
@@ -349,5 +347,5 @@ pub async fn cluster_in(
         .bind(id)
         .fetch_optional(&mut **tx)
         .await?
-        .ok_or_else(|| StoreError::NotFound(format!("cluster {id}")))
+        .or_not_found(|| format!("cluster {id}"))
 }

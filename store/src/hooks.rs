@@ -21,6 +21,7 @@ use domain::layout::Layout;
 use sqlx::{Any, Row, Transaction};
 
 use super::{Listing, Store, StoreError, Window};
+use crate::found::OrNotFound;
 
 /// A registered hook, without its secret.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -186,7 +187,7 @@ impl Store {
                 .bind(id)
                 .fetch_optional(&self.pool)
                 .await?
-                .ok_or_else(|| StoreError::NotFound(format!("hook {id:?}")))?;
+                .or_not_found(|| format!("hook {id:?}"))?;
         row.try_into()
     }
 
@@ -196,7 +197,7 @@ impl Store {
             .bind(id)
             .fetch_optional(&self.pool)
             .await?
-            .ok_or_else(|| StoreError::NotFound(format!("hook {id:?}")))?;
+            .or_not_found(|| format!("hook {id:?}"))?;
         Ok(self.secret_key()?.open(&stored, &secret_context(id))?)
     }
 
@@ -300,7 +301,7 @@ impl Store {
         .bind(id)
         .fetch_optional(&self.pool)
         .await?
-        .ok_or_else(|| StoreError::NotFound(format!("delivery {id:?}")))
+        .or_not_found(|| format!("delivery {id:?}"))
     }
 
     /// One window of a hook's deliveries, newest first.
@@ -538,7 +539,7 @@ async fn job_event_body(
     .bind(job_id)
     .fetch_optional(&mut **tx)
     .await?
-    .ok_or_else(|| StoreError::NotFound(format!("job {job_id}")))?;
+    .or_not_found(|| format!("job {job_id}"))?;
     let cluster_id: String = row.try_get("cluster_id")?;
     let state: JobState = row.try_get("state")?;
     let failed_step = if event == HookEvent::JobFailed {
@@ -617,7 +618,7 @@ pub async fn record_approval_needed(
     .bind(request_id)
     .fetch_optional(&mut **tx)
     .await?
-    .ok_or_else(|| StoreError::NotFound(format!("approval request {request_id}")))?;
+    .or_not_found(|| format!("approval request {request_id}"))?;
     let tenant_id: String = row.try_get("tenant_id")?;
     let hearing = hooks_hearing_in(tx, &tenant_id, event).await?;
     if hearing.is_empty() {
@@ -746,7 +747,7 @@ pub async fn record_lease_expiring(
     .bind(cluster_id)
     .fetch_optional(&mut **tx)
     .await?
-    .ok_or_else(|| StoreError::NotFound(format!("cluster {cluster_id}")))?;
+    .or_not_found(|| format!("cluster {cluster_id}"))?;
     let tenant_id: String = row.try_get("tenant_id")?;
     let hearing = hooks_hearing_in(tx, &tenant_id, event).await?;
     if hearing.is_empty() {
@@ -803,7 +804,7 @@ pub async fn record_health_change(
     .bind(key.node_number)
     .fetch_optional(&mut **tx)
     .await?
-    .ok_or_else(|| StoreError::NotFound(format!("cluster {}", key.cluster_id)))?;
+    .or_not_found(|| format!("cluster {}", key.cluster_id))?;
     let tenant_id: String = row.try_get("tenant_id")?;
     let hearing = hooks_hearing_in(tx, &tenant_id, event).await?;
     if hearing.is_empty() {

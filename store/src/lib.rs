@@ -31,6 +31,7 @@ mod columns;
 pub mod cost;
 pub mod credentials;
 mod database_url;
+mod found;
 pub mod gauges;
 pub mod health;
 pub mod history;

@@ -7,6 +7,7 @@
 //! [`Store::pool_host_client_key`] reads it, for the provider that connects with it.
 
 use super::{conflict_on_unique, Listing, PortNumber, RowLock, Store, StoreError, Window};
+use crate::found::OrNotFound;
 use crate::secrets::SecretKey;
 
 /// A registered host, without its client private key.
@@ -106,10 +107,8 @@ impl Store {
         .bind(host.updated_at_ms)
         .execute(&self.pool)
         .await;
-        if conflict_on_unique(result, || unique_what(host))?.rows_affected() == 0 {
-            return Err(StoreError::NotFound(format!("pool host {:?}", host.id)));
-        }
-        Ok(())
+        conflict_on_unique(result, || unique_what(host))?
+            .or_not_found(|| format!("pool host {:?}", host.id))
     }
 
     pub async fn pool_host(&self, id: &str) -> Result<PoolHost, StoreError> {
@@ -117,7 +116,7 @@ impl Store {
             .bind(id)
             .fetch_optional(&self.pool)
             .await?
-            .ok_or_else(|| StoreError::NotFound(format!("pool host {id:?}")))
+            .or_not_found(|| format!("pool host {id:?}"))
     }
 
     /// The host's client private key (OpenSSH PEM): for connecting, never for showing.
@@ -127,7 +126,7 @@ impl Store {
                 .bind(id)
                 .fetch_optional(&self.pool)
                 .await?
-                .ok_or_else(|| StoreError::NotFound(format!("pool host {id:?}")))?;
+                .or_not_found(|| format!("pool host {id:?}"))?;
         Ok(self.secret_key()?.open(&stored, &client_key_context(id))?)
     }
 

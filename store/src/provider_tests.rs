@@ -14,6 +14,7 @@
 use std::fmt;
 
 use super::{Store, StoreError};
+use crate::found::OrNotFound;
 use crate::WorkerScope;
 
 /// Where a provider check request is.
@@ -141,7 +142,7 @@ impl Store {
         .bind(id)
         .fetch_optional(&self.pool)
         .await?
-        .ok_or_else(|| StoreError::NotFound(format!("provider test {id}")))
+        .or_not_found(|| format!("provider test {id}"))
     }
 
     /// Claims the oldest queued request of a tenant `scope` serves whose claim deadline

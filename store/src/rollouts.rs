@@ -8,6 +8,7 @@
 use api_types::{RolloutClusterState, RolloutState};
 
 use super::{Store, StoreError};
+use crate::found::OrNotFound;
 
 /// One row of `rollouts`.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -117,7 +118,7 @@ impl Store {
         .bind(tenant_id)
         .fetch_optional(&self.pool)
         .await?
-        .ok_or_else(|| StoreError::NotFound(format!("rollout {id}")))
+        .or_not_found(|| format!("rollout {id}"))
     }
 
     /// The tenant's rollouts, newest first.

@@ -5,6 +5,7 @@ use sqlx::{Any, Transaction};
 use super::{
     conflict_on_unique, now_ms, Backend, IntFlag, Listing, RowLock, Store, StoreError, Window,
 };
+use crate::found::OrNotFound;
 
 /// Id of the `default` tenant created by the first migration.
 pub const DEFAULT_TENANT_ID: &str = "00000000-0000-0000-0000-000000000001";
@@ -95,7 +96,9 @@ pub enum TenantSwitch {
 }
 
 impl TenantSwitch {
-    fn column(self) -> &'static str {
+    /// The switch's word: its column here, and its key in audit entries (and the API's
+    /// views), so that one name follows the setting everywhere.
+    pub fn name(self) -> &'static str {
         match self {
             TenantSwitch::NodeShell => "node_shell",
             TenantSwitch::DedicatedWorkers => "dedicated_workers",
@@ -138,7 +141,7 @@ impl Store {
             .bind(name)
             .fetch_optional(&self.pool)
             .await?
-            .ok_or_else(|| StoreError::NotFound(format!("tenant {name:?}")))
+            .or_not_found(|| format!("tenant {name:?}"))
     }
 
     pub async fn list_tenants(&self) -> Result<Vec<Tenant>, StoreError> {
@@ -155,7 +158,7 @@ impl Store {
             .bind(id)
             .fetch_optional(&self.pool)
             .await?
-            .ok_or_else(|| StoreError::NotFound(format!("tenant {id:?}")))
+            .or_not_found(|| format!("tenant {id:?}"))
     }
 
     /// Sets the tenant's quotas (`None` = no limit).
@@ -165,17 +168,13 @@ impl Store {
         max_clusters: Option<i64>,
         max_nodes: Option<i64>,
     ) -> Result<(), StoreError> {
-        let done =
-            sqlx::query("UPDATE tenants SET max_clusters = $2, max_nodes = $3 WHERE id = $1")
-                .bind(id)
-                .bind(max_clusters)
-                .bind(max_nodes)
-                .execute(&self.pool)
-                .await?;
-        if done.rows_affected() == 0 {
-            return Err(StoreError::NotFound(format!("tenant {id:?}")));
-        }
-        Ok(())
+        sqlx::query("UPDATE tenants SET max_clusters = $2, max_nodes = $3 WHERE id = $1")
+            .bind(id)
+            .bind(max_clusters)
+            .bind(max_nodes)
+            .execute(&self.pool)
+            .await?
+            .or_not_found(|| format!("tenant {id:?}"))
     }
 
     /// Sets the provider types the tenant may build on.
@@ -184,28 +183,25 @@ impl Store {
         id: &str,
         provider_types: &[String],
     ) -> Result<(), StoreError> {
-        let done = sqlx::query("UPDATE tenants SET provider_types = $2 WHERE id = $1")
+        sqlx::query("UPDATE tenants SET provider_types = $2 WHERE id = $1")
             .bind(id)
             .bind(types_json(provider_types))
             .execute(&self.pool)
-            .await?;
-        if done.rows_affected() == 0 {
-            return Err(StoreError::NotFound(format!("tenant {id:?}")));
-        }
-        Ok(())
+            .await?
+            .or_not_found(|| format!("tenant {id:?}"))
     }
 
     /// Whether one of the tenant's switches is on.
     pub async fn tenant_switch(&self, id: &str, switch: TenantSwitch) -> Result<bool, StoreError> {
         let on: Option<i64> = sqlx::query_scalar(&format!(
             "SELECT {} FROM tenants WHERE id = $1",
-            switch.column()
+            switch.name()
         ))
         .bind(id)
         .fetch_optional(&self.pool)
         .await?;
         on.map(|on| on != 0)
-            .ok_or_else(|| StoreError::NotFound(format!("tenant {id:?}")))
+            .or_not_found(|| format!("tenant {id:?}"))
     }
 
     /// Turns one of the tenant's switches on or off.
@@ -215,31 +211,25 @@ impl Store {
         switch: TenantSwitch,
         on: bool,
     ) -> Result<(), StoreError> {
-        let done = sqlx::query(&format!(
+        sqlx::query(&format!(
             "UPDATE tenants SET {} = $2 WHERE id = $1",
-            switch.column()
+            switch.name()
         ))
         .bind(id)
         .bind(i64::from(on))
         .execute(&self.pool)
-        .await?;
-        if done.rows_affected() == 0 {
-            return Err(StoreError::NotFound(format!("tenant {id:?}")));
-        }
-        Ok(())
+        .await?
+        .or_not_found(|| format!("tenant {id:?}"))
     }
 
     /// Deletes the tenant and, by cascade, its users, tokens, catalog, resources and
     /// cluster records (the caller makes sure no cluster still runs).
     pub async fn delete_tenant(&self, id: &str) -> Result<(), StoreError> {
-        let done = sqlx::query("DELETE FROM tenants WHERE id = $1")
+        sqlx::query("DELETE FROM tenants WHERE id = $1")
             .bind(id)
             .execute(&self.pool)
-            .await?;
-        if done.rows_affected() == 0 {
-            return Err(StoreError::NotFound(format!("tenant {id:?}")));
-        }
-        Ok(())
+            .await?
+            .or_not_found(|| format!("tenant {id:?}"))
     }
 }
 
@@ -264,7 +254,7 @@ pub async fn lock_quotas(
     .bind(tenant_id)
     .fetch_optional(&mut **tx)
     .await?
-    .ok_or_else(|| StoreError::NotFound(format!("tenant {tenant_id:?}")))
+    .or_not_found(|| format!("tenant {tenant_id:?}"))
 }
 
 /// What a live cluster of a tenant takes up, for quotas: its layout, the layout its

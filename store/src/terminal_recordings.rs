@@ -3,6 +3,7 @@
 //! [`super::tenants::TenantSwitch::TerminalRecording`]).
 
 use super::{IntFlag, Store, StoreError};
+use crate::found::OrNotFound;
 
 /// One recorded session.
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -50,6 +51,6 @@ impl Store {
         .bind(audit_id)
         .fetch_optional(&self.pool)
         .await?
-        .ok_or_else(|| StoreError::NotFound(format!("recording of audit entry {audit_id:?}")))
+        .or_not_found(|| format!("recording of audit entry {audit_id:?}"))
     }
 }

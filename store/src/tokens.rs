@@ -4,6 +4,7 @@
 //! stores and finds rows.
 
 use super::{Listing, Store, StoreError, Window};
+use crate::found::OrNotFound;
 
 pub use api_types::TokenScope;
 
@@ -72,7 +73,7 @@ impl Store {
         .bind(secret_sha256)
         .fetch_optional(&self.pool)
         .await?
-        .ok_or_else(|| StoreError::NotFound("token".to_owned()))
+        .or_not_found(|| "token".to_owned())
     }
 
     /// One window of the user's tokens, oldest first.
@@ -95,7 +96,7 @@ impl Store {
             .bind(id)
             .fetch_optional(&self.pool)
             .await?
-            .ok_or_else(|| StoreError::NotFound(format!("token {id:?}")))
+            .or_not_found(|| format!("token {id:?}"))
     }
 
     /// Marks the token revoked (keeping the first revocation time); idempotent.

@@ -3,6 +3,7 @@
 //! is [`super::tenants::TenantSwitch::AdminKeysOnAllClusters`]). Keys are kept as checked OpenSSH lines (see the engine's `accounts::ssh_keys`).
 
 use super::{conflict_on_unique, Store, StoreError};
+use crate::found::OrNotFound;
 
 /// The most keys one user keeps: enough for every workstation, small enough that an
 /// `authorized_keys` block stays short.
@@ -102,7 +103,7 @@ impl Store {
         .fetch_optional(&mut *tx)
         .await?;
         tx.commit().await?;
-        key.ok_or_else(|| StoreError::NotFound(format!("key {id:?}")))
+        key.or_not_found(|| format!("key {id:?}"))
     }
 
     /// The keys that go on the cluster's nodes: its owner's, and, where its tenant

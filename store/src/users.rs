@@ -4,6 +4,7 @@
 use std::fmt;
 
 use super::{conflict_on_unique, now_ms, Listing, Store, StoreError, Window};
+use crate::found::OrNotFound;
 
 pub use api_types::Role;
 
@@ -74,7 +75,7 @@ impl Store {
             .bind(username)
             .fetch_optional(&self.pool)
             .await?
-            .ok_or_else(|| StoreError::NotFound(format!("user {username:?}")))
+            .or_not_found(|| format!("user {username:?}"))
     }
 
     /// Users of one tenant, by name.
@@ -153,7 +154,7 @@ impl Store {
             .bind(id)
             .fetch_optional(&self.pool)
             .await?
-            .ok_or_else(|| StoreError::NotFound(format!("user {id:?}")))
+            .or_not_found(|| format!("user {id:?}"))
     }
 
     /// Ends every session of the user at once and revokes their API tokens: whoever
@@ -169,31 +170,24 @@ impl Store {
     /// Replaces the password hash, ends the user's sessions and revokes their API
     /// tokens (a reset is how an admin takes an account back).
     pub async fn set_password_hash(&self, id: &str, password_hash: &str) -> Result<(), StoreError> {
-        let done = sqlx::query(
+        sqlx::query(
             "UPDATE users SET password_hash = $2, session_epoch = session_epoch + 1 WHERE id = $1",
         )
         .bind(id)
         .bind(password_hash)
         .execute(&self.pool)
-        .await?;
-        if done.rows_affected() == 0 {
-            return Err(StoreError::NotFound(format!("user {id:?}")));
-        }
+        .await?
+        .or_not_found(|| format!("user {id:?}"))?;
         self.revoke_user_tokens(id, now_ms()).await
     }
 
     pub async fn set_role(&self, id: &str, role: Role) -> Result<(), StoreError> {
-        let done = sqlx::query(
-            "UPDATE users SET role = $2, session_epoch = session_epoch + 1 WHERE id = $1",
-        )
-        .bind(id)
-        .bind(role.as_str())
-        .execute(&self.pool)
-        .await?;
-        if done.rows_affected() == 0 {
-            return Err(StoreError::NotFound(format!("user {id:?}")));
-        }
-        Ok(())
+        sqlx::query("UPDATE users SET role = $2, session_epoch = session_epoch + 1 WHERE id = $1")
+            .bind(id)
+            .bind(role.as_str())
+            .execute(&self.pool)
+            .await?
+            .or_not_found(|| format!("user {id:?}"))
     }
 
     /// Moves the user from tenant `from` to tenant `to` as one change: their sessions
@@ -234,13 +228,10 @@ impl Store {
     }
 
     pub async fn delete_user(&self, id: &str) -> Result<(), StoreError> {
-        let done = sqlx::query("DELETE FROM users WHERE id = $1")
+        sqlx::query("DELETE FROM users WHERE id = $1")
             .bind(id)
             .execute(&self.pool)
-            .await?;
-        if done.rows_affected() == 0 {
-            return Err(StoreError::NotFound(format!("user {id:?}")));
-        }
-        Ok(())
+            .await?
+            .or_not_found(|| format!("user {id:?}"))
     }
 }

@@ -10,7 +10,7 @@ use domain::catalog::coopr::{export_bundle, import_bundle};
 use domain::catalog::Catalog;
 use domain::change::{layouts, LayoutChange, Layouts};
 use domain::layout::Layout;
-use domain::names::{ServiceName, TemplateName};
+use domain::names::ServiceName;
 use domain::plan::{plan, Action, PlanOperation, ServiceGraph, TaskDag};
 use domain::solver::{LayoutProblem, NodesToRemove, SolveRequest};
 use serde_json::{Map, Value};
@@ -146,20 +146,7 @@ pub async fn preview_change(
     change: &ClusterChange,
 ) -> Result<ChangePlan, OperationError> {
     let store = queue.store();
-    let mut snapshot = import_bundle(&cluster.catalog_json).map_err(|error| {
-        OperationError::Invalid(format!(
-            "the catalog snapshot of cluster {} is unreadable: {error}",
-            cluster.name
-        ))
-    })?;
-    let template_name = TemplateName::parse(cluster.template_name.clone())
-        .map_err(|error| OperationError::Invalid(error.to_string()))?;
-    let template = snapshot
-        .resolved_template(&template_name)
-        .map_err(|error| OperationError::BadTemplate {
-            template: cluster.template_name.clone(),
-            message: error.message(),
-        })?;
+    let (mut snapshot, template) = super::snapshot_template(cluster)?;
     let committed: Layout = serde_json::from_str(&cluster.layout_json).map_err(|error| {
         OperationError::Invalid(format!("stored layout is unreadable: {error}"))
     })?;

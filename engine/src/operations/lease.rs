@@ -12,10 +12,8 @@
 //! submission), as extending a stopped cluster clears the mark with its start job.
 
 use api_types::{AuditAction, LeaseWarning};
-use domain::catalog::coopr::import_bundle;
 use domain::catalog::Catalog;
 use domain::layout::Layout;
-use domain::names::TemplateName;
 use domain::plan::{plan, Action, PlanOperation, ServiceGraph, TaskDag};
 use serde_json::json;
 
@@ -100,21 +98,7 @@ pub fn decide(facts: &LeaseFacts, now_ms: i64) -> LeaseAction {
 
 /// The grace the cluster's template gives after its lease ends, from its snapshot.
 pub fn grace_of(cluster: &Cluster) -> Result<Option<i64>, OperationError> {
-    let snapshot = import_bundle(&cluster.catalog_json).map_err(|error| {
-        OperationError::Invalid(format!(
-            "the catalog snapshot of cluster {} is unreadable: {error}",
-            cluster.name
-        ))
-    })?;
-    let name = TemplateName::parse(cluster.template_name.clone())
-        .map_err(|error| OperationError::Invalid(error.to_string()))?;
-    let template =
-        snapshot
-            .resolved_template(&name)
-            .map_err(|error| OperationError::BadTemplate {
-                template: cluster.template_name.clone(),
-                message: error.message(),
-            })?;
+    let (_, template) = super::snapshot_template(cluster)?;
     let Some(lease) = template.lease() else {
         return Ok(None);
     };

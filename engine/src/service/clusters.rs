@@ -295,6 +295,25 @@ fn held_preview(
     }
 }
 
+/// The hold of an operation that `rule` (or the budget, which gives the `note`) holds:
+/// the caller's request as asked, re-read and re-planned at approval, and what its
+/// preview showed.
+fn hold_of<'a>(
+    caller: &'a Caller,
+    rule: &'a operations::approval::Rule,
+    note: Option<String>,
+    request: &impl serde::Serialize,
+    preview: &super::approvals::HeldPreview,
+) -> Result<operations::approval::Hold<'a>, ServiceError> {
+    Ok(operations::approval::Hold {
+        rule,
+        requested_by: &caller.principal.user_id,
+        request_json: serde_json::to_string(request).map_err(ServiceError::internal)?,
+        preview_json: serde_json::to_string(preview).map_err(ServiceError::internal)?,
+        note,
+    })
+}
+
 fn step_labels(dag: &TaskDag) -> Vec<String> {
     dag.tasks()
         .iter()
@@ -530,24 +549,14 @@ impl Service {
             return Ok(None);
         };
         let preview = held_preview(&plan.preview, operation.template.as_str(), &plan.provider);
-        let hold = operations::approval::Hold {
-            rule: &rule,
-            requested_by: &caller.principal.user_id,
-            request_json: serde_json::to_string(request).map_err(ServiceError::internal)?,
-            preview_json: serde_json::to_string(&preview).map_err(ServiceError::internal)?,
-            note,
-        };
+        let hold = hold_of(caller, &rule, note, request, &preview)?;
         let (cluster, request_id) =
             operations::approval::hold_create(&self.store, operation, &plan, &hold, now)
                 .await
                 .map_err(name_taken(&request.name))?;
-        let view = super::approvals::approval_view(self.store.approval_request(&request_id).await?);
-        self.audit_held(caller, &view).await;
-        Ok(Some(SubmittedJob {
-            cluster: ClusterView::try_from(cluster)?,
-            job_id: String::new(),
-            approval: Some(view),
-        }))
+        self.submitted_held(caller, cluster, &request_id)
+            .await
+            .map(Some)
     }
 
     /// Holds a grow (adding nodes) when a rule of the tenant says it needs approval.
@@ -597,22 +606,31 @@ impl Service {
             return Ok(None);
         };
         let preview = held_preview(&plan.preview, &cluster.template_name, &cluster.provider);
-        let hold = operations::approval::Hold {
-            rule: &rule,
-            requested_by: &caller.principal.user_id,
-            request_json: serde_json::to_string(request).map_err(ServiceError::internal)?,
-            preview_json: serde_json::to_string(&preview).map_err(ServiceError::internal)?,
-            note,
-        };
+        let hold = hold_of(caller, &rule, note, request, &preview)?;
         let request_id =
             operations::approval::hold_grow(&self.queue, cluster, size, &hold, now_ms()).await?;
-        let view = super::approvals::approval_view(self.store.approval_request(&request_id).await?);
+        // Re-read: the hold moved it to awaiting-approval.
+        let cluster = self.store.cluster(&cluster.id).await?;
+        self.submitted_held(caller, cluster, &request_id)
+            .await
+            .map(Some)
+    }
+
+    /// What a held create or grow answers: the cluster, and the approval request it
+    /// waits on (audited as held), with no job yet.
+    async fn submitted_held(
+        &self,
+        caller: &Caller,
+        cluster: Cluster,
+        request_id: &str,
+    ) -> Result<SubmittedJob, ServiceError> {
+        let view = super::approvals::approval_view(self.store.approval_request(request_id).await?);
         self.audit_held(caller, &view).await;
-        Ok(Some(SubmittedJob {
-            cluster: ClusterView::try_from(self.store.cluster(&cluster.id).await?)?,
+        Ok(SubmittedJob {
+            cluster: ClusterView::try_from(cluster)?,
             job_id: String::new(),
             approval: Some(view),
-        }))
+        })
     }
 
     /// Checks a create against the tenant's budget (when it has one): refused, held

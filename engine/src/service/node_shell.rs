@@ -211,14 +211,9 @@ impl Service {
     ) -> Result<TenantView, ServiceError> {
         caller.require_visible(id, || format!("tenant {id:?}"))?;
         caller.require_tenant_admin(id)?;
-        let before = self.store.tenant(id).await?;
-        self.store
-            .set_tenant_switch(id, TenantSwitch::NodeShell, update.node_shell)
+        let tenant = self
+            .switch_tenant(caller, id, TenantSwitch::NodeShell, update.node_shell)
             .await?;
-        let mut record = AuditRecord::new(id, AuditAction::TenantNodeShell, "tenant", &before.name);
-        record.before = Some(serde_json::json!({"node_shell": before.node_shell}).to_string());
-        record.after = Some(serde_json::json!({"node_shell": update.node_shell}).to_string());
-        self.audit(caller, record).await;
-        Ok(self.store.tenant(id).await?.into())
+        Ok(tenant.into())
     }
 }

@@ -305,23 +305,8 @@ impl Service {
     ) -> Result<bool, ServiceError> {
         caller.require_visible(tenant_id, || format!("tenant {tenant_id:?}"))?;
         caller.require_tenant_admin(tenant_id)?;
-        let before = self
-            .store
-            .tenant_switch(tenant_id, TenantSwitch::TerminalRecording)
+        self.switch_tenant(caller, tenant_id, TenantSwitch::TerminalRecording, on)
             .await?;
-        self.store
-            .set_tenant_switch(tenant_id, TenantSwitch::TerminalRecording, on)
-            .await?;
-        let name = self.store.tenant(tenant_id).await?.name;
-        let mut record = AuditRecord::new(
-            tenant_id,
-            AuditAction::TenantTerminalRecording,
-            "tenant",
-            &name,
-        );
-        record.before = Some(serde_json::json!({"terminal_recording": before}).to_string());
-        record.after = Some(serde_json::json!({"terminal_recording": on}).to_string());
-        self.audit(caller, record).await;
         Ok(on)
     }
 }

@@ -12,6 +12,7 @@ use crate::operations::ClusterState;
 use crate::provider::LOCAL_PROVIDER;
 use crate::store::now_ms;
 use crate::store::tenants::NewTenant;
+use crate::store::tenants::Tenant;
 use crate::store::tenants::TenantSwitch;
 use crate::store::tenants::DEFAULT_TENANT_ID;
 
@@ -193,16 +194,14 @@ impl Service {
         self.store
             .set_tenant_quotas(id, update.max_clusters, update.max_nodes)
             .await?;
-        let mut record = AuditRecord::new(id, AuditAction::TenantQuotas, "tenant", &before.name);
-        record.before = Some(
-            serde_json::json!({"max_clusters": before.max_clusters, "max_nodes": before.max_nodes})
-                .to_string(),
-        );
-        record.after = Some(
-            serde_json::json!({"max_clusters": update.max_clusters, "max_nodes": update.max_nodes})
-                .to_string(),
-        );
-        self.audit(caller, record).await;
+        self.audit_tenant_settings(
+            caller,
+            &before,
+            AuditAction::TenantQuotas,
+            serde_json::json!({"max_clusters": before.max_clusters, "max_nodes": before.max_nodes}),
+            serde_json::json!({"max_clusters": update.max_clusters, "max_nodes": update.max_nodes}),
+        )
+        .await;
         Ok(self.store.tenant(id).await?.into())
     }
 
@@ -245,12 +244,14 @@ impl Service {
         let types = check_provider_types(&update.provider_types)?;
         let before = self.store.tenant(id).await?;
         self.store.set_tenant_provider_types(id, &types).await?;
-        let mut record =
-            AuditRecord::new(id, AuditAction::TenantProviderTypes, "tenant", &before.name);
-        record.before =
-            Some(serde_json::json!({"provider_types": before.provider_types()}).to_string());
-        record.after = Some(serde_json::json!({"provider_types": types}).to_string());
-        self.audit(caller, record).await;
+        self.audit_tenant_settings(
+            caller,
+            &before,
+            AuditAction::TenantProviderTypes,
+            serde_json::json!({"provider_types": before.provider_types()}),
+            serde_json::json!({"provider_types": types}),
+        )
+        .await;
         Ok(self.store.tenant(id).await?.into())
     }
 
@@ -264,22 +265,56 @@ impl Service {
     ) -> Result<TenantView, ServiceError> {
         caller.require_visible(id, || format!("tenant {id:?}"))?;
         caller.require_superadmin()?;
-        let before = self.store.tenant(id).await?;
-        self.store
-            .set_tenant_switch(id, TenantSwitch::DedicatedWorkers, update.dedicated_workers)
+        let tenant = self
+            .switch_tenant(
+                caller,
+                id,
+                TenantSwitch::DedicatedWorkers,
+                update.dedicated_workers,
+            )
             .await?;
-        let mut record = AuditRecord::new(
-            id,
-            AuditAction::TenantDedicatedWorkers,
-            "tenant",
-            &before.name,
-        );
-        record.before =
-            Some(serde_json::json!({"dedicated_workers": before.dedicated_workers}).to_string());
-        record.after =
-            Some(serde_json::json!({"dedicated_workers": update.dedicated_workers}).to_string());
+        Ok(tenant.into())
+    }
+
+    /// Turns the tenant's `switch` to `on` and audits it, as `{"<switch>": before}` then
+    /// `{"<switch>": on}`; whoever may was checked by the caller. Returns the tenant as
+    /// it is now.
+    pub(super) async fn switch_tenant(
+        &self,
+        caller: &Caller,
+        tenant_id: &str,
+        switch: TenantSwitch,
+        on: bool,
+    ) -> Result<Tenant, ServiceError> {
+        let before = self.store.tenant_switch(tenant_id, switch).await?;
+        self.store.set_tenant_switch(tenant_id, switch, on).await?;
+        let tenant = self.store.tenant(tenant_id).await?;
+        let action = match switch {
+            TenantSwitch::NodeShell => AuditAction::TenantNodeShell,
+            TenantSwitch::DedicatedWorkers => AuditAction::TenantDedicatedWorkers,
+            TenantSwitch::TerminalRecording => AuditAction::TenantTerminalRecording,
+            TenantSwitch::AdminKeysOnAllClusters => AuditAction::TenantAdminKeys,
+        };
+        let setting = |on: bool| serde_json::json!({ switch.name(): on });
+        self.audit_tenant_settings(caller, &tenant, action, setting(before), setting(on))
+            .await;
+        Ok(tenant)
+    }
+
+    /// Audits a change of the tenant's settings: `before` and `after` are JSON objects
+    /// of the settings it changed, by name.
+    async fn audit_tenant_settings(
+        &self,
+        caller: &Caller,
+        tenant: &Tenant,
+        action: AuditAction,
+        before: serde_json::Value,
+        after: serde_json::Value,
+    ) {
+        let mut record = AuditRecord::new(&tenant.id, action, "tenant", &tenant.name);
+        record.before = Some(before.to_string());
+        record.after = Some(after.to_string());
         self.audit(caller, record).await;
-        Ok(self.store.tenant(id).await?.into())
     }
 
     /// What the tenant `id` holds, for its admins (names sorted).

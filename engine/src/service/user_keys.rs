@@ -137,14 +137,8 @@ impl Service {
             return Ok(Vec::new());
         }
         let on = setting.admin_keys_on_all_clusters;
-        self.store
-            .set_tenant_switch(tenant_id, TenantSwitch::AdminKeysOnAllClusters, on)
+        self.switch_tenant(caller, tenant_id, TenantSwitch::AdminKeysOnAllClusters, on)
             .await?;
-        let name = self.store.tenant(tenant_id).await?.name;
-        let mut record = AuditRecord::new(tenant_id, AuditAction::TenantAdminKeys, "tenant", &name);
-        record.before = Some(serde_json::json!({"admin_keys_on_all_clusters": !on}).to_string());
-        record.after = Some(serde_json::json!({"admin_keys_on_all_clusters": on}).to_string());
-        self.audit(caller, record).await;
         let clusters = self.store.tenant_keyed_clusters(tenant_id).await?;
         Ok(self.sync_keys_on(caller, clusters).await)
     }

@@ -403,12 +403,26 @@ async fn pin(client: &Client, id: &str, pinned: bool, json: bool) -> anyhow::Res
     let view = client
         .set_cluster_pinned(id, &api_types::PinChoice { pinned })
         .await?;
+    print_answer(&view, json, |view| {
+        if view.pinned {
+            println!("cluster {id} is pinned: rollouts pass it over");
+        } else {
+            println!("cluster {id} is unpinned: the next rollout of its template upgrades it");
+        }
+    })
+}
+
+/// Prints the answer to a command: its JSON with `--json`, else as `print` shows it
+/// to people.
+fn print_answer<T: Serialize>(
+    view: &T,
+    json: bool,
+    print: impl FnOnce(&T),
+) -> anyhow::Result<ExitCode> {
     if json {
-        print_json(&to_json(&view)?);
-    } else if view.pinned {
-        println!("cluster {id} is pinned: rollouts pass it over");
+        print_json(&to_json(view)?);
     } else {
-        println!("cluster {id} is unpinned: the next rollout of its template upgrades it");
+        print(view);
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -583,42 +597,25 @@ pub async fn run(args: ClusterArgs) -> anyhow::Result<ExitCode> {
             };
             if create.dry_run {
                 let plan = client.plan_create_cluster(&request).await?;
-                if !json {
-                    print_plan(&plan);
-                    return Ok(ExitCode::SUCCESS);
-                }
-                to_json(&plan)?
-            } else {
-                let submitted = client.create_cluster(&request).await?;
-                if create.wait && submitted.approval.is_none() {
-                    return watch(&client, &submitted.job_id).await;
-                }
-                if !json {
-                    print_submitted(&submitted);
-                    return Ok(ExitCode::SUCCESS);
-                }
-                to_json(&submitted)?
+                return print_answer(&plan, json, print_plan);
             }
+            let submitted = client.create_cluster(&request).await?;
+            if create.wait && submitted.approval.is_none() {
+                return watch(&client, &submitted.job_id).await;
+            }
+            return print_answer(&submitted, json, print_submitted);
         }
         ClusterCommand::Plan(change) => {
             let plan = client
                 .plan_cluster_change(&change.id, &change.request()?)
                 .await?;
-            if !json {
-                print_plan(&plan);
-                return Ok(ExitCode::SUCCESS);
-            }
-            to_json(&plan)?
+            return print_answer(&plan, json, print_plan);
         }
         ClusterCommand::Change(change) => {
             let submitted = client
                 .change_cluster(&change.id, &change.request()?)
                 .await?;
-            if !json {
-                print_submitted(&submitted);
-                return Ok(ExitCode::SUCCESS);
-            }
-            to_json(&submitted)?
+            return print_answer(&submitted, json, print_submitted);
         }
         ClusterCommand::Heal { id, choice } => {
             let enabled = match choice {
@@ -629,7 +626,7 @@ pub async fn run(args: ClusterArgs) -> anyhow::Result<ExitCode> {
             let view = client
                 .set_cluster_healing(&id, &api_types::HealingChoice { enabled })
                 .await?;
-            if !json {
+            return print_answer(&view, json, |view| {
                 println!(
                     "healing is {} for cluster {id} ({})",
                     if view.enabled { "on" } else { "off" },
@@ -639,9 +636,7 @@ pub async fn run(args: ClusterArgs) -> anyhow::Result<ExitCode> {
                         "as its template says"
                     }
                 );
-                return Ok(ExitCode::SUCCESS);
-            }
-            to_json(&view)?
+            });
         }
         ClusterCommand::Pin { id } => return pin(&client, &id, true, json).await,
         ClusterCommand::Unpin { id } => return pin(&client, &id, false, json).await,
@@ -653,11 +648,7 @@ pub async fn run(args: ClusterArgs) -> anyhow::Result<ExitCode> {
         }
         ClusterCommand::Delete { id, force } => {
             let submitted = client.delete_cluster(&id, force).await?;
-            if !json {
-                print_submitted(&submitted);
-                return Ok(ExitCode::SUCCESS);
-            }
-            to_json(&submitted)?
+            return print_answer(&submitted, json, print_submitted);
         }
     };
     print_json(&answer);
