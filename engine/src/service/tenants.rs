@@ -102,6 +102,18 @@ impl Service {
         Ok(page.of(tenants.into_iter().map(TenantView::from).collect(), total))
     }
 
+    /// (id, name) of the tenants the caller may switch to, by name: every tenant for a
+    /// superadmin, none for anyone else.
+    pub async fn switchable_tenants(
+        &self,
+        caller: &Caller,
+    ) -> Result<Vec<(String, String)>, ServiceError> {
+        if !caller.principal.is_superadmin() {
+            return Ok(Vec::new());
+        }
+        Ok(self.store.tenant_names().await?)
+    }
+
     pub async fn tenant(&self, caller: &Caller, id: &str) -> Result<TenantView, ServiceError> {
         caller.require_visible(id, || format!("tenant {id:?}"))?;
         Ok(self.store.tenant(id).await?.into())

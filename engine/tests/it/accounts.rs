@@ -113,6 +113,23 @@ async fn usernames_are_read_by_id_within_one_tenant(backend: Backend) {
         store.count_tenant_users(&mallory.tenant_id).await.unwrap(),
         1
     );
+    // The superadmin's switcher: every tenant's id and name, by name, as the whole
+    // rows have them.
+    let switchable = store.tenant_names().await.unwrap();
+    let whole: Vec<(String, String)> = store
+        .list_tenants()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|tenant| (tenant.id, tenant.name))
+        .collect();
+    assert_eq!(switchable, whole);
+    let names: Vec<&str> = switchable.iter().map(|(_, name)| name.as_str()).collect();
+    assert!(
+        names.contains(&"acme") && names.contains(&"globex"),
+        "{names:?}"
+    );
+    assert!(names.windows(2).all(|pair| pair[0] <= pair[1]), "{names:?}");
 }
 
 engine::on_both_backends!(

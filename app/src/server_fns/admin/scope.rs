@@ -12,17 +12,7 @@ pub async fn current_admin_scope() -> Result<AdminScope, UiError> {
     super::caller::require_admin(&caller)?;
     let service = crate::session::service()?;
     let tenant = service.tenant(&caller, caller.tenant_id()).await?;
-    let tenants = if caller.principal.is_superadmin() {
-        service
-            .list_tenants(&caller, super::caller::all())
-            .await?
-            .items
-            .into_iter()
-            .map(|tenant| (tenant.id, tenant.name))
-            .collect()
-    } else {
-        Vec::new()
-    };
+    let tenants = service.switchable_tenants(&caller).await?;
     Ok(AdminScope {
         tenant_id: tenant.id,
         tenant_name: tenant.name,
