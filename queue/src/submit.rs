@@ -289,33 +289,20 @@ impl Queue {
             query.execute(&mut **tx).await?;
         }
 
-        for chunk in deps.edges.chunks(DEP_BATCH) {
-            let mut sql = String::from("INSERT INTO task_deps (job_id, prereq, task) VALUES ");
-            for (row, (prereq, task)) in chunk.iter().enumerate() {
-                if row > 0 {
-                    sql.push_str(", ");
-                }
-                let _ = write!(sql, "($1, {prereq}, {task})");
-            }
-            sqlx::query(&sql)
-                .bind(job_id.as_str())
-                .execute(&mut **tx)
-                .await?;
-        }
-        for chunk in deps.groups.chunks(DEP_BATCH) {
-            let mut sql =
-                String::from("INSERT INTO task_groups (job_id, number, pending_prereqs) VALUES ");
-            for (row, (group, members)) in chunk.iter().enumerate() {
-                if row > 0 {
-                    sql.push_str(", ");
-                }
-                let _ = write!(sql, "($1, {group}, {members})");
-            }
-            sqlx::query(&sql)
-                .bind(job_id.as_str())
-                .execute(&mut **tx)
-                .await?;
-        }
+        insert_job_pairs(
+            tx,
+            &job_id,
+            "INSERT INTO task_deps (job_id, prereq, task) VALUES ",
+            &deps.edges,
+        )
+        .await?;
+        insert_job_pairs(
+            tx,
+            &job_id,
+            "INSERT INTO task_groups (job_id, number, pending_prereqs) VALUES ",
+            &deps.groups,
+        )
+        .await?;
         if let Some(effects) = &options.effects {
             sqlx::query(
                 "UPDATE jobs SET cluster_state_running = $2, cluster_state_succeeded = $3, \
@@ -333,6 +320,31 @@ impl Queue {
         }
         Ok(job_id)
     }
+}
+
+/// Writes `rows` of two numbers each, with the job's id, in batches of [`DEP_BATCH`]:
+/// `insert` is the statement up to `VALUES `. The numbers are written into the SQL (they
+/// are the planner's integers, not input), so a batch binds one parameter.
+async fn insert_job_pairs(
+    tx: &mut Transaction<'_, Any>,
+    job_id: &JobId,
+    insert: &str,
+    rows: &[(u32, impl std::fmt::Display)],
+) -> Result<(), QueueError> {
+    for chunk in rows.chunks(DEP_BATCH) {
+        let mut sql = String::from(insert);
+        for (row, (first, second)) in chunk.iter().enumerate() {
+            if row > 0 {
+                sql.push_str(", ");
+            }
+            let _ = write!(sql, "($1, {first}, {second})");
+        }
+        sqlx::query(&sql)
+            .bind(job_id.as_str())
+            .execute(&mut **tx)
+            .await?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
